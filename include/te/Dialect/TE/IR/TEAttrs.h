@@ -1,0 +1,34 @@
+//===- TEAttrs.h - TE dialect attributes ------------------------*- C++ -*-===//
+//
+// Enums, the recipe attribute interface and the recipe attributes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TE_DIALECT_TE_IR_TEATTRS_H
+#define TE_DIALECT_TE_IR_TEATTRS_H
+
+#include "mlir/IR/Attributes.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectImplementation.h"
+
+#include "te/Dialect/TE/IR/TEEnums.h.inc"
+
+#include "te/Dialect/TE/IR/TEAttrInterfaces.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "te/Dialect/TE/IR/TEAttrs.h.inc"
+
+namespace mlir::te {
+
+/// Builds the recipe attribute named as `te-compile --recipe` spells it
+/// (`bf16`, `fp8-delayed`, `fp8-current`, `fp8-block`, `mxfp8`, `nvfp4`),
+/// with TransformerEngine's default parameters. Returns null for an unknown
+/// name.
+RecipeAttrInterface getDefaultRecipe(MLIRContext *ctx, llvm::StringRef name);
+
+/// The recipe names accepted by getDefaultRecipe, in a stable order.
+llvm::ArrayRef<llvm::StringRef> getRecipeNames();
+
+} // namespace mlir::te
+
+#endif // TE_DIALECT_TE_IR_TEATTRS_H

@@ -1,0 +1,206 @@
+//===- TEAttrs.td - TE dialect attributes ------------------*- tablegen -*-===//
+//
+// Enums (normalization, activation, FP8 format) and the quantization recipe
+// attributes, one per TransformerEngine recipe, with TE's defaults.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TE_DIALECT_TE_IR_TEATTRS_TD
+#define TE_DIALECT_TE_IR_TEATTRS_TD
+
+include "te/Dialect/TE/IR/TEBase.td"
+include "mlir/IR/EnumAttr.td"
+
+//===----------------------------------------------------------------------===//
+// Enums
+//===----------------------------------------------------------------------===//
+
+def TE_NormalizationKind : I32EnumAttr<"NormalizationKind",
+    "normalization applied before the first GEMM", [
+      I32EnumAttrCase<"LayerNorm", 0, "layer_norm">,
+      I32EnumAttrCase<"RMSNorm", 1, "rms_norm">
+    ]> {
+  let cppNamespace = "::mlir::te";
+  let genSpecializedAttr = 0;
+}
+def TE_NormalizationKindAttr
+    : EnumAttr<TE_Dialect, TE_NormalizationKind, "normalization">;
+
+// The twelve activations of LayerNormMLP (reference §2.2). Gated ones split
+// FC1's output [.., 2F] into [act_input | linear_input].
+def TE_ActivationKind : I32EnumAttr<"ActivationKind",
+    "activation between the two GEMMs of LayerNormMLP", [
+      I32EnumAttrCase<"GELU", 0, "gelu">,
+      I32EnumAttrCase<"GEGLU", 1, "geglu">,
+      I32EnumAttrCase<"GLU", 2, "glu">,
+      I32EnumAttrCase<"QGELU", 3, "qgelu">,
+      I32EnumAttrCase<"QGEGLU", 4, "qgeglu">,
+      I32EnumAttrCase<"ReLU", 5, "relu">,
+      I32EnumAttrCase<"ReGLU", 6, "reglu">,
+      I32EnumAttrCase<"SReLU", 7, "srelu">,
+      I32EnumAttrCase<"SReGLU", 8, "sreglu">,
+      I32EnumAttrCase<"SiLU", 9, "silu">,
+      I32EnumAttrCase<"SwiGLU", 10, "swiglu">,
+      I32EnumAttrCase<"ClampedSwiGLU", 11, "clamped_swiglu">
+    ]> {
+  let cppNamespace = "::mlir::te";
+  let genSpecializedAttr = 0;
+}
+def TE_ActivationKindAttr
+    : EnumAttr<TE_Dialect, TE_ActivationKind, "activation">;
+
+def TE_FP8Format : I32EnumAttr<"FP8Format",
+    "FP8 element format (hybrid: E4M3 forward, E5M2 backward)", [
+      I32EnumAttrCase<"E4M3", 0, "e4m3">,
+      I32EnumAttrCase<"E5M2", 1, "e5m2">,
+      I32EnumAttrCase<"Hybrid", 2, "hybrid">
+    ]> {
+  let cppNamespace = "::mlir::te";
+  let genSpecializedAttr = 0;
+}
+
+def TE_AmaxComputeAlgo : I32EnumAttr<"AmaxComputeAlgo",
+    "how delayed scaling reduces the amax history", [
+      I32EnumAttrCase<"Max", 0, "max">,
+      I32EnumAttrCase<"MostRecent", 1, "most_recent">
+    ]> {
+  let cppNamespace = "::mlir::te";
+  let genSpecializedAttr = 0;
+}
+
+//===----------------------------------------------------------------------===//
+// Recipe attribute interface
+//===----------------------------------------------------------------------===//
+
+def TE_RecipeAttrInterface : AttrInterface<"RecipeAttrInterface"> {
+  let cppNamespace = "::mlir::te";
+  let description = [{
+    A TransformerEngine quantization recipe. Every `te` module op may carry
+    one; an op without one runs in its activation dtype (the `bf16` recipe).
+  }];
+  let methods = [
+    InterfaceMethod<
+      "Name of the recipe as spelled by `te-compile --recipe`.",
+      "::llvm::StringRef", "getRecipeName">,
+    InterfaceMethod<
+      "True when GEMM operands are quantized under this recipe.",
+      "bool", "isQuantized">
+  ];
+}
+
+class TE_RecipeAttr<string name, string attrMnemonic>
+    : TE_Attr<name, attrMnemonic,
+              [DeclareAttrInterfaceMethods<TE_RecipeAttrInterface>]>;
+
+def TE_BF16RecipeAttr : TE_RecipeAttr<"BF16Recipe", "bf16"> {
+  let summary = "no quantization: GEMMs run in the activation dtype";
+  let description = [{
+    The high-precision recipe: TransformerEngine's modules outside
+    `te.autocast`. Despite the name, GEMMs run in whatever activation dtype
+    the op has (f32, bf16 or f16).
+
+    ```mlir
+    #te.bf16
+    ```
+  }];
+}
+
+def TE_FP8DelayedRecipeAttr : TE_RecipeAttr<"FP8DelayedRecipe", "fp8_delayed"> {
+  let summary = "per-tensor FP8 with scales from an amax history (DelayedScaling)";
+  let description = [{
+    TransformerEngine's `DelayedScaling`: one fp32 scale per tensor computed
+    from the history of amaxes of previous steps,
+    `scale = (fp8_max / amax) / 2^margin`. Defaults follow TE: margin 0,
+    history length 1024, `max` over the history, HYBRID format.
+
+    ```mlir
+    #te.fp8_delayed<amax_history_len = 16, amax_compute_algo = most_recent>
+    ```
+  }];
+  let parameters = (ins
+    DefaultValuedParameter<"int64_t", "0">:$margin,
+    DefaultValuedParameter<"int64_t", "1024">:$amax_history_len,
+    DefaultValuedParameter<"::mlir::te::AmaxComputeAlgo",
+                           "::mlir::te::AmaxComputeAlgo::Max">:$amax_compute_algo,
+    DefaultValuedParameter<"::mlir::te::FP8Format",
+                           "::mlir::te::FP8Format::Hybrid">:$format
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def TE_FP8CurrentRecipeAttr : TE_RecipeAttr<"FP8CurrentRecipe", "fp8_current"> {
+  let summary = "per-tensor FP8 with a scale from the current amax (Float8CurrentScaling)";
+  let description = [{
+    TransformerEngine's `Float8CurrentScaling`: the scale of each quantized
+    tensor is computed from its own amax, optionally rounded down to a power
+    of two. Defaults: HYBRID format, no power-of-two rounding.
+
+    ```mlir
+    #te.fp8_current<format = e4m3, power_2_scales = true>
+    ```
+  }];
+  let parameters = (ins
+    DefaultValuedParameter<"::mlir::te::FP8Format",
+                           "::mlir::te::FP8Format::Hybrid">:$format,
+    DefaultValuedParameter<"bool", "false">:$power_2_scales
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+}
+
+def TE_MXFP8RecipeAttr : TE_RecipeAttr<"MXFP8Recipe", "mxfp8"> {
+  let summary = "MXFP8: E4M3 data with one E8M0 scale per 32 elements (MXFP8BlockScaling)";
+  let description = [{
+    TransformerEngine's `MXFP8BlockScaling`: E4M3 values, one power-of-two
+    (E8M0) scale per 1x32 block, rowwise and columnwise copies quantized
+    independently. GEMMs need a Blackwell-class GPU.
+
+    ```mlir
+    #te.mxfp8
+    ```
+  }];
+}
+
+def TE_FP8BlockRecipeAttr : TE_RecipeAttr<"FP8BlockRecipe", "fp8_block"> {
+  let summary = "DeepSeek-style FP8 block scaling (Float8BlockScaling)";
+  let description = [{
+    TransformerEngine's `Float8BlockScaling`: E4M3 values with fp32 scales per
+    1x128 (block dim 1) or 128x128 (block dim 2) block. Defaults: activations
+    and gradients 1x128, weights 128x128, power-of-two scales. A GEMM whose
+    two operands are both 2-D scaled is rejected, as in TE.
+
+    ```mlir
+    #te.fp8_block<x_block_dim = 1, w_block_dim = 2, grad_block_dim = 1>
+    ```
+  }];
+  let parameters = (ins
+    DefaultValuedParameter<"int64_t", "1">:$x_block_dim,
+    DefaultValuedParameter<"int64_t", "2">:$w_block_dim,
+    DefaultValuedParameter<"int64_t", "1">:$grad_block_dim,
+    DefaultValuedParameter<"bool", "false">:$fp32_scales
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def TE_NVFP4RecipeAttr : TE_RecipeAttr<"NVFP4Recipe", "nvfp4"> {
+  let summary = "NVFP4: packed E2M1 with E4M3 block scales and an fp32 global scale";
+  let description = [{
+    TransformerEngine's `NVFP4BlockScaling`: two-level scaling with one E4M3
+    scale per 16 elements and a per-tensor fp32 scale. Defaults follow TE:
+    the random Hadamard transform on wgrad operands (`rht`), stochastic
+    rounding of gradients, and 16x16 blocks for weights (`weight_2d`).
+
+    ```mlir
+    #te.nvfp4<rht = false>
+    ```
+  }];
+  let parameters = (ins
+    DefaultValuedParameter<"bool", "true">:$rht,
+    DefaultValuedParameter<"bool", "true">:$stochastic_rounding,
+    DefaultValuedParameter<"bool", "true">:$weight_2d
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+}
+
+#endif // TE_DIALECT_TE_IR_TEATTRS_TD

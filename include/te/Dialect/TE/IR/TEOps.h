@@ -1,0 +1,30 @@
+//===- TEOps.h - TE dialect operations --------------------------*- C++ -*-===//
+//
+// Declares the `te` operations.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TE_DIALECT_TE_IR_TEOPS_H
+#define TE_DIALECT_TE_IR_TEOPS_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "te/Dialect/TE/IR/TEAttrs.h"
+#include "te/Dialect/TE/IR/TEDialect.h"
+
+namespace mlir::te {
+
+/// True for the gated activations (FC1 output split as [act | linear]).
+bool isGatedActivation(ActivationKind kind);
+
+} // namespace mlir::te
+
+#define GET_OP_CLASSES
+#include "te/Dialect/TE/IR/TEOps.h.inc"
+
+#endif // TE_DIALECT_TE_IR_TEOPS_H

@@ -1,0 +1,184 @@
+//===- TEOps.td - TE dialect operations --------------------*- tablegen -*-===//
+//
+// L1 module ops: te.layernorm_linear, te.layernorm_mlp, te.linear.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TE_DIALECT_TE_IR_TEOPS_TD
+#define TE_DIALECT_TE_IR_TEOPS_TD
+
+include "te/Dialect/TE/IR/TEBase.td"
+include "te/Dialect/TE/IR/TEAttrs.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+/// Traits shared by the module ops: value semantics, optional operands and
+/// results inferred from the operands.
+class TE_ModuleOp<string mnemonic, list<Trait> traits = []>
+    : TE_Op<mnemonic, !listconcat(traits, [
+        Pure,
+        DeclareOpInterfaceMethods<InferTypeOpInterface>,
+        DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface,
+                                  ["reifyResultShapes"]>])> {
+  let hasVerifier = 1;
+  code extraModuleClassDeclaration = [{
+    /// The recipe this op runs under; `#te.bf16` when none is set.
+    ::mlir::te::RecipeAttrInterface getRecipeOrDefault();
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// LayerNormLinearOp
+//===----------------------------------------------------------------------===//
+
+def TE_LayerNormLinearOp : TE_ModuleOp<"layernorm_linear",
+                                        [AttrSizedOperandSegments]> {
+  let summary = "normalization followed by a linear layer (TE LayerNormLinear)";
+  let description = [{
+    Normalizes `input` (shape `[..., K]`) over its last dimension with
+    LayerNorm or RMSNorm, then applies `y = ln_out * weight^T + bias` with
+    `weight : [N, K]`, giving `[..., N]`. Leading dimensions may be dynamic;
+    feature dimensions are static.
+
+    - `ln_weight` (gamma, `[K]`) is applied as `gamma + 1` when
+      `zero_centered_gamma` is set.
+    - `ln_bias` (beta, `[K]`) is allowed only with `layer_norm`; an absent
+      beta is zero.
+    - `bias` (`[N]`) is optional.
+    - With `return_layernorm_output` the op has a second result, the norm
+      output `[..., K]`, as TransformerEngine returns it.
+    - `recipe` selects the quantization recipe; none means `#te.bf16`.
+
+    ```mlir
+    %y, %ln = te.layernorm_linear %x norm layer_norm(%gamma, %beta)
+        weight(%w, %b) recipe #te.fp8_delayed<>
+        {eps = 1.0e-05 : f64, return_layernorm_output}
+        : (tensor<?x64xbf16>, tensor<64xbf16>, tensor<64xbf16>,
+           tensor<128x64xbf16>, tensor<128xbf16>)
+        -> (tensor<?x128xbf16>, tensor<?x64xbf16>)
+    ```
+  }];
+  let arguments = (ins
+    TE_FloatTensor:$input,
+    TE_FloatTensor:$ln_weight,
+    Optional<TE_FloatTensor>:$ln_bias,
+    TE_FloatTensor:$weight,
+    Optional<TE_FloatTensor>:$bias,
+    TE_NormalizationKindAttr:$normalization,
+    DefaultValuedAttr<F64Attr, "1.0e-5">:$eps,
+    UnitAttr:$zero_centered_gamma,
+    UnitAttr:$return_layernorm_output,
+    OptionalAttr<TE_RecipeAttrInterface>:$recipe
+  );
+  let results = (outs
+    TE_FloatTensor:$output,
+    Optional<TE_FloatTensor>:$ln_output
+  );
+  let assemblyFormat = [{
+    $input `norm` `` $normalization `(` $ln_weight (`,` $ln_bias^)? `)`
+    `weight` `(` $weight (`,` $bias^)? `)`
+    (`recipe` $recipe^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasCanonicalizer = 1;
+  let extraClassDeclaration = extraModuleClassDeclaration;
+}
+
+//===----------------------------------------------------------------------===//
+// LayerNormMLPOp
+//===----------------------------------------------------------------------===//
+
+def TE_LayerNormMLPOp : TE_ModuleOp<"layernorm_mlp",
+                                     [AttrSizedOperandSegments]> {
+  let summary = "normalization, FC1, activation, FC2 (TE LayerNormMLP)";
+  let description = [{
+    Normalizes `input` (`[..., H]`) as `te.layernorm_linear` does, then
+    computes `fc2(act(fc1(ln_out)))` with `fc1_weight : [F1, H]` and
+    `fc2_weight : [H, F]`, giving `[..., H]`. For the gated activations
+    (`geglu`, `glu`, `qgeglu`, `reglu`, `sreglu`, `swiglu`,
+    `clamped_swiglu`) FC1 is twice as wide (`F1 = 2F`) and its output splits
+    as `[act_input | linear_input]`; otherwise `F1 = F`.
+
+    - `checkpoint` asks for TransformerEngine's selective recompute: the
+      backward recomputes norm, FC1 and the activation instead of saving them.
+    - `limit`, `alpha` and `glu_linear_offset` parameterize `clamped_swiglu`
+      (TE defaults 7.0, 1.702, 1.0) and are rejected for other activations.
+    - `return_layernorm_output` adds the norm output as a second result.
+
+    ```mlir
+    %y = te.layernorm_mlp %x norm rms_norm(%gamma) fc1(%w1) act swiglu
+        fc2(%w2) recipe #te.mxfp8 {checkpoint}
+        : (tensor<4x32x64xbf16>, tensor<64xbf16>, tensor<512x64xbf16>,
+           tensor<64x256xbf16>) -> tensor<4x32x64xbf16>
+    ```
+  }];
+  let arguments = (ins
+    TE_FloatTensor:$input,
+    TE_FloatTensor:$ln_weight,
+    Optional<TE_FloatTensor>:$ln_bias,
+    TE_FloatTensor:$fc1_weight,
+    Optional<TE_FloatTensor>:$fc1_bias,
+    TE_FloatTensor:$fc2_weight,
+    Optional<TE_FloatTensor>:$fc2_bias,
+    TE_NormalizationKindAttr:$normalization,
+    TE_ActivationKindAttr:$activation,
+    DefaultValuedAttr<F64Attr, "1.0e-5">:$eps,
+    UnitAttr:$zero_centered_gamma,
+    UnitAttr:$return_layernorm_output,
+    UnitAttr:$checkpoint,
+    OptionalAttr<F64Attr>:$limit,
+    OptionalAttr<F64Attr>:$alpha,
+    OptionalAttr<F64Attr>:$glu_linear_offset,
+    OptionalAttr<TE_RecipeAttrInterface>:$recipe
+  );
+  let results = (outs
+    TE_FloatTensor:$output,
+    Optional<TE_FloatTensor>:$ln_output
+  );
+  let assemblyFormat = [{
+    $input `norm` `` $normalization `(` $ln_weight (`,` $ln_bias^)? `)`
+    `fc1` `(` $fc1_weight (`,` $fc1_bias^)? `)`
+    `act` `` $activation
+    `fc2` `(` $fc2_weight (`,` $fc2_bias^)? `)`
+    (`recipe` $recipe^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasCanonicalizer = 1;
+  let extraClassDeclaration = extraModuleClassDeclaration # [{
+    /// True for the activations whose FC1 output is [act_input | linear_input].
+    bool isGated();
+    /// FFN width F (the second dimension of fc2_weight).
+    int64_t getFfnSize();
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// LinearOp
+//===----------------------------------------------------------------------===//
+
+def TE_LinearOp : TE_ModuleOp<"linear"> {
+  let summary = "a linear layer (TE Linear)";
+  let description = [{
+    Computes `input * weight^T + bias` with `input : [..., K]`,
+    `weight : [N, K]` and an optional `bias : [N]`, giving `[..., N]`, under
+    the given recipe (the GEMM input is quantized from `input` itself).
+
+    ```mlir
+    %y = te.linear %x weight(%w, %b) recipe #te.fp8_current<>
+        : (tensor<?x8x64xf32>, tensor<32x64xf32>, tensor<32xf32>)
+        -> tensor<?x8x32xf32>
+    ```
+  }];
+  let arguments = (ins
+    TE_FloatTensor:$input,
+    TE_FloatTensor:$weight,
+    Optional<TE_FloatTensor>:$bias,
+    OptionalAttr<TE_RecipeAttrInterface>:$recipe
+  );
+  let results = (outs TE_FloatTensor:$output);
+  let assemblyFormat = [{
+    $input `weight` `(` $weight (`,` $bias^)? `)`
+    (`recipe` $recipe^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let extraClassDeclaration = extraModuleClassDeclaration;
+}
+
+#endif // TE_DIALECT_TE_IR_TEOPS_TD

@@ -1,0 +1,42 @@
+//===- InitAll.h - Register te-mlir dialects and passes ---------*- C++ -*-===//
+//
+// One place that registers what te-opt and the mlir-opt plugin provide.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TE_INITALL_H
+#define TE_INITALL_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "te/Dialect/TE/IR/TEDialect.h"
+#include "te/Transforms/Passes.h"
+
+namespace mlir::te {
+
+/// The `te` dialect alone (what the plugin adds to mlir-opt).
+inline void registerTEDialect(DialectRegistry &registry) {
+  registry.insert<TEDialect>();
+}
+
+/// The minimal registry of te-opt: `te` plus the upstream dialects the
+/// pipeline produces.
+inline void registerAllTEDialects(DialectRegistry &registry) {
+  registry.insert<TEDialect, arith::ArithDialect, func::FuncDialect,
+                  linalg::LinalgDialect, LLVM::LLVMDialect,
+                  memref::MemRefDialect, scf::SCFDialect,
+                  tensor::TensorDialect>();
+}
+
+/// Every te-mlir pass.
+inline void registerAllTEPasses() { registerTEPasses(); }
+
+} // namespace mlir::te
+
+#endif // TE_INITALL_H

@@ -1,0 +1,452 @@
+//===- TEOps.cpp - TE dialect operations ------------------------*- C++ -*-===//
+//
+// Verifiers, shape inference (InferTypeOpInterface and
+// ReifyRankedShapedTypeOpInterface) and canonicalizations of the module ops.
+//
+//===----------------------------------------------------------------------===//
+
+#include "te/Dialect/TE/IR/TEOps.h"
+
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/STLExtras.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::te;
+
+bool mlir::te::isGatedActivation(ActivationKind kind) {
+  switch (kind) {
+  case ActivationKind::GEGLU:
+  case ActivationKind::GLU:
+  case ActivationKind::QGEGLU:
+  case ActivationKind::ReGLU:
+  case ActivationKind::SReGLU:
+  case ActivationKind::SwiGLU:
+  case ActivationKind::ClampedSwiGLU:
+    return true;
+  case ActivationKind::GELU:
+  case ActivationKind::QGELU:
+  case ActivationKind::ReLU:
+  case ActivationKind::SReLU:
+  case ActivationKind::SiLU:
+    return false;
+  }
+  llvm_unreachable("unknown activation kind");
+}
+
+//===----------------------------------------------------------------------===//
+// Shared verification helpers
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Checks operand shapes and dtypes of a module op against the rules of
+/// TransformerEngine's modules, emitting errors that name the operand.
+class ModuleVerifier {
+public:
+  ModuleVerifier(Operation *op, Value input) : op(op), input(input) {
+    inputType = cast<RankedTensorType>(input.getType());
+  }
+
+  /// The activation input: rank >= 2 and a static feature (last) dimension.
+  LogicalResult verifyInput() {
+    if (inputType.getRank() < 2)
+      return op->emitOpError()
+             << "input must have rank >= 2 ([tokens, hidden] or [batch, "
+                "seq, hidden]), got rank "
+             << inputType.getRank();
+    if (inputType.isDynamicDim(inputType.getRank() - 1))
+      return op->emitOpError()
+             << "input feature dimension (the last) must be static; only "
+                "leading dimensions may be dynamic";
+    return success();
+  }
+
+  int64_t features() const {
+    return inputType.getDimSize(inputType.getRank() - 1);
+  }
+  Type elementType() const { return inputType.getElementType(); }
+
+  /// A 1-D static vector of `size` elements of the input's dtype. `what`
+  /// says what the size must match, for the message.
+  LogicalResult verifyVector(StringRef name, Value v, int64_t size,
+                             StringRef what) {
+    auto type = cast<RankedTensorType>(v.getType());
+    if (type.getRank() != 1)
+      return op->emitOpError() << name << " must be a 1-D tensor, got rank "
+                               << type.getRank();
+    if (!type.hasStaticShape())
+      return op->emitOpError() << name << " must have a static shape";
+    if (type.getDimSize(0) != size)
+      return op->emitOpError() << name << " size " << type.getDimSize(0)
+                               << " does not match " << what << " " << size;
+    return verifyElementType(name, type);
+  }
+
+  /// A 2-D static [out_features, in_features] weight whose in_features is
+  /// `inFeatures` (what it must match is named by `inWhat`).
+  LogicalResult verifyWeight(StringRef name, Value v, int64_t inFeatures,
+                             StringRef inWhat) {
+    auto type = cast<RankedTensorType>(v.getType());
+    if (type.getRank() != 2)
+      return op->emitOpError()
+             << name
+             << " must be a 2-D tensor [out_features, in_features], got rank "
+             << type.getRank();
+    if (!type.hasStaticShape())
+      return op->emitOpError() << name << " must have a static shape";
+    if (type.getDimSize(1) != inFeatures)
+      return op->emitOpError() << name << " in_features " << type.getDimSize(1)
+                               << " does not match " << inWhat << " "
+                               << inFeatures;
+    return verifyElementType(name, type);
+  }
+
+  LogicalResult verifyElementType(StringRef name, RankedTensorType type) {
+    if (type.getElementType() != elementType())
+      return op->emitOpError()
+             << name << " element type " << type.getElementType()
+             << " does not match the input element type " << elementType();
+    return success();
+  }
+
+  LogicalResult verifyNorm(NormalizationKind kind, Value lnWeight,
+                           Value lnBias, APFloat eps) {
+    if (!eps.isFinite() || eps.isNegative())
+      return op->emitOpError() << "eps must be a finite non-negative number, "
+                                  "got "
+                               << eps.convertToDouble();
+    if (failed(verifyVector("ln_weight", lnWeight, features(),
+                            "the input feature size")))
+      return failure();
+    if (lnBias) {
+      if (kind == NormalizationKind::RMSNorm)
+        return op->emitOpError()
+               << "ln_bias is not allowed with rms_norm (RMSNorm has no beta)";
+      if (failed(verifyVector("ln_bias", lnBias, features(),
+                              "the input feature size")))
+        return failure();
+    }
+    return success();
+  }
+
+  /// Recipe rules that depend on the activation dtype.
+  LogicalResult verifyRecipe(RecipeAttrInterface recipe) {
+    auto nvfp4 = dyn_cast_or_null<NVFP4RecipeAttr>(recipe);
+    if (!nvfp4)
+      return success();
+    if (elementType().isF16())
+      return op->emitOpError()
+             << "recipe nvfp4 does not support f16 activations; use bf16 "
+                "(or f32 with rht = false)";
+    if (elementType().isF32() && nvfp4.getRht())
+      return op->emitOpError()
+             << "recipe nvfp4 with rht = true needs bf16 activations, got "
+                "f32; set rht = false or cast the input to bf16";
+    return success();
+  }
+
+  /// The optional second result must be present exactly when the
+  /// return_layernorm_output flag is set.
+  LogicalResult verifyNormOutputResult(bool flag, Value lnOutput) {
+    if (flag && !lnOutput)
+      return op->emitOpError() << "return_layernorm_output requires a second "
+                                  "result (the norm output)";
+    if (!flag && lnOutput)
+      return op->emitOpError() << "has a second result (the norm output) but "
+                                  "return_layernorm_output is not set";
+    return success();
+  }
+
+private:
+  Operation *op;
+  Value input;
+  RankedTensorType inputType;
+};
+} // namespace
+
+/// The input's shape with the last dimension replaced by `lastDim`.
+static RankedTensorType withLastDim(Type inputType, int64_t lastDim) {
+  auto type = cast<RankedTensorType>(inputType);
+  SmallVector<int64_t> shape(type.getShape());
+  shape.back() = lastDim;
+  return RankedTensorType::get(shape, type.getElementType());
+}
+
+/// Shared inference: [..., outFeatures] and optionally the norm output.
+static LogicalResult inferModuleResults(std::optional<Location> loc,
+                                        StringRef opName, Value input,
+                                        Value weight, int64_t outDimIndex,
+                                        bool returnNormOutput,
+                                        SmallVectorImpl<Type> &inferred) {
+  auto inputType = dyn_cast_or_null<RankedTensorType>(
+      input ? input.getType() : Type());
+  auto weightType = dyn_cast_or_null<RankedTensorType>(
+      weight ? weight.getType() : Type());
+  if (!inputType || inputType.getRank() < 1)
+    return emitOptionalError(loc, "'", opName,
+                             "' op cannot infer result types: input must be "
+                             "a ranked tensor of rank >= 1");
+  if (!weightType || weightType.getRank() != 2)
+    return emitOptionalError(loc, "'", opName,
+                             "' op cannot infer result types: the output "
+                             "weight must be a 2-D tensor");
+  inferred.push_back(
+      withLastDim(inputType, weightType.getDimSize(outDimIndex)));
+  if (returnNormOutput)
+    inferred.push_back(inputType);
+  return success();
+}
+
+/// Reifies [..., lastDim] from the input's (possibly dynamic) leading dims.
+static void reifyLike(OpBuilder &b, Location loc, Value input, int64_t lastDim,
+                      ReifiedRankedShapedTypeDims &shapes) {
+  auto type = cast<RankedTensorType>(input.getType());
+  SmallVector<OpFoldResult> dims;
+  for (int64_t i = 0, e = type.getRank() - 1; i < e; ++i) {
+    if (type.isDynamicDim(i))
+      dims.push_back(tensor::DimOp::create(b, loc, input, i).getResult());
+    else
+      dims.push_back(b.getIndexAttr(type.getDimSize(i)));
+  }
+  dims.push_back(b.getIndexAttr(lastDim));
+  shapes.push_back(std::move(dims));
+}
+
+static RecipeAttrInterface recipeOrDefault(MLIRContext *ctx,
+                                           RecipeAttrInterface recipe) {
+  return recipe ? recipe : RecipeAttrInterface(BF16RecipeAttr::get(ctx));
+}
+
+namespace {
+/// Drops the norm output of a module op when nothing uses it, so that the
+/// lowering may fuse quantization into the norm (TE does the same when
+/// return_layernorm_output is off).
+template <typename OpTy>
+struct DropUnusedNormOutput : public OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    Value lnOutput = op.getLnOutput();
+    if (!lnOutput || !lnOutput.use_empty())
+      return failure();
+    OperationState state(op.getLoc(), op->getName());
+    state.addOperands(op->getOperands());
+    state.addTypes(op.getOutput().getType());
+    typename OpTy::Properties props = op.getProperties();
+    props.return_layernorm_output = nullptr;
+    state.useProperties(props);
+    state.addAttributes(llvm::to_vector(op->getDiscardableAttrs()));
+    Operation *newOp = rewriter.create(state);
+    rewriter.replaceAllUsesWith(op.getOutput(), newOp->getResult(0));
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// LayerNormLinearOp
+//===----------------------------------------------------------------------===//
+
+RecipeAttrInterface LayerNormLinearOp::getRecipeOrDefault() {
+  return recipeOrDefault(getContext(), getRecipeAttr());
+}
+
+LogicalResult LayerNormLinearOp::verify() {
+  ModuleVerifier v(*this, getInput());
+  if (failed(v.verifyInput()) ||
+      failed(v.verifyNorm(getNormalization(), getLnWeight(), getLnBias(),
+                          getEps())) ||
+      failed(v.verifyWeight("weight", getWeight(), v.features(),
+                            "the input feature size")))
+    return failure();
+  int64_t outFeatures = getWeight().getType().getDimSize(0);
+  if (getBias() && failed(v.verifyVector("bias", getBias(), outFeatures,
+                                         "weight out_features")))
+    return failure();
+  if (failed(v.verifyRecipe(getRecipeAttr())))
+    return failure();
+  return v.verifyNormOutputResult(getReturnLayernormOutput(), getLnOutput());
+}
+
+LogicalResult LayerNormLinearOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, ValueRange operands,
+    DictionaryAttr attributes, OpaqueProperties properties, RegionRange regions,
+    SmallVectorImpl<Type> &inferred) {
+  Adaptor adaptor(operands, attributes, properties, regions);
+  return inferModuleResults(loc, getOperationName(), adaptor.getInput(),
+                            adaptor.getWeight(), /*outDimIndex=*/0,
+                            adaptor.getReturnLayernormOutput(), inferred);
+}
+
+LogicalResult
+LayerNormLinearOp::reifyResultShapes(OpBuilder &b,
+                                     ReifiedRankedShapedTypeDims &shapes) {
+  reifyLike(b, getLoc(), getInput(), getWeight().getType().getDimSize(0),
+            shapes);
+  if (getLnOutput())
+    reifyLike(b, getLoc(), getInput(),
+              getInput().getType().getShape().back(), shapes);
+  return success();
+}
+
+void LayerNormLinearOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                                    MLIRContext *context) {
+  results.add<DropUnusedNormOutput<LayerNormLinearOp>>(context);
+}
+
+//===----------------------------------------------------------------------===//
+// LayerNormMLPOp
+//===----------------------------------------------------------------------===//
+
+RecipeAttrInterface LayerNormMLPOp::getRecipeOrDefault() {
+  return recipeOrDefault(getContext(), getRecipeAttr());
+}
+
+bool LayerNormMLPOp::isGated() { return isGatedActivation(getActivation()); }
+
+int64_t LayerNormMLPOp::getFfnSize() {
+  return getFc2Weight().getType().getDimSize(1);
+}
+
+LogicalResult LayerNormMLPOp::verify() {
+  ModuleVerifier v(*this, getInput());
+  if (failed(v.verifyInput()) ||
+      failed(v.verifyNorm(getNormalization(), getLnWeight(), getLnBias(),
+                          getEps())) ||
+      failed(v.verifyWeight("fc1_weight", getFc1Weight(), v.features(),
+                            "the input feature size")))
+    return failure();
+
+  // fc2_weight is [H, F]: its out_features is the hidden size.
+  auto fc2Type = getFc2Weight().getType();
+  if (fc2Type.getRank() != 2)
+    return emitOpError() << "fc2_weight must be a 2-D tensor [out_features, "
+                            "in_features], got rank "
+                         << fc2Type.getRank();
+  if (!fc2Type.hasStaticShape())
+    return emitOpError() << "fc2_weight must have a static shape";
+  if (fc2Type.getDimSize(0) != v.features())
+    return emitOpError() << "fc2_weight out_features " << fc2Type.getDimSize(0)
+                         << " does not match the input feature size "
+                         << v.features();
+  if (failed(v.verifyElementType("fc2_weight", fc2Type)))
+    return failure();
+
+  int64_t ffn = fc2Type.getDimSize(1);
+  int64_t fc1Out = getFc1Weight().getType().getDimSize(0);
+  StringRef act = stringifyActivationKind(getActivation());
+  if (isGated() && fc1Out != 2 * ffn)
+    return emitOpError() << "fc1_weight out_features " << fc1Out
+                         << " must be twice fc2_weight in_features (2 x " << ffn
+                         << " = " << 2 * ffn << ") for gated activation "
+                         << act;
+  if (!isGated() && fc1Out != ffn)
+    return emitOpError() << "fc1_weight out_features " << fc1Out
+                         << " does not match fc2_weight in_features " << ffn
+                         << " for activation " << act;
+
+  if (getFc1Bias() && failed(v.verifyVector("fc1_bias", getFc1Bias(), fc1Out,
+                                            "fc1_weight out_features")))
+    return failure();
+  if (getFc2Bias() && failed(v.verifyVector("fc2_bias", getFc2Bias(),
+                                            v.features(),
+                                            "fc2_weight out_features")))
+    return failure();
+
+  // clamped_swiglu parameters.
+  bool clamped = getActivation() == ActivationKind::ClampedSwiGLU;
+  for (auto [name, attr] :
+       {std::pair<StringRef, FloatAttr>{"limit", getLimitAttr()},
+        {"alpha", getAlphaAttr()},
+        {"glu_linear_offset", getGluLinearOffsetAttr()}}) {
+    if (!attr)
+      continue;
+    if (!clamped)
+      return emitOpError() << name
+                           << " is only valid with activation clamped_swiglu, "
+                              "got "
+                           << act;
+    double value = attr.getValueAsDouble();
+    if (!std::isfinite(value))
+      return emitOpError() << name << " must be finite";
+    if (name != "glu_linear_offset" && value <= 0)
+      return emitOpError() << name << " must be positive, got " << value;
+  }
+
+  if (failed(v.verifyRecipe(getRecipeAttr())))
+    return failure();
+  return v.verifyNormOutputResult(getReturnLayernormOutput(), getLnOutput());
+}
+
+LogicalResult LayerNormMLPOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, ValueRange operands,
+    DictionaryAttr attributes, OpaqueProperties properties, RegionRange regions,
+    SmallVectorImpl<Type> &inferred) {
+  Adaptor adaptor(operands, attributes, properties, regions);
+  // The output is [..., H] with H = fc2_weight's out_features.
+  return inferModuleResults(loc, getOperationName(), adaptor.getInput(),
+                            adaptor.getFc2Weight(), /*outDimIndex=*/0,
+                            adaptor.getReturnLayernormOutput(), inferred);
+}
+
+LogicalResult
+LayerNormMLPOp::reifyResultShapes(OpBuilder &b,
+                                  ReifiedRankedShapedTypeDims &shapes) {
+  reifyLike(b, getLoc(), getInput(), getFc2Weight().getType().getDimSize(0),
+            shapes);
+  if (getLnOutput())
+    reifyLike(b, getLoc(), getInput(),
+              getInput().getType().getShape().back(), shapes);
+  return success();
+}
+
+void LayerNormMLPOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                                 MLIRContext *context) {
+  results.add<DropUnusedNormOutput<LayerNormMLPOp>>(context);
+}
+
+//===----------------------------------------------------------------------===//
+// LinearOp
+//===----------------------------------------------------------------------===//
+
+RecipeAttrInterface LinearOp::getRecipeOrDefault() {
+  return recipeOrDefault(getContext(), getRecipeAttr());
+}
+
+LogicalResult LinearOp::verify() {
+  ModuleVerifier v(*this, getInput());
+  if (failed(v.verifyInput()) ||
+      failed(v.verifyWeight("weight", getWeight(), v.features(),
+                            "the input feature size")))
+    return failure();
+  int64_t outFeatures = getWeight().getType().getDimSize(0);
+  if (getBias() && failed(v.verifyVector("bias", getBias(), outFeatures,
+                                         "weight out_features")))
+    return failure();
+  return v.verifyRecipe(getRecipeAttr());
+}
+
+LogicalResult LinearOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, ValueRange operands,
+    DictionaryAttr attributes, OpaqueProperties properties, RegionRange regions,
+    SmallVectorImpl<Type> &inferred) {
+  Adaptor adaptor(operands, attributes, properties, regions);
+  return inferModuleResults(loc, getOperationName(), adaptor.getInput(),
+                            adaptor.getWeight(), /*outDimIndex=*/0,
+                            /*returnNormOutput=*/false, inferred);
+}
+
+LogicalResult LinearOp::reifyResultShapes(OpBuilder &b,
+                                          ReifiedRankedShapedTypeDims &shapes) {
+  reifyLike(b, getLoc(), getInput(), getWeight().getType().getDimSize(0),
+            shapes);
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "te/Dialect/TE/IR/TEOps.cpp.inc"

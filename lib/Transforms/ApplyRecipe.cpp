@@ -1,0 +1,47 @@
+//===- ApplyRecipe.cpp - Set the recipe of te module ops --------*- C++ -*-===//
+//
+// Implements --te-apply-recipe, which backs te-compile's --recipe option.
+//
+//===----------------------------------------------------------------------===//
+
+#include "te/Dialect/TE/IR/TEOps.h"
+#include "te/Transforms/Passes.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+namespace mlir::te {
+#define GEN_PASS_DEF_TEAPPLYRECIPEPASS
+#include "te/Transforms/Passes.h.inc"
+} // namespace mlir::te
+
+using namespace mlir;
+using namespace mlir::te;
+
+namespace {
+struct TEApplyRecipePass
+    : public mlir::te::impl::TEApplyRecipePassBase<TEApplyRecipePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    RecipeAttrInterface newRecipe = getDefaultRecipe(&getContext(), recipe);
+    if (!newRecipe) {
+      getOperation()->emitError()
+          << "te-apply-recipe: unknown recipe '" << recipe
+          << "'; expected one of: " << llvm::join(getRecipeNames(), ", ");
+      return signalPassFailure();
+    }
+    auto apply = [&](auto op) {
+      if (!op.getRecipeAttr() || override)
+        op.setRecipeAttr(newRecipe);
+    };
+    getOperation()->walk([&](Operation *op) {
+      if (auto ln = dyn_cast<LayerNormLinearOp>(op))
+        apply(ln);
+      else if (auto mlp = dyn_cast<LayerNormMLPOp>(op))
+        apply(mlp);
+      else if (auto linear = dyn_cast<LinearOp>(op))
+        apply(linear);
+    });
+  }
+};
+} // namespace

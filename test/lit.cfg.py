@@ -1,0 +1,58 @@
+# -*- Python -*-
+# lit configuration of the te-mlir regression suite (check-te).
+
+import os
+import shutil
+import subprocess
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "TE"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir"]
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.te_obj_root, "test")
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%shlibext", config.llvm_shlib_ext))
+config.substitutions.append(("%te_libs", config.te_libs_dir))
+
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+llvm_config.use_default_substitutions()
+
+# FileCheck variables do not leak across CHECK-LABELs (Triton does the same).
+config.environment["FILECHECK_OPTS"] = "--enable-var-scope"
+
+if config.te_enable_sanitizers:
+    # Debian's libMLIR is not instrumented: leaks inside it are not ours.
+    config.environment["ASAN_OPTIONS"] = "detect_leaks=0"
+    config.environment["UBSAN_OPTIONS"] = "print_stacktrace=1:halt_on_error=1"
+
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+
+tools = [
+    ToolSubst("te-opt", unresolved="fatal"),
+    ToolSubst("mlir-opt", unresolved="fatal"),
+]
+llvm_config.add_tool_substitutions(tools, [config.te_tools_dir, config.llvm_tools_dir])
+
+if config.te_build_plugin and not config.te_enable_sanitizers:
+    config.available_features.add("plugin")
+
+# `cuda`: the runtime was built with CUDA and a GPU is visible.
+def _gpu_visible():
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return False
+    try:
+        out = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=20)
+    except Exception:
+        return False
+    return out.returncode == 0 and "GPU" in out.stdout
+
+if config.te_enable_cuda and _gpu_visible():
+    config.available_features.add("cuda")
