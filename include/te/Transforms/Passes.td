@@ -25,7 +25,7 @@ def TEApplyRecipePass : Pass<"te-apply-recipe"> {
     // te-opt --te-apply-recipe="recipe=fp8-delayed"
     %y = te.linear %x weight(%w) : (tensor<8x64xbf16>, tensor<32x64xbf16>) -> tensor<8x32xbf16>
     // becomes
-    %y = te.linear %x weight(%w) recipe #te.fp8_delayed<> : ...
+    %y = te.linear %x weight(%w) recipe(#te.fp8_delayed<>) : ...
     ```
   }];
   let options = [

@@ -200,6 +200,30 @@ static LogicalResult inferModuleResults(std::optional<Location> loc,
   return success();
 }
 
+/// Checks the declared result types against the inferred ones, with a
+/// message that says which result and why.
+static LogicalResult verifyInferredResults(Operation *op, Value input,
+                                           Value weight,
+                                           bool returnNormOutput) {
+  SmallVector<Type> inferred;
+  if (failed(inferModuleResults(op->getLoc(), op->getName().getStringRef(),
+                                input, weight, /*outDimIndex=*/0,
+                                returnNormOutput, inferred)))
+    return failure();
+  for (auto [index, actual, expected] :
+       llvm::enumerate(op->getResultTypes(), inferred)) {
+    if (actual == expected)
+      continue;
+    return op->emitOpError()
+           << "result #" << index << " has type " << actual
+           << " but the inferred type is " << expected
+           << (index == 0 ? " ([..., out_features] with the input's leading "
+                            "dimensions)"
+                          : " (the norm output has the input's type)");
+  }
+  return success();
+}
+
 /// Reifies [..., lastDim] from the input's (possibly dynamic) leading dims.
 static void reifyLike(OpBuilder &b, Location loc, Value input, int64_t lastDim,
                       ReifiedRankedShapedTypeDims &shapes) {
@@ -268,9 +292,12 @@ LogicalResult LayerNormLinearOp::verify() {
   if (getBias() && failed(v.verifyVector("bias", getBias(), outFeatures,
                                          "weight out_features")))
     return failure();
-  if (failed(v.verifyRecipe(getRecipeAttr())))
+  if (failed(v.verifyRecipe(getRecipeAttr())) ||
+      failed(v.verifyNormOutputResult(getReturnLayernormOutput(),
+                                      getLnOutput())))
     return failure();
-  return v.verifyNormOutputResult(getReturnLayernormOutput(), getLnOutput());
+  return verifyInferredResults(*this, getInput(), getWeight(),
+                               getReturnLayernormOutput());
 }
 
 LogicalResult LayerNormLinearOp::inferReturnTypes(
@@ -378,9 +405,12 @@ LogicalResult LayerNormMLPOp::verify() {
       return emitOpError() << name << " must be positive, got " << value;
   }
 
-  if (failed(v.verifyRecipe(getRecipeAttr())))
+  if (failed(v.verifyRecipe(getRecipeAttr())) ||
+      failed(v.verifyNormOutputResult(getReturnLayernormOutput(),
+                                      getLnOutput())))
     return failure();
-  return v.verifyNormOutputResult(getReturnLayernormOutput(), getLnOutput());
+  return verifyInferredResults(*this, getInput(), getFc2Weight(),
+                               getReturnLayernormOutput());
 }
 
 LogicalResult LayerNormMLPOp::inferReturnTypes(
@@ -428,7 +458,10 @@ LogicalResult LinearOp::verify() {
   if (getBias() && failed(v.verifyVector("bias", getBias(), outFeatures,
                                          "weight out_features")))
     return failure();
-  return v.verifyRecipe(getRecipeAttr());
+  if (failed(v.verifyRecipe(getRecipeAttr())))
+    return failure();
+  return verifyInferredResults(*this, getInput(), getWeight(),
+                               /*returnNormOutput=*/false);
 }
 
 LogicalResult LinearOp::inferReturnTypes(

@@ -51,7 +51,7 @@ def TE_LayerNormLinearOp : TE_ModuleOp<"layernorm_linear",
 
     ```mlir
     %y, %ln = te.layernorm_linear %x norm layer_norm(%gamma, %beta)
-        weight(%w, %b) recipe #te.fp8_delayed<>
+        weight(%w, %b) recipe(#te.fp8_delayed<>)
         {eps = 1.0e-05 : f64, return_layernorm_output}
         : (tensor<?x64xbf16>, tensor<64xbf16>, tensor<64xbf16>,
            tensor<128x64xbf16>, tensor<128xbf16>)
@@ -77,7 +77,7 @@ def TE_LayerNormLinearOp : TE_ModuleOp<"layernorm_linear",
   let assemblyFormat = [{
     $input `norm` `` $normalization `(` $ln_weight (`,` $ln_bias^)? `)`
     `weight` `(` $weight (`,` $bias^)? `)`
-    (`recipe` $recipe^)? attr-dict `:` functional-type(operands, results)
+    (`recipe` `(` $recipe^ `)`)? attr-dict `:` functional-type(operands, results)
   }];
   let hasCanonicalizer = 1;
   let extraClassDeclaration = extraModuleClassDeclaration;
@@ -106,7 +106,7 @@ def TE_LayerNormMLPOp : TE_ModuleOp<"layernorm_mlp",
 
     ```mlir
     %y = te.layernorm_mlp %x norm rms_norm(%gamma) fc1(%w1) act swiglu
-        fc2(%w2) recipe #te.mxfp8 {checkpoint}
+        fc2(%w2) recipe(#te.mxfp8) {checkpoint}
         : (tensor<4x32x64xbf16>, tensor<64xbf16>, tensor<512x64xbf16>,
            tensor<64x256xbf16>) -> tensor<4x32x64xbf16>
     ```
@@ -139,7 +139,7 @@ def TE_LayerNormMLPOp : TE_ModuleOp<"layernorm_mlp",
     `fc1` `(` $fc1_weight (`,` $fc1_bias^)? `)`
     `act` `` $activation
     `fc2` `(` $fc2_weight (`,` $fc2_bias^)? `)`
-    (`recipe` $recipe^)? attr-dict `:` functional-type(operands, results)
+    (`recipe` `(` $recipe^ `)`)? attr-dict `:` functional-type(operands, results)
   }];
   let hasCanonicalizer = 1;
   let extraClassDeclaration = extraModuleClassDeclaration # [{
@@ -162,7 +162,7 @@ def TE_LinearOp : TE_ModuleOp<"linear"> {
     the given recipe (the GEMM input is quantized from `input` itself).
 
     ```mlir
-    %y = te.linear %x weight(%w, %b) recipe #te.fp8_current<>
+    %y = te.linear %x weight(%w, %b) recipe(#te.fp8_current<>)
         : (tensor<?x8x64xf32>, tensor<32x64xf32>, tensor<32xf32>)
         -> tensor<?x8x32xf32>
     ```
@@ -176,7 +176,7 @@ def TE_LinearOp : TE_ModuleOp<"linear"> {
   let results = (outs TE_FloatTensor:$output);
   let assemblyFormat = [{
     $input `weight` `(` $weight (`,` $bias^)? `)`
-    (`recipe` $recipe^)? attr-dict `:` functional-type(operands, results)
+    (`recipe` `(` $recipe^ `)`)? attr-dict `:` functional-type(operands, results)
   }];
   let extraClassDeclaration = extraModuleClassDeclaration;
 }
