@@ -12,7 +12,7 @@
 // TRUNCATED-OP: truncated-op.mlir:2:73: error: expected ')'
 //
 // RUN: not te-opt %S/does-not-exist.mlir 2>&1 | FileCheck %s --check-prefix=MISSING
-// MISSING: could not open input file
+// MISSING: cannot open input file '{{.*}}does-not-exist.mlir': No such file or directory
 //
 // An empty stdin is an empty module, not an error.
 // RUN: te-opt < /dev/null | FileCheck %s --check-prefix=EMPTY
