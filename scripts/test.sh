@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# te-mlir's test command on a fresh machine (and what .ci/run calls):
+#   1. install what is missing (scripts/bootstrap.sh),
+#   2. build everything, CUDA code included when a toolkit is present,
+#   3. run the lit suite (check-te), the GoogleTest unit tests and the CUDA
+#      kernel self-test (reported as SKIPPED when no GPU is visible),
+#   4. rebuild with ASan+UBSan and assertions (Debian's LLVM has them off)
+#      and run the lit suite and unit tests again,
+#   5. generate the dialect and pass docs (mlir-doc).
+# Ends with one line "N passed, N failed" over all of it; exits non-zero on
+# any failure.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+jobs=${TE_JOBS:-2}
+passed=0
+failed=0
+failures=()
+
+"$root/scripts/bootstrap.sh" || exit 1
+
+# Counts lit results from its xunit report.
+count_lit() { # xml
+  python3 - "$1" <<'PY'
+import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+suites = [root] if root.tag == "testsuite" else root.findall("testsuite")
+t = sum(int(s.get("tests", 0)) for s in suites)
+f = sum(int(s.get("failures", 0)) + int(s.get("errors", 0)) for s in suites)
+sk = sum(int(s.get("skipped", 0)) for s in suites)
+print(t - f - sk, f, sk)
+PY
+}
+
+run_suite() { # name build_dir
+  local name=$1 build=$2
+  echo "== [$name] lit (check-te)"
+  "/usr/lib/llvm-22/bin/lit" -sv --xunit-xml-output="$build/lit.xml" "$build/test"
+  local rc=$?
+  if [[ -f $build/lit.xml ]]; then
+    read -r p f s < <(count_lit "$build/lit.xml")
+    passed=$((passed + p)); failed=$((failed + f))
+    echo "   lit: $p passed, $f failed, $s unsupported"
+  fi
+  ((rc == 0)) || failures+=("$name lit")
+
+  echo "== [$name] unit tests (ctest)"
+  (cd "$build" && ctest --output-on-failure) | tee "$build/ctest.log"
+  rc=${PIPESTATUS[0]}
+  local cp cf
+  cp=$(grep -oE '[0-9]+ tests failed out of [0-9]+' "$build/ctest.log" | awk '{print $6-$1}')
+  cf=$(grep -oE '[0-9]+ tests failed out of [0-9]+' "$build/ctest.log" | awk '{print $1}')
+  passed=$((passed + ${cp:-0})); failed=$((failed + ${cf:-0}))
+  if ((rc != 0)); then failures+=("$name ctest"); [[ -z $cf || $cf == 0 ]] && failed=$((failed + 1)); fi
+}
+
+build_or_fail() { # name dir cmake-args...
+  local name=$1 dir=$2; shift 2
+  echo "== [$name] build in $dir"
+  if ! "$root/scripts/build.sh" "$dir" "$@"; then
+    failures+=("$name build"); failed=$((failed + 1)); return 1
+  fi
+}
+
+# 1. Release build, CUDA included when available.
+if build_or_fail default "$root/build"; then
+  run_suite default "$root/build"
+  if [[ -x $root/build/bin/te-kernels-selftest ]]; then
+    echo "== [default] CUDA kernel self-test"
+    "$root/build/bin/te-kernels-selftest"
+    rc=$?
+    if ((rc == 0)); then passed=$((passed + 1))
+    elif ((rc == 77)); then echo "   (GPU tests skipped: no GPU on this machine; they run on the H200 via tools/gpu_check.sh)"
+    else failed=$((failed + 1)); failures+=("cuda selftest"); fi
+  else
+    echo "== CUDA: not built (no CUDA toolkit found); GPU code is not compiled on this machine"
+  fi
+  echo "== [default] docs (mlir-doc)"
+  if ninja -C "$root/build" mlir-doc >/dev/null && [[ -s $root/build/docs/Dialects/TEDialect.md && -s $root/build/docs/TEPasses.md ]]; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1)); failures+=("mlir-doc")
+  fi
+fi
+
+# 2. Sanitizers + assertions on our code (the plugin cannot load into the
+#    uninstrumented mlir-opt, and CUDA was compiled above).
+if build_or_fail asan "$root/build-asan" -DTE_ENABLE_SANITIZERS=ON \
+     -DTE_BUILD_PLUGIN=OFF -DTE_ENABLE_CUDA=OFF; then
+  run_suite asan "$root/build-asan"
+fi
+
+echo
+if ((${#failures[@]})); then
+  echo "FAILED: ${failures[*]}"
+fi
+echo "te-mlir: $passed passed, $failed failed"
+((${#failures[@]} == 0 && failed == 0))
