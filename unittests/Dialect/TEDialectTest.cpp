@@ -1,0 +1,160 @@
+//===- TEDialectTest.cpp - C++ API of the te dialect ------------*- C++ -*-===//
+//
+// What the importer and later passes rely on: result-type inference from the
+// ODS builders, reified shapes, recipes by name and the activation table.
+//
+//===----------------------------------------------------------------------===//
+
+#include "te/Dialect/TE/IR/TEOps.h"
+#include "te/InitAll.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+
+#include <gtest/gtest.h>
+
+using namespace mlir;
+using namespace mlir::te;
+
+namespace {
+
+class TEDialectTest : public ::testing::Test {
+protected:
+  TEDialectTest() {
+    DialectRegistry registry;
+    registerAllTEDialects(registry);
+    context.appendDialectRegistry(registry);
+    context.loadAllAvailableDialects();
+    loc = UnknownLoc::get(&context);
+    module = ModuleOp::create(loc);
+    builder.setInsertionPointToEnd(module->getBody());
+  }
+
+  RankedTensorType tensor(ArrayRef<int64_t> shape, Type elt = {}) {
+    return RankedTensorType::get(shape, elt ? elt : builder.getBF16Type());
+  }
+
+  /// A function whose arguments have the given types; returns its arguments.
+  ValueRange makeFunc(ArrayRef<Type> argTypes) {
+    auto func = func::FuncOp::create(builder, loc, "f",
+                                     builder.getFunctionType(argTypes, {}));
+    Block *body = func.addEntryBlock();
+    builder.setInsertionPointToStart(body);
+    return body->getArguments();
+  }
+
+  void finishFunc() { func::ReturnOp::create(builder, loc); }
+
+  MLIRContext context;
+  OpBuilder builder{&context};
+  Location loc = UnknownLoc::get(&context);
+  OwningOpRef<ModuleOp> module;
+};
+
+TEST_F(TEDialectTest, BuildersInferDynamicResultTypes) {
+  ValueRange args = makeFunc({tensor({ShapedType::kDynamic, ShapedType::kDynamic, 64}),
+                              tensor({64}), tensor({512, 64}), tensor({64, 256}),
+                              tensor({ShapedType::kDynamic, 64}), tensor({128, 64})});
+  auto mlp = LayerNormMLPOp::create(
+      builder, loc, args[0], args[1], /*ln_bias=*/Value(), args[2],
+      /*fc1_bias=*/Value(), args[3], /*fc2_bias=*/Value(),
+      NormalizationKind::RMSNorm, ActivationKind::SwiGLU, APFloat(1e-6),
+      /*zero_centered_gamma=*/false, /*return_layernorm_output=*/false,
+      /*checkpoint=*/true, FloatAttr(), FloatAttr(), FloatAttr(),
+      getDefaultRecipe(&context, "mxfp8"));
+  EXPECT_EQ(mlp.getOutput().getType(),
+            tensor({ShapedType::kDynamic, ShapedType::kDynamic, 64}));
+  EXPECT_FALSE(mlp.getLnOutput());
+  EXPECT_TRUE(mlp.isGated());
+  EXPECT_EQ(mlp.getFfnSize(), 256);
+
+  auto ln = LayerNormLinearOp::create(
+      builder, loc, args[4], args[1], Value(), args[5], Value(),
+      NormalizationKind::LayerNorm, APFloat(1e-5), false,
+      /*return_layernorm_output=*/true, RecipeAttrInterface());
+  ASSERT_EQ(ln->getNumResults(), 2u);
+  EXPECT_EQ(ln.getOutput().getType(), tensor({ShapedType::kDynamic, 128}));
+  EXPECT_EQ(ln.getLnOutput().getType(), tensor({ShapedType::kDynamic, 64}));
+  EXPECT_EQ(ln.getRecipeOrDefault().getRecipeName(), "bf16");
+  finishFunc();
+  EXPECT_TRUE(succeeded(verify(*module)));
+}
+
+TEST_F(TEDialectTest, InferenceFailsWithADiagnosticOnBadWeights) {
+  ValueRange args = makeFunc({tensor({4, 64}), tensor({64})});
+  std::string message;
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
+    message = diag.str();
+    return success();
+  });
+  SmallVector<Type> inferred;
+  LinearOp::Properties props;
+  EXPECT_TRUE(failed(LinearOp::inferReturnTypes(
+      &context, loc, ValueRange{args[0], args[1]}, DictionaryAttr(),
+      OpaqueProperties(&props), RegionRange(), inferred)));
+  EXPECT_EQ(message, "'te.linear' op cannot infer result types: the output "
+                     "weight must be a 2-D tensor");
+  finishFunc();
+}
+
+TEST_F(TEDialectTest, ReifiedShapesUseInputDims) {
+  ValueRange args = makeFunc({tensor({ShapedType::kDynamic, 8, 64}),
+                              tensor({32, 64})});
+  auto linear = LinearOp::create(builder, loc, args[0], args[1], Value(),
+                                 RecipeAttrInterface());
+  ReifiedRankedShapedTypeDims shapes;
+  ASSERT_TRUE(succeeded(linear.reifyResultShapes(builder, shapes)));
+  ASSERT_EQ(shapes.size(), 1u);
+  ASSERT_EQ(shapes[0].size(), 3u);
+  auto dim = dyn_cast_or_null<tensor::DimOp>(
+      dyn_cast<Value>(shapes[0][0]).getDefiningOp());
+  ASSERT_TRUE(dim);
+  EXPECT_EQ(dim.getSource(), args[0]);
+  EXPECT_EQ(getConstantIntValue(shapes[0][1]), 8);
+  EXPECT_EQ(getConstantIntValue(shapes[0][2]), 32);
+  finishFunc();
+}
+
+TEST_F(TEDialectTest, RecipesByName) {
+  for (StringRef name : getRecipeNames()) {
+    RecipeAttrInterface recipe = getDefaultRecipe(&context, name);
+    ASSERT_TRUE(recipe) << name.str();
+    EXPECT_EQ(recipe.getRecipeName(), name);
+    EXPECT_EQ(recipe.isQuantized(), name != "bf16") << name.str();
+  }
+  EXPECT_FALSE(getDefaultRecipe(&context, "fp8"));
+  auto delayed =
+      cast<FP8DelayedRecipeAttr>(getDefaultRecipe(&context, "fp8-delayed"));
+  EXPECT_EQ(delayed.getAmaxHistoryLen(), 1024);
+  EXPECT_EQ(delayed.getMargin(), 0);
+  EXPECT_EQ(delayed.getFormat(), FP8Format::Hybrid);
+  auto block = cast<FP8BlockRecipeAttr>(getDefaultRecipe(&context, "fp8-block"));
+  EXPECT_EQ(block.getWBlockDim(), 2);
+  EXPECT_EQ(block.getXBlockDim(), 1);
+  auto nvfp4 = cast<NVFP4RecipeAttr>(getDefaultRecipe(&context, "nvfp4"));
+  EXPECT_TRUE(nvfp4.getRht() && nvfp4.getStochasticRounding() &&
+              nvfp4.getWeight_2d());
+}
+
+TEST_F(TEDialectTest, ActivationTable) {
+  const char *gated[] = {"geglu",  "glu",    "qgeglu",        "reglu",
+                         "sreglu", "swiglu", "clamped_swiglu"};
+  const char *plain[] = {"gelu", "qgelu", "relu", "srelu", "silu"};
+  for (const char *name : gated) {
+    auto kind = symbolizeActivationKind(name);
+    ASSERT_TRUE(kind) << name;
+    EXPECT_TRUE(isGatedActivation(*kind)) << name;
+    EXPECT_EQ(stringifyActivationKind(*kind), name);
+  }
+  for (const char *name : plain) {
+    auto kind = symbolizeActivationKind(name);
+    ASSERT_TRUE(kind) << name;
+    EXPECT_FALSE(isGatedActivation(*kind)) << name;
+  }
+  EXPECT_EQ(getMaxEnumValForActivationKind() + 1, 12u);
+}
+
+} // namespace
