@@ -38,4 +38,34 @@ def TEApplyRecipePass : Pass<"te-apply-recipe"> {
   let dependentDialects = ["::mlir::te::TEDialect"];
 }
 
+def TEDescribePass : Pass<"te-describe", "::mlir::ModuleOp"> {
+  let summary = "Report what every te op produces, saves and consumes (JSON)";
+  let description = [{
+    Writes one JSON record per te module op, in program order, describing it
+    without running anything (its fake-tensor semantics): `op`, `loc`,
+    `recipe` and `effective_recipe` (`bf16` when the recipe's alignment is
+    not met and the op falls back, with `fallback` saying why and a remark at
+    the op), `runtime_checks` (alignment conditions on dynamic dims),
+    `outputs`, `quantized` (GEMM operands with their usage, `!te.qtensor`
+    type and `inner`, the list of its buffers with name, shape and dtype),
+    `saved` (each with `aliases`
+    = `input:N`, `output:N` or null), `saved_bytes` (aliases excluded),
+    `grads` (`in`: one per differentiable output, the norm output's marked
+    optional; `out`: one per differentiable input), `state` (delayed
+    scaling's amax history and scales) and `workspace_bytes` (forward
+    buffers freed before the op returns, cuBLASLt workspace excluded).
+    Dynamic dims are printed as expressions over `d<i>`, the input's
+    dynamic dim i. The IR is left unchanged.
+  }];
+  let options = [
+    Option<"out", "out", "std::string", /*default=*/"\"-\"",
+           "Output file for the JSON report ('-' for stdout)">,
+    Option<"arch", "arch", "std::string", /*default=*/"\"hopper\"",
+           "Architecture class: hopper or blackwell">,
+    Option<"mode", "mode", "std::string", /*default=*/"\"training\"",
+           "training (saved tensors and gradients) or inference">
+  ];
+  let dependentDialects = ["::mlir::te::TEDialect"];
+}
+
 #endif // TE_TRANSFORMS_PASSES_TD

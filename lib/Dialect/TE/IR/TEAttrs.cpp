@@ -127,6 +127,6 @@ RecipeAttrInterface mlir::te::getDefaultRecipe(MLIRContext *ctx,
     return MXFP8RecipeAttr::get(ctx);
   if (name == "nvfp4")
     return NVFP4RecipeAttr::get(ctx, /*rht=*/true, /*stochasticRounding=*/true,
-                                /*weight2d=*/true);
+                                /*weight2d=*/true, /*rowScaled=*/false);
   return {};
 }

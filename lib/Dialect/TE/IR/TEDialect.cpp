@@ -19,4 +19,5 @@ void TEDialect::initialize() {
 #include "te/Dialect/TE/IR/TEOps.cpp.inc"
       >();
   registerAttributes();
+  registerTypes();
 }

@@ -59,6 +59,37 @@ def TE_FP8Format : I32EnumAttr<"FP8Format",
   let genSpecializedAttr = 0;
 }
 
+def TE_QuantFormat : I32EnumAttr<"QuantFormat",
+    "element format of a quantized tensor", [
+      I32EnumAttrCase<"E4M3", 0, "e4m3">,
+      I32EnumAttrCase<"E5M2", 1, "e5m2">,
+      I32EnumAttrCase<"E2M1", 2, "e2m1">
+    ]> {
+  let cppNamespace = "::mlir::te";
+  let genSpecializedAttr = 0;
+}
+
+def TE_QuantUsage : I32EnumAttr<"QuantUsage",
+    "which copies of a quantized tensor exist: rowwise (for TN operands), "
+    "columnwise (for the transposed use in backward GEMMs) or both", [
+      I32EnumAttrCase<"Rowwise", 0, "rowwise">,
+      I32EnumAttrCase<"Columnwise", 1, "columnwise">,
+      I32EnumAttrCase<"Both", 2, "both">
+    ]> {
+  let cppNamespace = "::mlir::te";
+  let genSpecializedAttr = 0;
+}
+
+def TE_TargetArch : I32EnumAttr<"TargetArch",
+    "GPU architecture class; Hopper-like GPUs need a transposed FP8 copy for "
+    "non-TN GEMMs, Blackwell-like ones use one buffer for both", [
+      I32EnumAttrCase<"Hopper", 0, "hopper">,
+      I32EnumAttrCase<"Blackwell", 1, "blackwell">
+    ]> {
+  let cppNamespace = "::mlir::te";
+  let genSpecializedAttr = 0;
+}
+
 def TE_AmaxComputeAlgo : I32EnumAttr<"AmaxComputeAlgo",
     "how delayed scaling reduces the amax history", [
       I32EnumAttrCase<"Max", 0, "max">,
@@ -190,6 +221,8 @@ def TE_NVFP4RecipeAttr : TE_RecipeAttr<"NVFP4Recipe", "nvfp4"> {
     scale per 16 elements and a per-tensor fp32 scale. Defaults follow TE:
     the random Hadamard transform on wgrad operands (`rht`), stochastic
     rounding of gradients, and 16x16 blocks for weights (`weight_2d`).
+    `row_scaled` is TE's row-scaled activation variant (one global amax per
+    row of an activation); TE runs it with a high-precision backward.
 
     ```mlir
     #te.nvfp4<rht = false>
@@ -198,7 +231,8 @@ def TE_NVFP4RecipeAttr : TE_RecipeAttr<"NVFP4Recipe", "nvfp4"> {
   let parameters = (ins
     DefaultValuedParameter<"bool", "true">:$rht,
     DefaultValuedParameter<"bool", "true">:$stochastic_rounding,
-    DefaultValuedParameter<"bool", "true">:$weight_2d
+    DefaultValuedParameter<"bool", "true">:$weight_2d,
+    DefaultValuedParameter<"bool", "false">:$row_scaled
   );
   let assemblyFormat = "`<` struct(params) `>`";
 }

@@ -16,6 +16,10 @@
 
 #include "te/Dialect/TE/IR/TEAttrs.h"
 #include "te/Dialect/TE/IR/TEDialect.h"
+#include "te/Dialect/TE/IR/TEFakeTensors.h"
+#include "te/Dialect/TE/IR/TETypes.h"
+
+#include "te/Dialect/TE/IR/TEOpInterfaces.h.inc"
 
 namespace mlir::te {
 

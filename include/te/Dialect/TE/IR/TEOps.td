@@ -9,6 +9,8 @@
 
 include "te/Dialect/TE/IR/TEBase.td"
 include "te/Dialect/TE/IR/TEAttrs.td"
+include "te/Dialect/TE/IR/TEInterfaces.td"
+include "te/Dialect/TE/IR/TETypes.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
@@ -17,14 +19,12 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 class TE_ModuleOp<string mnemonic, list<Trait> traits = []>
     : TE_Op<mnemonic, !listconcat(traits, [
         Pure,
+        DeclareOpInterfaceMethods<TE_ModuleOpInterface>,
         DeclareOpInterfaceMethods<InferTypeOpInterface>,
         DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface,
                                   ["reifyResultShapes"]>])> {
   let hasVerifier = 1;
-  code extraModuleClassDeclaration = [{
-    /// The recipe this op runs under; `#te.bf16` when none is set.
-    ::mlir::te::RecipeAttrInterface getRecipeOrDefault();
-  }];
+  code extraModuleClassDeclaration = "";
 }
 
 //===----------------------------------------------------------------------===//

@@ -1,0 +1,134 @@
+//===- Describe.cpp - te-describe: fake-tensor report -----------*- C++ -*-===//
+//
+// Implements --te-describe: one JSON record per te module op, from
+// ModuleOpInterface::describe.
+//
+//===----------------------------------------------------------------------===//
+
+#include "te/Dialect/TE/IR/TEOps.h"
+#include "te/Transforms/Passes.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+namespace mlir::te {
+#define GEN_PASS_DEF_TEDESCRIBEPASS
+#include "te/Transforms/Passes.h.inc"
+} // namespace mlir::te
+
+using namespace mlir;
+using namespace mlir::te;
+
+namespace {
+
+llvm::json::Array toJSON(ArrayRef<TensorDesc> tensors) {
+  llvm::json::Array a;
+  for (const TensorDesc &t : tensors)
+    a.push_back(t.toJSON());
+  return a;
+}
+
+llvm::json::Array gradsToJSON(ArrayRef<GradDesc> grads) {
+  llvm::json::Array a;
+  for (const GradDesc &g : grads) {
+    llvm::json::Object o = g.tensor.toJSON();
+    o["of"] = g.of;
+    o["optional"] = g.optional;
+    a.push_back(std::move(o));
+  }
+  return a;
+}
+
+llvm::json::Object recordFor(Operation *op, const ModuleDescription &d,
+                             const DescribeOptions &options) {
+  std::string loc;
+  llvm::raw_string_ostream os(loc);
+  op->getLoc().print(os);
+
+  llvm::json::Array quantized;
+  for (auto &[role, t] : d.quantized) {
+    llvm::json::Object o = t.toJSON();
+    o["role"] = role;
+    quantized.push_back(std::move(o));
+  }
+  llvm::json::Array saved;
+  for (const SavedDesc &s : d.saved) {
+    llvm::json::Object o = s.tensor.toJSON();
+    o["aliases"] = s.alias.toJSON();
+    saved.push_back(std::move(o));
+  }
+  llvm::json::Array state;
+  for (const StateDesc &s : d.state)
+    state.push_back(s.tensor.toJSON());
+  llvm::json::Array checks;
+  for (const std::string &c : d.runtimeChecks)
+    checks.push_back(c);
+
+  return llvm::json::Object{
+      {"op", op->getName().getStringRef()},
+      {"loc", loc},
+      {"arch", stringifyTargetArch(options.arch)},
+      {"mode", options.training ? "training" : "inference"},
+      {"recipe", d.recipe},
+      {"effective_recipe", d.effectiveRecipe},
+      {"fallback", d.fallback.empty() ? llvm::json::Value(nullptr)
+                                      : llvm::json::Value(d.fallback)},
+      {"runtime_checks", std::move(checks)},
+      {"outputs", toJSON(d.outputs)},
+      {"quantized", std::move(quantized)},
+      {"saved", std::move(saved)},
+      {"saved_bytes", d.savedBytes().toJSON()},
+      {"grads", llvm::json::Object{{"in", gradsToJSON(d.gradsIn)},
+                                   {"out", gradsToJSON(d.gradsOut)}}},
+      {"state", std::move(state)},
+      {"workspace_bytes", d.workspaceBytes.toJSON()},
+  };
+}
+
+struct TEDescribePass
+    : public mlir::te::impl::TEDescribePassBase<TEDescribePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    DescribeOptions options;
+    std::optional<TargetArch> targetArch = symbolizeTargetArch(arch);
+    if (!targetArch) {
+      module.emitError() << "te-describe: unknown arch '" << arch
+                         << "'; expected hopper or blackwell";
+      return signalPassFailure();
+    }
+    options.arch = *targetArch;
+    if (mode != "training" && mode != "inference") {
+      module.emitError() << "te-describe: unknown mode '" << mode
+                         << "'; expected training or inference";
+      return signalPassFailure();
+    }
+    options.training = mode == "training";
+
+    llvm::json::Array records;
+    module.walk([&](ModuleOpInterface op) {
+      ModuleDescription d = op.describe(options);
+      if (!d.fallback.empty())
+        op->emitRemark() << d.fallback;
+      records.push_back(recordFor(op, d, options));
+    });
+
+    std::string error;
+    auto file = openOutputFile(out, &error);
+    if (!file) {
+      module.emitError() << "te-describe: cannot open '" << out
+                         << "': " << error;
+      return signalPassFailure();
+    }
+    file->os() << llvm::formatv("{0:2}",
+                                llvm::json::Value(std::move(records)))
+               << "\n";
+    file->keep();
+    markAllAnalysesPreserved();
+  }
+};
+
+} // namespace
