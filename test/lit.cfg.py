@@ -4,6 +4,7 @@
 import os
 import shutil
 import subprocess
+import sys
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -20,6 +21,9 @@ config.test_exec_root = os.path.join(config.te_obj_root, "test")
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%shlibext", config.llvm_shlib_ext))
 config.substitutions.append(("%te_libs", config.te_libs_dir))
+config.substitutions.append(("%te_opt_path", os.path.join(config.te_tools_dir, "te-opt")))
+config.substitutions.append(("%python", sys.executable))
+config.substitutions.append(("%te_src", os.path.dirname(config.test_source_root)))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()

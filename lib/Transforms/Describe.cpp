@@ -123,9 +123,17 @@ struct TEDescribePass
                          << "': " << error;
       return signalPassFailure();
     }
-    file->os() << llvm::formatv("{0:2}",
-                                llvm::json::Value(std::move(records)))
-               << "\n";
+    // One record per line (compact, FileCheck-friendly), or indented.
+    llvm::raw_ostream &os = file->os();
+    if (pretty) {
+      os << llvm::formatv("{0:2}", llvm::json::Value(std::move(records)))
+         << "\n";
+    } else {
+      os << "[\n";
+      for (auto [i, record] : llvm::enumerate(records))
+        os << "  " << record << (i + 1 < records.size() ? ",\n" : "\n");
+      os << "]\n";
+    }
     file->keep();
     markAllAnalysesPreserved();
   }

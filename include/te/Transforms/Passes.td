@@ -63,7 +63,9 @@ def TEDescribePass : Pass<"te-describe", "::mlir::ModuleOp"> {
     Option<"arch", "arch", "std::string", /*default=*/"\"hopper\"",
            "Architecture class: hopper or blackwell">,
     Option<"mode", "mode", "std::string", /*default=*/"\"training\"",
-           "training (saved tensors and gradients) or inference">
+           "training (saved tensors and gradients) or inference">,
+    Option<"pretty", "pretty", "bool", /*default=*/"false",
+           "Indent the JSON instead of one record per line">
   ];
   let dependentDialects = ["::mlir::te::TEDialect"];
 }

@@ -133,8 +133,11 @@ public:
   /// rowwise in inference), recorded in the description.
   TensorDesc addQuantized(StringRef name, SmallVector<SymDim> shape,
                           Role role) {
-    QuantUsage usage = options.training ? QuantUsage::Both
-                                        : QuantUsage::Rowwise;
+    // Columnwise copies exist for the backward GEMMs only (not for TE's
+    // high-precision backward of row-scaled NVFP4).
+    QuantUsage usage = options.training && quantizedBackward()
+                           ? QuantUsage::Both
+                           : QuantUsage::Rowwise;
     TensorDesc t = quantizedTensor(name, std::move(shape), role, usage);
     desc.quantized.push_back({roleName(role), t});
     return t;
