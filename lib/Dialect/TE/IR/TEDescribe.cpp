@@ -57,6 +57,8 @@ public:
         if (multiple == 1)
           continue;
         if (!dim.isStatic()) {
+          if (dim.getCoefficient() % multiple == 0)
+            continue; // e.g. d0*8 rows are always a multiple of 8
           std::string check = dim.str() + " % " + std::to_string(multiple) +
                               " == 0";
           if (seen.insert(check).second)
@@ -94,10 +96,12 @@ public:
     return {SymDim(r), SymDim(c)};
   }
 
+  /// Element types are named as PyTorch names them (`float32`, `bfloat16`,
+  /// `float16`), like the inner tensors' `uint8`/`float32`.
   TensorDesc highPrecision(StringRef name, SmallVector<SymDim> shape) const {
-    std::string dtype;
-    llvm::raw_string_ostream os(dtype);
-    os << elementType;
+    std::string dtype = elementType.isF32()    ? "float32"
+                        : elementType.isBF16() ? "bfloat16"
+                                               : "float16";
     return TensorDesc{name.str(), std::move(shape), dtype,
                       elementType.getIntOrFloatBitWidth() / 8, Type()};
   }

@@ -32,6 +32,8 @@ public:
 
   bool isStatic() const { return expr.empty(); }
   int64_t getValue() const { return value; }
+  /// For a symbolic dim, the constant factor it is known to carry.
+  int64_t getCoefficient() const { return value; }
   /// `64`, or the expression (e.g. `roundup(d0*8, 128)`).
   std::string str() const;
   /// A JSON number when static, a string otherwise.
