@@ -158,3 +158,49 @@ TEST_F(TEDialectTest, ActivationTable) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(SymDimTest, StaticArithmeticFolds) {
+  SymDim a(256), b(128);
+  EXPECT_EQ((a * b).getValue(), 32768);
+  EXPECT_EQ(a.roundUp(128).getValue(), 256);
+  EXPECT_EQ(SymDim(257).roundUp(128).getValue(), 384);
+  EXPECT_EQ(SymDim(129).ceilDiv(128).getValue(), 2);
+  EXPECT_EQ(a.exactDiv(32).getValue(), 8);
+  EXPECT_EQ((a + b - SymDim(1)).getValue(), 383);
+}
+
+TEST(SymDimTest, SymbolicExpressions) {
+  SymDim d0 = SymDim::symbol("d0");
+  EXPECT_FALSE(d0.isStatic());
+  EXPECT_EQ((d0 * SymDim(8)).str(), "d0*8");
+  EXPECT_EQ((d0 * SymDim(8) * SymDim(64)).str(), "d0*512");
+  EXPECT_EQ((d0 * SymDim(64)).exactDiv(32).str(), "d0*2");
+  EXPECT_EQ((d0 * SymDim(8)).exactDiv(32).str(), "d0*8/32");
+  EXPECT_EQ((d0 * SymDim(8)).roundUp(128).str(), "roundup(d0*8, 128)");
+  EXPECT_EQ(d0.ceilDiv(128).roundUp(4).str(), "roundup(ceildiv(d0, 128), 4)");
+  EXPECT_EQ((d0 * SymDim::symbol("d1")).str(), "d0*d1");
+  EXPECT_EQ((d0 + SymDim(4)).str(), "d0 + 4");
+  EXPECT_EQ(((d0 + SymDim(4)) * SymDim(2)).str(), "(d0 + 4)*2");
+  EXPECT_EQ(d0.toShapedDim(), ShapedType::kDynamic);
+  EXPECT_EQ(SymDim(7).toShapedDim(), 7);
+  // Multiplying by 1 or adding 0 keeps the expression as it was.
+  EXPECT_EQ((d0 * SymDim(1) + SymDim(0)).str(), "d0");
+}
+
+TEST_F(TEDialectTest, InnerTensorsOfAQuantizedType) {
+  auto type = QuantizedTensorType::get(
+      &context, {ShapedType::kDynamic, 64}, QuantFormat::E4M3,
+      getDefaultRecipe(&context, "mxfp8"), QuantUsage::Both,
+      TargetArch::Hopper, false, false, false);
+  SmallVector<InnerTensor> inner = type.getInnerTensors();
+  ASSERT_EQ(inner.size(), 4u);
+  EXPECT_EQ(inner[1].name, "rowwise_scale_inv");
+  EXPECT_EQ(inner[1].shape[0].str(), "roundup(d0, 128)");
+  EXPECT_EQ(inner[1].shape[1].getValue(), 4);
+  EXPECT_EQ(inner[3].shape[0].str(), "roundup(d0/32, 4)");
+  EXPECT_EQ(type.withUsage(QuantUsage::Rowwise).getInnerTensors().size(), 2u);
+}
+
+} // namespace
