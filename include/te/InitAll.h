@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "te/Dialect/TE/IR/TEDialect.h"
+#include "te/Dialect/Torch/TorchDialect.h"
 #include "te/Transforms/Passes.h"
 
 namespace mlir::te {
@@ -25,10 +26,11 @@ inline void registerTEDialect(DialectRegistry &registry) {
   registry.insert<TEDialect>();
 }
 
-/// The minimal registry of te-opt: `te` plus the upstream dialects the
-/// pipeline produces.
+/// The minimal registry of te-opt: `te`, the `torch` import subset, and the
+/// upstream dialects the pipeline produces.
 inline void registerAllTEDialects(DialectRegistry &registry) {
-  registry.insert<TEDialect, arith::ArithDialect, func::FuncDialect,
+  registry.insert<TEDialect, torch::TorchDialect, arith::ArithDialect,
+                  func::FuncDialect,
                   linalg::LinalgDialect, LLVM::LLVMDialect,
                   memref::MemRefDialect, scf::SCFDialect,
                   tensor::TensorDialect>();
