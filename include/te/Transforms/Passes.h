@@ -8,6 +8,7 @@
 #define TE_TRANSFORMS_PASSES_H
 
 #include "mlir/Pass/Pass.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "te/Dialect/TE/IR/TEDialect.h"
 
 namespace mlir::te {

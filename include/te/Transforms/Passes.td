@@ -38,6 +38,46 @@ def TEApplyRecipePass : Pass<"te-apply-recipe"> {
   let dependentDialects = ["::mlir::te::TEDialect"];
 }
 
+def TEImportTorchPass : Pass<"te-import-torch", "::mlir::ModuleOp"> {
+  let summary = "Raise torch-mlir exports to te module ops";
+  let description = [{
+    Rewrites every function whose signature or body uses the `torch` import
+    subset into builtin tensors and `te` ops:
+
+    - `aten.layer_norm` / `aten.rms_norm` over the last dim feeding
+      `aten.linear` becomes `te.layernorm_linear` (`return_layernorm_output`
+      when the norm output has other users, which then read the op's second
+      result; further linears on the same norm output become `te.linear`).
+    - norm + linear + activation + linear becomes `te.layernorm_mlp`:
+      `gelu(approximate="tanh")`, `relu`, `silu`, quick-GELU
+      (`x * sigmoid(1.702 x)`), squared ReLU (`relu(x)**2`), and the gated
+      forms `act(a) * b` with `a`, `b` from two linears on the norm output
+      (FC1 weights concatenated, activated half first) or from one linear
+      split in two halves (`split`/`split_with_sizes`/`chunk` +
+      `ListUnpack`).
+    - a norm weight `add.Scalar(gamma, 1, 1)` becomes `zero_centered_gamma`.
+    - a lone `aten.linear` becomes `te.linear`; `aten.add.Tensor` (alpha 1)
+      of two tensors becomes `arith.addf`.
+    - `torch.vtensor.literal` weights become `arith.constant`s of the
+      module (the same dense resources); parameters passed as function
+      arguments stay arguments.
+
+    Anything else, and every near miss (a norm over more than the last dim,
+    a linear whose weight does not match, erf-GELU which TransformerEngine
+    has no kernel for), is an error naming the op, its location and what is
+    supported. `recipe` sets the recipe of the created ops.
+  }];
+  let options = [
+    Option<"recipe", "recipe", "std::string", /*default=*/"\"\"",
+           "Recipe of the created te ops (te-compile --recipe names); "
+           "empty for none (bf16)">
+  ];
+  let dependentDialects = [
+    "::mlir::te::TEDialect", "::mlir::arith::ArithDialect",
+    "::mlir::func::FuncDialect", "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def TEDescribePass : Pass<"te-describe", "::mlir::ModuleOp"> {
   let summary = "Report what every te op produces, saves and consumes (JSON)";
   let description = [{

@@ -1,0 +1,829 @@
+//===- ImportTorch.cpp - Raise torch-mlir exports to te ---------*- C++ -*-===//
+//
+// Implements --te-import-torch: recognizes LayerNorm/RMSNorm + Linear and
+// LayerNorm/RMSNorm + MLP blocks in torch-mlir's output and rebuilds each
+// function on builtin tensors with te ops. Unrecognized operations are
+// errors: a graph is never partially or silently mis-compiled.
+//
+//===----------------------------------------------------------------------===//
+
+#include "te/Dialect/TE/IR/TEOps.h"
+#include "te/Dialect/Torch/TorchDialect.h"
+#include "te/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir::te {
+#define GEN_PASS_DEF_TEIMPORTTORCHPASS
+#include "te/Transforms/Passes.h.inc"
+} // namespace mlir::te
+
+using namespace mlir;
+using namespace mlir::te;
+namespace tt = mlir::te::torch;
+
+namespace {
+
+const char *kSupported =
+    "supported: aten.layer_norm / aten.rms_norm over the last dim followed by "
+    "aten.linear (LayerNormLinear), or by linear + gelu(tanh) / relu / silu / "
+    "quick-gelu / squared-relu / gated act(a)*b + linear (LayerNormMLP); a "
+    "lone aten.linear; aten.add.Tensor with alpha 1";
+
+bool isA(Operation *op, StringRef name) {
+  return op && op->getName().getStringRef() == name;
+}
+bool isA(Value v, StringRef name) { return isA(v.getDefiningOp(), name); }
+
+//===----------------------------------------------------------------------===//
+// Torch constants
+//===----------------------------------------------------------------------===//
+
+std::optional<int64_t> constInt(Value v) {
+  Operation *op = v.getDefiningOp();
+  if (!isA(op, "torch.constant.int"))
+    return std::nullopt;
+  return cast<IntegerAttr>(op->getAttr("value")).getInt();
+}
+
+std::optional<double> constNumber(Value v) {
+  Operation *op = v.getDefiningOp();
+  if (isA(op, "torch.constant.float"))
+    return cast<FloatAttr>(op->getAttr("value")).getValueAsDouble();
+  if (auto i = constInt(v))
+    return static_cast<double>(*i);
+  return std::nullopt;
+}
+
+std::optional<std::string> constStr(Value v) {
+  Operation *op = v.getDefiningOp();
+  if (!isA(op, "torch.constant.str"))
+    return std::nullopt;
+  return cast<StringAttr>(op->getAttr("value")).getValue().str();
+}
+
+bool isNone(Value v) { return isA(v, "torch.constant.none"); }
+
+std::optional<SmallVector<int64_t>> constIntList(Value v) {
+  Operation *op = v.getDefiningOp();
+  if (!isA(op, "torch.prim.ListConstruct"))
+    return std::nullopt;
+  SmallVector<int64_t> values;
+  for (Value e : op->getOperands()) {
+    auto i = constInt(e);
+    if (!i)
+      return std::nullopt;
+    values.push_back(*i);
+  }
+  return values;
+}
+
+RankedTensorType builtinType(Type t) {
+  if (auto vt = dyn_cast<tt::ValueTensorType>(t))
+    return vt.toBuiltinTensor();
+  return {};
+}
+
+int64_t rankOf(Value v) {
+  auto t = builtinType(v.getType());
+  return t ? t.getRank() : -1;
+}
+
+//===----------------------------------------------------------------------===//
+// Matching
+//===----------------------------------------------------------------------===//
+
+/// A normalization feeding the module.
+struct NormMatch {
+  Operation *op = nullptr;
+  NormalizationKind kind = NormalizationKind::LayerNorm;
+  Value input, gamma, beta; // torch values; beta may be null
+  bool zeroCentered = false;
+  double eps = 1e-5;
+};
+
+/// An aten.linear.
+struct LinearMatch {
+  Operation *op = nullptr;
+  Value input, weight, bias; // bias may be null
+};
+
+/// A recognized module: a norm (optional) with one linear, or an MLP.
+struct Group {
+  enum Kind { LinearOnly, NormLinear, NormMLP } kind;
+  NormMatch norm;
+  LinearMatch fc1, fc1b; // fc1b: second half of a two-linear gated FC1
+  bool swapHalves = false; // split form with the activation on the 2nd half
+  ActivationKind activation = ActivationKind::GELU;
+  LinearMatch fc2;
+  SmallVector<Operation *> ops; // every torch op the group replaces
+  Operation *anchor = nullptr;  // where the te op is emitted
+  bool returnsNorm = false;
+  Value normResult; // torch value of the norm output, when returned
+};
+
+/// Builds a diagnostic at `op` naming it.
+InFlightDiagnostic unsupported(Operation *op, const Twine &why) {
+  return op->emitError() << "te-import-torch: cannot import '"
+                         << op->getName() << "': " << why;
+}
+
+FailureOr<NormMatch> matchNorm(Operation *op) {
+  NormMatch m;
+  m.op = op;
+  Value x = op->getOperand(0);
+  int64_t rank = rankOf(x);
+  auto xType = builtinType(x.getType());
+  if (!xType || rank < 2)
+    return unsupported(op, "the input must be a ranked tensor of rank >= 2 "
+                           "with a known dtype"),
+           failure();
+  auto shape = constIntList(op->getOperand(1));
+  int64_t k = xType.getShape().back();
+  if (!shape || shape->size() != 1 || (*shape)[0] != k)
+    return unsupported(op, "normalized_shape must be the last dimension [" +
+                               Twine(k) +
+                               "]; TransformerEngine normalizes over the "
+                               "hidden dimension only"),
+           failure();
+  m.input = x;
+  bool isLayerNorm = isA(op, "torch.aten.layer_norm");
+  m.kind = isLayerNorm ? NormalizationKind::LayerNorm
+                       : NormalizationKind::RMSNorm;
+  Value weight = op->getOperand(2);
+  if (!isNone(weight)) {
+    // zero_centered_gamma: weight = gamma + 1.
+    Operation *def = weight.getDefiningOp();
+    if (isA(def, "torch.aten.add.Scalar") && constNumber(def->getOperand(1)) == 1.0 &&
+        constNumber(def->getOperand(2)) == 1.0 && def->getResult(0).hasOneUse()) {
+      m.zeroCentered = true;
+      m.gamma = def->getOperand(0);
+    } else {
+      m.gamma = weight;
+    }
+  }
+  Value epsValue;
+  if (isLayerNorm) {
+    if (!isNone(op->getOperand(3)))
+      m.beta = op->getOperand(3);
+    epsValue = op->getOperand(4);
+  } else {
+    epsValue = op->getOperand(3);
+  }
+  if (isNone(epsValue)) {
+    // torch.nn.functional.rms_norm defaults eps to finfo(dtype).eps.
+    Type elt = xType.getElementType();
+    m.eps = elt.isF32() ? 1.1920928955078125e-07 : elt.isBF16() ? 0.0078125
+                                                               : 0.0009765625;
+  } else if (auto eps = constNumber(epsValue)) {
+    m.eps = *eps;
+  } else {
+    return unsupported(op, "eps must be a constant"), failure();
+  }
+  return m;
+}
+
+std::optional<LinearMatch> matchLinear(Operation *op) {
+  // Only a 2-D weight [out, in] is a TransformerEngine Linear; other forms
+  // stay unmatched and are reported.
+  if (!isA(op, "torch.aten.linear") || rankOf(op->getOperand(1)) != 2)
+    return std::nullopt;
+  LinearMatch m{op, op->getOperand(0), op->getOperand(1), Value()};
+  if (!isNone(op->getOperand(2)))
+    m.bias = op->getOperand(2);
+  return m;
+}
+
+/// A pointwise activation applied to `h`, ending in `out`.
+struct ActMatch {
+  enum Kind { GELU, QGELU, ReLU, SReLU, SiLU, Sigmoid } kind;
+  Value out;
+  SmallVector<Operation *> ops;
+};
+
+bool isScalarTwo(Value v) { return constNumber(v) == 2.0; }
+
+/// Matches act(h); every intermediate is used only inside the chain.
+std::optional<ActMatch> matchActivation(Value h, std::string &why) {
+  SmallVector<Operation *> users(h.getUsers());
+  auto single = [](Value v) -> Operation * {
+    return v.hasOneUse() ? *v.getUsers().begin() : nullptr;
+  };
+  if (users.size() == 1) {
+    Operation *u = users[0];
+    if (isA(u, "torch.aten.gelu")) {
+      auto approx = constStr(u->getOperand(1));
+      if (approx != std::string("tanh")) {
+        why = "gelu(approximate='" + approx.value_or("?") +
+              "') is the erf GELU; TransformerEngine's gelu is the tanh "
+              "approximation (use approximate='tanh')";
+        return std::nullopt;
+      }
+      return ActMatch{ActMatch::GELU, u->getResult(0), {u}};
+    }
+    if (isA(u, "torch.aten.silu"))
+      return ActMatch{ActMatch::SiLU, u->getResult(0), {u}};
+    if (isA(u, "torch.aten.sigmoid"))
+      return ActMatch{ActMatch::Sigmoid, u->getResult(0), {u}};
+    if (isA(u, "torch.aten.relu")) {
+      Value r = u->getResult(0);
+      Operation *sq = single(r);
+      if (sq && isA(sq, "torch.aten.pow.Tensor_Scalar") &&
+          isScalarTwo(sq->getOperand(1)))
+        return ActMatch{ActMatch::SReLU, sq->getResult(0), {u, sq}};
+      if (sq && isA(sq, "torch.aten.mul.Tensor") && sq->getOperand(0) == r &&
+          sq->getOperand(1) == r)
+        return ActMatch{ActMatch::SReLU, sq->getResult(0), {u, sq}};
+      return ActMatch{ActMatch::ReLU, r, {u}};
+    }
+    return std::nullopt;
+  }
+  // quick-gelu: h * sigmoid(1.702 * h)
+  if (users.size() == 2) {
+    Operation *scale = nullptr, *mul = nullptr;
+    for (Operation *u : users) {
+      if (isA(u, "torch.aten.mul.Scalar") && u->getOperand(0) == h)
+        scale = u;
+      else if (isA(u, "torch.aten.mul.Tensor"))
+        mul = u;
+    }
+    if (!scale || !mul)
+      return std::nullopt;
+    auto factor = constNumber(scale->getOperand(1));
+    Operation *sig = single(scale->getResult(0));
+    if (!factor || std::abs(*factor - 1.702) > 1e-6 || !sig ||
+        !isA(sig, "torch.aten.sigmoid") || single(sig->getResult(0)) != mul)
+      return std::nullopt;
+    Value s = sig->getResult(0);
+    if (!((mul->getOperand(0) == h && mul->getOperand(1) == s) ||
+          (mul->getOperand(1) == h && mul->getOperand(0) == s)))
+      return std::nullopt;
+    return ActMatch{ActMatch::QGELU, mul->getResult(0), {scale, sig, mul}};
+  }
+  return std::nullopt;
+}
+
+std::optional<ActivationKind> plainKind(ActMatch::Kind k) {
+  switch (k) {
+  case ActMatch::GELU:
+    return ActivationKind::GELU;
+  case ActMatch::QGELU:
+    return ActivationKind::QGELU;
+  case ActMatch::ReLU:
+    return ActivationKind::ReLU;
+  case ActMatch::SReLU:
+    return ActivationKind::SReLU;
+  case ActMatch::SiLU:
+    return ActivationKind::SiLU;
+  case ActMatch::Sigmoid:
+    return std::nullopt; // sigmoid alone is not an MLP activation
+  }
+  return std::nullopt;
+}
+
+ActivationKind gatedKind(ActMatch::Kind k) {
+  switch (k) {
+  case ActMatch::GELU:
+    return ActivationKind::GEGLU;
+  case ActMatch::QGELU:
+    return ActivationKind::QGEGLU;
+  case ActMatch::ReLU:
+    return ActivationKind::ReGLU;
+  case ActMatch::SReLU:
+    return ActivationKind::SReGLU;
+  case ActMatch::SiLU:
+    return ActivationKind::SwiGLU;
+  case ActMatch::Sigmoid:
+    return ActivationKind::GLU;
+  }
+  llvm_unreachable("unknown activation");
+}
+
+/// `a * b` with `actOut` one of the factors: returns the other factor.
+Value otherFactor(Operation *mul, Value actOut) {
+  if (!isA(mul, "torch.aten.mul.Tensor"))
+    return {};
+  if (mul->getOperand(0) == actOut)
+    return mul->getOperand(1);
+  if (mul->getOperand(1) == actOut)
+    return mul->getOperand(0);
+  return {};
+}
+
+/// Tries to grow `fc1` (a linear on the norm output) into an MLP.
+bool matchMLP(Group &g, Value normOut, std::string &why) {
+  Value h = g.fc1.op->getResult(0);
+  auto single = [](Value v) -> Operation * {
+    return v.hasOneUse() ? *v.getUsers().begin() : nullptr;
+  };
+  auto finishWithFc2 = [&](Value actOut) -> bool {
+    Operation *u = single(actOut);
+    auto fc2 = u ? matchLinear(u) : std::nullopt;
+    if (!fc2 || fc2->input != actOut)
+      return false;
+    g.fc2 = *fc2;
+    return true;
+  };
+
+  // Split form: one FC1 split into [a | b] halves.
+  if (Operation *split = single(h)) {
+    bool isSplit = isA(split, "torch.aten.split.Tensor") ||
+                   isA(split, "torch.aten.split_with_sizes") ||
+                   isA(split, "torch.aten.chunk");
+    if (isSplit) {
+      auto dim = constInt(split->getOperand(2));
+      int64_t rank = rankOf(h);
+      Operation *unpack = single(split->getResult(0));
+      if (!dim || (*dim != -1 && *dim != rank - 1) || !unpack ||
+          !isA(unpack, "torch.prim.ListUnpack") ||
+          unpack->getNumResults() != 2) {
+        why = "a split of FC1's output must be two halves along the last dim";
+        return false;
+      }
+      int64_t width = builtinType(h.getType()).getShape().back();
+      SmallVector<int64_t> halves;
+      if (isA(split, "torch.aten.split_with_sizes")) {
+        auto sizes = constIntList(split->getOperand(1));
+        if (sizes)
+          halves = *sizes;
+      } else if (isA(split, "torch.aten.split.Tensor")) {
+        if (auto s = constInt(split->getOperand(1)))
+          halves = {*s, width - *s};
+      } else if (constInt(split->getOperand(1)) == 2) {
+        halves = {width / 2, width / 2};
+      }
+      if (halves.size() != 2 || halves[0] != halves[1] ||
+          halves[0] * 2 != width) {
+        why = "FC1's output must be split into two equal halves";
+        return false;
+      }
+      for (int first = 0; first < 2; ++first) {
+        Value a = unpack->getResult(first), b = unpack->getResult(1 - first);
+        std::string actWhy;
+        auto act = a.hasOneUse() ? matchActivation(a, actWhy) : std::nullopt;
+        if (!act)
+          continue;
+        Operation *mul = single(act->out);
+        if (!mul || otherFactor(mul, act->out) != b || !b.hasOneUse())
+          continue;
+        if (!finishWithFc2(mul->getResult(0)))
+          continue;
+        g.kind = Group::NormMLP;
+        g.activation = gatedKind(act->kind);
+        g.swapHalves = first == 1;
+        g.ops = {g.fc1.op, split, unpack};
+        g.ops.append(act->ops.begin(), act->ops.end());
+        g.ops.push_back(mul);
+        g.ops.push_back(g.fc2.op);
+        return true;
+      }
+      why = "the halves of FC1's output must combine as act(a) * b";
+      return false;
+    }
+  }
+
+  std::string actWhy;
+  auto act = matchActivation(h, actWhy);
+  if (!act) {
+    why = actWhy;
+    return false;
+  }
+  Operation *next = single(act->out);
+  // Two-linear gated form: act(fc1a) * fc1b.
+  if (Value other = next ? otherFactor(next, act->out) : Value()) {
+    Operation *otherDef = other.getDefiningOp();
+    auto fc1b = otherDef ? matchLinear(otherDef) : std::nullopt;
+    if (fc1b && fc1b->input == normOut && other.hasOneUse() &&
+        finishWithFc2(next->getResult(0))) {
+      g.kind = Group::NormMLP;
+      g.fc1b = *fc1b;
+      g.activation = gatedKind(act->kind);
+      g.ops = {g.fc1.op, fc1b->op};
+      g.ops.append(act->ops.begin(), act->ops.end());
+      g.ops.push_back(next);
+      g.ops.push_back(g.fc2.op);
+      return true;
+    }
+  }
+  auto kind = plainKind(act->kind);
+  if (!kind || !finishWithFc2(act->out))
+    return false;
+  g.kind = Group::NormMLP;
+  g.activation = *kind;
+  g.ops = {g.fc1.op};
+  g.ops.append(act->ops.begin(), act->ops.end());
+  g.ops.push_back(g.fc2.op);
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Rewriting one function
+//===----------------------------------------------------------------------===//
+
+class FunctionImporter {
+public:
+  FunctionImporter(func::FuncOp func, RecipeAttrInterface recipe)
+      : func(func), recipe(recipe), builder(func.getContext()) {}
+
+  LogicalResult run();
+
+private:
+  LogicalResult findGroups();
+  LogicalResult emitGroup(Group &g);
+  FailureOr<Value> lookup(Operation *user, Value torchValue);
+  FailureOr<Type> convertType(Operation *where, Type t);
+  Value concatRows(Location loc, Value a, Value b);
+  Value zeros(Location loc, RankedTensorType type);
+  Value ones(Location loc, RankedTensorType type);
+
+  func::FuncOp func;
+  RecipeAttrInterface recipe;
+  OpBuilder builder;
+  IRMapping mapping;
+  std::vector<Group> groups;
+  llvm::DenseMap<Operation *, Group *> anchors;
+  llvm::DenseSet<Operation *> consumed;
+  /// Linears on a norm output that is also a module's returned norm output.
+  llvm::DenseMap<Operation *, Value> linearsOnNorm;
+};
+
+FailureOr<Type> FunctionImporter::convertType(Operation *where, Type t) {
+  if (!isa<tt::ValueTensorType, tt::NonValueTensorType>(t) &&
+      t.getDialect().getNamespace() != "torch")
+    return t;
+  auto vt = dyn_cast<tt::ValueTensorType>(t);
+  RankedTensorType builtin = vt ? vt.toBuiltinTensor() : RankedTensorType();
+  if (!builtin ||
+      !isa<Float32Type, BFloat16Type, Float16Type>(builtin.getElementType())) {
+    where->emitError() << "te-import-torch: unsupported type " << t
+                       << "; function arguments and results must be "
+                          "!torch.vtensor with known sizes and an f32, bf16 "
+                          "or f16 dtype";
+    return failure();
+  }
+  return Type(builtin);
+}
+
+FailureOr<Value> FunctionImporter::lookup(Operation *user, Value v) {
+  if (Value mapped = mapping.lookupOrNull(v))
+    return mapped;
+  Operation *def = v.getDefiningOp();
+  unsupported(user, "operand #" +
+                        Twine(llvm::find(user->getOperands(), v) -
+                              user->getOperands().begin()) +
+                        " comes from '" +
+                        (def ? def->getName().getStringRef() : "an argument") +
+                        "', which could not be imported; " + kSupported);
+  return failure();
+}
+
+LogicalResult FunctionImporter::findGroups() {
+  Block &body = func.getBody().front();
+  // Norm-based modules first, in program order.
+  for (Operation &op : body) {
+    if (!isA(&op, "torch.aten.layer_norm") && !isA(&op, "torch.aten.rms_norm"))
+      continue;
+    FailureOr<NormMatch> norm = matchNorm(&op);
+    if (failed(norm))
+      return failure();
+    Value out = op.getResult(0);
+    Group *first = nullptr;
+    bool otherUsers = false;
+    // Users in program order.
+    SmallVector<Operation *> users(out.getUsers());
+    llvm::sort(users, [](Operation *a, Operation *b) {
+      return a->isBeforeInBlock(b);
+    });
+    users.erase(llvm::unique(users), users.end());
+    for (Operation *user : users) {
+      // Shape bookkeeping is not a use of the value.
+      if (consumed.contains(user) ||
+          isA(user, "torch.bind_symbolic_shape") ||
+          isA(user, "torch.aten._assert_tensor_metadata"))
+        continue;
+      auto lin = matchLinear(user);
+      if (!lin || lin->input != out) {
+        otherUsers = true;
+        continue;
+      }
+      if (first) {
+        // Further linears read the returned norm output.
+        linearsOnNorm[user] = out;
+        otherUsers = true;
+        continue;
+      }
+      groups.push_back(Group{Group::NormLinear});
+      Group &g = groups.back();
+      g.norm = *norm;
+      g.fc1 = *lin;
+      std::string why;
+      if (!matchMLP(g, out, why)) {
+        if (!why.empty()) {
+          // A near miss (e.g. erf GELU): report it rather than importing
+          // the linear alone and failing later on the activation.
+          Value h = lin->op->getResult(0);
+          Operation *at = h.hasOneUse() ? *h.getUsers().begin() : lin->op;
+          return unsupported(at, why);
+        }
+        g.kind = Group::NormLinear;
+        g.ops = {lin->op};
+      }
+      g.ops.push_back(&op);
+      if (norm->zeroCentered)
+        g.ops.push_back(op.getOperand(2).getDefiningOp());
+      for (Operation *o : g.ops)
+        consumed.insert(o);
+      first = &g;
+    }
+    if (!first)
+      return unsupported(&op, "a normalization must feed an aten.linear "
+                              "(TransformerEngine has no standalone norm "
+                              "module); " +
+                                  Twine(kSupported));
+    if (otherUsers) {
+      first->returnsNorm = true;
+      first->normResult = out;
+    }
+  }
+  // Anchor each group at its last op.
+  for (Group &g : groups) {
+    g.anchor = g.ops.front();
+    for (Operation *o : g.ops)
+      if (g.anchor->isBeforeInBlock(o))
+        g.anchor = o;
+    anchors[g.anchor] = &g;
+  }
+  return success();
+}
+
+Value FunctionImporter::concatRows(Location loc, Value a, Value b) {
+  return tensor::ConcatOp::create(builder, loc, /*dim=*/0, ValueRange{a, b});
+}
+
+Value FunctionImporter::zeros(Location loc, RankedTensorType type) {
+  return arith::ConstantOp::create(
+      builder, loc, DenseElementsAttr::get(type, builder.getZeroAttr(
+                                                     type.getElementType())));
+}
+
+Value FunctionImporter::ones(Location loc, RankedTensorType type) {
+  return arith::ConstantOp::create(
+      builder, loc,
+      DenseElementsAttr::get(
+          type, builder.getFloatAttr(type.getElementType(), 1.0)));
+}
+
+LogicalResult FunctionImporter::emitGroup(Group &g) {
+  Location loc = g.anchor->getLoc();
+  auto get = [&](Value v) -> FailureOr<Value> { return lookup(g.anchor, v); };
+  FailureOr<Value> x = get(g.norm.op ? g.norm.input : g.fc1.input);
+  if (failed(x))
+    return failure();
+  auto xType = cast<RankedTensorType>(x->getType());
+  auto vec = RankedTensorType::get({xType.getShape().back()},
+                                   xType.getElementType());
+  Value gamma, beta;
+  if (g.norm.op) {
+    if (g.norm.gamma) {
+      FailureOr<Value> v = get(g.norm.gamma);
+      if (failed(v))
+        return failure();
+      gamma = *v;
+    } else {
+      gamma = ones(loc, vec);
+    }
+    if (g.norm.beta) {
+      FailureOr<Value> v = get(g.norm.beta);
+      if (failed(v))
+        return failure();
+      beta = *v;
+    }
+  }
+  auto getOpt = [&](Value v) -> FailureOr<Value> {
+    if (!v)
+      return Value();
+    return get(v);
+  };
+  FailureOr<Value> w1 = get(g.fc1.weight), b1 = getOpt(g.fc1.bias);
+  if (failed(w1) || failed(b1))
+    return failure();
+  Value fc1W = *w1, fc1B = *b1;
+  if (g.fc1b.op) {
+    FailureOr<Value> w1b = get(g.fc1b.weight), b1b = getOpt(g.fc1b.bias);
+    if (failed(w1b) || failed(b1b))
+      return failure();
+    fc1W = concatRows(loc, fc1W, *w1b);
+    if (fc1B || *b1b) {
+      auto half = [&](Value b, Value w) {
+        return b ? b
+                 : zeros(loc, RankedTensorType::get(
+                                  {cast<RankedTensorType>(w.getType())
+                                       .getDimSize(0)},
+                                  xType.getElementType()));
+      };
+      fc1B = concatRows(loc, half(fc1B, *w1), half(*b1b, *w1b));
+    }
+  } else if (g.swapHalves) {
+    // The activation reads the second half: move it first.
+    auto wType = cast<RankedTensorType>(fc1W.getType());
+    int64_t half = wType.getDimSize(0) / 2;
+    auto slice = [&](Value v, int64_t offset) -> Value {
+      auto t = cast<RankedTensorType>(v.getType());
+      SmallVector<OpFoldResult> offsets(t.getRank(), builder.getIndexAttr(0));
+      SmallVector<OpFoldResult> sizes, strides(t.getRank(),
+                                               builder.getIndexAttr(1));
+      offsets[0] = builder.getIndexAttr(offset);
+      for (int64_t d : t.getShape())
+        sizes.push_back(builder.getIndexAttr(d));
+      sizes[0] = builder.getIndexAttr(half);
+      return tensor::ExtractSliceOp::create(builder, loc, v, offsets, sizes,
+                                            strides);
+    };
+    fc1W = concatRows(loc, slice(fc1W, half), slice(fc1W, 0));
+    if (fc1B)
+      fc1B = concatRows(loc, slice(fc1B, half), slice(fc1B, 0));
+  }
+
+  Operation *created = nullptr;
+  FloatAttr eps = builder.getF64FloatAttr(g.norm.eps);
+  UnitAttr zc = g.norm.zeroCentered ? builder.getUnitAttr() : UnitAttr();
+  UnitAttr ret = g.returnsNorm ? builder.getUnitAttr() : UnitAttr();
+  auto normAttr =
+      NormalizationKindAttr::get(builder.getContext(), g.norm.kind);
+  SmallVector<Type> inferred;
+  if (g.kind == Group::NormLinear) {
+    OperationState state(loc, LayerNormLinearOp::getOperationName());
+    LayerNormLinearOp::build(builder, state, *x, gamma, beta, fc1W, fc1B,
+                             normAttr, eps, zc, ret, recipe);
+    created = builder.create(state);
+  } else {
+    FailureOr<Value> w2 = get(g.fc2.weight), b2 = getOpt(g.fc2.bias);
+    if (failed(w2) || failed(b2))
+      return failure();
+    OperationState state(loc, LayerNormMLPOp::getOperationName());
+    LayerNormMLPOp::build(
+        builder, state, *x, gamma, beta, fc1W, fc1B, *w2, *b2, normAttr,
+        ActivationKindAttr::get(builder.getContext(), g.activation), eps, zc,
+        ret, UnitAttr(), FloatAttr(), FloatAttr(), FloatAttr(), recipe);
+    created = builder.create(state);
+  }
+  if (failed(mlir::verify(created))) {
+    created->erase();
+    return unsupported(g.anchor,
+                       "the recognized module does not satisfy the te op's "
+                       "rules (see the error above)");
+  }
+  Operation *last = g.kind == Group::NormMLP ? g.fc2.op : g.fc1.op;
+  mapping.map(last->getResult(0), created->getResult(0));
+  if (g.returnsNorm)
+    mapping.map(g.normResult, created->getResult(1));
+  return success();
+}
+
+LogicalResult FunctionImporter::run() {
+  if (!func.getBody().hasOneBlock())
+    return func.emitError("te-import-torch: functions must have one block");
+  if (failed(findGroups()))
+    return failure();
+
+  // The new signature.
+  SmallVector<Type> inputs, results;
+  for (Type t : func.getArgumentTypes()) {
+    FailureOr<Type> c = convertType(func, t);
+    if (failed(c))
+      return failure();
+    inputs.push_back(*c);
+  }
+  for (Type t : func.getResultTypes()) {
+    FailureOr<Type> c = convertType(func, t);
+    if (failed(c))
+      return failure();
+    results.push_back(*c);
+  }
+
+  Block &oldBody = func.getBody().front();
+  auto newBlock = std::make_unique<Block>();
+  for (auto [arg, type] : llvm::zip(oldBody.getArguments(), inputs))
+    mapping.map(arg, newBlock->addArgument(type, arg.getLoc()));
+  builder.setInsertionPointToStart(newBlock.get());
+
+  for (Operation &op : oldBody) {
+    StringRef name = op.getName().getStringRef();
+    if (auto it = anchors.find(&op); it != anchors.end()) {
+      if (failed(emitGroup(*it->second)))
+        return failure();
+      continue;
+    }
+    if (consumed.contains(&op))
+      continue;
+    if (isa<func::ReturnOp>(op)) {
+      SmallVector<Value> values;
+      for (Value v : op.getOperands()) {
+        FailureOr<Value> m = lookup(&op, v);
+        if (failed(m))
+          return failure();
+        values.push_back(*m);
+      }
+      func::ReturnOp::create(builder, op.getLoc(), values);
+      continue;
+    }
+    // Scalars, lists and shape bookkeeping: read by the patterns above.
+    if (name.starts_with("torch.constant.") ||
+        name == "torch.prim.ListConstruct" || name == "torch.symbolic_int" ||
+        name == "torch.bind_symbolic_shape" ||
+        name == "torch.aten._assert_tensor_metadata")
+      continue;
+    if (name == "torch.vtensor.literal") {
+      auto value = dyn_cast<ElementsAttr>(op.getAttr("value"));
+      FailureOr<Type> type = convertType(&op, op.getResult(0).getType());
+      if (!value || failed(type) || value.getType() != *type)
+        return unsupported(&op, "the literal must be a dense tensor of the "
+                                "result's shape and dtype");
+      mapping.map(op.getResult(0),
+                  arith::ConstantOp::create(builder, op.getLoc(),
+                                            cast<TypedAttr>(value)));
+      continue;
+    }
+    if (auto linMatch = matchLinear(&op)) {
+      LinearMatch lin = *linMatch;
+      FailureOr<Value> x = lookup(&op, lin.input), w = lookup(&op, lin.weight);
+      if (failed(x) || failed(w))
+        return failure();
+      Value b;
+      if (lin.bias) {
+        FailureOr<Value> bm = lookup(&op, lin.bias);
+        if (failed(bm))
+          return failure();
+        b = *bm;
+      }
+      OperationState state(op.getLoc(), LinearOp::getOperationName());
+      LinearOp::build(builder, state, *x, *w, b, recipe);
+      Operation *created = builder.create(state);
+      if (failed(mlir::verify(created))) {
+        created->erase();
+        return unsupported(&op, "its operands do not form a TransformerEngine "
+                                "Linear (see the error above)");
+      }
+      mapping.map(op.getResult(0), created->getResult(0));
+      continue;
+    }
+    if (name == "torch.aten.add.Tensor" && constNumber(op.getOperand(2)) == 1.0) {
+      FailureOr<Value> a = lookup(&op, op.getOperand(0)),
+                       b = lookup(&op, op.getOperand(1));
+      if (failed(a) || failed(b))
+        return failure();
+      if (a->getType() != b->getType())
+        return unsupported(&op, "both operands must have the same tensor type "
+                                "(broadcasting adds are not supported)");
+      mapping.map(op.getResult(0),
+                  arith::AddFOp::create(builder, op.getLoc(), *a, *b));
+      continue;
+    }
+    if (name.starts_with("torch."))
+      return unsupported(&op, Twine("not part of a recognized module; ") +
+                                  kSupported);
+    return unsupported(&op, "only torch operations are expected here");
+  }
+
+  // Swap in the new body and signature.
+  func.getBody().front().dropAllDefinedValueUses();
+  func.getBody().front().erase();
+  func.getBody().push_back(newBlock.release());
+  func.setType(FunctionType::get(func.getContext(), inputs, results));
+  return success();
+}
+
+struct TEImportTorchPass
+    : public mlir::te::impl::TEImportTorchPassBase<TEImportTorchPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    RecipeAttrInterface recipeAttr;
+    if (!recipe.empty()) {
+      recipeAttr = getDefaultRecipe(&getContext(), recipe);
+      if (!recipeAttr) {
+        getOperation().emitError()
+            << "te-import-torch: unknown recipe '" << recipe
+            << "'; expected one of: " << llvm::join(getRecipeNames(), ", ");
+        return signalPassFailure();
+      }
+    }
+    for (auto func : getOperation().getOps<func::FuncOp>()) {
+      if (func.isExternal())
+        continue;
+      FunctionImporter importer(func, recipeAttr);
+      if (failed(importer.run()))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace
