@@ -1,0 +1,116 @@
+// RUN: te-opt %s --split-input-file --te-import-torch --verify-diagnostics
+
+// Near miss: LayerNorm over the last two dims is not TransformerEngine's norm.
+func.func @norm_two_dims(%x: !torch.vtensor<[2,4,32],f32>, %w: !torch.vtensor<[64,32],f32>) -> !torch.vtensor<[2,4,64],f32> {
+  %int4 = torch.constant.int 4
+  %int32 = torch.constant.int 32
+  %none = torch.constant.none
+  %eps = torch.constant.float 1.000000e-05
+  %false = torch.constant.bool false
+  %shape = torch.prim.ListConstruct %int4, %int32 : (!torch.int, !torch.int) -> !torch.list<int>
+  // expected-error @+1 {{te-import-torch: cannot import 'torch.aten.layer_norm': normalized_shape must be the last dimension [32]; TransformerEngine normalizes over the hidden dimension only}}
+  %n = torch.aten.layer_norm %x, %shape, %none, %none, %eps, %false : !torch.vtensor<[2,4,32],f32>, !torch.list<int>, !torch.none, !torch.none, !torch.float, !torch.bool -> !torch.vtensor<[2,4,32],f32>
+  %y = torch.aten.linear %n, %w, %none : !torch.vtensor<[2,4,32],f32>, !torch.vtensor<[64,32],f32>, !torch.none -> !torch.vtensor<[2,4,64],f32>
+  return %y : !torch.vtensor<[2,4,64],f32>
+}
+
+// -----
+
+// Near miss: erf GELU is not TransformerEngine's (tanh) gelu.
+func.func @erf_gelu(%x: !torch.vtensor<[4,32],f32>, %g: !torch.vtensor<[32],f32>, %w1: !torch.vtensor<[64,32],f32>, %w2: !torch.vtensor<[32,64],f32>) -> !torch.vtensor<[4,32],f32> {
+  %int32 = torch.constant.int 32
+  %none = torch.constant.none
+  %eps = torch.constant.float 1.000000e-05
+  %false = torch.constant.bool false
+  %str = torch.constant.str "none"
+  %shape = torch.prim.ListConstruct %int32 : (!torch.int) -> !torch.list<int>
+  %n = torch.aten.layer_norm %x, %shape, %g, %none, %eps, %false : !torch.vtensor<[4,32],f32>, !torch.list<int>, !torch.vtensor<[32],f32>, !torch.none, !torch.float, !torch.bool -> !torch.vtensor<[4,32],f32>
+  %h = torch.aten.linear %n, %w1, %none : !torch.vtensor<[4,32],f32>, !torch.vtensor<[64,32],f32>, !torch.none -> !torch.vtensor<[4,64],f32>
+  // expected-error @+1 {{te-import-torch: cannot import 'torch.aten.gelu': gelu(approximate='none') is the erf GELU; TransformerEngine's gelu is the tanh approximation (use approximate='tanh')}}
+  %a = torch.aten.gelu %h, %str : !torch.vtensor<[4,64],f32>, !torch.str -> !torch.vtensor<[4,64],f32>
+  %y = torch.aten.linear %a, %w2, %none : !torch.vtensor<[4,64],f32>, !torch.vtensor<[32,64],f32>, !torch.none -> !torch.vtensor<[4,32],f32>
+  return %y : !torch.vtensor<[4,32],f32>
+}
+
+// -----
+
+// A norm that feeds no linear has no TransformerEngine module.
+func.func @standalone_norm(%x: !torch.vtensor<[4,32],f32>) -> !torch.vtensor<[4,32],f32> {
+  %int32 = torch.constant.int 32
+  %none = torch.constant.none
+  %eps = torch.constant.float 1.000000e-05
+  %false = torch.constant.bool false
+  %shape = torch.prim.ListConstruct %int32 : (!torch.int) -> !torch.list<int>
+  // expected-error @+1 {{te-import-torch: cannot import 'torch.aten.layer_norm': a normalization must feed an aten.linear (TransformerEngine has no standalone norm module)}}
+  %n = torch.aten.layer_norm %x, %shape, %none, %none, %eps, %false : !torch.vtensor<[4,32],f32>, !torch.list<int>, !torch.none, !torch.none, !torch.float, !torch.bool -> !torch.vtensor<[4,32],f32>
+  return %n : !torch.vtensor<[4,32],f32>
+}
+
+// -----
+
+// An op outside the supported patterns is reported with what is supported.
+func.func @softmax(%x: !torch.vtensor<[4,32],f32>) -> !torch.vtensor<[4,32],f32> {
+  %int-1 = torch.constant.int -1
+  %none = torch.constant.none
+  // expected-error @+1 {{te-import-torch: cannot import 'torch.aten.softmax.int': not part of a recognized module; supported: aten.layer_norm / aten.rms_norm over the last dim followed by aten.linear}}
+  %y = torch.aten.softmax.int %x, %int-1, %none : !torch.vtensor<[4,32],f32>, !torch.int, !torch.none -> !torch.vtensor<[4,32],f32>
+  return %y : !torch.vtensor<[4,32],f32>
+}
+
+// -----
+
+// Near miss: a linear whose weight does not match the input's features.
+func.func @linear_wrong_weight(%x: !torch.vtensor<[4,32],f32>, %w: !torch.vtensor<[32,64],f32>) -> !torch.vtensor<[4,32],f32> {
+  %none = torch.constant.none
+  // expected-error @+2 {{'te.linear' op weight in_features 64 does not match the input feature size 32}}
+  // expected-error @+1 {{te-import-torch: cannot import 'torch.aten.linear': its operands do not form a TransformerEngine Linear (see the error above)}}
+  %y = torch.aten.linear %x, %w, %none : !torch.vtensor<[4,32],f32>, !torch.vtensor<[32,64],f32>, !torch.none -> !torch.vtensor<[4,32],f32>
+  return %y : !torch.vtensor<[4,32],f32>
+}
+
+// -----
+
+// A 1-D weight is not a TransformerEngine Linear.
+func.func @linear_vector_weight(%x: !torch.vtensor<[4,32],f32>, %w: !torch.vtensor<[32],f32>) -> !torch.vtensor<[4],f32> {
+  %none = torch.constant.none
+  // expected-error @+1 {{te-import-torch: cannot import 'torch.aten.linear': not part of a recognized module}}
+  %y = torch.aten.linear %x, %w, %none : !torch.vtensor<[4,32],f32>, !torch.vtensor<[32],f32>, !torch.none -> !torch.vtensor<[4],f32>
+  return %y : !torch.vtensor<[4],f32>
+}
+
+// -----
+
+// Broadcasting adds are not residual adds.
+func.func @broadcast_add(%x: !torch.vtensor<[4,32],f32>, %b: !torch.vtensor<[32],f32>) -> !torch.vtensor<[4,32],f32> {
+  %int1 = torch.constant.int 1
+  // expected-error @+1 {{te-import-torch: cannot import 'torch.aten.add.Tensor': both operands must have the same tensor type (broadcasting adds are not supported)}}
+  %y = torch.aten.add.Tensor %x, %b, %int1 : !torch.vtensor<[4,32],f32>, !torch.vtensor<[32],f32>, !torch.int -> !torch.vtensor<[4,32],f32>
+  return %y : !torch.vtensor<[4,32],f32>
+}
+
+// -----
+
+// Integer tensors are not activations.
+// expected-error @+1 {{te-import-torch: unsupported type '!torch.vtensor<[4],si64>'; function arguments and results must be !torch.vtensor with known sizes and an f32, bf16 or f16 dtype}}
+func.func @int_arg(%x: !torch.vtensor<[4],si64>) -> !torch.vtensor<[4],si64> {
+  return %x : !torch.vtensor<[4],si64>
+}
+
+// -----
+
+// A split into unequal parts is not a gated FC1.
+func.func @unequal_split(%x: !torch.vtensor<[4,32],f32>, %w1: !torch.vtensor<[96,32],f32>, %w2: !torch.vtensor<[32,64],f32>) -> !torch.vtensor<[4,32],f32> {
+  %int32 = torch.constant.int 32
+  %int64 = torch.constant.int 64
+  %int-1 = torch.constant.int -1
+  %none = torch.constant.none
+  %shape = torch.prim.ListConstruct %int32 : (!torch.int) -> !torch.list<int>
+  %n = torch.aten.rms_norm %x, %shape, %none, %none : !torch.vtensor<[4,32],f32>, !torch.list<int>, !torch.none, !torch.none -> !torch.vtensor<[4,32],f32>
+  %h = torch.aten.linear %n, %w1, %none : !torch.vtensor<[4,32],f32>, !torch.vtensor<[96,32],f32>, !torch.none -> !torch.vtensor<[4,96],f32>
+  // expected-error @+1 {{te-import-torch: cannot import 'torch.aten.split.Tensor': FC1's output must be split into two equal halves}}
+  %parts = torch.aten.split.Tensor %h, %int64, %int-1 : !torch.vtensor<[4,96],f32>, !torch.int, !torch.int -> !torch.list<vtensor>
+  %a:2 = torch.prim.ListUnpack %parts : !torch.list<vtensor> -> !torch.vtensor<[4,64],f32>, !torch.vtensor<[4,32],f32>
+  %r = torch.aten.silu %a#0 : !torch.vtensor<[4,64],f32> -> !torch.vtensor<[4,64],f32>
+  %y = torch.aten.linear %r, %w2, %none : !torch.vtensor<[4,64],f32>, !torch.vtensor<[32,64],f32>, !torch.none -> !torch.vtensor<[4,32],f32>
+  return %y : !torch.vtensor<[4,32],f32>
+}
