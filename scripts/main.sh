@@ -1,12 +1,20 @@
 #!/usr/bin/env bash
-# te-mlir's main job on a fresh machine: install, build, and run the compiler
-# on a shipped model. Today that is te-opt on a GPT-2 style block (set the
-# FP8 recipe, verify, canonicalize); it grows into "compile and run a real model" as te-compile/te-run land.
+# te-mlir's main job on a fresh machine: install, build, and compile a real
+# model as far as the pipeline goes today. The model is a transformer MLP
+# block (x + fc2(gelu_tanh(fc1(LayerNorm(x))))) exported by the torch-mlir
+# wheel (test/Import/Inputs/residual_ln_mlp.raw_hl.mlir, made by
+# tools/export_torch.py). The job raises it to te ops (te-import-torch),
+# sets a quantization recipe, and prints the te IR and the fake-tensor
+# report (every tensor the module produces, quantizes and saves for
+# backward). It grows into "compile and run" as te-compile/te-run land.
 #
-# Usage: scripts/main.sh [RECIPE]   (bf16|fp8-delayed|fp8-current|fp8-block|mxfp8|nvfp4; default fp8-delayed)
+# Usage: scripts/main.sh [RECIPE] [ARCH]
+#   RECIPE: bf16|fp8-delayed|fp8-current|fp8-block|mxfp8|nvfp4 (default fp8-delayed)
+#   ARCH:   hopper|blackwell (default hopper)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 recipe=${1:-fp8-delayed}
+arch=${2:-hopper}
 
 "$root/scripts/bootstrap.sh"
 build=$root/build
@@ -16,8 +24,25 @@ if [[ ! -f $build/build.ninja ]]; then
 fi
 ninja -C "$build" -j "${TE_JOBS:-2}" te-opt
 
-example=$root/examples/gpt_block.mlir
+model=$root/test/Import/Inputs/residual_ln_mlp.raw_hl.mlir
+report=$(mktemp)
+trap 'rm -f "$report"' EXIT
 echo
-echo "== te-opt examples/gpt_block.mlir --te-apply-recipe=\"recipe=$recipe\" --canonicalize"
-"$build/bin/te-opt" "$example" --te-apply-recipe="recipe=$recipe" --canonicalize
-echo "ok: the module verifies under recipe $recipe"
+echo "== te-opt residual_ln_mlp.raw_hl.mlir --te-import-torch=\"recipe=$recipe\" --canonicalize --te-describe"
+"$build/bin/te-opt" "$model" --te-import-torch="recipe=$recipe" --canonicalize \
+  --te-describe="out=$report arch=$arch" --mlir-elide-resource-strings-if-larger=32 \
+  | sed '/^{-#/,$d'
+echo "== fake-tensor report ($arch, training)"
+python3 - "$report" <<'PY'
+import json, sys
+for r in json.load(open(sys.argv[1])):
+    print(f"{r['op']}: recipe {r['recipe']} (effective {r['effective_recipe']})"
+          + (f", fallback: {r['fallback']}" if r['fallback'] else ""))
+    for q in r["quantized"]:
+        inner = ", ".join(f"{t['name']}{t['shape']}:{t['dtype']}" for t in q["inner"])
+        print(f"  quantized {q['name']:16} {q['usage']:8} {inner}")
+    for s in r["saved"]:
+        print(f"  saved     {s['name']:16} {str(s['shape']):14} {s['dtype']:9} aliases={s['aliases']}")
+    print(f"  saved bytes {r['saved_bytes']}, workspace bytes {r['workspace_bytes']}")
+PY
+echo "ok: imported, verified and described under recipe $recipe"
