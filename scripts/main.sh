@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # te-mlir's main job on a fresh machine: install, build, and compile a real
-# model as far as the pipeline goes today. The model is a transformer MLP
-# block (x + fc2(gelu_tanh(fc1(LayerNorm(x))))) exported by the torch-mlir
-# wheel (test/Import/Inputs/residual_ln_mlp.raw_hl.mlir, made by
-# tools/export_torch.py). The job raises it to te ops (te-import-torch),
+# model as far as the pipeline goes today. The model is GPT-2's MLP block
+# (LayerNorm + transformers' GPT2MLP: Conv1D, gelu_new, Conv1D), exported by
+# the torch-mlir wheel with its default options
+# (test/Import/Inputs/gpt2_mlp.raw.mlir, made by tools/export_torch.py).
+# The job raises it to te ops (te-import-torch),
 # sets a quantization recipe, and prints the te IR and the fake-tensor
 # report (every tensor the module produces, quantizes and saves for
 # backward). It grows into "compile and run" as te-compile/te-run land.
@@ -24,11 +25,11 @@ if [[ ! -f $build/build.ninja ]]; then
 fi
 ninja -C "$build" -j "${TE_JOBS:-2}" te-opt
 
-model=$root/test/Import/Inputs/residual_ln_mlp.raw_hl.mlir
+model=$root/test/Import/Inputs/gpt2_mlp.raw.mlir
 report=$(mktemp)
 trap 'rm -f "$report"' EXIT
 echo
-echo "== te-opt residual_ln_mlp.raw_hl.mlir --te-import-torch=\"recipe=$recipe\" --canonicalize --te-describe"
+echo "== te-opt gpt2_mlp.raw.mlir --te-import-torch=\"recipe=$recipe\" --canonicalize --te-describe"
 "$build/bin/te-opt" "$model" --te-import-torch="recipe=$recipe" --canonicalize \
   --te-describe="out=$report arch=$arch" --mlir-elide-resource-strings-if-larger=32 \
   | sed '/^{-#/,$d'

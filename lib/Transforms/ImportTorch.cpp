@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -425,6 +426,427 @@ bool matchMLP(Group &g, Value normOut, std::string &why) {
 }
 
 //===----------------------------------------------------------------------===//
+// Recomposition of decomposed forms
+//===----------------------------------------------------------------------===//
+//
+// torch-mlir's default `raw` output comes from PyTorch's core-ATen
+// decompositions: LayerNorm is var_mean/rsqrt/sub/mul(/mul/add), Linear is
+// view/permute/mm(/mul.Scalar 1/add)/view, SiLU is x*sigmoid(x); GPT-2's
+// Conv1D is mm on an [in, out] weight, its gelu_new is the tanh formula, and
+// LLaMA's RMSNorm is pow/mean/rsqrt/mul/mul. These rewrites put the
+// high-level torch ops back (as torch-mlir's own recompose-complex-ops
+// does), so that the raising below sees one form. Each rewrite only fires
+// when every intermediate is used inside the pattern alone.
+
+/// Creates torch ops (unregistered) with an OpBuilder.
+class TorchBuilder {
+public:
+  TorchBuilder(OpBuilder &b, Location loc) : b(b), loc(loc) {}
+
+  Value create(StringRef name, ValueRange operands, Type result,
+               ArrayRef<NamedAttribute> attrs = {}) {
+    OperationState state(loc, name);
+    state.addOperands(operands);
+    if (result)
+      state.addTypes(result);
+    state.addAttributes(attrs);
+    Operation *op = b.create(state);
+    return result ? op->getResult(0) : Value();
+  }
+  Value intConst(int64_t v) {
+    return create("torch.constant.int", {}, tt::IntType::get(ctx()),
+                  {b.getNamedAttr("value", b.getI64IntegerAttr(v))});
+  }
+  Value floatConst(double v) {
+    return create("torch.constant.float", {}, tt::TorchFloatType::get(ctx()),
+                  {b.getNamedAttr("value", b.getF64FloatAttr(v))});
+  }
+  Value boolConst(bool v) {
+    return create("torch.constant.bool", {}, tt::BoolType::get(ctx()),
+                  {b.getNamedAttr("value", b.getBoolAttr(v))});
+  }
+  Value strConst(StringRef v) {
+    return create("torch.constant.str", {}, tt::StringType::get(ctx()),
+                  {b.getNamedAttr("value", b.getStringAttr(v))});
+  }
+  Value none() {
+    return create("torch.constant.none", {}, tt::TorchNoneType::get(ctx()));
+  }
+  Value intList(ArrayRef<int64_t> values) {
+    SmallVector<Value> elements;
+    for (int64_t v : values)
+      elements.push_back(intConst(v));
+    return create("torch.prim.ListConstruct", elements,
+                  tt::ListType::get(ctx(), tt::IntType::get(ctx())));
+  }
+
+private:
+  MLIRContext *ctx() { return b.getContext(); }
+  OpBuilder &b;
+  Location loc;
+};
+
+Operation *soleUser(Value v) {
+  return v.hasOneUse() ? *v.getUsers().begin() : nullptr;
+}
+
+/// The other operand of a binary op whose operand is `v` (or null).
+Value otherOperand(Operation *op, Value v) {
+  if (!op || op->getNumOperands() < 2)
+    return {};
+  if (op->getOperand(0) == v)
+    return op->getOperand(1);
+  if (op->getOperand(1) == v)
+    return op->getOperand(0);
+  return {};
+}
+
+bool nearly(std::optional<double> v, double expected, double rel = 1e-4) {
+  return v && std::abs(*v - expected) <= rel * std::abs(expected);
+}
+
+/// Is `dims` the single last dim of a rank-`rank` tensor?
+bool isLastDimList(Value list, int64_t rank) {
+  auto dims = constIntList(list);
+  return dims && dims->size() == 1 &&
+         ((*dims)[0] == -1 || (*dims)[0] == rank - 1);
+}
+
+/// Replaces `root`'s result by `replacement` and erases the now-dead ops of
+/// the pattern (in reverse program order).
+void replaceChain(Value root, Value replacement, ArrayRef<Operation *> ops) {
+  root.replaceAllUsesWith(replacement);
+  SmallVector<Operation *> sorted(ops.begin(), ops.end());
+  llvm::sort(sorted, [](Operation *a, Operation *b) {
+    return b->isBeforeInBlock(a);
+  });
+  for (Operation *op : sorted)
+    if (op->use_empty())
+      op->erase();
+}
+
+/// var_mean(x, [-1], correction 0, keepdim) -> add.Scalar(eps) -> rsqrt;
+/// sub(x, mean) * rstd [* gamma] [+ beta]  ==>  layer_norm
+bool recomposeLayerNorm(Operation *varMean) {
+  if (!isA(varMean, "torch.aten.var_mean.correction") ||
+      varMean->getNumResults() != 2)
+    return false;
+  Value x = varMean->getOperand(0);
+  int64_t rank = rankOf(x);
+  if (rank < 2 || !isLastDimList(varMean->getOperand(1), rank) ||
+      constNumber(varMean->getOperand(2)) != 0.0)
+    return false;
+  Value var = varMean->getResult(0), mean = varMean->getResult(1);
+  Operation *addEps = soleUser(var);
+  if (!isA(addEps, "torch.aten.add.Scalar") ||
+      constNumber(addEps->getOperand(2)) != 1.0)
+    return false;
+  auto eps = constNumber(addEps->getOperand(1));
+  Operation *rsqrt = soleUser(addEps->getResult(0));
+  Operation *sub = soleUser(mean);
+  if (!eps || !isA(rsqrt, "torch.aten.rsqrt") ||
+      !isA(sub, "torch.aten.sub.Tensor") || sub->getOperand(0) != x ||
+      sub->getOperand(1) != mean || constNumber(sub->getOperand(2)) != 1.0)
+    return false;
+  Operation *norm = soleUser(sub->getResult(0));
+  if (!isA(norm, "torch.aten.mul.Tensor") ||
+      otherOperand(norm, sub->getResult(0)) != rsqrt->getResult(0) ||
+      !rsqrt->getResult(0).hasOneUse())
+    return false;
+  SmallVector<Operation *> ops = {varMean, addEps, rsqrt, sub, norm};
+  Value out = norm->getResult(0), gamma, beta;
+  auto isVector = [&](Value v) { return v && rankOf(v) == 1; };
+  if (Operation *mulW = soleUser(out);
+      isA(mulW, "torch.aten.mul.Tensor") && isVector(otherOperand(mulW, out))) {
+    gamma = otherOperand(mulW, out);
+    ops.push_back(mulW);
+    out = mulW->getResult(0);
+    if (Operation *addB = soleUser(out);
+        isA(addB, "torch.aten.add.Tensor") && addB->getOperand(0) == out &&
+        isVector(addB->getOperand(1)) &&
+        constNumber(addB->getOperand(2)) == 1.0) {
+      beta = addB->getOperand(1);
+      ops.push_back(addB);
+      out = addB->getResult(0);
+    }
+  }
+  Operation *last = ops.back();
+  OpBuilder b(last);
+  TorchBuilder tb(b, last->getLoc());
+  int64_t k = builtinType(x.getType()).getShape().back();
+  Value ln = tb.create(
+      "torch.aten.layer_norm",
+      {x, tb.intList({k}), gamma ? gamma : tb.none(), beta ? beta : tb.none(),
+       tb.floatConst(*eps), tb.boolConst(false)},
+      out.getType());
+  replaceChain(out, ln, ops);
+  return true;
+}
+
+/// pow(x, 2) -> mean.dim([-1], keepdim) -> add.Scalar(eps) -> rsqrt;
+/// x * rstd [-> to.dtype] [* gamma]  ==>  rms_norm
+bool recomposeRMSNorm(Operation *pow) {
+  if (!isA(pow, "torch.aten.pow.Tensor_Scalar") ||
+      constNumber(pow->getOperand(1)) != 2.0)
+    return false;
+  Value x = pow->getOperand(0);
+  int64_t rank = rankOf(x);
+  Operation *mean = soleUser(pow->getResult(0));
+  if (rank < 2 || !isA(mean, "torch.aten.mean.dim") ||
+      !isLastDimList(mean->getOperand(1), rank))
+    return false;
+  Operation *addEps = soleUser(mean->getResult(0));
+  if (!isA(addEps, "torch.aten.add.Scalar") ||
+      constNumber(addEps->getOperand(2)) != 1.0)
+    return false;
+  auto eps = constNumber(addEps->getOperand(1));
+  Operation *rsqrt = soleUser(addEps->getResult(0));
+  if (!eps || !isA(rsqrt, "torch.aten.rsqrt"))
+    return false;
+  Operation *scale = soleUser(rsqrt->getResult(0));
+  if (!isA(scale, "torch.aten.mul.Tensor") ||
+      otherOperand(scale, rsqrt->getResult(0)) != x)
+    return false;
+  SmallVector<Operation *> ops = {pow, mean, addEps, rsqrt, scale};
+  Value out = scale->getResult(0), gamma;
+  // Users other than shape assertions.
+  auto realUser = [](Value v) -> Operation * {
+    Operation *found = nullptr;
+    for (Operation *u : v.getUsers()) {
+      if (isA(u, "torch.aten._assert_tensor_metadata"))
+        continue;
+      if (found)
+        return nullptr;
+      found = u;
+    }
+    return found;
+  };
+  if (Operation *mulW = realUser(out); isA(mulW, "torch.aten.mul.Tensor")) {
+    Value w = otherOperand(mulW, out);
+    if (w && rankOf(w) == 1) {
+      gamma = w;
+      ops.push_back(mulW);
+      out = mulW->getResult(0);
+    }
+  }
+  // Shape assertions on intermediates go with them.
+  for (Operation *op : ArrayRef<Operation *>(ops).drop_back())
+    for (Operation *u : llvm::make_early_inc_range(op->getResult(0).getUsers()))
+      if (isA(u, "torch.aten._assert_tensor_metadata"))
+        u->erase();
+  Operation *last = ops.back();
+  OpBuilder b(last);
+  TorchBuilder tb(b, last->getLoc());
+  int64_t k = builtinType(x.getType()).getShape().back();
+  Value rms = tb.create("torch.aten.rms_norm",
+                        {x, tb.intList({k}), gamma ? gamma : tb.none(),
+                         tb.floatConst(*eps)},
+                        out.getType());
+  replaceChain(out, rms, ops);
+  return true;
+}
+
+/// [view(x) ->] mm(x2, permute(W,[1,0]) | t(W) | W_in_out)
+///   [-> mul.Scalar 1, add(mul.Scalar(b, 1)) | add.Tensor(b)] [-> view]
+///   ==>  linear(x, W, b)  (a Conv1D [in, out] weight is transposed first)
+bool recomposeLinear(Operation *mm) {
+  if (!isA(mm, "torch.aten.mm"))
+    return false;
+  Value x2 = mm->getOperand(0), rhs = mm->getOperand(1);
+  auto x2Type = builtinType(x2.getType());
+  auto rhsType = builtinType(rhs.getType());
+  if (!x2Type || !rhsType || x2Type.getRank() != 2 || rhsType.getRank() != 2)
+    return false;
+  SmallVector<Operation *> ops = {mm};
+  Value x = x2;
+  Operation *view = x2.getDefiningOp();
+  if (isA(view, "torch.aten.view") && x2.hasOneUse()) {
+    Value src = view->getOperand(0);
+    auto srcType = builtinType(src.getType());
+    if (srcType && srcType.getRank() >= 2 &&
+        srcType.getShape().back() == x2Type.getShape().back()) {
+      x = src;
+      ops.push_back(view);
+    }
+  }
+  Value weight; // [N, K]
+  Operation *rhsDef = rhs.getDefiningOp();
+  bool transposedDef =
+      rhs.hasOneUse() &&
+      ((isA(rhsDef, "torch.aten.permute") &&
+        constIntList(rhsDef->getOperand(1)) == SmallVector<int64_t>{1, 0}) ||
+       isA(rhsDef, "torch.aten.t"));
+  if (transposedDef)
+    ops.push_back(rhsDef);
+  Value out = mm->getResult(0), bias;
+  auto scaledByOne = [](Operation *op, Value v) {
+    return isA(op, "torch.aten.mul.Scalar") && op->getOperand(0) == v &&
+           constNumber(op->getOperand(1)) == 1.0;
+  };
+  if (Operation *u = soleUser(out); scaledByOne(u, out)) {
+    // addmm's decomposition: mm * 1 + bias * 1
+    Operation *add = soleUser(u->getResult(0));
+    Value other = add ? otherOperand(add, u->getResult(0)) : Value();
+    Operation *biasScale = other ? other.getDefiningOp() : nullptr;
+    if (isA(add, "torch.aten.add.Tensor") &&
+        add->getOperand(0) == u->getResult(0) &&
+        constNumber(add->getOperand(2)) == 1.0 && biasScale &&
+        isA(biasScale, "torch.aten.mul.Scalar") &&
+        constNumber(biasScale->getOperand(1)) == 1.0 && other.hasOneUse() &&
+        rankOf(biasScale->getOperand(0)) == 1) {
+      bias = biasScale->getOperand(0);
+      ops.append({u, biasScale, add});
+      out = add->getResult(0);
+    } else {
+      return false;
+    }
+  } else if (isA(u, "torch.aten.add.Tensor") && u->getOperand(0) == out &&
+             rankOf(u->getOperand(1)) == 1 &&
+             constNumber(u->getOperand(2)) == 1.0) {
+    bias = u->getOperand(1);
+    ops.push_back(u);
+    out = u->getResult(0);
+  }
+  // The view back to the input's leading dims.
+  if (x != x2) {
+    Operation *back = soleUser(out);
+    auto srcType = builtinType(x.getType());
+    auto backType = back ? builtinType(back->getResult(0).getType())
+                         : RankedTensorType();
+    if (!isA(back, "torch.aten.view") || !backType ||
+        backType.getRank() != srcType.getRank() ||
+        backType.getShape().drop_back() != srcType.getShape().drop_back())
+      return false;
+    ops.push_back(back);
+    out = back->getResult(0);
+  }
+  Operation *last = mm;
+  for (Operation *op : ops)
+    if (last->isBeforeInBlock(op))
+      last = op;
+  OpBuilder b(last);
+  TorchBuilder tb(b, last->getLoc());
+  if (transposedDef) {
+    weight = rhsDef->getOperand(0);
+  } else {
+    // Conv1D: the weight is [in, out]; transpose it to [out, in].
+    auto wt = RankedTensorType::get({rhsType.getDimSize(1),
+                                     rhsType.getDimSize(0)},
+                                    rhsType.getElementType());
+    weight = tb.create("torch.aten.t", {rhs},
+                       tt::ValueTensorType::get(b.getContext(), true,
+                                                wt.getShape(),
+                                                wt.getElementType()));
+  }
+  Value linear = tb.create("torch.aten.linear",
+                           {x, weight, bias ? bias : tb.none()},
+                           out.getType());
+  replaceChain(out, linear, ops);
+  return true;
+}
+
+/// x * sigmoid(x)  ==>  silu(x)
+bool recomposeSiLU(Operation *sigmoid) {
+  if (!isA(sigmoid, "torch.aten.sigmoid"))
+    return false;
+  Value x = sigmoid->getOperand(0), s = sigmoid->getResult(0);
+  Operation *mul = soleUser(s);
+  if (!isA(mul, "torch.aten.mul.Tensor") || otherOperand(mul, s) != x)
+    return false;
+  OpBuilder b(mul);
+  TorchBuilder tb(b, mul->getLoc());
+  Value silu = tb.create("torch.aten.silu", {x}, mul->getResult(0).getType());
+  replaceChain(mul->getResult(0), silu, {sigmoid, mul});
+  return true;
+}
+
+/// 0.5x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3)))  ==>  gelu(x, "tanh")
+bool recomposeGeluTanh(Operation *tanh) {
+  if (!isA(tanh, "torch.aten.tanh"))
+    return false;
+  Operation *scale = tanh->getOperand(0).getDefiningOp();
+  if (!isA(scale, "torch.aten.mul.Scalar") ||
+      !nearly(constNumber(scale->getOperand(1)), 0.7978845608028654) ||
+      !scale->getResult(0).hasOneUse())
+    return false;
+  Operation *inner = scale->getOperand(0).getDefiningOp();
+  if (!isA(inner, "torch.aten.add.Tensor") ||
+      constNumber(inner->getOperand(2)) != 1.0 ||
+      !inner->getResult(0).hasOneUse())
+    return false;
+  Value x = inner->getOperand(0);
+  Operation *cubic = inner->getOperand(1).getDefiningOp();
+  if (!isA(cubic, "torch.aten.mul.Scalar") ||
+      !nearly(constNumber(cubic->getOperand(1)), 0.044715) ||
+      !cubic->getResult(0).hasOneUse())
+    return false;
+  Operation *pow = cubic->getOperand(0).getDefiningOp();
+  if (!isA(pow, "torch.aten.pow.Tensor_Scalar") || pow->getOperand(0) != x ||
+      constNumber(pow->getOperand(1)) != 3.0 || !pow->getResult(0).hasOneUse())
+    return false;
+  Operation *plusOne = soleUser(tanh->getResult(0));
+  if (!isA(plusOne, "torch.aten.add.Scalar") ||
+      constNumber(plusOne->getOperand(1)) != 1.0 ||
+      constNumber(plusOne->getOperand(2)) != 1.0)
+    return false;
+  Operation *mul = soleUser(plusOne->getResult(0));
+  Value half = mul ? otherOperand(mul, plusOne->getResult(0)) : Value();
+  Operation *halfOp = half ? half.getDefiningOp() : nullptr;
+  if (!isA(mul, "torch.aten.mul.Tensor") ||
+      !isA(halfOp, "torch.aten.mul.Scalar") || halfOp->getOperand(0) != x ||
+      constNumber(halfOp->getOperand(1)) != 0.5 || !half.hasOneUse())
+    return false;
+  OpBuilder b(mul);
+  TorchBuilder tb(b, mul->getLoc());
+  Value gelu = tb.create("torch.aten.gelu", {x, tb.strConst("tanh")},
+                         mul->getResult(0).getType());
+  replaceChain(mul->getResult(0), gelu,
+               {halfOp, pow, cubic, inner, scale, tanh, plusOne, mul});
+  return true;
+}
+
+/// Dead scalar bookkeeping left by the rewrites (sizes of views).
+bool isDeadBookkeeping(Operation &op) {
+  StringRef name = op.getName().getStringRef();
+  if (op.getNumResults() == 0 || !op.use_empty())
+    return false;
+  return name.starts_with("torch.constant.") ||
+         name == "torch.prim.ListConstruct" || name == "torch.aten.size.int" ||
+         name == "torch.aten.mul.int" || name == "torch.symbolic_int";
+}
+
+void recomposeDecomposedForms(func::FuncOp func) {
+  // Shape bookkeeping would make every intermediate look multiply used;
+  // the importer does not need it (shapes are in the types).
+  for (Operation &op : llvm::make_early_inc_range(func.getBody().front()))
+    if (isA(&op, "torch.bind_symbolic_shape") ||
+        isA(&op, "torch.aten._assert_tensor_metadata"))
+      op.erase();
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    for (Operation &op : llvm::make_early_inc_range(func.getBody().front())) {
+      if (recomposeLayerNorm(&op) || recomposeRMSNorm(&op) ||
+          recomposeLinear(&op) || recomposeSiLU(&op) ||
+          recomposeGeluTanh(&op)) {
+        changed = true;
+        break;
+      }
+    }
+  }
+  // Drop dead scalar ops, repeatedly (lists keep their constants alive).
+  for (bool erased = true; erased;) {
+    erased = false;
+    for (Operation &op :
+         llvm::make_early_inc_range(llvm::reverse(func.getBody().front())))
+      if (isDeadBookkeeping(op)) {
+        op.erase();
+        erased = true;
+      }
+  }
+}
+
+//===----------------------------------------------------------------------===//
 // Rewriting one function
 //===----------------------------------------------------------------------===//
 
@@ -691,6 +1113,7 @@ LogicalResult FunctionImporter::emitGroup(Group &g) {
 LogicalResult FunctionImporter::run() {
   if (!func.getBody().hasOneBlock())
     return func.emitError("te-import-torch: functions must have one block");
+  recomposeDecomposedForms(func);
   if (failed(findGroups()))
     return failure();
 
@@ -773,6 +1196,21 @@ LogicalResult FunctionImporter::run() {
                                 "Linear (see the error above)");
       }
       mapping.map(op.getResult(0), created->getResult(0));
+      continue;
+    }
+    if (name == "torch.aten.t" && rankOf(op.getOperand(0)) == 2) {
+      // A transposed weight (GPT-2's Conv1D stores [in, out]).
+      FailureOr<Value> w = lookup(&op, op.getOperand(0));
+      if (failed(w))
+        return failure();
+      auto wType = cast<RankedTensorType>(w->getType());
+      Value init = tensor::EmptyOp::create(
+          builder, op.getLoc(),
+          SmallVector<int64_t>{wType.getDimSize(1), wType.getDimSize(0)},
+          wType.getElementType());
+      auto transpose = linalg::TransposeOp::create(
+          builder, op.getLoc(), *w, init, SmallVector<int64_t>{1, 0});
+      mapping.map(op.getResult(0), transpose->getResult(0));
       continue;
     }
     if (name == "torch.aten.add.Tensor" && constNumber(op.getOperand(2)) == 1.0) {

@@ -114,3 +114,44 @@ func.func @unequal_split(%x: !torch.vtensor<[4,32],f32>, %w1: !torch.vtensor<[96
   %y = torch.aten.linear %r, %w2, %none : !torch.vtensor<[4,64],f32>, !torch.vtensor<[32,64],f32>, !torch.none -> !torch.vtensor<[4,32],f32>
   return %y : !torch.vtensor<[4,32],f32>
 }
+
+// -----
+
+// Near miss: unbiased variance (correction 1) is not LayerNorm's; the
+// decomposition is left alone and reported.
+func.func @unbiased_variance(%x: !torch.vtensor<[4,32],f32>, %w: !torch.vtensor<[64,32],f32>) -> !torch.vtensor<[4,32],f32> {
+  %int1 = torch.constant.int 1
+  %int-1 = torch.constant.int -1
+  %true = torch.constant.bool true
+  %eps = torch.constant.float 1.000000e-05
+  %dims = torch.prim.ListConstruct %int-1 : (!torch.int) -> !torch.list<int>
+  // expected-error @+1 {{te-import-torch: cannot import 'torch.aten.var_mean.correction': not part of a recognized module}}
+  %var, %mean = torch.aten.var_mean.correction %x, %dims, %int1, %true : !torch.vtensor<[4,32],f32>, !torch.list<int>, !torch.int, !torch.bool -> !torch.vtensor<[4,1],f32>, !torch.vtensor<[4,1],f32>
+  %e = torch.aten.add.Scalar %var, %eps, %int1 : !torch.vtensor<[4,1],f32>, !torch.float, !torch.int -> !torch.vtensor<[4,1],f32>
+  %r = torch.aten.rsqrt %e : !torch.vtensor<[4,1],f32> -> !torch.vtensor<[4,1],f32>
+  %c = torch.aten.sub.Tensor %x, %mean, %int1 : !torch.vtensor<[4,32],f32>, !torch.vtensor<[4,1],f32>, !torch.int -> !torch.vtensor<[4,32],f32>
+  %n = torch.aten.mul.Tensor %c, %r : !torch.vtensor<[4,32],f32>, !torch.vtensor<[4,1],f32> -> !torch.vtensor<[4,32],f32>
+  return %n : !torch.vtensor<[4,32],f32>
+}
+
+// -----
+
+// Near miss: a decomposed linear whose result is viewed to another shape.
+func.func @view_elsewhere(%x: !torch.vtensor<[2,4,32],f32>, %w: !torch.vtensor<[64,32],f32>) -> !torch.vtensor<[4,2,64],f32> {
+  %int8 = torch.constant.int 8
+  %int32 = torch.constant.int 32
+  %int4 = torch.constant.int 4
+  %int2 = torch.constant.int 2
+  %int64 = torch.constant.int 64
+  %int1 = torch.constant.int 1
+  %int0 = torch.constant.int 0
+  %s2 = torch.prim.ListConstruct %int8, %int32 : (!torch.int, !torch.int) -> !torch.list<int>
+  // expected-error @+1 {{te-import-torch: cannot import 'torch.aten.view': not part of a recognized module}}
+  %x2 = torch.aten.view %x, %s2 : !torch.vtensor<[2,4,32],f32>, !torch.list<int> -> !torch.vtensor<[8,32],f32>
+  %perm = torch.prim.ListConstruct %int1, %int0 : (!torch.int, !torch.int) -> !torch.list<int>
+  %wt = torch.aten.permute %w, %perm : !torch.vtensor<[64,32],f32>, !torch.list<int> -> !torch.vtensor<[32,64],f32>
+  %y = torch.aten.mm %x2, %wt : !torch.vtensor<[8,32],f32>, !torch.vtensor<[32,64],f32> -> !torch.vtensor<[8,64],f32>
+  %s3 = torch.prim.ListConstruct %int4, %int2, %int64 : (!torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %out = torch.aten.view %y, %s3 : !torch.vtensor<[8,64],f32>, !torch.list<int> -> !torch.vtensor<[4,2,64],f32>
+  return %out : !torch.vtensor<[4,2,64],f32>
+}

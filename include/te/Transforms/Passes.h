@@ -9,6 +9,7 @@
 
 #include "mlir/Pass/Pass.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "te/Dialect/TE/IR/TEDialect.h"
 
 namespace mlir::te {

@@ -74,7 +74,8 @@ def TEImportTorchPass : Pass<"te-import-torch", "::mlir::ModuleOp"> {
   ];
   let dependentDialects = [
     "::mlir::te::TEDialect", "::mlir::arith::ArithDialect",
-    "::mlir::func::FuncDialect", "::mlir::tensor::TensorDialect"
+    "::mlir::func::FuncDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect"
   ];
 }
 
