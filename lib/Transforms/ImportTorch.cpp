@@ -35,7 +35,7 @@ namespace {
 
 const char *kSupported =
     "supported: aten.layer_norm / aten.rms_norm over the last dim followed by "
-    "aten.linear (LayerNormLinear), or by linear + gelu(tanh) / relu / silu / "
+    "aten.linear (LayerNormLinear), or by linear + gelu / relu / silu / "
     "quick-gelu / squared-relu / gated act(a)*b + linear (LayerNormMLP); a "
     "lone aten.linear; aten.add.Tensor with alpha 1";
 
@@ -205,7 +205,7 @@ std::optional<LinearMatch> matchLinear(Operation *op) {
 
 /// A pointwise activation applied to `h`, ending in `out`.
 struct ActMatch {
-  enum Kind { GELU, QGELU, ReLU, SReLU, SiLU, Sigmoid } kind;
+  enum Kind { GELU, GELUErf, QGELU, ReLU, SReLU, SiLU, Sigmoid } kind;
   Value out;
   SmallVector<Operation *> ops;
 };
@@ -222,13 +222,13 @@ std::optional<ActMatch> matchActivation(Value h, std::string &why) {
     Operation *u = users[0];
     if (isA(u, "torch.aten.gelu")) {
       auto approx = constStr(u->getOperand(1));
-      if (approx != std::string("tanh")) {
-        why = "gelu(approximate='" + approx.value_or("?") +
-              "') is the erf GELU; TransformerEngine's gelu is the tanh "
-              "approximation (use approximate='tanh')";
-        return std::nullopt;
-      }
-      return ActMatch{ActMatch::GELU, u->getResult(0), {u}};
+      if (approx == std::string("tanh"))
+        return ActMatch{ActMatch::GELU, u->getResult(0), {u}};
+      if (approx == std::string("none"))
+        return ActMatch{ActMatch::GELUErf, u->getResult(0), {u}};
+      why = "gelu(approximate='" + approx.value_or("?") +
+            "') is not a known GELU variant (expected 'none' or 'tanh')";
+      return std::nullopt;
     }
     if (isA(u, "torch.aten.silu"))
       return ActMatch{ActMatch::SiLU, u->getResult(0), {u}};
@@ -276,6 +276,8 @@ std::optional<ActivationKind> plainKind(ActMatch::Kind k) {
   switch (k) {
   case ActMatch::GELU:
     return ActivationKind::GELU;
+  case ActMatch::GELUErf:
+    return ActivationKind::GELUErf;
   case ActMatch::QGELU:
     return ActivationKind::QGELU;
   case ActMatch::ReLU:
@@ -290,8 +292,10 @@ std::optional<ActivationKind> plainKind(ActMatch::Kind k) {
   return std::nullopt;
 }
 
-ActivationKind gatedKind(ActMatch::Kind k) {
+std::optional<ActivationKind> gatedKind(ActMatch::Kind k) {
   switch (k) {
+  case ActMatch::GELUErf:
+    return std::nullopt; // TE's GeGLU is tanh-GELU; no erf variant
   case ActMatch::GELU:
     return ActivationKind::GEGLU;
   case ActMatch::QGELU:
@@ -305,7 +309,7 @@ ActivationKind gatedKind(ActMatch::Kind k) {
   case ActMatch::Sigmoid:
     return ActivationKind::GLU;
   }
-  llvm_unreachable("unknown activation");
+  return std::nullopt;
 }
 
 /// `a * b` with `actOut` one of the factors: returns the other factor.
@@ -370,7 +374,7 @@ bool matchMLP(Group &g, Value normOut, std::string &why) {
         Value a = unpack->getResult(first), b = unpack->getResult(1 - first);
         std::string actWhy;
         auto act = a.hasOneUse() ? matchActivation(a, actWhy) : std::nullopt;
-        if (!act)
+        if (!act || !gatedKind(act->kind))
           continue;
         Operation *mul = single(act->out);
         if (!mul || otherFactor(mul, act->out) != b || !b.hasOneUse())
@@ -378,7 +382,7 @@ bool matchMLP(Group &g, Value normOut, std::string &why) {
         if (!finishWithFc2(mul->getResult(0)))
           continue;
         g.kind = Group::NormMLP;
-        g.activation = gatedKind(act->kind);
+        g.activation = *gatedKind(act->kind);
         g.swapHalves = first == 1;
         g.ops = {g.fc1.op, split, unpack};
         g.ops.append(act->ops.begin(), act->ops.end());
@@ -403,10 +407,16 @@ bool matchMLP(Group &g, Value normOut, std::string &why) {
     Operation *otherDef = other.getDefiningOp();
     auto fc1b = otherDef ? matchLinear(otherDef) : std::nullopt;
     if (fc1b && fc1b->input == normOut && other.hasOneUse() &&
+        !gatedKind(act->kind)) {
+      why = "a gated erf GELU has no TransformerEngine activation (GeGLU "
+            "uses the tanh GELU; use approximate='tanh')";
+      return false;
+    }
+    if (fc1b && fc1b->input == normOut && other.hasOneUse() &&
         finishWithFc2(next->getResult(0))) {
       g.kind = Group::NormMLP;
       g.fc1b = *fc1b;
-      g.activation = gatedKind(act->kind);
+      g.activation = *gatedKind(act->kind);
       g.ops = {g.fc1.op, fc1b->op};
       g.ops.append(act->ops.begin(), act->ops.end());
       g.ops.push_back(next);

@@ -33,6 +33,8 @@
 //
 // RUN: te-opt %S/Inputs/ln_mlp_gelu_tanh.raw_hl.mlir --te-import-torch | FileCheck %s --check-prefix=GELU
 // GELU: te.layernorm_mlp %{{.+}} norm layer_norm(%{{[^,]+}}, %{{[^)]+}}) fc1(%{{[^,]+}}, %{{[^)]+}}) act gelu fc2(%{{[^,]+}}, %{{[^)]+}}) : {{.*}} -> tensor<2x4x32xf32>
+// RUN: te-opt %S/Inputs/ln_mlp_gelu.raw_hl.mlir --te-import-torch | FileCheck %s --check-prefix=ERF
+// ERF: te.layernorm_mlp {{.*}} act gelu_erf fc2
 // RUN: te-opt %S/Inputs/ln_mlp_relu.raw_hl.mlir --te-import-torch | FileCheck %s --check-prefix=RELU
 // RELU: te.layernorm_mlp {{.*}} act relu fc2
 // RUN: te-opt %S/Inputs/ln_mlp_silu.raw_hl.mlir --te-import-torch | FileCheck %s --check-prefix=SILU

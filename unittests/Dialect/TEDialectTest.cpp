@@ -142,7 +142,8 @@ TEST_F(TEDialectTest, RecipesByName) {
 TEST_F(TEDialectTest, ActivationTable) {
   const char *gated[] = {"geglu",  "glu",    "qgeglu",        "reglu",
                          "sreglu", "swiglu", "clamped_swiglu"};
-  const char *plain[] = {"gelu", "qgelu", "relu", "srelu", "silu"};
+  const char *plain[] = {"gelu", "qgelu", "relu", "srelu", "silu",
+                         "gelu_erf"};
   for (const char *name : gated) {
     auto kind = symbolizeActivationKind(name);
     ASSERT_TRUE(kind) << name;
@@ -154,7 +155,8 @@ TEST_F(TEDialectTest, ActivationTable) {
     ASSERT_TRUE(kind) << name;
     EXPECT_FALSE(isGatedActivation(*kind)) << name;
   }
-  EXPECT_EQ(getMaxEnumValForActivationKind() + 1, 12u);
+  // TE's twelve plus PyTorch's erf GELU.
+  EXPECT_EQ(getMaxEnumValForActivationKind() + 1, 13u);
 }
 
 } // namespace

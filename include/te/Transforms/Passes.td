@@ -49,7 +49,8 @@ def TEImportTorchPass : Pass<"te-import-torch", "::mlir::ModuleOp"> {
       when the norm output has other users, which then read the op's second
       result; further linears on the same norm output become `te.linear`).
     - norm + linear + activation + linear becomes `te.layernorm_mlp`:
-      `gelu(approximate="tanh")`, `relu`, `silu`, quick-GELU
+      `gelu(approximate="tanh")` (TE's gelu), `gelu()` (erf, `gelu_erf`),
+      `relu`, `silu`, quick-GELU
       (`x * sigmoid(1.702 x)`), squared ReLU (`relu(x)**2`), and the gated
       forms `act(a) * b` with `a`, `b` from two linears on the norm output
       (FC1 weights concatenated, activated half first) or from one linear
@@ -63,8 +64,7 @@ def TEImportTorchPass : Pass<"te-import-torch", "::mlir::ModuleOp"> {
       arguments stay arguments.
 
     Anything else, and every near miss (a norm over more than the last dim,
-    a linear whose weight does not match, erf-GELU which TransformerEngine
-    has no kernel for), is an error naming the op, its location and what is
+    a linear whose weight does not match, a gated erf GELU), is an error naming the op, its location and what is
     supported. `recipe` sets the recipe of the created ops.
   }];
   let options = [

@@ -61,13 +61,15 @@ func.func @layernorm_mlp_full(%x: tensor<8x64xf32>, %g: tensor<64xf32>, %b: tens
 
 // -----
 
-// All twelve activations; the gated ones have a 2F-wide FC1.
+// All twelve TE activations and PyTorch's erf GELU; the gated ones have a
+// 2F-wide FC1.
 // CHECK-LABEL: func.func @activations
 // CHECK: act gelu
 // CHECK: act qgelu
 // CHECK: act relu
 // CHECK: act srelu
 // CHECK: act silu
+// CHECK: act gelu_erf
 // CHECK: act geglu
 // CHECK: act glu
 // CHECK: act qgeglu
@@ -82,6 +84,7 @@ func.func @activations(%x: tensor<4x64xbf16>, %g: tensor<64xbf16>, %w1: tensor<1
   %2 = te.layernorm_mlp %x norm rms_norm(%g) fc1(%w1) act relu fc2(%w2) : (tensor<4x64xbf16>, tensor<64xbf16>, tensor<128x64xbf16>, tensor<64x128xbf16>) -> tensor<4x64xbf16>
   %3 = te.layernorm_mlp %x norm rms_norm(%g) fc1(%w1) act srelu fc2(%w2) : (tensor<4x64xbf16>, tensor<64xbf16>, tensor<128x64xbf16>, tensor<64x128xbf16>) -> tensor<4x64xbf16>
   %4 = te.layernorm_mlp %x norm rms_norm(%g) fc1(%w1) act silu fc2(%w2) : (tensor<4x64xbf16>, tensor<64xbf16>, tensor<128x64xbf16>, tensor<64x128xbf16>) -> tensor<4x64xbf16>
+  %12 = te.layernorm_mlp %x norm rms_norm(%g) fc1(%w1) act gelu_erf fc2(%w2) : (tensor<4x64xbf16>, tensor<64xbf16>, tensor<128x64xbf16>, tensor<64x128xbf16>) -> tensor<4x64xbf16>
   %5 = te.layernorm_mlp %x norm rms_norm(%g) fc1(%w1g) act geglu fc2(%w2) : (tensor<4x64xbf16>, tensor<64xbf16>, tensor<256x64xbf16>, tensor<64x128xbf16>) -> tensor<4x64xbf16>
   %6 = te.layernorm_mlp %x norm rms_norm(%g) fc1(%w1g) act glu fc2(%w2) : (tensor<4x64xbf16>, tensor<64xbf16>, tensor<256x64xbf16>, tensor<64x128xbf16>) -> tensor<4x64xbf16>
   %7 = te.layernorm_mlp %x norm rms_norm(%g) fc1(%w1g) act qgeglu fc2(%w2) : (tensor<4x64xbf16>, tensor<64xbf16>, tensor<256x64xbf16>, tensor<64x128xbf16>) -> tensor<4x64xbf16>

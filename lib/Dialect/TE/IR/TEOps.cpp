@@ -28,6 +28,7 @@ bool mlir::te::isGatedActivation(ActivationKind kind) {
   case ActivationKind::ClampedSwiGLU:
     return true;
   case ActivationKind::GELU:
+  case ActivationKind::GELUErf:
   case ActivationKind::QGELU:
   case ActivationKind::ReLU:
   case ActivationKind::SReLU:

@@ -26,8 +26,10 @@ def TE_NormalizationKind : I32EnumAttr<"NormalizationKind",
 def TE_NormalizationKindAttr
     : EnumAttr<TE_Dialect, TE_NormalizationKind, "normalization">;
 
-// The twelve activations of LayerNormMLP (reference §2.2). Gated ones split
-// FC1's output [.., 2F] into [act_input | linear_input].
+// The twelve activations of LayerNormMLP (reference §2.2), plus `gelu_erf`,
+// PyTorch's default (exact, erf-based) GELU, which TransformerEngine does not
+// have (its `gelu` is the tanh approximation) but which nn.GELU() models use.
+// Gated ones split FC1's output [.., 2F] into [act_input | linear_input].
 def TE_ActivationKind : I32EnumAttr<"ActivationKind",
     "activation between the two GEMMs of LayerNormMLP", [
       I32EnumAttrCase<"GELU", 0, "gelu">,
@@ -41,7 +43,8 @@ def TE_ActivationKind : I32EnumAttr<"ActivationKind",
       I32EnumAttrCase<"SReGLU", 8, "sreglu">,
       I32EnumAttrCase<"SiLU", 9, "silu">,
       I32EnumAttrCase<"SwiGLU", 10, "swiglu">,
-      I32EnumAttrCase<"ClampedSwiGLU", 11, "clamped_swiglu">
+      I32EnumAttrCase<"ClampedSwiGLU", 11, "clamped_swiglu">,
+      I32EnumAttrCase<"GELUErf", 12, "gelu_erf">
     ]> {
   let cppNamespace = "::mlir::te";
   let genSpecializedAttr = 0;
