@@ -338,6 +338,56 @@ bool matchMLP(Group &g, Value normOut, std::string &why) {
     return true;
   };
 
+  // Slice form (torch-mlir's `torch` output): h[..., :F] and h[..., F:].
+  if (SmallVector<Operation *> users(h.getUsers()); users.size() == 2 &&
+      llvm::all_of(users, [](Operation *u) {
+        return isA(u, "torch.aten.slice.Tensor");
+      })) {
+    int64_t width = builtinType(h.getType()).getShape().back();
+    int64_t rank = rankOf(h);
+    Value halves[2];
+    for (Operation *u : users) {
+      auto dim = constInt(u->getOperand(1));
+      auto start = constInt(u->getOperand(2));
+      auto end = constInt(u->getOperand(3));
+      auto step = constInt(u->getOperand(4));
+      if (!dim || (*dim != -1 && *dim != rank - 1) || !start || !end ||
+          step != 1) {
+        why = "FC1's output must be sliced in two halves along the last dim";
+        return false;
+      }
+      if (*start == 0 && *end == width / 2)
+        halves[0] = u->getResult(0);
+      else if (*start == width / 2 && (*end == width || *end >= width))
+        halves[1] = u->getResult(0);
+    }
+    if (!halves[0] || !halves[1] || width % 2) {
+      why = "FC1's output must be split into two equal halves";
+      return false;
+    }
+    for (int first = 0; first < 2; ++first) {
+      Value a = halves[first], b = halves[1 - first];
+      std::string actWhy;
+      auto act = a.hasOneUse() ? matchActivation(a, actWhy) : std::nullopt;
+      if (!act || !gatedKind(act->kind))
+        continue;
+      Operation *mul = single(act->out);
+      if (!mul || otherFactor(mul, act->out) != b || !b.hasOneUse() ||
+          !finishWithFc2(mul->getResult(0)))
+        continue;
+      g.kind = Group::NormMLP;
+      g.activation = *gatedKind(act->kind);
+      g.swapHalves = first == 1;
+      g.ops = {g.fc1.op, users[0], users[1]};
+      g.ops.append(act->ops.begin(), act->ops.end());
+      g.ops.push_back(mul);
+      g.ops.push_back(g.fc2.op);
+      return true;
+    }
+    why = "the halves of FC1's output must combine as act(a) * b";
+    return false;
+  }
+
   // Split form: one FC1 split into [a | b] halves.
   if (Operation *split = single(h)) {
     bool isSplit = isA(split, "torch.aten.split.Tensor") ||
@@ -522,6 +572,8 @@ bool isLastDimList(Value list, int64_t rank) {
          ((*dims)[0] == -1 || (*dims)[0] == rank - 1);
 }
 
+std::pair<Operation *, Operation *> matchMeanOverLast(Value v);
+
 /// Replaces `root`'s result by `replacement` and erases the now-dead ops of
 /// the pattern (in reverse program order).
 void replaceChain(Value root, Value replacement, ArrayRef<Operation *> ops) {
@@ -593,18 +645,37 @@ bool recomposeLayerNorm(Operation *varMean) {
   return true;
 }
 
-/// pow(x, 2) -> mean.dim([-1], keepdim) -> add.Scalar(eps) -> rsqrt;
-/// x * rstd [-> to.dtype] [* gamma]  ==>  rms_norm
-bool recomposeRMSNorm(Operation *pow) {
-  if (!isA(pow, "torch.aten.pow.Tensor_Scalar") ||
-      constNumber(pow->getOperand(1)) != 2.0)
+/// pow(x, 2) | x*x -> mean over the last dim (mean.dim, or sum.dim_IntList
+/// then div.Scalar K) -> add.Scalar(eps) -> rsqrt; x * rstd [* gamma]
+///   ==>  rms_norm
+bool recomposeRMSNorm(Operation *square) {
+  Value x;
+  if (isA(square, "torch.aten.pow.Tensor_Scalar") &&
+      constNumber(square->getOperand(1)) == 2.0)
+    x = square->getOperand(0);
+  else if (isA(square, "torch.aten.mul.Tensor") &&
+           square->getOperand(0) == square->getOperand(1))
+    x = square->getOperand(0);
+  else
     return false;
-  Value x = pow->getOperand(0);
   int64_t rank = rankOf(x);
-  Operation *mean = soleUser(pow->getResult(0));
-  if (rank < 2 || !isA(mean, "torch.aten.mean.dim") ||
-      !isLastDimList(mean->getOperand(1), rank))
+  Value sq = square->getResult(0);
+  if (rank < 2)
     return false;
+  SmallVector<Operation *> meanOps;
+  Value meanOut;
+  if (Operation *m = soleUser(sq);
+      isA(m, "torch.aten.mean.dim") && isLastDimList(m->getOperand(1), rank)) {
+    meanOps = {m};
+    meanOut = m->getResult(0);
+  } else if (auto [sum, div] = matchMeanOverLast(sq); div && sq.hasOneUse()) {
+    meanOps = {sum, div};
+    meanOut = div->getResult(0);
+  } else {
+    return false;
+  }
+  Operation *pow = square;
+  Operation *mean = meanOps.back();
   Operation *addEps = soleUser(mean->getResult(0));
   if (!isA(addEps, "torch.aten.add.Scalar") ||
       constNumber(addEps->getOperand(2)) != 1.0)
@@ -617,7 +688,9 @@ bool recomposeRMSNorm(Operation *pow) {
   if (!isA(scale, "torch.aten.mul.Tensor") ||
       otherOperand(scale, rsqrt->getResult(0)) != x)
     return false;
-  SmallVector<Operation *> ops = {pow, mean, addEps, rsqrt, scale};
+  SmallVector<Operation *> ops = {pow};
+  ops.append(meanOps.begin(), meanOps.end());
+  ops.append({addEps, rsqrt, scale});
   Value out = scale->getResult(0), gamma;
   // Users other than shape assertions.
   auto realUser = [](Value v) -> Operation * {
@@ -815,6 +888,212 @@ bool recomposeGeluTanh(Operation *tanh) {
   return true;
 }
 
+/// `prims.convert_element_type` / `aten.to.dtype` of a tensor: returns the
+/// source value, or null when `op` is not a cast.
+Value castSource(Operation *op) {
+  if (isA(op, "torch.prims.convert_element_type") ||
+      isA(op, "torch.aten.to.dtype"))
+    return op->getOperand(0);
+  return {};
+}
+
+Type elementTypeOf(Value v) {
+  auto t = builtinType(v.getType());
+  return t ? t.getElementType() : Type();
+}
+
+/// An f32 upcast of a narrower float (bf16/f16) tensor.
+bool isUpcast(Operation *op) {
+  Value src = castSource(op);
+  if (!src)
+    return false;
+  Type from = elementTypeOf(src), to = elementTypeOf(op->getResult(0));
+  return from && to && to.isF32() && (from.isBF16() || from.isF16());
+}
+
+/// A cast from f32 down to bf16/f16.
+bool isDowncast(Operation *op) {
+  Value src = castSource(op);
+  if (!src)
+    return false;
+  Type from = elementTypeOf(src), to = elementTypeOf(op->getResult(0));
+  return from && to && from.isF32() && (to.isBF16() || to.isF16());
+}
+
+tt::ValueTensorType withElementType(Type torchType, Type element) {
+  auto vt = cast<tt::ValueTensorType>(torchType);
+  return tt::ValueTensorType::get(vt.getContext(), vt.getHasSizes(),
+                                  vt.getSizes(), element);
+}
+
+/// PyTorch's bf16/f16 modules run their norms and GEMMs in f32 between
+/// casts. Casts are moved next to the computation (upcasts above views and
+/// permutes, downcasts below views), so that the patterns above match, and
+/// a norm or linear sandwiched between an upcast of all its tensor inputs
+/// and a downcast of its result becomes the op in the narrow dtype (TE
+/// computes in fp32 internally, with narrow inputs and outputs).
+bool moveCast(Operation *op) {
+  // upcast(view|permute(v)) -> view|permute(upcast(v))
+  if (isUpcast(op)) {
+    Operation *shape = castSource(op).getDefiningOp();
+    if ((isA(shape, "torch.aten.view") || isA(shape, "torch.aten.permute")) &&
+        shape->getResult(0).hasOneUse()) {
+      OpBuilder b(op);
+      TorchBuilder tb(b, op->getLoc());
+      Type f32 = elementTypeOf(op->getResult(0));
+      Value v = shape->getOperand(0);
+      Value up = tb.create(op->getName().getStringRef(),
+                           {v, op->getOperand(1)},
+                           withElementType(v.getType(), f32));
+      Value moved = tb.create(shape->getName().getStringRef(),
+                              {up, shape->getOperand(1)},
+                              op->getResult(0).getType());
+      replaceChain(op->getResult(0), moved, {op, shape});
+      return true;
+    }
+  }
+  // view(downcast(v)) -> downcast(view(v))
+  if (isA(op, "torch.aten.view")) {
+    Operation *down = op->getOperand(0).getDefiningOp();
+    if (down && isDowncast(down) && down->getResult(0).hasOneUse()) {
+      OpBuilder b(op);
+      TorchBuilder tb(b, op->getLoc());
+      Value v = castSource(down);
+      Value view = tb.create("torch.aten.view", {v, op->getOperand(1)},
+                             withElementType(op->getResult(0).getType(),
+                                             elementTypeOf(v)));
+      Value cast = tb.create(down->getName().getStringRef(),
+                             {view, down->getOperand(1)},
+                             op->getResult(0).getType());
+      replaceChain(op->getResult(0), cast, {op, down});
+      return true;
+    }
+  }
+  return false;
+}
+
+/// downcast(norm|linear(upcast(x), ...)) -> norm|linear(x, ...) in x's dtype.
+bool removeCastSandwich(Operation *down) {
+  if (!isDowncast(down))
+    return false;
+  Operation *op = castSource(down).getDefiningOp();
+  bool isNorm = isA(op, "torch.aten.layer_norm") || isA(op, "torch.aten.rms_norm");
+  bool isLinear = isA(op, "torch.aten.linear");
+  if ((!isNorm && !isLinear) || !op->getResult(0).hasOneUse())
+    return false;
+  Type narrow = elementTypeOf(down->getResult(0));
+  // Every tensor operand: an upcast from `narrow`, or already `narrow`
+  // (PyTorch promotes bf16 parameters against f32 activations).
+  SmallVector<Value> operands;
+  SmallVector<Operation *> upcasts;
+  for (Value v : op->getOperands()) {
+    if (!builtinType(v.getType())) {
+      operands.push_back(v);
+      continue;
+    }
+    Operation *def = v.getDefiningOp();
+    if (def && isUpcast(def) && elementTypeOf(castSource(def)) == narrow) {
+      operands.push_back(castSource(def));
+      upcasts.push_back(def);
+    } else if (elementTypeOf(v) == narrow) {
+      operands.push_back(v);
+    } else {
+      return false;
+    }
+  }
+  // The activation input itself must have been narrow.
+  if (elementTypeOf(operands[0]) != narrow)
+    return false;
+  OpBuilder b(down);
+  TorchBuilder tb(b, down->getLoc());
+  Value narrowOp = tb.create(op->getName().getStringRef(), operands,
+                             down->getResult(0).getType());
+  SmallVector<Operation *> dead = {down, op};
+  dead.append(upcasts.begin(), upcasts.end());
+  replaceChain(down->getResult(0), narrowOp, dead);
+  return true;
+}
+
+/// `div.Scalar(sum.dim_IntList(v, [-1], keepdim, none), K)`: the mean of v
+/// over its last dim K; returns the two ops or nulls.
+std::pair<Operation *, Operation *> matchMeanOverLast(Value v) {
+  int64_t rank = rankOf(v);
+  auto type = builtinType(v.getType());
+  if (!type)
+    return {};
+  for (Operation *sum : v.getUsers()) {
+    if (!isA(sum, "torch.aten.sum.dim_IntList") || sum->getOperand(0) != v ||
+        !isLastDimList(sum->getOperand(1), rank) || !sum->getResult(0).hasOneUse())
+      continue;
+    Operation *div = *sum->getResult(0).getUsers().begin();
+    if (isA(div, "torch.aten.div.Scalar") &&
+        constNumber(div->getOperand(1)) ==
+            static_cast<double>(type.getShape().back()))
+      return {sum, div};
+  }
+  return {};
+}
+
+/// torch-mlir's `torch` output computes LayerNorm's variance in f64:
+///   x64 = to.dtype(x, f64); m64 = mean(x64); c = x64 - m64;
+///   var = to.dtype(mean(c * c), dtype(x)); mean = mean(x)
+/// ==> var, mean = var_mean.correction(x, [-1], 0, keepdim)
+bool recomposeVarMean(Operation *up) {
+  if (!isA(up, "torch.aten.to.dtype") || !elementTypeOf(up->getResult(0)) ||
+      !elementTypeOf(up->getResult(0)).isF64())
+    return false;
+  Value x = up->getOperand(0), x64 = up->getResult(0);
+  auto [sum64, mean64] = matchMeanOverLast(x64);
+  if (!mean64 || !mean64->getResult(0).hasOneUse())
+    return false;
+  Operation *sub = *mean64->getResult(0).getUsers().begin();
+  if (!isA(sub, "torch.aten.sub.Tensor") || sub->getOperand(0) != x64 ||
+      constNumber(sub->getOperand(2)) != 1.0)
+    return false;
+  Value c = sub->getResult(0);
+  Operation *sq = soleUser(c);
+  if (!sq && !c.use_empty()) {
+    // c is used twice by the same mul: c * c.
+    Operation *first = *c.getUsers().begin();
+    if (llvm::all_of(c.getUsers(), [&](Operation *u) { return u == first; }))
+      sq = first;
+  }
+  if (!isA(sq, "torch.aten.mul.Tensor") || sq->getOperand(0) != c ||
+      sq->getOperand(1) != c)
+    return false;
+  auto [sumSq, var64] = matchMeanOverLast(sq->getResult(0));
+  if (!var64 || !var64->getResult(0).hasOneUse())
+    return false;
+  Operation *down = *var64->getResult(0).getUsers().begin();
+  if (!isA(down, "torch.aten.to.dtype") ||
+      elementTypeOf(down->getResult(0)) != elementTypeOf(x))
+    return false;
+  auto [sumX, mean] = matchMeanOverLast(x);
+  if (!mean)
+    return false;
+  // x64 must feed only the two reductions above.
+  for (Operation *u : x64.getUsers())
+    if (u != sum64 && u != sub)
+      return false;
+  Operation *at = down->isBeforeInBlock(mean) ? mean : down;
+  OpBuilder b(at->getNextNode());
+  TorchBuilder tb(b, down->getLoc());
+  int64_t rank = rankOf(x);
+  OperationState state(down->getLoc(), "torch.aten.var_mean.correction");
+  state.addOperands({x, tb.intList({rank - 1}), tb.intConst(0),
+                     tb.boolConst(true)});
+  state.addTypes({down->getResult(0).getType(), mean->getResult(0).getType()});
+  Operation *vm = b.create(state);
+  down->getResult(0).replaceAllUsesWith(vm->getResult(0));
+  mean->getResult(0).replaceAllUsesWith(vm->getResult(1));
+  SmallVector<Operation *> dead = {down, var64, sumSq, sq,   sub,
+                                   mean64, sum64, up,   mean, sumX};
+  for (Operation *op : dead)
+    if (op->use_empty())
+      op->erase();
+  return true;
+}
+
 /// Dead scalar bookkeeping left by the rewrites (sizes of views).
 bool isDeadBookkeeping(Operation &op) {
   StringRef name = op.getName().getStringRef();
@@ -836,9 +1115,10 @@ void recomposeDecomposedForms(func::FuncOp func) {
   while (changed) {
     changed = false;
     for (Operation &op : llvm::make_early_inc_range(func.getBody().front())) {
-      if (recomposeLayerNorm(&op) || recomposeRMSNorm(&op) ||
+      if (moveCast(&op) || recomposeVarMean(&op) || recomposeLayerNorm(&op) ||
+          recomposeRMSNorm(&op) ||
           recomposeLinear(&op) || recomposeSiLU(&op) ||
-          recomposeGeluTanh(&op)) {
+          recomposeGeluTanh(&op) || removeCastSandwich(&op)) {
         changed = true;
         break;
       }

@@ -63,9 +63,9 @@ def TEImportTorchPass : Pass<"te-import-torch", "::mlir::ModuleOp"> {
       module (the same dense resources); parameters passed as function
       arguments stay arguments.
 
-    Anything else, and every near miss (a norm over more than the last dim,
-    a linear whose weight does not match, a gated erf GELU), is an error naming the op, its location and what is
-    supported. `recipe` sets the recipe of the created ops.
+    Anything else, and every near miss (a norm over more than the last
+    dim, a linear whose weight does not match, a gated erf GELU), is an
+    error naming the op, its location and what is supported. `recipe` sets the recipe of the created ops.
   }];
   let options = [
     Option<"recipe", "recipe", "std::string", /*default=*/"\"\"",
