@@ -1,8 +1,11 @@
 // Every committed export of a forward module imports, in every form
 // torch-mlir produces (default `raw` with core-ATen decompositions,
-// `raw_hl`, `torch` with its f64 variance and slices, `torch_legal_ops`):
-// the result verifies and no torch operation or type is left.
-// RUN: for f in %S/Inputs/*.raw.mlir %S/Inputs/*.raw_hl.mlir %S/Inputs/*.torch.mlir %S/Inputs/*.torch_legal_ops.mlir; do case "$f" in *_aot.*) continue;; esac; te-opt "$f" --te-import-torch > %t.out || exit 1; if grep -qE '!torch\.|torch\.(aten|prim|prims|constant|vtensor)' %t.out; then echo "torch left in $f"; exit 1; fi; grep -qE 'te\.(layernorm_linear|layernorm_mlp|linear) ' %t.out || exit 1; done
+// `raw_hl`, `torch` with its f64 variance and slices, `torch_legal_ops`),
+// to exactly the te op listed for its model in expected-imports.txt (SSA
+// names normalized), with no torch operation or type left.
+// RUN: bash %S/check_imports.sh %te_opt_path %S/Inputs %S/expected-imports.txt | FileCheck %s --check-prefix=ALL
+// ALL-NOT: FAIL
+// ALL: check_imports: 73 exports checked
 //
 // aot_autograd graphs are already split into forward and backward (with
 // native_layer_norm's statistics as outputs); te-mlir generates the
