@@ -1488,6 +1488,49 @@ LogicalResult FunctionImporter::run() {
       mapping.map(op.getResult(0), created->getResult(0));
       continue;
     }
+    if (name == "torch.aten.view" || name == "torch.aten.reshape" ||
+        name == "torch.aten._unsafe_view") {
+      // A reshape between modules (static shapes).
+      FailureOr<Value> src = lookup(&op, op.getOperand(0));
+      FailureOr<Type> type = convertType(&op, op.getResult(0).getType());
+      if (failed(src) || failed(type))
+        return failure();
+      auto resultType = cast<RankedTensorType>(*type);
+      if (!resultType.hasStaticShape() ||
+          !cast<RankedTensorType>(src->getType()).hasStaticShape())
+        return unsupported(&op, "a reshape between modules needs static "
+                                "shapes (dynamic ones are supported inside "
+                                "recognized modules only)");
+      auto shapeType = RankedTensorType::get({resultType.getRank()},
+                                             builder.getI64Type());
+      Value shape = arith::ConstantOp::create(
+          builder, op.getLoc(),
+          DenseElementsAttr::get(shapeType, resultType.getShape()));
+      mapping.map(op.getResult(0),
+                  tensor::ReshapeOp::create(builder, op.getLoc(), resultType,
+                                            *src, shape));
+      continue;
+    }
+    if (name == "torch.prims.convert_element_type" ||
+        name == "torch.aten.to.dtype") {
+      // A float cast between modules.
+      FailureOr<Value> src = lookup(&op, op.getOperand(0));
+      FailureOr<Type> type = convertType(&op, op.getResult(0).getType());
+      if (failed(src) || failed(type))
+        return failure();
+      auto from = cast<RankedTensorType>(src->getType()).getElementType();
+      auto to = cast<RankedTensorType>(*type).getElementType();
+      Value v = *src;
+      if (from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth())
+        v = arith::ExtFOp::create(builder, op.getLoc(), *type, v);
+      else if (from != to && from.getIntOrFloatBitWidth() >
+                                 to.getIntOrFloatBitWidth())
+        v = arith::TruncFOp::create(builder, op.getLoc(), *type, v);
+      else if (from != to)
+        return unsupported(&op, "casts between bf16 and f16 are not supported");
+      mapping.map(op.getResult(0), v);
+      continue;
+    }
     if (name == "torch.aten.t" && rankOf(op.getOperand(0)) == 2) {
       // A transposed weight (GPT-2's Conv1D stores [in, out]).
       FailureOr<Value> w = lookup(&op, op.getOperand(0));

@@ -73,3 +73,32 @@ func.func @glu_one_bias(%x: !torch.vtensor<[4,32],f32>, %g: !torch.vtensor<[32],
   %y = torch.aten.linear %m, %w2, %none : !torch.vtensor<[4,64],f32>, !torch.vtensor<[32,64],f32>, !torch.none -> !torch.vtensor<[4,32],f32>
   return %y : !torch.vtensor<[4,32],f32>
 }
+
+// -----
+
+// A reshape and casts between modules become tensor.reshape and arith casts.
+// CHECK-LABEL: func.func @between_modules
+// CHECK-SAME: (%[[X:.+]]: tensor<2x4x32xbf16>, %[[G:.+]]: tensor<32xbf16>, %[[W:.+]]: tensor<64x32xbf16>, %[[W2:.+]]: tensor<16x64xf32>) -> tensor<8x16xf32>
+// (The importer moves up-casts above reshapes.) RMSNorm without eps uses
+// finfo(bf16).eps.
+// CHECK: %[[Y:.+]] = te.layernorm_linear %[[X]] norm rms_norm(%[[G]]) weight(%[[W]]) {eps = 7.812500e-03 : f64}
+// CHECK: %[[F:.+]] = arith.extf %[[Y]] : tensor<2x4x64xbf16> to tensor<2x4x64xf32>
+// CHECK: %[[SHAPE:.+]] = arith.constant dense<[8, 64]> : tensor<2xi64>
+// CHECK: %[[R:.+]] = tensor.reshape %[[F]](%[[SHAPE]]) : (tensor<2x4x64xf32>, tensor<2xi64>) -> tensor<8x64xf32>
+// CHECK: %[[Z:.+]] = te.linear %[[R]] weight(%[[W2]])
+// CHECK: return %[[Z]]
+func.func @between_modules(%x: !torch.vtensor<[2,4,32],bf16>, %g: !torch.vtensor<[32],bf16>, %w: !torch.vtensor<[64,32],bf16>, %w2: !torch.vtensor<[16,64],f32>) -> !torch.vtensor<[8,16],f32> {
+  %int32 = torch.constant.int 32
+  %int8 = torch.constant.int 8
+  %int64 = torch.constant.int 64
+  %int6 = torch.constant.int 6
+  %none = torch.constant.none
+  %shape = torch.prim.ListConstruct %int32 : (!torch.int) -> !torch.list<int>
+  %n = torch.aten.rms_norm %x, %shape, %g, %none : !torch.vtensor<[2,4,32],bf16>, !torch.list<int>, !torch.vtensor<[32],bf16>, !torch.none -> !torch.vtensor<[2,4,32],bf16>
+  %y = torch.aten.linear %n, %w, %none : !torch.vtensor<[2,4,32],bf16>, !torch.vtensor<[64,32],bf16>, !torch.none -> !torch.vtensor<[2,4,64],bf16>
+  %s2 = torch.prim.ListConstruct %int8, %int64 : (!torch.int, !torch.int) -> !torch.list<int>
+  %r = torch.aten.view %y, %s2 : !torch.vtensor<[2,4,64],bf16>, !torch.list<int> -> !torch.vtensor<[8,64],bf16>
+  %f = torch.prims.convert_element_type %r, %int6 : !torch.vtensor<[8,64],bf16>, !torch.int -> !torch.vtensor<[8,64],f32>
+  %z = torch.aten.linear %f, %w2, %none : !torch.vtensor<[8,64],f32>, !torch.vtensor<[16,64],f32>, !torch.none -> !torch.vtensor<[8,16],f32>
+  return %z : !torch.vtensor<[8,16],f32>
+}
