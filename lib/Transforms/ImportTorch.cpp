@@ -733,16 +733,20 @@ bool recomposeRMSNorm(Operation *square) {
 ///   [-> mul.Scalar 1, add(mul.Scalar(b, 1)) | add.Tensor(b)] [-> view]
 ///   ==>  linear(x, W, b)  (a Conv1D [in, out] weight is transposed first)
 bool recomposeLinear(Operation *mm) {
-  if (!isA(mm, "torch.aten.mm"))
+  // mm on a flattened input, or matmul on the N-D input (aten.linear's
+  // decomposition in torch-mlir's own pipeline).
+  bool isMatmul = isA(mm, "torch.aten.matmul");
+  if (!isA(mm, "torch.aten.mm") && !isMatmul)
     return false;
   Value x2 = mm->getOperand(0), rhs = mm->getOperand(1);
   auto x2Type = builtinType(x2.getType());
   auto rhsType = builtinType(rhs.getType());
-  if (!x2Type || !rhsType || x2Type.getRank() != 2 || rhsType.getRank() != 2)
+  if (!x2Type || !rhsType || rhsType.getRank() != 2 ||
+      (isMatmul ? x2Type.getRank() < 2 : x2Type.getRank() != 2))
     return false;
   SmallVector<Operation *> ops = {mm};
   Value x = x2;
-  Operation *view = x2.getDefiningOp();
+  Operation *view = isMatmul ? nullptr : x2.getDefiningOp();
   if (isA(view, "torch.aten.view") && x2.hasOneUse()) {
     Value src = view->getOperand(0);
     auto srcType = builtinType(src.getType());
@@ -754,11 +758,19 @@ bool recomposeLinear(Operation *mm) {
   }
   Value weight; // [N, K]
   Operation *rhsDef = rhs.getDefiningOp();
+  auto isSwap = [](std::optional<int64_t> a, std::optional<int64_t> b) {
+    return a && b &&
+           (((*a == 0 || *a == -2) && (*b == 1 || *b == -1)) ||
+            ((*a == 1 || *a == -1) && (*b == 0 || *b == -2)));
+  };
   bool transposedDef =
       rhs.hasOneUse() &&
       ((isA(rhsDef, "torch.aten.permute") &&
         constIntList(rhsDef->getOperand(1)) == SmallVector<int64_t>{1, 0}) ||
-       isA(rhsDef, "torch.aten.t"));
+       isA(rhsDef, "torch.aten.t") ||
+       (isA(rhsDef, "torch.aten.transpose.int") &&
+        isSwap(constInt(rhsDef->getOperand(1)),
+               constInt(rhsDef->getOperand(2)))));
   if (transposedDef)
     ops.push_back(rhsDef);
   Value out = mm->getResult(0), bias;
@@ -1094,6 +1106,66 @@ bool recomposeVarMean(Operation *up) {
   return true;
 }
 
+/// `broadcast_to` feeding only elementwise binary ops is implicit in torch
+/// semantics: use the source directly.
+bool stripBroadcast(Operation *op) {
+  if (!isA(op, "torch.aten.broadcast_to") || op->use_empty())
+    return false;
+  for (Operation *u : op->getResult(0).getUsers())
+    if (!isA(u, "torch.aten.sub.Tensor") && !isA(u, "torch.aten.mul.Tensor") &&
+        !isA(u, "torch.aten.add.Tensor") && !isA(u, "torch.aten.div.Tensor"))
+      return false;
+  op->getResult(0).replaceAllUsesWith(op->getOperand(0));
+  op->erase();
+  return true;
+}
+
+/// The same-dtype variance (torch-mlir's decomposition of native_layer_norm):
+///   mean = sum(x)/K; c = x - mean; var = sum(c*c)/K
+/// ==> var, mean = var_mean.correction(x, [-1], 0, keepdim)
+bool recomposeVarMeanSameDtype(Operation *sum) {
+  if (!isA(sum, "torch.aten.sum.dim_IntList"))
+    return false;
+  Value x = sum->getOperand(0);
+  auto [sumX, mean] = matchMeanOverLast(x);
+  if (sumX != sum || !mean)
+    return false;
+  Operation *sub = nullptr;
+  for (Operation *u : mean->getResult(0).getUsers())
+    if (isA(u, "torch.aten.sub.Tensor") && u->getOperand(0) == x &&
+        u->getOperand(1) == mean->getResult(0) &&
+        constNumber(u->getOperand(2)) == 1.0)
+      sub = u;
+  if (!sub || !mean->getResult(0).hasOneUse())
+    return false;
+  Value c = sub->getResult(0);
+  Operation *sq = nullptr;
+  for (Operation *u : c.getUsers())
+    if (isA(u, "torch.aten.mul.Tensor") && u->getOperand(0) == c &&
+        u->getOperand(1) == c)
+      sq = u;
+  if (!sq || !sq->getResult(0).hasOneUse())
+    return false;
+  auto [sumSq, var] = matchMeanOverLast(sq->getResult(0));
+  if (!var)
+    return false;
+  OpBuilder b(var->getNextNode());
+  TorchBuilder tb(b, var->getLoc());
+  OperationState state(var->getLoc(), "torch.aten.var_mean.correction");
+  state.addOperands({x, tb.intList({rankOf(x) - 1}), tb.intConst(0),
+                     tb.boolConst(true)});
+  state.addTypes({var->getResult(0).getType(), mean->getResult(0).getType()});
+  Operation *vm = b.create(state);
+  var->getResult(0).replaceAllUsesWith(vm->getResult(0));
+  // The centered value is recomputed from the var_mean's mean.
+  sub->moveAfter(vm);
+  sub->setOperand(1, vm->getResult(1));
+  for (Operation *op : {var, sumSq, sq, mean, sum})
+    if (op->use_empty())
+      op->erase();
+  return true;
+}
+
 /// Dead scalar bookkeeping left by the rewrites (sizes of views).
 bool isDeadBookkeeping(Operation &op) {
   StringRef name = op.getName().getStringRef();
@@ -1115,7 +1187,8 @@ void recomposeDecomposedForms(func::FuncOp func) {
   while (changed) {
     changed = false;
     for (Operation &op : llvm::make_early_inc_range(func.getBody().front())) {
-      if (moveCast(&op) || recomposeVarMean(&op) || recomposeLayerNorm(&op) ||
+      if (stripBroadcast(&op) || moveCast(&op) || recomposeVarMean(&op) ||
+          recomposeVarMeanSameDtype(&op) || recomposeLayerNorm(&op) ||
           recomposeRMSNorm(&op) ||
           recomposeLinear(&op) || recomposeSiLU(&op) ||
           recomposeGeluTanh(&op) || removeCastSandwich(&op)) {

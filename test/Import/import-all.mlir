@@ -1,11 +1,12 @@
 // Every committed export of a forward module imports, in every form
 // torch-mlir produces (default `raw` with core-ATen decompositions,
-// `raw_hl`, `torch` with its f64 variance and slices, `torch_legal_ops`),
+// `raw_hl`, `torch` with its f64 variance and slices, `torch_legal_ops`,
+// `torch_hl` with transpose.int + matmul and broadcast_to),
 // to exactly the te op listed for its model in expected-imports.txt (SSA
 // names normalized), with no torch operation or type left.
 // RUN: bash %S/check_imports.sh %te_opt_path %S/Inputs %S/expected-imports.txt | FileCheck %s --check-prefix=ALL
 // ALL-NOT: FAIL
-// ALL: check_imports: 73 exports checked
+// ALL: check_imports: 75 exports checked
 //
 // aot_autograd graphs are already split into forward and backward (with
 // native_layer_norm's statistics as outputs); te-mlir generates the
