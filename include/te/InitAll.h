@@ -29,11 +29,10 @@ inline void registerTEDialect(DialectRegistry &registry) {
 /// The minimal registry of te-opt: `te`, the `torch` import subset, and the
 /// upstream dialects the pipeline produces.
 inline void registerAllTEDialects(DialectRegistry &registry) {
-  registry.insert<TEDialect, torch::TorchDialect, arith::ArithDialect,
-                  func::FuncDialect,
-                  linalg::LinalgDialect, LLVM::LLVMDialect,
-                  memref::MemRefDialect, scf::SCFDialect,
-                  tensor::TensorDialect>();
+  registry
+      .insert<TEDialect, torch::TorchDialect, arith::ArithDialect,
+              func::FuncDialect, linalg::LinalgDialect, LLVM::LLVMDialect,
+              memref::MemRefDialect, scf::SCFDialect, tensor::TensorDialect>();
 }
 
 /// Every te-mlir pass.

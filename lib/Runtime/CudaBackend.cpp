@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "te/Runtime/TERuntime.h"
 #include "RuntimeInternal.h"
+#include "te/Runtime/TERuntime.h"
 #include "te_kernels/te_kernels.h"
 
 #include <string>

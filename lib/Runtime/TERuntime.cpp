@@ -1,4 +1,5 @@
-//===- TERuntime.cpp - te-mlir runtime: ABI and backend dispatch -*- C++ -*-===//
+//===- TERuntime.cpp - te-mlir runtime: ABI and backend dispatch -*- C++
+//-*-===//
 //
 // Host side of the runtime: version, backend selection and error reporting.
 // Never includes MLIR or LLVM; the CUDA backend lives in CudaBackend.cpp and

@@ -121,7 +121,7 @@ struct LinearMatch {
 struct Group {
   enum Kind { LinearOnly, NormLinear, NormMLP } kind;
   NormMatch norm;
-  LinearMatch fc1, fc1b; // fc1b: second half of a two-linear gated FC1
+  LinearMatch fc1, fc1b;   // fc1b: second half of a two-linear gated FC1
   bool swapHalves = false; // split form with the activation on the 2nd half
   ActivationKind activation = ActivationKind::GELU;
   LinearMatch fc2;
@@ -133,8 +133,8 @@ struct Group {
 
 /// Builds a diagnostic at `op` naming it.
 InFlightDiagnostic unsupported(Operation *op, const Twine &why) {
-  return op->emitError() << "te-import-torch: cannot import '"
-                         << op->getName() << "': " << why;
+  return op->emitError() << "te-import-torch: cannot import '" << op->getName()
+                         << "': " << why;
 }
 
 FailureOr<NormMatch> matchNorm(Operation *op) {
@@ -157,14 +157,16 @@ FailureOr<NormMatch> matchNorm(Operation *op) {
            failure();
   m.input = x;
   bool isLayerNorm = isA(op, "torch.aten.layer_norm");
-  m.kind = isLayerNorm ? NormalizationKind::LayerNorm
-                       : NormalizationKind::RMSNorm;
+  m.kind =
+      isLayerNorm ? NormalizationKind::LayerNorm : NormalizationKind::RMSNorm;
   Value weight = op->getOperand(2);
   if (!isNone(weight)) {
     // zero_centered_gamma: weight = gamma + 1.
     Operation *def = weight.getDefiningOp();
-    if (isA(def, "torch.aten.add.Scalar") && constNumber(def->getOperand(1)) == 1.0 &&
-        constNumber(def->getOperand(2)) == 1.0 && def->getResult(0).hasOneUse()) {
+    if (isA(def, "torch.aten.add.Scalar") &&
+        constNumber(def->getOperand(1)) == 1.0 &&
+        constNumber(def->getOperand(2)) == 1.0 &&
+        def->getResult(0).hasOneUse()) {
       m.zeroCentered = true;
       m.gamma = def->getOperand(0);
     } else {
@@ -182,8 +184,9 @@ FailureOr<NormMatch> matchNorm(Operation *op) {
   if (isNone(epsValue)) {
     // torch.nn.functional.rms_norm defaults eps to finfo(dtype).eps.
     Type elt = xType.getElementType();
-    m.eps = elt.isF32() ? 1.1920928955078125e-07 : elt.isBF16() ? 0.0078125
-                                                               : 0.0009765625;
+    m.eps = elt.isF32()    ? 1.1920928955078125e-07
+            : elt.isBF16() ? 0.0078125
+                           : 0.0009765625;
   } else if (auto eps = constNumber(epsValue)) {
     m.eps = *eps;
   } else {
@@ -339,8 +342,8 @@ bool matchMLP(Group &g, Value normOut, std::string &why) {
   };
 
   // Slice form (torch-mlir's `torch` output): h[..., :F] and h[..., F:].
-  if (SmallVector<Operation *> users(h.getUsers()); users.size() == 2 &&
-      llvm::all_of(users, [](Operation *u) {
+  if (SmallVector<Operation *> users(h.getUsers());
+      users.size() == 2 && llvm::all_of(users, [](Operation *u) {
         return isA(u, "torch.aten.slice.Tensor");
       })) {
     int64_t width = builtinType(h.getType()).getShape().back();
@@ -579,9 +582,8 @@ std::pair<Operation *, Operation *> matchMeanOverLast(Value v);
 void replaceChain(Value root, Value replacement, ArrayRef<Operation *> ops) {
   root.replaceAllUsesWith(replacement);
   SmallVector<Operation *> sorted(ops.begin(), ops.end());
-  llvm::sort(sorted, [](Operation *a, Operation *b) {
-    return b->isBeforeInBlock(a);
-  });
+  llvm::sort(sorted,
+             [](Operation *a, Operation *b) { return b->isBeforeInBlock(a); });
   for (Operation *op : sorted)
     if (op->use_empty())
       op->erase();
@@ -636,11 +638,11 @@ bool recomposeLayerNorm(Operation *varMean) {
   OpBuilder b(last);
   TorchBuilder tb(b, last->getLoc());
   int64_t k = builtinType(x.getType()).getShape().back();
-  Value ln = tb.create(
-      "torch.aten.layer_norm",
-      {x, tb.intList({k}), gamma ? gamma : tb.none(), beta ? beta : tb.none(),
-       tb.floatConst(*eps), tb.boolConst(false)},
-      out.getType());
+  Value ln = tb.create("torch.aten.layer_norm",
+                       {x, tb.intList({k}), gamma ? gamma : tb.none(),
+                        beta ? beta : tb.none(), tb.floatConst(*eps),
+                        tb.boolConst(false)},
+                       out.getType());
   replaceChain(out, ln, ops);
   return true;
 }
@@ -721,10 +723,10 @@ bool recomposeRMSNorm(Operation *square) {
   OpBuilder b(last);
   TorchBuilder tb(b, last->getLoc());
   int64_t k = builtinType(x.getType()).getShape().back();
-  Value rms = tb.create("torch.aten.rms_norm",
-                        {x, tb.intList({k}), gamma ? gamma : tb.none(),
-                         tb.floatConst(*eps)},
-                        out.getType());
+  Value rms = tb.create(
+      "torch.aten.rms_norm",
+      {x, tb.intList({k}), gamma ? gamma : tb.none(), tb.floatConst(*eps)},
+      out.getType());
   replaceChain(out, rms, ops);
   return true;
 }
@@ -806,8 +808,8 @@ bool recomposeLinear(Operation *mm) {
   if (x != x2) {
     Operation *back = soleUser(out);
     auto srcType = builtinType(x.getType());
-    auto backType = back ? builtinType(back->getResult(0).getType())
-                         : RankedTensorType();
+    auto backType =
+        back ? builtinType(back->getResult(0).getType()) : RankedTensorType();
     if (!isA(back, "torch.aten.view") || !backType ||
         backType.getRank() != srcType.getRank() ||
         backType.getShape().drop_back() != srcType.getShape().drop_back())
@@ -825,17 +827,16 @@ bool recomposeLinear(Operation *mm) {
     weight = rhsDef->getOperand(0);
   } else {
     // Conv1D: the weight is [in, out]; transpose it to [out, in].
-    auto wt = RankedTensorType::get({rhsType.getDimSize(1),
-                                     rhsType.getDimSize(0)},
-                                    rhsType.getElementType());
-    weight = tb.create("torch.aten.t", {rhs},
-                       tt::ValueTensorType::get(b.getContext(), true,
-                                                wt.getShape(),
-                                                wt.getElementType()));
+    auto wt =
+        RankedTensorType::get({rhsType.getDimSize(1), rhsType.getDimSize(0)},
+                              rhsType.getElementType());
+    weight =
+        tb.create("torch.aten.t", {rhs},
+                  tt::ValueTensorType::get(b.getContext(), true, wt.getShape(),
+                                           wt.getElementType()));
   }
   Value linear = tb.create("torch.aten.linear",
-                           {x, weight, bias ? bias : tb.none()},
-                           out.getType());
+                           {x, weight, bias ? bias : tb.none()}, out.getType());
   replaceChain(out, linear, ops);
   return true;
 }
@@ -954,12 +955,11 @@ bool moveCast(Operation *op) {
       TorchBuilder tb(b, op->getLoc());
       Type f32 = elementTypeOf(op->getResult(0));
       Value v = shape->getOperand(0);
-      Value up = tb.create(op->getName().getStringRef(),
-                           {v, op->getOperand(1)},
+      Value up = tb.create(op->getName().getStringRef(), {v, op->getOperand(1)},
                            withElementType(v.getType(), f32));
-      Value moved = tb.create(shape->getName().getStringRef(),
-                              {up, shape->getOperand(1)},
-                              op->getResult(0).getType());
+      Value moved =
+          tb.create(shape->getName().getStringRef(), {up, shape->getOperand(1)},
+                    op->getResult(0).getType());
       replaceChain(op->getResult(0), moved, {op, shape});
       return true;
     }
@@ -971,12 +971,12 @@ bool moveCast(Operation *op) {
       OpBuilder b(op);
       TorchBuilder tb(b, op->getLoc());
       Value v = castSource(down);
-      Value view = tb.create("torch.aten.view", {v, op->getOperand(1)},
-                             withElementType(op->getResult(0).getType(),
-                                             elementTypeOf(v)));
-      Value cast = tb.create(down->getName().getStringRef(),
-                             {view, down->getOperand(1)},
-                             op->getResult(0).getType());
+      Value view = tb.create(
+          "torch.aten.view", {v, op->getOperand(1)},
+          withElementType(op->getResult(0).getType(), elementTypeOf(v)));
+      Value cast =
+          tb.create(down->getName().getStringRef(), {view, down->getOperand(1)},
+                    op->getResult(0).getType());
       replaceChain(op->getResult(0), cast, {op, down});
       return true;
     }
@@ -989,7 +989,8 @@ bool removeCastSandwich(Operation *down) {
   if (!isDowncast(down))
     return false;
   Operation *op = castSource(down).getDefiningOp();
-  bool isNorm = isA(op, "torch.aten.layer_norm") || isA(op, "torch.aten.rms_norm");
+  bool isNorm =
+      isA(op, "torch.aten.layer_norm") || isA(op, "torch.aten.rms_norm");
   bool isLinear = isA(op, "torch.aten.linear");
   if ((!isNorm && !isLinear) || !op->getResult(0).hasOneUse())
     return false;
@@ -1035,7 +1036,8 @@ std::pair<Operation *, Operation *> matchMeanOverLast(Value v) {
     return {};
   for (Operation *sum : v.getUsers()) {
     if (!isA(sum, "torch.aten.sum.dim_IntList") || sum->getOperand(0) != v ||
-        !isLastDimList(sum->getOperand(1), rank) || !sum->getResult(0).hasOneUse())
+        !isLastDimList(sum->getOperand(1), rank) ||
+        !sum->getResult(0).hasOneUse())
       continue;
     Operation *div = *sum->getResult(0).getUsers().begin();
     if (isA(div, "torch.aten.div.Scalar") &&
@@ -1092,14 +1094,14 @@ bool recomposeVarMean(Operation *up) {
   TorchBuilder tb(b, down->getLoc());
   int64_t rank = rankOf(x);
   OperationState state(down->getLoc(), "torch.aten.var_mean.correction");
-  state.addOperands({x, tb.intList({rank - 1}), tb.intConst(0),
-                     tb.boolConst(true)});
+  state.addOperands(
+      {x, tb.intList({rank - 1}), tb.intConst(0), tb.boolConst(true)});
   state.addTypes({down->getResult(0).getType(), mean->getResult(0).getType()});
   Operation *vm = b.create(state);
   down->getResult(0).replaceAllUsesWith(vm->getResult(0));
   mean->getResult(0).replaceAllUsesWith(vm->getResult(1));
-  SmallVector<Operation *> dead = {down, var64, sumSq, sq,   sub,
-                                   mean64, sum64, up,   mean, sumX};
+  SmallVector<Operation *> dead = {down,   var64, sumSq, sq,   sub,
+                                   mean64, sum64, up,    mean, sumX};
   for (Operation *op : dead)
     if (op->use_empty())
       op->erase();
@@ -1152,8 +1154,8 @@ bool recomposeVarMeanSameDtype(Operation *sum) {
   OpBuilder b(var->getNextNode());
   TorchBuilder tb(b, var->getLoc());
   OperationState state(var->getLoc(), "torch.aten.var_mean.correction");
-  state.addOperands({x, tb.intList({rankOf(x) - 1}), tb.intConst(0),
-                     tb.boolConst(true)});
+  state.addOperands(
+      {x, tb.intList({rankOf(x) - 1}), tb.intConst(0), tb.boolConst(true)});
   state.addTypes({var->getResult(0).getType(), mean->getResult(0).getType()});
   Operation *vm = b.create(state);
   var->getResult(0).replaceAllUsesWith(vm->getResult(0));
@@ -1189,8 +1191,7 @@ void recomposeDecomposedForms(func::FuncOp func) {
     for (Operation &op : llvm::make_early_inc_range(func.getBody().front())) {
       if (stripBroadcast(&op) || moveCast(&op) || recomposeVarMean(&op) ||
           recomposeVarMeanSameDtype(&op) || recomposeLayerNorm(&op) ||
-          recomposeRMSNorm(&op) ||
-          recomposeLinear(&op) || recomposeSiLU(&op) ||
+          recomposeRMSNorm(&op) || recomposeLinear(&op) || recomposeSiLU(&op) ||
           recomposeGeluTanh(&op) || removeCastSandwich(&op)) {
         changed = true;
         break;
@@ -1290,8 +1291,7 @@ LogicalResult FunctionImporter::findGroups() {
     users.erase(llvm::unique(users), users.end());
     for (Operation *user : users) {
       // Shape bookkeeping is not a use of the value.
-      if (consumed.contains(user) ||
-          isA(user, "torch.bind_symbolic_shape") ||
+      if (consumed.contains(user) || isA(user, "torch.bind_symbolic_shape") ||
           isA(user, "torch.aten._assert_tensor_metadata"))
         continue;
       auto lin = matchLinear(user);
@@ -1355,15 +1355,15 @@ Value FunctionImporter::concatRows(Location loc, Value a, Value b) {
 
 Value FunctionImporter::zeros(Location loc, RankedTensorType type) {
   return arith::ConstantOp::create(
-      builder, loc, DenseElementsAttr::get(type, builder.getZeroAttr(
-                                                     type.getElementType())));
+      builder, loc,
+      DenseElementsAttr::get(type, builder.getZeroAttr(type.getElementType())));
 }
 
 Value FunctionImporter::ones(Location loc, RankedTensorType type) {
   return arith::ConstantOp::create(
       builder, loc,
-      DenseElementsAttr::get(
-          type, builder.getFloatAttr(type.getElementType(), 1.0)));
+      DenseElementsAttr::get(type,
+                             builder.getFloatAttr(type.getElementType(), 1.0)));
 }
 
 LogicalResult FunctionImporter::emitGroup(Group &g) {
@@ -1373,8 +1373,8 @@ LogicalResult FunctionImporter::emitGroup(Group &g) {
   if (failed(x))
     return failure();
   auto xType = cast<RankedTensorType>(x->getType());
-  auto vec = RankedTensorType::get({xType.getShape().back()},
-                                   xType.getElementType());
+  auto vec =
+      RankedTensorType::get({xType.getShape().back()}, xType.getElementType());
   Value gamma, beta;
   if (g.norm.op) {
     if (g.norm.gamma) {
@@ -1409,10 +1409,11 @@ LogicalResult FunctionImporter::emitGroup(Group &g) {
     if (fc1B || *b1b) {
       auto half = [&](Value b, Value w) {
         return b ? b
-                 : zeros(loc, RankedTensorType::get(
-                                  {cast<RankedTensorType>(w.getType())
-                                       .getDimSize(0)},
-                                  xType.getElementType()));
+                 : zeros(
+                       loc,
+                       RankedTensorType::get(
+                           {cast<RankedTensorType>(w.getType()).getDimSize(0)},
+                           xType.getElementType()));
       };
       fc1B = concatRows(loc, half(fc1B, *w1), half(*b1b, *w1b));
     }
@@ -1423,8 +1424,8 @@ LogicalResult FunctionImporter::emitGroup(Group &g) {
     auto slice = [&](Value v, int64_t offset) -> Value {
       auto t = cast<RankedTensorType>(v.getType());
       SmallVector<OpFoldResult> offsets(t.getRank(), builder.getIndexAttr(0));
-      SmallVector<OpFoldResult> sizes, strides(t.getRank(),
-                                               builder.getIndexAttr(1));
+      SmallVector<OpFoldResult> sizes,
+          strides(t.getRank(), builder.getIndexAttr(1));
       offsets[0] = builder.getIndexAttr(offset);
       for (int64_t d : t.getShape())
         sizes.push_back(builder.getIndexAttr(d));
@@ -1441,8 +1442,7 @@ LogicalResult FunctionImporter::emitGroup(Group &g) {
   FloatAttr eps = builder.getF64FloatAttr(g.norm.eps);
   UnitAttr zc = g.norm.zeroCentered ? builder.getUnitAttr() : UnitAttr();
   UnitAttr ret = g.returnsNorm ? builder.getUnitAttr() : UnitAttr();
-  auto normAttr =
-      NormalizationKindAttr::get(builder.getContext(), g.norm.kind);
+  auto normAttr = NormalizationKindAttr::get(builder.getContext(), g.norm.kind);
   SmallVector<Type> inferred;
   if (g.kind == Group::NormLinear) {
     OperationState state(loc, LayerNormLinearOp::getOperationName());
@@ -1574,8 +1574,8 @@ LogicalResult FunctionImporter::run() {
         return unsupported(&op, "a reshape between modules needs static "
                                 "shapes (dynamic ones are supported inside "
                                 "recognized modules only)");
-      auto shapeType = RankedTensorType::get({resultType.getRank()},
-                                             builder.getI64Type());
+      auto shapeType =
+          RankedTensorType::get({resultType.getRank()}, builder.getI64Type());
       Value shape = arith::ConstantOp::create(
           builder, op.getLoc(),
           DenseElementsAttr::get(shapeType, resultType.getShape()));
@@ -1596,8 +1596,8 @@ LogicalResult FunctionImporter::run() {
       Value v = *src;
       if (from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth())
         v = arith::ExtFOp::create(builder, op.getLoc(), *type, v);
-      else if (from != to && from.getIntOrFloatBitWidth() >
-                                 to.getIntOrFloatBitWidth())
+      else if (from != to &&
+               from.getIntOrFloatBitWidth() > to.getIntOrFloatBitWidth())
         v = arith::TruncFOp::create(builder, op.getLoc(), *type, v);
       else if (from != to)
         return unsupported(&op, "casts between bf16 and f16 are not supported");
@@ -1619,7 +1619,8 @@ LogicalResult FunctionImporter::run() {
       mapping.map(op.getResult(0), transpose->getResult(0));
       continue;
     }
-    if (name == "torch.aten.add.Tensor" && constNumber(op.getOperand(2)) == 1.0) {
+    if (name == "torch.aten.add.Tensor" &&
+        constNumber(op.getOperand(2)) == 1.0) {
       FailureOr<Value> a = lookup(&op, op.getOperand(0)),
                        b = lookup(&op, op.getOperand(1));
       if (failed(a) || failed(b))

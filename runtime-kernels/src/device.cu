@@ -93,8 +93,7 @@ extern "C" const char *te_kernels_selftest(void) {
     int threads = 256;
     int blocks = (n / 4 + threads - 1) / threads;
     axpyVec4<<<blocks, threads>>>(n, a, dx, dy);
-    if (latch.check(cudaGetLastError()) &&
-        latch.check(cudaDeviceSynchronize()))
+    if (latch.check(cudaGetLastError()) && latch.check(cudaDeviceSynchronize()))
       latch.check(cudaMemcpy(out.data(), dy, bytes, cudaMemcpyDeviceToHost));
   }
   cudaFree(dx);

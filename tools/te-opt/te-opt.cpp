@@ -24,6 +24,6 @@ int main(int argc, char **argv) {
   mlir::registerSymbolDCEPass();
   mlir::memref::registerResolveRankedShapeTypeResultDimsPass();
 
-  return mlir::asMainReturnCode(mlir::MlirOptMain(
-      argc, argv, "te-mlir optimizer driver\n", registry));
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "te-mlir optimizer driver\n", registry));
 }

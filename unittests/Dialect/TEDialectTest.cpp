@@ -55,9 +55,10 @@ protected:
 };
 
 TEST_F(TEDialectTest, BuildersInferDynamicResultTypes) {
-  ValueRange args = makeFunc({tensor({ShapedType::kDynamic, ShapedType::kDynamic, 64}),
-                              tensor({64}), tensor({512, 64}), tensor({64, 256}),
-                              tensor({ShapedType::kDynamic, 64}), tensor({128, 64})});
+  ValueRange args =
+      makeFunc({tensor({ShapedType::kDynamic, ShapedType::kDynamic, 64}),
+                tensor({64}), tensor({512, 64}), tensor({64, 256}),
+                tensor({ShapedType::kDynamic, 64}), tensor({128, 64})});
   auto mlp = LayerNormMLPOp::create(
       builder, loc, args[0], args[1], /*ln_bias=*/Value(), args[2],
       /*fc1_bias=*/Value(), args[3], /*fc2_bias=*/Value(),
@@ -101,8 +102,8 @@ TEST_F(TEDialectTest, InferenceFailsWithADiagnosticOnBadWeights) {
 }
 
 TEST_F(TEDialectTest, ReifiedShapesUseInputDims) {
-  ValueRange args = makeFunc({tensor({ShapedType::kDynamic, 8, 64}),
-                              tensor({32, 64})});
+  ValueRange args =
+      makeFunc({tensor({ShapedType::kDynamic, 8, 64}), tensor({32, 64})});
   auto linear = LinearOp::create(builder, loc, args[0], args[1], Value(),
                                  RecipeAttrInterface());
   ReifiedRankedShapedTypeDims shapes;
@@ -131,7 +132,8 @@ TEST_F(TEDialectTest, RecipesByName) {
   EXPECT_EQ(delayed.getAmaxHistoryLen(), 1024);
   EXPECT_EQ(delayed.getMargin(), 0);
   EXPECT_EQ(delayed.getFormat(), FP8Format::Hybrid);
-  auto block = cast<FP8BlockRecipeAttr>(getDefaultRecipe(&context, "fp8-block"));
+  auto block =
+      cast<FP8BlockRecipeAttr>(getDefaultRecipe(&context, "fp8-block"));
   EXPECT_EQ(block.getWBlockDim(), 2);
   EXPECT_EQ(block.getXBlockDim(), 1);
   auto nvfp4 = cast<NVFP4RecipeAttr>(getDefaultRecipe(&context, "nvfp4"));
@@ -142,8 +144,7 @@ TEST_F(TEDialectTest, RecipesByName) {
 TEST_F(TEDialectTest, ActivationTable) {
   const char *gated[] = {"geglu",  "glu",    "qgeglu",        "reglu",
                          "sreglu", "swiglu", "clamped_swiglu"};
-  const char *plain[] = {"gelu", "qgelu", "relu", "srelu", "silu",
-                         "gelu_erf"};
+  const char *plain[] = {"gelu", "qgelu", "relu", "srelu", "silu", "gelu_erf"};
   for (const char *name : gated) {
     auto kind = symbolizeActivationKind(name);
     ASSERT_TRUE(kind) << name;
@@ -194,8 +195,8 @@ TEST(SymDimTest, SymbolicExpressions) {
 TEST_F(TEDialectTest, InnerTensorsOfAQuantizedType) {
   auto type = QuantizedTensorType::get(
       &context, {ShapedType::kDynamic, 64}, QuantFormat::E4M3,
-      getDefaultRecipe(&context, "mxfp8"), QuantUsage::Both,
-      TargetArch::Hopper, false, false, false);
+      getDefaultRecipe(&context, "mxfp8"), QuantUsage::Both, TargetArch::Hopper,
+      false, false, false);
   SmallVector<InnerTensor> inner = type.getInnerTensors();
   ASSERT_EQ(inner.size(), 4u);
   EXPECT_EQ(inner[1].name, "rowwise_scale_inv");

@@ -7,9 +7,9 @@
 #ifndef TE_TRANSFORMS_PASSES_H
 #define TE_TRANSFORMS_PASSES_H
 
-#include "mlir/Pass/Pass.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Pass/Pass.h"
 #include "te/Dialect/TE/IR/TEDialect.h"
 
 namespace mlir::te {

@@ -34,8 +34,7 @@ void TorchDialect::initialize() {
 // Types
 //===----------------------------------------------------------------------===//
 
-template <typename T>
-static RankedTensorType builtinTensorOf(T type) {
+template <typename T> static RankedTensorType builtinTensorOf(T type) {
   if (!type.getHasSizes() || !type.getDtype())
     return {};
   return RankedTensorType::get(type.getSizes(), type.getDtype());
@@ -58,8 +57,7 @@ static Type parseNestedTorchType(AsmParser &parser) {
   return parseTorchType(parser, keyword);
 }
 
-template <typename T>
-static Type parseTensorType(AsmParser &parser) {
+template <typename T> static Type parseTensorType(AsmParser &parser) {
   MLIRContext *ctx = parser.getContext();
   if (failed(parser.parseOptionalLess()))
     return T::get(ctx, /*hasSizes=*/false, {}, Type());
@@ -293,8 +291,8 @@ ParseResult parseConstant(OpAsmParser &parser, OperationState &state,
     if (parser.parseString(&v))
       return failure();
     value = b.getStringAttr(v);
-    type = kind == "str" ? Type(StringType::get(ctx))
-                         : Type(DeviceType::get(ctx));
+    type =
+        kind == "str" ? Type(StringType::get(ctx)) : Type(DeviceType::get(ctx));
   } else if (kind == "none") {
     type = TorchNoneType::get(ctx);
   } else {
@@ -400,8 +398,7 @@ void printSymbolicInt(Operation *op, OpAsmPrinter &p) {
 }
 
 /// `torch.bind_symbolic_shape %t, [%s0, ...], affine_map<...> : type`
-ParseResult parseBindSymbolicShape(OpAsmParser &parser,
-                                   OperationState &state) {
+ParseResult parseBindSymbolicShape(OpAsmParser &parser, OperationState &state) {
   Operand tensor;
   SmallVector<Operand> symbols;
   Attribute map;
@@ -494,8 +491,7 @@ TE_TORCH_CONSTANT_HOOK(device)
 #undef TE_TORCH_CONSTANT_HOOK
 
 ParseResult parseUnknownConstant(OpAsmParser &parser, OperationState &state) {
-  return parser.emitError(parser.getNameLoc(),
-                          "unsupported torch constant '")
+  return parser.emitError(parser.getNameLoc(), "unsupported torch constant '")
          << state.name.getStringRef() << "'";
 }
 } // namespace

@@ -42,8 +42,8 @@ public:
 
   /// Checks the recipe's alignment for every GEMM operand; on a static
   /// violation the op falls back to the unquantized path.
-  void checkAlignment(ArrayRef<std::pair<StringRef, SmallVector<SymDim>>>
-                          operands) {
+  void
+  checkAlignment(ArrayRef<std::pair<StringRef, SmallVector<SymDim>>> operands) {
     if (!recipe.isQuantized())
       return;
     RecipeAlignment align = getRecipeAlignment(recipe);
@@ -59,20 +59,20 @@ public:
         if (!dim.isStatic()) {
           if (dim.getCoefficient() % multiple == 0)
             continue; // e.g. d0*8 rows are always a multiple of 8
-          std::string check = dim.str() + " % " + std::to_string(multiple) +
-                              " == 0";
+          std::string check =
+              dim.str() + " % " + std::to_string(multiple) + " == 0";
           if (seen.insert(check).second)
             desc.runtimeChecks.push_back(check);
           continue;
         }
         if (dim.getValue() % multiple == 0 || !desc.fallback.empty())
           continue;
-        desc.fallback = ("recipe " + recipe.getRecipeName() + " needs the " +
-                         what + " of every GEMM operand divisible by " +
-                         std::to_string(multiple) + "; " + name + " has " +
-                         std::to_string(dim.getValue()) +
-                         ": this op runs unquantized (bf16 path)")
-                            .str();
+        desc.fallback =
+            ("recipe " + recipe.getRecipeName() + " needs the " + what +
+             " of every GEMM operand divisible by " + std::to_string(multiple) +
+             "; " + name + " has " + std::to_string(dim.getValue()) +
+             ": this op runs unquantized (bf16 path)")
+                .str();
       }
     }
     if (!desc.fallback.empty()) {
@@ -125,9 +125,9 @@ public:
     bool swizzled = isa<MXFP8RecipeAttr>(recipe);
     bool rowScaledHere = rowScaled && role == Role::Activation &&
                          usage != QuantUsage::Columnwise;
-    auto type = QuantizedTensorType::get(
-        op->getContext(), dims, format, recipe, usage, options.arch, block2d,
-        swizzled, rowScaledHere);
+    auto type = QuantizedTensorType::get(op->getContext(), dims, format, recipe,
+                                         usage, options.arch, block2d, swizzled,
+                                         rowScaledHere);
     TensorDesc t{name.str(), std::move(shape),
                  stringifyQuantFormat(format).str(), 0, type};
     return t;
@@ -174,8 +174,8 @@ public:
     SmallVector<SymDim> shape;
     for (unsigned i = 0, e = type.getRank(); i < e; ++i)
       shape.push_back(SymDim::dimOf(type, i));
-    desc.saved.push_back(
-        {highPrecision(name, shape), Alias{Alias::Input, operandIndex(operand)}});
+    desc.saved.push_back({highPrecision(name, shape),
+                          Alias{Alias::Input, operandIndex(operand)}});
   }
   void save(TensorDesc t, Alias alias = {}) {
     desc.saved.push_back({std::move(t), alias});
@@ -255,8 +255,7 @@ NormParts normStatistics(Describer &d, NormalizationKind kind) {
 // LayerNormLinearOp
 //===----------------------------------------------------------------------===//
 
-ModuleDescription
-LayerNormLinearOp::describe(const DescribeOptions &options) {
+ModuleDescription LayerNormLinearOp::describe(const DescribeOptions &options) {
   Describer d(*this, getInput(), getRecipeOrDefault(), options);
   int64_t k = getInput().getType().getShape().back();
   int64_t n = getWeight().getType().getDimSize(0);
@@ -285,8 +284,8 @@ LayerNormLinearOp::describe(const DescribeOptions &options) {
             "ln_out", d.act(k), Role::Activation, QuantUsage::Columnwise);
         TensorDesc savedW = d.quantizedTensor(
             "weight", d.matrix(n, k), Role::Weight, QuantUsage::Columnwise);
-        workspace = d.transientPart(lnOut, savedLn) +
-                    d.transientPart(weight, savedW);
+        workspace =
+            d.transientPart(lnOut, savedLn) + d.transientPart(weight, savedW);
         d.saveAlias("input", getInput());
         d.saveAlias("ln_weight", getLnWeight());
         d.save(savedW);
@@ -414,8 +413,7 @@ ModuleDescription LayerNormMLPOp::describe(const DescribeOptions &options) {
     d.saveAlias("ln_weight", getLnWeight());
     if (d.quantizedBackward()) {
       auto col = [&](const TensorDesc &t, Role role) {
-        return d.quantizedTensor(t.name, t.shape, role,
-                                 QuantUsage::Columnwise);
+        return d.quantizedTensor(t.name, t.shape, role, QuantUsage::Columnwise);
       };
       TensorDesc savedLn = col(forwardTensors[0], Role::Activation);
       TensorDesc savedW1 = col(forwardTensors[1], Role::Weight);
@@ -486,12 +484,10 @@ ModuleDescription LinearOp::describe(const DescribeOptions &options) {
     TensorDesc weight = d.addQuantized("weight", d.matrix(n, k), Role::Weight);
     if (options.training && d.quantizedBackward()) {
       d.addQuantized("grad_output", d.act(n), Role::Grad);
-      TensorDesc savedIn = d.quantizedTensor("input", d.act(k),
-                                             Role::Activation,
-                                             QuantUsage::Columnwise);
-      TensorDesc savedW = d.quantizedTensor("weight", d.matrix(n, k),
-                                            Role::Weight,
-                                            QuantUsage::Columnwise);
+      TensorDesc savedIn = d.quantizedTensor(
+          "input", d.act(k), Role::Activation, QuantUsage::Columnwise);
+      TensorDesc savedW = d.quantizedTensor(
+          "weight", d.matrix(n, k), Role::Weight, QuantUsage::Columnwise);
       workspace =
           d.transientPart(input, savedIn) + d.transientPart(weight, savedW);
       d.save(savedIn);

@@ -76,8 +76,8 @@ public:
                              StringRef what) {
     auto type = cast<RankedTensorType>(v.getType());
     if (type.getRank() != 1)
-      return op->emitOpError() << name << " must be a 1-D tensor, got rank "
-                               << type.getRank();
+      return op->emitOpError()
+             << name << " must be a 1-D tensor, got rank " << type.getRank();
     if (!type.hasStaticShape())
       return op->emitOpError() << name << " must have a static shape";
     if (type.getDimSize(0) != size)
@@ -99,9 +99,9 @@ public:
     if (!type.hasStaticShape())
       return op->emitOpError() << name << " must have a static shape";
     if (type.getDimSize(1) != inFeatures)
-      return op->emitOpError() << name << " in_features " << type.getDimSize(1)
-                               << " does not match " << inWhat << " "
-                               << inFeatures;
+      return op->emitOpError()
+             << name << " in_features " << type.getDimSize(1)
+             << " does not match " << inWhat << " " << inFeatures;
     return verifyElementType(name, type);
   }
 
@@ -113,8 +113,8 @@ public:
     return success();
   }
 
-  LogicalResult verifyNorm(NormalizationKind kind, Value lnWeight,
-                           Value lnBias, APFloat eps) {
+  LogicalResult verifyNorm(NormalizationKind kind, Value lnWeight, Value lnBias,
+                           APFloat eps) {
     if (!eps.isFinite() || eps.isNegative())
       return op->emitOpError() << "eps must be a finite non-negative number, "
                                   "got "
@@ -182,10 +182,10 @@ static LogicalResult inferModuleResults(std::optional<Location> loc,
                                         Value weight, int64_t outDimIndex,
                                         bool returnNormOutput,
                                         SmallVectorImpl<Type> &inferred) {
-  auto inputType = dyn_cast_or_null<RankedTensorType>(
-      input ? input.getType() : Type());
-  auto weightType = dyn_cast_or_null<RankedTensorType>(
-      weight ? weight.getType() : Type());
+  auto inputType =
+      dyn_cast_or_null<RankedTensorType>(input ? input.getType() : Type());
+  auto weightType =
+      dyn_cast_or_null<RankedTensorType>(weight ? weight.getType() : Type());
   if (!inputType || inputType.getRank() < 1)
     return emitOptionalError(loc, "'", opName,
                              "' op cannot infer result types: input must be "
@@ -294,8 +294,8 @@ LogicalResult LayerNormLinearOp::verify() {
                                          "weight out_features")))
     return failure();
   if (failed(v.verifyRecipe(getRecipeAttr())) ||
-      failed(v.verifyNormOutputResult(getReturnLayernormOutput(),
-                                      getLnOutput())))
+      failed(
+          v.verifyNormOutputResult(getReturnLayernormOutput(), getLnOutput())))
     return failure();
   return verifyInferredResults(*this, getInput(), getWeight(),
                                getReturnLayernormOutput());
@@ -317,8 +317,8 @@ LayerNormLinearOp::reifyResultShapes(OpBuilder &b,
   reifyLike(b, getLoc(), getInput(), getWeight().getType().getDimSize(0),
             shapes);
   if (getLnOutput())
-    reifyLike(b, getLoc(), getInput(),
-              getInput().getType().getShape().back(), shapes);
+    reifyLike(b, getLoc(), getInput(), getInput().getType().getShape().back(),
+              shapes);
   return success();
 }
 
@@ -381,9 +381,9 @@ LogicalResult LayerNormMLPOp::verify() {
   if (getFc1Bias() && failed(v.verifyVector("fc1_bias", getFc1Bias(), fc1Out,
                                             "fc1_weight out_features")))
     return failure();
-  if (getFc2Bias() && failed(v.verifyVector("fc2_bias", getFc2Bias(),
-                                            v.features(),
-                                            "fc2_weight out_features")))
+  if (getFc2Bias() &&
+      failed(v.verifyVector("fc2_bias", getFc2Bias(), v.features(),
+                            "fc2_weight out_features")))
     return failure();
 
   // clamped_swiglu parameters.
@@ -407,8 +407,8 @@ LogicalResult LayerNormMLPOp::verify() {
   }
 
   if (failed(v.verifyRecipe(getRecipeAttr())) ||
-      failed(v.verifyNormOutputResult(getReturnLayernormOutput(),
-                                      getLnOutput())))
+      failed(
+          v.verifyNormOutputResult(getReturnLayernormOutput(), getLnOutput())))
     return failure();
   return verifyInferredResults(*this, getInput(), getFc2Weight(),
                                getReturnLayernormOutput());
@@ -431,8 +431,8 @@ LayerNormMLPOp::reifyResultShapes(OpBuilder &b,
   reifyLike(b, getLoc(), getInput(), getFc2Weight().getType().getDimSize(0),
             shapes);
   if (getLnOutput())
-    reifyLike(b, getLoc(), getInput(),
-              getInput().getType().getShape().back(), shapes);
+    reifyLike(b, getLoc(), getInput(), getInput().getType().getShape().back(),
+              shapes);
   return success();
 }
 
@@ -465,10 +465,11 @@ LogicalResult LinearOp::verify() {
                                /*returnNormOutput=*/false);
 }
 
-LogicalResult LinearOp::inferReturnTypes(
-    MLIRContext *, std::optional<Location> loc, ValueRange operands,
-    DictionaryAttr attributes, OpaqueProperties properties, RegionRange regions,
-    SmallVectorImpl<Type> &inferred) {
+LogicalResult
+LinearOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                           ValueRange operands, DictionaryAttr attributes,
+                           OpaqueProperties properties, RegionRange regions,
+                           SmallVectorImpl<Type> &inferred) {
   Adaptor adaptor(operands, attributes, properties, regions);
   return inferModuleResults(loc, getOperationName(), adaptor.getInput(),
                             adaptor.getWeight(), /*outDimIndex=*/0,

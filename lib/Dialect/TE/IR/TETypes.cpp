@@ -89,7 +89,8 @@ SymDim SymDim::operator*(const SymDim &rhs) const {
     return d;
   }
   SymDim d(value * rhs.value);
-  d.expr = render(expr, atomic, 1, true) + "*" + render(rhs.expr, rhs.atomic, 1, true);
+  d.expr = render(expr, atomic, 1, true) + "*" +
+           render(rhs.expr, rhs.atomic, 1, true);
   d.atomic = true;
   return d;
 }
@@ -113,10 +114,9 @@ SymDim SymDim::operator-(const SymDim &rhs) const {
   if (rhs.isStatic() && rhs.value == 0)
     return *this;
   SymDim d(1);
-  d.expr = str() + " - " + render(rhs.expr.empty() ? std::to_string(rhs.value)
-                                                   : rhs.expr,
-                                  rhs.atomic, rhs.isStatic() ? 1 : rhs.value,
-                                  true);
+  d.expr = str() + " - " +
+           render(rhs.expr.empty() ? std::to_string(rhs.value) : rhs.expr,
+                  rhs.atomic, rhs.isStatic() ? 1 : rhs.value, true);
   d.atomic = false;
   return d;
 }
@@ -238,12 +238,21 @@ SymDim ModuleDescription::savedBytes() const {
 
 RecipeAlignment mlir::te::getRecipeAlignment(RecipeAttrInterface recipe) {
   return llvm::TypeSwitch<Attribute, RecipeAlignment>(recipe)
-      .Case<FP8DelayedRecipeAttr, FP8CurrentRecipeAttr>(
-          [](auto) { return RecipeAlignment{8, 16}; })
-      .Case<MXFP8RecipeAttr>([](auto) { return RecipeAlignment{32, 32}; })
-      .Case<NVFP4RecipeAttr>([](auto) { return RecipeAlignment{16, 16}; })
-      .Case<FP8BlockRecipeAttr>([](auto) { return RecipeAlignment{128, 128}; })
-      .Default([](Attribute) { return RecipeAlignment{1, 1}; });
+      .Case<FP8DelayedRecipeAttr, FP8CurrentRecipeAttr>([](auto) {
+        return RecipeAlignment{8, 16};
+      })
+      .Case<MXFP8RecipeAttr>([](auto) {
+        return RecipeAlignment{32, 32};
+      })
+      .Case<NVFP4RecipeAttr>([](auto) {
+        return RecipeAlignment{16, 16};
+      })
+      .Case<FP8BlockRecipeAttr>([](auto) {
+        return RecipeAlignment{128, 128};
+      })
+      .Default([](Attribute) {
+        return RecipeAlignment{1, 1};
+      });
 }
 
 static QuantFormat fromFP8Format(FP8Format format, bool backward) {
@@ -321,13 +330,11 @@ Type QuantizedTensorType::parse(AsmParser &parser) {
     return std::nullopt;
   };
   auto usage = parseEnum([](StringRef s) { return symbolizeQuantUsage(s); },
-                         "usage",
-                         "rowwise, columnwise or both");
+                         "usage", "rowwise, columnwise or both");
   if (!usage)
     return {};
   auto arch = parseEnum([](StringRef s) { return symbolizeTargetArch(s); },
-                        "architecture",
-                        "hopper or blackwell");
+                        "architecture", "hopper or blackwell");
   if (!arch)
     return {};
   bool block2d = false, swizzled = false, rowScaled = false;
@@ -354,9 +361,8 @@ Type QuantizedTensorType::parse(AsmParser &parser) {
   }
   if (parser.parseGreater())
     return {};
-  return getChecked([&] { return parser.emitError(loc); },
-                    parser.getContext(), shape, *format, recipe,
-                    static_cast<QuantUsage>(*usage),
+  return getChecked([&] { return parser.emitError(loc); }, parser.getContext(),
+                    shape, *format, recipe, static_cast<QuantUsage>(*usage),
                     static_cast<TargetArch>(*arch), block2d, swizzled,
                     rowScaled);
 }
@@ -395,15 +401,12 @@ LogicalResult QuantizedTensorType::verify(
   StringRef name = recipe.getRecipeName();
   LogicalResult formatOk =
       llvm::TypeSwitch<Attribute, LogicalResult>(recipe)
-          .Case<NVFP4RecipeAttr>([&](auto) {
-            return success(format == QuantFormat::E2M1);
-          })
-          .Case<MXFP8RecipeAttr>([&](auto) {
-            return success(format != QuantFormat::E2M1);
-          })
-          .Case<FP8BlockRecipeAttr>([&](auto) {
-            return success(format == QuantFormat::E4M3);
-          })
+          .Case<NVFP4RecipeAttr>(
+              [&](auto) { return success(format == QuantFormat::E2M1); })
+          .Case<MXFP8RecipeAttr>(
+              [&](auto) { return success(format != QuantFormat::E2M1); })
+          .Case<FP8BlockRecipeAttr>(
+              [&](auto) { return success(format == QuantFormat::E4M3); })
           .Case<FP8DelayedRecipeAttr, FP8CurrentRecipeAttr>([&](auto r) {
             if (r.getFormat() == FP8Format::Hybrid)
               return success(format != QuantFormat::E2M1);
@@ -496,8 +499,8 @@ SmallVector<InnerTensor> QuantizedTensorType::getInnerTensors() const {
     // logical shape in both usages (columnwise is not transposed).
     if (rowwise) {
       inner.push_back(u8("rowwise_data", dims));
-      inner.push_back(u8("rowwise_scale_inv",
-                         {m.roundUp(128), k.exactDiv(32).roundUp(4)}));
+      inner.push_back(
+          u8("rowwise_scale_inv", {m.roundUp(128), k.exactDiv(32).roundUp(4)}));
     }
     if (columnwise) {
       inner.push_back(u8("columnwise_data", dims));
@@ -534,8 +537,8 @@ SmallVector<InnerTensor> QuantizedTensorType::getInnerTensors() const {
       SmallVector<SymDim> packed(dims);
       packed.back() = k.exactDiv(2);
       inner.push_back(u8("rowwise_data", packed));
-      inner.push_back(u8("rowwise_scale_inv",
-                         {m.roundUp(128), k.exactDiv(16).roundUp(4)}));
+      inner.push_back(
+          u8("rowwise_scale_inv", {m.roundUp(128), k.exactDiv(16).roundUp(4)}));
     }
     if (columnwise) {
       inner.push_back(u8("columnwise_data", {k, m.exactDiv(2)}));

@@ -62,9 +62,9 @@ SymDim product(llvm::ArrayRef<SymDim> dims);
 
 /// One buffer of a quantized tensor, as TransformerEngine allocates it.
 struct InnerTensor {
-  std::string name;              ///< TE's name without underscore, e.g. `rowwise_scale_inv`
+  std::string name; ///< TE's name without underscore, e.g. `rowwise_scale_inv`
   llvm::SmallVector<SymDim> shape;
-  std::string dtype;             ///< `uint8` or `float32`
+  std::string dtype; ///< `uint8` or `float32`
   unsigned elementBytes = 1;
 
   SymDim bytes() const;
@@ -119,14 +119,15 @@ struct DescribeOptions {
 /// Everything a module op produces, saves and consumes for one recipe,
 /// architecture and mode, without running anything.
 struct ModuleDescription {
-  std::string recipe;           ///< the op's recipe
-  std::string effectiveRecipe;  ///< `bf16` after an alignment fallback
-  std::string fallback;         ///< why the op falls back, empty if not
+  std::string recipe;          ///< the op's recipe
+  std::string effectiveRecipe; ///< `bf16` after an alignment fallback
+  std::string fallback;        ///< why the op falls back, empty if not
   llvm::SmallVector<std::string> runtimeChecks;
   llvm::SmallVector<TensorDesc> outputs;
   /// Quantized GEMM operands (forward and, in training, backward), with the
   /// usage each needs.
-  llvm::SmallVector<std::pair<std::string, TensorDesc>> quantized; // (role, tensor)
+  llvm::SmallVector<std::pair<std::string, TensorDesc>>
+      quantized; // (role, tensor)
   llvm::SmallVector<SavedDesc> saved;
   llvm::SmallVector<GradDesc> gradsIn;
   llvm::SmallVector<GradDesc> gradsOut;
