@@ -275,44 +275,36 @@ std::optional<ActMatch> matchActivation(Value h, std::string &why) {
   return std::nullopt;
 }
 
-std::optional<ActivationKind> plainKind(ActMatch::Kind k) {
+/// The te activation for a matched pointwise activation, applied alone
+/// (`plain`) or to one half of a gated FC1 (`gated`); none where
+/// TransformerEngine has no such activation (sigmoid alone, gated erf GELU).
+struct ActivationKinds {
+  std::optional<ActivationKind> plain, gated;
+};
+ActivationKinds kindsOf(ActMatch::Kind k) {
   switch (k) {
   case ActMatch::GELU:
-    return ActivationKind::GELU;
+    return {ActivationKind::GELU, ActivationKind::GEGLU};
   case ActMatch::GELUErf:
-    return ActivationKind::GELUErf;
+    return {ActivationKind::GELUErf, std::nullopt};
   case ActMatch::QGELU:
-    return ActivationKind::QGELU;
+    return {ActivationKind::QGELU, ActivationKind::QGEGLU};
   case ActMatch::ReLU:
-    return ActivationKind::ReLU;
+    return {ActivationKind::ReLU, ActivationKind::ReGLU};
   case ActMatch::SReLU:
-    return ActivationKind::SReLU;
+    return {ActivationKind::SReLU, ActivationKind::SReGLU};
   case ActMatch::SiLU:
-    return ActivationKind::SiLU;
+    return {ActivationKind::SiLU, ActivationKind::SwiGLU};
   case ActMatch::Sigmoid:
-    return std::nullopt; // sigmoid alone is not an MLP activation
+    return {std::nullopt, ActivationKind::GLU};
   }
-  return std::nullopt;
+  return {};
 }
-
+std::optional<ActivationKind> plainKind(ActMatch::Kind k) {
+  return kindsOf(k).plain;
+}
 std::optional<ActivationKind> gatedKind(ActMatch::Kind k) {
-  switch (k) {
-  case ActMatch::GELUErf:
-    return std::nullopt; // TE's GeGLU is tanh-GELU; no erf variant
-  case ActMatch::GELU:
-    return ActivationKind::GEGLU;
-  case ActMatch::QGELU:
-    return ActivationKind::QGEGLU;
-  case ActMatch::ReLU:
-    return ActivationKind::ReGLU;
-  case ActMatch::SReLU:
-    return ActivationKind::SReGLU;
-  case ActMatch::SiLU:
-    return ActivationKind::SwiGLU;
-  case ActMatch::Sigmoid:
-    return ActivationKind::GLU;
-  }
-  return std::nullopt;
+  return kindsOf(k).gated;
 }
 
 /// `a * b` with `actOut` one of the factors: returns the other factor.
@@ -339,6 +331,35 @@ bool matchMLP(Group &g, Value normOut, std::string &why) {
       return false;
     g.fc2 = *fc2;
     return true;
+  };
+
+  // The two halves of a split FC1 combined as act(a) * b (either half may
+  // be the activated one), then FC2.
+  auto matchGatedHalves = [&](Value lo, Value hi,
+                              ArrayRef<Operation *> splitOps) -> bool {
+    Value halves[2] = {lo, hi};
+    for (int first = 0; first < 2; ++first) {
+      Value a = halves[first], b = halves[1 - first];
+      std::string actWhy;
+      auto act = a.hasOneUse() ? matchActivation(a, actWhy) : std::nullopt;
+      if (!act || !gatedKind(act->kind))
+        continue;
+      Operation *mul = single(act->out);
+      if (!mul || otherFactor(mul, act->out) != b || !b.hasOneUse() ||
+          !finishWithFc2(mul->getResult(0)))
+        continue;
+      g.kind = Group::NormMLP;
+      g.activation = *gatedKind(act->kind);
+      g.swapHalves = first == 1;
+      g.ops = {g.fc1.op};
+      g.ops.append(splitOps.begin(), splitOps.end());
+      g.ops.append(act->ops.begin(), act->ops.end());
+      g.ops.push_back(mul);
+      g.ops.push_back(g.fc2.op);
+      return true;
+    }
+    why = "the halves of FC1's output must combine as act(a) * b";
+    return false;
   };
 
   // Slice form (torch-mlir's `torch` output): h[..., :F] and h[..., F:].
@@ -368,27 +389,7 @@ bool matchMLP(Group &g, Value normOut, std::string &why) {
       why = "FC1's output must be split into two equal halves";
       return false;
     }
-    for (int first = 0; first < 2; ++first) {
-      Value a = halves[first], b = halves[1 - first];
-      std::string actWhy;
-      auto act = a.hasOneUse() ? matchActivation(a, actWhy) : std::nullopt;
-      if (!act || !gatedKind(act->kind))
-        continue;
-      Operation *mul = single(act->out);
-      if (!mul || otherFactor(mul, act->out) != b || !b.hasOneUse() ||
-          !finishWithFc2(mul->getResult(0)))
-        continue;
-      g.kind = Group::NormMLP;
-      g.activation = *gatedKind(act->kind);
-      g.swapHalves = first == 1;
-      g.ops = {g.fc1.op, users[0], users[1]};
-      g.ops.append(act->ops.begin(), act->ops.end());
-      g.ops.push_back(mul);
-      g.ops.push_back(g.fc2.op);
-      return true;
-    }
-    why = "the halves of FC1's output must combine as act(a) * b";
-    return false;
+    return matchGatedHalves(halves[0], halves[1], {users[0], users[1]});
   }
 
   // Split form: one FC1 split into [a | b] halves.
@@ -423,28 +424,8 @@ bool matchMLP(Group &g, Value normOut, std::string &why) {
         why = "FC1's output must be split into two equal halves";
         return false;
       }
-      for (int first = 0; first < 2; ++first) {
-        Value a = unpack->getResult(first), b = unpack->getResult(1 - first);
-        std::string actWhy;
-        auto act = a.hasOneUse() ? matchActivation(a, actWhy) : std::nullopt;
-        if (!act || !gatedKind(act->kind))
-          continue;
-        Operation *mul = single(act->out);
-        if (!mul || otherFactor(mul, act->out) != b || !b.hasOneUse())
-          continue;
-        if (!finishWithFc2(mul->getResult(0)))
-          continue;
-        g.kind = Group::NormMLP;
-        g.activation = *gatedKind(act->kind);
-        g.swapHalves = first == 1;
-        g.ops = {g.fc1.op, split, unpack};
-        g.ops.append(act->ops.begin(), act->ops.end());
-        g.ops.push_back(mul);
-        g.ops.push_back(g.fc2.op);
-        return true;
-      }
-      why = "the halves of FC1's output must combine as act(a) * b";
-      return false;
+      return matchGatedHalves(unpack->getResult(0), unpack->getResult(1),
+                              {split, unpack});
     }
   }
 
