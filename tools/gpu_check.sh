@@ -2,8 +2,10 @@
 # Runs te-mlir's GPU checks on a machine with an NVIDIA GPU and the CUDA
 # toolkit (the H200 test machine); MLIR is not needed there.
 #   tools/gpu_check.sh [OUT_DIR]
-# Builds runtime-kernels/ for sm_90a, runs the kernel self-test, then the
-# same under compute-sanitizer memcheck and racecheck. Logs go to OUT_DIR
+# Builds runtime-kernels/ for sm_90a, runs the kernel self-test, compares
+# te_kernels/formats.h with CUDA's FP8/FP4/E8M0 conversions over every fp32
+# bit pattern, then runs the self-test under compute-sanitizer memcheck and
+# racecheck. Logs go to OUT_DIR
 # (default gpu-check/). Exit status non-zero on any failure.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -24,6 +26,10 @@ grep -q sm_90a "$out/elf.txt" && echo "gpu_check: binary carries sm_90a code" \
 echo "== self-test"
 "$build/bin/te-kernels-selftest" | tee "$out/selftest.txt"
 rc=${PIPESTATUS[0]}; ((rc == 0)) || { echo "gpu_check: self-test rc=$rc"; status=1; }
+
+echo "== formats check (every fp32 pattern vs CUDA's conversion intrinsics)"
+"$build/bin/te-formats-check" | tee "$out/formats.txt"
+rc=${PIPESTATUS[0]}; ((rc == 0)) || { echo "gpu_check: formats-check rc=$rc"; status=1; }
 
 for tool in memcheck racecheck; do
   echo "== compute-sanitizer --tool $tool"
