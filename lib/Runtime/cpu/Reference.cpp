@@ -1,0 +1,237 @@
+//===- Reference.cpp - CPU reference kernels --------------------*- C++ -*-===//
+//
+// fp32 reference implementations of the norm and activation kernels; the
+// formulas are TransformerEngine's (reference §8.1-8.3).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Reference.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace te::cpu {
+
+namespace {
+
+float gammaTilde(const float *gamma, int64_t j, bool zeroCentered) {
+  return zeroCentered ? gamma[j] + 1.0f : gamma[j];
+}
+
+} // namespace
+
+void normForward(Norm kind, const float *x, const float *gamma,
+                 const float *beta, float eps, bool zeroCentered, int64_t rows,
+                 int64_t cols, float *z, float *mu, float *rsigma) {
+  const float rn = 1.0f / static_cast<float>(cols);
+  for (int64_t i = 0; i < rows; ++i) {
+    const float *xr = x + i * cols;
+    float *zr = z + i * cols;
+    float mean = 0.0f;
+    if (kind == Norm::LayerNorm) {
+      for (int64_t j = 0; j < cols; ++j)
+        mean += xr[j];
+      mean *= rn;
+    }
+    float m2 = 0.0f;
+    for (int64_t j = 0; j < cols; ++j) {
+      float c = xr[j] - mean;
+      m2 += c * c;
+    }
+    float rs = 1.0f / std::sqrt(m2 * rn + eps);
+    for (int64_t j = 0; j < cols; ++j) {
+      float y = (xr[j] - mean) * rs;
+      float v = gammaTilde(gamma, j, zeroCentered) * y;
+      if (kind == Norm::LayerNorm && beta)
+        v += beta[j];
+      zr[j] = v;
+    }
+    if (kind == Norm::LayerNorm && mu)
+      mu[i] = mean;
+    rsigma[i] = rs;
+  }
+}
+
+void normBackward(Norm kind, const float *dz, const float *x, const float *mu,
+                  const float *rsigma, const float *gamma, bool zeroCentered,
+                  int64_t rows, int64_t cols, float *dx, float *dgamma,
+                  float *dbeta) {
+  const float rn = 1.0f / static_cast<float>(cols);
+  std::fill(dgamma, dgamma + cols, 0.0f);
+  if (dbeta)
+    std::fill(dbeta, dbeta + cols, 0.0f);
+  for (int64_t i = 0; i < rows; ++i) {
+    const float *xr = x + i * cols, *dzr = dz + i * cols;
+    float *dxr = dx + i * cols;
+    float mean = kind == Norm::LayerNorm ? mu[i] : 0.0f;
+    float rs = rsigma[i];
+    // g = gamma~ * dz; m1 = mean(g) (LayerNorm only); m2 = mean(g * y)
+    float m1 = 0.0f, m2 = 0.0f;
+    for (int64_t j = 0; j < cols; ++j) {
+      float y = (xr[j] - mean) * rs;
+      float g = gammaTilde(gamma, j, zeroCentered) * dzr[j];
+      m1 += g;
+      m2 += g * y;
+      dgamma[j] += dzr[j] * y;
+      if (dbeta)
+        dbeta[j] += dzr[j];
+    }
+    m1 *= rn;
+    m2 *= rn;
+    if (kind == Norm::RMSNorm)
+      m1 = 0.0f;
+    for (int64_t j = 0; j < cols; ++j) {
+      float y = (xr[j] - mean) * rs;
+      float g = gammaTilde(gamma, j, zeroCentered) * dzr[j];
+      dxr[j] = rs * (g - (m2 * y + m1));
+    }
+  }
+}
+
+bool isGated(Activation act) {
+  switch (act) {
+  case Activation::GEGLU:
+  case Activation::GLU:
+  case Activation::QGEGLU:
+  case Activation::ReGLU:
+  case Activation::SReGLU:
+  case Activation::SwiGLU:
+  case Activation::ClampedSwiGLU:
+    return true;
+  default:
+    return false;
+  }
+}
+
+namespace {
+
+float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+
+// tanh-GELU as TE's kernel writes it (reference §8.3).
+float gelu(float x) {
+  return x * (0.5f + 0.5f * std::tanh(x * (0.79788456f + 0.03567741f * x * x)));
+}
+float dgelu(float x) {
+  float t = std::tanh(0.79788456f * x * (1.0f + 0.044715f * x * x));
+  return 0.5f * x * ((1.0f - t * t) * (0.79788456f + 0.1070322243f * x * x)) +
+         0.5f * (1.0f + t);
+}
+float geluErf(float x) { return 0.5f * x * (1.0f + std::erf(x * 0.70710678f)); }
+float dgeluErf(float x) {
+  const float kInvSqrt2Pi = 0.3989422804f;
+  return 0.5f * (1.0f + std::erf(x * 0.70710678f)) +
+         x * kInvSqrt2Pi * std::exp(-0.5f * x * x);
+}
+float qgelu(float x) { return x * sigmoid(1.702f * x); }
+float dqgelu(float x) {
+  float s = sigmoid(1.702f * x);
+  return 1.702f * x * s * (1.0f - s) + s;
+}
+float relu(float x) { return x > 0.0f ? x : 0.0f; }
+float drelu(float x) { return x > 0.0f ? 1.0f : 0.0f; }
+float srelu(float x) { return x > 0.0f ? x * x : 0.0f; }
+float dsrelu(float x) { return std::max(2.0f * x, 0.0f); }
+float silu(float x) { return x * sigmoid(x); }
+float dsilu(float x) {
+  float s = sigmoid(x);
+  return x * s * (1.0f - s) + s;
+}
+
+/// f and f' of the (gate half of the) activation.
+void pointwise(Activation act, float x, float &f, float &df) {
+  switch (act) {
+  case Activation::GELU:
+  case Activation::GEGLU:
+    f = gelu(x), df = dgelu(x);
+    return;
+  case Activation::GELUErf:
+    f = geluErf(x), df = dgeluErf(x);
+    return;
+  case Activation::GLU:
+    f = sigmoid(x), df = f * (1.0f - f);
+    return;
+  case Activation::QGELU:
+  case Activation::QGEGLU:
+    f = qgelu(x), df = dqgelu(x);
+    return;
+  case Activation::ReLU:
+  case Activation::ReGLU:
+    f = relu(x), df = drelu(x);
+    return;
+  case Activation::SReLU:
+  case Activation::SReGLU:
+    f = srelu(x), df = dsrelu(x);
+    return;
+  case Activation::SiLU:
+  case Activation::SwiGLU:
+    f = silu(x), df = dsilu(x);
+    return;
+  case Activation::ClampedSwiGLU:
+    break; // handled by the callers (it also transforms the linear half)
+  }
+  f = df = 0.0f;
+}
+
+} // namespace
+
+void activationForward(Activation act, const float *x, int64_t rows,
+                       int64_t cols, float *y, ClampParams p) {
+  if (!isGated(act)) {
+    for (int64_t k = 0; k < rows * cols; ++k) {
+      float f, df;
+      pointwise(act, x[k], f, df);
+      y[k] = f;
+    }
+    return;
+  }
+  int64_t n = cols / 2;
+  for (int64_t i = 0; i < rows; ++i) {
+    const float *a = x + i * cols, *b = a + n;
+    float *yr = y + i * n;
+    for (int64_t j = 0; j < n; ++j) {
+      if (act == Activation::ClampedSwiGLU) {
+        float ac = std::min(a[j], p.limit);
+        float bc = std::clamp(b[j], -p.limit, p.limit) + p.offset;
+        yr[j] = ac * sigmoid(p.alpha * ac) * bc;
+        continue;
+      }
+      float f, df;
+      pointwise(act, a[j], f, df);
+      yr[j] = f * b[j];
+    }
+  }
+}
+
+void activationBackward(Activation act, const float *dy, const float *x,
+                        int64_t rows, int64_t cols, float *dx, ClampParams p) {
+  if (!isGated(act)) {
+    for (int64_t k = 0; k < rows * cols; ++k) {
+      float f, df;
+      pointwise(act, x[k], f, df);
+      dx[k] = dy[k] * df;
+    }
+    return;
+  }
+  int64_t n = cols / 2;
+  for (int64_t i = 0; i < rows; ++i) {
+    const float *a = x + i * cols, *b = a + n, *dyr = dy + i * n;
+    float *da = dx + i * cols, *db = da + n;
+    for (int64_t j = 0; j < n; ++j) {
+      if (act == Activation::ClampedSwiGLU) {
+        float ac = std::min(a[j], p.limit);
+        float bc = std::clamp(b[j], -p.limit, p.limit) + p.offset;
+        float s = sigmoid(p.alpha * ac);
+        float dsw = p.alpha * ac * s * (1.0f - s) + s;
+        da[j] = a[j] <= p.limit ? dsw * dyr[j] * bc : 0.0f;
+        db[j] = std::fabs(b[j]) <= p.limit ? dyr[j] * ac * s : 0.0f;
+        continue;
+      }
+      float f, df;
+      pointwise(act, a[j], f, df);
+      da[j] = df * dyr[j] * b[j];
+      db[j] = dyr[j] * f;
+    }
+  }
+}
+
+} // namespace te::cpu
