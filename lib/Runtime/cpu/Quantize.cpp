@@ -1,0 +1,118 @@
+//===- Quantize.cpp - CPU reference quantization ----------------*- C++ -*-===//
+//
+// Per-tensor FP8 (current and delayed scaling) and MXFP8 on the CPU.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Quantize.h"
+
+#include "te_kernels/formats.h"
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+
+namespace te::cpu {
+
+using namespace te::formats;
+
+float fp8Max(FP8 format) { return format == FP8::E4M3 ? 448.0f : 57344.0f; }
+
+uint8_t quantizeFP8(float x, FP8 format) {
+  return format == FP8::E4M3 ? floatToE4M3(x) : floatToE5M2(x);
+}
+
+float dequantizeFP8(uint8_t q, FP8 format) {
+  return format == FP8::E4M3 ? e4m3ToFloat(q) : e5m2ToFloat(q);
+}
+
+float scaleFromAmax(float amax, float fp8MaxValue, bool pow2, float eps) {
+  if (amax < eps)
+    amax = eps;
+  if (amax == 0.0f || !std::isfinite(amax))
+    return 1.0f;
+  float scale = fp8MaxValue / amax;
+  if (std::isinf(scale))
+    scale = FLT_MAX;
+  if (pow2) {
+    // Keep sign and exponent: round down to a power of two.
+    uint32_t bits = floatBits(scale) & 0xFF800000u;
+    scale = bitsToFloat(bits);
+  }
+  return scale;
+}
+
+float amaxOf(const float *x, int64_t n) {
+  float m = 0.0f;
+  for (int64_t i = 0; i < n; ++i)
+    m = std::max(m, std::fabs(x[i]));
+  return m;
+}
+
+float quantizePerTensor(const float *x, int64_t n, float scale, FP8 format,
+                        uint8_t *q) {
+  for (int64_t i = 0; i < n; ++i)
+    q[i] = quantizeFP8(x[i] * scale, format);
+  return amaxOf(x, n);
+}
+
+void dequantizePerTensor(const uint8_t *q, int64_t n, float scaleInv,
+                         FP8 format, float *x) {
+  for (int64_t i = 0; i < n; ++i)
+    x[i] = dequantizeFP8(q[i], format) * scaleInv;
+}
+
+void updateDelayedScaling(float *history, float *scale, int64_t len, int64_t n,
+                          float fp8MaxValue, int margin, bool mostRecent) {
+  for (int64_t s = 0; s < n; ++s) {
+    float amax = history[s];
+    if (!mostRecent)
+      for (int64_t r = 1; r < len; ++r)
+        amax = std::max(amax, history[r * n + s]);
+    if (std::isfinite(amax) && amax > 0.0f) {
+      float next = fp8MaxValue / amax / std::ldexp(1.0f, margin);
+      scale[s] = std::isinf(next) ? FLT_MAX : next;
+    }
+    // roll(-1) along the history, then zero row 0
+    float first = history[s];
+    for (int64_t r = 0; r + 1 < len; ++r)
+      history[r * n + s] = history[(r + 1) * n + s];
+    history[(len - 1) * n + s] = first;
+    history[s] = 0.0f;
+  }
+}
+
+int64_t mxfp8RowwiseScaleCols(int64_t cols) { return (cols / 32 + 3) / 4 * 4; }
+
+void quantizeMXFP8Rowwise(const float *x, int64_t rows, int64_t cols,
+                          FP8 format, uint8_t *q, uint8_t *scaleInv) {
+  int64_t scaleRows = (rows + 127) / 128 * 128;
+  int64_t scaleCols = mxfp8RowwiseScaleCols(cols);
+  std::memset(scaleInv, 0, static_cast<size_t>(scaleRows * scaleCols));
+  float maxValue = fp8Max(format);
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t b = 0; b < cols / 32; ++b) {
+      const float *block = x + i * cols + b * 32;
+      uint8_t e = floatToE8M0RoundUp(amaxOf(block, 32) / maxValue);
+      scaleInv[i * scaleCols + b] = e;
+      // x * 2^-(e - 127): exact power-of-two scaling, then round.
+      float toFP8 = e8m0ToFloat(static_cast<uint8_t>(254 - e));
+      if (e == 0 || e == 0xFF)
+        toFP8 = std::ldexp(1.0f, 127 - static_cast<int>(e));
+      for (int64_t j = 0; j < 32; ++j)
+        q[i * cols + b * 32 + j] = quantizeFP8(block[j] * toFP8, format);
+    }
+  }
+}
+
+void dequantizeMXFP8Rowwise(const uint8_t *q, const uint8_t *scaleInv,
+                            int64_t rows, int64_t cols, FP8 format, float *x) {
+  int64_t scaleCols = mxfp8RowwiseScaleCols(cols);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      x[i * cols + j] = dequantizeFP8(q[i * cols + j], format) *
+                        e8m0ToFloat(scaleInv[i * scaleCols + j / 32]);
+}
+
+} // namespace te::cpu

@@ -1,0 +1,62 @@
+//===- Quantize.h - CPU reference quantization ------------------*- C++ -*-===//
+//
+// Scale computation and quantization of TransformerEngine's recipes on the
+// CPU (reference §4, §8.4), built on te_kernels/formats.h so that the CPU
+// and GPU produce the same bits: current and delayed per-tensor FP8 scaling
+// (with the amax-history update), and MXFP8 1x32 block scaling.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TE_LIB_RUNTIME_CPU_QUANTIZE_H
+#define TE_LIB_RUNTIME_CPU_QUANTIZE_H
+
+#include <cstdint>
+
+namespace te::cpu {
+
+enum class FP8 { E4M3, E5M2 };
+
+/// Largest finite value: 448 (E4M3) or 57344 (E5M2).
+float fp8Max(FP8 format);
+
+uint8_t quantizeFP8(float x, FP8 format);
+float dequantizeFP8(uint8_t q, FP8 format);
+
+/// Current scaling's scale from an amax: amax < eps counts as eps; a zero
+/// or non-finite amax gives 1; otherwise fp8_max / amax, an infinite result
+/// becoming FLT_MAX; with `pow2` rounded down to a power of two.
+float scaleFromAmax(float amax, float fp8MaxValue, bool pow2, float eps = 0);
+
+/// max |x|
+float amaxOf(const float *x, int64_t n);
+
+/// q = fp8(x * scale) for n values; returns the amax of x.
+float quantizePerTensor(const float *x, int64_t n, float scale, FP8 format,
+                        uint8_t *q);
+void dequantizePerTensor(const uint8_t *q, int64_t n, float scaleInv,
+                         FP8 format, float *x);
+
+/// Delayed scaling's update (§4.1) for `n` quantizer slots: amax per slot =
+/// max over the history (or its row 0 when `mostRecent`); the history
+/// [len, n] rolls by -1 along its first dim and row 0 is zeroed; scale =
+/// (fp8_max / amax) / 2^margin when amax is finite and > 0, else unchanged;
+/// an infinite scale becomes FLT_MAX.
+void updateDelayedScaling(float *amaxHistory, float *scale, int64_t len,
+                          int64_t n, float fp8MaxValue, int margin,
+                          bool mostRecent);
+
+/// MXFP8 rowwise quantization of x [rows, cols] (cols % 32 == 0): one E8M0
+/// scale per 1x32 block, scale = ceil_pow2(amax_block / fp8_max), written
+/// to `scaleInv` in TE's compact layout [roundup(rows,128),
+/// roundup(cols/32,4)] (padding zero); data q [rows, cols].
+void quantizeMXFP8Rowwise(const float *x, int64_t rows, int64_t cols,
+                          FP8 format, uint8_t *q, uint8_t *scaleInv);
+void dequantizeMXFP8Rowwise(const uint8_t *q, const uint8_t *scaleInv,
+                            int64_t rows, int64_t cols, FP8 format, float *x);
+
+/// Columns of TE's compact MXFP8 rowwise scale tensor.
+int64_t mxfp8RowwiseScaleCols(int64_t cols);
+
+} // namespace te::cpu
+
+#endif // TE_LIB_RUNTIME_CPU_QUANTIZE_H

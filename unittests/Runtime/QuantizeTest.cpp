@@ -1,0 +1,107 @@
+//===- QuantizeTest.cpp - CPU reference quantization ------------*- C++ -*-===//
+//
+// Scale computation, delayed scaling's amax-history update and MXFP8 block
+// quantization, against values computed by hand.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cpu/Quantize.h"
+
+#include <gtest/gtest.h>
+
+#include <cfloat>
+#include <cmath>
+#include <random>
+#include <vector>
+
+using namespace te::cpu;
+
+namespace {
+
+TEST(Scale, FromAmax) {
+  EXPECT_EQ(scaleFromAmax(448.0f, 448.0f, false), 1.0f);
+  EXPECT_EQ(scaleFromAmax(1.0f, 448.0f, false), 448.0f);
+  EXPECT_EQ(scaleFromAmax(0.0f, 448.0f, false), 1.0f);     // zero amax
+  EXPECT_EQ(scaleFromAmax(INFINITY, 448.0f, false), 1.0f); // non-finite
+  EXPECT_EQ(scaleFromAmax(NAN, 448.0f, false), 1.0f);
+  EXPECT_EQ(scaleFromAmax(1.0f, 448.0f, true), 256.0f); // pow2: down
+  EXPECT_FLOAT_EQ(scaleFromAmax(0.0f, 448.0f, false, 1e-3f), 448000.0f); // eps
+  EXPECT_EQ(scaleFromAmax(1e-45f, 448.0f, false), FLT_MAX); // inf -> max
+}
+
+TEST(PerTensor, QuantizeDequantize) {
+  const float x[4] = {1.0f, -0.5f, 2.0f, 0.0f};
+  uint8_t q[4];
+  float amax = quantizePerTensor(x, 4, 224.0f, FP8::E4M3, q);
+  EXPECT_EQ(amax, 2.0f);
+  // 2 * 224 = 448: the largest E4M3 value.
+  EXPECT_EQ(q[2], 0x7E);
+  float back[4];
+  dequantizePerTensor(q, 4, 1.0f / 224.0f, FP8::E4M3, back);
+  for (int i = 0; i < 4; ++i)
+    EXPECT_FLOAT_EQ(back[i], x[i]); // all exactly representable here
+}
+
+TEST(DelayedScaling, HistoryRollAndScale) {
+  // history [len 3, 2 slots], rows are steps (row 0 the current one)
+  float history[6] = {1, 0, //
+                      4, 2, //
+                      2, 8};
+  float scale[2] = {5, 5};
+  updateDelayedScaling(history, scale, 3, 2, 448.0f, /*margin=*/1,
+                       /*mostRecent=*/false);
+  EXPECT_EQ(scale[0], 448.0f / 4 / 2); // max over history, margin 1
+  EXPECT_EQ(scale[1], 448.0f / 8 / 2);
+  // rolled by -1, row 0 zeroed: slot 0 [1,4,2] -> [0,2,1]
+  const float expected[6] = {0, 0, 2, 8, 1, 0};
+  for (int i = 0; i < 6; ++i)
+    EXPECT_EQ(history[i], expected[i]) << i;
+  // most_recent reads row 0 (now zero): scales stay.
+  updateDelayedScaling(history, scale, 3, 2, 448.0f, 0, /*mostRecent=*/true);
+  EXPECT_EQ(scale[0], 56.0f);
+  EXPECT_EQ(scale[1], 28.0f);
+}
+
+TEST(MXFP8, OneBlockByHand) {
+  std::vector<float> x(32, 1.0f);
+  x[5] = 600.0f; // amax 600 -> scale ceil_pow2(600/448) = 2 -> E8M0 128
+  x[6] = 300.0f;
+  std::vector<uint8_t> q(32), scaleInv(128 * 4, 0xAA);
+  quantizeMXFP8Rowwise(x.data(), 1, 32, FP8::E4M3, q.data(), scaleInv.data());
+  EXPECT_EQ(scaleInv[0], 128);
+  for (size_t i = 1; i < scaleInv.size(); ++i)
+    EXPECT_EQ(scaleInv[i], 0) << "padding " << i;
+  std::vector<float> back(32);
+  dequantizeMXFP8Rowwise(q.data(), scaleInv.data(), 1, 32, FP8::E4M3,
+                         back.data());
+  EXPECT_EQ(back[5], 576.0f); // 300 -> 288 (E4M3 step 32 there), times 2
+  EXPECT_EQ(back[6], 288.0f); // 150 -> 144 (step 16), times 2
+  EXPECT_EQ(back[0], 1.0f);   // 0.5 exact, times 2
+}
+
+TEST(MXFP8, RelativeErrorWithinHalfAnUlp) {
+  const int64_t rows = 3, cols = 64;
+  std::mt19937 gen(5);
+  std::uniform_real_distribution<float> dist(-10.0f, 10.0f);
+  std::vector<float> x(rows * cols);
+  for (float &v : x)
+    v = dist(gen);
+  std::vector<uint8_t> q(rows * cols),
+      scaleInv(128 * mxfp8RowwiseScaleCols(cols));
+  quantizeMXFP8Rowwise(x.data(), rows, cols, FP8::E4M3, q.data(),
+                       scaleInv.data());
+  std::vector<float> back(rows * cols);
+  dequantizeMXFP8Rowwise(q.data(), scaleInv.data(), rows, cols, FP8::E4M3,
+                         back.data());
+  for (size_t i = 0; i < x.size(); ++i) {
+    // E4M3 has 3 mantissa bits: half an ulp is 1/16 of the value's binade;
+    // below the normal range the absolute step of the block bounds it.
+    float block =
+        std::ldexp(1.0f, scaleInv[(i / cols) * 4 + (i % cols) / 32] - 127);
+    EXPECT_LE(std::fabs(back[i] - x[i]),
+              std::fabs(x[i]) / 16.0f + block * std::ldexp(1.0f, -10))
+        << i;
+  }
+}
+
+} // namespace
