@@ -73,6 +73,12 @@ std::optional<std::string> constStr(Value v) {
 
 bool isNone(Value v) { return isA(v, "torch.constant.none"); }
 
+bool isTrue(Value v) {
+  Operation *op = v.getDefiningOp();
+  return isA(op, "torch.constant.bool") &&
+         cast<BoolAttr>(op->getAttr("value")).getValue();
+}
+
 std::optional<SmallVector<int64_t>> constIntList(Value v) {
   Operation *op = v.getDefiningOp();
   if (!isA(op, "torch.prim.ListConstruct"))
@@ -198,7 +204,8 @@ FailureOr<NormMatch> matchNorm(Operation *op) {
 std::optional<LinearMatch> matchLinear(Operation *op) {
   // Only a 2-D weight [out, in] is a TransformerEngine Linear; other forms
   // stay unmatched and are reported.
-  if (!isA(op, "torch.aten.linear") || rankOf(op->getOperand(1)) != 2)
+  if (!isA(op, "torch.aten.linear") || rankOf(op->getOperand(1)) != 2 ||
+      rankOf(op->getOperand(0)) < 1)
     return std::nullopt;
   LinearMatch m{op, op->getOperand(0), op->getOperand(1), Value()};
   if (!isNone(op->getOperand(2)))
@@ -321,6 +328,8 @@ Value otherFactor(Operation *mul, Value actOut) {
 /// Tries to grow `fc1` (a linear on the norm output) into an MLP.
 bool matchMLP(Group &g, Value normOut, std::string &why) {
   Value h = g.fc1.op->getResult(0);
+  if (!builtinType(h.getType()))
+    return false; // unknown shape or dtype: not a module we can describe
   auto single = [](Value v) -> Operation * {
     return v.hasOneUse() ? *v.getUsers().begin() : nullptr;
   };
@@ -341,7 +350,9 @@ bool matchMLP(Group &g, Value normOut, std::string &why) {
     for (int first = 0; first < 2; ++first) {
       Value a = halves[first], b = halves[1 - first];
       std::string actWhy;
-      auto act = a.hasOneUse() ? matchActivation(a, actWhy) : std::nullopt;
+      // matchActivation checks that a's users are exactly the activation
+      // (quick-GELU reads a twice).
+      auto act = matchActivation(a, actWhy);
       if (!act || !gatedKind(act->kind))
         continue;
       Operation *mul = single(act->out);
@@ -578,7 +589,9 @@ bool recomposeLayerNorm(Operation *varMean) {
     return false;
   Value x = varMean->getOperand(0);
   int64_t rank = rankOf(x);
+  // keepdim must be set: [.., 1] statistics broadcast along the features.
   if (rank < 2 || !isLastDimList(varMean->getOperand(1), rank) ||
+      !isTrue(varMean->getOperand(3)) ||
       constNumber(varMean->getOperand(2)) != 0.0)
     return false;
   Value var = varMean->getResult(0), mean = varMean->getResult(1);
@@ -648,7 +661,8 @@ bool recomposeRMSNorm(Operation *square) {
   SmallVector<Operation *> meanOps;
   Value meanOut;
   if (Operation *m = soleUser(sq);
-      isA(m, "torch.aten.mean.dim") && isLastDimList(m->getOperand(1), rank)) {
+      isA(m, "torch.aten.mean.dim") && isLastDimList(m->getOperand(1), rank) &&
+      isTrue(m->getOperand(2)) && isNone(m->getOperand(3))) {
     meanOps = {m};
     meanOut = m->getResult(0);
   } else if (auto [sum, div] = matchMeanOverLast(sq); div && sq.hasOneUse()) {
@@ -1000,6 +1014,9 @@ bool removeCastSandwich(Operation *down) {
     return false;
   OpBuilder b(down);
   TorchBuilder tb(b, down->getLoc());
+  // rms_norm's default eps is finfo(dtype).eps of the dtype it ran in: f32.
+  if (isA(op, "torch.aten.rms_norm") && isNone(operands[3]))
+    operands[3] = tb.floatConst(1.1920928955078125e-07);
   Value narrowOp = tb.create(op->getName().getStringRef(), operands,
                              down->getResult(0).getType());
   SmallVector<Operation *> dead = {down, op};
@@ -1018,6 +1035,7 @@ std::pair<Operation *, Operation *> matchMeanOverLast(Value v) {
   for (Operation *sum : v.getUsers()) {
     if (!isA(sum, "torch.aten.sum.dim_IntList") || sum->getOperand(0) != v ||
         !isLastDimList(sum->getOperand(1), rank) ||
+        !isTrue(sum->getOperand(2)) || !isNone(sum->getOperand(3)) ||
         !sum->getResult(0).hasOneUse())
       continue;
     Operation *div = *sum->getResult(0).getUsers().begin();
@@ -1070,8 +1088,12 @@ bool recomposeVarMean(Operation *up) {
   for (Operation *u : x64.getUsers())
     if (u != sum64 && u != sub)
       return false;
-  Operation *at = down->isBeforeInBlock(mean) ? mean : down;
-  OpBuilder b(at->getNextNode());
+  // Right after x's definition, so that it dominates every use it takes over.
+  OpBuilder b(up->getContext());
+  if (Operation *def = x.getDefiningOp())
+    b.setInsertionPointAfter(def);
+  else
+    b.setInsertionPointToStart(cast<BlockArgument>(x).getOwner());
   TorchBuilder tb(b, down->getLoc());
   int64_t rank = rankOf(x);
   OperationState state(down->getLoc(), "torch.aten.var_mean.correction");
@@ -1132,7 +1154,11 @@ bool recomposeVarMeanSameDtype(Operation *sum) {
   auto [sumSq, var] = matchMeanOverLast(sq->getResult(0));
   if (!var)
     return false;
-  OpBuilder b(var->getNextNode());
+  OpBuilder b(sum->getContext());
+  if (Operation *def = x.getDefiningOp())
+    b.setInsertionPointAfter(def);
+  else
+    b.setInsertionPointToStart(cast<BlockArgument>(x).getOwner());
   TorchBuilder tb(b, var->getLoc());
   OperationState state(var->getLoc(), "torch.aten.var_mean.correction");
   state.addOperands(
@@ -1140,8 +1166,7 @@ bool recomposeVarMeanSameDtype(Operation *sum) {
   state.addTypes({var->getResult(0).getType(), mean->getResult(0).getType()});
   Operation *vm = b.create(state);
   var->getResult(0).replaceAllUsesWith(vm->getResult(0));
-  // The centered value is recomputed from the var_mean's mean.
-  sub->moveAfter(vm);
+  // The centered value now reads the var_mean's mean.
   sub->setOperand(1, vm->getResult(1));
   for (Operation *op : {var, sumSq, sq, mean, sum})
     if (op->use_empty())
@@ -1262,62 +1287,77 @@ LogicalResult FunctionImporter::findGroups() {
     if (failed(norm))
       return failure();
     Value out = op.getResult(0);
-    Group *first = nullptr;
     bool otherUsers = false;
-    // Users in program order.
+    // Users in program order; shape bookkeeping is not a use of the value.
     SmallVector<Operation *> users(out.getUsers());
     llvm::sort(users, [](Operation *a, Operation *b) {
       return a->isBeforeInBlock(b);
     });
     users.erase(llvm::unique(users), users.end());
+    SmallVector<LinearMatch> linears;
     for (Operation *user : users) {
-      // Shape bookkeeping is not a use of the value.
       if (consumed.contains(user) || isA(user, "torch.bind_symbolic_shape") ||
           isA(user, "torch.aten._assert_tensor_metadata"))
         continue;
       auto lin = matchLinear(user);
-      if (!lin || lin->input != out) {
+      if (lin && lin->input == out)
+        linears.push_back(*lin);
+      else
         otherUsers = true;
-        continue;
-      }
-      if (first) {
-        // Further linears read the returned norm output.
-        linearsOnNorm[user] = out;
-        otherUsers = true;
-        continue;
-      }
-      groups.push_back(Group{Group::NormLinear});
-      Group &g = groups.back();
-      g.norm = *norm;
-      g.fc1 = *lin;
-      std::string why;
-      if (!matchMLP(g, out, why)) {
-        if (!why.empty()) {
-          // A near miss (e.g. erf GELU): report it rather than importing
-          // the linear alone and failing later on the activation.
-          Value h = lin->op->getResult(0);
-          Operation *at = h.hasOneUse() ? *h.getUsers().begin() : lin->op;
-          return unsupported(at, why);
-        }
-        g.kind = Group::NormLinear;
-        g.ops = {lin->op};
-      }
-      g.ops.push_back(&op);
-      if (norm->zeroCentered)
-        g.ops.push_back(op.getOperand(2).getDefiningOp());
-      for (Operation *o : g.ops)
-        consumed.insert(o);
-      first = &g;
     }
-    if (!first)
+    if (linears.empty())
       return unsupported(&op, "a normalization must feed an aten.linear "
                               "(TransformerEngine has no standalone norm "
                               "module); " +
                                   Twine(kSupported));
-    if (otherUsers) {
-      first->returnsNorm = true;
-      first->normResult = out;
+    // Any of the linears may be FC1 of an MLP (in a two-linear gated MLP the
+    // activated one need not come first); otherwise the first linear is the
+    // LayerNormLinear.
+    Group g{Group::NormLinear};
+    g.norm = *norm;
+    bool isMLP = false;
+    std::string nearMiss;
+    Operation *nearMissAt = nullptr;
+    for (const LinearMatch &lin : linears) {
+      Group candidate = g;
+      candidate.fc1 = lin;
+      std::string why;
+      if (matchMLP(candidate, out, why)) {
+        g = candidate;
+        isMLP = true;
+        break;
+      }
+      if (!why.empty() && nearMiss.empty()) {
+        Value h = lin.op->getResult(0);
+        nearMiss = why;
+        nearMissAt = h.hasOneUse() ? *h.getUsers().begin() : lin.op;
+      }
     }
+    if (!isMLP) {
+      // A near miss (e.g. a gated erf GELU): report it rather than import
+      // the linear alone and fail later on the activation.
+      if (!nearMiss.empty())
+        return unsupported(nearMissAt, nearMiss);
+      g.fc1 = linears.front();
+      g.ops = {g.fc1.op};
+    }
+    g.ops.push_back(&op);
+    if (norm->zeroCentered)
+      g.ops.push_back(op.getOperand(2).getDefiningOp());
+    for (Operation *o : g.ops)
+      consumed.insert(o);
+    // Linears the module does not take read its returned norm output.
+    for (const LinearMatch &lin : linears) {
+      if (consumed.contains(lin.op))
+        continue;
+      linearsOnNorm[lin.op] = out;
+      otherUsers = true;
+    }
+    if (otherUsers) {
+      g.returnsNorm = true;
+      g.normResult = out;
+    }
+    groups.push_back(std::move(g));
   }
   // Anchor each group at its last op.
   for (Group &g : groups) {

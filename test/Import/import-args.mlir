@@ -102,3 +102,25 @@ func.func @between_modules(%x: !torch.vtensor<[2,4,32],bf16>, %g: !torch.vtensor
   %z = torch.aten.linear %f, %w2, %none : !torch.vtensor<[8,64],f32>, !torch.vtensor<[16,64],f32>, !torch.none -> !torch.vtensor<[8,16],f32>
   return %z : !torch.vtensor<[8,16],f32>
 }
+
+// -----
+
+// Two-linear gated MLP whose ungated (up) projection comes first.
+// CHECK-LABEL: func.func @up_before_gate
+// CHECK-SAME: (%[[X:.+]]: tensor<4x32xf32>, %[[G:.+]]: tensor<32xf32>, %[[WU:.+]]: tensor<64x32xf32>, %[[WG:.+]]: tensor<64x32xf32>, %[[W2:.+]]: tensor<32x64xf32>)
+// CHECK: %[[W1:.+]] = tensor.concat dim(0) %[[WG]], %[[WU]]
+// CHECK: te.layernorm_mlp %[[X]] norm rms_norm(%[[G]]) fc1(%[[W1]]) act swiglu fc2(%[[W2]])
+// CHECK-NOT: te.linear
+func.func @up_before_gate(%x: !torch.vtensor<[4,32],f32>, %g: !torch.vtensor<[32],f32>, %wu: !torch.vtensor<[64,32],f32>, %wg: !torch.vtensor<[64,32],f32>, %w2: !torch.vtensor<[32,64],f32>) -> !torch.vtensor<[4,32],f32> {
+  %int32 = torch.constant.int 32
+  %none = torch.constant.none
+  %eps = torch.constant.float 1.000000e-06
+  %shape = torch.prim.ListConstruct %int32 : (!torch.int) -> !torch.list<int>
+  %n = torch.aten.rms_norm %x, %shape, %g, %eps : !torch.vtensor<[4,32],f32>, !torch.list<int>, !torch.vtensor<[32],f32>, !torch.float -> !torch.vtensor<[4,32],f32>
+  %up = torch.aten.linear %n, %wu, %none : !torch.vtensor<[4,32],f32>, !torch.vtensor<[64,32],f32>, !torch.none -> !torch.vtensor<[4,64],f32>
+  %gate = torch.aten.linear %n, %wg, %none : !torch.vtensor<[4,32],f32>, !torch.vtensor<[64,32],f32>, !torch.none -> !torch.vtensor<[4,64],f32>
+  %s = torch.aten.silu %gate : !torch.vtensor<[4,64],f32> -> !torch.vtensor<[4,64],f32>
+  %m = torch.aten.mul.Tensor %s, %up : !torch.vtensor<[4,64],f32>, !torch.vtensor<[4,64],f32> -> !torch.vtensor<[4,64],f32>
+  %y = torch.aten.linear %m, %w2, %none : !torch.vtensor<[4,64],f32>, !torch.vtensor<[32,64],f32>, !torch.none -> !torch.vtensor<[4,32],f32>
+  return %y : !torch.vtensor<[4,32],f32>
+}
