@@ -141,10 +141,14 @@ def gemm_operands(op, lead, k, n, f1, f, training):
 
 
 def saved_quantized(op):
-    """Names of the operands saved columnwise-only for backward."""
-    return {"linear": ["input", "weight"],
-            "layernorm_linear": ["weight", "ln_out"],
-            "layernorm_mlp": ["ln_out", "fc1_weight", "act_out", "fc2_weight"]}[op]
+    """Operands saved for backward and the usage kept (reference §1.4, §1.7,
+    §2.4): the norm output of LayerNormLinear and the input of Linear keep
+    their columnwise copy only; weights (update_usage adds columnwise, keeps
+    rowwise) and everything LayerNormMLP saves keep both."""
+    return {"linear": {"input": "columnwise", "weight": "both"},
+            "layernorm_linear": {"weight": "both", "ln_out": "columnwise"},
+            "layernorm_mlp": {"ln_out": "both", "fc1_weight": "both",
+                              "act_out": "both", "fc2_weight": "both"}}[op]
 
 
 # ---------------------------------------------------------------------------
@@ -300,12 +304,12 @@ def check(te_opt, workdir, verbose):
                     if training and not fallback and not hp_bwd:
                         for name, role, shape in fwd:
                             if name in saved_quantized(op):
-                                want_saved[name] = (role, shape)
+                                want_saved[name] = (role, shape, saved_quantized(op)[name])
                     if sorted(got_saved) != sorted(want_saved):
                         errors.append(f"saved quantized {sorted(got_saved)} != {sorted(want_saved)}")
-                    for name, (role, shape) in want_saved.items():
+                    for name, (role, shape, usage) in want_saved.items():
                         if name in got_saved:
-                            exp = expect_inner(role, shape, "columnwise")
+                            exp = expect_inner(role, shape, usage)
                             got = got_inner(got_saved[name])
                             if exp != got:
                                 errors.append(f"saved {name}: inner {got} != {exp}")

@@ -13,14 +13,15 @@
 // TRAIN-SAME: "inner":[{"dtype":"uint8","name":"rowwise_data","shape":[256,128]},{"dtype":"uint8","name":"rowwise_scale_inv","shape":[256,4]},{"dtype":"uint8","name":"columnwise_data","shape":[256,128]},{"dtype":"uint8","name":"columnwise_scale_inv","shape":[8,128]}],"name":"ln_out","role":"activation","shape":[256,128],"type":"!te.qtensor<256x128xe4m3, #te.mxfp8, both, hopper, swizzled>","usage":"both"
 // TRAIN-SAME: "inner":[{"dtype":"uint8","name":"rowwise_data","shape":[64,128]},{"dtype":"uint8","name":"rowwise_scale_inv","shape":[128,4]},{"dtype":"uint8","name":"columnwise_data","shape":[64,128]},{"dtype":"uint8","name":"columnwise_scale_inv","shape":[4,128]}],"name":"weight","role":"weight"
 // TRAIN-SAME: "dtype":"e4m3","inner":[{"dtype":"uint8","name":"rowwise_data","shape":[256,64]},{"dtype":"uint8","name":"rowwise_scale_inv","shape":[256,4]},{"dtype":"uint8","name":"columnwise_data","shape":[256,64]},{"dtype":"uint8","name":"columnwise_scale_inv","shape":[8,128]}],"name":"grad_output","role":"grad"
-// Saved: x and gamma alias the inputs; weight and ln_out keep their
-// columnwise copies only; mu and rsigma are fp32 [M].
+// Saved: x and gamma alias the inputs; ln_out keeps its columnwise copy
+// only, the weight both (TE §1.4); mu and rsigma are fp32 [M].
 // TRAIN-SAME: "saved":[{"aliases":"input:0",{{[^}]*}}"name":"input"{{[^}]*}}},{"aliases":"input:1",{{[^}]*}}"name":"ln_weight"
-// TRAIN-SAME: {"aliases":null,"bytes":8704,"dtype":"e4m3","inner":[{"dtype":"uint8","name":"columnwise_data","shape":[64,128]},{"dtype":"uint8","name":"columnwise_scale_inv","shape":[4,128]}],"name":"weight"
+// TRAIN-SAME: {"aliases":null,"bytes":17408,"dtype":"e4m3","inner":[{"dtype":"uint8","name":"rowwise_data","shape":[64,128]},{"dtype":"uint8","name":"rowwise_scale_inv","shape":[128,4]},{"dtype":"uint8","name":"columnwise_data","shape":[64,128]},{"dtype":"uint8","name":"columnwise_scale_inv","shape":[4,128]}],"name":"weight"
 // TRAIN-SAME: {"aliases":null,"bytes":33792,"dtype":"e4m3","inner":[{"dtype":"uint8","name":"columnwise_data","shape":[256,128]},{"dtype":"uint8","name":"columnwise_scale_inv","shape":[8,128]}],"name":"ln_out"
-// TRAIN-SAME: {"aliases":null,"bytes":1024,"dtype":"float32","name":"mu","shape":[256]},{"aliases":null,"bytes":1024,"dtype":"float32","name":"rsigma","shape":[256]}],"saved_bytes":44544
-// Workspace: the rowwise halves freed after the FC GEMM: (32768 + 1024) + (8192 + 512).
-// TRAIN-SAME: "workspace_bytes":42496}
+// TRAIN-SAME: {"aliases":null,"bytes":1024,"dtype":"float32","name":"mu","shape":[256]},{"aliases":null,"bytes":1024,"dtype":"float32","name":"rsigma","shape":[256]}],"saved_bytes":53248
+// Workspace: the rowwise half of ln_out, freed after the FC GEMM
+// (32768 + 1024).
+// TRAIN-SAME: "workspace_bytes":33792}
 //
 // INFER: {"arch":"blackwell","effective_recipe":"mxfp8"
 // INFER-SAME: "grads":{"in":[],"out":[]}

@@ -135,13 +135,15 @@ public:
 
   /// A GEMM operand: quantized with the forward usage (both in training,
   /// rowwise in inference), recorded in the description.
-  TensorDesc addQuantized(StringRef name, SmallVector<SymDim> shape,
-                          Role role) {
+  TensorDesc addQuantized(StringRef name, SmallVector<SymDim> shape, Role role,
+                          std::optional<QuantUsage> forced = std::nullopt) {
     // Columnwise copies exist for the backward GEMMs only (not for TE's
     // high-precision backward of row-scaled NVFP4).
     QuantUsage usage = options.training && quantizedBackward()
                            ? QuantUsage::Both
                            : QuantUsage::Rowwise;
+    if (forced)
+      usage = *forced;
     TensorDesc t = quantizedTensor(name, std::move(shape), role, usage);
     desc.quantized.push_back({roleName(role), t});
     return t;
@@ -280,12 +282,13 @@ ModuleDescription LayerNormLinearOp::describe(const DescribeOptions &options) {
     if (options.training) {
       if (d.quantizedBackward()) {
         d.addQuantized("grad_output", d.act(n), Role::Grad);
+        // TE §1.4: the norm output keeps only its columnwise copy (for the
+        // wgrad GEMM); the weight workspace keeps both usages
+        // (update_usage(columnwise_usage=True) adds, it does not drop).
         TensorDesc savedLn = d.quantizedTensor(
             "ln_out", d.act(k), Role::Activation, QuantUsage::Columnwise);
-        TensorDesc savedW = d.quantizedTensor(
-            "weight", d.matrix(n, k), Role::Weight, QuantUsage::Columnwise);
-        workspace =
-            d.transientPart(lnOut, savedLn) + d.transientPart(weight, savedW);
+        TensorDesc savedW = weight;
+        workspace = d.transientPart(lnOut, savedLn);
         d.saveAlias("input", getInput());
         d.saveAlias("ln_weight", getLnWeight());
         d.save(savedW);
@@ -370,12 +373,17 @@ ModuleDescription LayerNormMLPOp::describe(const DescribeOptions &options) {
   // Forward tensors and their bytes if nothing is kept.
   SmallVector<TensorDesc> forwardTensors;
   if (d.quantized()) {
+    // With checkpointing the activations are recomputed for the backward:
+    // the forward quantizes them rowwise only.
+    std::optional<QuantUsage> actUsage;
+    if (checkpointed)
+      actUsage = QuantUsage::Rowwise;
     forwardTensors.push_back(
-        d.addQuantized("ln_out", d.act(h), Role::Activation));
+        d.addQuantized("ln_out", d.act(h), Role::Activation, actUsage));
     forwardTensors.push_back(
         d.addQuantized("fc1_weight", d.matrix(f1, h), Role::Weight));
     forwardTensors.push_back(
-        d.addQuantized("act_out", d.act(f), Role::Activation));
+        d.addQuantized("act_out", d.act(f), Role::Activation, actUsage));
     forwardTensors.push_back(
         d.addQuantized("fc2_weight", d.matrix(h, f), Role::Weight));
     if (options.training && d.quantizedBackward()) {
@@ -412,22 +420,13 @@ ModuleDescription LayerNormMLPOp::describe(const DescribeOptions &options) {
     d.saveAlias("input", getInput());
     d.saveAlias("ln_weight", getLnWeight());
     if (d.quantizedBackward()) {
-      auto col = [&](const TensorDesc &t, Role role) {
-        return d.quantizedTensor(t.name, t.shape, role, QuantUsage::Columnwise);
-      };
-      TensorDesc savedLn = col(forwardTensors[0], Role::Activation);
-      TensorDesc savedW1 = col(forwardTensors[1], Role::Weight);
-      TensorDesc savedAct = col(forwardTensors[2], Role::Activation);
-      TensorDesc savedW2 = col(forwardTensors[3], Role::Weight);
-      workspace = d.transientPart(forwardTensors[0], savedLn) +
-                  d.transientPart(forwardTensors[1], savedW1) +
-                  d.transientPart(forwardTensors[2], savedAct) +
-                  d.transientPart(forwardTensors[3], savedW2);
-      d.save(savedLn);
-      d.save(savedW1);
+      // TE §2.4: LayerNormMLP saves the quantized norm output, weights and
+      // activation output as they are (both usages; nothing is dropped).
+      d.save(forwardTensors[0]);
+      d.save(forwardTensors[1]);
       d.save(fc1Out);
-      d.save(savedAct);
-      d.save(savedW2);
+      d.save(forwardTensors[2]);
+      d.save(forwardTensors[3]);
     } else {
       if (d.quantized())
         for (const TensorDesc &t : forwardTensors)
@@ -486,10 +485,9 @@ ModuleDescription LinearOp::describe(const DescribeOptions &options) {
       d.addQuantized("grad_output", d.act(n), Role::Grad);
       TensorDesc savedIn = d.quantizedTensor(
           "input", d.act(k), Role::Activation, QuantUsage::Columnwise);
-      TensorDesc savedW = d.quantizedTensor(
-          "weight", d.matrix(n, k), Role::Weight, QuantUsage::Columnwise);
-      workspace =
-          d.transientPart(input, savedIn) + d.transientPart(weight, savedW);
+      // The input keeps its columnwise copy (§1.7); the weight both usages.
+      TensorDesc savedW = weight;
+      workspace = d.transientPart(input, savedIn);
       d.save(savedIn);
       d.save(savedW);
     } else {
