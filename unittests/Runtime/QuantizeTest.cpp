@@ -105,3 +105,81 @@ TEST(MXFP8, RelativeErrorWithinHalfAnUlp) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(BlockScaling, OneByOneTwentyEightByHand) {
+  // 2 rows x 128 cols: row 0 amax 448 -> scale 1; row 1 amax 1 -> 448,
+  // rounded down to a power of two: 256.
+  std::vector<float> x(2 * 128, 0.0f);
+  x[0] = 448.0f;
+  x[1] = -3.0f;
+  x[128] = 1.0f;
+  x[129] = 0.5f;
+  std::vector<uint8_t> q(x.size());
+  std::vector<float> scaleInv(1 * 4, -1.0f); // [ceil(128/128), roundup(2,4)]
+  quantizeBlockRowwise(x.data(), 2, 128, /*block2d=*/false,
+                       /*fp32Scales=*/false, q.data(), scaleInv.data());
+  EXPECT_EQ(scaleInv[0], 1.0f);
+  EXPECT_EQ(scaleInv[1], 1.0f / 256.0f);
+  EXPECT_EQ(scaleInv[2], 0.0f); // padding
+  EXPECT_EQ(scaleInv[3], 0.0f);
+  std::vector<float> back(x.size());
+  dequantizeBlockRowwise(q.data(), scaleInv.data(), 2, 128, false, back.data());
+  EXPECT_EQ(back[0], 448.0f);
+  EXPECT_EQ(back[1], -3.0f);
+  EXPECT_EQ(back[128], 1.0f);
+  EXPECT_EQ(back[129], 0.5f);
+  // fp32 scales: 448 exactly.
+  quantizeBlockRowwise(x.data(), 2, 128, false, /*fp32Scales=*/true, q.data(),
+                       scaleInv.data());
+  EXPECT_EQ(scaleInv[1], 1.0f / 448.0f);
+}
+
+TEST(BlockScaling, TwoDimensionalBlocks) {
+  // 256 x 128: two 128x128 blocks along the rows, one scale each, stored
+  // [ceil(256/128), roundup(1, 4)] = [2, 4].
+  std::vector<float> x(256 * 128, 1.0f);
+  x[200 * 128 + 5] = 224.0f; // second block's amax -> scale 2
+  std::vector<uint8_t> q(x.size());
+  std::vector<float> scaleInv(2 * 4, -1.0f);
+  quantizeBlockRowwise(x.data(), 256, 128, /*block2d=*/true, false, q.data(),
+                       scaleInv.data());
+  EXPECT_EQ(scaleInv[0], 1.0f / 256.0f); // amax 1 -> 448 -> pow2 256
+  EXPECT_EQ(scaleInv[4], 1.0f / 2.0f);   // amax 224 -> 2
+  EXPECT_EQ(scaleInv[1], 0.0f);
+  std::vector<float> back(x.size());
+  dequantizeBlockRowwise(q.data(), scaleInv.data(), 256, 128, true,
+                         back.data());
+  EXPECT_EQ(back[200 * 128 + 5], 224.0f);
+  EXPECT_EQ(back[0], 1.0f);
+}
+
+TEST(NVFP4, TwoLevelScalingByHand) {
+  // One row of 32: block 0 amax 6, block 1 amax 3; global amax 6.
+  std::vector<float> x(32, 0.0f);
+  x[0] = 6.0f;
+  x[1] = -1.5f;
+  x[2] = 0.25f; // tie 0 / 0.5 -> 0
+  x[16] = 3.0f;
+  x[17] = 1.0f;
+  std::vector<uint8_t> q(16), scales(128 * 4);
+  float amax = quantizeNVFP4Rowwise(x.data(), 1, 32, q.data(), scales.data());
+  EXPECT_EQ(amax, 6.0f);
+  // S_enc = 448*6/6 = 448; block 0: S_dec = e4m3(6*448/6) = 448 (0x7E);
+  // block 1: S_dec = e4m3(3*448/6 = 224) = 224 (0x76); x scales: 1 and 2.
+  EXPECT_EQ(scales[0], 0x7E);
+  EXPECT_EQ(scales[1], 0x76);
+  EXPECT_EQ(q[0], 0x7 | (0xB << 4)); // 6 (0x7) low, -1.5 (0xB) high
+  EXPECT_EQ(q[1], 0x0);              // 0.25 -> 0, 0 -> 0
+  EXPECT_EQ(q[8], 0x7 | (0x4 << 4)); // 3*2 = 6 -> 0x7, 1*2 = 2 -> 0x4
+  std::vector<float> back(32);
+  dequantizeNVFP4Rowwise(q.data(), scales.data(), amax, 1, 32, back.data());
+  EXPECT_EQ(back[0], 6.0f);
+  EXPECT_EQ(back[1], -1.5f);
+  EXPECT_EQ(back[2], 0.0f);
+  EXPECT_EQ(back[16], 3.0f);
+  EXPECT_EQ(back[17], 1.0f);
+}
+
+} // namespace

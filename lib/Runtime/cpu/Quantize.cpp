@@ -116,3 +116,97 @@ void dequantizeMXFP8Rowwise(const uint8_t *q, const uint8_t *scaleInv,
 }
 
 } // namespace te::cpu
+
+namespace te::cpu {
+
+namespace {
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t roundUp(int64_t a, int64_t b) { return ceilDiv(a, b) * b; }
+} // namespace
+
+void quantizeBlockRowwise(const float *x, int64_t rows, int64_t cols,
+                          bool block2d, bool fp32Scales, uint8_t *q,
+                          float *scaleInv) {
+  int64_t colBlocks = ceilDiv(cols, 128);
+  int64_t rowBlocks = block2d ? ceilDiv(rows, 128) : rows;
+  int64_t rowSpan = block2d ? 128 : 1;
+  int64_t scaleRows = block2d ? ceilDiv(rows, 128) : colBlocks;
+  int64_t scaleCols = block2d ? roundUp(colBlocks, 4) : roundUp(rows, 4);
+  std::fill(scaleInv, scaleInv + scaleRows * scaleCols, 0.0f);
+  for (int64_t rb = 0; rb < rowBlocks; ++rb) {
+    for (int64_t cb = 0; cb < colBlocks; ++cb) {
+      int64_t r0 = rb * rowSpan, r1 = std::min(rows, r0 + rowSpan);
+      int64_t c0 = cb * 128, c1 = std::min(cols, c0 + 128);
+      float amax = 0.0f;
+      for (int64_t i = r0; i < r1; ++i)
+        for (int64_t j = c0; j < c1; ++j)
+          amax = std::max(amax, std::fabs(x[i * cols + j]));
+      float scale = scaleFromAmax(amax, 448.0f, /*pow2=*/!fp32Scales);
+      for (int64_t i = r0; i < r1; ++i)
+        for (int64_t j = c0; j < c1; ++j)
+          q[i * cols + j] = floatToE4M3(x[i * cols + j] * scale);
+      float inv = 1.0f / scale;
+      if (block2d)
+        scaleInv[rb * scaleCols + cb] = inv;
+      else
+        scaleInv[cb * scaleCols + rb] = inv;
+    }
+  }
+}
+
+void dequantizeBlockRowwise(const uint8_t *q, const float *scaleInv,
+                            int64_t rows, int64_t cols, bool block2d,
+                            float *x) {
+  int64_t colBlocks = ceilDiv(cols, 128);
+  int64_t scaleCols = block2d ? roundUp(colBlocks, 4) : roundUp(rows, 4);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) {
+      float s = block2d ? scaleInv[(i / 128) * scaleCols + j / 128]
+                        : scaleInv[(j / 128) * scaleCols + i];
+      x[i * cols + j] = e4m3ToFloat(q[i * cols + j]) * s;
+    }
+}
+
+float quantizeNVFP4Rowwise(const float *x, int64_t rows, int64_t cols,
+                           uint8_t *q, uint8_t *scales) {
+  float globalAmax = amaxOf(x, rows * cols);
+  float sEnc = globalAmax == 0.0f ? 1.0f : 448.0f * 6.0f / globalAmax;
+  if (std::isinf(sEnc))
+    sEnc = FLT_MAX;
+  int64_t scaleCols = roundUp(cols / 16, 4);
+  std::memset(scales, 0, static_cast<size_t>(roundUp(rows, 128) * scaleCols));
+  std::memset(q, 0, static_cast<size_t>(rows * cols / 2));
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t b = 0; b < cols / 16; ++b) {
+      const float *block = x + i * cols + b * 16;
+      uint8_t sDecBits = floatToE4M3(amaxOf(block, 16) * sEnc / 6.0f);
+      scales[i * scaleCols + b] = sDecBits;
+      float sDec = e4m3ToFloat(sDecBits);
+      float toFP4 = sDec == 0.0f ? 0.0f : sEnc / sDec;
+      for (int64_t j = 0; j < 16; ++j) {
+        int64_t col = b * 16 + j;
+        uint8_t code = floatToE2M1(block[j] * toFP4);
+        uint8_t &byte = q[i * (cols / 2) + col / 2];
+        byte = static_cast<uint8_t>(col % 2 ? (byte | (code << 4))
+                                            : (byte | code));
+      }
+    }
+  }
+  return globalAmax;
+}
+
+void dequantizeNVFP4Rowwise(const uint8_t *q, const uint8_t *scales,
+                            float globalAmax, int64_t rows, int64_t cols,
+                            float *x) {
+  float sEnc = globalAmax == 0.0f ? 1.0f : 448.0f * 6.0f / globalAmax;
+  int64_t scaleCols = roundUp(cols / 16, 4);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) {
+      uint8_t byte = q[i * (cols / 2) + j / 2];
+      uint8_t code = j % 2 ? (byte >> 4) : (byte & 0xF);
+      float sDec = e4m3ToFloat(scales[i * scaleCols + j / 16]);
+      x[i * cols + j] = e2m1ToFloat(code) * sDec / sEnc;
+    }
+}
+
+} // namespace te::cpu

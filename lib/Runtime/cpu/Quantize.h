@@ -60,3 +60,31 @@ int64_t mxfp8RowwiseScaleCols(int64_t cols);
 } // namespace te::cpu
 
 #endif // TE_LIB_RUNTIME_CPU_QUANTIZE_H
+
+namespace te::cpu {
+
+/// Float8 block scaling (§4.4) of x [rows, cols], E4M3, rowwise: with
+/// `block2d` one scale per 128x128 block, else per 1x128 block; scale =
+/// scaleFromAmax(block amax, 448, pow2 = !fp32Scales). Writes q [rows, cols]
+/// and scale_inv in TE's compact layout: 1x128 ->
+/// [ceil(cols/128), roundup(rows, 4)] (row index fastest, "GEMM ready");
+/// 128x128 -> [ceil(rows/128), roundup(ceil(cols/128), 4)]. Padding is 0.
+void quantizeBlockRowwise(const float *x, int64_t rows, int64_t cols,
+                          bool block2d, bool fp32Scales, uint8_t *q,
+                          float *scaleInv);
+void dequantizeBlockRowwise(const uint8_t *q, const float *scaleInv,
+                            int64_t rows, int64_t cols, bool block2d, float *x);
+
+/// NVFP4 (§4.5) rowwise, 1x16 blocks, round to nearest (no RHT, no
+/// stochastic rounding): global S_enc = 448*6 / amax(x) (1 when amax is 0);
+/// per block S_dec = e4m3(block_amax * S_enc / 6); values e2m1(x * S_enc /
+/// S_dec), two per byte (even element in the low nibble). Writes q [rows,
+/// cols/2], the E4M3 block scales in [roundup(rows,128),
+/// roundup(cols/16,4)] and returns the global amax (amax_rowwise).
+float quantizeNVFP4Rowwise(const float *x, int64_t rows, int64_t cols,
+                           uint8_t *q, uint8_t *scales);
+void dequantizeNVFP4Rowwise(const uint8_t *q, const uint8_t *scales,
+                            float globalAmax, int64_t rows, int64_t cols,
+                            float *x);
+
+} // namespace te::cpu
