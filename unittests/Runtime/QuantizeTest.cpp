@@ -183,3 +183,47 @@ TEST(NVFP4, TwoLevelScalingByHand) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(MXFP8, ColumnwiseBlocksRunDownColumns) {
+  // 32 x 32: column 3 has amax 600 (scale 2^1 -> E8M0 128), the others 1
+  // (1/448 rounded up to 2^-8 -> E8M0 119).
+  std::vector<float> x(32 * 32, 1.0f);
+  x[10 * 32 + 3] = 600.0f;
+  std::vector<uint8_t> q(x.size()), scaleInv(4 * 128, 0xAA);
+  quantizeMXFP8Columnwise(x.data(), 32, 32, FP8::E4M3, q.data(),
+                          scaleInv.data());
+  EXPECT_EQ(scaleInv[3], 128);
+  EXPECT_EQ(scaleInv[0], 119);
+  EXPECT_EQ(scaleInv[31], 119);
+  EXPECT_EQ(scaleInv[32], 0);  // padding columns
+  EXPECT_EQ(scaleInv[128], 0); // padding rows
+  // 600 / 2 = 300 rounds to 288 in E4M3: 1.125 * 2^8, code 0x79.
+  EXPECT_EQ(q[10 * 32 + 3], 0x79);
+}
+
+TEST(Swizzle, TileLayoutByHand) {
+  // One 128x4 tile: compact value = row * 4 + col (mod 256).
+  const int64_t rows = 256, cols = 8; // 2 x 2 tiles
+  std::vector<uint8_t> compact(rows * cols), swizzled(rows * cols),
+      back(rows * cols);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      compact[i * cols + j] = static_cast<uint8_t>((i * 7 + j * 3) & 0xFF);
+  swizzleScales(compact.data(), rows, cols, swizzled.data());
+  // Element (r, c) of the first tile lands at (r % 32) * 16 + (r / 32) * 4 + c.
+  EXPECT_EQ(swizzled[0], compact[0]);                // (0, 0)
+  EXPECT_EQ(swizzled[1], compact[1]);                // (0, 1)
+  EXPECT_EQ(swizzled[4], compact[32 * cols + 0]);    // (32, 0)
+  EXPECT_EQ(swizzled[16], compact[1 * cols + 0]);    // (1, 0)
+  EXPECT_EQ(swizzled[511], compact[127 * cols + 3]); // (127, 3)
+  // The second tile is the next 4 columns of the first 128 rows.
+  EXPECT_EQ(swizzled[512], compact[0 * cols + 4]);
+  // The third tile starts the next 128 rows.
+  EXPECT_EQ(swizzled[1024], compact[128 * cols + 0]);
+  unswizzleScales(swizzled.data(), rows, cols, back.data());
+  EXPECT_EQ(back, compact);
+}
+
+} // namespace

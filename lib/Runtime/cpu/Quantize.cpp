@@ -210,3 +210,49 @@ void dequantizeNVFP4Rowwise(const uint8_t *q, const uint8_t *scales,
 }
 
 } // namespace te::cpu
+
+namespace te::cpu {
+
+void quantizeMXFP8Columnwise(const float *x, int64_t rows, int64_t cols,
+                             FP8 format, uint8_t *q, uint8_t *scaleInv) {
+  int64_t scaleRows = (rows / 32 + 3) / 4 * 4;
+  int64_t scaleCols = (cols + 127) / 128 * 128;
+  std::memset(scaleInv, 0, static_cast<size_t>(scaleRows * scaleCols));
+  float maxValue = fp8Max(format);
+  for (int64_t rb = 0; rb < rows / 32; ++rb) {
+    for (int64_t j = 0; j < cols; ++j) {
+      float amax = 0.0f;
+      for (int64_t i = rb * 32; i < rb * 32 + 32; ++i)
+        amax = std::max(amax, std::fabs(x[i * cols + j]));
+      uint8_t e = floatToE8M0RoundUp(amax / maxValue);
+      scaleInv[rb * scaleCols + j] = e;
+      float toFP8 = std::ldexp(1.0f, 127 - static_cast<int>(e));
+      for (int64_t i = rb * 32; i < rb * 32 + 32; ++i)
+        q[i * cols + j] = quantizeFP8(x[i * cols + j] * toFP8, format);
+    }
+  }
+}
+
+namespace {
+int64_t swizzledOffset(int64_t i, int64_t j, int64_t colsPadded) {
+  int64_t tile = (i / 128) * (colsPadded / 4) + j / 4;
+  int64_t r = i % 128, c = j % 4;
+  return tile * 512 + (r % 32) * 16 + (r / 32) * 4 + c;
+}
+} // namespace
+
+void swizzleScales(const uint8_t *compact, int64_t rowsPadded,
+                   int64_t colsPadded, uint8_t *swizzled) {
+  for (int64_t i = 0; i < rowsPadded; ++i)
+    for (int64_t j = 0; j < colsPadded; ++j)
+      swizzled[swizzledOffset(i, j, colsPadded)] = compact[i * colsPadded + j];
+}
+
+void unswizzleScales(const uint8_t *swizzled, int64_t rowsPadded,
+                     int64_t colsPadded, uint8_t *compact) {
+  for (int64_t i = 0; i < rowsPadded; ++i)
+    for (int64_t j = 0; j < colsPadded; ++j)
+      compact[i * colsPadded + j] = swizzled[swizzledOffset(i, j, colsPadded)];
+}
+
+} // namespace te::cpu

@@ -88,3 +88,24 @@ void dequantizeNVFP4Rowwise(const uint8_t *q, const uint8_t *scales,
                             float *x);
 
 } // namespace te::cpu
+
+namespace te::cpu {
+
+/// MXFP8 columnwise quantization of x [rows, cols] (both % 32): one E8M0
+/// scale per 32x1 block down each column; data stays [rows, cols] (not
+/// transposed); scales in TE's compact layout [roundup(rows/32, 4),
+/// roundup(cols, 128)].
+void quantizeMXFP8Columnwise(const float *x, int64_t rows, int64_t cols,
+                             FP8 format, uint8_t *q, uint8_t *scaleInv);
+
+/// Reorders a compact block-scale tensor [rowsPadded, colsPadded]
+/// (rowsPadded % 128 == 0, colsPadded % 4 == 0) into cuBLAS's block-scaling
+/// layout (§4.3): 128x4 tiles of 512 bytes, tiles in row-major order, and
+/// element (r, c) of a tile at (r % 32) * 16 + (r / 32) * 4 + c. Columnwise
+/// scales are swizzled as the rowwise swizzle of their transpose.
+void swizzleScales(const uint8_t *compact, int64_t rowsPadded,
+                   int64_t colsPadded, uint8_t *swizzled);
+void unswizzleScales(const uint8_t *swizzled, int64_t rowsPadded,
+                     int64_t colsPadded, uint8_t *compact);
+
+} // namespace te::cpu
