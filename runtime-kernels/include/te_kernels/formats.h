@@ -40,15 +40,17 @@ TE_HOST_DEVICE inline float bitsToFloat(uint32_t u) {
 }
 
 /// A small binary float format: `expBits` exponent bits with bias `bias`,
-/// `manBits` mantissa bits, largest finite encoding `maxCode` (sign clear).
+/// `manBits` mantissa bits, largest finite encoding `maxCode` (sign clear)
+/// and the code every NaN converts to (as the hardware does: no sign).
 struct MiniFloat {
   int expBits, manBits, bias;
-  uint32_t maxCode;
+  uint32_t maxCode, nanCode;
 };
 
-constexpr MiniFloat kE4M3{4, 3, 7, 0x7E};  // max 448, NaN 0x7F, no inf
-constexpr MiniFloat kE5M2{5, 2, 15, 0x7B}; // max 57344, inf 0x7C
-constexpr MiniFloat kE2M1{2, 1, 1, 0x7};   // max 6, no inf or NaN
+constexpr MiniFloat kE4M3{4, 3, 7, 0x7E, 0x7F};  // max 448, no inf
+constexpr MiniFloat kE5M2{5, 2, 15, 0x7B, 0x7F}; // max 57344, inf 0x7C
+constexpr MiniFloat kE2M1{2, 1, 1, 0x7, 0x7};    // max 6, no inf or NaN:
+                                                 // NaN -> +6
 
 /// Rounds the magnitude bits `a` (a finite fp32 without sign) to `f`,
 /// nearest even, saturating to `f.maxCode`. Returns the code without sign.
@@ -87,36 +89,31 @@ TE_HOST_DEVICE inline uint32_t roundToMiniFloat(uint32_t a, MiniFloat f) {
   return code > f.maxCode ? f.maxCode : code;
 }
 
-/// fp32 -> E4M3, RN, saturate-finite. Every NaN -> 0x7F (the sign is
-/// dropped, as the hardware does).
+/// fp32 -> `f`, round to nearest even, saturating to the largest finite
+/// value (infinities too); every NaN -> `f.nanCode`.
+TE_HOST_DEVICE inline uint8_t floatToMiniFloat(float x, MiniFloat f) {
+  uint32_t u = floatBits(x);
+  uint32_t a = u & 0x7FFFFFFFu;
+  if (a > 0x7F800000u)
+    return static_cast<uint8_t>(f.nanCode);
+  uint32_t sign = (u >> 31) << (f.expBits + f.manBits);
+  return static_cast<uint8_t>(roundToMiniFloat(a, f) | sign);
+}
+
+/// fp32 -> E4M3 (max 448); every NaN -> 0x7F.
 TE_HOST_DEVICE inline uint8_t floatToE4M3(float x) {
-  uint32_t u = floatBits(x);
-  uint32_t sign = (u >> 24) & 0x80u;
-  uint32_t a = u & 0x7FFFFFFFu;
-  if (a > 0x7F800000u)
-    return 0x7Fu;
-  return static_cast<uint8_t>(roundToMiniFloat(a, kE4M3) | sign);
+  return floatToMiniFloat(x, kE4M3);
 }
 
-/// fp32 -> E5M2, RN, saturate-finite (inf -> 57344). Every NaN -> 0x7F.
+/// fp32 -> E5M2 (max 57344, inf saturates too); every NaN -> 0x7F.
 TE_HOST_DEVICE inline uint8_t floatToE5M2(float x) {
-  uint32_t u = floatBits(x);
-  uint32_t sign = (u >> 24) & 0x80u;
-  uint32_t a = u & 0x7FFFFFFFu;
-  if (a > 0x7F800000u)
-    return 0x7Fu;
-  return static_cast<uint8_t>(roundToMiniFloat(a, kE5M2) | sign);
+  return floatToMiniFloat(x, kE5M2);
 }
 
-/// fp32 -> E2M1 (4-bit code: sign << 3 | exp << 1 | man), RN, saturate to
-/// +-6. The format has no NaN: NaN maps to +6 (0x7).
+/// fp32 -> E2M1 (4-bit code: sign << 3 | exp << 1 | man), saturating to
+/// +-6; the format has no NaN: NaN maps to +6 (0x7).
 TE_HOST_DEVICE inline uint8_t floatToE2M1(float x) {
-  uint32_t u = floatBits(x);
-  uint32_t sign = (u >> 28) & 0x8u;
-  uint32_t a = u & 0x7FFFFFFFu;
-  if (a > 0x7F800000u)
-    return 0x7u;
-  return static_cast<uint8_t>(roundToMiniFloat(a, kE2M1) | sign);
+  return floatToMiniFloat(x, kE2M1);
 }
 
 /// Value of a mini-float code (sign included at bit expBits + manBits).
