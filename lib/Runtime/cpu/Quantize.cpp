@@ -17,6 +17,17 @@ namespace te::cpu {
 
 using namespace te::formats;
 
+namespace {
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t roundUp(int64_t a, int64_t b) { return ceilDiv(a, b) * b; }
+
+/// MXFP8: the factor x is multiplied by before rounding to FP8, the inverse
+/// of the block's E8M0 scale 2^(e - 127) (exact: a power of two).
+float mxfp8ToFP8Factor(uint8_t e) {
+  return std::ldexp(1.0f, 127 - static_cast<int>(e));
+}
+} // namespace
+
 float fp8Max(FP8 format) { return format == FP8::E4M3 ? 448.0f : 57344.0f; }
 
 uint8_t quantizeFP8(float x, FP8 format) {
@@ -83,11 +94,11 @@ void updateDelayedScaling(float *history, float *scale, int64_t len, int64_t n,
   }
 }
 
-int64_t mxfp8RowwiseScaleCols(int64_t cols) { return (cols / 32 + 3) / 4 * 4; }
+int64_t mxfp8RowwiseScaleCols(int64_t cols) { return roundUp(cols / 32, 4); }
 
 void quantizeMXFP8Rowwise(const float *x, int64_t rows, int64_t cols,
                           FP8 format, uint8_t *q, uint8_t *scaleInv) {
-  int64_t scaleRows = (rows + 127) / 128 * 128;
+  int64_t scaleRows = roundUp(rows, 128);
   int64_t scaleCols = mxfp8RowwiseScaleCols(cols);
   std::memset(scaleInv, 0, static_cast<size_t>(scaleRows * scaleCols));
   float maxValue = fp8Max(format);
@@ -97,9 +108,7 @@ void quantizeMXFP8Rowwise(const float *x, int64_t rows, int64_t cols,
       uint8_t e = floatToE8M0RoundUp(amaxOf(block, 32) / maxValue);
       scaleInv[i * scaleCols + b] = e;
       // x * 2^-(e - 127): exact power-of-two scaling, then round.
-      float toFP8 = e8m0ToFloat(static_cast<uint8_t>(254 - e));
-      if (e == 0 || e == 0xFF)
-        toFP8 = std::ldexp(1.0f, 127 - static_cast<int>(e));
+      float toFP8 = mxfp8ToFP8Factor(e);
       for (int64_t j = 0; j < 32; ++j)
         q[i * cols + b * 32 + j] = quantizeFP8(block[j] * toFP8, format);
     }
@@ -114,15 +123,6 @@ void dequantizeMXFP8Rowwise(const uint8_t *q, const uint8_t *scaleInv,
       x[i * cols + j] = dequantizeFP8(q[i * cols + j], format) *
                         e8m0ToFloat(scaleInv[i * scaleCols + j / 32]);
 }
-
-} // namespace te::cpu
-
-namespace te::cpu {
-
-namespace {
-int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-int64_t roundUp(int64_t a, int64_t b) { return ceilDiv(a, b) * b; }
-} // namespace
 
 void quantizeBlockRowwise(const float *x, int64_t rows, int64_t cols,
                           bool block2d, bool fp32Scales, uint8_t *q,
@@ -209,14 +209,10 @@ void dequantizeNVFP4Rowwise(const uint8_t *q, const uint8_t *scales,
     }
 }
 
-} // namespace te::cpu
-
-namespace te::cpu {
-
 void quantizeMXFP8Columnwise(const float *x, int64_t rows, int64_t cols,
                              FP8 format, uint8_t *q, uint8_t *scaleInv) {
-  int64_t scaleRows = (rows / 32 + 3) / 4 * 4;
-  int64_t scaleCols = (cols + 127) / 128 * 128;
+  int64_t scaleRows = roundUp(rows / 32, 4);
+  int64_t scaleCols = roundUp(cols, 128);
   std::memset(scaleInv, 0, static_cast<size_t>(scaleRows * scaleCols));
   float maxValue = fp8Max(format);
   for (int64_t rb = 0; rb < rows / 32; ++rb) {
@@ -226,7 +222,7 @@ void quantizeMXFP8Columnwise(const float *x, int64_t rows, int64_t cols,
         amax = std::max(amax, std::fabs(x[i * cols + j]));
       uint8_t e = floatToE8M0RoundUp(amax / maxValue);
       scaleInv[rb * scaleCols + j] = e;
-      float toFP8 = std::ldexp(1.0f, 127 - static_cast<int>(e));
+      float toFP8 = mxfp8ToFP8Factor(e);
       for (int64_t i = rb * 32; i < rb * 32 + 32; ++i)
         q[i * cols + j] = quantizeFP8(x[i * cols + j] * toFP8, format);
     }

@@ -57,12 +57,6 @@ void dequantizeMXFP8Rowwise(const uint8_t *q, const uint8_t *scaleInv,
 /// Columns of TE's compact MXFP8 rowwise scale tensor.
 int64_t mxfp8RowwiseScaleCols(int64_t cols);
 
-} // namespace te::cpu
-
-#endif // TE_LIB_RUNTIME_CPU_QUANTIZE_H
-
-namespace te::cpu {
-
 /// Float8 block scaling (§4.4) of x [rows, cols], E4M3, rowwise: with
 /// `block2d` one scale per 128x128 block, else per 1x128 block; scale =
 /// scaleFromAmax(block amax, 448, pow2 = !fp32Scales). Writes q [rows, cols]
@@ -87,10 +81,6 @@ void dequantizeNVFP4Rowwise(const uint8_t *q, const uint8_t *scales,
                             float globalAmax, int64_t rows, int64_t cols,
                             float *x);
 
-} // namespace te::cpu
-
-namespace te::cpu {
-
 /// MXFP8 columnwise quantization of x [rows, cols] (both % 32): one E8M0
 /// scale per 32x1 block down each column; data stays [rows, cols] (not
 /// transposed); scales in TE's compact layout [roundup(rows/32, 4),
@@ -109,3 +99,5 @@ void unswizzleScales(const uint8_t *swizzled, int64_t rowsPadded,
                      int64_t colsPadded, uint8_t *compact);
 
 } // namespace te::cpu
+
+#endif // TE_LIB_RUNTIME_CPU_QUANTIZE_H
