@@ -171,12 +171,17 @@ public:
     llvm_unreachable("value is not an operand");
   }
 
-  void saveAlias(StringRef name, Value operand) {
+  /// An operand's shape, its dynamic dims named by position.
+  static SmallVector<SymDim> shapeOf(Value operand) {
     auto type = cast<RankedTensorType>(operand.getType());
     SmallVector<SymDim> shape;
     for (unsigned i = 0, e = type.getRank(); i < e; ++i)
       shape.push_back(SymDim::dimOf(type, i));
-    desc.saved.push_back({highPrecision(name, shape),
+    return shape;
+  }
+
+  void saveAlias(StringRef name, Value operand) {
+    desc.saved.push_back({highPrecision(name, shapeOf(operand)),
                           Alias{Alias::Input, operandIndex(operand)}});
   }
   void save(TensorDesc t, Alias alias = {}) {
@@ -187,12 +192,9 @@ public:
     desc.gradsIn.push_back({std::move(t), of.str(), optional});
   }
   void gradOut(StringRef of, Value operand) {
-    auto type = cast<RankedTensorType>(operand.getType());
-    SmallVector<SymDim> shape;
-    for (unsigned i = 0, e = type.getRank(); i < e; ++i)
-      shape.push_back(SymDim::dimOf(type, i));
     desc.gradsOut.push_back(
-        {highPrecision(("grad_" + of).str(), shape), of.str(), false});
+        {highPrecision(("grad_" + of).str(), shapeOf(operand)), of.str(),
+         false});
   }
 
   /// Delayed scaling's amax history and scales, per direction (§0.2, §4.1):
