@@ -8,6 +8,7 @@
 #include "te/Dialect/TE/IR/TEOps.h"
 #include "te/Transforms/Passes.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/JSON.h"
@@ -87,6 +88,50 @@ llvm::json::Object recordFor(Operation *op, const ModuleDescription &d,
   };
 }
 
+/// The saved bundle of a function made by te-generate-backward, read from
+/// @f_bwd's signature: entries in order with their aliases, the bytes saved
+/// and the bytes that aliasing spared, and the gradients in and out.
+llvm::json::Object bundleRecordFor(func::FuncOp bwd) {
+  llvm::json::Array bundle, gradsIn, gradsOut;
+  SymDim savedBytes(0), aliasedBytes(0);
+  for (unsigned i = 0, e = bwd.getNumArguments(); i < e; ++i) {
+    Type type = bwd.getArgumentTypes()[i];
+    if (auto name = bwd.getArgAttrOfType<StringAttr>(i, "te.saved")) {
+      TensorDesc t = TensorDesc::fromType(name.getValue(), type);
+      llvm::json::Object o = t.toJSON();
+      auto alias = bwd.getArgAttrOfType<StringAttr>(i, "te.alias");
+      o["aliases"] = alias ? llvm::json::Value(alias.getValue())
+                           : llvm::json::Value(nullptr);
+      (alias ? aliasedBytes : savedBytes) =
+          (alias ? aliasedBytes : savedBytes) + t.bytes();
+      bundle.push_back(std::move(o));
+    } else if (auto of = bwd.getArgAttrOfType<StringAttr>(i, "te.grad_of")) {
+      llvm::json::Object o = TensorDesc::fromType("grad", type).toJSON();
+      o["of"] = of.getValue();
+      o["optional"] = bool(bwd.getArgAttr(i, "te.optional_grad"));
+      gradsIn.push_back(std::move(o));
+    }
+  }
+  for (unsigned i = 0, e = bwd.getNumResults(); i < e; ++i) {
+    llvm::json::Object o =
+        TensorDesc::fromType("grad", bwd.getResultTypes()[i]).toJSON();
+    if (auto of = bwd.getResultAttrOfType<StringAttr>(i, "te.grad_of"))
+      o["of"] = of.getValue();
+    gradsOut.push_back(std::move(o));
+  }
+  auto of = bwd->getAttrOfType<FlatSymbolRefAttr>("te.backward_of");
+  return llvm::json::Object{
+      {"function", of.getValue()},
+      {"forward", (of.getValue() + "_fwd").str()},
+      {"backward", bwd.getSymName()},
+      {"bundle", std::move(bundle)},
+      {"bundle_bytes", savedBytes.toJSON()},
+      {"aliased_bytes", aliasedBytes.toJSON()},
+      {"grads", llvm::json::Object{{"in", std::move(gradsIn)},
+                                   {"out", std::move(gradsOut)}}},
+  };
+}
+
 struct TEDescribePass
     : public mlir::te::impl::TEDescribePassBase<TEDescribePass> {
   using Base::Base;
@@ -115,6 +160,9 @@ struct TEDescribePass
         op->emitRemark() << d.fallback;
       records.push_back(recordFor(op, d, options));
     });
+    for (auto f : module.getOps<func::FuncOp>())
+      if (f->getAttrOfType<FlatSymbolRefAttr>("te.backward_of"))
+        records.push_back(bundleRecordFor(f));
 
     std::string error;
     auto file = openOutputFile(out, &error);

@@ -97,6 +97,14 @@ def TEDescribePass : Pass<"te-describe", "::mlir::ModuleOp"> {
     buffers freed before the op returns, cuBLASLt workspace excluded).
     Dynamic dims are printed as expressions over `d<i>`, the input's
     dynamic dim i. The IR is left unchanged.
+
+    After te-generate-backward, one more record per trained function gives
+    its saved bundle as `@f_bwd`'s signature holds it: `function`,
+    `forward`, `backward`, `bundle` (entries in argument order: `name`,
+    `shape`, `dtype`, `bytes`, `aliases` = `input:N`/`output:N`/null, and
+    `type`/`usage`/`inner` for quantized entries; dynamic dims are `d<i>` of
+    that entry), `bundle_bytes` (what the forward saves), `aliased_bytes`
+    (what aliasing spared) and `grads` (`in`/`out` with `of`).
   }];
   let options = [
     Option<"out", "out", "std::string", /*default=*/"\"-\"",
@@ -109,6 +117,52 @@ def TEDescribePass : Pass<"te-describe", "::mlir::ModuleOp"> {
            "Indent the JSON instead of one record per line">
   ];
   let dependentDialects = ["::mlir::te::TEDialect"];
+}
+
+def TEGenerateBackwardPass : Pass<"te-generate-backward", "::mlir::ModuleOp"> {
+  let summary = "Emit forward (with saved bundle) and backward functions";
+  let description = [{
+    For every public function `@f` that contains te module ops, adds
+
+    - `@f_fwd`: `@f`'s arguments; `@f`'s results followed by the saved
+      bundle's fresh entries (result attribute `te.saved = "<name>"`);
+    - `@f_bwd`: the whole saved bundle in order (argument attribute
+      `te.saved`; entries that alias a forward argument or result also carry
+      `te.alias = "input:N"` / `"output:N"`: the caller passes its own copy
+      and nothing is saved twice), then one gradient per float result
+      (`te.grad_of = "output:N"`; a returned norm output's gradient is marked
+      `te.optional_grad`); results: one gradient per float argument
+      (`te.grad_of = "input:N"`).
+
+    `@f` itself stays (the inference entry). What each module op saves comes
+    from its description (`ModuleOpInterface::describe`, as te-describe
+    reports it): intermediates are taken with `te.saved`, quantized ones with
+    only the usages the backward reads. A value saved by several ops is
+    saved once. Module ops get their backward ops (`te.layernorm_linear_bwd`,
+    `te.layernorm_mlp_bwd`, `te.linear_bwd`); the residual adds, casts,
+    reshapes, concatenations, slices and transposes that the importer leaves
+    between and before module ops are differentiated too, and gradients of a
+    value used several times are summed. A checkpointed `te.layernorm_mlp`
+    saves only its inputs and parameters; its backward starts with a
+    `te.recompute` region that re-runs norm, FC1 and the activation.
+    An op with no derivative rule is an error at its location.
+  }];
+  let options = [
+    Option<"arch", "arch", "std::string", /*default=*/"\"hopper\"",
+           "Architecture class of quantized saved tensors: hopper or "
+           "blackwell">,
+    Option<"dedup", "dedup", "bool", /*default=*/"true",
+           "Do not save tensors that alias a function argument or result, "
+           "and save a value several ops need once (false: every op saves its "
+           "own copy; for measuring)">,
+    Option<"checkpoint", "checkpoint", "bool", /*default=*/"false",
+           "Checkpoint every te.layernorm_mlp (te-compile --checkpoint)">
+  ];
+  let dependentDialects = ["::mlir::te::TEDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
 }
 
 #endif // TE_TRANSFORMS_PASSES_TD

@@ -212,6 +212,43 @@ llvm::json::Object TensorDesc::toJSON() const {
   return o;
 }
 
+Type TensorDesc::getType(MLIRContext *context) const {
+  if (quantized)
+    return quantized;
+  SmallVector<int64_t> dims;
+  for (const SymDim &d : shape)
+    dims.push_back(d.toShapedDim());
+  Builder b(context);
+  Type element = dtype == "float32"    ? b.getF32Type()
+                 : dtype == "bfloat16" ? b.getBF16Type()
+                 : dtype == "float16"  ? b.getF16Type()
+                                       : Type(b.getIntegerType(8));
+  return RankedTensorType::get(dims, element);
+}
+
+TensorDesc TensorDesc::fromType(StringRef name, Type type) {
+  TensorDesc t;
+  t.name = name.str();
+  ArrayRef<int64_t> shape;
+  if (auto q = dyn_cast<QuantizedTensorType>(type)) {
+    shape = q.getShape();
+    t.dtype = stringifyQuantFormat(q.getFormat()).str();
+    t.quantized = q;
+  } else {
+    auto rt = cast<RankedTensorType>(type);
+    shape = rt.getShape();
+    Type e = rt.getElementType();
+    t.dtype = e.isF32()    ? "float32"
+              : e.isBF16() ? "bfloat16"
+              : e.isF16()  ? "float16"
+                           : "uint8";
+    t.elementBytes = std::max(1u, e.getIntOrFloatBitWidth() / 8);
+  }
+  for (unsigned i = 0; i < shape.size(); ++i)
+    t.shape.push_back(SymDim::dimOf(shape, i));
+  return t;
+}
+
 llvm::json::Value Alias::toJSON() const {
   switch (kind) {
   case None:

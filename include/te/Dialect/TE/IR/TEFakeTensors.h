@@ -83,6 +83,12 @@ struct TensorDesc {
 
   SymDim bytes() const;
   llvm::json::Object toJSON() const;
+  /// The MLIR type of the tensor: the quantized type, or a ranked tensor
+  /// whose symbolic dims are dynamic.
+  Type getType(MLIRContext *context) const;
+  /// The description of a value of `type` (a ranked float tensor or a
+  /// quantized tensor); dynamic dims become `d<i>` by position.
+  static TensorDesc fromType(llvm::StringRef name, Type type);
 };
 
 /// Where a saved tensor comes from: a fresh buffer, or an op input/output

@@ -181,4 +181,6 @@ def TE_LinearOp : TE_ModuleOp<"linear"> {
   let extraClassDeclaration = extraModuleClassDeclaration;
 }
 
+include "te/Dialect/TE/IR/TETrainingOps.td"
+
 #endif // TE_DIALECT_TE_IR_TEOPS_TD

@@ -1,0 +1,554 @@
+//===- GenerateBackward.cpp - te-generate-backward --------------*- C++ -*-===//
+//
+// For each public function @f with te module ops, emits
+//   @f_fwd(args) -> (results..., saved bundle...)
+//   @f_bwd(saved bundle..., one gradient per float result)
+//       -> (one gradient per float argument)
+// Module ops describe what they save (ModuleOpInterface::describe); saved
+// values that are function arguments or results are aliases (the caller
+// passes its own copy to @f_bwd), values several ops need are saved once,
+// and checkpointed MLPs save only their inputs and recompute the rest in a
+// te.recompute region.
+//
+//===----------------------------------------------------------------------===//
+
+#include "te/Dialect/TE/IR/TEOps.h"
+#include "te/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/StringMap.h"
+
+namespace mlir::te {
+#define GEN_PASS_DEF_TEGENERATEBACKWARDPASS
+#include "te/Transforms/Passes.h.inc"
+} // namespace mlir::te
+
+using namespace mlir;
+using namespace mlir::te;
+
+namespace {
+
+bool isFloatTensor(Type t) {
+  auto rt = dyn_cast<RankedTensorType>(t);
+  return rt && isa<FloatType>(rt.getElementType());
+}
+
+/// One entry of the saved bundle: a forward value and where it lives.
+struct BundleEntry {
+  std::string name;
+  Value forward;      ///< the value in @f_fwd
+  Alias alias;        ///< function-level: input:N / output:N / none
+  Value backward;     ///< the @f_bwd argument
+};
+
+class BackwardGenerator {
+public:
+  BackwardGenerator(func::FuncOp func, TargetArch arch, bool dedup,
+                    bool checkpointAll)
+      : func(func), arch(arch), dedup(dedup), checkpointAll(checkpointAll) {}
+
+  LogicalResult run();
+
+private:
+  LogicalResult buildForward();
+  LogicalResult buildBackward();
+
+  /// Adds `v` (saved by a module op as `name`) to the bundle; returns its
+  /// index.
+  unsigned addToBundle(Value v, StringRef name);
+
+  /// Reverse-mode rules.
+  LogicalResult backprop(Operation *op, OpBuilder &b);
+  LogicalResult backpropModule(Operation *op, OpBuilder &b);
+  void accumulate(Value forward, Value grad, OpBuilder &b);
+  FailureOr<Value> zeros(Location loc, Type type, OpBuilder &b);
+  /// The gradients of a module op's results (zeros where none flows).
+  FailureOr<Value> gradOrZeros(Value forward, OpBuilder &b);
+
+  func::FuncOp func;
+  TargetArch arch;
+  bool dedup, checkpointAll;
+
+  func::FuncOp fwd, bwd;
+  SmallVector<BundleEntry> bundle;
+  llvm::DenseMap<Value, unsigned> bundleIndex;
+  /// Per module op in @f_fwd: saved name -> bundle index.
+  llvm::DenseMap<Operation *, llvm::StringMap<unsigned>> savedOf;
+  /// Forward value -> accumulated gradient in @f_bwd.
+  llvm::MapVector<Value, Value> grads;
+};
+
+unsigned BackwardGenerator::addToBundle(Value v, StringRef name) {
+  if (dedup) {
+    auto it = bundleIndex.find(v);
+    if (it != bundleIndex.end())
+      return it->second;
+  }
+  BundleEntry entry{name.str(), v, Alias{}, Value()};
+  if (dedup) {
+    if (auto arg = dyn_cast<BlockArgument>(v);
+        arg && arg.getOwner() == &fwd.getBody().front())
+      entry.alias = Alias{Alias::Input, arg.getArgNumber()};
+    else {
+      auto ret = cast<func::ReturnOp>(fwd.getBody().front().getTerminator());
+      for (OpOperand &operand : ret->getOpOperands())
+        if (operand.get() == v) {
+          entry.alias = Alias{Alias::Output, operand.getOperandNumber()};
+          break;
+        }
+    }
+  }
+  bundle.push_back(entry);
+  bundleIndex.try_emplace(v, bundle.size() - 1);
+  return bundle.size() - 1;
+}
+
+/// A short prefix naming the i-th module op of a function.
+std::string opPrefix(Operation *op, unsigned i) {
+  return (op->getName().stripDialect() + "_" + Twine(i)).str();
+}
+
+LogicalResult BackwardGenerator::buildForward() {
+  OpBuilder b(func);
+  fwd = cast<func::FuncOp>(b.clone(*func));
+  fwd->moveAfter(func);
+  fwd.setSymName((func.getSymName() + "_fwd").str());
+
+  SmallVector<Operation *> modules;
+  fwd.walk([&](ModuleOpInterface op) { modules.push_back(op); });
+  if (modules.empty())
+    return success();
+
+  DescribeOptions options;
+  options.arch = arch;
+  for (auto [i, op] : llvm::enumerate(modules)) {
+    if (op->getParentRegion() != &fwd.getBody())
+      return op->emitError("te-generate-backward: module ops must be at the "
+                           "top level of the function");
+    if (auto mlp = dyn_cast<LayerNormMLPOp>(op); mlp && checkpointAll)
+      mlp.setCheckpoint(true);
+    ModuleDescription desc = cast<ModuleOpInterface>(op).describe(options);
+    if (!desc.fallback.empty())
+      op->emitRemark() << "te-generate-backward: " << desc.fallback;
+    std::string prefix = opPrefix(op, i);
+    OpBuilder ob(op->getContext());
+    ob.setInsertionPointAfter(op);
+    for (const SavedDesc &s : desc.saved) {
+      Value v;
+      switch (s.alias.kind) {
+      case Alias::Input:
+        v = op->getOperand(s.alias.index);
+        break;
+      case Alias::Output:
+        v = op->getResult(s.alias.index);
+        break;
+      case Alias::None:
+        v = SavedOp::create(ob, op->getLoc(), s.tensor.getType(op->getContext()),
+                            op->getResult(0), s.tensor.name);
+        break;
+      }
+      savedOf[op][s.tensor.name] =
+          addToBundle(v, prefix + "." + s.tensor.name);
+    }
+  }
+
+  // Return the fresh bundle entries after the results.
+  auto ret = cast<func::ReturnOp>(fwd.getBody().front().getTerminator());
+  unsigned numResults = ret.getNumOperands();
+  SmallVector<Value> results(ret.getOperands());
+  for (BundleEntry &e : bundle)
+    if (e.alias.kind == Alias::None)
+      results.push_back(e.forward);
+  OpBuilder rb(ret);
+  func::ReturnOp::create(rb, ret.getLoc(), results);
+  ret.erase();
+  SmallVector<Type> resultTypes;
+  for (Value v : results)
+    resultTypes.push_back(v.getType());
+  fwd.setFunctionType(
+      FunctionType::get(fwd.getContext(), fwd.getArgumentTypes(), resultTypes));
+  MLIRContext *ctx = fwd.getContext();
+  unsigned r = numResults;
+  for (BundleEntry &e : bundle)
+    if (e.alias.kind == Alias::None)
+      fwd.setResultAttr(r++, "te.saved", StringAttr::get(ctx, e.name));
+  fwd->setAttr("te.forward_of", FlatSymbolRefAttr::get(func.getSymNameAttr()));
+  return success();
+}
+
+void BackwardGenerator::accumulate(Value forward, Value grad, OpBuilder &b) {
+  auto [it, inserted] = grads.try_emplace(forward, grad);
+  if (!inserted)
+    it->second =
+        arith::AddFOp::create(b, grad.getLoc(), it->second, grad).getResult();
+}
+
+FailureOr<Value> BackwardGenerator::zeros(Location loc, Type type,
+                                          OpBuilder &b) {
+  auto rt = cast<RankedTensorType>(type);
+  if (!rt.hasStaticShape())
+    return emitError(loc) << "te-generate-backward: a zero gradient of "
+                             "dynamic shape "
+                          << type << " is needed but not supported";
+  return arith::ConstantOp::create(
+             b, loc, DenseElementsAttr::get(
+                         rt, b.getFloatAttr(rt.getElementType(), 0.0)))
+      .getResult();
+}
+
+FailureOr<Value> BackwardGenerator::gradOrZeros(Value forward, OpBuilder &b) {
+  auto it = grads.find(forward);
+  if (it != grads.end())
+    return it->second;
+  return zeros(forward.getLoc(), forward.getType(), b);
+}
+
+LogicalResult BackwardGenerator::backpropModule(Operation *op, OpBuilder &b) {
+  Location loc = op->getLoc();
+  bool anyGrad = llvm::any_of(op->getResults(),
+                              [&](Value r) { return grads.count(r); });
+  if (!anyGrad)
+    return success();
+  llvm::StringMap<unsigned> &saved = savedOf[op];
+  auto get = [&](StringRef name) -> Value {
+    auto it = saved.find(name);
+    return it == saved.end() ? Value() : bundle[it->second].backward;
+  };
+
+  FailureOr<Value> dy = gradOrZeros(op->getResult(0), b);
+  if (failed(dy))
+    return failure();
+  Value dLn;
+  if (op->getNumResults() > 1) {
+    auto it = grads.find(op->getResult(1));
+    if (it != grads.end())
+      dLn = it->second;
+  }
+
+  SmallVector<Value> gradResults;
+  if (auto ln = dyn_cast<LayerNormLinearOp>(op)) {
+    SmallVector<Type> types;
+    for (Value v : ln->getOperands())
+      types.push_back(v.getType());
+    auto bwdOp = LayerNormLinearBwdOp::create(
+        b, loc, types, *dy, dLn, get("input"), get("ln_weight"), get("mu"),
+        get("rsigma"), get("weight"), get("ln_out"), ln.getNormalization(),
+        ln.getZeroCenteredGamma(), bool(ln.getLnBias()), bool(ln.getBias()),
+        ln.getRecipeAttr());
+    llvm::append_range(gradResults, bwdOp.getResults());
+  } else if (auto mlp = dyn_cast<LayerNormMLPOp>(op)) {
+    llvm::StringMap<Value> values;
+    for (auto &entry : saved)
+      values[entry.getKey()] = bundle[entry.getValue()].backward;
+    if (mlp.getCheckpoint()) {
+      // Inputs (all aliases) in operand order, then the region re-runs the
+      // op without checkpointing and yields its saved intermediates.
+      DescribeOptions options;
+      options.arch = arch;
+      SmallVector<Value> inputs;
+      for (Value operand : mlp->getOperands()) {
+        unsigned idx = bundleIndex.lookup(operand);
+        inputs.push_back(bundle[idx].backward);
+      }
+      // Build the body in a result-less op, then move it into the final one.
+      auto scratch = RecomputeOp::create(b, loc, TypeRange{}, inputs);
+      Block *body = new Block();
+      scratch.getBody().push_back(body);
+      IRMapping map;
+      for (Value operand : mlp->getOperands())
+        map.map(operand, body->addArgument(operand.getType(), loc));
+      OpBuilder rb = OpBuilder::atBlockBegin(body);
+      OperationState state(loc, mlp->getName());
+      for (Value operand : mlp->getOperands())
+        state.addOperands(map.lookup(operand));
+      state.addTypes(mlp.getOutput().getType());
+      LayerNormMLPOp::Properties props = mlp.getProperties();
+      props.checkpoint = nullptr;
+      props.return_layernorm_output = nullptr;
+      state.useProperties(props);
+      auto inner = cast<LayerNormMLPOp>(rb.create(state));
+      ModuleDescription desc = inner.describe(options);
+      SmallVector<Value> yielded;
+      SmallVector<std::string> names;
+      for (const SavedDesc &sd : desc.saved) {
+        if (sd.alias.kind != Alias::None)
+          continue;
+        yielded.push_back(SavedOp::create(rb, loc,
+                                          sd.tensor.getType(b.getContext()),
+                                          inner.getOutput(), sd.tensor.name));
+        names.push_back(sd.tensor.name);
+      }
+      YieldOp::create(rb, loc, yielded);
+      // Now that the body is known, create the op with its results.
+      SmallVector<Type> types;
+      for (Value v : yielded)
+        types.push_back(v.getType());
+      auto recompute = RecomputeOp::create(b, loc, types, inputs);
+      recompute.getBody().takeBody(scratch.getBody());
+      scratch.erase();
+      for (auto [name, result] : llvm::zip(names, recompute.getResults()))
+        values[name] = result;
+      // Aliased saves of the non-checkpointed op are the inputs themselves.
+      for (const SavedDesc &sd : desc.saved)
+        if (sd.alias.kind == Alias::Input)
+          values[sd.tensor.name] =
+              bundle[bundleIndex.lookup(mlp->getOperand(sd.alias.index))]
+                  .backward;
+    }
+    SmallVector<Type> types;
+    for (Value v : mlp->getOperands())
+      types.push_back(v.getType());
+    auto bwdOp = LayerNormMLPBwdOp::create(
+        b, loc, types, *dy, dLn, values.lookup("input"),
+        values.lookup("ln_weight"), values.lookup("mu"),
+        values.lookup("rsigma"), values.lookup("ln_out"),
+        values.lookup("fc1_weight"), values.lookup("fc1_out"),
+        values.lookup("act_out"), values.lookup("fc2_weight"),
+        mlp.getNormalization(), mlp.getActivation(),
+        mlp.getZeroCenteredGamma(), bool(mlp.getLnBias()),
+        bool(mlp.getFc1Bias()), bool(mlp.getFc2Bias()), mlp.getLimitAttr(),
+        mlp.getAlphaAttr(), mlp.getGluLinearOffsetAttr(), mlp.getRecipeAttr());
+    llvm::append_range(gradResults, bwdOp.getResults());
+  } else if (auto lin = dyn_cast<LinearOp>(op)) {
+    SmallVector<Type> types;
+    for (Value v : lin->getOperands())
+      types.push_back(v.getType());
+    auto bwdOp =
+        LinearBwdOp::create(b, loc, types, *dy, get("input"), get("weight"),
+                            bool(lin.getBias()), lin.getRecipeAttr());
+    llvm::append_range(gradResults, bwdOp.getResults());
+  } else {
+    return op->emitError("te-generate-backward: unknown module op");
+  }
+  for (auto [operand, grad] : llvm::zip(op->getOperands(), gradResults))
+    accumulate(operand, grad, b);
+  return success();
+}
+
+LogicalResult BackwardGenerator::backprop(Operation *op, OpBuilder &b) {
+  if (isa<ModuleOpInterface>(op))
+    return backpropModule(op, b);
+  if (isa<SavedOp, arith::ConstantOp, tensor::EmptyOp>(op))
+    return success();
+  // Ops that no gradient reaches need no rule.
+  bool anyGrad = llvm::any_of(op->getResults(),
+                              [&](Value r) { return grads.count(r); });
+  if (!anyGrad)
+    return success();
+  Location loc = op->getLoc();
+  Value g = grads.lookup(op->getResult(0));
+
+  if (auto add = dyn_cast<arith::AddFOp>(op)) {
+    if (add.getLhs().getType() != add.getRhs().getType())
+      return op->emitError("te-generate-backward: arith.addf operands of "
+                           "different types");
+    accumulate(add.getLhs(), g, b);
+    accumulate(add.getRhs(), g, b);
+    return success();
+  }
+  if (auto ext = dyn_cast<arith::ExtFOp>(op)) {
+    accumulate(ext.getIn(),
+               arith::TruncFOp::create(b, loc, ext.getIn().getType(), g), b);
+    return success();
+  }
+  if (auto trunc = dyn_cast<arith::TruncFOp>(op)) {
+    accumulate(trunc.getIn(),
+               arith::ExtFOp::create(b, loc, trunc.getIn().getType(), g), b);
+    return success();
+  }
+  if (auto reshape = dyn_cast<tensor::ReshapeOp>(op)) {
+    auto srcType = cast<RankedTensorType>(reshape.getSource().getType());
+    if (!srcType.hasStaticShape())
+      return op->emitError("te-generate-backward: the gradient of a "
+                           "dynamic-shaped tensor.reshape is not supported");
+    auto shapeType = RankedTensorType::get({srcType.getRank()},
+                                           b.getI64Type());
+    Value shape = arith::ConstantOp::create(
+        b, loc, DenseIntElementsAttr::get(shapeType, srcType.getShape()));
+    accumulate(reshape.getSource(),
+               tensor::ReshapeOp::create(b, loc, srcType, g, shape), b);
+    return success();
+  }
+  if (auto concat = dyn_cast<tensor::ConcatOp>(op)) {
+    int64_t offset = 0;
+    int64_t dim = concat.getDim();
+    for (Value input : concat.getInputs()) {
+      auto t = cast<RankedTensorType>(input.getType());
+      if (!t.hasStaticShape())
+        return op->emitError("te-generate-backward: the gradient of a "
+                             "dynamic-shaped tensor.concat is not supported");
+      SmallVector<OpFoldResult> offsets(t.getRank(), b.getIndexAttr(0)),
+          strides(t.getRank(), b.getIndexAttr(1)), sizes;
+      for (int64_t d : t.getShape())
+        sizes.push_back(b.getIndexAttr(d));
+      offsets[dim] = b.getIndexAttr(offset);
+      offset += t.getDimSize(dim);
+      accumulate(input,
+                 tensor::ExtractSliceOp::create(b, loc, t, g, offsets, sizes,
+                                                strides),
+                 b);
+    }
+    return success();
+  }
+  if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op)) {
+    auto srcType = slice.getSourceType();
+    if (!srcType.hasStaticShape() || !slice.hasUnitStride())
+      return op->emitError("te-generate-backward: only static unit-stride "
+                           "tensor.extract_slice ops are differentiated");
+    FailureOr<Value> zero = zeros(loc, srcType, b);
+    if (failed(zero))
+      return failure();
+    accumulate(slice.getSource(),
+               tensor::InsertSliceOp::create(
+                   b, loc, g, *zero, slice.getMixedOffsets(),
+                   slice.getMixedSizes(), slice.getMixedStrides()),
+               b);
+    return success();
+  }
+  if (auto transpose = dyn_cast<linalg::TransposeOp>(op)) {
+    auto srcType = cast<RankedTensorType>(transpose.getInput().getType());
+    if (!srcType.hasStaticShape())
+      return op->emitError("te-generate-backward: the gradient of a "
+                           "dynamic-shaped linalg.transpose is not supported");
+    ArrayRef<int64_t> perm = transpose.getPermutation();
+    SmallVector<int64_t> inverse(perm.size());
+    for (auto [i, p] : llvm::enumerate(perm))
+      inverse[p] = i;
+    Value init = tensor::EmptyOp::create(b, loc, srcType.getShape(),
+                                         srcType.getElementType());
+    accumulate(transpose.getInput(),
+               linalg::TransposeOp::create(b, loc, g, init, inverse)
+                   ->getResult(0),
+               b);
+    return success();
+  }
+  return op->emitError() << "te-generate-backward: no derivative rule for '"
+                         << op->getName() << "'";
+}
+
+LogicalResult BackwardGenerator::buildBackward() {
+  MLIRContext *ctx = func.getContext();
+  auto ret = cast<func::ReturnOp>(fwd.getBody().front().getTerminator());
+  unsigned numResults = func.getNumResults();
+
+  // Signature: bundle entries, then a gradient per float result.
+  SmallVector<Type> argTypes, resultTypes;
+  for (BundleEntry &e : bundle)
+    argTypes.push_back(e.forward.getType());
+  SmallVector<unsigned> gradArgs;
+  for (unsigned i = 0; i < numResults; ++i)
+    if (isFloatTensor(func.getResultTypes()[i])) {
+      gradArgs.push_back(i);
+      argTypes.push_back(func.getResultTypes()[i]);
+    }
+  SmallVector<unsigned> gradResults;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    if (isFloatTensor(func.getArgumentTypes()[i])) {
+      gradResults.push_back(i);
+      resultTypes.push_back(func.getArgumentTypes()[i]);
+    }
+
+  OpBuilder b(fwd);
+  b.setInsertionPointAfter(fwd);
+  bwd = func::FuncOp::create(b, func.getLoc(),
+                             (func.getSymName() + "_bwd").str(),
+                             FunctionType::get(ctx, argTypes, resultTypes));
+  bwd.setVisibility(func.getVisibility());
+  Block *entry = bwd.addEntryBlock();
+  for (auto [i, e] : llvm::enumerate(bundle)) {
+    e.backward = entry->getArgument(i);
+    bwd.setArgAttr(i, "te.saved", StringAttr::get(ctx, e.name));
+    if (e.alias.kind != Alias::None)
+      bwd.setArgAttr(i, "te.alias",
+                     StringAttr::get(ctx, (e.alias.kind == Alias::Input
+                                               ? "input:"
+                                               : "output:") +
+                                              Twine(e.alias.index)));
+  }
+  b.setInsertionPointToStart(entry);
+  for (auto [j, i] : llvm::enumerate(gradArgs)) {
+    unsigned argNo = bundle.size() + j;
+    bwd.setArgAttr(argNo, "te.grad_of",
+                   StringAttr::get(ctx, "output:" + Twine(i)));
+    // A returned norm output's gradient may be absent at run time.
+    Value result = ret.getOperand(i);
+    if (auto owner = dyn_cast<OpResult>(result);
+        owner && isa<ModuleOpInterface>(owner.getOwner()) &&
+        owner.getResultNumber() == 1)
+      bwd.setArgAttr(argNo, "te.optional_grad", UnitAttr::get(ctx));
+    accumulate(result, entry->getArgument(argNo), b);
+  }
+
+  // Reverse sweep over the forward body.
+  SmallVector<Operation *> ops;
+  for (Operation &op : fwd.getBody().front().without_terminator())
+    ops.push_back(&op);
+  for (Operation *op : llvm::reverse(ops))
+    if (failed(backprop(op, b)))
+      return failure();
+
+  SmallVector<Value> results;
+  for (auto [j, i] : llvm::enumerate(gradResults)) {
+    FailureOr<Value> g = gradOrZeros(fwd.getArgument(i), b);
+    if (failed(g))
+      return failure();
+    results.push_back(*g);
+    bwd.setResultAttr(j, "te.grad_of",
+                      StringAttr::get(ctx, "input:" + Twine(i)));
+  }
+  func::ReturnOp::create(b, func.getLoc(), results);
+  bwd->setAttr("te.backward_of", FlatSymbolRefAttr::get(func.getSymNameAttr()));
+  return success();
+}
+
+LogicalResult BackwardGenerator::run() {
+  if (failed(buildForward()) || failed(buildBackward())) {
+    if (fwd)
+      fwd.erase();
+    if (bwd)
+      bwd.erase();
+    return failure();
+  }
+  return success();
+}
+
+struct TEGenerateBackwardPass
+    : public te::impl::TEGenerateBackwardPassBase<TEGenerateBackwardPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    std::optional<TargetArch> targetArch = symbolizeTargetArch(arch);
+    if (!targetArch) {
+      module.emitError() << "te-generate-backward: unknown arch '" << arch
+                         << "' (expected hopper or blackwell)";
+      return signalPassFailure();
+    }
+    SmallVector<func::FuncOp> funcs;
+    for (auto f : module.getOps<func::FuncOp>())
+      if (f.isPublic() && !f.isExternal() && !f->hasAttr("te.forward_of") &&
+          !f->hasAttr("te.backward_of"))
+        funcs.push_back(f);
+    for (func::FuncOp f : funcs) {
+      bool hasModule = false;
+      f.walk([&](ModuleOpInterface) { hasModule = true; });
+      if (!hasModule)
+        continue;
+      for (StringRef suffix : {"_fwd", "_bwd"})
+        if (module.lookupSymbol((f.getSymName() + suffix).str())) {
+          f.emitError() << "te-generate-backward: @" << f.getSymName()
+                        << suffix << " already exists";
+          return signalPassFailure();
+        }
+      BackwardGenerator gen(f, *targetArch, dedup, checkpoint);
+      if (failed(gen.run()))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace
