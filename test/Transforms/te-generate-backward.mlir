@@ -1,4 +1,6 @@
 // RUN: te-opt %s --te-generate-backward --split-input-file | FileCheck %s
+// RUN: te-opt %s --te-generate-backward --split-input-file | te-opt --split-input-file --verify-roundtrip -o /dev/null
+// RUN: te-opt %s --te-generate-backward --split-input-file --mlir-print-op-generic | te-opt --split-input-file | FileCheck %s
 //
 // te-generate-backward: @f_fwd returns @f's results and then the saved
 // tensors nobody else holds; @f_bwd takes the whole bundle (aliases marked
