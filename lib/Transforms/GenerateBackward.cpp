@@ -21,6 +21,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 namespace mlir::te {
 #define GEN_PASS_DEF_TEGENERATEBACKWARDPASS
@@ -80,7 +81,69 @@ private:
   llvm::DenseMap<Operation *, llvm::StringMap<unsigned>> savedOf;
   /// Forward value -> accumulated gradient in @f_bwd.
   llvm::MapVector<Value, Value> grads;
+
+  /// Delayed-scaling ops in @f_fwd, in order, with their name prefix; and in
+  /// @f_bwd, each one's backward state arguments.
+  SmallVector<std::pair<Operation *, std::string>> delayedOps;
+  llvm::DenseMap<Operation *, std::pair<Value, Value>> backwardState;
+  /// Updated forward state, returned after the saved bundle.
+  SmallVector<std::pair<Value, std::string>> forwardState;
+  /// Updated backward state, returned after the gradients.
+  SmallVector<std::pair<Value, std::string>> newBackwardState;
+
+  /// Threads one delayed-scaling op's state: `scales` becomes an operand,
+  /// and the step's amaxes update the history. Returns the new history and
+  /// scales.
+  std::pair<Value, Value> updateState(OpBuilder &b, Operation *op,
+                                      FP8DelayedRecipeAttr recipe,
+                                      Value history, Value scales,
+                                      bool backward);
 };
+
+/// The delayed-scaling `scales` operand of a module op.
+Value getScales(Operation *op) {
+  return llvm::TypeSwitch<Operation *, Value>(op)
+      .Case<LayerNormLinearOp, LayerNormMLPOp, LinearOp>(
+          [](auto o) { return o.getScales(); })
+      .Default([](Operation *) { return Value(); });
+}
+void setScales(Operation *op, Value scales) {
+  llvm::TypeSwitch<Operation *>(op)
+      .Case<LayerNormLinearOp, LayerNormMLPOp, LinearOp>(
+          [&](auto o) { o.getScalesMutable().assign(scales); });
+}
+
+/// The types of a module op's gradients: its operands' but the scales'.
+SmallVector<Type> gradTypes(Operation *op) {
+  SmallVector<Type> types;
+  for (Value v : op->getOperands())
+    if (v != getScales(op))
+      types.push_back(v.getType());
+  return types;
+}
+
+/// The quantizer slots of a module op under delayed scaling (§0.2).
+int64_t forwardSlots(Operation *op) { return isa<LayerNormMLPOp>(op) ? 6 : 3; }
+int64_t backwardSlots(Operation *op) { return isa<LayerNormMLPOp>(op) ? 4 : 2; }
+
+/// The op's delayed-scaling recipe when it quantizes under one.
+FP8DelayedRecipeAttr delayedRecipe(Operation *op, const ModuleDescription &d) {
+  if (!d.fallback.empty())
+    return {};
+  return dyn_cast<FP8DelayedRecipeAttr>(
+      cast<ModuleOpInterface>(op).getRecipeOrDefault());
+}
+
+std::pair<Value, Value> BackwardGenerator::updateState(
+    OpBuilder &b, Operation *op, FP8DelayedRecipeAttr recipe, Value history,
+    Value scales, bool backward) {
+  Location loc = op->getLoc();
+  Value amax = AmaxOp::create(b, loc, scales.getType(), op->getResult(0));
+  auto update = AmaxUpdateOp::create(b, loc, history.getType(),
+                                     scales.getType(), history, scales, amax,
+                                     recipe, backward);
+  return {update.getNewAmaxHistory(), update.getNewScales()};
+}
 
 unsigned BackwardGenerator::addToBundle(Value v, StringRef name) {
   if (dedup) {
@@ -135,6 +198,35 @@ LogicalResult BackwardGenerator::buildForward() {
     if (!desc.fallback.empty())
       op->emitRemark() << "te-generate-backward: " << desc.fallback;
     std::string prefix = opPrefix(op, i);
+    if (auto delayed = delayedRecipe(op, desc); delayed && !getScales(op)) {
+      // Recipe state is explicit: scales and amax history come in as
+      // arguments, the updated ones go out as results (never globals).
+      MLIRContext *ctx = op->getContext();
+      Type f32 = Float32Type::get(ctx);
+      int64_t slots = forwardSlots(op);
+      unsigned n = fwd.getNumArguments();
+      auto stateAttr = [&](StringRef what) {
+        return DictionaryAttr::get(
+            ctx, {NamedAttribute(StringAttr::get(ctx, "te.state"),
+                                 StringAttr::get(ctx, prefix + "." + what))});
+      };
+      (void)fwd.insertArgument(
+          n,
+          RankedTensorType::get({delayed.getAmaxHistoryLen(), slots}, f32),
+          stateAttr("amax_history_fwd"), op->getLoc());
+      (void)fwd.insertArgument(n + 1, RankedTensorType::get({slots}, f32),
+                               stateAttr("scales_fwd"), op->getLoc());
+      setScales(op, fwd.getArgument(n + 1));
+      delayedOps.push_back({op, prefix});
+      OpBuilder sb(op->getContext());
+      sb.setInsertionPoint(fwd.getBody().front().getTerminator());
+      auto [history, scales] = updateState(sb, op, delayed,
+                                           fwd.getArgument(n),
+                                           fwd.getArgument(n + 1), false);
+      forwardState.push_back({history, prefix + ".amax_history_fwd"});
+      forwardState.push_back({scales, prefix + ".scales_fwd"});
+      desc = cast<ModuleOpInterface>(op).describe(options);
+    }
     OpBuilder ob(op->getContext());
     ob.setInsertionPointAfter(op);
     for (const SavedDesc &s : desc.saved) {
@@ -163,19 +255,34 @@ LogicalResult BackwardGenerator::buildForward() {
   for (BundleEntry &e : bundle)
     if (e.alias.kind == Alias::None)
       results.push_back(e.forward);
+  for (auto &[value, name] : forwardState)
+    results.push_back(value);
   OpBuilder rb(ret);
   func::ReturnOp::create(rb, ret.getLoc(), results);
   ret.erase();
   SmallVector<Type> resultTypes;
   for (Value v : results)
     resultTypes.push_back(v.getType());
-  fwd.setFunctionType(
-      FunctionType::get(fwd.getContext(), fwd.getArgumentTypes(), resultTypes));
+  // The original results keep their attributes; the rest are named.
   MLIRContext *ctx = fwd.getContext();
-  unsigned r = numResults;
+  SmallVector<DictionaryAttr> resultAttrs;
+  for (unsigned i = 0; i < numResults; ++i)
+    resultAttrs.push_back(fwd.getResultAttrDict(i)
+                              ? fwd.getResultAttrDict(i)
+                              : DictionaryAttr::get(ctx, {}));
+  auto named = [&](StringRef key, StringRef value) {
+    return DictionaryAttr::get(
+        ctx, {NamedAttribute(StringAttr::get(ctx, key),
+                             StringAttr::get(ctx, value))});
+  };
   for (BundleEntry &e : bundle)
     if (e.alias.kind == Alias::None)
-      fwd.setResultAttr(r++, "te.saved", StringAttr::get(ctx, e.name));
+      resultAttrs.push_back(named("te.saved", e.name));
+  for (auto &[value, name] : forwardState)
+    resultAttrs.push_back(named("te.state", name));
+  fwd.setFunctionType(
+      FunctionType::get(ctx, fwd.getArgumentTypes(), resultTypes));
+  fwd.setAllResultAttrs(resultAttrs);
   fwd->setAttr("te.forward_of", FlatSymbolRefAttr::get(func.getSymNameAttr()));
   return success();
 }
@@ -229,17 +336,23 @@ LogicalResult BackwardGenerator::backpropModule(Operation *op, OpBuilder &b) {
       dLn = it->second;
   }
 
+  // Delayed scaling: the backward quantizers' scales from the caller.
+  Value bwdScales;
+  auto state = backwardState.find(op);
+  if (state != backwardState.end())
+    bwdScales = state->second.second;
+
   SmallVector<Value> gradResults;
+  Operation *bwdOp = nullptr;
   if (auto ln = dyn_cast<LayerNormLinearOp>(op)) {
-    SmallVector<Type> types;
-    for (Value v : ln->getOperands())
-      types.push_back(v.getType());
-    auto bwdOp = LayerNormLinearBwdOp::create(
+    SmallVector<Type> types = gradTypes(op);
+    bwdOp = LayerNormLinearBwdOp::create(
         b, loc, types, *dy, dLn, get("input"), get("ln_weight"), get("mu"),
-        get("rsigma"), get("weight"), get("ln_out"), ln.getNormalization(),
+        get("rsigma"), get("weight"), get("ln_out"), bwdScales,
+        ln.getNormalization(),
         ln.getZeroCenteredGamma(), bool(ln.getLnBias()), bool(ln.getBias()),
         ln.getRecipeAttr());
-    llvm::append_range(gradResults, bwdOp.getResults());
+    llvm::append_range(gradResults, bwdOp->getResults());
   } else if (auto mlp = dyn_cast<LayerNormMLPOp>(op)) {
     llvm::StringMap<Value> values;
     for (auto &entry : saved)
@@ -299,31 +412,35 @@ LogicalResult BackwardGenerator::backpropModule(Operation *op, OpBuilder &b) {
               bundle[bundleIndex.lookup(mlp->getOperand(sd.alias.index))]
                   .backward;
     }
-    SmallVector<Type> types;
-    for (Value v : mlp->getOperands())
-      types.push_back(v.getType());
-    auto bwdOp = LayerNormMLPBwdOp::create(
+    SmallVector<Type> types = gradTypes(op);
+    bwdOp = LayerNormMLPBwdOp::create(
         b, loc, types, *dy, dLn, values.lookup("input"),
         values.lookup("ln_weight"), values.lookup("mu"),
         values.lookup("rsigma"), values.lookup("ln_out"),
         values.lookup("fc1_weight"), values.lookup("fc1_out"),
-        values.lookup("act_out"), values.lookup("fc2_weight"),
+        values.lookup("act_out"), values.lookup("fc2_weight"), bwdScales,
         mlp.getNormalization(), mlp.getActivation(),
         mlp.getZeroCenteredGamma(), bool(mlp.getLnBias()),
         bool(mlp.getFc1Bias()), bool(mlp.getFc2Bias()), mlp.getLimitAttr(),
         mlp.getAlphaAttr(), mlp.getGluLinearOffsetAttr(), mlp.getRecipeAttr());
-    llvm::append_range(gradResults, bwdOp.getResults());
+    llvm::append_range(gradResults, bwdOp->getResults());
   } else if (auto lin = dyn_cast<LinearOp>(op)) {
-    SmallVector<Type> types;
-    for (Value v : lin->getOperands())
-      types.push_back(v.getType());
-    auto bwdOp =
+    SmallVector<Type> types = gradTypes(op);
+    bwdOp =
         LinearBwdOp::create(b, loc, types, *dy, get("input"), get("weight"),
-                            bool(lin.getBias()), lin.getRecipeAttr());
-    llvm::append_range(gradResults, bwdOp.getResults());
+                            bwdScales, bool(lin.getBias()),
+                            lin.getRecipeAttr());
+    llvm::append_range(gradResults, bwdOp->getResults());
   } else {
     return op->emitError("te-generate-backward: unknown module op");
   }
+  if (state != backwardState.end()) {
+    auto recipe = cast<FP8DelayedRecipeAttr>(
+        cast<ModuleOpInterface>(op).getRecipeOrDefault());
+    state->second = updateState(b, bwdOp, recipe, state->second.first,
+                                state->second.second, /*backward=*/true);
+  }
+  // The scales operand (last, if any) has no gradient.
   for (auto [operand, grad] : llvm::zip(op->getOperands(), gradResults))
     accumulate(operand, grad, b);
   return success();
@@ -445,6 +562,20 @@ LogicalResult BackwardGenerator::buildBackward() {
       gradArgs.push_back(i);
       argTypes.push_back(func.getResultTypes()[i]);
     }
+  // Then the backward recipe state of each delayed-scaling op (also
+  // returned, updated, after the gradients).
+  unsigned firstState = argTypes.size();
+  SmallVector<Type> stateTypes;
+  for (auto &[op, prefix] : delayedOps) {
+    auto recipe = cast<FP8DelayedRecipeAttr>(
+        cast<ModuleOpInterface>(op).getRecipeOrDefault());
+    Type f32 = Float32Type::get(ctx);
+    int64_t slots = backwardSlots(op);
+    stateTypes.push_back(
+        RankedTensorType::get({recipe.getAmaxHistoryLen(), slots}, f32));
+    stateTypes.push_back(RankedTensorType::get({slots}, f32));
+  }
+  llvm::append_range(argTypes, stateTypes);
   SmallVector<unsigned> gradResults;
   for (unsigned i = 0; i < func.getNumArguments(); ++i)
     if (isFloatTensor(func.getArgumentTypes()[i])) {
@@ -454,9 +585,11 @@ LogicalResult BackwardGenerator::buildBackward() {
 
   OpBuilder b(fwd);
   b.setInsertionPointAfter(fwd);
+  SmallVector<Type> allResults(resultTypes);
+  llvm::append_range(allResults, stateTypes);
   bwd = func::FuncOp::create(b, func.getLoc(),
                              (func.getSymName() + "_bwd").str(),
-                             FunctionType::get(ctx, argTypes, resultTypes));
+                             FunctionType::get(ctx, argTypes, allResults));
   bwd.setVisibility(func.getVisibility());
   Block *entry = bwd.addEntryBlock();
   for (auto [i, e] : llvm::enumerate(bundle)) {
@@ -468,6 +601,16 @@ LogicalResult BackwardGenerator::buildBackward() {
                                                ? "input:"
                                                : "output:") +
                                               Twine(e.alias.index)));
+  }
+  for (auto [j, entryOp] : llvm::enumerate(delayedOps)) {
+    unsigned argNo = firstState + 2 * j;
+    const std::string &prefix = entryOp.second;
+    bwd.setArgAttr(argNo, "te.state",
+                   StringAttr::get(ctx, prefix + ".amax_history_bwd"));
+    bwd.setArgAttr(argNo + 1, "te.state",
+                   StringAttr::get(ctx, prefix + ".scales_bwd"));
+    backwardState[entryOp.first] = {entry->getArgument(argNo),
+                                     entry->getArgument(argNo + 1)};
   }
   b.setInsertionPointToStart(entry);
   for (auto [j, i] : llvm::enumerate(gradArgs)) {
@@ -500,6 +643,18 @@ LogicalResult BackwardGenerator::buildBackward() {
     bwd.setResultAttr(j, "te.grad_of",
                       StringAttr::get(ctx, "input:" + Twine(i)));
   }
+  // Updated backward state (unchanged for an op no gradient reached).
+  for (auto &[op, prefix] : delayedOps) {
+    auto [history, scales] = backwardState[op];
+    newBackwardState.push_back({history, prefix + ".amax_history_bwd"});
+    newBackwardState.push_back({scales, prefix + ".scales_bwd"});
+  }
+  unsigned numGrads = results.size();
+  for (auto &[value, name] : newBackwardState)
+    results.push_back(value);
+  for (auto [j, state] : llvm::enumerate(newBackwardState))
+    bwd.setResultAttr(numGrads + j, "te.state",
+                      StringAttr::get(ctx, state.second));
   func::ReturnOp::create(b, func.getLoc(), results);
   bwd->setAttr("te.backward_of", FlatSymbolRefAttr::get(func.getSymNameAttr()));
   return success();

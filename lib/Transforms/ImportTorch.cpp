@@ -1468,7 +1468,8 @@ LogicalResult FunctionImporter::emitGroup(Group &g) {
   if (g.kind == Group::NormLinear) {
     OperationState state(loc, LayerNormLinearOp::getOperationName());
     LayerNormLinearOp::build(builder, state, *x, gamma, beta, fc1W, fc1B,
-                             normAttr, eps, zc, ret, recipe);
+                             /*scales=*/Value(), normAttr, eps, zc, ret,
+                             recipe);
     created = builder.create(state);
   } else {
     FailureOr<Value> w2 = get(g.fc2.weight), b2 = getOpt(g.fc2.bias);
@@ -1476,7 +1477,8 @@ LogicalResult FunctionImporter::emitGroup(Group &g) {
       return failure();
     OperationState state(loc, LayerNormMLPOp::getOperationName());
     LayerNormMLPOp::build(
-        builder, state, *x, gamma, beta, fc1W, fc1B, *w2, *b2, normAttr,
+        builder, state, *x, gamma, beta, fc1W, fc1B, *w2, *b2,
+        /*scales=*/Value(), normAttr,
         ActivationKindAttr::get(builder.getContext(), g.activation), eps, zc,
         ret, UnitAttr(), FloatAttr(), FloatAttr(), FloatAttr(), recipe);
     created = builder.create(state);
@@ -1572,7 +1574,7 @@ LogicalResult FunctionImporter::run() {
         b = *bm;
       }
       OperationState state(op.getLoc(), LinearOp::getOperationName());
-      LinearOp::build(builder, state, *x, *w, b, recipe);
+      LinearOp::build(builder, state, *x, *w, b, /*scales=*/Value(), recipe);
       Operation *created = builder.create(state);
       if (failed(mlir::verify(created))) {
         created->erase();

@@ -71,7 +71,7 @@ func.func @rms_ln_out(%x: tensor<2x8x64xf32>, %g: tensor<64xf32>, %w: tensor<32x
 // CHECK: te.saved %{{.*}}["ln_out"] : tensor<16x32xbf16> -> !te.qtensor<16x64xe4m3, #te.fp8_delayed<>, columnwise, hopper>
 // CHECK-LABEL: func.func @lnl_fp8_bwd(
 // CHECK-NOT: te.alias = "input:2"
-// CHECK: te.layernorm_linear_bwd {{.*}} weight(%{{.*}}) ln_out(%{{.*}}) recipe(#te.fp8_delayed<>) : ({{.*}}, !te.qtensor<32x64xe4m3, #te.fp8_delayed<>, both, hopper>, !te.qtensor<16x64xe4m3, #te.fp8_delayed<>, columnwise, hopper>)
+// CHECK: te.layernorm_linear_bwd {{.*}} weight(%{{.*}}) ln_out(%{{.*}}) recipe(#te.fp8_delayed<>) scales(%{{.*}}) : ({{.*}}, !te.qtensor<32x64xe4m3, #te.fp8_delayed<>, both, hopper>, !te.qtensor<16x64xe4m3, #te.fp8_delayed<>, columnwise, hopper>, tensor<2xf32>)
 func.func @lnl_fp8(%x: tensor<16x64xbf16>, %g: tensor<64xbf16>, %w: tensor<32x64xbf16>) -> tensor<16x32xbf16> {
   %y = te.layernorm_linear %x norm layer_norm(%g) weight(%w) recipe(#te.fp8_delayed<>) : (tensor<16x64xbf16>, tensor<64xbf16>, tensor<32x64xbf16>) -> tensor<16x32xbf16>
   return %y : tensor<16x32xbf16>
@@ -249,4 +249,35 @@ func.func @glue(%x: tensor<8x64xf32>, %g: tensor<64xbf16>, %wg: tensor<128x64xbf
   %r = tensor.reshape %y(%shape) : (tensor<8x64xbf16>, tensor<3xi64>) -> tensor<2x4x64xbf16>
   %o = arith.extf %r : tensor<2x4x64xbf16> to tensor<2x4x64xf32>
   return %o : tensor<2x4x64xf32>
+}
+
+// -----
+
+// Delayed scaling keeps its recipe state in the signature: @f_fwd takes the
+// forward amax history [len, 3 slots per GEMM] and scales, quantizes with
+// those scales, and returns the updated pair after the bundle; @f_bwd does
+// the same with the backward state (2 slots per GEMM) after the gradients.
+// A checkpointed MLP also keeps the forward scales it ran with, so the
+// recompute quantizes exactly as the forward did.
+// CHECK-LABEL: func.func @delayed_fwd(
+// CHECK-SAME: %[[H:[^:]*]]: tensor<16x6xf32> {te.state = "layernorm_mlp_0.amax_history_fwd"}, %[[S:[^:]*]]: tensor<6xf32> {te.state = "layernorm_mlp_0.scales_fwd"})
+// CHECK-SAME: -> (tensor<64x128xbf16>, tensor<16x6xf32> {te.state = "layernorm_mlp_0.amax_history_fwd"}, tensor<6xf32> {te.state = "layernorm_mlp_0.scales_fwd"})
+// CHECK:      %[[Y:.*]] = te.layernorm_mlp {{.*}} recipe(#te.fp8_delayed<amax_history_len = 16>) scales(%[[S]]) {checkpoint}
+// CHECK-NEXT: %[[A:.*]] = te.amax %[[Y]] : tensor<64x128xbf16> -> tensor<6xf32>
+// CHECK-NEXT: %[[NH:.*]], %[[NS:.*]] = te.amax_update %[[H]], %[[S]], %[[A]] recipe(#te.fp8_delayed<amax_history_len = 16>) : tensor<16x6xf32>, tensor<6xf32>
+// CHECK-NEXT: return %[[Y]], %[[NH]], %[[NS]]
+// CHECK-LABEL: func.func @delayed_bwd(
+// CHECK-SAME: %[[FS:[^:]*]]: tensor<6xf32> {te.alias = "input:5", te.saved = "layernorm_mlp_0.scales"}
+// CHECK-SAME: %[[DY:[^:]*]]: tensor<64x128xbf16> {te.grad_of = "output:0"}
+// CHECK-SAME: %[[BH:[^:]*]]: tensor<16x4xf32> {te.state = "layernorm_mlp_0.amax_history_bwd"}, %[[BS:[^:]*]]: tensor<4xf32> {te.state = "layernorm_mlp_0.scales_bwd"})
+// CHECK-SAME: tensor<16x4xf32> {te.state = "layernorm_mlp_0.amax_history_bwd"}, tensor<4xf32> {te.state = "layernorm_mlp_0.scales_bwd"})
+// CHECK:      te.recompute({{.*}}, %[[FS]])
+// CHECK:      te.layernorm_mlp {{.*}} scales(%{{.*}}) :
+// CHECK:      %[[D:.*]]:4 = te.layernorm_mlp_bwd %[[DY]] {{.*}} scales(%[[BS]])
+// CHECK-NEXT: %[[BA:.*]] = te.amax %[[D]]#0 : tensor<64x128xbf16> -> tensor<4xf32>
+// CHECK-NEXT: %[[BNH:.*]], %[[BNS:.*]] = te.amax_update %[[BH]], %[[BS]], %[[BA]] recipe(#te.fp8_delayed<amax_history_len = 16>) backward
+// CHECK-NEXT: return %[[D]]#0, %[[D]]#1, %[[D]]#2, %[[D]]#3, %[[BNH]], %[[BNS]]
+func.func @delayed(%x: tensor<64x128xbf16>, %g: tensor<128xbf16>, %w1: tensor<256x128xbf16>, %w2: tensor<128x256xbf16>) -> tensor<64x128xbf16> {
+  %y = te.layernorm_mlp %x norm rms_norm(%g) fc1(%w1) act gelu fc2(%w2) recipe(#te.fp8_delayed<amax_history_len = 16>) {checkpoint} : (tensor<64x128xbf16>, tensor<128xbf16>, tensor<256x128xbf16>, tensor<128x256xbf16>) -> tensor<64x128xbf16>
+  return %y : tensor<64x128xbf16>
 }

@@ -61,7 +61,7 @@ TEST_F(TEDialectTest, BuildersInferDynamicResultTypes) {
                 tensor({ShapedType::kDynamic, 64}), tensor({128, 64})});
   auto mlp = LayerNormMLPOp::create(
       builder, loc, args[0], args[1], /*ln_bias=*/Value(), args[2],
-      /*fc1_bias=*/Value(), args[3], /*fc2_bias=*/Value(),
+      /*fc1_bias=*/Value(), args[3], /*fc2_bias=*/Value(), /*scales=*/Value(),
       NormalizationKind::RMSNorm, ActivationKind::SwiGLU, APFloat(1e-6),
       /*zero_centered_gamma=*/false, /*return_layernorm_output=*/false,
       /*checkpoint=*/true, FloatAttr(), FloatAttr(), FloatAttr(),
@@ -74,7 +74,7 @@ TEST_F(TEDialectTest, BuildersInferDynamicResultTypes) {
 
   auto ln = LayerNormLinearOp::create(
       builder, loc, args[4], args[1], Value(), args[5], Value(),
-      NormalizationKind::LayerNorm, APFloat(1e-5), false,
+      /*scales=*/Value(), NormalizationKind::LayerNorm, APFloat(1e-5), false,
       /*return_layernorm_output=*/true, RecipeAttrInterface());
   ASSERT_EQ(ln->getNumResults(), 2u);
   EXPECT_EQ(ln.getOutput().getType(), tensor({ShapedType::kDynamic, 128}));
@@ -104,7 +104,7 @@ TEST_F(TEDialectTest, InferenceFailsWithADiagnosticOnBadWeights) {
 TEST_F(TEDialectTest, ReifiedShapesUseInputDims) {
   ValueRange args =
       makeFunc({tensor({ShapedType::kDynamic, 8, 64}), tensor({32, 64})});
-  auto linear = LinearOp::create(builder, loc, args[0], args[1], Value(),
+  auto linear = LinearOp::create(builder, loc, args[0], args[1], Value(), Value(),
                                  RecipeAttrInterface());
   ReifiedRankedShapedTypeDims shapes;
   ASSERT_TRUE(succeeded(linear.reifyResultShapes(builder, shapes)));

@@ -39,7 +39,7 @@ func.func @unranked(%x: tensor<*xf32>, %w: tensor<32x64xf32>) {
 // Generic form: operand segments must add up.
 func.func @segments(%x: tensor<4x64xf32>, %g: tensor<64xf32>, %w: tensor<32x64xf32>) {
   // expected-error @+1 {{'te.layernorm_linear' op operand count (3) does not match with the total size (4) specified in attribute 'operandSegmentSizes'}}
-  %y = "te.layernorm_linear"(%x, %g, %w) <{normalization = #te<normalization layer_norm>, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0>}> : (tensor<4x64xf32>, tensor<64xf32>, tensor<32x64xf32>) -> tensor<4x32xf32>
+  %y = "te.layernorm_linear"(%x, %g, %w) <{normalization = #te<normalization layer_norm>, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0>}> : (tensor<4x64xf32>, tensor<64xf32>, tensor<32x64xf32>) -> tensor<4x32xf32>
   return
 }
 
@@ -48,7 +48,7 @@ func.func @segments(%x: tensor<4x64xf32>, %g: tensor<64xf32>, %w: tensor<32x64xf
 // Generic form: the normalization is required.
 func.func @missing_normalization(%x: tensor<4x64xf32>, %g: tensor<64xf32>, %w: tensor<32x64xf32>) {
   // expected-error @+1 {{'te.layernorm_linear' op requires attribute 'normalization'}}
-  %y = "te.layernorm_linear"(%x, %g, %w) <{operandSegmentSizes = array<i32: 1, 1, 0, 1, 0>}> : (tensor<4x64xf32>, tensor<64xf32>, tensor<32x64xf32>) -> tensor<4x32xf32>
+  %y = "te.layernorm_linear"(%x, %g, %w) <{operandSegmentSizes = array<i32: 1, 1, 0, 1, 0, 0>}> : (tensor<4x64xf32>, tensor<64xf32>, tensor<32x64xf32>) -> tensor<4x32xf32>
   return
 }
 
@@ -57,7 +57,7 @@ func.func @missing_normalization(%x: tensor<4x64xf32>, %g: tensor<64xf32>, %w: t
 // Generic form: a recipe must be a recipe attribute.
 func.func @recipe_property(%x: tensor<4x64xf32>, %g: tensor<64xf32>, %w: tensor<32x64xf32>) {
   // expected-error @+1 {{Invalid attribute `recipe` in property conversion: 3 : i32}}
-  %y = "te.layernorm_linear"(%x, %g, %w) <{normalization = #te<normalization layer_norm>, operandSegmentSizes = array<i32: 1, 1, 0, 1, 0>, recipe = 3 : i32}> : (tensor<4x64xf32>, tensor<64xf32>, tensor<32x64xf32>) -> tensor<4x32xf32>
+  %y = "te.layernorm_linear"(%x, %g, %w) <{normalization = #te<normalization layer_norm>, operandSegmentSizes = array<i32: 1, 1, 0, 1, 0, 0>, recipe = 3 : i32}> : (tensor<4x64xf32>, tensor<64xf32>, tensor<32x64xf32>) -> tensor<4x32xf32>
   return
 }
 
@@ -66,7 +66,7 @@ func.func @recipe_property(%x: tensor<4x64xf32>, %g: tensor<64xf32>, %w: tensor<
 // Generic form: eps is an f64 attribute.
 func.func @eps_property(%x: tensor<4x64xf32>, %g: tensor<64xf32>, %w: tensor<32x64xf32>) {
   // expected-error @+1 {{Invalid attribute `eps` in property conversion: 1 : i32}}
-  %y = "te.layernorm_linear"(%x, %g, %w) <{normalization = #te<normalization layer_norm>, operandSegmentSizes = array<i32: 1, 1, 0, 1, 0>, eps = 1 : i32}> : (tensor<4x64xf32>, tensor<64xf32>, tensor<32x64xf32>) -> tensor<4x32xf32>
+  %y = "te.layernorm_linear"(%x, %g, %w) <{normalization = #te<normalization layer_norm>, operandSegmentSizes = array<i32: 1, 1, 0, 1, 0, 0>, eps = 1 : i32}> : (tensor<4x64xf32>, tensor<64xf32>, tensor<32x64xf32>) -> tensor<4x32xf32>
   return
 }
 
@@ -75,6 +75,6 @@ func.func @eps_property(%x: tensor<4x64xf32>, %g: tensor<64xf32>, %w: tensor<32x
 // Generic form: at most one norm output.
 func.func @too_many_results(%x: tensor<4x64xf32>, %g: tensor<64xf32>, %w: tensor<32x64xf32>) {
   // expected-error @+1 {{'te.layernorm_linear' op result group starting at #1 requires 0 or 1 element, but found 2}}
-  %y:3 = "te.layernorm_linear"(%x, %g, %w) <{normalization = #te<normalization layer_norm>, operandSegmentSizes = array<i32: 1, 1, 0, 1, 0>}> : (tensor<4x64xf32>, tensor<64xf32>, tensor<32x64xf32>) -> (tensor<4x32xf32>, tensor<4x64xf32>, tensor<4x64xf32>)
+  %y:3 = "te.layernorm_linear"(%x, %g, %w) <{normalization = #te<normalization layer_norm>, operandSegmentSizes = array<i32: 1, 1, 0, 1, 0, 0>}> : (tensor<4x64xf32>, tensor<64xf32>, tensor<32x64xf32>) -> (tensor<4x32xf32>, tensor<4x64xf32>, tensor<4x64xf32>)
   return
 }

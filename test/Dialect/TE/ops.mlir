@@ -139,6 +139,6 @@ func.func @nvfp4_f32_no_rht(%x: tensor<32x64xf32>, %g: tensor<64xf32>, %w1: tens
 // CHECK-LABEL: func.func @generic_form
 // CHECK: te.linear %{{.+}} weight(%{{[^,]+}}, %{{[^)]+}}) recipe(#te.mxfp8) : (tensor<4x64xbf16>, tensor<32x64xbf16>, tensor<32xbf16>) -> tensor<4x32xbf16>
 func.func @generic_form(%x: tensor<4x64xbf16>, %w: tensor<32x64xbf16>, %b: tensor<32xbf16>) -> tensor<4x32xbf16> {
-  %y = "te.linear"(%x, %w, %b) <{recipe = #te.mxfp8}> : (tensor<4x64xbf16>, tensor<32x64xbf16>, tensor<32xbf16>) -> tensor<4x32xbf16>
+  %y = "te.linear"(%x, %w, %b) <{operandSegmentSizes = array<i32: 1, 1, 1, 0>, recipe = #te.mxfp8}> : (tensor<4x64xbf16>, tensor<32x64xbf16>, tensor<32xbf16>) -> tensor<4x32xbf16>
   return %y : tensor<4x32xbf16>
 }

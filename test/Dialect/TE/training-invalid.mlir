@@ -341,3 +341,69 @@ func.func @recompute_side_effect(%x: tensor<8x64xf32>, %g: tensor<64xf32>, %w1: 
   return
 }
 func.func private @log()
+
+// -----
+
+func.func @scales_not_delayed(%x: tensor<8x64xbf16>, %w: tensor<32x64xbf16>, %s: tensor<3xf32>) {
+  // expected-error @+1 {{'te.linear' op scales are delayed-scaling state; the op's recipe is fp8-current, not fp8-delayed}}
+  %y = te.linear %x weight(%w) recipe(#te.fp8_current<>) scales(%s) : (tensor<8x64xbf16>, tensor<32x64xbf16>, tensor<3xf32>) -> tensor<8x32xbf16>
+  return
+}
+
+// -----
+
+func.func @scales_slots(%x: tensor<8x64xbf16>, %g: tensor<64xbf16>, %w1: tensor<128x64xbf16>, %w2: tensor<64x128xbf16>, %s: tensor<3xf32>) {
+  // expected-error @+1 {{'te.layernorm_mlp' op scales must have one value per quantizer slot (6), got 'tensor<3xf32>'}}
+  %y = te.layernorm_mlp %x norm rms_norm(%g) fc1(%w1) act gelu fc2(%w2) recipe(#te.fp8_delayed<>) scales(%s) : (tensor<8x64xbf16>, tensor<64xbf16>, tensor<128x64xbf16>, tensor<64x128xbf16>, tensor<3xf32>) -> tensor<8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @bwd_scales_slots(%dy: tensor<8x32xf32>, %x: tensor<8x64xf32>, %w: tensor<32x64xf32>, %s: tensor<3xf32>) {
+  // expected-error @+1 {{'te.linear_bwd' op scales must have one value per quantizer slot (2), got 'tensor<3xf32>'}}
+  %d:2 = te.linear_bwd %dy input(%x) weight(%w) recipe(#te.fp8_delayed<>) scales(%s) : (tensor<8x32xf32>, tensor<8x64xf32>, tensor<32x64xf32>, tensor<3xf32>) -> (tensor<8x64xf32>, tensor<32x64xf32>)
+  return
+}
+
+// -----
+
+func.func @amax_source(%x: tensor<8x64xf32>) {
+  // expected-error @+1 {{'te.amax' op source must be result 0 of a te module or backward op}}
+  %a = te.amax %x : tensor<8x64xf32> -> tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @amax_no_scales(%x: tensor<8x64xbf16>, %w: tensor<32x64xbf16>) {
+  %y = te.linear %x weight(%w) recipe(#te.fp8_delayed<>) : (tensor<8x64xbf16>, tensor<32x64xbf16>) -> tensor<8x32xbf16>
+  // expected-error @+1 {{'te.amax' op source op has no delayed-scaling scales, so it records no amaxes}}
+  %a = te.amax %y : tensor<8x32xbf16> -> tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @amax_slots(%x: tensor<8x64xbf16>, %w: tensor<32x64xbf16>, %s: tensor<3xf32>) {
+  %y = te.linear %x weight(%w) recipe(#te.fp8_delayed<>) scales(%s) : (tensor<8x64xbf16>, tensor<32x64xbf16>, tensor<3xf32>) -> tensor<8x32xbf16>
+  // expected-error @+1 {{'te.amax' op result must have one amax per quantizer slot (3), got 'tensor<2xf32>'}}
+  %a = te.amax %y : tensor<8x32xbf16> -> tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @amax_update_recipe(%h: tensor<1024x3xf32>, %s: tensor<3xf32>, %a: tensor<3xf32>) {
+  // expected-error @+1 {{'te.amax_update' op updates delayed-scaling state; the recipe must be #te.fp8_delayed, got #te.fp8_current<>}}
+  %h2, %s2 = te.amax_update %h, %s, %a recipe(#te.fp8_current<>) : tensor<1024x3xf32>, tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @amax_update_history(%h: tensor<16x3xf32>, %s: tensor<3xf32>, %a: tensor<3xf32>) {
+  // expected-error @+1 {{'te.amax_update' op amax_history must be [amax_history_len = 1024, slots = 3], got 'tensor<16x3xf32>'}}
+  %h2, %s2 = te.amax_update %h, %s, %a recipe(#te.fp8_delayed<>) : tensor<16x3xf32>, tensor<3xf32>
+  return
+}

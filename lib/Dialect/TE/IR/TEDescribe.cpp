@@ -417,6 +417,12 @@ ModuleDescription LayerNormMLPOp::describe(const DescribeOptions &options) {
       d.saveAlias("fc2_weight", getFc2Weight());
       if (getFc2Bias())
         d.saveAlias("fc2_bias", getFc2Bias());
+      // Delayed scaling: the recompute quantizes with the forward's scales
+      // (TE restores the forward FP8 meta), so they are kept too.
+      if (getScales())
+        d.desc.saved.push_back(
+            {d.fp32("scales", {SymDim(6)}),
+             Alias{Alias::Input, d.operandIndex(getScales())}});
     }
   } else {
     d.saveAlias("input", getInput());

@@ -38,6 +38,24 @@ bool mlir::te::isGatedActivation(ActivationKind kind) {
   llvm_unreachable("unknown activation kind");
 }
 
+LogicalResult mlir::te::verifyDelayedScales(Operation *op,
+                                            RecipeAttrInterface recipe,
+                                            Value scales, int64_t slots) {
+  if (!scales)
+    return success();
+  if (!isa_and_nonnull<FP8DelayedRecipeAttr>(recipe))
+    return op->emitOpError()
+           << "scales are delayed-scaling state; the op's recipe is "
+           << (recipe ? recipe.getRecipeName() : "bf16")
+           << ", not fp8-delayed";
+  auto type = cast<RankedTensorType>(scales.getType());
+  if (type.getDimSize(0) != slots)
+    return op->emitOpError() << "scales must have one value per quantizer "
+                                "slot ("
+                             << slots << "), got " << type;
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Shared verification helpers
 //===----------------------------------------------------------------------===//
@@ -295,7 +313,8 @@ LogicalResult LayerNormLinearOp::verify() {
     return failure();
   if (failed(v.verifyRecipe(getRecipeAttr())) ||
       failed(
-          v.verifyNormOutputResult(getReturnLayernormOutput(), getLnOutput())))
+          v.verifyNormOutputResult(getReturnLayernormOutput(), getLnOutput())) ||
+      failed(verifyDelayedScales(*this, getRecipeAttr(), getScales(), 3)))
     return failure();
   return verifyInferredResults(*this, getInput(), getWeight(),
                                getReturnLayernormOutput());
@@ -408,7 +427,8 @@ LogicalResult LayerNormMLPOp::verify() {
 
   if (failed(v.verifyRecipe(getRecipeAttr())) ||
       failed(
-          v.verifyNormOutputResult(getReturnLayernormOutput(), getLnOutput())))
+          v.verifyNormOutputResult(getReturnLayernormOutput(), getLnOutput())) ||
+      failed(verifyDelayedScales(*this, getRecipeAttr(), getScales(), 6)))
     return failure();
   return verifyInferredResults(*this, getInput(), getFc2Weight(),
                                getReturnLayernormOutput());
@@ -459,7 +479,8 @@ LogicalResult LinearOp::verify() {
   if (getBias() && failed(v.verifyVector("bias", getBias(), outFeatures,
                                          "weight out_features")))
     return failure();
-  if (failed(v.verifyRecipe(getRecipeAttr())))
+  if (failed(v.verifyRecipe(getRecipeAttr())) ||
+      failed(verifyDelayedScales(*this, getRecipeAttr(), getScales(), 3)))
     return failure();
   return verifyInferredResults(*this, getInput(), getWeight(),
                                /*returnNormOutput=*/false);

@@ -11,6 +11,7 @@
 #include "te/Dialect/TE/IR/TEOps.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/InterleavedRange.h"
 
 using namespace mlir;
@@ -262,6 +263,8 @@ LogicalResult LayerNormLinearBwdOp::verify() {
       failed(v.checkSaved("ln_out", getLnOut(), v.act(*k), true)))
     return failure();
 
+  if (failed(verifyDelayedScales(*this, getRecipeAttr(), getScales(), 2)))
+    return failure();
   SmallVector<std::pair<StringRef, RankedTensorType>> grads = {
       {"input", v.tensor(v.act(*k))}, {"ln_weight", v.tensor({*k})}};
   if (getWithLnBias())
@@ -318,6 +321,8 @@ LogicalResult LayerNormMLPBwdOp::verify() {
       failed(v.checkSaved("fc2_weight", getFc2Weight(), {*h, f}, true)))
     return failure();
 
+  if (failed(verifyDelayedScales(*this, getRecipeAttr(), getScales(), 4)))
+    return failure();
   SmallVector<std::pair<StringRef, RankedTensorType>> grads = {
       {"input", v.tensor(v.act(*h))}, {"ln_weight", v.tensor({*h})}};
   if (getWithLnBias())
@@ -346,11 +351,66 @@ LogicalResult LinearBwdOp::verify() {
       failed(v.checkSaved("input", getInput(), v.act(k), true)) ||
       failed(v.checkSaved("weight", getWeight(), {n, k}, true)))
     return failure();
+  if (failed(verifyDelayedScales(*this, getRecipeAttr(), getScales(), 2)))
+    return failure();
   SmallVector<std::pair<StringRef, RankedTensorType>> grads = {
       {"input", v.tensor(v.act(k))}, {"weight", v.tensor({n, k})}};
   if (getWithBias())
     grads.push_back({"bias", v.tensor({n})});
   return v.checkGrads(grads);
+}
+
+//===----------------------------------------------------------------------===//
+// AmaxOp / AmaxUpdateOp
+//===----------------------------------------------------------------------===//
+
+/// The quantizer slots and scales operand of a delayed-scaling op, or 0.
+static std::pair<int64_t, Value> delayedSlots(Operation *op) {
+  return llvm::TypeSwitch<Operation *, std::pair<int64_t, Value>>(op)
+      .Case([](LayerNormLinearOp o) { return std::make_pair(3, o.getScales()); })
+      .Case([](LayerNormMLPOp o) { return std::make_pair(6, o.getScales()); })
+      .Case([](LinearOp o) { return std::make_pair(3, o.getScales()); })
+      .Case([](LayerNormLinearBwdOp o) {
+        return std::make_pair(2, o.getScales());
+      })
+      .Case(
+          [](LayerNormMLPBwdOp o) { return std::make_pair(4, o.getScales()); })
+      .Case([](LinearBwdOp o) { return std::make_pair(2, o.getScales()); })
+      .Default([](Operation *) { return std::make_pair(0, Value()); });
+}
+
+LogicalResult AmaxOp::verify() {
+  auto result = dyn_cast<OpResult>(getSource());
+  if (!result || result.getResultNumber() != 0)
+    return emitOpError() << "source must be result 0 of a te module or "
+                            "backward op";
+  auto [slots, scales] = delayedSlots(result.getOwner());
+  if (slots == 0)
+    return emitOpError() << "source must be result 0 of a te module or "
+                            "backward op";
+  if (!scales)
+    return emitOpError() << "source op has no delayed-scaling scales, so it "
+                            "records no amaxes";
+  if (getType().getDimSize(0) != slots)
+    return emitOpError() << "result must have one amax per quantizer slot ("
+                         << slots << "), got " << getType();
+  return success();
+}
+
+LogicalResult AmaxUpdateOp::verify() {
+  auto delayed = dyn_cast<FP8DelayedRecipeAttr>(getRecipe());
+  if (!delayed)
+    return emitOpError() << "updates delayed-scaling state; the recipe must "
+                            "be #te.fp8_delayed, got "
+                         << getRecipe();
+  auto history = getAmaxHistory().getType();
+  int64_t slots = getScales().getType().getDimSize(0);
+  if (history.getDimSize(0) != delayed.getAmaxHistoryLen() ||
+      history.getDimSize(1) != slots)
+    return emitOpError() << "amax_history must be [amax_history_len = "
+                         << delayed.getAmaxHistoryLen() << ", slots = "
+                         << slots << "], got " << history;
+  return success();
 }
 
 //===----------------------------------------------------------------------===//

@@ -49,4 +49,7 @@ class TE_Attr<string name, string attrMnemonic, list<Trait> traits = []>
 /// Activation dtypes TransformerEngine's modules run in.
 def TE_FloatTensor : RankedTensorOf<[F32, BF16, F16]>;
 
+/// Per-row statistics and per-slot scaling state.
+def TE_F32Vector : 1DTensorOf<[F32]>;
+
 #endif // TE_DIALECT_TE_IR_TEBASE_TD

@@ -26,6 +26,12 @@ namespace mlir::te {
 /// True for the gated activations (FC1 output split as [act | linear]).
 bool isGatedActivation(ActivationKind kind);
 
+/// Checks a delayed-scaling `scales` operand: allowed only with
+/// `#te.fp8_delayed` and then `slots` fp32 values (TE's quantizer slots:
+/// 3 per GEMM forward, 2 per GEMM backward).
+LogicalResult verifyDelayedScales(Operation *op, RecipeAttrInterface recipe,
+                                  Value scales, int64_t slots);
+
 } // namespace mlir::te
 
 #define GET_OP_CLASSES

@@ -48,6 +48,10 @@ def TE_LayerNormLinearOp : TE_ModuleOp<"layernorm_linear",
     - With `return_layernorm_output` the op has a second result, the norm
       output `[..., K]`, as TransformerEngine returns it.
     - `recipe` selects the quantization recipe; none means `#te.bf16`.
+    - `scales` (delayed scaling only) are the forward quantizers' scales,
+      `[3 * GEMMs]` fp32 in TE's slot order (input, weight, output per
+      GEMM), taken from the caller's recipe state; te-generate-backward
+      threads them (and the amax history) through the training step.
 
     ```mlir
     %y, %ln = te.layernorm_linear %x norm layer_norm(%gamma, %beta)
@@ -64,6 +68,7 @@ def TE_LayerNormLinearOp : TE_ModuleOp<"layernorm_linear",
     Optional<TE_FloatTensor>:$ln_bias,
     TE_FloatTensor:$weight,
     Optional<TE_FloatTensor>:$bias,
+    Optional<TE_F32Vector>:$scales,
     TE_NormalizationKindAttr:$normalization,
     DefaultValuedAttr<F64Attr, "1.0e-5">:$eps,
     UnitAttr:$zero_centered_gamma,
@@ -77,7 +82,8 @@ def TE_LayerNormLinearOp : TE_ModuleOp<"layernorm_linear",
   let assemblyFormat = [{
     $input `norm` `` $normalization `(` $ln_weight (`,` $ln_bias^)? `)`
     `weight` `(` $weight (`,` $bias^)? `)`
-    (`recipe` `(` $recipe^ `)`)? attr-dict `:` functional-type(operands, results)
+    (`recipe` `(` $recipe^ `)`)? (`scales` `(` $scales^ `)`)?
+    attr-dict `:` functional-type(operands, results)
   }];
   let hasCanonicalizer = 1;
   let extraClassDeclaration = extraModuleClassDeclaration;
@@ -119,6 +125,7 @@ def TE_LayerNormMLPOp : TE_ModuleOp<"layernorm_mlp",
     Optional<TE_FloatTensor>:$fc1_bias,
     TE_FloatTensor:$fc2_weight,
     Optional<TE_FloatTensor>:$fc2_bias,
+    Optional<TE_F32Vector>:$scales,
     TE_NormalizationKindAttr:$normalization,
     TE_ActivationKindAttr:$activation,
     DefaultValuedAttr<F64Attr, "1.0e-5">:$eps,
@@ -139,7 +146,8 @@ def TE_LayerNormMLPOp : TE_ModuleOp<"layernorm_mlp",
     `fc1` `(` $fc1_weight (`,` $fc1_bias^)? `)`
     `act` `` $activation
     `fc2` `(` $fc2_weight (`,` $fc2_bias^)? `)`
-    (`recipe` `(` $recipe^ `)`)? attr-dict `:` functional-type(operands, results)
+    (`recipe` `(` $recipe^ `)`)? (`scales` `(` $scales^ `)`)?
+    attr-dict `:` functional-type(operands, results)
   }];
   let hasCanonicalizer = 1;
   let extraClassDeclaration = extraModuleClassDeclaration # [{
@@ -154,7 +162,7 @@ def TE_LayerNormMLPOp : TE_ModuleOp<"layernorm_mlp",
 // LinearOp
 //===----------------------------------------------------------------------===//
 
-def TE_LinearOp : TE_ModuleOp<"linear"> {
+def TE_LinearOp : TE_ModuleOp<"linear", [AttrSizedOperandSegments]> {
   let summary = "a linear layer (TE Linear)";
   let description = [{
     Computes `input * weight^T + bias` with `input : [..., K]`,
@@ -171,12 +179,14 @@ def TE_LinearOp : TE_ModuleOp<"linear"> {
     TE_FloatTensor:$input,
     TE_FloatTensor:$weight,
     Optional<TE_FloatTensor>:$bias,
+    Optional<TE_F32Vector>:$scales,
     OptionalAttr<TE_RecipeAttrInterface>:$recipe
   );
   let results = (outs TE_FloatTensor:$output);
   let assemblyFormat = [{
     $input `weight` `(` $weight (`,` $bias^)? `)`
-    (`recipe` `(` $recipe^ `)`)? attr-dict `:` functional-type(operands, results)
+    (`recipe` `(` $recipe^ `)`)? (`scales` `(` $scales^ `)`)?
+    attr-dict `:` functional-type(operands, results)
   }];
   let extraClassDeclaration = extraModuleClassDeclaration;
 }

@@ -19,8 +19,6 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 def TE_SavedTensor : AnyTypeOf<[TE_FloatTensor, TE_QuantizedTensorType],
                                "high-precision or quantized tensor">;
 
-def TE_F32Vector : 1DTensorOf<[F32]>;
-
 //===----------------------------------------------------------------------===//
 // SavedOp
 //===----------------------------------------------------------------------===//
@@ -56,6 +54,9 @@ def TE_SavedOp : TE_Op<"saved", [Pure]> {
 // Backward ops
 //===----------------------------------------------------------------------===//
 
+/// A module's backward. With `#te.fp8_delayed`, `scales` are the backward
+/// quantizers' scales (`[2 * GEMMs]`, TE's slots grad_output, grad_input per
+/// GEMM) from the caller's recipe state.
 class TE_BackwardOp<string mnemonic, list<Trait> traits = []>
     : TE_Op<mnemonic, !listconcat(traits, [Pure])> {
   let hasVerifier = 1;
@@ -100,6 +101,7 @@ def TE_LayerNormLinearBwdOp : TE_BackwardOp<"layernorm_linear_bwd",
     TE_F32Vector:$rsigma,
     TE_SavedTensor:$weight,
     TE_SavedTensor:$ln_out,
+    Optional<TE_F32Vector>:$scales,
     TE_NormalizationKindAttr:$normalization,
     UnitAttr:$zero_centered_gamma,
     UnitAttr:$with_ln_bias,
@@ -111,7 +113,8 @@ def TE_LayerNormLinearBwdOp : TE_BackwardOp<"layernorm_linear_bwd",
     `input` `(` $input `)` `norm` `` $normalization `(` $ln_weight `)`
     (`mu` `(` $mu^ `)`)? `rsigma` `(` $rsigma `)`
     `weight` `(` $weight `)` `ln_out` `(` $ln_out `)`
-    (`recipe` `(` $recipe^ `)`)? attr-dict `:` functional-type(operands, results)
+    (`recipe` `(` $recipe^ `)`)? (`scales` `(` $scales^ `)`)?
+    attr-dict `:` functional-type(operands, results)
   }];
 }
 
@@ -145,6 +148,7 @@ def TE_LayerNormMLPBwdOp : TE_BackwardOp<"layernorm_mlp_bwd",
     TE_FloatTensor:$fc1_out,
     TE_SavedTensor:$act_out,
     TE_SavedTensor:$fc2_weight,
+    Optional<TE_F32Vector>:$scales,
     TE_NormalizationKindAttr:$normalization,
     TE_ActivationKindAttr:$activation,
     UnitAttr:$zero_centered_gamma,
@@ -163,7 +167,8 @@ def TE_LayerNormMLPBwdOp : TE_BackwardOp<"layernorm_mlp_bwd",
     `ln_out` `(` $ln_out `)` `fc1` `(` $fc1_weight `)`
     `fc1_out` `(` $fc1_out `)` `act` `` $activation `act_out` `(` $act_out `)`
     `fc2` `(` $fc2_weight `)`
-    (`recipe` `(` $recipe^ `)`)? attr-dict `:` functional-type(operands, results)
+    (`recipe` `(` $recipe^ `)`)? (`scales` `(` $scales^ `)`)?
+    attr-dict `:` functional-type(operands, results)
   }];
 }
 
@@ -179,13 +184,74 @@ def TE_LinearBwdOp : TE_BackwardOp<"linear_bwd"> {
     TE_FloatTensor:$grad_output,
     TE_SavedTensor:$input,
     TE_SavedTensor:$weight,
+    Optional<TE_F32Vector>:$scales,
     UnitAttr:$with_bias,
     OptionalAttr<TE_RecipeAttrInterface>:$recipe
   );
   let assemblyFormat = [{
     $grad_output `input` `(` $input `)` `weight` `(` $weight `)`
-    (`recipe` `(` $recipe^ `)`)? attr-dict `:` functional-type(operands, results)
+    (`recipe` `(` $recipe^ `)`)? (`scales` `(` $scales^ `)`)?
+    attr-dict `:` functional-type(operands, results)
   }];
+}
+
+//===----------------------------------------------------------------------===//
+// Delayed scaling state
+//===----------------------------------------------------------------------===//
+
+def TE_AmaxOp : TE_Op<"amax", [Pure]> {
+  let summary = "the amaxes a delayed-scaling op observed in this step";
+  let description = [{
+    The absolute maxima that the quantizers of the op producing `source`
+    (result 0 of a module op or backward op that has `scales`) recorded
+    while quantizing in this step, one per quantizer slot (TE writes them
+    into row 0 of the amax history). Slots a configuration does not use
+    (e.g. the GEMM output) read 0, which leaves their scale unchanged.
+
+    ```mlir
+    %y = te.linear %x weight(%w) recipe(#te.fp8_delayed<>) scales(%s) : ...
+    %amax = te.amax %y : tensor<16x32xbf16> -> tensor<3xf32>
+    ```
+  }];
+  let arguments = (ins TE_FloatTensor:$source);
+  let results = (outs TE_F32Vector:$amax);
+  let assemblyFormat = "$source attr-dict `:` type($source) `->` type($amax)";
+  let hasVerifier = 1;
+}
+
+def TE_AmaxUpdateOp : TE_Op<"amax_update", [Pure,
+    AllTypesMatch<["amax_history", "new_amax_history"]>,
+    AllTypesMatch<["scales", "new_scales", "amax"]>]> {
+  let summary = "delayed scaling's amax history and scale update";
+  let description = [{
+    TransformerEngine's update after a step (§4.1): the step's `amax`
+    becomes row 0 of the history; per slot the reference amax is the
+    history's maximum (`max`) or that row (`most_recent`); the history is
+    rolled up by one row and row 0 zeroed; the new scale is
+    `(fp8_max / amax) / 2^margin` when the amax is finite and positive, else
+    the old scale (an infinite scale becomes FLT_MAX). `fp8_max` is the
+    format's largest value for the forward (E4M3 under HYBRID) or, with
+    `backward`, the gradient format (E5M2 under HYBRID).
+
+    ```mlir
+    %h2, %s2 = te.amax_update %h, %s, %amax recipe(#te.fp8_delayed<>)
+        : tensor<1024x3xf32>, tensor<3xf32>
+    ```
+  }];
+  let arguments = (ins
+    2DTensorOf<[F32]>:$amax_history,
+    TE_F32Vector:$scales,
+    TE_F32Vector:$amax,
+    TE_RecipeAttrInterface:$recipe,
+    UnitAttr:$backward
+  );
+  let results = (outs 2DTensorOf<[F32]>:$new_amax_history,
+                      TE_F32Vector:$new_scales);
+  let assemblyFormat = [{
+    $amax_history `,` $scales `,` $amax `recipe` `(` $recipe `)`
+    (`backward` $backward^)? attr-dict `:` type($amax_history) `,` type($scales)
+  }];
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//
