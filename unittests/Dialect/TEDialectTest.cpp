@@ -93,6 +93,7 @@ TEST_F(TEDialectTest, InferenceFailsWithADiagnosticOnBadWeights) {
   });
   SmallVector<Type> inferred;
   LinearOp::Properties props;
+  props.operandSegmentSizes = {1, 1, 0, 0}; // input, weight; no bias, scales
   EXPECT_TRUE(failed(LinearOp::inferReturnTypes(
       &context, loc, ValueRange{args[0], args[1]}, DictionaryAttr(),
       OpaqueProperties(&props), RegionRange(), inferred)));
