@@ -7,6 +7,7 @@
 #ifndef TE_LIB_RUNTIME_RUNTIMEINTERNAL_H
 #define TE_LIB_RUNTIME_RUNTIMEINTERNAL_H
 
+#include <cstdint>
 #include <string>
 
 /// Records the message te_rt_last_error() returns on this thread.
@@ -17,5 +18,27 @@ bool te_rt_internal_cuda_available();
 
 /// Why the CUDA backend cannot run, for error messages.
 const char *te_rt_internal_cuda_unavailable_reason();
+
+//===----------------------------------------------------------------------===//
+// CUDA buffers and streams (CudaBackend.cpp; without TE_RT_HAVE_CUDA every
+// one fails). Each returns null on success, else a static message.
+//===----------------------------------------------------------------------===//
+
+/// Creates the stream of a CUDA context in *stream.
+const char *te_rt_internal_cuda_stream_create(void **stream);
+void te_rt_internal_cuda_stream_destroy(void *stream);
+/// cudaMalloc of max(bytes, 1) (256-byte aligned by the driver).
+const char *te_rt_internal_cuda_alloc(int64_t bytes, void **ptr);
+const char *te_rt_internal_cuda_free(void *ptr);
+
+/// Directions of te_rt_internal_cuda_copy.
+enum class CudaCopy { HostToDevice, DeviceToHost, DeviceToDevice };
+
+/// Copies on `stream`; host copies return once the host buffer may be
+/// reused or read (stream-ordered, then synchronized).
+const char *te_rt_internal_cuda_copy(void *stream, void *dst, const void *src,
+                                     int64_t bytes, CudaCopy direction);
+const char *te_rt_internal_cuda_zero(void *stream, void *dst, int64_t bytes);
+const char *te_rt_internal_cuda_synchronize(void *stream);
 
 #endif // TE_LIB_RUNTIME_RUNTIMEINTERNAL_H

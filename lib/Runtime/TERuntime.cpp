@@ -115,4 +115,26 @@ extern "C" int32_t te_rt_cuda_selftest(void) {
                            te_rt_internal_cuda_unavailable_reason());
   return 1;
 }
+
+// Never reached: a CUDA context cannot be created without CUDA.
+const char *te_rt_internal_cuda_stream_create(void **) {
+  return te_rt_internal_cuda_unavailable_reason();
+}
+void te_rt_internal_cuda_stream_destroy(void *) {}
+const char *te_rt_internal_cuda_alloc(int64_t, void **) {
+  return te_rt_internal_cuda_unavailable_reason();
+}
+const char *te_rt_internal_cuda_free(void *) {
+  return te_rt_internal_cuda_unavailable_reason();
+}
+const char *te_rt_internal_cuda_copy(void *, void *, const void *, int64_t,
+                                     CudaCopy) {
+  return te_rt_internal_cuda_unavailable_reason();
+}
+const char *te_rt_internal_cuda_zero(void *, void *, int64_t) {
+  return te_rt_internal_cuda_unavailable_reason();
+}
+const char *te_rt_internal_cuda_synchronize(void *) {
+  return te_rt_internal_cuda_unavailable_reason();
+}
 #endif

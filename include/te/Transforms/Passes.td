@@ -165,4 +165,29 @@ def TEGenerateBackwardPass : Pass<"te-generate-backward", "::mlir::ModuleOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def TEDecomposePass : Pass<"te-decompose", "::mlir::ModuleOp"> {
+  let summary = "Decompose module ops into L2 primitives";
+  let description = [{
+    Rewrites `te.layernorm_linear`, `te.layernorm_mlp`, `te.linear`, their
+    backward ops and `te.recompute` regions into primitives, in
+    TransformerEngine's kernel order:
+
+    - LayerNormLinear: `te.norm_fwd`, `te.gemm tn` (bias in the GEMM);
+      backward: `te.gemm nn` (dgrad), `te.gemm nt` (wgrad), `te.bias_grad`,
+      the returned norm output's gradient added, `te.norm_bwd`.
+    - LayerNormMLP: norm, FC1 `tn`, `te.act`, FC2 `tn`; backward: FC2 dgrad
+      and wgrad, FC2 bias gradient, `te.dact` on the saved pre-activation,
+      FC1 bias gradient, FC1 dgrad and wgrad, norm backward.
+    - Linear: `te.gemm tn`; backward `nn`, `nt`, bias gradient.
+
+    `te.saved` values become the primitive results that compute them; a
+    `te.recompute` region is inlined into the backward, where its unused FC2
+    is dead and removed. Only the unquantized path is decomposed today: an
+    op that runs quantized (not an alignment fallback) is an error naming
+    the recipe.
+  }];
+  let dependentDialects = ["::mlir::te::TEDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 #endif // TE_TRANSFORMS_PASSES_TD

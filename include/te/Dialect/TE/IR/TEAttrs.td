@@ -106,6 +106,18 @@ def TE_AmaxComputeAlgo : I32EnumAttr<"AmaxComputeAlgo",
 // Recipe attribute interface
 //===----------------------------------------------------------------------===//
 
+// The layouts of TransformerEngine's three GEMMs of a linear layer (§0.1).
+def TE_GemmLayout : I32EnumAttr<"GemmLayout",
+    "TransformerEngine's GEMM layouts of a linear layer", [
+      I32EnumAttrCase<"TN", 0, "tn">,
+      I32EnumAttrCase<"NN", 1, "nn">,
+      I32EnumAttrCase<"NT", 2, "nt">
+    ]> {
+  let cppNamespace = "::mlir::te";
+  let genSpecializedAttr = 0;
+}
+def TE_GemmLayoutAttr : EnumAttr<TE_Dialect, TE_GemmLayout, "gemm_layout">;
+
 def TE_RecipeAttrInterface : AttrInterface<"RecipeAttrInterface"> {
   let cppNamespace = "::mlir::te";
   let description = [{

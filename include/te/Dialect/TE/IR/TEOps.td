@@ -192,5 +192,6 @@ def TE_LinearOp : TE_ModuleOp<"linear", [AttrSizedOperandSegments]> {
 }
 
 include "te/Dialect/TE/IR/TETrainingOps.td"
+include "te/Dialect/TE/IR/TEPrimitiveOps.td"
 
 #endif // TE_DIALECT_TE_IR_TEOPS_TD

@@ -1,0 +1,131 @@
+//===- TEPrimitiveOps.td - L2 primitives -------------------*- tablegen -*-===//
+//
+// What te-decompose turns module ops into: normalization, GEMM, activation
+// and bias-gradient primitives on tensors, one per TransformerEngine kernel
+// (reference §1.3, §1.5, §2.3, §2.5), lowered one-to-one to te_rt_* calls.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TE_DIALECT_TE_IR_TEPRIMITIVEOPS_TD
+#define TE_DIALECT_TE_IR_TEPRIMITIVEOPS_TD
+
+include "te/Dialect/TE/IR/TEBase.td"
+include "te/Dialect/TE/IR/TEAttrs.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+class TE_PrimitiveOp<string mnemonic, list<Trait> traits = []>
+    : TE_Op<mnemonic, !listconcat(traits, [Pure])> {
+  let hasVerifier = 1;
+}
+
+def TE_NormFwdOp : TE_PrimitiveOp<"norm_fwd"> {
+  let summary = "LayerNorm / RMSNorm forward over the last dimension";
+  let description = [{
+    `z = gamma~ * (x - mu) * rsigma + beta` (LayerNorm) or
+    `z = gamma~ * x * rsigma` (RMSNorm), `gamma~ = gamma + 1` with
+    `zero_centered_gamma` (§8.1, §8.2); statistics in fp32, one per row
+    (`rsigma`, and `mu` for LayerNorm). Kernel: `te_rt_norm_fwd`.
+  }];
+  let arguments = (ins TE_FloatTensor:$input, TE_FloatTensor:$gamma,
+                       Optional<TE_FloatTensor>:$beta,
+                       TE_NormalizationKindAttr:$normalization,
+                       F64Attr:$eps, UnitAttr:$zero_centered_gamma);
+  let results = (outs TE_FloatTensor:$output, TE_F32Vector:$rsigma,
+                      Optional<TE_F32Vector>:$mu);
+  let assemblyFormat = [{
+    $input `norm` `` $normalization `(` $gamma (`,` $beta^)? `)`
+    attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def TE_NormBwdOp : TE_PrimitiveOp<"norm_bwd"> {
+  let summary = "LayerNorm / RMSNorm backward";
+  let description = [{
+    Given `grad` (dz) and the saved `rsigma` (and `mu` for LayerNorm),
+    computes `dx`, `dgamma` and, with `with_beta`, `dbeta` (§8.1, §8.2).
+    Kernel: `te_rt_norm_bwd`.
+  }];
+  let arguments = (ins TE_FloatTensor:$grad, TE_FloatTensor:$input,
+                       TE_FloatTensor:$gamma, TE_F32Vector:$rsigma,
+                       Optional<TE_F32Vector>:$mu,
+                       TE_NormalizationKindAttr:$normalization,
+                       UnitAttr:$zero_centered_gamma, UnitAttr:$with_beta);
+  let results = (outs TE_FloatTensor:$grad_input, TE_FloatTensor:$grad_gamma,
+                      Optional<TE_FloatTensor>:$grad_beta);
+  let assemblyFormat = [{
+    $grad `input` `(` $input `)` `norm` `` $normalization `(` $gamma `)`
+    `rsigma` `(` $rsigma `)` (`mu` `(` $mu^ `)`)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def TE_GemmOp : TE_PrimitiveOp<"gemm"> {
+  let summary = "one GEMM of a linear layer in TransformerEngine's layouts";
+  let description = [{
+    The three GEMMs of a linear layer (§0.1), on row-major operands whose
+    leading dims are flattened:
+
+    - `tn` (fprop): `lhs = x [..., K]`, `rhs = w [N, K]`:
+      `y [..., N] = x . w^T (+ bias [N])`
+    - `nn` (dgrad): `lhs = dy [..., N]`, `rhs = w [N, K]`:
+      `dx [..., K] = dy . w`
+    - `nt` (wgrad): `lhs = dy [..., N]`, `rhs = x [..., K]`:
+      `dw [N, K] = dy^T . x`
+
+    Accumulation is fp32. Kernels: `te_rt_gemm_fprop`, `_dgrad`, `_wgrad`.
+  }];
+  let arguments = (ins TE_FloatTensor:$lhs, TE_FloatTensor:$rhs,
+                       Optional<TE_FloatTensor>:$bias,
+                       TE_GemmLayoutAttr:$layout);
+  let results = (outs TE_FloatTensor:$result);
+  let assemblyFormat = [{
+    $layout $lhs `,` $rhs (`bias` `(` $bias^ `)`)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def TE_ActOp : TE_PrimitiveOp<"act"> {
+  let summary = "an MLP activation (gated ones halve the last dim)";
+  let description = [{
+    `y = act(x)` (§8.3) in fp32; gated activations split `x [..., 2F]` as
+    `[a | b]` and give `f(a) * b [..., F]`. Kernel: `te_rt_act_fwd`.
+  }];
+  let arguments = (ins TE_FloatTensor:$input, TE_ActivationKindAttr:$activation,
+                       OptionalAttr<F64Attr>:$limit, OptionalAttr<F64Attr>:$alpha,
+                       OptionalAttr<F64Attr>:$glu_linear_offset);
+  let results = (outs TE_FloatTensor:$result);
+  let assemblyFormat = [{
+    $activation $input attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def TE_DActOp : TE_PrimitiveOp<"dact"> {
+  let summary = "an MLP activation's derivative";
+  let description = [{
+    `dx = dy * act'(x)` with `x` the saved pre-activation (`[..., 2F]`
+    for gated activations, whose `dx` is `[da | db]`). Kernel:
+    `te_rt_act_bwd`.
+  }];
+  let arguments = (ins TE_FloatTensor:$grad, TE_FloatTensor:$input,
+                       TE_ActivationKindAttr:$activation,
+                       OptionalAttr<F64Attr>:$limit, OptionalAttr<F64Attr>:$alpha,
+                       OptionalAttr<F64Attr>:$glu_linear_offset);
+  let results = (outs TE_FloatTensor:$result);
+  let assemblyFormat = [{
+    $activation $grad `,` $input attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def TE_BiasGradOp : TE_PrimitiveOp<"bias_grad"> {
+  let summary = "the bias gradient: column sums of dy";
+  let description = [{
+    `db [N] = sum over rows of dy [..., N]`, summed in fp32. Kernel:
+    `te_rt_bias_grad` (a later fusion folds it into the wgrad GEMM's
+    epilogue or the dact kernel).
+  }];
+  let arguments = (ins TE_FloatTensor:$grad);
+  let results = (outs TE_FloatTensor:$result);
+  let assemblyFormat = "$grad attr-dict `:` functional-type(operands, results)";
+}
+
+#endif // TE_DIALECT_TE_IR_TEPRIMITIVEOPS_TD

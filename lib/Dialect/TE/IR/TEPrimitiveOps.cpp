@@ -1,0 +1,213 @@
+//===- TEPrimitiveOps.cpp - L2 primitive verifiers --------------*- C++ -*-===//
+//
+// Shape and dtype rules of the primitives te-decompose emits. Activation-like
+// tensors are [..., features] with static features; leading dims may be
+// dynamic and must agree where a primitive relates two of them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "te/Dialect/TE/IR/TEOps.h"
+
+using namespace mlir;
+using namespace mlir::te;
+
+namespace {
+/// Shape rules shared by the primitives, with errors naming the operand.
+struct Shapes {
+  Operation *op;
+
+  RankedTensorType type(Value v) const {
+    return cast<RankedTensorType>(v.getType());
+  }
+  /// [..., K] with static K and rank >= 2.
+  FailureOr<int64_t> features(StringRef name, Value v) const {
+    RankedTensorType t = type(v);
+    if (t.getRank() < 2 || t.isDynamicDim(t.getRank() - 1))
+      return op->emitOpError()
+             << name
+             << " must be [..., features] with a static feature dim, got "
+             << t;
+    return t.getShape().back();
+  }
+  static SmallVector<int64_t> withLast(RankedTensorType t, int64_t last) {
+    SmallVector<int64_t> s(t.getShape());
+    s.back() = last;
+    return s;
+  }
+  static int64_t rows(RankedTensorType t) {
+    int64_t m = 1;
+    for (int64_t d : t.getShape().drop_back()) {
+      if (ShapedType::isDynamic(d))
+        return ShapedType::kDynamic;
+      m *= d;
+    }
+    return m;
+  }
+  LogicalResult expect(StringRef name, Value v, Type expected) const {
+    if (v.getType() != expected)
+      return op->emitOpError()
+             << name << " must be " << expected << ", got " << v.getType();
+    return success();
+  }
+  LogicalResult expectShape(StringRef name, Value v, ArrayRef<int64_t> shape,
+                            Type element) const {
+    return expect(name, v, RankedTensorType::get(shape, element));
+  }
+  LogicalResult stats(RankedTensorType x, Value rsigma, Value mu,
+                      NormalizationKind kind) const {
+    Type f32 = Float32Type::get(op->getContext());
+    if (kind == NormalizationKind::LayerNorm && !mu)
+      return op->emitOpError() << "layer_norm has a mean (mu)";
+    if (kind == NormalizationKind::RMSNorm && mu)
+      return op->emitOpError() << "rms_norm has no mean (mu)";
+    if (failed(expectShape("rsigma", rsigma, {rows(x)}, f32)))
+      return failure();
+    return mu ? expectShape("mu", mu, {rows(x)}, f32) : success();
+  }
+};
+
+LogicalResult verifyActivationParams(Operation *op, ActivationKind kind,
+                                     FloatAttr limit, FloatAttr alpha,
+                                     FloatAttr offset) {
+  if (kind != ActivationKind::ClampedSwiGLU && (limit || alpha || offset))
+    return op->emitOpError() << "limit, alpha and glu_linear_offset are only "
+                                "allowed with clamped_swiglu";
+  return success();
+}
+
+/// The activation's output features for `k` input features.
+FailureOr<int64_t> activationOutput(Operation *op, ActivationKind kind,
+                                    int64_t k) {
+  if (!isGatedActivation(kind))
+    return k;
+  if (k % 2 != 0)
+    return op->emitOpError()
+           << "gated activation " << stringifyActivationKind(kind)
+           << " needs an even number of input features, got " << k;
+  return k / 2;
+}
+} // namespace
+
+LogicalResult NormFwdOp::verify() {
+  Shapes s{*this};
+  FailureOr<int64_t> k = s.features("input", getInput());
+  if (failed(k))
+    return failure();
+  RankedTensorType x = s.type(getInput());
+  Type e = x.getElementType();
+  if (getBeta() && getNormalization() == NormalizationKind::RMSNorm)
+    return emitOpError() << "rms_norm has no beta";
+  if (failed(s.expectShape("gamma", getGamma(), {*k}, e)) ||
+      (getBeta() && failed(s.expectShape("beta", getBeta(), {*k}, e))) ||
+      failed(s.expect("output", getOutput(), x)))
+    return failure();
+  return s.stats(x, getRsigma(), getMu(), getNormalization());
+}
+
+LogicalResult NormBwdOp::verify() {
+  Shapes s{*this};
+  FailureOr<int64_t> k = s.features("input", getInput());
+  if (failed(k))
+    return failure();
+  RankedTensorType x = s.type(getInput());
+  Type e = x.getElementType();
+  if (getWithBeta() && getNormalization() == NormalizationKind::RMSNorm)
+    return emitOpError() << "rms_norm has no beta to differentiate";
+  if (bool(getGradBeta()) != getWithBeta())
+    return emitOpError() << "grad_beta must be present exactly with with_beta";
+  if (failed(s.expect("grad", getGrad(), x)) ||
+      failed(s.expectShape("gamma", getGamma(), {*k}, e)) ||
+      failed(s.stats(x, getRsigma(), getMu(), getNormalization())) ||
+      failed(s.expect("grad_input", getGradInput(), x)) ||
+      failed(s.expect("grad_gamma", getGradGamma(), getGamma().getType())) ||
+      (getGradBeta() &&
+       failed(s.expect("grad_beta", getGradBeta(), getGamma().getType()))))
+    return failure();
+  return success();
+}
+
+LogicalResult GemmOp::verify() {
+  Shapes s{*this};
+  RankedTensorType lhs = s.type(getLhs()), rhs = s.type(getRhs());
+  Type e = lhs.getElementType();
+  FailureOr<int64_t> lhsK = s.features("lhs", getLhs());
+  if (failed(lhsK))
+    return failure();
+  if (rhs.getElementType() != e)
+    return emitOpError() << "rhs element type " << rhs.getElementType()
+                         << " does not match lhs " << e;
+  if (getBias() && getLayout() != GemmLayout::TN)
+    return emitOpError() << "only the tn (fprop) GEMM takes a bias";
+  switch (getLayout()) {
+  case GemmLayout::TN:
+  case GemmLayout::NN: {
+    if (rhs.getRank() != 2 || !rhs.hasStaticShape())
+      return emitOpError() << "rhs (the weight) must be a static [N, K] "
+                              "matrix, got "
+                           << rhs;
+    int64_t n = rhs.getDimSize(0), k = rhs.getDimSize(1);
+    bool tn = getLayout() == GemmLayout::TN;
+    if (*lhsK != (tn ? k : n))
+      return emitOpError() << "lhs features " << *lhsK << " do not match the "
+                           << (tn ? "weight's in_features " : "weight's "
+                                                              "out_features ")
+                           << (tn ? k : n);
+    if (getBias() && failed(s.expectShape("bias", getBias(), {n}, e)))
+      return failure();
+    return s.expectShape("result", getResult(),
+                         Shapes::withLast(lhs, tn ? n : k), e);
+  }
+  case GemmLayout::NT: {
+    FailureOr<int64_t> k = s.features("rhs", getRhs());
+    if (failed(k))
+      return failure();
+    if (lhs.getShape().drop_back() != rhs.getShape().drop_back())
+      return emitOpError() << "lhs (dy) and rhs (x) must have the same "
+                              "leading dims, got "
+                           << lhs << " and " << rhs;
+    return s.expectShape("result", getResult(), {*lhsK, *k}, e);
+  }
+  }
+  llvm_unreachable("unknown layout");
+}
+
+LogicalResult ActOp::verify() {
+  Shapes s{*this};
+  FailureOr<int64_t> k = s.features("input", getInput());
+  if (failed(k) ||
+      failed(verifyActivationParams(*this, getActivation(), getLimitAttr(),
+                                    getAlphaAttr(), getGluLinearOffsetAttr())))
+    return failure();
+  FailureOr<int64_t> f = activationOutput(*this, getActivation(), *k);
+  if (failed(f))
+    return failure();
+  RankedTensorType x = s.type(getInput());
+  return s.expectShape("result", getResult(), Shapes::withLast(x, *f),
+                       x.getElementType());
+}
+
+LogicalResult DActOp::verify() {
+  Shapes s{*this};
+  FailureOr<int64_t> k = s.features("input", getInput());
+  if (failed(k) ||
+      failed(verifyActivationParams(*this, getActivation(), getLimitAttr(),
+                                    getAlphaAttr(), getGluLinearOffsetAttr())))
+    return failure();
+  FailureOr<int64_t> f = activationOutput(*this, getActivation(), *k);
+  if (failed(f))
+    return failure();
+  RankedTensorType x = s.type(getInput());
+  if (failed(s.expectShape("grad", getGrad(), Shapes::withLast(x, *f),
+                           x.getElementType())))
+    return failure();
+  return s.expect("result", getResult(), x);
+}
+
+LogicalResult BiasGradOp::verify() {
+  Shapes s{*this};
+  FailureOr<int64_t> n = s.features("grad", getGrad());
+  if (failed(n))
+    return failure();
+  return s.expectShape("result", getResult(), {*n},
+                       s.type(getGrad()).getElementType());
+}

@@ -1,0 +1,298 @@
+//===- Context.cpp - te-mlir runtime: contexts and buffers ------*- C++ -*-===//
+//
+// te_rt_context_*, te_rt_alloc/free, the copies, te_rt_zero and
+// te_rt_synchronize for both backends, and the argument checks shared by
+// every te_rt_* call.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Context.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <new>
+
+using te::rt::Checker;
+
+float *te_rt_context::scratch(int slot, int64_t elements) {
+  if (elements > capacity[slot]) {
+    // Grow by at least half again so that slowly growing sizes do not
+    // reallocate on every call.
+    int64_t grown = std::max(elements, capacity[slot] + capacity[slot] / 2);
+    buffers[slot].reset(); // free first: the old contents are not kept
+    capacity[slot] = 0;
+    buffers[slot].reset(new float[static_cast<size_t>(grown)]);
+    capacity[slot] = grown;
+  }
+  return buffers[slot].get();
+}
+
+//===----------------------------------------------------------------------===//
+// Checker
+//===----------------------------------------------------------------------===//
+
+namespace te::rt {
+
+bool Checker::fail(const std::string &message) const {
+  te_rt_internal_set_error(std::string(call) + ": " + message);
+  return false;
+}
+
+bool Checker::context(const te_rt_context *ctx) const {
+  return ctx ? true : fail("ctx is NULL");
+}
+
+bool Checker::notNull(const char *name, const void *p) const {
+  return p ? true : fail(std::string(name) + " is NULL");
+}
+
+bool Checker::mustBeNull(const char *name, const void *p,
+                         const char *why) const {
+  return !p ? true : fail(std::string(name) + " must be NULL " + why);
+}
+
+bool Checker::nonNegative(const char *name, int64_t v) const {
+  return v >= 0 ? true
+                : fail(std::string(name) + " must be >= 0, got " +
+                       std::to_string(v));
+}
+
+bool Checker::positive(const char *name, int64_t v) const {
+  return v > 0 ? true
+               : fail(std::string(name) + " must be > 0, got " +
+                      std::to_string(v));
+}
+
+bool Checker::flag(const char *name, int32_t v) const {
+  return v == 0 || v == 1 ? true
+                          : fail(std::string(name) + " must be 0 or 1, got " +
+                                 std::to_string(v));
+}
+
+bool Checker::dtype(int32_t v, const char *name) const {
+  if (v == TE_RT_DTYPE_F32 || v == TE_RT_DTYPE_BF16 || v == TE_RT_DTYPE_F16)
+    return true;
+  return fail("unknown " + std::string(name) + " " + std::to_string(v) +
+              " (0 f32, 1 bf16, 2 f16)");
+}
+
+namespace {
+/// a * b * elemBytes as a byte count that fits in int64 and size_t.
+bool bytesFit(int64_t a, int64_t b, int64_t elemBytes, int64_t *n) {
+  int64_t bytes;
+  return !__builtin_mul_overflow(a, b, n) &&
+         !__builtin_mul_overflow(*n, elemBytes, &bytes) &&
+         static_cast<uint64_t>(bytes) <= std::numeric_limits<size_t>::max() / 2;
+}
+} // namespace
+
+bool Checker::product(const char *what, int64_t a, int64_t b, int64_t elemBytes,
+                      int64_t *count) const {
+  if (!bytesFit(a, b, elemBytes, count))
+    return fail(std::string(what) + " = " + std::to_string(a) + " * " +
+                std::to_string(b) + " is too large");
+  return true;
+}
+
+bool Checker::count(const char *name, int64_t n, int64_t elemBytes) const {
+  int64_t unused;
+  if (!nonNegative(name, n))
+    return false;
+  if (!bytesFit(n, 1, elemBytes, &unused))
+    return fail(std::string(name) + " = " + std::to_string(n) +
+                " is too large");
+  return true;
+}
+
+bool Checker::cpuOnly(const te_rt_context *ctx) const {
+  if (ctx->backend == TE_RT_BACKEND_CPU)
+    return true;
+  return fail("not implemented on the cuda backend yet");
+}
+
+} // namespace te::rt
+
+//===----------------------------------------------------------------------===//
+// Contexts
+//===----------------------------------------------------------------------===//
+
+extern "C" {
+
+te_rt_context *te_rt_context_create(int32_t backend) {
+  Checker c("te_rt_context_create");
+  int32_t resolved = te_rt_select_backend(backend);
+  if (resolved == TE_RT_BACKEND_INVALID) {
+    // Keep te_rt_select_backend's reason, prefixed by this call's name.
+    c.fail(te_rt_last_error());
+    return nullptr;
+  }
+  te_rt_context *ctx = new (std::nothrow) te_rt_context;
+  if (!ctx) {
+    c.fail("out of host memory");
+    return nullptr;
+  }
+  ctx->backend = resolved;
+  if (resolved == TE_RT_BACKEND_CUDA) {
+    if (const char *err = te_rt_internal_cuda_stream_create(&ctx->stream)) {
+      c.fail(std::string("cannot create a CUDA stream: ") + err);
+      delete ctx;
+      return nullptr;
+    }
+  }
+  return ctx;
+}
+
+void te_rt_context_destroy(te_rt_context *ctx) {
+  if (!ctx)
+    return;
+  if (ctx->backend == TE_RT_BACKEND_CUDA)
+    te_rt_internal_cuda_stream_destroy(ctx->stream);
+  delete ctx;
+}
+
+int32_t te_rt_context_backend(const te_rt_context *ctx) {
+  Checker c("te_rt_context_backend");
+  if (!c.context(ctx))
+    return TE_RT_BACKEND_INVALID;
+  return ctx->backend;
+}
+
+//===----------------------------------------------------------------------===//
+// Buffers
+//===----------------------------------------------------------------------===//
+
+namespace {
+constexpr int64_t kAlignment = 256;
+} // namespace
+
+void *te_rt_alloc(te_rt_context *ctx, int64_t bytes) {
+  Checker c("te_rt_alloc");
+  if (!c.context(ctx) || !c.nonNegative("bytes", bytes))
+    return nullptr;
+  if (bytes > std::numeric_limits<int64_t>::max() - kAlignment) {
+    c.fail("bytes = " + std::to_string(bytes) + " is too large");
+    return nullptr;
+  }
+  void *p = nullptr;
+  if (ctx->backend == TE_RT_BACKEND_CUDA) {
+    if (const char *err = te_rt_internal_cuda_alloc(bytes, &p)) {
+      c.fail("cannot allocate " + std::to_string(bytes) +
+             " bytes on the cuda backend: " + err);
+      return nullptr;
+    }
+    return p;
+  }
+  // aligned_alloc needs a multiple of the alignment; 0 bytes still gets a
+  // block of its own so that the pointer is unique.
+  int64_t rounded = std::max<int64_t>(kAlignment, (bytes + kAlignment - 1) /
+                                                      kAlignment * kAlignment);
+  p = std::aligned_alloc(kAlignment, static_cast<size_t>(rounded));
+  if (!p)
+    c.fail("out of host memory allocating " + std::to_string(bytes) + " bytes");
+  return p;
+}
+
+void te_rt_free(te_rt_context *ctx, void *ptr) {
+  Checker c("te_rt_free");
+  if (!ptr)
+    return;
+  if (!c.context(ctx))
+    return; // cannot know which backend owns ptr: leak rather than guess
+  if (ctx->backend == TE_RT_BACKEND_CUDA) {
+    if (const char *err = te_rt_internal_cuda_free(ptr))
+      c.fail(std::string("cudaFree failed: ") + err);
+    return;
+  }
+  std::free(ptr);
+}
+
+namespace {
+
+/// Checks of the byte copies: ctx, dst, src and bytes.
+bool checkCopy(const Checker &c, te_rt_context *ctx, const char *dstName,
+               const void *dst, const char *srcName, const void *src,
+               int64_t bytes) {
+  return c.context(ctx) && c.notNull(dstName, dst) && c.notNull(srcName, src) &&
+         c.nonNegative("bytes", bytes);
+}
+
+} // namespace
+
+int32_t te_rt_copy_to_backend(te_rt_context *ctx, void *dst,
+                              const void *host_src, int64_t bytes) {
+  Checker c("te_rt_copy_to_backend");
+  if (!checkCopy(c, ctx, "dst", dst, "host_src", host_src, bytes))
+    return 1;
+  if (ctx->backend == TE_RT_BACKEND_CUDA) {
+    if (const char *err = te_rt_internal_cuda_copy(
+            ctx->stream, dst, host_src, bytes, CudaCopy::HostToDevice))
+      return c.fail(std::string("cudaMemcpyAsync failed: ") + err), 1;
+    return 0;
+  }
+  std::memmove(dst, host_src, static_cast<size_t>(bytes));
+  return 0;
+}
+
+int32_t te_rt_copy_to_host(te_rt_context *ctx, void *host_dst, const void *src,
+                           int64_t bytes) {
+  Checker c("te_rt_copy_to_host");
+  if (!checkCopy(c, ctx, "host_dst", host_dst, "src", src, bytes))
+    return 1;
+  if (ctx->backend == TE_RT_BACKEND_CUDA) {
+    if (const char *err = te_rt_internal_cuda_copy(
+            ctx->stream, host_dst, src, bytes, CudaCopy::DeviceToHost))
+      return c.fail(std::string("cudaMemcpyAsync failed: ") + err), 1;
+    return 0;
+  }
+  std::memmove(host_dst, src, static_cast<size_t>(bytes));
+  return 0;
+}
+
+int32_t te_rt_synchronize(te_rt_context *ctx) {
+  Checker c("te_rt_synchronize");
+  if (!c.context(ctx))
+    return 1;
+  if (ctx->backend == TE_RT_BACKEND_CUDA) {
+    if (const char *err = te_rt_internal_cuda_synchronize(ctx->stream))
+      return c.fail(std::string("cudaStreamSynchronize failed: ") + err), 1;
+  }
+  return 0;
+}
+
+int32_t te_rt_copy(te_rt_context *ctx, void *dst, const void *src,
+                   int64_t bytes) {
+  Checker c("te_rt_copy");
+  if (!checkCopy(c, ctx, "dst", dst, "src", src, bytes))
+    return 1;
+  uintptr_t d = reinterpret_cast<uintptr_t>(dst),
+            s = reinterpret_cast<uintptr_t>(src);
+  uint64_t n = static_cast<uint64_t>(bytes);
+  if (n && d < s + n && s < d + n)
+    return c.fail("dst and src overlap"), 1;
+  if (ctx->backend == TE_RT_BACKEND_CUDA) {
+    if (const char *err = te_rt_internal_cuda_copy(ctx->stream, dst, src, bytes,
+                                                   CudaCopy::DeviceToDevice))
+      return c.fail(std::string("cudaMemcpyAsync failed: ") + err), 1;
+    return 0;
+  }
+  std::memcpy(dst, src, static_cast<size_t>(n));
+  return 0;
+}
+
+int32_t te_rt_zero(te_rt_context *ctx, void *dst, int64_t bytes) {
+  Checker c("te_rt_zero");
+  if (!c.context(ctx) || !c.notNull("dst", dst) ||
+      !c.nonNegative("bytes", bytes))
+    return 1;
+  if (ctx->backend == TE_RT_BACKEND_CUDA) {
+    if (const char *err = te_rt_internal_cuda_zero(ctx->stream, dst, bytes))
+      return c.fail(std::string("cudaMemsetAsync failed: ") + err), 1;
+    return 0;
+  }
+  std::memset(dst, 0, static_cast<size_t>(bytes));
+  return 0;
+}
+
+} // extern "C"

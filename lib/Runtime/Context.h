@@ -1,0 +1,94 @@
+//===- Context.h - te_rt_context and argument checking ----------*- C++ -*-===//
+//
+// The execution context behind the ABI's opaque te_rt_context (backend,
+// CUDA stream, fp32 staging buffers of the CPU backend) and the argument
+// checks every te_rt_* call runs before it touches memory.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TE_LIB_RUNTIME_CONTEXT_H
+#define TE_LIB_RUNTIME_CONTEXT_H
+
+#include "RuntimeInternal.h"
+#include "te/Runtime/TERuntime.h"
+
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <new>
+#include <string>
+
+struct te_rt_context {
+  /// TE_RT_BACKEND_CPU or TE_RT_BACKEND_CUDA (never AUTO).
+  int32_t backend = TE_RT_BACKEND_CPU;
+  /// The CUDA backend's stream (cudaStream_t), null on cpu.
+  void *stream = nullptr;
+
+  /// Grow-only fp32 staging buffers, indexed by slot, for converting
+  /// bf16/f16 operands and for partial results. Reused across calls; the
+  /// context is used by one thread at a time.
+  float *scratch(int slot, int64_t elements);
+
+  static constexpr int kScratchSlots = 8;
+
+private:
+  std::unique_ptr<float[]> buffers[kScratchSlots];
+  int64_t capacity[kScratchSlots] = {};
+};
+
+namespace te::rt {
+
+/// Argument checks of one te_rt_* call. Each check returns true when the
+/// argument is fine; otherwise it records "<call>: <message>" as the last
+/// error and returns false, so a call reads
+///   if (!c.context(ctx) || !c.notNull("x", x) || ...) return 1;
+class Checker {
+public:
+  explicit Checker(const char *call) : call(call) {}
+
+  /// Records "<call>: <message>"; returns false.
+  bool fail(const std::string &message) const;
+
+  bool context(const te_rt_context *ctx) const;
+  bool notNull(const char *name, const void *p) const;
+  bool mustBeNull(const char *name, const void *p, const char *why) const;
+  bool nonNegative(const char *name, int64_t v) const;
+  bool positive(const char *name, int64_t v) const;
+  bool flag(const char *name, int32_t v) const;
+  /// A TE_RT_DTYPE_*; `name` is "dtype" unless the call has several.
+  bool dtype(int32_t v, const char *name = "dtype") const;
+  /// a * b * elemBytes bytes fit in int64 (and size_t); writes a * b to
+  /// *count. `what` names the product, e.g. "rows * cols".
+  bool product(const char *what, int64_t a, int64_t b, int64_t elemBytes,
+               int64_t *count) const;
+  /// n >= 0 and n * elemBytes bytes fit.
+  bool count(const char *name, int64_t n, int64_t elemBytes) const;
+  /// The context runs on cpu; on cuda the compute primitives are not
+  /// implemented yet.
+  bool cpuOnly(const te_rt_context *ctx) const;
+
+  const char *name() const { return call; }
+
+private:
+  const char *call;
+};
+
+/// Runs `body` and turns a C++ exception (out of memory, no thread) into the
+/// last error; returns 0 or 1 for the ABI.
+template <typename Body> int32_t guarded(const Checker &c, Body body) {
+  try {
+    body();
+    return 0;
+  } catch (const std::bad_alloc &) {
+    c.fail("out of host memory");
+  } catch (const std::exception &e) {
+    c.fail(e.what());
+  } catch (...) {
+    c.fail("unexpected C++ exception");
+  }
+  return 1;
+}
+
+} // namespace te::rt
+
+#endif // TE_LIB_RUNTIME_CONTEXT_H

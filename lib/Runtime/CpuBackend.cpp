@@ -1,0 +1,508 @@
+//===- CpuBackend.cpp - te-mlir runtime: compute primitives -----*- C++ -*-===//
+//
+// The te_rt_* compute primitives: argument checks, then the CPU backend
+// (bf16/f16 operands converted to fp32 into the context's staging buffers,
+// the fp32 reference kernels, one round-to-nearest-even back). On a cuda
+// context they are not implemented yet.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Context.h"
+#include "cpu/Convert.h"
+#include "cpu/Gemm.h"
+#include "cpu/Parallel.h"
+#include "cpu/Reference.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+using te::cpu::DType;
+using te::rt::Checker;
+using te::rt::guarded;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+DType dtypeOf(int32_t dtype) { return static_cast<DType>(dtype); }
+
+/// %g of a number, for messages.
+std::string str(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%g", v);
+  return buf;
+}
+
+/// The fp32 view of an input buffer: the buffer itself when it is f32, else
+/// its conversion into the context's staging slot `slot`.
+const float *input(te_rt_context *ctx, int slot, DType t, const void *p,
+                   int64_t n) {
+  if (t == DType::F32)
+    return static_cast<const float *>(p);
+  float *s = ctx->scratch(slot, n);
+  te::cpu::toFloat(t, p, n, s);
+  return s;
+}
+
+/// Where an output is computed in fp32: the buffer itself when it is f32,
+/// else staging slot `slot`; commit() then rounds it into the buffer.
+float *output(te_rt_context *ctx, int slot, DType t, void *p, int64_t n) {
+  return t == DType::F32 ? static_cast<float *>(p) : ctx->scratch(slot, n);
+}
+
+void commit(DType t, const float *v, void *p, int64_t n) {
+  te::cpu::fromFloat(t, v, n, p); // a no-op when v is p (f32)
+}
+
+/// Element access by dtype, for the loops that read buffers in place.
+struct F32Elem {
+  using T = float;
+  static float load(float v) { return v; }
+  static float store(float v) { return v; }
+};
+struct BF16Elem {
+  using T = uint16_t;
+  static float load(uint16_t v) { return te::cpu::bf16ToFloat(v); }
+  static uint16_t store(float v) { return te::cpu::floatToBF16(v); }
+};
+struct F16Elem {
+  using T = uint16_t;
+  static float load(uint16_t v) { return te::cpu::f16ToFloat(v); }
+  static uint16_t store(float v) { return te::cpu::floatToF16(v); }
+};
+
+/// Calls fn(Elem{}) with the element type of `t`; the loop inside fn is
+/// compiled once per dtype.
+template <typename Fn> void dispatch(DType t, Fn fn) {
+  switch (t) {
+  case DType::F32:
+    fn(F32Elem{});
+    return;
+  case DType::BF16:
+    fn(BF16Elem{});
+    return;
+  case DType::F16:
+    fn(F16Elem{});
+    return;
+  }
+}
+
+bool normKind(const Checker &c, int32_t kind) {
+  if (kind == TE_RT_NORM_LAYERNORM || kind == TE_RT_NORM_RMSNORM)
+    return true;
+  return c.fail("unknown norm kind " + std::to_string(kind) +
+                " (0 layernorm, 1 rmsnorm)");
+}
+
+const char *const kActivationNames[] = {
+    "gelu",  "geglu",  "glu",  "qgelu",  "qgeglu",         "relu",    "reglu",
+    "srelu", "sreglu", "silu", "swiglu", "clamped_swiglu", "gelu_erf"};
+
+/// Checks act, and for gated activations an even `cols`.
+bool activation(const Checker &c, int32_t act, int64_t cols, float limit) {
+  if (act < TE_RT_ACT_GELU || act > TE_RT_ACT_GELU_ERF)
+    return c.fail("unknown activation " + std::to_string(act));
+  auto kind = static_cast<te::cpu::Activation>(act);
+  if (te::cpu::isGated(kind) && cols % 2 != 0)
+    return c.fail(std::string("gated activation ") + kActivationNames[act] +
+                  " needs an even number of columns, got " +
+                  std::to_string(cols));
+  if (act == TE_RT_ACT_CLAMPED_SWIGLU && !(limit >= 0.0f))
+    return c.fail("limit must be >= 0 for clamped_swiglu, got " + str(limit));
+  return true;
+}
+
+/// Rows per chunk of the norm backward's dgamma/dbeta reduction: fixed, so
+/// that the sums do not depend on the thread count.
+constexpr int64_t kNormBwdChunk = 256;
+
+/// Checks of the sizes shared by the three GEMMs; writes the element counts
+/// of the [m,n], [m,k] and [n,k] operands.
+bool gemmSizes(const Checker &c, int64_t m, int64_t n, int64_t k, int64_t *mn,
+               int64_t *mk, int64_t *nk) {
+  return c.nonNegative("m", m) && c.nonNegative("n", n) &&
+         c.nonNegative("k", k) && c.product("m * n", m, n, 4, mn) &&
+         c.product("m * k", m, k, 4, mk) && c.product("n * k", n, k, 4, nk);
+}
+
+/// dst[cols, rows] = src[rows, cols]^T in 32x32 tiles, tile rows across
+/// threads.
+template <typename T>
+void transposeTiled(const T *src, T *dst, int64_t rows, int64_t cols) {
+  constexpr int64_t kTile = 32;
+  int64_t tileRows = (rows + kTile - 1) / kTile;
+  te::cpu::parallelFor(tileRows, kTile * cols, [&](int64_t t0, int64_t t1) {
+    for (int64_t ti = t0; ti < t1; ++ti) {
+      int64_t i0 = ti * kTile, i1 = std::min(rows, i0 + kTile);
+      for (int64_t j0 = 0; j0 < cols; j0 += kTile) {
+        int64_t j1 = std::min(cols, j0 + kTile);
+        for (int64_t i = i0; i < i1; ++i)
+          for (int64_t j = j0; j < j1; ++j)
+            dst[j * rows + i] = src[i * cols + j];
+      }
+    }
+  });
+}
+
+} // namespace
+
+extern "C" {
+
+//===----------------------------------------------------------------------===//
+// Normalization
+//===----------------------------------------------------------------------===//
+
+int32_t te_rt_norm_fwd(te_rt_context *ctx, int32_t kind, int32_t dtype,
+                       const void *x, const void *gamma, const void *beta,
+                       double eps, int32_t zero_centered, int64_t rows,
+                       int64_t cols, void *z, float *mu, float *rsigma) {
+  Checker c("te_rt_norm_fwd");
+  int64_t n = 0;
+  if (!c.context(ctx) || !normKind(c, kind) || !c.dtype(dtype) ||
+      !c.nonNegative("rows", rows) || !c.positive("cols", cols) ||
+      !c.product("rows * cols", rows, cols, 4, &n))
+    return 1;
+  bool rms = kind == TE_RT_NORM_RMSNORM;
+  if (!(std::isfinite(eps) && eps >= 0.0))
+    return c.fail("eps must be finite and >= 0, got " + str(eps)), 1;
+  if (!c.flag("zero_centered", zero_centered) || !c.notNull("x", x) ||
+      !c.notNull("gamma", gamma) ||
+      (rms && !c.mustBeNull("beta", beta, "for RMSNorm")) ||
+      !c.notNull("z", z) ||
+      (rms ? !c.mustBeNull("mu", mu, "for RMSNorm") : !c.notNull("mu", mu)) ||
+      !c.notNull("rsigma", rsigma) || !c.cpuOnly(ctx))
+    return 1;
+  return guarded(c, [&] {
+    DType t = dtypeOf(dtype);
+    const float *X = input(ctx, 0, t, x, n);
+    const float *G = input(ctx, 1, t, gamma, cols);
+    const float *B = beta ? input(ctx, 2, t, beta, cols) : nullptr;
+    float *Z = output(ctx, 3, t, z, n);
+    auto normKindOf = rms ? te::cpu::Norm::RMSNorm : te::cpu::Norm::LayerNorm;
+    te::cpu::parallelFor(rows, 8 * cols, [&](int64_t r0, int64_t r1) {
+      te::cpu::normForward(normKindOf, X + r0 * cols, G, B,
+                           static_cast<float>(eps), zero_centered, r1 - r0,
+                           cols, Z + r0 * cols, mu ? mu + r0 : nullptr,
+                           rsigma + r0);
+    });
+    commit(t, Z, z, n);
+  });
+}
+
+int32_t te_rt_norm_bwd(te_rt_context *ctx, int32_t kind, int32_t dtype,
+                       const void *dz, const void *x, const float *mu,
+                       const float *rsigma, const void *gamma,
+                       int32_t zero_centered, int64_t rows, int64_t cols,
+                       void *dx, void *dgamma, void *dbeta) {
+  Checker c("te_rt_norm_bwd");
+  int64_t n = 0;
+  if (!c.context(ctx) || !normKind(c, kind) || !c.dtype(dtype) ||
+      !c.nonNegative("rows", rows) || !c.positive("cols", cols) ||
+      !c.product("rows * cols", rows, cols, 4, &n))
+    return 1;
+  bool rms = kind == TE_RT_NORM_RMSNORM;
+  // mu is unused by RMSNorm and may be anything there.
+  if (!c.flag("zero_centered", zero_centered) || !c.notNull("dz", dz) ||
+      !c.notNull("x", x) || (!rms && !c.notNull("mu", mu)) ||
+      !c.notNull("rsigma", rsigma) || !c.notNull("gamma", gamma) ||
+      !c.notNull("dx", dx) || !c.notNull("dgamma", dgamma) ||
+      (rms && !c.mustBeNull("dbeta", dbeta, "for RMSNorm")) || !c.cpuOnly(ctx))
+    return 1;
+  return guarded(c, [&] {
+    DType t = dtypeOf(dtype);
+    const float *DZ = input(ctx, 0, t, dz, n);
+    const float *X = input(ctx, 1, t, x, n);
+    const float *G = input(ctx, 2, t, gamma, cols);
+    float *DX = output(ctx, 3, t, dx, n);
+    float *DG = output(ctx, 4, t, dgamma, cols);
+    float *DB = dbeta ? output(ctx, 5, t, dbeta, cols) : nullptr;
+    auto normKindOf = rms ? te::cpu::Norm::RMSNorm : te::cpu::Norm::LayerNorm;
+    const float *MU = rms ? nullptr : mu;
+    int64_t chunks = (rows + kNormBwdChunk - 1) / kNormBwdChunk;
+    if (chunks <= 1) {
+      te::cpu::normBackward(normKindOf, DZ, X, MU, rsigma, G, zero_centered,
+                            rows, cols, DX, DG, DB);
+    } else {
+      // Per-chunk partial dgamma (and dbeta), summed in chunk order.
+      int64_t per = DB ? 2 * cols : cols;
+      float *partial = ctx->scratch(6, chunks * per);
+      te::cpu::parallelFor(
+          chunks, kNormBwdChunk * cols * 16, [&](int64_t c0, int64_t c1) {
+            for (int64_t ch = c0; ch < c1; ++ch) {
+              int64_t r0 = ch * kNormBwdChunk;
+              int64_t r1 = std::min(rows, r0 + kNormBwdChunk);
+              float *pg = partial + ch * per;
+              te::cpu::normBackward(
+                  normKindOf, DZ + r0 * cols, X + r0 * cols,
+                  MU ? MU + r0 : nullptr, rsigma + r0, G, zero_centered,
+                  r1 - r0, cols, DX + r0 * cols, pg, DB ? pg + cols : nullptr);
+            }
+          });
+      te::cpu::parallelFor(cols, chunks * 2, [&](int64_t j0, int64_t j1) {
+        for (int64_t j = j0; j < j1; ++j) {
+          float g = 0.0f, b = 0.0f;
+          for (int64_t ch = 0; ch < chunks; ++ch) {
+            g += partial[ch * per + j];
+            if (DB)
+              b += partial[ch * per + cols + j];
+          }
+          DG[j] = g;
+          if (DB)
+            DB[j] = b;
+        }
+      });
+    }
+    commit(t, DX, dx, n);
+    commit(t, DG, dgamma, cols);
+    if (DB)
+      commit(t, DB, dbeta, cols);
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// GEMMs
+//===----------------------------------------------------------------------===//
+
+int32_t te_rt_gemm_fprop(te_rt_context *ctx, int32_t dtype, const void *x,
+                         const void *w, const void *bias, void *y, int64_t m,
+                         int64_t n, int64_t k) {
+  Checker c("te_rt_gemm_fprop");
+  int64_t mn, mk, nk;
+  if (!c.context(ctx) || !c.dtype(dtype) ||
+      !gemmSizes(c, m, n, k, &mn, &mk, &nk) || !c.notNull("x", x) ||
+      !c.notNull("w", w) || !c.notNull("y", y) || !c.cpuOnly(ctx))
+    return 1;
+  return guarded(c, [&] {
+    DType t = dtypeOf(dtype);
+    const float *X = input(ctx, 0, t, x, mk);
+    const float *W = input(ctx, 1, t, w, nk);
+    const float *B = bias ? input(ctx, 2, t, bias, n) : nullptr;
+    float *Y = output(ctx, 3, t, y, mn);
+    te::cpu::gemmTN(X, W, B, m, n, k, Y);
+    commit(t, Y, y, mn);
+  });
+}
+
+int32_t te_rt_gemm_dgrad(te_rt_context *ctx, int32_t dtype, const void *dy,
+                         const void *w, void *dx, int64_t m, int64_t n,
+                         int64_t k) {
+  Checker c("te_rt_gemm_dgrad");
+  int64_t mn, mk, nk;
+  if (!c.context(ctx) || !c.dtype(dtype) ||
+      !gemmSizes(c, m, n, k, &mn, &mk, &nk) || !c.notNull("dy", dy) ||
+      !c.notNull("w", w) || !c.notNull("dx", dx) || !c.cpuOnly(ctx))
+    return 1;
+  return guarded(c, [&] {
+    DType t = dtypeOf(dtype);
+    const float *DY = input(ctx, 0, t, dy, mn);
+    const float *W = input(ctx, 1, t, w, nk);
+    float *DX = output(ctx, 2, t, dx, mk);
+    te::cpu::gemmNN(DY, W, m, n, k, DX);
+    commit(t, DX, dx, mk);
+  });
+}
+
+int32_t te_rt_gemm_wgrad(te_rt_context *ctx, int32_t dtype, const void *dy,
+                         const void *x, void *dw, void *dbias, int64_t m,
+                         int64_t n, int64_t k, int32_t accumulate) {
+  Checker c("te_rt_gemm_wgrad");
+  int64_t mn, mk, nk;
+  if (!c.context(ctx) || !c.dtype(dtype) ||
+      !gemmSizes(c, m, n, k, &mn, &mk, &nk) ||
+      !c.flag("accumulate", accumulate) || !c.notNull("dy", dy) ||
+      !c.notNull("x", x) || !c.notNull("dw", dw) || !c.cpuOnly(ctx))
+    return 1;
+  return guarded(c, [&] {
+    DType t = dtypeOf(dtype);
+    const float *DY = input(ctx, 0, t, dy, mn);
+    const float *X = input(ctx, 1, t, x, mk);
+    // With accumulate the product goes to staging, then dw = dw + product
+    // in fp32, rounded once.
+    float *DW = accumulate ? ctx->scratch(2, nk) : output(ctx, 2, t, dw, nk);
+    float *DB = dbias ? output(ctx, 3, t, dbias, n) : nullptr;
+    te::cpu::gemmNT(DY, X, m, n, k, DW, DB);
+    if (accumulate) {
+      const float *old = input(ctx, 4, t, dw, nk);
+      te::cpu::parallelFor(nk, 1, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i)
+          DW[i] = old[i] + DW[i];
+      });
+    }
+    commit(t, DW, dw, nk);
+    if (DB)
+      commit(t, DB, dbias, n);
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Activations and bias gradient
+//===----------------------------------------------------------------------===//
+
+int32_t te_rt_act_fwd(te_rt_context *ctx, int32_t act, int32_t dtype,
+                      const void *x, void *y, int64_t rows, int64_t cols,
+                      float limit, float alpha, float offset) {
+  Checker c("te_rt_act_fwd");
+  int64_t n = 0;
+  if (!c.context(ctx) || !c.dtype(dtype) || !c.nonNegative("rows", rows) ||
+      !c.nonNegative("cols", cols) ||
+      !c.product("rows * cols", rows, cols, 4, &n) ||
+      !activation(c, act, cols, limit) || !c.notNull("x", x) ||
+      !c.notNull("y", y) || !c.cpuOnly(ctx))
+    return 1;
+  return guarded(c, [&] {
+    DType t = dtypeOf(dtype);
+    auto kind = static_cast<te::cpu::Activation>(act);
+    int64_t yCols = te::cpu::isGated(kind) ? cols / 2 : cols;
+    const float *X = input(ctx, 0, t, x, n);
+    float *Y = output(ctx, 1, t, y, rows * yCols);
+    te::cpu::ClampParams p{limit, alpha, offset};
+    te::cpu::parallelFor(rows, 16 * cols, [&](int64_t r0, int64_t r1) {
+      te::cpu::activationForward(kind, X + r0 * cols, r1 - r0, cols,
+                                 Y + r0 * yCols, p);
+    });
+    commit(t, Y, y, rows * yCols);
+  });
+}
+
+int32_t te_rt_act_bwd(te_rt_context *ctx, int32_t act, int32_t dtype,
+                      const void *dy, const void *x, void *dx, int64_t rows,
+                      int64_t cols, float limit, float alpha, float offset) {
+  Checker c("te_rt_act_bwd");
+  int64_t n = 0;
+  if (!c.context(ctx) || !c.dtype(dtype) || !c.nonNegative("rows", rows) ||
+      !c.nonNegative("cols", cols) ||
+      !c.product("rows * cols", rows, cols, 4, &n) ||
+      !activation(c, act, cols, limit) || !c.notNull("dy", dy) ||
+      !c.notNull("x", x) || !c.notNull("dx", dx) || !c.cpuOnly(ctx))
+    return 1;
+  return guarded(c, [&] {
+    DType t = dtypeOf(dtype);
+    auto kind = static_cast<te::cpu::Activation>(act);
+    int64_t yCols = te::cpu::isGated(kind) ? cols / 2 : cols;
+    const float *DY = input(ctx, 0, t, dy, rows * yCols);
+    const float *X = input(ctx, 1, t, x, n);
+    float *DX = output(ctx, 2, t, dx, n);
+    te::cpu::ClampParams p{limit, alpha, offset};
+    te::cpu::parallelFor(rows, 16 * cols, [&](int64_t r0, int64_t r1) {
+      te::cpu::activationBackward(kind, DY + r0 * yCols, X + r0 * cols, r1 - r0,
+                                  cols, DX + r0 * cols, p);
+    });
+    commit(t, DX, dx, n);
+  });
+}
+
+int32_t te_rt_bias_grad(te_rt_context *ctx, int32_t dtype, const void *dy,
+                        void *dbias, int64_t rows, int64_t cols) {
+  Checker c("te_rt_bias_grad");
+  int64_t n = 0;
+  if (!c.context(ctx) || !c.dtype(dtype) || !c.nonNegative("rows", rows) ||
+      !c.nonNegative("cols", cols) ||
+      !c.product("rows * cols", rows, cols, 4, &n) || !c.notNull("dy", dy) ||
+      !c.notNull("dbias", dbias) || !c.cpuOnly(ctx))
+    return 1;
+  return guarded(c, [&] {
+    DType t = dtypeOf(dtype);
+    float *sums = ctx->scratch(0, cols);
+    dispatch(t, [&](auto e) {
+      using E = decltype(e);
+      const auto *in = static_cast<const typename E::T *>(dy);
+      // Columns split across threads; each sums its columns over all rows
+      // in row order, so the result does not depend on the thread count.
+      te::cpu::parallelFor(cols, rows, [&](int64_t j0, int64_t j1) {
+        std::fill(sums + j0, sums + j1, 0.0f);
+        for (int64_t i = 0; i < rows; ++i) {
+          const auto *row = in + i * cols;
+          for (int64_t j = j0; j < j1; ++j)
+            sums[j] += E::load(row[j]);
+        }
+      });
+    });
+    commit(t, sums, dbias, cols);
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+int32_t te_rt_add(te_rt_context *ctx, int32_t dtype, const void *a,
+                  const void *b, void *c_, int64_t n) {
+  Checker c("te_rt_add");
+  if (!c.context(ctx) || !c.dtype(dtype) || !c.count("n", n, 4) ||
+      !c.notNull("a", a) || !c.notNull("b", b) || !c.notNull("c", c_) ||
+      !c.cpuOnly(ctx))
+    return 1;
+  return guarded(c, [&] {
+    dispatch(dtypeOf(dtype), [&](auto e) {
+      using E = decltype(e);
+      using T = typename E::T;
+      const T *pa = static_cast<const T *>(a), *pb = static_cast<const T *>(b);
+      T *pc = static_cast<T *>(c_);
+      te::cpu::parallelFor(n, 1, [&](int64_t i0, int64_t i1) {
+        for (int64_t i = i0; i < i1; ++i)
+          pc[i] = E::store(E::load(pa[i]) + E::load(pb[i]));
+      });
+    });
+  });
+}
+
+int32_t te_rt_cast(te_rt_context *ctx, int32_t src_dtype, int32_t dst_dtype,
+                   const void *src, void *dst, int64_t n) {
+  Checker c("te_rt_cast");
+  if (!c.context(ctx) || !c.dtype(src_dtype, "src_dtype") ||
+      !c.dtype(dst_dtype, "dst_dtype") || !c.count("n", n, 4) ||
+      !c.notNull("src", src) || !c.notNull("dst", dst) || !c.cpuOnly(ctx))
+    return 1;
+  return guarded(c, [&] {
+    DType from = dtypeOf(src_dtype), to = dtypeOf(dst_dtype);
+    if (from == to) {
+      // Bits unchanged (NaN payloads included).
+      if (dst != src)
+        std::memmove(dst, src, static_cast<size_t>(n * te::cpu::dtypeSize(to)));
+      return;
+    }
+    dispatch(from, [&](auto s) {
+      dispatch(to, [&](auto d) {
+        using S = decltype(s);
+        using D = decltype(d);
+        const auto *in = static_cast<const typename S::T *>(src);
+        auto *out = static_cast<typename D::T *>(dst);
+        // Widening to fp32 is exact, so each element is rounded once.
+        te::cpu::parallelFor(n, 1, [&](int64_t i0, int64_t i1) {
+          for (int64_t i = i0; i < i1; ++i)
+            out[i] = D::store(S::load(in[i]));
+        });
+      });
+    });
+  });
+}
+
+int32_t te_rt_transpose(te_rt_context *ctx, int32_t dtype, const void *src,
+                        void *dst, int64_t rows, int64_t cols) {
+  Checker c("te_rt_transpose");
+  int64_t n = 0;
+  if (!c.context(ctx) || !c.dtype(dtype) || !c.nonNegative("rows", rows) ||
+      !c.nonNegative("cols", cols) ||
+      !c.product("rows * cols", rows, cols, 4, &n) || !c.notNull("src", src) ||
+      !c.notNull("dst", dst) || !c.cpuOnly(ctx))
+    return 1;
+  int64_t bytes = n * te::cpu::dtypeSize(dtypeOf(dtype));
+  uintptr_t d = reinterpret_cast<uintptr_t>(dst),
+            s = reinterpret_cast<uintptr_t>(src);
+  if (bytes && d < s + bytes && s < d + bytes)
+    return c.fail("dst and src overlap"), 1;
+  return guarded(c, [&] {
+    if (dtypeOf(dtype) == DType::F32)
+      transposeTiled(static_cast<const uint32_t *>(src),
+                     static_cast<uint32_t *>(dst), rows, cols);
+    else
+      transposeTiled(static_cast<const uint16_t *>(src),
+                     static_cast<uint16_t *>(dst), rows, cols);
+  });
+}
+
+} // extern "C"

@@ -1,0 +1,51 @@
+//===- Parallel.h - Row-range parallelism of the CPU backend ----*- C++ -*-===//
+//
+// Splits [0, n) into contiguous ranges run on std::threads (cpuThreads() of
+// them), or inline when the work is small. Ranges depend only on n and the
+// thread count; kernels whose results must not depend on the thread count
+// reduce over fixed-size chunks instead (see the norm backward).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TE_LIB_RUNTIME_CPU_PARALLEL_H
+#define TE_LIB_RUNTIME_CPU_PARALLEL_H
+
+#include "Gemm.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+namespace te::cpu {
+
+/// Runs body(begin, end) over [0, n); `workPerItem` estimates the cost of
+/// one item, so that small problems stay on the calling thread.
+template <typename Body>
+void parallelFor(int64_t n, int64_t workPerItem, Body body) {
+  if (n <= 0)
+    return;
+  int threads = cpuThreads();
+  if (threads == 1 || n < 2 ||
+      n * std::max<int64_t>(workPerItem, 1) < (1 << 16)) {
+    body(int64_t(0), n);
+    return;
+  }
+  threads = static_cast<int>(std::min<int64_t>(threads, n));
+  int64_t chunk = (n + threads - 1) / threads;
+  std::vector<std::thread> pool;
+  pool.reserve(threads - 1);
+  // The calling thread takes the first range.
+  for (int t = 1; t < threads; ++t) {
+    int64_t begin = t * chunk, end = std::min(n, begin + chunk);
+    if (begin < end)
+      pool.emplace_back(body, begin, end);
+  }
+  body(int64_t(0), std::min(n, chunk));
+  for (std::thread &th : pool)
+    th.join();
+}
+
+} // namespace te::cpu
+
+#endif // TE_LIB_RUNTIME_CPU_PARALLEL_H

@@ -1,0 +1,1087 @@
+//===- AbiTest.cpp - Runtime ABI: contexts and compute primitives -*- C++
+//-*-===//
+//
+// The te_rt_* context, buffer and compute calls through the C ABI:
+// hand-computed cases of every primitive, bf16/f16 rounding, reduced-
+// precision results equal to the fp32 result rounded once, and the exact
+// message of every argument check.
+//
+//===----------------------------------------------------------------------===//
+
+#include "te/Runtime/TERuntime.h"
+
+#include "Context.h"
+#include "cpu/Convert.h"
+#include "cpu/Reference.h"
+
+#include <gtest/gtest.h>
+
+#include <cfloat>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace te::cpu;
+
+namespace {
+
+/// Sets (or clears) an environment variable for the scope of a test.
+class ScopedEnv {
+public:
+  ScopedEnv(const char *name, const char *value) : name(name) {
+    if (const char *old = std::getenv(name))
+      saved = old, hadOld = true;
+    if (value)
+      setenv(name, value, 1);
+    else
+      unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (hadOld)
+      setenv(name, saved.c_str(), 1);
+    else
+      unsetenv(name);
+  }
+
+private:
+  const char *name;
+  std::string saved;
+  bool hadOld = false;
+};
+
+/// A cpu context per test (TE_RT_BACKEND cleared so that it resolves to cpu).
+class Abi : public ::testing::Test {
+protected:
+  void SetUp() override {
+    ScopedEnv env("TE_RT_BACKEND", nullptr);
+    ctx = te_rt_context_create(TE_RT_BACKEND_CPU);
+    ASSERT_NE(ctx, nullptr) << te_rt_last_error();
+  }
+  void TearDown() override { te_rt_context_destroy(ctx); }
+  te_rt_context *ctx = nullptr;
+};
+
+std::string lastError() { return te_rt_last_error(); }
+
+std::vector<uint16_t> toBF16(const std::vector<float> &v) {
+  std::vector<uint16_t> out(v.size());
+  for (size_t i = 0; i < v.size(); ++i)
+    out[i] = floatToBF16(v[i]);
+  return out;
+}
+std::vector<uint16_t> toF16(const std::vector<float> &v) {
+  std::vector<uint16_t> out(v.size());
+  for (size_t i = 0; i < v.size(); ++i)
+    out[i] = floatToF16(v[i]);
+  return out;
+}
+std::vector<float> fromBF16(const std::vector<uint16_t> &v) {
+  std::vector<float> out(v.size());
+  for (size_t i = 0; i < v.size(); ++i)
+    out[i] = bf16ToFloat(v[i]);
+  return out;
+}
+std::vector<float> fromF16(const std::vector<uint16_t> &v) {
+  std::vector<float> out(v.size());
+  for (size_t i = 0; i < v.size(); ++i)
+    out[i] = f16ToFloat(v[i]);
+  return out;
+}
+
+/// Random values that bf16 and f16 both represent exactly (8 significant
+/// bits, small exponent range), so the f32 and 16-bit calls see the same
+/// inputs.
+std::vector<float> exactRandom(size_t n, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::uniform_int_distribution<int> mant(-255, 255), exp(-8, 1);
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = std::ldexp(static_cast<float>(mant(gen)), exp(gen) - 7);
+  return v;
+}
+
+void expectNear(const float *got, std::vector<float> want, float tol,
+                const char *what) {
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_NEAR(got[i], want[i], tol) << what << "[" << i << "]";
+}
+
+/// Expects `rc` to be a failure whose message is exactly `message`.
+#define EXPECT_FAILS_WITH(rc, message)                                         \
+  do {                                                                         \
+    EXPECT_NE((rc), 0);                                                        \
+    EXPECT_EQ(lastError(), std::string(message));                              \
+  } while (0)
+
+//===----------------------------------------------------------------------===//
+// Contexts and buffers
+//===----------------------------------------------------------------------===//
+
+TEST(AbiContext, CpuCreateAndDestroy) {
+  ScopedEnv env("TE_RT_BACKEND", nullptr);
+  te_rt_context *ctx = te_rt_context_create(TE_RT_BACKEND_CPU);
+  ASSERT_NE(ctx, nullptr);
+  EXPECT_EQ(te_rt_context_backend(ctx), TE_RT_BACKEND_CPU);
+  EXPECT_EQ(te_rt_synchronize(ctx), 0);
+  te_rt_context_destroy(ctx);
+  te_rt_context_destroy(nullptr); // a no-op
+}
+
+TEST(AbiContext, AutoResolvesThroughSelectBackend) {
+  ScopedEnv env("TE_RT_BACKEND", nullptr);
+  te_rt_context *ctx = te_rt_context_create(TE_RT_BACKEND_AUTO);
+  ASSERT_NE(ctx, nullptr);
+  EXPECT_EQ(te_rt_context_backend(ctx),
+            te_rt_select_backend(TE_RT_BACKEND_AUTO));
+  EXPECT_NE(te_rt_context_backend(ctx), TE_RT_BACKEND_AUTO);
+  te_rt_context_destroy(ctx);
+}
+
+TEST(AbiContext, EnvironmentOverridesTheRequest) {
+  ScopedEnv env("TE_RT_BACKEND", "cpu");
+  te_rt_context *ctx = te_rt_context_create(TE_RT_BACKEND_CUDA);
+  ASSERT_NE(ctx, nullptr);
+  EXPECT_EQ(te_rt_context_backend(ctx), TE_RT_BACKEND_CPU);
+  te_rt_context_destroy(ctx);
+}
+
+TEST(AbiContext, CudaWithoutDeviceFailsCleanly) {
+  ScopedEnv env("TE_RT_BACKEND", nullptr);
+  if (te_rt_backend_available(TE_RT_BACKEND_CUDA))
+    GTEST_SKIP() << "a CUDA device is visible";
+  EXPECT_EQ(te_rt_context_create(TE_RT_BACKEND_CUDA), nullptr);
+  std::string err = lastError();
+  EXPECT_EQ(err.rfind("te_rt_context_create: te_rt_select_backend: backend "
+                      "'cuda' requested but ",
+                      0),
+            0u)
+      << err;
+}
+
+TEST(AbiContext, BadBackendAndNullContext) {
+  ScopedEnv env("TE_RT_BACKEND", nullptr);
+  EXPECT_EQ(te_rt_context_create(9), nullptr);
+  EXPECT_EQ(lastError(),
+            "te_rt_context_create: te_rt_select_backend: argument "
+            "'requested' = 9 is not a backend (0 cpu, 1 cuda, 2 auto)");
+  EXPECT_EQ(te_rt_context_backend(nullptr), TE_RT_BACKEND_INVALID);
+  EXPECT_EQ(lastError(), "te_rt_context_backend: ctx is NULL");
+  EXPECT_FAILS_WITH(te_rt_synchronize(nullptr),
+                    "te_rt_synchronize: ctx is NULL");
+}
+
+TEST_F(Abi, AllocIsAlignedAndUnique) {
+  std::vector<void *> ptrs;
+  for (int64_t bytes : {0, 0, 1, 3, 255, 256, 257, 4096, 1000003}) {
+    void *p = te_rt_alloc(ctx, bytes);
+    ASSERT_NE(p, nullptr) << bytes;
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 256, 0u) << bytes;
+    std::memset(p, 0xab, static_cast<size_t>(bytes)); // all of it is ours
+    for (void *q : ptrs)
+      EXPECT_NE(p, q);
+    ptrs.push_back(p);
+  }
+  for (void *p : ptrs)
+    te_rt_free(ctx, p);
+  te_rt_free(ctx, nullptr);
+  te_rt_free(nullptr, nullptr);
+}
+
+TEST_F(Abi, AllocErrors) {
+  EXPECT_EQ(te_rt_alloc(ctx, -1), nullptr);
+  EXPECT_EQ(lastError(), "te_rt_alloc: bytes must be >= 0, got -1");
+  EXPECT_EQ(te_rt_alloc(nullptr, 16), nullptr);
+  EXPECT_EQ(lastError(), "te_rt_alloc: ctx is NULL");
+  EXPECT_EQ(te_rt_alloc(ctx, std::numeric_limits<int64_t>::max()), nullptr);
+  EXPECT_EQ(lastError(), "te_rt_alloc: bytes = 9223372036854775807 is too "
+                         "large");
+  EXPECT_EQ(te_rt_alloc(ctx, int64_t(1) << 62), nullptr);
+  EXPECT_EQ(lastError(),
+            "te_rt_alloc: out of host memory allocating 4611686018427387904 "
+            "bytes");
+}
+
+TEST_F(Abi, CopiesAndZero) {
+  const char host[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  char back[8] = {};
+  void *a = te_rt_alloc(ctx, 8), *b = te_rt_alloc(ctx, 8);
+  ASSERT_EQ(te_rt_copy_to_backend(ctx, a, host, 8), 0);
+  ASSERT_EQ(te_rt_copy(ctx, b, a, 8), 0);
+  ASSERT_EQ(te_rt_zero(ctx, a, 4), 0);
+  ASSERT_EQ(te_rt_copy_to_host(ctx, back, b, 8), 0);
+  EXPECT_EQ(std::memcmp(back, host, 8), 0);
+  ASSERT_EQ(te_rt_copy_to_host(ctx, back, a, 8), 0);
+  const char want[8] = {0, 0, 0, 0, 5, 6, 7, 8};
+  EXPECT_EQ(std::memcmp(back, want, 8), 0);
+  EXPECT_EQ(te_rt_copy(ctx, b, a, 0), 0);
+  EXPECT_EQ(te_rt_synchronize(ctx), 0);
+
+  char *bytes = static_cast<char *>(a);
+  EXPECT_FAILS_WITH(te_rt_copy(ctx, bytes + 1, bytes, 4),
+                    "te_rt_copy: dst and src overlap");
+  EXPECT_FAILS_WITH(te_rt_copy(ctx, bytes, bytes + 3, 4),
+                    "te_rt_copy: dst and src overlap");
+  EXPECT_EQ(te_rt_copy(ctx, bytes + 4, bytes, 4), 0); // adjacent is fine
+  EXPECT_FAILS_WITH(te_rt_copy(ctx, nullptr, a, 4), "te_rt_copy: dst is NULL");
+  EXPECT_FAILS_WITH(te_rt_copy(ctx, b, a, -2),
+                    "te_rt_copy: bytes must be >= 0, got -2");
+  EXPECT_FAILS_WITH(te_rt_copy_to_backend(ctx, a, nullptr, 4),
+                    "te_rt_copy_to_backend: host_src is NULL");
+  EXPECT_FAILS_WITH(te_rt_copy_to_host(nullptr, back, a, 4),
+                    "te_rt_copy_to_host: ctx is NULL");
+  EXPECT_FAILS_WITH(te_rt_copy_to_host(ctx, nullptr, a, 4),
+                    "te_rt_copy_to_host: host_dst is NULL");
+  EXPECT_FAILS_WITH(te_rt_zero(ctx, nullptr, 4), "te_rt_zero: dst is NULL");
+  EXPECT_FAILS_WITH(te_rt_zero(ctx, a, -1),
+                    "te_rt_zero: bytes must be >= 0, got -1");
+  te_rt_free(ctx, a);
+  te_rt_free(ctx, b);
+}
+
+TEST_F(Abi, SuccessKeepsTheLastError) {
+  EXPECT_NE(te_rt_zero(ctx, nullptr, 4), 0);
+  char buf[4];
+  EXPECT_EQ(te_rt_zero(ctx, buf, 4), 0);
+  EXPECT_EQ(lastError(), "te_rt_zero: dst is NULL");
+}
+
+//===----------------------------------------------------------------------===//
+// Rounding
+//===----------------------------------------------------------------------===//
+
+float bits(uint32_t u) { return floatOf(u); }
+
+TEST(AbiRounding, BF16EdgeCases) {
+  // Ties go to the even neighbour, either way.
+  EXPECT_EQ(floatToBF16(bits(0x3f808000)), 0x3f80); // 1 + 2^-8 -> 1
+  EXPECT_EQ(floatToBF16(bits(0x3f818000)), 0x3f82); // odd: up
+  EXPECT_EQ(floatToBF16(bits(0x3f808001)), 0x3f81); // above the tie
+  EXPECT_EQ(floatToBF16(bits(0x3f807fff)), 0x3f80); // below the tie
+  EXPECT_EQ(floatToBF16(bits(0xbf808000)), 0xbf80); // sign kept
+  EXPECT_EQ(floatToBF16(bits(0xbf818000)), 0xbf82);
+  // NaNs stay (quiet) NaNs, also when only low payload bits are set.
+  EXPECT_EQ(floatToBF16(bits(0x7fc00000)), 0x7fc0);
+  EXPECT_EQ(floatToBF16(bits(0x7f800001)), 0x7fc0);
+  EXPECT_EQ(floatToBF16(bits(0xff800001)), 0xffc0);
+  EXPECT_EQ(floatToBF16(bits(0x7fffffff)), 0x7fff);
+  EXPECT_TRUE(std::isnan(bf16ToFloat(floatToBF16(NAN))));
+  // Overflow to inf; the largest bf16 stays finite.
+  EXPECT_EQ(floatToBF16(FLT_MAX), 0x7f80);
+  EXPECT_EQ(floatToBF16(-FLT_MAX), 0xff80);
+  EXPECT_EQ(floatToBF16(bits(0x7f7f7fff)), 0x7f7f);
+  EXPECT_EQ(floatToBF16(bits(0x7f7f8000)), 0x7f80); // tie, odd -> inf
+  EXPECT_EQ(floatToBF16(INFINITY), 0x7f80);
+  EXPECT_EQ(floatToBF16(-INFINITY), 0xff80);
+  // Zeros and subnormals.
+  EXPECT_EQ(floatToBF16(-0.0f), 0x8000);
+  EXPECT_EQ(floatToBF16(bits(0x00008000)), 0x0000);
+  EXPECT_EQ(floatToBF16(bits(0x00018000)), 0x0002);
+  EXPECT_EQ(bf16ToFloat(0x3fc0), 1.5f);
+  EXPECT_EQ(bf16ToFloat(0xc2f7), -123.5f);
+  // Every bf16 survives the round trip through fp32.
+  for (uint32_t h = 0; h < 0x10000; ++h) {
+    float f = bf16ToFloat(static_cast<uint16_t>(h));
+    if (std::isnan(f))
+      EXPECT_TRUE(std::isnan(bf16ToFloat(floatToBF16(f)))) << h;
+    else
+      EXPECT_EQ(floatToBF16(f), h) << h;
+  }
+}
+
+TEST(AbiRounding, F16EdgeCases) {
+  EXPECT_EQ(floatToF16(1.0f), 0x3c00);
+  EXPECT_EQ(floatToF16(-2.0f), 0xc000);
+  EXPECT_EQ(floatToF16(65504.0f), 0x7bff);
+  EXPECT_EQ(floatToF16(65519.0f), 0x7bff);
+  EXPECT_EQ(floatToF16(65520.0f), 0x7c00); // tie, odd -> inf
+  EXPECT_EQ(floatToF16(-1e6f), 0xfc00);
+  EXPECT_EQ(floatToF16(1.0f + 0x1p-11f), 0x3c00); // tie -> even
+  EXPECT_EQ(floatToF16(1.0f + 3 * 0x1p-11f), 0x3c02);
+  EXPECT_EQ(floatToF16(0x1p-14f), 0x0400);            // smallest normal
+  EXPECT_EQ(floatToF16(0x1p-14f - 0x1p-25f), 0x0400); // tie, odd -> up
+  EXPECT_EQ(floatToF16(0x1p-24f), 0x0001);            // smallest subnormal
+  EXPECT_EQ(floatToF16(0x1p-25f), 0x0000);            // tie -> even (zero)
+  EXPECT_EQ(floatToF16(0x1.8p-24f), 0x0002);          // 1.5 units -> 2
+  EXPECT_EQ(floatToF16(0x1.8p-23f), 0x0003);          // exact 3 units
+  EXPECT_EQ(floatToF16(-0x1p-26f), 0x8000);
+  EXPECT_EQ(floatToF16(bits(0x7f800001)), 0x7e00); // NaN stays NaN
+  EXPECT_TRUE(std::isnan(f16ToFloat(floatToF16(NAN))));
+  EXPECT_EQ(f16ToFloat(0x0001), 0x1p-24f);
+  EXPECT_EQ(f16ToFloat(0x7bff), 65504.0f);
+  EXPECT_EQ(f16ToFloat(0xfc00), -INFINITY);
+  for (uint32_t h = 0; h < 0x10000; ++h) {
+    float f = f16ToFloat(static_cast<uint16_t>(h));
+    if (std::isnan(f))
+      EXPECT_TRUE(std::isnan(f16ToFloat(floatToF16(f)))) << h;
+    else
+      EXPECT_EQ(floatToF16(f), h) << h;
+  }
+}
+
+#if defined(__FLT16_MAX__)
+TEST(AbiRounding, F16MatchesTheCompiler) {
+  // _Float16's conversions are correctly rounded (RNE); compare over every
+  // f16 code and a stride through all fp32 patterns.
+  for (uint32_t h = 0; h < 0x10000; ++h) {
+    uint16_t code = static_cast<uint16_t>(h);
+    _Float16 v;
+    std::memcpy(&v, &code, 2);
+    float want = static_cast<float>(v), got = f16ToFloat(code);
+    if (std::isnan(want))
+      EXPECT_TRUE(std::isnan(got)) << h;
+    else
+      EXPECT_EQ(bitsOf(got), bitsOf(want)) << h;
+  }
+  for (uint64_t u = 0; u < (uint64_t(1) << 32); u += 997) {
+    float f = floatOf(static_cast<uint32_t>(u));
+    _Float16 v = static_cast<_Float16>(f);
+    uint16_t want;
+    std::memcpy(&want, &v, 2);
+    uint16_t got = floatToF16(f);
+    if (std::isnan(f))
+      ASSERT_EQ(got & 0x7e00, 0x7e00) << std::hex << u;
+    else
+      ASSERT_EQ(got, want) << std::hex << u;
+  }
+}
+#endif
+
+TEST_F(Abi, CastRoundsOnceAndKeepsBits) {
+  const float src[6] = {1.0f, bits(0x3f808000), bits(0x3f818000),
+                        NAN,  FLT_MAX,          -0.0f};
+  uint16_t bf[6], hf[6], bfFromHf[6];
+  ASSERT_EQ(te_rt_cast(ctx, TE_RT_DTYPE_F32, TE_RT_DTYPE_BF16, src, bf, 6), 0);
+  EXPECT_EQ(bf[0], 0x3f80);
+  EXPECT_EQ(bf[1], 0x3f80);
+  EXPECT_EQ(bf[2], 0x3f82);
+  EXPECT_EQ(bf[3] & 0x7fc0, 0x7fc0);
+  EXPECT_EQ(bf[4], 0x7f80);
+  EXPECT_EQ(bf[5], 0x8000);
+  ASSERT_EQ(te_rt_cast(ctx, TE_RT_DTYPE_F32, TE_RT_DTYPE_F16, src, hf, 6), 0);
+  EXPECT_EQ(hf[0], 0x3c00);
+  EXPECT_EQ(hf[1], 0x3c04); // 1 + 2^-8 is exact in f16
+  EXPECT_EQ(hf[4], 0x7c00);
+  // f16 -> bf16 goes through fp32 exactly, so it is rounded once.
+  ASSERT_EQ(te_rt_cast(ctx, TE_RT_DTYPE_F16, TE_RT_DTYPE_BF16, hf, bfFromHf, 6),
+            0);
+  for (int i = 0; i < 6; ++i)
+    EXPECT_EQ(bfFromHf[i], floatToBF16(f16ToFloat(hf[i]))) << i;
+  float back[6];
+  ASSERT_EQ(te_rt_cast(ctx, TE_RT_DTYPE_BF16, TE_RT_DTYPE_F32, bf, back, 6), 0);
+  EXPECT_EQ(back[2], bf16ToFloat(0x3f82));
+  // Same dtype: bits unchanged, NaN payload included.
+  uint16_t nanIn[2] = {0x7f81, 0x1234}, nanOut[2];
+  ASSERT_EQ(
+      te_rt_cast(ctx, TE_RT_DTYPE_BF16, TE_RT_DTYPE_BF16, nanIn, nanOut, 2), 0);
+  EXPECT_EQ(nanOut[0], 0x7f81);
+  EXPECT_EQ(nanOut[1], 0x1234);
+}
+
+//===----------------------------------------------------------------------===//
+// Normalization
+//===----------------------------------------------------------------------===//
+
+// x [2,3] = [[1,2,3],[0,0,6]]: mean 2 and 2, variance 2/3 and 8.
+const float kNormX[6] = {1, 2, 3, 0, 0, 6};
+const float kRs0 = 1.22474487f; // 1/sqrt(2/3)
+const float kRs1 = 0.35355339f; // 1/sqrt(8)
+
+TEST_F(Abi, LayerNormForward2x3) {
+  const float gamma[3] = {1, 2, 0.5f}, beta[3] = {0, 1, -1};
+  float z[6], mu[2], rs[2];
+  ASSERT_EQ(te_rt_norm_fwd(ctx, TE_RT_NORM_LAYERNORM, TE_RT_DTYPE_F32, kNormX,
+                           gamma, beta, 0.0, 0, 2, 3, z, mu, rs),
+            0)
+      << lastError();
+  expectNear(mu, {2, 2}, 1e-6f, "mu");
+  expectNear(rs, {kRs0, kRs1}, 1e-6f, "rsigma");
+  expectNear(z,
+             {-1.22474487f, 1.0f, 0.5f * 1.22474487f - 1.0f, -0.70710678f,
+              1.0f - 2 * 0.70710678f, 0.5f * 1.41421356f - 1.0f},
+             1e-6f, "z");
+  // No beta: the same without the shift; zero-centered gamma adds one.
+  const float zeros[3] = {0, 0, 0};
+  ASSERT_EQ(te_rt_norm_fwd(ctx, TE_RT_NORM_LAYERNORM, TE_RT_DTYPE_F32, kNormX,
+                           zeros, nullptr, 0.0, 1, 2, 3, z, mu, rs),
+            0);
+  expectNear(z, {-kRs0, 0, kRs0, -0.70710678f, -0.70710678f, 1.41421356f},
+             1e-6f, "z (zero-centered)");
+  // eps enters under the square root: var 8 + eps 1 -> rsigma 1/3.
+  ASSERT_EQ(te_rt_norm_fwd(ctx, TE_RT_NORM_LAYERNORM, TE_RT_DTYPE_F32, kNormX,
+                           gamma, beta, 1.0, 0, 2, 3, z, mu, rs),
+            0);
+  EXPECT_NEAR(rs[1], 1.0f / 3.0f, 1e-6f);
+}
+
+TEST_F(Abi, RMSNormForward) {
+  const float x[2] = {3, 4}, gamma[2] = {0, 1}; // zero-centered: [1, 2]
+  float z[2], rs[1];
+  ASSERT_EQ(te_rt_norm_fwd(ctx, TE_RT_NORM_RMSNORM, TE_RT_DTYPE_F32, x, gamma,
+                           nullptr, 0.0, 1, 1, 2, z, nullptr, rs),
+            0)
+      << lastError();
+  EXPECT_NEAR(rs[0], 0.28284271f, 1e-7f); // 1/sqrt(12.5)
+  expectNear(z, {0.84852814f, 2.2627417f}, 1e-6f, "z");
+}
+
+TEST_F(Abi, LayerNormBackward2x3) {
+  const float gamma[3] = {1, 1, 1}, dz[6] = {1, 0, 0, 0, 1, 0};
+  const float mu[2] = {2, 2}, rs[2] = {kRs0, kRs1};
+  float dx[6], dgamma[3], dbeta[3];
+  ASSERT_EQ(te_rt_norm_bwd(ctx, TE_RT_NORM_LAYERNORM, TE_RT_DTYPE_F32, dz,
+                           kNormX, mu, rs, gamma, 0, 2, 3, dx, dgamma, dbeta),
+            0)
+      << lastError();
+  expectNear(
+      dx,
+      {0.20412415f, -0.40824829f, 0.20412415f, -0.1767767f, 0.1767767f, 0.0f},
+      1e-6f, "dx");
+  expectNear(dgamma, {-1.22474487f, -0.70710678f, 0.0f}, 1e-6f, "dgamma");
+  expectNear(dbeta, {1, 1, 0}, 0, "dbeta");
+  // dbeta may be skipped.
+  ASSERT_EQ(te_rt_norm_bwd(ctx, TE_RT_NORM_LAYERNORM, TE_RT_DTYPE_F32, dz,
+                           kNormX, mu, rs, gamma, 0, 2, 3, dx, dgamma, nullptr),
+            0);
+  expectNear(dgamma, {-1.22474487f, -0.70710678f, 0.0f}, 1e-6f, "dgamma");
+}
+
+TEST_F(Abi, RMSNormBackward) {
+  const float x[2] = {3, 4}, gamma[2] = {1, 1}, dz[2] = {1, 0};
+  const float rs[1] = {0.28284271f};
+  float dx[2], dgamma[2];
+  ASSERT_EQ(te_rt_norm_bwd(ctx, TE_RT_NORM_RMSNORM, TE_RT_DTYPE_F32, dz, x,
+                           nullptr, rs, gamma, 0, 1, 2, dx, dgamma, nullptr),
+            0)
+      << lastError();
+  expectNear(dx, {0.18101934f, -0.1357645f}, 1e-6f, "dx");
+  expectNear(dgamma, {0.84852814f, 0.0f}, 1e-6f, "dgamma");
+}
+
+TEST_F(Abi, NormBackwardOverManyRowsMatchesTheReference) {
+  // More rows than one reduction chunk, several threads.
+  ScopedEnv threads("TE_RT_CPU_THREADS", "3");
+  const int64_t rows = 1000, cols = 96;
+  auto x = exactRandom(rows * cols, 1), dz = exactRandom(rows * cols, 2),
+       gamma = exactRandom(cols, 3), beta = exactRandom(cols, 4);
+  std::vector<float> z(rows * cols), mu(rows), rs(rows);
+  ASSERT_EQ(te_rt_norm_fwd(ctx, TE_RT_NORM_LAYERNORM, TE_RT_DTYPE_F32, x.data(),
+                           gamma.data(), beta.data(), 1e-5, 0, rows, cols,
+                           z.data(), mu.data(), rs.data()),
+            0);
+  std::vector<float> zRef(rows * cols), muRef(rows), rsRef(rows);
+  normForward(Norm::LayerNorm, x.data(), gamma.data(), beta.data(), 1e-5f,
+              false, rows, cols, zRef.data(), muRef.data(), rsRef.data());
+  EXPECT_EQ(z, zRef);
+  EXPECT_EQ(mu, muRef);
+  EXPECT_EQ(rs, rsRef);
+
+  std::vector<float> dx(rows * cols), dg(cols), db(cols);
+  ASSERT_EQ(te_rt_norm_bwd(ctx, TE_RT_NORM_LAYERNORM, TE_RT_DTYPE_F32,
+                           dz.data(), x.data(), mu.data(), rs.data(),
+                           gamma.data(), 0, rows, cols, dx.data(), dg.data(),
+                           db.data()),
+            0);
+  std::vector<float> dxRef(rows * cols), dgRef(cols), dbRef(cols);
+  normBackward(Norm::LayerNorm, dz.data(), x.data(), mu.data(), rs.data(),
+               gamma.data(), false, rows, cols, dxRef.data(), dgRef.data(),
+               dbRef.data());
+  EXPECT_EQ(dx, dxRef); // per row: identical
+  for (int64_t j = 0; j < cols; ++j) {
+    EXPECT_NEAR(dg[j], dgRef[j], 1e-4f * (1 + std::fabs(dgRef[j]))) << j;
+    EXPECT_NEAR(db[j], dbRef[j], 1e-4f * (1 + std::fabs(dbRef[j]))) << j;
+  }
+  // The reduction does not depend on the thread count.
+  ScopedEnv one("TE_RT_CPU_THREADS", "1");
+  std::vector<float> dg1(cols), db1(cols);
+  ASSERT_EQ(te_rt_norm_bwd(ctx, TE_RT_NORM_LAYERNORM, TE_RT_DTYPE_F32,
+                           dz.data(), x.data(), mu.data(), rs.data(),
+                           gamma.data(), 0, rows, cols, dx.data(), dg1.data(),
+                           db1.data()),
+            0);
+  EXPECT_EQ(dg1, dg);
+  EXPECT_EQ(db1, db);
+}
+
+//===----------------------------------------------------------------------===//
+// GEMMs
+//===----------------------------------------------------------------------===//
+
+// x [2,2] = [[1,2],[3,4]] (m = k = 2), w [2,2] = [[5,6],[7,8]] (n = 2),
+// dy [2,2] = [[1,0],[2,1]].
+const float kX[4] = {1, 2, 3, 4}, kW[4] = {5, 6, 7, 8}, kDy[4] = {1, 0, 2, 1};
+
+TEST_F(Abi, GemmFprop2x2x2) {
+  const float bias[2] = {1, -1};
+  float y[4];
+  ASSERT_EQ(te_rt_gemm_fprop(ctx, TE_RT_DTYPE_F32, kX, kW, bias, y, 2, 2, 2),
+            0);
+  expectNear(y, {18, 22, 40, 52}, 0, "y");
+  ASSERT_EQ(te_rt_gemm_fprop(ctx, TE_RT_DTYPE_F32, kX, kW, nullptr, y, 2, 2, 2),
+            0);
+  expectNear(y, {17, 23, 39, 53}, 0, "y (no bias)");
+}
+
+TEST_F(Abi, GemmDgrad2x2x2) {
+  float dx[4];
+  ASSERT_EQ(te_rt_gemm_dgrad(ctx, TE_RT_DTYPE_F32, kDy, kW, dx, 2, 2, 2), 0);
+  expectNear(dx, {5, 6, 17, 20}, 0, "dx");
+}
+
+TEST_F(Abi, GemmWgrad2x2x2) {
+  float dw[4], dbias[2];
+  ASSERT_EQ(
+      te_rt_gemm_wgrad(ctx, TE_RT_DTYPE_F32, kDy, kX, dw, dbias, 2, 2, 2, 0),
+      0);
+  expectNear(dw, {7, 10, 3, 4}, 0, "dw");
+  expectNear(dbias, {3, 1}, 0, "dbias");
+  float acc[4] = {1, 1, 1, 1};
+  ASSERT_EQ(
+      te_rt_gemm_wgrad(ctx, TE_RT_DTYPE_F32, kDy, kX, acc, nullptr, 2, 2, 2, 1),
+      0);
+  expectNear(acc, {8, 11, 4, 5}, 0, "dw (accumulate)");
+}
+
+TEST_F(Abi, GemmLayoutsNonSquare) {
+  // m = 3, n = 2, k = 4 against naive loops, so swapped extents show.
+  const int64_t m = 3, n = 2, k = 4;
+  auto x = exactRandom(m * k, 5), w = exactRandom(n * k, 6),
+       dy = exactRandom(m * n, 7);
+  std::vector<float> y(m * n), dx(m * k), dw(n * k), db(n);
+  ASSERT_EQ(te_rt_gemm_fprop(ctx, TE_RT_DTYPE_F32, x.data(), w.data(), nullptr,
+                             y.data(), m, n, k),
+            0);
+  ASSERT_EQ(te_rt_gemm_dgrad(ctx, TE_RT_DTYPE_F32, dy.data(), w.data(),
+                             dx.data(), m, n, k),
+            0);
+  ASSERT_EQ(te_rt_gemm_wgrad(ctx, TE_RT_DTYPE_F32, dy.data(), x.data(),
+                             dw.data(), db.data(), m, n, k, 0),
+            0);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double ref = 0;
+      for (int64_t p = 0; p < k; ++p)
+        ref += double(x[i * k + p]) * w[j * k + p];
+      EXPECT_NEAR(y[i * n + j], ref, 1e-6);
+    }
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t p = 0; p < k; ++p) {
+      double ref = 0;
+      for (int64_t j = 0; j < n; ++j)
+        ref += double(dy[i * n + j]) * w[j * k + p];
+      EXPECT_NEAR(dx[i * k + p], ref, 1e-6);
+    }
+  for (int64_t j = 0; j < n; ++j) {
+    double refB = 0;
+    for (int64_t i = 0; i < m; ++i)
+      refB += dy[i * n + j];
+    EXPECT_NEAR(db[j], refB, 1e-6);
+    for (int64_t p = 0; p < k; ++p) {
+      double ref = 0;
+      for (int64_t i = 0; i < m; ++i)
+        ref += double(dy[i * n + j]) * x[i * k + p];
+      EXPECT_NEAR(dw[j * k + p], ref, 1e-6);
+    }
+  }
+}
+
+TEST_F(Abi, GemmEmptyExtents) {
+  // k = 0: y = bias; m = 0: nothing to write.
+  const float bias[2] = {3, 4};
+  float y[2] = {-1, -1};
+  ASSERT_EQ(te_rt_gemm_fprop(ctx, TE_RT_DTYPE_F32, kX, kW, bias, y, 1, 2, 0),
+            0);
+  expectNear(y, {3, 4}, 0, "y");
+  float dw[4] = {9, 9, 9, 9}, db[2] = {9, 9};
+  ASSERT_EQ(te_rt_gemm_wgrad(ctx, TE_RT_DTYPE_F32, kDy, kX, dw, db, 0, 2, 2, 0),
+            0);
+  expectNear(dw, {0, 0, 0, 0}, 0, "dw");
+  expectNear(db, {0, 0}, 0, "dbias");
+}
+
+TEST_F(Abi, WgradAccumulateRoundsOnce) {
+  // dw = 1 + (2^-8 + 2^-20): rounding the product to bf16 first would land
+  // on the tie 1 + 2^-8 and go to 1; summing in fp32 gives 1 + 2^-7.
+  const uint16_t dy[2] = {floatToBF16(0x1p-8f), floatToBF16(0x1p-20f)};
+  const uint16_t x[2] = {floatToBF16(1.0f), floatToBF16(1.0f)};
+  uint16_t dw[1] = {floatToBF16(1.0f)}, db[1];
+  ASSERT_EQ(te_rt_gemm_wgrad(ctx, TE_RT_DTYPE_BF16, dy, x, dw, db, 2, 1, 1, 1),
+            0);
+  EXPECT_EQ(dw[0], 0x3f81);
+  EXPECT_EQ(db[0], floatToBF16(0x1p-8f + 0x1p-20f)); // dbias is not summed in
+}
+
+/// Runs `call(dtype, inputs, outputs)` in f32 and in `t` on the same
+/// (exactly representable) inputs and expects every 16-bit output to be the
+/// f32 output rounded once.
+template <typename Call>
+void expectRoundedOnce(DType t, const std::vector<std::vector<float>> &inputs,
+                       const std::vector<size_t> &outputSizes, Call call,
+                       const char *what) {
+  auto narrow = [&](const std::vector<float> &v) {
+    return t == DType::BF16 ? toBF16(v) : toF16(v);
+  };
+  std::vector<const void *> in32, in16;
+  std::vector<std::vector<uint16_t>> inputs16;
+  for (const auto &v : inputs)
+    inputs16.push_back(narrow(v));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    in32.push_back(inputs[i].data());
+    in16.push_back(inputs16[i].data());
+    // The inputs are exact in the 16-bit type.
+    std::vector<float> back =
+        t == DType::BF16 ? fromBF16(inputs16[i]) : fromF16(inputs16[i]);
+    ASSERT_EQ(back, inputs[i]) << what << " input " << i;
+  }
+  std::vector<std::vector<float>> out32;
+  std::vector<std::vector<uint16_t>> out16;
+  std::vector<void *> p32, p16;
+  for (size_t n : outputSizes) {
+    out32.emplace_back(n, 0.0f);
+    out16.emplace_back(n, uint16_t(0));
+  }
+  for (size_t i = 0; i < outputSizes.size(); ++i) {
+    p32.push_back(out32[i].data());
+    p16.push_back(out16[i].data());
+  }
+  ASSERT_EQ(call(TE_RT_DTYPE_F32, in32, p32), 0) << what << lastError();
+  ASSERT_EQ(call(static_cast<int32_t>(t), in16, p16), 0) << what << lastError();
+  for (size_t o = 0; o < outputSizes.size(); ++o) {
+    std::vector<uint16_t> want = narrow(out32[o]);
+    size_t mismatches = 0;
+    for (size_t i = 0; i < want.size(); ++i)
+      mismatches += want[i] != out16[o][i];
+    EXPECT_EQ(mismatches, 0u) << what << " output " << o;
+  }
+}
+
+TEST_F(Abi, ReducedPrecisionIsTheF32ResultRoundedOnce) {
+  const int64_t m = 70, n = 50, k = 40, rows = 300, cols = 64;
+  auto x = exactRandom(m * k, 11), w = exactRandom(n * k, 12),
+       bias = exactRandom(n, 13), dy = exactRandom(m * n, 14),
+       dwOld = exactRandom(n * k, 15);
+  auto nx = exactRandom(rows * cols, 16), ndz = exactRandom(rows * cols, 17),
+       gamma = exactRandom(cols, 18), beta = exactRandom(cols, 19);
+  for (float &v : nx)
+    v *= 4; // spread, so rsigma stays moderate
+  std::vector<float> mu(rows), rs(rows);
+  ASSERT_EQ(te_rt_norm_fwd(ctx, TE_RT_NORM_LAYERNORM, TE_RT_DTYPE_F32,
+                           nx.data(), gamma.data(), beta.data(), 1e-5, 0, rows,
+                           cols, std::vector<float>(rows * cols).data(),
+                           mu.data(), rs.data()),
+            0);
+  te_rt_context *c = ctx;
+  for (DType t : {DType::BF16, DType::F16}) {
+    expectRoundedOnce(
+        t, {x, w, bias}, {size_t(m * n)},
+        [&](int32_t d, auto &in, auto &out) {
+          return te_rt_gemm_fprop(c, d, in[0], in[1], in[2], out[0], m, n, k);
+        },
+        "fprop");
+    expectRoundedOnce(
+        t, {dy, w}, {size_t(m * k)},
+        [&](int32_t d, auto &in, auto &out) {
+          return te_rt_gemm_dgrad(c, d, in[0], in[1], out[0], m, n, k);
+        },
+        "dgrad");
+    expectRoundedOnce(
+        t, {dy, x, dwOld}, {size_t(n * k), size_t(n)},
+        [&](int32_t d, auto &in, auto &out) {
+          // accumulate into a copy of dwOld in the call's dtype
+          size_t bytes = n * k * (d == TE_RT_DTYPE_F32 ? 4 : 2);
+          std::memcpy(out[0], in[2], bytes);
+          return te_rt_gemm_wgrad(c, d, in[0], in[1], out[0], out[1], m, n, k,
+                                  1);
+        },
+        "wgrad accumulate");
+    expectRoundedOnce(
+        t, {nx, gamma, beta}, {size_t(rows * cols)},
+        [&](int32_t d, auto &in, auto &out) {
+          std::vector<float> mu2(rows), rs2(rows);
+          int32_t rc = te_rt_norm_fwd(c, TE_RT_NORM_LAYERNORM, d, in[0], in[1],
+                                      in[2], 1e-5, 0, rows, cols, out[0],
+                                      mu2.data(), rs2.data());
+          // statistics are fp32 and identical for every dtype
+          EXPECT_EQ(mu2, mu);
+          EXPECT_EQ(rs2, rs);
+          return rc;
+        },
+        "norm_fwd");
+    expectRoundedOnce(
+        t, {ndz, nx, gamma}, {size_t(rows * cols), size_t(cols), size_t(cols)},
+        [&](int32_t d, auto &in, auto &out) {
+          return te_rt_norm_bwd(c, TE_RT_NORM_LAYERNORM, d, in[0], in[1],
+                                mu.data(), rs.data(), in[2], 0, rows, cols,
+                                out[0], out[1], out[2]);
+        },
+        "norm_bwd");
+    for (int32_t act : {TE_RT_ACT_GELU, TE_RT_ACT_SWIGLU, TE_RT_ACT_GELU_ERF,
+                        TE_RT_ACT_CLAMPED_SWIGLU}) {
+      bool gated = act == TE_RT_ACT_SWIGLU || act == TE_RT_ACT_CLAMPED_SWIGLU;
+      int64_t yCols = gated ? cols / 2 : cols;
+      std::vector<float> ady(nx.begin(), nx.begin() + rows * yCols);
+      expectRoundedOnce(
+          t, {nx}, {size_t(rows * yCols)},
+          [&](int32_t d, auto &in, auto &out) {
+            return te_rt_act_fwd(c, act, d, in[0], out[0], rows, cols, 7.0f,
+                                 1.702f, 1.0f);
+          },
+          "act_fwd");
+      expectRoundedOnce(
+          t, {ady, ndz}, {size_t(rows * cols)},
+          [&](int32_t d, auto &in, auto &out) {
+            return te_rt_act_bwd(c, act, d, in[0], in[1], out[0], rows, cols,
+                                 7.0f, 1.702f, 1.0f);
+          },
+          "act_bwd");
+    }
+    expectRoundedOnce(
+        t, {ndz}, {size_t(cols)},
+        [&](int32_t d, auto &in, auto &out) {
+          return te_rt_bias_grad(c, d, in[0], out[0], rows, cols);
+        },
+        "bias_grad");
+    expectRoundedOnce(
+        t, {nx, ndz}, {size_t(rows * cols)},
+        [&](int32_t d, auto &in, auto &out) {
+          return te_rt_add(c, d, in[0], in[1], out[0], rows * cols);
+        },
+        "add");
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Activations, bias gradient, elementwise
+//===----------------------------------------------------------------------===//
+
+TEST_F(Abi, ReluAndGeluValues) {
+  const float x[4] = {-1, 0, 1, 2}, dy[4] = {1, 1, 1, 1};
+  float y[4], dx[4];
+  ASSERT_EQ(
+      te_rt_act_fwd(ctx, TE_RT_ACT_RELU, TE_RT_DTYPE_F32, x, y, 1, 4, 0, 0, 0),
+      0);
+  expectNear(y, {0, 0, 1, 2}, 0, "relu");
+  ASSERT_EQ(te_rt_act_bwd(ctx, TE_RT_ACT_RELU, TE_RT_DTYPE_F32, dy, x, dx, 1, 4,
+                          0, 0, 0),
+            0);
+  expectNear(dx, {0, 0, 1, 1}, 0, "drelu");
+  ASSERT_EQ(
+      te_rt_act_fwd(ctx, TE_RT_ACT_GELU, TE_RT_DTYPE_F32, x, y, 2, 2, 0, 0, 0),
+      0);
+  expectNear(y, {-0.15880801f, 0.0f, 0.84119199f, 1.95459770f}, 1e-6f, "gelu");
+  ASSERT_EQ(te_rt_act_bwd(ctx, TE_RT_ACT_GELU, TE_RT_DTYPE_F32, dy, x, dx, 2, 2,
+                          0, 0, 0),
+            0);
+  expectNear(dx, {-0.08296408f, 0.5f, 1.08296408f, 1.08609926f}, 1e-5f,
+             "dgelu");
+  ASSERT_EQ(te_rt_act_fwd(ctx, TE_RT_ACT_GELU_ERF, TE_RT_DTYPE_F32, x + 2, y, 1,
+                          1, 0, 0, 0),
+            0);
+  EXPECT_NEAR(y[0], 0.84134475f, 1e-6f);
+}
+
+TEST_F(Abi, GatedActivations) {
+  // swiglu: x = [a | b] = [1 | 2]: y = silu(1) * 2.
+  const float x[2] = {1, 2}, dy[1] = {1};
+  float y[1], dx[2];
+  ASSERT_EQ(te_rt_act_fwd(ctx, TE_RT_ACT_SWIGLU, TE_RT_DTYPE_F32, x, y, 1, 2, 0,
+                          0, 0),
+            0);
+  EXPECT_NEAR(y[0], 2 * 0.73105858f, 1e-6f);
+  ASSERT_EQ(te_rt_act_bwd(ctx, TE_RT_ACT_SWIGLU, TE_RT_DTYPE_F32, dy, x, dx, 1,
+                          2, 0, 0, 0),
+            0);
+  expectNear(dx, {2 * 0.92767051f, 0.73105858f}, 1e-6f, "dswiglu");
+  // clamped_swiglu: a clamped to 7, b to [-7, 7] plus offset 1.
+  const float big[4] = {10, 0.5f, -10, 3}; // rows of [a | b]: [10,-10],[.5,3]
+  const float xs[4] = {big[0], big[2], big[1], big[3]};
+  const float dys[2] = {1, 1};
+  float ys[2], dxs[4];
+  ASSERT_EQ(te_rt_act_fwd(ctx, TE_RT_ACT_CLAMPED_SWIGLU, TE_RT_DTYPE_F32, xs,
+                          ys, 2, 2, 7.0f, 1.702f, 1.0f),
+            0);
+  expectNear(ys, {-41.9997188f, 1.40155375f}, 1e-5f, "clamped_swiglu");
+  ASSERT_EQ(te_rt_act_bwd(ctx, TE_RT_ACT_CLAMPED_SWIGLU, TE_RT_DTYPE_F32, dys,
+                          xs, dxs, 2, 2, 7.0f, 1.702f, 1.0f),
+            0);
+  // Outside the clamp the gradient is zero.
+  expectNear(dxs, {0, 0, 3.51688765f, 0.35038844f}, 1e-5f, "dclamped_swiglu");
+}
+
+TEST_F(Abi, BiasGradSums) {
+  const float dy[6] = {1, 2, 3, 4, 5, 6.5f};
+  float db[2];
+  ASSERT_EQ(te_rt_bias_grad(ctx, TE_RT_DTYPE_F32, dy, db, 3, 2), 0);
+  expectNear(db, {9, 12.5f}, 0, "dbias");
+  // 300 ones: a bf16 running sum would stop at 256; fp32 sums reach 300.
+  std::vector<uint16_t> ones(300, floatToBF16(1.0f));
+  uint16_t out[1];
+  ASSERT_EQ(te_rt_bias_grad(ctx, TE_RT_DTYPE_BF16, ones.data(), out, 300, 1),
+            0);
+  EXPECT_EQ(bf16ToFloat(out[0]), 300.0f);
+  // Zero rows: zeros.
+  float zero[2] = {7, 7};
+  ASSERT_EQ(te_rt_bias_grad(ctx, TE_RT_DTYPE_F32, dy, zero, 0, 2), 0);
+  expectNear(zero, {0, 0}, 0, "dbias of no rows");
+}
+
+TEST_F(Abi, BiasGradDoesNotDependOnThreads) {
+  const int64_t rows = 2000, cols = 100;
+  auto dy = exactRandom(rows * cols, 21);
+  std::vector<float> a(cols), b(cols);
+  {
+    ScopedEnv t("TE_RT_CPU_THREADS", "1");
+    ASSERT_EQ(
+        te_rt_bias_grad(ctx, TE_RT_DTYPE_F32, dy.data(), a.data(), rows, cols),
+        0);
+  }
+  {
+    ScopedEnv t("TE_RT_CPU_THREADS", "4");
+    ASSERT_EQ(
+        te_rt_bias_grad(ctx, TE_RT_DTYPE_F32, dy.data(), b.data(), rows, cols),
+        0);
+  }
+  EXPECT_EQ(a, b);
+}
+
+TEST_F(Abi, AddRoundsOnce) {
+  const float a[2] = {1, 2}, b[2] = {3, 4.5f};
+  float c[2];
+  ASSERT_EQ(te_rt_add(ctx, TE_RT_DTYPE_F32, a, b, c, 2), 0);
+  expectNear(c, {4, 6.5f}, 0, "c");
+  // 1 + (2^-8 + 2^-15): above the tie, so up to 1 + 2^-7.
+  const uint16_t ha[1] = {0x3f80}, hb[1] = {floatToBF16(0x1p-8f + 0x1p-15f)};
+  uint16_t hc[1];
+  ASSERT_EQ(bf16ToFloat(hb[0]), 0x1p-8f + 0x1p-15f);
+  ASSERT_EQ(te_rt_add(ctx, TE_RT_DTYPE_BF16, ha, hb, hc, 1), 0);
+  EXPECT_EQ(hc[0], 0x3f81);
+  // In place.
+  float inPlace[2] = {1, 2};
+  ASSERT_EQ(te_rt_add(ctx, TE_RT_DTYPE_F32, inPlace, b, inPlace, 2), 0);
+  expectNear(inPlace, {4, 6.5f}, 0, "in place");
+}
+
+TEST_F(Abi, Transpose2x3) {
+  const float src[6] = {1, 2, 3, 4, 5, 6};
+  float dst[6];
+  ASSERT_EQ(te_rt_transpose(ctx, TE_RT_DTYPE_F32, src, dst, 2, 3), 0);
+  expectNear(dst, {1, 4, 2, 5, 3, 6}, 0, "f32");
+  const uint16_t hsrc[6] = {1, 2, 3, 4, 5, 6};
+  uint16_t hdst[6];
+  ASSERT_EQ(te_rt_transpose(ctx, TE_RT_DTYPE_BF16, hsrc, hdst, 3, 2), 0);
+  const uint16_t want[6] = {1, 3, 5, 2, 4, 6};
+  EXPECT_EQ(std::memcmp(hdst, want, sizeof(want)), 0);
+  // Larger than a tile, ragged.
+  const int64_t rows = 77, cols = 45;
+  auto big = exactRandom(rows * cols, 31);
+  std::vector<float> t(rows * cols);
+  ASSERT_EQ(
+      te_rt_transpose(ctx, TE_RT_DTYPE_F32, big.data(), t.data(), rows, cols),
+      0);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      ASSERT_EQ(t[j * rows + i], big[i * cols + j]);
+}
+
+//===----------------------------------------------------------------------===//
+// Argument checks
+//===----------------------------------------------------------------------===//
+
+TEST_F(Abi, ErrorMessagesNameTheCallAndTheArgument) {
+  float b[16] = {}, s[4] = {};
+  float *p = b;
+  // The examples of the contract.
+  EXPECT_FAILS_WITH(
+      te_rt_gemm_fprop(ctx, TE_RT_DTYPE_F32, nullptr, p, nullptr, p, 2, 2, 2),
+      "te_rt_gemm_fprop: x is NULL");
+  EXPECT_FAILS_WITH(te_rt_norm_fwd(ctx, TE_RT_NORM_RMSNORM, TE_RT_DTYPE_F32, p,
+                                   p, p, 1e-5, 0, 2, 2, p, nullptr, s),
+                    "te_rt_norm_fwd: beta must be NULL for RMSNorm");
+  EXPECT_FAILS_WITH(
+      te_rt_act_fwd(ctx, 42, TE_RT_DTYPE_F32, p, p, 1, 2, 0, 0, 0),
+      "te_rt_act_fwd: unknown activation 42");
+  EXPECT_FAILS_WITH(
+      te_rt_act_fwd(ctx, -1, TE_RT_DTYPE_F32, p, p, 1, 2, 0, 0, 0),
+      "te_rt_act_fwd: unknown activation -1");
+  EXPECT_FAILS_WITH(
+      te_rt_act_fwd(ctx, TE_RT_ACT_SWIGLU, TE_RT_DTYPE_F32, p, p, 1, 7, 0, 0,
+                    0),
+      "te_rt_act_fwd: gated activation swiglu needs an even number of "
+      "columns, got 7");
+  EXPECT_FAILS_WITH(
+      te_rt_act_bwd(ctx, TE_RT_ACT_CLAMPED_SWIGLU, TE_RT_DTYPE_F32, p, p, p, 1,
+                    3, 7, 1.702f, 1),
+      "te_rt_act_bwd: gated activation clamped_swiglu needs an even number "
+      "of columns, got 3");
+  EXPECT_FAILS_WITH(te_rt_norm_fwd(ctx, TE_RT_NORM_LAYERNORM, TE_RT_DTYPE_F32,
+                                   p, p, p, 1e-5, 0, -1, 2, p, s, s),
+                    "te_rt_norm_fwd: rows must be >= 0, got -1");
+  EXPECT_FAILS_WITH(te_rt_add(ctx, 3, p, p, p, 2),
+                    "te_rt_add: unknown dtype 3 (0 f32, 1 bf16, 2 f16)");
+  EXPECT_FAILS_WITH(
+      te_rt_gemm_dgrad(nullptr, TE_RT_DTYPE_F32, p, p, p, 2, 2, 2),
+      "te_rt_gemm_dgrad: ctx is NULL");
+
+  // Normalization.
+  EXPECT_FAILS_WITH(te_rt_norm_fwd(ctx, 2, TE_RT_DTYPE_F32, p, p, nullptr, 1e-5,
+                                   0, 2, 2, p, s, s),
+                    "te_rt_norm_fwd: unknown norm kind 2 (0 layernorm, 1 "
+                    "rmsnorm)");
+  EXPECT_FAILS_WITH(te_rt_norm_fwd(ctx, TE_RT_NORM_LAYERNORM, 7, p, p, nullptr,
+                                   1e-5, 0, 2, 2, p, s, s),
+                    "te_rt_norm_fwd: unknown dtype 7 (0 f32, 1 bf16, 2 f16)");
+  EXPECT_FAILS_WITH(te_rt_norm_fwd(ctx, TE_RT_NORM_LAYERNORM, TE_RT_DTYPE_F32,
+                                   p, p, nullptr, 1e-5, 0, 2, 0, p, s, s),
+                    "te_rt_norm_fwd: cols must be > 0, got 0");
+  EXPECT_FAILS_WITH(te_rt_norm_fwd(ctx, TE_RT_NORM_LAYERNORM, TE_RT_DTYPE_F32,
+                                   p, p, nullptr, NAN, 0, 2, 2, p, s, s),
+                    "te_rt_norm_fwd: eps must be finite and >= 0, got nan");
+  EXPECT_FAILS_WITH(te_rt_norm_fwd(ctx, TE_RT_NORM_LAYERNORM, TE_RT_DTYPE_F32,
+                                   p, p, nullptr, -0.5, 0, 2, 2, p, s, s),
+                    "te_rt_norm_fwd: eps must be finite and >= 0, got -0.5");
+  EXPECT_FAILS_WITH(te_rt_norm_fwd(ctx, TE_RT_NORM_LAYERNORM, TE_RT_DTYPE_F32,
+                                   p, p, nullptr, 1e-5, 2, 2, 2, p, s, s),
+                    "te_rt_norm_fwd: zero_centered must be 0 or 1, got 2");
+  EXPECT_FAILS_WITH(te_rt_norm_fwd(ctx, TE_RT_NORM_LAYERNORM, TE_RT_DTYPE_F32,
+                                   p, nullptr, nullptr, 1e-5, 0, 2, 2, p, s, s),
+                    "te_rt_norm_fwd: gamma is NULL");
+  EXPECT_FAILS_WITH(te_rt_norm_fwd(ctx, TE_RT_NORM_LAYERNORM, TE_RT_DTYPE_F32,
+                                   p, p, nullptr, 1e-5, 0, 2, 2, p, nullptr, s),
+                    "te_rt_norm_fwd: mu is NULL");
+  EXPECT_FAILS_WITH(te_rt_norm_fwd(ctx, TE_RT_NORM_RMSNORM, TE_RT_DTYPE_F32, p,
+                                   p, nullptr, 1e-5, 0, 2, 2, p, s, s),
+                    "te_rt_norm_fwd: mu must be NULL for RMSNorm");
+  EXPECT_FAILS_WITH(te_rt_norm_fwd(ctx, TE_RT_NORM_RMSNORM, TE_RT_DTYPE_F32, p,
+                                   p, nullptr, 1e-5, 0, 2, 2, p, nullptr,
+                                   nullptr),
+                    "te_rt_norm_fwd: rsigma is NULL");
+  EXPECT_FAILS_WITH(te_rt_norm_fwd(ctx, TE_RT_NORM_RMSNORM, TE_RT_DTYPE_F32, p,
+                                   p, nullptr, 1e-5, 0, int64_t(1) << 40,
+                                   int64_t(1) << 40, p, nullptr, s),
+                    "te_rt_norm_fwd: rows * cols = 1099511627776 * "
+                    "1099511627776 is too large");
+  EXPECT_FAILS_WITH(te_rt_norm_bwd(ctx, TE_RT_NORM_LAYERNORM, TE_RT_DTYPE_F32,
+                                   p, p, nullptr, s, p, 0, 2, 2, p, p, p),
+                    "te_rt_norm_bwd: mu is NULL");
+  EXPECT_FAILS_WITH(te_rt_norm_bwd(ctx, TE_RT_NORM_LAYERNORM, TE_RT_DTYPE_F32,
+                                   p, p, s, s, p, 0, 2, 2, p, nullptr, p),
+                    "te_rt_norm_bwd: dgamma is NULL");
+  EXPECT_FAILS_WITH(te_rt_norm_bwd(ctx, TE_RT_NORM_RMSNORM, TE_RT_DTYPE_F32, p,
+                                   p, nullptr, s, p, 0, 2, 2, p, p, p),
+                    "te_rt_norm_bwd: dbeta must be NULL for RMSNorm");
+  EXPECT_FAILS_WITH(te_rt_norm_bwd(ctx, TE_RT_NORM_RMSNORM, TE_RT_DTYPE_F32,
+                                   nullptr, p, nullptr, s, p, 0, 2, 2, p, p,
+                                   nullptr),
+                    "te_rt_norm_bwd: dz is NULL");
+
+  // GEMMs.
+  EXPECT_FAILS_WITH(
+      te_rt_gemm_fprop(ctx, TE_RT_DTYPE_F32, p, p, nullptr, p, -2, 2, 2),
+      "te_rt_gemm_fprop: m must be >= 0, got -2");
+  EXPECT_FAILS_WITH(
+      te_rt_gemm_fprop(ctx, TE_RT_DTYPE_F32, p, p, nullptr, nullptr, 2, 2, 2),
+      "te_rt_gemm_fprop: y is NULL");
+  EXPECT_FAILS_WITH(
+      te_rt_gemm_dgrad(ctx, TE_RT_DTYPE_F32, p, nullptr, p, 2, 2, 2),
+      "te_rt_gemm_dgrad: w is NULL");
+  EXPECT_FAILS_WITH(te_rt_gemm_dgrad(ctx, TE_RT_DTYPE_F32, p, p, p, 2, 2, -3),
+                    "te_rt_gemm_dgrad: k must be >= 0, got -3");
+  EXPECT_FAILS_WITH(
+      te_rt_gemm_wgrad(ctx, TE_RT_DTYPE_F32, p, p, p, nullptr, 2, 2, 2, 2),
+      "te_rt_gemm_wgrad: accumulate must be 0 or 1, got 2");
+  EXPECT_FAILS_WITH(
+      te_rt_gemm_wgrad(ctx, TE_RT_DTYPE_F32, p, p, nullptr, p, 2, 2, 2, 0),
+      "te_rt_gemm_wgrad: dw is NULL");
+  EXPECT_FAILS_WITH(
+      te_rt_gemm_wgrad(ctx, -1, p, p, p, p, 2, 2, 2, 0),
+      "te_rt_gemm_wgrad: unknown dtype -1 (0 f32, 1 bf16, 2 f16)");
+
+  // Activations, bias gradient, elementwise.
+  EXPECT_FAILS_WITH(te_rt_act_fwd(ctx, TE_RT_ACT_CLAMPED_SWIGLU,
+                                  TE_RT_DTYPE_F32, p, p, 1, 2, -1, 1.702f, 1),
+                    "te_rt_act_fwd: limit must be >= 0 for clamped_swiglu, got "
+                    "-1");
+  EXPECT_FAILS_WITH(te_rt_act_bwd(ctx, TE_RT_ACT_GELU, TE_RT_DTYPE_F32, p,
+                                  nullptr, p, 1, 2, 0, 0, 0),
+                    "te_rt_act_bwd: x is NULL");
+  EXPECT_FAILS_WITH(te_rt_act_bwd(ctx, TE_RT_ACT_GELU, TE_RT_DTYPE_F32, p, p, p,
+                                  1, -4, 0, 0, 0),
+                    "te_rt_act_bwd: cols must be >= 0, got -4");
+  EXPECT_FAILS_WITH(te_rt_bias_grad(ctx, TE_RT_DTYPE_F32, p, nullptr, 2, 2),
+                    "te_rt_bias_grad: dbias is NULL");
+  EXPECT_FAILS_WITH(te_rt_bias_grad(ctx, TE_RT_DTYPE_F32, p, p, -5, 2),
+                    "te_rt_bias_grad: rows must be >= 0, got -5");
+  EXPECT_FAILS_WITH(te_rt_add(ctx, TE_RT_DTYPE_F32, p, nullptr, p, 2),
+                    "te_rt_add: b is NULL");
+  EXPECT_FAILS_WITH(te_rt_add(ctx, TE_RT_DTYPE_F32, p, p, p, -1),
+                    "te_rt_add: n must be >= 0, got -1");
+  EXPECT_FAILS_WITH(te_rt_add(ctx, TE_RT_DTYPE_F32, p, p, p,
+                              std::numeric_limits<int64_t>::max()),
+                    "te_rt_add: n = 9223372036854775807 is too large");
+  EXPECT_FAILS_WITH(te_rt_cast(ctx, 5, TE_RT_DTYPE_F32, p, p, 2),
+                    "te_rt_cast: unknown src_dtype 5 (0 f32, 1 bf16, 2 f16)");
+  EXPECT_FAILS_WITH(te_rt_cast(ctx, TE_RT_DTYPE_F32, 5, p, p, 2),
+                    "te_rt_cast: unknown dst_dtype 5 (0 f32, 1 bf16, 2 f16)");
+  EXPECT_FAILS_WITH(
+      te_rt_cast(ctx, TE_RT_DTYPE_F32, TE_RT_DTYPE_BF16, p, nullptr, 2),
+      "te_rt_cast: dst is NULL");
+  EXPECT_FAILS_WITH(te_rt_transpose(ctx, TE_RT_DTYPE_F32, p, p + 1, 2, 2),
+                    "te_rt_transpose: dst and src overlap");
+  EXPECT_FAILS_WITH(te_rt_transpose(ctx, TE_RT_DTYPE_F32, nullptr, p, 2, 2),
+                    "te_rt_transpose: src is NULL");
+  EXPECT_FAILS_WITH(te_rt_transpose(nullptr, TE_RT_DTYPE_F32, p, p, 2, 2),
+                    "te_rt_transpose: ctx is NULL");
+}
+
+TEST_F(Abi, FailedCallsLeaveOutputsAlone) {
+  float x[4] = {1, 2, 3, 4}, y[4] = {9, 9, 9, 9};
+  EXPECT_NE(te_rt_act_fwd(ctx, TE_RT_ACT_SWIGLU, TE_RT_DTYPE_F32, x, y, 1, 3, 0,
+                          0, 0),
+            0);
+  expectNear(y, {9, 9, 9, 9}, 0, "y");
+}
+
+TEST(AbiCuda, ComputeIsNotImplementedOnCudaYet) {
+  // A context on the cuda backend, built by hand so that this runs without
+  // a GPU; the primitives must refuse it before touching any pointer.
+  te_rt_context cuda;
+  cuda.backend = TE_RT_BACKEND_CUDA;
+  te_rt_context *ctx = &cuda;
+  float b[8] = {}, s[2] = {};
+  float *p = b;
+  const int32_t f32 = TE_RT_DTYPE_F32;
+  auto expectRefused = [](int32_t rc, const char *call) {
+    EXPECT_NE(rc, 0) << call;
+    EXPECT_EQ(lastError(),
+              std::string(call) + ": not implemented on the cuda backend yet");
+  };
+  expectRefused(te_rt_norm_fwd(ctx, TE_RT_NORM_LAYERNORM, f32, p, p, p, 1e-5, 0,
+                               2, 2, p, s, s),
+                "te_rt_norm_fwd");
+  expectRefused(te_rt_norm_bwd(ctx, TE_RT_NORM_LAYERNORM, f32, p, p, s, s, p, 0,
+                               2, 2, p, p, p),
+                "te_rt_norm_bwd");
+  expectRefused(te_rt_gemm_fprop(ctx, f32, p, p, p, p, 2, 2, 2),
+                "te_rt_gemm_fprop");
+  expectRefused(te_rt_gemm_dgrad(ctx, f32, p, p, p, 2, 2, 2),
+                "te_rt_gemm_dgrad");
+  expectRefused(te_rt_gemm_wgrad(ctx, f32, p, p, p, p, 2, 2, 2, 0),
+                "te_rt_gemm_wgrad");
+  expectRefused(te_rt_act_fwd(ctx, TE_RT_ACT_GELU, f32, p, p, 2, 2, 0, 0, 0),
+                "te_rt_act_fwd");
+  expectRefused(te_rt_act_bwd(ctx, TE_RT_ACT_GELU, f32, p, p, p, 2, 2, 0, 0, 0),
+                "te_rt_act_bwd");
+  expectRefused(te_rt_bias_grad(ctx, f32, p, p, 2, 2), "te_rt_bias_grad");
+  expectRefused(te_rt_add(ctx, f32, p, p, p, 4), "te_rt_add");
+  expectRefused(te_rt_cast(ctx, f32, TE_RT_DTYPE_BF16, p, p, 4), "te_rt_cast");
+  expectRefused(te_rt_transpose(ctx, f32, p, p + 4, 2, 2), "te_rt_transpose");
+  // Argument checks still come first.
+  EXPECT_FAILS_WITH(te_rt_gemm_fprop(ctx, f32, nullptr, p, p, p, 2, 2, 2),
+                    "te_rt_gemm_fprop: x is NULL");
+  EXPECT_EQ(te_rt_context_backend(ctx), TE_RT_BACKEND_CUDA);
+}
+
+} // namespace
