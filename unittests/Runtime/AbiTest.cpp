@@ -1,5 +1,4 @@
-//===- AbiTest.cpp - Runtime ABI: contexts and compute primitives -*- C++
-//-*-===//
+//===- AbiTest.cpp - Runtime ABI: contexts and primitives -------*- C++ -*-===//
 //
 // The te_rt_* context, buffer and compute calls through the C ABI:
 // hand-computed cases of every primitive, bf16/f16 rounding, reduced-
@@ -185,6 +184,9 @@ TEST_F(Abi, AllocIsAlignedAndUnique) {
       EXPECT_NE(p, q);
     ptrs.push_back(p);
   }
+  // Without a context the owner is unknown: an error, nothing freed.
+  te_rt_free(nullptr, ptrs[0]);
+  EXPECT_EQ(lastError(), "te_rt_free: ctx is NULL");
   for (void *p : ptrs)
     te_rt_free(ctx, p);
   te_rt_free(ctx, nullptr);
