@@ -190,4 +190,33 @@ def TEDecomposePass : Pass<"te-decompose", "::mlir::ModuleOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def TELowerToRuntimePass : Pass<"te-lower-to-runtime", "::mlir::ModuleOp"> {
+  let summary = "Lower L2 primitives to LLVM-dialect entry points calling te_rt_*";
+  let description = [{
+    Turns every function of L2 primitives (after te-decompose) into an entry
+    point `int32_t te_entry_<name>(te_rt_context *ctx, void *const *args,
+    void *const *results, const int64_t *dims)` in the LLVM dialect that
+    calls the runtime ABI (TERuntime.def), checks every status and returns
+    the first failure. `dims` holds one value per class of dynamic dims that
+    the program requires equal, in order of first appearance among the
+    arguments.
+
+    Memory planning: every intermediate tensor gets a slot of one arena,
+    allocated once per call; tensors whose live ranges do not overlap share
+    a slot, whose size is the largest member's (computed at run time, so
+    the plan is valid for any dynamic dims); slots are 256-byte aligned.
+    Returned tensors are written in place into the caller's result buffers;
+    reshapes are views. Constants (weights frozen into an export) are
+    copied from read-only globals into their slot.
+
+    A function `const char *te_module_info(void)` returns a JSON description
+    of the entries: for each, `name`, `symbol`, `args` and `results`
+    (`dtype`, `shape` with `d<k>` for the k-th dynamic dim, and the te.*
+    attributes: `te.saved`, `te.alias`, `te.grad_of`, `te.state`), `dims`
+    (where the caller reads each: argument and dim), `arena_slots` and
+    `arena_bytes` (the planned peak, or "dynamic").
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 #endif // TE_TRANSFORMS_PASSES_TD

@@ -1,0 +1,857 @@
+//===- LowerToRuntime.cpp - te-lower-to-runtime -----------------*- C++ -*-===//
+//
+// Lowers functions of L2 primitives on tensors to LLVM-dialect entry points
+// that call the te_rt_* runtime ABI (include/te/Runtime/TERuntime.def):
+//
+//   int32_t NAME(te_rt_context *ctx, void *const *args, void *const *results,
+//                const int64_t *dims);
+//
+// `args`/`results` hold one buffer per function argument/result (on the
+// context's backend), `dims` the values of the dynamic dims, one per class
+// of dims the program requires to be equal (in order of first appearance in
+// the arguments). The call returns 0, or the status of the first failing
+// runtime call (te_rt_last_error says why).
+//
+// Memory is planned here: every intermediate lives in one arena allocated
+// per call; buffers whose lifetimes do not overlap share a slot (slots are
+// sized by their largest member at run time, so the plan holds for every
+// value of the dynamic dims). Values returned by the function are computed
+// in place in the caller's result buffers. A JSON description of the
+// entries (signatures, dims, planned arena bytes) is returned by the
+// generated `te_module_info()`.
+//
+//===----------------------------------------------------------------------===//
+
+#include "te/Dialect/TE/IR/TEOps.h"
+#include "te/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "llvm/ADT/EquivalenceClasses.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/Support/JSON.h"
+
+namespace mlir::te {
+#define GEN_PASS_DEF_TELOWERTORUNTIMEPASS
+#include "te/Transforms/Passes.h.inc"
+} // namespace mlir::te
+
+using namespace mlir;
+using namespace mlir::te;
+
+namespace {
+
+constexpr int64_t kAlignment = 256;
+
+/// te_rt dtype codes (TERuntime.h).
+std::optional<int32_t> dtypeCode(Type element) {
+  if (element.isF32())
+    return 0;
+  if (element.isBF16())
+    return 1;
+  if (element.isF16())
+    return 2;
+  return std::nullopt;
+}
+
+StringRef dtypeName(Type element) {
+  return element.isF32()    ? "float32"
+         : element.isBF16() ? "bfloat16"
+         : element.isF16()  ? "float16"
+                            : "unknown";
+}
+
+//===----------------------------------------------------------------------===//
+// Dynamic dims: which dims must be equal, and the symbol of each.
+//===----------------------------------------------------------------------===//
+
+/// A tensor dim: a constant, or a variable (a dynamic dim of an argument,
+/// up to equality).
+struct Dim {
+  int64_t value = 0; ///< when static
+  int var = -1;      ///< dim variable, -1 when static
+  bool isStatic() const { return var < 0; }
+};
+
+class ShapeAnalysis {
+public:
+  LogicalResult run(func::FuncOp func);
+
+  /// The dims of a tensor value (variables resolved to class leaders).
+  SmallVector<Dim> dims(Value v) const {
+    SmallVector<Dim> out = shapes.lookup(v);
+    for (Dim &d : out)
+      if (!d.isStatic())
+        d.var = leader(d.var);
+    return out;
+  }
+  int leader(int var) const { return classes.getLeaderValue(var); }
+  /// Class leaders in order of first appearance in the arguments.
+  SmallVector<int> dimClasses;
+
+private:
+  void unify(Operation *op, ArrayRef<Dim> a, ArrayRef<Dim> b) {
+    for (auto [x, y] : llvm::zip(a, b))
+      if (!x.isStatic() && !y.isStatic())
+        classes.unionSets(x.var, y.var);
+  }
+  LogicalResult define(Operation *op);
+
+  llvm::DenseMap<Value, SmallVector<Dim>> shapes;
+  llvm::EquivalenceClasses<int> classes;
+  int numVars = 0;
+};
+
+SmallVector<Dim> staticDims(RankedTensorType t) {
+  SmallVector<Dim> out;
+  for (int64_t d : t.getShape())
+    out.push_back(Dim{ShapedType::isDynamic(d) ? 0 : d, -1});
+  return out;
+}
+
+LogicalResult ShapeAnalysis::define(Operation *op) {
+  for (Value result : op->getResults()) {
+    auto type = dyn_cast<RankedTensorType>(result.getType());
+    if (!type)
+      continue;
+    SmallVector<Dim> d = staticDims(type);
+    for (unsigned i = 0; i < d.size(); ++i) {
+      if (!type.isDynamicDim(i))
+        continue;
+      // Rank-1 fp32 statistics have the rows of the normalized input.
+      if (type.getRank() == 1 && isa<NormFwdOp>(op)) {
+        SmallVector<Dim> in = shapes.lookup(op->getOperand(0));
+        int dynamic = 0;
+        for (unsigned j = 0; j + 1 < in.size(); ++j)
+          if (!in[j].isStatic()) {
+            d[i] = in[j];
+            ++dynamic;
+          }
+        if (dynamic != 1)
+          return op->emitError("te-lower-to-runtime: statistics over more "
+                               "than one dynamic dim are not supported");
+        continue;
+      }
+      // Otherwise a leading dim of an operand of the same rank.
+      bool found = false;
+      for (Value operand : op->getOperands()) {
+        auto ot = dyn_cast<RankedTensorType>(operand.getType());
+        if (ot && ot.getRank() == type.getRank() && ot.isDynamicDim(i)) {
+          d[i] = shapes.lookup(operand)[i];
+          found = true;
+          break;
+        }
+      }
+      if (!found)
+        return op->emitError() << "te-lower-to-runtime: cannot tell the size "
+                                  "of dynamic dim "
+                               << i << " of " << type;
+    }
+    shapes[result] = d;
+  }
+  // Operands whose leading dims the op requires to be equal.
+  auto dimsOf = [&](Value v) { return ArrayRef<Dim>(shapes[v]); };
+  if (isa<arith::AddFOp>(op))
+    unify(op, dimsOf(op->getOperand(0)), dimsOf(op->getOperand(1)));
+  if (auto gemm = dyn_cast<GemmOp>(op); gemm && gemm.getLayout() == GemmLayout::NT)
+    unify(op, dimsOf(gemm.getLhs()).drop_back(), dimsOf(gemm.getRhs()).drop_back());
+  if (auto nb = dyn_cast<NormBwdOp>(op))
+    unify(op, dimsOf(nb.getGrad()), dimsOf(nb.getInput()));
+  if (auto da = dyn_cast<DActOp>(op))
+    unify(op, dimsOf(da.getGrad()).drop_back(), dimsOf(da.getInput()).drop_back());
+  if (auto ret = dyn_cast<func::ReturnOp>(op))
+    for (auto [v, type] : llvm::zip(ret.getOperands(),
+                                    op->getParentOfType<func::FuncOp>()
+                                        .getResultTypes()))
+      (void)type;
+  return success();
+}
+
+LogicalResult ShapeAnalysis::run(func::FuncOp func) {
+  for (BlockArgument arg : func.getArguments()) {
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!type)
+      return func.emitError() << "te-lower-to-runtime: argument #"
+                              << arg.getArgNumber()
+                              << " must be a ranked tensor, got "
+                              << arg.getType();
+    SmallVector<Dim> d = staticDims(type);
+    for (Dim &x : d)
+      if (x.value == 0 && !x.isStatic()) {
+      }
+    for (unsigned i = 0; i < d.size(); ++i)
+      if (type.isDynamicDim(i)) {
+        d[i].var = numVars++;
+        classes.insert(d[i].var);
+      }
+    shapes[arg] = d;
+  }
+  for (Operation &op : func.getBody().front())
+    if (failed(define(&op)))
+      return failure();
+  // Class leaders in order of first appearance in the arguments.
+  llvm::DenseSet<int> seen;
+  for (BlockArgument arg : func.getArguments())
+    for (Dim d : dims(arg))
+      if (!d.isStatic() && seen.insert(d.var).second)
+        dimClasses.push_back(d.var);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// The lowering of one function
+//===----------------------------------------------------------------------===//
+
+class FunctionLowering {
+public:
+  FunctionLowering(func::FuncOp func, ModuleOp module, OpBuilder &b,
+                   llvm::StringMap<LLVM::LLVMFuncOp> &runtime)
+      : func(func), module(module), b(b), runtime(runtime),
+        ctx(func.getContext()) {}
+
+  LogicalResult run();
+  llvm::json::Object info;
+
+private:
+  // Types and constants.
+  Type ptrTy() { return LLVM::LLVMPointerType::get(ctx); }
+  Type i64() { return b.getI64Type(); }
+  Type i32() { return b.getI32Type(); }
+  Value c64(int64_t v) {
+    return LLVM::ConstantOp::create(b, loc, i64(), b.getI64IntegerAttr(v));
+  }
+  Value c32(int32_t v) {
+    return LLVM::ConstantOp::create(b, loc, i32(), b.getI32IntegerAttr(v));
+  }
+  Value cf32(double v) {
+    return LLVM::ConstantOp::create(b, loc, b.getF32Type(),
+                                    b.getF32FloatAttr(v));
+  }
+  Value cf64(double v) {
+    return LLVM::ConstantOp::create(b, loc, b.getF64Type(),
+                                    b.getF64FloatAttr(v));
+  }
+  Value nullPtr() { return LLVM::ZeroOp::create(b, loc, ptrTy()); }
+  Value gep(Value base, Value byteOffset) {
+    return LLVM::GEPOp::create(b, loc, ptrTy(), b.getI8Type(), base,
+                               ArrayRef<LLVM::GEPArg>{byteOffset});
+  }
+  Value loadIndexed(Value base, int64_t index, Type type) {
+    Value p = LLVM::GEPOp::create(b, loc, ptrTy(), type, base,
+                                  ArrayRef<LLVM::GEPArg>{int32_t(index)});
+    return LLVM::LoadOp::create(b, loc, type, p);
+  }
+
+  // Sizes.
+  Value dimValue(Dim d) {
+    return d.isStatic() ? c64(d.value) : dimValues.lookup(d.var);
+  }
+  Value numElements(Value tensor, unsigned dropLast = 0) {
+    SmallVector<Dim> d = shapes.dims(tensor);
+    Value n = c64(1);
+    for (unsigned i = 0; i + dropLast < d.size(); ++i)
+      n = LLVM::MulOp::create(b, loc, n, dimValue(d[i]));
+    return n;
+  }
+  Value rows(Value tensor) { return numElements(tensor, 1); }
+  int64_t lastDim(Value tensor) {
+    return cast<RankedTensorType>(tensor.getType()).getShape().back();
+  }
+  Value bytes(Value tensor) {
+    auto t = cast<RankedTensorType>(tensor.getType());
+    return LLVM::MulOp::create(
+        b, loc, numElements(tensor),
+        c64(t.getElementType().getIntOrFloatBitWidth() / 8));
+  }
+  static std::optional<int64_t> staticBytes(Value tensor) {
+    auto t = cast<RankedTensorType>(tensor.getType());
+    if (!t.hasStaticShape())
+      return std::nullopt;
+    return t.getNumElements() * (t.getElementType().getIntOrFloatBitWidth() / 8);
+  }
+
+  // Runtime calls: emits the call and a branch to the failure exit.
+  void call(StringRef name, ArrayRef<Value> operands);
+  Value ptr(Value tensor) { return buffers.lookup(root(tensor)); }
+  Value root(Value v) const {
+    while (Value src = aliasOf.lookup(v))
+      v = src;
+    return v;
+  }
+
+  LogicalResult plan();
+  LogicalResult lowerOp(Operation *op);
+  LogicalResult lowerConstant(arith::ConstantOp op);
+  std::string symbolOf(Dim d) const;
+  llvm::json::Array shapeJSON(Value v, Type type) const;
+
+  func::FuncOp func;
+  ModuleOp module;
+  OpBuilder &b;
+  llvm::StringMap<LLVM::LLVMFuncOp> &runtime;
+  MLIRContext *ctx;
+  Location loc = UnknownLoc::get(ctx);
+
+  ShapeAnalysis shapes;
+  LLVM::LLVMFuncOp entry;
+  Value ctxArg, argsArg, resultsArg, dimsArg, arena;
+  Block *failBlock = nullptr;
+  llvm::DenseMap<int, Value> dimValues;
+  /// Views: a value that is another value's buffer (reshapes).
+  llvm::DenseMap<Value, Value> aliasOf;
+  /// Buffer of each root value.
+  llvm::DenseMap<Value, Value> buffers;
+  /// Arena slot of each planned value, and the slots' members.
+  llvm::DenseMap<Value, unsigned> slotOf;
+  SmallVector<SmallVector<Value>> slots;
+  /// Returned values computed in place into result i.
+  llvm::DenseMap<Value, unsigned> inPlaceResult;
+  std::optional<int64_t> arenaBytes = 0;
+  unsigned constants = 0;
+};
+
+std::string FunctionLowering::symbolOf(Dim d) const {
+  if (d.isStatic())
+    return std::to_string(d.value);
+  auto it = llvm::find(shapes.dimClasses, d.var);
+  return "d" + std::to_string(it - shapes.dimClasses.begin());
+}
+
+llvm::json::Array FunctionLowering::shapeJSON(Value v, Type type) const {
+  llvm::json::Array shape;
+  for (Dim d : shapes.dims(v))
+    if (d.isStatic())
+      shape.push_back(d.value);
+    else
+      shape.push_back(symbolOf(d));
+  return shape;
+}
+
+void FunctionLowering::call(StringRef name, ArrayRef<Value> operands) {
+  LLVM::LLVMFuncOp callee = runtime.lookup(name);
+  assert(callee && "runtime function not declared");
+  assert(llvm::all_of(operands, [](Value v) { return bool(v); }) &&
+         "operand without a buffer");
+  Value status = LLVM::CallOp::create(b, loc, callee, operands).getResult();
+  Value failed = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ne, status,
+                                      c32(0));
+  Block *next = b.getInsertionBlock()->splitBlock(b.getInsertionPoint());
+  b.setInsertionPointToEnd(next->getPrevNode());
+  LLVM::CondBrOp::create(b, loc, failed, failBlock, ValueRange{status}, next,
+                         ValueRange{});
+  b.setInsertionPointToStart(next);
+}
+
+/// Liveness-based slot assignment; slot sizes are computed at run time.
+LogicalResult FunctionLowering::plan() {
+  Block &body = func.getBody().front();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  llvm::DenseMap<Operation *, unsigned> index;
+  unsigned i = 0;
+  for (Operation &op : body)
+    index[&op] = i++;
+
+  // Views.
+  for (Operation &op : body)
+    if (auto reshape = dyn_cast<tensor::ReshapeOp>(op))
+      aliasOf[reshape.getResult()] = reshape.getSource();
+
+  // Returned values produced here (not arguments, not views, returned once)
+  // are computed in place.
+  llvm::DenseMap<Value, unsigned> returnCount;
+  for (Value v : ret.getOperands())
+    ++returnCount[v];
+  for (auto [r, v] : llvm::enumerate(ret.getOperands()))
+    if (!isa<BlockArgument>(v) && !aliasOf.count(v) && returnCount[v] == 1 &&
+        !llvm::any_of(aliasOf, [&](auto &p) { return p.second == v; }))
+      inPlaceResult[v] = r;
+
+  // Last use of each root (through views).
+  llvm::DenseMap<Value, unsigned> lastUse;
+  for (Operation &op : body)
+    for (Value operand : op.getOperands())
+      lastUse[root(operand)] = std::max(lastUse[root(operand)], index[&op]);
+
+  // Greedy: reuse a slot whose members are all dead.
+  SmallVector<unsigned> slotFreeAt;
+  for (Operation &op : body) {
+    for (Value result : op.getResults()) {
+      if (!isa<RankedTensorType>(result.getType()) || aliasOf.count(result) ||
+          inPlaceResult.count(result))
+        continue;
+      if (isa<tensor::EmptyOp>(op) ||
+          (isa<arith::ConstantOp>(op) &&
+           !isa<FloatType>(
+               cast<RankedTensorType>(result.getType()).getElementType())))
+        continue;
+      unsigned def = index[&op];
+      unsigned slot = slots.size();
+      for (unsigned s = 0; s < slots.size(); ++s)
+        if (slotFreeAt[s] < def) {
+          slot = s;
+          break;
+        }
+      if (slot == slots.size()) {
+        slots.emplace_back();
+        slotFreeAt.push_back(0);
+      }
+      slots[slot].push_back(result);
+      slotOf[result] = slot;
+      slotFreeAt[slot] = std::max(def, lastUse.lookup(result));
+    }
+  }
+  // Peak bytes when everything is static.
+  for (auto &members : slots) {
+    std::optional<int64_t> size = 0;
+    for (Value v : members) {
+      std::optional<int64_t> s = staticBytes(v);
+      size = (size && s) ? std::optional<int64_t>(std::max(*size, *s))
+                         : std::nullopt;
+    }
+    arenaBytes = (arenaBytes && size)
+                     ? std::optional<int64_t>(
+                           *arenaBytes + llvm::alignTo(*size, kAlignment))
+                     : std::nullopt;
+  }
+  return success();
+}
+
+LogicalResult FunctionLowering::lowerConstant(arith::ConstantOp op) {
+  auto type = cast<RankedTensorType>(op.getType());
+  if (!isa<FloatType>(type.getElementType()))
+    return success(); // shape operands of reshapes; no data at run time
+  ArrayRef<char> raw;
+  std::vector<char> splat;
+  if (auto dense = dyn_cast<DenseElementsAttr>(op.getValue())) {
+    raw = dense.getRawData();
+    if (dense.isSplat()) {
+      size_t elemBytes = raw.size();
+      splat.resize(elemBytes * type.getNumElements());
+      for (int64_t i = 0; i < type.getNumElements(); ++i)
+        std::copy(raw.begin(), raw.end(), splat.begin() + i * elemBytes);
+      raw = splat;
+    }
+  } else if (auto resource =
+                 dyn_cast<DenseResourceElementsAttr>(op.getValue())) {
+    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+    if (!blob)
+      return op.emitError("te-lower-to-runtime: constant's resource blob is "
+                          "missing");
+    raw = blob->getData();
+  } else {
+    return op.emitError("te-lower-to-runtime: unsupported constant");
+  }
+  // A global with the bytes, copied into the arena on each call (so the
+  // same code serves host and device backends).
+  std::string name =
+      (func.getSymName() + "__const" + Twine(constants++)).str();
+  OpBuilder gb(module.getBodyRegion());
+  auto arrayType = LLVM::LLVMArrayType::get(b.getI8Type(), raw.size());
+  auto data = DenseElementsAttr::getFromRawBuffer(
+      RankedTensorType::get({int64_t(raw.size())}, b.getI8Type()), raw);
+  auto global = LLVM::GlobalOp::create(gb, loc, arrayType, /*isConstant=*/true,
+                                       LLVM::Linkage::Internal, name, data);
+  global.setAlignment(64);
+  Value src = LLVM::AddressOfOp::create(b, loc, global);
+  call("te_rt_copy_to_backend",
+       {ctxArg, ptr(op.getResult()), src, c64(raw.size())});
+  return success();
+}
+
+LogicalResult FunctionLowering::lowerOp(Operation *op) {
+  loc = op->getLoc();
+  auto dtype = [&](Value v) {
+    return c32(*dtypeCode(
+        cast<RankedTensorType>(v.getType()).getElementType()));
+  };
+  for (Value v : llvm::concat<Value>(op->getOperands(), op->getResults()))
+    if (auto t = dyn_cast<RankedTensorType>(v.getType());
+        t && isa<FloatType>(t.getElementType()) &&
+        !dtypeCode(t.getElementType()))
+      return op->emitError() << "te-lower-to-runtime: unsupported element "
+                                "type "
+                             << t.getElementType();
+
+  if (auto c = dyn_cast<arith::ConstantOp>(op))
+    return lowerConstant(c);
+  if (isa<tensor::EmptyOp, tensor::ReshapeOp>(op))
+    return success();
+  if (auto n = dyn_cast<NormFwdOp>(op)) {
+    call("te_rt_norm_fwd",
+         {ctxArg, c32(int32_t(n.getNormalization())), dtype(n.getInput()),
+          ptr(n.getInput()), ptr(n.getGamma()),
+          n.getBeta() ? ptr(n.getBeta()) : nullPtr(),
+          cf64(n.getEps().convertToDouble()), c32(n.getZeroCenteredGamma()),
+          rows(n.getInput()), c64(lastDim(n.getInput())), ptr(n.getOutput()),
+          n.getMu() ? ptr(n.getMu()) : nullPtr(), ptr(n.getRsigma())});
+    return success();
+  }
+  if (auto n = dyn_cast<NormBwdOp>(op)) {
+    call("te_rt_norm_bwd",
+         {ctxArg, c32(int32_t(n.getNormalization())), dtype(n.getInput()),
+          ptr(n.getGrad()), ptr(n.getInput()),
+          n.getMu() ? ptr(n.getMu()) : nullPtr(), ptr(n.getRsigma()),
+          ptr(n.getGamma()), c32(n.getZeroCenteredGamma()), rows(n.getInput()),
+          c64(lastDim(n.getInput())), ptr(n.getGradInput()),
+          ptr(n.getGradGamma()),
+          n.getGradBeta() ? ptr(n.getGradBeta()) : nullPtr()});
+    return success();
+  }
+  if (auto g = dyn_cast<GemmOp>(op)) {
+    auto rhsType = cast<RankedTensorType>(g.getRhs().getType());
+    switch (g.getLayout()) {
+    case GemmLayout::TN:
+      call("te_rt_gemm_fprop",
+           {ctxArg, dtype(g.getLhs()), ptr(g.getLhs()), ptr(g.getRhs()),
+            g.getBias() ? ptr(g.getBias()) : nullPtr(), ptr(g.getResult()),
+            rows(g.getLhs()), c64(rhsType.getDimSize(0)),
+            c64(rhsType.getDimSize(1))});
+      return success();
+    case GemmLayout::NN:
+      call("te_rt_gemm_dgrad",
+           {ctxArg, dtype(g.getLhs()), ptr(g.getLhs()), ptr(g.getRhs()),
+            ptr(g.getResult()), rows(g.getLhs()), c64(rhsType.getDimSize(0)),
+            c64(rhsType.getDimSize(1))});
+      return success();
+    case GemmLayout::NT:
+      call("te_rt_gemm_wgrad",
+           {ctxArg, dtype(g.getLhs()), ptr(g.getLhs()), ptr(g.getRhs()),
+            ptr(g.getResult()), nullPtr(), rows(g.getLhs()),
+            c64(lastDim(g.getLhs())), c64(lastDim(g.getRhs())), c32(0)});
+      return success();
+    }
+  }
+  auto actParams = [&](ActivationKind kind, FloatAttr limit, FloatAttr alpha,
+                       FloatAttr offset) -> SmallVector<Value> {
+    (void)kind;
+    return {cf32(limit ? limit.getValueAsDouble() : 7.0),
+            cf32(alpha ? alpha.getValueAsDouble() : 1.702),
+            cf32(offset ? offset.getValueAsDouble() : 1.0)};
+  };
+  if (auto a = dyn_cast<ActOp>(op)) {
+    SmallVector<Value> operands = {
+        ctxArg,          c32(int32_t(a.getActivation())), dtype(a.getInput()),
+        ptr(a.getInput()), ptr(a.getResult()),           rows(a.getInput()),
+        c64(lastDim(a.getInput()))};
+    llvm::append_range(operands,
+                       actParams(a.getActivation(), a.getLimitAttr(),
+                                 a.getAlphaAttr(), a.getGluLinearOffsetAttr()));
+    call("te_rt_act_fwd", operands);
+    return success();
+  }
+  if (auto a = dyn_cast<DActOp>(op)) {
+    SmallVector<Value> operands = {
+        ctxArg,          c32(int32_t(a.getActivation())), dtype(a.getInput()),
+        ptr(a.getGrad()), ptr(a.getInput()),             ptr(a.getResult()),
+        rows(a.getInput()), c64(lastDim(a.getInput()))};
+    llvm::append_range(operands,
+                       actParams(a.getActivation(), a.getLimitAttr(),
+                                 a.getAlphaAttr(), a.getGluLinearOffsetAttr()));
+    call("te_rt_act_bwd", operands);
+    return success();
+  }
+  if (auto g = dyn_cast<BiasGradOp>(op)) {
+    call("te_rt_bias_grad", {ctxArg, dtype(g.getGrad()), ptr(g.getGrad()),
+                             ptr(g.getResult()), rows(g.getGrad()),
+                             c64(lastDim(g.getGrad()))});
+    return success();
+  }
+  if (auto add = dyn_cast<arith::AddFOp>(op)) {
+    if (!isa<RankedTensorType>(add.getType()))
+      return op->emitError("te-lower-to-runtime: scalar arith.addf");
+    call("te_rt_add", {ctxArg, dtype(add.getLhs()), ptr(add.getLhs()),
+                       ptr(add.getRhs()), ptr(add.getResult()),
+                       numElements(add.getResult())});
+    return success();
+  }
+  if (isa<arith::ExtFOp, arith::TruncFOp>(op)) {
+    Value in = op->getOperand(0), out = op->getResult(0);
+    call("te_rt_cast", {ctxArg, dtype(in), dtype(out), ptr(in), ptr(out),
+                        numElements(out)});
+    return success();
+  }
+  if (auto t = dyn_cast<linalg::TransposeOp>(op)) {
+    auto in = cast<RankedTensorType>(t.getInput().getType());
+    if (in.getRank() != 2)
+      return op->emitError("te-lower-to-runtime: only 2-D transposes");
+    call("te_rt_transpose",
+         {ctxArg, dtype(t.getInput()), ptr(t.getInput()), ptr(t->getResult(0)),
+          c64(in.getDimSize(0)), c64(in.getDimSize(1))});
+    return success();
+  }
+  // Row-block copies: concat and slices along dim 0 of static tensors.
+  auto rowBlockBytes = [&](Value v) -> std::optional<int64_t> {
+    return staticBytes(v);
+  };
+  if (auto c = dyn_cast<tensor::ConcatOp>(op)) {
+    if (c.getDim() != 0)
+      return op->emitError("te-lower-to-runtime: only concatenation along "
+                           "dim 0");
+    int64_t offset = 0;
+    for (Value in : c.getInputs()) {
+      std::optional<int64_t> n = rowBlockBytes(in);
+      if (!n)
+        return op->emitError("te-lower-to-runtime: dynamic concatenation");
+      call("te_rt_copy",
+           {ctxArg, gep(ptr(c.getResult()), c64(offset)), ptr(in), c64(*n)});
+      offset += *n;
+    }
+    return success();
+  }
+  auto dim0Slice = [&](Operation *sliceOp, RankedTensorType full,
+                       RankedTensorType part,
+                       ArrayRef<int64_t> offsets) -> std::optional<int64_t> {
+    if (!full.hasStaticShape() || !part.hasStaticShape())
+      return std::nullopt;
+    for (unsigned i = 1; i < offsets.size(); ++i)
+      if (offsets[i] != 0 || part.getDimSize(i) != full.getDimSize(i))
+        return std::nullopt;
+    int64_t rowBytes = full.getNumElements() / full.getDimSize(0) *
+                       (full.getElementType().getIntOrFloatBitWidth() / 8);
+    return offsets[0] * rowBytes;
+  };
+  if (auto s = dyn_cast<tensor::ExtractSliceOp>(op)) {
+    std::optional<int64_t> off =
+        s.hasUnitStride() ? dim0Slice(op, s.getSourceType(), s.getType(),
+                                      s.getStaticOffsets())
+                          : std::nullopt;
+    if (!off)
+      return op->emitError("te-lower-to-runtime: only static row-block "
+                           "slices");
+    call("te_rt_copy", {ctxArg, ptr(s.getResult()), gep(ptr(s.getSource()),
+                                                        c64(*off)),
+                        c64(*staticBytes(s.getResult()))});
+    return success();
+  }
+  if (auto s = dyn_cast<tensor::InsertSliceOp>(op)) {
+    std::optional<int64_t> off =
+        s.hasUnitStride() ? dim0Slice(op, s.getDestType(), s.getSourceType(),
+                                      s.getStaticOffsets())
+                          : std::nullopt;
+    if (!off)
+      return op->emitError("te-lower-to-runtime: only static row-block "
+                           "slices");
+    call("te_rt_copy", {ctxArg, ptr(s.getResult()), ptr(s.getDest()),
+                        c64(*staticBytes(s.getResult()))});
+    call("te_rt_copy", {ctxArg, gep(ptr(s.getResult()), c64(*off)),
+                        ptr(s.getSource()), c64(*staticBytes(s.getSource()))});
+    return success();
+  }
+  return op->emitError() << "te-lower-to-runtime: cannot lower '"
+                         << op->getName()
+                         << "' (run te-decompose first; quantized recipes "
+                            "are not lowered yet)";
+}
+
+LogicalResult FunctionLowering::run() {
+  if (!func.getBody().hasOneBlock())
+    return func.emitError("te-lower-to-runtime: functions must have one block");
+  if (failed(shapes.run(func)) || failed(plan()))
+    return failure();
+
+  // The entry point.
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(func);
+  auto fnType = LLVM::LLVMFunctionType::get(
+      i32(), {ptrTy(), ptrTy(), ptrTy(), ptrTy()});
+  std::string name = func.getSymName().str();
+  entry = LLVM::LLVMFuncOp::create(b, func.getLoc(), "te_entry_" + name, fnType);
+  Block *body = entry.addEntryBlock(b);
+  ctxArg = body->getArgument(0);
+  argsArg = body->getArgument(1);
+  resultsArg = body->getArgument(2);
+  dimsArg = body->getArgument(3);
+  b.setInsertionPointToStart(body);
+  loc = func.getLoc();
+
+  for (auto [k, var] : llvm::enumerate(shapes.dimClasses))
+    dimValues[var] = loadIndexed(dimsArg, k, i64());
+  for (BlockArgument arg : func.getArguments())
+    buffers[arg] = loadIndexed(argsArg, arg.getArgNumber(), ptrTy());
+  for (auto &[v, r] : inPlaceResult)
+    buffers[v] = loadIndexed(resultsArg, r, ptrTy());
+
+  // Arena: slots sized by their largest member, 256-byte aligned.
+  Value total = c64(0);
+  SmallVector<Value> slotOffsets;
+  for (auto &members : slots) {
+    Value size = c64(0);
+    for (Value v : members)
+      size = LLVM::UMaxOp::create(b, loc, size, bytes(v));
+    slotOffsets.push_back(total);
+    Value padded = LLVM::AddOp::create(b, loc, size, c64(kAlignment - 1));
+    padded = LLVM::AndOp::create(b, loc, padded, c64(~(kAlignment - 1)));
+    total = LLVM::AddOp::create(b, loc, total, padded);
+  }
+  arena = LLVM::CallOp::create(b, loc, runtime.lookup("te_rt_alloc"),
+                               ValueRange{ctxArg, total})
+              .getResult();
+  for (auto &[v, slot] : slotOf)
+    buffers[v] = gep(arena, slotOffsets[slot]);
+
+  // Failure exit: free the arena, return the status.
+  failBlock = new Block();
+  entry.getBody().push_back(failBlock);
+  Value status = failBlock->addArgument(i32(), loc);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(failBlock);
+    LLVM::CallOp::create(b, loc, runtime.lookup("te_rt_free"),
+                         ValueRange{ctxArg, arena});
+    LLVM::ReturnOp::create(b, loc, status);
+  }
+  Value allocFailed = LLVM::ICmpOp::create(
+      b, loc, LLVM::ICmpPredicate::eq, arena, nullPtr());
+  Block *next = b.getInsertionBlock()->splitBlock(b.getInsertionPoint());
+  b.setInsertionPointToEnd(next->getPrevNode());
+  LLVM::CondBrOp::create(b, loc, allocFailed, failBlock, ValueRange{c32(1)},
+                         next, ValueRange{});
+  b.setInsertionPointToStart(next);
+
+  // The body, in order.
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  for (Operation &op : func.getBody().front().without_terminator())
+    if (failed(lowerOp(&op)))
+      return failure();
+  // Results not computed in place are copied out.
+  loc = ret.getLoc();
+  for (auto [r, v] : llvm::enumerate(ret.getOperands())) {
+    auto it = inPlaceResult.find(v);
+    if (it != inPlaceResult.end() && it->second == r)
+      continue;
+    call("te_rt_copy", {ctxArg, loadIndexed(resultsArg, r, ptrTy()), ptr(v),
+                        bytes(v)});
+  }
+  LLVM::CallOp::create(b, loc, runtime.lookup("te_rt_free"),
+                       ValueRange{ctxArg, arena});
+  LLVM::ReturnOp::create(b, loc, c32(0));
+
+  // The entry's description.
+  auto describe = [&](Value v, Type type, DictionaryAttr attrs) {
+    auto t = cast<RankedTensorType>(type);
+    llvm::json::Object o{{"dtype", dtypeName(t.getElementType())},
+                         {"shape", shapeJSON(v, type)}};
+    if (attrs)
+      for (NamedAttribute a : attrs)
+        if (auto s = dyn_cast<StringAttr>(a.getValue()))
+          o[a.getName().strref()] = s.getValue();
+        else if (isa<UnitAttr>(a.getValue()))
+          o[a.getName().strref()] = true;
+    return o;
+  };
+  llvm::json::Array args, results, dims;
+  for (BlockArgument arg : func.getArguments())
+    args.push_back(describe(arg, arg.getType(), func.getArgAttrDict(
+                                                    arg.getArgNumber())));
+  for (auto [r, v] : llvm::enumerate(ret.getOperands()))
+    results.push_back(describe(v, v.getType(), func.getResultAttrDict(r)));
+  for (int var : shapes.dimClasses) {
+    // Where the caller finds the dim: the first argument dim in its class.
+    for (BlockArgument arg : func.getArguments()) {
+      SmallVector<Dim> d = shapes.dims(arg);
+      auto it = llvm::find_if(d, [&](Dim x) { return x.var == var; });
+      if (it != d.end()) {
+        dims.push_back(llvm::json::Object{{"arg", arg.getArgNumber()},
+                                          {"dim", it - d.begin()}});
+        break;
+      }
+    }
+  }
+  info = llvm::json::Object{
+      {"name", name},
+      {"symbol", "te_entry_" + name},
+      {"args", std::move(args)},
+      {"results", std::move(results)},
+      {"dims", std::move(dims)},
+      {"arena_slots", int64_t(slots.size())},
+      {"arena_bytes", arenaBytes ? llvm::json::Value(*arenaBytes)
+                                 : llvm::json::Value("dynamic")}};
+  for (NamedAttribute a : func->getAttrs())
+    if (auto ref = dyn_cast<FlatSymbolRefAttr>(a.getValue());
+        ref && a.getName().strref().starts_with("te."))
+      info[a.getName().strref()] = ref.getValue();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// The pass
+//===----------------------------------------------------------------------===//
+
+struct TELowerToRuntimePass
+    : public te::impl::TELowerToRuntimePassBase<TELowerToRuntimePass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = &getContext();
+    OpBuilder b(ctx);
+    b.setInsertionPointToStart(module.getBody());
+    Type ptr = LLVM::LLVMPointerType::get(ctx);
+    Type i64 = b.getI64Type(), i32 = b.getI32Type(), f32 = b.getF32Type(),
+         f64 = b.getF64Type();
+    llvm::StringMap<LLVM::LLVMFuncOp> runtime;
+    auto declare = [&](StringRef name, Type result, ArrayRef<Type> params) {
+      runtime[name] = LLVM::LLVMFuncOp::create(
+          b, module.getLoc(), name, LLVM::LLVMFunctionType::get(result, params));
+    };
+    // The subset of TERuntime.def the lowering calls (same C signatures).
+    declare("te_rt_alloc", ptr, {ptr, i64});
+    declare("te_rt_free", LLVM::LLVMVoidType::get(ctx), {ptr, ptr});
+    declare("te_rt_copy_to_backend", i32, {ptr, ptr, ptr, i64});
+    declare("te_rt_norm_fwd", i32,
+            {ptr, i32, i32, ptr, ptr, ptr, f64, i32, i64, i64, ptr, ptr, ptr});
+    declare("te_rt_norm_bwd", i32,
+            {ptr, i32, i32, ptr, ptr, ptr, ptr, ptr, i32, i64, i64, ptr, ptr,
+             ptr});
+    declare("te_rt_gemm_fprop", i32,
+            {ptr, i32, ptr, ptr, ptr, ptr, i64, i64, i64});
+    declare("te_rt_gemm_dgrad", i32, {ptr, i32, ptr, ptr, ptr, i64, i64, i64});
+    declare("te_rt_gemm_wgrad", i32,
+            {ptr, i32, ptr, ptr, ptr, ptr, i64, i64, i64, i32});
+    declare("te_rt_act_fwd", i32,
+            {ptr, i32, i32, ptr, ptr, i64, i64, f32, f32, f32});
+    declare("te_rt_act_bwd", i32,
+            {ptr, i32, i32, ptr, ptr, ptr, i64, i64, f32, f32, f32});
+    declare("te_rt_bias_grad", i32, {ptr, i32, ptr, ptr, i64, i64});
+    declare("te_rt_add", i32, {ptr, i32, ptr, ptr, ptr, i64});
+    declare("te_rt_cast", i32, {ptr, i32, i32, ptr, ptr, i64});
+    declare("te_rt_transpose", i32, {ptr, i32, ptr, ptr, i64, i64});
+    declare("te_rt_copy", i32, {ptr, ptr, ptr, i64});
+
+    SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
+    llvm::json::Array entries;
+    for (func::FuncOp func : funcs) {
+      if (func.isExternal())
+        continue;
+      FunctionLowering lowering(func, module, b, runtime);
+      if (failed(lowering.run()))
+        return signalPassFailure();
+      entries.push_back(std::move(lowering.info));
+    }
+    for (func::FuncOp func : funcs)
+      func.erase();
+
+    // te_module_info(): the JSON description of every entry.
+    std::string json;
+    llvm::raw_string_ostream os(json);
+    os << llvm::json::Value(llvm::json::Object{
+        {"format", "te-mlir module 1"}, {"entries", std::move(entries)}});
+    json.push_back('\0');
+    b.setInsertionPointToEnd(module.getBody());
+    auto type = LLVM::LLVMArrayType::get(b.getI8Type(), json.size());
+    auto global = LLVM::GlobalOp::create(
+        b, module.getLoc(), type, /*isConstant=*/true, LLVM::Linkage::Internal,
+        "te_module_info.json", b.getStringAttr(json));
+    auto infoFn = LLVM::LLVMFuncOp::create(
+        b, module.getLoc(), "te_module_info",
+        LLVM::LLVMFunctionType::get(ptr, {}));
+    Block *body = infoFn.addEntryBlock(b);
+    b.setInsertionPointToStart(body);
+    LLVM::ReturnOp::create(b, module.getLoc(),
+                           LLVM::AddressOfOp::create(b, module.getLoc(), global)
+                               .getResult());
+  }
+};
+
+} // namespace

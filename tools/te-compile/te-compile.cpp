@@ -1,0 +1,388 @@
+//===- te-compile.cpp - ahead-of-time compiler driver -----------*- C++ -*-===//
+//
+// te-compile IN.mlir -o OUT.so: a torch-mlir export (or te IR) in, a shared
+// library with one C entry point per function (plus te_module_info()) and a
+// header describing them out. The pipeline: te-import-torch (when the input
+// is a torch export), te-apply-recipe, te-generate-backward (--train),
+// te-decompose, te-lower-to-runtime, LLVM IR, an object from LLVM's code
+// generator, and a link against libte_runtime.
+//
+//===----------------------------------------------------------------------===//
+
+#include "te/InitAll.h"
+#include "te/Transforms/Passes.h"
+
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory category("te-compile options");
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input.mlir>"),
+                                      cl::Required, cl::cat(category));
+static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
+                                       cl::value_desc("OUT.so"), cl::Required,
+                                       cl::cat(category));
+static cl::opt<std::string>
+    recipe("recipe",
+           cl::desc("Recipe of every module op: bf16, fp8-delayed, "
+                    "fp8-current, fp8-block, mxfp8, nvfp4 (default: keep the "
+                    "ops' recipes; bf16 where none is set)"),
+           cl::init(""), cl::cat(category));
+static cl::opt<bool> train("train",
+                           cl::desc("Emit <fn>_fwd and <fn>_bwd entry points "
+                                    "(and keep <fn> for inference)"),
+                           cl::cat(category));
+static cl::opt<bool> checkpoint(
+    "checkpoint",
+    cl::desc("Checkpoint every LayerNormMLP (recompute in backward)"),
+    cl::cat(category));
+static cl::opt<std::string>
+    target("target",
+           cl::desc("Default backend of the library: cpu, cuda or auto "
+                    "(te-run --backend and TE_RT_BACKEND override it)"),
+           cl::init("auto"), cl::cat(category));
+static cl::opt<std::string> arch("arch",
+                                 cl::desc("GPU architecture: sm_90a (Hopper) "
+                                          "or sm_100a (Blackwell)"),
+                                 cl::init("sm_90a"), cl::cat(category));
+static cl::opt<std::string> emit("emit",
+                                 cl::desc("What to write: mlir (LLVM dialect), "
+                                          "llvm (LLVM IR), obj or so"),
+                                 cl::init("so"), cl::cat(category));
+static cl::opt<std::string>
+    runtimeDir("runtime-dir",
+               cl::desc("Directory of libte_runtime.so (default: ../lib "
+                        "next to te-compile, or $TE_RUNTIME_DIR)"),
+               cl::init(""), cl::cat(category));
+
+/// Prints `message` as te-compile's error and returns 1.
+static int fail(const llvm::Twine &message) {
+  llvm::errs() << "te-compile: error: " << message << "\n";
+  return 1;
+}
+
+/// True when the module holds torch dialect ops or types (an export).
+static bool isTorchExport(ModuleOp module) {
+  bool torch = false;
+  module.walk([&](Operation *op) {
+    if (op->getDialect() &&
+        op->getDialect()->getNamespace() == "torch")
+      torch = true;
+    for (Type t : op->getOperandTypes())
+      if (t.getDialect().getNamespace() == "torch")
+        torch = true;
+  });
+  module.walk([&](func::FuncOp f) {
+    for (Type t : f.getArgumentTypes())
+      if (t.getDialect().getNamespace() == "torch")
+        torch = true;
+  });
+  return torch;
+}
+
+/// The JSON that te-lower-to-runtime stored in the module.
+static std::string moduleInfo(ModuleOp module) {
+  if (auto global = module.lookupSymbol<LLVM::GlobalOp>("te_module_info.json"))
+    if (auto str = dyn_cast_or_null<StringAttr>(global.getValueOrNull())) {
+      std::string s = str.str();
+      if (!s.empty() && s.back() == '\0')
+        s.pop_back();
+      return s;
+    }
+  return "";
+}
+
+static std::string cIdentifier(StringRef s) {
+  std::string out;
+  for (char c : s)
+    out.push_back(llvm::isAlnum(c) ? llvm::toUpper(c) : '_');
+  return out;
+}
+
+/// OUT.h: the entry points, their argument order, shapes (dynamic dims as
+/// the dims array), the saved-bundle layout and recipe state.
+static LogicalResult writeHeader(StringRef path, StringRef json) {
+  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(json);
+  if (!parsed)
+    return failure();
+  std::string error;
+  auto file = openOutputFile(path, &error);
+  if (!file)
+    return failure();
+  llvm::raw_ostream &os = file->os();
+  std::string guard = cIdentifier(llvm::sys::path::filename(path));
+  os << "/* Generated by te-compile from " << inputFile
+     << ". Do not edit. */\n#ifndef " << guard << "\n#define " << guard
+     << "\n\n#include \"te/Runtime/TERuntime.h\"\n\n#ifdef __cplusplus\n"
+        "extern \"C\" {\n#endif\n\n"
+        "/* JSON description of every entry (the same as this header). */\n"
+        "const char *te_module_info(void);\n\n";
+  auto shapeStr = [](const llvm::json::Array *shape) {
+    std::string s = "[";
+    for (auto [i, d] : llvm::enumerate(*shape)) {
+      if (i)
+        s += ", ";
+      if (auto n = d.getAsInteger())
+        s += std::to_string(*n);
+      else if (auto str = d.getAsString())
+        s += str->str();
+    }
+    return s + "]";
+  };
+  const llvm::json::Array *entries =
+      parsed->getAsObject()->getArray("entries");
+  for (const llvm::json::Value &e : *entries) {
+    const llvm::json::Object *o = e.getAsObject();
+    StringRef name = *o->getString("name");
+    std::string id = cIdentifier(name);
+    os << "/* " << name << "\n";
+    auto list = [&](StringRef what, const llvm::json::Array *values) {
+      os << " * " << what << ":\n";
+      for (auto [i, v] : llvm::enumerate(*values)) {
+        const llvm::json::Object *t = v.getAsObject();
+        os << " *   [" << i << "] " << *t->getString("dtype") << " "
+           << shapeStr(t->getArray("shape"));
+        for (const auto &kv : *t)
+          if (StringRef(kv.first).starts_with("te.")) {
+            if (auto s = kv.second.getAsString())
+              os << "  " << kv.first << "=" << *s;
+            else
+              os << "  " << kv.first;
+          }
+        os << "\n";
+      }
+    };
+    list("args", o->getArray("args"));
+    list("results", o->getArray("results"));
+    const llvm::json::Array *dims = o->getArray("dims");
+    os << " * dims:";
+    if (dims->empty())
+      os << " none (static shapes)";
+    for (auto [k, d] : llvm::enumerate(*dims))
+      os << " d" << k << " = args[" << *d.getAsObject()->getInteger("arg")
+         << "].shape[" << *d.getAsObject()->getInteger("dim") << "];";
+    os << "\n * planned arena: ";
+    if (auto bytes = o->getInteger("arena_bytes"))
+      os << *bytes << " bytes";
+    else
+      os << "depends on the dynamic dims";
+    os << "\n */\n#define TE_" << id << "_NUM_ARGS "
+       << o->getArray("args")->size() << "\n#define TE_" << id
+       << "_NUM_RESULTS " << o->getArray("results")->size() << "\n#define TE_"
+       << id << "_NUM_DIMS " << dims->size() << "\n";
+    if (auto bytes = o->getInteger("arena_bytes"))
+      os << "#define TE_" << id << "_ARENA_BYTES " << *bytes << "\n";
+    os << "int32_t " << *o->getString("symbol")
+       << "(te_rt_context *ctx, void *const *args, void *const *results,\n"
+          "    const int64_t *dims);\n\n";
+  }
+  os << "#ifdef __cplusplus\n}\n#endif\n\n#endif /* " << guard << " */\n";
+  file->keep();
+  return success();
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "te-compile: torch-mlir export or te IR -> shared library + header\n");
+
+  if (emit != "mlir" && emit != "llvm" && emit != "obj" && emit != "so")
+    return fail("--emit must be mlir, llvm, obj or so, got '" + emit + "'");
+  if (target != "cpu" && target != "cuda" && target != "auto")
+    return fail("--target must be cpu, cuda or auto, got '" + target + "'");
+  std::string archClass;
+  if (arch == "sm_90a")
+    archClass = "hopper";
+  else if (arch == "sm_100a")
+    archClass = "blackwell";
+  else
+    return fail("--arch must be sm_90a or sm_100a, got '" + arch + "'");
+
+  DialectRegistry registry;
+  te::registerAllTEDialects(registry);
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
+  std::string error;
+  auto input = openInputFile(inputFile, &error);
+  if (!input)
+    return fail(error);
+  sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return fail("cannot parse " + inputFile);
+
+  PassManager pm(&context);
+  if (isTorchExport(*module))
+    pm.addPass(te::createTEImportTorchPass());
+  if (!recipe.empty()) {
+    te::TEApplyRecipePassOptions options;
+    options.recipe = recipe;
+    options.override = true;
+    pm.addPass(te::createTEApplyRecipePass(options));
+  }
+  if (train) {
+    te::TEGenerateBackwardPassOptions options;
+    options.arch = archClass;
+    options.checkpoint = checkpoint;
+    pm.addPass(te::createTEGenerateBackwardPass(options));
+  } else if (checkpoint) {
+    return fail("--checkpoint needs --train");
+  }
+  pm.addPass(te::createTEDecomposePass());
+  pm.addPass(createCSEPass());
+  pm.addPass(te::createTELowerToRuntimePass());
+  if (failed(pm.run(*module)))
+    return fail("compilation of " + inputFile + " failed (see above)");
+
+  // The default backend goes into the module description.
+  std::string info = moduleInfo(*module);
+  if (auto parsed = llvm::json::parse(info)) {
+    parsed->getAsObject()->try_emplace("target", std::string(target));
+    parsed->getAsObject()->try_emplace("arch", std::string(arch));
+    parsed->getAsObject()->try_emplace("source", std::string(inputFile));
+    std::string updated;
+    llvm::raw_string_ostream os(updated);
+    os << *parsed;
+    info = updated;
+    auto global = module->lookupSymbol<LLVM::GlobalOp>("te_module_info.json");
+    OpBuilder b(global);
+    updated.push_back('\0');
+    global.setValueAttr(b.getStringAttr(updated));
+    global.setGlobalType(
+        LLVM::LLVMArrayType::get(b.getI8Type(), updated.size()));
+  } else {
+    llvm::consumeError(parsed.takeError());
+    return fail("internal: no module description");
+  }
+
+  if (emit == "mlir") {
+    auto output = openOutputFile(outputFile, &error);
+    if (!output)
+      return fail(error);
+    module->print(output->os());
+    output->keep();
+    return 0;
+  }
+
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(*module, llvmContext, "te-mlir");
+  if (!llvmModule)
+    return fail("translation to LLVM IR failed");
+
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
+  const llvm::Target *llvmTarget =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!llvmTarget)
+    return fail("no LLVM target for " + triple.str() + ": " + error);
+  std::unique_ptr<llvm::TargetMachine> machine(llvmTarget->createTargetMachine(
+      triple, "generic", "", llvm::TargetOptions(), llvm::Reloc::PIC_));
+  llvmModule->setTargetTriple(triple);
+  llvmModule->setDataLayout(machine->createDataLayout());
+  auto optimize = makeOptimizingTransformer(2, 0, machine.get());
+  if (llvm::Error err = optimize(llvmModule.get()))
+    return fail("LLVM optimization failed: " + llvm::toString(std::move(err)));
+
+  if (emit == "llvm") {
+    auto output = openOutputFile(outputFile, &error);
+    if (!output)
+      return fail(error);
+    llvmModule->print(output->os(), nullptr);
+    output->keep();
+    return 0;
+  }
+
+  // The object: OUT itself for --emit=obj, a temporary for --emit=so.
+  SmallString<128> objPath(outputFile);
+  if (emit == "so") {
+    if (llvm::sys::fs::createTemporaryFile("te-compile", "o", objPath))
+      return fail("cannot create a temporary object file");
+  }
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream obj(objPath, ec);
+    if (ec)
+      return fail("cannot write " + objPath + ": " + ec.message());
+    llvm::legacy::PassManager codegen;
+    if (machine->addPassesToEmitFile(codegen, obj, nullptr,
+                                     llvm::CodeGenFileType::ObjectFile))
+      return fail("the target cannot emit object files");
+    codegen.run(*llvmModule);
+  }
+  if (emit == "obj")
+    return 0;
+
+  // Link against libte_runtime.
+  std::string libDir = runtimeDir;
+  if (libDir.empty())
+    if (const char *env = std::getenv("TE_RUNTIME_DIR"))
+      libDir = env;
+  if (libDir.empty()) {
+    std::string self =
+        llvm::sys::fs::getMainExecutable(argv[0], (void *)&fail);
+    SmallString<256> dir(llvm::sys::path::parent_path(
+        llvm::sys::path::parent_path(self)));
+    llvm::sys::path::append(dir, "lib");
+    libDir = dir.str().str();
+  }
+  SmallString<256> runtimeLib(libDir);
+  llvm::sys::path::append(runtimeLib, "libte_runtime.so");
+  if (!llvm::sys::fs::exists(runtimeLib))
+    return fail("cannot find " + runtimeLib +
+                " (set --runtime-dir or TE_RUNTIME_DIR)");
+  llvm::ErrorOr<std::string> cc = llvm::sys::findProgramByName("cc");
+  if (!cc)
+    cc = llvm::sys::findProgramByName("c++");
+  if (!cc)
+    return fail("no C compiler driver (cc) on PATH to link the library");
+  std::string rpath = "-Wl,-rpath," + libDir;
+  SmallVector<StringRef> linkArgs = {*cc,        "-shared", "-o",
+                                     outputFile, objPath,   runtimeLib,
+                                     rpath};
+  std::string linkError;
+  int rc = llvm::sys::ExecuteAndWait(*cc, linkArgs, std::nullopt, {}, 0, 0,
+                                     &linkError);
+  llvm::sys::fs::remove(objPath);
+  if (rc != 0)
+    return fail("linking " + outputFile + " failed" +
+                (linkError.empty() ? "" : ": " + linkError));
+
+  // The header beside the library.
+  SmallString<256> header(outputFile);
+  llvm::sys::path::replace_extension(header, "h");
+  if (failed(writeHeader(header, info)))
+    return fail("cannot write " + header);
+  return 0;
+}
