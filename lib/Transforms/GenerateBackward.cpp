@@ -78,7 +78,13 @@ private:
   SmallVector<BundleEntry> bundle;
   llvm::DenseMap<Value, unsigned> bundleIndex;
   /// Per module op in @f_fwd: saved name -> bundle index.
-  llvm::DenseMap<Operation *, llvm::StringMap<unsigned>> savedOf;
+  llvm::DenseMap<Operation *, llvm::StringMap<Value>> savedOf;
+  /// Constants the backward needs: cloned into @f_bwd, never saved.
+  llvm::DenseMap<Value, Value> clonedConstants;
+
+  /// The @f_bwd value of a forward value the backward needs: a bundle
+  /// argument, or a clone of a constant.
+  Value inBackward(Value forward);
   /// Forward value -> accumulated gradient in @f_bwd.
   llvm::MapVector<Value, Value> grads;
 
@@ -243,8 +249,11 @@ LogicalResult BackwardGenerator::buildForward() {
                             op->getResult(0), s.tensor.name);
         break;
       }
-      savedOf[op][s.tensor.name] =
-          addToBundle(v, prefix + "." + s.tensor.name);
+      savedOf[op][s.tensor.name] = v;
+      // Constants (weights frozen into an export) are rematerialized in the
+      // backward instead of saved.
+      if (!v.getDefiningOp<arith::ConstantOp>())
+        addToBundle(v, prefix + "." + s.tensor.name);
     }
   }
 
@@ -287,6 +296,18 @@ LogicalResult BackwardGenerator::buildForward() {
   return success();
 }
 
+Value BackwardGenerator::inBackward(Value forward) {
+  if (auto constant = forward.getDefiningOp<arith::ConstantOp>()) {
+    Value &clone = clonedConstants[forward];
+    if (!clone) {
+      OpBuilder cb = OpBuilder::atBlockBegin(&bwd.getBody().front());
+      clone = cb.clone(*constant)->getResult(0);
+    }
+    return clone;
+  }
+  return bundle[bundleIndex.lookup(forward)].backward;
+}
+
 void BackwardGenerator::accumulate(Value forward, Value grad, OpBuilder &b) {
   auto [it, inserted] = grads.try_emplace(forward, grad);
   if (!inserted)
@@ -320,10 +341,10 @@ LogicalResult BackwardGenerator::backpropModule(Operation *op, OpBuilder &b) {
                               [&](Value r) { return grads.count(r); });
   if (!anyGrad)
     return success();
-  llvm::StringMap<unsigned> &saved = savedOf[op];
+  llvm::StringMap<Value> &saved = savedOf[op];
   auto get = [&](StringRef name) -> Value {
     auto it = saved.find(name);
-    return it == saved.end() ? Value() : bundle[it->second].backward;
+    return it == saved.end() ? Value() : inBackward(it->second);
   };
 
   FailureOr<Value> dy = gradOrZeros(op->getResult(0), b);
@@ -356,7 +377,7 @@ LogicalResult BackwardGenerator::backpropModule(Operation *op, OpBuilder &b) {
   } else if (auto mlp = dyn_cast<LayerNormMLPOp>(op)) {
     llvm::StringMap<Value> values;
     for (auto &entry : saved)
-      values[entry.getKey()] = bundle[entry.getValue()].backward;
+      values[entry.getKey()] = inBackward(entry.getValue());
     if (mlp.getCheckpoint()) {
       // Inputs (all aliases) in operand order, then the region re-runs the
       // op without checkpointing and yields its saved intermediates.
@@ -364,8 +385,7 @@ LogicalResult BackwardGenerator::backpropModule(Operation *op, OpBuilder &b) {
       options.arch = arch;
       SmallVector<Value> inputs;
       for (Value operand : mlp->getOperands()) {
-        unsigned idx = bundleIndex.lookup(operand);
-        inputs.push_back(bundle[idx].backward);
+        inputs.push_back(inBackward(operand));
       }
       // Build the body in a result-less op, then move it into the final one.
       auto scratch = RecomputeOp::create(b, loc, TypeRange{}, inputs);
@@ -409,8 +429,7 @@ LogicalResult BackwardGenerator::backpropModule(Operation *op, OpBuilder &b) {
       for (const SavedDesc &sd : desc.saved)
         if (sd.alias.kind == Alias::Input)
           values[sd.tensor.name] =
-              bundle[bundleIndex.lookup(mlp->getOperand(sd.alias.index))]
-                  .backward;
+              inBackward(mlp->getOperand(sd.alias.index));
     }
     SmallVector<Type> types = gradTypes(op);
     bwdOp = LayerNormMLPBwdOp::create(

@@ -71,9 +71,13 @@ StringRef dtypeName(Type element) {
 /// A tensor dim: a constant, or a variable (a dynamic dim of an argument,
 /// up to equality).
 struct Dim {
-  int64_t value = 0; ///< when static
-  int var = -1;      ///< dim variable, -1 when static
-  bool isStatic() const { return var < 0; }
+  int64_t value = 0;          ///< when static; the constant factor otherwise
+  SmallVector<int, 1> vars;   ///< dim variables multiplied in; none if static
+  bool isStatic() const { return vars.empty(); }
+  /// Exactly the variable `v` (an argument's dynamic dim).
+  bool isVar(int v) const {
+    return vars.size() == 1 && vars[0] == v && value == 1;
+  }
 };
 
 class ShapeAnalysis {
@@ -84,8 +88,8 @@ public:
   SmallVector<Dim> dims(Value v) const {
     SmallVector<Dim> out = shapes.lookup(v);
     for (Dim &d : out)
-      if (!d.isStatic())
-        d.var = leader(d.var);
+      for (int &v : d.vars)
+        v = leader(v);
     return out;
   }
   int leader(int var) const { return classes.getLeaderValue(var); }
@@ -95,8 +99,8 @@ public:
 private:
   void unify(Operation *op, ArrayRef<Dim> a, ArrayRef<Dim> b) {
     for (auto [x, y] : llvm::zip(a, b))
-      if (!x.isStatic() && !y.isStatic())
-        classes.unionSets(x.var, y.var);
+      if (x.vars.size() == 1 && y.vars.size() == 1 && x.value == y.value)
+        classes.unionSets(x.vars[0], y.vars[0]);
   }
   LogicalResult define(Operation *op);
 
@@ -108,7 +112,7 @@ private:
 SmallVector<Dim> staticDims(RankedTensorType t) {
   SmallVector<Dim> out;
   for (int64_t d : t.getShape())
-    out.push_back(Dim{ShapedType::isDynamic(d) ? 0 : d, -1});
+    out.push_back(Dim{ShapedType::isDynamic(d) ? 0 : d, {}});
   return out;
 }
 
@@ -124,15 +128,13 @@ LogicalResult ShapeAnalysis::define(Operation *op) {
       // Rank-1 fp32 statistics have the rows of the normalized input.
       if (type.getRank() == 1 && isa<NormFwdOp>(op)) {
         SmallVector<Dim> in = shapes.lookup(op->getOperand(0));
-        int dynamic = 0;
-        for (unsigned j = 0; j + 1 < in.size(); ++j)
-          if (!in[j].isStatic()) {
-            d[i] = in[j];
-            ++dynamic;
-          }
-        if (dynamic != 1)
-          return op->emitError("te-lower-to-runtime: statistics over more "
-                               "than one dynamic dim are not supported");
+        // rows = the product of the leading dims.
+        Dim rows{1, {}};
+        for (unsigned j = 0; j + 1 < in.size(); ++j) {
+          rows.value *= in[j].value;
+          llvm::append_range(rows.vars, in[j].vars);
+        }
+        d[i] = rows;
         continue;
       }
       // Otherwise a leading dim of an operand of the same rank.
@@ -158,8 +160,15 @@ LogicalResult ShapeAnalysis::define(Operation *op) {
     unify(op, dimsOf(op->getOperand(0)), dimsOf(op->getOperand(1)));
   if (auto gemm = dyn_cast<GemmOp>(op); gemm && gemm.getLayout() == GemmLayout::NT)
     unify(op, dimsOf(gemm.getLhs()).drop_back(), dimsOf(gemm.getRhs()).drop_back());
-  if (auto nb = dyn_cast<NormBwdOp>(op))
+  if (auto nb = dyn_cast<NormBwdOp>(op)) {
     unify(op, dimsOf(nb.getGrad()), dimsOf(nb.getInput()));
+    // Per-row statistics of a [?, K] input have its rows.
+    ArrayRef<Dim> in = dimsOf(nb.getInput());
+    if (in.size() == 2)
+      for (Value stat : {nb.getRsigma(), nb.getMu()})
+        if (stat)
+          unify(op, in.take_front(), dimsOf(stat));
+  }
   if (auto da = dyn_cast<DActOp>(op))
     unify(op, dimsOf(da.getGrad()).drop_back(), dimsOf(da.getInput()).drop_back());
   if (auto ret = dyn_cast<func::ReturnOp>(op))
@@ -179,13 +188,10 @@ LogicalResult ShapeAnalysis::run(func::FuncOp func) {
                               << " must be a ranked tensor, got "
                               << arg.getType();
     SmallVector<Dim> d = staticDims(type);
-    for (Dim &x : d)
-      if (x.value == 0 && !x.isStatic()) {
-      }
     for (unsigned i = 0; i < d.size(); ++i)
       if (type.isDynamicDim(i)) {
-        d[i].var = numVars++;
-        classes.insert(d[i].var);
+        d[i] = Dim{1, {numVars++}};
+        classes.insert(d[i].vars[0]);
       }
     shapes[arg] = d;
   }
@@ -196,8 +202,8 @@ LogicalResult ShapeAnalysis::run(func::FuncOp func) {
   llvm::DenseSet<int> seen;
   for (BlockArgument arg : func.getArguments())
     for (Dim d : dims(arg))
-      if (!d.isStatic() && seen.insert(d.var).second)
-        dimClasses.push_back(d.var);
+      if (!d.isStatic() && seen.insert(d.vars[0]).second)
+        dimClasses.push_back(d.vars[0]);
   return success();
 }
 
@@ -247,7 +253,13 @@ private:
 
   // Sizes.
   Value dimValue(Dim d) {
-    return d.isStatic() ? c64(d.value) : dimValues.lookup(d.var);
+    if (d.isStatic())
+      return c64(d.value);
+    Value v = d.value == 1 ? Value() : c64(d.value);
+    for (int var : d.vars)
+      v = v ? LLVM::MulOp::create(b, loc, v, dimValues.lookup(var))
+            : dimValues.lookup(var);
+    return v;
   }
   Value numElements(Value tensor, unsigned dropLast = 0) {
     SmallVector<Dim> d = shapes.dims(tensor);
@@ -316,8 +328,13 @@ private:
 std::string FunctionLowering::symbolOf(Dim d) const {
   if (d.isStatic())
     return std::to_string(d.value);
-  auto it = llvm::find(shapes.dimClasses, d.var);
-  return "d" + std::to_string(it - shapes.dimClasses.begin());
+  std::string sym;
+  for (int var : d.vars) {
+    auto it = llvm::find(shapes.dimClasses, var);
+    sym += (sym.empty() ? "d" : "*d") +
+           std::to_string(it - shapes.dimClasses.begin());
+  }
+  return d.value == 1 ? sym : sym + "*" + std::to_string(d.value);
 }
 
 llvm::json::Array FunctionLowering::shapeJSON(Value v, Type type) const {
@@ -752,7 +769,8 @@ LogicalResult FunctionLowering::run() {
     // Where the caller finds the dim: the first argument dim in its class.
     for (BlockArgument arg : func.getArguments()) {
       SmallVector<Dim> d = shapes.dims(arg);
-      auto it = llvm::find_if(d, [&](Dim x) { return x.var == var; });
+      auto it = llvm::find_if(
+          d, [&](const Dim &x) { return x.isVar(var); });
       if (it != d.end()) {
         dims.push_back(llvm::json::Object{{"arg", arg.getArgNumber()},
                                           {"dim", it - d.begin()}});

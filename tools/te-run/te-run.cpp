@@ -386,7 +386,13 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv,
                               "te-run: run a te-compile'd library\n");
 
-  void *handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  // dlopen searches the library path for names without a slash.
+  llvm::SmallString<256> path(library);
+  if (std::error_code ec = llvm::sys::fs::make_absolute(path))
+    die("cannot resolve '" + library + "': " + ec.message());
+  if (!llvm::sys::fs::exists(path))
+    die("cannot load '" + library + "': no such file");
+  void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle)
     die("cannot load '" + library + "': " + dlerror());
   auto infoFn = reinterpret_cast<const char *(*)()>(
