@@ -13,7 +13,7 @@ from lit.llvm.subst import ToolSubst
 config.name = "TE"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir"]
-config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "expected-imports.txt", "check_imports.sh"]
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "expected-imports.txt", "check_imports.sh", "check_backward.sh", "run_goldens.sh"]
 
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.te_obj_root, "test")
@@ -38,8 +38,12 @@ if config.te_enable_sanitizers:
 
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
+config.substitutions.append(("%te_bin", config.te_tools_dir))
+
 tools = [
     ToolSubst("te-opt", unresolved="fatal"),
+    ToolSubst("te-compile", unresolved="fatal"),
+    ToolSubst("te-run", unresolved="fatal"),
     ToolSubst("mlir-opt", unresolved="fatal"),
 ]
 llvm_config.add_tool_substitutions(tools, [config.te_tools_dir, config.llvm_tools_dir])
