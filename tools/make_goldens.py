@@ -14,6 +14,12 @@ For every configuration (see CONFIGS below) this writes OUT/<config>/:
     config.json                 name, dtype, module, activation, normalization, shapes,
                                 tolerances (TransformerEngine's, see README.md)
 
+Dynamic configurations (Config.dynamic set) export x with a dynamic leading dimension
+(torch.export.Dim, `?` in @main's signature) and store one set of goldens per size in
+Config.sizes, OUT/<config>/size<N>/{args,grads_in,expected/fwd,expected/bwd}/ (N = the
+dynamic size); model.mlir and config.json ("dynamic": true, "sizes": [...]) stay at the
+top.  The parameters are the same at every size.
+
 bf16 tensors are stored as their raw bits in a uint16 array, in a file named
 `<stem>.bf16.npy` (see test/Integration/Inputs/README.md); f32 tensors as float32 `.npy`.
 
@@ -167,6 +173,18 @@ class Config:
     bias: bool = True
     zero_centered_gamma: bool = False
     doc: str = ""
+    # Dynamic leading dimension: (name, max) of the torch.export.Dim on x dim 0, and the
+    # sizes to write goldens for.  x_shape[0] is then ignored (the size is substituted).
+    dynamic: tuple | None = None
+    sizes: tuple = ()
+
+    def shape_at(self, size: int) -> tuple:
+        return (size,) + tuple(self.x_shape[1:])
+
+    def export_size(self) -> int:
+        """The example size for the export: the first size >= 2 (torch.export specializes
+        example sizes 0 and 1)."""
+        return next(s for s in self.sizes if s >= 2)
 
     def build(self) -> nn.Module:
         if self.module == "layernorm_linear":
@@ -196,6 +214,13 @@ CONFIGS = [
                "no biases"),
     Config("ln_mlp_gelu_3d_f32", "layernorm_mlp", "LayerNorm", "gelu", "f32", X3,
            doc="ln_mlp_gelu with x[2, 4, 32]"),
+    # dynamic leading dimension (appended: a config's seed depends on its index)
+    Config("ln_mlp_gelu_dyn_f32", "layernorm_mlp", "LayerNorm", "gelu", "f32", (None, HIDDEN),
+           dynamic=("tokens", 4096), sizes=(5, 16),
+           doc="ln_mlp_gelu with x[?, 32], tokens dynamic (Dim('tokens', min=1, max=4096))"),
+    Config("ln_linear_dyn3d_f32", "layernorm_linear", "LayerNorm", None, "f32",
+           (None, SEQ, HIDDEN), dynamic=("batch", 1024), sizes=(3, 1),
+           doc="ln_linear with x[?, 4, 32], batch dynamic (Dim('batch', min=1, max=1024))"),
 ]
 
 TORCH_DTYPE = {"f32": torch.float32, "bf16": torch.bfloat16}
@@ -239,15 +264,26 @@ def save(dirpath: str, stem: str, t: torch.Tensor) -> str:
     return path
 
 
-def make_case(cfg: Config, index: int):
-    """Returns (wrapper, arg names, args, grads_in, outputs, grads)."""
+def data_seed(cfg: Config, index: int, size: int | None) -> int:
+    """Seed of x and grads_in: the config's seed (continuing after the parameters) for a
+    static config; a fresh generator seeded config seed + size for a dynamic one."""
+    return SEED + 100 * index + (size if size is not None else 0)
+
+
+def make_case(cfg: Config, index: int, size: int | None = None):
+    """Returns (wrapper, arg names, args, grads_in, outputs, grads).  size: the dynamic
+    dimension's value (dynamic configs only); the parameters do not depend on it."""
     dt = TORCH_DTYPE[cfg.dtype]
     gen = torch.Generator().manual_seed(SEED + 100 * index)
     model = cfg.build()
     init_params(model, gen, cfg.zero_centered_gamma)
     model = model.to(dt)
     names = [n for n, _ in model.named_parameters()]
-    x = torch.randn(cfg.x_shape, generator=gen, dtype=torch.float32).to(dt)
+    x_shape = cfg.x_shape
+    if cfg.dynamic:
+        x_shape = cfg.shape_at(size)
+        gen = torch.Generator().manual_seed(data_seed(cfg, index, size))
+    x = torch.randn(x_shape, generator=gen, dtype=torch.float32).to(dt)
     params = [p.detach().clone() for p in model.parameters()]
     args = [x] + params
     wrapper = ArgsWrapper(model).eval()
@@ -281,16 +317,30 @@ def versions() -> str:
 def export(cfg: Config, wrapper: nn.Module, names, args) -> str:
     from torch_mlir import fx
 
+    kwargs = {}
+    call = 'output_type="raw", func_name="main"'
+    shapes = [list(a.shape) for a in args]
+    if cfg.dynamic:
+        from torch.export import Dim
+
+        dname, dmax = cfg.dynamic
+        # forward(x, *params): one spec for x, one tuple for the varargs
+        kwargs["dynamic_shapes"] = ({0: Dim(dname, min=1, max=dmax)}, (None,) * (len(args) - 1))
+        kwargs["import_symbolic_shape_expressions"] = True
+        call += (f", dynamic_shapes=({{0: Dim('{dname}', min=1, max={dmax})}}, (None,)*"
+                 f"{len(args) - 1}), import_symbolic_shape_expressions=True")
+        shapes[0][0] = "?"
     with torch.no_grad():
-        module = fx.export_and_import(wrapper, *args, output_type="raw", func_name="main")
+        module = fx.export_and_import(wrapper, *args, output_type="raw", func_name="main",
+                                      **kwargs)
     text = str(module)
-    sig = ", ".join(f"{n}{list(a.shape)}" for n, a in zip(names, args))
+    sig = ", ".join(f"{n}[{', '.join(map(str, s))}]" for n, s in zip(names, shapes))
+    example = (f" (example x{list(args[0].shape)})" if cfg.dynamic else "")
     head = (
         "// Generated by tools/make_goldens.py -- do not edit; regenerate instead.\n"
         f"// config {cfg.name}: {cfg.doc}\n"
         f"// @main({sig}) {cfg.dtype}\n"
-        '// fx.export_and_import(ArgsWrapper(model), x, *params, output_type="raw", '
-        'func_name="main")\n'
+        f"// fx.export_and_import(ArgsWrapper(model), x, *params, {call}){example}\n"
         f"// {versions()}\n"
     )
     return head + (text if text.endswith("\n") else text + "\n")
@@ -326,31 +376,49 @@ def check_import(te_opt: str, path: str, module: str) -> str | None:
 def dump_json(obj) -> str:
     """json.dumps(indent=2), with lists of numbers kept on one line ([8, 32])."""
     text = json.dumps(obj, indent=2)
-    return re.sub(r"\[[\s\d,.eE+-]*\]",
+    return re.sub(r"\[(?:[\s\d,.eE+-]|null)*\]",
                   lambda m: "[" + ", ".join(v.strip() for v in m.group(0)[1:-1].split(",")
                                             if v.strip()) + "]", text) + "\n"
 
 
 def write_case(cfg: Config, index: int, out_root: str, te_opt: str | None) -> tuple[int, list]:
-    wrapper, names, args, grads_in, outs, grads = make_case(cfg, index)
     d = os.path.join(out_root, cfg.name)
     if os.path.isdir(d):
         shutil.rmtree(d)  # stale files from an earlier layout
     os.makedirs(d)
 
-    mlir_path = os.path.join(d, "model.mlir")
-    with open(mlir_path, "w") as f:
-        f.write(export(cfg, wrapper, names, args))
+    def save_tensors(sd, args, grads_in, outs, grads):
+        for i, a in enumerate(args):
+            files.append(save(os.path.join(sd, "args"), f"arg{i}", a))
+        for i, g in enumerate(grads_in):
+            files.append(save(os.path.join(sd, "grads_in"), f"result{i}", g))
+        for i, o in enumerate(outs):
+            files.append(save(os.path.join(sd, "expected", "fwd"), f"result{i}", o))
+        for i, g in enumerate(grads):
+            files.append(save(os.path.join(sd, "expected", "bwd"), f"grad_arg{i}", g))
 
+    mlir_path = os.path.join(d, "model.mlir")
     files = [mlir_path]
-    for i, a in enumerate(args):
-        files.append(save(os.path.join(d, "args"), f"arg{i}", a))
-    for i, g in enumerate(grads_in):
-        files.append(save(os.path.join(d, "grads_in"), f"result{i}", g))
-    for i, o in enumerate(outs):
-        files.append(save(os.path.join(d, "expected", "fwd"), f"result{i}", o))
-    for i, g in enumerate(grads):
-        files.append(save(os.path.join(d, "expected", "bwd"), f"grad_arg{i}", g))
+    if cfg.dynamic:
+        cases = {n: make_case(cfg, index, n) for n in cfg.sizes}
+        wrapper, names, args, grads_in, outs, grads = cases[cfg.export_size()]
+        with open(mlir_path, "w") as f:
+            f.write(export(cfg, wrapper, names, args))
+        for n, (_, _, a, gi, o, g) in cases.items():
+            save_tensors(os.path.join(d, f"size{n}"), a, gi, o, g)
+
+        def sym(shape):  # the dynamic dim as null
+            return [None] + list(shape[1:])
+
+        shapes = {"args": [sym(args[0].shape)] + [list(a.shape) for a in args[1:]],
+                  "results": [sym(o.shape) for o in outs]}
+    else:
+        wrapper, names, args, grads_in, outs, grads = make_case(cfg, index)
+        with open(mlir_path, "w") as f:
+            f.write(export(cfg, wrapper, names, args))
+        save_tensors(d, args, grads_in, outs, grads)
+        shapes = {"args": [list(a.shape) for a in args],
+                  "results": [list(o.shape) for o in outs]}
 
     fa, fr, ba, br = TOLS[(cfg.module, cfg.dtype)]
     suffix = ".bf16.npy" if cfg.dtype == "bf16" else ".npy"
@@ -369,10 +437,7 @@ def write_case(cfg: Config, index: int, out_root: str, te_opt: str | None) -> tu
         "out_features": LN_OUT if cfg.module == "layernorm_linear" else HIDDEN,
         "func": "main",
         "arg_names": names,
-        "shapes": {
-            "args": [list(a.shape) for a in args],
-            "results": [list(o.shape) for o in outs],
-        },
+        "shapes": shapes,
         "file_suffix": suffix,
         # atol/rtol: the envelope of the forward and backward tolerances (one pair that is
         # safe for every file); fwd_*/bwd_*: TE's per-direction tolerances.
@@ -387,6 +452,14 @@ def write_case(cfg: Config, index: int, out_root: str, te_opt: str | None) -> tu
                              "(reference/transformer-engine.md section 7.2)"),
         "seed": SEED + 100 * index,
     }
+    if cfg.dynamic:
+        dname, dmax = cfg.dynamic
+        conf["dynamic"] = True
+        conf["sizes"] = list(cfg.sizes)
+        conf["dynamic_dims"] = {"x": {"0": {"name": dname, "min": 1, "max": dmax}}}
+        conf["export_size"] = cfg.export_size()
+        conf["size_dirs"] = [f"size{n}" for n in cfg.sizes]
+        conf["data_seeds"] = {str(n): data_seed(cfg, index, n) for n in cfg.sizes}
     cpath = os.path.join(d, "config.json")
     with open(cpath, "w") as f:
         f.write(dump_json(conf))
