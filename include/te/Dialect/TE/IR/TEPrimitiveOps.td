@@ -79,7 +79,7 @@ def TE_GemmOp : TE_PrimitiveOp<"gemm"> {
                        TE_GemmLayoutAttr:$layout);
   let results = (outs TE_FloatTensor:$result);
   let assemblyFormat = [{
-    $layout $lhs `,` $rhs (`bias` `(` $bias^ `)`)?
+    `` $layout $lhs `,` $rhs (`bias` `(` $bias^ `)`)?
     attr-dict `:` functional-type(operands, results)
   }];
 }
@@ -95,7 +95,7 @@ def TE_ActOp : TE_PrimitiveOp<"act"> {
                        OptionalAttr<F64Attr>:$glu_linear_offset);
   let results = (outs TE_FloatTensor:$result);
   let assemblyFormat = [{
-    $activation $input attr-dict `:` functional-type(operands, results)
+    `` $activation $input attr-dict `:` functional-type(operands, results)
   }];
 }
 
@@ -112,7 +112,7 @@ def TE_DActOp : TE_PrimitiveOp<"dact"> {
                        OptionalAttr<F64Attr>:$glu_linear_offset);
   let results = (outs TE_FloatTensor:$result);
   let assemblyFormat = [{
-    $activation $grad `,` $input attr-dict `:` functional-type(operands, results)
+    `` $activation $grad `,` $input attr-dict `:` functional-type(operands, results)
   }];
 }
 

@@ -1,0 +1,209 @@
+// RUN: te-opt %s --split-input-file --verify-diagnostics
+//
+// One case per verifier branch of the L2 primitives.
+
+func.func @norm_fwd_rank(%x: tensor<64xf32>, %g: tensor<64xf32>) {
+  // expected-error @+1 {{'te.norm_fwd' op input must be [..., features] with a static feature dim, got 'tensor<64xf32>'}}
+  %z, %r = te.norm_fwd %x norm rms_norm(%g) {eps = 1.0e-5 : f64} : (tensor<64xf32>, tensor<64xf32>) -> (tensor<64xf32>, tensor<1xf32>)
+  return
+}
+
+// -----
+
+func.func @norm_fwd_rms_beta(%x: tensor<8x64xf32>, %g: tensor<64xf32>) {
+  // expected-error @+1 {{'te.norm_fwd' op rms_norm has no beta}}
+  %z, %r = te.norm_fwd %x norm rms_norm(%g, %g) {eps = 1.0e-5 : f64} : (tensor<8x64xf32>, tensor<64xf32>, tensor<64xf32>) -> (tensor<8x64xf32>, tensor<8xf32>)
+  return
+}
+
+// -----
+
+func.func @norm_fwd_gamma(%x: tensor<8x64xf32>, %g: tensor<32xf32>) {
+  // expected-error @+1 {{'te.norm_fwd' op gamma must be 'tensor<64xf32>', got 'tensor<32xf32>'}}
+  %z, %r = te.norm_fwd %x norm rms_norm(%g) {eps = 1.0e-5 : f64} : (tensor<8x64xf32>, tensor<32xf32>) -> (tensor<8x64xf32>, tensor<8xf32>)
+  return
+}
+
+// -----
+
+func.func @norm_fwd_output(%x: tensor<8x64xf32>, %g: tensor<64xf32>) {
+  // expected-error @+1 {{'te.norm_fwd' op output must be 'tensor<8x64xf32>', got 'tensor<8x64xbf16>'}}
+  %z, %r = te.norm_fwd %x norm rms_norm(%g) {eps = 1.0e-5 : f64} : (tensor<8x64xf32>, tensor<64xf32>) -> (tensor<8x64xbf16>, tensor<8xf32>)
+  return
+}
+
+// -----
+
+func.func @norm_fwd_mu(%x: tensor<8x64xf32>, %g: tensor<64xf32>) {
+  // expected-error @+1 {{'te.norm_fwd' op layer_norm has a mean (mu)}}
+  %z, %r = te.norm_fwd %x norm layer_norm(%g) {eps = 1.0e-5 : f64} : (tensor<8x64xf32>, tensor<64xf32>) -> (tensor<8x64xf32>, tensor<8xf32>)
+  return
+}
+
+// -----
+
+func.func @norm_fwd_no_mu(%x: tensor<8x64xf32>, %g: tensor<64xf32>) {
+  // expected-error @+1 {{'te.norm_fwd' op rms_norm has no mean (mu)}}
+  %z, %r, %m = te.norm_fwd %x norm rms_norm(%g) {eps = 1.0e-5 : f64} : (tensor<8x64xf32>, tensor<64xf32>) -> (tensor<8x64xf32>, tensor<8xf32>, tensor<8xf32>)
+  return
+}
+
+// -----
+
+func.func @norm_fwd_rsigma(%x: tensor<2x4x64xf32>, %g: tensor<64xf32>) {
+  // expected-error @+1 {{'te.norm_fwd' op rsigma must be 'tensor<8xf32>', got 'tensor<2xf32>'}}
+  %z, %r = te.norm_fwd %x norm rms_norm(%g) {eps = 1.0e-5 : f64} : (tensor<2x4x64xf32>, tensor<64xf32>) -> (tensor<2x4x64xf32>, tensor<2xf32>)
+  return
+}
+
+// -----
+
+func.func @norm_bwd_rms_beta(%dz: tensor<8x64xf32>, %x: tensor<8x64xf32>, %g: tensor<64xf32>, %r: tensor<8xf32>) {
+  // expected-error @+1 {{'te.norm_bwd' op rms_norm has no beta to differentiate}}
+  %dx, %dg, %db = te.norm_bwd %dz input(%x) norm rms_norm(%g) rsigma(%r) {with_beta} : (tensor<8x64xf32>, tensor<8x64xf32>, tensor<64xf32>, tensor<8xf32>) -> (tensor<8x64xf32>, tensor<64xf32>, tensor<64xf32>)
+  return
+}
+
+// -----
+
+func.func @norm_bwd_beta_result(%dz: tensor<8x64xf32>, %x: tensor<8x64xf32>, %g: tensor<64xf32>, %r: tensor<8xf32>) {
+  // expected-error @+1 {{'te.norm_bwd' op grad_beta must be present exactly with with_beta}}
+  %dx, %dg = te.norm_bwd %dz input(%x) norm layer_norm(%g) rsigma(%r) mu(%r) {with_beta} : (tensor<8x64xf32>, tensor<8x64xf32>, tensor<64xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<8x64xf32>, tensor<64xf32>)
+  return
+}
+
+// -----
+
+func.func @norm_bwd_grad(%dz: tensor<8x32xf32>, %x: tensor<8x64xf32>, %g: tensor<64xf32>, %r: tensor<8xf32>) {
+  // expected-error @+1 {{'te.norm_bwd' op grad must be 'tensor<8x64xf32>', got 'tensor<8x32xf32>'}}
+  %dx, %dg = te.norm_bwd %dz input(%x) norm rms_norm(%g) rsigma(%r) : (tensor<8x32xf32>, tensor<8x64xf32>, tensor<64xf32>, tensor<8xf32>) -> (tensor<8x64xf32>, tensor<64xf32>)
+  return
+}
+
+// -----
+
+func.func @norm_bwd_grad_gamma(%dz: tensor<8x64xf32>, %x: tensor<8x64xf32>, %g: tensor<64xf32>, %r: tensor<8xf32>) {
+  // expected-error @+1 {{'te.norm_bwd' op grad_gamma must be 'tensor<64xf32>', got 'tensor<64xbf16>'}}
+  %dx, %dg = te.norm_bwd %dz input(%x) norm rms_norm(%g) rsigma(%r) : (tensor<8x64xf32>, tensor<8x64xf32>, tensor<64xf32>, tensor<8xf32>) -> (tensor<8x64xf32>, tensor<64xbf16>)
+  return
+}
+
+// -----
+
+func.func @gemm_rhs_dtype(%a: tensor<8x64xf32>, %w: tensor<32x64xbf16>) {
+  // expected-error @+1 {{'te.gemm' op rhs element type 'bf16' does not match lhs 'f32'}}
+  %y = te.gemm tn %a, %w : (tensor<8x64xf32>, tensor<32x64xbf16>) -> tensor<8x32xf32>
+  return
+}
+
+// -----
+
+func.func @gemm_bias_layout(%a: tensor<8x32xf32>, %w: tensor<32x64xf32>, %b: tensor<32xf32>) {
+  // expected-error @+1 {{'te.gemm' op only the tn (fprop) GEMM takes a bias}}
+  %y = te.gemm nn %a, %w bias(%b) : (tensor<8x32xf32>, tensor<32x64xf32>, tensor<32xf32>) -> tensor<8x64xf32>
+  return
+}
+
+// -----
+
+func.func @gemm_weight_rank(%a: tensor<8x64xf32>, %w: tensor<2x32x64xf32>) {
+  // expected-error @+1 {{'te.gemm' op rhs (the weight) must be a static [N, K] matrix, got 'tensor<2x32x64xf32>'}}
+  %y = te.gemm tn %a, %w : (tensor<8x64xf32>, tensor<2x32x64xf32>) -> tensor<8x32xf32>
+  return
+}
+
+// -----
+
+func.func @gemm_tn_features(%a: tensor<8x48xf32>, %w: tensor<32x64xf32>) {
+  // expected-error @+1 {{'te.gemm' op lhs features 48 do not match the weight's in_features 64}}
+  %y = te.gemm tn %a, %w : (tensor<8x48xf32>, tensor<32x64xf32>) -> tensor<8x32xf32>
+  return
+}
+
+// -----
+
+func.func @gemm_nn_features(%a: tensor<8x64xf32>, %w: tensor<32x64xf32>) {
+  // expected-error @+1 {{'te.gemm' op lhs features 64 do not match the weight's out_features 32}}
+  %y = te.gemm nn %a, %w : (tensor<8x64xf32>, tensor<32x64xf32>) -> tensor<8x64xf32>
+  return
+}
+
+// -----
+
+func.func @gemm_bias_shape(%a: tensor<8x64xf32>, %w: tensor<32x64xf32>, %b: tensor<64xf32>) {
+  // expected-error @+1 {{'te.gemm' op bias must be 'tensor<32xf32>', got 'tensor<64xf32>'}}
+  %y = te.gemm tn %a, %w bias(%b) : (tensor<8x64xf32>, tensor<32x64xf32>, tensor<64xf32>) -> tensor<8x32xf32>
+  return
+}
+
+// -----
+
+func.func @gemm_result(%a: tensor<8x64xf32>, %w: tensor<32x64xf32>) {
+  // expected-error @+1 {{'te.gemm' op result must be 'tensor<8x32xf32>', got 'tensor<8x64xf32>'}}
+  %y = te.gemm tn %a, %w : (tensor<8x64xf32>, tensor<32x64xf32>) -> tensor<8x64xf32>
+  return
+}
+
+// -----
+
+func.func @gemm_nt_rows(%dy: tensor<8x32xf32>, %x: tensor<4x64xf32>) {
+  // expected-error @+1 {{'te.gemm' op lhs (dy) and rhs (x) must have the same leading dims, got 'tensor<8x32xf32>' and 'tensor<4x64xf32>'}}
+  %y = te.gemm nt %dy, %x : (tensor<8x32xf32>, tensor<4x64xf32>) -> tensor<32x64xf32>
+  return
+}
+
+// -----
+
+func.func @gemm_nt_result(%dy: tensor<8x32xf32>, %x: tensor<8x64xf32>) {
+  // expected-error @+1 {{'te.gemm' op result must be 'tensor<32x64xf32>', got 'tensor<64x32xf32>'}}
+  %y = te.gemm nt %dy, %x : (tensor<8x32xf32>, tensor<8x64xf32>) -> tensor<64x32xf32>
+  return
+}
+
+// -----
+
+func.func @act_params(%x: tensor<8x64xf32>) {
+  // expected-error @+1 {{'te.act' op limit, alpha and glu_linear_offset are only allowed with clamped_swiglu}}
+  %y = te.act gelu %x {limit = 7.0 : f64} : (tensor<8x64xf32>) -> tensor<8x64xf32>
+  return
+}
+
+// -----
+
+func.func @act_gated_odd(%x: tensor<8x63xf32>) {
+  // expected-error @+1 {{'te.act' op gated activation swiglu needs an even number of input features, got 63}}
+  %y = te.act swiglu %x : (tensor<8x63xf32>) -> tensor<8x31xf32>
+  return
+}
+
+// -----
+
+func.func @act_result(%x: tensor<8x64xf32>) {
+  // expected-error @+1 {{'te.act' op result must be 'tensor<8x32xf32>', got 'tensor<8x64xf32>'}}
+  %y = te.act swiglu %x : (tensor<8x64xf32>) -> tensor<8x64xf32>
+  return
+}
+
+// -----
+
+func.func @dact_grad(%dy: tensor<8x64xf32>, %x: tensor<8x64xf32>) {
+  // expected-error @+1 {{'te.dact' op grad must be 'tensor<8x32xf32>', got 'tensor<8x64xf32>'}}
+  %y = te.dact geglu %dy, %x : (tensor<8x64xf32>, tensor<8x64xf32>) -> tensor<8x64xf32>
+  return
+}
+
+// -----
+
+func.func @dact_result(%dy: tensor<8x64xf32>, %x: tensor<8x64xf32>) {
+  // expected-error @+1 {{'te.dact' op result must be 'tensor<8x64xf32>', got 'tensor<8x64xbf16>'}}
+  %y = te.dact relu %dy, %x : (tensor<8x64xf32>, tensor<8x64xf32>) -> tensor<8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @bias_grad_result(%dy: tensor<8x64xf32>) {
+  // expected-error @+1 {{'te.bias_grad' op result must be 'tensor<64xf32>', got 'tensor<8xf32>'}}
+  %y = te.bias_grad %dy : (tensor<8x64xf32>) -> tensor<8xf32>
+  return
+}
