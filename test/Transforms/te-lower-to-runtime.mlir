@@ -1,0 +1,68 @@
+// RUN: te-opt %s --te-decompose --te-lower-to-runtime --split-input-file --verify-diagnostics | FileCheck %s
+//
+// te-lower-to-runtime: an LLVM-dialect entry point per function calling the
+// te_rt_* ABI in program order, every status checked, one arena planned by
+// liveness, the returned value written in place, and the module info JSON.
+
+// A dynamic-token RMSNorm + GELU MLP with a residual add. Five
+// intermediates (norm output, rsigma, FC1 output, activation, FC2 output)
+// share 2 arena slots: rsigma is dead at once, the norm output dies after
+// FC1, FC1's output after the activation. The sum is written straight into
+// result 0. Sizes use d0, loaded from dims[0].
+// CHECK-LABEL: llvm.func @te_entry_mlp(
+// CHECK-SAME: %[[CTX:.*]]: !llvm.ptr, %[[ARGS:.*]]: !llvm.ptr, %[[RES:.*]]: !llvm.ptr, %[[DIMS:.*]]: !llvm.ptr) -> i32
+// CHECK:      %[[D0P:.*]] = llvm.getelementptr %[[DIMS]][0] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK-NEXT: %[[D0:.*]] = llvm.load %[[D0P]] : !llvm.ptr -> i64
+// CHECK:      %[[OUTP:.*]] = llvm.getelementptr %[[RES]][0]
+// CHECK-NEXT: %[[OUT:.*]] = llvm.load %[[OUTP]] : !llvm.ptr -> !llvm.ptr
+// CHECK:      %[[ARENA:.*]] = llvm.call @te_rt_alloc(%[[CTX]], %{{.*}}) : (!llvm.ptr, i64) -> !llvm.ptr
+// CHECK:      llvm.cond_br %{{.*}}, ^[[FAIL:bb[0-9]+]](%{{.*}} : i32), ^bb1
+// CHECK:      %[[S1:.*]] = llvm.call @te_rt_norm_fwd(%[[CTX]],
+// CHECK:      llvm.icmp "ne" %[[S1]]
+// CHECK-NEXT: llvm.cond_br %{{.*}}, ^[[FAIL]](%[[S1]] : i32), ^bb2
+// CHECK:      llvm.call @te_rt_gemm_fprop(
+// CHECK:      llvm.call @te_rt_act_fwd(
+// CHECK:      llvm.call @te_rt_gemm_fprop(
+// CHECK:      llvm.call @te_rt_add(%[[CTX]], %{{.*}}, %{{.*}}, %{{.*}}, %[[OUT]], %{{.*}})
+// CHECK:      llvm.call @te_rt_free(%[[CTX]], %[[ARENA]])
+// CHECK:      llvm.return %{{.*}} : i32
+// CHECK:      ^[[FAIL]](%[[ST:.*]]: i32):
+// CHECK-NEXT: llvm.call @te_rt_free(%[[CTX]], %[[ARENA]])
+// CHECK-NEXT: llvm.return %[[ST]] : i32
+// CHECK:      llvm.mlir.global internal constant @te_module_info.json(
+// CHECK-SAME: \22arena_bytes\22:\22dynamic\22,\22arena_slots\22:2
+// CHECK-SAME: \22shape\22:[\22d0\22,64]
+// CHECK-SAME: \22dims\22:[{\22arg\22:0,\22dim\22:0}]
+// CHECK-SAME: \22symbol\22:\22te_entry_mlp\22
+// CHECK:      llvm.func @te_module_info() -> !llvm.ptr
+// CHECK-NOT:  func.func
+func.func @mlp(%x: tensor<?x64xbf16>, %g: tensor<64xbf16>, %w1: tensor<128x64xbf16>, %w2: tensor<64x128xbf16>) -> tensor<?x64xbf16> {
+  %y = te.layernorm_mlp %x norm rms_norm(%g) fc1(%w1) act gelu fc2(%w2) : (tensor<?x64xbf16>, tensor<64xbf16>, tensor<128x64xbf16>, tensor<64x128xbf16>) -> tensor<?x64xbf16>
+  %r = arith.addf %y, %x : tensor<?x64xbf16>
+  return %r : tensor<?x64xbf16>
+}
+
+// -----
+
+// Static shapes: the planned peak is known at compile time: the norm output
+// (8x64 f32 = 2048 B) and rsigma (32 B, padded to 256) are the only
+// intermediates (the GEMM writes result 0 in place): 2048 + 256 bytes. A
+// returned argument is copied out.
+// CHECK-LABEL: llvm.func @te_entry_lnl(
+// CHECK:      llvm.call @te_rt_norm_fwd
+// CHECK:      llvm.call @te_rt_gemm_fprop
+// CHECK:      llvm.call @te_rt_copy(
+// CHECK:      \22arena_bytes\22:2304,\22arena_slots\22:2
+func.func @lnl(%x: tensor<8x64xf32>, %g: tensor<64xf32>, %w: tensor<32x64xf32>) -> (tensor<8x32xf32>, tensor<8x64xf32>) {
+  %y = te.layernorm_linear %x norm rms_norm(%g) weight(%w) : (tensor<8x64xf32>, tensor<64xf32>, tensor<32x64xf32>) -> tensor<8x32xf32>
+  return %y, %x : tensor<8x32xf32>, tensor<8x64xf32>
+}
+
+// -----
+
+// Ops the lowering does not know are an error at the op.
+func.func @unknown(%x: tensor<8x64xf32>) -> tensor<8x64xf32> {
+  // expected-error @+1 {{te-lower-to-runtime: cannot lower 'arith.mulf' (run te-decompose first; quantized recipes are not lowered yet)}}
+  %y = arith.mulf %x, %x : tensor<8x64xf32>
+  return %y : tensor<8x64xf32>
+}
