@@ -165,13 +165,18 @@ static LogicalResult writeHeader(StringRef path, StringRef json) {
         const llvm::json::Object *t = v.getAsObject();
         os << " *   [" << i << "] " << *t->getString("dtype") << " "
            << shapeStr(t->getArray("shape"));
+        // Attributes in a stable (sorted) order.
+        std::vector<std::string> keys;
         for (const auto &kv : *t)
-          if (StringRef(kv.first).starts_with("te.")) {
-            if (auto s = kv.second.getAsString())
-              os << "  " << kv.first << "=" << *s;
-            else
-              os << "  " << kv.first;
-          }
+          if (StringRef(kv.first).starts_with("te."))
+            keys.push_back(kv.first.str());
+        llvm::sort(keys);
+        for (const std::string &key : keys) {
+          if (auto s = t->getString(key))
+            os << "  " << key << "=" << *s;
+          else
+            os << "  " << key;
+        }
         os << "\n";
       }
     };
