@@ -1,21 +1,29 @@
 #!/usr/bin/env bash
-# te-mlir's main job on a fresh machine: install, build, and compile a real
-# model as far as the pipeline goes today. The model is GPT-2's MLP block
-# (LayerNorm + transformers' GPT2MLP: Conv1D, gelu_new, Conv1D), exported by
-# the torch-mlir wheel with its default options
-# (test/Import/Inputs/gpt2_mlp.raw.mlir, made by tools/export_torch.py).
-# The job raises it to te ops (te-import-torch),
-# sets a quantization recipe, and prints the te IR and the fake-tensor
-# report (every tensor the module produces, quantizes and saves for
-# backward). It grows into "compile and run" as te-compile/te-run land.
+# te-mlir's main job on a fresh machine: install what is missing, build, and
+# compile a real model ahead of time, then train one step with it and check
+# the numbers against PyTorch.
 #
-# Usage: scripts/main.sh [RECIPE] [ARCH]
-#   RECIPE: bf16|fp8-delayed|fp8-current|fp8-block|mxfp8|nvfp4 (default fp8-delayed)
-#   ARCH:   hopper|blackwell (default hopper)
+# The model is a LayerNorm + MLP block (LayerNorm, FC1 with bias, tanh GELU,
+# FC2 with bias; hidden 32, FFN 64, 8 tokens) exported by the torch-mlir
+# wheel with its parameters as function arguments
+# (test/Integration/Inputs/ln_mlp_gelu_<dtype>/model.mlir, made with its
+# PyTorch goldens by tools/make_goldens.py). te-compile raises it to
+# te.layernorm_mlp, generates the backward, decomposes, plans memory and
+# emits a shared library; te-run runs the forward and the backward on the
+# default backend (CUDA when there is a GPU and the backend supports the
+# recipe, else the CPU reference backend) and the results are compared
+# with PyTorch's under TransformerEngine's tolerances.
+#
+# Usage: scripts/main.sh [DTYPE] [--checkpoint]
+#   DTYPE: bf16 (default) or f32
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-recipe=${1:-fp8-delayed}
-arch=${2:-hopper}
+dtype=${1:-bf16}
+shift || true
+extra=("$@")
+case=ln_mlp_gelu_$dtype
+inputs=$root/test/Integration/Inputs/$case
+[[ -d $inputs ]] || { echo "main: no case '$case' (dtype bf16 or f32)" >&2; exit 1; }
 
 "$root/scripts/bootstrap.sh"
 build=$root/build
@@ -23,27 +31,52 @@ if [[ ! -f $build/build.ninja ]]; then
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir >/dev/null
 fi
-ninja -C "$build" -j "${TE_JOBS:-2}" te-opt
+ninja -C "$build" -j "${TE_JOBS:-2}" te-opt te-compile te-run
 
-model=$root/test/Import/Inputs/gpt2_mlp.raw.mlir
-report=$(mktemp)
-trap 'rm -f "$report"' EXIT
+work=$build/main/$case
+rm -rf "$work" && mkdir -p "$work"
 echo
-echo "== te-opt gpt2_mlp.raw.mlir --te-import-torch=\"recipe=$recipe\" --canonicalize --te-describe"
-"$build/bin/te-opt" "$model" --te-import-torch="recipe=$recipe" --canonicalize \
-  --te-describe="out=$report arch=$arch" --mlir-elide-resource-strings-if-larger=32 \
-  | sed '/^{-#/,$d'
-echo "== fake-tensor report ($arch, training)"
-python3 - "$report" <<'PY'
-import json, sys
-for r in json.load(open(sys.argv[1])):
-    print(f"{r['op']}: recipe {r['recipe']} (effective {r['effective_recipe']})"
-          + (f", fallback: {r['fallback']}" if r['fallback'] else ""))
-    for q in r["quantized"]:
-        inner = ", ".join(f"{t['name']}{t['shape']}:{t['dtype']}" for t in q["inner"])
-        print(f"  quantized {q['name']:16} {q['usage']:8} {inner}")
-    for s in r["saved"]:
-        print(f"  saved     {s['name']:16} {str(s['shape']):14} {s['dtype']:9} aliases={s['aliases']}")
-    print(f"  saved bytes {r['saved_bytes']}, workspace bytes {r['workspace_bytes']}")
+echo "== the export raised to te ops (te-opt --te-import-torch)"
+"$build/bin/te-opt" "$inputs/model.mlir" --te-import-torch | grep -E 'func.func|te\.' | sed 's/^ */  /'
+echo
+echo "== te-compile $case/model.mlir --train ${extra[*]:-} -o $work/model.so"
+"$build/bin/te-compile" "$inputs/model.mlir" --train "${extra[@]}" -o "$work/model.so"
+"$build/bin/te-run" "$work/model.so" --list | grep -E '^[a-z]|arena' | sed 's/^/  /'
+echo
+echo "== te-run --step main (forward + backward), 20 timed steps"
+"$build/bin/te-run" "$work/model.so" --step main --inputs "$inputs/args" \
+  --grads "$inputs/grads_in" --outputs "$work/out" --bench 20 | sed 's/^/  /'
+echo
+echo "== against PyTorch (TransformerEngine tolerances, from config.json)"
+python3 - "$inputs" "$work/out" <<'PY'
+import json, os, sys
+import numpy as np
+
+inputs, out = sys.argv[1], sys.argv[2]
+cfg = json.load(open(os.path.join(inputs, "config.json")))
+
+def load(path):
+    a = np.load(path)
+    if path.endswith(".bf16.npy"):
+        a = (a.astype(np.uint32) << 16).view(np.float32)
+    return a.astype(np.float64)
+
+names = ["output"] + [f"grad {n}" for n in cfg["arg_names"]]
+ok = True
+print(f"  {cfg['description']}; {cfg['module']} {cfg['normalization']} + {cfg['activation']}, dtype {cfg['dtype']}")
+for phase in ("fwd", "bwd"):
+    atol, rtol = cfg[f"{phase}_atol"], cfg[f"{phase}_rtol"]
+    for f in sorted(os.listdir(os.path.join(inputs, "expected", phase))):
+        e = load(os.path.join(inputs, "expected", phase, f))
+        a = load(os.path.join(out, phase, f))
+        if a.shape != e.shape:
+            print(f"  MISMATCH {phase}/{f}: shape {a.shape} vs {e.shape}"); ok = False; continue
+        err = np.abs(a - e)
+        bad = err > atol + rtol * np.abs(e)
+        label = names[0] if phase == "fwd" else names[1 + int(f.split('grad_arg')[1].split('.')[0])]
+        print(f"  {'ok  ' if not bad.any() else 'FAIL'} {label:18} {str(list(e.shape)):10} max |err| {err.max():.3e}"
+              f"  (atol {atol}, rtol {rtol})")
+        ok &= not bad.any()
+print("main: forward and backward match PyTorch" if ok else "main: MISMATCH against PyTorch")
+sys.exit(0 if ok else 1)
 PY
-echo "ok: imported, verified and described under recipe $recipe"
