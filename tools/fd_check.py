@@ -174,6 +174,12 @@ def check(a) -> int:
         step = os.path.join(tmp, "step")
         run_te(a.te_run, [lib, "--step", a.entry, "--inputs", inputs, "--grads", gdir,
                           "--outputs", step], f"--step {a.entry}")
+        bwd = os.path.join(step, "bwd")
+        n_grads = len([f for f in os.listdir(bwd) if re.fullmatch(r"grad_arg\d+(\.bf16)?\.npy", f)]) \
+            if os.path.isdir(bwd) else 0
+        if n_grads != len(args):
+            raise CheckError(f"--step {a.entry} gave {n_grads} gradients but --inputs has "
+                             f"{len(args)} arguments: library and inputs do not match")
         print(f"L = {l0:.6e} over {len(res0)} result(s); eps={a.eps:g} samples={a.samples} "
               f"seed={a.seed} (|fd-an| <= {a.atol:g} + {a.rtol:g}*|an|)")
 
@@ -181,7 +187,7 @@ def check(a) -> int:
         failed = 0
         pert = os.path.join(tmp, "pert.npy")
         for i, x in enumerate(args):
-            an_all = load_f32(os.path.join(step, "bwd", f"grad_arg{i}.npy"),
+            an_all = load_f32(os.path.join(bwd, f"grad_arg{i}.npy"),
                               f"analytic gradient of arg{i}")
             if an_all.shape != x.shape:
                 raise CheckError(f"grad_arg{i} has shape {list(an_all.shape)}, argument "
@@ -191,6 +197,7 @@ def check(a) -> int:
             n = min(a.samples, x.size)
             picks = rng.choice(x.size, size=n, replace=False) if x.size else []
             worst = None  # (excess, flat, fd, an)
+            nbad = 0
             max_err = 0.0
             for flat in picks:
                 flat = int(flat)
@@ -215,15 +222,16 @@ def check(a) -> int:
                 err = abs(fd - an) if math.isfinite(fd) and math.isfinite(an) else math.inf
                 max_err = max(max_err, err)
                 excess = err - (a.atol + a.rtol * abs(an))
-                if excess > 0 and (worst is None or excess > worst[0]):
-                    worst = (excess, flat, fd, an)
+                if not excess <= 0:  # NaN fails too
+                    nbad += 1
+                    if worst is None or excess > worst[0]:
+                        worst = (excess, flat, fd, an)
             if worst is None:
                 print(f"OK arg{i}: {n} samples, max |fd-an| = {max_err:.3e}")
             else:
                 failed += 1
                 _, flat, fd, an = worst
                 where = "[" + ", ".join(str(int(k)) for k in np.unravel_index(flat, x.shape)) + "]"
-                nbad = "some" if n > 1 else "1"
                 print(f"FAIL arg{i}: {n} samples, max |fd-an| = {max_err:.3e}; {nbad} out of "
                       f"tolerance, worst at {where}: fd={fd:.6e} analytic={an:.6e} "
                       f"(allowed {a.atol + a.rtol * abs(an):.3e})")
