@@ -425,6 +425,47 @@ int32_t te_rt_bias_grad(te_rt_context *ctx, int32_t dtype, const void *dy,
   });
 }
 
+int32_t te_rt_dbias_dact(te_rt_context *ctx, int32_t act, int32_t dtype,
+                         const void *dy, const void *x, void *dx, void *dbias,
+                         int64_t rows, int64_t cols, float limit, float alpha,
+                         float offset) {
+  Checker c("te_rt_dbias_dact");
+  int64_t n = 0;
+  if (!c.context(ctx) || !c.dtype(dtype) || !c.nonNegative("rows", rows) ||
+      !c.nonNegative("cols", cols) ||
+      !c.product("rows * cols", rows, cols, 4, &n) ||
+      !activation(c, act, cols, limit) || !c.notNull("dy", dy) ||
+      !c.notNull("x", x) || !c.notNull("dx", dx) ||
+      !c.notNull("dbias", dbias) || !c.cpuOnly(ctx))
+    return 1;
+  auto kind = static_cast<te::cpu::Activation>(act);
+  if (te::cpu::isGated(kind))
+    return c.fail(std::string("gated activation ") + kActivationNames[act] +
+                  " has no fused dbias + dact"),
+           1;
+  return guarded(c, [&] {
+    DType t = dtypeOf(dtype);
+    const float *DY = input(ctx, 0, t, dy, n);
+    const float *X = input(ctx, 1, t, x, n);
+    float *DX = output(ctx, 2, t, dx, n);
+    te::cpu::ClampParams p{limit, alpha, offset};
+    te::cpu::parallelFor(rows, 16 * cols, [&](int64_t r0, int64_t r1) {
+      te::cpu::activationBackward(kind, DY + r0 * cols, X + r0 * cols, r1 - r0,
+                                  cols, DX + r0 * cols, p);
+    });
+    // Column sums of the fp32 dact, in row order (thread-count independent).
+    float *sums = ctx->scratch(3, cols);
+    te::cpu::parallelFor(cols, rows, [&](int64_t j0, int64_t j1) {
+      std::fill(sums + j0, sums + j1, 0.0f);
+      for (int64_t i = 0; i < rows; ++i)
+        for (int64_t j = j0; j < j1; ++j)
+          sums[j] += DX[i * cols + j];
+    });
+    commit(t, DX, dx, n);
+    commit(t, sums, dbias, cols);
+  });
+}
+
 //===----------------------------------------------------------------------===//
 // Elementwise
 //===----------------------------------------------------------------------===//

@@ -87,8 +87,10 @@ private:
       shape = {l.getShape().back(), r.getShape().back()};
       break;
     }
-    return GemmOp::create(b, loc, RankedTensorType::get(shape, l.getElementType()),
-                          lhs, rhs, bias, layout);
+    return GemmOp::create(b, loc,
+                          RankedTensorType::get(shape, l.getElementType()),
+                          /*bias_grad=*/Type(), lhs, rhs, bias, layout)
+        .getResult();
   }
   Value biasGrad(Location loc, Value dy) {
     auto t = cast<RankedTensorType>(dy.getType());

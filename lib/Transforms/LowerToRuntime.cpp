@@ -536,7 +536,9 @@ LogicalResult FunctionLowering::lowerOp(Operation *op) {
     case GemmLayout::NT:
       call("te_rt_gemm_wgrad",
            {ctxArg, dtype(g.getLhs()), ptr(g.getLhs()), ptr(g.getRhs()),
-            ptr(g.getResult()), nullPtr(), rows(g.getLhs()),
+            ptr(g.getResult()),
+            g.getBiasGrad() ? ptr(g.getBiasGrad()) : nullPtr(),
+            rows(g.getLhs()),
             c64(lastDim(g.getLhs())), c64(lastDim(g.getRhs())), c32(0)});
       return success();
     }
@@ -568,6 +570,17 @@ LogicalResult FunctionLowering::lowerOp(Operation *op) {
                        actParams(a.getActivation(), a.getLimitAttr(),
                                  a.getAlphaAttr(), a.getGluLinearOffsetAttr()));
     call("te_rt_act_bwd", operands);
+    return success();
+  }
+  if (auto a = dyn_cast<DBiasDActOp>(op)) {
+    SmallVector<Value> operands = {
+        ctxArg,           c32(int32_t(a.getActivation())), dtype(a.getInput()),
+        ptr(a.getGrad()), ptr(a.getInput()),              ptr(a.getResult()),
+        ptr(a.getBiasGrad()), rows(a.getInput()),         c64(lastDim(a.getInput()))};
+    llvm::append_range(operands,
+                       actParams(a.getActivation(), a.getLimitAttr(),
+                                 a.getAlphaAttr(), a.getGluLinearOffsetAttr()));
+    call("te_rt_dbias_dact", operands);
     return success();
   }
   if (auto g = dyn_cast<BiasGradOp>(op)) {
@@ -832,6 +845,8 @@ struct TELowerToRuntimePass
     declare("te_rt_act_bwd", i32,
             {ptr, i32, i32, ptr, ptr, ptr, i64, i64, f32, f32, f32});
     declare("te_rt_bias_grad", i32, {ptr, i32, ptr, ptr, i64, i64});
+    declare("te_rt_dbias_dact", i32,
+            {ptr, i32, i32, ptr, ptr, ptr, ptr, i64, i64, f32, f32, f32});
     declare("te_rt_add", i32, {ptr, i32, ptr, ptr, ptr, i64});
     declare("te_rt_cast", i32, {ptr, i32, i32, ptr, ptr, i64});
     declare("te_rt_transpose", i32, {ptr, i32, ptr, ptr, i64, i64});

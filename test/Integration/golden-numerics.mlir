@@ -3,7 +3,9 @@
 // with te-compile --train, run with te-run --step (forward, then backward on
 // the saved bundle), and compared with PyTorch under TransformerEngine's
 // tolerances; each MLP is compiled again with --checkpoint and its
-// recomputed backward must be bit-identical to the stored-activation one.
+// recomputed backward must be bit-identical to the stored-activation one;
+// dynamic-shape cases run one library at two sizes; f32 gradients are also
+// checked against central finite differences of the compiled forward.
 // RUN: bash %S/run_goldens.sh %te_bin %python %te_src %t | FileCheck %s
 // CHECK-NOT: FAIL
 // CHECK-DAG: OK ln_linear_f32 fwd: 1 tensors
@@ -20,3 +22,11 @@
 // CHECK-DAG: OK ln_mlp_relu_f32 bwd: 7 tensors
 // CHECK-DAG: OK rms_swiglu_f32 bwd: 4 tensors
 // CHECK-DAG: OK rms_swiglu_f32 checkpoint: backward bit-identical
+// CHECK-DAG: OK ln_mlp_gelu_dyn_f32@size5 bwd: 7 tensors
+// CHECK-DAG: OK ln_mlp_gelu_dyn_f32@size16 bwd: 7 tensors
+// CHECK-DAG: OK ln_linear_dyn3d_f32@size1 bwd:
+// CHECK-DAG: OK ln_linear_dyn3d_f32@size3 bwd:
+// CHECK-DAG: OK ln_mlp_gelu_f32 finite differences: 7 arguments
+// CHECK-DAG: OK rms_swiglu_f32 finite differences: 4 arguments
+// CHECK-DAG: OK rms_linear_zc_f32 finite differences: 4 arguments
+// CHECK-DAG: OK ln_linear_f32 finite differences: 5 arguments

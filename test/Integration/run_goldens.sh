@@ -4,8 +4,12 @@
 #   te-compile --train the export, te-run --step main on the golden inputs and
 #   output gradients, and compare forward outputs and every gradient with
 #   PyTorch under TransformerEngine's tolerances (config.json);
+#   dynamic cases (config "dynamic": true) run the one library at every size
+#   in "sizes" (data in size<N>/);
 #   for MLPs, compile again with --checkpoint and check that the recomputed
-#   backward is bit-identical to the stored one.
+#   backward is bit-identical to the stored one;
+#   for f32 cases, check the backward against central finite differences of
+#   the compiled forward (tools/fd_check.py).
 # Usage: run_goldens.sh BIN_DIR PYTHON SRC_DIR WORK_DIR [CASE...]
 set -u
 bin=$1 python=$2 src=$3 work=$4
@@ -24,33 +28,59 @@ for c in "${cases[@]}"; do
   if ! "$bin/te-compile" "$dir/model.mlir" --train -o "$out/lib.so" 2>"$out/compile.err"; then
     echo "FAIL $c: te-compile: $(head -3 "$out/compile.err")"; status=1; continue
   fi
-  if ! "$bin/te-run" "$out/lib.so" --step main --inputs "$dir/args" --grads "$dir/grads_in" \
-       --outputs "$out/run" >"$out/run.log" 2>&1; then
-    echo "FAIL $c: te-run: $(head -3 "$out/run.log")"; status=1; continue
+  # Static cases have their data at the top; dynamic ones per size, all
+  # run by the one library.
+  if [[ $(json dynamic 2>/dev/null) == True ]]; then
+    sizes=$("$python" -c "import json; print(' '.join('size%d' % n for n in json.load(open('$dir/config.json'))['sizes']))")
+  else
+    sizes=.
   fi
-  for phase in fwd bwd; do
-    if "$python" "$src/tools/compare_npy.py" --expected "$dir/expected/$phase" \
-         --actual "$out/run/$phase" --atol "$(json ${phase}_atol)" --rtol "$(json ${phase}_rtol)" \
-         >"$out/$phase.cmp" 2>&1; then
-      echo "OK $c $phase: $(grep -c '^OK' "$out/$phase.cmp") tensors within TE tolerances (atol $(json ${phase}_atol), rtol $(json ${phase}_rtol))"
-    else
-      echo "FAIL $c $phase:"; sed 's/^/  /' "$out/$phase.cmp"; status=1
+  for sz in $sizes; do
+    data="$dir/$sz" label="$c${sz#.}"
+    [[ $sz == . ]] && label=$c
+    label=${label/size/@size}
+    if ! "$bin/te-run" "$out/lib.so" --step main --inputs "$data/args" --grads "$data/grads_in" \
+         --outputs "$out/run/$sz" >"$out/run.log" 2>&1; then
+      echo "FAIL $label: te-run: $(head -3 "$out/run.log")"; status=1; continue
     fi
+    for phase in fwd bwd; do
+      if "$python" "$src/tools/compare_npy.py" --expected "$data/expected/$phase" \
+           --actual "$out/run/$sz/$phase" --atol "$(json ${phase}_atol)" --rtol "$(json ${phase}_rtol)" \
+           >"$out/$phase.cmp" 2>&1; then
+        echo "OK $label $phase: $(grep -c '^OK' "$out/$phase.cmp") tensors within TE tolerances (atol $(json ${phase}_atol), rtol $(json ${phase}_rtol))"
+      else
+        echo "FAIL $label $phase:"; sed 's/^/  /' "$out/$phase.cmp"; status=1
+      fi
+    done
   done
+  sz=${sizes%% *}
+  data="$dir/$sz"
   if [[ $(json module) == layernorm_mlp ]]; then
     if ! "$bin/te-compile" "$dir/model.mlir" --train --checkpoint -o "$out/ckpt.so" 2>"$out/ckpt.err" ||
-       ! "$bin/te-run" "$out/ckpt.so" --step main --inputs "$dir/args" --grads "$dir/grads_in" \
+       ! "$bin/te-run" "$out/ckpt.so" --step main --inputs "$data/args" --grads "$data/grads_in" \
          --outputs "$out/ckpt" >"$out/ckpt.log" 2>&1; then
       echo "FAIL $c checkpoint: $(head -3 "$out/ckpt.err" "$out/ckpt.log")"; status=1; continue
     fi
     same=1
-    for f in "$out/run/bwd/"*.npy; do
+    for f in "$out/run/$sz/bwd/"*.npy; do
       cmp -s "$f" "$out/ckpt/bwd/$(basename "$f")" || { same=0; echo "  differs: $(basename "$f")"; }
     done
     if [[ $same == 1 ]]; then
-      echo "OK $c checkpoint: backward bit-identical with recompute ($(ls "$out/run/bwd" | wc -l) gradients)"
+      echo "OK $c checkpoint: backward bit-identical with recompute ($(ls "$out/run/$sz/bwd" | wc -l) gradients)"
     else
       echo "FAIL $c checkpoint: recomputed backward differs"; status=1
+    fi
+  fi
+  # Central differences need a smooth function: ReLU's kinks fall inside
+  # eps, so ReLU cases are checked against PyTorch only.
+  if [[ $(json dtype) == f32 && $(json activation 2>/dev/null) == relu ]]; then
+    echo "NOTE $c finite differences not applicable (relu has kinks)"
+  elif [[ $(json dtype) == f32 ]]; then
+    if "$python" "$src/tools/fd_check.py" --te-run "$bin/te-run" --lib "$out/lib.so" \
+         --inputs "$data/args" >"$out/fd.log" 2>&1; then
+      echo "OK $c finite differences: $(grep -c '^OK' "$out/fd.log") arguments"
+    else
+      echo "FAIL $c finite differences:"; sed 's/^/  /' "$out/fd.log"; status=1
     fi
   fi
 done

@@ -265,6 +265,8 @@ int main(int argc, char **argv) {
   }
   pm.addPass(te::createTEDecomposePass());
   pm.addPass(createCSEPass());
+  pm.addPass(te::createTEFuseGemmEpiloguesPass());
+  pm.addPass(te::createTEFuseDBiasDActPass());
   pm.addPass(te::createTELowerToRuntimePass());
   if (failed(pm.run(*module)))
     return fail("compilation of " + inputFile + " failed (see above)");

@@ -830,6 +830,41 @@ TEST_F(Abi, BiasGradSums) {
   expectNear(zero, {0, 0}, 0, "dbias of no rows");
 }
 
+TEST_F(Abi, DBiasDActIsDActPlusColumnSums) {
+  // relu' = 1[x > 0]: dx = dy where x > 0, and dbias sums dx's columns.
+  const float dy[6] = {1, 2, 3, 4, 5, 6};
+  const float x[6] = {1, -1, 2, -2, 3, 0};
+  float dx[6], db[2];
+  ASSERT_EQ(te_rt_dbias_dact(ctx, TE_RT_ACT_RELU, TE_RT_DTYPE_F32, dy, x, dx,
+                             db, 3, 2, 0, 0, 0),
+            0);
+  expectNear(dx, {1, 0, 3, 0, 5, 0}, 0, "dx");
+  expectNear(db, {9, 0}, 0, "dbias");
+  // GELU: the same dx as te_rt_act_bwd, the same sums as te_rt_bias_grad.
+  auto dyr = exactRandom(64 * 16, 5), xr = exactRandom(64 * 16, 6);
+  std::vector<float> dx1(64 * 16), dx2(64 * 16), db1(16), db2(16);
+  ASSERT_EQ(te_rt_dbias_dact(ctx, TE_RT_ACT_GELU, TE_RT_DTYPE_F32, dyr.data(),
+                             xr.data(), dx1.data(), db1.data(), 64, 16, 0, 0,
+                             0),
+            0);
+  ASSERT_EQ(te_rt_act_bwd(ctx, TE_RT_ACT_GELU, TE_RT_DTYPE_F32, dyr.data(),
+                          xr.data(), dx2.data(), 64, 16, 0, 0, 0),
+            0);
+  ASSERT_EQ(te_rt_bias_grad(ctx, TE_RT_DTYPE_F32, dx2.data(), db2.data(), 64,
+                            16),
+            0);
+  EXPECT_EQ(dx1, dx2);
+  EXPECT_EQ(db1, db2);
+  // Gated activations have no fused form.
+  EXPECT_FAILS_WITH(te_rt_dbias_dact(ctx, TE_RT_ACT_SWIGLU, TE_RT_DTYPE_F32,
+                                     dy, x, dx, db, 3, 2, 0, 0, 0),
+                    "te_rt_dbias_dact: gated activation swiglu has no fused "
+                    "dbias + dact");
+  EXPECT_FAILS_WITH(te_rt_dbias_dact(ctx, TE_RT_ACT_GELU, TE_RT_DTYPE_F32, dy,
+                                     x, dx, nullptr, 3, 2, 0, 0, 0),
+                    "te_rt_dbias_dact: dbias is NULL");
+}
+
 TEST_F(Abi, BiasGradDoesNotDependOnThreads) {
   const int64_t rows = 2000, cols = 100;
   auto dy = exactRandom(rows * cols, 21);

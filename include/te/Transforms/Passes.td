@@ -219,4 +219,30 @@ def TELowerToRuntimePass : Pass<"te-lower-to-runtime", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def TEFuseGemmEpiloguesPass : Pass<"te-fuse-gemm-epilogues"> {
+  let summary = "Fold bias gradients into the wgrad GEMM's epilogue (BGRADB)";
+  let description = [{
+    A `te.bias_grad %dy` whose `%dy` a `te.gemm nt %dy, %x` (wgrad) also
+    reads becomes that GEMM's second result: the bias gradient comes out of
+    the GEMM's epilogue (cuBLASLt BGRADB), as TransformerEngine's bf16
+    backward does for both biases of LayerNormLinear and LayerNormMLP. A
+    bias gradient with no such GEMM stays and gets a remark saying why.
+  }];
+  let dependentDialects = ["::mlir::te::TEDialect"];
+}
+
+def TEFuseDBiasDActPass : Pass<"te-fuse-dbias-dact"> {
+  let summary = "Fuse an activation derivative with its bias gradient";
+  let description = [{
+    `te.dact` followed by `te.bias_grad` of its result becomes one
+    `te.dbias_dact` (TransformerEngine's `dbias_d<act>` kernels): dact and the
+    column sums in one pass over the data. Only non-gated activations have
+    the fused form; a gated one gets a remark. In te-compile's pipeline this
+    runs after te-fuse-gemm-epilogues, so the bf16 path keeps TE's choice
+    (FC1's bias gradient from the wgrad GEMM's epilogue) and this fusion
+    catches the bias gradients no wgrad GEMM produces.
+  }];
+  let dependentDialects = ["::mlir::te::TEDialect"];
+}
+
 #endif // TE_TRANSFORMS_PASSES_TD

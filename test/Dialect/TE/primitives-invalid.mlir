@@ -207,3 +207,35 @@ func.func @bias_grad_result(%dy: tensor<8x64xf32>) {
   %y = te.bias_grad %dy : (tensor<8x64xf32>) -> tensor<8xf32>
   return
 }
+
+// -----
+
+func.func @bad_dbias_dact(%dy: tensor<8x64xf32>, %x: tensor<8x64xf32>) {
+  // expected-error @+1 {{'te.dbias_dact' op has no fused form for gated activation geglu}}
+  %dx, %db = te.dbias_dact geglu %dy, %x : (tensor<8x64xf32>, tensor<8x64xf32>) -> (tensor<8x64xf32>, tensor<64xf32>)
+  return
+}
+
+// -----
+
+func.func @bad_dbias_dact_shape(%dy: tensor<8x64xf32>, %x: tensor<8x64xf32>) {
+  // expected-error @+1 {{'te.dbias_dact' op bias_grad must be 'tensor<64xf32>', got 'tensor<8xf32>'}}
+  %dx, %db = te.dbias_dact gelu %dy, %x : (tensor<8x64xf32>, tensor<8x64xf32>) -> (tensor<8x64xf32>, tensor<8xf32>)
+  return
+}
+
+// -----
+
+func.func @bad_epilogue(%a: tensor<8x64xf32>, %w: tensor<32x64xf32>) {
+  // expected-error @+1 {{'te.gemm' op only the nt (wgrad) GEMM produces a bias gradient}}
+  %y, %db = te.gemm tn %a, %w : (tensor<8x64xf32>, tensor<32x64xf32>) -> (tensor<8x32xf32>, tensor<32xf32>)
+  return
+}
+
+// -----
+
+func.func @bad_epilogue_shape(%dy: tensor<8x32xf32>, %x: tensor<8x64xf32>) {
+  // expected-error @+1 {{'te.gemm' op bias_grad must be 'tensor<32xf32>', got 'tensor<64xf32>'}}
+  %dw, %db = te.gemm nt %dy, %x : (tensor<8x32xf32>, tensor<8x64xf32>) -> (tensor<32x64xf32>, tensor<64xf32>)
+  return
+}

@@ -138,6 +138,12 @@ LogicalResult GemmOp::verify() {
                          << " does not match lhs " << e;
   if (getBias() && getLayout() != GemmLayout::TN)
     return emitOpError() << "only the tn (fprop) GEMM takes a bias";
+  if (getBiasGrad() && getLayout() != GemmLayout::NT)
+    return emitOpError() << "only the nt (wgrad) GEMM produces a bias "
+                            "gradient";
+  if (getBiasGrad() &&
+      failed(s.expectShape("bias_grad", getBiasGrad(), {*lhsK}, e)))
+    return failure();
   switch (getLayout()) {
   case GemmLayout::TN:
   case GemmLayout::NN: {
@@ -201,6 +207,23 @@ LogicalResult DActOp::verify() {
                            x.getElementType())))
     return failure();
   return s.expect("result", getResult(), x);
+}
+
+LogicalResult DBiasDActOp::verify() {
+  Shapes s{*this};
+  FailureOr<int64_t> k = s.features("input", getInput());
+  if (failed(k) ||
+      failed(verifyActivationParams(*this, getActivation(), getLimitAttr(),
+                                    getAlphaAttr(), getGluLinearOffsetAttr())))
+    return failure();
+  if (isGatedActivation(getActivation()))
+    return emitOpError() << "has no fused form for gated activation "
+                         << stringifyActivationKind(getActivation());
+  RankedTensorType x = s.type(getInput());
+  if (failed(s.expect("grad", getGrad(), x)) ||
+      failed(s.expect("result", getResult(), x)))
+    return failure();
+  return s.expectShape("bias_grad", getBiasGrad(), {*k}, x.getElementType());
 }
 
 LogicalResult BiasGradOp::verify() {

@@ -72,12 +72,16 @@ def TE_GemmOp : TE_PrimitiveOp<"gemm"> {
     - `nt` (wgrad): `lhs = dy [..., N]`, `rhs = x [..., K]`:
       `dw [N, K] = dy^T . x`
 
-    Accumulation is fp32. Kernels: `te_rt_gemm_fprop`, `_dgrad`, `_wgrad`.
+    Accumulation is fp32. The wgrad GEMM may also produce the bias
+    gradient `bias_grad [N] = sum over rows of dy` in its epilogue (cuBLASLt's
+    BGRADB; te-fuse-gemm-epilogues folds a `te.bias_grad` of the same `dy`
+    into it). Kernels: `te_rt_gemm_fprop`, `_dgrad`, `_wgrad`.
   }];
   let arguments = (ins TE_FloatTensor:$lhs, TE_FloatTensor:$rhs,
                        Optional<TE_FloatTensor>:$bias,
                        TE_GemmLayoutAttr:$layout);
-  let results = (outs TE_FloatTensor:$result);
+  let results = (outs TE_FloatTensor:$result,
+                      Optional<TE_FloatTensor>:$bias_grad);
   let assemblyFormat = [{
     `` $layout $lhs `,` $rhs (`bias` `(` $bias^ `)`)?
     attr-dict `:` functional-type(operands, results)
@@ -111,6 +115,25 @@ def TE_DActOp : TE_PrimitiveOp<"dact"> {
                        OptionalAttr<F64Attr>:$limit, OptionalAttr<F64Attr>:$alpha,
                        OptionalAttr<F64Attr>:$glu_linear_offset);
   let results = (outs TE_FloatTensor:$result);
+  let assemblyFormat = [{
+    `` $activation $grad `,` $input attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def TE_DBiasDActOp : TE_PrimitiveOp<"dbias_dact"> {
+  let summary = "an activation's derivative fused with the bias gradient";
+  let description = [{
+    `dx = dy * act'(x)` and `dbias = sum over rows of dx` in one pass
+    (TransformerEngine's `dbias_d<act>` kernels, for the non-gated
+    activations), summed in fp32 before `dx` is rounded. Made by
+    te-fuse-dbias-dact from `te.dact` + `te.bias_grad`. Kernel:
+    `te_rt_dbias_dact`.
+  }];
+  let arguments = (ins TE_FloatTensor:$grad, TE_FloatTensor:$input,
+                       TE_ActivationKindAttr:$activation,
+                       OptionalAttr<F64Attr>:$limit, OptionalAttr<F64Attr>:$alpha,
+                       OptionalAttr<F64Attr>:$glu_linear_offset);
+  let results = (outs TE_FloatTensor:$result, TE_FloatTensor:$bias_grad);
   let assemblyFormat = [{
     `` $activation $grad `,` $input attr-dict `:` functional-type(operands, results)
   }];
