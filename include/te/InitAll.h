@@ -18,6 +18,7 @@
 #include "te/Dialect/TE/IR/TEDialect.h"
 #include "te/Dialect/Torch/TorchDialect.h"
 #include "te/Transforms/Passes.h"
+#include "te/Transforms/Pipeline.h"
 
 namespace mlir::te {
 
@@ -36,7 +37,10 @@ inline void registerAllTEDialects(DialectRegistry &registry) {
 }
 
 /// Every te-mlir pass.
-inline void registerAllTEPasses() { registerTEPasses(); }
+inline void registerAllTEPasses() {
+  registerTEPasses();
+  registerTEPipeline();
+}
 
 } // namespace mlir::te
 

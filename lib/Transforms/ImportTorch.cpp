@@ -1669,6 +1669,23 @@ LogicalResult FunctionImporter::run() {
   return success();
 }
 
+/// True when the function's signature or body uses the torch dialect.
+bool usesTorch(func::FuncOp func) {
+  auto isTorch = [](Type t) { return t.getDialect().getNamespace() == "torch"; };
+  if (llvm::any_of(func.getArgumentTypes(), isTorch) ||
+      llvm::any_of(func.getResultTypes(), isTorch))
+    return true;
+  return func
+      .walk([&](Operation *op) {
+        if (op->getDialect() && op->getDialect()->getNamespace() == "torch")
+          return WalkResult::interrupt();
+        if (llvm::any_of(op->getResultTypes(), isTorch))
+          return WalkResult::interrupt();
+        return WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
 struct TEImportTorchPass
     : public mlir::te::impl::TEImportTorchPassBase<TEImportTorchPass> {
   using Base::Base;
@@ -1685,8 +1702,8 @@ struct TEImportTorchPass
       }
     }
     for (auto func : getOperation().getOps<func::FuncOp>()) {
-      if (func.isExternal())
-        continue;
+      if (func.isExternal() || !usesTorch(func))
+        continue; // already te IR (or plain tensors): nothing to import
       FunctionImporter importer(func, recipeAttr);
       if (failed(importer.run()))
         return signalPassFailure();

@@ -98,3 +98,11 @@ func.func @f(%x: tensor<?x64xf32>, %w: tensor<32x64xf32>, %r: tensor<?x32xf32>) 
   %s = arith.addf %y, %r : tensor<?x32xf32>
   return %s : tensor<?x32xf32>
 }
+//
+// te-opt --te-pipeline runs what te-compile runs, to the LLVM dialect.
+// RUN: te-opt %s --te-pipeline="train=true" | FileCheck %s --check-prefix=PIPE
+// PIPE-DAG: llvm.func @te_entry_f(
+// PIPE-DAG: llvm.func @te_entry_f_fwd(
+// PIPE-DAG: llvm.func @te_entry_f_bwd(
+// PIPE-DAG: llvm.func @te_module_info()
+// PIPE-NOT: func.func

@@ -11,6 +11,7 @@
 
 #include "te/InitAll.h"
 #include "te/Transforms/Passes.h"
+#include "te/Transforms/Pipeline.h"
 
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -246,28 +247,17 @@ int main(int argc, char **argv) {
   if (!module)
     return fail("cannot parse " + inputFile);
 
-  PassManager pm(&context);
-  if (isTorchExport(*module))
-    pm.addPass(te::createTEImportTorchPass());
-  if (!recipe.empty()) {
-    te::TEApplyRecipePassOptions options;
-    options.recipe = recipe;
-    options.override = true;
-    pm.addPass(te::createTEApplyRecipePass(options));
-  }
-  if (train) {
-    te::TEGenerateBackwardPassOptions options;
-    options.arch = archClass;
-    options.checkpoint = checkpoint;
-    pm.addPass(te::createTEGenerateBackwardPass(options));
-  } else if (checkpoint) {
+  // --checkpoint without --train would silently do nothing.
+  if (checkpoint && !train)
     return fail("--checkpoint needs --train");
-  }
-  pm.addPass(te::createTEDecomposePass());
-  pm.addPass(createCSEPass());
-  pm.addPass(te::createTEFuseGemmEpiloguesPass());
-  pm.addPass(te::createTEFuseDBiasDActPass());
-  pm.addPass(te::createTELowerToRuntimePass());
+  PassManager pm(&context);
+  te::TEPipelineOptions options;
+  options.importTorch = isTorchExport(*module);
+  options.recipe = recipe;
+  options.train = train;
+  options.checkpoint = checkpoint;
+  options.arch = archClass;
+  te::buildTEPipeline(pm, options);
   if (failed(pm.run(*module)))
     return fail("compilation of " + inputFile + " failed (see above)");
 

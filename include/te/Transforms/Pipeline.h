@@ -1,0 +1,47 @@
+//===- Pipeline.h - te-pipeline ---------------------------------*- C++ -*-===//
+//
+// The compilation pipeline as options + a builder, for te-compile and
+// `te-opt --te-pipeline="..."`.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TE_TRANSFORMS_PIPELINE_H
+#define TE_TRANSFORMS_PIPELINE_H
+
+#include "mlir/Pass/PassOptions.h"
+
+namespace mlir {
+class OpPassManager;
+namespace te {
+
+struct TEPipelineOptions : public PassPipelineOptions<TEPipelineOptions> {
+  Option<bool> importTorch{*this, "import-torch",
+                           llvm::cl::desc("Raise torch-mlir ops first"),
+                           llvm::cl::init(true)};
+  Option<std::string> recipe{
+      *this, "recipe",
+      llvm::cl::desc("Recipe of every module op (empty: keep the ops')"),
+      llvm::cl::init("")};
+  Option<bool> train{*this, "train",
+                     llvm::cl::desc("Generate <fn>_fwd and <fn>_bwd"),
+                     llvm::cl::init(false)};
+  Option<bool> checkpoint{*this, "checkpoint",
+                          llvm::cl::desc("Checkpoint every LayerNormMLP"),
+                          llvm::cl::init(false)};
+  Option<std::string> arch{
+      *this, "arch",
+      llvm::cl::desc("Architecture class of quantized saves: hopper or "
+                     "blackwell"),
+      llvm::cl::init("hopper")};
+};
+
+/// Adds the pipeline's passes to `pm` (anchored on builtin.module).
+void buildTEPipeline(OpPassManager &pm, const TEPipelineOptions &options);
+
+/// Registers `te-pipeline` for te-opt.
+void registerTEPipeline();
+
+} // namespace te
+} // namespace mlir
+
+#endif // TE_TRANSFORMS_PIPELINE_H

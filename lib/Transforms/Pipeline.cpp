@@ -1,0 +1,50 @@
+//===- Pipeline.cpp - te-pipeline: export to LLVM dialect -------*- C++ -*-===//
+//
+// The whole compilation as one pass pipeline, shared by te-compile and
+// `te-opt --te-pipeline`: import (when the module holds torch ops), recipe,
+// backward generation, decomposition, fusions, lowering to the runtime ABI.
+//
+//===----------------------------------------------------------------------===//
+
+#include "te/Transforms/Pipeline.h"
+#include "te/Transforms/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+using namespace mlir::te;
+
+void mlir::te::buildTEPipeline(OpPassManager &pm,
+                               const TEPipelineOptions &options) {
+  if (options.importTorch)
+    pm.addPass(createTEImportTorchPass());
+  if (!options.recipe.empty()) {
+    TEApplyRecipePassOptions recipe;
+    recipe.recipe = options.recipe;
+    recipe.override = true;
+    pm.addPass(createTEApplyRecipePass(recipe));
+  }
+  if (options.train) {
+    TEGenerateBackwardPassOptions backward;
+    backward.arch = options.arch;
+    backward.checkpoint = options.checkpoint;
+    pm.addPass(createTEGenerateBackwardPass(backward));
+  }
+  pm.addPass(createTEDecomposePass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createTEFuseGemmEpiloguesPass());
+  pm.addPass(createTEFuseDBiasDActPass());
+  pm.addPass(createTELowerToRuntimePass());
+}
+
+void mlir::te::registerTEPipeline() {
+  PassPipelineRegistration<TEPipelineOptions>(
+      "te-pipeline",
+      "The whole te-mlir compilation to the LLVM dialect (what te-compile "
+      "runs): te-import-torch, te-apply-recipe, te-generate-backward, "
+      "te-decompose, cse, te-fuse-gemm-epilogues, te-fuse-dbias-dact, "
+      "te-lower-to-runtime",
+      buildTEPipeline);
+}
