@@ -11,72 +11,78 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Json.h"
 #include "Npy.h"
 #include "te/Runtime/TERuntime.h"
 
-#include "llvm/ADT/StringMap.h"
-#include "llvm/Support/CommandLine.h"
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/JSON.h"
-#include "llvm/Support/Path.h"
-#include "llvm/Support/raw_ostream.h"
-
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstring>
 #include <dlfcn.h>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <optional>
 #include <random>
+#include <string>
+#include <string_view>
+#include <vector>
 
-namespace cl = llvm::cl;
-using llvm::StringRef;
-
-static cl::OptionCategory category("te-run options");
-static cl::opt<std::string> library(cl::Positional, cl::desc("<library.so>"),
-                                    cl::Required, cl::cat(category));
-static cl::opt<bool> list("list", cl::desc("List the entries and exit"),
-                          cl::cat(category));
-static cl::opt<std::string> entryName("entry", cl::desc("Entry to run"),
-                                      cl::cat(category));
-static cl::opt<std::string>
-    stepName("step",
-             cl::desc("Run a training step of NAME: NAME_fwd then NAME_bwd"),
-             cl::cat(category));
-static cl::list<std::string>
-    inputSpecs("input",
-               cl::desc("NAME=FILE.npy: an argument, by index (argN or N) or "
-                        "by its te.saved / te.grad_of / te.state name"),
-               cl::cat(category));
-static cl::opt<std::string>
-    inputsDir("inputs",
-              cl::desc("Directory with argN.npy (or argN.bf16.npy) per "
-                       "argument not given by --input"),
-              cl::cat(category));
-static cl::opt<std::string>
-    gradsDir("grads",
-             cl::desc("--step: directory with resultN.npy, the gradient of "
-                      "forward result N"),
-             cl::cat(category));
-static cl::opt<int64_t>
-    randomSeed("random",
-               cl::desc("Fill arguments not given otherwise with seeded "
-                        "uniform values in [-1, 1)"),
-               cl::init(-1), cl::cat(category));
-static cl::opt<std::string> outputsDir("outputs",
-                                       cl::desc("Write resultN.npy here"),
-                                       cl::cat(category));
-static cl::opt<std::string>
-    backendName("backend",
-                cl::desc("cpu, cuda or auto (default: the library's target)"),
-                cl::cat(category));
-static cl::opt<unsigned> bench("bench",
-                               cl::desc("Time N calls (after one warm-up)"),
-                               cl::init(0), cl::cat(category));
+namespace fs = std::filesystem;
+using te::json::Array;
+using te::json::Object;
+using te::json::Value;
 
 namespace {
 
-[[noreturn]] void die(const llvm::Twine &message) {
-  llvm::errs() << "te-run: error: " << message << "\n";
+/// Command-line options (see usage()).
+struct Options {
+  std::string library, entry, step, inputsDir, gradsDir, outputsDir, backend;
+  std::vector<std::string> inputs;
+  int64_t randomSeed = -1;
+  unsigned bench = 0;
+  bool list = false;
+} opts;
+
+const char *const kUsage = R"(usage: te-run LIBRARY.so [options]
+Runs a library made by te-compile.
+  --list                 list the entries (arguments, results, arena) and exit
+  --entry NAME           the entry to run (needed when there are several)
+  --step NAME            a training step: NAME_fwd, then NAME_bwd on its
+                         saved bundle and the output gradients
+  --input NAME=FILE      an argument from a .npy file, by index (argN or N)
+                         or by its te.saved / te.grad_of / te.state name
+  --inputs DIR           argN.npy (or argN.bf16.npy) for the others
+  --grads DIR            --step: resultN.npy, the gradient of forward result N
+  --random SEED          seeded uniform [-1, 1) values for arguments not given
+  --outputs DIR          write resultN.npy (--step: fwd/resultN, bwd/grad_argN)
+  --backend B            cpu, cuda or auto (default: the library's target)
+  --bench N              time N calls after one warm-up
+bf16 tensors are uint16 .npy files named *.bf16.npy.
+)";
+
+[[noreturn]] void die(const std::string &message) {
+  std::cerr << "te-run: error: " << message << "\n";
   std::exit(1);
+}
+
+std::string str(int64_t v) { return std::to_string(v); }
+bool endsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+/// A non-negative decimal integer, or nullopt.
+std::optional<uint64_t> parseUnsigned(std::string_view s) {
+  if (s.empty() || s.size() > 18)
+    return std::nullopt;
+  uint64_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9')
+      return std::nullopt;
+    v = v * 10 + (c - '0');
+  }
+  return v;
 }
 
 using EntryFn = int32_t (*)(te_rt_context *, void *const *, void *const *,
@@ -88,8 +94,8 @@ struct Tensor {
   std::vector<char> data;
 };
 
-int64_t elementBytes(StringRef dtype) { return dtype == "float32" ? 4 : 2; }
-std::string descrOf(StringRef dtype) {
+int64_t elementBytes(const std::string &dtype) { return dtype == "float32" ? 4 : 2; }
+std::string descrOf(const std::string &dtype) {
   return dtype == "float32" ? "<f4" : dtype == "bfloat16" ? "<u2" : "<f2";
 }
 std::string shapeString(const std::vector<int64_t> &shape) {
@@ -102,17 +108,17 @@ std::string shapeString(const std::vector<int64_t> &shape) {
 /// One entry of the library, from te_module_info().
 struct Entry {
   std::string name, symbol;
-  const llvm::json::Object *info = nullptr;
-  const llvm::json::Array *args = nullptr, *results = nullptr,
+  const Object *info = nullptr;
+  const Array *args = nullptr, *results = nullptr,
                           *dims = nullptr;
   EntryFn fn = nullptr;
 
   std::string argLabel(size_t i) const {
     std::string label = "arg" + std::to_string(i);
-    const llvm::json::Object *a = (*args)[i].getAsObject();
-    for (StringRef key : {"te.saved", "te.grad_of", "te.state"})
+    const Object *a = (*args)[i].getAsObject();
+    for (const char *key : {"te.saved", "te.grad_of", "te.state"})
       if (auto s = a->getString(key))
-        label += " (" + key.str() + "=" + s->str() + ")";
+        label += std::string(" (") + key + "=" + *s + ")";
     return label;
   }
 };
@@ -121,70 +127,82 @@ struct Entry {
 std::vector<int64_t> bindDims(const Entry &e, const std::vector<Tensor> &in) {
   std::vector<int64_t> dims(e.dims->size(), -1);
   for (size_t i = 0; i < e.args->size(); ++i) {
-    const llvm::json::Object *a = (*e.args)[i].getAsObject();
-    const llvm::json::Array *shape = a->getArray("shape");
-    StringRef dtype = *a->getString("dtype");
+    const Object *a = (*e.args)[i].getAsObject();
+    const Array *shape = a->getArray("shape");
+    std::string dtype = *a->getString("dtype");
     if (in[i].dtype != dtype)
       die(e.name + ": " + e.argLabel(i) + " must be " + dtype + ", got " +
           in[i].dtype);
     if (in[i].shape.size() != shape->size())
       die(e.name + ": " + e.argLabel(i) + " must have rank " +
-          llvm::Twine(shape->size()) + ", got " + shapeString(in[i].shape));
+          str(shape->size()) + ", got " + shapeString(in[i].shape));
     for (size_t d = 0; d < shape->size(); ++d) {
       int64_t got = in[i].shape[d];
       if (auto n = (*shape)[d].getAsInteger()) {
         if (*n != got)
-          die(e.name + ": " + e.argLabel(i) + " dim " + llvm::Twine(d) +
-              " must be " + llvm::Twine(*n) + ", got " +
+          die(e.name + ": " + e.argLabel(i) + " dim " + str(d) +
+              " must be " + str(*n) + ", got " +
               shapeString(in[i].shape));
         continue;
       }
-      StringRef sym = *(*shape)[d].getAsString();
-      unsigned k = 0;
-      sym.drop_front().getAsInteger(10, k);
-      if (dims[k] >= 0 && dims[k] != got)
-        die(e.name + ": " + e.argLabel(i) + " dim " + llvm::Twine(d) + " is " +
-            llvm::Twine(got) + " but " + sym + " = " + llvm::Twine(dims[k]) +
+      std::string sym = *(*shape)[d].getAsString();
+      std::optional<uint64_t> k =
+          sym.size() > 1 ? parseUnsigned(std::string_view(sym).substr(1))
+                         : std::nullopt;
+      if (!k || *k >= dims.size())
+        die(e.name + ": malformed dim symbol '" + sym + "'");
+      if (dims[*k] >= 0 && dims[*k] != got)
+        die(e.name + ": " + e.argLabel(i) + " dim " + str(d) + " is " +
+            str(got) + " but " + sym + " = " + str(dims[*k]) +
             " from an earlier argument (these dims must be equal)");
-      dims[k] = got;
+      dims[*k] = got;
     }
   }
   return dims;
 }
 
-std::vector<int64_t> resultShape(const llvm::json::Object *r,
+std::vector<int64_t> resultShape(const Object *r,
                                  const std::vector<int64_t> &dims) {
   std::vector<int64_t> shape;
-  for (const llvm::json::Value &d : *r->getArray("shape")) {
+  for (const Value &d : *r->getArray("shape")) {
     if (auto n = d.getAsInteger()) {
       shape.push_back(*n);
       continue;
     }
     // Products of integers and d<k>.
     int64_t v = 1;
-    llvm::SmallVector<StringRef> factors;
-    d.getAsString()->split(factors, '*');
-    for (StringRef f : factors) {
-      f = f.trim();
-      uint64_t x = 0;
-      if (f.starts_with("d") && !f.drop_front().getAsInteger(10, x))
-        v *= dims[x];
-      else if (!f.getAsInteger(10, x))
-        v *= x;
+    std::string expr = *d.getAsString(), factor;
+    size_t start = 0;
+    while (start <= expr.size()) {
+      size_t star = expr.find('*', start);
+      factor = expr.substr(start, star == std::string::npos ? std::string::npos
+                                                            : star - start);
+      factor.erase(0, factor.find_first_not_of(' '));
+      factor.erase(factor.find_last_not_of(' ') + 1);
+      std::optional<uint64_t> x;
+      if (!factor.empty() && factor[0] == 'd' &&
+          (x = parseUnsigned(std::string_view(factor).substr(1))) &&
+          *x < dims.size())
+        v *= dims[*x];
+      else if ((x = parseUnsigned(factor)))
+        v *= int64_t(*x);
       else
-        die("unsupported dim expression '" + *d.getAsString() + "'");
+        die("unsupported dim expression '" + expr + "'");
+      if (star == std::string::npos)
+        break;
+      start = star + 1;
     }
     shape.push_back(v);
   }
   return shape;
 }
 
-Tensor loadNpy(const std::string &path, StringRef dtype) {
+Tensor loadNpy(const std::string &path, const std::string &dtype) {
   te::npy::Array a;
   std::string error;
   if (!te::npy::read(path, a, error))
     die(error);
-  bool bf16File = StringRef(path).ends_with(".bf16.npy");
+  bool bf16File = endsWith(path, ".bf16.npy");
   std::string expected = descrOf(dtype);
   if (a.descr != expected || (dtype == "bfloat16") != bf16File)
     die("'" + path + "' holds " +
@@ -194,13 +212,13 @@ Tensor loadNpy(const std::string &path, StringRef dtype) {
         " but the argument is " + dtype +
         (dtype == "bfloat16" ? " (bf16 files are uint16 named *.bf16.npy)"
                              : ""));
-  return Tensor{dtype.str(), a.shape, std::move(a.data)};
+  return Tensor{dtype, a.shape, std::move(a.data)};
 }
 
 std::string findNpy(const std::string &dir, const std::string &stem) {
   for (const char *suffix : {".npy", ".bf16.npy"}) {
     std::string p = dir + "/" + stem + suffix;
-    if (llvm::sys::fs::exists(p))
+    if (fs::exists(p))
       return p;
   }
   return "";
@@ -216,9 +234,9 @@ void saveNpy(const std::string &dir, const std::string &stem,
     die(error);
 }
 
-Tensor randomTensor(const llvm::json::Object *a, unsigned seed,
+Tensor randomTensor(const Object *a, unsigned seed,
                     const std::vector<int64_t> &shape) {
-  Tensor t{a->getString("dtype")->str(), shape, {}};
+  Tensor t{*a->getString("dtype"), shape, {}};
   int64_t n = 1;
   for (int64_t d : shape)
     n *= d;
@@ -245,6 +263,12 @@ Tensor randomTensor(const llvm::json::Object *a, unsigned seed,
   return t;
 }
 
+/// How many values an alias "input:N" / "output:N" may index.
+size_t kind_limit(const std::string &ref, const std::vector<Tensor> &in,
+                  const std::vector<Tensor> &out) {
+  return ref.rfind("input:", 0) == 0 ? in.size() : out.size();
+}
+
 class Runner {
 public:
   Runner(te_rt_context *ctx) : ctx(ctx) {}
@@ -258,9 +282,9 @@ public:
     for (const Tensor &t : in)
       args.push_back(upload(t));
     std::vector<Tensor> out;
-    for (const llvm::json::Value &r : *e.results) {
-      const llvm::json::Object *o = r.getAsObject();
-      Tensor t{o->getString("dtype")->str(), resultShape(o, dims), {}};
+    for (const Value &r : *e.results) {
+      const Object *o = r.getAsObject();
+      Tensor t{*o->getString("dtype"), resultShape(o, dims), {}};
       int64_t n = 1;
       for (int64_t d : t.shape)
         n *= d;
@@ -317,31 +341,33 @@ std::vector<Tensor> gatherInputs(const Entry &e,
   std::vector<bool> have(n);
   for (size_t i = 0; i < n; ++i)
     have[i] = !preset[i].dtype.empty();
-  for (const std::string &spec : inputSpecs) {
-    auto [name, file] = StringRef(spec).split('=');
-    if (file.empty())
+  for (const std::string &spec : opts.inputs) {
+    size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq + 1 == spec.size())
       die("--input expects NAME=FILE, got '" + spec + "'");
+    std::string name = spec.substr(0, eq), file = spec.substr(eq + 1);
     std::optional<size_t> index;
-    unsigned k;
-    StringRef digits = name.starts_with("arg") ? name.drop_front(3) : name;
-    if (!digits.getAsInteger(10, k))
-      index = k;
+    std::string_view digits = name;
+    if (digits.substr(0, 3) == "arg")
+      digits.remove_prefix(3);
+    if (std::optional<uint64_t> k = parseUnsigned(digits))
+      index = *k;
     for (size_t i = 0; !index && i < n; ++i)
-      for (StringRef key : {"te.saved", "te.grad_of", "te.state"})
+      for (const char *key : {"te.saved", "te.grad_of", "te.state"})
         if (auto s = (*e.args)[i].getAsObject()->getString(key);
             s && *s == name)
           index = i;
     if (!index || *index >= n)
       die("--input " + name + ": " + e.name + " has no such argument (" +
-          llvm::Twine(n) + " arguments; see --list)");
-    preset[*index] = loadNpy(file.str(), *(*e.args)[*index].getAsObject()
+          str(n) + " arguments; see --list)");
+    preset[*index] = loadNpy(file, *(*e.args)[*index].getAsObject()
                                                ->getString("dtype"));
     have[*index] = true;
   }
   for (size_t i = 0; i < n; ++i) {
-    if (have[i] || inputsDir.empty())
+    if (have[i] || opts.inputsDir.empty())
       continue;
-    std::string path = findNpy(inputsDir, "arg" + std::to_string(i));
+    std::string path = findNpy(opts.inputsDir, "arg" + std::to_string(i));
     if (path.empty())
       continue;
     preset[i] =
@@ -353,44 +379,125 @@ std::vector<Tensor> gatherInputs(const Entry &e,
   for (size_t i = 0; i < n; ++i) {
     if (have[i])
       continue;
-    if (randomSeed < 0)
+    if (opts.randomSeed < 0)
       die(e.name + ": no value for " + e.argLabel(i) +
           " (use --input, --inputs or --random)");
     std::vector<int64_t> shape;
-    for (const llvm::json::Value &d :
+    for (const Value &d :
          *(*e.args)[i].getAsObject()->getArray("shape"))
       shape.push_back(d.getAsInteger() ? *d.getAsInteger() : 8);
     preset[i] = randomTensor((*e.args)[i].getAsObject(),
-                             unsigned(randomSeed) * 7919u + unsigned(i), shape);
+                             unsigned(opts.randomSeed) * 7919u + unsigned(i), shape);
   }
   return preset;
 }
 
-void report(StringRef what, std::vector<double> times) {
+void report(const std::string &what, std::vector<double> times) {
   if (times.empty())
     return;
   std::sort(times.begin(), times.end());
   auto at = [&](double q) {
     return times[std::min(times.size() - 1, size_t(q * times.size()))];
   };
-  llvm::outs() << llvm::formatv(
-      "bench {0}: {1} calls, median {2:f1} us, p10 {3:f1} us, p90 {4:f1} us, "
-      "min {5:f1} us\n",
-      what, times.size(), at(0.5), at(0.1), at(0.9), times.front());
+  std::printf("bench %s: %zu calls, median %.1f us, p10 %.1f us, p90 %.1f "
+              "us, min %.1f us\n",
+              what.c_str(), times.size(), at(0.5), at(0.1), at(0.9),
+              times.front());
+  std::fflush(stdout);
+}
+
+/// Parses argv into `opts`; exits with the usage on errors.
+void parseArguments(int argc, char **argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  auto value = [&](size_t &i, const std::string &flag) -> std::string {
+    const std::string &a = args[i];
+    if (a.size() > flag.size() && a[flag.size()] == '=')
+      return a.substr(flag.size() + 1);
+    if (i + 1 >= args.size())
+      die(flag + " needs a value (see --help)");
+    return args[++i];
+  };
+  auto number = [&](const std::string &flag, const std::string &v) {
+    std::optional<uint64_t> n = parseUnsigned(v);
+    if (!n)
+      die(flag + " expects a non-negative integer, got '" + v + "'");
+    return *n;
+  };
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string &a = args[i];
+    auto is = [&](const char *flag) {
+      return a == flag || (a.rfind(std::string(flag) + "=", 0) == 0);
+    };
+    if (a == "--help" || a == "-h") {
+      std::cout << kUsage;
+      std::exit(0);
+    } else if (a == "--list") {
+      opts.list = true;
+    } else if (is("--entry")) {
+      opts.entry = value(i, "--entry");
+    } else if (is("--step")) {
+      opts.step = value(i, "--step");
+    } else if (is("--input")) {
+      opts.inputs.push_back(value(i, "--input"));
+    } else if (is("--inputs")) {
+      opts.inputsDir = value(i, "--inputs");
+    } else if (is("--grads")) {
+      opts.gradsDir = value(i, "--grads");
+    } else if (is("--outputs")) {
+      opts.outputsDir = value(i, "--outputs");
+    } else if (is("--backend")) {
+      opts.backend = value(i, "--backend");
+    } else if (is("--random")) {
+      opts.randomSeed = int64_t(number("--random", value(i, "--random")));
+    } else if (is("--bench")) {
+      opts.bench = unsigned(number("--bench", value(i, "--bench")));
+    } else if (!a.empty() && a[0] == '-') {
+      die("unknown option '" + a + "' (see --help)");
+    } else if (opts.library.empty()) {
+      opts.library = a;
+    } else {
+      die("more than one library given ('" + opts.library + "', '" + a +
+          "')");
+    }
+  }
+  if (opts.library.empty())
+    die("no library given\n" + std::string(kUsage));
+}
+
+void printList(const std::vector<std::string> &order,
+               std::map<std::string, Entry> &entries) {
+  for (const std::string &name : order) {
+    const Entry &e = entries[name];
+    std::cout << name << "\n";
+    for (size_t i = 0; i < e.args->size(); ++i) {
+      const Object *a = (*e.args)[i].getAsObject();
+      std::cout << "  " << e.argLabel(i) << ": " << *a->getString("dtype")
+                << " " << a->get("shape")->str() << "\n";
+    }
+    for (size_t i = 0; i < e.results->size(); ++i) {
+      const Object *r = (*e.results)[i].getAsObject();
+      std::cout << "  -> result" << i << ": " << *r->getString("dtype") << " "
+                << r->get("shape")->str();
+      for (const char *key : {"te.saved", "te.grad_of", "te.state"})
+        if (auto s = r->getString(key))
+          std::cout << " (" << key << "=" << *s << ")";
+      std::cout << "\n";
+    }
+    std::cout << "  arena: " << e.info->get("arena_bytes")->str()
+              << " bytes\n";
+  }
 }
 
 } // namespace
 
 int main(int argc, char **argv) {
-  cl::HideUnrelatedOptions(category);
-  cl::ParseCommandLineOptions(argc, argv,
-                              "te-run: run a te-compile'd library\n");
+  parseArguments(argc, argv);
+  const std::string &library = opts.library;
 
   // dlopen searches the library path for names without a slash.
-  llvm::SmallString<256> path(library);
-  if (std::error_code ec = llvm::sys::fs::make_absolute(path))
-    die("cannot resolve '" + library + "': " + ec.message());
-  if (!llvm::sys::fs::exists(path))
+  std::error_code ec;
+  fs::path path = fs::absolute(library, ec);
+  if (ec || !fs::exists(path))
     die("cannot load '" + library + "': no such file");
   void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle)
@@ -399,19 +506,19 @@ int main(int argc, char **argv) {
       dlsym(handle, "te_module_info"));
   if (!infoFn)
     die("'" + library + "' is not a te-compile library (no te_module_info)");
-  llvm::Expected<llvm::json::Value> info = llvm::json::parse(infoFn());
-  if (!info)
-    die("'" + library + "': malformed module info: " +
-        llvm::toString(info.takeError()));
-  const llvm::json::Object *module = info->getAsObject();
+  std::string parseError;
+  std::optional<Value> info = te::json::parse(infoFn(), parseError);
+  const Object *module = info ? info->getAsObject() : nullptr;
+  if (!module || !module->getArray("entries"))
+    die("'" + library + "': malformed module info: " + parseError);
 
-  llvm::StringMap<Entry> entries;
+  std::map<std::string, Entry> entries;
   std::vector<std::string> order;
-  for (const llvm::json::Value &v : *module->getArray("entries")) {
-    const llvm::json::Object *o = v.getAsObject();
+  for (const Value &v : *module->getArray("entries")) {
+    const Object *o = v.getAsObject();
     Entry e;
-    e.name = o->getString("name")->str();
-    e.symbol = o->getString("symbol")->str();
+    e.name = o->getString("name").value_or("");
+    e.symbol = o->getString("symbol").value_or("");
     e.info = o;
     e.args = o->getArray("args");
     e.results = o->getArray("results");
@@ -423,32 +530,14 @@ int main(int argc, char **argv) {
     entries[e.name] = e;
   }
 
-  if (list) {
-    for (const std::string &name : order) {
-      const Entry &e = entries[name];
-      llvm::outs() << name << "\n";
-      for (size_t i = 0; i < e.args->size(); ++i) {
-        const llvm::json::Object *a = (*e.args)[i].getAsObject();
-        llvm::outs() << "  " << e.argLabel(i) << ": " << *a->getString("dtype")
-                     << " " << *a->get("shape") << "\n";
-      }
-      for (size_t i = 0; i < e.results->size(); ++i) {
-        const llvm::json::Object *r = (*e.results)[i].getAsObject();
-        llvm::outs() << "  -> result" << i << ": " << *r->getString("dtype")
-                     << " " << *r->get("shape");
-        for (StringRef key : {"te.saved", "te.grad_of", "te.state"})
-          if (auto s = r->getString(key))
-            llvm::outs() << " (" << key << "=" << *s << ")";
-        llvm::outs() << "\n";
-      }
-      llvm::outs() << "  arena: " << *e.info->get("arena_bytes") << " bytes\n";
-    }
+  if (opts.list) {
+    printList(order, entries);
     return 0;
   }
 
-  std::string backend = backendName;
+  std::string backend = opts.backend;
   if (backend.empty())
-    backend = module->getString("target").value_or("auto").str();
+    backend = module->getString("target").value_or("auto");
   int32_t requested = te_rt_backend_from_name(backend.c_str());
   if (requested == TE_RT_BACKEND_INVALID)
     die("--backend must be cpu, cuda or auto, got '" + backend + "'");
@@ -456,9 +545,12 @@ int main(int argc, char **argv) {
   if (!ctx)
     die(te_rt_last_error());
   Runner runner(ctx);
-  if (!outputsDir.empty())
-    if (std::error_code ec = llvm::sys::fs::create_directories(outputsDir))
-      die("cannot create '" + outputsDir + "': " + ec.message());
+  const std::string &outputsDir = opts.outputsDir;
+  if (!outputsDir.empty() &&
+      (fs::create_directories(outputsDir, ec), ec))
+    die("cannot create '" + outputsDir + "': " + ec.message());
+  const std::string &stepName = opts.step;
+  unsigned bench = opts.bench;
 
   if (!stepName.empty()) {
     // A training step: forward, then backward on the saved bundle.
@@ -472,29 +564,42 @@ int main(int argc, char **argv) {
     std::vector<Tensor> in = gatherInputs(fwd);
     std::vector<Tensor> out = runner.run(fwd, in, bench, fwdTimes);
     std::vector<Tensor> bwdIn(bwd.args->size());
-    llvm::StringMap<size_t> savedResult;
+    std::map<std::string, size_t> savedResult;
     for (size_t i = 0; i < fwd.results->size(); ++i)
       if (auto s = (*fwd.results)[i].getAsObject()->getString("te.saved"))
         savedResult[*s] = i;
     for (size_t i = 0; i < bwd.args->size(); ++i) {
-      const llvm::json::Object *a = (*bwd.args)[i].getAsObject();
-      unsigned k = 0;
+      const Object *a = (*bwd.args)[i].getAsObject();
+      // "input:N" / "output:N": the kind and N.
+      auto refOf = [&](const std::string &ref, size_t limit) {
+        size_t colon = ref.find(':');
+        std::optional<uint64_t> n =
+            colon == std::string::npos
+                ? std::nullopt
+                : parseUnsigned(std::string_view(ref).substr(colon + 1));
+        if (!n || *n >= limit)
+          die("--step: malformed reference '" + ref + "' in " + bwd.name);
+        return std::make_pair(ref.substr(0, colon), size_t(*n));
+      };
       if (auto alias = a->getString("te.alias")) {
-        auto [kind, index] = alias->split(':');
-        index.getAsInteger(10, k);
+        auto [kind, k] = refOf(*alias, kind_limit(*alias, in, out));
         bwdIn[i] = kind == "input" ? in[k] : out[k];
       } else if (auto saved = a->getString("te.saved")) {
-        bwdIn[i] = out[savedResult.lookup(*saved)];
+        auto it = savedResult.find(*saved);
+        if (it == savedResult.end())
+          die("--step: " + fwd.name + " does not return the saved tensor '" +
+              *saved + "'");
+        bwdIn[i] = out[it->second];
       } else if (auto of = a->getString("te.grad_of")) {
-        of->split(':').second.getAsInteger(10, k);
+        size_t k = refOf(*of, out.size()).second;
         std::string path =
-            gradsDir.empty() ? "" : findNpy(gradsDir, "result" + std::to_string(k));
-        if (path.empty() && randomSeed < 0)
-          die("--step: no gradient for forward result " + llvm::Twine(k) +
-              " (give --grads DIR with result" + llvm::Twine(k) +
+            opts.gradsDir.empty() ? "" : findNpy(opts.gradsDir, "result" + std::to_string(k));
+        if (path.empty() && opts.randomSeed < 0)
+          die("--step: no gradient for forward result " + str(k) +
+              " (give --grads DIR with result" + str(k) +
               ".npy, or --random)");
         bwdIn[i] = path.empty()
-                       ? randomTensor(a, unsigned(randomSeed) + 1000u + k,
+                       ? randomTensor(a, unsigned(opts.randomSeed) + 1000u + k,
                                       out[k].shape)
                        : loadNpy(path, *a->getString("dtype"));
       } else {
@@ -504,22 +609,22 @@ int main(int argc, char **argv) {
     std::vector<Tensor> grads = runner.run(bwd, bwdIn, bench, bwdTimes);
     if (!outputsDir.empty()) {
       std::string fwdDir = outputsDir + "/fwd", bwdDir = outputsDir + "/bwd";
-      llvm::sys::fs::create_directories(fwdDir);
-      llvm::sys::fs::create_directories(bwdDir);
+      fs::create_directories(fwdDir, ec);
+      fs::create_directories(bwdDir, ec);
       size_t numResults = 0;
       for (size_t i = 0; i < fwd.results->size(); ++i)
         if (!(*fwd.results)[i].getAsObject()->getString("te.saved") &&
             !(*fwd.results)[i].getAsObject()->getString("te.state"))
           saveNpy(fwdDir, "result" + std::to_string(numResults++), out[i]);
       for (size_t i = 0; i < grads.size(); ++i) {
-        const llvm::json::Object *r = (*bwd.results)[i].getAsObject();
+        const Object *r = (*bwd.results)[i].getAsObject();
         if (auto of = r->getString("te.grad_of"))
-          saveNpy(bwdDir, "grad_arg" + of->split(':').second.str(), grads[i]);
+          saveNpy(bwdDir, "grad_arg" + of->substr(of->find(':') + 1), grads[i]);
         else
           saveNpy(bwdDir, "state" + std::to_string(i), grads[i]);
       }
     }
-    llvm::outs() << "te-run: step " << stepName << ": " << fwd.name << " ("
+    std::cout << "te-run: step " << stepName << ": " << fwd.name << " ("
                  << out.size() << " results) and " << bwd.name << " ("
                  << grads.size() << " results) on "
                  << te_rt_backend_name(te_rt_context_backend(ctx)) << "\n";
@@ -529,10 +634,10 @@ int main(int argc, char **argv) {
     return 0;
   }
 
-  std::string name = entryName;
+  std::string name = opts.entry;
   if (name.empty()) {
     if (order.size() != 1)
-      die("the library has " + llvm::Twine(order.size()) +
+      die("the library has " + str(order.size()) +
           " entries; choose one with --entry (see --list)");
     name = order.front();
   }
@@ -545,7 +650,7 @@ int main(int argc, char **argv) {
   if (!outputsDir.empty())
     for (size_t i = 0; i < out.size(); ++i)
       saveNpy(outputsDir, "result" + std::to_string(i), out[i]);
-  llvm::outs() << "te-run: " << name << ": " << out.size() << " results on "
+  std::cout << "te-run: " << name << ": " << out.size() << " results on "
                << te_rt_backend_name(te_rt_context_backend(ctx)) << "\n";
   report(name, times);
   te_rt_context_destroy(ctx);
