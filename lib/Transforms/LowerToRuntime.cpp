@@ -543,46 +543,33 @@ LogicalResult FunctionLowering::lowerOp(Operation *op) {
       return success();
     }
   }
-  auto actParams = [&](ActivationKind kind, FloatAttr limit, FloatAttr alpha,
-                       FloatAttr offset) -> SmallVector<Value> {
-    (void)kind;
-    return {cf32(limit ? limit.getValueAsDouble() : 7.0),
-            cf32(alpha ? alpha.getValueAsDouble() : 1.702),
-            cf32(offset ? offset.getValueAsDouble() : 1.0)};
+  // Activation calls: (ctx, act, dtype, buffers..., rows, cols, limit,
+  // alpha, offset); the clamped-SwiGLU parameters default to TE's.
+  auto activationCall = [&](StringRef callee, auto a,
+                            ArrayRef<Value> buffers) {
+    SmallVector<Value> operands = {ctxArg, c32(int32_t(a.getActivation())),
+                                   dtype(a.getInput())};
+    llvm::append_range(operands, buffers);
+    operands.append({rows(a.getInput()), c64(lastDim(a.getInput()))});
+    FloatAttr limit = a.getLimitAttr(), alpha = a.getAlphaAttr(),
+              offset = a.getGluLinearOffsetAttr();
+    operands.append({cf32(limit ? limit.getValueAsDouble() : 7.0),
+                     cf32(alpha ? alpha.getValueAsDouble() : 1.702),
+                     cf32(offset ? offset.getValueAsDouble() : 1.0)});
+    call(callee, operands);
+    return success();
   };
-  if (auto a = dyn_cast<ActOp>(op)) {
-    SmallVector<Value> operands = {
-        ctxArg,          c32(int32_t(a.getActivation())), dtype(a.getInput()),
-        ptr(a.getInput()), ptr(a.getResult()),           rows(a.getInput()),
-        c64(lastDim(a.getInput()))};
-    llvm::append_range(operands,
-                       actParams(a.getActivation(), a.getLimitAttr(),
-                                 a.getAlphaAttr(), a.getGluLinearOffsetAttr()));
-    call("te_rt_act_fwd", operands);
-    return success();
-  }
-  if (auto a = dyn_cast<DActOp>(op)) {
-    SmallVector<Value> operands = {
-        ctxArg,          c32(int32_t(a.getActivation())), dtype(a.getInput()),
-        ptr(a.getGrad()), ptr(a.getInput()),             ptr(a.getResult()),
-        rows(a.getInput()), c64(lastDim(a.getInput()))};
-    llvm::append_range(operands,
-                       actParams(a.getActivation(), a.getLimitAttr(),
-                                 a.getAlphaAttr(), a.getGluLinearOffsetAttr()));
-    call("te_rt_act_bwd", operands);
-    return success();
-  }
-  if (auto a = dyn_cast<DBiasDActOp>(op)) {
-    SmallVector<Value> operands = {
-        ctxArg,           c32(int32_t(a.getActivation())), dtype(a.getInput()),
-        ptr(a.getGrad()), ptr(a.getInput()),              ptr(a.getResult()),
-        ptr(a.getBiasGrad()), rows(a.getInput()),         c64(lastDim(a.getInput()))};
-    llvm::append_range(operands,
-                       actParams(a.getActivation(), a.getLimitAttr(),
-                                 a.getAlphaAttr(), a.getGluLinearOffsetAttr()));
-    call("te_rt_dbias_dact", operands);
-    return success();
-  }
+  if (auto a = dyn_cast<ActOp>(op))
+    return activationCall("te_rt_act_fwd", a,
+                          {ptr(a.getInput()), ptr(a.getResult())});
+  if (auto a = dyn_cast<DActOp>(op))
+    return activationCall("te_rt_act_bwd", a,
+                          {ptr(a.getGrad()), ptr(a.getInput()),
+                           ptr(a.getResult())});
+  if (auto a = dyn_cast<DBiasDActOp>(op))
+    return activationCall("te_rt_dbias_dact", a,
+                          {ptr(a.getGrad()), ptr(a.getInput()),
+                           ptr(a.getResult()), ptr(a.getBiasGrad())});
   if (auto g = dyn_cast<BiasGradOp>(op)) {
     call("te_rt_bias_grad", {ctxArg, dtype(g.getGrad()), ptr(g.getGrad()),
                              ptr(g.getResult()), rows(g.getGrad()),

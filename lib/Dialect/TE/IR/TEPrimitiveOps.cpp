@@ -177,53 +177,60 @@ LogicalResult GemmOp::verify() {
   llvm_unreachable("unknown layout");
 }
 
-LogicalResult ActOp::verify() {
-  Shapes s{*this};
-  FailureOr<int64_t> k = s.features("input", getInput());
+/// The activation ops' shared rules: `input` is [..., K], the parameters
+/// belong to clamped_swiglu; returns the input type and the activation's
+/// output shape ([..., K/2] for gated activations).
+template <typename OpTy>
+static FailureOr<std::pair<RankedTensorType, SmallVector<int64_t>>>
+verifyActivationOp(OpTy op) {
+  Shapes s{op};
+  FailureOr<int64_t> k = s.features("input", op.getInput());
   if (failed(k) ||
-      failed(verifyActivationParams(*this, getActivation(), getLimitAttr(),
-                                    getAlphaAttr(), getGluLinearOffsetAttr())))
+      failed(verifyActivationParams(op, op.getActivation(), op.getLimitAttr(),
+                                    op.getAlphaAttr(),
+                                    op.getGluLinearOffsetAttr())))
     return failure();
-  FailureOr<int64_t> f = activationOutput(*this, getActivation(), *k);
+  FailureOr<int64_t> f = activationOutput(op, op.getActivation(), *k);
   if (failed(f))
     return failure();
-  RankedTensorType x = s.type(getInput());
-  return s.expectShape("result", getResult(), Shapes::withLast(x, *f),
-                       x.getElementType());
+  RankedTensorType x = s.type(op.getInput());
+  return std::make_pair(x, Shapes::withLast(x, *f));
+}
+
+LogicalResult ActOp::verify() {
+  auto v = verifyActivationOp(*this);
+  if (failed(v))
+    return failure();
+  auto [x, out] = *v;
+  return Shapes{*this}.expectShape("result", getResult(), out,
+                                   x.getElementType());
 }
 
 LogicalResult DActOp::verify() {
+  auto v = verifyActivationOp(*this);
+  if (failed(v))
+    return failure();
+  auto [x, out] = *v;
   Shapes s{*this};
-  FailureOr<int64_t> k = s.features("input", getInput());
-  if (failed(k) ||
-      failed(verifyActivationParams(*this, getActivation(), getLimitAttr(),
-                                    getAlphaAttr(), getGluLinearOffsetAttr())))
-    return failure();
-  FailureOr<int64_t> f = activationOutput(*this, getActivation(), *k);
-  if (failed(f))
-    return failure();
-  RankedTensorType x = s.type(getInput());
-  if (failed(s.expectShape("grad", getGrad(), Shapes::withLast(x, *f),
-                           x.getElementType())))
+  if (failed(s.expectShape("grad", getGrad(), out, x.getElementType())))
     return failure();
   return s.expect("result", getResult(), x);
 }
 
 LogicalResult DBiasDActOp::verify() {
-  Shapes s{*this};
-  FailureOr<int64_t> k = s.features("input", getInput());
-  if (failed(k) ||
-      failed(verifyActivationParams(*this, getActivation(), getLimitAttr(),
-                                    getAlphaAttr(), getGluLinearOffsetAttr())))
-    return failure();
   if (isGatedActivation(getActivation()))
     return emitOpError() << "has no fused form for gated activation "
                          << stringifyActivationKind(getActivation());
-  RankedTensorType x = s.type(getInput());
+  auto v = verifyActivationOp(*this);
+  if (failed(v))
+    return failure();
+  RankedTensorType x = v->first;
+  Shapes s{*this};
   if (failed(s.expect("grad", getGrad(), x)) ||
       failed(s.expect("result", getResult(), x)))
     return failure();
-  return s.expectShape("bias_grad", getBiasGrad(), {*k}, x.getElementType());
+  return s.expectShape("bias_grad", getBiasGrad(), {x.getShape().back()},
+                       x.getElementType());
 }
 
 LogicalResult BiasGradOp::verify() {
