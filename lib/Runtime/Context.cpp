@@ -106,12 +106,6 @@ bool Checker::count(const char *name, int64_t n, int64_t elemBytes) const {
   return true;
 }
 
-bool Checker::cpuOnly(const te_rt_context *ctx) const {
-  if (ctx->backend == TE_RT_BACKEND_CPU)
-    return true;
-  return fail("not implemented on the cuda backend yet");
-}
-
 } // namespace te::rt
 
 //===----------------------------------------------------------------------===//
@@ -147,8 +141,10 @@ te_rt_context *te_rt_context_create(int32_t backend) {
 void te_rt_context_destroy(te_rt_context *ctx) {
   if (!ctx)
     return;
-  if (ctx->backend == TE_RT_BACKEND_CUDA)
+  if (ctx->backend == TE_RT_BACKEND_CUDA) {
+    te_rt_internal_cuda_state_destroy(ctx->cuda);
     te_rt_internal_cuda_stream_destroy(ctx->stream);
+  }
   delete ctx;
 }
 

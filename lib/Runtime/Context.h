@@ -1,8 +1,8 @@
 //===- Context.h - te_rt_context and argument checking ----------*- C++ -*-===//
 //
 // The execution context behind the ABI's opaque te_rt_context (backend,
-// CUDA stream, fp32 staging buffers of the CPU backend) and the argument
-// checks every te_rt_* call runs before it touches memory.
+// CUDA stream and kernel state, fp32 staging buffers of the CPU backend) and
+// the argument checks every te_rt_* call runs before it touches memory.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,6 +23,9 @@ struct te_rt_context {
   int32_t backend = TE_RT_BACKEND_CPU;
   /// The CUDA backend's stream (cudaStream_t), null on cpu.
   void *stream = nullptr;
+  /// The CUDA backend's kernel state (te_kernels_state: cuBLASLt handle,
+  /// workspace, device scratch), created by the first compute call.
+  void *cuda = nullptr;
 
   /// Grow-only fp32 staging buffers, indexed by slot, for converting
   /// bf16/f16 operands and for partial results. Reused across calls; the
@@ -63,10 +66,6 @@ public:
                int64_t *count) const;
   /// n >= 0 and n * elemBytes bytes fit.
   bool count(const char *name, int64_t n, int64_t elemBytes) const;
-  /// The context runs on cpu; on cuda the compute primitives are not
-  /// implemented yet.
-  bool cpuOnly(const te_rt_context *ctx) const;
-
   const char *name() const { return call; }
 
 private:

@@ -3,7 +3,8 @@
 // The te_rt_* compute primitives: argument checks, then the CPU backend
 // (bf16/f16 operands converted to fp32 into the context's staging buffers,
 // the fp32 reference kernels, one round-to-nearest-even back). On a cuda
-// context they are not implemented yet.
+// context the same checks run, then the kernels of runtime-kernels/
+// (te_kernels/ops.h) are queued on the context's stream.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +13,7 @@
 #include "cpu/Gemm.h"
 #include "cpu/Parallel.h"
 #include "cpu/Reference.h"
+#include "te_kernels/ops.h"
 
 #include <algorithm>
 #include <cmath>
@@ -89,6 +91,27 @@ template <typename Fn> void dispatch(DType t, Fn fn) {
     fn(F16Elem{});
     return;
   }
+}
+
+/// Runs `launch` (a te_kernels_* call of runtime-kernels/, given the
+/// context's kernel state) for a cuda context, after the checks above; its
+/// error becomes the call's last error. Without CUDA built in, a cuda
+/// context cannot be created, and this only reports why.
+template <typename Launch>
+int32_t onCuda(const Checker &c, te_rt_context *ctx, Launch launch) {
+#ifdef TE_RT_HAVE_CUDA
+  if (!ctx->cuda)
+    if (const char *err = te_kernels_state_create(
+            ctx->stream, reinterpret_cast<te_kernels_state **>(&ctx->cuda)))
+      return c.fail(std::string("cannot set up the cuda backend: ") + err), 1;
+  if (const char *err = launch(static_cast<te_kernels_state *>(ctx->cuda)))
+    return c.fail(std::string("cuda backend failed: ") + err), 1;
+  return 0;
+#else
+  (void)ctx;
+  (void)launch;
+  return c.fail(te_rt_internal_cuda_unavailable_reason()), 1;
+#endif
 }
 
 bool normKind(const Checker &c, int32_t kind) {
@@ -174,8 +197,14 @@ int32_t te_rt_norm_fwd(te_rt_context *ctx, int32_t kind, int32_t dtype,
       (rms && !c.mustBeNull("beta", beta, "for RMSNorm")) ||
       !c.notNull("z", z) ||
       (rms ? !c.mustBeNull("mu", mu, "for RMSNorm") : !c.notNull("mu", mu)) ||
-      !c.notNull("rsigma", rsigma) || !c.cpuOnly(ctx))
+      !c.notNull("rsigma", rsigma))
     return 1;
+  if (ctx->backend == TE_RT_BACKEND_CUDA)
+    return onCuda(c, ctx, [&](auto *s) {
+      return te_kernels_norm_fwd(s, rms, dtype, x, gamma, beta,
+                                 static_cast<float>(eps), zero_centered, rows,
+                                 cols, z, mu, rsigma);
+    });
   return guarded(c, [&] {
     DType t = dtypeOf(dtype);
     const float *X = input(ctx, 0, t, x, n);
@@ -210,8 +239,13 @@ int32_t te_rt_norm_bwd(te_rt_context *ctx, int32_t kind, int32_t dtype,
       !c.notNull("x", x) || (!rms && !c.notNull("mu", mu)) ||
       !c.notNull("rsigma", rsigma) || !c.notNull("gamma", gamma) ||
       !c.notNull("dx", dx) || !c.notNull("dgamma", dgamma) ||
-      (rms && !c.mustBeNull("dbeta", dbeta, "for RMSNorm")) || !c.cpuOnly(ctx))
+      (rms && !c.mustBeNull("dbeta", dbeta, "for RMSNorm")))
     return 1;
+  if (ctx->backend == TE_RT_BACKEND_CUDA)
+    return onCuda(c, ctx, [&](auto *s) {
+      return te_kernels_norm_bwd(s, rms, dtype, dz, x, mu, rsigma, gamma,
+                                 zero_centered, rows, cols, dx, dgamma, dbeta);
+    });
   return guarded(c, [&] {
     DType t = dtypeOf(dtype);
     const float *DZ = input(ctx, 0, t, dz, n);
@@ -274,8 +308,12 @@ int32_t te_rt_gemm_fprop(te_rt_context *ctx, int32_t dtype, const void *x,
   int64_t mn, mk, nk;
   if (!c.context(ctx) || !c.dtype(dtype) ||
       !gemmSizes(c, m, n, k, &mn, &mk, &nk) || !c.notNull("x", x) ||
-      !c.notNull("w", w) || !c.notNull("y", y) || !c.cpuOnly(ctx))
+      !c.notNull("w", w) || !c.notNull("y", y))
     return 1;
+  if (ctx->backend == TE_RT_BACKEND_CUDA)
+    return onCuda(c, ctx, [&](auto *s) {
+      return te_kernels_gemm_fprop(s, dtype, x, w, bias, y, m, n, k);
+    });
   return guarded(c, [&] {
     DType t = dtypeOf(dtype);
     const float *X = input(ctx, 0, t, x, mk);
@@ -294,8 +332,12 @@ int32_t te_rt_gemm_dgrad(te_rt_context *ctx, int32_t dtype, const void *dy,
   int64_t mn, mk, nk;
   if (!c.context(ctx) || !c.dtype(dtype) ||
       !gemmSizes(c, m, n, k, &mn, &mk, &nk) || !c.notNull("dy", dy) ||
-      !c.notNull("w", w) || !c.notNull("dx", dx) || !c.cpuOnly(ctx))
+      !c.notNull("w", w) || !c.notNull("dx", dx))
     return 1;
+  if (ctx->backend == TE_RT_BACKEND_CUDA)
+    return onCuda(c, ctx, [&](auto *s) {
+      return te_kernels_gemm_dgrad(s, dtype, dy, w, dx, m, n, k);
+    });
   return guarded(c, [&] {
     DType t = dtypeOf(dtype);
     const float *DY = input(ctx, 0, t, dy, mn);
@@ -314,8 +356,13 @@ int32_t te_rt_gemm_wgrad(te_rt_context *ctx, int32_t dtype, const void *dy,
   if (!c.context(ctx) || !c.dtype(dtype) ||
       !gemmSizes(c, m, n, k, &mn, &mk, &nk) ||
       !c.flag("accumulate", accumulate) || !c.notNull("dy", dy) ||
-      !c.notNull("x", x) || !c.notNull("dw", dw) || !c.cpuOnly(ctx))
+      !c.notNull("x", x) || !c.notNull("dw", dw))
     return 1;
+  if (ctx->backend == TE_RT_BACKEND_CUDA)
+    return onCuda(c, ctx, [&](auto *s) {
+      return te_kernels_gemm_wgrad(s, dtype, dy, x, dw, dbias, m, n, k,
+                                   accumulate);
+    });
   return guarded(c, [&] {
     DType t = dtypeOf(dtype);
     const float *DY = input(ctx, 0, t, dy, mn);
@@ -351,8 +398,13 @@ int32_t te_rt_act_fwd(te_rt_context *ctx, int32_t act, int32_t dtype,
       !c.nonNegative("cols", cols) ||
       !c.product("rows * cols", rows, cols, 4, &n) ||
       !activation(c, act, cols, limit) || !c.notNull("x", x) ||
-      !c.notNull("y", y) || !c.cpuOnly(ctx))
+      !c.notNull("y", y))
     return 1;
+  if (ctx->backend == TE_RT_BACKEND_CUDA)
+    return onCuda(c, ctx, [&](auto *s) {
+      return te_kernels_act_fwd(s, act, dtype, x, y, rows, cols, limit, alpha,
+                                offset);
+    });
   return guarded(c, [&] {
     DType t = dtypeOf(dtype);
     auto kind = static_cast<te::cpu::Activation>(act);
@@ -377,8 +429,13 @@ int32_t te_rt_act_bwd(te_rt_context *ctx, int32_t act, int32_t dtype,
       !c.nonNegative("cols", cols) ||
       !c.product("rows * cols", rows, cols, 4, &n) ||
       !activation(c, act, cols, limit) || !c.notNull("dy", dy) ||
-      !c.notNull("x", x) || !c.notNull("dx", dx) || !c.cpuOnly(ctx))
+      !c.notNull("x", x) || !c.notNull("dx", dx))
     return 1;
+  if (ctx->backend == TE_RT_BACKEND_CUDA)
+    return onCuda(c, ctx, [&](auto *s) {
+      return te_kernels_act_bwd(s, act, dtype, dy, x, dx, rows, cols, limit,
+                                alpha, offset);
+    });
   return guarded(c, [&] {
     DType t = dtypeOf(dtype);
     auto kind = static_cast<te::cpu::Activation>(act);
@@ -402,8 +459,12 @@ int32_t te_rt_bias_grad(te_rt_context *ctx, int32_t dtype, const void *dy,
   if (!c.context(ctx) || !c.dtype(dtype) || !c.nonNegative("rows", rows) ||
       !c.nonNegative("cols", cols) ||
       !c.product("rows * cols", rows, cols, 4, &n) || !c.notNull("dy", dy) ||
-      !c.notNull("dbias", dbias) || !c.cpuOnly(ctx))
+      !c.notNull("dbias", dbias))
     return 1;
+  if (ctx->backend == TE_RT_BACKEND_CUDA)
+    return onCuda(c, ctx, [&](auto *s) {
+      return te_kernels_bias_grad(s, dtype, dy, dbias, rows, cols);
+    });
   return guarded(c, [&] {
     DType t = dtypeOf(dtype);
     float *sums = ctx->scratch(0, cols);
@@ -435,14 +496,18 @@ int32_t te_rt_dbias_dact(te_rt_context *ctx, int32_t act, int32_t dtype,
       !c.nonNegative("cols", cols) ||
       !c.product("rows * cols", rows, cols, 4, &n) ||
       !activation(c, act, cols, limit) || !c.notNull("dy", dy) ||
-      !c.notNull("x", x) || !c.notNull("dx", dx) ||
-      !c.notNull("dbias", dbias) || !c.cpuOnly(ctx))
+      !c.notNull("x", x) || !c.notNull("dx", dx) || !c.notNull("dbias", dbias))
     return 1;
   auto kind = static_cast<te::cpu::Activation>(act);
   if (te::cpu::isGated(kind))
     return c.fail(std::string("gated activation ") + kActivationNames[act] +
                   " has no fused dbias + dact"),
            1;
+  if (ctx->backend == TE_RT_BACKEND_CUDA)
+    return onCuda(c, ctx, [&](auto *s) {
+      return te_kernels_dbias_dact(s, act, dtype, dy, x, dx, dbias, rows, cols,
+                                   limit, alpha, offset);
+    });
   return guarded(c, [&] {
     DType t = dtypeOf(dtype);
     const float *DY = input(ctx, 0, t, dy, n);
@@ -474,9 +539,11 @@ int32_t te_rt_add(te_rt_context *ctx, int32_t dtype, const void *a,
                   const void *b, void *c_, int64_t n) {
   Checker c("te_rt_add");
   if (!c.context(ctx) || !c.dtype(dtype) || !c.count("n", n, 4) ||
-      !c.notNull("a", a) || !c.notNull("b", b) || !c.notNull("c", c_) ||
-      !c.cpuOnly(ctx))
+      !c.notNull("a", a) || !c.notNull("b", b) || !c.notNull("c", c_))
     return 1;
+  if (ctx->backend == TE_RT_BACKEND_CUDA)
+    return onCuda(
+        c, ctx, [&](auto *s) { return te_kernels_add(s, dtype, a, b, c_, n); });
   return guarded(c, [&] {
     dispatch(dtypeOf(dtype), [&](auto e) {
       using E = decltype(e);
@@ -496,8 +563,12 @@ int32_t te_rt_cast(te_rt_context *ctx, int32_t src_dtype, int32_t dst_dtype,
   Checker c("te_rt_cast");
   if (!c.context(ctx) || !c.dtype(src_dtype, "src_dtype") ||
       !c.dtype(dst_dtype, "dst_dtype") || !c.count("n", n, 4) ||
-      !c.notNull("src", src) || !c.notNull("dst", dst) || !c.cpuOnly(ctx))
+      !c.notNull("src", src) || !c.notNull("dst", dst))
     return 1;
+  if (ctx->backend == TE_RT_BACKEND_CUDA)
+    return onCuda(c, ctx, [&](auto *s) {
+      return te_kernels_cast(s, src_dtype, dst_dtype, src, dst, n);
+    });
   return guarded(c, [&] {
     DType from = dtypeOf(src_dtype), to = dtypeOf(dst_dtype);
     if (from == to) {
@@ -529,13 +600,17 @@ int32_t te_rt_transpose(te_rt_context *ctx, int32_t dtype, const void *src,
   if (!c.context(ctx) || !c.dtype(dtype) || !c.nonNegative("rows", rows) ||
       !c.nonNegative("cols", cols) ||
       !c.product("rows * cols", rows, cols, 4, &n) || !c.notNull("src", src) ||
-      !c.notNull("dst", dst) || !c.cpuOnly(ctx))
+      !c.notNull("dst", dst))
     return 1;
   int64_t bytes = n * te::cpu::dtypeSize(dtypeOf(dtype));
   uintptr_t d = reinterpret_cast<uintptr_t>(dst),
             s = reinterpret_cast<uintptr_t>(src);
   if (bytes && d < s + bytes && s < d + bytes)
     return c.fail("dst and src overlap"), 1;
+  if (ctx->backend == TE_RT_BACKEND_CUDA)
+    return onCuda(c, ctx, [&](auto *s) {
+      return te_kernels_transpose(s, dtype, src, dst, rows, cols);
+    });
   return guarded(c, [&] {
     if (dtypeOf(dtype) == DType::F32)
       transposeTiled(static_cast<const uint32_t *>(src),

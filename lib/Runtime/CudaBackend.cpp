@@ -1,13 +1,15 @@
 //===- CudaBackend.cpp - te-mlir runtime: CUDA backend ----------*- C++ -*-===//
 //
 // Host side of the CUDA backend: device discovery, the kernel self-test and
-// the buffers and streams of CUDA contexts. Compiled only with
-// TE_ENABLE_CUDA; the kernels live in runtime-kernels/.
+// the buffers, streams and kernel state of CUDA contexts (the compute
+// primitives call runtime-kernels/ from CpuBackend.cpp, after their checks).
+// Compiled only with TE_ENABLE_CUDA; the kernels live in runtime-kernels/.
 //
 //===----------------------------------------------------------------------===//
 
 #include "RuntimeInternal.h"
 #include "te/Runtime/TERuntime.h"
+#include "te_kernels/ops.h"
 #include "te_kernels/te_kernels.h"
 
 #include <cuda_runtime.h>
@@ -111,4 +113,8 @@ const char *te_rt_internal_cuda_zero(void *stream, void *dst, int64_t bytes) {
 
 const char *te_rt_internal_cuda_synchronize(void *stream) {
   return status(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)));
+}
+
+void te_rt_internal_cuda_state_destroy(void *state) {
+  te_kernels_state_destroy(static_cast<te_kernels_state *>(state));
 }

@@ -40,5 +40,7 @@ const char *te_rt_internal_cuda_copy(void *stream, void *dst, const void *src,
                                      int64_t bytes, CudaCopy direction);
 const char *te_rt_internal_cuda_zero(void *stream, void *dst, int64_t bytes);
 const char *te_rt_internal_cuda_synchronize(void *stream);
+/// Frees a context's kernel state (te_kernels_state; null is fine).
+void te_rt_internal_cuda_state_destroy(void *state);
 
 #endif // TE_LIB_RUNTIME_RUNTIMEINTERNAL_H

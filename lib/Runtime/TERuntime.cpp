@@ -137,4 +137,5 @@ const char *te_rt_internal_cuda_zero(void *, void *, int64_t) {
 const char *te_rt_internal_cuda_synchronize(void *) {
   return te_rt_internal_cuda_unavailable_reason();
 }
+void te_rt_internal_cuda_state_destroy(void *) {}
 #endif

@@ -850,14 +850,13 @@ TEST_F(Abi, DBiasDActIsDActPlusColumnSums) {
   ASSERT_EQ(te_rt_act_bwd(ctx, TE_RT_ACT_GELU, TE_RT_DTYPE_F32, dyr.data(),
                           xr.data(), dx2.data(), 64, 16, 0, 0, 0),
             0);
-  ASSERT_EQ(te_rt_bias_grad(ctx, TE_RT_DTYPE_F32, dx2.data(), db2.data(), 64,
-                            16),
-            0);
+  ASSERT_EQ(
+      te_rt_bias_grad(ctx, TE_RT_DTYPE_F32, dx2.data(), db2.data(), 64, 16), 0);
   EXPECT_EQ(dx1, dx2);
   EXPECT_EQ(db1, db2);
   // Gated activations have no fused form.
-  EXPECT_FAILS_WITH(te_rt_dbias_dact(ctx, TE_RT_ACT_SWIGLU, TE_RT_DTYPE_F32,
-                                     dy, x, dx, db, 3, 2, 0, 0, 0),
+  EXPECT_FAILS_WITH(te_rt_dbias_dact(ctx, TE_RT_ACT_SWIGLU, TE_RT_DTYPE_F32, dy,
+                                     x, dx, db, 3, 2, 0, 0, 0),
                     "te_rt_dbias_dact: gated activation swiglu has no fused "
                     "dbias + dact");
   EXPECT_FAILS_WITH(te_rt_dbias_dact(ctx, TE_RT_ACT_GELU, TE_RT_DTYPE_F32, dy,
@@ -1081,43 +1080,47 @@ TEST_F(Abi, FailedCallsLeaveOutputsAlone) {
   expectNear(y, {9, 9, 9, 9}, 0, "y");
 }
 
-TEST(AbiCuda, ComputeIsNotImplementedOnCudaYet) {
+TEST(AbiCuda, ArgumentChecksComeFirstOnCuda) {
   // A context on the cuda backend, built by hand so that this runs without
-  // a GPU; the primitives must refuse it before touching any pointer.
+  // a GPU: the primitives refuse bad arguments with the cpu path's messages
+  // before queuing anything (CudaAbiTest.cpp runs them on a device).
   te_rt_context cuda;
   cuda.backend = TE_RT_BACKEND_CUDA;
   te_rt_context *ctx = &cuda;
   float b[8] = {}, s[2] = {};
   float *p = b;
   const int32_t f32 = TE_RT_DTYPE_F32;
-  auto expectRefused = [](int32_t rc, const char *call) {
-    EXPECT_NE(rc, 0) << call;
-    EXPECT_EQ(lastError(),
-              std::string(call) + ": not implemented on the cuda backend yet");
-  };
-  expectRefused(te_rt_norm_fwd(ctx, TE_RT_NORM_LAYERNORM, f32, p, p, p, 1e-5, 0,
-                               2, 2, p, s, s),
-                "te_rt_norm_fwd");
-  expectRefused(te_rt_norm_bwd(ctx, TE_RT_NORM_LAYERNORM, f32, p, p, s, s, p, 0,
-                               2, 2, p, p, p),
-                "te_rt_norm_bwd");
-  expectRefused(te_rt_gemm_fprop(ctx, f32, p, p, p, p, 2, 2, 2),
-                "te_rt_gemm_fprop");
-  expectRefused(te_rt_gemm_dgrad(ctx, f32, p, p, p, 2, 2, 2),
-                "te_rt_gemm_dgrad");
-  expectRefused(te_rt_gemm_wgrad(ctx, f32, p, p, p, p, 2, 2, 2, 0),
-                "te_rt_gemm_wgrad");
-  expectRefused(te_rt_act_fwd(ctx, TE_RT_ACT_GELU, f32, p, p, 2, 2, 0, 0, 0),
-                "te_rt_act_fwd");
-  expectRefused(te_rt_act_bwd(ctx, TE_RT_ACT_GELU, f32, p, p, p, 2, 2, 0, 0, 0),
-                "te_rt_act_bwd");
-  expectRefused(te_rt_bias_grad(ctx, f32, p, p, 2, 2), "te_rt_bias_grad");
-  expectRefused(te_rt_add(ctx, f32, p, p, p, 4), "te_rt_add");
-  expectRefused(te_rt_cast(ctx, f32, TE_RT_DTYPE_BF16, p, p, 4), "te_rt_cast");
-  expectRefused(te_rt_transpose(ctx, f32, p, p + 4, 2, 2), "te_rt_transpose");
-  // Argument checks still come first.
+  EXPECT_FAILS_WITH(te_rt_norm_fwd(ctx, TE_RT_NORM_LAYERNORM, f32, nullptr, p,
+                                   p, 1e-5, 0, 2, 2, p, s, s),
+                    "te_rt_norm_fwd: x is NULL");
+  EXPECT_FAILS_WITH(te_rt_norm_bwd(ctx, TE_RT_NORM_RMSNORM, f32, p, p, s, s, p,
+                                   0, 2, 2, p, p, p),
+                    "te_rt_norm_bwd: dbeta must be NULL for RMSNorm");
   EXPECT_FAILS_WITH(te_rt_gemm_fprop(ctx, f32, nullptr, p, p, p, 2, 2, 2),
                     "te_rt_gemm_fprop: x is NULL");
+  EXPECT_FAILS_WITH(te_rt_gemm_dgrad(ctx, f32, p, p, p, -1, 2, 2),
+                    "te_rt_gemm_dgrad: m must be >= 0, got -1");
+  EXPECT_FAILS_WITH(te_rt_gemm_wgrad(ctx, f32, p, p, p, p, 2, 2, 2, 2),
+                    "te_rt_gemm_wgrad: accumulate must be 0 or 1, got 2");
+  EXPECT_FAILS_WITH(
+      te_rt_act_fwd(ctx, TE_RT_ACT_SWIGLU, f32, p, p, 1, 3, 0, 0, 0),
+      "te_rt_act_fwd: gated activation swiglu needs an even number of "
+      "columns, got 3");
+  EXPECT_FAILS_WITH(
+      te_rt_act_bwd(ctx, TE_RT_ACT_GELU, f32, nullptr, p, p, 2, 2, 0, 0, 0),
+      "te_rt_act_bwd: dy is NULL");
+  EXPECT_FAILS_WITH(
+      te_rt_dbias_dact(ctx, TE_RT_ACT_GEGLU, f32, p, p, p, p, 2, 2, 0, 0, 0),
+      "te_rt_dbias_dact: gated activation geglu has no fused "
+      "dbias + dact");
+  EXPECT_FAILS_WITH(te_rt_bias_grad(ctx, 7, p, p, 2, 2),
+                    "te_rt_bias_grad: unknown dtype 7 (0 f32, 1 bf16, 2 f16)");
+  EXPECT_FAILS_WITH(te_rt_add(ctx, f32, p, p, nullptr, 4),
+                    "te_rt_add: c is NULL");
+  EXPECT_FAILS_WITH(te_rt_cast(ctx, f32, 9, p, p, 4),
+                    "te_rt_cast: unknown dst_dtype 9 (0 f32, 1 bf16, 2 f16)");
+  EXPECT_FAILS_WITH(te_rt_transpose(ctx, f32, p, p + 1, 2, 2),
+                    "te_rt_transpose: dst and src overlap");
   EXPECT_EQ(te_rt_context_backend(ctx), TE_RT_BACKEND_CUDA);
 }
 

@@ -1,0 +1,85 @@
+/*===- ops.h - te-mlir CUDA kernels: the runtime's compute primitives -*- C
+-*-===*\
+|*                                                                          *|
+|* The CUDA backend of the te_rt_* compute primitives (norms, activations,  *|
+|* GEMMs through cuBLASLt, reductions, elementwise). CUDA only, no MLIR.    *|
+|* Arguments are already checked by the runtime; buffers are device memory. *|
+|* Every call is queued on the state's stream and returns NULL, or a static *|
+|* message when a launch or a CUDA/cuBLASLt call failed.                     *|
+|*                                                                          *|
+|* dtype: 0 f32, 1 bf16, 2 f16 (TE_RT_DTYPE_*); act: TE_RT_ACT_* order.     *|
+|* Math is fp32; every output is rounded once, to nearest even.             *|
+|*                                                                          *|
+\*===----------------------------------------------------------------------===*/
+
+#ifndef TE_KERNELS_OPS_H
+#define TE_KERNELS_OPS_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Per-context state: the stream, the cuBLASLt handle and workspace, and a
+ * grow-only fp32 device scratch buffer (reduction partials). */
+typedef struct te_kernels_state te_kernels_state;
+
+const char *te_kernels_state_create(void *stream, te_kernels_state **state);
+/* Waits for the stream, then frees everything (NULL is fine). */
+void te_kernels_state_destroy(te_kernels_state *state);
+
+/* te_rt_norm_fwd / te_rt_norm_bwd; rms selects RMSNorm. */
+const char *te_kernels_norm_fwd(te_kernels_state *s, int rms, int dtype,
+                                const void *x, const void *gamma,
+                                const void *beta, float eps, int zero_centered,
+                                int64_t rows, int64_t cols, void *z, float *mu,
+                                float *rsigma);
+const char *te_kernels_norm_bwd(te_kernels_state *s, int rms, int dtype,
+                                const void *dz, const void *x, const float *mu,
+                                const float *rsigma, const void *gamma,
+                                int zero_centered, int64_t rows, int64_t cols,
+                                void *dx, void *dgamma, void *dbeta);
+
+/* The three GEMMs of te_rt_gemm_* (row-major, TE's layouts). */
+const char *te_kernels_gemm_fprop(te_kernels_state *s, int dtype, const void *x,
+                                  const void *w, const void *bias, void *y,
+                                  int64_t m, int64_t n, int64_t k);
+const char *te_kernels_gemm_dgrad(te_kernels_state *s, int dtype,
+                                  const void *dy, const void *w, void *dx,
+                                  int64_t m, int64_t n, int64_t k);
+const char *te_kernels_gemm_wgrad(te_kernels_state *s, int dtype,
+                                  const void *dy, const void *x, void *dw,
+                                  void *dbias, int64_t m, int64_t n, int64_t k,
+                                  int accumulate);
+
+/* te_rt_act_fwd / te_rt_act_bwd / te_rt_dbias_dact (non-gated act). */
+const char *te_kernels_act_fwd(te_kernels_state *s, int act, int dtype,
+                               const void *x, void *y, int64_t rows,
+                               int64_t cols, float limit, float alpha,
+                               float offset);
+const char *te_kernels_act_bwd(te_kernels_state *s, int act, int dtype,
+                               const void *dy, const void *x, void *dx,
+                               int64_t rows, int64_t cols, float limit,
+                               float alpha, float offset);
+const char *te_kernels_dbias_dact(te_kernels_state *s, int act, int dtype,
+                                  const void *dy, const void *x, void *dx,
+                                  void *dbias, int64_t rows, int64_t cols,
+                                  float limit, float alpha, float offset);
+
+/* dbias[cols] = column sums of dy [rows, cols] (fp32, deterministic). */
+const char *te_kernels_bias_grad(te_kernels_state *s, int dtype, const void *dy,
+                                 void *dbias, int64_t rows, int64_t cols);
+const char *te_kernels_add(te_kernels_state *s, int dtype, const void *a,
+                           const void *b, void *c, int64_t n);
+const char *te_kernels_cast(te_kernels_state *s, int src_dtype, int dst_dtype,
+                            const void *src, void *dst, int64_t n);
+const char *te_kernels_transpose(te_kernels_state *s, int dtype,
+                                 const void *src, void *dst, int64_t rows,
+                                 int64_t cols);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TE_KERNELS_OPS_H */

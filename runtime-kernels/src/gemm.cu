@@ -1,0 +1,239 @@
+//===- gemm.cu - The linear layer's GEMMs through cuBLASLt ----------------===//
+//
+// fprop (TN), dgrad (NN) and wgrad (NT) of row-major operands as
+// column-major cuBLASLt matmuls: fp32 compute and scale (no TF32), f32/bf16/
+// f16 buffers, the bias epilogue for fprop, BGRADB for wgrad's dbias (the
+// bias-gradient kernel when cuBLASLt has no algorithm with it), beta = 1 for
+// wgrad's accumulate. Zero-sized problems never reach cuBLASLt.
+//
+//===----------------------------------------------------------------------===//
+
+#include "internal.cuh"
+
+#include <algorithm>
+
+using namespace te::kernels;
+
+namespace {
+
+constexpr size_t kWorkspaceBytes = size_t(32) << 20;
+
+/// Null on success, else the status's name (cublasGetStatusString is in
+/// libcublas, which is not linked).
+const char *lt(cublasStatus_t st) {
+  switch (st) {
+  case CUBLAS_STATUS_SUCCESS:
+    return nullptr;
+  case CUBLAS_STATUS_NOT_INITIALIZED:
+    return "cuBLASLt: CUBLAS_STATUS_NOT_INITIALIZED";
+  case CUBLAS_STATUS_ALLOC_FAILED:
+    return "cuBLASLt: CUBLAS_STATUS_ALLOC_FAILED";
+  case CUBLAS_STATUS_INVALID_VALUE:
+    return "cuBLASLt: CUBLAS_STATUS_INVALID_VALUE";
+  case CUBLAS_STATUS_ARCH_MISMATCH:
+    return "cuBLASLt: CUBLAS_STATUS_ARCH_MISMATCH";
+  case CUBLAS_STATUS_EXECUTION_FAILED:
+    return "cuBLASLt: CUBLAS_STATUS_EXECUTION_FAILED";
+  case CUBLAS_STATUS_INTERNAL_ERROR:
+    return "cuBLASLt: CUBLAS_STATUS_INTERNAL_ERROR";
+  case CUBLAS_STATUS_NOT_SUPPORTED:
+    return "cuBLASLt: CUBLAS_STATUS_NOT_SUPPORTED";
+  default:
+    return "cuBLASLt: call failed";
+  }
+}
+
+cudaDataType_t cudaType(int dtype) {
+  return dtype == 0 ? CUDA_R_32F : dtype == 1 ? CUDA_R_16BF : CUDA_R_16F;
+}
+
+/// The largest power of two (<= 256) that divides the address.
+uint32_t alignmentOf(const void *p) {
+  uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  uint32_t align = 256;
+  while (align > 1 && a % align)
+    align /= 2;
+  return align;
+}
+
+/// Destroys the cuBLASLt descriptors of one matmul.
+struct Descriptors {
+  cublasLtMatmulDesc_t op = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
+  cublasLtMatmulPreference_t pref = nullptr;
+  ~Descriptors() {
+    if (pref)
+      cublasLtMatmulPreferenceDestroy(pref);
+    if (d)
+      cublasLtMatrixLayoutDestroy(d);
+    if (b)
+      cublasLtMatrixLayoutDestroy(b);
+    if (a)
+      cublasLtMatrixLayoutDestroy(a);
+    if (op)
+      cublasLtMatmulDescDestroy(op);
+  }
+};
+
+/// The handle and workspace, created by the first GEMM.
+const char *ready(te_kernels_state *s) {
+  if (!s->lt)
+    if (const char *err = lt(cublasLtCreate(&s->lt)))
+      return err;
+  if (!s->workspace) {
+    if (const char *err = status(cudaMalloc(&s->workspace, kWorkspaceBytes)))
+      return err;
+    s->workspaceBytes = kWorkspaceBytes;
+  }
+  return nullptr;
+}
+
+/// Column-major D[M, N] = op(A) . op(B) (+ beta * D) with epilogue `epi`
+/// (bias: the epilogue's vector). *unsupported is set, with no error, when
+/// cuBLASLt offers no algorithm.
+const char *matmul(te_kernels_state *s, int dtype, cublasOperation_t ta,
+                   cublasOperation_t tb, int64_t M, int64_t N, int64_t K,
+                   const void *A, int64_t lda, const void *B, int64_t ldb,
+                   void *D, int64_t ldd, float beta, cublasLtEpilogue_t epi,
+                   const void *bias, bool *unsupported) {
+  *unsupported = false;
+  if (const char *err = ready(s))
+    return err;
+  cudaDataType_t t = cudaType(dtype);
+  Descriptors g;
+  if (const char *err =
+          lt(cublasLtMatmulDescCreate(&g.op, CUBLAS_COMPUTE_32F, CUDA_R_32F)))
+    return err;
+  cublasLtMatmulDescSetAttribute(g.op, CUBLASLT_MATMUL_DESC_TRANSA, &ta,
+                                 sizeof(ta));
+  cublasLtMatmulDescSetAttribute(g.op, CUBLASLT_MATMUL_DESC_TRANSB, &tb,
+                                 sizeof(tb));
+  if (epi != CUBLASLT_EPILOGUE_DEFAULT) {
+    cublasLtMatmulDescSetAttribute(g.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi,
+                                   sizeof(epi));
+    cublasLtMatmulDescSetAttribute(g.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                                   &bias, sizeof(bias));
+    cublasLtMatmulDescSetAttribute(g.op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE,
+                                   &t, sizeof(t));
+  }
+  bool aN = ta == CUBLAS_OP_N, bN = tb == CUBLAS_OP_N;
+  if (const char *err =
+          lt(cublasLtMatrixLayoutCreate(&g.a, t, aN ? M : K, aN ? K : M, lda)))
+    return err;
+  if (const char *err =
+          lt(cublasLtMatrixLayoutCreate(&g.b, t, bN ? K : N, bN ? N : K, ldb)))
+    return err;
+  if (const char *err = lt(cublasLtMatrixLayoutCreate(&g.d, t, M, N, ldd)))
+    return err;
+  if (const char *err = lt(cublasLtMatmulPreferenceCreate(&g.pref)))
+    return err;
+  size_t ws = s->workspaceBytes;
+  cublasLtMatmulPreferenceSetAttribute(
+      g.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
+  uint32_t al[4] = {alignmentOf(A), alignmentOf(B), alignmentOf(D),
+                    alignmentOf(D)};
+  const cublasLtMatmulPreferenceAttributes_t which[4] = {
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
+  for (int i = 0; i < 4; ++i)
+    cublasLtMatmulPreferenceSetAttribute(g.pref, which[i], &al[i],
+                                         sizeof(al[i]));
+  cublasLtMatmulHeuristicResult_t heur = {};
+  int found = 0;
+  cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(
+      s->lt, g.op, g.a, g.b, g.d, g.d, g.pref, 1, &heur, &found);
+  if (st == CUBLAS_STATUS_NOT_SUPPORTED ||
+      (st == CUBLAS_STATUS_SUCCESS && found == 0)) {
+    *unsupported = true;
+    return nullptr;
+  }
+  if (const char *err = lt(st))
+    return err;
+  float alpha = 1.0f;
+  return lt(cublasLtMatmul(s->lt, g.op, &alpha, A, g.a, B, g.b, &beta, D, g.d,
+                           D, g.d, &heur.algo, s->workspace, s->workspaceBytes,
+                           s->stream));
+}
+
+/// matmul, where "no algorithm" is an error.
+const char *matmulOrFail(te_kernels_state *s, int dtype, cublasOperation_t ta,
+                         cublasOperation_t tb, int64_t M, int64_t N, int64_t K,
+                         const void *A, int64_t lda, const void *B, int64_t ldb,
+                         void *D, int64_t ldd, float beta,
+                         cublasLtEpilogue_t epi, const void *bias) {
+  bool unsupported = false;
+  if (const char *err = matmul(s, dtype, ta, tb, M, N, K, A, lda, B, ldb, D,
+                               ldd, beta, epi, bias, &unsupported))
+    return err;
+  return unsupported ? "cuBLASLt has no algorithm for this GEMM" : nullptr;
+}
+
+int64_t elemBytes(int dtype) { return dtype == 0 ? 4 : 2; }
+
+} // namespace
+
+extern "C" {
+
+// Row-major Y[m, n] is column-major Y^T[n, m]: every GEMM below computes the
+// transposed product column-major.
+
+const char *te_kernels_gemm_fprop(te_kernels_state *s, int dtype, const void *x,
+                                  const void *w, const void *bias, void *y,
+                                  int64_t m, int64_t n, int64_t k) {
+  if (m == 0 || n == 0)
+    return nullptr;
+  if (k == 0)
+    return broadcastRows(s, dtype, bias, y, m, n);
+  // Y^T[n, m] = W[k, n]^T (col-major) . X^T[k, m] (+ bias[n] per row).
+  return matmulOrFail(
+      s, dtype, CUBLAS_OP_T, CUBLAS_OP_N, n, m, k, w, k, x, k, y, n, 0.0f,
+      bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT, bias);
+}
+
+const char *te_kernels_gemm_dgrad(te_kernels_state *s, int dtype,
+                                  const void *dy, const void *w, void *dx,
+                                  int64_t m, int64_t n, int64_t k) {
+  if (m == 0 || k == 0)
+    return nullptr;
+  if (n == 0)
+    return status(cudaMemsetAsync(dx, 0, m * k * elemBytes(dtype), s->stream));
+  // DX^T[k, m] = W^T[k, n] (col-major view of w) . DY^T[n, m].
+  return matmulOrFail(s, dtype, CUBLAS_OP_N, CUBLAS_OP_N, k, m, n, w, k, dy, n,
+                      dx, k, 0.0f, CUBLASLT_EPILOGUE_DEFAULT, nullptr);
+}
+
+const char *te_kernels_gemm_wgrad(te_kernels_state *s, int dtype,
+                                  const void *dy, const void *x, void *dw,
+                                  void *dbias, int64_t m, int64_t n, int64_t k,
+                                  int accumulate) {
+  if (n == 0)
+    return nullptr;
+  if (m == 0 || k == 0) {
+    if (m == 0 && !accumulate && k > 0)
+      if (const char *err = status(
+              cudaMemsetAsync(dw, 0, n * k * elemBytes(dtype), s->stream)))
+        return err;
+    return dbias ? biasGrad(s, dtype, dy, dbias, m, n) : nullptr;
+  }
+  // DW^T[k, n] = X^T[k, m] . DY[m, n] (op T of the col-major DY^T[n, m]);
+  // BGRADB sums op(B) = DY over m: dbias[n].
+  float beta = accumulate ? 1.0f : 0.0f;
+  if (dbias) {
+    bool unsupported = false;
+    if (const char *err =
+            matmul(s, dtype, CUBLAS_OP_N, CUBLAS_OP_T, k, n, m, x, k, dy, n, dw,
+                   k, beta, CUBLASLT_EPILOGUE_BGRADB, dbias, &unsupported))
+      return err;
+    if (!unsupported)
+      return nullptr;
+  }
+  if (const char *err =
+          matmulOrFail(s, dtype, CUBLAS_OP_N, CUBLAS_OP_T, k, n, m, x, k, dy, n,
+                       dw, k, beta, CUBLASLT_EPILOGUE_DEFAULT, nullptr))
+    return err;
+  return dbias ? biasGrad(s, dtype, dy, dbias, m, n) : nullptr;
+}
+
+} // extern "C"

@@ -1,0 +1,755 @@
+//===- ops.cu - CUDA backend of the runtime's compute primitives ----------===//
+//
+// LayerNorm/RMSNorm forward and backward, the 13 activations and their
+// derivatives, bias gradients, add, cast and transpose. fp32 math with the
+// CPU reference's formulas (lib/Runtime/cpu/Reference.cpp); each output is
+// rounded once, to nearest even, with the same bit conversions as the CPU
+// backend. Column sums (dgamma, dbeta, dbias) are deterministic: fixed row
+// chunks summed per column, then the chunk partials summed in order.
+//
+//===----------------------------------------------------------------------===//
+
+#include "internal.cuh"
+#include "te/Runtime/TERuntime.h" // TE_RT_ACT_*
+
+#include <algorithm>
+#include <new>
+
+using namespace te::kernels;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Element types
+//===----------------------------------------------------------------------===//
+
+struct F32 {
+  using T = float;
+  static __device__ float load(float v) { return v; }
+  static __device__ float store(float v) { return v; }
+};
+
+struct BF16 {
+  using T = uint16_t;
+  static __device__ float load(uint16_t h) {
+    return __uint_as_float(static_cast<uint32_t>(h) << 16);
+  }
+  /// As te::cpu::floatToBF16: quiet NaN with its payload's top, else RNE.
+  static __device__ uint16_t store(float x) {
+    uint32_t u = __float_as_uint(x);
+    if ((u & 0x7fffffffu) > 0x7f800000u)
+      return static_cast<uint16_t>((u >> 16) | 0x0040u);
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return static_cast<uint16_t>(u >> 16);
+  }
+};
+
+struct F16 {
+  using T = uint16_t;
+  static __device__ float load(uint16_t h) {
+    return __half2float(__ushort_as_half(h));
+  }
+  /// As te::cpu::floatToF16: quiet NaN with its payload's top, else RNE.
+  static __device__ uint16_t store(float x) {
+    uint32_t u = __float_as_uint(x);
+    uint32_t a = u & 0x7fffffffu;
+    if (a > 0x7f800000u)
+      return static_cast<uint16_t>(((u >> 16) & 0x8000u) | 0x7e00u |
+                                   ((a >> 13) & 0x3ffu));
+    return __half_as_ushort(__float2half_rn(x));
+  }
+};
+
+/// Calls fn(E{}) for the element type of dtype.
+template <typename Fn> const char *byDtype(int dtype, Fn fn) {
+  switch (dtype) {
+  case 0:
+    return fn(F32{});
+  case 1:
+    return fn(BF16{});
+  case 2:
+    return fn(F16{});
+  }
+  return "unknown dtype";
+}
+
+constexpr int kThreads = 256;
+
+/// Blocks of kThreads for a grid-stride loop over n items.
+unsigned gridFor(int64_t n) {
+  return static_cast<unsigned>(std::max<int64_t>(
+      1, std::min<int64_t>((n + kThreads - 1) / kThreads, int64_t(1) << 20)));
+}
+
+__device__ inline int64_t globalId() {
+  return static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+}
+__device__ inline int64_t globalStride() {
+  return static_cast<int64_t>(gridDim.x) * blockDim.x;
+}
+
+bool aligned16(const void *p) {
+  return reinterpret_cast<uintptr_t>(p) % 16 == 0;
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+__device__ inline float warpSum(float v) {
+  for (int o = 16; o > 0; o >>= 1)
+    v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+/// Sum over the block (fixed order for a given blockDim: deterministic).
+__device__ float blockSum(float v) {
+  __shared__ float part[32];
+  __shared__ float total;
+  v = warpSum(v);
+  int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  if (lane == 0)
+    part[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    int warps = (blockDim.x + 31) / 32;
+    float t = lane < warps ? part[lane] : 0.0f;
+    t = warpSum(t);
+    if (lane == 0)
+      total = t;
+  }
+  __syncthreads();
+  float r = total;
+  __syncthreads(); // part/total are reused by the next call
+  return r;
+}
+
+/// Threads per row of the row kernels: about four elements each.
+unsigned rowThreads(int64_t cols) {
+  int64_t t = ((cols + 3) / 4 + 31) / 32 * 32;
+  return static_cast<unsigned>(std::clamp<int64_t>(t, 32, 512));
+}
+
+/// Rows per chunk of the column sums: a function of rows only, so the
+/// summation order does not depend on the device.
+int64_t chunkRows(int64_t rows) {
+  return std::max<int64_t>(64, (rows + 32767) / 32768);
+}
+
+/// partial[c * cols + j] (and, with two outputs, partial[(chunks + c) *
+/// cols + j]) = sums of fn(i, j) over the rows of chunk c, in row order.
+template <typename Fn>
+__global__ void colPartial(Fn fn, int64_t rows, int64_t cols, int64_t chunk,
+                           int64_t chunks, bool two, float *partial) {
+  int64_t j = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (j >= cols)
+    return;
+  int64_t c = blockIdx.y;
+  int64_t r0 = c * chunk, r1 = min(rows, r0 + chunk);
+  float s0 = 0.0f, s1 = 0.0f;
+  for (int64_t i = r0; i < r1; ++i) {
+    float2 v = fn(i, j);
+    s0 += v.x;
+    s1 += v.y;
+  }
+  partial[c * cols + j] = s0;
+  if (two)
+    partial[(chunks + c) * cols + j] = s1;
+}
+
+/// out[j] = sum over chunks of partial[c * cols + j], in chunk order.
+template <typename E>
+__global__ void colFinish(const float *partial, int64_t chunks, int64_t cols,
+                          typename E::T *out) {
+  for (int64_t j = globalId(); j < cols; j += globalStride()) {
+    float s = 0.0f;
+    for (int64_t c = 0; c < chunks; ++c)
+      s += partial[c * cols + j];
+    out[j] = E::store(s);
+  }
+}
+
+/// Column sums of fn over [rows, cols] into out0 (and out1 when non-null).
+template <typename E, typename Fn>
+const char *columnSums(te_kernels_state *s, Fn fn, int64_t rows, int64_t cols,
+                       typename E::T *out0, typename E::T *out1) {
+  if (cols == 0)
+    return nullptr;
+  int64_t chunk = chunkRows(rows), chunks = (rows + chunk - 1) / chunk;
+  float *partial = nullptr;
+  int64_t per = out1 ? 2 : 1;
+  if (chunks > 0) {
+    if (const char *err = scratch(s, per * chunks * cols, &partial))
+      return err;
+    dim3 grid(static_cast<unsigned>((cols + kThreads - 1) / kThreads),
+              static_cast<unsigned>(chunks));
+    colPartial<<<grid, kThreads, 0, s->stream>>>(fn, rows, cols, chunk, chunks,
+                                                 out1 != nullptr, partial);
+    if (const char *err = launched())
+      return err;
+  }
+  colFinish<E>
+      <<<gridFor(cols), kThreads, 0, s->stream>>>(partial, chunks, cols, out0);
+  if (out1)
+    colFinish<E><<<gridFor(cols), kThreads, 0, s->stream>>>(
+        partial + chunks * cols, chunks, cols, out1);
+  return launched();
+}
+
+//===----------------------------------------------------------------------===//
+// Normalization
+//===----------------------------------------------------------------------===//
+
+template <typename E>
+__device__ inline float gammaTilde(const typename E::T *gamma, int64_t j,
+                                   bool zc) {
+  float g = E::load(gamma[j]);
+  return zc ? g + 1.0f : g;
+}
+
+/// One CTA per row.
+template <typename E>
+__global__ void
+normFwdKernel(bool rms, const typename E::T *x, const typename E::T *gamma,
+              const typename E::T *beta, float eps, bool zc, int64_t cols,
+              typename E::T *z, float *mu, float *rsigma) {
+  int64_t row = blockIdx.x;
+  const typename E::T *xr = x + row * cols;
+  typename E::T *zr = z + row * cols;
+  const float rn = 1.0f / static_cast<float>(cols);
+  float mean = 0.0f;
+  if (!rms) {
+    float s = 0.0f;
+    for (int64_t j = threadIdx.x; j < cols; j += blockDim.x)
+      s += E::load(xr[j]);
+    mean = blockSum(s) * rn;
+  }
+  float m2 = 0.0f;
+  for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
+    float c = E::load(xr[j]) - mean;
+    m2 += c * c;
+  }
+  m2 = blockSum(m2);
+  float rs = 1.0f / sqrtf(m2 * rn + eps);
+  for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
+    float y = (E::load(xr[j]) - mean) * rs;
+    float v = gammaTilde<E>(gamma, j, zc) * y;
+    if (!rms && beta)
+      v += E::load(beta[j]);
+    zr[j] = E::store(v);
+  }
+  if (threadIdx.x == 0) {
+    if (!rms)
+      mu[row] = mean;
+    rsigma[row] = rs;
+  }
+}
+
+/// dx of one row per CTA.
+template <typename E>
+__global__ void normBwdKernel(bool rms, const typename E::T *dz,
+                              const typename E::T *x, const float *mu,
+                              const float *rsigma, const typename E::T *gamma,
+                              bool zc, int64_t cols, typename E::T *dx) {
+  int64_t row = blockIdx.x;
+  const typename E::T *xr = x + row * cols, *dzr = dz + row * cols;
+  typename E::T *dxr = dx + row * cols;
+  const float rn = 1.0f / static_cast<float>(cols);
+  float mean = rms ? 0.0f : mu[row];
+  float rs = rsigma[row];
+  float m1 = 0.0f, m2 = 0.0f;
+  for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
+    float y = (E::load(xr[j]) - mean) * rs;
+    float g = gammaTilde<E>(gamma, j, zc) * E::load(dzr[j]);
+    m1 += g;
+    m2 += g * y;
+  }
+  m1 = blockSum(m1) * rn;
+  m2 = blockSum(m2) * rn;
+  if (rms)
+    m1 = 0.0f;
+  for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
+    float y = (E::load(xr[j]) - mean) * rs;
+    float g = gammaTilde<E>(gamma, j, zc) * E::load(dzr[j]);
+    dxr[j] = E::store(rs * (g - (m2 * y + m1)));
+  }
+}
+
+/// (dz * y, dz) at (i, j): the terms of dgamma and dbeta.
+template <typename E> struct NormGradTerms {
+  bool rms;
+  const typename E::T *dz, *x;
+  const float *mu, *rsigma;
+  int64_t cols;
+  __device__ float2 operator()(int64_t i, int64_t j) const {
+    float mean = rms ? 0.0f : mu[i];
+    float y = (E::load(x[i * cols + j]) - mean) * rsigma[i];
+    float d = E::load(dz[i * cols + j]);
+    return make_float2(d * y, d);
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Activations (lib/Runtime/cpu/Reference.cpp's formulas)
+//===----------------------------------------------------------------------===//
+
+bool isGated(int act) {
+  return act == TE_RT_ACT_GEGLU || act == TE_RT_ACT_GLU ||
+         act == TE_RT_ACT_QGEGLU || act == TE_RT_ACT_REGLU ||
+         act == TE_RT_ACT_SREGLU || act == TE_RT_ACT_SWIGLU ||
+         act == TE_RT_ACT_CLAMPED_SWIGLU;
+}
+
+struct ActParams {
+  int act;
+  float limit, alpha, offset;
+};
+
+__device__ inline float sigmoidf(float x) { return 1.0f / (1.0f + expf(-x)); }
+
+/// f and f' of the (gate half of the) activation.
+__device__ void pointwise(int act, float x, float &f, float &df) {
+  switch (act) {
+  case TE_RT_ACT_GELU:
+  case TE_RT_ACT_GEGLU: {
+    f = x * (0.5f + 0.5f * tanhf(x * (0.79788456f + 0.03567741f * x * x)));
+    float t = tanhf(0.79788456f * x * (1.0f + 0.044715f * x * x));
+    df = 0.5f * x * ((1.0f - t * t) * (0.79788456f + 0.1070322243f * x * x)) +
+         0.5f * (1.0f + t);
+    return;
+  }
+  case TE_RT_ACT_GELU_ERF:
+    f = 0.5f * x * (1.0f + erff(x * 0.70710678f));
+    df = 0.5f * (1.0f + erff(x * 0.70710678f)) +
+         x * 0.3989422804f * expf(-0.5f * x * x);
+    return;
+  case TE_RT_ACT_GLU:
+    f = sigmoidf(x), df = f * (1.0f - f);
+    return;
+  case TE_RT_ACT_QGELU:
+  case TE_RT_ACT_QGEGLU: {
+    float s = sigmoidf(1.702f * x);
+    f = x * s;
+    df = 1.702f * x * s * (1.0f - s) + s;
+    return;
+  }
+  case TE_RT_ACT_RELU:
+  case TE_RT_ACT_REGLU:
+    f = x > 0.0f ? x : 0.0f, df = x > 0.0f ? 1.0f : 0.0f;
+    return;
+  case TE_RT_ACT_SRELU:
+  case TE_RT_ACT_SREGLU:
+    f = x > 0.0f ? x * x : 0.0f, df = fmaxf(2.0f * x, 0.0f);
+    return;
+  case TE_RT_ACT_SILU:
+  case TE_RT_ACT_SWIGLU: {
+    float s = sigmoidf(x);
+    f = x * s;
+    df = x * s * (1.0f - s) + s;
+    return;
+  }
+  }
+  f = df = 0.0f;
+}
+
+template <typename E>
+__global__ void actFwdKernel(ActParams p, bool gated, const typename E::T *x,
+                             typename E::T *y, int64_t rows, int64_t cols) {
+  int64_t yCols = gated ? cols / 2 : cols, n = rows * yCols;
+  for (int64_t k = globalId(); k < n; k += globalStride()) {
+    float f, df;
+    if (!gated) {
+      pointwise(p.act, E::load(x[k]), f, df);
+      y[k] = E::store(f);
+      continue;
+    }
+    int64_t i = k / yCols, j = k - i * yCols;
+    float a = E::load(x[i * cols + j]), b = E::load(x[i * cols + yCols + j]);
+    if (p.act == TE_RT_ACT_CLAMPED_SWIGLU) {
+      float ac = fminf(a, p.limit);
+      float bc = fminf(fmaxf(b, -p.limit), p.limit) + p.offset;
+      y[k] = E::store(ac * sigmoidf(p.alpha * ac) * bc);
+      continue;
+    }
+    pointwise(p.act, a, f, df);
+    y[k] = E::store(f * b);
+  }
+}
+
+/// dy * act'(x) of a non-gated activation, in fp32.
+template <typename E> struct Dact {
+  int act;
+  const typename E::T *dy, *x;
+  int64_t cols;
+  __device__ float at(int64_t k) const {
+    float f, df;
+    pointwise(act, E::load(x[k]), f, df);
+    return E::load(dy[k]) * df;
+  }
+  __device__ float2 operator()(int64_t i, int64_t j) const {
+    return make_float2(at(i * cols + j), 0.0f);
+  }
+};
+
+template <typename E>
+__global__ void actBwdKernel(ActParams p, bool gated, const typename E::T *dy,
+                             const typename E::T *x, typename E::T *dx,
+                             int64_t rows, int64_t cols) {
+  int64_t yCols = gated ? cols / 2 : cols, n = rows * yCols;
+  Dact<E> dact{p.act, dy, x, cols};
+  for (int64_t k = globalId(); k < n; k += globalStride()) {
+    if (!gated) {
+      dx[k] = E::store(dact.at(k));
+      continue;
+    }
+    int64_t i = k / yCols, j = k - i * yCols;
+    int64_t ia = i * cols + j, ib = ia + yCols;
+    float a = E::load(x[ia]), b = E::load(x[ib]), g = E::load(dy[k]);
+    if (p.act == TE_RT_ACT_CLAMPED_SWIGLU) {
+      float ac = fminf(a, p.limit);
+      float bc = fminf(fmaxf(b, -p.limit), p.limit) + p.offset;
+      float s = sigmoidf(p.alpha * ac);
+      float dsw = p.alpha * ac * s * (1.0f - s) + s;
+      dx[ia] = E::store(a <= p.limit ? dsw * g * bc : 0.0f);
+      dx[ib] = E::store(fabsf(b) <= p.limit ? g * ac * s : 0.0f);
+      continue;
+    }
+    float f, df;
+    pointwise(p.act, a, f, df);
+    dx[ia] = E::store(df * g * b);
+    dx[ib] = E::store(g * f);
+  }
+}
+
+/// dy at (i, j): the terms of the bias gradient.
+template <typename E> struct Load2D {
+  const typename E::T *p;
+  int64_t cols;
+  __device__ float2 operator()(int64_t i, int64_t j) const {
+    return make_float2(E::load(p[i * cols + j]), 0.0f);
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+template <typename T, int N> struct alignas(sizeof(T) * N) Vec { T v[N]; };
+
+/// c = a + b; N elements per 16-byte access when vec (all aligned).
+template <typename E>
+__global__ void addKernel(const typename E::T *a, const typename E::T *b,
+                          typename E::T *c, int64_t n, bool vec) {
+  using T = typename E::T;
+  constexpr int N = 16 / sizeof(T);
+  int64_t done = 0;
+  if (vec) {
+    using V = Vec<T, N>;
+    int64_t nv = n / N;
+    for (int64_t i = globalId(); i < nv; i += globalStride()) {
+      V va = reinterpret_cast<const V *>(a)[i];
+      V vb = reinterpret_cast<const V *>(b)[i];
+      V vc;
+#pragma unroll
+      for (int e = 0; e < N; ++e)
+        vc.v[e] = E::store(E::load(va.v[e]) + E::load(vb.v[e]));
+      reinterpret_cast<V *>(c)[i] = vc;
+    }
+    done = nv * N;
+  }
+  for (int64_t i = done + globalId(); i < n; i += globalStride())
+    c[i] = E::store(E::load(a[i]) + E::load(b[i]));
+}
+
+/// dst = D(S(src)); widening to fp32 is exact, so one rounding.
+template <typename S, typename D>
+__global__ void castKernel(const typename S::T *src, typename D::T *dst,
+                           int64_t n, bool vec) {
+  constexpr int N = 4;
+  int64_t done = 0;
+  if (vec) {
+    using VS = Vec<typename S::T, N>;
+    using VD = Vec<typename D::T, N>;
+    int64_t nv = n / N;
+    for (int64_t i = globalId(); i < nv; i += globalStride()) {
+      VS vs = reinterpret_cast<const VS *>(src)[i];
+      VD vd;
+#pragma unroll
+      for (int e = 0; e < N; ++e)
+        vd.v[e] = D::store(S::load(vs.v[e]));
+      reinterpret_cast<VD *>(dst)[i] = vd;
+    }
+    done = nv * N;
+  }
+  for (int64_t i = done + globalId(); i < n; i += globalStride())
+    dst[i] = D::store(S::load(src[i]));
+}
+
+/// dst[cols, rows] = src[rows, cols]^T through 32x32 shared-memory tiles.
+template <typename T>
+__global__ void transposeKernel(const T *src, T *dst, int64_t rows,
+                                int64_t cols) {
+  __shared__ T tile[32][33];
+  int64_t tilesY = (rows + 31) / 32;
+  for (int64_t by = blockIdx.y; by < tilesY; by += gridDim.y) {
+    int64_t i0 = by * 32, j0 = static_cast<int64_t>(blockIdx.x) * 32;
+    for (int r = threadIdx.y; r < 32; r += blockDim.y) {
+      int64_t i = i0 + r, j = j0 + threadIdx.x;
+      if (i < rows && j < cols)
+        tile[r][threadIdx.x] = src[i * cols + j];
+    }
+    __syncthreads();
+    for (int r = threadIdx.y; r < 32; r += blockDim.y) {
+      int64_t j = j0 + r, i = i0 + threadIdx.x;
+      if (i < rows && j < cols)
+        dst[j * rows + i] = tile[threadIdx.x][r];
+    }
+    __syncthreads();
+  }
+}
+
+template <typename E>
+__global__ void broadcastKernel(const typename E::T *bias, typename E::T *y,
+                                int64_t rows, int64_t cols) {
+  int64_t n = rows * cols;
+  for (int64_t k = globalId(); k < n; k += globalStride())
+    y[k] = E::store(bias ? 0.0f + E::load(bias[k % cols]) : 0.0f);
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// State and shared helpers
+//===----------------------------------------------------------------------===//
+
+namespace te::kernels {
+
+const char *scratch(te_kernels_state *s, int64_t elems, float **out) {
+  if (elems > s->scratchElems) {
+    if (s->scratch)
+      if (const char *err = status(cudaFreeAsync(s->scratch, s->stream)))
+        return err;
+    int64_t grown = std::max(elems, s->scratchElems + s->scratchElems / 2);
+    s->scratch = nullptr;
+    s->scratchElems = 0;
+    void *p = nullptr;
+    if (const char *err = status(cudaMallocAsync(
+            &p, static_cast<size_t>(grown) * sizeof(float), s->stream)))
+      return err;
+    s->scratch = static_cast<float *>(p);
+    s->scratchElems = grown;
+  }
+  *out = s->scratch;
+  return nullptr;
+}
+
+const char *biasGrad(te_kernels_state *s, int dtype, const void *dy,
+                     void *dbias, int64_t rows, int64_t cols) {
+  return byDtype(dtype, [&](auto e) {
+    using E = decltype(e);
+    using T = typename E::T;
+    return columnSums<E>(s, Load2D<E>{static_cast<const T *>(dy), cols}, rows,
+                         cols, static_cast<T *>(dbias), nullptr);
+  });
+}
+
+const char *broadcastRows(te_kernels_state *s, int dtype, const void *bias,
+                          void *y, int64_t rows, int64_t cols) {
+  return byDtype(dtype, [&](auto e) {
+    using E = decltype(e);
+    using T = typename E::T;
+    broadcastKernel<E><<<gridFor(rows * cols), kThreads, 0, s->stream>>>(
+        static_cast<const T *>(bias), static_cast<T *>(y), rows, cols);
+    return launched();
+  });
+}
+
+} // namespace te::kernels
+
+extern "C" {
+
+const char *te_kernels_state_create(void *stream, te_kernels_state **state) {
+  auto *s = new (std::nothrow) te_kernels_state;
+  if (!s)
+    return "out of host memory";
+  s->stream = static_cast<cudaStream_t>(stream);
+  *state = s;
+  return nullptr;
+}
+
+void te_kernels_state_destroy(te_kernels_state *s) {
+  if (!s)
+    return;
+  cudaStreamSynchronize(s->stream);
+  if (s->scratch)
+    cudaFreeAsync(s->scratch, s->stream);
+  cudaStreamSynchronize(s->stream);
+  if (s->workspace)
+    cudaFree(s->workspace);
+  if (s->lt)
+    cublasLtDestroy(s->lt);
+  delete s;
+}
+
+const char *te_kernels_norm_fwd(te_kernels_state *s, int rms, int dtype,
+                                const void *x, const void *gamma,
+                                const void *beta, float eps, int zero_centered,
+                                int64_t rows, int64_t cols, void *z, float *mu,
+                                float *rsigma) {
+  if (rows == 0)
+    return nullptr;
+  return byDtype(dtype, [&](auto e) {
+    using E = decltype(e);
+    using T = typename E::T;
+    normFwdKernel<E>
+        <<<static_cast<unsigned>(rows), rowThreads(cols), 0, s->stream>>>(
+            rms != 0, static_cast<const T *>(x), static_cast<const T *>(gamma),
+            static_cast<const T *>(beta), eps, zero_centered != 0, cols,
+            static_cast<T *>(z), mu, rsigma);
+    return launched();
+  });
+}
+
+const char *te_kernels_norm_bwd(te_kernels_state *s, int rms, int dtype,
+                                const void *dz, const void *x, const float *mu,
+                                const float *rsigma, const void *gamma,
+                                int zero_centered, int64_t rows, int64_t cols,
+                                void *dx, void *dgamma, void *dbeta) {
+  return byDtype(dtype, [&](auto e) -> const char * {
+    using E = decltype(e);
+    using T = typename E::T;
+    const T *DZ = static_cast<const T *>(dz), *X = static_cast<const T *>(x);
+    if (rows > 0) {
+      normBwdKernel<E>
+          <<<static_cast<unsigned>(rows), rowThreads(cols), 0, s->stream>>>(
+              rms != 0, DZ, X, mu, rsigma, static_cast<const T *>(gamma),
+              zero_centered != 0, cols, static_cast<T *>(dx));
+      if (const char *err = launched())
+        return err;
+    }
+    return columnSums<E>(s, NormGradTerms<E>{rms != 0, DZ, X, mu, rsigma, cols},
+                         rows, cols, static_cast<T *>(dgamma),
+                         static_cast<T *>(dbeta));
+  });
+}
+
+const char *te_kernels_act_fwd(te_kernels_state *s, int act, int dtype,
+                               const void *x, void *y, int64_t rows,
+                               int64_t cols, float limit, float alpha,
+                               float offset) {
+  bool gated = isGated(act);
+  int64_t n = rows * (gated ? cols / 2 : cols);
+  if (n == 0)
+    return nullptr;
+  return byDtype(dtype, [&](auto e) {
+    using E = decltype(e);
+    using T = typename E::T;
+    actFwdKernel<E><<<gridFor(n), kThreads, 0, s->stream>>>(
+        ActParams{act, limit, alpha, offset}, gated, static_cast<const T *>(x),
+        static_cast<T *>(y), rows, cols);
+    return launched();
+  });
+}
+
+const char *te_kernels_act_bwd(te_kernels_state *s, int act, int dtype,
+                               const void *dy, const void *x, void *dx,
+                               int64_t rows, int64_t cols, float limit,
+                               float alpha, float offset) {
+  bool gated = isGated(act);
+  int64_t n = rows * (gated ? cols / 2 : cols);
+  if (n == 0)
+    return nullptr;
+  return byDtype(dtype, [&](auto e) {
+    using E = decltype(e);
+    using T = typename E::T;
+    actBwdKernel<E><<<gridFor(n), kThreads, 0, s->stream>>>(
+        ActParams{act, limit, alpha, offset}, gated, static_cast<const T *>(dy),
+        static_cast<const T *>(x), static_cast<T *>(dx), rows, cols);
+    return launched();
+  });
+}
+
+const char *te_kernels_dbias_dact(te_kernels_state *s, int act, int dtype,
+                                  const void *dy, const void *x, void *dx,
+                                  void *dbias, int64_t rows, int64_t cols,
+                                  float limit, float alpha, float offset) {
+  if (const char *err = te_kernels_act_bwd(s, act, dtype, dy, x, dx, rows, cols,
+                                           limit, alpha, offset))
+    return err;
+  return byDtype(dtype, [&](auto e) {
+    using E = decltype(e);
+    using T = typename E::T;
+    // The column sums recompute the fp32 dact (not the rounded dx).
+    return columnSums<E>(s,
+                         Dact<E>{act, static_cast<const T *>(dy),
+                                 static_cast<const T *>(x), cols},
+                         rows, cols, static_cast<T *>(dbias), nullptr);
+  });
+}
+
+const char *te_kernels_bias_grad(te_kernels_state *s, int dtype, const void *dy,
+                                 void *dbias, int64_t rows, int64_t cols) {
+  return biasGrad(s, dtype, dy, dbias, rows, cols);
+}
+
+const char *te_kernels_add(te_kernels_state *s, int dtype, const void *a,
+                           const void *b, void *c, int64_t n) {
+  if (n == 0)
+    return nullptr;
+  bool vec = aligned16(a) && aligned16(b) && aligned16(c);
+  return byDtype(dtype, [&](auto e) {
+    using E = decltype(e);
+    using T = typename E::T;
+    addKernel<E><<<gridFor(vec ? n / (16 / sizeof(T)) + 1 : n), kThreads, 0,
+                   s->stream>>>(static_cast<const T *>(a),
+                                static_cast<const T *>(b), static_cast<T *>(c),
+                                n, vec);
+    return launched();
+  });
+}
+
+const char *te_kernels_cast(te_kernels_state *s, int src_dtype, int dst_dtype,
+                            const void *src, void *dst, int64_t n) {
+  if (n == 0 || src == dst)
+    return nullptr;
+  if (src_dtype == dst_dtype) // bits unchanged, NaN payloads included
+    return status(cudaMemcpyAsync(
+        dst, src, static_cast<size_t>(n) * (src_dtype == 0 ? 4 : 2),
+        cudaMemcpyDeviceToDevice, s->stream));
+  // 4 elements per access: 16 bytes of f32, 8 of bf16/f16.
+  bool vec =
+      reinterpret_cast<uintptr_t>(src) % (src_dtype == 0 ? 16 : 8) == 0 &&
+      reinterpret_cast<uintptr_t>(dst) % (dst_dtype == 0 ? 16 : 8) == 0;
+  return byDtype(src_dtype, [&](auto se) {
+    return byDtype(dst_dtype, [&](auto de) {
+      using S = decltype(se);
+      using D = decltype(de);
+      castKernel<S, D>
+          <<<gridFor(vec ? n / 4 + 1 : n), kThreads, 0, s->stream>>>(
+              static_cast<const typename S::T *>(src),
+              static_cast<typename D::T *>(dst), n, vec);
+      return launched();
+    });
+  });
+}
+
+const char *te_kernels_transpose(te_kernels_state *s, int dtype,
+                                 const void *src, void *dst, int64_t rows,
+                                 int64_t cols) {
+  if (rows == 0 || cols == 0)
+    return nullptr;
+  dim3 block(32, 8);
+  dim3 grid(static_cast<unsigned>((cols + 31) / 32),
+            static_cast<unsigned>(std::min<int64_t>((rows + 31) / 32, 65535)));
+  if (dtype == 0)
+    transposeKernel<<<grid, block, 0, s->stream>>>(
+        static_cast<const uint32_t *>(src), static_cast<uint32_t *>(dst), rows,
+        cols);
+  else
+    transposeKernel<<<grid, block, 0, s->stream>>>(
+        static_cast<const uint16_t *>(src), static_cast<uint16_t *>(dst), rows,
+        cols);
+  return launched();
+}
+
+} // extern "C"

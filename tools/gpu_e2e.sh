@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# End-to-end check of the cuda backend on a GPU machine (no MLIR needed):
+#   tools/gpu_e2e.sh [OUT_DIR]
+# Runs the te-compile'd libraries in $TE_GPU_LIBS (default build/gpu) with
+# te-run (default build/bin/te-run; TE_RUN overrides, its runtime is found
+# via $ORIGIN/../lib) on the cpu and the cuda backend, compares both with
+# the PyTorch goldens of test/Integration/Inputs (the tolerances of each
+# case's config.json) and the cuda results with the cpu ones, then runs one
+# cuda training step under compute-sanitizer memcheck. Non-zero on failure.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+out=${1:-${OUT:-$root/gpu-e2e}}
+run=${TE_RUN:-build/bin/te-run}
+libs=${TE_GPU_LIBS:-build/gpu}
+ins=test/Integration/Inputs
+mkdir -p "$out"
+status=0
+
+cfg() { python3 -c "import json;print(json.load(open('$1'))['$2'])"; }
+compare() { # label expected actual atol rtol
+  local res
+  res=$(python3 tools/compare_npy.py --expected "$2" --actual "$3" --atol "$4" --rtol "$5" 2>&1)
+  local rc=$?
+  echo "  $1: $(echo "$res" | tail -1)"
+  ((rc == 0)) || { echo "$res" | tail -8; status=1; }
+}
+step() { # name lib inputs-dir backend outdir [--bench N]
+  local name=$1 lib=$2 dir=$3 be=$4 o=$5; shift 5
+  "$run" "$lib" --step main --inputs "$dir/args" --grads "$dir/grads_in" \
+    --outputs "$o" --backend "$be" "$@" > "$o.log" 2>&1
+  local rc=$?
+  echo "  te-run $name --backend $be: rc=$rc $(grep -m1 median "$o.log")"
+  ((rc == 0)) || { tail -5 "$o.log"; status=1; }
+}
+
+for c in ln_mlp_gelu_bf16 rms_swiglu_f32; do
+  echo "== $c"
+  for be in cpu cuda; do
+    mkdir -p "$out/$c-$be"
+    step "$c" "$libs/$c.so" "$ins/$c" "$be" "$out/$c-$be" --bench 20
+    for p in fwd bwd; do
+      compare "$be $p vs golden" "$ins/$c/expected/$p" "$out/$c-$be/$p" \
+        "$(cfg "$ins/$c/config.json" ${p}_atol)" "$(cfg "$ins/$c/config.json" ${p}_rtol)"
+    done
+  done
+  for p in fwd bwd; do
+    compare "cuda $p vs cpu" "$out/$c-cpu/$p" "$out/$c-cuda/$p" \
+      "$(cfg "$ins/$c/config.json" ${p}_atol)" "$(cfg "$ins/$c/config.json" ${p}_rtol)"
+  done
+done
+
+for n in 5 16; do
+  c=ln_mlp_gelu_dyn_f32
+  echo "== $c size $n"
+  for be in cpu cuda; do
+    mkdir -p "$out/dyn$n-$be"
+    step "$c/size$n" "$libs/$c.so" "$ins/$c/size$n" "$be" "$out/dyn$n-$be"
+    compare "$be bwd vs golden" "$ins/$c/size$n/expected/bwd" "$out/dyn$n-$be/bwd" 0.02 0.001
+  done
+  compare "cuda bwd vs cpu" "$out/dyn$n-cpu/bwd" "$out/dyn$n-cuda/bwd" 1e-4 1e-4
+done
+
+echo "== compute-sanitizer memcheck: te-run rms_swiglu_f32 --step main --backend cuda"
+c=rms_swiglu_f32
+mkdir -p "$out/memcheck"
+compute-sanitizer --tool memcheck --error-exitcode 3 --leak-check full "$run" "$libs/$c.so" \
+  --step main --inputs "$ins/$c/args" --grads "$ins/$c/grads_in" --outputs "$out/memcheck" \
+  --backend cuda > "$out/memcheck.txt" 2>&1
+rc=$?
+tail -3 "$out/memcheck.txt"
+((rc == 0)) || { echo "gpu_e2e: memcheck rc=$rc"; grep -m20 -i "error\|invalid" "$out/memcheck.txt"; status=1; }
+
+echo "gpu_e2e: $([[ $status == 0 ]] && echo PASSED || echo FAILED)"
+exit $status

@@ -1,0 +1,385 @@
+//===- CudaAbiTest.cpp - The cuda backend against the cpu backend -*- C++
+//-*-===//
+//
+// Every compute primitive on random inputs on a cuda context and on a cpu
+// context, for f32, bf16 and f16: exact where the math is exact (add, cast,
+// transpose, copy, zero, relu), else within fp32-rounding tolerances (one
+// ulp-ish of the dtype). Skipped, with a message, without a CUDA device.
+//
+//===----------------------------------------------------------------------===//
+
+#include "te/Runtime/TERuntime.h"
+
+#include "cpu/Convert.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+using te::cpu::DType;
+
+namespace {
+
+/// One buffer on both backends: host bytes (the cpu context's buffer) and
+/// a device copy.
+struct Pair {
+  std::vector<uint8_t> host; // at least one byte: data() is never NULL
+  void *dev = nullptr;
+  int64_t size = 0;
+  int64_t bytes() const { return size; }
+  template <typename T> T *h() { return reinterpret_cast<T *>(host.data()); }
+};
+
+float toFloat(int32_t dtype, const uint8_t *p, int64_t i) {
+  uint16_t h;
+  switch (dtype) {
+  case TE_RT_DTYPE_F32: {
+    float f;
+    std::memcpy(&f, p + 4 * i, 4);
+    return f;
+  }
+  case TE_RT_DTYPE_BF16:
+    std::memcpy(&h, p + 2 * i, 2);
+    return te::cpu::bf16ToFloat(h);
+  default:
+    std::memcpy(&h, p + 2 * i, 2);
+    return te::cpu::f16ToFloat(h);
+  }
+}
+
+int64_t sizeOf(int32_t dtype) { return dtype == TE_RT_DTYPE_F32 ? 4 : 2; }
+
+const char *dtypeName(int32_t dtype) {
+  return dtype == TE_RT_DTYPE_F32    ? "f32"
+         : dtype == TE_RT_DTYPE_BF16 ? "bf16"
+                                     : "f16";
+}
+
+class CudaAbi : public ::testing::TestWithParam<int32_t> {
+protected:
+  void SetUp() override {
+    if (!te_rt_backend_available(TE_RT_BACKEND_CUDA))
+      GTEST_SKIP() << "no CUDA device visible: the cuda backend is not "
+                      "compared with the cpu backend here";
+    cpu = te_rt_context_create(TE_RT_BACKEND_CPU);
+    gpu = te_rt_context_create(TE_RT_BACKEND_CUDA);
+    ASSERT_NE(cpu, nullptr) << te_rt_last_error();
+    ASSERT_NE(gpu, nullptr) << te_rt_last_error();
+  }
+  void TearDown() override {
+    for (Pair *p : pairs)
+      te_rt_free(gpu, p->dev), delete p;
+    te_rt_context_destroy(gpu);
+    te_rt_context_destroy(cpu);
+  }
+
+  /// A buffer of n elements of `dtype`, uniform in [lo, hi] (rounded to the
+  /// dtype), the same on both backends.
+  Pair &random(int32_t dtype, int64_t n, float lo = -2.0f, float hi = 2.0f) {
+    std::uniform_real_distribution<float> dist(lo, hi);
+    Pair &p = make(n * sizeOf(dtype));
+    for (int64_t i = 0; i < n; ++i) {
+      float v = dist(rng);
+      if (dtype == TE_RT_DTYPE_F32)
+        p.h<float>()[i] = v;
+      else if (dtype == TE_RT_DTYPE_BF16)
+        p.h<uint16_t>()[i] = te::cpu::floatToBF16(v);
+      else
+        p.h<uint16_t>()[i] = te::cpu::floatToF16(v);
+    }
+    upload(p);
+    return p;
+  }
+  /// Output buffers start as the same garbage (0x5a bytes) on both sides.
+  Pair &output(int64_t bytes) {
+    Pair &p = make(bytes);
+    std::fill(p.host.begin(), p.host.end(), 0x5a);
+    upload(p);
+    return p;
+  }
+  Pair &make(int64_t bytes) {
+    pairs.push_back(new Pair);
+    Pair &p = *pairs.back();
+    p.size = bytes;
+    p.host.resize(static_cast<size_t>(std::max<int64_t>(bytes, 1)));
+    p.dev = te_rt_alloc(gpu, bytes);
+    EXPECT_NE(p.dev, nullptr) << te_rt_last_error();
+    return p;
+  }
+  void upload(Pair &p) {
+    EXPECT_EQ(te_rt_copy_to_backend(gpu, p.dev, p.host.data(), p.bytes()), 0)
+        << te_rt_last_error();
+  }
+
+  /// Compares the device result with the host one: |g - c| <= tol * (|c| +
+  /// max|c|) elementwise, or bit for bit when tol < 0. Prints the errors.
+  void expectClose(const char *what, int32_t dtype, Pair &p, double tol) {
+    std::vector<uint8_t> got(p.host.size());
+    got[0] = p.host[0]; // when empty, the byte no call writes
+    ASSERT_EQ(te_rt_synchronize(gpu), 0) << te_rt_last_error();
+    ASSERT_EQ(te_rt_copy_to_host(gpu, got.data(), p.dev, p.bytes()), 0)
+        << te_rt_last_error();
+    int64_t n = p.bytes() / sizeOf(dtype);
+    if (tol < 0) {
+      int64_t diff = 0;
+      for (size_t i = 0; i < got.size(); ++i)
+        diff += got[i] != p.host[i];
+      EXPECT_EQ(diff, 0) << what << " (" << dtypeName(dtype)
+                         << "): bytes differ from the cpu backend";
+      std::printf("  %-28s %-4s n=%-8lld exact: %s\n", what, dtypeName(dtype),
+                  static_cast<long long>(n), diff ? "NO" : "yes");
+      return;
+    }
+    double maxRef = 0, maxAbs = 0, maxRel = 0;
+    for (int64_t i = 0; i < n; ++i)
+      maxRef =
+          std::max(maxRef, std::fabs(double(toFloat(dtype, p.host.data(), i))));
+    int64_t bad = 0, firstBad = -1;
+    for (int64_t i = 0; i < n; ++i) {
+      double c = toFloat(dtype, p.host.data(), i);
+      double g = toFloat(dtype, got.data(), i);
+      double err = std::fabs(g - c);
+      if (!(err <= tol * (std::fabs(c) + maxRef))) {
+        if (!bad++)
+          firstBad = i;
+      }
+      maxAbs = std::max(maxAbs, err);
+      maxRel = std::max(maxRel, err / (std::fabs(c) + 1e-30));
+    }
+    std::printf("  %-28s %-4s n=%-8lld max|err|=%.3g (max|ref|=%.3g, "
+                "max err/|ref|=%.3g)\n",
+                what, dtypeName(dtype), static_cast<long long>(n), maxAbs,
+                maxRef, maxRel);
+    EXPECT_EQ(bad, 0)
+        << what << " (" << dtypeName(dtype) << "): " << bad << " of " << n
+        << " elements off; first at " << firstBad << ": cpu "
+        << toFloat(dtype, p.host.data(), firstBad >= 0 ? firstBad : 0)
+        << " cuda " << toFloat(dtype, got.data(), firstBad >= 0 ? firstBad : 0);
+  }
+
+  /// About one ulp of the dtype after fp32 math that differs in order.
+  double ulpTol(int32_t dtype, double f32Tol) {
+    return dtype == TE_RT_DTYPE_F32    ? f32Tol
+           : dtype == TE_RT_DTYPE_BF16 ? 1.0 / 128
+                                       : 1.0 / 1024;
+  }
+
+  te_rt_context *cpu = nullptr, *gpu = nullptr;
+  std::mt19937 rng{1234};
+  std::vector<Pair *> pairs;
+};
+
+#define BOTH(call_cpu, call_gpu)                                               \
+  do {                                                                         \
+    ASSERT_EQ(call_cpu, 0) << te_rt_last_error();                              \
+    ASSERT_EQ(call_gpu, 0) << te_rt_last_error();                              \
+  } while (0)
+
+TEST_P(CudaAbi, Norms) {
+  int32_t t = GetParam();
+  struct Case {
+    int64_t rows, cols;
+  } cases[] = {{37, 1000}, {300, 4096}, {5, 7}};
+  for (Case cs : cases)
+    for (int32_t kind : {TE_RT_NORM_LAYERNORM, TE_RT_NORM_RMSNORM})
+      for (int32_t zc : {0, 1}) {
+        bool ln = kind == TE_RT_NORM_LAYERNORM;
+        int64_t n = cs.rows * cs.cols;
+        Pair &x = random(t, n, -3, 5), &g = random(t, cs.cols, -1, 1);
+        Pair *b = ln ? &random(t, cs.cols) : nullptr;
+        Pair &z = output(n * sizeOf(t));
+        Pair *mu = ln ? &output(cs.rows * 4) : nullptr;
+        Pair &rs = output(cs.rows * 4);
+        BOTH(te_rt_norm_fwd(cpu, kind, t, x.host.data(), g.host.data(),
+                            b ? b->host.data() : nullptr, 1e-5, zc, cs.rows,
+                            cs.cols, z.host.data(),
+                            mu ? mu->h<float>() : nullptr, rs.h<float>()),
+             te_rt_norm_fwd(gpu, kind, t, x.dev, g.dev, b ? b->dev : nullptr,
+                            1e-5, zc, cs.rows, cs.cols, z.dev,
+                            mu ? static_cast<float *>(mu->dev) : nullptr,
+                            static_cast<float *>(rs.dev)));
+        std::string tag = std::string(ln ? "layernorm" : "rmsnorm") +
+                          (zc ? "+1" : "") + " " + std::to_string(cs.rows) +
+                          "x" + std::to_string(cs.cols);
+        expectClose((tag + " z").c_str(), t, z, ulpTol(t, 2e-5));
+        if (mu)
+          expectClose((tag + " mu").c_str(), TE_RT_DTYPE_F32, *mu, 1e-5);
+        expectClose((tag + " rsigma").c_str(), TE_RT_DTYPE_F32, rs, 1e-5);
+        // Backward from the cpu statistics (the same on both sides).
+        Pair &dz = random(t, n);
+        if (mu)
+          upload(*mu);
+        upload(rs);
+        Pair &dx = output(n * sizeOf(t)), &dg = output(cs.cols * sizeOf(t));
+        Pair *db = ln ? &output(cs.cols * sizeOf(t)) : nullptr;
+        BOTH(te_rt_norm_bwd(cpu, kind, t, dz.host.data(), x.host.data(),
+                            mu ? mu->h<float>() : nullptr, rs.h<float>(),
+                            g.host.data(), zc, cs.rows, cs.cols, dx.host.data(),
+                            dg.host.data(), db ? db->host.data() : nullptr),
+             te_rt_norm_bwd(gpu, kind, t, dz.dev, x.dev,
+                            mu ? static_cast<float *>(mu->dev) : nullptr,
+                            static_cast<float *>(rs.dev), g.dev, zc, cs.rows,
+                            cs.cols, dx.dev, dg.dev, db ? db->dev : nullptr));
+        expectClose((tag + " dx").c_str(), t, dx, ulpTol(t, 1e-4));
+        expectClose((tag + " dgamma").c_str(), t, dg, ulpTol(t, 1e-4));
+        if (db)
+          expectClose((tag + " dbeta").c_str(), t, *db, ulpTol(t, 1e-4));
+      }
+}
+
+TEST_P(CudaAbi, Gemms) {
+  int32_t t = GetParam();
+  struct Case {
+    int64_t m, n, k;
+  } cases[] = {
+      {70, 96, 130}, {256, 512, 1024}, {1, 3, 5}, {0, 8, 8}, {8, 8, 0}};
+  for (Case cs : cases) {
+    int64_t m = cs.m, n = cs.n, k = cs.k;
+    double tol = ulpTol(t, 1e-5 * std::sqrt(double(std::max<int64_t>(k, m))));
+    std::string tag =
+        std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+    Pair &x = random(t, m * k), &w = random(t, n * k), &bias = random(t, n);
+    Pair &dy = random(t, m * n);
+    for (bool withBias : {false, true}) {
+      Pair &y = output(m * n * sizeOf(t));
+      BOTH(te_rt_gemm_fprop(cpu, t, x.host.data(), w.host.data(),
+                            withBias ? bias.host.data() : nullptr,
+                            y.host.data(), m, n, k),
+           te_rt_gemm_fprop(gpu, t, x.dev, w.dev, withBias ? bias.dev : nullptr,
+                            y.dev, m, n, k));
+      expectClose(("fprop " + tag + (withBias ? " +bias" : "")).c_str(), t, y,
+                  tol);
+    }
+    Pair &dx = output(m * k * sizeOf(t));
+    BOTH(te_rt_gemm_dgrad(cpu, t, dy.host.data(), w.host.data(), dx.host.data(),
+                          m, n, k),
+         te_rt_gemm_dgrad(gpu, t, dy.dev, w.dev, dx.dev, m, n, k));
+    expectClose(("dgrad " + tag).c_str(), t, dx, tol);
+    for (int32_t acc : {0, 1})
+      for (bool withDbias : {false, true}) {
+        Pair &dw = random(t, n * k);
+        Pair &db = output(n * sizeOf(t));
+        BOTH(te_rt_gemm_wgrad(
+                 cpu, t, dy.host.data(), x.host.data(), dw.host.data(),
+                 withDbias ? db.host.data() : nullptr, m, n, k, acc),
+             te_rt_gemm_wgrad(gpu, t, dy.dev, x.dev, dw.dev,
+                              withDbias ? db.dev : nullptr, m, n, k, acc));
+        std::string wt = "wgrad " + tag + (acc ? " acc" : "");
+        expectClose(wt.c_str(), t, dw, tol);
+        if (withDbias)
+          expectClose((wt + " dbias").c_str(), t, db, tol);
+      }
+  }
+}
+
+const char *const kActs[] = {
+    "gelu",  "geglu",  "glu",  "qgelu",  "qgeglu",         "relu",    "reglu",
+    "srelu", "sreglu", "silu", "swiglu", "clamped_swiglu", "gelu_erf"};
+
+TEST_P(CudaAbi, Activations) {
+  int32_t t = GetParam();
+  const int64_t rows = 33, cols = 258, n = rows * cols;
+  const float limit = 1.5f, alpha = 1.702f, offset = 1.0f;
+  for (int32_t act = TE_RT_ACT_GELU; act <= TE_RT_ACT_GELU_ERF; ++act) {
+    bool gated = act == TE_RT_ACT_GEGLU || act == TE_RT_ACT_GLU ||
+                 act == TE_RT_ACT_QGEGLU || act == TE_RT_ACT_REGLU ||
+                 act == TE_RT_ACT_SREGLU || act == TE_RT_ACT_SWIGLU ||
+                 act == TE_RT_ACT_CLAMPED_SWIGLU;
+    bool exact = act == TE_RT_ACT_RELU;
+    int64_t yn = gated ? n / 2 : n;
+    Pair &x = random(t, n, -4, 4), &dy = random(t, yn);
+    Pair &y = output(yn * sizeOf(t)), &dx = output(n * sizeOf(t));
+    BOTH(te_rt_act_fwd(cpu, act, t, x.host.data(), y.host.data(), rows, cols,
+                       limit, alpha, offset),
+         te_rt_act_fwd(gpu, act, t, x.dev, y.dev, rows, cols, limit, alpha,
+                       offset));
+    BOTH(te_rt_act_bwd(cpu, act, t, dy.host.data(), x.host.data(),
+                       dx.host.data(), rows, cols, limit, alpha, offset),
+         te_rt_act_bwd(gpu, act, t, dy.dev, x.dev, dx.dev, rows, cols, limit,
+                       alpha, offset));
+    std::string name = kActs[act];
+    expectClose((name + " fwd").c_str(), t, y, exact ? -1 : ulpTol(t, 1e-5));
+    expectClose((name + " bwd").c_str(), t, dx, exact ? -1 : ulpTol(t, 1e-5));
+    if (gated)
+      continue;
+    Pair &dx2 = output(n * sizeOf(t)), &db = output(cols * sizeOf(t));
+    BOTH(te_rt_dbias_dact(cpu, act, t, dy.host.data(), x.host.data(),
+                          dx2.host.data(), db.host.data(), rows, cols, limit,
+                          alpha, offset),
+         te_rt_dbias_dact(gpu, act, t, dy.dev, x.dev, dx2.dev, db.dev, rows,
+                          cols, limit, alpha, offset));
+    expectClose((name + " dbias_dact dx").c_str(), t, dx2,
+                exact ? -1 : ulpTol(t, 1e-5));
+    expectClose((name + " dbias_dact dbias").c_str(), t, db, ulpTol(t, 1e-4));
+  }
+}
+
+TEST_P(CudaAbi, BiasGradAndElementwise) {
+  int32_t t = GetParam();
+  for (int64_t rows : {0, 1, 1000}) {
+    const int64_t cols = 77;
+    Pair &dy = random(t, rows * cols), &db = output(cols * sizeOf(t));
+    BOTH(te_rt_bias_grad(cpu, t, dy.host.data(), db.host.data(), rows, cols),
+         te_rt_bias_grad(gpu, t, dy.dev, db.dev, rows, cols));
+    expectClose(("bias_grad rows=" + std::to_string(rows)).c_str(), t, db,
+                ulpTol(t, 1e-4));
+  }
+  for (int64_t n : {1, 4099, 1 << 20}) {
+    Pair &a = random(t, n), &b = random(t, n), &c = output(n * sizeOf(t));
+    BOTH(te_rt_add(cpu, t, a.host.data(), b.host.data(), c.host.data(), n),
+         te_rt_add(gpu, t, a.dev, b.dev, c.dev, n));
+    expectClose(("add n=" + std::to_string(n)).c_str(), t, c, -1);
+    for (int32_t to : {TE_RT_DTYPE_F32, TE_RT_DTYPE_BF16, TE_RT_DTYPE_F16}) {
+      Pair &o = output(n * sizeOf(to));
+      BOTH(te_rt_cast(cpu, t, to, a.host.data(), o.host.data(), n),
+           te_rt_cast(gpu, t, to, a.dev, o.dev, n));
+      expectClose((std::string("cast to ") + dtypeName(to)).c_str(), to, o, -1);
+    }
+  }
+  // f32 -> bf16/f16 with values that round (ties, overflow, subnormals).
+  if (t == TE_RT_DTYPE_F32) {
+    const int64_t n = 1 << 16;
+    Pair &a = make(n * 4);
+    for (int64_t i = 0; i < n; ++i) {
+      uint32_t bits = static_cast<uint32_t>(rng());
+      float f;
+      std::memcpy(&f, &bits, 4);
+      a.h<float>()[i] = f;
+    }
+    upload(a);
+    for (int32_t to : {TE_RT_DTYPE_BF16, TE_RT_DTYPE_F16}) {
+      Pair &o = output(n * 2);
+      BOTH(te_rt_cast(cpu, t, to, a.host.data(), o.host.data(), n),
+           te_rt_cast(gpu, t, to, a.dev, o.dev, n));
+      expectClose("cast of random bit patterns", to, o, -1);
+    }
+  }
+  for (auto [rows, cols] :
+       {std::pair<int64_t, int64_t>{33, 65}, {1024, 512}, {1, 9}}) {
+    Pair &s = random(t, rows * cols), &d = output(rows * cols * sizeOf(t));
+    BOTH(te_rt_transpose(cpu, t, s.host.data(), d.host.data(), rows, cols),
+         te_rt_transpose(gpu, t, s.dev, d.dev, rows, cols));
+    expectClose("transpose", t, d, -1);
+  }
+  Pair &s = random(t, 999), &d = output(999 * sizeOf(t));
+  BOTH(te_rt_copy(cpu, d.host.data(), s.host.data(), d.bytes()),
+       te_rt_copy(gpu, d.dev, s.dev, d.bytes()));
+  expectClose("copy", t, d, -1);
+  BOTH(te_rt_zero(cpu, d.host.data(), 501), te_rt_zero(gpu, d.dev, 501));
+  expectClose("zero", t, d, -1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, CudaAbi,
+                         ::testing::Values(TE_RT_DTYPE_F32, TE_RT_DTYPE_BF16,
+                                           TE_RT_DTYPE_F16),
+                         [](const auto &info) {
+                           return std::string(dtypeName(info.param));
+                         });
+
+} // namespace
