@@ -1,0 +1,4 @@
+func.func @step(%x: tensor<16x4096xbf16>, %g: tensor<4096xbf16>, %b: tensor<4096xbf16>, %w1: tensor<16384x4096xbf16>, %b1: tensor<16384xbf16>, %w2: tensor<4096x16384xbf16>, %b2: tensor<4096xbf16>) -> tensor<16x4096xbf16> {
+  %y = te.layernorm_mlp %x norm layer_norm(%g, %b) fc1(%w1, %b1) act gelu fc2(%w2, %b2) : (tensor<16x4096xbf16>, tensor<4096xbf16>, tensor<4096xbf16>, tensor<16384x4096xbf16>, tensor<16384xbf16>, tensor<4096x16384xbf16>, tensor<4096xbf16>) -> tensor<16x4096xbf16>
+  return %y : tensor<16x4096xbf16>
+}
