@@ -138,10 +138,23 @@ te_rt_context *te_rt_context_create(int32_t backend) {
   return ctx;
 }
 
+namespace {
+/// Frees the context's cached CUDA buffers (after its queued work).
+void releaseCudaCache(te_rt_context *ctx) {
+  if (ctx->cudaCached.empty())
+    return;
+  te_rt_internal_cuda_synchronize(ctx->stream);
+  for (auto &[bytes, ptr] : ctx->cudaCached)
+    te_rt_internal_cuda_free(ptr);
+  ctx->cudaCached.clear();
+}
+} // namespace
+
 void te_rt_context_destroy(te_rt_context *ctx) {
   if (!ctx)
     return;
   if (ctx->backend == TE_RT_BACKEND_CUDA) {
+    releaseCudaCache(ctx);
     te_rt_internal_cuda_state_destroy(ctx->cuda);
     te_rt_internal_cuda_stream_destroy(ctx->stream);
   }
@@ -173,11 +186,30 @@ void *te_rt_alloc(te_rt_context *ctx, int64_t bytes) {
   }
   void *p = nullptr;
   if (ctx->backend == TE_RT_BACKEND_CUDA) {
-    if (const char *err = te_rt_internal_cuda_alloc(bytes, &p)) {
+    // Rounded sizes make buffers reusable across calls (the arena of a
+    // compiled entry has the same size every step).
+    int64_t granule = bytes >= (int64_t(1) << 20) ? int64_t(1) << 20 : kAlignment;
+    int64_t rounded =
+        std::max(kAlignment, (bytes + granule - 1) / granule * granule);
+    auto cached = ctx->cudaCached.find(rounded);
+    if (cached != ctx->cudaCached.end()) {
+      p = cached->second;
+      ctx->cudaCached.erase(cached);
+      ctx->cudaLive[p] = rounded;
+      return p;
+    }
+    const char *err = te_rt_internal_cuda_alloc(rounded, &p);
+    if (err && !ctx->cudaCached.empty()) {
+      // Out of memory with buffers parked in the cache: give them back.
+      releaseCudaCache(ctx);
+      err = te_rt_internal_cuda_alloc(rounded, &p);
+    }
+    if (err) {
       c.fail("cannot allocate " + std::to_string(bytes) +
              " bytes on the cuda backend: " + err);
       return nullptr;
     }
+    ctx->cudaLive[p] = rounded;
     return p;
   }
   // aligned_alloc needs a multiple of the alignment; 0 bytes still gets a
@@ -197,8 +229,15 @@ void te_rt_free(te_rt_context *ctx, void *ptr) {
   if (!c.context(ctx))
     return; // cannot know which backend owns ptr: leak rather than guess
   if (ctx->backend == TE_RT_BACKEND_CUDA) {
-    if (const char *err = te_rt_internal_cuda_free(ptr))
-      c.fail(std::string("cudaFree failed: ") + err);
+    auto live = ctx->cudaLive.find(ptr);
+    if (live == ctx->cudaLive.end()) {
+      // Not from this context's te_rt_alloc: free it as it is.
+      if (const char *err = te_rt_internal_cuda_free(ptr))
+        c.fail(std::string("cudaFree failed: ") + err);
+      return;
+    }
+    ctx->cudaCached.emplace(live->second, ptr);
+    ctx->cudaLive.erase(live);
     return;
   }
   std::free(ptr);

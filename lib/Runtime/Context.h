@@ -14,6 +14,8 @@
 
 #include <cstdint>
 #include <exception>
+#include <map>
+#include <unordered_map>
 #include <memory>
 #include <new>
 #include <string>
@@ -33,6 +35,13 @@ struct te_rt_context {
   float *scratch(int slot, int64_t elements);
 
   static constexpr int kScratchSlots = 8;
+
+  /// CUDA buffers: te_rt_free keeps a buffer for reuse instead of
+  /// cudaFree (which stalls the device); te_rt_alloc takes a cached buffer
+  /// of the same rounded size first. Safe because all of a context's work
+  /// is ordered on its one stream. Freed for real on OOM and at destroy.
+  std::unordered_map<void *, int64_t> cudaLive;
+  std::multimap<int64_t, void *> cudaCached;
 
 private:
   std::unique_ptr<float[]> buffers[kScratchSlots];

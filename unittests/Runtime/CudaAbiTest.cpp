@@ -375,6 +375,31 @@ TEST_P(CudaAbi, BiasGradAndElementwise) {
   expectClose("zero", t, d, -1);
 }
 
+// te_rt_free parks CUDA buffers and te_rt_alloc reuses one of the same
+// rounded size (no cudaMalloc/cudaFree per call); a different size gets a
+// different buffer, and both stay usable.
+TEST(CudaBuffers, FreedBuffersAreReused) {
+  if (!te_rt_backend_available(TE_RT_BACKEND_CUDA))
+    GTEST_SKIP() << "no CUDA device visible: the cuda buffer cache is not "
+                    "exercised here";
+  te_rt_context *gpu = te_rt_context_create(TE_RT_BACKEND_CUDA);
+  ASSERT_NE(gpu, nullptr) << te_rt_last_error();
+  void *a = te_rt_alloc(gpu, 3 << 20);
+  ASSERT_NE(a, nullptr);
+  te_rt_free(gpu, a);
+  void *b = te_rt_alloc(gpu, (3 << 20) - 100); // same 1 MiB granule
+  EXPECT_EQ(a, b);
+  void *c = te_rt_alloc(gpu, 1000);
+  EXPECT_NE(c, b);
+  std::vector<uint8_t> in(1000, 7), out(1000, 0);
+  ASSERT_EQ(te_rt_copy_to_backend(gpu, c, in.data(), 1000), 0);
+  ASSERT_EQ(te_rt_copy_to_host(gpu, out.data(), c, 1000), 0);
+  EXPECT_EQ(in, out);
+  te_rt_free(gpu, b);
+  te_rt_free(gpu, c);
+  te_rt_context_destroy(gpu); // releases the cache
+}
+
 INSTANTIATE_TEST_SUITE_P(Dtypes, CudaAbi,
                          ::testing::Values(TE_RT_DTYPE_F32, TE_RT_DTYPE_BF16,
                                            TE_RT_DTYPE_F16),
