@@ -394,9 +394,7 @@ int32_t te_rt_act_fwd(te_rt_context *ctx, int32_t act, int32_t dtype,
                       float limit, float alpha, float offset) {
   Checker c("te_rt_act_fwd");
   int64_t n = 0;
-  if (!c.context(ctx) || !c.dtype(dtype) || !c.nonNegative("rows", rows) ||
-      !c.nonNegative("cols", cols) ||
-      !c.product("rows * cols", rows, cols, 4, &n) ||
+  if (!c.context(ctx) || !c.dtype(dtype) || !c.matrix(rows, cols, &n) ||
       !activation(c, act, cols, limit) || !c.notNull("x", x) ||
       !c.notNull("y", y))
     return 1;
@@ -420,14 +418,25 @@ int32_t te_rt_act_fwd(te_rt_context *ctx, int32_t act, int32_t dtype,
   });
 }
 
+/// dx = dy * act'(x) over [rows, cols] of x in fp32, rows split across
+/// threads (dy is [rows, cols / 2] for gated activations).
+static void activationBackwardRows(te::cpu::Activation kind,
+                                   const float *dy, const float *x, float *dx,
+                                   int64_t rows, int64_t cols,
+                                   te::cpu::ClampParams p) {
+  int64_t dyCols = te::cpu::isGated(kind) ? cols / 2 : cols;
+  te::cpu::parallelFor(rows, 16 * cols, [&](int64_t r0, int64_t r1) {
+    te::cpu::activationBackward(kind, dy + r0 * dyCols, x + r0 * cols,
+                                r1 - r0, cols, dx + r0 * cols, p);
+  });
+}
+
 int32_t te_rt_act_bwd(te_rt_context *ctx, int32_t act, int32_t dtype,
                       const void *dy, const void *x, void *dx, int64_t rows,
                       int64_t cols, float limit, float alpha, float offset) {
   Checker c("te_rt_act_bwd");
   int64_t n = 0;
-  if (!c.context(ctx) || !c.dtype(dtype) || !c.nonNegative("rows", rows) ||
-      !c.nonNegative("cols", cols) ||
-      !c.product("rows * cols", rows, cols, 4, &n) ||
+  if (!c.context(ctx) || !c.dtype(dtype) || !c.matrix(rows, cols, &n) ||
       !activation(c, act, cols, limit) || !c.notNull("dy", dy) ||
       !c.notNull("x", x) || !c.notNull("dx", dx))
     return 1;
@@ -443,11 +452,7 @@ int32_t te_rt_act_bwd(te_rt_context *ctx, int32_t act, int32_t dtype,
     const float *DY = input(ctx, 0, t, dy, rows * yCols);
     const float *X = input(ctx, 1, t, x, n);
     float *DX = output(ctx, 2, t, dx, n);
-    te::cpu::ClampParams p{limit, alpha, offset};
-    te::cpu::parallelFor(rows, 16 * cols, [&](int64_t r0, int64_t r1) {
-      te::cpu::activationBackward(kind, DY + r0 * yCols, X + r0 * cols, r1 - r0,
-                                  cols, DX + r0 * cols, p);
-    });
+    activationBackwardRows(kind, DY, X, DX, rows, cols, {limit, alpha, offset});
     commit(t, DX, dx, n);
   });
 }
@@ -456,9 +461,7 @@ int32_t te_rt_bias_grad(te_rt_context *ctx, int32_t dtype, const void *dy,
                         void *dbias, int64_t rows, int64_t cols) {
   Checker c("te_rt_bias_grad");
   int64_t n = 0;
-  if (!c.context(ctx) || !c.dtype(dtype) || !c.nonNegative("rows", rows) ||
-      !c.nonNegative("cols", cols) ||
-      !c.product("rows * cols", rows, cols, 4, &n) || !c.notNull("dy", dy) ||
+  if (!c.context(ctx) || !c.dtype(dtype) || !c.matrix(rows, cols, &n) || !c.notNull("dy", dy) ||
       !c.notNull("dbias", dbias))
     return 1;
   if (ctx->backend == TE_RT_BACKEND_CUDA)
@@ -492,9 +495,7 @@ int32_t te_rt_dbias_dact(te_rt_context *ctx, int32_t act, int32_t dtype,
                          float offset) {
   Checker c("te_rt_dbias_dact");
   int64_t n = 0;
-  if (!c.context(ctx) || !c.dtype(dtype) || !c.nonNegative("rows", rows) ||
-      !c.nonNegative("cols", cols) ||
-      !c.product("rows * cols", rows, cols, 4, &n) ||
+  if (!c.context(ctx) || !c.dtype(dtype) || !c.matrix(rows, cols, &n) ||
       !activation(c, act, cols, limit) || !c.notNull("dy", dy) ||
       !c.notNull("x", x) || !c.notNull("dx", dx) || !c.notNull("dbias", dbias))
     return 1;
@@ -513,11 +514,7 @@ int32_t te_rt_dbias_dact(te_rt_context *ctx, int32_t act, int32_t dtype,
     const float *DY = input(ctx, 0, t, dy, n);
     const float *X = input(ctx, 1, t, x, n);
     float *DX = output(ctx, 2, t, dx, n);
-    te::cpu::ClampParams p{limit, alpha, offset};
-    te::cpu::parallelFor(rows, 16 * cols, [&](int64_t r0, int64_t r1) {
-      te::cpu::activationBackward(kind, DY + r0 * cols, X + r0 * cols, r1 - r0,
-                                  cols, DX + r0 * cols, p);
-    });
+    activationBackwardRows(kind, DY, X, DX, rows, cols, {limit, alpha, offset});
     // Column sums of the fp32 dact, in row order (thread-count independent).
     float *sums = ctx->scratch(3, cols);
     te::cpu::parallelFor(cols, rows, [&](int64_t j0, int64_t j1) {
@@ -597,9 +594,7 @@ int32_t te_rt_transpose(te_rt_context *ctx, int32_t dtype, const void *src,
                         void *dst, int64_t rows, int64_t cols) {
   Checker c("te_rt_transpose");
   int64_t n = 0;
-  if (!c.context(ctx) || !c.dtype(dtype) || !c.nonNegative("rows", rows) ||
-      !c.nonNegative("cols", cols) ||
-      !c.product("rows * cols", rows, cols, 4, &n) || !c.notNull("src", src) ||
+  if (!c.context(ctx) || !c.dtype(dtype) || !c.matrix(rows, cols, &n) || !c.notNull("src", src) ||
       !c.notNull("dst", dst))
     return 1;
   int64_t bytes = n * te::cpu::dtypeSize(dtypeOf(dtype));
