@@ -49,6 +49,9 @@ enum {
   TE_RT_ACT_GELU_ERF = 12
 };
 
+/* FP8 element formats of quantized data (reference §4). */
+enum { TE_RT_FP8_E4M3 = 0, TE_RT_FP8_E5M2 = 1 };
+
 /* An execution context (backend, handles, workspace); opaque. */
 typedef struct te_rt_context te_rt_context;
 

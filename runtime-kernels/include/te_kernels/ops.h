@@ -78,6 +78,29 @@ const char *te_kernels_transpose(te_kernels_state *s, int dtype,
                                  const void *src, void *dst, int64_t rows,
                                  int64_t cols);
 
+/* Per-tensor FP8 (te_rt_quantize_fp8, te_rt_gemm_fp8, te_rt_amax_update;
+ * format: 0 E4M3, 1 E5M2). scale NULL: current scaling (amax reduced on
+ * the device, the scale computed there, no host synchronization). The
+ * GEMM is cuBLASLt's FP8 TN GEMM with the scale_inv pointers as A/B scales
+ * (fp32 compute; bias in out_dtype, for f32 output added by a kernel). */
+const char *te_kernels_quantize_fp8(te_kernels_state *s, int dtype,
+                                    const void *x, int64_t rows, int64_t cols,
+                                    int format, const float *scale,
+                                    int pow2_scale, void *data,
+                                    void *transpose, float *scale_inv,
+                                    float *amax);
+const char *te_kernels_gemm_fp8(te_kernels_state *s, int out_dtype,
+                                int a_format, const void *a,
+                                const float *a_scale_inv, int b_format,
+                                const void *b, const float *b_scale_inv,
+                                const void *bias, void *d, int64_t m,
+                                int64_t n, int64_t k, int accumulate);
+const char *te_kernels_amax_update(te_kernels_state *s, const float *history,
+                                   const float *scale, const float *amax,
+                                   int64_t len, int64_t n, float fp8_max,
+                                   int margin, int most_recent,
+                                   float *new_history, float *new_scale);
+
 #ifdef __cplusplus
 }
 #endif
