@@ -12,6 +12,7 @@
 #include "cpu/Convert.h"
 #include "cpu/Gemm.h"
 #include "cpu/Parallel.h"
+#include "cpu/Quantize.h"
 #include "cpu/Reference.h"
 #include "te_kernels/ops.h"
 
@@ -169,6 +170,17 @@ void transposeTiled(const T *src, T *dst, int64_t rows, int64_t cols) {
       }
     }
   });
+}
+
+bool fp8Format(const Checker &c, int32_t format, const char *name) {
+  if (format == TE_RT_FP8_E4M3 || format == TE_RT_FP8_E5M2)
+    return true;
+  return c.fail("unknown " + std::string(name) + " " + std::to_string(format) +
+                " (0 E4M3, 1 E5M2)");
+}
+
+te::cpu::FP8 fp8Of(int32_t format) {
+  return format == TE_RT_FP8_E4M3 ? te::cpu::FP8::E4M3 : te::cpu::FP8::E5M2;
 }
 
 } // namespace
@@ -613,6 +625,137 @@ int32_t te_rt_transpose(te_rt_context *ctx, int32_t dtype, const void *src,
     else
       transposeTiled(static_cast<const uint16_t *>(src),
                      static_cast<uint16_t *>(dst), rows, cols);
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Per-tensor FP8
+//===----------------------------------------------------------------------===//
+
+int32_t te_rt_quantize_fp8(te_rt_context *ctx, int32_t dtype, const void *x,
+                           int64_t rows, int64_t cols, int32_t format,
+                           const float *scale, int32_t pow2_scale, void *data,
+                           void *transpose, float *scale_inv, float *amax) {
+  Checker c("te_rt_quantize_fp8");
+  int64_t n = 0;
+  if (!c.context(ctx) || !c.dtype(dtype) || !c.matrix(rows, cols, &n) ||
+      !fp8Format(c, format, "format") || !c.flag("pow2_scale", pow2_scale) ||
+      !c.notNull("x", x) || !c.notNull("scale_inv", scale_inv))
+    return 1;
+  if (!data && !transpose)
+    return c.fail("data and transpose are both NULL (nothing to write)"), 1;
+  if (scale && pow2_scale)
+    return c.fail("pow2_scale applies to current scaling only (scale must "
+                  "be NULL)"),
+           1;
+  if (ctx->backend == TE_RT_BACKEND_CUDA)
+    return onCuda(c, ctx, [&](auto *s) {
+      return te_kernels_quantize_fp8(s, dtype, x, rows, cols, format, scale,
+                                     pow2_scale, data, transpose, scale_inv,
+                                     amax);
+    });
+  return guarded(c, [&] {
+    te::cpu::FP8 f = fp8Of(format);
+    const float *X = input(ctx, 0, dtypeOf(dtype), x, n);
+    float a = te::cpu::amaxOf(X, n);
+    float sc = scale ? scale[0]
+                     : te::cpu::scaleFromAmax(a, te::cpu::fp8Max(f),
+                                              pow2_scale != 0);
+    auto *q = static_cast<uint8_t *>(data);
+    auto *t = static_cast<uint8_t *>(transpose);
+    te::cpu::parallelFor(rows, cols, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r)
+        for (int64_t j = 0; j < cols; ++j) {
+          uint8_t v = te::cpu::quantizeFP8(X[r * cols + j] * sc, f);
+          if (q)
+            q[r * cols + j] = v;
+          if (t)
+            t[j * rows + r] = v;
+        }
+    });
+    scale_inv[0] = 1.0f / sc;
+    if (amax)
+      amax[0] = a;
+  });
+}
+
+int32_t te_rt_gemm_fp8(te_rt_context *ctx, int32_t out_dtype, int32_t a_format,
+                       const void *a, const float *a_scale_inv,
+                       int32_t b_format, const void *b,
+                       const float *b_scale_inv, const void *bias, void *d,
+                       int64_t m, int64_t n, int64_t k, int32_t accumulate) {
+  Checker c("te_rt_gemm_fp8");
+  int64_t mn, mk, nk;
+  if (!c.context(ctx) || !c.dtype(out_dtype, "out_dtype") ||
+      !fp8Format(c, a_format, "a_format") ||
+      !fp8Format(c, b_format, "b_format") ||
+      !gemmSizes(c, m, n, k, &mn, &mk, &nk) ||
+      !c.flag("accumulate", accumulate) || !c.notNull("a", a) ||
+      !c.notNull("a_scale_inv", a_scale_inv) || !c.notNull("b", b) ||
+      !c.notNull("b_scale_inv", b_scale_inv) || !c.notNull("d", d))
+    return 1;
+  if (a_format == TE_RT_FP8_E5M2 && b_format == TE_RT_FP8_E5M2)
+    return c.fail("E5M2 x E5M2 GEMMs are not supported (one operand must be "
+                  "E4M3, as in TE's HYBRID format)"),
+           1;
+  if (ctx->backend == TE_RT_BACKEND_CUDA)
+    return onCuda(c, ctx, [&](auto *s) {
+      return te_kernels_gemm_fp8(s, out_dtype, a_format, a, a_scale_inv,
+                                 b_format, b, b_scale_inv, bias, d, m, n, k,
+                                 accumulate);
+    });
+  return guarded(c, [&] {
+    DType t = dtypeOf(out_dtype);
+    float *A = ctx->scratch(0, mk), *B = ctx->scratch(1, nk);
+    te::cpu::dequantizePerTensor(static_cast<const uint8_t *>(a), mk,
+                                 a_scale_inv[0], fp8Of(a_format), A);
+    te::cpu::dequantizePerTensor(static_cast<const uint8_t *>(b), nk,
+                                 b_scale_inv[0], fp8Of(b_format), B);
+    const float *Bias = bias ? input(ctx, 2, t, bias, n) : nullptr;
+    float *D = ctx->scratch(3, mn);
+    te::cpu::gemmTN(A, B, Bias, m, n, k, D);
+    if (accumulate) {
+      const float *Old = input(ctx, 4, t, d, mn);
+      for (int64_t i = 0; i < mn; ++i)
+        D[i] += Old[i];
+    }
+    commit(t, D, d, mn);
+  });
+}
+
+int32_t te_rt_amax_update(te_rt_context *ctx, const float *history,
+                          const float *scale, const float *amax, int64_t len,
+                          int64_t n, float fp8_max, int32_t margin,
+                          int32_t most_recent, float *new_history,
+                          float *new_scale) {
+  Checker c("te_rt_amax_update");
+  int64_t count = 0;
+  if (!c.context(ctx) || !c.positive("len", len) || !c.nonNegative("n", n) ||
+      !c.product("len * n", len, n, 4, &count) ||
+      !c.flag("most_recent", most_recent) || !c.notNull("history", history) ||
+      !c.notNull("scale", scale) || !c.notNull("amax", amax) ||
+      !c.notNull("new_history", new_history) ||
+      !c.notNull("new_scale", new_scale))
+    return 1;
+  if (!(fp8_max > 0.0f) || !std::isfinite(fp8_max))
+    return c.fail("fp8_max must be finite and > 0, got " + str(fp8_max)), 1;
+  if (margin < 0 || margin > 126)
+    return c.fail("margin must be in [0, 126], got " + std::to_string(margin)),
+           1;
+  if (ctx->backend == TE_RT_BACKEND_CUDA)
+    return onCuda(c, ctx, [&](auto *s) {
+      return te_kernels_amax_update(s, history, scale, amax, len, n, fp8_max,
+                                    margin, most_recent, new_history,
+                                    new_scale);
+    });
+  return guarded(c, [&] {
+    if (new_history != history)
+      std::memmove(new_history, history, static_cast<size_t>(count) * 4);
+    if (new_scale != scale)
+      std::memmove(new_scale, scale, static_cast<size_t>(n) * 4);
+    std::memmove(new_history, amax, static_cast<size_t>(n) * 4);
+    te::cpu::updateDelayedScaling(new_history, new_scale, len, n, fp8_max,
+                                  margin, most_recent != 0);
   });
 }
 

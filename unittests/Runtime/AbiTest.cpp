@@ -925,6 +925,151 @@ TEST_F(Abi, Transpose2x3) {
 // Argument checks
 //===----------------------------------------------------------------------===//
 
+//===----------------------------------------------------------------------===//
+// Per-tensor FP8
+//===----------------------------------------------------------------------===//
+
+TEST_F(Abi, QuantizeFP8CurrentScalingByHand) {
+  // amax 2 -> scale 448 / 2 = 224: 1 -> 224 (0x76), -2 -> -448 (0xFE),
+  // 0.5 -> 112 (0x6E), 0 -> 0, 0.25 -> 56 (0x66), -1 -> -224 (0xF6).
+  std::vector<uint16_t> x = toBF16({1, -2, 0.5f, 0, 0.25f, -1});
+  std::vector<uint8_t> q(6), t(6);
+  float scaleInv = 0, amax = -1;
+  ASSERT_EQ(te_rt_quantize_fp8(ctx, TE_RT_DTYPE_BF16, x.data(), 2, 3,
+                               TE_RT_FP8_E4M3, nullptr, 0, q.data(), t.data(),
+                               &scaleInv, &amax),
+            0)
+      << lastError();
+  EXPECT_EQ(q, (std::vector<uint8_t>{0x76, 0xFE, 0x6E, 0x00, 0x66, 0xF6}));
+  // The transposed copy [3, 2] holds the same bytes.
+  EXPECT_EQ(t, (std::vector<uint8_t>{0x76, 0x00, 0xFE, 0x66, 0x6E, 0xF6}));
+  EXPECT_EQ(scaleInv, 1.0f / 224.0f);
+  EXPECT_EQ(amax, 2.0f);
+
+  // Power-of-two scales: 448 / 3 = 149.3 rounds down to 128; 3 -> 384
+  // (0x7C); E5M2 max 57344 / 3 -> 16384: 3 -> 49152 (0x7A).
+  std::vector<float> y = {3, -1.5f};
+  std::vector<uint8_t> q2(2);
+  ASSERT_EQ(te_rt_quantize_fp8(ctx, TE_RT_DTYPE_F32, y.data(), 1, 2,
+                               TE_RT_FP8_E4M3, nullptr, 1, q2.data(), nullptr,
+                               &scaleInv, nullptr),
+            0);
+  EXPECT_EQ(scaleInv, 1.0f / 128.0f);
+  EXPECT_EQ(q2[0], 0x7C);
+  ASSERT_EQ(te_rt_quantize_fp8(ctx, TE_RT_DTYPE_F32, y.data(), 1, 2,
+                               TE_RT_FP8_E5M2, nullptr, 1, q2.data(), nullptr,
+                               &scaleInv, nullptr),
+            0);
+  EXPECT_EQ(scaleInv, 1.0f / 16384.0f);
+  EXPECT_EQ(q2[0], 0x7A);
+
+  // An all-zero tensor has scale 1.
+  std::vector<float> z(4, 0.0f);
+  std::vector<uint8_t> q3(4, 0xFF);
+  ASSERT_EQ(te_rt_quantize_fp8(ctx, TE_RT_DTYPE_F32, z.data(), 2, 2,
+                               TE_RT_FP8_E4M3, nullptr, 0, q3.data(), nullptr,
+                               &scaleInv, &amax),
+            0);
+  EXPECT_EQ(scaleInv, 1.0f);
+  EXPECT_EQ(amax, 0.0f);
+  EXPECT_EQ(q3, std::vector<uint8_t>(4, 0));
+}
+
+TEST_F(Abi, QuantizeFP8DelayedScalingSaturates) {
+  // A stale scale of 1000: 1 -> 1000 saturates to 448 (0x7E), -0.25 -> -250
+  // (-256 nearest: 0xF8), and the amax is still recorded.
+  std::vector<float> x = {1, -0.25f};
+  std::vector<uint8_t> t(2);
+  float scale = 1000, scaleInv = 0, amax = 0;
+  ASSERT_EQ(te_rt_quantize_fp8(ctx, TE_RT_DTYPE_F32, x.data(), 1, 2,
+                               TE_RT_FP8_E4M3, &scale, 0, nullptr, t.data(),
+                               &scaleInv, &amax),
+            0)
+      << lastError();
+  EXPECT_EQ(t, (std::vector<uint8_t>{0x7E, 0xF8}));
+  EXPECT_EQ(scaleInv, 1.0f / 1000.0f);
+  EXPECT_EQ(amax, 1.0f);
+}
+
+TEST_F(Abi, GemmFP8IsTheGemmOfTheDequantizedOperands) {
+  // a [2, 2] E4M3 {1, 2; 3, 0.5} * 0.5, b [1, 2] E5M2 {2, -1} * 4:
+  // d = a' . b'^T = {0.5*8 + 1*-4, 1.5*8 + 0.25*-4} = {0, 11}, + bias 1.
+  std::vector<uint8_t> a = {0x38, 0x40, 0x44, 0x30}; // 1, 2, 3, 0.5
+  std::vector<uint8_t> b = {0x40, 0xBC};             // 2, -1 (E5M2)
+  float sa = 0.5f, sb = 4.0f;
+  std::vector<float> bias = {1}, d(2, -7);
+  ASSERT_EQ(te_rt_gemm_fp8(ctx, TE_RT_DTYPE_F32, TE_RT_FP8_E4M3, a.data(), &sa,
+                           TE_RT_FP8_E5M2, b.data(), &sb, bias.data(), d.data(),
+                           2, 1, 2, 0),
+            0)
+      << lastError();
+  EXPECT_EQ(d, (std::vector<float>{1, 12}));
+  // Accumulate into bf16: 12 + 12 = 24 exactly.
+  std::vector<uint16_t> dh = toBF16({1, 12});
+  std::vector<uint16_t> bh = toBF16({1});
+  ASSERT_EQ(te_rt_gemm_fp8(ctx, TE_RT_DTYPE_BF16, TE_RT_FP8_E4M3, a.data(),
+                           &sa, TE_RT_FP8_E5M2, b.data(), &sb, bh.data(),
+                           dh.data(), 2, 1, 2, 1),
+            0);
+  EXPECT_EQ(bf16ToFloat(dh[0]), 2.0f);
+  EXPECT_EQ(bf16ToFloat(dh[1]), 24.0f);
+}
+
+TEST_F(Abi, AmaxUpdateRollsTheHistory) {
+  // len 3, two slots. History rows {5, 1}, {7, 0}, {2, 0}; this step's
+  // amax {4, 0} replaces row 0. max: slot 0 = 7 -> 448 / 7 / 2 (margin 1)
+  // = 32; slot 1 = 0 keeps its scale. Rolled: rows {7, 0}, {2, 0}, {4, 0},
+  // then row 0 zeroed.
+  std::vector<float> h = {5, 1, 7, 0, 2, 0}, s = {1, 1}, amax = {4, 0};
+  std::vector<float> h2(6), s2(2);
+  ASSERT_EQ(te_rt_amax_update(ctx, h.data(), s.data(), amax.data(), 3, 2, 448,
+                              1, 0, h2.data(), s2.data()),
+            0)
+      << lastError();
+  EXPECT_EQ(h2, (std::vector<float>{0, 0, 2, 0, 4, 0}));
+  EXPECT_EQ(s2, (std::vector<float>{32, 1}));
+  // most_recent, in place: slot 0 uses 4 -> 112; slot 1's amax 0 keeps its
+  // scale.
+  ASSERT_EQ(te_rt_amax_update(ctx, h.data(), s.data(), amax.data(), 3, 2, 448,
+                              0, 1, h.data(), s.data()),
+            0);
+  EXPECT_EQ(s, (std::vector<float>{112, 1}));
+  EXPECT_EQ(h, (std::vector<float>{0, 0, 2, 0, 4, 0}));
+}
+
+TEST_F(Abi, FP8ArgumentChecks) {
+  float f[8] = {};
+  uint8_t q[8] = {};
+  EXPECT_FAILS_WITH(te_rt_quantize_fp8(ctx, TE_RT_DTYPE_F32, f, 2, 2, 3,
+                                       nullptr, 0, q, nullptr, f, nullptr),
+                    "te_rt_quantize_fp8: unknown format 3 (0 E4M3, 1 E5M2)");
+  EXPECT_FAILS_WITH(te_rt_quantize_fp8(ctx, TE_RT_DTYPE_F32, f, 2, 2, 0,
+                                       nullptr, 0, nullptr, nullptr, f,
+                                       nullptr),
+                    "te_rt_quantize_fp8: data and transpose are both NULL "
+                    "(nothing to write)");
+  EXPECT_FAILS_WITH(te_rt_quantize_fp8(ctx, TE_RT_DTYPE_F32, f, 2, 2, 0, f, 1,
+                                       q, nullptr, f, nullptr),
+                    "te_rt_quantize_fp8: pow2_scale applies to current "
+                    "scaling only (scale must be NULL)");
+  EXPECT_FAILS_WITH(te_rt_quantize_fp8(ctx, TE_RT_DTYPE_F32, f, 2, 2, 0,
+                                       nullptr, 0, q, nullptr, nullptr,
+                                       nullptr),
+                    "te_rt_quantize_fp8: scale_inv is NULL");
+  EXPECT_FAILS_WITH(te_rt_gemm_fp8(ctx, TE_RT_DTYPE_F32, TE_RT_FP8_E5M2, q, f,
+                                   TE_RT_FP8_E5M2, q, f, nullptr, f, 1, 1, 1,
+                                   0),
+                    "te_rt_gemm_fp8: E5M2 x E5M2 GEMMs are not supported (one "
+                    "operand must be E4M3, as in TE's HYBRID format)");
+  EXPECT_FAILS_WITH(te_rt_gemm_fp8(ctx, TE_RT_DTYPE_F32, 0, q, nullptr, 0, q,
+                                   f, nullptr, f, 1, 1, 1, 0),
+                    "te_rt_gemm_fp8: a_scale_inv is NULL");
+  EXPECT_FAILS_WITH(te_rt_amax_update(ctx, f, f, f, 0, 2, 448, 0, 0, f, f),
+                    "te_rt_amax_update: len must be > 0, got 0");
+  EXPECT_FAILS_WITH(te_rt_amax_update(ctx, f, f, f, 1, 2, 448, -1, 0, f, f),
+                    "te_rt_amax_update: margin must be in [0, 126], got -1");
+}
+
 TEST_F(Abi, ErrorMessagesNameTheCallAndTheArgument) {
   float b[16] = {}, s[4] = {};
   float *p = b;
