@@ -11,6 +11,8 @@ For every configuration (see CONFIGS below) this writes OUT/<config>/:
     grads_in/result<i>.npy      incoming gradient for forward result i (seeded, ~N(0,1))
     expected/fwd/result<i>.npy  PyTorch's forward results
     expected/bwd/grad_arg<i>.npy  torch.autograd gradient of arg i given grads_in
+                                (FP8 recipe configs: the FP8 emulation's values instead,
+                                plus recipe-state files for fp8-delayed; see below)
     config.json                 name, dtype, module, activation, normalization, shapes,
                                 tolerances (TransformerEngine's, see README.md)
 
@@ -36,12 +38,77 @@ Deterministic: fixed seeds and torch.set_num_threads(1), so a rerun gives byte-i
 When a te-opt binary is found (--te-opt, default build/bin/te-opt), every model.mlir is
 also run through `te-opt --te-import-torch` and must give exactly one te.layernorm_linear /
 te.layernorm_mlp and no torch ops (--no-check skips this).
+
+FP8 recipe configurations (Config.recipe set; FP8_CONFIGS below)
+-----------------------------------------------------------------
+Per-tensor FP8 recipes of TransformerEngine with the HYBRID format (E4M3 for forward
+tensors, E5M2 for gradients): "fp8-current" (Float8CurrentScaling, power_2_scales off) and
+"fp8-delayed" (DelayedScaling: amax_history_len 1024, amax_compute_algo "max", margin 0).
+Each is a variant of a static base configuration (Config.base) with the same module,
+shapes, seed and data: model.mlir is the same torch-mlir export (the recipe is a
+te-compile option, config.json "recipe", passed to `te-compile --recipe`), args/ and
+grads_in/ are the base case's, and expected/ holds what te-mlir computes under the recipe,
+given by a PyTorch emulation (fp8_step), NOT by autograd.  The emulation
+(T = the activation dtype; round_T = cast to T, round-to-nearest-even; math in fp32):
+
+    fp8(v, fmt)      clamp v to [-max, max] (NaN stays NaN; E4M3 max 448, E5M2 57344),
+                     then round to nearest even into torch.float8_e4m3fn / float8_e5m2
+    qdq(t, fmt, s)   fp8(t.float() * s).float() * fp32(1 / s)
+    scale s          current: fp8_max / amax (fp32), amax = max|t| of the stored values,
+                     1 when amax is 0 or not finite, FLT_MAX when the quotient is inf;
+                     delayed (first step from TE's initial state): 1
+    forward          z = round_T(norm(x)) (fp32 norm, section 8.1/8.2);
+                     zq = qdq(z, E4M3), wq = qdq(W, E4M3) for every weight;
+                     LayerNormMLP: fc1 = round_T(zq @ w1q^T + b1),
+                     a = round_T(act(fc1.float())), aq = qdq(a, E4M3),
+                     y = round_T(aq @ w2q^T + b2);  LayerNormLinear: y = round_T(zq @ wq^T + b)
+    backward         dyq = qdq(dy, E5M2);  LayerNormMLP: dact = round_T(dyq @ w2q),
+                     dW2 = round_T(dyq^T @ aq), db2 = round_T(sum_rows dy),
+                     dfc1 = round_T(act'(fc1) * dact) (fp32 autograd of the activation),
+                     db1 = round_T(sum_rows dfc1), dfc1q = qdq(dfc1, E5M2),
+                     dz = round_T(dfc1q @ w1q), dW1 = round_T(dfc1q^T @ zq);
+                     LayerNormLinear: dz = round_T(dyq @ wq), dW = round_T(dyq^T @ zq),
+                     db = round_T(sum_rows dy);  then the norm backward of dz (fp32,
+                     section 8.1/8.2, from x, mu, rsigma, gamma), each result rounded to T.
+Every GEMM is the fp32 GEMM of the dequantized operands (bias added in fp32, the result
+rounded once); a weight's columnwise copy has the same bytes as its rowwise one, so dgrad
+uses the same wq.  With current scaling every qdq computes its scale from its own tensor.
+Delayed scaling also updates its recipe state, which te-run writes as extra outputs, so a
+delayed case also has
+    expected/fwd/state.<module>_0.amax_history_fwd.npy  [1024, 3*GEMMs] f32
+    expected/fwd/state.<module>_0.scales_fwd.npy        [3*GEMMs] f32
+    expected/bwd/state.<module>_0.amax_history_bwd.npy  [1024, 2*GEMMs] f32
+    expected/bwd/state.<module>_0.scales_bwd.npy        [2*GEMMs] f32
+(names: "state." + the te.state name).  Slots (TE section 0.2): forward LayerNormMLP
+[fc1 input z, fc1 weight, fc1 output, fc2 input a, fc2 weight, fc2 output], LayerNormLinear
+[input z, weight, output]; backward LayerNormMLP [fc1 grad output dfc1, fc1 grad input,
+fc2 grad output dy, fc2 grad input], LayerNormLinear [grad output dy, grad input].  The
+step's amax of a slot is max|t| of its tensor (unused slots 0); the new history is zero
+except its last row = the amaxes (TE rolls row 0 to the end); the new scale is
+fp8_max / amax (448 forward, 57344 backward) where amax is finite and > 0, else the old 1.
+Tolerances: fwd/bwd atol = max(module dtype's, 0.0675), rtol = max(module dtype's, 0.125)
+(TE's quantization_tols for FP8, section 7.2).  Self-checks guard the emulation (a
+failure fails the run):
+  - fp8_cast agrees with ml_dtypes' float8_e4m3fn / float8_e5m2 (after the same clamp) on
+    edge values, exact ties and seeded random values (check_fp8_cast);
+  - with quantization switched off, the emulation reproduces the base case's autograd
+    goldens within the module dtype's tolerances (its GEMM layouts, activation and norm
+    backward, bias gradients);
+  - its FP8 forward output is close to the unquantized PyTorch forward: normwise,
+    ||y_fp8 - y||_2 <= 0.125 ||y||_2 (the FP8 rtol).  The max |y_fp8 - y| and the number
+    of elements outside the elementwise FP8 tolerances are printed but not checked: E4M3's
+    3-bit mantissa puts ~4% relative noise on every GEMM product, so y's error is ~4% of
+    the norm of its products (~0.04 rms here, 0.09-0.14 at worst), and a few elements
+    with small |y| fall outside 0.0675 + 0.125 |y| (TE applies quantization_tols between
+    two FP8 computations, never FP8 against high precision).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+import math
 import os
 import re
 import shutil
@@ -177,6 +244,10 @@ class Config:
     # sizes to write goldens for.  x_shape[0] is then ignored (the size is substituted).
     dynamic: tuple | None = None
     sizes: tuple = ()
+    # FP8 recipe variants (module docstring): the te-compile --recipe value, and the
+    # static config whose module, shapes, seed and data the variant reuses.
+    recipe: str | None = None
+    base: str | None = None
 
     def shape_at(self, size: int) -> tuple:
         return (size,) + tuple(self.x_shape[1:])
@@ -222,6 +293,36 @@ CONFIGS = [
            (None, SEQ, HIDDEN), dynamic=("batch", 1024), sizes=(3, 1),
            doc="ln_linear with x[?, 4, 32], batch dynamic (Dim('batch', min=1, max=1024))"),
 ]
+
+
+
+def fp8_variant(base_name: str, recipe: str) -> Config:
+    """The FP8 recipe variant of a static config: same module, shapes, seed and data."""
+    base = next(c for c in CONFIGS if c.name == base_name)
+    assert not base.dynamic and not base.recipe, base_name
+    what = {"fp8-current": "Float8CurrentScaling", "fp8-delayed": "DelayedScaling"}[recipe]
+    return dataclasses.replace(
+        base, name=f"{base_name}_{recipe.replace('-', '_')}", recipe=recipe, base=base_name,
+        doc=f"{base_name} under te-compile --recipe {recipe} ({what}, HYBRID: E4M3 forward, "
+            "E5M2 gradients); expected values from the FP8 emulation")
+
+
+# Appended after the plain configs; a variant's seed is its base's (seed_index).
+FP8_CONFIGS = [
+    fp8_variant("ln_mlp_gelu_bf16", "fp8-current"),
+    fp8_variant("ln_mlp_gelu_bf16", "fp8-delayed"),
+    fp8_variant("ln_linear_f32", "fp8-current"),
+    fp8_variant("rms_swiglu_f32", "fp8-current"),
+]
+CONFIGS += FP8_CONFIGS
+
+
+def seed_index(cfg: Config) -> int:
+    """The index that seeds a config's values: its position in CONFIGS, or for an FP8
+    variant its base's position (so it has exactly the base's data)."""
+    name = cfg.base or cfg.name
+    return next(i for i, c in enumerate(CONFIGS) if c.name == name)
+
 
 TORCH_DTYPE = {"f32": torch.float32, "bf16": torch.bfloat16}
 
@@ -298,6 +399,220 @@ def make_case(cfg: Config, index: int, size: int | None = None):
 
 
 # --------------------------------------------------------------------------------------
+# FP8 emulation (per-tensor recipes, HYBRID format; see the module docstring)
+# --------------------------------------------------------------------------------------
+
+E4M3, E5M2 = "E4M3", "E5M2"
+FP8_DTYPE = {E4M3: torch.float8_e4m3fn, E5M2: torch.float8_e5m2}
+FP8_MAX = {E4M3: 448.0, E5M2: 57344.0}
+FLT_MAX = float(torch.finfo(torch.float32).max)
+AMAX_HISTORY_LEN = 1024   # DelayedScaling defaults: amax_history_len 1024, "max", margin 0
+# TE's quantization_tols for every FP8 scheme = dtype_tols(e4m3) (section 7.2)
+FP8_ATOL, FP8_RTOL = 0.0675, 0.125
+F32 = torch.float32
+
+
+def f32(v: float) -> torch.Tensor:
+    return torch.tensor(v, dtype=F32)
+
+
+def fp8_cast(v: torch.Tensor, fmt: str) -> torch.Tensor:
+    """fp32 -> float8 with saturation: clamp to [-max, max] (NaN stays NaN), then torch's
+    round-to-nearest-even cast (which alone does not saturate E5M2: overflow gives inf)."""
+    mx = FP8_MAX[fmt]
+    return torch.where(torch.isnan(v), v, v.clamp(-mx, mx)).to(FP8_DTYPE[fmt])
+
+
+def current_scale(amax: torch.Tensor, fmt: str) -> torch.Tensor:
+    """Float8CurrentScaling's compute_scale_from_amax (eps 0, no power-of-2 rounding)."""
+    a = float(amax)
+    if a == 0.0 or not math.isfinite(a):
+        return f32(1.0)
+    s = f32(FP8_MAX[fmt]) / amax          # fp32 division, round to nearest
+    return f32(FLT_MAX) if torch.isinf(s) else s
+
+
+def qdq(t: torch.Tensor, fmt: str, scale: torch.Tensor) -> torch.Tensor:
+    """Quantize-dequantize: fp8(t * scale) * fp32(1 / scale), products in fp32."""
+    q = fp8_cast(t.float() * scale, fmt)
+    return q.float() * (f32(1.0) / scale)
+
+
+def delayed_update(amax: torch.Tensor, fmt: str) -> tuple[torch.Tensor, torch.Tensor]:
+    """DelayedScaling's update after the first step from TE's initial state (history 0,
+    scales 1): the step's amaxes are written to history row 0, which the roll moves to
+    the last row (row 0 is then zeroed); scale = fp8_max / max over the history where
+    that is finite and > 0, else the old scale 1 (an infinite quotient -> FLT_MAX)."""
+    history = torch.zeros(AMAX_HISTORY_LEN, amax.numel(), dtype=F32)
+    history[-1] = amax
+    scale = torch.ones(amax.numel(), dtype=F32)
+    ok = torch.isfinite(amax) & (amax > 0)
+    quot = f32(FP8_MAX[fmt]) / torch.where(ok, amax, f32(1.0))
+    quot = torch.where(torch.isinf(quot), f32(FLT_MAX), quot)
+    scale = torch.where(ok, quot, scale)
+    return history, scale
+
+
+def fp8_step(cfg: Config, names: list, args: list, grads_in: list, quantize: bool = True):
+    """te-mlir's forward + backward of cfg under cfg.recipe (module docstring).  Returns
+    (outputs, gradients in argument order, {state name: tensor}); the state is only
+    produced for fp8-delayed.  quantize=False replaces every qdq by the identity (the same
+    dataflow without quantization; used to check the emulation against autograd)."""
+    T = TORCH_DTYPE[cfg.dtype]
+    P = dict(zip(names, args))
+    amax = {}  # role -> max|t| (fp32) of the tensor each quantizer saw
+
+    def rnd(t):  # round_T, once, from fp32
+        return t.to(T)
+
+    def q(role, t, fmt):
+        a = t.float().abs().max()
+        amax[role] = a
+        if not quantize:
+            return t.float()
+        scale = current_scale(a, fmt) if cfg.recipe == "fp8-current" else f32(1.0)
+        return qdq(t, fmt, scale)
+
+    def bias(name):
+        return P[name].float() if name in P else None
+
+    def plus(t, b):
+        return t if b is None else t + b
+
+    # ---- norm forward (fp32) ----
+    x = P["x"]
+    hidden = x.shape[-1]
+    x2 = x.reshape(-1, hidden).float()
+    gamma = P["norm.weight"].float()
+    if cfg.zero_centered_gamma:
+        gamma = gamma + 1
+    if cfg.normalization == "LayerNorm":
+        mu = x2.mean(-1, keepdim=True)
+        xc = x2 - mu
+        rsigma = torch.rsqrt((xc * xc).mean(-1, keepdim=True) + EPS)
+        xhat = xc * rsigma
+        z32 = gamma * xhat + P["norm.bias"].float()
+    else:
+        rsigma = torch.rsqrt((x2 * x2).mean(-1, keepdim=True) + EPS)
+        xhat = x2 * rsigma
+        z32 = gamma * xhat
+    z = rnd(z32)
+    zq = q("z", z, E4M3)
+    G = {}
+
+    if cfg.module == "layernorm_mlp":
+        w1q = q("w1", P["fc1.weight"], E4M3)
+        fc1 = rnd(plus(zq @ w1q.T, bias("fc1.bias")))
+        fc1f = fc1.float().requires_grad_(True)
+        with torch.enable_grad():
+            if cfg.activation in GATED:
+                gate, up = fc1f.chunk(2, dim=-1)
+                a32 = GATED[cfg.activation](gate) * up
+            else:
+                a32 = ACTIVATIONS[cfg.activation](fc1f)
+        a = rnd(a32.detach())
+        aq = q("a", a, E4M3)
+        w2q = q("w2", P["fc2.weight"], E4M3)
+        y = rnd(plus(aq @ w2q.T, bias("fc2.bias")))
+        dy = grads_in[0].reshape(y.shape)
+        dyq = q("dy", dy, E5M2)
+        dact = rnd(dyq @ w2q)
+        G["fc2.weight"] = rnd(dyq.T @ aq)
+        if "fc2.bias" in P:
+            G["fc2.bias"] = rnd(dy.float().sum(0))
+        (d32,) = torch.autograd.grad(a32, fc1f, dact.float())
+        dfc1 = rnd(d32)
+        if "fc1.bias" in P:
+            G["fc1.bias"] = rnd(dfc1.float().sum(0))
+        dfc1q = q("dfc1", dfc1, E5M2)
+        dz = rnd(dfc1q @ w1q)
+        G["fc1.weight"] = rnd(dfc1q.T @ zq)
+        fwd_slots, bwd_slots = ["z", "w1", None, "a", "w2", None], ["dfc1", None, "dy", None]
+    else:
+        wq = q("w", P["fc.weight"], E4M3)
+        y = rnd(plus(zq @ wq.T, bias("fc.bias")))
+        dy = grads_in[0].reshape(y.shape)
+        dyq = q("dy", dy, E5M2)
+        dz = rnd(dyq @ wq)
+        G["fc.weight"] = rnd(dyq.T @ zq)
+        if "fc.bias" in P:
+            G["fc.bias"] = rnd(dy.float().sum(0))
+        fwd_slots, bwd_slots = ["z", "w", None], ["dy", None]
+
+    # ---- norm backward (fp32, section 8.1 / 8.2) ----
+    dz32 = dz.float()
+    g = gamma * dz32
+    m2 = (g * xhat).mean(-1, keepdim=True)
+    if cfg.normalization == "LayerNorm":
+        dx = rsigma * (g - (m2 * xhat + g.mean(-1, keepdim=True)))
+        G["norm.bias"] = rnd(dz32.sum(0))
+    else:
+        dx = rsigma * (g - m2 * xhat)
+    G["norm.weight"] = rnd((dz32 * xhat).sum(0))
+    G["x"] = rnd(dx).reshape(x.shape)
+
+    out = y.reshape(tuple(x.shape[:-1]) + (y.shape[-1],))
+    state = {}
+    if cfg.recipe == "fp8-delayed":
+        prefix = f"state.{cfg.module}_0"
+        for d, slots, fmt in (("fwd", fwd_slots, E4M3), ("bwd", bwd_slots, E5M2)):
+            vec = torch.stack([amax[r] if r else f32(0.0) for r in slots]).to(F32)
+            history, scale = delayed_update(vec, fmt)
+            state[f"{d}/{prefix}.amax_history_{d}"] = history
+            state[f"{d}/{prefix}.scales_{d}"] = scale
+    return [out], [G[n] for n in names], state
+
+
+def max_err(actual: list, expected: list, atol: float, rtol: float) -> tuple[float, int, float]:
+    """Over the lists: (max |actual - expected|, number of elements outside
+    atol + rtol*|expected|, normwise relative error ||actual - expected|| / ||expected||)."""
+    worst, bad, d2, e2 = 0.0, 0, 0.0, 0.0
+    for a, e in zip(actual, expected):
+        a, e = a.double(), e.double()
+        d = (a - e).abs()
+        worst = max(worst, float(d.max()))
+        bad += int((d > atol + rtol * e.abs()).sum())
+        d2 += float((d * d).sum())
+        e2 += float((e * e).sum())
+    return worst, bad, math.sqrt(d2 / e2) if e2 > 0 else math.sqrt(d2)
+
+
+def check_fp8_cast() -> str | None:
+    """None if fp8_cast agrees bit for bit with ml_dtypes' float8 types (an independent
+    implementation; the same clamp applied first) on edge values, exact ties between
+    neighbouring FP8 values, and seeded random values; else a message."""
+    import ml_dtypes
+
+    gen = torch.Generator().manual_seed(SEED)
+    edges = [0.0, -0.0, 1.0, 448.0, 449.0, 464.0, 465.0, 480.0, 57344.0, 61439.0, 61440.0,
+             1e30, float("inf"), float("-inf"), float("nan"), 2.0 ** -6, 2.0 ** -9, 2.0 ** -10,
+             2.0 ** -14, 2.0 ** -16, 2.0 ** -17, 1.5 * 2.0 ** -17, 1e-30]
+    for fmt, md in ((E4M3, ml_dtypes.float8_e4m3fn), (E5M2, ml_dtypes.float8_e5m2)):
+        grid = torch.arange(256, dtype=torch.uint8).view(FP8_DTYPE[fmt]).float()
+        grid = grid[torch.isfinite(grid)].unique()
+        ties = (grid[1:] + grid[:-1]) / 2          # exact midpoints: round to even
+        v = torch.cat([torch.tensor(edges), grid, ties,
+                       torch.randn(20000, generator=gen) * 30,
+                       torch.randn(20000, generator=gen) * 1e-3])
+        v = torch.cat([v, -v])
+        ours = fp8_cast(v, fmt).float().numpy()
+        vn = v.numpy()
+        mx = np.float32(FP8_MAX[fmt])
+        ref = np.where(np.isnan(vn), vn, np.clip(vn, -mx, mx)).astype(md).astype(np.float32)
+        same = (ours.view(np.uint32) == ref.view(np.uint32)) | (np.isnan(ours) & np.isnan(ref))
+        if not same.all():
+            i = int(np.argmin(same))
+            return (f"fp8_cast({float(vn[i])!r}, {fmt}) = {float(ours[i])!r}, ml_dtypes gives "
+                    f"{float(ref[i])!r}")
+    return None
+
+
+def fp8_tols(cfg: Config) -> tuple:
+    fa, fr, ba, br = TOLS[(cfg.module, cfg.dtype)]
+    return (max(fa, FP8_ATOL), max(fr, FP8_RTOL), max(ba, FP8_ATOL), max(br, FP8_RTOL))
+
+
+# --------------------------------------------------------------------------------------
 # Export
 # --------------------------------------------------------------------------------------
 
@@ -343,6 +658,9 @@ def export(cfg: Config, wrapper: nn.Module, names, args) -> str:
         f"// fx.export_and_import(ArgsWrapper(model), x, *params, {call}){example}\n"
         f"// {versions()}\n"
     )
+    if cfg.recipe:
+        head += (f"// recipe {cfg.recipe}: te-compile --recipe {cfg.recipe}; the export is "
+                 f"the same as {cfg.base}'s\n")
     return head + (text if text.endswith("\n") else text + "\n")
 
 
@@ -416,11 +734,46 @@ def write_case(cfg: Config, index: int, out_root: str, te_opt: str | None) -> tu
         wrapper, names, args, grads_in, outs, grads = make_case(cfg, index)
         with open(mlir_path, "w") as f:
             f.write(export(cfg, wrapper, names, args))
+        if cfg.recipe:
+            # expected/ from the FP8 emulation; outs/grads (autograd) only check it
+            ref_outs, ref_grads = outs, grads
+            outs, grads, state = fp8_step(cfg, names, args, grads_in)
+            for rel, t in state.items():
+                sub, stem = rel.split("/")
+                files.append(save(os.path.join(d, "expected", sub), stem, t))
         save_tensors(d, args, grads_in, outs, grads)
         shapes = {"args": [list(a.shape) for a in args],
                   "results": [list(o.shape) for o in outs]}
 
+    problems, notes = [], []
     fa, fr, ba, br = TOLS[(cfg.module, cfg.dtype)]
+    if cfg.recipe:
+        # The same dataflow without quantization must reproduce autograd within the
+        # module dtype's tolerances (checks the emulation's plumbing: transposes, norm
+        # and activation backward, bias gradients) ...
+        plain_outs, plain_grads, _ = fp8_step(cfg, names, args, grads_in, quantize=False)
+        ef, nf, _ = max_err(plain_outs, ref_outs, fa, fr)
+        eb, nb, _ = max_err(plain_grads, ref_grads, ba, br)
+        notes.append(f"unquantized emulation vs autograd: fwd max|err| {ef:.3e}, "
+                     f"bwd {eb:.3e} ({cfg.dtype} tolerances: {'ok' if nf + nb == 0 else 'FAILED'})")
+        if nf + nb:
+            problems.append(f"the unquantized emulation is not within the {cfg.dtype} "
+                            f"tolerances of autograd ({nf} + {nb} elements)")
+        # ... and the FP8 forward must be close to the unquantized one (normwise; the
+        # elementwise count is information only, see the module docstring).
+        fa, fr, ba, br = fp8_tols(cfg)
+        ef, nf, rf = max_err(outs, ref_outs, fa, fr)
+        eb, nb, rb = max_err(grads, ref_grads, ba, br)
+        n_out = sum(o.numel() for o in outs)
+        n_grad = sum(g.numel() for g in grads)
+        notes.append(f"FP8 emulation vs unquantized PyTorch: fwd max|err| {ef:.3e}, "
+                     f"||err||/||y|| {rf:.3f} (<= {FP8_RTOL:g}: {'ok' if rf <= FP8_RTOL else 'FAILED'}), "
+                     f"{nf}/{n_out} elements outside atol {fa:g} + rtol {fr:g}")
+        notes.append(f"    (bwd, not checked: max|err| {eb:.3e}, ||err||/||grad|| {rb:.3f}, "
+                     f"{nb}/{n_grad} elements outside atol {ba:g} + rtol {br:g})")
+        if not rf <= FP8_RTOL:
+            problems.append(f"FP8 forward too far from the unquantized forward: "
+                            f"||err||/||y|| {rf:.3f} > {FP8_RTOL:g} (max |err| {ef:.3e})")
     suffix = ".bf16.npy" if cfg.dtype == "bf16" else ".npy"
     conf = {
         "name": cfg.name,
@@ -452,6 +805,27 @@ def write_case(cfg: Config, index: int, out_root: str, te_opt: str | None) -> tu
                              "(reference/transformer-engine.md section 7.2)"),
         "seed": SEED + 100 * index,
     }
+    if cfg.recipe:
+        # after "dtype": the recipe and where the expected values come from
+        items = list(conf.items())
+        at = [k for k, _ in items].index("dtype") + 1
+        conf = dict(items[:at] + [
+            ("recipe", cfg.recipe),
+            ("fp8_format", "HYBRID (E4M3 forward tensors, E5M2 gradients)"),
+            ("base_config", cfg.base),
+            ("expected_source", "FP8 emulation of te-mlir's computation (PyTorch "
+                                "quantize-dequantize, fp32 math; tools/make_goldens.py "
+                                "fp8_step), not autograd"),
+        ] + items[at:])
+        conf["tolerance_source"] = (
+            "max(TransformerEngine tests/pytorch/test_numerics.py "
+            f"test_{cfg.module}_accuracy {cfg.dtype}, FP8 quantization_tols = "
+            f"dtype_tols(e4m3) atol {FP8_ATOL:g} rtol {FP8_RTOL:g}) per direction "
+            "(reference/transformer-engine.md section 7.2)")
+        if cfg.recipe == "fp8-delayed":
+            conf["amax_history_len"] = AMAX_HISTORY_LEN
+            conf["state_files"] = sorted(
+                os.path.join("expected", *rel.split("/")) + ".npy" for rel in state)
     if cfg.dynamic:
         dname, dmax = cfg.dynamic
         conf["dynamic"] = True
@@ -465,13 +839,12 @@ def write_case(cfg: Config, index: int, out_root: str, te_opt: str | None) -> tu
         f.write(dump_json(conf))
     files.append(cpath)
 
-    problems = []
     if te_opt:
         msg = check_import(te_opt, mlir_path, cfg.module)
         if msg:
             problems.append(msg)
     size = sum(os.path.getsize(p) for p in files)
-    return size, problems
+    return size, problems, notes
 
 
 def main(argv=None) -> int:
@@ -490,7 +863,7 @@ def main(argv=None) -> int:
 
     if args.list:
         for c in CONFIGS:
-            print(f"{c.name:22s} {c.doc}")
+            print(f"{c.name:30s} {c.doc}")
         return 0
 
     torch.manual_seed(SEED)
@@ -512,20 +885,28 @@ def main(argv=None) -> int:
 
     failures = []
     total = 0
-    for index, cfg in enumerate(CONFIGS):
+    if any(c.recipe for c in CONFIGS if not args.only or c.name in args.only):
+        msg = check_fp8_cast()
+        print("fp8_cast vs ml_dtypes: " + (msg or "bit-identical"))
+        if msg:
+            failures.append("fp8_cast")
+    for cfg in CONFIGS:
         if args.only and cfg.name not in args.only:
             continue
-        size, problems = write_case(cfg, index, args.out, te_opt)
+        size, problems, notes = write_case(cfg, seed_index(cfg), args.out, te_opt)
         total += size
-        status = "ok" if not problems else "IMPORT CHECK FAILED"
+        status = "ok" if not problems else "CHECK FAILED"
         checked = " (import checked)" if te_opt and not problems else ""
-        print(f"{cfg.name:22s} {size:7d} bytes  {status}{checked}")
+        print(f"{cfg.name:30s} {size:7d} bytes  {status}{checked}")
+        for n in notes:
+            print("    " + n)
         for p in problems:
             print("    " + p.replace("\n", "\n    "))
+        if problems:
             failures.append(cfg.name)
     print(f"{total} bytes total in {args.out} ({versions()})")
     if failures:
-        print(f"FAILED import check: {', '.join(failures)}", file=sys.stderr)
+        print(f"FAILED checks: {', '.join(failures)}", file=sys.stderr)
         return 1
     return 0
 

@@ -4,8 +4,9 @@
 // L2 primitives in TransformerEngine's kernel order (reference §1.3, §1.5,
 // §2.3, §2.5): norm, GEMMs in TN/NN/NT, activation and its derivative, bias
 // gradients. te.saved intermediates become the primitive values that compute
-// them. Quantized recipes are not decomposed yet: an op that really runs
-// quantized (not an alignment fallback) is an error naming the recipe.
+// them. Per-tensor FP8 recipes quantize GEMM operands with te.quantize
+// (reference §0.1, §0.2); other quantized recipes are an error naming the
+// recipe.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +14,7 @@
 #include "te/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/StringMap.h"
@@ -27,25 +29,54 @@ using namespace mlir::te;
 
 namespace {
 
-/// Fails with an error unless `op` runs unquantized under its recipe.
-LogicalResult checkUnquantized(Operation *op, RecipeAttrInterface recipe,
-                               Operation *forward = nullptr) {
+/// How an op's GEMM operands are quantized: not at all (null recipe), or
+/// under a per-tensor FP8 recipe with, for delayed scaling, the op's scales.
+struct Quant {
+  RecipeAttrInterface recipe;
+  Value scales;
+  explicit operator bool() const { return bool(recipe); }
+};
+
+/// The quantization `op` runs with: none for unquantized recipes, alignment
+/// fallbacks (the module op says so) and backward ops on high-precision
+/// saved tensors; per-tensor FP8 on Hopper; an error otherwise.
+FailureOr<Quant> quantOf(Operation *op, RecipeAttrInterface recipe,
+                         Value scales, bool isForward) {
   if (!recipe || !recipe.isQuantized())
-    return success();
-  // An alignment fallback runs the bf16 path (the module op says so).
-  if (auto module = dyn_cast_or_null<ModuleOpInterface>(forward)) {
-    ModuleDescription d = module.describe(DescribeOptions());
+    return Quant{};
+  if (isForward) {
+    ModuleDescription d =
+        cast<ModuleOpInterface>(op).describe(DescribeOptions());
     if (!d.fallback.empty())
-      return success();
+      return Quant{};
+  } else if (llvm::none_of(op->getOperandTypes(), [](Type t) {
+               return isa<QuantizedTensorType>(t);
+             })) {
+    return Quant{};
   }
-  // Backward ops on high-precision saved tensors are a fallback too.
-  if (!forward && llvm::none_of(op->getOperandTypes(), [](Type t) {
-        return isa<QuantizedTensorType>(t);
-      }))
-    return success();
-  return op->emitError() << "te-decompose: recipe " << recipe.getRecipeName()
-                         << " is not decomposed yet; only the unquantized "
-                            "(bf16 / fp32) path lowers to the runtime";
+  if (!isa<FP8DelayedRecipeAttr, FP8CurrentRecipeAttr>(recipe))
+    return op->emitError() << "te-decompose: recipe "
+                           << recipe.getRecipeName()
+                           << " is not decomposed yet; the unquantized path "
+                              "and the per-tensor FP8 recipes (fp8-delayed, "
+                              "fp8-current) lower to the runtime";
+  for (Type t : llvm::concat<Type>(op->getOperandTypes(),
+                                   op->getResultTypes()))
+    if (auto q = dyn_cast<QuantizedTensorType>(t);
+        q && q.getArch() != TargetArch::Hopper)
+      return op->emitError() << "te-decompose: per-tensor FP8 is lowered for "
+                                "Hopper's TN-only GEMMs (a transposed copy per "
+                                "columnwise operand); "
+                             << q << " has another layout";
+  for (Operation *user : op->getUsers())
+    if (auto saved = dyn_cast<SavedOp>(user))
+      if (auto q = dyn_cast<QuantizedTensorType>(saved.getType());
+          q && q.getArch() != TargetArch::Hopper)
+        return saved.emitError()
+               << "te-decompose: per-tensor FP8 is lowered for Hopper's "
+                  "TN-only GEMMs; "
+               << q << " has another layout (compile with --arch=hopper)";
+  return Quant{recipe, scales};
 }
 
 class Decomposer {
@@ -71,26 +102,110 @@ private:
                                 zeroCentered);
     return {op.getOutput(), op.getRsigma(), op.getMu()};
   }
+  /// One GEMM; its result is in `element` (default: lhs's element type,
+  /// required when lhs is quantized).
   Value gemm(Location loc, GemmLayout layout, Value lhs, Value rhs,
-             Value bias = {}) {
-    auto l = cast<RankedTensorType>(lhs.getType());
-    auto r = cast<RankedTensorType>(rhs.getType());
-    SmallVector<int64_t> shape(l.getShape());
+             Value bias = {}, Type element = {}) {
+    ArrayRef<int64_t> l = shapeOf(lhs), r = shapeOf(rhs);
+    SmallVector<int64_t> shape(l);
     switch (layout) {
     case GemmLayout::TN:
-      shape.back() = r.getDimSize(0);
+      shape.back() = r[0];
       break;
     case GemmLayout::NN:
-      shape.back() = r.getDimSize(1);
+      shape.back() = r[1];
       break;
     case GemmLayout::NT:
-      shape = {l.getShape().back(), r.getShape().back()};
+      shape = {l.back(), r.back()};
       break;
     }
-    return GemmOp::create(b, loc,
-                          RankedTensorType::get(shape, l.getElementType()),
+    if (!element)
+      element = cast<RankedTensorType>(lhs.getType()).getElementType();
+    return GemmOp::create(b, loc, RankedTensorType::get(shape, element),
                           /*bias_grad=*/Type(), lhs, rhs, bias, layout)
         .getResult();
+  }
+  static ArrayRef<int64_t> shapeOf(Value v) {
+    if (auto q = dyn_cast<QuantizedTensorType>(v.getType()))
+      return q.getShape();
+    return cast<RankedTensorType>(v.getType()).getShape();
+  }
+  static Type elementOf(Value v) {
+    return cast<RankedTensorType>(v.getType()).getElementType();
+  }
+  /// Quantizes `x` under `q` (the backward format for gradients) at
+  /// quantizer `slot`; the result type is that of the te.saved `name` of
+  /// `source` when there is one (the bundle's usage), else rowwise.
+  /// Appends the amax to `amaxes[slot]`.
+  /// `*saveOut` (when given) is the value to save under `name`.
+  Value quantize(Location loc, Value x, const Quant &q, bool grad,
+                 int64_t slot, SmallVectorImpl<Value> &amaxes,
+                 QuantUsage usage = QuantUsage::Rowwise, Value source = {},
+                 StringRef name = {}, Value *saveOut = nullptr) {
+    Type type;
+    if (source)
+      for (Operation *user : source.getUsers())
+        if (auto saved = dyn_cast<SavedOp>(user);
+            saved && saved.getName() == name)
+          type = saved.getType();
+    if (!type)
+      type = QuantizedTensorType::get(
+          b.getContext(), shapeOf(x),
+          grad ? getBackwardFormat(q.recipe) : getForwardFormat(q.recipe),
+          q.recipe, usage, TargetArch::Hopper, false, false, false);
+    // The GEMM here reads the usage asked for; a save that keeps only the
+    // other one (TE's update_usage before saving) is a view of both.
+    auto qt = cast<QuantizedTensorType>(type);
+    Type produced = qt;
+    if (qt.getUsage() != QuantUsage::Both && qt.getUsage() != usage)
+      produced = qt.withUsage(QuantUsage::Both);
+    auto op = QuantizeOp::create(
+        b, loc, produced, RankedTensorType::get({1}, b.getF32Type()), x,
+        q.scales, q.scales ? b.getI64IntegerAttr(slot) : IntegerAttr());
+    if (slot >= int64_t(amaxes.size()))
+      amaxes.resize(slot + 1);
+    amaxes[slot] = op.getAmax();
+    if (saveOut)
+      *saveOut = produced == type ? op.getResult()
+                                  : DropUsageOp::create(b, loc, type,
+                                                        op.getResult())
+                                        .getResult();
+    return op.getResult();
+  }
+  /// Replaces the te.amax users of `source` with the vector of `amaxes`
+  /// (one tensor<1xf32> per quantizer slot, 0 where none was recorded).
+  LogicalResult replaceAmax(Value source, ArrayRef<Value> amaxes) {
+    for (Operation *user : llvm::make_early_inc_range(source.getUsers())) {
+      auto amax = dyn_cast<AmaxOp>(user);
+      if (!amax)
+        continue;
+      int64_t n = amax.getType().getDimSize(0);
+      if (int64_t(amaxes.size()) > n)
+        return amax.emitError() << "te-decompose: " << amaxes.size()
+                                << " quantizer slots recorded, te.amax has "
+                                << n;
+      b.setInsertionPoint(amax);
+      auto one = RankedTensorType::get({1}, b.getF32Type());
+      Value zero;
+      SmallVector<Value> parts;
+      for (int64_t i = 0; i < n; ++i) {
+        Value v = i < int64_t(amaxes.size()) ? amaxes[i] : Value();
+        if (!v) {
+          if (!zero)
+            zero = arith::ConstantOp::create(
+                b, amax.getLoc(), DenseElementsAttr::get(one, 0.0f));
+          v = zero;
+        }
+        parts.push_back(v);
+      }
+      Value all = parts.size() == 1
+                      ? parts[0]
+                      : tensor::ConcatOp::create(b, amax.getLoc(), 0, parts)
+                            .getResult();
+      amax.replaceAllUsesWith(all);
+      amax.erase();
+    }
+    return success();
   }
   Value biasGrad(Location loc, Value dy) {
     auto t = cast<RankedTensorType>(dy.getType());
@@ -154,42 +269,82 @@ LogicalResult Decomposer::forward(Operation *op) {
   Location loc = op->getLoc();
   b.setInsertionPoint(op);
   llvm::StringMap<Value> saved;
-  SmallVector<Value> results;
+  SmallVector<Value> results, amaxes;
+  Value source = op->getResult(0);
+  // TE's forward quantizer slots (§0.2): GEMM1 input, weight, output, then
+  // GEMM2's.
   if (auto ln = dyn_cast<LayerNormLinearOp>(op)) {
-    if (failed(checkUnquantized(op, ln.getRecipeAttr(), op)))
+    FailureOr<Quant> q = quantOf(op, ln.getRecipeAttr(), ln.getScales(), true);
+    if (failed(q))
       return failure();
     Norm n = norm(loc, ln.getInput(), ln.getLnWeight(), ln.getLnBias(),
                   ln.getNormalization(), ln.getEps(), ln.getZeroCenteredGamma());
-    Value y = gemm(loc, GemmLayout::TN, n.out, ln.getWeight(), ln.getBias());
-    saved = {{"ln_out", n.out}, {"rsigma", n.rsigma}, {"mu", n.mu}};
+    Value lhs = n.out, w = ln.getWeight(), lnSaved = n.out, wSaved = w;
+    if (*q) {
+      lhs = quantize(loc, n.out, *q, false, 0, amaxes, QuantUsage::Rowwise,
+                     source, "ln_out", &lnSaved);
+      w = quantize(loc, w, *q, false, 1, amaxes, QuantUsage::Rowwise, source,
+                   "weight", &wSaved);
+    }
+    Value y = gemm(loc, GemmLayout::TN, lhs, w, ln.getBias(),
+                   elementOf(n.out));
+    saved = {{"ln_out", lnSaved}, {"weight", wSaved}, {"rsigma", n.rsigma},
+             {"mu", n.mu}};
     results = concat({y, ln.getLnOutput() ? n.out : Value()});
   } else if (auto mlp = dyn_cast<LayerNormMLPOp>(op)) {
-    if (failed(checkUnquantized(op, mlp.getRecipeAttr(), op)))
+    FailureOr<Quant> q =
+        quantOf(op, mlp.getRecipeAttr(), mlp.getScales(), true);
+    if (failed(q))
       return failure();
     Norm n = norm(loc, mlp.getInput(), mlp.getLnWeight(), mlp.getLnBias(),
                   mlp.getNormalization(), mlp.getEps(),
                   mlp.getZeroCenteredGamma());
-    Value fc1 =
-        gemm(loc, GemmLayout::TN, n.out, mlp.getFc1Weight(), mlp.getFc1Bias());
+    Type element = elementOf(n.out);
+    Value lhs = n.out, w1 = mlp.getFc1Weight(), w2 = mlp.getFc2Weight();
+    Value lnSaved = lhs, w1Saved = w1, w2Saved = w2;
+    if (*q) {
+      lhs = quantize(loc, n.out, *q, false, 0, amaxes, QuantUsage::Rowwise,
+                     source, "ln_out", &lnSaved);
+      w1 = quantize(loc, w1, *q, false, 1, amaxes, QuantUsage::Rowwise, source,
+                    "fc1_weight", &w1Saved);
+    }
+    Value fc1 = gemm(loc, GemmLayout::TN, lhs, w1, mlp.getFc1Bias(), element);
     auto fc1Type = cast<RankedTensorType>(fc1.getType());
     SmallVector<int64_t> actShape(fc1Type.getShape());
     actShape.back() = mlp.getFfnSize();
     Value act = ActOp::create(
-        b, loc, RankedTensorType::get(actShape, fc1Type.getElementType()), fc1,
+        b, loc, RankedTensorType::get(actShape, element), fc1,
         mlp.getActivation(), mlp.getLimitAttr(), mlp.getAlphaAttr(),
         mlp.getGluLinearOffsetAttr());
-    Value y =
-        gemm(loc, GemmLayout::TN, act, mlp.getFc2Weight(), mlp.getFc2Bias());
-    saved = {{"ln_out", n.out}, {"fc1_out", fc1}, {"act_out", act},
-             {"rsigma", n.rsigma}, {"mu", n.mu}};
+    Value act2 = act, actSaved = act;
+    if (*q) {
+      act2 = quantize(loc, act, *q, false, 3, amaxes, QuantUsage::Rowwise,
+                      source, "act_out", &actSaved);
+      w2 = quantize(loc, w2, *q, false, 4, amaxes, QuantUsage::Rowwise, source,
+                    "fc2_weight", &w2Saved);
+    }
+    Value y = gemm(loc, GemmLayout::TN, act2, w2, mlp.getFc2Bias(), element);
+    saved = {{"ln_out", lnSaved},   {"fc1_weight", w1Saved},
+             {"fc1_out", fc1},      {"act_out", actSaved},
+             {"fc2_weight", w2Saved}, {"rsigma", n.rsigma}, {"mu", n.mu}};
     results = concat({y, mlp.getLnOutput() ? n.out : Value()});
   } else if (auto lin = dyn_cast<LinearOp>(op)) {
-    if (failed(checkUnquantized(op, lin.getRecipeAttr(), op)))
+    FailureOr<Quant> q =
+        quantOf(op, lin.getRecipeAttr(), lin.getScales(), true);
+    if (failed(q))
       return failure();
-    results = {gemm(loc, GemmLayout::TN, lin.getInput(), lin.getWeight(),
-                    lin.getBias())};
+    Value x = lin.getInput(), w = lin.getWeight(), xSaved = x, wSaved = w;
+    Type element = elementOf(x);
+    if (*q) {
+      x = quantize(loc, x, *q, false, 0, amaxes, QuantUsage::Rowwise, source,
+                   "input", &xSaved);
+      w = quantize(loc, w, *q, false, 1, amaxes, QuantUsage::Rowwise, source,
+                   "weight", &wSaved);
+    }
+    saved = {{"input", xSaved}, {"weight", wSaved}};
+    results = {gemm(loc, GemmLayout::TN, x, w, lin.getBias(), element)};
   }
-  if (failed(replaceSaved(op->getResult(0), saved)))
+  if (failed(replaceSaved(source, saved)) || failed(replaceAmax(source, amaxes)))
     return failure();
   op->replaceAllUsesWith(results);
   op->erase();
@@ -199,13 +354,23 @@ LogicalResult Decomposer::forward(Operation *op) {
 LogicalResult Decomposer::backward(Operation *op) {
   Location loc = op->getLoc();
   b.setInsertionPoint(op);
-  SmallVector<Value> grads;
+  SmallVector<Value> grads, amaxes;
+  // TE's backward quantizer slots (§0.2): GRAD_OUTPUT1, GRAD_INPUT1, then
+  // GRAD_OUTPUT2, GRAD_INPUT2 (FC2's in an MLP). Gradients are quantized
+  // with both usages: the dgrad GEMM reads them rowwise, wgrad columnwise.
+  auto quantizeGrad = [&](Value g, const Quant &q, int64_t slot) {
+    return q ? quantize(loc, g, q, true, slot, amaxes, QuantUsage::Both) : g;
+  };
   if (auto ln = dyn_cast<LayerNormLinearBwdOp>(op)) {
-    if (failed(checkUnquantized(op, ln.getRecipeAttr())))
+    FailureOr<Quant> q =
+        quantOf(op, ln.getRecipeAttr(), ln.getScales(), false);
+    if (failed(q))
       return failure();
     Value dy = ln.getGradOutput();
-    Value dLn = gemm(loc, GemmLayout::NN, dy, ln.getWeight());
-    Value dW = gemm(loc, GemmLayout::NT, dy, ln.getLnOut());
+    Type element = elementOf(dy);
+    Value dyq = quantizeGrad(dy, *q, 0);
+    Value dLn = gemm(loc, GemmLayout::NN, dyq, ln.getWeight(), {}, element);
+    Value dW = gemm(loc, GemmLayout::NT, dyq, ln.getLnOut(), {}, element);
     Value dBias = ln.getWithBias() ? biasGrad(loc, dy) : Value();
     if (Value extra = ln.getGradLnOutput())
       dLn = arith::AddFOp::create(b, loc, dLn, extra);
@@ -219,19 +384,24 @@ LogicalResult Decomposer::backward(Operation *op) {
     if (dBias)
       grads.push_back(dBias);
   } else if (auto mlp = dyn_cast<LayerNormMLPBwdOp>(op)) {
-    if (failed(checkUnquantized(op, mlp.getRecipeAttr())))
+    FailureOr<Quant> q =
+        quantOf(op, mlp.getRecipeAttr(), mlp.getScales(), false);
+    if (failed(q))
       return failure();
     Value dy = mlp.getGradOutput();
-    Value dAct = gemm(loc, GemmLayout::NN, dy, mlp.getFc2Weight());
-    Value dW2 = gemm(loc, GemmLayout::NT, dy, mlp.getActOut());
+    Type element = elementOf(dy);
+    Value dyq = quantizeGrad(dy, *q, 2);
+    Value dAct = gemm(loc, GemmLayout::NN, dyq, mlp.getFc2Weight(), {}, element);
+    Value dW2 = gemm(loc, GemmLayout::NT, dyq, mlp.getActOut(), {}, element);
     Value dB2 = mlp.getWithFc2Bias() ? biasGrad(loc, dy) : Value();
     Value dFc1 = DActOp::create(b, loc, mlp.getFc1Out().getType(), dAct,
                                 mlp.getFc1Out(), mlp.getActivation(),
                                 mlp.getLimitAttr(), mlp.getAlphaAttr(),
                                 mlp.getGluLinearOffsetAttr());
     Value dB1 = mlp.getWithFc1Bias() ? biasGrad(loc, dFc1) : Value();
-    Value dLn = gemm(loc, GemmLayout::NN, dFc1, mlp.getFc1Weight());
-    Value dW1 = gemm(loc, GemmLayout::NT, dFc1, mlp.getLnOut());
+    Value dFc1q = quantizeGrad(dFc1, *q, 0);
+    Value dLn = gemm(loc, GemmLayout::NN, dFc1q, mlp.getFc1Weight(), {}, element);
+    Value dW1 = gemm(loc, GemmLayout::NT, dFc1q, mlp.getLnOut(), {}, element);
     if (Value extra = mlp.getGradLnOutput())
       dLn = arith::AddFOp::create(b, loc, dLn, extra);
     auto nb = NormBwdOp::create(
@@ -244,13 +414,20 @@ LogicalResult Decomposer::backward(Operation *op) {
     llvm::append_range(grads, nb.getResults());
     llvm::append_range(grads, concat({dW1, dB1, dW2, dB2}));
   } else if (auto lin = dyn_cast<LinearBwdOp>(op)) {
-    if (failed(checkUnquantized(op, lin.getRecipeAttr())))
+    FailureOr<Quant> q =
+        quantOf(op, lin.getRecipeAttr(), lin.getScales(), false);
+    if (failed(q))
       return failure();
     Value dy = lin.getGradOutput();
-    grads = concat({gemm(loc, GemmLayout::NN, dy, lin.getWeight()),
-                    gemm(loc, GemmLayout::NT, dy, lin.getInput()),
-                    lin.getWithBias() ? biasGrad(loc, dy) : Value()});
+    Type element = elementOf(dy);
+    Value dyq = quantizeGrad(dy, *q, 0);
+    grads = concat(
+        {gemm(loc, GemmLayout::NN, dyq, lin.getWeight(), {}, element),
+         gemm(loc, GemmLayout::NT, dyq, lin.getInput(), {}, element),
+         lin.getWithBias() ? biasGrad(loc, dy) : Value()});
   }
+  if (failed(replaceAmax(op->getResult(0), amaxes)))
+    return failure();
   op->replaceAllUsesWith(grads);
   op->erase();
   return success();

@@ -50,8 +50,17 @@ struct TEFuseGemmEpiloguesPass
           break;
         }
       if (!wgrad) {
-        bgrad.emitRemark("te-fuse-gemm-epilogues: bias gradient not fused: "
-                         "no wgrad GEMM reads the same gradient");
+        bool quantized = llvm::any_of(dy.getUsers(), [](Operation *user) {
+          return isa<QuantizeOp>(user);
+        });
+        bgrad.emitRemark(quantized
+                             ? "te-fuse-gemm-epilogues: bias gradient not "
+                               "fused: the wgrad GEMM reads the quantized "
+                               "gradient (an FP8 GEMM has no bias-gradient "
+                               "epilogue; TE sums the high-precision one)"
+                             : "te-fuse-gemm-epilogues: bias gradient not "
+                               "fused: no wgrad GEMM reads the same "
+                               "gradient");
         continue;
       }
       // The fused GEMM goes where the earlier of the two was.

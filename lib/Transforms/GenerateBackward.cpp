@@ -25,6 +25,7 @@
 
 namespace mlir::te {
 #define GEN_PASS_DEF_TEGENERATEBACKWARDPASS
+#define GEN_PASS_DEF_TETHREADRECIPESTATEPASS
 #include "te/Transforms/Passes.h.inc"
 } // namespace mlir::te
 
@@ -721,6 +722,68 @@ struct TEGenerateBackwardPass
       BackwardGenerator gen(f, *targetArch, dedup, checkpoint);
       if (failed(gen.run()))
         return signalPassFailure();
+    }
+  }
+};
+
+struct TEThreadRecipeStatePass
+    : public te::impl::TEThreadRecipeStatePassBase<TEThreadRecipeStatePass> {
+  void runOnOperation() override {
+    for (auto f : getOperation().getOps<func::FuncOp>()) {
+      if (f.isExternal())
+        continue;
+      SmallVector<Operation *> modules;
+      f.walk([&](ModuleOpInterface op) { modules.push_back(op); });
+      MLIRContext *ctx = f.getContext();
+      Type f32 = Float32Type::get(ctx);
+      SmallVector<std::pair<Value, std::string>> state;
+      for (auto [i, op] : llvm::enumerate(modules)) {
+        ModuleDescription desc =
+            cast<ModuleOpInterface>(op).describe(DescribeOptions());
+        FP8DelayedRecipeAttr delayed = delayedRecipe(op, desc);
+        if (!delayed || getScales(op))
+          continue;
+        if (op->getParentRegion() != &f.getBody()) {
+          op->emitError("te-thread-recipe-state: module ops must be at the "
+                        "top level of the function");
+          return signalPassFailure();
+        }
+        std::string prefix = opPrefix(op, i);
+        int64_t slots = forwardSlots(op);
+        unsigned n = f.getNumArguments();
+        auto stateAttr = [&](StringRef what) {
+          return DictionaryAttr::get(
+              ctx, {NamedAttribute(StringAttr::get(ctx, "te.state"),
+                                   StringAttr::get(ctx, prefix + "." + what))});
+        };
+        (void)f.insertArgument(
+            n, RankedTensorType::get({delayed.getAmaxHistoryLen(), slots}, f32),
+            stateAttr("amax_history_fwd"), op->getLoc());
+        (void)f.insertArgument(n + 1, RankedTensorType::get({slots}, f32),
+                               stateAttr("scales_fwd"), op->getLoc());
+        setScales(op, f.getArgument(n + 1));
+        OpBuilder b(f.getBody().front().getTerminator());
+        Location loc = op->getLoc();
+        Value amax = AmaxOp::create(b, loc, f.getArgument(n + 1).getType(),
+                                    op->getResult(0));
+        auto update = AmaxUpdateOp::create(
+            b, loc, f.getArgument(n).getType(), f.getArgument(n + 1).getType(),
+            f.getArgument(n), f.getArgument(n + 1), amax, delayed, false);
+        state.push_back({update.getNewAmaxHistory(),
+                         prefix + ".amax_history_fwd"});
+        state.push_back({update.getNewScales(), prefix + ".scales_fwd"});
+      }
+      if (state.empty())
+        continue;
+      auto ret = cast<func::ReturnOp>(f.getBody().front().getTerminator());
+      unsigned first = ret.getNumOperands();
+      for (auto &[v, name] : state)
+        ret.getOperandsMutable().append(v);
+      f.setFunctionType(FunctionType::get(ctx, f.getArgumentTypes(),
+                                          ret.getOperandTypes()));
+      for (auto [j, entry] : llvm::enumerate(state))
+        f.setResultAttr(first + j, "te.state",
+                        StringAttr::get(ctx, entry.second));
     }
   }
 };

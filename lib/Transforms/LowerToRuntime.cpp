@@ -20,6 +20,14 @@
 // entries (signatures, dims, planned arena bytes) is returned by the
 // generated `te_module_info()`.
 //
+// A quantized value (`!te.qtensor`, per-tensor FP8 on Hopper) is one buffer
+// holding its inner tensors, each at a 256-byte aligned offset: `scale_inv`
+// [1] fp32, then `transpose` [K, M] (columnwise usage), then `data` [M, K]
+// (rowwise usage). The columnwise-only tensor a backward keeps is thus a
+// prefix of the `both` one (te.drop_usage is a view). te_module_info() lists
+// the inner tensors in buffer order, so callers size and read such buffers
+// without knowing the recipe.
+//
 //===----------------------------------------------------------------------===//
 
 #include "te/Dialect/TE/IR/TEOps.h"
@@ -56,6 +64,9 @@ std::optional<int32_t> dtypeCode(Type element) {
     return 2;
   return std::nullopt;
 }
+
+/// TE_RT_FP8_* codes.
+int32_t fp8Code(QuantFormat f) { return f == QuantFormat::E4M3 ? 0 : 1; }
 
 StringRef dtypeName(Type element) {
   return element.isF32()    ? "float32"
@@ -109,24 +120,33 @@ private:
   int numVars = 0;
 };
 
-SmallVector<Dim> staticDims(RankedTensorType t) {
+/// The (logical) shape of a tensor or quantized tensor type.
+std::optional<ArrayRef<int64_t>> shapeOfType(Type t) {
+  if (auto r = dyn_cast<RankedTensorType>(t))
+    return r.getShape();
+  if (auto q = dyn_cast<QuantizedTensorType>(t))
+    return q.getShape();
+  return std::nullopt;
+}
+
+SmallVector<Dim> staticDims(ArrayRef<int64_t> shape) {
   SmallVector<Dim> out;
-  for (int64_t d : t.getShape())
+  for (int64_t d : shape)
     out.push_back(Dim{ShapedType::isDynamic(d) ? 0 : d, {}});
   return out;
 }
 
 LogicalResult ShapeAnalysis::define(Operation *op) {
   for (Value result : op->getResults()) {
-    auto type = dyn_cast<RankedTensorType>(result.getType());
-    if (!type)
+    std::optional<ArrayRef<int64_t>> shape = shapeOfType(result.getType());
+    if (!shape)
       continue;
-    SmallVector<Dim> d = staticDims(type);
+    SmallVector<Dim> d = staticDims(*shape);
     for (unsigned i = 0; i < d.size(); ++i) {
-      if (!type.isDynamicDim(i))
+      if (!ShapedType::isDynamic((*shape)[i]))
         continue;
       // Rank-1 fp32 statistics have the rows of the normalized input.
-      if (type.getRank() == 1 && isa<NormFwdOp>(op)) {
+      if (shape->size() == 1 && isa<NormFwdOp>(op)) {
         SmallVector<Dim> in = shapes.lookup(op->getOperand(0));
         // rows = the product of the leading dims.
         Dim rows{1, {}};
@@ -140,8 +160,9 @@ LogicalResult ShapeAnalysis::define(Operation *op) {
       // Otherwise a leading dim of an operand of the same rank.
       bool found = false;
       for (Value operand : op->getOperands()) {
-        auto ot = dyn_cast<RankedTensorType>(operand.getType());
-        if (ot && ot.getRank() == type.getRank() && ot.isDynamicDim(i)) {
+        std::optional<ArrayRef<int64_t>> os = shapeOfType(operand.getType());
+        if (os && os->size() == shape->size() &&
+            ShapedType::isDynamic((*os)[i])) {
           d[i] = shapes.lookup(operand)[i];
           found = true;
           break;
@@ -150,7 +171,7 @@ LogicalResult ShapeAnalysis::define(Operation *op) {
       if (!found)
         return op->emitError() << "te-lower-to-runtime: cannot tell the size "
                                   "of dynamic dim "
-                               << i << " of " << type;
+                               << i << " of " << result.getType();
     }
     shapes[result] = d;
   }
@@ -181,15 +202,16 @@ LogicalResult ShapeAnalysis::define(Operation *op) {
 
 LogicalResult ShapeAnalysis::run(func::FuncOp func) {
   for (BlockArgument arg : func.getArguments()) {
-    auto type = dyn_cast<RankedTensorType>(arg.getType());
-    if (!type)
+    std::optional<ArrayRef<int64_t>> shape = shapeOfType(arg.getType());
+    if (!shape)
       return func.emitError() << "te-lower-to-runtime: argument #"
                               << arg.getArgNumber()
-                              << " must be a ranked tensor, got "
+                              << " must be a ranked tensor or a quantized "
+                                 "tensor, got "
                               << arg.getType();
-    SmallVector<Dim> d = staticDims(type);
+    SmallVector<Dim> d = staticDims(*shape);
     for (unsigned i = 0; i < d.size(); ++i)
-      if (type.isDynamicDim(i)) {
+      if (ShapedType::isDynamic((*shape)[i])) {
         d[i] = Dim{1, {numVars++}};
         classes.insert(d[i].vars[0]);
       }
@@ -273,16 +295,63 @@ private:
     return cast<RankedTensorType>(tensor.getType()).getShape().back();
   }
   Value bytes(Value tensor) {
+    if (isa<QuantizedTensorType>(tensor.getType()))
+      return layout(tensor).total;
     auto t = cast<RankedTensorType>(tensor.getType());
     return LLVM::MulOp::create(
         b, loc, numElements(tensor),
         c64(t.getElementType().getIntOrFloatBitWidth() / 8));
   }
   static std::optional<int64_t> staticBytes(Value tensor) {
+    if (auto q = dyn_cast<QuantizedTensorType>(tensor.getType())) {
+      if (llvm::any_of(q.getShape(), ShapedType::isDynamic))
+        return std::nullopt;
+      int64_t n = llvm::alignTo(ShapedType::getNumElements(q.getShape()),
+                                kAlignment);
+      return (q.hasRowwise() ? n : 0) + (q.hasColumnwise() ? n : 0) +
+             kAlignment;
+    }
     auto t = cast<RankedTensorType>(tensor.getType());
     if (!t.hasStaticShape())
       return std::nullopt;
     return t.getNumElements() * (t.getElementType().getIntOrFloatBitWidth() / 8);
+  }
+  Value alignUp(Value n) {
+    Value padded = LLVM::AddOp::create(b, loc, n, c64(kAlignment - 1));
+    return LLVM::AndOp::create(b, loc, padded, c64(~(kAlignment - 1)));
+  }
+  /// Byte offsets of a per-tensor FP8 qtensor's inner tensors in its buffer
+  /// (null when absent) and its total size.
+  struct QLayout {
+    Value data, transpose, scaleInv, total;
+  };
+  QLayout layout(Value v) {
+    auto q = cast<QuantizedTensorType>(v.getType());
+    Value padded = alignUp(numElements(v));
+    QLayout l;
+    l.scaleInv = c64(0);
+    Value offset = c64(kAlignment);
+    if (q.hasColumnwise()) {
+      l.transpose = offset;
+      offset = LLVM::AddOp::create(b, loc, offset, padded);
+    }
+    if (q.hasRowwise()) {
+      l.data = offset;
+      offset = LLVM::AddOp::create(b, loc, offset, padded);
+    }
+    l.total = offset;
+    return l;
+  }
+  /// Pointers to the inner tensors of a quantized value.
+  struct QPtrs {
+    Value data, transpose, scaleInv;
+  };
+  QPtrs qptrs(Value v) {
+    QLayout l = layout(v);
+    Value base = ptr(v);
+    return {l.data ? gep(base, l.data) : Value(),
+            l.transpose ? gep(base, l.transpose) : Value(),
+            gep(base, l.scaleInv)};
   }
 
   // Runtime calls: emits the call and a branch to the failure exit.
@@ -372,9 +441,15 @@ LogicalResult FunctionLowering::plan() {
     index[&op] = i++;
 
   // Views.
-  for (Operation &op : body)
+  for (Operation &op : body) {
     if (auto reshape = dyn_cast<tensor::ReshapeOp>(op))
       aliasOf[reshape.getResult()] = reshape.getSource();
+    // Keeping the columnwise copy: the prefix of the buffer.
+    if (auto drop = dyn_cast<DropUsageOp>(op);
+        drop && cast<QuantizedTensorType>(drop.getType()).getUsage() ==
+                    QuantUsage::Columnwise)
+      aliasOf[drop.getResult()] = drop.getInput();
+  }
 
   // Returned values produced here (not arguments, not views, returned once)
   // are computed in place.
@@ -396,11 +471,11 @@ LogicalResult FunctionLowering::plan() {
   SmallVector<unsigned> slotFreeAt;
   for (Operation &op : body) {
     for (Value result : op.getResults()) {
-      if (!isa<RankedTensorType>(result.getType()) || aliasOf.count(result) ||
+      if (!shapeOfType(result.getType()) || aliasOf.count(result) ||
           inPlaceResult.count(result))
         continue;
       if (isa<tensor::EmptyOp>(op) ||
-          (isa<arith::ConstantOp>(op) &&
+          (isa<arith::ConstantOp>(op) && isa<RankedTensorType>(result.getType()) &&
            !isa<FloatType>(
                cast<RankedTensorType>(result.getType()).getElementType())))
         continue;
@@ -515,6 +590,87 @@ LogicalResult FunctionLowering::lowerOp(Operation *op) {
           c64(lastDim(n.getInput())), ptr(n.getGradInput()),
           ptr(n.getGradGamma()),
           n.getGradBeta() ? ptr(n.getGradBeta()) : nullPtr()});
+    return success();
+  }
+  if (auto drop = dyn_cast<DropUsageOp>(op)) {
+    if (aliasOf.count(drop.getResult()))
+      return success(); // a view
+    // Keeping the rowwise copy: scale_inv and data.
+    QPtrs in = qptrs(drop.getInput()), out = qptrs(drop.getResult());
+    call("te_rt_copy", {ctxArg, out.scaleInv, in.scaleInv, c64(4)});
+    call("te_rt_copy",
+         {ctxArg, out.data, in.data, numElements(drop.getResult())});
+    return success();
+  }
+  if (auto qz = dyn_cast<QuantizeOp>(op)) {
+    auto q = cast<QuantizedTensorType>(qz.getResult().getType());
+    QPtrs out = qptrs(qz.getResult());
+    bool pow2 = false;
+    if (auto cs = dyn_cast<FP8CurrentRecipeAttr>(q.getRecipe()))
+      pow2 = cs.getPower_2Scales();
+    Value scale = qz.getScales()
+                      ? gep(ptr(qz.getScales()), c64(4 * *qz.getSlot()))
+                      : nullPtr();
+    call("te_rt_quantize_fp8",
+         {ctxArg, dtype(qz.getInput()), ptr(qz.getInput()),
+          rows(qz.getInput()), c64(lastDim(qz.getInput())),
+          c32(fp8Code(q.getFormat())), scale, c32(pow2),
+          out.data ? out.data : nullPtr(),
+          out.transpose ? out.transpose : nullPtr(), out.scaleInv,
+          ptr(qz.getAmax())});
+    return success();
+  }
+  if (auto g = dyn_cast<GemmOp>(op);
+      g && isa<QuantizedTensorType>(g.getLhs().getType())) {
+    // Every FP8 GEMM in the TN form Hopper runs (see te_rt_gemm_fp8).
+    auto lq = cast<QuantizedTensorType>(g.getLhs().getType());
+    auto rq = cast<QuantizedTensorType>(g.getRhs().getType());
+    QPtrs l = qptrs(g.getLhs()), r = qptrs(g.getRhs());
+    ArrayRef<int64_t> rs = rq.getShape();
+    Value a, bm, m, n, k;
+    switch (g.getLayout()) {
+    case GemmLayout::TN: // y[M,N] = x[M,K] . w[N,K]^T
+      a = l.data, bm = r.data;
+      m = rows(g.getLhs()), n = c64(rs[0]), k = c64(rs[1]);
+      break;
+    case GemmLayout::NN: // dx[M,K] = dy[M,N] . (w^T[K,N])^T
+      a = l.data, bm = r.transpose;
+      m = rows(g.getLhs()), n = c64(rs[1]), k = c64(rs[0]);
+      break;
+    case GemmLayout::NT: // dw[N,K] = dy^T[N,M] . (x^T[K,M])^T
+      a = l.transpose, bm = r.transpose;
+      m = c64(lq.getShape().back()), n = c64(rs.back()),
+      k = rows(g.getLhs());
+      break;
+    }
+    if (g.getBiasGrad())
+      return op->emitError("te-lower-to-runtime: an FP8 wgrad GEMM has no "
+                           "bias-gradient epilogue (TE takes it from the "
+                           "high-precision gradient)");
+    call("te_rt_gemm_fp8",
+         {ctxArg, dtype(g.getResult()), c32(fp8Code(lq.getFormat())), a,
+          l.scaleInv, c32(fp8Code(rq.getFormat())), bm, r.scaleInv,
+          g.getBias() ? ptr(g.getBias()) : nullPtr(), ptr(g.getResult()), m, n,
+          k, c32(0)});
+    return success();
+  }
+  if (auto u = dyn_cast<AmaxUpdateOp>(op)) {
+    auto recipe = dyn_cast<FP8DelayedRecipeAttr>(u.getRecipe());
+    if (!recipe)
+      return op->emitError() << "te-lower-to-runtime: te.amax_update under "
+                             << u.getRecipe() << " (delayed scaling only)";
+    QuantFormat f = u.getBackward() ? getBackwardFormat(recipe)
+                                    : getForwardFormat(recipe);
+    auto history = cast<RankedTensorType>(u.getAmaxHistory().getType());
+    if (!history.hasStaticShape())
+      return op->emitError("te-lower-to-runtime: dynamic amax history");
+    call("te_rt_amax_update",
+         {ctxArg, ptr(u.getAmaxHistory()), ptr(u.getScales()), ptr(u.getAmax()),
+          c64(history.getDimSize(0)), c64(history.getDimSize(1)),
+          cf32(f == QuantFormat::E4M3 ? 448.0 : 57344.0),
+          c32(int32_t(recipe.getMargin())),
+          c32(recipe.getAmaxComputeAlgo() == AmaxComputeAlgo::MostRecent),
+          ptr(u.getNewAmaxHistory()), ptr(u.getNewScales())});
     return success();
   }
   if (auto g = dyn_cast<GemmOp>(op)) {
@@ -666,6 +822,23 @@ LogicalResult FunctionLowering::lowerOp(Operation *op) {
 LogicalResult FunctionLowering::run() {
   if (!func.getBody().hasOneBlock())
     return func.emitError("te-lower-to-runtime: functions must have one block");
+  // Quantized values: per-tensor FP8 in Hopper's layout only.
+  auto checkQuantized = [&](Type t, Location where) -> LogicalResult {
+    auto q = dyn_cast<QuantizedTensorType>(t);
+    if (!q || (isa<FP8DelayedRecipeAttr, FP8CurrentRecipeAttr>(q.getRecipe()) &&
+               q.getArch() == TargetArch::Hopper))
+      return success();
+    return emitError(where) << "te-lower-to-runtime: " << q
+                            << " is not lowered (per-tensor FP8 on hopper "
+                               "only)";
+  };
+  for (BlockArgument arg : func.getArguments())
+    if (failed(checkQuantized(arg.getType(), func.getLoc())))
+      return failure();
+  for (Operation &op : func.getBody().front())
+    for (Type t : op.getResultTypes())
+      if (failed(checkQuantized(t, op.getLoc())))
+        return failure();
   if (failed(shapes.run(func)) || failed(plan()))
     return failure();
 
@@ -748,9 +921,37 @@ LogicalResult FunctionLowering::run() {
 
   // The entry's description.
   auto describe = [&](Value v, Type type, DictionaryAttr attrs) {
-    auto t = cast<RankedTensorType>(type);
-    llvm::json::Object o{{"dtype", dtypeName(t.getElementType())},
-                         {"shape", shapeJSON(v, type)}};
+    llvm::json::Object o;
+    if (auto q = dyn_cast<QuantizedTensorType>(type)) {
+      // One buffer; inner tensors at 256-byte aligned offsets, in this
+      // order (see the layout at the top of the file).
+      llvm::json::Array shape = shapeJSON(v, type), transposed, inner;
+      transposed.push_back(shape.back());
+      for (size_t i = 0; i + 1 < shape.size(); ++i)
+        transposed.push_back(shape[i]);
+      inner.push_back(llvm::json::Object{{"name", "scale_inv"},
+                                         {"dtype", "float32"},
+                                         {"shape", llvm::json::Array{1}}});
+      if (q.hasColumnwise())
+        inner.push_back(llvm::json::Object{{"name", "transpose"},
+                                           {"dtype", "uint8"},
+                                           {"shape", std::move(transposed)}});
+      if (q.hasRowwise())
+        inner.push_back(llvm::json::Object{{"name", "data"},
+                                           {"dtype", "uint8"},
+                                           {"shape", llvm::json::Array(shape)}});
+      std::string typeStr;
+      llvm::raw_string_ostream(typeStr) << type;
+      o = llvm::json::Object{{"dtype", "qtensor"},
+                             {"type", typeStr},
+                             {"shape", std::move(shape)},
+                             {"inner", std::move(inner)},
+                             {"alignment", kAlignment}};
+    } else {
+      auto t = cast<RankedTensorType>(type);
+      o = llvm::json::Object{{"dtype", dtypeName(t.getElementType())},
+                             {"shape", shapeJSON(v, type)}};
+    }
     if (attrs)
       for (NamedAttribute a : attrs)
         if (auto s = dyn_cast<StringAttr>(a.getValue()))
@@ -838,6 +1039,13 @@ struct TELowerToRuntimePass
     declare("te_rt_cast", i32, {ptr, i32, i32, ptr, ptr, i64});
     declare("te_rt_transpose", i32, {ptr, i32, ptr, ptr, i64, i64});
     declare("te_rt_copy", i32, {ptr, ptr, ptr, i64});
+    declare("te_rt_quantize_fp8", i32,
+            {ptr, i32, ptr, i64, i64, i32, ptr, i32, ptr, ptr, ptr, ptr});
+    declare("te_rt_gemm_fp8", i32,
+            {ptr, i32, i32, ptr, ptr, i32, ptr, ptr, ptr, ptr, i64, i64, i64,
+             i32});
+    declare("te_rt_amax_update", i32,
+            {ptr, ptr, ptr, ptr, i64, i64, f32, i32, i32, ptr, ptr});
 
     SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
     llvm::json::Array entries;

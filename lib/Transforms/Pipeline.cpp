@@ -32,6 +32,7 @@ void mlir::te::buildTEPipeline(OpPassManager &pm,
     backward.checkpoint = options.checkpoint;
     pm.addPass(createTEGenerateBackwardPass(backward));
   }
+  pm.addPass(createTEThreadRecipeStatePass());
   pm.addPass(createTEDecomposePass());
   pm.addPass(createCSEPass());
   pm.addPass(createTEFuseGemmEpiloguesPass());
@@ -44,7 +45,7 @@ void mlir::te::registerTEPipeline() {
       "te-pipeline",
       "The whole te-mlir compilation to the LLVM dialect (what te-compile "
       "runs): te-import-torch, te-apply-recipe, te-generate-backward, "
-      "te-decompose, cse, te-fuse-gemm-epilogues, te-fuse-dbias-dact, "
+      "te-thread-recipe-state, te-decompose, cse, te-fuse-gemm-epilogues, te-fuse-dbias-dact, "
       "te-lower-to-runtime",
       buildTEPipeline);
 }

@@ -1,15 +1,686 @@
 //===- selftest.cpp - Runs the CUDA kernel self-test ----------------------===//
 //
-// Prints the device and runs te_kernels_selftest. Exit 0 on success, 1 on a
-// failure, 77 (skipped, printed as such) when no CUDA device is visible.
+// Prints the device and runs te_kernels_selftest, then checks the per-tensor
+// FP8 kernels against host computations built on te_kernels/formats.h (the
+// CPU backend's conversions), without the runtime library:
+//   - te_kernels_quantize_fp8: f32/bf16/f16, E4M3/E5M2, current scaling
+//     (with and without pow2), delayed scaling (saturating), data and/or
+//     transpose, ragged and aligned shapes, NaN/inf inputs: bit-exact;
+//   - te_kernels_gemm_fp8: the three format pairs, bf16/f16/f32 output,
+//     bias, accumulate: within 1e-2 * max|ref| of an fp64 host GEMM of the
+//     dequantized operands;
+//   - te_kernels_amax_update: both algorithms, margins, in place: bit-exact.
+// `--bench` then times the quantize and FP8 GEMM on large shapes.
+// Exit 0 on success, 1 on a failure, 77 (skipped, printed as such) when no
+// CUDA device is visible.
 //
 //===----------------------------------------------------------------------===//
 
+#include "te_kernels/formats.h"
+#include "te_kernels/ops.h"
 #include "te_kernels/te_kernels.h"
 
-#include <cstdio>
+#include <cuda_runtime.h>
 
-int main() {
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace te::formats;
+
+//===----------------------------------------------------------------------===//
+// Host helpers
+//===----------------------------------------------------------------------===//
+
+float bf16ToFloat(uint16_t h) { return bitsToFloat(uint32_t(h) << 16); }
+
+float f16ToFloat(uint16_t h) {
+  int exp = (h >> 10) & 31, man = h & 1023;
+  float v;
+  if (exp == 0)
+    v = std::ldexp(float(man), -24);
+  else if (exp == 31)
+    v = man ? NAN : INFINITY;
+  else
+    v = std::ldexp(float(man | 1024), exp - 25);
+  return (h & 0x8000) ? -v : v;
+}
+
+/// fp32 -> bf16 / f16, round to nearest even (finite, in-range inputs).
+uint16_t floatToBF16(float x) {
+  uint32_t u = floatBits(x);
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return static_cast<uint16_t>(u >> 16);
+}
+
+uint16_t floatToF16(float x) { // |x| < 65520, no NaN
+  uint16_t sign = std::signbit(x) ? 0x8000 : 0;
+  float a = std::fabs(x);
+  if (a < std::ldexp(1.0f, -14)) { // subnormal or zero: quantum 2^-24
+    float q = std::nearbyint(std::ldexp(a, 24));
+    return static_cast<uint16_t>(sign | static_cast<uint16_t>(q));
+  }
+  int e;
+  std::frexp(a, &e);                               // a = f * 2^e, f in [0.5, 1)
+  float q = std::nearbyint(std::ldexp(a, 11 - e)); // 11 significant bits
+  if (q >= 2048.0f)
+    q /= 2, ++e;
+  return static_cast<uint16_t>(sign | ((e + 14) << 10) |
+                               (static_cast<uint32_t>(q) & 1023));
+}
+
+int64_t sizeOf(int dtype) { return dtype == 0 ? 4 : 2; }
+const char *dtypeName(int dtype) {
+  return dtype == 0 ? "f32" : dtype == 1 ? "bf16" : "f16";
+}
+const char *fmtName(int f) { return f == 0 ? "e4m3" : "e5m2"; }
+
+float decodeAt(int dtype, const std::vector<uint8_t> &raw, int64_t i) {
+  if (dtype == 0) {
+    float f;
+    std::memcpy(&f, raw.data() + 4 * i, 4);
+    return f;
+  }
+  uint16_t h;
+  std::memcpy(&h, raw.data() + 2 * i, 2);
+  return dtype == 1 ? bf16ToFloat(h) : f16ToFloat(h);
+}
+
+void encodeAt(int dtype, std::vector<uint8_t> &raw, int64_t i, float v) {
+  if (dtype == 0) {
+    std::memcpy(raw.data() + 4 * i, &v, 4);
+    return;
+  }
+  uint16_t h = dtype == 1 ? floatToBF16(v) : floatToF16(v);
+  std::memcpy(raw.data() + 2 * i, &h, 2);
+}
+
+/// Special values in the input's own dtype (NaN, +-inf, the largest finite,
+/// a subnormal).
+void plantSpecials(int dtype, std::vector<uint8_t> &raw, int64_t n) {
+  auto put16 = [&](int64_t i, uint16_t h) {
+    std::memcpy(raw.data() + 2 * i, &h, 2);
+  };
+  auto put32 = [&](int64_t i, float f) {
+    std::memcpy(raw.data() + 4 * i, &f, 4);
+  };
+  const int64_t at[5] = {n / 2, n / 3, n / 5, n / 7, n - 1};
+  if (dtype == 0) {
+    const float v[5] = {NAN, INFINITY, -INFINITY, -3e38f, 1e-40f};
+    for (int i = 0; i < 5; ++i)
+      put32(at[i], v[i]);
+  } else if (dtype == 1) {
+    const uint16_t v[5] = {0x7fc1, 0x7f80, 0xff80, 0xff7f, 0x0003};
+    for (int i = 0; i < 5; ++i)
+      put16(at[i], v[i]);
+  } else {
+    const uint16_t v[5] = {0x7e01, 0x7c00, 0xfc00, 0xfbff, 0x0003};
+    for (int i = 0; i < 5; ++i)
+      put16(at[i], v[i]);
+  }
+}
+
+/// te::cpu::scaleFromAmax with eps 0.
+float hostScale(float amax, float fp8Max, bool pow2) {
+  if (amax == 0.0f || !std::isfinite(amax))
+    return 1.0f;
+  float s = fp8Max / amax;
+  if (std::isinf(s))
+    s = FLT_MAX;
+  if (pow2)
+    s = bitsToFloat(floatBits(s) & 0xFF800000u);
+  return s;
+}
+
+uint8_t hostFP8(float x, int fmt) {
+  return fmt == 0 ? floatToE4M3(x) : floatToE5M2(x);
+}
+
+/// A device buffer, freed at scope exit. Set-up copies and memsets run on
+/// the legacy stream, which the state's non-blocking stream does not wait
+/// for: each check synchronizes the device before calling the kernels.
+struct Dev {
+  void *p = nullptr;
+  explicit Dev(size_t bytes) {
+    if (cudaMalloc(&p, std::max<size_t>(bytes, 1)) != cudaSuccess)
+      p = nullptr;
+  }
+  ~Dev() { cudaFree(p); }
+  Dev(const Dev &) = delete;
+  Dev &operator=(const Dev &) = delete;
+  template <typename T = void> T *get() const { return static_cast<T *>(p); }
+};
+
+struct Checker {
+  int failures = 0, checks = 0;
+  std::string first;
+  void fail(const std::string &what) {
+    if (!failures++)
+      first = what;
+    if (failures <= 10)
+      std::printf("te-kernels-selftest: FP8 MISMATCH: %s\n", what.c_str());
+  }
+};
+
+bool ok(const char *err, Checker &c, const std::string &what) {
+  if (!err)
+    return true;
+  c.fail(what + ": " + err);
+  return false;
+}
+
+bool cudaOk(cudaError_t err, Checker &c, const std::string &what) {
+  return ok(err == cudaSuccess ? nullptr : cudaGetErrorString(err), c, what);
+}
+
+//===----------------------------------------------------------------------===//
+// Quantize
+//===----------------------------------------------------------------------===//
+
+enum Mode { Current, CurrentPow2, Delayed };
+enum Outputs { DataAndTranspose, DataOnly, TransposeOnly };
+
+void checkQuantize(te_kernels_state *s, cudaStream_t stream, std::mt19937 &rng,
+                   Checker &c, int dtype, int fmt, Mode mode, Outputs outs,
+                   int64_t rows, int64_t cols, bool specials, bool wantAmax) {
+  const int64_t n = rows * cols;
+  char tag[160];
+  std::snprintf(tag, sizeof(tag), "quantize %s->%s %lldx%lld mode=%d outs=%d%s",
+                dtypeName(dtype), fmtName(fmt), (long long)rows,
+                (long long)cols, int(mode), int(outs),
+                specials ? " specials" : "");
+  ++c.checks;
+  std::normal_distribution<float> dist(0.0f, 3.0f);
+  std::vector<uint8_t> raw(n * sizeOf(dtype));
+  for (int64_t i = 0; i < n; ++i)
+    encodeAt(dtype, raw, i, dist(rng));
+  if (specials && n >= 8)
+    plantSpecials(dtype, raw, n);
+  const float fp8Max = fmt == 0 ? 448.0f : 57344.0f;
+  // Host reference.
+  float amax = 0.0f;
+  for (int64_t i = 0; i < n; ++i)
+    amax = std::max(amax, std::fabs(decodeAt(dtype, raw, i)));
+  // Delayed: a scale that saturates the largest inputs.
+  const float given = fmt == 0 ? 97.5f : 9000.0f;
+  const float scale =
+      mode == Delayed ? given : hostScale(amax, fp8Max, mode == CurrentPow2);
+  std::vector<uint8_t> q(n), qt(n);
+  for (int64_t i = 0; i < n; ++i) {
+    uint8_t v = hostFP8(decodeAt(dtype, raw, i) * scale, fmt);
+    q[i] = v;
+    qt[(i % cols) * rows + i / cols] = v;
+  }
+  const float scaleInv = 1.0f / scale;
+  // Device.
+  Dev x(raw.size()), data(n + 1), tr(n + 1), sc(4), si(4), am(4);
+  if (!x.p || !data.p || !tr.p || !sc.p || !si.p || !am.p)
+    return c.fail(std::string(tag) + ": cudaMalloc failed");
+  bool wantData = outs != TransposeOnly, wantTr = outs != DataOnly;
+  if (!cudaOk(cudaMemcpy(x.p, raw.data(), raw.size(), cudaMemcpyHostToDevice),
+              c, tag) ||
+      !cudaOk(cudaMemcpy(sc.p, &given, 4, cudaMemcpyHostToDevice), c, tag) ||
+      !cudaOk(cudaMemset(data.p, 0xa5, n + 1), c, tag) ||
+      !cudaOk(cudaMemset(tr.p, 0xa5, n + 1), c, tag) ||
+      !cudaOk(cudaMemset(am.p, 0xa5, 4), c, tag) ||
+      !cudaOk(cudaDeviceSynchronize(), c, tag)) // before the stream's work
+    return;
+  if (!ok(te_kernels_quantize_fp8(
+              s, dtype, x.p, rows, cols, fmt,
+              mode == Delayed ? sc.get<float>() : nullptr, mode == CurrentPow2,
+              wantData ? data.p : nullptr, wantTr ? tr.p : nullptr,
+              si.get<float>(), wantAmax ? am.get<float>() : nullptr),
+          c, tag) ||
+      !cudaOk(cudaStreamSynchronize(stream), c, tag))
+    return;
+  std::vector<uint8_t> gotData(n + 1), gotTr(n + 1);
+  float gotSi = 0, gotAmax = 0;
+  if (!cudaOk(cudaMemcpy(gotData.data(), data.p, n + 1, cudaMemcpyDeviceToHost),
+              c, tag) ||
+      !cudaOk(cudaMemcpy(gotTr.data(), tr.p, n + 1, cudaMemcpyDeviceToHost), c,
+              tag) ||
+      !cudaOk(cudaMemcpy(&gotSi, si.p, 4, cudaMemcpyDeviceToHost), c, tag) ||
+      !cudaOk(cudaMemcpy(&gotAmax, am.p, 4, cudaMemcpyDeviceToHost), c, tag))
+    return;
+  auto diff = [&](const std::vector<uint8_t> &got,
+                  const std::vector<uint8_t> &ref, bool written,
+                  const char *what) {
+    int64_t bad = 0, firstBad = -1;
+    for (int64_t i = 0; i < n; ++i)
+      if (got[i] != (written ? ref[i] : 0xa5))
+        if (!bad++)
+          firstBad = i;
+    if (got[n] != 0xa5)
+      ++bad; // written past the end
+    if (bad) {
+      char msg[320];
+      std::snprintf(msg, sizeof(msg),
+                    "%s: %s: %lld bytes differ (first at %lld: 0x%02x, want "
+                    "0x%02x)",
+                    tag, what, (long long)bad, (long long)firstBad,
+                    firstBad >= 0 ? got[firstBad] : got[n],
+                    firstBad >= 0 ? (written ? ref[firstBad] : 0xa5) : 0xa5);
+      c.fail(msg);
+    }
+  };
+  diff(gotData, q, wantData, "data");
+  diff(gotTr, qt, wantTr, "transpose");
+  if (floatBits(gotSi) != floatBits(scaleInv)) {
+    char msg[256];
+    std::snprintf(msg, sizeof(msg), "%s: scale_inv %a, want %a", tag, gotSi,
+                  scaleInv);
+    c.fail(msg);
+  }
+  float wantAm = wantAmax ? amax : bitsToFloat(0xa5a5a5a5u);
+  if (floatBits(gotAmax) != floatBits(wantAm)) {
+    char msg[256];
+    std::snprintf(msg, sizeof(msg), "%s: amax %a, want %a", tag, gotAmax,
+                  wantAm);
+    c.fail(msg);
+  }
+}
+
+void checkQuantizeAll(te_kernels_state *s, cudaStream_t stream,
+                      std::mt19937 &rng, Checker &c) {
+  const int64_t shapes[][2] = {{1, 1},    {33, 47},   {64, 64},  {96, 80},
+                               {130, 67}, {256, 200}, {384, 64}, {128, 4096}};
+  for (int dtype = 0; dtype < 3; ++dtype)
+    for (int fmt = 0; fmt < 2; ++fmt)
+      for (auto &sh : shapes) {
+        bool big = sh[0] * sh[1] > 100000;
+        for (int mode = 0; mode < 3; ++mode)
+          for (int outs = 0; outs < 3; ++outs) {
+            if (big && (mode != fmt || outs == DataOnly))
+              continue; // keep the sanitizer runs short
+            checkQuantize(s, stream, rng, c, dtype, fmt, Mode(mode),
+                          Outputs(outs), sh[0], sh[1], false,
+                          (mode + outs) % 2 == 0);
+          }
+        checkQuantize(s, stream, rng, c, dtype, fmt, Current, DataAndTranspose,
+                      sh[0], sh[1], true, true);
+        checkQuantize(s, stream, rng, c, dtype, fmt, Delayed, DataOnly, sh[0],
+                      sh[1], true, true);
+      }
+}
+
+//===----------------------------------------------------------------------===//
+// GEMM
+//===----------------------------------------------------------------------===//
+
+float hostDecode(uint8_t b, int fmt) {
+  return fmt == 0 ? e4m3ToFloat(b) : e5m2ToFloat(b);
+}
+
+/// A random finite FP8 code of magnitude at most about 8 (E4M3) / 16 (E5M2).
+uint8_t randomCode(std::mt19937 &rng, int fmt) {
+  for (;;) {
+    uint8_t b = static_cast<uint8_t>(rng());
+    float v = hostDecode(b, fmt);
+    if (std::isfinite(v) && std::fabs(v) <= 16.0f)
+      return b;
+  }
+}
+
+void checkGemm(te_kernels_state *s, cudaStream_t stream, std::mt19937 &rng,
+               Checker &c, int out, int fa, int fb, bool withBias, bool acc,
+               int64_t m, int64_t n, int64_t k) {
+  char tag[160];
+  std::snprintf(tag, sizeof(tag), "gemm_fp8 %s x %s -> %s %lldx%lldx%lld%s%s",
+                fmtName(fa), fmtName(fb), dtypeName(out), (long long)m,
+                (long long)n, (long long)k, withBias ? " +bias" : "",
+                acc ? " acc" : "");
+  ++c.checks;
+  std::vector<uint8_t> a(m * k), b(n * k);
+  for (auto &v : a)
+    v = randomCode(rng, fa);
+  for (auto &v : b)
+    v = randomCode(rng, fb);
+  const float sa = 0.0625f * 1.3f, sb = 0.37f;
+  std::uniform_real_distribution<float> u(-2.0f, 2.0f);
+  std::vector<uint8_t> bias(n * sizeOf(out)), d(m * n * sizeOf(out));
+  for (int64_t j = 0; j < n; ++j)
+    encodeAt(out, bias, j, u(rng));
+  for (int64_t i = 0; i < m * n; ++i)
+    encodeAt(out, d, i, u(rng));
+  std::vector<double> ref(m * n);
+  std::vector<float> A(m * k), B(n * k);
+  for (int64_t i = 0; i < m * k; ++i)
+    A[i] = hostDecode(a[i], fa) * sa;
+  for (int64_t i = 0; i < n * k; ++i)
+    B[i] = hostDecode(b[i], fb) * sb;
+  double maxRef = 0;
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double acc64 = 0;
+      for (int64_t l = 0; l < k; ++l)
+        acc64 += double(A[i * k + l]) * B[j * k + l];
+      if (withBias)
+        acc64 += decodeAt(out, bias, j);
+      if (acc)
+        acc64 += decodeAt(out, d, i * n + j);
+      ref[i * n + j] = acc64;
+      maxRef = std::max(maxRef, std::fabs(acc64));
+    }
+  Dev da(a.size()), db(b.size()), dsa(4), dsb(4), dbias(bias.size()),
+      dd(d.size());
+  if (!cudaOk(cudaMemcpy(da.p, a.data(), a.size(), cudaMemcpyHostToDevice), c,
+              tag) ||
+      !cudaOk(cudaMemcpy(db.p, b.data(), b.size(), cudaMemcpyHostToDevice), c,
+              tag) ||
+      !cudaOk(cudaMemcpy(dsa.p, &sa, 4, cudaMemcpyHostToDevice), c, tag) ||
+      !cudaOk(cudaMemcpy(dsb.p, &sb, 4, cudaMemcpyHostToDevice), c, tag) ||
+      !cudaOk(
+          cudaMemcpy(dbias.p, bias.data(), bias.size(), cudaMemcpyHostToDevice),
+          c, tag) ||
+      !cudaOk(cudaMemcpy(dd.p, d.data(), d.size(), cudaMemcpyHostToDevice), c,
+              tag) ||
+      !cudaOk(cudaDeviceSynchronize(), c, tag))
+    return;
+  if (!ok(te_kernels_gemm_fp8(s, out, fa, da.p, dsa.get<float>(), fb, db.p,
+                              dsb.get<float>(), withBias ? dbias.p : nullptr,
+                              dd.p, m, n, k, acc),
+          c, tag) ||
+      !cudaOk(cudaStreamSynchronize(stream), c, tag))
+    return;
+  std::vector<uint8_t> got(d.size());
+  if (!cudaOk(cudaMemcpy(got.data(), dd.p, got.size(), cudaMemcpyDeviceToHost),
+              c, tag))
+    return;
+  double maxErr = 0;
+  for (int64_t i = 0; i < m * n; ++i) {
+    double g = decodeAt(out, got, i);
+    double e = std::fabs(g - ref[i]);
+    maxErr = std::isnan(g) ? INFINITY : std::max(maxErr, e);
+  }
+  if (!(maxErr <= 1e-2 * maxRef + 1e-6)) {
+    char msg[320];
+    std::snprintf(msg, sizeof(msg), "%s: max|err| %.4g > 1e-2 * max|ref| %.4g",
+                  tag, maxErr, maxRef);
+    c.fail(msg);
+  }
+}
+
+void checkGemmAll(te_kernels_state *s, cudaStream_t stream, std::mt19937 &rng,
+                  Checker &c) {
+  const int pairs[3][2] = {{0, 0}, {0, 1}, {1, 0}};
+  for (auto &p : pairs) {
+    for (int out = 0; out < 3; ++out)
+      for (int bias = 0; bias < 2; ++bias)
+        for (int acc = 0; acc < 2; ++acc)
+          checkGemm(s, stream, rng, c, out, p[0], p[1], bias, acc, 16, 32, 48);
+    checkGemm(s, stream, rng, c, 1, p[0], p[1], true, true, 256, 512, 1024);
+    checkGemm(s, stream, rng, c, 0, p[0], p[1], true, false, 256, 512, 1024);
+  }
+  // Refusals: E5M2 x E5M2 and sizes off the multiple of 16.
+  ++c.checks;
+  Dev buf(4096);
+  float *f = buf.get<float>();
+  if (!te_kernels_gemm_fp8(s, 1, 1, buf.p, f, 1, buf.p, f, nullptr, buf.p, 16,
+                           16, 16, 0))
+    c.fail("gemm_fp8 accepted E5M2 x E5M2");
+  if (!te_kernels_gemm_fp8(s, 1, 0, buf.p, f, 0, buf.p, f, nullptr, buf.p, 24,
+                           16, 16, 0))
+    c.fail("gemm_fp8 accepted m = 24");
+}
+
+//===----------------------------------------------------------------------===//
+// Delayed scaling's update
+//===----------------------------------------------------------------------===//
+
+void hostAmaxUpdate(std::vector<float> &h, std::vector<float> &scale,
+                    const std::vector<float> &amax, int64_t len, int64_t n,
+                    float fp8Max, int margin, bool mostRecent) {
+  for (int64_t s = 0; s < n; ++s)
+    h[s] = amax[s];
+  for (int64_t s = 0; s < n; ++s) {
+    float a = h[s];
+    if (!mostRecent)
+      for (int64_t r = 1; r < len; ++r)
+        a = std::max(a, h[r * n + s]);
+    if (std::isfinite(a) && a > 0.0f) {
+      float next = fp8Max / a / std::ldexp(1.0f, margin);
+      scale[s] = std::isinf(next) ? FLT_MAX : next;
+    }
+    float first = h[s];
+    for (int64_t r = 0; r + 1 < len; ++r)
+      h[r * n + s] = h[(r + 1) * n + s];
+    h[(len - 1) * n + s] = first;
+    h[s] = 0.0f;
+  }
+}
+
+void checkAmaxUpdate(te_kernels_state *s, cudaStream_t stream,
+                     std::mt19937 &rng, Checker &c) {
+  const int64_t shapes[][2] = {{1, 1}, {1, 5}, {16, 7}, {1024, 300}};
+  std::uniform_real_distribution<float> u(0.0f, 10.0f);
+  for (auto &sh : shapes)
+    for (int recent = 0; recent < 2; ++recent)
+      for (int margin = 0; margin < 2; ++margin)
+        for (int inPlace = 0; inPlace < 2; ++inPlace) {
+          const int64_t len = sh[0], n = sh[1];
+          char tag[128];
+          std::snprintf(tag, sizeof(tag),
+                        "amax_update len=%lld n=%lld most_recent=%d margin=%d "
+                        "in_place=%d",
+                        (long long)len, (long long)n, recent, margin, inPlace);
+          ++c.checks;
+          std::vector<float> h(len * n), sc(n), am(n);
+          for (auto &v : h)
+            v = u(rng);
+          for (auto &v : sc)
+            v = u(rng);
+          for (auto &v : am)
+            v = u(rng);
+          // A zero slot, an inf amax, a NaN in the history, a tiny amax
+          // (the quotient overflows to FLT_MAX).
+          am[0] = 0.0f;
+          if (n > 1) {
+            am[1] = INFINITY;
+            if (len > 1)
+              h[n + 1] = 0.0f;
+          }
+          if (n > 2 && len > 2)
+            h[2 * n + 2] = NAN;
+          if (n > 3)
+            am[3] = 1e-39f;
+          if (n > 0 && len > 1)
+            for (int64_t r = 1; r < len; ++r)
+              h[r * n] = 0.0f; // slot 0 all zero: the scale is kept
+          std::vector<float> wantH = h, wantS = sc;
+          hostAmaxUpdate(wantH, wantS, am, len, n, 448.0f, margin, recent);
+          Dev dh(h.size() * 4), ds(n * 4), da(n * 4), dnh(h.size() * 4),
+              dns(n * 4);
+          cudaMemcpy(dh.p, h.data(), h.size() * 4, cudaMemcpyHostToDevice);
+          cudaMemcpy(ds.p, sc.data(), n * 4, cudaMemcpyHostToDevice);
+          cudaMemcpy(da.p, am.data(), n * 4, cudaMemcpyHostToDevice);
+          cudaDeviceSynchronize();
+          float *outH = inPlace ? dh.get<float>() : dnh.get<float>();
+          float *outS = inPlace ? ds.get<float>() : dns.get<float>();
+          if (!ok(te_kernels_amax_update(s, dh.get<float>(), ds.get<float>(),
+                                         da.get<float>(), len, n, 448.0f,
+                                         margin, recent, outH, outS),
+                  c, tag) ||
+              !cudaOk(cudaStreamSynchronize(stream), c, tag))
+            continue;
+          std::vector<float> gotH(h.size()), gotS(n);
+          cudaMemcpy(gotH.data(), outH, h.size() * 4, cudaMemcpyDeviceToHost);
+          cudaMemcpy(gotS.data(), outS, n * 4, cudaMemcpyDeviceToHost);
+          if (std::memcmp(gotH.data(), wantH.data(), h.size() * 4) ||
+              std::memcmp(gotS.data(), wantS.data(), n * 4))
+            c.fail(std::string(tag) + ": history or scale differ");
+        }
+}
+
+//===----------------------------------------------------------------------===//
+// Benchmark (--bench)
+//===----------------------------------------------------------------------===//
+
+/// Median milliseconds of `reps` runs of fn on the stream (after warm-up).
+template <typename Fn> float timeMs(cudaStream_t stream, int reps, Fn fn) {
+  for (int i = 0; i < 3; ++i)
+    fn(i);
+  cudaEvent_t e0, e1;
+  cudaEventCreate(&e0);
+  cudaEventCreate(&e1);
+  std::vector<float> ms;
+  for (int i = 0; i < reps; ++i) {
+    cudaEventRecord(e0, stream);
+    fn(i);
+    cudaEventRecord(e1, stream);
+    cudaEventSynchronize(e1);
+    float t = 0;
+    cudaEventElapsedTime(&t, e0, e1);
+    ms.push_back(t);
+  }
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+void bench(te_kernels_state *s, cudaStream_t stream) {
+  const int64_t rows = 8192, cols = 4096, n = rows * cols;
+  std::printf("te-kernels-selftest: bench (median of 30, 4 rotating inputs)\n");
+  for (int dtype : {1, 0}) {
+    const int64_t inBytes = n * sizeOf(dtype);
+    std::vector<Dev *> xs;
+    std::vector<uint8_t> raw(inBytes);
+    std::mt19937 rng(7);
+    std::normal_distribution<float> dist(0.0f, 1.0f);
+    for (int64_t i = 0; i < n; ++i)
+      encodeAt(dtype, raw, i, dist(rng));
+    for (int i = 0; i < 4; ++i) {
+      xs.push_back(new Dev(inBytes));
+      cudaMemcpy(xs.back()->p, raw.data(), inBytes, cudaMemcpyHostToDevice);
+    }
+    Dev data(n), tr(n), sc(4), si(4), am(4), copy(inBytes);
+    const float one = 1.0f;
+    cudaMemcpy(sc.p, &one, 4, cudaMemcpyHostToDevice);
+    cudaDeviceSynchronize();
+    float ms = timeMs(stream, 30, [&](int i) {
+      cudaMemcpyAsync(copy.p, xs[i % 4]->p, inBytes, cudaMemcpyDeviceToDevice,
+                      stream);
+    });
+    std::printf("  %-44s %8.1f us %7.0f GB/s\n",
+                (std::string("copy ") + dtypeName(dtype)).c_str(), ms * 1e3,
+                2.0 * inBytes / ms / 1e6);
+    struct Case {
+      const char *name;
+      bool current, d, t, amax;
+    } cases[] = {{"current, data+transpose", true, true, true, true},
+                 {"delayed, data+transpose (+amax)", false, true, true, true},
+                 {"delayed, data+transpose", false, true, true, false},
+                 {"delayed, transpose only", false, false, true, false},
+                 {"current, data only", true, true, false, true},
+                 {"delayed, data only (+amax)", false, true, false, true}};
+    for (const Case &cs : cases) {
+      const char *err = nullptr;
+      float t = timeMs(stream, 30, [&](int i) {
+        const char *e = te_kernels_quantize_fp8(
+            s, dtype, xs[i % 4]->p, rows, cols, 0,
+            cs.current ? nullptr : sc.get<float>(), 0, cs.d ? data.p : nullptr,
+            cs.t ? tr.p : nullptr, si.get<float>(),
+            cs.amax ? am.get<float>() : nullptr);
+        if (e)
+          err = e;
+      });
+      // Bytes: x once (twice for current scaling), each output once.
+      double bytes = double(inBytes) * (cs.current ? 2 : 1) +
+                     double(n) * ((cs.d ? 1 : 0) + (cs.t ? 1 : 0));
+      double minBytes = double(inBytes) + double(n) * (cs.d + cs.t);
+      std::printf("  %-44s %8.1f us %7.0f GB/s moved (%4.0f GB/s of the "
+                  "minimum)%s%s\n",
+                  (std::string(dtypeName(dtype)) + " " + cs.name).c_str(),
+                  t * 1e3, bytes / t / 1e6, minBytes / t / 1e6,
+                  err ? " ERROR: " : "", err ? err : "");
+    }
+    for (Dev *x : xs)
+      delete x;
+  }
+  // FP8 GEMM vs the bf16 GEMM, 8192^3.
+  const int64_t m = 8192, nn = 8192, k = 8192;
+  Dev a(m * k), b(nn * k), d(m * nn * 2), sa(4), sb(4), a16(m * k * 2),
+      b16(nn * k * 2);
+  std::vector<uint8_t> codes(m * k);
+  std::mt19937 rng(9);
+  for (auto &v : codes)
+    v = randomCode(rng, 0);
+  cudaMemcpy(a.p, codes.data(), m * k, cudaMemcpyHostToDevice);
+  cudaMemcpy(b.p, codes.data(), nn * k, cudaMemcpyHostToDevice);
+  std::vector<uint16_t> h16(m * k);
+  for (int64_t i = 0; i < m * k; ++i)
+    h16[i] = floatToBF16(e4m3ToFloat(codes[i]) * 0.125f);
+  cudaMemcpy(a16.p, h16.data(), m * k * 2, cudaMemcpyHostToDevice);
+  cudaMemcpy(b16.p, h16.data(), nn * k * 2, cudaMemcpyHostToDevice);
+  const float scaleInv = 0.125f;
+  cudaMemcpy(sa.p, &scaleInv, 4, cudaMemcpyHostToDevice);
+  cudaMemcpy(sb.p, &scaleInv, 4, cudaMemcpyHostToDevice);
+  cudaDeviceSynchronize();
+  const double flop = 2.0 * m * nn * k;
+  const char *err = nullptr;
+  float t = timeMs(stream, 10, [&](int) {
+    if (const char *e =
+            te_kernels_gemm_fp8(s, 1, 0, a.p, sa.get<float>(), 0, b.p,
+                                sb.get<float>(), nullptr, d.p, m, nn, k, 0))
+      err = e;
+  });
+  std::printf("  %-44s %8.1f us %7.0f TFLOP/s%s%s\n",
+              "gemm_fp8 e4m3 8192^3 -> bf16", t * 1e3, flop / t / 1e9,
+              err ? " ERROR: " : "", err ? err : "");
+  err = nullptr;
+  t = timeMs(stream, 10, [&](int) {
+    if (const char *e =
+            te_kernels_gemm_fprop(s, 1, a16.p, b16.p, nullptr, d.p, m, nn, k))
+      err = e;
+  });
+  std::printf("  %-44s %8.1f us %7.0f TFLOP/s%s%s\n",
+              "gemm_fprop bf16 8192^3 (reference)", t * 1e3, flop / t / 1e9,
+              err ? " ERROR: " : "", err ? err : "");
+}
+
+/// The FP8 checks; returns the number of failures (printed).
+int runFp8Checks(bool doBench) {
+  cudaStream_t stream = nullptr;
+  te_kernels_state *s = nullptr;
+  if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) !=
+      cudaSuccess) {
+    std::printf("te-kernels-selftest: FAILED: cannot create a stream\n");
+    return 1;
+  }
+  if (const char *err = te_kernels_state_create(stream, &s)) {
+    std::printf("te-kernels-selftest: FAILED: %s\n", err);
+    return 1;
+  }
+  std::mt19937 rng(2024);
+  Checker c;
+  checkQuantizeAll(s, stream, rng, c);
+  int quantChecks = c.checks, quantFails = c.failures;
+  std::printf("te-kernels-selftest: fp8 quantize: %d cases, %d failed\n",
+              quantChecks, quantFails);
+  checkGemmAll(s, stream, rng, c);
+  std::printf("te-kernels-selftest: fp8 gemm: %d cases, %d failed\n",
+              c.checks - quantChecks, c.failures - quantFails);
+  int before = c.checks, beforeFails = c.failures;
+  checkAmaxUpdate(s, stream, rng, c);
+  std::printf("te-kernels-selftest: amax update: %d cases, %d failed\n",
+              c.checks - before, c.failures - beforeFails);
+  if (doBench && !c.failures)
+    bench(s, stream);
+  te_kernels_state_destroy(s);
+  cudaStreamDestroy(stream);
+  return c.failures;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
   int count = 0;
   const char *err = te_kernels_device_count(&count);
   if (err || count == 0) {
@@ -28,6 +699,16 @@ int main() {
   if ((err = te_kernels_selftest())) {
     std::printf("te-kernels-selftest: FAILED: %s\n", err);
     return 1;
+  }
+  bool doBench = argc > 1 && std::strcmp(argv[1], "--bench") == 0;
+  if (major * 10 + minor >= 89) {
+    if (int failures = runFp8Checks(doBench)) {
+      std::printf("te-kernels-selftest: FAILED: %d FP8 mismatches\n", failures);
+      return 1;
+    }
+  } else {
+    std::printf("te-kernels-selftest: FP8 checks skipped (sm_%d%d < sm_89)\n",
+                major, minor);
   }
   std::printf("te-kernels-selftest: PASSED\n");
   return 0;

@@ -44,6 +44,8 @@ int64_t elementBytes(const std::string &descr) {
     return 4;
   if (descr == "<u2" || descr == "<f2")
     return 2;
+  if (descr == "|u1")
+    return 1;
   return 0;
 }
 } // namespace
@@ -100,7 +102,7 @@ bool read(const std::string &path, Array &out, std::string &error) {
   }
   if (!elementBytes(descr)) {
     error = "'" + path + "': unsupported dtype '" + descr +
-            "' (expected '<f4' float32, '<f2' float16, or '<u2' bf16 bits)";
+            "' (expected '<f4' float32, '<f2' float16, '<u2' bf16 bits or '|u1' quantized-tensor bytes)";
     return false;
   }
   out.descr = descr;

@@ -56,10 +56,14 @@ Runs a library made by te-compile.
   --inputs DIR           argN.npy (or argN.bf16.npy) for the others
   --grads DIR            --step: resultN.npy, the gradient of forward result N
   --random SEED          seeded uniform [-1, 1) values for arguments not given
-  --outputs DIR          write resultN.npy (--step: fwd/resultN, bwd/grad_argN)
+                         (quantized tensors: all-zero bytes)
+  --outputs DIR          write resultN.npy (--step: fwd/resultN, bwd/grad_argN,
+                         and state.NAME for delayed-scaling state)
   --backend B            cpu, cuda or auto (default: the library's target)
   --bench N              time N calls after one warm-up
-bf16 tensors are uint16 .npy files named *.bf16.npy.
+bf16 tensors are uint16 .npy files named *.bf16.npy; a quantized tensor
+(!te.qtensor) is its buffer's bytes as a 1-D uint8 .npy. Delayed-scaling
+state arguments not given start as TE's (amax histories 0, scales 1).
 )";
 
 [[noreturn]] void die(const std::string &message) {
@@ -89,14 +93,21 @@ using EntryFn = int32_t (*)(te_rt_context *, void *const *, void *const *,
                             const int64_t *);
 
 struct Tensor {
-  std::string dtype; ///< float32 / bfloat16 / float16
+  std::string dtype; ///< float32 / bfloat16 / float16 / qtensor
+  /// The (logical) shape; empty for a quantized tensor read from a file,
+  /// whose bytes are checked once the dims are known.
   std::vector<int64_t> shape;
   std::vector<char> data;
 };
 
-int64_t elementBytes(const std::string &dtype) { return dtype == "float32" ? 4 : 2; }
+int64_t elementBytes(const std::string &dtype) {
+  return dtype == "float32" ? 4 : dtype == "qtensor" ? 1 : 2;
+}
 std::string descrOf(const std::string &dtype) {
-  return dtype == "float32" ? "<f4" : dtype == "bfloat16" ? "<u2" : "<f2";
+  return dtype == "float32"    ? "<f4"
+         : dtype == "bfloat16" ? "<u2"
+         : dtype == "qtensor"  ? "|u1"
+                               : "<f2";
 }
 std::string shapeString(const std::vector<int64_t> &shape) {
   std::string s = "[";
@@ -133,6 +144,8 @@ std::vector<int64_t> bindDims(const Entry &e, const std::vector<Tensor> &in) {
     if (in[i].dtype != dtype)
       die(e.name + ": " + e.argLabel(i) + " must be " + dtype + ", got " +
           in[i].dtype);
+    if (dtype == "qtensor" && in[i].shape.empty())
+      continue; // raw bytes from a file: sized after the dims are bound
     if (in[i].shape.size() != shape->size())
       die(e.name + ": " + e.argLabel(i) + " must have rank " +
           str(shape->size()) + ", got " + shapeString(in[i].shape));
@@ -197,6 +210,30 @@ std::vector<int64_t> resultShape(const Object *r,
   return shape;
 }
 
+/// The bytes of a buffer described by `o` (an argument or result) at
+/// `dims`: elements times element size, or for a quantized tensor the sum of
+/// its inner tensors, each padded to the alignment.
+int64_t bufferBytes(const Object *o, const std::vector<int64_t> &dims) {
+  auto count = [&](const Object *t) {
+    int64_t n = 1;
+    for (int64_t d : resultShape(t, dims))
+      n *= d;
+    return n;
+  };
+  if (*o->getString("dtype") != "qtensor")
+    return count(o) * elementBytes(*o->getString("dtype"));
+  int64_t align = o->getInteger("alignment").value_or(256), total = 0;
+  const Array *inner = o->getArray("inner");
+  if (!inner)
+    die("malformed module info: a qtensor without inner tensors");
+  for (const Value &v : *inner) {
+    const Object *t = v.getAsObject();
+    int64_t bytes = count(t) * (*t->getString("dtype") == "float32" ? 4 : 1);
+    total += (bytes + align - 1) / align * align;
+  }
+  return total;
+}
+
 Tensor loadNpy(const std::string &path, const std::string &dtype) {
   te::npy::Array a;
   std::string error;
@@ -204,6 +241,13 @@ Tensor loadNpy(const std::string &path, const std::string &dtype) {
     die(error);
   bool bf16File = endsWith(path, ".bf16.npy");
   std::string expected = descrOf(dtype);
+  if (dtype == "qtensor") {
+    if (a.descr != expected || a.shape.size() != 1)
+      die("'" + path + "' must hold a quantized tensor's bytes (a 1-D uint8 "
+          "array, as te-run --outputs writes), got " + a.descr + " " +
+          shapeString(a.shape));
+    return Tensor{dtype, {}, std::move(a.data)};
+  }
   if (a.descr != expected || (dtype == "bfloat16") != bf16File)
     die("'" + path + "' holds " +
         (a.descr == "<u2" ? std::string(bf16File ? "bfloat16" : "uint16")
@@ -228,10 +272,31 @@ void saveNpy(const std::string &dir, const std::string &stem,
              const Tensor &t) {
   std::string path =
       dir + "/" + stem + (t.dtype == "bfloat16" ? ".bf16.npy" : ".npy");
-  te::npy::Array a{descrOf(t.dtype), t.shape, t.data};
+  // A quantized tensor is written as its buffer's bytes.
+  std::vector<int64_t> shape =
+      t.dtype == "qtensor" ? std::vector<int64_t>{int64_t(t.data.size())}
+                           : t.shape;
+  te::npy::Array a{descrOf(t.dtype), shape, t.data};
   std::string error;
   if (!te::npy::write(path, a, error))
     die(error);
+}
+
+/// TE's initial recipe state (§4.1) for a te.state argument: amax
+/// histories zero, scales one; nullopt for other arguments.
+std::optional<Tensor> initialState(const Object *a,
+                                   const std::vector<int64_t> &shape) {
+  auto name = a->getString("te.state");
+  if (!name || *a->getString("dtype") != "float32")
+    return std::nullopt;
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  float v = name->find("scales") != std::string::npos ? 1.0f : 0.0f;
+  Tensor t{"float32", shape, std::vector<char>(n * 4)};
+  for (int64_t i = 0; i < n; ++i)
+    std::memcpy(t.data.data() + 4 * i, &v, 4);
+  return t;
 }
 
 Tensor randomTensor(const Object *a, unsigned seed,
@@ -278,6 +343,14 @@ public:
   std::vector<Tensor> run(const Entry &e, const std::vector<Tensor> &in,
                           unsigned repeats, std::vector<double> &times) {
     std::vector<int64_t> dims = bindDims(e, in);
+    for (size_t i = 0; i < in.size(); ++i) {
+      const Object *a = (*e.args)[i].getAsObject();
+      if (in[i].dtype == "qtensor" &&
+          int64_t(in[i].data.size()) != bufferBytes(a, dims))
+        die(e.name + ": " + e.argLabel(i) + " (" + *a->getString("type") +
+            ") must be " + str(bufferBytes(a, dims)) + " bytes, got " +
+            str(in[i].data.size()));
+    }
     std::vector<void *> args, results;
     for (const Tensor &t : in)
       args.push_back(upload(t));
@@ -285,10 +358,7 @@ public:
     for (const Value &r : *e.results) {
       const Object *o = r.getAsObject();
       Tensor t{*o->getString("dtype"), resultShape(o, dims), {}};
-      int64_t n = 1;
-      for (int64_t d : t.shape)
-        n *= d;
-      t.data.resize(n * elementBytes(t.dtype));
+      t.data.resize(bufferBytes(o, dims));
       results.push_back(alloc(t.data.size()));
       out.push_back(std::move(t));
     }
@@ -379,15 +449,27 @@ std::vector<Tensor> gatherInputs(const Entry &e,
   for (size_t i = 0; i < n; ++i) {
     if (have[i])
       continue;
+    const Object *a = (*e.args)[i].getAsObject();
+    std::vector<int64_t> shape;
+    for (const Value &d : *a->getArray("shape"))
+      shape.push_back(d.getAsInteger() ? *d.getAsInteger() : 8);
+    // Recipe state not given starts as TE initializes it.
+    if (std::optional<Tensor> state = initialState(a, shape)) {
+      preset[i] = std::move(*state);
+      continue;
+    }
     if (opts.randomSeed < 0)
       die(e.name + ": no value for " + e.argLabel(i) +
           " (use --input, --inputs or --random)");
-    std::vector<int64_t> shape;
-    for (const Value &d :
-         *(*e.args)[i].getAsObject()->getArray("shape"))
-      shape.push_back(d.getAsInteger() ? *d.getAsInteger() : 8);
-    preset[i] = randomTensor((*e.args)[i].getAsObject(),
-                             unsigned(opts.randomSeed) * 7919u + unsigned(i), shape);
+    if (*a->getString("dtype") == "qtensor") {
+      // FP8 bytes are not random data: all-zero is a valid value.
+      std::vector<int64_t> dims(e.dims->size(), 8);
+      preset[i] = Tensor{"qtensor", shape,
+                         std::vector<char>(bufferBytes(a, dims), 0)};
+      continue;
+    }
+    preset[i] = randomTensor(a, unsigned(opts.randomSeed) * 7919u + unsigned(i),
+                             shape);
   }
   return preset;
 }
@@ -602,6 +684,10 @@ int main(int argc, char **argv) {
                        ? randomTensor(a, unsigned(opts.randomSeed) + 1000u + k,
                                       out[k].shape)
                        : loadNpy(path, *a->getString("dtype"));
+      } else if (a->getString("te.state") &&
+                 initialState(a, resultShape(a, {}))) {
+        // The backward's recipe state starts as TE initializes it.
+        bwdIn[i] = *initialState(a, resultShape(a, {}));
       } else {
         die("--step: cannot feed " + bwd.argLabel(i));
       }
@@ -612,16 +698,21 @@ int main(int argc, char **argv) {
       fs::create_directories(fwdDir, ec);
       fs::create_directories(bwdDir, ec);
       size_t numResults = 0;
-      for (size_t i = 0; i < fwd.results->size(); ++i)
-        if (!(*fwd.results)[i].getAsObject()->getString("te.saved") &&
-            !(*fwd.results)[i].getAsObject()->getString("te.state"))
+      for (size_t i = 0; i < fwd.results->size(); ++i) {
+        const Object *r = (*fwd.results)[i].getAsObject();
+        if (auto state = r->getString("te.state"))
+          saveNpy(fwdDir, "state." + *state, out[i]);
+        else if (!r->getString("te.saved"))
           saveNpy(fwdDir, "result" + std::to_string(numResults++), out[i]);
+      }
       for (size_t i = 0; i < grads.size(); ++i) {
         const Object *r = (*bwd.results)[i].getAsObject();
         if (auto of = r->getString("te.grad_of"))
           saveNpy(bwdDir, "grad_arg" + of->substr(of->find(':') + 1), grads[i]);
+        else if (auto state = r->getString("te.state"))
+          saveNpy(bwdDir, "state." + *state, grads[i]);
         else
-          saveNpy(bwdDir, "state" + std::to_string(i), grads[i]);
+          saveNpy(bwdDir, "result" + std::to_string(i), grads[i]);
       }
     }
     std::cout << "te-run: step " << stepName << ": " << fwd.name << " ("

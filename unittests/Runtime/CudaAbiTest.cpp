@@ -3,14 +3,17 @@
 //
 // Every compute primitive on random inputs on a cuda context and on a cpu
 // context, for f32, bf16 and f16: exact where the math is exact (add, cast,
-// transpose, copy, zero, relu), else within fp32-rounding tolerances (one
-// ulp-ish of the dtype). Skipped, with a message, without a CUDA device.
+// transpose, copy, zero, relu, the FP8 quantizer and the delayed-scaling
+// update), else within fp32-rounding tolerances (one ulp-ish of the dtype;
+// FP8 GEMMs within 1e-2 of the largest result). Skipped, with a message,
+// without a CUDA device.
 //
 //===----------------------------------------------------------------------===//
 
 #include "te/Runtime/TERuntime.h"
 
 #include "cpu/Convert.h"
+#include "te_kernels/formats.h"
 
 #include <gtest/gtest.h>
 
@@ -170,6 +173,76 @@ protected:
                                        : 1.0 / 1024;
   }
 
+  /// Compares the device bytes with the host ones, bit for bit.
+  void expectBytes(const std::string &what, Pair &p) {
+    std::vector<uint8_t> got(p.host.size());
+    got[0] = p.host[0];
+    ASSERT_EQ(te_rt_synchronize(gpu), 0) << te_rt_last_error();
+    ASSERT_EQ(te_rt_copy_to_host(gpu, got.data(), p.dev, p.bytes()), 0)
+        << te_rt_last_error();
+    int64_t diff = 0, first = -1;
+    for (int64_t i = 0; i < p.bytes(); ++i)
+      if (got[i] != p.host[i] && !diff++)
+        first = i;
+    EXPECT_EQ(diff, 0) << what << ": " << diff << " of " << p.bytes()
+                       << " bytes differ from the cpu backend; first at "
+                       << first << ": cpu "
+                       << int(p.host[first >= 0 ? first : 0]) << " cuda "
+                       << int(got[first >= 0 ? first : 0]);
+    std::printf("  %-52s bytes=%-8lld exact: %s\n", what.c_str(),
+                static_cast<long long>(p.bytes()), diff ? "NO" : "yes");
+  }
+
+  /// FP8 GEMM results: max |g - c| <= 1e-2 * max |c| (+ 1e-6), no NaN.
+  void expectGemmClose(const std::string &what, int32_t dtype, Pair &p) {
+    std::vector<uint8_t> got(p.host.size());
+    ASSERT_EQ(te_rt_synchronize(gpu), 0) << te_rt_last_error();
+    ASSERT_EQ(te_rt_copy_to_host(gpu, got.data(), p.dev, p.bytes()), 0)
+        << te_rt_last_error();
+    int64_t n = p.bytes() / sizeOf(dtype);
+    double maxRef = 0, maxAbs = 0;
+    int64_t nans = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      double c = toFloat(dtype, p.host.data(), i);
+      double g = toFloat(dtype, got.data(), i);
+      maxRef = std::max(maxRef, std::fabs(c));
+      if (std::isnan(g) || std::isnan(c))
+        ++nans;
+      else
+        maxAbs = std::max(maxAbs, std::fabs(g - c));
+    }
+    std::printf("  %-52s %-4s max|err|=%.3g (max|ref|=%.3g)\n", what.c_str(),
+                dtypeName(dtype), maxAbs, maxRef);
+    EXPECT_EQ(nans, 0) << what << ": NaN results";
+    EXPECT_LE(maxAbs, 1e-2 * maxRef + 1e-6)
+        << what << " (" << dtypeName(dtype) << ")";
+  }
+
+  /// n random finite FP8 codes of `format` with |value| <= 16.
+  Pair &randomFp8(int32_t format, int64_t n) {
+    Pair &p = make(n);
+    for (int64_t i = 0; i < n; ++i)
+      for (;;) {
+        uint8_t b = static_cast<uint8_t>(rng());
+        float v = format == TE_RT_FP8_E4M3 ? te::formats::e4m3ToFloat(b)
+                                           : te::formats::e5m2ToFloat(b);
+        if (std::isfinite(v) && std::fabs(v) <= 16.0f) {
+          p.host[i] = b;
+          break;
+        }
+      }
+    upload(p);
+    return p;
+  }
+
+  /// One fp32 value on both backends.
+  Pair &scalar(float v) {
+    Pair &p = make(4);
+    std::memcpy(p.host.data(), &v, 4);
+    upload(p);
+    return p;
+  }
+
   te_rt_context *cpu = nullptr, *gpu = nullptr;
   std::mt19937 rng{1234};
   std::vector<Pair *> pairs;
@@ -183,9 +256,14 @@ protected:
 
 TEST_P(CudaAbi, Norms) {
   int32_t t = GetParam();
+  // The kernels' fast path (cols a multiple of 16 bytes, up to 16384
+  // bf16/f16 or 8192 f32; rows held in registers, dgamma/dbeta partials
+  // per CTA) and its generic fallback (other widths): 1 to 2048 rows.
   struct Case {
     int64_t rows, cols;
-  } cases[] = {{37, 1000}, {300, 4096}, {5, 7}};
+  } cases[] = {{37, 1000}, {300, 4096}, {5, 7},     {1, 4096},
+               {3, 1024},  {8, 768},    {3, 4104},  {4, 33},
+               {2, 8192},  {2, 16384},  {2, 20000}, {2048, 1024}};
   for (Case cs : cases)
     for (int32_t kind : {TE_RT_NORM_LAYERNORM, TE_RT_NORM_RMSNORM})
       for (int32_t zc : {0, 1}) {
@@ -373,6 +451,187 @@ TEST_P(CudaAbi, BiasGradAndElementwise) {
   expectClose("copy", t, d, -1);
   BOTH(te_rt_zero(cpu, d.host.data(), 501), te_rt_zero(gpu, d.dev, 501));
   expectClose("zero", t, d, -1);
+}
+
+//===----------------------------------------------------------------------===//
+// Per-tensor FP8
+//===----------------------------------------------------------------------===//
+
+// Current scaling (with and without pow2 scales) and delayed scaling with a
+// scale that saturates the largest inputs, both formats, data and/or
+// transpose, odd and aligned shapes, NaN/inf inputs: the cuda bytes, scale_inv
+// and amax equal the cpu ones bit for bit.
+TEST_P(CudaAbi, QuantizeFp8) {
+  int32_t t = GetParam();
+  struct Shape {
+    int64_t rows, cols;
+  } shapes[] = {{33, 47}, {1, 1}, {128, 4096}, {64, 96}, {130, 80}, {256, 200}};
+  enum { Current, CurrentPow2, Delayed };
+  enum { Both, DataOnly, TransposeOnly };
+  for (Shape sh : shapes)
+    for (int32_t fmt : {TE_RT_FP8_E4M3, TE_RT_FP8_E5M2})
+      for (int mode : {Current, CurrentPow2, Delayed})
+        for (int outs : {Both, DataOnly, TransposeOnly})
+          for (bool specials : {false, true}) {
+            if (specials && (outs != Both || mode == CurrentPow2))
+              continue;
+            const int64_t n = sh.rows * sh.cols;
+            Pair &x = random(t, n, -4, 4);
+            if (specials && n >= 4) {
+              // NaN, +inf, -inf and the largest finite value of the dtype.
+              const float v[4] = {NAN, INFINITY, -INFINITY,
+                                  t == TE_RT_DTYPE_F16 ? 65504.0f : 3e38f};
+              for (int i = 0; i < 4; ++i) {
+                int64_t at = (i + 1) * n / 5;
+                if (t == TE_RT_DTYPE_F32)
+                  x.h<float>()[at] = v[i];
+                else if (t == TE_RT_DTYPE_BF16)
+                  x.h<uint16_t>()[at] = te::cpu::floatToBF16(v[i]);
+                else
+                  x.h<uint16_t>()[at] = te::cpu::floatToF16(v[i]);
+              }
+              upload(x);
+            }
+            // Delayed: |x * scale| reaches ~2.7x the format's maximum.
+            Pair &scale = scalar(fmt == TE_RT_FP8_E4M3 ? 300.0f : 38000.0f);
+            bool delayed = mode == Delayed;
+            bool wantData = outs != TransposeOnly, wantT = outs != DataOnly;
+            bool wantAmax = (mode + outs) % 2 == 0 || specials;
+            Pair &data = output(n), &tr = output(n), &si = output(4),
+                 &am = output(4);
+            BOTH(te_rt_quantize_fp8(
+                     cpu, t, x.host.data(), sh.rows, sh.cols, fmt,
+                     delayed ? scale.h<float>() : nullptr, mode == CurrentPow2,
+                     wantData ? data.host.data() : nullptr,
+                     wantT ? tr.host.data() : nullptr, si.h<float>(),
+                     wantAmax ? am.h<float>() : nullptr),
+                 te_rt_quantize_fp8(
+                     gpu, t, x.dev, sh.rows, sh.cols, fmt,
+                     delayed ? static_cast<float *>(scale.dev) : nullptr,
+                     mode == CurrentPow2, wantData ? data.dev : nullptr,
+                     wantT ? tr.dev : nullptr, static_cast<float *>(si.dev),
+                     wantAmax ? static_cast<float *>(am.dev) : nullptr));
+            std::string tag = std::string("quantize ") +
+                              (fmt == TE_RT_FP8_E4M3 ? "e4m3 " : "e5m2 ") +
+                              (mode == Current       ? "current "
+                               : mode == CurrentPow2 ? "current-pow2 "
+                                                     : "delayed ") +
+                              std::to_string(sh.rows) + "x" +
+                              std::to_string(sh.cols) +
+                              (specials ? " nan/inf" : "");
+            expectBytes(tag + " data", data);
+            expectBytes(tag + " transpose", tr);
+            expectBytes(tag + " scale_inv", si);
+            expectBytes(tag + " amax", am);
+          }
+}
+
+// FP8 TN GEMMs for the three supported format pairs with output `dtype`,
+// with and without bias and accumulation, against the cpu backend's fp32
+// GEMM of the dequantized operands.
+TEST_P(CudaAbi, GemmFp8) {
+  int32_t t = GetParam();
+  struct Case {
+    int64_t m, n, k;
+  } cases[] = {{16, 32, 48}, {256, 512, 1024}};
+  const int32_t pairs[][2] = {{TE_RT_FP8_E4M3, TE_RT_FP8_E4M3},
+                              {TE_RT_FP8_E4M3, TE_RT_FP8_E5M2},
+                              {TE_RT_FP8_E5M2, TE_RT_FP8_E4M3}};
+  for (Case cs : cases)
+    for (auto &pr : pairs) {
+      Pair &a = randomFp8(pr[0], cs.m * cs.k),
+           &b = randomFp8(pr[1], cs.n * cs.k);
+      Pair &sa = scalar(0.0625f * 1.3f), &sb = scalar(0.37f);
+      Pair &bias = random(t, cs.n);
+      for (bool withBias : {false, true})
+        for (int32_t acc : {0, 1}) {
+          Pair &d = random(t, cs.m * cs.n);
+          BOTH(te_rt_gemm_fp8(cpu, t, pr[0], a.host.data(), sa.h<float>(),
+                              pr[1], b.host.data(), sb.h<float>(),
+                              withBias ? bias.host.data() : nullptr,
+                              d.host.data(), cs.m, cs.n, cs.k, acc),
+               te_rt_gemm_fp8(gpu, t, pr[0], a.dev,
+                              static_cast<float *>(sa.dev), pr[1], b.dev,
+                              static_cast<float *>(sb.dev),
+                              withBias ? bias.dev : nullptr, d.dev, cs.m, cs.n,
+                              cs.k, acc));
+          std::string tag = std::string("gemm_fp8 ") +
+                            (pr[0] == TE_RT_FP8_E4M3 ? "e4m3" : "e5m2") + "x" +
+                            (pr[1] == TE_RT_FP8_E4M3 ? "e4m3 " : "e5m2 ") +
+                            std::to_string(cs.m) + "x" + std::to_string(cs.n) +
+                            "x" + std::to_string(cs.k) +
+                            (withBias ? " +bias" : "") + (acc ? " acc" : "");
+          expectGemmClose(tag, t, d);
+        }
+    }
+  // E5M2 x E5M2 is refused on both backends.
+  Pair &e5 = randomFp8(TE_RT_FP8_E5M2, 16 * 16), &s1 = scalar(1.0f);
+  Pair &d = output(16 * 16 * sizeOf(t));
+  EXPECT_NE(te_rt_gemm_fp8(cpu, t, TE_RT_FP8_E5M2, e5.host.data(),
+                           s1.h<float>(), TE_RT_FP8_E5M2, e5.host.data(),
+                           s1.h<float>(), nullptr, d.host.data(), 16, 16, 16,
+                           0),
+            0);
+  EXPECT_NE(te_rt_gemm_fp8(gpu, t, TE_RT_FP8_E5M2, e5.dev,
+                           static_cast<float *>(s1.dev), TE_RT_FP8_E5M2, e5.dev,
+                           static_cast<float *>(s1.dev), nullptr, d.dev, 16, 16,
+                           16, 0),
+            0);
+}
+
+// Delayed scaling's update, both algorithms, margins 0 and 1, separate
+// outputs and in place, with a zero slot, an infinite amax, a NaN amax, a
+// NaN in the history and a tiny amax whose scale overflows to FLT_MAX:
+// bit-identical histories and scales. Independent of the dtype: runs once.
+TEST_P(CudaAbi, AmaxUpdate) {
+  if (GetParam() != TE_RT_DTYPE_F32)
+    return;
+  struct Case {
+    int64_t len, n;
+  } cases[] = {{1, 1}, {16, 7}, {1024, 300}, {3, 5}};
+  for (Case cs : cases)
+    for (int32_t recent : {0, 1})
+      for (int32_t margin : {0, 1})
+        for (bool inPlace : {false, true}) {
+          const int64_t len = cs.len, n = cs.n;
+          Pair &h = random(TE_RT_DTYPE_F32, len * n, 0, 500);
+          Pair &sc = random(TE_RT_DTYPE_F32, n, 0.5f, 4);
+          Pair &am = random(TE_RT_DTYPE_F32, n, 0, 500);
+          float *H = h.h<float>(), *A = am.h<float>();
+          A[0] = 0.0f;
+          for (int64_t r = 1; r < len; ++r)
+            H[r * n] = 0.0f; // slot 0: all zero, the scale is kept
+          if (n > 1)
+            A[1] = INFINITY;
+          if (n > 2)
+            A[2] = NAN;
+          if (n > 3 && len > 2)
+            H[2 * n + 3] = NAN;
+          if (n > 4) {
+            A[4] = 1e-39f; // 448 / 1e-39 overflows: FLT_MAX
+            for (int64_t r = 1; r < len; ++r)
+              H[r * n + 4] = 0.0f;
+          }
+          upload(h);
+          upload(am);
+          Pair &nh = inPlace ? h : output(len * n * 4);
+          Pair &ns = inPlace ? sc : output(n * 4);
+          BOTH(te_rt_amax_update(cpu, h.h<float>(), sc.h<float>(),
+                                 am.h<float>(), len, n, 448.0f, margin, recent,
+                                 nh.h<float>(), ns.h<float>()),
+               te_rt_amax_update(gpu, static_cast<float *>(h.dev),
+                                 static_cast<float *>(sc.dev),
+                                 static_cast<float *>(am.dev), len, n, 448.0f,
+                                 margin, recent, static_cast<float *>(nh.dev),
+                                 static_cast<float *>(ns.dev)));
+          std::string tag = "amax_update len=" + std::to_string(len) +
+                            " n=" + std::to_string(n) +
+                            (recent ? " most_recent" : " max") +
+                            " margin=" + std::to_string(margin) +
+                            (inPlace ? " in place" : "");
+          expectBytes(tag + " history", nh);
+          expectBytes(tag + " scale", ns);
+        }
 }
 
 // te_rt_free parks CUDA buffers and te_rt_alloc reuses one of the same

@@ -165,6 +165,24 @@ def TEGenerateBackwardPass : Pass<"te-generate-backward", "::mlir::ModuleOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def TEThreadRecipeStatePass : Pass<"te-thread-recipe-state", "::mlir::ModuleOp"> {
+  let summary = "Make delayed-scaling state explicit in functions that lack it";
+  let description = [{
+    A delayed-scaling module op (`#te.fp8_delayed`) quantizes with scales
+    from an amax history and records this step's amaxes (reference §4.1).
+    For every function whose module ops run under delayed scaling without a
+    `scales` operand (the inference entry `@f`, or every function when
+    compiling without `--train`), the state becomes explicit the way
+    te-generate-backward makes it for `@f_fwd`: per op, arguments
+    `<op>_<i>.amax_history_fwd` [len, slots] and `<op>_<i>.scales_fwd`
+    [slots] (tagged `te.state`) and the updated pair returned after the
+    results (`te.amax` + `te.amax_update`). Functions already threaded are
+    left alone.
+  }];
+  let dependentDialects = ["::mlir::te::TEDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
 def TEDecomposePass : Pass<"te-decompose", "::mlir::ModuleOp"> {
   let summary = "Decompose module ops into L2 primitives";
   let description = [{
@@ -182,12 +200,25 @@ def TEDecomposePass : Pass<"te-decompose", "::mlir::ModuleOp"> {
 
     `te.saved` values become the primitive results that compute them; a
     `te.recompute` region is inlined into the backward, where its unused FC2
-    is dead and removed. Only the unquantized path is decomposed today: an
-    op that runs quantized (not an alignment fallback) is an error naming
-    the recipe.
+    is dead and removed.
+
+    Per-tensor FP8 recipes (`fp8-current`, `fp8-delayed`, Hopper layout)
+    decompose the way TE sequences them (§1.3, §1.5, §2.3, §2.5): the norm
+    output, each weight and the activation output are quantized with
+    `te.quantize` (forward format) and the GEMMs read the quantized operands;
+    in the backward the incoming gradient and the activation gradient are
+    quantized (backward format) before their dgrad/wgrad GEMMs, bias
+    gradients come from the high-precision gradients, the activation
+    derivative reads the saved high-precision pre-activation. Under
+    delayed scaling each quantization takes its scale from the op's
+    `scales` vector at its TE quantizer slot (§0.2), and `te.amax` becomes
+    the vector of the amaxes the quantizations recorded (0 for unused
+    slots). Other quantized recipes (mxfp8, fp8-block, nvfp4) and Blackwell
+    per-tensor layouts are an error naming the recipe.
   }];
   let dependentDialects = ["::mlir::te::TEDialect",
-                           "::mlir::arith::ArithDialect"];
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::tensor::TensorDialect"];
 }
 
 def TELowerToRuntimePass : Pass<"te-lower-to-runtime", "::mlir::ModuleOp"> {

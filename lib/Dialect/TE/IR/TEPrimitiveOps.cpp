@@ -15,8 +15,12 @@ namespace {
 /// Shape rules shared by the primitives, with errors naming the operand.
 struct Shapes {
   Operation *op;
+  /// Element type given to quantized operands' logical shapes.
+  Type quantizedElement = {};
 
   RankedTensorType type(Value v) const {
+    if (auto q = dyn_cast<QuantizedTensorType>(v.getType()))
+      return RankedTensorType::get(q.getShape(), quantizedElement);
     return cast<RankedTensorType>(v.getType());
   }
   /// [..., K] with static K and rank >= 2.
@@ -126,8 +130,94 @@ LogicalResult NormBwdOp::verify() {
   return success();
 }
 
+LogicalResult QuantizeOp::verify() {
+  auto q = cast<QuantizedTensorType>(getResult().getType());
+  auto x = cast<RankedTensorType>(getInput().getType());
+  RecipeAttrInterface recipe = q.getRecipe();
+  if (!isa<FP8DelayedRecipeAttr, FP8CurrentRecipeAttr>(recipe))
+    return emitOpError() << "quantizes under the per-tensor FP8 recipes "
+                            "(fp8-delayed, fp8-current), got "
+                         << recipe.getRecipeName();
+  if (q.getShape() != x.getShape())
+    return emitOpError() << "result shape must be the input's ("
+                         << x << "), got " << q;
+  bool delayed = isa<FP8DelayedRecipeAttr>(recipe);
+  if (delayed && !getScales())
+    return emitOpError() << "fp8-delayed takes its scale from the recipe "
+                            "state: scale(%scales[slot]) is required";
+  if (!delayed && getScales())
+    return emitOpError() << "fp8-current computes its scale from the "
+                            "tensor; scale(...) is only for fp8-delayed";
+  if (bool(getSlot()) != bool(getScales()))
+    return emitOpError() << "slot must be given exactly with scales";
+  if (getScales()) {
+    int64_t n = cast<RankedTensorType>(getScales().getType()).getDimSize(0);
+    int64_t slot = *getSlot();
+    if (slot < 0 || (!ShapedType::isDynamic(n) && slot >= n))
+      return emitOpError() << "slot " << slot << " is outside scales ("
+                           << n << " slots)";
+  }
+  Type amax =
+      RankedTensorType::get({1}, Float32Type::get(getContext()));
+  if (getAmax().getType() != amax)
+    return emitOpError() << "amax must be " << amax << ", got "
+                         << getAmax().getType();
+  return success();
+}
+
+LogicalResult DropUsageOp::verify() {
+  auto in = cast<QuantizedTensorType>(getInput().getType());
+  auto out = cast<QuantizedTensorType>(getResult().getType());
+  if (in.getUsage() != QuantUsage::Both || out.getUsage() == QuantUsage::Both)
+    return emitOpError() << "drops one usage of a 'both' tensor, got "
+                         << stringifyQuantUsage(in.getUsage()) << " -> "
+                         << stringifyQuantUsage(out.getUsage());
+  if (out != in.withUsage(out.getUsage()))
+    return emitOpError() << "result must be the input with usage "
+                         << stringifyQuantUsage(out.getUsage()) << " ("
+                         << in.withUsage(out.getUsage()) << "), got " << out;
+  return success();
+}
+
+/// The quantized-operand rules of an FP8 GEMM: both operands quantized
+/// under one recipe, not both E5M2, each with the usage its layout reads.
+static LogicalResult verifyQuantizedGemm(GemmOp op) {
+  auto lhs = dyn_cast<QuantizedTensorType>(op.getLhs().getType());
+  auto rhs = dyn_cast<QuantizedTensorType>(op.getRhs().getType());
+  if (!lhs && !rhs)
+    return success();
+  if (!lhs || !rhs)
+    return op.emitOpError() << "lhs and rhs must both be quantized or both "
+                               "high precision";
+  if (lhs.getRecipe() != rhs.getRecipe())
+    return op.emitOpError() << "lhs and rhs are quantized under different "
+                               "recipes ("
+                            << lhs.getRecipe() << " and " << rhs.getRecipe()
+                            << ")";
+  if (lhs.getFormat() == QuantFormat::E5M2 &&
+      rhs.getFormat() == QuantFormat::E5M2)
+    return op.emitOpError() << "an FP8 GEMM needs one E4M3 operand (E5M2 x "
+                               "E5M2 is not a GEMM TE runs)";
+  bool lhsRow = op.getLayout() != GemmLayout::NT;
+  bool rhsRow = op.getLayout() == GemmLayout::TN;
+  auto check = [&](StringRef name, QuantizedTensorType t,
+                   bool row) -> LogicalResult {
+    if (row ? t.hasRowwise() : t.hasColumnwise())
+      return success();
+    return op.emitOpError()
+           << "the " << stringifyGemmLayout(op.getLayout()) << " GEMM reads "
+           << name << "'s " << (row ? "rowwise" : "columnwise")
+           << " copy, which " << t << " lacks";
+  };
+  return failure(failed(check("lhs", lhs, lhsRow)) ||
+                 failed(check("rhs", rhs, rhsRow)));
+}
+
 LogicalResult GemmOp::verify() {
+  if (failed(verifyQuantizedGemm(*this)))
+    return failure();
   Shapes s{*this};
+  s.quantizedElement = getResult().getType().getElementType();
   RankedTensorType lhs = s.type(getLhs()), rhs = s.type(getRhs());
   Type e = lhs.getElementType();
   FailureOr<int64_t> lhsK = s.features("lhs", getLhs());

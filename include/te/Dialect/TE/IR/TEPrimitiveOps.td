@@ -11,6 +11,7 @@
 
 include "te/Dialect/TE/IR/TEBase.td"
 include "te/Dialect/TE/IR/TEAttrs.td"
+include "te/Dialect/TE/IR/TETypes.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
 class TE_PrimitiveOp<string mnemonic, list<Trait> traits = []>
@@ -59,6 +60,61 @@ def TE_NormBwdOp : TE_PrimitiveOp<"norm_bwd"> {
   }];
 }
 
+/// A GEMM operand: high precision, or quantized under a recipe.
+def TE_GemmOperand : AnyTypeOf<[TE_FloatTensor, TE_QuantizedTensorType],
+    "a float tensor or a quantized tensor">;
+
+def TE_QuantizeOp : TE_PrimitiveOp<"quantize"> {
+  let summary = "quantize a tensor under a per-tensor FP8 recipe";
+  let description = [{
+    Quantizes `input [..., K]` into `result`, a `!te.qtensor` of the same
+    logical shape whose recipe, format and usage say what is produced: the
+    FP8 data for `rowwise`, its transposed copy for `columnwise` on Hopper,
+    both for `both`, always with the fp32 `scale_inv` (reference §4.1,
+    §4.2). `amax` is `max |input|`, the value TransformerEngine records.
+
+    The scale is the current one (`#te.fp8_current`: from the tensor's own
+    amax, optionally a power of two) or, for `#te.fp8_delayed`, element
+    `slot` of the op's `scales` vector (`scale(%s[slot])`), the state
+    te-generate-backward threads through the step. Kernel:
+    `te_rt_quantize_fp8`.
+
+    ```mlir
+    %q, %amax = te.quantize %x : tensor<16x32xbf16>
+        -> !te.qtensor<16x32xe4m3, #te.fp8_current<>, both, hopper>, tensor<1xf32>
+    %q2, %a2 = te.quantize %dy scale(%s[2]) : tensor<16x32xbf16>, tensor<4xf32>
+        -> !te.qtensor<16x32xe5m2, #te.fp8_delayed<>, both, hopper>, tensor<1xf32>
+    ```
+  }];
+  let arguments = (ins TE_FloatTensor:$input, Optional<TE_F32Vector>:$scales,
+                       OptionalAttr<I64Attr>:$slot);
+  let results = (outs TE_QuantizedTensorType:$result, TE_F32Vector:$amax);
+  let assemblyFormat = [{
+    $input (`scale` `(` $scales^ `[` $slot `]` `)`)? attr-dict `:`
+    type($input) (`,` type($scales)^)? `->` qualified(type($result)) `,`
+    type($amax)
+  }];
+}
+
+def TE_DropUsageOp : TE_PrimitiveOp<"drop_usage"> {
+  let summary = "keep one usage of a quantized tensor";
+  let description = [{
+    The same quantized value with fewer copies: from `both` to `rowwise`
+    or `columnwise`, as TE's `update_usage` drops what the backward does not
+    read before saving (§0.3). The bytes kept are unchanged. In the
+    runtime's buffer layout (scale_inv, transpose, data) keeping the
+    columnwise copy is a view of the prefix.
+
+    ```mlir
+    %saved = te.drop_usage %q : !te.qtensor<16x32xe4m3, #te.fp8_current<>, both, hopper>
+        -> !te.qtensor<16x32xe4m3, #te.fp8_current<>, columnwise, hopper>
+    ```
+  }];
+  let arguments = (ins TE_QuantizedTensorType:$input);
+  let results = (outs TE_QuantizedTensorType:$result);
+  let assemblyFormat = "$input attr-dict `:` qualified(type($input)) `->` qualified(type($result))";
+}
+
 def TE_GemmOp : TE_PrimitiveOp<"gemm"> {
   let summary = "one GEMM of a linear layer in TransformerEngine's layouts";
   let description = [{
@@ -76,8 +132,15 @@ def TE_GemmOp : TE_PrimitiveOp<"gemm"> {
     gradient `bias_grad [N] = sum over rows of dy` in its epilogue (cuBLASLt's
     BGRADB; te-fuse-gemm-epilogues folds a `te.bias_grad` of the same `dy`
     into it). Kernels: `te_rt_gemm_fprop`, `_dgrad`, `_wgrad`.
+
+    With quantized operands (both `!te.qtensor` under one per-tensor FP8
+    recipe) it is an FP8 GEMM: each operand is read in the usage TE's
+    `general_gemm` reads it (§0.1): `tn` lhs and rhs rowwise, `nn` lhs
+    rowwise and rhs columnwise, `nt` both columnwise. The result is in the
+    activation dtype, the GEMM of the dequantized operands accumulated in
+    fp32. Kernel: `te_rt_gemm_fp8`.
   }];
-  let arguments = (ins TE_FloatTensor:$lhs, TE_FloatTensor:$rhs,
+  let arguments = (ins TE_GemmOperand:$lhs, TE_GemmOperand:$rhs,
                        Optional<TE_FloatTensor>:$bias,
                        TE_GemmLayoutAttr:$layout);
   let results = (outs TE_FloatTensor:$result,

@@ -1,0 +1,805 @@
+//===- fp8.cu - Per-tensor FP8: quantize, GEMM, delayed-scaling update ----===//
+//
+// The CUDA side of te_rt_quantize_fp8, te_rt_gemm_fp8 and te_rt_amax_update
+// (DelayedScaling and Float8CurrentScaling, per-tensor scales):
+//
+// - quantize: current scaling reduces amax = max |x| on the device (16-byte
+//   loads, one atomicMax of the float bits per block into a zeroed cell),
+//   then the cast kernel derives scale = fp8_max / amax itself (no host
+//   round trip); delayed scaling reads scale[0] and fuses the amax into the
+//   cast. The cast computes fp8(float(x) * scale) (round to nearest even,
+//   saturating, NaN -> 0x7F) with the sm_89+ `cvt.rn.satfinite` instruction,
+//   which te-formats-check (tools/gpu_check.sh) proves bit-identical to
+//   te_kernels/formats.h, the CPU backend's conversion, over all 2^32 fp32
+//   inputs; formats.h itself is used below sm_89. Data and transpose are
+//   written in one pass over x through shared-memory tiles (128x64 for
+//   16-bit inputs of 128 rows or more, else 64x64; XOR swizzled: no bank
+//   conflicts), with 16-byte loads and transposed stores where the shape
+//   and pointers allow, element by element elsewhere. Data alone is a flat
+//   vectorized kernel. On the H200, 8192x4096 bf16 with data and transpose
+//   runs at ~89% of a device-to-device copy's bandwidth (f32: ~85-92%).
+// - GEMM: cuBLASLt's FP8 TN matmul (fp32 compute, split accumulation: fast
+//   accumulation off) with the operands' scale_inv as its A/B scale
+//   pointers; bias through the BIAS epilogue for bf16/f16 output and a
+//   kernel for f32 output (cuBLASLt's FP8 kernels take a bf16 bias there).
+//   Descriptors and the heuristic are built per call, as in gemm.cu.
+// - amax update: one thread per quantizer slot, reading its column of the
+//   history before writing it, so the outputs may alias the inputs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "internal.cuh"
+#include "te_kernels/formats.h"
+
+#include <cuda_fp8.h>
+
+#include <algorithm>
+#include <cfloat>
+
+using namespace te::kernels;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Element types (the bit conversions of ops.cu and the CPU backend)
+//===----------------------------------------------------------------------===//
+
+struct F32 {
+  using T = float;
+  static __device__ float load(float v) { return v; }
+  static __device__ float store(float v) { return v; }
+  /// The four floats of a 16-byte vector.
+  static __device__ void unpack(uint4 v, float *f) {
+    f[0] = __uint_as_float(v.x), f[1] = __uint_as_float(v.y);
+    f[2] = __uint_as_float(v.z), f[3] = __uint_as_float(v.w);
+  }
+};
+
+struct BF16 {
+  using T = uint16_t;
+  static __device__ float load(uint16_t h) {
+    return __uint_as_float(static_cast<uint32_t>(h) << 16);
+  }
+  /// As te::cpu::floatToBF16: quiet NaN with its payload's top, else RNE.
+  static __device__ uint16_t store(float x) {
+    uint32_t u = __float_as_uint(x);
+    if ((u & 0x7fffffffu) > 0x7f800000u)
+      return static_cast<uint16_t>((u >> 16) | 0x0040u);
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return static_cast<uint16_t>(u >> 16);
+  }
+  /// The eight values of a 16-byte vector (element 2i is the low half of
+  /// word i).
+  static __device__ void unpack(uint4 v, float *f) {
+    const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      f[2 * i] = __uint_as_float(w[i] << 16);
+      f[2 * i + 1] = __uint_as_float(w[i] & 0xffff0000u);
+    }
+  }
+};
+
+struct F16 {
+  using T = uint16_t;
+  static __device__ float load(uint16_t h) {
+    return __half2float(__ushort_as_half(h));
+  }
+  /// As te::cpu::floatToF16: quiet NaN with its payload's top, else RNE.
+  static __device__ uint16_t store(float x) {
+    uint32_t u = __float_as_uint(x);
+    uint32_t a = u & 0x7fffffffu;
+    if (a > 0x7f800000u)
+      return static_cast<uint16_t>(((u >> 16) & 0x8000u) | 0x7e00u |
+                                   ((a >> 13) & 0x3ffu));
+    return __half_as_ushort(__float2half_rn(x));
+  }
+  static __device__ void unpack(uint4 v, float *f) {
+    const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      f[2 * i] = load(static_cast<uint16_t>(w[i] & 0xffffu));
+      f[2 * i + 1] = load(static_cast<uint16_t>(w[i] >> 16));
+    }
+  }
+};
+
+/// Calls fn(E{}) for the element type of dtype.
+template <typename Fn> const char *byDtype(int dtype, Fn fn) {
+  switch (dtype) {
+  case 0:
+    return fn(F32{});
+  case 1:
+    return fn(BF16{});
+  case 2:
+    return fn(F16{});
+  }
+  return "unknown dtype";
+}
+
+/// Elements of E per 16-byte vector.
+template <typename E> constexpr int vecOf() {
+  return 16 / static_cast<int>(sizeof(typename E::T));
+}
+
+//===----------------------------------------------------------------------===//
+// FP8 conversion and the scale
+//===----------------------------------------------------------------------===//
+
+constexpr int kE4M3 = 0, kE5M2 = 1;
+
+/// fp8(lo) | fp8(hi) << 8, each rounded to nearest even and saturated.
+template <int Fmt> __device__ inline uint32_t toFP8x2(float lo, float hi) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  return __nv_cvt_float2_to_fp8x2(make_float2(lo, hi), __NV_SATFINITE,
+                                  Fmt == kE4M3 ? __NV_E4M3 : __NV_E5M2);
+#else
+  using namespace te::formats;
+  uint32_t a = Fmt == kE4M3 ? floatToE4M3(lo) : floatToE5M2(lo);
+  uint32_t b = Fmt == kE4M3 ? floatToE4M3(hi) : floatToE5M2(hi);
+  return a | (b << 8);
+#endif
+}
+
+template <int Fmt> __device__ inline uint8_t toFP8(float x) {
+  return static_cast<uint8_t>(toFP8x2<Fmt>(x, 0.0f) & 0xffu);
+}
+
+/// te::cpu::scaleFromAmax with eps 0 (TE's compute_scale_from_amax): 1 for
+/// a zero or non-finite amax, FLT_MAX when fp8_max / amax overflows, the
+/// mantissa cleared (rounded down to a power of two) with pow2.
+__device__ inline float scaleFromAmax(float amax, float fp8Max, bool pow2) {
+  if (amax == 0.0f || !isfinite(amax))
+    return 1.0f;
+  float scale = fp8Max / amax;
+  if (isinf(scale))
+    scale = FLT_MAX;
+  if (pow2)
+    scale = __uint_as_float(__float_as_uint(scale) & 0xFF800000u);
+  return scale;
+}
+
+/// What the quantize kernels read and write.
+struct QuantArgs {
+  const void *x;
+  int64_t rows, cols;
+  const float *scale;  // delayed scaling: scale[0]
+  const float *amaxIn; // current scaling: the reduced amax
+  float fp8Max;
+  bool pow2;
+  uint8_t *data;      // [rows, cols] or null
+  uint8_t *transpose; // [cols, rows] or null
+  float *scaleInv;    // [1], or null (the amax kernel)
+  float *amaxOut;     // atomicMax of max |x| into a zeroed cell, or null
+  bool vecLoad;       // 16-byte loads of x (set by quantize)
+  bool vecData;       // vector stores of data
+  bool vecTrans;      // 16-byte stores of transposed rows
+};
+
+__device__ inline float quantScale(const QuantArgs &a) {
+  return a.scale ? *a.scale : scaleFromAmax(*a.amaxIn, a.fp8Max, a.pow2);
+}
+
+__device__ inline int64_t globalId() {
+  return static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+}
+__device__ inline int64_t globalStride() {
+  return static_cast<int64_t>(gridDim.x) * blockDim.x;
+}
+
+constexpr int kThreads = 256;
+
+/// Folds the thread's max |x| into *amax (non-negative, never NaN: the
+/// float bits order like unsigned integers). Every thread must call it.
+__device__ void blockAmax(float m, float *amax) {
+  __shared__ float part[kThreads / 32];
+  for (int o = 16; o > 0; o >>= 1)
+    m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+  int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  if (lane == 0)
+    part[warp] = m;
+  __syncthreads();
+  if (warp == 0) {
+    m = lane < kThreads / 32 ? part[lane] : 0.0f;
+    for (int o = 16; o > 0; o >>= 1)
+      m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+    if (lane == 0 && m > 0.0f)
+      atomicMax(reinterpret_cast<unsigned int *>(amax), __float_as_uint(m));
+  }
+}
+
+/// kVec fp8 bytes of kVec scaled values, packed little-endian.
+template <int Fmt, int kVec> struct Packed;
+template <int Fmt> struct Packed<Fmt, 8> {
+  uint2 v;
+  __device__ Packed(const float *f, float s) {
+    v.x = toFP8x2<Fmt>(f[0] * s, f[1] * s) |
+          (toFP8x2<Fmt>(f[2] * s, f[3] * s) << 16);
+    v.y = toFP8x2<Fmt>(f[4] * s, f[5] * s) |
+          (toFP8x2<Fmt>(f[6] * s, f[7] * s) << 16);
+  }
+  __device__ void store(uint8_t *p) const { *reinterpret_cast<uint2 *>(p) = v; }
+  __device__ uint8_t byte(int i) const {
+    return static_cast<uint8_t>((i < 4 ? v.x : v.y) >> (8 * (i & 3)));
+  }
+};
+template <int Fmt> struct Packed<Fmt, 4> {
+  uint32_t v;
+  __device__ Packed(const float *f, float s) {
+    v = toFP8x2<Fmt>(f[0] * s, f[1] * s) |
+        (toFP8x2<Fmt>(f[2] * s, f[3] * s) << 16);
+  }
+  __device__ void store(uint8_t *p) const {
+    *reinterpret_cast<uint32_t *>(p) = v;
+  }
+  __device__ uint8_t byte(int i) const {
+    return static_cast<uint8_t>(v >> (8 * i));
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Quantize kernels
+//===----------------------------------------------------------------------===//
+
+constexpr int kUnroll = 4; // 16-byte loads in flight per thread
+
+/// *a.amaxOut = max |x| (atomicMax into a zeroed cell): current scaling's
+/// first pass. NaN is skipped (fmaxf), as std::max skips it on the CPU.
+template <typename E>
+__global__ void __launch_bounds__(kThreads) amaxKernel(QuantArgs a) {
+  using T = typename E::T;
+  constexpr int kVec = vecOf<E>();
+  const T *x = static_cast<const T *>(a.x);
+  int64_t n = a.rows * a.cols, done = 0;
+  float m = 0.0f;
+  if (a.vecLoad) {
+    const uint4 *xv = static_cast<const uint4 *>(a.x);
+    int64_t nv = n / kVec, stride = globalStride();
+    for (int64_t v0 = globalId(); v0 < nv; v0 += kUnroll * stride) {
+      uint4 raw[kUnroll];
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u)
+        if (v0 + u * stride < nv)
+          raw[u] = __ldg(xv + v0 + u * stride);
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u)
+        if (v0 + u * stride < nv) {
+          float f[kVec];
+          E::unpack(raw[u], f);
+#pragma unroll
+          for (int e = 0; e < kVec; ++e)
+            m = fmaxf(m, fabsf(f[e]));
+        }
+    }
+    done = nv * kVec;
+  }
+  for (int64_t i = done + globalId(); i < n; i += globalStride())
+    m = fmaxf(m, fabsf(E::load(x[i])));
+  blockAmax(m, a.amaxOut);
+}
+
+/// data = fp8(x * scale) over the flat [rows * cols] elements (no
+/// transpose); the amax too when a.amaxOut is set.
+template <typename E, int Fmt>
+__global__ void __launch_bounds__(kThreads) castKernel(QuantArgs a) {
+  using T = typename E::T;
+  constexpr int kVec = vecOf<E>();
+  const float s = quantScale(a);
+  if (blockIdx.x == 0 && threadIdx.x == 0)
+    *a.scaleInv = 1.0f / s;
+  const T *x = static_cast<const T *>(a.x);
+  int64_t n = a.rows * a.cols, done = 0;
+  float m = 0.0f;
+  if (a.vecLoad && (a.vecData || !a.data)) {
+    const uint4 *xv = static_cast<const uint4 *>(a.x);
+    int64_t nv = n / kVec, stride = globalStride();
+    for (int64_t v0 = globalId(); v0 < nv; v0 += kUnroll * stride) {
+      uint4 raw[kUnroll];
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u)
+        if (v0 + u * stride < nv)
+          raw[u] = __ldg(xv + v0 + u * stride);
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        int64_t v = v0 + u * stride;
+        if (v < nv) {
+          float f[kVec];
+          E::unpack(raw[u], f);
+#pragma unroll
+          for (int e = 0; e < kVec; ++e)
+            m = fmaxf(m, fabsf(f[e]));
+          if (a.data)
+            Packed<Fmt, kVec>(f, s).store(a.data + v * kVec);
+        }
+      }
+    }
+    done = nv * kVec;
+  }
+  for (int64_t i = done + globalId(); i < n; i += globalStride()) {
+    float f = E::load(x[i]);
+    m = fmaxf(m, fabsf(f));
+    if (a.data)
+      a.data[i] = toFP8<Fmt>(f * s);
+  }
+  if (a.amaxOut)
+    blockAmax(m, a.amaxOut);
+}
+
+/// Byte offset of element (r, c) of a tile of kCols-byte rows: the 4-byte
+/// words of row r are XOR-swizzled by ((r / 16) % 8) * 2, so that the
+/// row-wise vector stores and the column-wise byte loads below hit distinct
+/// banks. Vectors of 4 or 8 bytes stay contiguous (the XOR is even).
+template <int kCols> __device__ inline int swizzled(int r, int c) {
+  return r * kCols + (((c >> 2) ^ (((r >> 4) & 7) << 1)) << 2) + (c & 3);
+}
+
+/// data (optional) and transpose of fp8(x * scale) in one pass over
+/// kRows x kCols tiles: cast row-wise (16-byte loads, one vector of fp8 per
+/// load) into shared memory, then written column-wise, 16 bytes (16 rows of
+/// x) per thread and task. Ragged or misaligned tiles go element by element.
+template <typename E, int Fmt, int kRows, int kCols>
+__global__ void __launch_bounds__(kThreads) castTransposeKernel(QuantArgs a) {
+  using T = typename E::T;
+  constexpr int kVec = vecOf<E>();
+  constexpr int kRowVecs = kCols / kVec;            // vectors per tile row
+  constexpr int kPer = kRows * kRowVecs / kThreads; // vectors per thread
+  constexpr int kChunks = kRows / 16; // 16-byte pieces per transposed row
+  constexpr int kTasks = kCols * kChunks / kThreads; // pieces per thread
+  static_assert(kPer * kThreads == kRows * kRowVecs && kTasks >= 1 &&
+                    kTasks * kThreads == kCols * kChunks,
+                "tile shape");
+  __shared__ __align__(16) uint8_t tile[kRows * kCols];
+  const float s = quantScale(a);
+  if (blockIdx.x == 0 && threadIdx.x == 0)
+    *a.scaleInv = 1.0f / s;
+  const T *x = static_cast<const T *>(a.x);
+  const int64_t rows = a.rows, cols = a.cols;
+  const int64_t tilesC = (cols + kCols - 1) / kCols;
+  const int64_t tiles = (rows + kRows - 1) / kRows * tilesC;
+  float m = 0.0f;
+  for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+    const int64_t r0 = t / tilesC * kRows, c0 = t % tilesC * kCols;
+    const bool full = r0 + kRows <= rows && c0 + kCols <= cols;
+    if (full && a.vecLoad) {
+      uint4 raw[kPer];
+#pragma unroll
+      for (int p = 0; p < kPer; ++p) {
+        int idx = threadIdx.x + p * kThreads;
+        int r = idx / kRowVecs, cv = idx % kRowVecs;
+        raw[p] = __ldg(reinterpret_cast<const uint4 *>(x + (r0 + r) * cols +
+                                                       c0 + cv * kVec));
+      }
+#pragma unroll
+      for (int p = 0; p < kPer; ++p) {
+        int idx = threadIdx.x + p * kThreads;
+        int r = idx / kRowVecs, cv = idx % kRowVecs;
+        float f[kVec];
+        E::unpack(raw[p], f);
+#pragma unroll
+        for (int e = 0; e < kVec; ++e)
+          m = fmaxf(m, fabsf(f[e]));
+        Packed<Fmt, kVec> q(f, s);
+        q.store(tile + swizzled<kCols>(r, cv * kVec));
+        if (a.data) {
+          uint8_t *d = a.data + (r0 + r) * cols + c0 + cv * kVec;
+          if (a.vecData) {
+            q.store(d);
+          } else {
+#pragma unroll
+            for (int e = 0; e < kVec; ++e)
+              d[e] = q.byte(e);
+          }
+        }
+      }
+    } else {
+      for (int idx = threadIdx.x; idx < kRows * kCols; idx += kThreads) {
+        int r = idx / kCols, c = idx % kCols;
+        if (r0 + r < rows && c0 + c < cols) {
+          int64_t i = (r0 + r) * cols + c0 + c;
+          float f = E::load(x[i]);
+          m = fmaxf(m, fabsf(f));
+          uint8_t q = toFP8<Fmt>(f * s);
+          tile[swizzled<kCols>(r, c)] = q;
+          if (a.data)
+            a.data[i] = q;
+        }
+      }
+    }
+    __syncthreads();
+    // Task (c, q) writes transpose row c0 + c, columns r0 + 16q .. +16;
+    // consecutive threads take consecutive pieces of a row.
+#pragma unroll 1
+    for (int k = 0; k < kTasks; ++k) {
+      const int id = threadIdx.x + k * kThreads;
+      const int c = id / kChunks, q = id % kChunks;
+      uint8_t *out = a.transpose + (c0 + c) * rows + r0 + 16 * q;
+      if (full && a.vecTrans) {
+        uint32_t w[4];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          w[j] = 0;
+#pragma unroll
+          for (int b = 0; b < 4; ++b)
+            w[j] |= static_cast<uint32_t>(
+                        tile[swizzled<kCols>(16 * q + 4 * j + b, c)])
+                    << (8 * b);
+        }
+        *reinterpret_cast<uint4 *>(out) = make_uint4(w[0], w[1], w[2], w[3]);
+      } else if (c0 + c < cols) {
+        for (int i = 0; i < 16 && r0 + 16 * q + i < rows; ++i)
+          out[i] = tile[swizzled<kCols>(16 * q + i, c)];
+      }
+    }
+    __syncthreads(); // the tile is refilled next
+  }
+  if (a.amaxOut)
+    blockAmax(m, a.amaxOut);
+}
+
+bool aligned(const void *p, uintptr_t bytes) {
+  return reinterpret_cast<uintptr_t>(p) % bytes == 0;
+}
+
+/// Multiprocessors of the current device (for grid-stride grids).
+int smCount() {
+  int device = 0, sms = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) !=
+          cudaSuccess ||
+      sms <= 0)
+    return 132;
+  return sms;
+}
+
+/// Blocks for a grid-stride loop over `work` items of kThreads each: at
+/// most 16 per multiprocessor (the loop takes the rest), at least one.
+unsigned blocksFor(int64_t work, int sms) {
+  int64_t b = std::min<int64_t>(work, int64_t(16) * sms);
+  return static_cast<unsigned>(std::max<int64_t>(b, 1));
+}
+
+template <typename E, int Fmt>
+const char *quantize(te_kernels_state *s, QuantArgs a) {
+  constexpr int kVec = vecOf<E>();
+  const int sms = smCount();
+  const int64_t n = a.rows * a.cols;
+  const int64_t vecWork =
+      (n / kVec + kThreads * kUnroll - 1) / (kThreads * kUnroll);
+  // The flat kernels need aligned pointers; the tiles, rows of whole
+  // vectors too (and 16-byte transposed rows).
+  QuantArgs flat = a;
+  flat.vecLoad = aligned(a.x, 16);
+  flat.vecData = aligned(a.data, kVec);
+  if (!a.scale) {
+    amaxKernel<E><<<blocksFor(vecWork, sms), kThreads, 0, s->stream>>>(flat);
+    if (const char *err = launched())
+      return err;
+    a.amaxIn = flat.amaxIn = a.amaxOut;
+    a.amaxOut = flat.amaxOut = nullptr;
+  }
+  if (!a.transpose) {
+    castKernel<E, Fmt>
+        <<<blocksFor(vecWork, sms), kThreads, 0, s->stream>>>(flat);
+    return launched();
+  }
+  a.vecLoad = flat.vecLoad && a.cols % kVec == 0;
+  a.vecData = flat.vecData && a.cols % kVec == 0;
+  a.vecTrans = aligned(a.transpose, 16) && a.rows % 16 == 0;
+  // 16-bit inputs of 128 rows or more: 128x64 tiles (four 16-byte loads in
+  // flight per thread, as f32's 64x64; transposed rows written in whole
+  // 128-byte lines); else 64x64.
+  auto tilesOf = [&](int64_t tr, int64_t tc) {
+    return (a.rows + tr - 1) / tr * ((a.cols + tc - 1) / tc);
+  };
+  if constexpr (sizeof(typename E::T) == 2) {
+    if (a.rows >= 128) {
+      castTransposeKernel<E, Fmt, 128, 64>
+          <<<blocksFor(tilesOf(128, 64), sms), kThreads, 0, s->stream>>>(a);
+      return launched();
+    }
+  }
+  castTransposeKernel<E, Fmt, 64, 64>
+      <<<blocksFor(tilesOf(64, 64), sms), kThreads, 0, s->stream>>>(a);
+  return launched();
+}
+
+//===----------------------------------------------------------------------===//
+// GEMM
+//===----------------------------------------------------------------------===//
+
+constexpr size_t kWorkspaceBytes = size_t(32) << 20; // as gemm.cu
+
+/// Null on success, else the status's name (as gemm.cu: cublasGetStatusString
+/// is in libcublas, which is not linked).
+const char *lt(cublasStatus_t st) {
+  switch (st) {
+  case CUBLAS_STATUS_SUCCESS:
+    return nullptr;
+  case CUBLAS_STATUS_NOT_INITIALIZED:
+    return "cuBLASLt (FP8 GEMM): CUBLAS_STATUS_NOT_INITIALIZED";
+  case CUBLAS_STATUS_ALLOC_FAILED:
+    return "cuBLASLt (FP8 GEMM): CUBLAS_STATUS_ALLOC_FAILED";
+  case CUBLAS_STATUS_INVALID_VALUE:
+    return "cuBLASLt (FP8 GEMM): CUBLAS_STATUS_INVALID_VALUE";
+  case CUBLAS_STATUS_ARCH_MISMATCH:
+    return "cuBLASLt (FP8 GEMM): CUBLAS_STATUS_ARCH_MISMATCH (FP8 needs "
+           "sm_89 or newer)";
+  case CUBLAS_STATUS_EXECUTION_FAILED:
+    return "cuBLASLt (FP8 GEMM): CUBLAS_STATUS_EXECUTION_FAILED";
+  case CUBLAS_STATUS_INTERNAL_ERROR:
+    return "cuBLASLt (FP8 GEMM): CUBLAS_STATUS_INTERNAL_ERROR";
+  case CUBLAS_STATUS_NOT_SUPPORTED:
+    return "cuBLASLt (FP8 GEMM): CUBLAS_STATUS_NOT_SUPPORTED";
+  default:
+    return "cuBLASLt (FP8 GEMM): call failed";
+  }
+}
+
+/// The handle and workspace of the state (shared with gemm.cu's GEMMs:
+/// whichever runs first creates them).
+const char *ready(te_kernels_state *s) {
+  if (!s->lt)
+    if (const char *err = lt(cublasLtCreate(&s->lt)))
+      return err;
+  if (!s->workspace) {
+    if (const char *err = status(cudaMalloc(&s->workspace, kWorkspaceBytes)))
+      return err;
+    s->workspaceBytes = kWorkspaceBytes;
+  }
+  return nullptr;
+}
+
+/// The largest power of two (<= 256) that divides the address.
+uint32_t alignmentOf(const void *p) {
+  uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  uint32_t align = 256;
+  while (align > 1 && a % align)
+    align /= 2;
+  return align;
+}
+
+/// Destroys the cuBLASLt descriptors of one matmul.
+struct Descriptors {
+  cublasLtMatmulDesc_t op = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr, d = nullptr;
+  cublasLtMatmulPreference_t pref = nullptr;
+  ~Descriptors() {
+    if (pref)
+      cublasLtMatmulPreferenceDestroy(pref);
+    if (d)
+      cublasLtMatrixLayoutDestroy(d);
+    if (c)
+      cublasLtMatrixLayoutDestroy(c);
+    if (b)
+      cublasLtMatrixLayoutDestroy(b);
+    if (a)
+      cublasLtMatrixLayoutDestroy(a);
+    if (op)
+      cublasLtMatmulDescDestroy(op);
+  }
+};
+
+cudaDataType_t outType(int dtype) {
+  return dtype == 0 ? CUDA_R_32F : dtype == 1 ? CUDA_R_16BF : CUDA_R_16F;
+}
+
+cudaDataType_t fp8Type(int format) {
+  return format == kE4M3 ? CUDA_R_8F_E4M3 : CUDA_R_8F_E5M2;
+}
+
+/// d[i, j] = d[i, j] + bias[j] over [rows, cols], rounded once.
+template <typename E>
+__global__ void addBiasKernel(const typename E::T *bias, typename E::T *d,
+                              int64_t rows, int64_t cols) {
+  for (int64_t i = blockIdx.y; i < rows; i += gridDim.y)
+    for (int64_t j =
+             static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+         j < cols; j += static_cast<int64_t>(gridDim.x) * blockDim.x)
+      d[i * cols + j] = E::store(E::load(d[i * cols + j]) + E::load(bias[j]));
+}
+
+const char *addBias(te_kernels_state *s, int dtype, const void *bias, void *d,
+                    int64_t rows, int64_t cols) {
+  return byDtype(dtype, [&](auto e) {
+    using E = decltype(e);
+    using T = typename E::T;
+    dim3 grid(static_cast<unsigned>(
+                  std::min<int64_t>((cols + kThreads - 1) / kThreads, 1024)),
+              static_cast<unsigned>(std::min<int64_t>(rows, 65535)));
+    addBiasKernel<E><<<grid, kThreads, 0, s->stream>>>(
+        static_cast<const T *>(bias), static_cast<T *>(d), rows, cols);
+    return launched();
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Delayed scaling's update
+//===----------------------------------------------------------------------===//
+
+/// One thread per slot s: a = max over the column (row 0 := amax[s]; the
+/// comparison order and NaN handling of std::max on the CPU), the column
+/// rolled up by one with the new amax last and row 0 zeroed, the scale
+/// (fp8_max / a) / 2^margin. Each element is read before it is written, so
+/// the outputs may alias the inputs.
+__global__ void amaxUpdateKernel(const float *history, const float *scale,
+                                 const float *amax, int64_t len, int64_t n,
+                                 float fp8Max, int margin, bool mostRecent,
+                                 float *newHistory, float *newScale) {
+  int64_t s = globalId();
+  if (s >= n)
+    return;
+  const float first = amax[s];
+  const float old = scale[s];
+  float a = first;
+  for (int64_t r = 1; r < len; ++r) {
+    float h = history[r * n + s];
+    if (!mostRecent)
+      a = a < h ? h : a;
+    newHistory[(r - 1) * n + s] = h;
+  }
+  newHistory[(len - 1) * n + s] = first;
+  newHistory[s] = 0.0f;
+  float next = old;
+  if (isfinite(a) && a > 0.0f) {
+    next = fp8Max / a / ldexpf(1.0f, margin);
+    if (isinf(next))
+      next = FLT_MAX;
+  }
+  newScale[s] = next;
+}
+
+} // namespace
+
+extern "C" {
+
+const char *te_kernels_quantize_fp8(te_kernels_state *s, int dtype,
+                                    const void *x, int64_t rows, int64_t cols,
+                                    int format, const float *scale,
+                                    int pow2_scale, void *data, void *transpose,
+                                    float *scale_inv, float *amax) {
+  if (format != kE4M3 && format != kE5M2)
+    return "FP8 quantize: unknown format";
+  QuantArgs a{};
+  a.x = x;
+  a.rows = rows;
+  a.cols = cols;
+  a.scale = scale;
+  a.fp8Max = format == kE4M3 ? 448.0f : 57344.0f;
+  a.pow2 = pow2_scale != 0;
+  a.data = static_cast<uint8_t *>(data);
+  a.transpose = static_cast<uint8_t *>(transpose);
+  a.scaleInv = scale_inv;
+  a.amaxOut = amax;
+  // Current scaling needs an amax cell even when the caller wants none.
+  if (!scale && !amax)
+    if (const char *err = scratch(s, 1, &a.amaxOut))
+      return err;
+  if (a.amaxOut)
+    if (const char *err =
+            status(cudaMemsetAsync(a.amaxOut, 0, sizeof(float), s->stream)))
+      return err;
+  return byDtype(dtype, [&](auto e) {
+    using E = decltype(e);
+    return format == kE4M3 ? quantize<E, kE4M3>(s, a)
+                           : quantize<E, kE5M2>(s, a);
+  });
+}
+
+// Row-major D[m, n] is column-major D^T[n, m] = B[n, k] . A[m, k]^T: the
+// cuBLASLt A is our b (column-major [k, n], op T), its B our a (column-major
+// [k, m], op N), the TN form Hopper's FP8 kernels require; fprop in gemm.cu
+// is the same call.
+const char *te_kernels_gemm_fp8(te_kernels_state *s, int out_dtype,
+                                int a_format, const void *a,
+                                const float *a_scale_inv, int b_format,
+                                const void *b, const float *b_scale_inv,
+                                const void *bias, void *d, int64_t m, int64_t n,
+                                int64_t k, int accumulate) {
+  if (a_format == kE5M2 && b_format == kE5M2)
+    return "FP8 GEMM: E5M2 x E5M2 is not supported by cuBLASLt (one operand "
+           "must be E4M3)";
+  if (m == 0 || n == 0)
+    return nullptr;
+  if (k == 0) // d = bias (+ d)
+    return accumulate ? (bias ? addBias(s, out_dtype, bias, d, m, n) : nullptr)
+                      : broadcastRows(s, out_dtype, bias, d, m, n);
+  if (m % 16 || n % 16 || k % 16)
+    return "FP8 GEMM: cuBLASLt's FP8 kernels need m, n and k to be multiples "
+           "of 16";
+  if (const char *err = ready(s))
+    return err;
+  const cudaDataType_t t = outType(out_dtype);
+  const bool epilogueBias = bias && out_dtype != 0;
+  Descriptors g;
+  if (const char *err =
+          lt(cublasLtMatmulDescCreate(&g.op, CUBLAS_COMPUTE_32F, CUDA_R_32F)))
+    return err;
+  const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+  // Split accumulation (fast accumulation off): TE's choice for dgrad and
+  // wgrad, the more accurate one, used for fprop too.
+  const int8_t fastAccum = 0;
+  struct Attr {
+    cublasLtMatmulDescAttributes_t which;
+    const void *value;
+    size_t size;
+  } attrs[] = {
+      {CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)},
+      {CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)},
+      {CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fastAccum, sizeof(fastAccum)},
+      {CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &b_scale_inv, sizeof(b_scale_inv)},
+      {CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &a_scale_inv, sizeof(a_scale_inv)},
+  };
+  for (const Attr &at : attrs)
+    if (const char *err = lt(
+            cublasLtMatmulDescSetAttribute(g.op, at.which, at.value, at.size)))
+      return err;
+  if (epilogueBias) {
+    cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS;
+    if (const char *err = lt(cublasLtMatmulDescSetAttribute(
+            g.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi))))
+      return err;
+    if (const char *err = lt(cublasLtMatmulDescSetAttribute(
+            g.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias))))
+      return err;
+    if (const char *err = lt(cublasLtMatmulDescSetAttribute(
+            g.op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &t, sizeof(t))))
+      return err;
+  }
+  if (const char *err =
+          lt(cublasLtMatrixLayoutCreate(&g.a, fp8Type(b_format), k, n, k)))
+    return err;
+  if (const char *err =
+          lt(cublasLtMatrixLayoutCreate(&g.b, fp8Type(a_format), k, m, k)))
+    return err;
+  if (const char *err = lt(cublasLtMatrixLayoutCreate(&g.c, t, n, m, n)))
+    return err;
+  if (const char *err = lt(cublasLtMatrixLayoutCreate(&g.d, t, n, m, n)))
+    return err;
+  if (const char *err = lt(cublasLtMatmulPreferenceCreate(&g.pref)))
+    return err;
+  size_t ws = s->workspaceBytes;
+  cublasLtMatmulPreferenceSetAttribute(
+      g.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
+  const uint32_t al[4] = {alignmentOf(b), alignmentOf(a), alignmentOf(d),
+                          alignmentOf(d)};
+  const cublasLtMatmulPreferenceAttributes_t which[4] = {
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
+  for (int i = 0; i < 4; ++i)
+    cublasLtMatmulPreferenceSetAttribute(g.pref, which[i], &al[i],
+                                         sizeof(al[i]));
+  cublasLtMatmulHeuristicResult_t heur = {};
+  int found = 0;
+  cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(
+      s->lt, g.op, g.a, g.b, g.c, g.d, g.pref, 1, &heur, &found);
+  if (st == CUBLAS_STATUS_NOT_SUPPORTED ||
+      (st == CUBLAS_STATUS_SUCCESS && found == 0))
+    return "cuBLASLt has no FP8 algorithm for this GEMM (FP8 needs sm_89 or "
+           "newer)";
+  if (const char *err = lt(st))
+    return err;
+  const float alpha = 1.0f, beta = accumulate ? 1.0f : 0.0f;
+  if (const char *err = lt(cublasLtMatmul(
+          s->lt, g.op, &alpha, b, g.a, a, g.b, &beta, d, g.c, d, g.d,
+          &heur.algo, s->workspace, s->workspaceBytes, s->stream)))
+    return err;
+  return bias && !epilogueBias ? addBias(s, out_dtype, bias, d, m, n) : nullptr;
+}
+
+const char *te_kernels_amax_update(te_kernels_state *s, const float *history,
+                                   const float *scale, const float *amax,
+                                   int64_t len, int64_t n, float fp8_max,
+                                   int margin, int most_recent,
+                                   float *new_history, float *new_scale) {
+  if (n == 0 || len == 0)
+    return nullptr;
+  unsigned blocks = static_cast<unsigned>((n + kThreads - 1) / kThreads);
+  amaxUpdateKernel<<<blocks, kThreads, 0, s->stream>>>(
+      history, scale, amax, len, n, fp8_max, margin, most_recent != 0,
+      new_history, new_scale);
+  return launched();
+}
+
+} // extern "C"
