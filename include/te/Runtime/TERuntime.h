@@ -55,6 +55,9 @@ enum { TE_RT_FP8_E4M3 = 0, TE_RT_FP8_E5M2 = 1 };
 /* An execution context (backend, handles, workspace); opaque. */
 typedef struct te_rt_context te_rt_context;
 
+/* A captured CUDA graph of a context's work (te_rt_capture_*); opaque. */
+typedef struct te_rt_graph te_rt_graph;
+
 #define TE_RT_FUNC(ret, name, params) ret name params;
 #include "te/Runtime/TERuntime.def"
 
