@@ -6,6 +6,9 @@
 // recomputed backward must be bit-identical to the stored-activation one;
 // dynamic-shape cases run one library at two sizes; f32 gradients are also
 // checked against central finite differences of the compiled forward.
+// FP8 cases (config "recipe") compile with --recipe and compare with the
+// PyTorch emulation of TE's per-tensor FP8 (quantize-dequantize at TE's
+// points), including the delayed-scaling state after one step.
 // RUN: bash %S/run_goldens.sh %te_bin %python %te_src %t | FileCheck %s
 // CHECK-NOT: FAIL
 // CHECK-DAG: OK ln_linear_f32 fwd: 1 tensors
@@ -26,6 +29,16 @@
 // CHECK-DAG: OK ln_mlp_gelu_dyn_f32@size16 bwd: 7 tensors
 // CHECK-DAG: OK ln_linear_dyn3d_f32@size1 bwd:
 // CHECK-DAG: OK ln_linear_dyn3d_f32@size3 bwd:
+// CHECK-DAG: OK ln_mlp_gelu_bf16_fp8_current fwd: 1 tensors
+// CHECK-DAG: OK ln_mlp_gelu_bf16_fp8_current bwd: 7 tensors
+// CHECK-DAG: OK ln_mlp_gelu_bf16_fp8_current checkpoint: backward bit-identical with recompute (7 gradients)
+// CHECK-DAG: OK ln_mlp_gelu_bf16_fp8_delayed fwd: 3 tensors
+// CHECK-DAG: OK ln_mlp_gelu_bf16_fp8_delayed bwd: 9 tensors
+// CHECK-DAG: OK ln_mlp_gelu_bf16_fp8_delayed checkpoint: backward bit-identical with recompute (9 gradients)
+// CHECK-DAG: OK ln_linear_f32_fp8_current fwd: 1 tensors
+// CHECK-DAG: OK ln_linear_f32_fp8_current bwd: 5 tensors
+// CHECK-DAG: OK rms_swiglu_f32_fp8_current bwd: 4 tensors
+// CHECK-DAG: OK rms_swiglu_f32_fp8_current checkpoint: backward bit-identical
 // CHECK-DAG: OK ln_mlp_gelu_f32 finite differences: 7 arguments
 // CHECK-DAG: OK rms_swiglu_f32 finite differences: 4 arguments
 // CHECK-DAG: OK rms_linear_zc_f32 finite differences: 4 arguments

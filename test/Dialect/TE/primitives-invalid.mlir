@@ -239,3 +239,115 @@ func.func @bad_epilogue_shape(%dy: tensor<8x32xf32>, %x: tensor<8x64xf32>) {
   %dw, %db = te.gemm nt %dy, %x : (tensor<8x32xf32>, tensor<8x64xf32>) -> (tensor<32x64xf32>, tensor<64xf32>)
   return
 }
+
+// -----
+
+func.func @quantize_recipe(%x: tensor<32x64xbf16>) {
+  // expected-error @+1 {{'te.quantize' op quantizes under the per-tensor FP8 recipes (fp8-delayed, fp8-current), got mxfp8}}
+  %q, %a = te.quantize %x : tensor<32x64xbf16> -> !te.qtensor<32x64xe4m3, #te.mxfp8, rowwise, hopper>, tensor<1xf32>
+  return
+}
+
+// -----
+
+func.func @quantize_shape(%x: tensor<32x64xbf16>) {
+  // expected-error @+1 {{'te.quantize' op result shape must be the input's ('tensor<32x64xbf16>'), got '!te.qtensor<64x32xe4m3, #te.fp8_current<>, rowwise, hopper>'}}
+  %q, %a = te.quantize %x : tensor<32x64xbf16> -> !te.qtensor<64x32xe4m3, #te.fp8_current<>, rowwise, hopper>, tensor<1xf32>
+  return
+}
+
+// -----
+
+func.func @quantize_delayed_no_scales(%x: tensor<32x64xbf16>) {
+  // expected-error @+1 {{'te.quantize' op fp8-delayed takes its scale from the recipe state: scale(%scales[slot]) is required}}
+  %q, %a = te.quantize %x : tensor<32x64xbf16> -> !te.qtensor<32x64xe4m3, #te.fp8_delayed<>, rowwise, hopper>, tensor<1xf32>
+  return
+}
+
+// -----
+
+func.func @quantize_current_scales(%x: tensor<32x64xbf16>, %s: tensor<3xf32>) {
+  // expected-error @+1 {{'te.quantize' op fp8-current computes its scale from the tensor; scale(...) is only for fp8-delayed}}
+  %q, %a = te.quantize %x scale(%s[0]) : tensor<32x64xbf16>, tensor<3xf32> -> !te.qtensor<32x64xe4m3, #te.fp8_current<>, rowwise, hopper>, tensor<1xf32>
+  return
+}
+
+// -----
+
+func.func @quantize_slot_without_scales(%x: tensor<32x64xbf16>) {
+  // expected-error @+1 {{'te.quantize' op slot must be given exactly with scales}}
+  %q, %a = te.quantize %x {slot = 1 : i64} : tensor<32x64xbf16> -> !te.qtensor<32x64xe4m3, #te.fp8_current<>, rowwise, hopper>, tensor<1xf32>
+  return
+}
+
+// -----
+
+func.func @quantize_slot_range(%x: tensor<32x64xbf16>, %s: tensor<3xf32>) {
+  // expected-error @+1 {{'te.quantize' op slot 3 is outside scales (3 slots)}}
+  %q, %a = te.quantize %x scale(%s[3]) : tensor<32x64xbf16>, tensor<3xf32> -> !te.qtensor<32x64xe4m3, #te.fp8_delayed<>, rowwise, hopper>, tensor<1xf32>
+  return
+}
+
+// -----
+
+func.func @quantize_amax(%x: tensor<32x64xbf16>) {
+  // expected-error @+1 {{'te.quantize' op amax must be 'tensor<1xf32>', got 'tensor<2xf32>'}}
+  %q, %a = te.quantize %x : tensor<32x64xbf16> -> !te.qtensor<32x64xe4m3, #te.fp8_current<>, rowwise, hopper>, tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @drop_usage_not_both(%q: !te.qtensor<32x64xe4m3, #te.fp8_current<>, rowwise, hopper>) {
+  // expected-error @+1 {{'te.drop_usage' op drops one usage of a 'both' tensor, got rowwise -> columnwise}}
+  %c = te.drop_usage %q : !te.qtensor<32x64xe4m3, #te.fp8_current<>, rowwise, hopper> -> !te.qtensor<32x64xe4m3, #te.fp8_current<>, columnwise, hopper>
+  return
+}
+
+// -----
+
+func.func @drop_usage_other_tensor(%q: !te.qtensor<32x64xe4m3, #te.fp8_current<>, both, hopper>) {
+  // expected-error @+1 {{'te.drop_usage' op result must be the input with usage columnwise ('!te.qtensor<32x64xe4m3, #te.fp8_current<>, columnwise, hopper>'), got '!te.qtensor<32x64xe5m2, #te.fp8_current<>, columnwise, hopper>'}}
+  %c = te.drop_usage %q : !te.qtensor<32x64xe4m3, #te.fp8_current<>, both, hopper> -> !te.qtensor<32x64xe5m2, #te.fp8_current<>, columnwise, hopper>
+  return
+}
+
+// -----
+
+func.func @gemm_mixed(%x: !te.qtensor<8x64xe4m3, #te.fp8_current<>, rowwise, hopper>, %w: tensor<32x64xbf16>) {
+  // expected-error @+1 {{'te.gemm' op lhs and rhs must both be quantized or both high precision}}
+  %y = te.gemm tn %x, %w : (!te.qtensor<8x64xe4m3, #te.fp8_current<>, rowwise, hopper>, tensor<32x64xbf16>) -> tensor<8x32xbf16>
+  return
+}
+
+// -----
+
+func.func @gemm_recipes(%x: !te.qtensor<8x64xe4m3, #te.fp8_current<>, rowwise, hopper>, %w: !te.qtensor<32x64xe4m3, #te.fp8_delayed<>, rowwise, hopper>) {
+  // expected-error @+1 {{'te.gemm' op lhs and rhs are quantized under different recipes (#te.fp8_current<> and #te.fp8_delayed<>)}}
+  %y = te.gemm tn %x, %w : (!te.qtensor<8x64xe4m3, #te.fp8_current<>, rowwise, hopper>, !te.qtensor<32x64xe4m3, #te.fp8_delayed<>, rowwise, hopper>) -> tensor<8x32xbf16>
+  return
+}
+
+// -----
+
+func.func @gemm_e5m2(%dy: !te.qtensor<8x32xe5m2, #te.fp8_current<>, both, hopper>, %w: !te.qtensor<32x64xe5m2, #te.fp8_current<>, both, hopper>) {
+  // expected-error @+1 {{'te.gemm' op an FP8 GEMM needs one E4M3 operand (E5M2 x E5M2 is not a GEMM TE runs)}}
+  %y = te.gemm nn %dy, %w : (!te.qtensor<8x32xe5m2, #te.fp8_current<>, both, hopper>, !te.qtensor<32x64xe5m2, #te.fp8_current<>, both, hopper>) -> tensor<8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @gemm_usage(%dy: !te.qtensor<8x32xe5m2, #te.fp8_current<>, both, hopper>, %w: !te.qtensor<32x64xe4m3, #te.fp8_current<>, rowwise, hopper>) {
+  // expected-error @+1 {{'te.gemm' op the nn GEMM reads rhs's columnwise copy, which '!te.qtensor<32x64xe4m3, #te.fp8_current<>, rowwise, hopper>' lacks}}
+  %y = te.gemm nn %dy, %w : (!te.qtensor<8x32xe5m2, #te.fp8_current<>, both, hopper>, !te.qtensor<32x64xe4m3, #te.fp8_current<>, rowwise, hopper>) -> tensor<8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @gemm_quantized_shape(%x: !te.qtensor<8x64xe4m3, #te.fp8_current<>, rowwise, hopper>, %w: !te.qtensor<32x48xe4m3, #te.fp8_current<>, rowwise, hopper>) {
+  // expected-error @+1 {{'te.gemm' op lhs features 64 do not match the weight's in_features 48}}
+  %y = te.gemm tn %x, %w : (!te.qtensor<8x64xe4m3, #te.fp8_current<>, rowwise, hopper>, !te.qtensor<32x48xe4m3, #te.fp8_current<>, rowwise, hopper>) -> tensor<8x32xbf16>
+  return
+}
