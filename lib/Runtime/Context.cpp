@@ -1,7 +1,8 @@
 //===- Context.cpp - te-mlir runtime: contexts and buffers ------*- C++ -*-===//
 //
-// te_rt_context_*, te_rt_alloc/free, the copies, te_rt_zero and
-// te_rt_synchronize for both backends, and the argument checks shared by
+// te_rt_context_*, te_rt_alloc/free, the copies, te_rt_zero,
+// te_rt_synchronize and the CUDA graph calls (te_rt_capture_*,
+// te_rt_graph_*) for both backends, and the argument checks shared by
 // every te_rt_* call.
 //
 //===----------------------------------------------------------------------===//
@@ -139,7 +140,8 @@ te_rt_context *te_rt_context_create(int32_t backend) {
 }
 
 namespace {
-/// Frees the context's cached CUDA buffers (after its queued work).
+/// Frees the context's cached CUDA buffers (after its queued work). Never
+/// while capturing: synchronizing or cudaFree would break the capture.
 void releaseCudaCache(te_rt_context *ctx) {
   if (ctx->cudaCached.empty())
     return;
@@ -150,10 +152,44 @@ void releaseCudaCache(te_rt_context *ctx) {
 }
 } // namespace
 
+namespace {
+/// Ends the ownership of a graph that will not run (again): its buffers
+/// that were te_rt_free'd go to the cache; with `keepUnfreed`, the others
+/// become ordinary live buffers of the caller again, else they are cached
+/// too (te_rt_graph_destroy frees what the graph owns).
+void releaseGraphBuffers(te_rt_context *ctx, te_rt_graph *graph,
+                         bool keepUnfreed) {
+  for (void *p : graph->owned) {
+    auto owned = ctx->graphOwned.find(p);
+    if (owned == ctx->graphOwned.end())
+      continue;
+    bool freed = owned->second;
+    ctx->graphOwned.erase(owned);
+    if (!freed && keepUnfreed)
+      continue;
+    auto live = ctx->cudaLive.find(p);
+    if (live == ctx->cudaLive.end())
+      continue;
+    ctx->cudaCached.emplace(live->second, p);
+    ctx->cudaLive.erase(live);
+  }
+  graph->owned.clear();
+}
+} // namespace
+
 void te_rt_context_destroy(te_rt_context *ctx) {
   if (!ctx)
     return;
   if (ctx->backend == TE_RT_BACKEND_CUDA) {
+    if (te_rt_graph *graph = ctx->capturing) {
+      // A capture left open: end it and drop what it recorded.
+      ctx->capturing = nullptr;
+      void *g = nullptr;
+      if (!te_rt_internal_cuda_capture_end(ctx->stream, &g))
+        te_rt_internal_cuda_graph_discard(g);
+      releaseGraphBuffers(ctx, graph, /*keepUnfreed=*/false);
+      delete graph;
+    }
     releaseCudaCache(ctx);
     te_rt_internal_cuda_state_destroy(ctx->cuda);
     te_rt_internal_cuda_stream_destroy(ctx->stream);
@@ -174,6 +210,16 @@ int32_t te_rt_context_backend(const te_rt_context *ctx) {
 
 namespace {
 constexpr int64_t kAlignment = 256;
+
+/// A buffer handed out while capturing belongs to the graph being captured.
+void *handOut(te_rt_context *ctx, void *p, int64_t rounded) {
+  ctx->cudaLive[p] = rounded;
+  if (ctx->capturing) {
+    ctx->capturing->owned.push_back(p);
+    ctx->graphOwned[p] = false;
+  }
+  return p;
+}
 } // namespace
 
 void *te_rt_alloc(te_rt_context *ctx, int64_t bytes) {
@@ -200,11 +246,10 @@ void *te_rt_alloc(te_rt_context *ctx, int64_t bytes) {
     if (cached != ctx->cudaCached.end()) {
       p = cached->second;
       ctx->cudaCached.erase(cached);
-      ctx->cudaLive[p] = rounded;
-      return p;
+      return handOut(ctx, p, rounded);
     }
     const char *err = te_rt_internal_cuda_alloc(rounded, &p);
-    if (err && !ctx->cudaCached.empty()) {
+    if (err && !ctx->cudaCached.empty() && !ctx->capturing) {
       // Out of memory with buffers parked in the cache: give them back.
       releaseCudaCache(ctx);
       err = te_rt_internal_cuda_alloc(rounded, &p);
@@ -214,8 +259,7 @@ void *te_rt_alloc(te_rt_context *ctx, int64_t bytes) {
              " bytes on the cuda backend: " + err);
       return nullptr;
     }
-    ctx->cudaLive[p] = rounded;
-    return p;
+    return handOut(ctx, p, rounded);
   }
   // aligned_alloc needs a multiple of the alignment; 0 bytes still gets a
   // block of its own so that the pointer is unique.
@@ -234,11 +278,36 @@ void te_rt_free(te_rt_context *ctx, void *ptr) {
   if (!c.context(ctx))
     return; // cannot know which backend owns ptr: leak rather than guess
   if (ctx->backend == TE_RT_BACKEND_CUDA) {
+    // A graph's buffer: replays may still use it; te_rt_graph_destroy
+    // releases it.
+    auto owned = ctx->graphOwned.find(ptr);
+    if (owned != ctx->graphOwned.end()) {
+      owned->second = true;
+      return;
+    }
     auto live = ctx->cudaLive.find(ptr);
     if (live == ctx->cudaLive.end()) {
+      for (auto &[bytes, cached] : ctx->cudaCached)
+        if (cached == ptr) {
+          c.fail("ptr was already freed (or released by "
+                 "te_rt_graph_destroy)");
+          return;
+        }
+      if (ctx->capturing) {
+        c.fail("cannot cudaFree a buffer that te_rt_alloc did not hand out "
+               "while capturing a CUDA graph (call te_rt_capture_end first)");
+        return;
+      }
       // Not from this context's te_rt_alloc: free it as it is.
       if (const char *err = te_rt_internal_cuda_free(ptr))
         c.fail(std::string("cudaFree failed: ") + err);
+      return;
+    }
+    if (ctx->capturing) {
+      // Allocated before the capture, freed during it: the captured work
+      // may use it, so the graph keeps it.
+      ctx->capturing->owned.push_back(ptr);
+      ctx->graphOwned[ptr] = true;
       return;
     }
     ctx->cudaCached.emplace(live->second, ptr);
@@ -258,12 +327,24 @@ bool checkCopy(const Checker &c, te_rt_context *ctx, const char *dstName,
          c.nonNegative("bytes", bytes);
 }
 
+/// Host copies and synchronization wait for the stream, which a capture
+/// cannot record (CUDA would invalidate the capture): refused up front.
+bool notCapturing(const Checker &c, const te_rt_context *ctx,
+                  const char *what) {
+  if (!ctx->capturing)
+    return true;
+  return c.fail(std::string("cannot ") + what +
+                " while capturing a CUDA graph (call te_rt_capture_end "
+                "first)");
+}
+
 } // namespace
 
 int32_t te_rt_copy_to_backend(te_rt_context *ctx, void *dst,
                               const void *host_src, int64_t bytes) {
   Checker c("te_rt_copy_to_backend");
-  if (!checkCopy(c, ctx, "dst", dst, "host_src", host_src, bytes))
+  if (!checkCopy(c, ctx, "dst", dst, "host_src", host_src, bytes) ||
+      !notCapturing(c, ctx, "copy from the host"))
     return 1;
   if (ctx->backend == TE_RT_BACKEND_CUDA) {
     if (const char *err = te_rt_internal_cuda_copy(
@@ -278,7 +359,8 @@ int32_t te_rt_copy_to_backend(te_rt_context *ctx, void *dst,
 int32_t te_rt_copy_to_host(te_rt_context *ctx, void *host_dst, const void *src,
                            int64_t bytes) {
   Checker c("te_rt_copy_to_host");
-  if (!checkCopy(c, ctx, "host_dst", host_dst, "src", src, bytes))
+  if (!checkCopy(c, ctx, "host_dst", host_dst, "src", src, bytes) ||
+      !notCapturing(c, ctx, "copy to the host"))
     return 1;
   if (ctx->backend == TE_RT_BACKEND_CUDA) {
     if (const char *err = te_rt_internal_cuda_copy(
@@ -292,7 +374,7 @@ int32_t te_rt_copy_to_host(te_rt_context *ctx, void *host_dst, const void *src,
 
 int32_t te_rt_synchronize(te_rt_context *ctx) {
   Checker c("te_rt_synchronize");
-  if (!c.context(ctx))
+  if (!c.context(ctx) || !notCapturing(c, ctx, "synchronize"))
     return 1;
   if (ctx->backend == TE_RT_BACKEND_CUDA) {
     if (const char *err = te_rt_internal_cuda_synchronize(ctx->stream))
@@ -333,6 +415,98 @@ int32_t te_rt_zero(te_rt_context *ctx, void *dst, int64_t bytes) {
   }
   std::memset(dst, 0, static_cast<size_t>(bytes));
   return 0;
+}
+
+//===----------------------------------------------------------------------===//
+// CUDA graphs
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The cuda backend, for the graph calls.
+bool cudaContext(const Checker &c, const te_rt_context *ctx) {
+  if (ctx->backend == TE_RT_BACKEND_CUDA)
+    return true;
+  return c.fail(std::string("CUDA graphs need the cuda backend (this "
+                            "context runs on ") +
+                te_rt_backend_name(ctx->backend) + ")");
+}
+} // namespace
+
+int32_t te_rt_capture_begin(te_rt_context *ctx) {
+  Checker c("te_rt_capture_begin");
+  if (!c.context(ctx) || !cudaContext(c, ctx))
+    return 1;
+  if (ctx->capturing)
+    return c.fail("this context is already capturing a CUDA graph (call "
+                  "te_rt_capture_end first)"),
+           1;
+  te_rt_graph *graph = new (std::nothrow) te_rt_graph;
+  if (!graph)
+    return c.fail("out of host memory"), 1;
+  graph->ctx = ctx;
+  if (const char *err = te_rt_internal_cuda_capture_begin(ctx->stream)) {
+    delete graph;
+    return c.fail(std::string("cudaStreamBeginCapture failed: ") + err), 1;
+  }
+  ctx->capturing = graph;
+  return 0;
+}
+
+int32_t te_rt_capture_end(te_rt_context *ctx, te_rt_graph **graph) {
+  Checker c("te_rt_capture_end");
+  if (graph)
+    *graph = nullptr;
+  if (!c.context(ctx) || !c.notNull("graph", graph) || !cudaContext(c, ctx))
+    return 1;
+  te_rt_graph *g = ctx->capturing;
+  if (!g)
+    return c.fail("this context is not capturing (call te_rt_capture_begin "
+                  "first)"),
+           1;
+  ctx->capturing = nullptr;
+  void *captured = nullptr;
+  const char *err = te_rt_internal_cuda_capture_end(ctx->stream, &captured);
+  std::string what = "cudaStreamEndCapture failed: ";
+  if (!err) {
+    err = te_rt_internal_cuda_graph_instantiate(captured, ctx->stream,
+                                                &g->exec);
+    what = "cannot instantiate the captured graph: ";
+  }
+  if (err) {
+    // Abandoned: the buffers handed out during the capture and not freed
+    // are the caller's again.
+    releaseGraphBuffers(ctx, g, /*keepUnfreed=*/true);
+    delete g;
+    return c.fail(what + err), 1;
+  }
+  *graph = g;
+  return 0;
+}
+
+int32_t te_rt_graph_launch(te_rt_context *ctx, te_rt_graph *graph) {
+  Checker c("te_rt_graph_launch");
+  if (!c.context(ctx) || !c.notNull("graph", graph) || !cudaContext(c, ctx))
+    return 1;
+  if (graph->ctx != ctx)
+    return c.fail("graph was captured on another context"), 1;
+  if (ctx->capturing)
+    return c.fail("cannot launch a graph while capturing a CUDA graph (call "
+                  "te_rt_capture_end first)"),
+           1;
+  if (const char *err =
+          te_rt_internal_cuda_graph_launch(graph->exec, ctx->stream))
+    return c.fail(std::string("cudaGraphLaunch failed: ") + err), 1;
+  return 0;
+}
+
+void te_rt_graph_destroy(te_rt_graph *graph) {
+  if (!graph)
+    return;
+  // Launches in flight finish first; the buffers go to the cache, whose
+  // next users are ordered after them on the context's one stream.
+  te_rt_internal_cuda_graph_exec_destroy(graph->exec);
+  releaseGraphBuffers(graph->ctx, graph, /*keepUnfreed=*/false);
+  delete graph;
 }
 
 } // extern "C"

@@ -1,8 +1,9 @@
 //===- Context.h - te_rt_context and argument checking ----------*- C++ -*-===//
 //
 // The execution context behind the ABI's opaque te_rt_context (backend,
-// CUDA stream and kernel state, fp32 staging buffers of the CPU backend) and
-// the argument checks every te_rt_* call runs before it touches memory.
+// CUDA stream and kernel state, buffer cache, fp32 staging buffers of the
+// CPU backend), the captured CUDA graph behind te_rt_graph, and the
+// argument checks every te_rt_* call runs before it touches memory.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +20,7 @@
 #include <memory>
 #include <new>
 #include <string>
+#include <vector>
 
 struct te_rt_context {
   /// TE_RT_BACKEND_CPU or TE_RT_BACKEND_CUDA (never AUTO).
@@ -43,9 +45,28 @@ struct te_rt_context {
   std::unordered_map<void *, int64_t> cudaLive;
   std::multimap<int64_t, void *> cudaCached;
 
+  /// CUDA graphs. `capturing` is the graph being recorded, between
+  /// te_rt_capture_begin and te_rt_capture_end (null otherwise).
+  /// `graphOwned` holds the buffers (still in cudaLive) that a graph owns:
+  /// those te_rt_alloc handed out during its capture, and those te_rt_free'd
+  /// during it (the captured work may use them); the value says whether
+  /// te_rt_free was called. te_rt_free leaves them alone, so no later
+  /// te_rt_alloc hands out memory a replay still writes;
+  /// te_rt_graph_destroy parks them in cudaCached.
+  te_rt_graph *capturing = nullptr;
+  std::unordered_map<void *, bool> graphOwned;
+
 private:
   std::unique_ptr<float[]> buffers[kScratchSlots];
   int64_t capacity[kScratchSlots] = {};
+};
+
+/// A captured, instantiated CUDA graph (te_rt_capture_end) and the buffers
+/// it owns (see te_rt_context::graphOwned).
+struct te_rt_graph {
+  te_rt_context *ctx = nullptr;
+  void *exec = nullptr; ///< cudaGraphExec_t
+  std::vector<void *> owned;
 };
 
 namespace te::rt {

@@ -1,8 +1,10 @@
 //===- CudaBackend.cpp - te-mlir runtime: CUDA backend ----------*- C++ -*-===//
 //
-// Host side of the CUDA backend: device discovery, the kernel self-test and
-// the buffers, streams and kernel state of CUDA contexts (the compute
-// primitives call runtime-kernels/ from CpuBackend.cpp, after their checks).
+// Host side of the CUDA backend: device discovery, the kernel self-test,
+// the buffers, streams and kernel state of CUDA contexts, and the capture
+// and replay of CUDA graphs (the compute primitives call runtime-kernels/
+// from CpuBackend.cpp, after their checks; the graph calls' checks and
+// buffer ownership are in Context.cpp).
 // Compiled only with TE_ENABLE_CUDA; the kernels live in runtime-kernels/.
 //
 //===----------------------------------------------------------------------===//
@@ -83,8 +85,17 @@ void te_rt_internal_cuda_stream_destroy(void *stream) {
 }
 
 const char *te_rt_internal_cuda_alloc(int64_t bytes, void **ptr) {
+  // While this thread captures a CUDA graph (thread-local mode), cudaMalloc
+  // may be refused as a potentially unsafe call. A plain allocation outside
+  // the graph is what te_rt_alloc wants even then: allow it, for this call
+  // only, by switching the thread to relaxed mode and back.
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  cudaThreadExchangeStreamCaptureMode(&mode);
   // cudaMalloc(0) gives null; a zero-byte buffer still needs its own address.
-  return status(cudaMalloc(ptr, static_cast<size_t>(bytes > 0 ? bytes : 1)));
+  cudaError_t err =
+      cudaMalloc(ptr, static_cast<size_t>(bytes > 0 ? bytes : 1));
+  cudaThreadExchangeStreamCaptureMode(&mode);
+  return status(err);
 }
 
 const char *te_rt_internal_cuda_free(void *ptr) {
@@ -117,4 +128,73 @@ const char *te_rt_internal_cuda_synchronize(void *stream) {
 
 void te_rt_internal_cuda_state_destroy(void *state) {
   te_kernels_state_destroy(static_cast<te_kernels_state *>(state));
+}
+
+//===----------------------------------------------------------------------===//
+// CUDA graphs
+//===----------------------------------------------------------------------===//
+
+const char *te_rt_internal_cuda_capture_begin(void *stream) {
+  // Thread-local mode: a call on this thread that cannot be captured (a
+  // synchronization, cudaFree, a pageable copy) fails and invalidates the
+  // capture, which te_rt_capture_end then reports; the global mode would
+  // also fail unsafe calls of unrelated threads (other contexts), and the
+  // relaxed mode would let them through unchecked.
+  return status(cudaStreamBeginCapture(static_cast<cudaStream_t>(stream),
+                                       cudaStreamCaptureModeThreadLocal));
+}
+
+const char *te_rt_internal_cuda_capture_end(void *stream, void **graph) {
+  cudaGraph_t g = nullptr;
+  cudaError_t err = cudaStreamEndCapture(static_cast<cudaStream_t>(stream), &g);
+  if (err != cudaSuccess) {
+    if (g)
+      cudaGraphDestroy(g);
+    cudaGetLastError(); // the error is reported here, not by a later call
+    *graph = nullptr;
+    return cudaGetErrorString(err);
+  }
+  *graph = g;
+  return nullptr;
+}
+
+void te_rt_internal_cuda_graph_discard(void *graph) {
+  if (graph)
+    cudaGraphDestroy(static_cast<cudaGraph_t>(graph));
+}
+
+const char *te_rt_internal_cuda_graph_instantiate(void *graph, void *stream,
+                                                  void **exec) {
+  cudaGraph_t g = static_cast<cudaGraph_t>(graph);
+  cudaGraphExec_t e = nullptr;
+  cudaError_t err = cudaGraphInstantiate(&e, g, 0);
+  cudaGraphDestroy(g);
+  if (err == cudaSuccess) {
+    // Upload now so that the first launch is not slower than the others.
+    err = cudaGraphUpload(e, static_cast<cudaStream_t>(stream));
+    if (err != cudaSuccess)
+      cudaGraphExecDestroy(e);
+  }
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    *exec = nullptr;
+    return cudaGetErrorString(err);
+  }
+  *exec = e;
+  return nullptr;
+}
+
+const char *te_rt_internal_cuda_graph_launch(void *exec, void *stream) {
+  return status(cudaGraphLaunch(static_cast<cudaGraphExec_t>(exec),
+                                static_cast<cudaStream_t>(stream)));
+}
+
+void te_rt_internal_cuda_graph_exec_destroy(void *exec) {
+  if (!exec)
+    return;
+  // Also when this thread captures another graph meanwhile.
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  cudaThreadExchangeStreamCaptureMode(&mode);
+  cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(exec));
+  cudaThreadExchangeStreamCaptureMode(&mode);
 }

@@ -27,7 +27,9 @@ const char *te_rt_internal_cuda_unavailable_reason();
 /// Creates the stream of a CUDA context in *stream.
 const char *te_rt_internal_cuda_stream_create(void **stream);
 void te_rt_internal_cuda_stream_destroy(void *stream);
-/// cudaMalloc of max(bytes, 1) (256-byte aligned by the driver).
+/// cudaMalloc of max(bytes, 1) (256-byte aligned by the driver). Runs in
+/// relaxed capture mode, so that it also works while this thread captures a
+/// CUDA graph (the allocation is not part of the graph).
 const char *te_rt_internal_cuda_alloc(int64_t bytes, void **ptr);
 const char *te_rt_internal_cuda_free(void *ptr);
 
@@ -42,5 +44,28 @@ const char *te_rt_internal_cuda_zero(void *stream, void *dst, int64_t bytes);
 const char *te_rt_internal_cuda_synchronize(void *stream);
 /// Frees a context's kernel state (te_kernels_state; null is fine).
 void te_rt_internal_cuda_state_destroy(void *state);
+
+//===----------------------------------------------------------------------===//
+// CUDA graphs (CudaBackend.cpp; without TE_RT_HAVE_CUDA every one fails).
+// Each returns null on success, else a static message.
+//===----------------------------------------------------------------------===//
+
+/// Starts capturing `stream` in thread-local mode: CUDA calls that cannot be
+/// captured fail on this thread (instead of being silently left out), and
+/// other threads, with their own contexts and streams, are not affected.
+const char *te_rt_internal_cuda_capture_begin(void *stream);
+/// Ends the capture of `stream` (begun on this thread) into *graph (a
+/// cudaGraph_t; null on failure). The stream stops capturing either way.
+const char *te_rt_internal_cuda_capture_end(void *stream, void **graph);
+/// Destroys a captured `graph` that will not be instantiated (null is fine).
+void te_rt_internal_cuda_graph_discard(void *graph);
+/// Instantiates `graph` into *exec (a cudaGraphExec_t) and uploads it to
+/// the device on `stream`; destroys `graph` either way.
+const char *te_rt_internal_cuda_graph_instantiate(void *graph, void *stream,
+                                                  void **exec);
+/// Queues one launch of `exec` on `stream`.
+const char *te_rt_internal_cuda_graph_launch(void *exec, void *stream);
+/// Destroys `exec`; launches in flight complete first (asynchronously).
+void te_rt_internal_cuda_graph_exec_destroy(void *exec);
 
 #endif // TE_LIB_RUNTIME_RUNTIMEINTERNAL_H

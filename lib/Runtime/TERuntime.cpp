@@ -138,4 +138,21 @@ const char *te_rt_internal_cuda_synchronize(void *) {
   return te_rt_internal_cuda_unavailable_reason();
 }
 void te_rt_internal_cuda_state_destroy(void *) {}
+const char *te_rt_internal_cuda_capture_begin(void *) {
+  return te_rt_internal_cuda_unavailable_reason();
+}
+const char *te_rt_internal_cuda_capture_end(void *, void **graph) {
+  *graph = nullptr;
+  return te_rt_internal_cuda_unavailable_reason();
+}
+void te_rt_internal_cuda_graph_discard(void *) {}
+const char *te_rt_internal_cuda_graph_instantiate(void *, void *,
+                                                  void **exec) {
+  *exec = nullptr;
+  return te_rt_internal_cuda_unavailable_reason();
+}
+const char *te_rt_internal_cuda_graph_launch(void *, void *) {
+  return te_rt_internal_cuda_unavailable_reason();
+}
+void te_rt_internal_cuda_graph_exec_destroy(void *) {}
 #endif

@@ -16,6 +16,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <vector>
 
 struct te_kernels_state {
   cudaStream_t stream = nullptr;
@@ -24,6 +25,18 @@ struct te_kernels_state {
   size_t workspaceBytes = 0;
   float *scratch = nullptr; // grow-only, stream-ordered
   int64_t scratchElems = 0;
+  /// Scratch buffers replaced by a larger one. A CUDA graph captured before
+  /// the growth still reads the old buffer on every replay, so a retired
+  /// buffer is freed only with the state (after te_kernels_state_destroy
+  /// has waited for the stream, which still exists then).
+  std::vector<float *> retiredScratch;
+
+  ~te_kernels_state() {
+    for (float *p : retiredScratch)
+      cudaFreeAsync(p, stream);
+    if (!retiredScratch.empty())
+      cudaStreamSynchronize(stream);
+  }
 };
 
 namespace te::kernels {
@@ -37,7 +50,8 @@ inline const char *status(cudaError_t err) {
 inline const char *launched() { return status(cudaGetLastError()); }
 
 /// A device fp32 buffer of at least `elems` elements, valid on s->stream
-/// until the next call.
+/// until the next call. Growing it while s->stream is capturing a CUDA
+/// graph fails (run the captured work once before capturing).
 const char *scratch(te_kernels_state *s, int64_t elems, float **out);
 
 /// dbias[cols] = column sums of dy (the bias-gradient kernel), for the

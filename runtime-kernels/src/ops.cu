@@ -5,7 +5,8 @@
 // CPU reference's formulas (lib/Runtime/cpu/Reference.cpp); each output is
 // rounded once, to nearest even, with the same bit conversions as the CPU
 // backend. Column sums (dgamma, dbeta, dbias) are deterministic: fixed row
-// chunks summed per column, then the chunk partials summed in order.
+// chunks summed per column, then the chunk partials summed in order (the
+// norms' fast path: one partial row per CTA, summed in a fixed order).
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +15,7 @@
 
 #include <algorithm>
 #include <new>
+#include <type_traits>
 
 using namespace te::kernels;
 
@@ -290,6 +292,509 @@ template <typename E> struct NormGradTerms {
 };
 
 //===----------------------------------------------------------------------===//
+// Normalization, fast path
+//===----------------------------------------------------------------------===//
+//
+// Taken when cols is a multiple of P = 16 / sizeof(T) (8 bf16/f16, 4 f32),
+// the row tensors and gamma/beta are 16-byte aligned and a row fits the
+// largest row group (16384 bf16/f16, 8192 f32 elements); everything else
+// takes the one-CTA-per-row kernels above.
+//
+// A row is owned by a row group of W warps and held in registers: thread t
+// of the group owns the 16-byte vectors t, t + 32 W, ... (V of them:
+// coalesced 16-byte loads and stores), W the fewest (a power of two) that
+// cover the row. Statistics are fp32 as in the reference: warp shuffles,
+// then the W warp sums added in warp order through shared memory (a named
+// barrier per group); the mean, then the centered second moment from the
+// registers (two passes). CTAs hold several groups and are persistent: the
+// grid is what the device runs at once, striding over the rows, and each
+// thread loads the next row while it computes the current one. gamma and
+// beta are re-read per row (L1 hits) rather than held in registers.
+//
+// Backward: each thread also sums the dgamma (dbeta) terms of its columns
+// over its rows in registers; the CTA adds its groups' sums in group order
+// through shared memory and writes one fp32 partial row, and normColFinish
+// adds the partials in a fixed order. No atomics: the result is a function
+// of the shape and the grid (the device's CTA capacity).
+
+constexpr int kNormMaxWarps = 16; // warps per row group
+constexpr int kNormFwdVecs = 4;   // forward: 16-byte vectors per thread
+constexpr int kNormFwdCta = 256;  // forward: threads per CTA (at least)
+// Backward: one CTA of 512 threads per SM (up to 128 registers a thread:
+// the column sums, this row and the next); measured on the H200 against
+// 2 CTAs of 256 (same speed within 2%, twice the partial rows) and the
+// 32-column, no-prefetch layout (10-50% slower).
+constexpr int kNormBwdCta = 512;
+
+/// Threads per CTA for row groups of w warps, at least cta.
+constexpr int normCta(int cta, int w) { return 32 * w > cta ? 32 * w : cta; }
+
+/// Elements per 16-byte vector.
+template <typename E> constexpr int perVec() {
+  return 16 / static_cast<int>(sizeof(typename E::T));
+}
+
+/// Backward: 16-byte vectors per thread (16 columns; 32 for the widest
+/// 16-bit rows, W = 16).
+template <typename E> constexpr int bwdVecs() { return 16 / perVec<E>(); }
+
+__device__ inline uint4 ldVec(const uint4 *p) { return __ldg(p); }
+
+/// A 16-byte load issued where it is written: a volatile asm that the
+/// compiler neither hoists out of the row loop nor merges with another
+/// load, so that gamma and beta are re-read per row (L1 hits) instead of
+/// holding registers across it.
+__device__ inline uint4 ldVecHere(const uint4 *p) {
+  uint4 r;
+  asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+               : "l"(p));
+  return r;
+}
+
+template <typename E>
+__device__ inline void unpack(const uint4 &r, float (&f)[perVec<E>()]) {
+  const uint32_t w[4] = {r.x, r.y, r.z, r.w};
+  if constexpr (perVec<E>() == 4) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+      f[i] = __uint_as_float(w[i]);
+  } else {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      f[2 * i] = E::load(static_cast<uint16_t>(w[i] & 0xffffu));
+      f[2 * i + 1] = E::load(static_cast<uint16_t>(w[i] >> 16));
+    }
+  }
+}
+
+/// lo and hi rounded once to nearest even, lo in the low half: E::store's
+/// bits (the paired conversion instruction; E::store itself for NaNs).
+__device__ inline uint32_t pack2(BF16, float lo, float hi) {
+  uint32_t r;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  if (lo != lo || hi != hi)
+    r = BF16::store(lo) | static_cast<uint32_t>(BF16::store(hi)) << 16;
+  return r;
+}
+__device__ inline uint32_t pack2(F16, float lo, float hi) {
+  uint32_t r;
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  if (lo != lo || hi != hi)
+    r = F16::store(lo) | static_cast<uint32_t>(F16::store(hi)) << 16;
+  return r;
+}
+
+template <typename E>
+__device__ inline uint4 pack(const float (&f)[perVec<E>()]) {
+  uint32_t w[4];
+  if constexpr (perVec<E>() == 4) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+      w[i] = __float_as_uint(f[i]);
+  } else {
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+      w[i] = pack2(E{}, f[2 * i], f[2 * i + 1]);
+  }
+  return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+/// v[k] = its sum over the calling thread's row group of W warps: warp
+/// shuffles, then the warp sums in warp order (deterministic), exchanged
+/// through red (2 * K * 32 floats, the half given by phase, which flips:
+/// consecutive calls alternate halves, so one barrier per call suffices).
+/// The W warps of the group call it together (named barrier 1 + group).
+template <int W, int K>
+__device__ inline void groupSum(float (&v)[K], float *red, int &phase) {
+#pragma unroll
+  for (int k = 0; k < K; ++k)
+    v[k] = warpSum(v[k]);
+  if constexpr (W > 1) {
+    float *r = red + phase * (K * 32);
+    phase ^= 1;
+    const int warp = threadIdx.x >> 5, first = warp & ~(W - 1);
+    if ((threadIdx.x & 31) == 0)
+#pragma unroll
+      for (int k = 0; k < K; ++k)
+        r[k * 32 + warp] = v[k];
+    asm volatile("bar.sync %0, %1;" ::"r"(1 + warp / W), "n"(32 * W)
+                 : "memory");
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      float s = r[k * 32 + first];
+#pragma unroll
+      for (int w = 1; w < W; ++w)
+        s += r[k * 32 + first + w];
+      v[k] = s;
+    }
+  }
+}
+
+template <typename E, int W>
+__global__ void __launch_bounds__(normCta(kNormFwdCta, W),
+                                  768 / normCta(kNormFwdCta, W))
+    normFwdFast(bool rms, const typename E::T *__restrict__ x,
+                const typename E::T *__restrict__ gamma,
+                const typename E::T *__restrict__ beta, float eps, bool zc,
+                int64_t rows, int cols, typename E::T *__restrict__ z,
+                float *__restrict__ mu, float *__restrict__ rsigma) {
+  constexpr int P = perVec<E>(), V = kNormFwdVecs, G = 32 * W;
+  constexpr int GROUPS = normCta(kNormFwdCta, W) / G;
+  __shared__ float red[2 * 32];
+  const int group = threadIdx.x / G, t = threadIdx.x % G;
+  const int nvec = cols / P;
+  const float rn = 1.0f / static_cast<float>(cols);
+  const uint4 zero = make_uint4(0, 0, 0, 0);
+  const bool addBeta = !rms && beta;
+  bool live[V];
+#pragma unroll
+  for (int v = 0; v < V; ++v)
+    live[v] = v * G + t < nvec;
+  const uint4 *gr = reinterpret_cast<const uint4 *>(gamma) + t;
+  const uint4 *br = reinterpret_cast<const uint4 *>(beta) + t;
+  const int64_t step = static_cast<int64_t>(gridDim.x) * GROUPS;
+  int64_t row = static_cast<int64_t>(blockIdx.x) * GROUPS + group;
+  uint4 nx[V]; // the next row (loaded while the current one is computed)
+  auto load = [&](int64_t r) {
+    const uint4 *xr =
+        reinterpret_cast<const uint4 *>(x + (r < rows ? r : 0) * cols) + t;
+#pragma unroll
+    for (int v = 0; v < V; ++v)
+      nx[v] = r < rows && live[v] ? ldVec(xr + v * G) : zero;
+  };
+  load(row);
+  int phase = 0;
+  for (; row - group < rows; row += step) {
+    const bool ok = row < rows;
+    uint4 rx[V];
+#pragma unroll
+    for (int v = 0; v < V; ++v)
+      rx[v] = nx[v];
+    load(row + step);
+    float mean = 0.0f;
+    if (!rms) {
+      float s[1] = {0.0f};
+#pragma unroll
+      for (int v = 0; v < V; ++v) {
+        float xv[P];
+        unpack<E>(rx[v], xv);
+#pragma unroll
+        for (int e = 0; e < P; ++e)
+          s[0] += xv[e];
+      }
+      groupSum<W>(s, red, phase);
+      mean = s[0] * rn;
+    }
+    float m2[1] = {0.0f};
+#pragma unroll
+    for (int v = 0; v < V; ++v) {
+      if (!live[v])
+        continue;
+      float xv[P];
+      unpack<E>(rx[v], xv);
+#pragma unroll
+      for (int e = 0; e < P; ++e) {
+        float c = xv[e] - mean;
+        m2[0] += c * c;
+      }
+    }
+    groupSum<W>(m2, red, phase);
+    const float rs = 1.0f / sqrtf(m2[0] * rn + eps);
+    if (!ok)
+      continue;
+    uint4 *zr = reinterpret_cast<uint4 *>(z + row * cols) + t;
+#pragma unroll
+    for (int v = 0; v < V; ++v) {
+      if (!live[v])
+        continue;
+      float xv[P], gv[P], bv[P], o[P];
+      unpack<E>(rx[v], xv);
+      unpack<E>(ldVecHere(gr + v * G), gv);
+      unpack<E>(addBeta ? ldVecHere(br + v * G) : zero, bv);
+#pragma unroll
+      for (int e = 0; e < P; ++e) {
+        float y = (xv[e] - mean) * rs;
+        float val = (zc ? gv[e] + 1.0f : gv[e]) * y;
+        if (addBeta)
+          val += bv[e];
+        o[e] = val;
+      }
+      zr[v * G] = pack<E>(o);
+    }
+    if (t == 0) {
+      if (!rms)
+        mu[row] = mean;
+      rsigma[row] = rs;
+    }
+  }
+}
+
+/// dx, and one partial row of dgamma (and dbeta) sums per CTA:
+/// partial[blockIdx.x * cols + j] (partial[(gridDim.x + blockIdx.x) * cols
+/// + j]). Dynamic shared memory: (CTA / 32 W) * cols floats when the CTA
+/// has several row groups.
+template <typename E, int W, int V>
+__global__ void __launch_bounds__(normCta(kNormBwdCta, W), 1)
+    normBwdFast(bool rms, const typename E::T *__restrict__ dz,
+                const typename E::T *__restrict__ x,
+                const float *__restrict__ mu, const float *__restrict__ rsigma,
+                const typename E::T *__restrict__ gamma, bool zc, int64_t rows,
+                int cols, bool wantBeta, typename E::T *__restrict__ dx,
+                float *__restrict__ partial) {
+  constexpr int P = perVec<E>(), G = 32 * W;
+  constexpr int CTA = normCta(kNormBwdCta, W), GROUPS = CTA / G;
+  extern __shared__ float4 combine[];
+  __shared__ float red[2 * 2 * 32];
+  const int group = threadIdx.x / G, t = threadIdx.x % G;
+  const int nvec = cols / P;
+  const float rn = 1.0f / static_cast<float>(cols);
+  const uint4 zero = make_uint4(0, 0, 0, 0);
+  bool live[V];
+  float dg[V][P], db[V][P];
+#pragma unroll
+  for (int v = 0; v < V; ++v) {
+    live[v] = v * G + t < nvec;
+#pragma unroll
+    for (int e = 0; e < P; ++e)
+      dg[v][e] = db[v][e] = 0.0f;
+  }
+  const uint4 *gr = reinterpret_cast<const uint4 *>(gamma) + t;
+  const int64_t step = static_cast<int64_t>(gridDim.x) * GROUPS;
+  int64_t row = static_cast<int64_t>(blockIdx.x) * GROUPS + group;
+  // The next row's dz, x, mean and rsigma, loaded during the current row.
+  uint4 nd[V], nx[V];
+  float nmean = 0.0f, nrs = 0.0f;
+  auto load = [&](int64_t r) {
+    const bool in = r < rows;
+    const int64_t off = (in ? r : 0) * cols;
+    const uint4 *dzr = reinterpret_cast<const uint4 *>(dz + off) + t;
+    const uint4 *xr = reinterpret_cast<const uint4 *>(x + off) + t;
+#pragma unroll
+    for (int v = 0; v < V; ++v) {
+      nd[v] = in && live[v] ? ldVec(dzr + v * G) : zero;
+      nx[v] = in && live[v] ? ldVec(xr + v * G) : zero;
+    }
+    nmean = in && !rms ? mu[r] : 0.0f;
+    nrs = in ? rsigma[r] : 0.0f;
+  };
+  // Prefetching the next row needs registers that 32 columns per thread
+  // (the widest 16-bit rows) do not leave.
+  constexpr bool kPrefetch = V * P <= 16;
+  if (kPrefetch)
+    load(row);
+  int phase = 0;
+  for (; row - group < rows; row += step) {
+    const bool ok = row < rows;
+    if (!kPrefetch)
+      load(row);
+    uint4 rd[V], rx[V];
+#pragma unroll
+    for (int v = 0; v < V; ++v)
+      rd[v] = nd[v], rx[v] = nx[v];
+    const float mean = nmean, rs = nrs;
+    if (kPrefetch)
+      load(row + step);
+    // g = gamma~ * dz; m1 = mean(g) (LayerNorm only); m2 = mean(g * y)
+    float m[2] = {0.0f, 0.0f};
+#pragma unroll
+    for (int v = 0; v < V; ++v) {
+      if (!live[v])
+        continue;
+      float fd[P], fx[P], fg[P];
+      unpack<E>(rd[v], fd);
+      unpack<E>(rx[v], fx);
+      unpack<E>(ldVecHere(gr + v * G), fg);
+#pragma unroll
+      for (int e = 0; e < P; ++e) {
+        float y = (fx[e] - mean) * rs;
+        float gg = (zc ? fg[e] + 1.0f : fg[e]) * fd[e];
+        m[0] += gg;
+        m[1] += gg * y;
+        dg[v][e] += fd[e] * y;
+        db[v][e] += fd[e];
+      }
+    }
+    groupSum<W>(m, red, phase);
+    const float m1 = rms ? 0.0f : m[0] * rn, m2 = m[1] * rn;
+    if (!ok)
+      continue;
+    uint4 *dxr = reinterpret_cast<uint4 *>(dx + row * cols) + t;
+#pragma unroll
+    for (int v = 0; v < V; ++v) {
+      if (!live[v])
+        continue;
+      float fd[P], fx[P], fg[P], o[P];
+      unpack<E>(rd[v], fd);
+      unpack<E>(rx[v], fx);
+      unpack<E>(ldVecHere(gr + v * G), fg);
+#pragma unroll
+      for (int e = 0; e < P; ++e) {
+        float y = (fx[e] - mean) * rs;
+        float gg = (zc ? fg[e] + 1.0f : fg[e]) * fd[e];
+        o[e] = rs * (gg - (m2 * y + m1));
+      }
+      dxr[v * G] = pack<E>(o);
+    }
+  }
+  float4 *out = reinterpret_cast<float4 *>(partial);
+  const int c4 = cols / 4; // float4s per row
+  // One plane (dgamma or dbeta) of the CTA's partial row.
+  auto emit = [&](const float (&a)[V][P], int plane) {
+    float4 *dst = out + (static_cast<int64_t>(plane) * gridDim.x +
+                         blockIdx.x) * c4;
+    if constexpr (GROUPS == 1) {
+#pragma unroll
+      for (int v = 0; v < V; ++v) {
+        if (!live[v])
+          continue;
+#pragma unroll
+        for (int h = 0; h < P / 4; ++h)
+          dst[(v * G + t) * (P / 4) + h] =
+              make_float4(a[v][4 * h], a[v][4 * h + 1], a[v][4 * h + 2],
+                          a[v][4 * h + 3]);
+      }
+    } else {
+      // Every group's sums into shared memory, then each column summed
+      // over the groups in group order by one thread of the CTA.
+#pragma unroll
+      for (int v = 0; v < V; ++v) {
+        if (!live[v])
+          continue;
+#pragma unroll
+        for (int h = 0; h < P / 4; ++h)
+          combine[group * c4 + (v * G + t) * (P / 4) + h] =
+              make_float4(a[v][4 * h], a[v][4 * h + 1], a[v][4 * h + 2],
+                          a[v][4 * h + 3]);
+      }
+      __syncthreads();
+      for (int c = threadIdx.x; c < c4; c += CTA) {
+        float4 s = combine[c];
+#pragma unroll
+        for (int k = 1; k < GROUPS; ++k) {
+          const float4 u = combine[k * c4 + c];
+          s.x += u.x, s.y += u.y, s.z += u.z, s.w += u.w;
+        }
+        dst[c] = s;
+      }
+      __syncthreads(); // combine is reused by the next plane
+    }
+  };
+  emit(dg, 0);
+  if (wantBeta)
+    emit(db, 1);
+}
+
+constexpr int kFinishSlices = 16;
+
+/// out[j] = the sum over c < parts of plane[c * cols + j], plane being the
+/// first (blockIdx.y = 0, into out0) or second (into out1) parts x cols
+/// block of partial: kFinishSlices strided slices summed in order, then the
+/// slices in order. Blocks of 32 x kFinishSlices threads, 32 columns each.
+template <typename E>
+__global__ void normColFinish(const float *__restrict__ partial, int parts,
+                              int cols, typename E::T *out0,
+                              typename E::T *out1) {
+  __shared__ float slice[kFinishSlices][33];
+  const int j = blockIdx.x * 32 + threadIdx.x;
+  const float *p =
+      partial + static_cast<int64_t>(blockIdx.y) * parts * cols + j;
+  float s = 0.0f;
+  if (j < cols)
+#pragma unroll 4
+    for (int c = threadIdx.y; c < parts; c += kFinishSlices)
+      s += p[static_cast<int64_t>(c) * cols];
+  slice[threadIdx.y][threadIdx.x] = s;
+  __syncthreads();
+  if (threadIdx.y != 0 || j >= cols)
+    return;
+  float r = slice[0][threadIdx.x];
+  for (int k = 1; k < kFinishSlices; ++k)
+    r += slice[k][threadIdx.x];
+  (blockIdx.y ? out1 : out0)[j] = E::store(r);
+}
+
+/// Warps per row group for rows of cols elements, v 16-byte vectors of P
+/// elements per thread; 0 when even kNormMaxWarps do not cover a row.
+int normWarps(int64_t cols, int P, int v) {
+  if (cols % P != 0)
+    return 0;
+  for (int w = 1; w <= kNormMaxWarps; w *= 2)
+    if (int64_t(32) * w * v * P >= cols)
+      return w;
+  return 0;
+}
+
+/// The grid of a persistent kernel: the CTAs the device runs at once, at
+/// most want (at least one).
+template <typename K>
+const char *persistentGrid(K kernel, int cta, size_t smem, int64_t want,
+                           unsigned *grid) {
+  int dev = 0, sms = 0, per = 0;
+  if (const char *err = status(cudaGetDevice(&dev)))
+    return err;
+  if (const char *err = status(
+          cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)))
+    return err;
+  if (const char *err = status(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+          &per, kernel, cta, smem)))
+    return err;
+  int64_t most = int64_t(std::max(sms, 1)) * std::max(per, 1);
+  *grid = static_cast<unsigned>(std::max<int64_t>(1, std::min(want, most)));
+  return nullptr;
+}
+
+/// Calls fn(std::integral_constant<int, w>{}) for w in 1, 2, ..., 16.
+template <typename Fn> const char *byWarps(int w, Fn fn) {
+  switch (w) {
+  case 1:
+    return fn(std::integral_constant<int, 1>{});
+  case 2:
+    return fn(std::integral_constant<int, 2>{});
+  case 4:
+    return fn(std::integral_constant<int, 4>{});
+  case 8:
+    return fn(std::integral_constant<int, 8>{});
+  case 16:
+    return fn(std::integral_constant<int, 16>{});
+  }
+  return "unsupported row group";
+}
+
+/// normBwdFast<E, W, V> and its finishing kernel on s's stream.
+template <typename E, int W, int V>
+const char *normBwdLaunch(te_kernels_state *s, bool rms,
+                          const typename E::T *dz, const typename E::T *x,
+                          const float *mu, const float *rsigma,
+                          const typename E::T *gamma, bool zc, int64_t rows,
+                          int64_t cols, typename E::T *dx,
+                          typename E::T *dgamma, typename E::T *dbeta) {
+  constexpr int CTA = normCta(kNormBwdCta, W), GROUPS = CTA / (32 * W);
+  size_t smem =
+      GROUPS > 1 ? size_t(GROUPS) * static_cast<size_t>(cols) * sizeof(float)
+                 : 0;
+  unsigned grid = 0;
+  if (const char *err = persistentGrid(normBwdFast<E, W, V>, CTA, smem,
+                                       (rows + GROUPS - 1) / GROUPS, &grid))
+    return err;
+  int planes = dbeta ? 2 : 1;
+  float *partial = nullptr;
+  if (const char *err = scratch(s, int64_t(planes) * grid * cols, &partial))
+    return err;
+  normBwdFast<E, W, V><<<grid, CTA, smem, s->stream>>>(
+      rms, dz, x, mu, rsigma, gamma, zc, rows, static_cast<int>(cols),
+      dbeta != nullptr, dx, partial);
+  if (const char *err = launched())
+    return err;
+  dim3 block(32, kFinishSlices);
+  dim3 blocks(static_cast<unsigned>((cols + 31) / 32),
+              static_cast<unsigned>(planes));
+  normColFinish<E><<<blocks, block, 0, s->stream>>>(
+      partial, static_cast<int>(grid), static_cast<int>(cols), dgamma, dbeta);
+  return launched();
+}
+
+//===----------------------------------------------------------------------===//
 // Activations (lib/Runtime/cpu/Reference.cpp's formulas)
 //===----------------------------------------------------------------------===//
 
@@ -526,9 +1031,23 @@ namespace te::kernels {
 
 const char *scratch(te_kernels_state *s, int64_t elems, float **out) {
   if (elems > s->scratchElems) {
-    if (s->scratch)
-      if (const char *err = status(cudaFreeAsync(s->scratch, s->stream)))
-        return err;
+    // Inside a capture, cudaMallocAsync would become the graph's own
+    // allocation (absent outside replays): refuse the growth instead.
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    if (const char *err = status(cudaStreamIsCapturing(s->stream, &capture)))
+      return err;
+    if (capture != cudaStreamCaptureStatusNone)
+      return "the scratch buffer would grow while a CUDA graph is being "
+             "captured (run the captured work once before capturing)";
+    // A captured graph may still read the old buffer: retire it (freed
+    // with the state) instead of freeing it.
+    if (s->scratch) {
+      try {
+        s->retiredScratch.push_back(s->scratch);
+      } catch (...) {
+        return "out of host memory";
+      }
+    }
     int64_t grown = std::max(elems, s->scratchElems + s->scratchElems / 2);
     s->scratch = nullptr;
     s->scratchElems = 0;
@@ -598,14 +1117,30 @@ const char *te_kernels_norm_fwd(te_kernels_state *s, int rms, int dtype,
                                 float *rsigma) {
   if (rows == 0)
     return nullptr;
-  return byDtype(dtype, [&](auto e) {
+  return byDtype(dtype, [&](auto e) -> const char * {
     using E = decltype(e);
     using T = typename E::T;
+    const T *X = static_cast<const T *>(x), *G = static_cast<const T *>(gamma),
+            *B = static_cast<const T *>(beta);
+    T *Z = static_cast<T *>(z);
+    int wpr = normWarps(cols, perVec<E>(), kNormFwdVecs);
+    if (wpr && aligned16(x) && aligned16(gamma) && (!beta || aligned16(beta)) &&
+        aligned16(z))
+      return byWarps(wpr, [&](auto w) -> const char * {
+        constexpr int W = decltype(w)::value, CTA = normCta(kNormFwdCta, W);
+        constexpr int GROUPS = CTA / (32 * W);
+        unsigned grid = 0;
+        if (const char *err = persistentGrid(
+                normFwdFast<E, W>, CTA, 0, (rows + GROUPS - 1) / GROUPS, &grid))
+          return err;
+        normFwdFast<E, W><<<grid, CTA, 0, s->stream>>>(
+            rms != 0, X, G, B, eps, zero_centered != 0, rows,
+            static_cast<int>(cols), Z, mu, rsigma);
+        return launched();
+      });
     normFwdKernel<E>
         <<<static_cast<unsigned>(rows), rowThreads(cols), 0, s->stream>>>(
-            rms != 0, static_cast<const T *>(x), static_cast<const T *>(gamma),
-            static_cast<const T *>(beta), eps, zero_centered != 0, cols,
-            static_cast<T *>(z), mu, rsigma);
+            rms != 0, X, G, B, eps, zero_centered != 0, cols, Z, mu, rsigma);
     return launched();
   });
 }
@@ -619,6 +1154,26 @@ const char *te_kernels_norm_bwd(te_kernels_state *s, int rms, int dtype,
     using E = decltype(e);
     using T = typename E::T;
     const T *DZ = static_cast<const T *>(dz), *X = static_cast<const T *>(x);
+    // 16 columns per thread; 32 for 16-bit rows too wide for that.
+    constexpr int V = bwdVecs<E>();
+    int wpr = normWarps(cols, perVec<E>(), V), wide = 0;
+    if (!wpr && V < 4)
+      wide = normWarps(cols, perVec<E>(), 4) == kNormMaxWarps;
+    if ((wpr || wide) && rows > 0 && aligned16(dz) && aligned16(x) &&
+        aligned16(gamma) && aligned16(dx)) {
+      const T *Gm = static_cast<const T *>(gamma);
+      T *DX = static_cast<T *>(dx), *DG = static_cast<T *>(dgamma),
+        *DB = static_cast<T *>(dbeta);
+      bool zc = zero_centered != 0;
+      if (wide)
+        return normBwdLaunch<E, kNormMaxWarps, 4>(s, rms != 0, DZ, X, mu,
+                                                  rsigma, Gm, zc, rows, cols,
+                                                  DX, DG, DB);
+      return byWarps(wpr, [&](auto w) -> const char * {
+        return normBwdLaunch<E, decltype(w)::value, V>(
+            s, rms != 0, DZ, X, mu, rsigma, Gm, zc, rows, cols, DX, DG, DB);
+      });
+    }
     if (rows > 0) {
       normBwdKernel<E>
           <<<static_cast<unsigned>(rows), rowThreads(cols), 0, s->stream>>>(

@@ -57,7 +57,7 @@
 // RUN: not te-run %t/lib.so --entry f --input arg0=%t/x5.npy --input 1=%t/w_bad.npy --random 2 2>&1 | FileCheck %s --check-prefix=STATIC
 // STATIC: te-run: error: f: arg1 dim 1 must be 64, got [32x48]
 // RUN: not te-run %t/lib.so --entry f --input arg0=%t/x_f64.npy --random 2 2>&1 | FileCheck %s --check-prefix=DTYPE
-// DTYPE: te-run: error: '{{.*}}x_f64.npy': unsupported dtype '<f8' (expected '<f4' float32, '<f2' float16, or '<u2' bf16 bits)
+// DTYPE: te-run: error: '{{.*}}x_f64.npy': unsupported dtype '<f8' (expected '<f4' float32, '<f2' float16, '<u2' bf16 bits or '|u1' quantized-tensor bytes)
 // RUN: not te-run %t/lib.so --entry f --input arg0=%t/junk.npy --random 2 2>&1 | FileCheck %s --check-prefix=JUNK
 // JUNK: te-run: error: '{{.*}}junk.npy' is not a .npy file (bad magic)
 // RUN: not te-run %t/lib.so --entry f --input arg0=%t/missing.npy 2>&1 | FileCheck %s --check-prefix=MISSING
@@ -76,6 +76,13 @@
 // NOLIB: te-run: error: cannot load '{{.*}}nothing.so': no such file
 // RUN: not te-run %t/f.o --list 2>&1 | FileCheck %s --check-prefix=NOTLIB
 // NOTLIB: te-run: error: cannot load '{{.*}}f.o':
+// CUDA graphs (--graph) need the cuda backend and --bench.
+// RUN: not te-run %t/lib.so --entry f --random 1 --backend cpu --bench 2 --graph 2>&1 | FileCheck %s --check-prefix=GRAPHCPU
+// GRAPHCPU: te-run: error: --graph: CUDA graphs need the cuda backend (this context runs on cpu; use --backend cuda)
+// RUN: not te-run %t/lib.so --step f --random 1 --backend cpu --graph 2>&1 | FileCheck %s --check-prefix=GRAPHBENCH
+// GRAPHBENCH: te-run: error: --graph times graph launches: give --bench N (N > 0) too
+// RUN: te-run %t/lib.so --help | FileCheck %s --check-prefix=HELP
+// HELP: --graph {{.*}}with --bench, on the cuda backend
 //
 // Errors: te-compile options and inputs.
 // RUN: not te-compile %s --emit=exe -o %t/x 2>&1 | FileCheck %s --check-prefix=EMIT
@@ -88,8 +95,8 @@
 // CKPT: te-compile: error: --checkpoint needs --train
 // RUN: not te-compile %s --recipe=fp9 -o %t/x 2>&1 | FileCheck %s --check-prefix=RECIPE
 // RECIPE: unknown recipe 'fp9'
-// RUN: not te-compile %s --recipe=fp8-current -o %t/x 2>&1 | FileCheck %s --check-prefix=QUANT
-// QUANT: error: te-decompose: recipe fp8-current is not decomposed yet
+// RUN: not te-compile %s --recipe=mxfp8 -o %t/x 2>&1 | FileCheck %s --check-prefix=QUANT
+// QUANT: error: te-decompose: recipe mxfp8 is not decomposed yet
 // QUANT: te-compile: error: compilation of {{.*}} failed (see above)
 // RUN: not te-compile %t/absent.mlir -o %t/x 2>&1 | FileCheck %s --check-prefix=NOFILE
 // NOFILE: te-compile: error: cannot open input file '{{.*}}absent.mlir'

@@ -7,7 +7,8 @@
 // writes one .npy per result (--outputs DIR). --step NAME runs a training
 // step: NAME_fwd, then NAME_bwd fed with the saved bundle (aliases from the
 // forward's own inputs and outputs) and the output gradients (--grads DIR).
-// --bench N reports the median and spread of N timed calls.
+// --bench N reports the median and spread of N timed calls (--graph: N
+// launches of a CUDA graph captured from one call).
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,7 +43,7 @@ struct Options {
   std::vector<std::string> inputs;
   int64_t randomSeed = -1;
   unsigned bench = 0;
-  bool list = false;
+  bool list = false, graph = false;
 } opts;
 
 const char *const kUsage = R"(usage: te-run LIBRARY.so [options]
@@ -52,7 +53,8 @@ Runs a library made by te-compile.
   --step NAME            a training step: NAME_fwd, then NAME_bwd on its
                          saved bundle and the output gradients
   --input NAME=FILE      an argument from a .npy file, by index (argN or N)
-                         or by its te.saved / te.grad_of / te.state name
+                         or by its te.saved / te.grad_of / te.state /
+                         te.cached_weight name
   --inputs DIR           argN.npy (or argN.bf16.npy) for the others
   --grads DIR            --step: resultN.npy, the gradient of forward result N
   --random SEED          seeded uniform [-1, 1) values for arguments not given
@@ -60,7 +62,12 @@ Runs a library made by te-compile.
   --outputs DIR          write resultN.npy (--step: fwd/resultN, bwd/grad_argN,
                          and state.NAME for delayed-scaling state)
   --backend B            cpu, cuda or auto (default: the library's target)
-  --bench N              time N calls after one warm-up
+  --bench N              time N calls after one warm-up (the results are
+                         the warm-up's)
+  --graph                with --bench, on the cuda backend: capture the
+                         entry (--step: each of NAME_fwd and NAME_bwd) into
+                         a CUDA graph after the warm-up and time N graph
+                         launches instead of N calls
 bf16 tensors are uint16 .npy files named *.bf16.npy; a quantized tensor
 (!te.qtensor) is its buffer's bytes as a 1-D uint8 .npy. Delayed-scaling
 state arguments not given start as TE's (amax histories 0, scales 1).
@@ -127,7 +134,7 @@ struct Entry {
   std::string argLabel(size_t i) const {
     std::string label = "arg" + std::to_string(i);
     const Object *a = (*args)[i].getAsObject();
-    for (const char *key : {"te.saved", "te.grad_of", "te.state"})
+    for (const char *key : {"te.saved", "te.grad_of", "te.state", "te.cached_weight"})
       if (auto s = a->getString(key))
         label += std::string(" (") + key + "=" + *s + ")";
     return label;
@@ -338,8 +345,9 @@ class Runner {
 public:
   Runner(te_rt_context *ctx) : ctx(ctx) {}
 
-  /// Runs `e` on host tensors; returns the results (and the median time of
-  /// `repeats` extra timed calls in `times`).
+  /// Runs `e` on host tensors; returns the results of a first call (and the
+  /// times of `repeats` extra timed calls in `times`, or with --graph of
+  /// `repeats` launches of a CUDA graph captured from one more call).
   std::vector<Tensor> run(const Entry &e, const std::vector<Tensor> &in,
                           unsigned repeats, std::vector<double> &times) {
     std::vector<int64_t> dims = bindDims(e, in);
@@ -369,17 +377,38 @@ public:
         die(te_rt_last_error());
     };
     call();
-    for (unsigned i = 0; i < repeats; ++i) {
-      auto start = std::chrono::steady_clock::now();
-      call();
-      times.push_back(std::chrono::duration<double, std::micro>(
-                          std::chrono::steady_clock::now() - start)
-                          .count());
-    }
     for (size_t i = 0; i < out.size(); ++i)
       if (te_rt_copy_to_host(ctx, out[i].data.data(), results[i],
                              out[i].data.size()) != 0)
         die(te_rt_last_error());
+    te_rt_graph *graph = nullptr;
+    if (opts.graph && repeats) {
+      // The warm-up above created the kernels' state, cuBLASLt and the
+      // cached buffers: the capture only records work.
+      if (te_rt_capture_begin(ctx) != 0)
+        die(te_rt_last_error());
+      if (e.fn(ctx, args.data(), results.data(), dims.data()) != 0) {
+        std::string error = te_rt_last_error();
+        if (te_rt_capture_end(ctx, &graph) == 0)
+          te_rt_graph_destroy(graph);
+        die(e.name + " failed while capturing a CUDA graph: " + error);
+      }
+      if (te_rt_capture_end(ctx, &graph) != 0)
+        die(e.name + ": " + te_rt_last_error());
+    }
+    for (unsigned i = 0; i < repeats; ++i) {
+      auto start = std::chrono::steady_clock::now();
+      if (graph) {
+        if (te_rt_graph_launch(ctx, graph) != 0 || te_rt_synchronize(ctx) != 0)
+          die(e.name + " (graph): " + te_rt_last_error());
+      } else {
+        call();
+      }
+      times.push_back(std::chrono::duration<double, std::micro>(
+                          std::chrono::steady_clock::now() - start)
+                          .count());
+    }
+    te_rt_graph_destroy(graph); // and the arena the capture allocated
     for (void *p : args)
       te_rt_free(ctx, p);
     for (void *p : results)
@@ -423,7 +452,7 @@ std::vector<Tensor> gatherInputs(const Entry &e,
     if (std::optional<uint64_t> k = parseUnsigned(digits))
       index = *k;
     for (size_t i = 0; !index && i < n; ++i)
-      for (const char *key : {"te.saved", "te.grad_of", "te.state"})
+      for (const char *key : {"te.saved", "te.grad_of", "te.state", "te.cached_weight"})
         if (auto s = (*e.args)[i].getAsObject()->getString(key);
             s && *s == name)
           index = i;
@@ -474,9 +503,11 @@ std::vector<Tensor> gatherInputs(const Entry &e,
   return preset;
 }
 
-void report(const std::string &what, std::vector<double> times) {
+void report(std::string what, std::vector<double> times) {
   if (times.empty())
     return;
+  if (opts.graph)
+    what += " (graph)";
   std::sort(times.begin(), times.end());
   auto at = [&](double q) {
     return times[std::min(times.size() - 1, size_t(q * times.size()))];
@@ -533,6 +564,8 @@ void parseArguments(int argc, char **argv) {
       opts.randomSeed = int64_t(number("--random", value(i, "--random")));
     } else if (is("--bench")) {
       opts.bench = unsigned(number("--bench", value(i, "--bench")));
+    } else if (a == "--graph") {
+      opts.graph = true;
     } else if (!a.empty() && a[0] == '-') {
       die("unknown option '" + a + "' (see --help)");
     } else if (opts.library.empty()) {
@@ -544,6 +577,8 @@ void parseArguments(int argc, char **argv) {
   }
   if (opts.library.empty())
     die("no library given\n" + std::string(kUsage));
+  if (opts.graph && opts.bench == 0)
+    die("--graph times graph launches: give --bench N (N > 0) too");
 }
 
 void printList(const std::vector<std::string> &order,
@@ -560,7 +595,7 @@ void printList(const std::vector<std::string> &order,
       const Object *r = (*e.results)[i].getAsObject();
       std::cout << "  -> result" << i << ": " << *r->getString("dtype") << " "
                 << r->get("shape")->str();
-      for (const char *key : {"te.saved", "te.grad_of", "te.state"})
+      for (const char *key : {"te.saved", "te.grad_of", "te.state", "te.cached_weight"})
         if (auto s = r->getString(key))
           std::cout << " (" << key << "=" << *s << ")";
       std::cout << "\n";
@@ -626,6 +661,11 @@ int main(int argc, char **argv) {
   te_rt_context *ctx = te_rt_context_create(requested);
   if (!ctx)
     die(te_rt_last_error());
+  if (opts.graph && te_rt_context_backend(ctx) != TE_RT_BACKEND_CUDA)
+    die(std::string("--graph: CUDA graphs need the cuda backend (this "
+                    "context runs on ") +
+        te_rt_backend_name(te_rt_context_backend(ctx)) +
+        "; use --backend cuda)");
   Runner runner(ctx);
   const std::string &outputsDir = opts.outputsDir;
   if (!outputsDir.empty() &&

@@ -1224,6 +1224,122 @@ TEST_F(Abi, FailedCallsLeaveOutputsAlone) {
   expectNear(y, {9, 9, 9, 9}, 0, "y");
 }
 
+//===----------------------------------------------------------------------===//
+// CUDA graphs (the calls' checks; CudaAbiTest.cpp captures and replays)
+//===----------------------------------------------------------------------===//
+
+TEST_F(Abi, CudaGraphCallsNeedTheCudaBackend) {
+  EXPECT_FAILS_WITH(te_rt_capture_begin(ctx),
+                    "te_rt_capture_begin: CUDA graphs need the cuda backend "
+                    "(this context runs on cpu)");
+  te_rt_graph *graph = reinterpret_cast<te_rt_graph *>(&graph);
+  EXPECT_FAILS_WITH(te_rt_capture_end(ctx, &graph),
+                    "te_rt_capture_end: CUDA graphs need the cuda backend "
+                    "(this context runs on cpu)");
+  EXPECT_EQ(graph, nullptr); // set on failure
+  te_rt_graph fake;
+  fake.ctx = ctx;
+  EXPECT_FAILS_WITH(te_rt_graph_launch(ctx, &fake),
+                    "te_rt_graph_launch: CUDA graphs need the cuda backend "
+                    "(this context runs on cpu)");
+  te_rt_graph_destroy(nullptr); // a no-op
+  // NULL arguments.
+  EXPECT_FAILS_WITH(te_rt_capture_begin(nullptr),
+                    "te_rt_capture_begin: ctx is NULL");
+  graph = &fake;
+  EXPECT_FAILS_WITH(te_rt_capture_end(nullptr, &graph),
+                    "te_rt_capture_end: ctx is NULL");
+  EXPECT_EQ(graph, nullptr);
+  EXPECT_FAILS_WITH(te_rt_capture_end(ctx, nullptr),
+                    "te_rt_capture_end: graph is NULL");
+  EXPECT_FAILS_WITH(te_rt_graph_launch(nullptr, &fake),
+                    "te_rt_graph_launch: ctx is NULL");
+  EXPECT_FAILS_WITH(te_rt_graph_launch(ctx, nullptr),
+                    "te_rt_graph_launch: graph is NULL");
+  // The context is unaffected.
+  EXPECT_EQ(te_rt_synchronize(ctx), 0);
+  char host[4] = {1, 2, 3, 4}, back[4] = {};
+  void *p = te_rt_alloc(ctx, 4);
+  ASSERT_EQ(te_rt_copy_to_backend(ctx, p, host, 4), 0);
+  ASSERT_EQ(te_rt_copy_to_host(ctx, back, p, 4), 0);
+  EXPECT_EQ(std::memcmp(back, host, 4), 0);
+  te_rt_free(ctx, p);
+}
+
+TEST(AbiCuda, GraphBookkeepingWithoutADevice) {
+  // A cuda context built by hand (no stream, no device needed) with a
+  // capture in progress set by hand: the checks and the buffer ownership
+  // that involve no CUDA call.
+  te_rt_context cuda;
+  cuda.backend = TE_RT_BACKEND_CUDA;
+  te_rt_context *ctx = &cuda;
+  te_rt_graph *none = nullptr;
+  EXPECT_FAILS_WITH(te_rt_capture_end(ctx, &none),
+                    "te_rt_capture_end: this context is not capturing (call "
+                    "te_rt_capture_begin first)");
+  EXPECT_FAILS_WITH(te_rt_capture_end(ctx, nullptr),
+                    "te_rt_capture_end: graph is NULL");
+  EXPECT_FAILS_WITH(te_rt_graph_launch(ctx, nullptr),
+                    "te_rt_graph_launch: graph is NULL");
+  te_rt_context other;
+  other.backend = TE_RT_BACKEND_CUDA;
+  te_rt_graph foreign;
+  foreign.ctx = &other;
+  EXPECT_FAILS_WITH(te_rt_graph_launch(ctx, &foreign),
+                    "te_rt_graph_launch: graph was captured on another "
+                    "context");
+
+  // Two buffers "allocated" before the capture (fake addresses, never
+  // dereferenced).
+  alignas(256) static char before[2][256];
+  cuda.cudaLive[before[0]] = 256;
+  cuda.cudaLive[before[1]] = 256;
+  te_rt_graph *graph = new te_rt_graph;
+  graph->ctx = ctx;
+  cuda.capturing = graph;
+  EXPECT_FAILS_WITH(te_rt_capture_begin(ctx),
+                    "te_rt_capture_begin: this context is already capturing "
+                    "a CUDA graph (call te_rt_capture_end first)");
+  char host[8] = {};
+  EXPECT_FAILS_WITH(te_rt_copy_to_host(ctx, host, before[0], 8),
+                    "te_rt_copy_to_host: cannot copy to the host while "
+                    "capturing a CUDA graph (call te_rt_capture_end first)");
+  EXPECT_FAILS_WITH(te_rt_copy_to_backend(ctx, before[0], host, 8),
+                    "te_rt_copy_to_backend: cannot copy from the host while "
+                    "capturing a CUDA graph (call te_rt_capture_end first)");
+  EXPECT_FAILS_WITH(te_rt_synchronize(ctx),
+                    "te_rt_synchronize: cannot synchronize while capturing a "
+                    "CUDA graph (call te_rt_capture_end first)");
+  EXPECT_FAILS_WITH(te_rt_graph_launch(ctx, graph),
+                    "te_rt_graph_launch: cannot launch a graph while "
+                    "capturing a CUDA graph (call te_rt_capture_end first)");
+  // Not from te_rt_alloc: cudaFree would break the capture.
+  te_rt_free(ctx, host);
+  EXPECT_EQ(lastError(), "te_rt_free: cannot cudaFree a buffer that "
+                         "te_rt_alloc did not hand out while capturing a CUDA "
+                         "graph (call te_rt_capture_end first)");
+  // Freed during the capture: the graph keeps it, the cache stays empty.
+  te_rt_free(ctx, before[0]);
+  EXPECT_TRUE(cuda.cudaCached.empty());
+  EXPECT_EQ(cuda.graphOwned.count(before[0]), 1u);
+  cuda.capturing = nullptr;
+  // Freed again after the capture: still the graph's.
+  te_rt_free(ctx, before[0]);
+  EXPECT_TRUE(cuda.cudaCached.empty());
+  // Without a capture, te_rt_free parks a buffer as before.
+  te_rt_free(ctx, before[1]);
+  EXPECT_EQ(cuda.cudaCached.size(), 1u);
+  // Destroying the graph parks its buffer; freeing it once more is an error.
+  te_rt_graph_destroy(graph);
+  EXPECT_TRUE(cuda.graphOwned.empty());
+  EXPECT_EQ(cuda.cudaCached.size(), 2u);
+  EXPECT_TRUE(cuda.cudaLive.empty());
+  te_rt_free(ctx, before[0]);
+  EXPECT_EQ(lastError(), "te_rt_free: ptr was already freed (or released by "
+                         "te_rt_graph_destroy)");
+  EXPECT_EQ(cuda.cudaCached.size(), 2u);
+}
+
 TEST(AbiCuda, ArgumentChecksComeFirstOnCuda) {
   // A context on the cuda backend, built by hand so that this runs without
   // a GPU: the primitives refuse bad arguments with the cpu path's messages
