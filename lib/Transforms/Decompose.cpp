@@ -60,6 +60,11 @@ FailureOr<Quant> quantOf(Operation *op, RecipeAttrInterface recipe,
                            << " is not decomposed yet; the unquantized path "
                               "and the per-tensor FP8 recipes (fp8-delayed, "
                               "fp8-current) lower to the runtime";
+  if (isa<FP8DelayedRecipeAttr>(recipe) && !scales)
+    return op->emitError() << "te-decompose: an fp8-delayed op needs its "
+                              "scales (the recipe state); run "
+                              "te-thread-recipe-state or te-generate-backward "
+                              "first (te-compile does)";
   for (Type t : llvm::concat<Type>(op->getOperandTypes(),
                                    op->getResultTypes()))
     if (auto q = dyn_cast<QuantizedTensorType>(t);
@@ -161,7 +166,8 @@ private:
       produced = qt.withUsage(QuantUsage::Both);
     auto op = QuantizeOp::create(
         b, loc, produced, RankedTensorType::get({1}, b.getF32Type()), x,
-        q.scales, q.scales ? b.getI64IntegerAttr(slot) : IntegerAttr());
+        q.scales, q.scales ? b.getI64IntegerAttr(slot) : IntegerAttr(),
+        /*weight=*/name.ends_with("weight"));
     if (slot >= int64_t(amaxes.size()))
       amaxes.resize(slot + 1);
     amaxes[slot] = op.getAmax();

@@ -34,6 +34,8 @@ void mlir::te::buildTEPipeline(OpPassManager &pm,
   }
   pm.addPass(createTEThreadRecipeStatePass());
   pm.addPass(createTEDecomposePass());
+  if (options.weightCache)
+    pm.addPass(createTEWeightCachePass());
   pm.addPass(createCSEPass());
   pm.addPass(createTEFuseGemmEpiloguesPass());
   pm.addPass(createTEFuseDBiasDActPass());
@@ -45,7 +47,7 @@ void mlir::te::registerTEPipeline() {
       "te-pipeline",
       "The whole te-mlir compilation to the LLVM dialect (what te-compile "
       "runs): te-import-torch, te-apply-recipe, te-generate-backward, "
-      "te-thread-recipe-state, te-decompose, cse, te-fuse-gemm-epilogues, te-fuse-dbias-dact, "
-      "te-lower-to-runtime",
+      "te-thread-recipe-state, te-decompose, te-weight-cache, cse, "
+      "te-fuse-gemm-epilogues, te-fuse-dbias-dact, te-lower-to-runtime",
       buildTEPipeline);
 }

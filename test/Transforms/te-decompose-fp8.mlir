@@ -14,14 +14,14 @@
 // CHECK-LABEL: func.func @lnl(
 // CHECK:      %[[LN:.*]], %{{.*}}, %{{.*}} = te.norm_fwd %arg0
 // CHECK-NEXT: %[[Q:.*]], %{{.*}} = te.quantize %[[LN]] : tensor<16x64xbf16> -> !te.qtensor<16x64xe4m3, #te.fp8_current<>, rowwise, hopper>, tensor<1xf32>
-// CHECK-NEXT: %[[W:.*]], %{{.*}} = te.quantize %arg3 : tensor<32x64xbf16> -> !te.qtensor<32x64xe4m3, #te.fp8_current<>, rowwise, hopper>, tensor<1xf32>
+// CHECK-NEXT: %[[W:.*]], %{{.*}} = te.quantize %arg3 {weight} : tensor<32x64xbf16> -> !te.qtensor<32x64xe4m3, #te.fp8_current<>, rowwise, hopper>, tensor<1xf32>
 // CHECK-NEXT: %[[Y:.*]] = te.gemm tn %[[Q]], %[[W]] bias(%arg4) : ({{.*}}) -> tensor<16x32xbf16>
 // CHECK-NEXT: return %[[Y]]
 // CHECK-LABEL: func.func @lnl_fwd(
 // CHECK-SAME: -> (tensor<16x32xbf16>, !te.qtensor<32x64xe4m3, #te.fp8_current<>, both, hopper> {te.saved = "layernorm_linear_0.weight"}, !te.qtensor<16x64xe4m3, #te.fp8_current<>, columnwise, hopper> {te.saved = "layernorm_linear_0.ln_out"}
 // CHECK:      %[[FQ:.*]], %{{.*}} = te.quantize %{{.*}} : tensor<16x64xbf16> -> !te.qtensor<16x64xe4m3, #te.fp8_current<>, both, hopper>
 // CHECK-NEXT: %[[COL:.*]] = te.drop_usage %[[FQ]] : !te.qtensor<16x64xe4m3, #te.fp8_current<>, both, hopper> -> !te.qtensor<16x64xe4m3, #te.fp8_current<>, columnwise, hopper>
-// CHECK-NEXT: %[[FW:.*]], %{{.*}} = te.quantize %arg3 : tensor<32x64xbf16> -> !te.qtensor<32x64xe4m3, #te.fp8_current<>, both, hopper>
+// CHECK-NEXT: %[[FW:.*]], %{{.*}} = te.quantize %arg3 {weight} : tensor<32x64xbf16> -> !te.qtensor<32x64xe4m3, #te.fp8_current<>, both, hopper>
 // CHECK-NEXT: %[[FY:.*]] = te.gemm tn %[[FQ]], %[[FW]] bias(%arg4)
 // CHECK-NEXT: return %[[FY]], %[[FW]], %[[COL]],
 // CHECK-LABEL: func.func @lnl_bwd(
@@ -97,3 +97,4 @@ func.func @blackwell(%x: !te.qtensor<32x64xe4m3, #te.fp8_current<>, columnwise, 
   %g:2 = te.linear_bwd %dy input(%x) weight(%w) recipe(#te.fp8_current<>) : (tensor<32x32xbf16>, !te.qtensor<32x64xe4m3, #te.fp8_current<>, columnwise, blackwell>, !te.qtensor<32x64xe4m3, #te.fp8_current<>, both, blackwell>) -> (tensor<32x64xbf16>, tensor<32x64xbf16>)
   return %g#0, %g#1 : tensor<32x64xbf16>, tensor<32x64xbf16>
 }
+

@@ -87,3 +87,13 @@ func.func @fallback(%x: tensor<3x64xbf16>, %w: tensor<32x64xbf16>) -> tensor<3x3
   %y = te.linear %x weight(%w) recipe(#te.mxfp8) : (tensor<3x64xbf16>, tensor<32x64xbf16>) -> tensor<3x32xbf16>
   return %y : tensor<3x32xbf16>
 }
+
+// -----
+
+// Delayed scaling without its state: te-generate-backward threads it into
+// @f_fwd, but @f keeps none (te-thread-recipe-state not run).
+func.func @no_state(%x: tensor<32x64xbf16>, %w: tensor<32x64xbf16>) -> tensor<32x32xbf16> {
+  // expected-error @+1 {{te-decompose: an fp8-delayed op needs its scales (the recipe state); run te-thread-recipe-state or te-generate-backward first (te-compile does)}}
+  %y = "te.linear"(%x, %w) <{recipe = #te.fp8_delayed<>, operandSegmentSizes = array<i32: 1, 1, 0, 0>}> : (tensor<32x64xbf16>, tensor<32x64xbf16>) -> tensor<32x32xbf16>
+  return %y : tensor<32x32xbf16>
+}

@@ -60,6 +60,12 @@ static cl::opt<bool> checkpoint(
     "checkpoint",
     cl::desc("Checkpoint every LayerNormMLP (recompute in backward)"),
     cl::cat(category));
+static cl::opt<bool> weightCache(
+    "weight-cache",
+    cl::desc("Also emit <fn>_fwd_cached, which takes the quantized weights "
+             "<fn>_fwd saved instead of quantizing them (TE's FP8 weight "
+             "cache, is_first_microbatch false; needs --train)"),
+    cl::cat(category));
 static cl::opt<std::string>
     target("target",
            cl::desc("Default backend of the library: cpu, cuda or auto "
@@ -250,12 +256,15 @@ int main(int argc, char **argv) {
   // --checkpoint without --train would silently do nothing.
   if (checkpoint && !train)
     return fail("--checkpoint needs --train");
+  if (weightCache && !train)
+    return fail("--weight-cache needs --train");
   PassManager pm(&context);
   te::TEPipelineOptions options;
   options.importTorch = isTorchExport(*module);
   options.recipe = recipe;
   options.train = train;
   options.checkpoint = checkpoint;
+  options.weightCache = weightCache;
   options.arch = archClass;
   te::buildTEPipeline(pm, options);
   if (failed(pm.run(*module)))

@@ -221,6 +221,26 @@ def TEDecomposePass : Pass<"te-decompose", "::mlir::ModuleOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def TEWeightCachePass : Pass<"te-weight-cache", "::mlir::ModuleOp"> {
+  let summary = "Add forward entries that reuse cached FP8 weights";
+  let description = [{
+    TransformerEngine's FP8 weight cache (reference §1.2): with
+    `is_first_microbatch` true the quantized weight is refreshed, with false
+    it is reused. Ahead of time that is two entry points: for every
+    decomposed training forward `@f_fwd` whose weights are quantized
+    (`te.quantize {weight}` of a function argument), this pass adds
+    `@f_fwd_cached`, the same forward taking each quantized weight as an
+    extra argument (tagged `te.cached_weight` with the saved-bundle name
+    `@f_fwd` returns it under) instead of quantizing it. Call `@f_fwd` on
+    the first micro-batch and `@f_fwd_cached` with its saved weights on the
+    following ones; the results are bit-identical while the weights are
+    unchanged. Under delayed scaling the cached weights' amax slots record
+    0 (no quantization ran), as in TE. Runs after te-decompose.
+  }];
+  let dependentDialects = ["::mlir::te::TEDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def TELowerToRuntimePass : Pass<"te-lower-to-runtime", "::mlir::ModuleOp"> {
   let summary = "Lower L2 primitives to LLVM-dialect entry points calling te_rt_*";
   let description = [{

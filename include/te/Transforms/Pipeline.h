@@ -28,6 +28,11 @@ struct TEPipelineOptions : public PassPipelineOptions<TEPipelineOptions> {
   Option<bool> checkpoint{*this, "checkpoint",
                           llvm::cl::desc("Checkpoint every LayerNormMLP"),
                           llvm::cl::init(false)};
+  Option<bool> weightCache{
+      *this, "weight-cache",
+      llvm::cl::desc("Also emit <fn>_fwd_cached, reusing quantized weights "
+                     "(FP8 weight cache; needs train)"),
+      llvm::cl::init(false)};
   Option<std::string> arch{
       *this, "arch",
       llvm::cl::desc("Architecture class of quantized saves: hopper or "

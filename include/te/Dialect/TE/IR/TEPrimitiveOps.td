@@ -76,8 +76,9 @@ def TE_QuantizeOp : TE_PrimitiveOp<"quantize"> {
     The scale is the current one (`#te.fp8_current`: from the tensor's own
     amax, optionally a power of two) or, for `#te.fp8_delayed`, element
     `slot` of the op's `scales` vector (`scale(%s[slot])`), the state
-    te-generate-backward threads through the step. Kernel:
-    `te_rt_quantize_fp8`.
+    te-generate-backward threads through the step. `weight` marks the
+    quantization of a module op's weight (what TE's FP8 weight cache keeps
+    across micro-batches; see te-weight-cache). Kernel: `te_rt_quantize_fp8`.
 
     ```mlir
     %q, %amax = te.quantize %x : tensor<16x32xbf16>
@@ -87,7 +88,7 @@ def TE_QuantizeOp : TE_PrimitiveOp<"quantize"> {
     ```
   }];
   let arguments = (ins TE_FloatTensor:$input, Optional<TE_F32Vector>:$scales,
-                       OptionalAttr<I64Attr>:$slot);
+                       OptionalAttr<I64Attr>:$slot, UnitAttr:$weight);
   let results = (outs TE_QuantizedTensorType:$result, TE_F32Vector:$amax);
   let assemblyFormat = [{
     $input (`scale` `(` $scales^ `[` $slot `]` `)`)? attr-dict `:`
