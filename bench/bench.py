@@ -1,30 +1,42 @@
 #!/usr/bin/env python3
 """Training-step benchmark: te-compile'd libraries vs PyTorch eager and torch.compile.
 
-One Python process. For every case library in --lib-dir (built by bench/compile_cases.sh
-from bench/cases/<case>.mlir with `te-compile --train`):
+One Python process. Case libraries in --lib-dir (built by bench/compile_cases.sh from
+bench/cases/<case>.mlir with `te-compile --train`): <case>.so (bf16) and, per FP8 recipe,
+<case>.fp8-current.so / <case>.fp8-delayed.so. For every case:
 
-  * loads libte_runtime.so (RTLD_GLOBAL) and the case library with ctypes, creates one
-    te_rt context (CUDA backend), reads te_module_info() and feeds <fn>_bwd from <fn>_fwd
-    exactly as tools/te-run --step does (te.alias input:N/output:N, te.saved names,
-    te.grad_of output:N);
-  * builds the same step in PyTorch (F.layer_norm / F.rms_norm, F.linear, tanh GELU or
-    SwiGLU, torch.autograd.grad), eager and torch.compile(default mode), on the SAME
-    seeded bf16 tensors and the same output gradient;
-  * checks te-mlir's output and every gradient against eager (max|a-b|/max|b|) and both
-    against an fp32 reference (||a-ref||/||ref||);
+  * PyTorch runs the step in bf16 (F.layer_norm / F.rms_norm, F.linear, tanh GELU or
+    SwiGLU, torch.autograd.grad) on seeded bf16 tensors and an output gradient, eager
+    and torch.compile(default mode), plus an fp32 reference (same inputs upcast, no TF32);
+  * for every recipe library of the case: loads libte_runtime.so (RTLD_GLOBAL) and the
+    library with ctypes, reads te_module_info() and feeds <fn>_bwd from <fn>_fwd exactly
+    as tools/te-run --step does (te.alias input:N/output:N, te.saved names, te.grad_of
+    output:N). Quantized tensors (dtype "qtensor") are byte buffers of
+    sum(roundup(inner bytes, alignment)). Delayed-scaling state (args/results tagged
+    te.state) starts as TE initializes it (amax histories 0, scales 1) and is carried
+    from step to step: two buffer sets per state tensor, swapped after every step;
+  * checks te-mlir's output and every gradient: bf16 against eager (max|a-b|/max|b|
+    <= 5e-2); FP8 against the fp32 reference (||a-ref||/||ref|| <= 0.1; a failing FP8
+    case is recorded with its errors and not timed), with the bf16 engines' errors
+    beside it. fp8-delayed is checked after 3 state-carrying steps (TE's first step runs
+    with scale 1; its errors are recorded as first_step_check);
   * times a full step (fwd + bwd) of each engine by wall clock between device
     synchronizations (te_rt_synchronize + torch.cuda.synchronize), median of --reps
     repetitions of N back-to-back steps after warm-up. te-mlir runs on its own
     non-blocking CUDA stream (lib/Runtime/Context.cpp), which is not exported, so CUDA
-    events on torch's stream cannot time it; all engines use the same wall-clock method.
+    events on torch's stream cannot time it; all engines use the same wall-clock method;
+  * --graph (default both): when the runtime exports te_rt_capture_begin, also captures
+    one te-mlir step (fwd entry + bwd entry, plus te_rt_copy of the new recipe state
+    over the old, so replays advance it) into a CUDA graph, checks that a replay's
+    results equal a normal step's bit for bit on the same inputs and state, and times
+    graph launches the same way ("te_graph").
 
 Also: device-to-device copy bandwidth (CUDA events), and te-mlir's norm kernels alone
 (te_rt_norm_fwd / te_rt_norm_bwd through the C ABI) next to torch's.
 
 Prints one JSON line per measurement and writes everything to --out.
-`--device cpu --no-compile` runs the same flow on the runtime's cpu backend (for a syntax
-and plumbing check on a machine without a GPU, with tiny case libraries).
+`--device cpu --no-compile` runs the same flow on the runtime's cpu backend (a syntax
+and plumbing check on a machine without a GPU, with tiny case libraries; no graphs).
 """
 import argparse
 import ctypes
@@ -44,6 +56,9 @@ import torch.nn.functional as F
 
 EPS = 1e-5
 TOL = 5e-2  # bf16 tolerance on max|te - eager| / max|eager|
+FP8_TOL = 0.1  # FP8 tolerance on ||te - fp32|| / ||fp32|| (quantization noise is ~3-8%)
+RECIPES = ("bf16", "fp8-current", "fp8-delayed")
+DELAYED_WARMUP = 3  # state-carrying steps before the checked step of a recipe with state
 
 # --------------------------------------------------------------------------- models
 
@@ -100,6 +115,7 @@ def make_inputs(kind, M, H, F_, dev, seed=1234):
 # --------------------------------------------------------------------------- te-mlir
 
 DTYPES = {"bfloat16": torch.bfloat16, "float32": torch.float32, "float16": torch.float16}
+ELEM_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2, "uint8": 1}
 
 
 class Runtime:
@@ -132,6 +148,21 @@ class Runtime:
         L.te_rt_norm_fwd.restype = i32
         L.te_rt_norm_bwd.argtypes = [vp, i32, i32, vp, vp, vp, vp, vp, i32, i64, i64, vp, vp, vp]
         L.te_rt_norm_bwd.restype = i32
+        L.te_rt_copy.argtypes = [vp, vp, vp, i64]
+        L.te_rt_copy.restype = i32
+        # CUDA graphs (TERuntime.def's last section); runtimes built before it lack them.
+        self.has_graphs = all(hasattr(L, s) for s in (
+            "te_rt_capture_begin", "te_rt_capture_end", "te_rt_graph_launch",
+            "te_rt_graph_destroy"))
+        if self.has_graphs:
+            L.te_rt_capture_begin.argtypes = [vp]
+            L.te_rt_capture_begin.restype = i32
+            L.te_rt_capture_end.argtypes = [vp, ctypes.POINTER(vp)]
+            L.te_rt_capture_end.restype = i32
+            L.te_rt_graph_launch.argtypes = [vp, vp]
+            L.te_rt_graph_launch.restype = i32
+            L.te_rt_graph_destroy.argtypes = [vp]
+            L.te_rt_graph_destroy.restype = None
         self.ctx = L.te_rt_context_create(backend)
         if not self.ctx:
             raise RuntimeError("te_rt_context_create: " + self.error())
@@ -150,6 +181,14 @@ class Runtime:
         if self.cuda:
             torch.cuda.synchronize()
 
+    def graph_skip_reason(self):
+        """Why graph mode cannot run here (None when it can)."""
+        if not self.cuda:
+            return "cpu backend: CUDA graphs need the cuda backend"
+        if not self.has_graphs:
+            return "the runtime does not export te_rt_capture_begin (built before the graph ABI)"
+        return None
+
     def close(self):
         if self.ctx:
             self.lib.te_rt_context_destroy(self.ctx)
@@ -163,8 +202,76 @@ def ptrs(tensors):
     return arr
 
 
+def buffer_bytes(spec):
+    """Bytes of an argument/result buffer: elements x size, or for a quantized tensor the
+    sum of its inner tensors, each rounded up to the alignment (as te-run's bufferBytes)."""
+    if spec["dtype"] != "qtensor":
+        return math.prod(spec["shape"]) * ELEM_BYTES[spec["dtype"]]
+    align = int(spec.get("alignment", 256))
+    inner = spec.get("inner")
+    if not inner:
+        raise RuntimeError("malformed module info: a qtensor without inner tensors: %s" % spec)
+    return sum(-(-math.prod(t["shape"]) * ELEM_BYTES[t["dtype"]] // align) * align
+               for t in inner)
+
+
+def alloc_buffer(spec, dev):
+    """An uninitialized buffer for `spec`: a typed tensor, or for a qtensor a uint8 byte
+    buffer whose start is aligned to the qtensor's alignment."""
+    if spec["dtype"] != "qtensor":
+        return torch.empty(spec["shape"], dtype=DTYPES[spec["dtype"]], device=dev)
+    n, align = buffer_bytes(spec), int(spec.get("alignment", 256))
+    raw = torch.empty(n + align, dtype=torch.uint8, device=dev)
+    off = (-raw.data_ptr()) % align
+    return raw[off:off + n]
+
+
+def poison(t):
+    """NaN in float buffers; 0xFF bytes in quantized ones (an FP8 NaN, a NaN scale_inv)."""
+    t.fill_(255 if t.dtype == torch.uint8 else float("nan"))
+
+
+def same_bits(a, b):
+    return a.shape == b.shape and a.dtype == b.dtype and torch.equal(
+        a.contiguous().view(torch.uint8), b.contiguous().view(torch.uint8))
+
+
+def inner_ranges(spec):
+    """(name, first byte, bytes) of each inner tensor of a qtensor buffer, in the order
+    "inner" lists them, each starting at a multiple of the alignment."""
+    align, off, out = int(spec.get("alignment", 256)), 0, []
+    for t in spec["inner"]:
+        n = math.prod(t["shape"]) * ELEM_BYTES[t["dtype"]]
+        out.append((t["name"], off, n))
+        off += -(-n // align) * align
+    return out
+
+
+def same_result(a, b, spec):
+    """Bit equality of two values of a result; for a qtensor only its inner tensors count
+    (the alignment padding between them is not part of the value, and is not written)."""
+    if spec["dtype"] != "qtensor":
+        return same_bits(a, b)
+    return a.shape == b.shape and all(torch.equal(a[o:o + n], b[o:o + n])
+                                      for _, o, n in inner_ranges(spec))
+
+
+def initial_state(spec, dev):
+    """TE's initial recipe state for a te.state argument, as te-run gives it: amax
+    histories zero, scales one."""
+    if spec["dtype"] != "float32":
+        raise RuntimeError("te.state %s: expected float32, got %s" % (spec["te.state"],
+                                                                     spec["dtype"]))
+    v = 1.0 if "scales" in spec["te.state"] else 0.0
+    return torch.full(spec["shape"], v, dtype=torch.float32, device=dev)
+
+
 def check_tensor(t, spec, what):
-    if t.dtype != DTYPES[spec["dtype"]] or list(t.shape) != list(spec["shape"]):
+    if spec["dtype"] == "qtensor":
+        if t.dtype != torch.uint8 or t.dim() != 1 or t.numel() != buffer_bytes(spec):
+            raise RuntimeError(f"{what}: have {t.dtype} {list(t.shape)}, entry wants a qtensor "
+                               f"buffer of {buffer_bytes(spec)} bytes")
+    elif t.dtype != DTYPES[spec["dtype"]] or list(t.shape) != list(spec["shape"]):
         raise RuntimeError(f"{what}: have {t.dtype} {list(t.shape)}, entry wants "
                            f"{spec['dtype']} {spec['shape']}")
     if not t.is_contiguous():
@@ -172,10 +279,15 @@ def check_tensor(t, spec, what):
 
 
 class TEStep:
-    """A training step of a te-compile --train library: <fn>_fwd then <fn>_bwd."""
+    """A training step of a te-compile --train library: <fn>_fwd then <fn>_bwd.
+
+    Recipe state (te.state args/results, fp8-delayed) has two buffer sets A and B per
+    state tensor: a step at parity 0 reads A and writes B, at parity 1 reads B and
+    writes A, and step() flips the parity, so each step consumes the state the previous
+    one returned. Every other buffer is the same at both parities."""
 
     def __init__(self, rt, path, inputs, dys, dev):
-        self.rt = rt
+        self.rt, self.dev = rt, dev
         self.lib = ctypes.CDLL(os.path.abspath(path))
         self.lib.te_module_info.restype = ctypes.c_char_p
         self.info = json.loads(self.lib.te_module_info().decode())
@@ -188,20 +300,46 @@ class TEStep:
                 raise RuntimeError(e["name"] + ": dynamic dims are not handled here")
         self.fwd_e, self.bwd_e = fwd, bwd
         self.arena = {"fwd": fwd.get("arena_bytes"), "bwd": bwd.get("arena_bytes")}
-        for i, (t, spec) in enumerate(zip(inputs, fwd["args"], strict=True)):
-            check_tensor(t, spec, f"{fwd['name']} arg {i}")
-        # forward results: the module's outputs first, then the saved bundle
-        self.fwd_out = [torch.empty(s["shape"], dtype=DTYPES[s["dtype"]], device=dev)
-                        for s in fwd["results"]]
-        outputs = [t for t, s in zip(self.fwd_out, fwd["results"]) if "te.saved" not in s]
-        saved = {s["te.saved"]: t for t, s in zip(self.fwd_out, fwd["results"]) if "te.saved" in s}
-        bargs, self.feed = [], []
-        for i, a in enumerate(bwd["args"]):
+        self.pairs = []  # (A, B, name) per carried state tensor
+        self.qtensors = sum(s["dtype"] == "qtensor" for e in (fwd, bwd)
+                            for s in e["args"] + e["results"])
+
+        # forward: the module inputs in order, recipe state after them
+        it = iter(inputs)
+
+        def feed_fwd(i, a):
+            t = next(it, None)
+            if t is None:
+                raise RuntimeError(f"{fwd['name']} arg {i}: more arguments than inputs")
+            return t, "input"
+
+        self.fa, self.fr, self.fwd_res_labels = self._bind(fwd, feed_fwd)
+        self.fwd_res_specs = fwd["results"]
+        if next(it, None) is not None:
+            raise RuntimeError(f"{fwd['name']}: fewer arguments than inputs")
+        fres = self.fr[0]
+        self.outputs = [t for t, s in zip(fres, fwd["results"])
+                        if "te.saved" not in s and "te.state" not in s]
+        saved = {s["te.saved"]: t for t, s in zip(fres, fwd["results"]) if "te.saved" in s}
+
+        # backward: fed as te-run --step feeds it
+        self.feed = []
+
+        def feed_bwd(i, a):
             if "te.alias" in a:
                 kind, k = a["te.alias"].split(":")
-                t = (inputs if kind == "input" else outputs)[int(k)]
+                if kind == "input":
+                    t = inputs[int(k)]
+                else:
+                    s = fwd["results"][int(k)]
+                    if "te.state" in s:
+                        raise RuntimeError(f"{bwd['name']} arg {i}: alias of a state result")
+                    t = fres[int(k)]
                 how = a["te.alias"]
             elif "te.saved" in a:
+                if a["te.saved"] not in saved:
+                    raise RuntimeError(f"{fwd['name']} does not return the saved tensor "
+                                       f"'{a['te.saved']}'")
                 t, how = saved[a["te.saved"]], "saved " + a["te.saved"]
             elif "te.grad_of" in a:
                 kind, k = a["te.grad_of"].split(":")
@@ -209,35 +347,96 @@ class TEStep:
                 t, how = dys[int(k)], "grad_of " + a["te.grad_of"]
             else:
                 raise RuntimeError(f"{bwd['name']} arg {i}: cannot feed {a}")
-            check_tensor(t, a, f"{bwd['name']} arg {i} ({how})")
-            bargs.append(t)
             self.feed.append(how)
-        self.bwd_out = [torch.empty(s["shape"], dtype=DTYPES[s["dtype"]], device=dev)
-                        for s in bwd["results"]]
-        # te.grad_of input:N of each backward result
-        self.grad_index = [int(s["te.grad_of"].split(":")[1]) for s in bwd["results"]]
-        self.outputs = outputs
-        self._keep = (inputs, dys, bargs)
-        self.fa, self.fr = ptrs(inputs), ptrs(self.fwd_out)
-        self.ba, self.br = ptrs(bargs), ptrs(self.bwd_out)
+            return t, how
+
+        self.ba, self.br, self.bwd_res_labels = self._bind(bwd, feed_bwd)
+        self.bwd_res_specs = bwd["results"]
+        # te.grad_of input:N of each backward gradient result
+        self.grad_results = [(int(s["te.grad_of"].split(":")[1]), t)
+                             for t, s in zip(self.br[0], bwd["results"]) if "te.grad_of" in s]
+        self._keep = (inputs, dys)
+        self.p = [(ptrs(self.fa[q]), ptrs(self.fr[q]), ptrs(self.ba[q]), ptrs(self.br[q]))
+                  for q in (0, 1)]
         self.f = getattr(self.lib, fwd["symbol"])
         self.b = getattr(self.lib, bwd["symbol"])
         for f in (self.f, self.b):
             f.restype = ctypes.c_int32
             f.argtypes = [ctypes.c_void_p] * 4
         self.ctx = rt.ctx
+        self.parity = 0
 
-    def __call__(self):
-        rc = self.f(self.ctx, self.fa, self.fr, None)
+    def _bind(self, e, feed):
+        """Argument and result tensors of entry `e` at parity 0 and 1 (they differ only
+        in the state buffers), and a label per result."""
+        args, res = ([], []), ([], [])
+        state = {}  # te.state name -> (A, B)
+        for i, a in enumerate(e["args"]):
+            if "te.state" in a:
+                A = initial_state(a, self.dev)
+                state[a["te.state"]] = (A, A.clone())
+                if e is self.bwd_e:
+                    self.feed.append("state " + a["te.state"])
+                args[0].append(A)
+                args[1].append(state[a["te.state"]][1])
+                continue
+            t, how = feed(i, a)
+            check_tensor(t, a, f"{e['name']} arg {i} ({how})")
+            args[0].append(t)
+            args[1].append(t)
+        labels = []
+        for i, r in enumerate(e["results"]):
+            name = r.get("te.state")
+            if name is not None and name in state:
+                A, B = state.pop(name)
+                check_tensor(A, r, f"{e['name']} result {i} (state {name})")
+                self.pairs.append((A, B, name))
+                res[0].append(B)
+                res[1].append(A)
+            else:
+                t = alloc_buffer(r, self.dev)
+                res[0].append(t)
+                res[1].append(t)
+            labels.append("%s:%d%s" % (e["name"], i, "".join(
+                " " + k + "=" + r[k] for k in ("te.saved", "te.grad_of", "te.state") if k in r)))
+        return args, res, labels
+
+    def call(self, q):
+        fa, fr, ba, br = self.p[q]
+        rc = self.f(self.ctx, fa, fr, None)
         if rc:
             self.rt.check(rc, self.fwd_e["symbol"])
-        rc = self.b(self.ctx, self.ba, self.br, None)
+        rc = self.b(self.ctx, ba, br, None)
         if rc:
             self.rt.check(rc, self.bwd_e["symbol"])
 
+    def __call__(self):
+        """One training step; the state it returns feeds the next."""
+        self.call(self.parity)
+        if self.pairs:
+            self.parity ^= 1
+
+    def results(self, q=None):
+        """(label, tensor, spec) of every result of both entries at parity q (default: the
+        buffers the next step writes)."""
+        q = self.parity if q is None else q
+        return list(zip(self.fwd_res_labels + self.bwd_res_labels, self.fr[q] + self.br[q],
+                        self.fwd_res_specs + self.bwd_res_specs))
+
+    def poison(self):
+        for _, t, _ in self.results():
+            poison(t)
+
+    def canon(self):
+        """Moves the current state into the A buffers (parity 0). Synchronize first."""
+        if self.parity == 1:
+            for A, B, _ in self.pairs:
+                A.copy_(B)
+            self.parity = 0
+
     def grads(self, n_inputs):
         g = [None] * n_inputs
-        for t, k in zip(self.bwd_out, self.grad_index):
+        for k, t in self.grad_results:
             g[k] = t
         return g
 
@@ -287,28 +486,235 @@ def emit(rec, results):
     results.append(rec)
 
 
+def worst(errs):
+    """(value, label) of the largest error; NaN counts as the largest."""
+    items = [(v, k) for k, v in errs.items() if isinstance(v, float)]
+    if not items:
+        return float("nan"), "-"
+    bad = [(v, k) for v, k in items if v != v]
+    return bad[0] if bad else max(items)
+
+
+# --------------------------------------------------------------------------- CUDA graph
+
+
+def capture(te, rt, copy_state):
+    """Records one step at parity 0 (fwd entry, bwd entry and, with copy_state, te_rt_copy
+    of every new state buffer B over the old one A) into a graph."""
+    L = rt.lib
+    g = ctypes.c_void_p()
+    rt.check(L.te_rt_capture_begin(rt.ctx), "te_rt_capture_begin")
+    err = None
+    try:
+        te.call(0)
+        if copy_state:
+            for A, B, name in te.pairs:
+                rt.check(L.te_rt_copy(rt.ctx, A.data_ptr(), B.data_ptr(),
+                                      B.numel() * B.element_size()), "te_rt_copy " + name)
+    except Exception as ex:  # end the capture before reporting
+        err = ex
+    rc = L.te_rt_capture_end(rt.ctx, ctypes.byref(g))
+    if err is not None:
+        if g.value:
+            L.te_rt_graph_destroy(g)
+        raise err
+    rt.check(rc, "te_rt_capture_end")
+    if not g.value:
+        raise RuntimeError("te_rt_capture_end gave no graph")
+    return g
+
+
+def te_graph(te, rt, args):
+    """te-mlir's step as a CUDA graph: a normal step from state S is the reference; the
+    graph, replayed from the same state on poisoned result buffers, must reproduce every
+    result bit for bit; then replays are timed like the steps. Returns a dict with
+    'timing' or 'error'."""
+    L = rt.lib
+    out = {}
+    rt.sync()
+    te.canon()
+    rt.sync()
+    S = [A.clone() for A, _, _ in te.pairs]
+
+    def restore():
+        for (A, _, _), s in zip(te.pairs, S):
+            A.copy_(s)
+
+    te.poison()
+    rt.sync()
+    te.call(0)  # reads A (= S), writes B
+    rt.sync()
+    ref = [t.clone() for _, t, _ in te.results(0)]
+    restore()
+    te.poison()
+    rt.sync()
+    te.call(0)
+    rt.sync()
+    out["step_deterministic"] = all(same_result(t, r, spec)
+                                    for (_, t, spec), r in zip(te.results(0), ref))
+
+    copy_state = bool(te.pairs)
+    try:
+        g = capture(te, rt, copy_state)
+    except Exception as ex:
+        if not copy_state:
+            raise
+        out["capture_with_state_copy_error"] = repr(ex)[:300]
+        copy_state = False
+        g = capture(te, rt, False)
+    out["state_mode"] = ("no recipe state" if not te.pairs else
+                         "advanced: te_rt_copy of the new state over the old inside the graph"
+                         if copy_state else
+                         "frozen: every replay reads the state buffers as they were at capture")
+    try:
+        restore()
+        te.poison()
+        rt.sync()
+        rt.check(L.te_rt_graph_launch(rt.ctx, g), "te_rt_graph_launch")
+        rt.sync()
+        bad = [label for (label, t, spec), r in zip(te.results(0), ref)
+               if not same_result(t, r, spec)]
+        if copy_state:
+            bad += ["state copy " + n for A, B, n in te.pairs if not same_bits(A, B)]
+        out["graph_identical"] = not bad
+        if bad:
+            out["error"] = ("a graph replay differs from a normal step (same inputs and state) "
+                            "in: " + ", ".join(bad[:8]) + (" ..." if len(bad) > 8 else "") +
+                            ("" if out["step_deterministic"] else
+                             " (the normal step itself is not deterministic)"))
+            return out
+        y_ref = te.outputs[0].clone()
+
+        def launch():
+            rc = L.te_rt_graph_launch(rt.ctx, g)
+            if rc:
+                rt.check(rc, "te_rt_graph_launch")
+
+        out["timing"] = time_step(launch, rt.sync, args.reps, args.min_rep_s)
+        rt.sync()
+        out["rerun_identical"] = same_bits(te.outputs[0], y_ref)
+    finally:
+        rt.sync()
+        L.te_rt_graph_destroy(g)
+    return out
+
+
 # --------------------------------------------------------------------------- one case
 
 
-def run_case(name, path, rt, dev, args, results):
-    kind, M, H, F_ = parse_case(name)
-    fn, inputs, names, dy, flops = make_inputs(kind, M, H, F_, dev)
-    sync_t = (lambda: torch.cuda.synchronize()) if dev == "cuda" else (lambda: None)
-    rec = dict(case=name, kind=kind, M=M, H=H, F=F_, gemm_tflop=flops / 1e12)
-
-    # --- te-mlir: correctness run on poisoned buffers, then timing
-    if dev == "cuda":
-        torch.cuda.synchronize()
+def run_te(rec, path, rt, dev, args, inputs, dy, refs, eager_err, te_bf16_err, results):
+    """One recipe library of a case: checked step, timing, graph. Fills rec."""
+    recipe, flops = rec["recipe"], rec["gemm_tflop"] * 1e12
+    fp8 = recipe != "bf16"
+    rt.sync()
     te = TEStep(rt, path, inputs, [dy], dev)
     rec["te_arena_bytes"] = te.arena
     rec["te_bwd_feed"] = te.feed
-    for t in te.fwd_out + te.bwd_out:
-        t.fill_(float("nan"))  # every element must be written
+    rec["te_qtensors"] = te.qtensors
+    rec["te_state"] = [n for _, _, n in te.pairs]
+
+    def tensors():
+        return [te.outputs[0]] + te.grads(len(inputs))
+
+    # --- correctness: every result written (poisoned buffers), errors per tensor
+    if te.pairs:
+        # TE's first step quantizes with the initial scales (1); carry the state a few
+        # steps and check a step that runs on scales from real amaxes.
+        te.poison()
+        rt.sync()
+        te()
+        rt.sync()
+        rec["first_step_check"] = {label: (norm_rel(t, r) if t is not None else "missing")
+                                   for (label, _, r), t in zip(refs, tensors())}
+        for _ in range(DELAYED_WARMUP - 1):
+            te()
+    te.poison()
     rt.sync()
     te()
     rt.sync()
-    te_y = te.outputs[0].clone()
-    te_g = [g.clone() if g is not None else None for g in te.grads(len(inputs))]
+    rec["checked_step"] = DELAYED_WARMUP + 1 if te.pairs else 1
+    got = [t.clone() if t is not None else None for t in tensors()]
+    checks, ok = {}, True
+    for (label, e, r), t in zip(refs, got):
+        if t is None:
+            checks[label] = "missing"
+            ok = False
+            continue
+        c = dict(te_vs_fp32=norm_rel(t, r), te_vs_eager_maxrel=max_rel(t, e),
+                 eager_vs_fp32=eager_err[label])
+        if fp8 and te_bf16_err is not None:
+            c["te_bf16_vs_fp32"] = te_bf16_err.get(label)
+        passed = c["te_vs_fp32"] <= args.fp8_tol if fp8 else c["te_vs_eager_maxrel"] <= TOL
+        ok = ok and passed  # NaN fails
+        checks[label] = c
+    rec["check"] = checks
+    rec["check_pass"] = ok
+    rec["check_rule"] = ("||te - fp32|| / ||fp32|| <= %g on y and every gradient" % args.fp8_tol
+                         if fp8 else "max|te - eager| / max|eager| <= %g" % TOL)
+    emit(dict(rec, what="check"), results)
+    te_err = {k: c["te_vs_fp32"] for k, c in checks.items() if isinstance(c, dict)}
+    w, wl = worst(te_err)
+    rec["te_worst_vs_fp32"] = [w, wl]
+    line = "check %s %s: %s  te vs fp32 worst %.2e (%s)" % (
+        rec["case"], recipe, "PASS" if ok else "FAIL", w, wl)
+    if fp8:
+        line += "  [bf16 for context: eager vs fp32 worst %.2e" % worst(eager_err)[0]
+        line += (", te-bf16 vs fp32 worst %.2e]" % worst(te_bf16_err)[0]
+                 if te_bf16_err else ", te-bf16 not run]")
+        if "first_step_check" in rec:
+            line += "  first step (initial scales) worst %.2e" % worst(
+                rec["first_step_check"])[0]
+    else:
+        line += "  te vs eager max-rel worst %.2e" % worst(
+            {k: c["te_vs_eager_maxrel"] for k, c in checks.items() if isinstance(c, dict)})[0]
+    print(line, flush=True)
+    if fp8 and not ok:
+        rec["error"] = "FP8 check failed (%s): worst %.3g on %s; not timed" % (
+            rec["check_rule"], w, wl)
+        return
+
+    # --- timing of the normal step (state carried from step to step)
+    if args.graph != "only":
+        t = time_step(te, rt.sync, args.reps, args.min_rep_s)
+        rt.sync()
+        # the buffers were reused many times: same output as the checked step?
+        rec["te_rerun_identical"] = same_bits(te.outputs[0], got[0])
+        if te.pairs:  # later steps run on later scales
+            rec["te_rerun_vs_checked_normrel"] = norm_rel(te.outputs[0], got[0])
+        rec["te"] = t
+        emit(dict(case=rec["case"], recipe=recipe, engine="te-mlir", **t,
+                  tflops=flops / t["ms"] / 1e9), results)
+
+    # --- the same step as a CUDA graph
+    if args.graph != "off":
+        why = rt.graph_skip_reason()
+        if why:
+            rec["te_graph_skipped"] = why
+            print("graph %s %s: skipped (%s)" % (rec["case"], recipe, why), flush=True)
+        else:
+            try:
+                gr = te_graph(te, rt, args)
+            except Exception as ex:
+                traceback.print_exc()
+                gr = dict(error=repr(ex)[:500])
+            rec["te_graph_info"] = {k: v for k, v in gr.items() if k != "timing"}
+            if "timing" in gr:
+                rec["te_graph"] = gr["timing"]
+                emit(dict(case=rec["case"], recipe=recipe, engine="te-mlir-graph",
+                          **gr["timing"], tflops=flops / gr["timing"]["ms"] / 1e9), results)
+            else:
+                rec["te_graph_error"] = gr.get("error", "no timing")
+                print("graph %s %s: FAILED %s" % (rec["case"], recipe, rec["te_graph_error"]),
+                      flush=True)
+    rt.sync()
+
+
+def run_case(name, libs, rt, dev, args, results):
+    """Every recipe library of one case, then PyTorch eager and torch.compile (bf16)."""
+    kind, M, H, F_ = parse_case(name)
+    fn, inputs, names, dy, flops = make_inputs(kind, M, H, F_, dev)
+    sync_t = (lambda: torch.cuda.synchronize()) if dev == "cuda" else (lambda: None)
+    base = dict(case=name, kind=kind, M=M, H=H, F=F_, gemm_tflop=flops / 1e12)
 
     # --- eager reference (autograd.grad: fresh gradients, no accumulation, like te)
     leaves = [t.detach().clone().requires_grad_() for t in inputs]
@@ -328,63 +734,71 @@ def run_case(name, path, rt, dev, args, results):
     y32, g32 = y32.detach(), [g.detach() for g in g32]
     torch.backends.cuda.matmul.allow_tf32 = tf32
     del leaves32
+    refs = [("y", ey, y32)] + [("d" + n, eg[i], g32[i]) for i, n in enumerate(names)]
+    eager_err = {label: norm_rel(e, r) for label, e, r in refs}
+    emit(dict(base, what="reference", eager_vs_fp32=eager_err), results)
 
-    checks = {}
-    pairs = [("y", te_y, ey, y32)] + [("d" + n, te_g[i], eg[i], g32[i]) for i, n in enumerate(names)]
-    ok = True
-    for label, t, e, r in pairs:
-        if t is None:
-            checks[label] = "missing"
-            ok = False
-            continue
-        c = dict(te_vs_eager_maxrel=max_rel(t, e), te_vs_fp32=norm_rel(t, r),
-                 eager_vs_fp32=norm_rel(e, r))
-        checks[label] = c
-        if not (c["te_vs_eager_maxrel"] <= TOL):  # NaN fails too
-            ok = False
-    rec["check"] = checks
-    rec["check_pass"] = ok
-    del y32, g32
-    emit(dict(rec, what="check"), results)
+    # --- te-mlir, one library per recipe (bf16 first: its errors are the FP8 context)
+    recs, te_bf16_err = {}, None
+    for recipe in [r for r in RECIPES if r in libs]:
+        rec = dict(base, recipe=recipe, lib=os.path.basename(libs[recipe]))
+        recs[recipe] = rec
+        try:
+            run_te(rec, libs[recipe], rt, dev, args, inputs, dy, refs, eager_err, te_bf16_err,
+                   results)
+        except Exception as ex:
+            traceback.print_exc()
+            rec["error"] = repr(ex)[:1000]
+        if recipe == "bf16" and "check" in rec:
+            te_bf16_err = {k: c["te_vs_fp32"] for k, c in rec["check"].items()
+                           if isinstance(c, dict)}
+        if dev == "cuda":
+            torch.cuda.synchronize()
+            torch.cuda.empty_cache()
+    del refs, y32, g32
 
-    # --- timings
-    t_te = time_step(te, rt.sync, args.reps, args.min_rep_s)
-    # A second correctness pass after the timing loop: the buffers were reused many times.
-    te_y2 = te.outputs[0]
-    rec["te_rerun_identical"] = bool(torch.equal(te_y2, te_y))
-    rec["te"] = t_te
-    emit(dict(case=name, engine="te-mlir", **t_te, tflops=flops / t_te["ms"] / 1e9), results)
-    del te_y, te_g
-
-    t_eager = time_step(lambda: torch_step(fn), sync_t, args.reps, args.min_rep_s)
-    rec["eager"] = t_eager
-    emit(dict(case=name, engine="eager", **t_eager, tflops=flops / t_eager["ms"] / 1e9), results)
-
+    # --- PyTorch bf16, eager and torch.compile
+    torch_rec = {}
+    torch_rec["eager"] = time_step(lambda: torch_step(fn), sync_t, args.reps, args.min_rep_s)
+    emit(dict(case=name, engine="eager", **torch_rec["eager"],
+              tflops=flops / torch_rec["eager"]["ms"] / 1e9), results)
     if not args.no_compile:
         try:
             torch._dynamo.reset()
             cf = torch.compile(fn, dynamic=False)
             t0 = time.time()
             cy, cg = torch_step(cf)
-            rec["compile_s"] = time.time() - t0
-            rec["compile_vs_eager_y_maxrel"] = max_rel(cy.detach(), ey)
-            rec["compile_vs_eager_dx_maxrel"] = max_rel(cg[0].detach(), eg[0])
+            torch_rec["compile_s"] = time.time() - t0
+            torch_rec["compile_vs_eager_y_maxrel"] = max_rel(cy.detach(), ey)
+            torch_rec["compile_vs_eager_dx_maxrel"] = max_rel(cg[0].detach(), eg[0])
             del cy, cg
             t_c = time_step(lambda: torch_step(cf), sync_t, args.reps, args.min_rep_s)
-            rec["compile"] = t_c
-            emit(dict(case=name, engine="compile", **t_c, tflops=flops / t_c["ms"] / 1e9), results)
+            torch_rec["compile"] = t_c
+            emit(dict(case=name, engine="compile", **t_c, tflops=flops / t_c["ms"] / 1e9),
+                 results)
         except Exception as ex:  # keep going: report the failure
-            rec["compile_error"] = repr(ex)[:500]
+            torch_rec["compile_error"] = repr(ex)[:500]
             traceback.print_exc()
-    for eng in ("te", "eager", "compile"):
-        if eng in rec:
-            rec[eng + "_tflops"] = flops / rec[eng]["ms"] / 1e9
-    if "te" in rec:
-        rec["speedup_vs_eager"] = rec["eager"]["ms"] / rec["te"]["ms"]
-        if "compile" in rec:
-            rec["speedup_vs_compile"] = rec["compile"]["ms"] / rec["te"]["ms"]
-    emit(dict(rec, what="case"), results)
-    del te, leaves, ey, eg, inputs, dy
+
+    # --- ratios (speedup = other time / te time; > 1 means te-mlir is faster)
+    bf16 = recs.get("bf16", {})
+    for recipe, rec in recs.items():
+        rec.update(torch_rec)
+        for eng in ("te", "te_graph", "eager", "compile"):
+            if eng in rec:
+                rec[eng + "_tflops"] = flops / rec[eng]["ms"] / 1e9
+        for eng, pre in (("te", ""), ("te_graph", "graph_")):
+            if eng not in rec:
+                continue
+            rec[pre + "speedup_vs_eager"] = rec["eager"]["ms"] / rec[eng]["ms"]
+            if "compile" in rec:
+                rec[pre + "speedup_vs_compile"] = rec["compile"]["ms"] / rec[eng]["ms"]
+            if recipe != "bf16" and eng in bf16:  # G11: FP8 vs our own bf16
+                rec[pre + "speedup_vs_te_bf16"] = bf16[eng]["ms"] / rec[eng]["ms"]
+        if "te" in rec and "te_graph" in rec:
+            rec["graph_speedup_vs_te"] = rec["te"]["ms"] / rec["te_graph"]["ms"]
+        emit(dict(rec, what="case"), results)
+    del leaves, ey, eg, inputs, dy
 
 
 # --------------------------------------------------------------------------- extras
@@ -478,6 +892,52 @@ def norm_kernels(rt, results, dev, reps, min_rep_s):
 # --------------------------------------------------------------------------- main
 
 
+def find_libs(lib_dir, sel, recipes):
+    """{case: {recipe: path}} from <case>.so (bf16) and <case>.<recipe>.so, smallest first."""
+    libs = {}
+    for path in sorted(glob.glob(os.path.join(lib_dir, "*.so"))):
+        base = os.path.basename(path)[:-3]
+        case, _, recipe = base.partition(".")
+        recipe = recipe or "bf16"
+        try:
+            parse_case(case)
+        except ValueError:
+            print("skipping %s: not a case library name" % path, flush=True)
+            continue
+        if recipe not in RECIPES:
+            print("skipping %s: unknown recipe %s" % (path, recipe), flush=True)
+            continue
+        if (sel and not any(s in case for s in sel)) or recipe not in recipes:
+            continue
+        libs.setdefault(case, {})[recipe] = path
+    return dict(sorted(libs.items(), key=lambda kv: (parse_case(kv[0])[1:], kv[0])))
+
+
+def summary(results):
+    def ms(r, k):
+        return r[k]["ms"] if k in r else float("nan")
+
+    print("\n%-30s %-11s %9s %9s %9s %9s %7s %7s %7s %7s %7s %7s %7s  %s" % (
+        "case", "recipe", "te ms", "graph ms", "eager ms", "comp ms", "vs eag", "vs comp",
+        "g v eag", "g v cmp", "vs bf16", "te TF/s", "g TF/s", "check"))
+    for r in results:
+        if r.get("what") != "case":
+            continue
+        rc = r.get("recipe", "bf16")
+        if "te" not in r and "te_graph" not in r:
+            print("%-30s %-11s ERROR %s" % (r["case"], rc, (r.get("error") or "no timing")[:150]))
+            continue
+        g = r.get("te_graph_error") or r.get("te_graph_skipped")
+        print("%-30s %-11s %9.4f %9.4f %9.4f %9.4f %7.3f %7.3f %7.3f %7.3f %7.3f %7.1f %7.1f  %s%s" % (
+            r["case"], rc, ms(r, "te"), ms(r, "te_graph"), ms(r, "eager"), ms(r, "compile"),
+            r.get("speedup_vs_eager", float("nan")), r.get("speedup_vs_compile", float("nan")),
+            r.get("graph_speedup_vs_eager", float("nan")),
+            r.get("graph_speedup_vs_compile", float("nan")),
+            r.get("speedup_vs_te_bf16", float("nan")), r.get("te_tflops", float("nan")),
+            r.get("te_graph_tflops", float("nan")), "PASS" if r.get("check_pass") else "FAIL",
+            ("  graph: " + g[:80]) if g else ""))
+
+
 def main():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     ap = argparse.ArgumentParser()
@@ -485,6 +945,15 @@ def main():
     ap.add_argument("--runtime", default=os.path.join(root, "build-rt-cuda", "lib",
                                                       "libte_runtime.so"))
     ap.add_argument("--cases", default="", help="comma-separated substrings to select cases")
+    ap.add_argument("--recipes", default=",".join(RECIPES),
+                    help="comma-separated recipes to run (default: %(default)s)")
+    ap.add_argument("--graph", default="both", choices=["both", "off", "only"],
+                    help="te-mlir as a CUDA graph too (both), not (off), or only the graph "
+                         "(the normal step still runs for the checks); skipped with a note "
+                         "where the runtime has no te_rt_capture_begin or on cpu")
+    ap.add_argument("--fp8-tol", type=float, default=FP8_TOL,
+                    help="FP8 libraries fail (and are not timed) when ||te - fp32|| / ||fp32|| "
+                         "of the output or any gradient exceeds this (default %(default)s)")
     ap.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
     ap.add_argument("--no-compile", action="store_true")
     ap.add_argument("--no-extras", action="store_true", help="skip copy BW and norm kernels")
@@ -494,6 +963,10 @@ def main():
     ap.add_argument("--out", default=os.path.join(os.environ.get("OUT", "."), "bench.json"))
     args = ap.parse_args()
     dev = args.device
+    recipes = [r for r in args.recipes.split(",") if r]
+    for r in recipes:
+        if r not in RECIPES:
+            ap.error("unknown recipe %s (choose from %s)" % (r, ", ".join(RECIPES)))
     results = []
     env = dict(what="env", torch=torch.__version__, torch_cuda=torch.version.cuda,
                python=sys.version.split()[0], date=time.strftime("%Y-%m-%d %H:%M:%S %Z"))
@@ -510,7 +983,14 @@ def main():
     torch.manual_seed(0)
     rt = Runtime(args.runtime, 1 if dev == "cuda" else 0)
     env["te_rt_version"] = rt.lib.te_rt_version().decode()
+    env["te_rt_graphs"] = rt.has_graphs
+    env["graph_mode"] = args.graph
+    env["fp8_tol"] = args.fp8_tol
+    if args.graph != "off" and rt.graph_skip_reason():
+        env["graph_note"] = "graph timing skipped: " + rt.graph_skip_reason()
     emit(env, results)
+    if "graph_note" in env:
+        print("NOTE: " + env["graph_note"], flush=True)
 
     if dev == "cuda" and not args.no_extras:
         try:
@@ -518,16 +998,10 @@ def main():
         except Exception:
             traceback.print_exc()
 
-    libs = sorted(glob.glob(os.path.join(args.lib_dir, "*.so")),
-                  key=lambda p: (parse_case(os.path.basename(p)[:-3])[1:], p)
-                  if re.match(r".*_\d+x\d+x\d+\.so$", p) else ((0, 0, 0), p))
     sel = [s for s in args.cases.split(",") if s]
-    for path in libs:
-        name = os.path.basename(path)[:-3]
-        if sel and not any(s in name for s in sel):
-            continue
+    for name, libs in find_libs(args.lib_dir, sel, recipes).items():
         try:
-            run_case(name, path, rt, dev, args, results)
+            run_case(name, libs, rt, dev, args, results)
         except Exception as ex:
             traceback.print_exc()
             emit(dict(what="case", case=name, error=repr(ex)[:1000]), results)
@@ -542,21 +1016,7 @@ def main():
     rt.close()
     with open(args.out, "w") as f:
         json.dump(results, f, indent=1)
-
-    # summary table
-    print("\n%-32s %10s %10s %10s %8s %8s %8s %8s %8s  %s" % (
-        "case", "te ms", "eager ms", "compile ms", "vs eag", "vs comp", "te TF/s", "eag TF/s",
-        "cmp TF/s", "check"))
-    for r in results:
-        if r.get("what") != "case" or "te" not in r:
-            if r.get("what") == "case" and "error" in r:
-                print("%-32s ERROR %s" % (r["case"], r["error"][:120]))
-            continue
-        c = r.get("compile", {}).get("ms", float("nan"))
-        print("%-32s %10.4f %10.4f %10.4f %8.3f %8.3f %8.1f %8.1f %8.1f  %s" % (
-            r["case"], r["te"]["ms"], r["eager"]["ms"], c, r["speedup_vs_eager"],
-            r.get("speedup_vs_compile", float("nan")), r["te_tflops"], r["eager_tflops"],
-            r.get("compile_tflops", float("nan")), "PASS" if r["check_pass"] else "FAIL"))
+    summary(results)
 
 
 if __name__ == "__main__":

@@ -1,18 +1,44 @@
 #!/usr/bin/env bash
-# Compiles every bench/cases/*.mlir with te-compile --train into bench/build/<case>.so
-# (bench/build is git-ignored). Runs where MLIR is (te-compile); the GPU machine only
-# needs the .so files and build-rt-cuda/lib/libte_runtime.so.
+# Compiles every CASES_DIR/*.mlir (default bench/cases) with te-compile --train into
+# OUT_DIR (default bench/build, git-ignored), once per recipe:
+#   <case>.so               bf16 (no --recipe: the ops' recipe, bf16)
+#   <case>.fp8-current.so   --recipe fp8-current
+#   <case>.fp8-delayed.so   --recipe fp8-delayed
+# RECIPES="bf16 fp8-current" (env) chooses the recipes. FP8 GEMMs on the GPU need every
+# GEMM dim (tokens, hidden, ffn/out) to be a multiple of 16: cases that are not are
+# skipped for the FP8 recipes. te-compile's remarks go to OUT_DIR/<lib>.log.
+# Runs where MLIR is (te-compile); the GPU machine only needs the .so files and
+# build-rt-cuda/lib/libte_runtime.so.
+#   usage: bench/compile_cases.sh [CASES_DIR [OUT_DIR]]
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 tc="${TE_COMPILE:-$root/build/bin/te-compile}"
-mkdir -p "$root/bench/build"
+cases="${1:-$root/bench/cases}"
+out="${2:-$root/bench/build}"
+recipes="${RECIPES:-bf16 fp8-current fp8-delayed}"
+mkdir -p "$out"
 rc=0
-for f in "$root"/bench/cases/*.mlir; do
+for f in "$cases"/*.mlir; do
   name="$(basename "$f" .mlir)"
-  if "$tc" "$f" --train -o "$root/bench/build/$name.so"; then
-    echo "compiled $name"
-  else
-    echo "FAILED $name" >&2; rc=1
-  fi
+  dims="${name##*_}"                       # MxHxF
+  for r in $recipes; do
+    if [ "$r" = bf16 ]; then
+      lib="$name"; flags=()
+    else
+      lib="$name.$r"; flags=(--recipe "$r")
+      if ! [[ "$dims" =~ ^[0-9]+x[0-9]+x[0-9]+$ ]]; then
+        echo "skipped $lib: cannot read the dims from the name" >&2; continue
+      fi
+      IFS=x read -r m h n <<<"$dims"
+      if (( m % 16 || h % 16 || n % 16 )); then
+        echo "skipped $lib: FP8 GEMMs need dims that are multiples of 16 ($dims)"; continue
+      fi
+    fi
+    if "$tc" "$f" --train ${flags[@]+"${flags[@]}"} -o "$out/$lib.so" 2>"$out/$lib.log"; then
+      echo "compiled $lib"
+    else
+      echo "FAILED $lib:" >&2; cat "$out/$lib.log" >&2; rc=1
+    fi
+  done
 done
 exit $rc

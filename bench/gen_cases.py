@@ -4,6 +4,8 @@
   python3 bench/gen_cases.py [OUT_DIR] [--tiny]
 
 --tiny writes small shapes of every kind (for a cpu-backend plumbing check of bench.py).
+Every dim of every case (tokens, hidden, ffn/out) is a multiple of 16, as FP8 GEMMs on the
+GPU need, so bench/compile_cases.sh builds each case in bf16, fp8-current and fp8-delayed.
 """
 import os
 import sys
@@ -42,7 +44,7 @@ def ln_linear(M, H, N):
 KINDS = dict(ln_mlp_gelu=ln_mlp_gelu, rms_mlp_swiglu=rms_mlp_swiglu, ln_linear=ln_linear)
 CASES = [(k, s) for s in [(4096, 1024, 4096), (8192, 4096, 16384), (16, 4096, 16384)]
          for k in ("ln_mlp_gelu", "rms_mlp_swiglu")] + [("ln_linear", (8192, 4096, 12288))]
-TINY = [(k, (64, 128, 256)) for k in KINDS]
+TINY = [(k, (64, 128, 256)) for k in KINDS] + [("ln_mlp_gelu", (16, 128, 256))]
 
 if __name__ == "__main__":
     argv = [a for a in sys.argv[1:] if a != "--tiny"]
