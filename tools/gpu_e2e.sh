@@ -61,6 +61,70 @@ for n in 5 16; do
   compare "cuda bwd vs cpu" "$out/dyn$n-cpu/bwd" "$out/dyn$n-cuda/bwd" 1e-4 1e-4
 done
 
+# Per-tensor FP8 goldens (8 tokens: the FP8 GEMMs take the runtime's
+# dequantized fallback, dims off the multiple of 16) and small FP8 modules
+# whose GEMMs run on cuBLASLt's FP8 kernels, cuda against cpu.
+for c in ln_mlp_gelu_bf16_fp8_current ln_mlp_gelu_bf16_fp8_delayed ln_linear_f32_fp8_current rms_swiglu_f32_fp8_current; do
+  [[ -f $libs/$c.so ]] || { echo "== $c: no library $libs/$c.so"; status=1; continue; }
+  echo "== $c"
+  for be in cpu cuda; do
+    mkdir -p "$out/$c-$be"
+    step "$c" "$libs/$c.so" "$ins/$c" "$be" "$out/$c-$be"
+    for p in fwd bwd; do
+      compare "$be $p vs golden" "$ins/$c/expected/$p" "$out/$c-$be/$p" \
+        "$(cfg "$ins/$c/config.json" ${p}_atol)" "$(cfg "$ins/$c/config.json" ${p}_rtol)"
+    done
+  done
+done
+for lib in "$libs"/fp8_tiny_*.so; do
+  [[ -f $lib ]] || continue
+  name=$(basename "$lib" .so)
+  echo "== $name (cuBLASLt FP8, random data)"
+  for be in cpu cuda; do
+    mkdir -p "$out/$name-$be"
+    "$run" "$lib" --step step --random 7 --outputs "$out/$name-$be" --backend "$be" \
+      > "$out/$name-$be.log" 2>&1 || { echo "  $be failed: $(tail -2 "$out/$name-$be.log")"; status=1; }
+  done
+  # FP8 amplifies one-ulp differences of the high-precision intermediates
+  # (cuBLASLt's accumulation order vs the cpu's) into a different FP8 code
+  # for a few elements, so cuda and cpu agree in norm, not elementwise:
+  # every tensor's ||cuda - cpu|| / ||cpu|| must stay below 2e-2.
+  for p in fwd bwd; do
+    res=$(python3 - "$out/$name-cpu/$p" "$out/$name-cuda/$p" <<'PY'
+import os, sys
+import numpy as np
+a_dir, b_dir = sys.argv[1], sys.argv[2]
+def load(p):
+    x = np.load(p)
+    return (x.astype(np.uint32) << 16).view(np.float32) if p.endswith(".bf16.npy") else x.astype(np.float32)
+worst, ok = 0.0, True
+for f in sorted(os.listdir(a_dir)):
+    a, b = load(os.path.join(a_dir, f)), load(os.path.join(b_dir, f))
+    r = float(np.linalg.norm(b - a) / max(np.linalg.norm(a), 1e-30))
+    worst = max(worst, r)
+    if not r <= 2e-2:
+        ok = False
+        print(f"MISMATCH {f}: ||cuda - cpu|| / ||cpu|| = {r:.3e}")
+print(("PASSED" if ok else "FAILED") + f": worst ||cuda - cpu|| / ||cpu|| = {worst:.3e}")
+sys.exit(0 if ok else 1)
+PY
+)
+    rc=$?
+    echo "  cuda $p vs cpu: $(echo "$res" | tail -1)"
+    ((rc == 0)) || { echo "$res" | head -8; status=1; }
+  done
+done
+
+echo "== compute-sanitizer memcheck: te-run ln_mlp_gelu_bf16_fp8_delayed --step main --backend cuda"
+c=ln_mlp_gelu_bf16_fp8_delayed
+mkdir -p "$out/memcheck-fp8"
+compute-sanitizer --tool memcheck --error-exitcode 3 --leak-check full "$run" "$libs/$c.so" \
+  --step main --inputs "$ins/$c/args" --grads "$ins/$c/grads_in" --outputs "$out/memcheck-fp8" \
+  --backend cuda > "$out/memcheck-fp8.txt" 2>&1
+rc=$?
+tail -3 "$out/memcheck-fp8.txt"
+((rc == 0)) || { echo "gpu_e2e: fp8 memcheck rc=$rc"; grep -m20 -i "error\|invalid" "$out/memcheck-fp8.txt"; status=1; }
+
 echo "== compute-sanitizer memcheck: te-run rms_swiglu_f32 --step main --backend cuda"
 c=rms_swiglu_f32
 mkdir -p "$out/memcheck"

@@ -519,6 +519,14 @@ LogicalResult FunctionLowering::lowerConstant(arith::ConstantOp op) {
   std::vector<char> splat;
   if (auto dense = dyn_cast<DenseElementsAttr>(op.getValue())) {
     raw = dense.getRawData();
+    // All-zero splats (e.g. unused amax slots) are a device memset: no host
+    // copy (which synchronizes and cannot be captured in a CUDA graph).
+    if (dense.isSplat() &&
+        llvm::all_of(raw, [](char c) { return c == 0; })) {
+      call("te_rt_zero", {ctxArg, ptr(op.getResult()),
+                          c64(*staticBytes(op.getResult()))});
+      return success();
+    }
     if (dense.isSplat()) {
       size_t elemBytes = raw.size();
       splat.resize(elemBytes * type.getNumElements());
@@ -1039,6 +1047,7 @@ struct TELowerToRuntimePass
     declare("te_rt_cast", i32, {ptr, i32, i32, ptr, ptr, i64});
     declare("te_rt_transpose", i32, {ptr, i32, ptr, ptr, i64, i64});
     declare("te_rt_copy", i32, {ptr, ptr, ptr, i64});
+    declare("te_rt_zero", i32, {ptr, ptr, i64});
     declare("te_rt_quantize_fp8", i32,
             {ptr, i32, ptr, i64, i64, i32, ptr, i32, ptr, ptr, ptr, ptr});
     declare("te_rt_gemm_fp8", i32,

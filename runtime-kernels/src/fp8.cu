@@ -689,6 +689,64 @@ const char *te_kernels_quantize_fp8(te_kernels_state *s, int dtype,
 // cuBLASLt A is our b (column-major [k, n], op T), its B our a (column-major
 // [k, m], op N), the TN form Hopper's FP8 kernels require; fprop in gemm.cu
 // is the same call.
+namespace {
+
+/// x[i] = fp8(q[i]) * scale_inv[0], in fp32.
+__global__ void dequantizeKernel(const uint8_t *q, const float *scaleInv,
+                                 int format, int64_t n, float *x) {
+  float si = *scaleInv;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x)
+    x[i] = (format == kE4M3 ? te::formats::e4m3ToFloat(q[i])
+                            : te::formats::e5m2ToFloat(q[i])) *
+           si;
+}
+
+const char *dequantize(te_kernels_state *s, const void *q,
+                       const float *scaleInv, int format, int64_t n,
+                       float *x) {
+  int64_t blocks = std::min<int64_t>((n + 255) / 256, 65535);
+  dequantizeKernel<<<unsigned(std::max<int64_t>(blocks, 1)), 256, 0,
+                     s->stream>>>(static_cast<const uint8_t *>(q), scaleInv,
+                                  format, n, x);
+  return launched();
+}
+
+/// Shapes cuBLASLt's FP8 kernels do not take (a dim not a multiple of 16,
+/// e.g. 8 tokens): the fp32 GEMM of the dequantized operands, the value the
+/// CPU backend computes, rounded once to out_dtype. Slower, same semantics.
+const char *dequantizedGemm(te_kernels_state *s, int out_dtype, int a_format,
+                            const void *a, const float *a_scale_inv,
+                            int b_format, const void *b,
+                            const float *b_scale_inv, const void *bias,
+                            void *d, int64_t m, int64_t n, int64_t k,
+                            int accumulate) {
+  const int64_t mk = m * k, nk = n * k, mn = m * n;
+  float *buf = nullptr;
+  if (const char *err = scratch(s, mk + nk + 2 * mn + n, &buf))
+    return err;
+  float *A = buf, *B = A + mk, *D = B + nk, *Old = D + mn, *Bias = Old + mn;
+  if (const char *err = dequantize(s, a, a_scale_inv, a_format, mk, A))
+    return err;
+  if (const char *err = dequantize(s, b, b_scale_inv, b_format, nk, B))
+    return err;
+  if (bias)
+    if (const char *err = te_kernels_cast(s, out_dtype, 0, bias, Bias, n))
+      return err;
+  if (const char *err = te_kernels_gemm_fprop(s, 0, A, B, bias ? Bias : nullptr,
+                                              D, m, n, k))
+    return err;
+  if (accumulate) {
+    if (const char *err = te_kernels_cast(s, out_dtype, 0, d, Old, mn))
+      return err;
+    if (const char *err = te_kernels_add(s, 0, D, Old, D, mn))
+      return err;
+  }
+  return te_kernels_cast(s, 0, out_dtype, D, d, mn);
+}
+
+} // namespace
+
 const char *te_kernels_gemm_fp8(te_kernels_state *s, int out_dtype,
                                 int a_format, const void *a,
                                 const float *a_scale_inv, int b_format,
@@ -704,8 +762,8 @@ const char *te_kernels_gemm_fp8(te_kernels_state *s, int out_dtype,
     return accumulate ? (bias ? addBias(s, out_dtype, bias, d, m, n) : nullptr)
                       : broadcastRows(s, out_dtype, bias, d, m, n);
   if (m % 16 || n % 16 || k % 16)
-    return "FP8 GEMM: cuBLASLt's FP8 kernels need m, n and k to be multiples "
-           "of 16";
+    return dequantizedGemm(s, out_dtype, a_format, a, a_scale_inv, b_format,
+                           b, b_scale_inv, bias, d, m, n, k, accumulate);
   if (const char *err = ready(s))
     return err;
   const cudaDataType_t t = outType(out_dtype);

@@ -534,7 +534,7 @@ TEST_P(CudaAbi, GemmFp8) {
   int32_t t = GetParam();
   struct Case {
     int64_t m, n, k;
-  } cases[] = {{16, 32, 48}, {256, 512, 1024}};
+  } cases[] = {{16, 32, 48}, {256, 512, 1024}, {8, 32, 64}, {64, 32, 8}};
   const int32_t pairs[][2] = {{TE_RT_FP8_E4M3, TE_RT_FP8_E4M3},
                               {TE_RT_FP8_E4M3, TE_RT_FP8_E5M2},
                               {TE_RT_FP8_E5M2, TE_RT_FP8_E4M3}};
