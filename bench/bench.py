@@ -628,6 +628,9 @@ def run_te(rec, path, rt, dev, args, inputs, dy, refs, eager_err, te_bf16_err, r
                                    for (label, _, r), t in zip(refs, tensors())}
         for _ in range(DELAYED_WARMUP - 1):
             te()
+    # te-mlir's steps run on the runtime's own stream: finish them before
+    # torch (another stream) writes into their buffers.
+    rt.sync()
     te.poison()
     rt.sync()
     te()
