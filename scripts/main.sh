@@ -15,7 +15,9 @@
 # with PyTorch's under TransformerEngine's tolerances.
 #
 # Usage: scripts/main.sh [DTYPE] [--checkpoint]
-#   DTYPE: bf16 (default) or f32
+#   DTYPE: bf16 (default), f32, or an FP8 variant of the bf16 model:
+#   bf16_fp8_current / bf16_fp8_delayed (TE's per-tensor FP8 recipes,
+#   compared with PyTorch's emulation of the recipe)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 dtype=${1:-bf16}
@@ -23,7 +25,9 @@ shift || true
 extra=("$@")
 case=ln_mlp_gelu_$dtype
 inputs=$root/test/Integration/Inputs/$case
-[[ -d $inputs ]] || { echo "main: no case '$case' (dtype bf16 or f32)" >&2; exit 1; }
+[[ -d $inputs ]] || { echo "main: no case '$case' (dtype bf16, f32, bf16_fp8_current or bf16_fp8_delayed)" >&2; exit 1; }
+recipe=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1])).get('recipe', ''))" "$inputs/config.json" 2>/dev/null || true)
+[[ -n $recipe ]] && extra+=(--recipe "$recipe")
 
 "$root/scripts/bootstrap.sh"
 build=$root/build
@@ -73,8 +77,11 @@ for phase in ("fwd", "bwd"):
             print(f"  MISMATCH {phase}/{f}: shape {a.shape} vs {e.shape}"); ok = False; continue
         err = np.abs(a - e)
         bad = err > atol + rtol * np.abs(e)
-        label = names[0] if phase == "fwd" else names[1 + int(f.split('grad_arg')[1].split('.')[0])]
-        print(f"  {'ok  ' if not bad.any() else 'FAIL'} {label:18} {str(list(e.shape)):10} max |err| {err.max():.3e}"
+        if f.startswith("state."):
+            label = f[len("state."):-len(".npy")]  # delayed-scaling state
+        else:
+            label = names[0] if phase == "fwd" else names[1 + int(f.split('grad_arg')[1].split('.')[0])]
+        print(f"  {'ok  ' if not bad.any() else 'FAIL'} {label:18} {str(list(e.shape)):11} max |err| {err.max():.3e}"
               f"  (atol {atol}, rtol {rtol})")
         ok &= not bad.any()
 print("main: forward and backward match PyTorch" if ok else "main: MISMATCH against PyTorch")
