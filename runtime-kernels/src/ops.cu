@@ -937,6 +937,46 @@ __global__ void actFwdVecKernel(ActParams p, bool gated,
   }
 }
 
+/// Fused dbias + dact of a non-gated activation with 16-byte accesses: each
+/// thread owns N adjacent columns of one chunk of rows, writes dx and sums
+/// the fp32 dact down its columns in row order (the order colPartial uses,
+/// so dbias is the same as columnSums of Dact). colFinish adds the chunks.
+template <typename E>
+__global__ void dbiasDactVecKernel(int act, const typename E::T *dy,
+                                   const typename E::T *x, typename E::T *dx,
+                                   int64_t rows, int64_t cols, int64_t chunk,
+                                   float *partial) {
+  using T = typename E::T;
+  constexpr int N = 16 / sizeof(T);
+  using V = Vec<T, N>;
+  const int64_t colVecs = cols / N;
+  int64_t jv = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (jv >= colVecs)
+    return;
+  int64_t c = blockIdx.y;
+  int64_t r0 = c * chunk, r1 = min(rows, r0 + chunk);
+  float sum[N];
+#pragma unroll
+  for (int e = 0; e < N; ++e)
+    sum[e] = 0.0f;
+  const V *g = reinterpret_cast<const V *>(dy);
+  const V *in = reinterpret_cast<const V *>(x);
+  V *out = reinterpret_cast<V *>(dx);
+  for (int64_t i = r0; i < r1; ++i) {
+    V gv = g[i * colVecs + jv], xv = in[i * colVecs + jv], d;
+#pragma unroll
+    for (int e = 0; e < N; ++e) {
+      float v = E::load(gv.v[e]) * actDf(act, E::load(xv.v[e]));
+      sum[e] += v;
+      d.v[e] = E::store(v);
+    }
+    out[i * colVecs + jv] = d;
+  }
+#pragma unroll
+  for (int e = 0; e < N; ++e)
+    partial[c * cols + jv * N + e] = sum[e];
+}
+
 /// Activation backward with 16-byte accesses (see actFwdVecKernel).
 template <typename E>
 __global__ void actBwdVecKernel(ActParams p, bool gated,
@@ -1366,6 +1406,27 @@ const char *te_kernels_dbias_dact(te_kernels_state *s, int act, int dtype,
                                   const void *dy, const void *x, void *dx,
                                   void *dbias, int64_t rows, int64_t cols,
                                   float limit, float alpha, float offset) {
+  if (rows > 0 && cols > 0 && aligned16(dy) && aligned16(x) && aligned16(dx) &&
+      cols % (dtype == 0 ? 4 : 8) == 0)
+    return byDtype(dtype, [&](auto e) -> const char * {
+      using E = decltype(e);
+      using T = typename E::T;
+      constexpr int N = 16 / sizeof(T);
+      int64_t chunk = chunkRows(rows), chunks = (rows + chunk - 1) / chunk;
+      float *partial = nullptr;
+      if (const char *err = scratch(s, chunks * cols, &partial))
+        return err;
+      dim3 grid(static_cast<unsigned>((cols / N + kThreads - 1) / kThreads),
+                static_cast<unsigned>(chunks));
+      dbiasDactVecKernel<E><<<grid, kThreads, 0, s->stream>>>(
+          act, static_cast<const T *>(dy), static_cast<const T *>(x),
+          static_cast<T *>(dx), rows, cols, chunk, partial);
+      if (const char *err = launched())
+        return err;
+      colFinish<E><<<gridFor(cols), kThreads, 0, s->stream>>>(
+          partial, chunks, cols, static_cast<T *>(dbias));
+      return launched();
+    });
   if (const char *err = te_kernels_act_bwd(s, act, dtype, dy, x, dx, rows, cols,
                                            limit, alpha, offset))
     return err;

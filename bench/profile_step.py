@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+"""Where a te-mlir training step spends its GPU time: one case library (bench/build), a few
+steps under torch.profiler (CUPTI sees every stream, including the runtime's own), kernels
+summed by name. Run on the GPU machine, like bench.py:
+
+    python3 bench/profile_step.py bench/build/ln_mlp_gelu_8192x4096x16384.fp8-current.so
+
+Prints the step's total kernel time and the kernels sorted by their share of it.
+"""
+import argparse
+import collections
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench  # noqa: E402
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("lib")
+    ap.add_argument("--runtime", default=os.path.join(
+        os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build-rt-cuda", "lib",
+        "libte_runtime.so"))
+    ap.add_argument("--steps", type=int, default=5)
+    ap.add_argument("--top", type=int, default=25)
+    args = ap.parse_args()
+    name = os.path.basename(args.lib).split(".")[0]
+    kind, M, H, F_ = bench.parse_case(name)
+    _, inputs, _, dy, flops = bench.make_inputs(kind, M, H, F_, "cuda")
+    rt = bench.Runtime(args.runtime, 1)  # TE_RT_BACKEND_CUDA
+    te = bench.TEStep(rt, args.lib, inputs, [dy], "cuda")
+    for _ in range(3):
+        te()
+    rt.sync()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        for _ in range(args.steps):
+            te()
+        rt.sync()
+    per = collections.defaultdict(lambda: [0.0, 0])
+    for e in prof.events():
+        if e.device_type == torch.autograd.DeviceType.CUDA:
+            per[e.name][0] += e.device_time_total if hasattr(e, "device_time_total") else e.cuda_time_total
+            per[e.name][1] += 1
+    total = sum(t for t, _ in per.values())
+    print(f"{name}: {args.steps} steps, kernel time {total / args.steps / 1e3:.3f} ms per step, "
+          f"GEMM work {flops / 1e12:.2f} TFLOP per step")
+    for n, (t, c) in sorted(per.items(), key=lambda kv: -kv[1][0])[:args.top]:
+        print(f"  {100 * t / total:5.1f}%  {t / args.steps:9.1f} us/step  x{c // args.steps:<3d} {n[:110]}")
+
+
+if __name__ == "__main__":
+    main()
