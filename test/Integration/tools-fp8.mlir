@@ -5,6 +5,11 @@
 //
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: te-compile %s --train -o %t/lib.so 2>/dev/null
+// Remarks (here: why the bias gradients are not fused into the FP8 wgrad
+// GEMMs) only with --remarks.
+// RUN: te-compile %S/Inputs/ln_mlp_gelu_bf16/model.mlir --train --recipe fp8-current -o %t/m.so 2>&1 | count 0
+// RUN: te-compile %S/Inputs/ln_mlp_gelu_bf16/model.mlir --train --recipe fp8-current --remarks -o %t/m.so 2>&1 | FileCheck %s --check-prefix=REMARK
+// REMARK: remark: te-fuse-gemm-epilogues: bias gradient not fused: the wgrad GEMM reads the quantized gradient
 // RUN: te-run %t/lib.so --list | FileCheck %s --check-prefix=LIST
 // LIST:      f_fwd
 // LIST-NEXT:   arg0: bfloat16 [32,64]

@@ -66,6 +66,11 @@ static cl::opt<bool> weightCache(
              "<fn>_fwd saved instead of quantizing them (TE's FP8 weight "
              "cache, is_first_microbatch false; needs --train)"),
     cl::cat(category));
+static cl::opt<bool> remarks(
+    "remarks",
+    cl::desc("Print the passes' remarks (fusions that did not apply, "
+             "alignment fallbacks); errors and warnings are always printed"),
+    cl::cat(category));
 static cl::opt<std::string>
     target("target",
            cl::desc("Default backend of the library: cpu, cuda or auto "
@@ -244,6 +249,10 @@ int main(int argc, char **argv) {
 
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
+  // Remarks only on request (registered last, so it runs first).
+  ScopedDiagnosticHandler remarkFilter(&context, [](Diagnostic &diag) {
+    return success(!remarks && diag.getSeverity() == DiagnosticSeverity::Remark);
+  });
   std::string error;
   auto input = openInputFile(inputFile, &error);
   if (!input)
