@@ -823,8 +823,7 @@ LogicalResult FunctionLowering::lowerOp(Operation *op) {
   }
   return op->emitError() << "te-lower-to-runtime: cannot lower '"
                          << op->getName()
-                         << "' (run te-decompose first; quantized recipes "
-                            "are not lowered yet)";
+                         << "' (run te-decompose first)";
 }
 
 LogicalResult FunctionLowering::run() {
