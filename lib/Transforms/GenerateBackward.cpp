@@ -98,13 +98,6 @@ private:
   /// Updated backward state, returned after the gradients.
   SmallVector<std::pair<Value, std::string>> newBackwardState;
 
-  /// Threads one delayed-scaling op's state: `scales` becomes an operand,
-  /// and the step's amaxes update the history. Returns the new history and
-  /// scales.
-  std::pair<Value, Value> updateState(OpBuilder &b, Operation *op,
-                                      FP8DelayedRecipeAttr recipe,
-                                      Value history, Value scales,
-                                      bool backward);
 };
 
 /// The delayed-scaling `scales` operand of a module op.
@@ -141,15 +134,45 @@ FP8DelayedRecipeAttr delayedRecipe(Operation *op, const ModuleDescription &d) {
       cast<ModuleOpInterface>(op).getRecipeOrDefault());
 }
 
-std::pair<Value, Value> BackwardGenerator::updateState(
-    OpBuilder &b, Operation *op, FP8DelayedRecipeAttr recipe, Value history,
-    Value scales, bool backward) {
+/// The step's amaxes of `op` (te.amax) folded into the delayed-scaling
+/// state (te.amax_update). Returns the new history and scales.
+std::pair<Value, Value> updateState(OpBuilder &b, Operation *op,
+                                    FP8DelayedRecipeAttr recipe, Value history,
+                                    Value scales, bool backward) {
   Location loc = op->getLoc();
   Value amax = AmaxOp::create(b, loc, scales.getType(), op->getResult(0));
   auto update = AmaxUpdateOp::create(b, loc, history.getType(),
                                      scales.getType(), history, scales, amax,
                                      recipe, backward);
   return {update.getNewAmaxHistory(), update.getNewScales()};
+}
+
+/// Makes the forward state of delayed-scaling module op `op` (of `f`'s top
+/// level) explicit: arguments `<prefix>.amax_history_fwd` [len, slots] and
+/// `<prefix>.scales_fwd` [slots] tagged te.state, `scales` set as the op's
+/// operand, and the update before `f`'s terminator. Returns the new history
+/// and scales (the caller returns them).
+std::pair<Value, Value> threadForwardState(func::FuncOp f, Operation *op,
+                                           FP8DelayedRecipeAttr delayed,
+                                           StringRef prefix) {
+  MLIRContext *ctx = op->getContext();
+  Type f32 = Float32Type::get(ctx);
+  int64_t slots = forwardSlots(op);
+  unsigned n = f.getNumArguments();
+  auto stateAttr = [&](StringRef what) {
+    return DictionaryAttr::get(
+        ctx, {NamedAttribute(StringAttr::get(ctx, "te.state"),
+                             StringAttr::get(ctx, prefix + "." + what))});
+  };
+  (void)f.insertArgument(
+      n, RankedTensorType::get({delayed.getAmaxHistoryLen(), slots}, f32),
+      stateAttr("amax_history_fwd"), op->getLoc());
+  (void)f.insertArgument(n + 1, RankedTensorType::get({slots}, f32),
+                         stateAttr("scales_fwd"), op->getLoc());
+  setScales(op, f.getArgument(n + 1));
+  OpBuilder b(f.getBody().front().getTerminator());
+  return updateState(b, op, delayed, f.getArgument(n), f.getArgument(n + 1),
+                     /*backward=*/false);
 }
 
 unsigned BackwardGenerator::addToBundle(Value v, StringRef name) {
@@ -208,28 +231,8 @@ LogicalResult BackwardGenerator::buildForward() {
     if (auto delayed = delayedRecipe(op, desc); delayed && !getScales(op)) {
       // Recipe state is explicit: scales and amax history come in as
       // arguments, the updated ones go out as results (never globals).
-      MLIRContext *ctx = op->getContext();
-      Type f32 = Float32Type::get(ctx);
-      int64_t slots = forwardSlots(op);
-      unsigned n = fwd.getNumArguments();
-      auto stateAttr = [&](StringRef what) {
-        return DictionaryAttr::get(
-            ctx, {NamedAttribute(StringAttr::get(ctx, "te.state"),
-                                 StringAttr::get(ctx, prefix + "." + what))});
-      };
-      (void)fwd.insertArgument(
-          n,
-          RankedTensorType::get({delayed.getAmaxHistoryLen(), slots}, f32),
-          stateAttr("amax_history_fwd"), op->getLoc());
-      (void)fwd.insertArgument(n + 1, RankedTensorType::get({slots}, f32),
-                               stateAttr("scales_fwd"), op->getLoc());
-      setScales(op, fwd.getArgument(n + 1));
+      auto [history, scales] = threadForwardState(fwd, op, delayed, prefix);
       delayedOps.push_back({op, prefix});
-      OpBuilder sb(op->getContext());
-      sb.setInsertionPoint(fwd.getBody().front().getTerminator());
-      auto [history, scales] = updateState(sb, op, delayed,
-                                           fwd.getArgument(n),
-                                           fwd.getArgument(n + 1), false);
       forwardState.push_back({history, prefix + ".amax_history_fwd"});
       forwardState.push_back({scales, prefix + ".scales_fwd"});
       desc = cast<ModuleOpInterface>(op).describe(options);
@@ -735,7 +738,6 @@ struct TEThreadRecipeStatePass
       SmallVector<Operation *> modules;
       f.walk([&](ModuleOpInterface op) { modules.push_back(op); });
       MLIRContext *ctx = f.getContext();
-      Type f32 = Float32Type::get(ctx);
       SmallVector<std::pair<Value, std::string>> state;
       for (auto [i, op] : llvm::enumerate(modules)) {
         ModuleDescription desc =
@@ -749,29 +751,9 @@ struct TEThreadRecipeStatePass
           return signalPassFailure();
         }
         std::string prefix = opPrefix(op, i);
-        int64_t slots = forwardSlots(op);
-        unsigned n = f.getNumArguments();
-        auto stateAttr = [&](StringRef what) {
-          return DictionaryAttr::get(
-              ctx, {NamedAttribute(StringAttr::get(ctx, "te.state"),
-                                   StringAttr::get(ctx, prefix + "." + what))});
-        };
-        (void)f.insertArgument(
-            n, RankedTensorType::get({delayed.getAmaxHistoryLen(), slots}, f32),
-            stateAttr("amax_history_fwd"), op->getLoc());
-        (void)f.insertArgument(n + 1, RankedTensorType::get({slots}, f32),
-                               stateAttr("scales_fwd"), op->getLoc());
-        setScales(op, f.getArgument(n + 1));
-        OpBuilder b(f.getBody().front().getTerminator());
-        Location loc = op->getLoc();
-        Value amax = AmaxOp::create(b, loc, f.getArgument(n + 1).getType(),
-                                    op->getResult(0));
-        auto update = AmaxUpdateOp::create(
-            b, loc, f.getArgument(n).getType(), f.getArgument(n + 1).getType(),
-            f.getArgument(n), f.getArgument(n + 1), amax, delayed, false);
-        state.push_back({update.getNewAmaxHistory(),
-                         prefix + ".amax_history_fwd"});
-        state.push_back({update.getNewScales(), prefix + ".scales_fwd"});
+        auto [history, scales] = threadForwardState(f, op, delayed, prefix);
+        state.push_back({history, prefix + ".amax_history_fwd"});
+        state.push_back({scales, prefix + ".scales_fwd"});
       }
       if (state.empty())
         continue;
