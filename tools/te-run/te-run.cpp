@@ -724,12 +724,14 @@ int main(int argc, char **argv) {
                        ? randomTensor(a, unsigned(opts.randomSeed) + 1000u + k,
                                       out[k].shape)
                        : loadNpy(path, *a->getString("dtype"));
-      } else if (a->getString("te.state") &&
-                 initialState(a, resultShape(a, {}))) {
-        // The backward's recipe state starts as TE initializes it.
-        bwdIn[i] = *initialState(a, resultShape(a, {}));
       } else {
-        die("--step: cannot feed " + bwd.argLabel(i));
+        // The backward's recipe state starts as TE initializes it.
+        std::optional<Tensor> state;
+        if (a->getString("te.state"))
+          state = initialState(a, resultShape(a, {}));
+        if (!state)
+          die("--step: cannot feed " + bwd.argLabel(i));
+        bwdIn[i] = std::move(*state);
       }
     }
     std::vector<Tensor> grads = runner.run(bwd, bwdIn, bench, bwdTimes);
