@@ -723,6 +723,98 @@ int32_t te_rt_gemm_fp8(te_rt_context *ctx, int32_t out_dtype, int32_t a_format,
   });
 }
 
+//===----------------------------------------------------------------------===//
+// Float8 block scaling
+//===----------------------------------------------------------------------===//
+
+int32_t te_rt_quantize_fp8_block(te_rt_context *ctx, int32_t dtype,
+                                 const void *x, int64_t rows, int64_t cols,
+                                 int32_t block_2d, int32_t pow2_scale,
+                                 void *data, float *scale_inv,
+                                 void *columnwise_data,
+                                 float *columnwise_scale_inv) {
+  Checker c("te_rt_quantize_fp8_block");
+  int64_t n = 0;
+  if (!c.context(ctx) || !c.dtype(dtype) || !c.matrix(rows, cols, &n) ||
+      !c.flag("block_2d", block_2d) || !c.flag("pow2_scale", pow2_scale) ||
+      !c.notNull("x", x))
+    return 1;
+  if (bool(data) != bool(scale_inv))
+    return c.fail("data and scale_inv must both be given or both be NULL"), 1;
+  if (bool(columnwise_data) != bool(columnwise_scale_inv))
+    return c.fail("columnwise_data and columnwise_scale_inv must both be "
+                  "given or both be NULL"),
+           1;
+  if (!data && !columnwise_data)
+    return c.fail("no copy requested (data and columnwise_data are NULL)"), 1;
+  if (ctx->backend == TE_RT_BACKEND_CUDA)
+    return onCuda(c, ctx, [&](auto *s) {
+      return te_kernels_quantize_fp8_block(
+          s, dtype, x, rows, cols, block_2d, pow2_scale, data, scale_inv,
+          columnwise_data, columnwise_scale_inv);
+    });
+  return guarded(c, [&] {
+    const float *X = input(ctx, 0, dtypeOf(dtype), x, n);
+    bool fp32Scales = pow2_scale == 0;
+    if (data)
+      te::cpu::quantizeBlockRowwise(X, rows, cols, block_2d != 0, fp32Scales,
+                                    static_cast<uint8_t *>(data), scale_inv);
+    if (columnwise_data) {
+      // The columnwise copy is the rowwise quantization of x^T.
+      float *T = ctx->scratch(1, n);
+      transposeTiled(reinterpret_cast<const uint32_t *>(X),
+                     reinterpret_cast<uint32_t *>(T), rows, cols);
+      te::cpu::quantizeBlockRowwise(T, cols, rows, block_2d != 0, fp32Scales,
+                                    static_cast<uint8_t *>(columnwise_data),
+                                    columnwise_scale_inv);
+    }
+  });
+}
+
+int32_t te_rt_gemm_fp8_block(te_rt_context *ctx, int32_t out_dtype,
+                             const void *a, const float *a_scale_inv,
+                             int32_t a_block_2d, const void *b,
+                             const float *b_scale_inv, int32_t b_block_2d,
+                             const void *bias, void *d, int64_t m, int64_t n,
+                             int64_t k, int32_t accumulate) {
+  Checker c("te_rt_gemm_fp8_block");
+  int64_t mn, mk, nk;
+  if (!c.context(ctx) || !c.dtype(out_dtype, "out_dtype") ||
+      !gemmSizes(c, m, n, k, &mn, &mk, &nk) ||
+      !c.flag("a_block_2d", a_block_2d) || !c.flag("b_block_2d", b_block_2d) ||
+      !c.flag("accumulate", accumulate) || !c.notNull("a", a) ||
+      !c.notNull("a_scale_inv", a_scale_inv) || !c.notNull("b", b) ||
+      !c.notNull("b_scale_inv", b_scale_inv) || !c.notNull("d", d))
+    return 1;
+  if (a_block_2d && b_block_2d)
+    return c.fail("both operands use 128x128 blocks (at most one may, as in "
+                  "TransformerEngine)"),
+           1;
+  if (ctx->backend == TE_RT_BACKEND_CUDA)
+    return onCuda(c, ctx, [&](auto *s) {
+      return te_kernels_gemm_fp8_block(s, out_dtype, a, a_scale_inv,
+                                       a_block_2d, b, b_scale_inv, b_block_2d,
+                                       bias, d, m, n, k, accumulate);
+    });
+  return guarded(c, [&] {
+    DType t = dtypeOf(out_dtype);
+    float *A = ctx->scratch(0, mk), *B = ctx->scratch(1, nk);
+    te::cpu::dequantizeBlockRowwise(static_cast<const uint8_t *>(a),
+                                    a_scale_inv, m, k, a_block_2d != 0, A);
+    te::cpu::dequantizeBlockRowwise(static_cast<const uint8_t *>(b),
+                                    b_scale_inv, n, k, b_block_2d != 0, B);
+    const float *Bias = bias ? input(ctx, 2, t, bias, n) : nullptr;
+    float *D = ctx->scratch(3, mn);
+    te::cpu::gemmTN(A, B, Bias, m, n, k, D);
+    if (accumulate) {
+      const float *Old = input(ctx, 4, t, d, mn);
+      for (int64_t i = 0; i < mn; ++i)
+        D[i] += Old[i];
+    }
+    commit(t, D, d, mn);
+  });
+}
+
 int32_t te_rt_amax_update(te_rt_context *ctx, const float *history,
                           const float *scale, const float *amax, int64_t len,
                           int64_t n, float fp8_max, int32_t margin,

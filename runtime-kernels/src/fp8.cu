@@ -22,16 +22,15 @@
 //   accumulation off) with the operands' scale_inv as its A/B scale
 //   pointers; bias through the BIAS epilogue for bf16/f16 output and a
 //   kernel for f32 output (cuBLASLt's FP8 kernels take a bf16 bias there).
-//   Descriptors and the heuristic are built per call, as in gemm.cu.
+//   Descriptors and the heuristic are built per call, as in gemm.cu. The
+//   matmul (fp8Matmul), the f32 bias, k = 0 and the dequantized fp32
+//   fallback are shared with the block-scaled GEMM of fp8_block.cu.
 // - amax update: one thread per quantizer slot, reading its column of the
 //   history before writing it, so the outputs may alias the inputs.
 //
 //===----------------------------------------------------------------------===//
 
 #include "internal.cuh"
-#include "te_kernels/formats.h"
-
-#include <cuda_fp8.h>
 
 #include <algorithm>
 #include <cfloat>
@@ -39,125 +38,6 @@
 using namespace te::kernels;
 
 namespace {
-
-//===----------------------------------------------------------------------===//
-// Element types (the bit conversions of ops.cu and the CPU backend)
-//===----------------------------------------------------------------------===//
-
-struct F32 {
-  using T = float;
-  static __device__ float load(float v) { return v; }
-  static __device__ float store(float v) { return v; }
-  /// The four floats of a 16-byte vector.
-  static __device__ void unpack(uint4 v, float *f) {
-    f[0] = __uint_as_float(v.x), f[1] = __uint_as_float(v.y);
-    f[2] = __uint_as_float(v.z), f[3] = __uint_as_float(v.w);
-  }
-};
-
-struct BF16 {
-  using T = uint16_t;
-  static __device__ float load(uint16_t h) {
-    return __uint_as_float(static_cast<uint32_t>(h) << 16);
-  }
-  /// As te::cpu::floatToBF16: quiet NaN with its payload's top, else RNE.
-  static __device__ uint16_t store(float x) {
-    uint32_t u = __float_as_uint(x);
-    if ((u & 0x7fffffffu) > 0x7f800000u)
-      return static_cast<uint16_t>((u >> 16) | 0x0040u);
-    u += 0x7fffu + ((u >> 16) & 1u);
-    return static_cast<uint16_t>(u >> 16);
-  }
-  /// The eight values of a 16-byte vector (element 2i is the low half of
-  /// word i).
-  static __device__ void unpack(uint4 v, float *f) {
-    const uint32_t w[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      f[2 * i] = __uint_as_float(w[i] << 16);
-      f[2 * i + 1] = __uint_as_float(w[i] & 0xffff0000u);
-    }
-  }
-};
-
-struct F16 {
-  using T = uint16_t;
-  static __device__ float load(uint16_t h) {
-    return __half2float(__ushort_as_half(h));
-  }
-  /// As te::cpu::floatToF16: quiet NaN with its payload's top, else RNE.
-  static __device__ uint16_t store(float x) {
-    uint32_t u = __float_as_uint(x);
-    uint32_t a = u & 0x7fffffffu;
-    if (a > 0x7f800000u)
-      return static_cast<uint16_t>(((u >> 16) & 0x8000u) | 0x7e00u |
-                                   ((a >> 13) & 0x3ffu));
-    return __half_as_ushort(__float2half_rn(x));
-  }
-  static __device__ void unpack(uint4 v, float *f) {
-    const uint32_t w[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      f[2 * i] = load(static_cast<uint16_t>(w[i] & 0xffffu));
-      f[2 * i + 1] = load(static_cast<uint16_t>(w[i] >> 16));
-    }
-  }
-};
-
-/// Calls fn(E{}) for the element type of dtype.
-template <typename Fn> const char *byDtype(int dtype, Fn fn) {
-  switch (dtype) {
-  case 0:
-    return fn(F32{});
-  case 1:
-    return fn(BF16{});
-  case 2:
-    return fn(F16{});
-  }
-  return "unknown dtype";
-}
-
-/// Elements of E per 16-byte vector.
-template <typename E> constexpr int vecOf() {
-  return 16 / static_cast<int>(sizeof(typename E::T));
-}
-
-//===----------------------------------------------------------------------===//
-// FP8 conversion and the scale
-//===----------------------------------------------------------------------===//
-
-constexpr int kE4M3 = 0, kE5M2 = 1;
-
-/// fp8(lo) | fp8(hi) << 8, each rounded to nearest even and saturated.
-template <int Fmt> __device__ inline uint32_t toFP8x2(float lo, float hi) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
-  return __nv_cvt_float2_to_fp8x2(make_float2(lo, hi), __NV_SATFINITE,
-                                  Fmt == kE4M3 ? __NV_E4M3 : __NV_E5M2);
-#else
-  using namespace te::formats;
-  uint32_t a = Fmt == kE4M3 ? floatToE4M3(lo) : floatToE5M2(lo);
-  uint32_t b = Fmt == kE4M3 ? floatToE4M3(hi) : floatToE5M2(hi);
-  return a | (b << 8);
-#endif
-}
-
-template <int Fmt> __device__ inline uint8_t toFP8(float x) {
-  return static_cast<uint8_t>(toFP8x2<Fmt>(x, 0.0f) & 0xffu);
-}
-
-/// te::cpu::scaleFromAmax with eps 0 (TE's compute_scale_from_amax): 1 for
-/// a zero or non-finite amax, FLT_MAX when fp8_max / amax overflows, the
-/// mantissa cleared (rounded down to a power of two) with pow2.
-__device__ inline float scaleFromAmax(float amax, float fp8Max, bool pow2) {
-  if (amax == 0.0f || !isfinite(amax))
-    return 1.0f;
-  float scale = fp8Max / amax;
-  if (isinf(scale))
-    scale = FLT_MAX;
-  if (pow2)
-    scale = __uint_as_float(__float_as_uint(scale) & 0xFF800000u);
-  return scale;
-}
 
 /// What the quantize kernels read and write.
 struct QuantArgs {
@@ -178,13 +58,6 @@ struct QuantArgs {
 
 __device__ inline float quantScale(const QuantArgs &a) {
   return a.scale ? *a.scale : scaleFromAmax(*a.amaxIn, a.fp8Max, a.pow2);
-}
-
-__device__ inline int64_t globalId() {
-  return static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-}
-__device__ inline int64_t globalStride() {
-  return static_cast<int64_t>(gridDim.x) * blockDim.x;
 }
 
 constexpr int kThreads = 256;
@@ -248,7 +121,7 @@ constexpr int kUnroll = 4; // 16-byte loads in flight per thread
 template <typename E>
 __global__ void __launch_bounds__(kThreads) amaxKernel(QuantArgs a) {
   using T = typename E::T;
-  constexpr int kVec = vecOf<E>();
+  constexpr int kVec = perVec<E>();
   const T *x = static_cast<const T *>(a.x);
   int64_t n = a.rows * a.cols, done = 0;
   float m = 0.0f;
@@ -265,7 +138,7 @@ __global__ void __launch_bounds__(kThreads) amaxKernel(QuantArgs a) {
       for (int u = 0; u < kUnroll; ++u)
         if (v0 + u * stride < nv) {
           float f[kVec];
-          E::unpack(raw[u], f);
+          unpack<E>(raw[u], f);
 #pragma unroll
           for (int e = 0; e < kVec; ++e)
             m = fmaxf(m, fabsf(f[e]));
@@ -283,7 +156,7 @@ __global__ void __launch_bounds__(kThreads) amaxKernel(QuantArgs a) {
 template <typename E, int Fmt>
 __global__ void __launch_bounds__(kThreads) castKernel(QuantArgs a) {
   using T = typename E::T;
-  constexpr int kVec = vecOf<E>();
+  constexpr int kVec = perVec<E>();
   const float s = quantScale(a);
   if (blockIdx.x == 0 && threadIdx.x == 0)
     *a.scaleInv = 1.0f / s;
@@ -304,7 +177,7 @@ __global__ void __launch_bounds__(kThreads) castKernel(QuantArgs a) {
         int64_t v = v0 + u * stride;
         if (v < nv) {
           float f[kVec];
-          E::unpack(raw[u], f);
+          unpack<E>(raw[u], f);
 #pragma unroll
           for (int e = 0; e < kVec; ++e)
             m = fmaxf(m, fabsf(f[e]));
@@ -325,14 +198,6 @@ __global__ void __launch_bounds__(kThreads) castKernel(QuantArgs a) {
     blockAmax(m, a.amaxOut);
 }
 
-/// Byte offset of element (r, c) of a tile of kCols-byte rows: the 4-byte
-/// words of row r are XOR-swizzled by ((r / 16) % 8) * 2, so that the
-/// row-wise vector stores and the column-wise byte loads below hit distinct
-/// banks. Vectors of 4 or 8 bytes stay contiguous (the XOR is even).
-template <int kCols> __device__ inline int swizzled(int r, int c) {
-  return r * kCols + (((c >> 2) ^ (((r >> 4) & 7) << 1)) << 2) + (c & 3);
-}
-
 /// data (optional) and transpose of fp8(x * scale) in one pass over
 /// kRows x kCols tiles: cast row-wise (16-byte loads, one vector of fp8 per
 /// load) into shared memory, then written column-wise, 16 bytes (16 rows of
@@ -340,7 +205,7 @@ template <int kCols> __device__ inline int swizzled(int r, int c) {
 template <typename E, int Fmt, int kRows, int kCols>
 __global__ void __launch_bounds__(kThreads) castTransposeKernel(QuantArgs a) {
   using T = typename E::T;
-  constexpr int kVec = vecOf<E>();
+  constexpr int kVec = perVec<E>();
   constexpr int kRowVecs = kCols / kVec;            // vectors per tile row
   constexpr int kPer = kRows * kRowVecs / kThreads; // vectors per thread
   constexpr int kChunks = kRows / 16; // 16-byte pieces per transposed row
@@ -374,7 +239,7 @@ __global__ void __launch_bounds__(kThreads) castTransposeKernel(QuantArgs a) {
         int idx = threadIdx.x + p * kThreads;
         int r = idx / kRowVecs, cv = idx % kRowVecs;
         float f[kVec];
-        E::unpack(raw[p], f);
+        unpack<E>(raw[p], f);
 #pragma unroll
         for (int e = 0; e < kVec; ++e)
           m = fmaxf(m, fabsf(f[e]));
@@ -436,31 +301,9 @@ __global__ void __launch_bounds__(kThreads) castTransposeKernel(QuantArgs a) {
     blockAmax(m, a.amaxOut);
 }
 
-bool aligned(const void *p, uintptr_t bytes) {
-  return reinterpret_cast<uintptr_t>(p) % bytes == 0;
-}
-
-/// Multiprocessors of the current device (for grid-stride grids).
-int smCount() {
-  int device = 0, sms = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) !=
-          cudaSuccess ||
-      sms <= 0)
-    return 132;
-  return sms;
-}
-
-/// Blocks for a grid-stride loop over `work` items of kThreads each: at
-/// most 16 per multiprocessor (the loop takes the rest), at least one.
-unsigned blocksFor(int64_t work, int sms) {
-  int64_t b = std::min<int64_t>(work, int64_t(16) * sms);
-  return static_cast<unsigned>(std::max<int64_t>(b, 1));
-}
-
 template <typename E, int Fmt>
 const char *quantize(te_kernels_state *s, QuantArgs a) {
-  constexpr int kVec = vecOf<E>();
+  constexpr int kVec = perVec<E>();
   const int sms = smCount();
   const int64_t n = a.rows * a.cols;
   const int64_t vecWork =
@@ -504,115 +347,6 @@ const char *quantize(te_kernels_state *s, QuantArgs a) {
 }
 
 //===----------------------------------------------------------------------===//
-// GEMM
-//===----------------------------------------------------------------------===//
-
-constexpr size_t kWorkspaceBytes = size_t(32) << 20; // as gemm.cu
-
-/// Null on success, else the status's name (as gemm.cu: cublasGetStatusString
-/// is in libcublas, which is not linked).
-const char *lt(cublasStatus_t st) {
-  switch (st) {
-  case CUBLAS_STATUS_SUCCESS:
-    return nullptr;
-  case CUBLAS_STATUS_NOT_INITIALIZED:
-    return "cuBLASLt (FP8 GEMM): CUBLAS_STATUS_NOT_INITIALIZED";
-  case CUBLAS_STATUS_ALLOC_FAILED:
-    return "cuBLASLt (FP8 GEMM): CUBLAS_STATUS_ALLOC_FAILED";
-  case CUBLAS_STATUS_INVALID_VALUE:
-    return "cuBLASLt (FP8 GEMM): CUBLAS_STATUS_INVALID_VALUE";
-  case CUBLAS_STATUS_ARCH_MISMATCH:
-    return "cuBLASLt (FP8 GEMM): CUBLAS_STATUS_ARCH_MISMATCH (FP8 needs "
-           "sm_89 or newer)";
-  case CUBLAS_STATUS_EXECUTION_FAILED:
-    return "cuBLASLt (FP8 GEMM): CUBLAS_STATUS_EXECUTION_FAILED";
-  case CUBLAS_STATUS_INTERNAL_ERROR:
-    return "cuBLASLt (FP8 GEMM): CUBLAS_STATUS_INTERNAL_ERROR";
-  case CUBLAS_STATUS_NOT_SUPPORTED:
-    return "cuBLASLt (FP8 GEMM): CUBLAS_STATUS_NOT_SUPPORTED";
-  default:
-    return "cuBLASLt (FP8 GEMM): call failed";
-  }
-}
-
-/// The handle and workspace of the state (shared with gemm.cu's GEMMs:
-/// whichever runs first creates them).
-const char *ready(te_kernels_state *s) {
-  if (!s->lt)
-    if (const char *err = lt(cublasLtCreate(&s->lt)))
-      return err;
-  if (!s->workspace) {
-    if (const char *err = status(cudaMalloc(&s->workspace, kWorkspaceBytes)))
-      return err;
-    s->workspaceBytes = kWorkspaceBytes;
-  }
-  return nullptr;
-}
-
-/// The largest power of two (<= 256) that divides the address.
-uint32_t alignmentOf(const void *p) {
-  uintptr_t a = reinterpret_cast<uintptr_t>(p);
-  uint32_t align = 256;
-  while (align > 1 && a % align)
-    align /= 2;
-  return align;
-}
-
-/// Destroys the cuBLASLt descriptors of one matmul.
-struct Descriptors {
-  cublasLtMatmulDesc_t op = nullptr;
-  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr, d = nullptr;
-  cublasLtMatmulPreference_t pref = nullptr;
-  ~Descriptors() {
-    if (pref)
-      cublasLtMatmulPreferenceDestroy(pref);
-    if (d)
-      cublasLtMatrixLayoutDestroy(d);
-    if (c)
-      cublasLtMatrixLayoutDestroy(c);
-    if (b)
-      cublasLtMatrixLayoutDestroy(b);
-    if (a)
-      cublasLtMatrixLayoutDestroy(a);
-    if (op)
-      cublasLtMatmulDescDestroy(op);
-  }
-};
-
-cudaDataType_t outType(int dtype) {
-  return dtype == 0 ? CUDA_R_32F : dtype == 1 ? CUDA_R_16BF : CUDA_R_16F;
-}
-
-cudaDataType_t fp8Type(int format) {
-  return format == kE4M3 ? CUDA_R_8F_E4M3 : CUDA_R_8F_E5M2;
-}
-
-/// d[i, j] = d[i, j] + bias[j] over [rows, cols], rounded once.
-template <typename E>
-__global__ void addBiasKernel(const typename E::T *bias, typename E::T *d,
-                              int64_t rows, int64_t cols) {
-  for (int64_t i = blockIdx.y; i < rows; i += gridDim.y)
-    for (int64_t j =
-             static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-         j < cols; j += static_cast<int64_t>(gridDim.x) * blockDim.x)
-      d[i * cols + j] = E::store(E::load(d[i * cols + j]) + E::load(bias[j]));
-}
-
-const char *addBias(te_kernels_state *s, int dtype, const void *bias, void *d,
-                    int64_t rows, int64_t cols) {
-  return byDtype(dtype, [&](auto e) {
-    using E = decltype(e);
-    using T = typename E::T;
-    dim3 grid(static_cast<unsigned>(
-                  std::min<int64_t>((cols + kThreads - 1) / kThreads, 1024)),
-              static_cast<unsigned>(std::min<int64_t>(rows, 65535)));
-    addBiasKernel<E><<<grid, kThreads, 0, s->stream>>>(
-        static_cast<const T *>(bias), static_cast<T *>(d), rows, cols);
-    return launched();
-  });
-}
-
-//===----------------------------------------------------------------------===//
 // Delayed scaling's update
 //===----------------------------------------------------------------------===//
 
@@ -650,6 +384,217 @@ __global__ void amaxUpdateKernel(const float *history, const float *scale,
 
 } // namespace
 
+//===----------------------------------------------------------------------===//
+// GEMM (shared with fp8_block.cu through internal.cuh)
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+cudaDataType_t fp8Type(int format) {
+  return format == kE4M3 ? CUDA_R_8F_E4M3 : CUDA_R_8F_E5M2;
+}
+
+/// d[i, j] = d[i, j] + bias[j] over [rows, cols], rounded once.
+template <typename E>
+__global__ void addBiasKernel(const typename E::T *bias, typename E::T *d,
+                              int64_t rows, int64_t cols) {
+  for (int64_t i = blockIdx.y; i < rows; i += gridDim.y)
+    for (int64_t j =
+             static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+         j < cols; j += static_cast<int64_t>(gridDim.x) * blockDim.x)
+      d[i * cols + j] = E::store(E::load(d[i * cols + j]) + E::load(bias[j]));
+}
+
+/// x[i] = fp8(q[i]) * scale_inv[0], in fp32.
+__global__ void dequantizeKernel(const uint8_t *q, const float *scaleInv,
+                                 int format, int64_t n, float *x) {
+  float si = *scaleInv;
+  for (int64_t i = globalId(); i < n; i += globalStride())
+    x[i] = (format == kE4M3 ? te::formats::e4m3ToFloat(q[i])
+                            : te::formats::e5m2ToFloat(q[i])) *
+           si;
+}
+
+const char *dequantize(te_kernels_state *s, const void *q,
+                       const float *scaleInv, int format, int64_t n, float *x) {
+  int64_t blocks = std::min<int64_t>((n + 255) / 256, 65535);
+  dequantizeKernel<<<unsigned(std::max<int64_t>(blocks, 1)), 256, 0,
+                     s->stream>>>(static_cast<const uint8_t *>(q), scaleInv,
+                                  format, n, x);
+  return launched();
+}
+
+/// Sets one attribute of a matmul descriptor.
+template <typename V>
+const char *setAttr(cublasLtMatmulDesc_t op,
+                    cublasLtMatmulDescAttributes_t which, const V &value) {
+  return ltError(
+      cublasLtMatmulDescSetAttribute(op, which, &value, sizeof(value)));
+}
+
+} // namespace
+
+namespace te::kernels {
+
+const char *addBias(te_kernels_state *s, int dtype, const void *bias, void *d,
+                    int64_t rows, int64_t cols) {
+  return byDtype(dtype, [&](auto e) {
+    using E = decltype(e);
+    using T = typename E::T;
+    dim3 grid(static_cast<unsigned>(
+                  std::min<int64_t>((cols + kThreads - 1) / kThreads, 1024)),
+              static_cast<unsigned>(std::min<int64_t>(rows, 65535)));
+    addBiasKernel<E><<<grid, kThreads, 0, s->stream>>>(
+        static_cast<const T *>(bias), static_cast<T *>(d), rows, cols);
+    return launched();
+  });
+}
+
+const char *gemmWithoutK(te_kernels_state *s, int out_dtype, const void *bias,
+                         void *d, int64_t m, int64_t n, int accumulate) {
+  return accumulate ? (bias ? addBias(s, out_dtype, bias, d, m, n) : nullptr)
+                    : broadcastRows(s, out_dtype, bias, d, m, n);
+}
+
+const char *dequantizedGemm(te_kernels_state *s, int out_dtype,
+                            const DequantizeOperands &dequantizeOperands,
+                            const void *bias, void *d, int64_t m, int64_t n,
+                            int64_t k, int accumulate) {
+  const int64_t mk = m * k, nk = n * k, mn = m * n;
+  float *buf = nullptr;
+  if (const char *err = scratch(s, mk + nk + 2 * mn + n, &buf))
+    return err;
+  float *A = buf, *B = A + mk, *D = B + nk, *Old = D + mn, *Bias = Old + mn;
+  if (const char *err = dequantizeOperands(A, B))
+    return err;
+  if (bias)
+    if (const char *err = te_kernels_cast(s, out_dtype, 0, bias, Bias, n))
+      return err;
+  if (const char *err =
+          te_kernels_gemm_fprop(s, 0, A, B, bias ? Bias : nullptr, D, m, n, k))
+    return err;
+  if (accumulate) {
+    if (const char *err = te_kernels_cast(s, out_dtype, 0, d, Old, mn))
+      return err;
+    if (const char *err = te_kernels_add(s, 0, D, Old, D, mn))
+      return err;
+  }
+  return te_kernels_cast(s, 0, out_dtype, D, d, mn);
+}
+
+// Row-major D[m, n] is column-major D^T[n, m] = B[n, k] . A[m, k]^T: the
+// cuBLASLt A is our b (column-major [k, n], op T), its B our a (column-major
+// [k, m], op N), the TN form Hopper's FP8 kernels require; fprop in gemm.cu
+// is the same call. The scales follow their operands: cuBLASLt's A scale
+// (and scale mode) is b's, its B scale a's.
+const char *fp8Matmul(te_kernels_state *s, int out_dtype, const Fp8Operand &a,
+                      const Fp8Operand &b, const void *bias, void *d, int64_t m,
+                      int64_t n, int64_t k, int accumulate, bool *unsupported) {
+  *unsupported = false;
+  if (const char *err = ltReady(s))
+    return err;
+  const cudaDataType_t t = cudaTypeOf(out_dtype);
+  const bool epilogueBias = bias && out_dtype != 0;
+  Descriptors g;
+  if (const char *err = ltError(
+          cublasLtMatmulDescCreate(&g.op, CUBLAS_COMPUTE_32F, CUDA_R_32F)))
+    return err;
+  const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+  // Split accumulation (fast accumulation off): TE's choice for dgrad and
+  // wgrad (and for every block-scaled GEMM), the more accurate one, used
+  // for fprop too.
+  const int8_t fastAccum = 0;
+  if (const char *err = setAttr(g.op, CUBLASLT_MATMUL_DESC_TRANSA, ta))
+    return err;
+  if (const char *err = setAttr(g.op, CUBLASLT_MATMUL_DESC_TRANSB, tb))
+    return err;
+  if (const char *err =
+          setAttr(g.op, CUBLASLT_MATMUL_DESC_FAST_ACCUM, fastAccum))
+    return err;
+  if (const char *err =
+          setAttr(g.op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, b.scaleInv))
+    return err;
+  if (const char *err =
+          setAttr(g.op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, a.scaleInv))
+    return err;
+  if (a.scaleMode != kPerTensorScale || b.scaleMode != kPerTensorScale) {
+    // Block scales: the scale-mode attributes and the 128-element modes
+    // exist from cuBLAS 12.9 on (older libraries: the caller's fallback).
+#if CUBLAS_VERSION >= 120900
+    if (cublasLtGetVersion() < 120900) {
+      *unsupported = true;
+      return nullptr;
+    }
+    auto mode = [](int scaleMode) {
+      return scaleMode == kPerTensorScale
+                 ? CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F
+                 : static_cast<cublasLtMatmulMatrixScale_t>(scaleMode);
+    };
+    const cublasLtMatmulMatrixScale_t modeA = mode(b.scaleMode),
+                                      modeB = mode(a.scaleMode);
+    if (cublasLtMatmulDescSetAttribute(g.op, CUBLASLT_MATMUL_DESC_A_SCALE_MODE,
+                                       &modeA, sizeof(modeA)) !=
+            CUBLAS_STATUS_SUCCESS ||
+        cublasLtMatmulDescSetAttribute(g.op, CUBLASLT_MATMUL_DESC_B_SCALE_MODE,
+                                       &modeB, sizeof(modeB)) !=
+            CUBLAS_STATUS_SUCCESS) {
+      *unsupported = true;
+      return nullptr;
+    }
+#else
+    *unsupported = true;
+    return nullptr;
+#endif
+  }
+  if (epilogueBias) {
+    const cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS;
+    if (const char *err = setAttr(g.op, CUBLASLT_MATMUL_DESC_EPILOGUE, epi))
+      return err;
+    if (const char *err =
+            setAttr(g.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias))
+      return err;
+    if (const char *err = setAttr(g.op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, t))
+      return err;
+  }
+  if (const char *err =
+          ltError(cublasLtMatrixLayoutCreate(&g.a, b.type, k, n, k)))
+    return err;
+  if (const char *err =
+          ltError(cublasLtMatrixLayoutCreate(&g.b, a.type, k, m, k)))
+    return err;
+  if (const char *err = ltError(cublasLtMatrixLayoutCreate(&g.c, t, n, m, n)))
+    return err;
+  if (const char *err = ltError(cublasLtMatrixLayoutCreate(&g.d, t, n, m, n)))
+    return err;
+  if (const char *err = ltError(cublasLtMatmulPreferenceCreate(&g.pref)))
+    return err;
+  setPreferences(s, g.pref, b.data, a.data, d);
+  cublasLtMatmulHeuristicResult_t heur = {};
+  int found = 0;
+  cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(
+      s->lt, g.op, g.a, g.b, g.c, g.d, g.pref, 1, &heur, &found);
+  if (st == CUBLAS_STATUS_NOT_SUPPORTED ||
+      (st == CUBLAS_STATUS_SUCCESS && found == 0)) {
+    *unsupported = true;
+    return nullptr;
+  }
+  if (const char *err = ltError(st))
+    return err;
+  const float alpha = 1.0f, beta = accumulate ? 1.0f : 0.0f;
+  st = cublasLtMatmul(s->lt, g.op, &alpha, b.data, g.a, a.data, g.b, &beta, d,
+                      g.c, d, g.d, &heur.algo, s->workspace, s->workspaceBytes,
+                      s->stream);
+  if (st == CUBLAS_STATUS_NOT_SUPPORTED) { // nothing was queued
+    *unsupported = true;
+    return nullptr;
+  }
+  if (const char *err = ltError(st))
+    return err;
+  return bias && !epilogueBias ? addBias(s, out_dtype, bias, d, m, n) : nullptr;
+}
+
+} // namespace te::kernels
+
 extern "C" {
 
 const char *te_kernels_quantize_fp8(te_kernels_state *s, int dtype,
@@ -685,68 +630,6 @@ const char *te_kernels_quantize_fp8(te_kernels_state *s, int dtype,
   });
 }
 
-// Row-major D[m, n] is column-major D^T[n, m] = B[n, k] . A[m, k]^T: the
-// cuBLASLt A is our b (column-major [k, n], op T), its B our a (column-major
-// [k, m], op N), the TN form Hopper's FP8 kernels require; fprop in gemm.cu
-// is the same call.
-namespace {
-
-/// x[i] = fp8(q[i]) * scale_inv[0], in fp32.
-__global__ void dequantizeKernel(const uint8_t *q, const float *scaleInv,
-                                 int format, int64_t n, float *x) {
-  float si = *scaleInv;
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
-       i += int64_t(gridDim.x) * blockDim.x)
-    x[i] = (format == kE4M3 ? te::formats::e4m3ToFloat(q[i])
-                            : te::formats::e5m2ToFloat(q[i])) *
-           si;
-}
-
-const char *dequantize(te_kernels_state *s, const void *q,
-                       const float *scaleInv, int format, int64_t n,
-                       float *x) {
-  int64_t blocks = std::min<int64_t>((n + 255) / 256, 65535);
-  dequantizeKernel<<<unsigned(std::max<int64_t>(blocks, 1)), 256, 0,
-                     s->stream>>>(static_cast<const uint8_t *>(q), scaleInv,
-                                  format, n, x);
-  return launched();
-}
-
-/// Shapes cuBLASLt's FP8 kernels do not take (a dim not a multiple of 16,
-/// e.g. 8 tokens): the fp32 GEMM of the dequantized operands, the value the
-/// CPU backend computes, rounded once to out_dtype. Slower, same semantics.
-const char *dequantizedGemm(te_kernels_state *s, int out_dtype, int a_format,
-                            const void *a, const float *a_scale_inv,
-                            int b_format, const void *b,
-                            const float *b_scale_inv, const void *bias,
-                            void *d, int64_t m, int64_t n, int64_t k,
-                            int accumulate) {
-  const int64_t mk = m * k, nk = n * k, mn = m * n;
-  float *buf = nullptr;
-  if (const char *err = scratch(s, mk + nk + 2 * mn + n, &buf))
-    return err;
-  float *A = buf, *B = A + mk, *D = B + nk, *Old = D + mn, *Bias = Old + mn;
-  if (const char *err = dequantize(s, a, a_scale_inv, a_format, mk, A))
-    return err;
-  if (const char *err = dequantize(s, b, b_scale_inv, b_format, nk, B))
-    return err;
-  if (bias)
-    if (const char *err = te_kernels_cast(s, out_dtype, 0, bias, Bias, n))
-      return err;
-  if (const char *err = te_kernels_gemm_fprop(s, 0, A, B, bias ? Bias : nullptr,
-                                              D, m, n, k))
-    return err;
-  if (accumulate) {
-    if (const char *err = te_kernels_cast(s, out_dtype, 0, d, Old, mn))
-      return err;
-    if (const char *err = te_kernels_add(s, 0, D, Old, D, mn))
-      return err;
-  }
-  return te_kernels_cast(s, 0, out_dtype, D, d, mn);
-}
-
-} // namespace
-
 const char *te_kernels_gemm_fp8(te_kernels_state *s, int out_dtype,
                                 int a_format, const void *a,
                                 const float *a_scale_inv, int b_format,
@@ -758,92 +641,29 @@ const char *te_kernels_gemm_fp8(te_kernels_state *s, int out_dtype,
            "must be E4M3)";
   if (m == 0 || n == 0)
     return nullptr;
-  if (k == 0) // d = bias (+ d)
-    return accumulate ? (bias ? addBias(s, out_dtype, bias, d, m, n) : nullptr)
-                      : broadcastRows(s, out_dtype, bias, d, m, n);
+  if (k == 0)
+    return gemmWithoutK(s, out_dtype, bias, d, m, n, accumulate);
+  // Shapes cuBLASLt's FP8 kernels do not take (a dim not a multiple of 16,
+  // e.g. 8 tokens): the fp32 GEMM of the dequantized operands.
   if (m % 16 || n % 16 || k % 16)
-    return dequantizedGemm(s, out_dtype, a_format, a, a_scale_inv, b_format,
-                           b, b_scale_inv, bias, d, m, n, k, accumulate);
-  if (const char *err = ready(s))
+    return dequantizedGemm(
+        s, out_dtype,
+        [&](float *A, float *B) -> const char * {
+          if (const char *err =
+                  dequantize(s, a, a_scale_inv, a_format, m * k, A))
+            return err;
+          return dequantize(s, b, b_scale_inv, b_format, n * k, B);
+        },
+        bias, d, m, n, k, accumulate);
+  bool unsupported = false;
+  if (const char *err = fp8Matmul(
+          s, out_dtype, {a, fp8Type(a_format), a_scale_inv, kPerTensorScale},
+          {b, fp8Type(b_format), b_scale_inv, kPerTensorScale}, bias, d, m, n,
+          k, accumulate, &unsupported))
     return err;
-  const cudaDataType_t t = outType(out_dtype);
-  const bool epilogueBias = bias && out_dtype != 0;
-  Descriptors g;
-  if (const char *err =
-          lt(cublasLtMatmulDescCreate(&g.op, CUBLAS_COMPUTE_32F, CUDA_R_32F)))
-    return err;
-  const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
-  // Split accumulation (fast accumulation off): TE's choice for dgrad and
-  // wgrad, the more accurate one, used for fprop too.
-  const int8_t fastAccum = 0;
-  struct Attr {
-    cublasLtMatmulDescAttributes_t which;
-    const void *value;
-    size_t size;
-  } attrs[] = {
-      {CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)},
-      {CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)},
-      {CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fastAccum, sizeof(fastAccum)},
-      {CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &b_scale_inv, sizeof(b_scale_inv)},
-      {CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &a_scale_inv, sizeof(a_scale_inv)},
-  };
-  for (const Attr &at : attrs)
-    if (const char *err = lt(
-            cublasLtMatmulDescSetAttribute(g.op, at.which, at.value, at.size)))
-      return err;
-  if (epilogueBias) {
-    cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS;
-    if (const char *err = lt(cublasLtMatmulDescSetAttribute(
-            g.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi))))
-      return err;
-    if (const char *err = lt(cublasLtMatmulDescSetAttribute(
-            g.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias))))
-      return err;
-    if (const char *err = lt(cublasLtMatmulDescSetAttribute(
-            g.op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &t, sizeof(t))))
-      return err;
-  }
-  if (const char *err =
-          lt(cublasLtMatrixLayoutCreate(&g.a, fp8Type(b_format), k, n, k)))
-    return err;
-  if (const char *err =
-          lt(cublasLtMatrixLayoutCreate(&g.b, fp8Type(a_format), k, m, k)))
-    return err;
-  if (const char *err = lt(cublasLtMatrixLayoutCreate(&g.c, t, n, m, n)))
-    return err;
-  if (const char *err = lt(cublasLtMatrixLayoutCreate(&g.d, t, n, m, n)))
-    return err;
-  if (const char *err = lt(cublasLtMatmulPreferenceCreate(&g.pref)))
-    return err;
-  size_t ws = s->workspaceBytes;
-  cublasLtMatmulPreferenceSetAttribute(
-      g.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
-  const uint32_t al[4] = {alignmentOf(b), alignmentOf(a), alignmentOf(d),
-                          alignmentOf(d)};
-  const cublasLtMatmulPreferenceAttributes_t which[4] = {
-      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
-      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
-      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
-  for (int i = 0; i < 4; ++i)
-    cublasLtMatmulPreferenceSetAttribute(g.pref, which[i], &al[i],
-                                         sizeof(al[i]));
-  cublasLtMatmulHeuristicResult_t heur = {};
-  int found = 0;
-  cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(
-      s->lt, g.op, g.a, g.b, g.c, g.d, g.pref, 1, &heur, &found);
-  if (st == CUBLAS_STATUS_NOT_SUPPORTED ||
-      (st == CUBLAS_STATUS_SUCCESS && found == 0))
-    return "cuBLASLt has no FP8 algorithm for this GEMM (FP8 needs sm_89 or "
-           "newer)";
-  if (const char *err = lt(st))
-    return err;
-  const float alpha = 1.0f, beta = accumulate ? 1.0f : 0.0f;
-  if (const char *err = lt(cublasLtMatmul(
-          s->lt, g.op, &alpha, b, g.a, a, g.b, &beta, d, g.c, d, g.d,
-          &heur.algo, s->workspace, s->workspaceBytes, s->stream)))
-    return err;
-  return bias && !epilogueBias ? addBias(s, out_dtype, bias, d, m, n) : nullptr;
+  return unsupported ? "cuBLASLt has no FP8 algorithm for this GEMM (FP8 "
+                       "needs sm_89 or newer)"
+                     : nullptr;
 }
 
 const char *te_kernels_amax_update(te_kernels_state *s, const float *history,

@@ -4,7 +4,9 @@
 // column-major cuBLASLt matmuls: fp32 compute and scale (no TF32), f32/bf16/
 // f16 buffers, the bias epilogue for fprop, BGRADB for wgrad's dbias (the
 // bias-gradient kernel when cuBLASLt has no algorithm with it), beta = 1 for
-// wgrad's accumulate. Zero-sized problems never reach cuBLASLt.
+// wgrad's accumulate. Zero-sized problems never reach cuBLASLt. Also the
+// cuBLASLt plumbing internal.cuh declares for every GEMM of the library
+// (status names, the handle and workspace, the heuristic's preferences).
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,13 +16,13 @@
 
 using namespace te::kernels;
 
+namespace te::kernels {
+
 namespace {
-
 constexpr size_t kWorkspaceBytes = size_t(32) << 20;
+} // namespace
 
-/// Null on success, else the status's name (cublasGetStatusString is in
-/// libcublas, which is not linked).
-const char *lt(cublasStatus_t st) {
+const char *ltError(cublasStatus_t st) {
   switch (st) {
   case CUBLAS_STATUS_SUCCESS:
     return nullptr;
@@ -31,7 +33,8 @@ const char *lt(cublasStatus_t st) {
   case CUBLAS_STATUS_INVALID_VALUE:
     return "cuBLASLt: CUBLAS_STATUS_INVALID_VALUE";
   case CUBLAS_STATUS_ARCH_MISMATCH:
-    return "cuBLASLt: CUBLAS_STATUS_ARCH_MISMATCH";
+    return "cuBLASLt: CUBLAS_STATUS_ARCH_MISMATCH (the GPU lacks a feature "
+           "the GEMM needs; FP8 needs sm_89 or newer)";
   case CUBLAS_STATUS_EXECUTION_FAILED:
     return "cuBLASLt: CUBLAS_STATUS_EXECUTION_FAILED";
   case CUBLAS_STATUS_INTERNAL_ERROR:
@@ -43,11 +46,6 @@ const char *lt(cublasStatus_t st) {
   }
 }
 
-cudaDataType_t cudaType(int dtype) {
-  return dtype == 0 ? CUDA_R_32F : dtype == 1 ? CUDA_R_16BF : CUDA_R_16F;
-}
-
-/// The largest power of two (<= 256) that divides the address.
 uint32_t alignmentOf(const void *p) {
   uintptr_t a = reinterpret_cast<uintptr_t>(p);
   uint32_t align = 256;
@@ -56,29 +54,9 @@ uint32_t alignmentOf(const void *p) {
   return align;
 }
 
-/// Destroys the cuBLASLt descriptors of one matmul.
-struct Descriptors {
-  cublasLtMatmulDesc_t op = nullptr;
-  cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
-  cublasLtMatmulPreference_t pref = nullptr;
-  ~Descriptors() {
-    if (pref)
-      cublasLtMatmulPreferenceDestroy(pref);
-    if (d)
-      cublasLtMatrixLayoutDestroy(d);
-    if (b)
-      cublasLtMatrixLayoutDestroy(b);
-    if (a)
-      cublasLtMatrixLayoutDestroy(a);
-    if (op)
-      cublasLtMatmulDescDestroy(op);
-  }
-};
-
-/// The handle and workspace, created by the first GEMM.
-const char *ready(te_kernels_state *s) {
+const char *ltReady(te_kernels_state *s) {
   if (!s->lt)
-    if (const char *err = lt(cublasLtCreate(&s->lt)))
+    if (const char *err = ltError(cublasLtCreate(&s->lt)))
       return err;
   if (!s->workspace) {
     if (const char *err = status(cudaMalloc(&s->workspace, kWorkspaceBytes)))
@@ -87,6 +65,26 @@ const char *ready(te_kernels_state *s) {
   }
   return nullptr;
 }
+
+void setPreferences(te_kernels_state *s, cublasLtMatmulPreference_t pref,
+                    const void *A, const void *B, const void *D) {
+  size_t ws = s->workspaceBytes;
+  cublasLtMatmulPreferenceSetAttribute(
+      pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
+  const uint32_t al[4] = {alignmentOf(A), alignmentOf(B), alignmentOf(D),
+                          alignmentOf(D)};
+  const cublasLtMatmulPreferenceAttributes_t which[4] = {
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
+  for (int i = 0; i < 4; ++i)
+    cublasLtMatmulPreferenceSetAttribute(pref, which[i], &al[i], sizeof(al[i]));
+}
+
+} // namespace te::kernels
+
+namespace {
 
 /// Column-major D[M, N] = op(A) . op(B) (+ beta * D) with epilogue `epi`
 /// (bias: the epilogue's vector). *unsupported is set, with no error, when
@@ -97,12 +95,12 @@ const char *matmul(te_kernels_state *s, int dtype, cublasOperation_t ta,
                    void *D, int64_t ldd, float beta, cublasLtEpilogue_t epi,
                    const void *bias, bool *unsupported) {
   *unsupported = false;
-  if (const char *err = ready(s))
+  if (const char *err = ltReady(s))
     return err;
-  cudaDataType_t t = cudaType(dtype);
+  cudaDataType_t t = cudaTypeOf(dtype);
   Descriptors g;
-  if (const char *err =
-          lt(cublasLtMatmulDescCreate(&g.op, CUBLAS_COMPUTE_32F, CUDA_R_32F)))
+  if (const char *err = ltError(
+          cublasLtMatmulDescCreate(&g.op, CUBLAS_COMPUTE_32F, CUDA_R_32F)))
     return err;
   cublasLtMatmulDescSetAttribute(g.op, CUBLASLT_MATMUL_DESC_TRANSA, &ta,
                                  sizeof(ta));
@@ -117,29 +115,17 @@ const char *matmul(te_kernels_state *s, int dtype, cublasOperation_t ta,
                                    &t, sizeof(t));
   }
   bool aN = ta == CUBLAS_OP_N, bN = tb == CUBLAS_OP_N;
-  if (const char *err =
-          lt(cublasLtMatrixLayoutCreate(&g.a, t, aN ? M : K, aN ? K : M, lda)))
+  if (const char *err = ltError(
+          cublasLtMatrixLayoutCreate(&g.a, t, aN ? M : K, aN ? K : M, lda)))
     return err;
-  if (const char *err =
-          lt(cublasLtMatrixLayoutCreate(&g.b, t, bN ? K : N, bN ? N : K, ldb)))
+  if (const char *err = ltError(
+          cublasLtMatrixLayoutCreate(&g.b, t, bN ? K : N, bN ? N : K, ldb)))
     return err;
-  if (const char *err = lt(cublasLtMatrixLayoutCreate(&g.d, t, M, N, ldd)))
+  if (const char *err = ltError(cublasLtMatrixLayoutCreate(&g.d, t, M, N, ldd)))
     return err;
-  if (const char *err = lt(cublasLtMatmulPreferenceCreate(&g.pref)))
+  if (const char *err = ltError(cublasLtMatmulPreferenceCreate(&g.pref)))
     return err;
-  size_t ws = s->workspaceBytes;
-  cublasLtMatmulPreferenceSetAttribute(
-      g.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
-  uint32_t al[4] = {alignmentOf(A), alignmentOf(B), alignmentOf(D),
-                    alignmentOf(D)};
-  const cublasLtMatmulPreferenceAttributes_t which[4] = {
-      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
-      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
-      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
-  for (int i = 0; i < 4; ++i)
-    cublasLtMatmulPreferenceSetAttribute(g.pref, which[i], &al[i],
-                                         sizeof(al[i]));
+  setPreferences(s, g.pref, A, B, D);
   cublasLtMatmulHeuristicResult_t heur = {};
   int found = 0;
   cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(
@@ -149,12 +135,12 @@ const char *matmul(te_kernels_state *s, int dtype, cublasOperation_t ta,
     *unsupported = true;
     return nullptr;
   }
-  if (const char *err = lt(st))
+  if (const char *err = ltError(st))
     return err;
   float alpha = 1.0f;
-  return lt(cublasLtMatmul(s->lt, g.op, &alpha, A, g.a, B, g.b, &beta, D, g.d,
-                           D, g.d, &heur.algo, s->workspace, s->workspaceBytes,
-                           s->stream));
+  return ltError(cublasLtMatmul(s->lt, g.op, &alpha, A, g.a, B, g.b, &beta, D,
+                                g.d, D, g.d, &heur.algo, s->workspace,
+                                s->workspaceBytes, s->stream));
 }
 
 /// matmul, where "no algorithm" is an error.

@@ -1,21 +1,30 @@
 //===- internal.cuh - Shared internals of the compute kernels ---*- CUDA
 //-*-===//
 //
-// The per-context state behind te_kernels_state, element loads/stores with
-// one round-to-nearest-even, and the helpers shared by ops.cu and gemm.cu.
+// What the .cu files of the kernel library share: the per-context state
+// behind te_kernels_state; the element types (loads/stores with one
+// round-to-nearest-even, 16-byte vector unpacking) and the dtype dispatch;
+// the FP8 conversion and scale rule of the CPU backend; the cuBLASLt
+// plumbing (status names, handle/workspace, descriptors); and the helpers
+// the FP8 GEMMs have in common (f32 bias, k = 0, the dequantized fallback).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef TE_KERNELS_SRC_INTERNAL_CUH
 #define TE_KERNELS_SRC_INTERNAL_CUH
 
+#include "te_kernels/formats.h"
 #include "te_kernels/ops.h"
 
 #include <cublasLt.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <cfloat>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 struct te_kernels_state {
@@ -41,6 +50,10 @@ struct te_kernels_state {
 
 namespace te::kernels {
 
+//===----------------------------------------------------------------------===//
+// Errors, launches, scratch
+//===----------------------------------------------------------------------===//
+
 /// Null on success, else CUDA's (static) message.
 inline const char *status(cudaError_t err) {
   return err == cudaSuccess ? nullptr : cudaGetErrorString(err);
@@ -54,6 +67,214 @@ inline const char *launched() { return status(cudaGetLastError()); }
 /// graph fails (run the captured work once before capturing).
 const char *scratch(te_kernels_state *s, int64_t elems, float **out);
 
+inline bool aligned(const void *p, uintptr_t bytes) {
+  return reinterpret_cast<uintptr_t>(p) % bytes == 0;
+}
+
+/// Multiprocessors of the current device (for grid-stride grids).
+inline int smCount() {
+  int device = 0, sms = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) !=
+          cudaSuccess ||
+      sms <= 0)
+    return 132;
+  return sms;
+}
+
+/// Blocks for a grid-stride loop over `work` items: at most 16 per
+/// multiprocessor (the loop takes the rest), at least one.
+inline unsigned blocksFor(int64_t work, int sms) {
+  int64_t b = std::min<int64_t>(work, int64_t(16) * sms);
+  return static_cast<unsigned>(std::max<int64_t>(b, 1));
+}
+
+__device__ inline int64_t globalId() {
+  return static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+}
+__device__ inline int64_t globalStride() {
+  return static_cast<int64_t>(gridDim.x) * blockDim.x;
+}
+
+//===----------------------------------------------------------------------===//
+// Element types (the bit conversions of the CPU backend)
+//===----------------------------------------------------------------------===//
+
+struct F32 {
+  using T = float;
+  static __device__ float load(float v) { return v; }
+  static __device__ float store(float v) { return v; }
+};
+
+struct BF16 {
+  using T = uint16_t;
+  static __device__ float load(uint16_t h) {
+    return __uint_as_float(static_cast<uint32_t>(h) << 16);
+  }
+  /// As te::cpu::floatToBF16: quiet NaN with its payload's top, else RNE.
+  static __device__ uint16_t store(float x) {
+    uint32_t u = __float_as_uint(x);
+    if ((u & 0x7fffffffu) > 0x7f800000u)
+      return static_cast<uint16_t>((u >> 16) | 0x0040u);
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return static_cast<uint16_t>(u >> 16);
+  }
+};
+
+struct F16 {
+  using T = uint16_t;
+  static __device__ float load(uint16_t h) {
+    return __half2float(__ushort_as_half(h));
+  }
+  /// As te::cpu::floatToF16: quiet NaN with its payload's top, else RNE.
+  static __device__ uint16_t store(float x) {
+    uint32_t u = __float_as_uint(x);
+    uint32_t a = u & 0x7fffffffu;
+    if (a > 0x7f800000u)
+      return static_cast<uint16_t>(((u >> 16) & 0x8000u) | 0x7e00u |
+                                   ((a >> 13) & 0x3ffu));
+    return __half_as_ushort(__float2half_rn(x));
+  }
+};
+
+/// Calls fn(E{}) for the element type of dtype (0 f32, 1 bf16, 2 f16).
+template <typename Fn> const char *byDtype(int dtype, Fn fn) {
+  switch (dtype) {
+  case 0:
+    return fn(F32{});
+  case 1:
+    return fn(BF16{});
+  case 2:
+    return fn(F16{});
+  }
+  return "unknown dtype";
+}
+
+/// Elements of E per 16-byte vector.
+template <typename E> constexpr int perVec() {
+  return 16 / static_cast<int>(sizeof(typename E::T));
+}
+
+/// The values of a 16-byte vector of E, in memory order (for 16-bit types
+/// element 2i is the low half of word i).
+template <typename E>
+__device__ inline void unpack(const uint4 &r, float (&f)[perVec<E>()]) {
+  const uint32_t w[4] = {r.x, r.y, r.z, r.w};
+  if constexpr (perVec<E>() == 4) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+      f[i] = __uint_as_float(w[i]);
+  } else {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      f[2 * i] = E::load(static_cast<uint16_t>(w[i] & 0xffffu));
+      f[2 * i + 1] = E::load(static_cast<uint16_t>(w[i] >> 16));
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// FP8 conversion and the scale
+//===----------------------------------------------------------------------===//
+
+constexpr int kE4M3 = 0, kE5M2 = 1;
+
+/// fp8(lo) | fp8(hi) << 8, each rounded to nearest even and saturated (NaN
+/// -> 0x7F/0xFF). sm_89+ uses `cvt.rn.satfinite`, which te-formats-check
+/// proves bit-identical to te_kernels/formats.h (the CPU backend's
+/// conversion) over every fp32 input; formats.h itself runs below sm_89.
+template <int Fmt> __device__ inline uint32_t toFP8x2(float lo, float hi) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  return __nv_cvt_float2_to_fp8x2(make_float2(lo, hi), __NV_SATFINITE,
+                                  Fmt == kE4M3 ? __NV_E4M3 : __NV_E5M2);
+#else
+  using namespace te::formats;
+  uint32_t a = Fmt == kE4M3 ? floatToE4M3(lo) : floatToE5M2(lo);
+  uint32_t b = Fmt == kE4M3 ? floatToE4M3(hi) : floatToE5M2(hi);
+  return a | (b << 8);
+#endif
+}
+
+template <int Fmt> __device__ inline uint8_t toFP8(float x) {
+  return static_cast<uint8_t>(toFP8x2<Fmt>(x, 0.0f) & 0xffu);
+}
+
+/// te::cpu::scaleFromAmax with eps 0 (TE's compute_scale_from_amax): 1 for
+/// a zero or non-finite amax, FLT_MAX when fp8_max / amax overflows, the
+/// mantissa cleared (rounded down to a power of two) with pow2.
+__device__ inline float scaleFromAmax(float amax, float fp8Max, bool pow2) {
+  if (amax == 0.0f || !isfinite(amax))
+    return 1.0f;
+  float scale = fp8Max / amax;
+  if (isinf(scale))
+    scale = FLT_MAX;
+  if (pow2)
+    scale = __uint_as_float(__float_as_uint(scale) & 0xFF800000u);
+  return scale;
+}
+
+/// Byte offset of element (r, c) of a shared-memory tile of kCols-byte
+/// rows, the 4-byte words of row r XOR-swizzled by ((r / 16) % 8) * 2: the
+/// row-wise vector stores and the column-wise byte loads of a transpose
+/// (16 rows of one column per thread, consecutive threads taking the next
+/// 16 rows) hit distinct banks. 4- and 8-byte vectors stay contiguous (the
+/// XOR is even).
+template <int kCols> __device__ inline int swizzled(int r, int c) {
+  return r * kCols + (((c >> 2) ^ (((r >> 4) & 7) << 1)) << 2) + (c & 3);
+}
+
+//===----------------------------------------------------------------------===//
+// cuBLASLt (gemm.cu)
+//===----------------------------------------------------------------------===//
+
+/// Null on success, else the status's name (cublasGetStatusString is in
+/// libcublas, which is not linked).
+const char *ltError(cublasStatus_t st);
+
+/// The state's cuBLASLt handle and workspace, created by the first GEMM of
+/// any kind.
+const char *ltReady(te_kernels_state *s);
+
+/// The largest power of two (<= 256) that divides the address.
+uint32_t alignmentOf(const void *p);
+
+inline cudaDataType_t cudaTypeOf(int dtype) {
+  return dtype == 0 ? CUDA_R_32F : dtype == 1 ? CUDA_R_16BF : CUDA_R_16F;
+}
+
+/// Destroys the cuBLASLt descriptors of one matmul.
+struct Descriptors {
+  cublasLtMatmulDesc_t op = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr, d = nullptr;
+  cublasLtMatmulPreference_t pref = nullptr;
+  Descriptors() = default;
+  Descriptors(const Descriptors &) = delete;
+  Descriptors &operator=(const Descriptors &) = delete;
+  ~Descriptors() {
+    if (pref)
+      cublasLtMatmulPreferenceDestroy(pref);
+    if (d)
+      cublasLtMatrixLayoutDestroy(d);
+    if (c)
+      cublasLtMatrixLayoutDestroy(c);
+    if (b)
+      cublasLtMatrixLayoutDestroy(b);
+    if (a)
+      cublasLtMatrixLayoutDestroy(a);
+    if (op)
+      cublasLtMatmulDescDestroy(op);
+  }
+};
+
+/// Sets the workspace limit and the operands' alignments (A, B, C/D) on a
+/// fresh preference; the heuristic then only offers algorithms that fit.
+void setPreferences(te_kernels_state *s, cublasLtMatmulPreference_t pref,
+                    const void *A, const void *B, const void *D);
+
+//===----------------------------------------------------------------------===//
+// Shared by the GEMMs (ops.cu, fp8.cu)
+//===----------------------------------------------------------------------===//
+
 /// dbias[cols] = column sums of dy (the bias-gradient kernel), for the
 /// wgrad GEMM when cuBLASLt has no BGRADB epilogue for the case.
 const char *biasGrad(te_kernels_state *s, int dtype, const void *dy,
@@ -63,6 +284,52 @@ const char *biasGrad(te_kernels_state *s, int dtype, const void *dy,
 /// fprop with k = 0.
 const char *broadcastRows(te_kernels_state *s, int dtype, const void *bias,
                           void *y, int64_t rows, int64_t cols);
+
+/// d[i, j] = d[i, j] + bias[j] over [rows, cols] in `dtype`, rounded once:
+/// the FP8 GEMMs' bias for f32 output (cuBLASLt's FP8 kernels take a
+/// 16-bit bias only).
+const char *addBias(te_kernels_state *s, int dtype, const void *bias, void *d,
+                    int64_t rows, int64_t cols);
+
+/// An FP8 GEMM with k = 0: d = bias (+ d when accumulate), zero without a
+/// bias.
+const char *gemmWithoutK(te_kernels_state *s, int out_dtype, const void *bias,
+                         void *d, int64_t m, int64_t n, int accumulate);
+
+/// cuBLASLt's default scale mode: one fp32 scale for the whole operand.
+constexpr int kPerTensorScale = -1;
+
+/// One FP8 operand of a TN GEMM: row-major [rows, k] bytes of `type`, the
+/// device pointer to its scale_inv (the factor cuBLASLt multiplies by) and
+/// how the scales apply: kPerTensorScale or a cublasLtMatmulMatrixScale_t.
+struct Fp8Operand {
+  const void *data;
+  cudaDataType_t type;
+  const float *scaleInv;
+  int scaleMode;
+};
+
+/// d[m, n] = deq(a)[m, k] . deq(b)[n, k]^T (+ bias[n]) (+ d when
+/// accumulate) through cuBLASLt's FP8 TN matmul: fp32 compute, split
+/// accumulation, bias by the BIAS epilogue for bf16/f16 output and by
+/// addBias for f32. *unsupported is set, with nothing queued and no error,
+/// when cuBLASLt has no algorithm for the case (or no such scale mode).
+const char *fp8Matmul(te_kernels_state *s, int out_dtype, const Fp8Operand &a,
+                      const Fp8Operand &b, const void *bias, void *d, int64_t m,
+                      int64_t n, int64_t k, int accumulate, bool *unsupported);
+
+/// Queues the dequantization of the GEMM's operands into fp32 a [m, k] and
+/// b [n, k] (buffers inside the scratch).
+using DequantizeOperands = std::function<const char *(float *a, float *b)>;
+
+/// The FP8 GEMMs' fallback for shapes cuBLASLt's FP8 kernels do not take:
+/// d = A . B^T (+ bias) (+ d when accumulate) as the fp32 GEMM (no TF32) of
+/// the operands `dequantizeOperands` writes, rounded once to out_dtype:
+/// the value the CPU backend computes, up to the summation order.
+const char *dequantizedGemm(te_kernels_state *s, int out_dtype,
+                            const DequantizeOperands &dequantizeOperands,
+                            const void *bias, void *d, int64_t m, int64_t n,
+                            int64_t k, int accumulate);
 
 } // namespace te::kernels
 

@@ -21,73 +21,12 @@ using namespace te::kernels;
 
 namespace {
 
-//===----------------------------------------------------------------------===//
-// Element types
-//===----------------------------------------------------------------------===//
-
-struct F32 {
-  using T = float;
-  static __device__ float load(float v) { return v; }
-  static __device__ float store(float v) { return v; }
-};
-
-struct BF16 {
-  using T = uint16_t;
-  static __device__ float load(uint16_t h) {
-    return __uint_as_float(static_cast<uint32_t>(h) << 16);
-  }
-  /// As te::cpu::floatToBF16: quiet NaN with its payload's top, else RNE.
-  static __device__ uint16_t store(float x) {
-    uint32_t u = __float_as_uint(x);
-    if ((u & 0x7fffffffu) > 0x7f800000u)
-      return static_cast<uint16_t>((u >> 16) | 0x0040u);
-    u += 0x7fffu + ((u >> 16) & 1u);
-    return static_cast<uint16_t>(u >> 16);
-  }
-};
-
-struct F16 {
-  using T = uint16_t;
-  static __device__ float load(uint16_t h) {
-    return __half2float(__ushort_as_half(h));
-  }
-  /// As te::cpu::floatToF16: quiet NaN with its payload's top, else RNE.
-  static __device__ uint16_t store(float x) {
-    uint32_t u = __float_as_uint(x);
-    uint32_t a = u & 0x7fffffffu;
-    if (a > 0x7f800000u)
-      return static_cast<uint16_t>(((u >> 16) & 0x8000u) | 0x7e00u |
-                                   ((a >> 13) & 0x3ffu));
-    return __half_as_ushort(__float2half_rn(x));
-  }
-};
-
-/// Calls fn(E{}) for the element type of dtype.
-template <typename Fn> const char *byDtype(int dtype, Fn fn) {
-  switch (dtype) {
-  case 0:
-    return fn(F32{});
-  case 1:
-    return fn(BF16{});
-  case 2:
-    return fn(F16{});
-  }
-  return "unknown dtype";
-}
-
 constexpr int kThreads = 256;
 
 /// Blocks of kThreads for a grid-stride loop over n items.
 unsigned gridFor(int64_t n) {
   return static_cast<unsigned>(std::max<int64_t>(
       1, std::min<int64_t>((n + kThreads - 1) / kThreads, int64_t(1) << 20)));
-}
-
-__device__ inline int64_t globalId() {
-  return static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-}
-__device__ inline int64_t globalStride() {
-  return static_cast<int64_t>(gridDim.x) * blockDim.x;
 }
 
 bool aligned16(const void *p) {
@@ -329,11 +268,6 @@ constexpr int kNormBwdCta = 512;
 /// Threads per CTA for row groups of w warps, at least cta.
 constexpr int normCta(int cta, int w) { return 32 * w > cta ? 32 * w : cta; }
 
-/// Elements per 16-byte vector.
-template <typename E> constexpr int perVec() {
-  return 16 / static_cast<int>(sizeof(typename E::T));
-}
-
 /// Backward: 16-byte vectors per thread (16 columns; 32 for the widest
 /// 16-bit rows, W = 16).
 template <typename E> constexpr int bwdVecs() { return 16 / perVec<E>(); }
@@ -350,22 +284,6 @@ __device__ inline uint4 ldVecHere(const uint4 *p) {
                : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
                : "l"(p));
   return r;
-}
-
-template <typename E>
-__device__ inline void unpack(const uint4 &r, float (&f)[perVec<E>()]) {
-  const uint32_t w[4] = {r.x, r.y, r.z, r.w};
-  if constexpr (perVec<E>() == 4) {
-#pragma unroll
-    for (int i = 0; i < 4; ++i)
-      f[i] = __uint_as_float(w[i]);
-  } else {
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      f[2 * i] = E::load(static_cast<uint16_t>(w[i] & 0xffffu));
-      f[2 * i + 1] = E::load(static_cast<uint16_t>(w[i] >> 16));
-    }
-  }
 }
 
 /// lo and hi rounded once to nearest even, lo in the low half: E::store's

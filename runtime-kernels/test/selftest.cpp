@@ -9,7 +9,15 @@
 //   - te_kernels_gemm_fp8: the three format pairs, bf16/f16/f32 output,
 //     bias, accumulate: within 1e-2 * max|ref| of an fp64 host GEMM of the
 //     dequantized operands;
-//   - te_kernels_amax_update: both algorithms, margins, in place: bit-exact.
+//   - te_kernels_amax_update: both algorithms, margins, in place: bit-exact;
+//   - te_kernels_quantize_fp8_block: f32/bf16/f16, 1x128 and 128x128
+//     blocks, pow2 on/off, both copies or either alone, partial tiles,
+//     zero / subnormal / huge / inf / NaN blocks: bit-exact, scale padding
+//     and guard bytes included;
+//   - te_kernels_gemm_fp8_block: 1-D x 1-D, 1-D x 2-D, 2-D x 1-D, bias,
+//     accumulate, bf16/f32 (and f16) output, a cuBLASLt shape and a
+//     fallback shape: relative Frobenius error <= 1e-3 + the output's unit
+//     roundoff against an fp64 host GEMM of the dequantized operands.
 // `--bench` then times the quantize and FP8 GEMM on large shapes.
 // Exit 0 on success, 1 on a failure, 77 (skipped, printed as such) when no
 // CUDA device is visible.
@@ -521,6 +529,329 @@ void checkAmaxUpdate(te_kernels_state *s, cudaStream_t stream,
 }
 
 //===----------------------------------------------------------------------===//
+// Float8 block scaling
+//===----------------------------------------------------------------------===//
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t roundUp(int64_t a, int64_t b) { return ceilDiv(a, b) * b; }
+
+/// Elements of the scale_inv of a rowwise [rows, cols] copy.
+int64_t blockScales(int64_t rows, int64_t cols, bool block2d) {
+  return block2d ? ceilDiv(rows, 128) * roundUp(ceilDiv(cols, 128), 4)
+                 : ceilDiv(cols, 128) * roundUp(rows, 4);
+}
+
+/// te::cpu::quantizeBlockRowwise: the E4M3 bytes q [rows, cols] and the
+/// scale_inv (padding 0) of x, one scale per 1x128 or 128x128 block.
+void hostQuantizeBlock(const std::vector<float> &x, int64_t rows, int64_t cols,
+                       bool block2d, bool pow2, std::vector<uint8_t> &q,
+                       std::vector<float> &si) {
+  const int64_t colBlocks = ceilDiv(cols, 128);
+  const int64_t ld = block2d ? roundUp(colBlocks, 4) : roundUp(rows, 4);
+  q.assign(rows * cols, 0);
+  si.assign(blockScales(rows, cols, block2d), 0.0f);
+  const int64_t span = block2d ? 128 : 1;
+  for (int64_t r0 = 0; r0 < rows; r0 += span)
+    for (int64_t c0 = 0; c0 < cols; c0 += 128) {
+      const int64_t r1 = std::min(rows, r0 + span);
+      const int64_t c1 = std::min(cols, c0 + 128);
+      float amax = 0.0f;
+      for (int64_t i = r0; i < r1; ++i)
+        for (int64_t j = c0; j < c1; ++j)
+          amax = std::max(amax, std::fabs(x[i * cols + j]));
+      const float scale = hostScale(amax, 448.0f, pow2);
+      for (int64_t i = r0; i < r1; ++i)
+        for (int64_t j = c0; j < c1; ++j)
+          q[i * cols + j] = floatToE4M3(x[i * cols + j] * scale);
+      (block2d ? si[r0 / 128 * ld + c0 / 128] : si[c0 / 128 * ld + r0]) =
+          1.0f / scale;
+    }
+}
+
+/// te::cpu::dequantizeBlockRowwise.
+std::vector<float> hostDequantizeBlock(const std::vector<uint8_t> &q,
+                                       const std::vector<float> &si,
+                                       int64_t rows, int64_t cols,
+                                       bool block2d) {
+  const int64_t ld =
+      block2d ? roundUp(ceilDiv(cols, 128), 4) : roundUp(rows, 4);
+  std::vector<float> x(rows * cols);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      x[i * cols + j] =
+          e4m3ToFloat(q[i * cols + j]) *
+          (block2d ? si[i / 128 * ld + j / 128] : si[j / 128 * ld + i]);
+  return x;
+}
+
+/// Random values whose magnitude changes from row to row and from one
+/// 128-column block to the next (2^-4 .. 2^4), so that blocks get
+/// different scales and a misplaced scale shows.
+void fillBlocky(std::mt19937 &rng, int dtype, std::vector<uint8_t> &raw,
+                int64_t rows, int64_t cols) {
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) {
+      int e = static_cast<int>((i * 7 + j / 128 * 3) % 9) - 4;
+      encodeAt(dtype, raw, i * cols + j, std::ldexp(dist(rng), e));
+    }
+}
+
+enum BlockCopies { BothCopies, RowwiseOnly, ColumnwiseOnly };
+
+/// te_kernels_quantize_fp8_block against hostQuantizeBlock, bit for bit:
+/// data, scale_inv (padding included) and their columnwise counterparts
+/// (the host quantization of x^T); untouched guard bytes after every
+/// buffer and untouched buffers for a skipped copy. With `specials` (shapes
+/// of at least 129 x 257): an all-zero tile, a tile of the dtype's
+/// smallest subnormal (the scale overflows to FLT_MAX for f32/bf16), the
+/// dtype's largest finite value, +inf (scale 1, saturated) and NaN.
+void checkQuantizeBlock(te_kernels_state *s, cudaStream_t stream,
+                        std::mt19937 &rng, Checker &c, int dtype, int64_t rows,
+                        int64_t cols, bool block2d, bool pow2,
+                        BlockCopies copies, bool specials) {
+  const int64_t n = rows * cols;
+  char tag[192];
+  std::snprintf(tag, sizeof(tag),
+                "quantize_fp8_block %s %lldx%lld %s%s copies=%d%s",
+                dtypeName(dtype), (long long)rows, (long long)cols,
+                block2d ? "128x128" : "1x128", pow2 ? " pow2" : "", int(copies),
+                specials ? " specials" : "");
+  ++c.checks;
+  std::vector<uint8_t> raw(n * sizeOf(dtype));
+  fillBlocky(rng, dtype, raw, rows, cols);
+  if (specials && rows > 128 && cols > 256) {
+    auto put = [&](int64_t i, int64_t j, uint32_t f32Bits, uint16_t bf16,
+                   uint16_t f16) {
+      const int64_t at = i * cols + j;
+      if (dtype == 0)
+        std::memcpy(raw.data() + 4 * at, &f32Bits, 4);
+      else
+        std::memcpy(raw.data() + 2 * at, dtype == 1 ? &bf16 : &f16, 2);
+    };
+    for (int64_t i = 0; i < 128; ++i)
+      for (int64_t j = 0; j < 128; ++j)
+        put(i, j, 0, 0, 0); // tile (0, 0): zero
+    for (int64_t i = 128; i < std::min<int64_t>(rows, 256); ++i)
+      for (int64_t j = 256; j < std::min<int64_t>(cols, 384); ++j)
+        put(i, j, (i + j) % 2 ? 0x80000001u : 1u, (i + j) % 2 ? 0x8001 : 1,
+            (i + j) % 2 ? 0x8001 : 1); // tile (1, 2): smallest subnormals
+    put(130, 200, 0x7f7fffffu, 0x7f7f, 0x7bff);     // largest finite
+    put(60, 200, 0x7f800000u, 0x7f80, 0x7c00);      // +inf
+    put(rows - 1, 10, 0x7fc00001u, 0x7fc1, 0x7e01); // NaN
+  }
+  std::vector<float> x(n), xt(n);
+  for (int64_t i = 0; i < n; ++i) {
+    x[i] = decodeAt(dtype, raw, i);
+    xt[(i % cols) * rows + i / cols] = x[i];
+  }
+  std::vector<uint8_t> q, qt;
+  std::vector<float> si, sit;
+  hostQuantizeBlock(x, rows, cols, block2d, pow2, q, si);
+  hostQuantizeBlock(xt, cols, rows, block2d, pow2, qt, sit);
+  const bool wantRow = copies != ColumnwiseOnly,
+             wantCol = copies != RowwiseOnly;
+  // Device buffers with 64 guard bytes.
+  const size_t guard = 64, siBytes = si.size() * 4, sitBytes = sit.size() * 4;
+  Dev dx(raw.size()), dq(n + guard), dsi(siBytes + guard), dqt(n + guard),
+      dsit(sitBytes + guard);
+  if (!dx.p || !dq.p || !dsi.p || !dqt.p || !dsit.p)
+    return c.fail(std::string(tag) + ": cudaMalloc failed");
+  if (!cudaOk(cudaMemcpy(dx.p, raw.data(), raw.size(), cudaMemcpyHostToDevice),
+              c, tag) ||
+      !cudaOk(cudaMemset(dq.p, 0xa5, n + guard), c, tag) ||
+      !cudaOk(cudaMemset(dsi.p, 0xa5, siBytes + guard), c, tag) ||
+      !cudaOk(cudaMemset(dqt.p, 0xa5, n + guard), c, tag) ||
+      !cudaOk(cudaMemset(dsit.p, 0xa5, sitBytes + guard), c, tag) ||
+      !cudaOk(cudaDeviceSynchronize(), c, tag))
+    return;
+  if (!ok(te_kernels_quantize_fp8_block(
+              s, dtype, dx.p, rows, cols, block2d, pow2,
+              wantRow ? dq.p : nullptr, wantRow ? dsi.get<float>() : nullptr,
+              wantCol ? dqt.p : nullptr, wantCol ? dsit.get<float>() : nullptr),
+          c, tag) ||
+      !cudaOk(cudaStreamSynchronize(stream), c, tag))
+    return;
+  // Compares a device buffer with `ref` (or with 0xa5 bytes when the copy
+  // was skipped), then its guard bytes.
+  auto compare = [&](const Dev &dev, const void *ref, size_t bytes,
+                     bool written, const char *what) {
+    std::vector<uint8_t> got(bytes + guard);
+    if (!cudaOk(
+            cudaMemcpy(got.data(), dev.p, got.size(), cudaMemcpyDeviceToHost),
+            c, tag))
+      return;
+    const uint8_t *want = static_cast<const uint8_t *>(ref);
+    int64_t bad = 0, first = -1;
+    for (size_t i = 0; i < got.size(); ++i) {
+      uint8_t w = written && i < bytes ? want[i] : 0xa5;
+      if (got[i] != w && !bad++)
+        first = static_cast<int64_t>(i);
+    }
+    if (bad) {
+      char msg[320];
+      std::snprintf(msg, sizeof(msg),
+                    "%s: %s: %lld of %zu bytes differ (first at byte %lld: "
+                    "0x%02x, want 0x%02x)",
+                    tag, what, (long long)bad, bytes + guard, (long long)first,
+                    got[first],
+                    written && size_t(first) < bytes ? want[first] : 0xa5);
+      c.fail(msg);
+    }
+  };
+  compare(dq, q.data(), n, wantRow, "data");
+  compare(dsi, si.data(), siBytes, wantRow, "scale_inv");
+  compare(dqt, qt.data(), n, wantCol, "columnwise_data");
+  compare(dsit, sit.data(), sitBytes, wantCol, "columnwise_scale_inv");
+}
+
+void checkQuantizeBlockAll(te_kernels_state *s, cudaStream_t stream,
+                           std::mt19937 &rng, Checker &c) {
+  // Partial tiles both ways, aligned, tiny, rows not of whole 16-byte
+  // vectors (element loads and byte stores), one tile, 16 rows (16-byte
+  // transposed stores) with a partial column tile.
+  const int64_t shapes[][2] = {{200, 300}, {256, 384}, {1, 1},
+                               {130, 7},   {128, 128}, {16, 200}};
+  for (int dtype = 0; dtype < 3; ++dtype)
+    for (auto &sh : shapes)
+      for (int block2d = 0; block2d < 2; ++block2d)
+        for (int pow2 = 0; pow2 < 2; ++pow2)
+          for (int copies = 0; copies < 3; ++copies)
+            checkQuantizeBlock(s, stream, rng, c, dtype, sh[0], sh[1], block2d,
+                               pow2, BlockCopies(copies), false);
+  for (int dtype = 0; dtype < 3; ++dtype)
+    for (int block2d = 0; block2d < 2; ++block2d)
+      for (int pow2 = 0; pow2 < 2; ++pow2) {
+        checkQuantizeBlock(s, stream, rng, c, dtype, 200, 300, block2d, pow2,
+                           BothCopies, true);
+        checkQuantizeBlock(s, stream, rng, c, dtype, 256, 384, block2d, pow2,
+                           BothCopies, true);
+      }
+}
+
+/// te_kernels_gemm_fp8_block against an fp64 host GEMM of the operands
+/// dequantized as the CPU backend does (fp32 e4m3 * scale_inv), with the
+/// operands quantized by hostQuantizeBlock from blocky data (so that every
+/// block has its own scale). Bound: ||gpu - ref||_F <= (1e-3 + u) *
+/// ||ref||_F, u the output's unit roundoff (bf16 2^-8, f16 2^-11, f32 0):
+/// the FP8 products are exact in fp32 and the fallback sums in fp32
+/// (~1e-7 relative); Hopper's block-scaled tensor-core path keeps fewer
+/// accumulator bits inside a 128-deep block (~2^-14 relative per partial
+/// sum), so 1e-3 leaves a 10x margin while a misplaced scale (factors of
+/// up to 2^8 here) or a wrong block mapping gives errors of order 1.
+void checkGemmBlock(te_kernels_state *s, cudaStream_t stream, std::mt19937 &rng,
+                    Checker &c, int out, bool a2d, bool b2d, bool withBias,
+                    bool acc, int64_t m, int64_t n, int64_t k) {
+  char tag[192];
+  std::snprintf(
+      tag, sizeof(tag), "gemm_fp8_block %s x %s -> %s %lldx%lldx%lld%s%s",
+      a2d ? "2d" : "1d", b2d ? "2d" : "1d", dtypeName(out), (long long)m,
+      (long long)n, (long long)k, withBias ? " +bias" : "", acc ? " acc" : "");
+  ++c.checks;
+  std::vector<uint8_t> rawA(m * k * 4), rawB(n * k * 4);
+  fillBlocky(rng, 0, rawA, m, k);
+  fillBlocky(rng, 0, rawB, n, k);
+  std::vector<float> xa(m * k), xb(n * k);
+  std::memcpy(xa.data(), rawA.data(), rawA.size());
+  std::memcpy(xb.data(), rawB.data(), rawB.size());
+  std::vector<uint8_t> qa, qb;
+  std::vector<float> sa, sb;
+  // pow2 scales on one operand, fp32 scales on the other.
+  hostQuantizeBlock(xa, m, k, a2d, true, qa, sa);
+  hostQuantizeBlock(xb, n, k, b2d, false, qb, sb);
+  std::vector<float> A = hostDequantizeBlock(qa, sa, m, k, a2d),
+                     B = hostDequantizeBlock(qb, sb, n, k, b2d);
+  std::uniform_real_distribution<float> u(-2.0f, 2.0f);
+  std::vector<uint8_t> bias(n * sizeOf(out)), d(m * n * sizeOf(out));
+  for (int64_t j = 0; j < n; ++j)
+    encodeAt(out, bias, j, u(rng));
+  for (int64_t i = 0; i < m * n; ++i)
+    encodeAt(out, d, i, u(rng));
+  std::vector<double> ref(m * n);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double sum = 0;
+      for (int64_t l = 0; l < k; ++l)
+        sum += double(A[i * k + l]) * B[j * k + l];
+      if (withBias)
+        sum += decodeAt(out, bias, j);
+      if (acc)
+        sum += decodeAt(out, d, i * n + j);
+      ref[i * n + j] = sum;
+    }
+  Dev da(qa.size()), db(qb.size()), dsa(sa.size() * 4), dsb(sb.size() * 4),
+      dbias(bias.size()), dd(d.size());
+  if (!cudaOk(cudaMemcpy(da.p, qa.data(), qa.size(), cudaMemcpyHostToDevice), c,
+              tag) ||
+      !cudaOk(cudaMemcpy(db.p, qb.data(), qb.size(), cudaMemcpyHostToDevice), c,
+              tag) ||
+      !cudaOk(
+          cudaMemcpy(dsa.p, sa.data(), sa.size() * 4, cudaMemcpyHostToDevice),
+          c, tag) ||
+      !cudaOk(
+          cudaMemcpy(dsb.p, sb.data(), sb.size() * 4, cudaMemcpyHostToDevice),
+          c, tag) ||
+      !cudaOk(
+          cudaMemcpy(dbias.p, bias.data(), bias.size(), cudaMemcpyHostToDevice),
+          c, tag) ||
+      !cudaOk(cudaMemcpy(dd.p, d.data(), d.size(), cudaMemcpyHostToDevice), c,
+              tag) ||
+      !cudaOk(cudaDeviceSynchronize(), c, tag))
+    return;
+  if (!ok(te_kernels_gemm_fp8_block(
+              s, out, da.p, dsa.get<float>(), a2d, db.p, dsb.get<float>(), b2d,
+              withBias ? dbias.p : nullptr, dd.p, m, n, k, acc),
+          c, tag) ||
+      !cudaOk(cudaStreamSynchronize(stream), c, tag))
+    return;
+  std::vector<uint8_t> got(d.size());
+  if (!cudaOk(cudaMemcpy(got.data(), dd.p, got.size(), cudaMemcpyDeviceToHost),
+              c, tag))
+    return;
+  double errSq = 0, refSq = 0;
+  for (int64_t i = 0; i < m * n; ++i) {
+    double g = decodeAt(out, got, i), e = g - ref[i];
+    errSq += std::isnan(g) ? INFINITY : e * e;
+    refSq += ref[i] * ref[i];
+  }
+  const double unit = out == 0 ? 0.0 : out == 1 ? 0x1p-8 : 0x1p-11;
+  const double rel = std::sqrt(errSq / refSq), bound = 1e-3 + unit;
+  if (!(rel <= bound)) {
+    char msg[320];
+    std::snprintf(msg, sizeof(msg), "%s: ||err|| / ||ref|| = %.3g > %.3g", tag,
+                  rel, bound);
+    c.fail(msg);
+  }
+}
+
+void checkGemmBlockAll(te_kernels_state *s, cudaStream_t stream,
+                       std::mt19937 &rng, Checker &c) {
+  const bool kinds[3][2] = {{false, false}, {false, true}, {true, false}};
+  for (auto &kd : kinds) {
+    for (int out : {1, 0})
+      for (int bias = 0; bias < 2; ++bias)
+        for (int acc = 0; acc < 2; ++acc) {
+          // cuBLASLt's block-scaled path (on Hopper), then the dequantized
+          // fallback (dims not multiples of 16, partial 128-blocks).
+          checkGemmBlock(s, stream, rng, c, out, kd[0], kd[1], bias, acc, 256,
+                         384, 512);
+          checkGemmBlock(s, stream, rng, c, out, kd[0], kd[1], bias, acc, 40,
+                         72, 136);
+        }
+    // f16 output; k with a partial last 128-block on the cuBLASLt path.
+    checkGemmBlock(s, stream, rng, c, 2, kd[0], kd[1], true, false, 128, 256,
+                   208);
+  }
+  // Refusal: 128x128 blocks on both operands.
+  ++c.checks;
+  Dev buf(4096);
+  float *f = buf.get<float>();
+  if (!te_kernels_gemm_fp8_block(s, 1, buf.p, f, 1, buf.p, f, 1, nullptr, buf.p,
+                                 16, 16, 16, 0))
+    c.fail("gemm_fp8_block accepted 2-D x 2-D");
+}
+
+//===----------------------------------------------------------------------===//
 // Benchmark (--bench)
 //===----------------------------------------------------------------------===//
 
@@ -603,6 +934,25 @@ void bench(te_kernels_state *s, cudaStream_t stream) {
                   t * 1e3, bytes / t / 1e6, minBytes / t / 1e6,
                   err ? " ERROR: " : "", err ? err : "");
     }
+    // Float8 block scaling, both copies (x read once, data and x^T written).
+    Dev bsi(blockScales(rows, cols, false) * 4),
+        bsit(blockScales(cols, rows, false) * 4);
+    for (int block2d = 0; block2d < 2; ++block2d) {
+      const char *err = nullptr;
+      float t = timeMs(stream, 30, [&](int i) {
+        if (const char *e = te_kernels_quantize_fp8_block(
+                s, dtype, xs[i % 4]->p, rows, cols, block2d, 1, data.p,
+                bsi.get<float>(), tr.p, bsit.get<float>()))
+          err = e;
+      });
+      double bytes = double(inBytes) + 2.0 * n;
+      std::printf("  %-44s %8.1f us %7.0f GB/s%s%s\n",
+                  (std::string(dtypeName(dtype)) + " block " +
+                   (block2d ? "128x128" : "1x128") + ", both copies")
+                      .c_str(),
+                  t * 1e3, bytes / t / 1e6, err ? " ERROR: " : "",
+                  err ? err : "");
+    }
     for (Dev *x : xs)
       delete x;
   }
@@ -645,6 +995,25 @@ void bench(te_kernels_state *s, cudaStream_t stream) {
   std::printf("  %-44s %8.1f us %7.0f TFLOP/s%s%s\n",
               "gemm_fprop bf16 8192^3 (reference)", t * 1e3, flop / t / 1e9,
               err ? " ERROR: " : "", err ? err : "");
+  // Block-scaled FP8 GEMM, 1-D x 2-D (activations x weights), scales 1.
+  std::vector<float> ones(
+      std::max(blockScales(m, k, false), blockScales(nn, k, true)), 1.0f);
+  Dev bsa(blockScales(m, k, false) * 4), bsb(blockScales(nn, k, true) * 4);
+  cudaMemcpy(bsa.p, ones.data(), blockScales(m, k, false) * 4,
+             cudaMemcpyHostToDevice);
+  cudaMemcpy(bsb.p, ones.data(), blockScales(nn, k, true) * 4,
+             cudaMemcpyHostToDevice);
+  cudaDeviceSynchronize();
+  err = nullptr;
+  t = timeMs(stream, 10, [&](int) {
+    if (const char *e = te_kernels_gemm_fp8_block(s, 1, a.p, bsa.get<float>(),
+                                                  0, b.p, bsb.get<float>(), 1,
+                                                  nullptr, d.p, m, nn, k, 0))
+      err = e;
+  });
+  std::printf("  %-44s %8.1f us %7.0f TFLOP/s%s%s\n",
+              "gemm_fp8_block 1d x 2d 8192^3 -> bf16", t * 1e3, flop / t / 1e9,
+              err ? " ERROR: " : "", err ? err : "");
 }
 
 /// The FP8 checks; returns the number of failures (printed).
@@ -672,6 +1041,15 @@ int runFp8Checks(bool doBench) {
   int before = c.checks, beforeFails = c.failures;
   checkAmaxUpdate(s, stream, rng, c);
   std::printf("te-kernels-selftest: amax update: %d cases, %d failed\n",
+              c.checks - before, c.failures - beforeFails);
+  before = c.checks, beforeFails = c.failures;
+  checkQuantizeBlockAll(s, stream, rng, c);
+  std::printf("te-kernels-selftest: fp8 block quantize: %d cases, %d "
+              "failed\n",
+              c.checks - before, c.failures - beforeFails);
+  before = c.checks, beforeFails = c.failures;
+  checkGemmBlockAll(s, stream, rng, c);
+  std::printf("te-kernels-selftest: fp8 block gemm: %d cases, %d failed\n",
               c.checks - before, c.failures - beforeFails);
   if (doBench && !c.failures)
     bench(s, stream);

@@ -1070,6 +1070,172 @@ TEST_F(Abi, FP8ArgumentChecks) {
                     "te_rt_amax_update: margin must be in [0, 126], got -1");
 }
 
+TEST_F(Abi, QuantizeFP8Block1DByHand) {
+  // x [2, 130]: two 1x128 blocks per row, the second partial (2 columns).
+  // Power-of-two scales (TE's default):
+  //   row 0, block 0: {2, 1, ..., 1}, amax 2 -> 448/2 = 224 -> 128:
+  //     2 -> 256 (0x78), 1 -> 128 (0x70); block 1 {0, 0}: scale 1.
+  //   row 1, block 0: 0.5 everywhere, amax 0.5 -> 896 -> 512: 256 (0x78);
+  //     block 1 {3, -3}: 448/3 -> 128: +-384 (0x7C, 0xFC).
+  const int64_t rows = 2, cols = 130;
+  std::vector<float> x(rows * cols, 1.0f);
+  x[0] = 2;
+  x[128] = x[129] = 0;
+  for (int64_t j = 0; j < 128; ++j)
+    x[cols + j] = 0.5f;
+  x[cols + 128] = 3;
+  x[cols + 129] = -3;
+  std::vector<uint8_t> q(rows * cols), t(rows * cols);
+  // Rowwise scales [ceil(130/128) = 2, roundup(2, 4) = 4]; columnwise
+  // (blocks down the 2 rows) [1, roundup(130, 4) = 132]. Padding is 0.
+  std::vector<float> s(2 * 4, -1), st(132, -1);
+  ASSERT_EQ(te_rt_quantize_fp8_block(ctx, TE_RT_DTYPE_F32, x.data(), rows,
+                                     cols, 0, 1, q.data(), s.data(), t.data(),
+                                     st.data()),
+            0)
+      << lastError();
+  EXPECT_EQ(q[0], 0x78);
+  EXPECT_EQ(q[1], 0x70);
+  EXPECT_EQ(q[127], 0x70);
+  EXPECT_EQ(q[128], 0x00);
+  EXPECT_EQ(q[cols + 5], 0x78);
+  EXPECT_EQ(q[cols + 128], 0x7C);
+  EXPECT_EQ(q[cols + 129], 0xFC);
+  EXPECT_EQ(s, (std::vector<float>{1.0f / 128, 1.0f / 512, 0, 0, 1,
+                                   1.0f / 128, 0, 0}));
+  // Columnwise: x^T [130, 2], one block per column of x. Column 0 {2, 0.5}
+  // -> 128: {256, 64} = {0x78, 0x68}; columns 1..127 {1, 0.5} -> 256:
+  // {0x78, 0x70}; columns 128, 129 {0, +-3} -> 128.
+  EXPECT_EQ(t[0], 0x78);
+  EXPECT_EQ(t[1], 0x68);
+  EXPECT_EQ(t[2], 0x78);
+  EXPECT_EQ(t[3], 0x70);
+  EXPECT_EQ(t[2 * 128], 0x00);
+  EXPECT_EQ(t[2 * 128 + 1], 0x7C);
+  EXPECT_EQ(t[2 * 129 + 1], 0xFC);
+  EXPECT_EQ(st[0], 1.0f / 128);
+  EXPECT_EQ(st[1], 1.0f / 256);
+  EXPECT_EQ(st[127], 1.0f / 256);
+  EXPECT_EQ(st[128], 1.0f / 128);
+  EXPECT_EQ(st[129], 1.0f / 128);
+  EXPECT_EQ(st[130], 0.0f);
+  EXPECT_EQ(st[131], 0.0f);
+}
+
+TEST_F(Abi, QuantizeFP8Block2DByHand) {
+  // x [3, 200]: 128x128 blocks (0, 0) and (0, 1). Block (0, 0) is 0.75 with
+  // one -6: amax 6 -> 448/6 = 74.67 -> 64: 0.75 -> 48 (0x64), -6 -> -384
+  // (0xFC). Block (0, 1) is 1792: 448/1792 = 0.25 exactly -> 448 (0x7E).
+  const int64_t rows = 3, cols = 200;
+  std::vector<float> x(rows * cols, 0.75f);
+  x[cols + 5] = -6;
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 128; j < cols; ++j)
+      x[i * cols + j] = 1792;
+  std::vector<uint16_t> xb = toBF16(x); // all exact in bf16
+  std::vector<uint8_t> q(rows * cols), t(rows * cols);
+  // Rowwise [1, roundup(2, 4)]; columnwise [2, roundup(1, 4)].
+  std::vector<float> s(4, -1), st(8, -1);
+  ASSERT_EQ(te_rt_quantize_fp8_block(ctx, TE_RT_DTYPE_BF16, xb.data(), rows,
+                                     cols, 1, 1, q.data(), s.data(), t.data(),
+                                     st.data()),
+            0)
+      << lastError();
+  EXPECT_EQ(q[0], 0x64);
+  EXPECT_EQ(q[cols + 5], 0xFC);
+  EXPECT_EQ(q[2 * cols + 199], 0x7E);
+  EXPECT_EQ(s, (std::vector<float>{1.0f / 64, 4, 0, 0}));
+  EXPECT_EQ(st, (std::vector<float>{1.0f / 64, 0, 0, 0, 4, 0, 0, 0}));
+  // With 2-D blocks the columnwise copy is the byte transpose.
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      ASSERT_EQ(t[j * rows + i], q[i * cols + j]) << i << "," << j;
+
+  // fp32 scales: 448/6 = 74.666664f; 0.75 -> 56 (0x66), -6 -> -448 (0xFE).
+  ASSERT_EQ(te_rt_quantize_fp8_block(ctx, TE_RT_DTYPE_F32, x.data(), rows,
+                                     cols, 1, 0, q.data(), s.data(), nullptr,
+                                     nullptr),
+            0)
+      << lastError();
+  EXPECT_EQ(q[0], 0x66);
+  EXPECT_EQ(q[cols + 5], 0xFE);
+  EXPECT_EQ(s[0], 1.0f / (448.0f / 6.0f));
+}
+
+TEST_F(Abi, GemmFP8BlockIsTheGemmOfTheDequantizedOperands) {
+  // a: the 1-D quantization of x [2, 130] above (every value exact), b:
+  // ones [1, 130] in 128x128 blocks (scale 256, dequantized exactly 1).
+  // d = row sums of x: {2 + 127, 64 + 3 - 3} = {129, 64}, + bias 10.
+  const int64_t cols = 130;
+  std::vector<float> x(2 * cols, 1.0f);
+  x[0] = 2;
+  x[128] = x[129] = 0;
+  for (int64_t j = 0; j < 128; ++j)
+    x[cols + j] = 0.5f;
+  x[cols + 128] = 3;
+  x[cols + 129] = -3;
+  std::vector<float> ones(cols, 1.0f);
+  std::vector<uint8_t> a(2 * cols), b(cols);
+  std::vector<float> sa(8), sb(4);
+  ASSERT_EQ(te_rt_quantize_fp8_block(ctx, TE_RT_DTYPE_F32, x.data(), 2, cols,
+                                     0, 1, a.data(), sa.data(), nullptr,
+                                     nullptr),
+            0);
+  ASSERT_EQ(te_rt_quantize_fp8_block(ctx, TE_RT_DTYPE_F32, ones.data(), 1,
+                                     cols, 1, 1, b.data(), sb.data(), nullptr,
+                                     nullptr),
+            0);
+  std::vector<float> bias = {10}, d(2, -7);
+  ASSERT_EQ(te_rt_gemm_fp8_block(ctx, TE_RT_DTYPE_F32, a.data(), sa.data(), 0,
+                                 b.data(), sb.data(), 1, bias.data(), d.data(),
+                                 2, 1, cols, 0),
+            0)
+      << lastError();
+  EXPECT_EQ(d, (std::vector<float>{139, 74}));
+  // Accumulate (no bias): 139 + 129, 74 + 64.
+  ASSERT_EQ(te_rt_gemm_fp8_block(ctx, TE_RT_DTYPE_F32, a.data(), sa.data(), 0,
+                                 b.data(), sb.data(), 1, nullptr, d.data(), 2,
+                                 1, cols, 1),
+            0);
+  EXPECT_EQ(d, (std::vector<float>{268, 138}));
+  // Operands swapped (2-D a, 1-D b): d^T.
+  std::vector<float> dt(2);
+  ASSERT_EQ(te_rt_gemm_fp8_block(ctx, TE_RT_DTYPE_F32, b.data(), sb.data(), 1,
+                                 a.data(), sa.data(), 0, nullptr, dt.data(), 1,
+                                 2, cols, 0),
+            0);
+  EXPECT_EQ(dt, (std::vector<float>{129, 64}));
+}
+
+TEST_F(Abi, FP8BlockArgumentChecks) {
+  float f[8] = {};
+  uint8_t q[8] = {};
+  EXPECT_FAILS_WITH(te_rt_quantize_fp8_block(ctx, TE_RT_DTYPE_F32, f, 2, 2, 0,
+                                             1, q, nullptr, nullptr, nullptr),
+                    "te_rt_quantize_fp8_block: data and scale_inv must both "
+                    "be given or both be NULL");
+  EXPECT_FAILS_WITH(te_rt_quantize_fp8_block(ctx, TE_RT_DTYPE_F32, f, 2, 2, 0,
+                                             1, nullptr, nullptr, q, nullptr),
+                    "te_rt_quantize_fp8_block: columnwise_data and "
+                    "columnwise_scale_inv must both be given or both be NULL");
+  EXPECT_FAILS_WITH(te_rt_quantize_fp8_block(ctx, TE_RT_DTYPE_F32, f, 2, 2, 0,
+                                             1, nullptr, nullptr, nullptr,
+                                             nullptr),
+                    "te_rt_quantize_fp8_block: no copy requested (data and "
+                    "columnwise_data are NULL)");
+  EXPECT_FAILS_WITH(te_rt_quantize_fp8_block(ctx, TE_RT_DTYPE_F32, f, 2, 2, 3,
+                                             1, q, f, nullptr, nullptr),
+                    "te_rt_quantize_fp8_block: block_2d must be 0 or 1, got "
+                    "3");
+  EXPECT_FAILS_WITH(te_rt_gemm_fp8_block(ctx, TE_RT_DTYPE_F32, q, f, 1, q, f,
+                                         1, nullptr, f, 1, 1, 1, 0),
+                    "te_rt_gemm_fp8_block: both operands use 128x128 blocks "
+                    "(at most one may, as in TransformerEngine)");
+  EXPECT_FAILS_WITH(te_rt_gemm_fp8_block(ctx, TE_RT_DTYPE_F32, q, nullptr, 0,
+                                         q, f, 0, nullptr, f, 1, 1, 1, 0),
+                    "te_rt_gemm_fp8_block: a_scale_inv is NULL");
+}
+
 TEST_F(Abi, ErrorMessagesNameTheCallAndTheArgument) {
   float b[16] = {}, s[4] = {};
   float *p = b;

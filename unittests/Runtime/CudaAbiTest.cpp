@@ -3,9 +3,11 @@
 //
 // Every compute primitive on random inputs on a cuda context and on a cpu
 // context, for f32, bf16 and f16: exact where the math is exact (add, cast,
-// transpose, copy, zero, relu, the FP8 quantizer and the delayed-scaling
-// update), else within fp32-rounding tolerances (one ulp-ish of the dtype;
-// FP8 GEMMs within 1e-2 of the largest result); CUDA graph capture and
+// transpose, copy, zero, relu, the FP8 quantizers, per-tensor and block-
+// scaled, and the delayed-scaling update), else within fp32-rounding
+// tolerances (one ulp-ish of the dtype; per-tensor FP8 GEMMs within 1e-2 of
+// the largest result, block-scaled ones within a relative Frobenius error
+// of 1e-3 + the dtype's unit roundoff); CUDA graph capture and
 // replay against the same calls run eagerly. Skipped, with a message,
 // without a CUDA device.
 //
@@ -217,6 +219,40 @@ protected:
     EXPECT_EQ(nans, 0) << what << ": NaN results";
     EXPECT_LE(maxAbs, 1e-2 * maxRef + 1e-6)
         << what << " (" << dtypeName(dtype) << ")";
+  }
+
+  /// Block-scaled FP8 GEMM results: ||g - c||_F <= (tol + u) * ||c||_F, u
+  /// the dtype's unit roundoff (bf16 2^-8, f16 2^-11, f32 0: both results
+  /// are rounded once, but where they differ slightly a rounding may
+  /// flip), and no NaN. The cpu value is the exact fp32 GEMM of the
+  /// dequantized operands; the cuda one sums in another order, on Hopper
+  /// in the tensor cores' block-scaled FP8 accumulation (fewer accumulator
+  /// bits within a 128-deep block, ~2^-14 relative), so tol = 1e-3 leaves
+  /// a margin while a misplaced block scale gives errors of order one.
+  void expectNormClose(const std::string &what, int32_t dtype, Pair &p,
+                       double tol) {
+    std::vector<uint8_t> got(p.host.size());
+    ASSERT_EQ(te_rt_synchronize(gpu), 0) << te_rt_last_error();
+    ASSERT_EQ(te_rt_copy_to_host(gpu, got.data(), p.dev, p.bytes()), 0)
+        << te_rt_last_error();
+    int64_t n = p.bytes() / sizeOf(dtype), nans = 0;
+    double errSq = 0, refSq = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      double c = toFloat(dtype, p.host.data(), i);
+      double g = toFloat(dtype, got.data(), i);
+      if (std::isnan(g) || std::isnan(c))
+        ++nans;
+      else
+        errSq += (g - c) * (g - c), refSq += c * c;
+    }
+    const double u = dtype == TE_RT_DTYPE_F32    ? 0.0
+                     : dtype == TE_RT_DTYPE_BF16 ? 1.0 / 256
+                                                 : 1.0 / 2048;
+    const double rel = std::sqrt(errSq / std::max(refSq, 1e-300));
+    std::printf("  %-52s %-4s ||err||/||ref||=%.3g (bound %.3g)\n",
+                what.c_str(), dtypeName(dtype), rel, tol + u);
+    EXPECT_EQ(nans, 0) << what << ": NaN results";
+    EXPECT_LE(rel, tol + u) << what << " (" << dtypeName(dtype) << ")";
   }
 
   /// n random finite FP8 codes of `format` with |value| <= 16.
@@ -577,6 +613,167 @@ TEST_P(CudaAbi, GemmFp8) {
                            static_cast<float *>(s1.dev), TE_RT_FP8_E5M2, e5.dev,
                            static_cast<float *>(s1.dev), nullptr, d.dev, 16, 16,
                            16, 0),
+            0);
+}
+
+//===----------------------------------------------------------------------===//
+// Float8 block scaling
+//===----------------------------------------------------------------------===//
+
+/// Bytes of the scale_inv of a rowwise [rows, cols] block-scaled copy.
+int64_t blockScaleBytes(int64_t rows, int64_t cols, int32_t block2d) {
+  const int64_t rowBlocks = (rows + 127) / 128, colBlocks = (cols + 127) / 128;
+  return 4 * (block2d ? rowBlocks * ((colBlocks + 3) / 4 * 4)
+                      : colBlocks * ((rows + 3) / 4 * 4));
+}
+
+/// Sets element i of a host buffer of `dtype` (rounded to the dtype).
+void setValue(int32_t dtype, Pair &p, int64_t i, float v) {
+  if (dtype == TE_RT_DTYPE_F32)
+    p.h<float>()[i] = v;
+  else if (dtype == TE_RT_DTYPE_BF16)
+    p.h<uint16_t>()[i] = te::cpu::floatToBF16(v);
+  else
+    p.h<uint16_t>()[i] = te::cpu::floatToF16(v);
+}
+
+// 1x128 and 128x128 blocks, pow2 and fp32 scales, both copies and each
+// alone, partial tiles, rows of odd length; for the larger shapes an
+// all-zero tile, a row block of the dtype's smallest subnormal (f32/bf16:
+// the scale overflows to FLT_MAX), +inf, NaN and the largest finite value:
+// the cuda data, scale_inv (padding included) and columnwise copy equal the
+// cpu ones bit for bit.
+TEST_P(CudaAbi, QuantizeFp8Block) {
+  int32_t t = GetParam();
+  struct Shape {
+    int64_t rows, cols;
+  } shapes[] = {{200, 300}, {256, 384}, {1, 1}, {130, 7}, {16, 200}};
+  enum { Both, RowwiseOnly, ColumnwiseOnly };
+  const float big = t == TE_RT_DTYPE_F16 ? 65504.0f : 3e38f;
+  for (Shape sh : shapes)
+    for (int32_t block2d : {0, 1})
+      for (int32_t pow2 : {0, 1})
+        for (int copies : {Both, RowwiseOnly, ColumnwiseOnly}) {
+          const int64_t rows = sh.rows, cols = sh.cols, n = rows * cols;
+          Pair &x = random(t, n, -4, 4);
+          const bool specials = rows > 128 && cols > 256;
+          if (specials) {
+            for (int64_t i = 0; i < 128; ++i)
+              for (int64_t j = 0; j < 128; ++j)
+                setValue(t, x, i * cols + j, 0.0f); // tile (0, 0)
+            for (int64_t j = 256; j < cols; ++j) {  // row 140, block 2
+              if (t == TE_RT_DTYPE_F32)
+                x.h<uint32_t>()[140 * cols + j] = 1;
+              else
+                x.h<uint16_t>()[140 * cols + j] = 1;
+            }
+            setValue(t, x, 129 * cols + 129, INFINITY);
+            setValue(t, x, 130 * cols + 131, NAN);
+            setValue(t, x, (rows - 1) * cols + 255, big);
+            upload(x);
+          }
+          const bool wantRow = copies != ColumnwiseOnly,
+                     wantCol = copies != RowwiseOnly;
+          Pair &q = output(n),
+               &si = output(blockScaleBytes(rows, cols, block2d));
+          Pair &qt = output(n),
+               &sit = output(blockScaleBytes(cols, rows, block2d));
+          BOTH(te_rt_quantize_fp8_block(cpu, t, x.host.data(), rows, cols,
+                                        block2d, pow2,
+                                        wantRow ? q.host.data() : nullptr,
+                                        wantRow ? si.h<float>() : nullptr,
+                                        wantCol ? qt.host.data() : nullptr,
+                                        wantCol ? sit.h<float>() : nullptr),
+               te_rt_quantize_fp8_block(
+                   gpu, t, x.dev, rows, cols, block2d, pow2,
+                   wantRow ? q.dev : nullptr,
+                   wantRow ? static_cast<float *>(si.dev) : nullptr,
+                   wantCol ? qt.dev : nullptr,
+                   wantCol ? static_cast<float *>(sit.dev) : nullptr));
+          std::string tag = std::string("quantize_fp8_block ") +
+                            (block2d ? "128x128 " : "1x128 ") +
+                            (pow2 ? "pow2 " : "") + std::to_string(rows) + "x" +
+                            std::to_string(cols) +
+                            (copies == RowwiseOnly      ? " rowwise"
+                             : copies == ColumnwiseOnly ? " columnwise"
+                                                        : "") +
+                            (specials ? " specials" : "");
+          expectBytes(tag + " data", q);
+          expectBytes(tag + " scale_inv", si);
+          expectBytes(tag + " columnwise data", qt);
+          expectBytes(tag + " columnwise scale_inv", sit);
+        }
+}
+
+// Block-scaled FP8 GEMMs, 1-D x 1-D, 1-D x 2-D and 2-D x 1-D, with output
+// `dtype`, with and without bias and accumulation. The operands are
+// quantized by the cpu backend from data whose magnitude changes by row and
+// by 128-column block (so every block has its own scale), the same bytes
+// on both backends; shapes: cuBLASLt's block-scaled path on Hopper
+// (multiples of 16, one with a partial last 128-block of k) and the
+// dequantized fallback (40x72x136). Against the cpu backend's fp32 GEMM of
+// the dequantized operands: relative Frobenius error <= 1e-3 + the
+// dtype's unit roundoff (see expectNormClose), no NaN.
+TEST_P(CudaAbi, GemmFp8Block) {
+  int32_t t = GetParam();
+  struct Case {
+    int64_t m, n, k;
+  } cases[] = {{256, 384, 512}, {40, 72, 136}, {128, 256, 208}};
+  const int32_t kinds[][2] = {{0, 0}, {0, 1}, {1, 0}};
+  for (Case cs : cases)
+    for (auto &kd : kinds) {
+      // x [rows, k] in f32, quantized on the cpu context (pow2 scales for a,
+      // fp32 scales for b), uploaded as is.
+      auto operand = [&](int64_t rows, int32_t block2d, int32_t pow2, Pair *&q,
+                         Pair *&si) {
+        Pair &x = random(TE_RT_DTYPE_F32, rows * cs.k, -4, 4);
+        for (int64_t i = 0; i < rows; ++i)
+          for (int64_t j = 0; j < cs.k; ++j)
+            x.h<float>()[i * cs.k + j] *=
+                std::ldexp(1.0f, int((i * 7 + j / 128 * 3) % 9) - 4);
+        q = &make(rows * cs.k);
+        si = &make(blockScaleBytes(rows, cs.k, block2d));
+        EXPECT_EQ(te_rt_quantize_fp8_block(
+                      cpu, TE_RT_DTYPE_F32, x.host.data(), rows, cs.k, block2d,
+                      pow2, q->host.data(), si->h<float>(), nullptr, nullptr),
+                  0)
+            << te_rt_last_error();
+        upload(*q);
+        upload(*si);
+      };
+      Pair *a = nullptr, *sa = nullptr, *b = nullptr, *sb = nullptr;
+      operand(cs.m, kd[0], 1, a, sa);
+      operand(cs.n, kd[1], 0, b, sb);
+      Pair &bias = random(t, cs.n);
+      for (bool withBias : {false, true})
+        for (int32_t acc : {0, 1}) {
+          Pair &d = random(t, cs.m * cs.n);
+          BOTH(
+              te_rt_gemm_fp8_block(cpu, t, a->host.data(), sa->h<float>(),
+                                   kd[0], b->host.data(), sb->h<float>(), kd[1],
+                                   withBias ? bias.host.data() : nullptr,
+                                   d.host.data(), cs.m, cs.n, cs.k, acc),
+              te_rt_gemm_fp8_block(
+                  gpu, t, a->dev, static_cast<float *>(sa->dev), kd[0], b->dev,
+                  static_cast<float *>(sb->dev), kd[1],
+                  withBias ? bias.dev : nullptr, d.dev, cs.m, cs.n, cs.k, acc));
+          std::string tag =
+              std::string("gemm_fp8_block ") + (kd[0] ? "2d" : "1d") + "x" +
+              (kd[1] ? "2d " : "1d ") + std::to_string(cs.m) + "x" +
+              std::to_string(cs.n) + "x" + std::to_string(cs.k) +
+              (withBias ? " +bias" : "") + (acc ? " acc" : "");
+          expectNormClose(tag, t, d, 1e-3);
+        }
+    }
+  // 128x128 blocks on both operands are refused on both backends.
+  Pair &q = output(16 * 16), &si = output(4 * 4), &d = output(16 * 16 * 4);
+  EXPECT_NE(te_rt_gemm_fp8_block(cpu, t, q.host.data(), si.h<float>(), 1,
+                                 q.host.data(), si.h<float>(), 1, nullptr,
+                                 d.host.data(), 16, 16, 16, 0),
+            0);
+  EXPECT_NE(te_rt_gemm_fp8_block(gpu, t, q.dev, static_cast<float *>(si.dev), 1,
+                                 q.dev, static_cast<float *>(si.dev), 1,
+                                 nullptr, d.dev, 16, 16, 16, 0),
             0);
 }
 

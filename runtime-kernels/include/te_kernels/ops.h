@@ -101,6 +101,22 @@ const char *te_kernels_amax_update(te_kernels_state *s, const float *history,
                                    int margin, int most_recent,
                                    float *new_history, float *new_scale);
 
+/* Float8 block scaling (te_rt_quantize_fp8_block, te_rt_gemm_fp8_block;
+ * layouts and semantics as documented there; arguments already checked). */
+const char *te_kernels_quantize_fp8_block(te_kernels_state *s, int dtype,
+                                          const void *x, int64_t rows,
+                                          int64_t cols, int block_2d,
+                                          int pow2_scale, void *data,
+                                          float *scale_inv,
+                                          void *columnwise_data,
+                                          float *columnwise_scale_inv);
+const char *te_kernels_gemm_fp8_block(te_kernels_state *s, int out_dtype,
+                                      const void *a, const float *a_scale_inv,
+                                      int a_block_2d, const void *b,
+                                      const float *b_scale_inv, int b_block_2d,
+                                      const void *bias, void *d, int64_t m,
+                                      int64_t n, int64_t k, int accumulate);
+
 #ifdef __cplusplus
 }
 #endif
