@@ -4,9 +4,9 @@
 // L2 primitives in TransformerEngine's kernel order (reference §1.3, §1.5,
 // §2.3, §2.5): norm, GEMMs in TN/NN/NT, activation and its derivative, bias
 // gradients. te.saved intermediates become the primitive values that compute
-// them. Per-tensor FP8 recipes quantize GEMM operands with te.quantize
-// (reference §0.1, §0.2); other quantized recipes are an error naming the
-// recipe.
+// them. The per-tensor FP8 recipes and Float8 block scaling quantize GEMM
+// operands with te.quantize (reference §0.1, §0.2, §4.4); other quantized
+// recipes are an error naming the recipe.
 //
 //===----------------------------------------------------------------------===//
 
@@ -54,12 +54,14 @@ FailureOr<Quant> quantOf(Operation *op, RecipeAttrInterface recipe,
              })) {
     return Quant{};
   }
-  if (!isa<FP8DelayedRecipeAttr, FP8CurrentRecipeAttr>(recipe))
+  if (!isa<FP8DelayedRecipeAttr, FP8CurrentRecipeAttr, FP8BlockRecipeAttr>(
+          recipe))
     return op->emitError() << "te-decompose: recipe "
                            << recipe.getRecipeName()
-                           << " is not decomposed yet; the unquantized path "
-                              "and the per-tensor FP8 recipes (fp8-delayed, "
-                              "fp8-current) lower to the runtime";
+                           << " is not decomposed yet; the unquantized path, "
+                              "the per-tensor FP8 recipes (fp8-delayed, "
+                              "fp8-current) and fp8-block lower to the "
+                              "runtime";
   if (isa<FP8DelayedRecipeAttr>(recipe) && !scales)
     return op->emitError() << "te-decompose: an fp8-delayed op needs its "
                               "scales (the recipe state); run "
@@ -69,17 +71,17 @@ FailureOr<Quant> quantOf(Operation *op, RecipeAttrInterface recipe,
                                    op->getResultTypes()))
     if (auto q = dyn_cast<QuantizedTensorType>(t);
         q && q.getArch() != TargetArch::Hopper)
-      return op->emitError() << "te-decompose: per-tensor FP8 is lowered for "
-                                "Hopper's TN-only GEMMs (a transposed copy per "
-                                "columnwise operand); "
+      return op->emitError() << "te-decompose: " << recipe.getRecipeName()
+                             << " is lowered for Hopper's TN-only GEMMs (a "
+                                "transposed copy per columnwise operand); "
                              << q << " has another layout";
   for (Operation *user : op->getUsers())
     if (auto saved = dyn_cast<SavedOp>(user))
       if (auto q = dyn_cast<QuantizedTensorType>(saved.getType());
           q && q.getArch() != TargetArch::Hopper)
         return saved.emitError()
-               << "te-decompose: per-tensor FP8 is lowered for Hopper's "
-                  "TN-only GEMMs; "
+               << "te-decompose: " << recipe.getRecipeName()
+               << " is lowered for Hopper's TN-only GEMMs; "
                << q << " has another layout (compile with --arch=hopper)";
   return Quant{recipe, scales};
 }
@@ -153,24 +155,38 @@ private:
         if (auto saved = dyn_cast<SavedOp>(user);
             saved && saved.getName() == name)
           type = saved.getType();
-    if (!type)
+    bool weight = name.ends_with("weight");
+    if (!type) {
+      // Float8 block scaling picks 1x128 or 128x128 blocks per role.
+      bool block2d = false;
+      if (auto block = dyn_cast<FP8BlockRecipeAttr>(q.recipe))
+        block2d = (grad     ? block.getGradBlockDim()
+                   : weight ? block.getWBlockDim()
+                            : block.getXBlockDim()) == 2;
       type = QuantizedTensorType::get(
           b.getContext(), shapeOf(x),
           grad ? getBackwardFormat(q.recipe) : getForwardFormat(q.recipe),
-          q.recipe, usage, TargetArch::Hopper, false, false, false);
+          q.recipe, usage, TargetArch::Hopper, block2d, false, false);
+    }
     // The GEMM here reads the usage asked for; a save that keeps only the
     // other one (TE's update_usage before saving) is a view of both.
     auto qt = cast<QuantizedTensorType>(type);
     Type produced = qt;
     if (qt.getUsage() != QuantUsage::Both && qt.getUsage() != usage)
       produced = qt.withUsage(QuantUsage::Both);
+    // Per-tensor recipes record the amax; Float8 block scaling is
+    // stateless.
+    Type amaxType;
+    if (!isa<FP8BlockRecipeAttr>(q.recipe))
+      amaxType = RankedTensorType::get({1}, b.getF32Type());
     auto op = QuantizeOp::create(
-        b, loc, produced, RankedTensorType::get({1}, b.getF32Type()), x,
-        q.scales, q.scales ? b.getI64IntegerAttr(slot) : IntegerAttr(),
-        /*weight=*/name.ends_with("weight"));
-    if (slot >= int64_t(amaxes.size()))
-      amaxes.resize(slot + 1);
-    amaxes[slot] = op.getAmax();
+        b, loc, produced, amaxType, x, q.scales,
+        q.scales ? b.getI64IntegerAttr(slot) : IntegerAttr(), weight);
+    if (op.getAmax()) {
+      if (slot >= int64_t(amaxes.size()))
+        amaxes.resize(slot + 1);
+      amaxes[slot] = op.getAmax();
+    }
     if (saveOut)
       *saveOut = produced == type ? op.getResult()
                                   : DropUsageOp::create(b, loc, type,

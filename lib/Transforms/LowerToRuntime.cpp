@@ -20,13 +20,16 @@
 // entries (signatures, dims, planned arena bytes) is returned by the
 // generated `te_module_info()`.
 //
-// A quantized value (`!te.qtensor`, per-tensor FP8 on Hopper) is one buffer
-// holding its inner tensors, each at a 256-byte aligned offset: `scale_inv`
-// [1] fp32, then `transpose` [K, M] (columnwise usage), then `data` [M, K]
-// (rowwise usage). The columnwise-only tensor a backward keeps is thus a
-// prefix of the `both` one (te.drop_usage is a view). te_module_info() lists
-// the inner tensors in buffer order, so callers size and read such buffers
-// without knowing the recipe.
+// A quantized value (`!te.qtensor` on Hopper: per-tensor FP8 or Float8
+// block scaling) is one buffer holding its inner tensors (TE's, as the type
+// describes them), each at a 256-byte aligned offset: first what both
+// usages share, then the columnwise copy, then the rowwise one. Per-tensor
+// FP8: `scale_inv` [1] fp32, `transpose` [K, M], `data` [M, K]; fp8-block:
+// `columnwise_data` [K, M], `columnwise_scale_inv`, `rowwise_data` [M, K],
+// `rowwise_scale_inv`. The columnwise-only tensor a backward keeps is thus
+// a prefix of the `both` one (te.drop_usage is a view). te_module_info()
+// lists the inner tensors in buffer order, so callers size and read such
+// buffers without knowing the recipe.
 //
 //===----------------------------------------------------------------------===//
 
@@ -304,12 +307,17 @@ private:
   }
   static std::optional<int64_t> staticBytes(Value tensor) {
     if (auto q = dyn_cast<QuantizedTensorType>(tensor.getType())) {
-      if (llvm::any_of(q.getShape(), ShapedType::isDynamic))
-        return std::nullopt;
-      int64_t n = llvm::alignTo(ShapedType::getNumElements(q.getShape()),
-                                kAlignment);
-      return (q.hasRowwise() ? n : 0) + (q.hasColumnwise() ? n : 0) +
-             kAlignment;
+      int64_t total = 0;
+      for (const InnerTensor &t : bufferParts(q)) {
+        int64_t n = t.elementBytes;
+        for (const SymDim &d : t.shape) {
+          if (!d.isStatic())
+            return std::nullopt;
+          n *= d.getValue();
+        }
+        total += llvm::alignTo(n, kAlignment);
+      }
+      return total;
     }
     auto t = cast<RankedTensorType>(tensor.getType());
     if (!t.hasStaticShape())
@@ -320,38 +328,68 @@ private:
     Value padded = LLVM::AddOp::create(b, loc, n, c64(kAlignment - 1));
     return LLVM::AndOp::create(b, loc, padded, c64(~(kAlignment - 1)));
   }
-  /// Byte offsets of a per-tensor FP8 qtensor's inner tensors in its buffer
-  /// (null when absent) and its total size.
+  /// The inner tensors of a quantized type in buffer order: the parts both
+  /// usages share (per-tensor FP8's scale_inv), then the columnwise copy,
+  /// then the rowwise one (TE's order within each group).
+  static SmallVector<InnerTensor> bufferParts(QuantizedTensorType q) {
+    SmallVector<InnerTensor> inner = q.getInnerTensors();
+    auto group = [](StringRef name) {
+      if (name == "scale_inv")
+        return 0;
+      if (name == "transpose" || name.contains("columnwise"))
+        return 1;
+      return 2;
+    };
+    llvm::stable_sort(inner, [&](const InnerTensor &x, const InnerTensor &y) {
+      return group(x.name) < group(y.name);
+    });
+    return inner;
+  }
+  /// Elements of inner tensor `t` of `v`: a constant when its shape is
+  /// static; otherwise it is per-tensor FP8's data or transpose (the only
+  /// parts with dynamic dims that pass checkQuantized), as many as `v`.
+  Value partElements(Value v, const InnerTensor &t) {
+    int64_t n = 1;
+    for (const SymDim &d : t.shape) {
+      if (!d.isStatic())
+        return numElements(v);
+      n *= d.getValue();
+    }
+    return c64(n);
+  }
+  /// Byte offsets of a quantized value's inner tensors in its buffer (by
+  /// TE's name) and its total size.
   struct QLayout {
-    Value data, transpose, scaleInv, total;
+    llvm::StringMap<Value> offsets;
+    Value total;
   };
   QLayout layout(Value v) {
-    auto q = cast<QuantizedTensorType>(v.getType());
-    Value padded = alignUp(numElements(v));
     QLayout l;
-    l.scaleInv = c64(0);
-    Value offset = c64(kAlignment);
-    if (q.hasColumnwise()) {
-      l.transpose = offset;
-      offset = LLVM::AddOp::create(b, loc, offset, padded);
-    }
-    if (q.hasRowwise()) {
-      l.data = offset;
-      offset = LLVM::AddOp::create(b, loc, offset, padded);
+    Value offset = c64(0);
+    for (const InnerTensor &t :
+         bufferParts(cast<QuantizedTensorType>(v.getType()))) {
+      l.offsets[t.name] = offset;
+      Value bytes = LLVM::MulOp::create(b, loc, partElements(v, t),
+                                        c64(t.elementBytes));
+      offset = LLVM::AddOp::create(b, loc, offset, alignUp(bytes));
     }
     l.total = offset;
     return l;
   }
-  /// Pointers to the inner tensors of a quantized value.
-  struct QPtrs {
-    Value data, transpose, scaleInv;
-  };
+  /// Pointers to the inner tensors of a quantized value, by TE's name.
+  using QPtrs = llvm::StringMap<Value>;
   QPtrs qptrs(Value v) {
     QLayout l = layout(v);
     Value base = ptr(v);
-    return {l.data ? gep(base, l.data) : Value(),
-            l.transpose ? gep(base, l.transpose) : Value(),
-            gep(base, l.scaleInv)};
+    QPtrs p;
+    for (auto &entry : l.offsets)
+      p[entry.getKey()] = gep(base, entry.getValue());
+    return p;
+  }
+  /// Inner tensor `name` of `p`, or a null pointer when it has none.
+  Value part(const QPtrs &p, StringRef name) {
+    Value v = p.lookup(name);
+    return v ? v : nullPtr();
   }
 
   // Runtime calls: emits the call and a branch to the failure exit.
@@ -603,16 +641,28 @@ LogicalResult FunctionLowering::lowerOp(Operation *op) {
   if (auto drop = dyn_cast<DropUsageOp>(op)) {
     if (aliasOf.count(drop.getResult()))
       return success(); // a view
-    // Keeping the rowwise copy: scale_inv and data.
+    // Keeping the rowwise copy: the parts the result has, copied.
     QPtrs in = qptrs(drop.getInput()), out = qptrs(drop.getResult());
-    call("te_rt_copy", {ctxArg, out.scaleInv, in.scaleInv, c64(4)});
-    call("te_rt_copy",
-         {ctxArg, out.data, in.data, numElements(drop.getResult())});
+    for (const InnerTensor &t :
+         bufferParts(cast<QuantizedTensorType>(drop.getType())))
+      call("te_rt_copy",
+           {ctxArg, part(out, t.name), part(in, t.name),
+            LLVM::MulOp::create(b, loc, partElements(drop.getResult(), t),
+                                c64(t.elementBytes))});
     return success();
   }
   if (auto qz = dyn_cast<QuantizeOp>(op)) {
     auto q = cast<QuantizedTensorType>(qz.getResult().getType());
     QPtrs out = qptrs(qz.getResult());
+    if (auto block = dyn_cast<FP8BlockRecipeAttr>(q.getRecipe())) {
+      call("te_rt_quantize_fp8_block",
+           {ctxArg, dtype(qz.getInput()), ptr(qz.getInput()),
+            rows(qz.getInput()), c64(lastDim(qz.getInput())),
+            c32(q.getBlock_2d()), c32(!block.getFp32Scales()),
+            part(out, "rowwise_data"), part(out, "rowwise_scale_inv"),
+            part(out, "columnwise_data"), part(out, "columnwise_scale_inv")});
+      return success();
+    }
     bool pow2 = false;
     if (auto cs = dyn_cast<FP8CurrentRecipeAttr>(q.getRecipe()))
       pow2 = cs.getPower_2Scales();
@@ -622,31 +672,41 @@ LogicalResult FunctionLowering::lowerOp(Operation *op) {
     call("te_rt_quantize_fp8",
          {ctxArg, dtype(qz.getInput()), ptr(qz.getInput()),
           rows(qz.getInput()), c64(lastDim(qz.getInput())),
-          c32(fp8Code(q.getFormat())), scale, c32(pow2),
-          out.data ? out.data : nullPtr(),
-          out.transpose ? out.transpose : nullPtr(), out.scaleInv,
-          ptr(qz.getAmax())});
+          c32(fp8Code(q.getFormat())), scale, c32(pow2), part(out, "data"),
+          part(out, "transpose"), part(out, "scale_inv"), ptr(qz.getAmax())});
     return success();
   }
   if (auto g = dyn_cast<GemmOp>(op);
       g && isa<QuantizedTensorType>(g.getLhs().getType())) {
-    // Every FP8 GEMM in the TN form Hopper runs (see te_rt_gemm_fp8).
+    // Every FP8 GEMM in the TN form Hopper runs (see te_rt_gemm_fp8 and
+    // te_rt_gemm_fp8_block): a row-major [m, k] operand is a rowwise copy,
+    // or the columnwise copy (transposed data) of a [k, m] tensor.
     auto lq = cast<QuantizedTensorType>(g.getLhs().getType());
     auto rq = cast<QuantizedTensorType>(g.getRhs().getType());
     QPtrs l = qptrs(g.getLhs()), r = qptrs(g.getRhs());
+    bool block = isa<FP8BlockRecipeAttr>(lq.getRecipe());
+    // (data, scale_inv) of the rowwise or the columnwise copy.
+    auto operand = [&](const QPtrs &p, bool rowwise) {
+      if (block)
+        return rowwise ? std::pair(part(p, "rowwise_data"), part(p, "rowwise_scale_inv"))
+                       : std::pair(part(p, "columnwise_data"),
+                                   part(p, "columnwise_scale_inv"));
+      return std::pair(rowwise ? part(p, "data") : part(p, "transpose"), part(p, "scale_inv"));
+    };
     ArrayRef<int64_t> rs = rq.getShape();
-    Value a, bm, m, n, k;
+    std::pair<Value, Value> a, bm;
+    Value m, n, k;
     switch (g.getLayout()) {
     case GemmLayout::TN: // y[M,N] = x[M,K] . w[N,K]^T
-      a = l.data, bm = r.data;
+      a = operand(l, true), bm = operand(r, true);
       m = rows(g.getLhs()), n = c64(rs[0]), k = c64(rs[1]);
       break;
     case GemmLayout::NN: // dx[M,K] = dy[M,N] . (w^T[K,N])^T
-      a = l.data, bm = r.transpose;
+      a = operand(l, true), bm = operand(r, false);
       m = rows(g.getLhs()), n = c64(rs[1]), k = c64(rs[0]);
       break;
     case GemmLayout::NT: // dw[N,K] = dy^T[N,M] . (x^T[K,M])^T
-      a = l.transpose, bm = r.transpose;
+      a = operand(l, false), bm = operand(r, false);
       m = c64(lq.getShape().back()), n = c64(rs.back()),
       k = rows(g.getLhs());
       break;
@@ -655,11 +715,17 @@ LogicalResult FunctionLowering::lowerOp(Operation *op) {
       return op->emitError("te-lower-to-runtime: an FP8 wgrad GEMM has no "
                            "bias-gradient epilogue (TE takes it from the "
                            "high-precision gradient)");
-    call("te_rt_gemm_fp8",
-         {ctxArg, dtype(g.getResult()), c32(fp8Code(lq.getFormat())), a,
-          l.scaleInv, c32(fp8Code(rq.getFormat())), bm, r.scaleInv,
-          g.getBias() ? ptr(g.getBias()) : nullPtr(), ptr(g.getResult()), m, n,
-          k, c32(0)});
+    Value bias = g.getBias() ? ptr(g.getBias()) : nullPtr();
+    if (block)
+      call("te_rt_gemm_fp8_block",
+           {ctxArg, dtype(g.getResult()), a.first, a.second,
+            c32(lq.getBlock_2d()), bm.first, bm.second, c32(rq.getBlock_2d()),
+            bias, ptr(g.getResult()), m, n, k, c32(0)});
+    else
+      call("te_rt_gemm_fp8",
+           {ctxArg, dtype(g.getResult()), c32(fp8Code(lq.getFormat())),
+            a.first, a.second, c32(fp8Code(rq.getFormat())), bm.first,
+            bm.second, bias, ptr(g.getResult()), m, n, k, c32(0)});
     return success();
   }
   if (auto u = dyn_cast<AmaxUpdateOp>(op)) {
@@ -829,15 +895,26 @@ LogicalResult FunctionLowering::lowerOp(Operation *op) {
 LogicalResult FunctionLowering::run() {
   if (!func.getBody().hasOneBlock())
     return func.emitError("te-lower-to-runtime: functions must have one block");
-  // Quantized values: per-tensor FP8 in Hopper's layout only.
+  // Quantized values: per-tensor FP8 and Float8 block scaling in Hopper's
+  // layout; the block-scaled ones with static shapes (their scale tensors'
+  // padded sizes are not expressions of the dims yet).
   auto checkQuantized = [&](Type t, Location where) -> LogicalResult {
     auto q = dyn_cast<QuantizedTensorType>(t);
-    if (!q || (isa<FP8DelayedRecipeAttr, FP8CurrentRecipeAttr>(q.getRecipe()) &&
-               q.getArch() == TargetArch::Hopper))
+    if (!q)
       return success();
-    return emitError(where) << "te-lower-to-runtime: " << q
-                            << " is not lowered (per-tensor FP8 on hopper "
-                               "only)";
+    bool perTensor =
+        isa<FP8DelayedRecipeAttr, FP8CurrentRecipeAttr>(q.getRecipe());
+    if (q.getArch() != TargetArch::Hopper ||
+        !(perTensor || isa<FP8BlockRecipeAttr>(q.getRecipe())))
+      return emitError(where) << "te-lower-to-runtime: " << q
+                              << " is not lowered (per-tensor FP8 and "
+                                 "fp8-block on hopper only)";
+    if (!perTensor && llvm::any_of(q.getShape(), ShapedType::isDynamic))
+      return emitError(where)
+             << "te-lower-to-runtime: " << q
+             << " has a dynamic dim; " << q.getRecipe().getRecipeName()
+             << " is lowered for static shapes only";
+    return success();
   };
   for (BlockArgument arg : func.getArguments())
     if (failed(checkQuantized(arg.getType(), func.getLoc())))
@@ -932,21 +1009,23 @@ LogicalResult FunctionLowering::run() {
     if (auto q = dyn_cast<QuantizedTensorType>(type)) {
       // One buffer; inner tensors at 256-byte aligned offsets, in this
       // order (see the layout at the top of the file).
-      llvm::json::Array shape = shapeJSON(v, type), transposed, inner;
-      transposed.push_back(shape.back());
-      for (size_t i = 0; i + 1 < shape.size(); ++i)
-        transposed.push_back(shape[i]);
-      inner.push_back(llvm::json::Object{{"name", "scale_inv"},
-                                         {"dtype", "float32"},
-                                         {"shape", llvm::json::Array{1}}});
-      if (q.hasColumnwise())
-        inner.push_back(llvm::json::Object{{"name", "transpose"},
-                                           {"dtype", "uint8"},
-                                           {"shape", std::move(transposed)}});
-      if (q.hasRowwise())
-        inner.push_back(llvm::json::Object{{"name", "data"},
-                                           {"dtype", "uint8"},
-                                           {"shape", llvm::json::Array(shape)}});
+      llvm::json::Array shape = shapeJSON(v, type), inner;
+      for (const InnerTensor &t : bufferParts(q)) {
+        llvm::json::Array partShape;
+        if (t.name == "data") {
+          partShape = llvm::json::Array(shape);
+        } else if (t.name == "transpose") {
+          partShape.push_back(shape.back());
+          for (size_t i = 0; i + 1 < shape.size(); ++i)
+            partShape.push_back(shape[i]);
+        } else {
+          for (const SymDim &d : t.shape)
+            partShape.push_back(d.getValue()); // static (checkQuantized)
+        }
+        inner.push_back(llvm::json::Object{{"name", t.name},
+                                           {"dtype", t.dtype},
+                                           {"shape", std::move(partShape)}});
+      }
       std::string typeStr;
       llvm::raw_string_ostream(typeStr) << type;
       o = llvm::json::Object{{"dtype", "qtensor"},
@@ -959,12 +1038,14 @@ LogicalResult FunctionLowering::run() {
       o = llvm::json::Object{{"dtype", dtypeName(t.getElementType())},
                              {"shape", shapeJSON(v, type)}};
     }
-    if (attrs)
-      for (NamedAttribute a : attrs)
+    if (attrs) {
+      for (NamedAttribute a : attrs) {
         if (auto s = dyn_cast<StringAttr>(a.getValue()))
           o[a.getName().strref()] = s.getValue();
         else if (isa<UnitAttr>(a.getValue()))
           o[a.getName().strref()] = true;
+      }
+    }
     return o;
   };
   llvm::json::Array args, results, dims;
@@ -1051,6 +1132,11 @@ struct TELowerToRuntimePass
             {ptr, i32, ptr, i64, i64, i32, ptr, i32, ptr, ptr, ptr, ptr});
     declare("te_rt_gemm_fp8", i32,
             {ptr, i32, i32, ptr, ptr, i32, ptr, ptr, ptr, ptr, i64, i64, i64,
+             i32});
+    declare("te_rt_quantize_fp8_block", i32,
+            {ptr, i32, ptr, i64, i64, i32, i32, ptr, ptr, ptr, ptr});
+    declare("te_rt_gemm_fp8_block", i32,
+            {ptr, i32, ptr, ptr, i32, ptr, ptr, i32, ptr, ptr, i64, i64, i64,
              i32});
     declare("te_rt_amax_update", i32,
             {ptr, ptr, ptr, ptr, i64, i64, f32, i32, i32, ptr, ptr});

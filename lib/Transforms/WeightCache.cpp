@@ -84,13 +84,15 @@ struct TEWeightCachePass
                                      StringAttr::get(ctx, saved))}),
             q.getLoc());
         q.getResult().replaceAllUsesWith(cached.getArgument(n));
-        // No quantization ran: the weight's amax slot records 0.
-        OpBuilder qb(q);
-        Value zero = arith::ConstantOp::create(
-            qb, q.getLoc(),
-            DenseElementsAttr::get(cast<ShapedType>(q.getAmax().getType()),
-                                   0.0f));
-        q.getAmax().replaceAllUsesWith(zero);
+        // No quantization ran: the weight's amax slot (per-tensor recipes)
+        // records 0.
+        if (Value amax = q.getAmax()) {
+          OpBuilder qb(q);
+          Value zero = arith::ConstantOp::create(
+              qb, q.getLoc(),
+              DenseElementsAttr::get(cast<ShapedType>(amax.getType()), 0.0f));
+          amax.replaceAllUsesWith(zero);
+        }
         q.erase();
       }
     }

@@ -93,7 +93,7 @@ func.func @linear(%x: tensor<32x64xbf16>, %w: tensor<32x64xbf16>) -> tensor<32x3
 
 // Blackwell keeps no transposed copy; its per-tensor layout is not lowered.
 func.func @blackwell(%x: !te.qtensor<32x64xe4m3, #te.fp8_current<>, columnwise, blackwell>, %w: !te.qtensor<32x64xe4m3, #te.fp8_current<>, both, blackwell>, %dy: tensor<32x32xbf16>) -> (tensor<32x64xbf16>, tensor<32x64xbf16>) {
-  // expected-error @+1 {{te-decompose: per-tensor FP8 is lowered for Hopper's TN-only GEMMs (a transposed copy per columnwise operand); '!te.qtensor<32x64xe4m3, #te.fp8_current<>, columnwise, blackwell>' has another layout}}
+  // expected-error @+1 {{te-decompose: fp8-current is lowered for Hopper's TN-only GEMMs (a transposed copy per columnwise operand); '!te.qtensor<32x64xe4m3, #te.fp8_current<>, columnwise, blackwell>' has another layout}}
   %g:2 = te.linear_bwd %dy input(%x) weight(%w) recipe(#te.fp8_current<>) : (tensor<32x32xbf16>, !te.qtensor<32x64xe4m3, #te.fp8_current<>, columnwise, blackwell>, !te.qtensor<32x64xe4m3, #te.fp8_current<>, both, blackwell>) -> (tensor<32x64xbf16>, tensor<32x64xbf16>)
   return %g#0, %g#1 : tensor<32x64xbf16>, tensor<32x64xbf16>
 }

@@ -66,3 +66,21 @@ func.func @unknown(%x: tensor<8x64xf32>) -> tensor<8x64xf32> {
   %y = arith.mulf %x, %x : tensor<8x64xf32>
   return %y : tensor<8x64xf32>
 }
+
+// -----
+
+// Quantized values the runtime has no layout for are an error naming the
+// type: MXFP8 (Blackwell GEMMs), and Float8 block scaling with a dynamic
+// dim (its padded scale shapes are static only for now).
+// expected-error @+1 {{te-lower-to-runtime: '!te.qtensor<64x64xe4m3, #te.mxfp8, rowwise, blackwell>' is not lowered (per-tensor FP8 and fp8-block on hopper only)}}
+func.func @mxfp8(%q: !te.qtensor<64x64xe4m3, #te.mxfp8, rowwise, blackwell>) -> !te.qtensor<64x64xe4m3, #te.mxfp8, rowwise, blackwell> {
+  return %q : !te.qtensor<64x64xe4m3, #te.mxfp8, rowwise, blackwell>
+}
+
+// -----
+
+func.func @block_dynamic(%x: tensor<?x128xbf16>) -> !te.qtensor<?x128xe4m3, #te.fp8_block<>, rowwise, hopper> {
+  // expected-error @+1 {{te-lower-to-runtime: '!te.qtensor<?x128xe4m3, #te.fp8_block<>, rowwise, hopper>' has a dynamic dim; fp8-block is lowered for static shapes only}}
+  %q = te.quantize %x : tensor<?x128xbf16> -> !te.qtensor<?x128xe4m3, #te.fp8_block<>, rowwise, hopper>
+  return %q : !te.qtensor<?x128xe4m3, #te.fp8_block<>, rowwise, hopper>
+}

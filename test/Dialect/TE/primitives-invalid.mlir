@@ -243,7 +243,7 @@ func.func @bad_epilogue_shape(%dy: tensor<8x32xf32>, %x: tensor<8x64xf32>) {
 // -----
 
 func.func @quantize_recipe(%x: tensor<32x64xbf16>) {
-  // expected-error @+1 {{'te.quantize' op quantizes under the per-tensor FP8 recipes (fp8-delayed, fp8-current), got mxfp8}}
+  // expected-error @+1 {{'te.quantize' op quantizes under the per-tensor FP8 recipes (fp8-delayed, fp8-current) and fp8-block, got mxfp8}}
   %q, %a = te.quantize %x : tensor<32x64xbf16> -> !te.qtensor<32x64xe4m3, #te.mxfp8, rowwise, hopper>, tensor<1xf32>
   return
 }
@@ -267,7 +267,7 @@ func.func @quantize_delayed_no_scales(%x: tensor<32x64xbf16>) {
 // -----
 
 func.func @quantize_current_scales(%x: tensor<32x64xbf16>, %s: tensor<3xf32>) {
-  // expected-error @+1 {{'te.quantize' op fp8-current computes its scale from the tensor; scale(...) is only for fp8-delayed}}
+  // expected-error @+1 {{'te.quantize' op fp8-current computes its scales from the tensor; scale(...) is only for fp8-delayed}}
   %q, %a = te.quantize %x scale(%s[0]) : tensor<32x64xbf16>, tensor<3xf32> -> !te.qtensor<32x64xe4m3, #te.fp8_current<>, rowwise, hopper>, tensor<1xf32>
   return
 }
@@ -349,5 +349,45 @@ func.func @gemm_usage(%dy: !te.qtensor<8x32xe5m2, #te.fp8_current<>, both, hoppe
 func.func @gemm_quantized_shape(%x: !te.qtensor<8x64xe4m3, #te.fp8_current<>, rowwise, hopper>, %w: !te.qtensor<32x48xe4m3, #te.fp8_current<>, rowwise, hopper>) {
   // expected-error @+1 {{'te.gemm' op lhs features 64 do not match the weight's in_features 48}}
   %y = te.gemm tn %x, %w : (!te.qtensor<8x64xe4m3, #te.fp8_current<>, rowwise, hopper>, !te.qtensor<32x48xe4m3, #te.fp8_current<>, rowwise, hopper>) -> tensor<8x32xbf16>
+  return
+}
+
+// -----
+
+func.func @quantize_block_scales(%x: tensor<128x128xbf16>, %s: tensor<3xf32>) {
+  // expected-error @+1 {{'te.quantize' op fp8-block computes its scales from the tensor; scale(...) is only for fp8-delayed}}
+  %q = te.quantize %x scale(%s[0]) : tensor<128x128xbf16>, tensor<3xf32> -> !te.qtensor<128x128xe4m3, #te.fp8_block<>, rowwise, hopper>
+  return
+}
+
+// -----
+
+func.func @quantize_block_amax(%x: tensor<128x128xbf16>) {
+  // expected-error @+1 {{'te.quantize' op fp8-block records no amax (the recipe is stateless); drop the amax result}}
+  %q, %a = te.quantize %x : tensor<128x128xbf16> -> !te.qtensor<128x128xe4m3, #te.fp8_block<>, rowwise, hopper>, tensor<1xf32>
+  return
+}
+
+// -----
+
+func.func @quantize_per_tensor_no_amax(%x: tensor<32x64xbf16>) {
+  // expected-error @+1 {{'te.quantize' op per-tensor FP8 records the amax: an amax result of type 'tensor<1xf32>' is required}}
+  %q = te.quantize %x : tensor<32x64xbf16> -> !te.qtensor<32x64xe4m3, #te.fp8_current<>, rowwise, hopper>
+  return
+}
+
+// -----
+
+func.func @gemm_block_2d_both(%x: !te.qtensor<128x128xe4m3, #te.fp8_block<x_block_dim = 2, w_block_dim = 1>, rowwise, hopper, block_2d>, %w: !te.qtensor<256x128xe4m3, #te.fp8_block<x_block_dim = 2, w_block_dim = 1>, rowwise, hopper, block_2d>) {
+  // expected-error @+1 {{'te.gemm' op both operands use 128x128 blocks (fp8-block multiplies at most one 2-D scaled operand)}}
+  %y = te.gemm tn %x, %w : (!te.qtensor<128x128xe4m3, #te.fp8_block<x_block_dim = 2, w_block_dim = 1>, rowwise, hopper, block_2d>, !te.qtensor<256x128xe4m3, #te.fp8_block<x_block_dim = 2, w_block_dim = 1>, rowwise, hopper, block_2d>) -> tensor<128x256xbf16>
+  return
+}
+
+// -----
+
+func.func @gemm_arch(%x: !te.qtensor<32x64xe4m3, #te.fp8_current<>, rowwise, hopper>, %w: !te.qtensor<16x64xe4m3, #te.fp8_current<>, rowwise, blackwell>) {
+  // expected-error @+1 {{'te.gemm' op lhs and rhs are laid out for different architectures (hopper and blackwell)}}
+  %y = te.gemm tn %x, %w : (!te.qtensor<32x64xe4m3, #te.fp8_current<>, rowwise, hopper>, !te.qtensor<16x64xe4m3, #te.fp8_current<>, rowwise, blackwell>) -> tensor<32x16xbf16>
   return
 }

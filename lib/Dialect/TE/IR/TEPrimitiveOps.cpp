@@ -134,20 +134,23 @@ LogicalResult QuantizeOp::verify() {
   auto q = cast<QuantizedTensorType>(getResult().getType());
   auto x = cast<RankedTensorType>(getInput().getType());
   RecipeAttrInterface recipe = q.getRecipe();
-  if (!isa<FP8DelayedRecipeAttr, FP8CurrentRecipeAttr>(recipe))
+  if (!isa<FP8DelayedRecipeAttr, FP8CurrentRecipeAttr, FP8BlockRecipeAttr>(
+          recipe))
     return emitOpError() << "quantizes under the per-tensor FP8 recipes "
-                            "(fp8-delayed, fp8-current), got "
+                            "(fp8-delayed, fp8-current) and fp8-block, got "
                          << recipe.getRecipeName();
   if (q.getShape() != x.getShape())
     return emitOpError() << "result shape must be the input's ("
                          << x << "), got " << q;
   bool delayed = isa<FP8DelayedRecipeAttr>(recipe);
+  bool block = isa<FP8BlockRecipeAttr>(recipe);
   if (delayed && !getScales())
     return emitOpError() << "fp8-delayed takes its scale from the recipe "
                             "state: scale(%scales[slot]) is required";
   if (!delayed && getScales())
-    return emitOpError() << "fp8-current computes its scale from the "
-                            "tensor; scale(...) is only for fp8-delayed";
+    return emitOpError() << recipe.getRecipeName()
+                         << " computes its scales from the tensor; "
+                            "scale(...) is only for fp8-delayed";
   if (bool(getSlot()) != bool(getScales()))
     return emitOpError() << "slot must be given exactly with scales";
   if (getScales()) {
@@ -157,8 +160,17 @@ LogicalResult QuantizeOp::verify() {
       return emitOpError() << "slot " << slot << " is outside scales ("
                            << n << " slots)";
   }
+  if (block) {
+    if (getAmax())
+      return emitOpError() << "fp8-block records no amax (the recipe is "
+                              "stateless); drop the amax result";
+    return success();
+  }
   Type amax =
       RankedTensorType::get({1}, Float32Type::get(getContext()));
+  if (!getAmax())
+    return emitOpError() << "per-tensor FP8 records the amax: an amax "
+                         << "result of type " << amax << " is required";
   if (getAmax().getType() != amax)
     return emitOpError() << "amax must be " << amax << ", got "
                          << getAmax().getType();
@@ -198,6 +210,14 @@ static LogicalResult verifyQuantizedGemm(GemmOp op) {
       rhs.getFormat() == QuantFormat::E5M2)
     return op.emitOpError() << "an FP8 GEMM needs one E4M3 operand (E5M2 x "
                                "E5M2 is not a GEMM TE runs)";
+  if (lhs.getBlock_2d() && rhs.getBlock_2d())
+    return op.emitOpError() << "both operands use 128x128 blocks (fp8-block "
+                               "multiplies at most one 2-D scaled operand)";
+  if (lhs.getArch() != rhs.getArch())
+    return op.emitOpError() << "lhs and rhs are laid out for different "
+                               "architectures ("
+                            << stringifyTargetArch(lhs.getArch()) << " and "
+                            << stringifyTargetArch(rhs.getArch()) << ")";
   bool lhsRow = op.getLayout() != GemmLayout::NT;
   bool rhsRow = op.getLayout() == GemmLayout::TN;
   auto check = [&](StringRef name, QuantizedTensorType t,

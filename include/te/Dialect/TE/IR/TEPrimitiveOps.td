@@ -65,35 +65,47 @@ def TE_GemmOperand : AnyTypeOf<[TE_FloatTensor, TE_QuantizedTensorType],
     "a float tensor or a quantized tensor">;
 
 def TE_QuantizeOp : TE_PrimitiveOp<"quantize"> {
-  let summary = "quantize a tensor under a per-tensor FP8 recipe";
+  let summary = "quantize a tensor under a per-tensor or block-scaled FP8 recipe";
   let description = [{
     Quantizes `input [..., K]` into `result`, a `!te.qtensor` of the same
-    logical shape whose recipe, format and usage say what is produced: the
-    FP8 data for `rowwise`, its transposed copy for `columnwise` on Hopper,
-    both for `both`, always with the fp32 `scale_inv` (reference §4.1,
-    §4.2). `amax` is `max |input|`, the value TransformerEngine records.
+    logical shape whose recipe, format and usage say what is produced.
 
-    The scale is the current one (`#te.fp8_current`: from the tensor's own
-    amax, optionally a power of two) or, for `#te.fp8_delayed`, element
-    `slot` of the op's `scales` vector (`scale(%s[slot])`), the state
-    te-generate-backward threads through the step. `weight` marks the
-    quantization of a module op's weight (what TE's FP8 weight cache keeps
-    across micro-batches; see te-weight-cache). Kernel: `te_rt_quantize_fp8`.
+    Per-tensor FP8 (reference §4.1, §4.2): the FP8 data for `rowwise`, its
+    transposed copy for `columnwise` on Hopper, both for `both`, always with
+    the fp32 `scale_inv`; `amax` is `max |input|`, the value
+    TransformerEngine records. The scale is the current one
+    (`#te.fp8_current`: from the tensor's own amax, optionally a power of
+    two) or, for `#te.fp8_delayed`, element `slot` of the op's `scales`
+    vector (`scale(%s[slot])`), the state te-generate-backward threads
+    through the step. Kernel: `te_rt_quantize_fp8`.
+
+    Float8 block scaling (`#te.fp8_block`, §4.4): one fp32 scale per 1x128
+    block, or per 128x128 block when the type says `block_2d`; the
+    columnwise copy is quantized from the input's transpose (independently
+    of the rowwise one for 1x128 blocks). The recipe is stateless: there is
+    no `scale(...)` and no `amax` result. Kernel:
+    `te_rt_quantize_fp8_block`.
+
+    `weight` marks the quantization of a module op's weight (what TE's FP8
+    weight cache keeps across micro-batches; see te-weight-cache).
 
     ```mlir
     %q, %amax = te.quantize %x : tensor<16x32xbf16>
         -> !te.qtensor<16x32xe4m3, #te.fp8_current<>, both, hopper>, tensor<1xf32>
     %q2, %a2 = te.quantize %dy scale(%s[2]) : tensor<16x32xbf16>, tensor<4xf32>
         -> !te.qtensor<16x32xe5m2, #te.fp8_delayed<>, both, hopper>, tensor<1xf32>
+    %w = te.quantize %w {weight} : tensor<256x128xbf16>
+        -> !te.qtensor<256x128xe4m3, #te.fp8_block<>, both, hopper, block_2d>
     ```
   }];
   let arguments = (ins TE_FloatTensor:$input, Optional<TE_F32Vector>:$scales,
                        OptionalAttr<I64Attr>:$slot, UnitAttr:$weight);
-  let results = (outs TE_QuantizedTensorType:$result, TE_F32Vector:$amax);
+  let results = (outs TE_QuantizedTensorType:$result,
+                      Optional<TE_F32Vector>:$amax);
   let assemblyFormat = [{
     $input (`scale` `(` $scales^ `[` $slot `]` `)`)? attr-dict `:`
-    type($input) (`,` type($scales)^)? `->` qualified(type($result)) `,`
-    type($amax)
+    type($input) (`,` type($scales)^)? `->` qualified(type($result))
+    (`,` type($amax)^)?
   }];
 }
 
@@ -103,8 +115,8 @@ def TE_DropUsageOp : TE_PrimitiveOp<"drop_usage"> {
     The same quantized value with fewer copies: from `both` to `rowwise`
     or `columnwise`, as TE's `update_usage` drops what the backward does not
     read before saving (§0.3). The bytes kept are unchanged. In the
-    runtime's buffer layout (scale_inv, transpose, data) keeping the
-    columnwise copy is a view of the prefix.
+    runtime's buffer layout (shared parts, then the columnwise copy, then
+    the rowwise one) keeping the columnwise copy is a view of the prefix.
 
     ```mlir
     %saved = te.drop_usage %q : !te.qtensor<16x32xe4m3, #te.fp8_current<>, both, hopper>
