@@ -3,7 +3,7 @@
 
 One Python process. Case libraries in --lib-dir (built by bench/compile_cases.sh from
 bench/cases/<case>.mlir with `te-compile --train`): <case>.so (bf16) and, per FP8 recipe,
-<case>.fp8-current.so / <case>.fp8-delayed.so. For every case:
+<case>.fp8-current.so / <case>.fp8-delayed.so / <case>.fp8-block.so. For every case:
 
   * PyTorch runs the step in bf16 (F.layer_norm / F.rms_norm, F.linear, tanh GELU or
     SwiGLU, torch.autograd.grad) on seeded bf16 tensors and an output gradient, eager
@@ -57,7 +57,7 @@ import torch.nn.functional as F
 EPS = 1e-5
 TOL = 5e-2  # bf16 tolerance on max|te - eager| / max|eager|
 FP8_TOL = 0.1  # FP8 tolerance on ||te - fp32|| / ||fp32|| (quantization noise is ~3-8%)
-RECIPES = ("bf16", "fp8-current", "fp8-delayed")
+RECIPES = ("bf16", "fp8-current", "fp8-delayed", "fp8-block")
 DELAYED_WARMUP = 3  # state-carrying steps before the checked step of a recipe with state
 
 # --------------------------------------------------------------------------- models

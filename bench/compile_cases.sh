@@ -4,9 +4,10 @@
 #   <case>.so               bf16 (no --recipe: the ops' recipe, bf16)
 #   <case>.fp8-current.so   --recipe fp8-current
 #   <case>.fp8-delayed.so   --recipe fp8-delayed
+#   <case>.fp8-block.so     --recipe fp8-block
 # RECIPES="bf16 fp8-current" (env) chooses the recipes. FP8 GEMMs on the GPU need every
-# GEMM dim (tokens, hidden, ffn/out) to be a multiple of 16: cases that are not are
-# skipped for the FP8 recipes. te-compile's remarks go to OUT_DIR/<lib>.log.
+# GEMM dim (tokens, hidden, ffn/out) to be a multiple of 16 (128 for fp8-block, whose
+# ops fall back to bf16 otherwise): cases that are not are skipped for those recipes. te-compile's remarks go to OUT_DIR/<lib>.log.
 # Runs where MLIR is (te-compile); the GPU machine only needs the .so files and
 # build-rt-cuda/lib/libte_runtime.so.
 #   usage: bench/compile_cases.sh [CASES_DIR [OUT_DIR]]
@@ -15,7 +16,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 tc="${TE_COMPILE:-$root/build/bin/te-compile}"
 cases="${1:-$root/bench/cases}"
 out="${2:-$root/bench/build}"
-recipes="${RECIPES:-bf16 fp8-current fp8-delayed}"
+recipes="${RECIPES:-bf16 fp8-current fp8-delayed fp8-block}"
 mkdir -p "$out"
 rc=0
 for f in "$cases"/*.mlir; do
@@ -30,8 +31,9 @@ for f in "$cases"/*.mlir; do
         echo "skipped $lib: cannot read the dims from the name" >&2; continue
       fi
       IFS=x read -r m h n <<<"$dims"
-      if (( m % 16 || h % 16 || n % 16 )); then
-        echo "skipped $lib: FP8 GEMMs need dims that are multiples of 16 ($dims)"; continue
+      a=16; [ "$r" = fp8-block ] && a=128
+      if (( m % a || h % a || n % a )); then
+        echo "skipped $lib: $r GEMMs need dims that are multiples of $a ($dims)"; continue
       fi
     fi
     if "$tc" "$f" --train ${flags[@]+"${flags[@]}"} -o "$out/$lib.so" 2>"$out/$lib.log"; then

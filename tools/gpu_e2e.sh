@@ -61,10 +61,13 @@ for n in 5 16; do
   compare "cuda bwd vs cpu" "$out/dyn$n-cpu/bwd" "$out/dyn$n-cuda/bwd" 1e-4 1e-4
 done
 
-# Per-tensor FP8 goldens (8 tokens: the FP8 GEMMs take the runtime's
-# dequantized fallback, dims off the multiple of 16) and small FP8 modules
-# whose GEMMs run on cuBLASLt's FP8 kernels, cuda against cpu.
-for c in ln_mlp_gelu_bf16_fp8_current ln_mlp_gelu_bf16_fp8_delayed ln_linear_f32_fp8_current rms_swiglu_f32_fp8_current; do
+# FP8 goldens (per-tensor at 8 tokens: the FP8 GEMMs take the runtime's
+# dequantized fallback, dims off the multiple of 16; fp8-block at 128
+# tokens: cuBLASLt's block-scaled GEMMs) and small FP8 modules whose GEMMs
+# run on cuBLASLt's FP8 kernels, cuda against cpu. tools/build_gpu_libs.sh
+# builds all of them.
+for c in ln_mlp_gelu_bf16_fp8_current ln_mlp_gelu_bf16_fp8_delayed ln_linear_f32_fp8_current rms_swiglu_f32_fp8_current \
+         ln_mlp_gelu_bf16_fp8_block ln_linear_f32_fp8_block; do
   [[ -f $libs/$c.so ]] || { echo "== $c: no library $libs/$c.so"; status=1; continue; }
   echo "== $c"
   for be in cpu cuda; do

@@ -25,6 +25,17 @@ top.  The parameters are the same at every size.
 bf16 tensors are stored as their raw bits in a uint16 array, in a file named
 `<stem>.bf16.npy` (see test/Integration/Inputs/README.md); f32 tensors as float32 `.npy`.
 
+The 128-sized configurations (ln_mlp_gelu_h128_bf16, ln_linear_h128_f32: tokens 128,
+hidden 128, FFN / out_features 256; the bases of the fp8-block variants, whose GEMM
+operand dimensions must all be multiples of 128) are ordinary autograd cases.  A config
+with Config.norm_f32 set (ln_mlp_gelu_h128_bf16) takes its goldens from autograd with the
+norm computed in fp32 and cast back to the model dtype (TransformerEngine's TorchLayerNorm
+reference, reference section 7.3; config.json "golden_norm"), its export being the plain
+model: PyTorch's bf16 CPU LayerNorm backward loses accuracy over 128 tokens (its
+norm.bias gradient is off by up to 0.61 from float64, fp32 norm math by 0.05), enough for
+a computation with fp32 norm math, TE's or te-mlir's, to fall outside TE's bf16 tolerances
+of it.
+
 Usage:
     python3 tools/make_goldens.py --out test/Integration/Inputs
     python3 tools/make_goldens.py --out /tmp/g --only ln_linear_f32
@@ -43,9 +54,10 @@ FP8 recipe configurations (Config.recipe set; FP8_CONFIGS below)
 -----------------------------------------------------------------
 Per-tensor FP8 recipes of TransformerEngine with the HYBRID format (E4M3 for forward
 tensors, E5M2 for gradients): "fp8-current" (Float8CurrentScaling, power_2_scales off) and
-"fp8-delayed" (DelayedScaling: amax_history_len 1024, amax_compute_algo "max", margin 0).
+"fp8-delayed" (DelayedScaling: amax_history_len 1024, amax_compute_algo "max", margin 0);
+and the block-scaled "fp8-block" (Float8BlockScaling, below).
 Each is a variant of a static base configuration (Config.base) with the same module,
-shapes, seed and data: model.mlir is the same torch-mlir export (the recipe is a
+shapes, seed and data (named <base>_<recipe> unless fp8_variant is given a name): model.mlir is the same torch-mlir export (the recipe is a
 te-compile option, config.json "recipe", passed to `te-compile --recipe`), args/ and
 grads_in/ are the base case's, and expected/ holds what te-mlir computes under the recipe,
 given by a PyTorch emulation (fp8_step), NOT by autograd.  The emulation
@@ -79,7 +91,44 @@ delayed case also has
     expected/fwd/state.<module>_0.scales_fwd.npy        [3*GEMMs] f32
     expected/bwd/state.<module>_0.amax_history_bwd.npy  [1024, 2*GEMMs] f32
     expected/bwd/state.<module>_0.scales_bwd.npy        [2*GEMMs] f32
-(names: "state." + the te.state name).  Slots (TE section 0.2): forward LayerNormMLP
+(names: "state." + the te.state name).
+
+Float8BlockScaling ("fp8-block", TE's DeepSeek-style recipe; reference sections 4.4, 8.4,
+9) with TE's defaults: E4M3 for every tensor, gradients included; power-of-2 scales;
+x_block_scaling_dim 1, w_block_scaling_dim 2, grad_block_scaling_dim 1 (1x128 blocks for
+the norm output z, the activation a and the gradients dy, dfc1; 128x128 blocks for the
+weights); every GEMM split-accumulated, so again the fp32 GEMM of the dequantized
+operands.  Stateless.  On the 2-D view [M, K] of a tensor (fp32):
+
+    qdq_block(t, 1-D rowwise)     per row i and 128-column block (the last may be
+                                  partial): amax = max|t[i, block]|
+    qdq_block(t, 1-D columnwise)  per column j and 128-row block: amax over t[block, j]
+                                  (the 1x128 blocks of t^T; an independent quantization,
+                                  not the transpose of the rowwise one)
+    qdq_block(t, 2-D)             per 128x128 block (rowwise = columnwise)
+    scale s (per block)           448 / amax (fp32; 1 when amax is 0 or not finite,
+                                  FLT_MAX when the quotient is inf), then rounded down to
+                                  a power of 2 by masking the mantissa bits (TE's
+                                  compute_scale_from_amax: scale_bits &= 0xFF800000)
+    element                       fp8(t * s, E4M3).float() * fp32(1 / s)
+    forward                       as above with zq = qdq_block(z, 1-D rowwise),
+                                  wq = qdq_block(W, 2-D), aq = qdq_block(a, 1-D rowwise)
+    backward                      the GEMMs read the usage TE's general_gemm picks
+                                  (section 0.1: dgrad dy.row x W.col, wgrad dy.col x x.col):
+                                  dyq = qdq_block(dy, 1-D rowwise) for dgrad,
+                                  dyq_c = qdq_block(dy, 1-D columnwise) for wgrad, likewise
+                                  dfc1q / dfc1q_c, zq_c = qdq_block(z, 1-D columnwise),
+                                  aq_c = qdq_block(a, 1-D columnwise); LayerNormMLP:
+                                  dact = round_T(dyq @ w2q), dW2 = round_T(dyq_c^T @ aq_c),
+                                  dz = round_T(dfc1q @ w1q), dW1 = round_T(dfc1q_c^T @ zq_c);
+                                  LayerNormLinear: dz = round_T(dyq @ wq),
+                                  dW = round_T(dyq_c^T @ zq_c); bias gradients, dfc1 and the
+                                  norm backward as above (the weights' 2-D blocks make
+                                  W.col = W.row)
+fp8_step implements both families: its quantizer returns a (rowwise, columnwise) pair,
+the same tensor twice for the per-tensor recipes and for 2-D-blocked weights.
+config.json of an fp8-block case also has "block_len" (128), "block_scaling_dim"
+({"x": 1, "weight": 2, "grad": 1}) and "power_2_scales" (true).  Slots (TE section 0.2): forward LayerNormMLP
 [fc1 input z, fc1 weight, fc1 output, fc2 input a, fc2 weight, fc2 output], LayerNormLinear
 [input z, weight, output]; backward LayerNormMLP [fc1 grad output dfc1, fc1 grad input,
 fc2 grad output dy, fc2 grad input], LayerNormLinear [grad output dy, grad input].  The
@@ -91,6 +140,10 @@ Tolerances: fwd/bwd atol = max(module dtype's, 0.0675), rtol = max(module dtype'
 failure fails the run):
   - fp8_cast agrees with ml_dtypes' float8_e4m3fn / float8_e5m2 (after the same clamp) on
     edge values, exact ties and seeded random values (check_fp8_cast);
+  - (fp8-block) qdq_block agrees bit for bit with a direct per-block loop (numpy,
+    ml_dtypes, the power-of-2 scale from math.frexp) in all three block layouts, on values
+    with partial blocks, zero blocks, magnitudes 1e-30..1e30 and an amax whose 448 / amax
+    overflows (check_qdq_block);
   - with quantization switched off, the emulation reproduces the base case's autograd
     goldens within the module dtype's tolerances (its GEMM layouts, activation and norm
     backward, bias gradients);
@@ -126,6 +179,7 @@ HIDDEN = 32
 FFN = 64
 LN_OUT = 64      # out_features of the LayerNormLinear configs
 TOKENS = 8       # x[8, 32] (2-D configs)
+TOKENS_128 = 128  # x[128, 128] (the 128-sized configs of the fp8-block variants)
 BATCH, SEQ = 2, 4  # x[2, 4, 32] (3-D config)
 EPS = 1e-5       # TransformerEngine's default eps for both norms
 SEED = 1234      # TE's test_numerics seed; each config offsets it (see make_case)
@@ -160,16 +214,28 @@ GATED = {"swiglu": F.silu}  # gated: fc1 has 2F outputs split [gate | up] -> act
 
 
 class Norm(nn.Module):
-    """LayerNorm or RMSNorm over the last dim; zero_centered_gamma stores gamma - 1."""
+    """LayerNorm or RMSNorm over the last dim; zero_centered_gamma stores gamma - 1.
+    With `upcast` set (only while computing the goldens of a Config.norm_f32 config, never
+    for an export) the norm runs in fp32 and its output is cast back, TransformerEngine's
+    TorchLayerNorm reference (section 7.3)."""
 
     def __init__(self, kind: str, hidden: int, zero_centered_gamma: bool = False):
         super().__init__()
         self.kind, self.hidden, self.zcg = kind, hidden, zero_centered_gamma
+        self.upcast = False
         self.weight = nn.Parameter(torch.empty(hidden))
         if kind == "LayerNorm":
             self.bias = nn.Parameter(torch.empty(hidden))
 
     def forward(self, x):
+        if self.upcast:
+            w = self.weight.float() + 1 if self.zcg else self.weight.float()
+            if self.kind == "LayerNorm":
+                z = F.layer_norm(x.float(), (self.hidden,), weight=w,
+                                 bias=self.bias.float(), eps=EPS)
+            else:
+                z = F.rms_norm(x.float(), (self.hidden,), weight=w, eps=EPS)
+            return z.to(x.dtype)
         w = self.weight + 1 if self.zcg else self.weight
         if self.kind == "LayerNorm":
             return F.layer_norm(x, (self.hidden,), weight=w, bias=self.bias, eps=EPS)
@@ -248,6 +314,14 @@ class Config:
     # static config whose module, shapes, seed and data the variant reuses.
     recipe: str | None = None
     base: str | None = None
+    # Feature sizes (x_shape[-1] must equal hidden): FFN hidden size of a LayerNormMLP,
+    # out_features of a LayerNormLinear.
+    hidden: int = HIDDEN
+    ffn: int = FFN
+    out: int = LN_OUT
+    # Goldens (expected/) from autograd with the norm in fp32 (Norm.upcast), the export
+    # unchanged: PyTorch's bf16 CPU norm backward loses accuracy at 128 tokens.
+    norm_f32: bool = False
 
     def shape_at(self, size: int) -> tuple:
         return (size,) + tuple(self.x_shape[1:])
@@ -258,9 +332,12 @@ class Config:
         return next(s for s in self.sizes if s >= 2)
 
     def build(self) -> nn.Module:
+        assert self.x_shape[-1] == self.hidden, self.name
         if self.module == "layernorm_linear":
-            return NormLinear(self.normalization, self.zero_centered_gamma, self.bias)
-        return NormMlp(self.normalization, self.activation, self.bias)
+            return NormLinear(self.normalization, self.zero_centered_gamma, self.bias,
+                              hidden=self.hidden, out=self.out)
+        return NormMlp(self.normalization, self.activation, self.bias, hidden=self.hidden,
+                       ffn=self.ffn)
 
 
 X2 = (TOKENS, HIDDEN)
@@ -292,19 +369,43 @@ CONFIGS = [
     Config("ln_linear_dyn3d_f32", "layernorm_linear", "LayerNorm", None, "f32",
            (None, SEQ, HIDDEN), dynamic=("batch", 1024), sizes=(3, 1),
            doc="ln_linear with x[?, 4, 32], batch dynamic (Dim('batch', min=1, max=1024))"),
+    # 128-sized shapes: Float8BlockScaling (fp8-block) needs every GEMM operand dimension
+    # % 128; bases of the fp8-block variants, and plain autograd cases of their own.
+    Config("ln_mlp_gelu_h128_bf16", "layernorm_mlp", "LayerNorm", "gelu", "bf16",
+           (TOKENS_128, 128), hidden=128, ffn=256, norm_f32=True,
+           doc="LayerNorm(128) -> fc1(128, 256, bias) -> gelu(tanh) -> fc2(256, 128, bias), "
+               "x[128, 128], bf16"),
+    Config("ln_linear_h128_f32", "layernorm_linear", "LayerNorm", None, "f32",
+           (TOKENS_128, 128), hidden=128, out=256,
+           doc="LayerNorm(128) -> Linear(128, 256, bias), x[128, 128]"),
 ]
 
 
 
-def fp8_variant(base_name: str, recipe: str) -> Config:
-    """The FP8 recipe variant of a static config: same module, shapes, seed and data."""
+# te-compile --recipe value -> (TransformerEngine recipe, its formats for a config's doc,
+# config.json "fp8_format")
+FP8_RECIPES = {
+    "fp8-current": ("Float8CurrentScaling", "HYBRID: E4M3 forward, E5M2 gradients",
+                    "HYBRID (E4M3 forward tensors, E5M2 gradients)"),
+    "fp8-delayed": ("DelayedScaling", "HYBRID: E4M3 forward, E5M2 gradients",
+                    "HYBRID (E4M3 forward tensors, E5M2 gradients)"),
+    "fp8-block": ("Float8BlockScaling", "E4M3 for every tensor, power-of-2 scales per 1x128 "
+                  "block of x, activations and gradients, per 128x128 block of weights",
+                  "E4M3 (every tensor, gradients included)"),
+}
+
+
+def fp8_variant(base_name: str, recipe: str, name: str | None = None) -> Config:
+    """The FP8 recipe variant of a static config: same module, shapes, seed and data.
+    Named <base>_<recipe> unless `name` is given."""
     base = next(c for c in CONFIGS if c.name == base_name)
     assert not base.dynamic and not base.recipe, base_name
-    what = {"fp8-current": "Float8CurrentScaling", "fp8-delayed": "DelayedScaling"}[recipe]
+    what, formats, _ = FP8_RECIPES[recipe]
     return dataclasses.replace(
-        base, name=f"{base_name}_{recipe.replace('-', '_')}", recipe=recipe, base=base_name,
-        doc=f"{base_name} under te-compile --recipe {recipe} ({what}, HYBRID: E4M3 forward, "
-            "E5M2 gradients); expected values from the FP8 emulation")
+        base, name=name or f"{base_name}_{recipe.replace('-', '_')}", recipe=recipe,
+        base=base_name,
+        doc=f"{base_name} under te-compile --recipe {recipe} ({what}, {formats}); expected "
+            "values from the FP8 emulation")
 
 
 # Appended after the plain configs; a variant's seed is its base's (seed_index).
@@ -313,6 +414,8 @@ FP8_CONFIGS = [
     fp8_variant("ln_mlp_gelu_bf16", "fp8-delayed"),
     fp8_variant("ln_linear_f32", "fp8-current"),
     fp8_variant("rms_swiglu_f32", "fp8-current"),
+    fp8_variant("ln_mlp_gelu_h128_bf16", "fp8-block", name="ln_mlp_gelu_bf16_fp8_block"),
+    fp8_variant("ln_linear_h128_f32", "fp8-block", name="ln_linear_f32_fp8_block"),
 ]
 CONFIGS += FP8_CONFIGS
 
@@ -389,17 +492,20 @@ def make_case(cfg: Config, index: int, size: int | None = None):
     args = [x] + params
     wrapper = ArgsWrapper(model).eval()
 
+    model.norm.upcast = cfg.norm_f32
     leaves = [a.clone().requires_grad_(True) for a in args]
     out = wrapper(*leaves)
     outs = list(out) if isinstance(out, (tuple, list)) else [out]
     grads_in = [torch.randn(o.shape, generator=gen, dtype=torch.float32).to(o.dtype)
                 for o in outs]
     grads = torch.autograd.grad(outs, leaves, grads_in, allow_unused=False)
+    model.norm.upcast = False  # the export is the plain model
     return wrapper, ["x"] + names, args, grads_in, [o.detach() for o in outs], list(grads)
 
 
 # --------------------------------------------------------------------------------------
-# FP8 emulation (per-tensor recipes, HYBRID format; see the module docstring)
+# FP8 emulation (per-tensor recipes, HYBRID format, and Float8BlockScaling; see the
+# module docstring)
 # --------------------------------------------------------------------------------------
 
 E4M3, E5M2 = "E4M3", "E5M2"
@@ -407,6 +513,7 @@ FP8_DTYPE = {E4M3: torch.float8_e4m3fn, E5M2: torch.float8_e5m2}
 FP8_MAX = {E4M3: 448.0, E5M2: 57344.0}
 FLT_MAX = float(torch.finfo(torch.float32).max)
 AMAX_HISTORY_LEN = 1024   # DelayedScaling defaults: amax_history_len 1024, "max", margin 0
+BLOCK_LEN = 128           # Float8BlockScaling: 1x128 (1-D) and 128x128 (2-D) blocks
 # TE's quantization_tols for every FP8 scheme = dtype_tols(e4m3) (section 7.2)
 FP8_ATOL, FP8_RTOL = 0.0675, 0.125
 F32 = torch.float32
@@ -438,6 +545,51 @@ def qdq(t: torch.Tensor, fmt: str, scale: torch.Tensor) -> torch.Tensor:
     return q.float() * (f32(1.0) / scale)
 
 
+def pow2_floor(s: torch.Tensor) -> torch.Tensor:
+    """2**floor(log2(s)) of positive normal fp32 values, exactly: TE's power-of-2 scale
+    (compute_scale_from_amax masks the mantissa bits, scale_bits &= 0xFF800000)."""
+    return (s.to(F32).view(torch.int32) & 0x7F800000).view(F32)
+
+
+def block_scale(amax: torch.Tensor) -> torch.Tensor:
+    """Float8BlockScaling's per-block scale (compute_scale_from_amax, E4M3, eps 0,
+    power-of-2): 448 / amax in fp32, 1 where amax is 0 or not finite, FLT_MAX where the
+    quotient is inf, then rounded down to a power of 2."""
+    ok = torch.isfinite(amax) & (amax > 0)
+    s = f32(FP8_MAX[E4M3]) / torch.where(ok, amax, f32(1.0))
+    s = torch.where(torch.isinf(s), f32(FLT_MAX), s)
+    return pow2_floor(torch.where(ok, s, f32(1.0)))
+
+
+def qdq_block(t: torch.Tensor, block2d: bool, columnwise: bool) -> torch.Tensor:
+    """Float8BlockScaling quantize-dequantize (E4M3) of the 2-D view [M, K] of t (leading
+    dims flattened), result shaped like t, fp32.  1-D rowwise: one scale per row and
+    128-column block (the last block may be partial); 1-D columnwise: one per column and
+    128-row block (the 1x128 blocks of t^T, an independent quantization of the same
+    values); 2-D: one per 128x128 block (rowwise = columnwise).  Each element:
+    fp8(t * s).float() * fp32(1 / s), s = block_scale(max|t| over its block)."""
+    v = t.float().reshape(-1, t.shape[-1])
+    if columnwise and not block2d:
+        v = v.T
+    m, k = v.shape
+    kb = -(-k // BLOCK_LEN)
+    mb = -(-m // BLOCK_LEN) if block2d else m
+    mp = mb * BLOCK_LEN if block2d else m
+    pad = torch.zeros(mp, kb * BLOCK_LEN, dtype=F32)  # zeros do not change a block's amax
+    pad[:m, :k] = v
+    if block2d:
+        blocks = pad.reshape(mb, BLOCK_LEN, kb, BLOCK_LEN)
+        amax = blocks.abs().amax(dim=(1, 3), keepdim=True)
+    else:
+        blocks = pad.reshape(m, kb, BLOCK_LEN)
+        amax = blocks.abs().amax(dim=2, keepdim=True)
+    s = block_scale(amax)
+    out = (fp8_cast(blocks * s, E4M3).float() * (f32(1.0) / s)).reshape(mp, -1)[:m, :k]
+    if columnwise and not block2d:
+        out = out.T
+    return out.reshape(t.shape)
+
+
 def delayed_update(amax: torch.Tensor, fmt: str) -> tuple[torch.Tensor, torch.Tensor]:
     """DelayedScaling's update after the first step from TE's initial state (history 0,
     scales 1): the step's amaxes are written to history row 0, which the roll moves to
@@ -461,17 +613,30 @@ def fp8_step(cfg: Config, names: list, args: list, grads_in: list, quantize: boo
     T = TORCH_DTYPE[cfg.dtype]
     P = dict(zip(names, args))
     amax = {}  # role -> max|t| (fp32) of the tensor each quantizer saw
+    block = cfg.recipe == "fp8-block"
+    GRAD = E4M3 if block else E5M2  # gradient format: HYBRID's E5M2, Float8Block's E4M3
 
     def rnd(t):  # round_T, once, from fp32
         return t.to(T)
 
-    def q(role, t, fmt):
+    def q(role, t, fmt, weight=False):
+        """(rowwise, columnwise) dequantized copies of t: the operand a GEMM reads as its
+        row- or columnwise usage.  Per-tensor recipes: one quantization for both (the
+        columnwise data is the byte transpose); fp8-block: 2-D blocks for a weight (the
+        same values both ways), else two independent 1-D quantizations."""
         a = t.float().abs().max()
         amax[role] = a
         if not quantize:
-            return t.float()
+            return t.float(), t.float()
+        if block:
+            if weight:
+                wq = qdq_block(t, block2d=True, columnwise=False)
+                return wq, wq
+            return (qdq_block(t, block2d=False, columnwise=False),
+                    qdq_block(t, block2d=False, columnwise=True))
         scale = current_scale(a, fmt) if cfg.recipe == "fp8-current" else f32(1.0)
-        return qdq(t, fmt, scale)
+        tq = qdq(t, fmt, scale)
+        return tq, tq
 
     def bias(name):
         return P[name].float() if name in P else None
@@ -497,11 +662,13 @@ def fp8_step(cfg: Config, names: list, args: list, grads_in: list, quantize: boo
         xhat = x2 * rsigma
         z32 = gamma * xhat
     z = rnd(z32)
-    zq = q("z", z, E4M3)
+    zq, zq_col = q("z", z, E4M3)
     G = {}
 
+    # GEMM operands (reference section 0.1): fprop x.row x W.row, dgrad dy.row x W.col,
+    # wgrad x.col x dy.col
     if cfg.module == "layernorm_mlp":
-        w1q = q("w1", P["fc1.weight"], E4M3)
+        w1q, _ = q("w1", P["fc1.weight"], E4M3, weight=True)
         fc1 = rnd(plus(zq @ w1q.T, bias("fc1.bias")))
         fc1f = fc1.float().requires_grad_(True)
         with torch.enable_grad():
@@ -511,30 +678,30 @@ def fp8_step(cfg: Config, names: list, args: list, grads_in: list, quantize: boo
             else:
                 a32 = ACTIVATIONS[cfg.activation](fc1f)
         a = rnd(a32.detach())
-        aq = q("a", a, E4M3)
-        w2q = q("w2", P["fc2.weight"], E4M3)
+        aq, aq_col = q("a", a, E4M3)
+        w2q, _ = q("w2", P["fc2.weight"], E4M3, weight=True)
         y = rnd(plus(aq @ w2q.T, bias("fc2.bias")))
         dy = grads_in[0].reshape(y.shape)
-        dyq = q("dy", dy, E5M2)
+        dyq, dyq_col = q("dy", dy, GRAD)
         dact = rnd(dyq @ w2q)
-        G["fc2.weight"] = rnd(dyq.T @ aq)
+        G["fc2.weight"] = rnd(dyq_col.T @ aq_col)
         if "fc2.bias" in P:
             G["fc2.bias"] = rnd(dy.float().sum(0))
         (d32,) = torch.autograd.grad(a32, fc1f, dact.float())
         dfc1 = rnd(d32)
         if "fc1.bias" in P:
             G["fc1.bias"] = rnd(dfc1.float().sum(0))
-        dfc1q = q("dfc1", dfc1, E5M2)
+        dfc1q, dfc1q_col = q("dfc1", dfc1, GRAD)
         dz = rnd(dfc1q @ w1q)
-        G["fc1.weight"] = rnd(dfc1q.T @ zq)
+        G["fc1.weight"] = rnd(dfc1q_col.T @ zq_col)
         fwd_slots, bwd_slots = ["z", "w1", None, "a", "w2", None], ["dfc1", None, "dy", None]
     else:
-        wq = q("w", P["fc.weight"], E4M3)
+        wq, _ = q("w", P["fc.weight"], E4M3, weight=True)
         y = rnd(plus(zq @ wq.T, bias("fc.bias")))
         dy = grads_in[0].reshape(y.shape)
-        dyq = q("dy", dy, E5M2)
+        dyq, dyq_col = q("dy", dy, GRAD)
         dz = rnd(dyq @ wq)
-        G["fc.weight"] = rnd(dyq.T @ zq)
+        G["fc.weight"] = rnd(dyq_col.T @ zq_col)
         if "fc.bias" in P:
             G["fc.bias"] = rnd(dy.float().sum(0))
         fwd_slots, bwd_slots = ["z", "w", None], ["dy", None]
@@ -604,6 +771,55 @@ def check_fp8_cast() -> str | None:
             i = int(np.argmin(same))
             return (f"fp8_cast({float(vn[i])!r}, {fmt}) = {float(ours[i])!r}, ml_dtypes gives "
                     f"{float(ref[i])!r}")
+    return None
+
+
+def check_qdq_block() -> str | None:
+    """None if qdq_block agrees bit for bit with a direct per-block loop (numpy, ml_dtypes'
+    float8_e4m3fn, the power-of-2 scale from math.frexp) for 1-D rowwise, 1-D columnwise
+    and 2-D blocks of seeded values with partial blocks, an all-zero block, per-row
+    magnitudes from 1e-30 to 1e30 and amaxes whose 448 / amax overflows fp32; else a
+    message."""
+    import ml_dtypes
+
+    def ref(a: np.ndarray, block2d: bool, columnwise: bool) -> np.ndarray:
+        if columnwise and not block2d:
+            return ref(a.T.copy(), False, False).T
+        out = np.empty_like(a)
+        bm = BLOCK_LEN if block2d else 1
+        for i in range(0, a.shape[0], bm):
+            for j in range(0, a.shape[1], BLOCK_LEN):
+                blk = a[i:i + bm, j:j + BLOCK_LEN]
+                am = float(np.abs(blk).max())
+                if am == 0.0 or not math.isfinite(am):
+                    s = 1.0
+                else:
+                    quot = float(np.float32(FP8_MAX[E4M3]) / np.float32(am))
+                    s = FLT_MAX if math.isinf(quot) else quot
+                    s = 2.0 ** (math.frexp(s)[1] - 1)   # s = m * 2**e, 0.5 <= m < 1
+                s32 = np.float32(s)
+                c = np.clip(blk * s32, -FP8_MAX[E4M3], FP8_MAX[E4M3]).astype(np.float32)
+                out[i:i + bm, j:j + BLOCK_LEN] = (c.astype(ml_dtypes.float8_e4m3fn)
+                                                  .astype(np.float32) * (np.float32(1) / s32))
+        return out
+
+    gen = torch.Generator().manual_seed(SEED)
+    m, k = 2 * BLOCK_LEN + 7, BLOCK_LEN + 57
+    mag = torch.pow(10.0, torch.linspace(-30, 30, m)).reshape(m, 1)
+    t = (torch.randn(m, k, generator=gen) * mag[torch.randperm(m, generator=gen)]).float()
+    t[5] = 0.0                                     # zero 1-D rowwise blocks
+    t[:BLOCK_LEN, BLOCK_LEN:] = 0.0                # a zero 2-D block
+    t[7, :3] = torch.tensor([1e-38, -2e-39, 3e-40])  # tiny amax: 448 / amax = inf
+    t[7, 3:] = 0.0
+    for block2d, col in ((False, False), (False, True), (True, False)):
+        ours = qdq_block(t, block2d, col).numpy()
+        with np.errstate(over="ignore"):
+            theirs = ref(t.numpy(), block2d, col)
+        same = ours.view(np.uint32) == theirs.view(np.uint32)
+        if not same.all():
+            i = np.unravel_index(int(np.argmin(same)), same.shape)
+            return (f"qdq_block(block2d={block2d}, columnwise={col})[{i}] of "
+                    f"{float(t[i])!r} = {float(ours[i])!r}, the loop gives {float(theirs[i])!r}")
     return None
 
 
@@ -785,9 +1001,9 @@ def write_case(cfg: Config, index: int, out_root: str, te_opt: str | None) -> tu
         "zero_centered_gamma": cfg.zero_centered_gamma,
         "bias": cfg.bias,
         "eps": EPS,
-        "hidden": HIDDEN,
-        "ffn_hidden": FFN if cfg.module == "layernorm_mlp" else None,
-        "out_features": LN_OUT if cfg.module == "layernorm_linear" else HIDDEN,
+        "hidden": cfg.hidden,
+        "ffn_hidden": cfg.ffn if cfg.module == "layernorm_mlp" else None,
+        "out_features": cfg.out if cfg.module == "layernorm_linear" else cfg.hidden,
         "func": "main",
         "arg_names": names,
         "shapes": shapes,
@@ -805,13 +1021,18 @@ def write_case(cfg: Config, index: int, out_root: str, te_opt: str | None) -> tu
                              "(reference/transformer-engine.md section 7.2)"),
         "seed": SEED + 100 * index,
     }
+    if cfg.norm_f32 and not cfg.recipe:
+        conf["golden_norm"] = (
+            "fp32: expected/ is torch.autograd of the model with its norm computed in fp32 "
+            "and cast back (TransformerEngine's TorchLayerNorm reference, "
+            "reference/transformer-engine.md section 7.3); model.mlir is the plain export")
     if cfg.recipe:
         # after "dtype": the recipe and where the expected values come from
         items = list(conf.items())
         at = [k for k, _ in items].index("dtype") + 1
         conf = dict(items[:at] + [
             ("recipe", cfg.recipe),
-            ("fp8_format", "HYBRID (E4M3 forward tensors, E5M2 gradients)"),
+            ("fp8_format", FP8_RECIPES[cfg.recipe][2]),
             ("base_config", cfg.base),
             ("expected_source", "FP8 emulation of te-mlir's computation (PyTorch "
                                 "quantize-dequantize, fp32 math; tools/make_goldens.py "
@@ -822,6 +1043,11 @@ def write_case(cfg: Config, index: int, out_root: str, te_opt: str | None) -> tu
             f"test_{cfg.module}_accuracy {cfg.dtype}, FP8 quantization_tols = "
             f"dtype_tols(e4m3) atol {FP8_ATOL:g} rtol {FP8_RTOL:g}) per direction "
             "(reference/transformer-engine.md section 7.2)")
+        if cfg.recipe == "fp8-block":
+            # Float8BlockScaling's defaults (reference section 4.4)
+            conf["block_len"] = BLOCK_LEN
+            conf["block_scaling_dim"] = {"x": 1, "weight": 2, "grad": 1}
+            conf["power_2_scales"] = True
         if cfg.recipe == "fp8-delayed":
             conf["amax_history_len"] = AMAX_HISTORY_LEN
             conf["state_files"] = sorted(
@@ -885,11 +1111,17 @@ def main(argv=None) -> int:
 
     failures = []
     total = 0
-    if any(c.recipe for c in CONFIGS if not args.only or c.name in args.only):
+    selected = [c for c in CONFIGS if not args.only or c.name in args.only]
+    if any(c.recipe for c in selected):
         msg = check_fp8_cast()
         print("fp8_cast vs ml_dtypes: " + (msg or "bit-identical"))
         if msg:
             failures.append("fp8_cast")
+    if any(c.recipe == "fp8-block" for c in selected):
+        msg = check_qdq_block()
+        print("qdq_block vs a per-block loop: " + (msg or "bit-identical"))
+        if msg:
+            failures.append("qdq_block")
     for cfg in CONFIGS:
         if args.only and cfg.name not in args.only:
             continue
