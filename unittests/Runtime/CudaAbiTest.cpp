@@ -730,7 +730,7 @@ TEST_P(CudaAbi, GemmFp8Block) {
         for (int64_t i = 0; i < rows; ++i)
           for (int64_t j = 0; j < cs.k; ++j)
             x.h<float>()[i * cs.k + j] *=
-                std::ldexp(1.0f, int((i * 7 + j / 128 * 3) % 9) - 4);
+                std::ldexp(1.0f, int((i * 7 + j / 128 * 3) % 9) - 7);
         q = &make(rows * cs.k);
         si = &make(blockScaleBytes(rows, cs.k, block2d));
         EXPECT_EQ(te_rt_quantize_fp8_block(
