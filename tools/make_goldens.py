@@ -392,7 +392,18 @@ FP8_RECIPES = {
     "fp8-block": ("Float8BlockScaling", "E4M3 for every tensor, power-of-2 scales per 1x128 "
                   "block of x, activations and gradients, per 128x128 block of weights",
                   "E4M3 (every tensor, gradients included)"),
+    "mxfp8": ("MXFP8BlockScaling", "E4M3 for every tensor, one E8M0 scale per 32 consecutive "
+              "elements, rowwise 1x32 and columnwise 32x1 blocks of every tensor, weights "
+              "included", "E4M3 (every tensor, gradients included)"),
 }
+# te-compile --arch a recipe needs (config.json "arch"): MXFP8 GEMMs are a Blackwell feature
+RECIPE_ARCH = {"mxfp8": "blackwell"}
+
+
+def te_compile_flags(recipe: str) -> str:
+    """The te-compile options of a recipe: --recipe R, and --arch A where it needs one."""
+    arch = RECIPE_ARCH.get(recipe)
+    return f"--recipe {recipe}" + (f" --arch {arch}" if arch else "")
 
 
 def fp8_variant(base_name: str, recipe: str, name: str | None = None) -> Config:
@@ -404,7 +415,7 @@ def fp8_variant(base_name: str, recipe: str, name: str | None = None) -> Config:
     return dataclasses.replace(
         base, name=name or f"{base_name}_{recipe.replace('-', '_')}", recipe=recipe,
         base=base_name,
-        doc=f"{base_name} under te-compile --recipe {recipe} ({what}, {formats}); expected "
+        doc=f"{base_name} under te-compile {te_compile_flags(recipe)} ({what}, {formats}); expected "
             "values from the FP8 emulation")
 
 
@@ -416,6 +427,8 @@ FP8_CONFIGS = [
     fp8_variant("rms_swiglu_f32", "fp8-current"),
     fp8_variant("ln_mlp_gelu_h128_bf16", "fp8-block", name="ln_mlp_gelu_bf16_fp8_block"),
     fp8_variant("ln_linear_h128_f32", "fp8-block", name="ln_linear_f32_fp8_block"),
+    fp8_variant("ln_mlp_gelu_h128_bf16", "mxfp8", name="ln_mlp_gelu_bf16_mxfp8"),
+    fp8_variant("ln_linear_h128_f32", "mxfp8", name="ln_linear_f32_mxfp8"),
 ]
 CONFIGS += FP8_CONFIGS
 
@@ -514,6 +527,7 @@ FP8_MAX = {E4M3: 448.0, E5M2: 57344.0}
 FLT_MAX = float(torch.finfo(torch.float32).max)
 AMAX_HISTORY_LEN = 1024   # DelayedScaling defaults: amax_history_len 1024, "max", margin 0
 BLOCK_LEN = 128           # Float8BlockScaling: 1x128 (1-D) and 128x128 (2-D) blocks
+MX_BLOCK_LEN = 32         # MXFP8BlockScaling: 1x32 (rowwise) and 32x1 (columnwise) blocks
 # TE's quantization_tols for every FP8 scheme = dtype_tols(e4m3) (section 7.2)
 FP8_ATOL, FP8_RTOL = 0.0675, 0.125
 F32 = torch.float32
@@ -590,6 +604,58 @@ def qdq_block(t: torch.Tensor, block2d: bool, columnwise: bool) -> torch.Tensor:
     return out.reshape(t.shape)
 
 
+I32 = torch.int32
+
+
+def e8m0_round_up(q: torch.Tensor) -> torch.Tensor:
+    """fp32 -> E8M0 biased exponent (int32 tensor), rounding toward +inf and saturating,
+    bit for bit floatToE8M0RoundUp (runtime-kernels/include/te_kernels/formats.h; the
+    hardware's cvt.rp.satfinite.ue8m0): of |q|'s bits, a normal value gives its exponent
+    field, plus 1 when its mantissa is not zero, at most 254 (inf included: 2^127); zero
+    and fp32 subnormals give 1 above 2^-127 (bits 0x00400000) and 0 up to it (e = 0 is
+    2^-127); NaN gives 255.  So for finite q: clamp(ceil(log2 q) + 127, 0, 254)."""
+    a = q.to(F32).view(I32) & 0x7FFFFFFF
+    biased = a >> 23
+    e = torch.where(biased == 0, (a > 0x00400000).to(I32),
+                    biased + ((a & 0x7FFFFF) != 0).to(I32)).clamp(max=254)
+    return torch.where(a > 0x7F800000, torch.full_like(e, 255), e)
+
+
+def pow2_f32(n: torch.Tensor) -> torch.Tensor:
+    """2^n as fp32, exactly (from the bits), for int32 n in [-149, 127]: normal for n >= -126,
+    else the subnormal 2^(n + 149) * 2^-149."""
+    normal = (n.clamp(-126, 127) + 127) << 23
+    sub = torch.ones_like(n) << (n.clamp(-149, -127) + 149)
+    return torch.where(n >= -126, normal, sub).view(F32)
+
+
+def qdq_mx(t: torch.Tensor, columnwise: bool) -> torch.Tensor:
+    """MXFP8BlockScaling quantize-dequantize (E4M3) of the 2-D view [M, K] of t (leading
+    dims flattened; M and K multiples of 32), result shaped like t, fp32; bit for bit the
+    runtime's quantizeMXFP8Rowwise / quantizeMXFP8Columnwise + dequantize
+    (lib/Runtime/cpu/Quantize.cpp).  Rowwise: one scale per row and 32-column block (1x32);
+    columnwise: one per column and 32-row block (32x1), an independent quantization of the
+    same values.  Per block: amax = max|t| (fp32; NaN elements ignored, as the runtime's
+    std::max loop does), e = e8m0_round_up(fp32(amax / 448)) (the smallest power of two
+    >= amax / 448); each element fp8_e4m3(t * 2^(127 - e)).float() * 2^(e - 127) (both
+    factors exact powers of two, 2^(e - 127) NaN for e = 255; fp32 products)."""
+    v = t.float().reshape(-1, t.shape[-1])
+    if columnwise:
+        v = v.T
+    m, k = v.shape
+    assert m % MX_BLOCK_LEN == 0 and k % MX_BLOCK_LEN == 0, ("MXFP8 needs dims % 32", t.shape)
+    blocks = v.reshape(m, k // MX_BLOCK_LEN, MX_BLOCK_LEN)
+    mag = blocks.abs()
+    amax = torch.where(torch.isnan(mag), f32(0.0), mag).amax(dim=2, keepdim=True)
+    e = e8m0_round_up(amax / f32(FP8_MAX[E4M3]))
+    to_fp8 = pow2_f32(127 - e)
+    scale_inv = torch.where(e == 255, f32(float("nan")), pow2_f32(e - 127))
+    out = (fp8_cast(blocks * to_fp8, E4M3).float() * scale_inv).reshape(m, k)
+    if columnwise:
+        out = out.T
+    return out.reshape(t.shape)
+
+
 def delayed_update(amax: torch.Tensor, fmt: str) -> tuple[torch.Tensor, torch.Tensor]:
     """DelayedScaling's update after the first step from TE's initial state (history 0,
     scales 1): the step's amaxes are written to history row 0, which the roll moves to
@@ -614,7 +680,9 @@ def fp8_step(cfg: Config, names: list, args: list, grads_in: list, quantize: boo
     P = dict(zip(names, args))
     amax = {}  # role -> max|t| (fp32) of the tensor each quantizer saw
     block = cfg.recipe == "fp8-block"
-    GRAD = E4M3 if block else E5M2  # gradient format: HYBRID's E5M2, Float8Block's E4M3
+    mx = cfg.recipe == "mxfp8"
+    # gradient format: HYBRID's E5M2; Float8Block's and MXFP8's E4M3
+    GRAD = E4M3 if block or mx else E5M2
 
     def rnd(t):  # round_T, once, from fp32
         return t.to(T)
@@ -623,11 +691,15 @@ def fp8_step(cfg: Config, names: list, args: list, grads_in: list, quantize: boo
         """(rowwise, columnwise) dequantized copies of t: the operand a GEMM reads as its
         row- or columnwise usage.  Per-tensor recipes: one quantization for both (the
         columnwise data is the byte transpose); fp8-block: 2-D blocks for a weight (the
-        same values both ways), else two independent 1-D quantizations."""
+        same values both ways), else two independent 1-D quantizations; mxfp8: two
+        independent quantizations (1x32 and 32x1 blocks) of every tensor, weights
+        included."""
         a = t.float().abs().max()
         amax[role] = a
         if not quantize:
             return t.float(), t.float()
+        if mx:
+            return qdq_mx(t, columnwise=False), qdq_mx(t, columnwise=True)
         if block:
             if weight:
                 wq = qdq_block(t, block2d=True, columnwise=False)
@@ -666,9 +738,9 @@ def fp8_step(cfg: Config, names: list, args: list, grads_in: list, quantize: boo
     G = {}
 
     # GEMM operands (reference section 0.1): fprop x.row x W.row, dgrad dy.row x W.col,
-    # wgrad x.col x dy.col
+    # wgrad x.col x dy.col (W.col is W.row's values except under mxfp8)
     if cfg.module == "layernorm_mlp":
-        w1q, _ = q("w1", P["fc1.weight"], E4M3, weight=True)
+        w1q, w1q_col = q("w1", P["fc1.weight"], E4M3, weight=True)
         fc1 = rnd(plus(zq @ w1q.T, bias("fc1.bias")))
         fc1f = fc1.float().requires_grad_(True)
         with torch.enable_grad():
@@ -679,11 +751,11 @@ def fp8_step(cfg: Config, names: list, args: list, grads_in: list, quantize: boo
                 a32 = ACTIVATIONS[cfg.activation](fc1f)
         a = rnd(a32.detach())
         aq, aq_col = q("a", a, E4M3)
-        w2q, _ = q("w2", P["fc2.weight"], E4M3, weight=True)
+        w2q, w2q_col = q("w2", P["fc2.weight"], E4M3, weight=True)
         y = rnd(plus(aq @ w2q.T, bias("fc2.bias")))
         dy = grads_in[0].reshape(y.shape)
         dyq, dyq_col = q("dy", dy, GRAD)
-        dact = rnd(dyq @ w2q)
+        dact = rnd(dyq @ w2q_col)
         G["fc2.weight"] = rnd(dyq_col.T @ aq_col)
         if "fc2.bias" in P:
             G["fc2.bias"] = rnd(dy.float().sum(0))
@@ -692,15 +764,15 @@ def fp8_step(cfg: Config, names: list, args: list, grads_in: list, quantize: boo
         if "fc1.bias" in P:
             G["fc1.bias"] = rnd(dfc1.float().sum(0))
         dfc1q, dfc1q_col = q("dfc1", dfc1, GRAD)
-        dz = rnd(dfc1q @ w1q)
+        dz = rnd(dfc1q @ w1q_col)
         G["fc1.weight"] = rnd(dfc1q_col.T @ zq_col)
         fwd_slots, bwd_slots = ["z", "w1", None, "a", "w2", None], ["dfc1", None, "dy", None]
     else:
-        wq, _ = q("w", P["fc.weight"], E4M3, weight=True)
+        wq, wq_col = q("w", P["fc.weight"], E4M3, weight=True)
         y = rnd(plus(zq @ wq.T, bias("fc.bias")))
         dy = grads_in[0].reshape(y.shape)
         dyq, dyq_col = q("dy", dy, GRAD)
-        dz = rnd(dyq @ wq)
+        dz = rnd(dyq @ wq_col)
         G["fc.weight"] = rnd(dyq_col.T @ zq_col)
         if "fc.bias" in P:
             G["fc.bias"] = rnd(dy.float().sum(0))
@@ -823,6 +895,104 @@ def check_qdq_block() -> str | None:
     return None
 
 
+def mx_check_tensor() -> torch.Tensor:
+    """check_qdq_mx's input, [96, 192] fp32: seeded values with per-row magnitudes from
+    1e-44 to 1e38 (so columnwise blocks mix magnitudes), and rows of special 1x32 blocks:
+    all zero, signed zeros, fp32-subnormal values (amax / 448 subnormal), amax / 448 at and
+    next to 2^-127 and 2^-126, amax = 448 * 2^k exactly and one ulp either side, exact ties
+    of the E4M3 grid at e = 127 (factor 1), FLT_MAX, inf, and a NaN element."""
+    gen = torch.Generator().manual_seed(SEED)
+    m, k = 3 * MX_BLOCK_LEN, 6 * MX_BLOCK_LEN
+    mag = torch.pow(10.0, torch.linspace(-44, 38, m, dtype=torch.float64)).reshape(m, 1)
+    t = (torch.randn(m, k, generator=gen, dtype=torch.float64)
+         * mag[torch.randperm(m, generator=gen)]).float()
+
+    def up(v):
+        return float(np.nextafter(np.float32(v), np.float32(np.inf)))
+
+    def down(v):
+        return float(np.nextafter(np.float32(v), np.float32(0)))
+
+    def block(row, b, amax, rest_scale=0.37):
+        """Block b of row: random values |v| < amax, one element = amax (sign random)."""
+        r = torch.rand(MX_BLOCK_LEN, generator=gen, dtype=torch.float64) * 2 - 1
+        v = (r * rest_scale * amax).float() if math.isfinite(amax) else r.float() * 1e30
+        v[int(torch.randint(MX_BLOCK_LEN, (1,), generator=gen))] = amax * (1 if r[0] > 0 else -1)
+        t[row, b * MX_BLOCK_LEN:(b + 1) * MX_BLOCK_LEN] = v
+
+    p126, p127 = 2.0 ** -126, 2.0 ** -127
+    specials = [
+        0.0, 1e-41, 448 * p127, up(448 * p127), down(448 * p127), 448 * p126,
+        up(448 * p126), down(448 * p126), 448.0, up(448.0), down(448.0), 1.0,
+        448 * 2.0 ** -20, up(448 * 2.0 ** -20), down(448 * 2.0 ** -20), 448 * 2.0 ** 100,
+        up(448 * 2.0 ** 100), 1e38, FLT_MAX, float("inf"), 2.0 ** -149, 3e-38, 1.5, 7e-3,
+    ]
+    for i, amax in enumerate(specials):
+        block(i // 6, i % 6, amax)
+    t[0, MX_BLOCK_LEN:MX_BLOCK_LEN + 16] = -0.0      # block 1 of row 0: signed zeros
+    t[0, MX_BLOCK_LEN + 16:2 * MX_BLOCK_LEN] = 0.0
+    # exact ties between neighbouring E4M3 values, at e = 127 (amax 448: factor 1)
+    grid = torch.arange(256, dtype=torch.uint8).view(torch.float8_e4m3fn).float()
+    grid = grid[torch.isfinite(grid) & (grid >= 0)].unique()
+    ties = (grid[1:] + grid[:-1]) / 2
+    pick = ties[torch.randperm(len(ties), generator=gen)[:MX_BLOCK_LEN - 1]]
+    t[4, :MX_BLOCK_LEN] = torch.cat([torch.tensor([448.0]), pick * torch.where(
+        torch.rand(MX_BLOCK_LEN - 1, generator=gen) < 0.5, -1.0, 1.0)])
+    t[4, MX_BLOCK_LEN + 5] = float("nan")            # a NaN element (ignored by the amax)
+    return t
+
+
+def check_qdq_mx(t: torch.Tensor | None = None) -> str | None:
+    """None if qdq_mx agrees bit for bit with a direct per-block loop (numpy, ml_dtypes'
+    float8_e4m3fn, the E8M0 exponent from math.frexp) rowwise and columnwise on
+    mx_check_tensor(), whose rowwise blocks must cover e = 0, 1, 254 and the exact powers
+    of two; else a message."""
+    import ml_dtypes
+
+    def e8m0(am: float) -> int:
+        q = float(np.float32(am) / np.float32(FP8_MAX[E4M3]))   # fp32 division
+        if q == 0.0:
+            return 0
+        if math.isinf(q):
+            return 254
+        mant, ex = math.frexp(q)              # q = mant * 2**ex, 0.5 <= mant < 1
+        ceil_log2 = ex - 1 if mant == 0.5 else ex
+        return min(max(ceil_log2 + 127, 0), 254)
+
+    def ref(a: np.ndarray, columnwise: bool) -> tuple[np.ndarray, set]:
+        if columnwise:
+            out, es = ref(a.T.copy(), False)
+            return out.T, es
+        out, es = np.empty_like(a), set()
+        for i in range(a.shape[0]):
+            for j in range(0, a.shape[1], MX_BLOCK_LEN):
+                blk = a[i, j:j + MX_BLOCK_LEN]
+                am = float(np.fmax.reduce(np.abs(blk)))           # NaN ignored
+                e = e8m0(0.0 if math.isnan(am) else am)
+                es.add(e)
+                c = np.clip(blk * np.float32(2.0 ** (127 - e)), -FP8_MAX[E4M3],
+                            FP8_MAX[E4M3]).astype(np.float32)
+                out[i, j:j + MX_BLOCK_LEN] = (c.astype(ml_dtypes.float8_e4m3fn)
+                                              .astype(np.float32) * np.float32(2.0 ** (e - 127)))
+        return out, es
+
+    if t is None:
+        t = mx_check_tensor()
+    for col in (False, True):
+        ours = qdq_mx(t, col).numpy()
+        with np.errstate(over="ignore", invalid="ignore"):
+            theirs, es = ref(t.numpy(), col)
+        same = (ours.view(np.uint32) == theirs.view(np.uint32)) | (np.isnan(ours)
+                                                                   & np.isnan(theirs))
+        if not same.all():
+            i = np.unravel_index(int(np.argmin(same)), same.shape)
+            return (f"qdq_mx(columnwise={col})[{i}] of {float(t[i])!r} = {float(ours[i])!r}, "
+                    f"the loop gives {float(theirs[i])!r} ({int((~same).sum())} differ)")
+        if not col and not {0, 1, 254, 127, 128, 127 - 20, 127 + 100} <= es:
+            return f"mx_check_tensor does not cover the E8M0 edge cases: {sorted(es)}"
+    return None
+
+
 def fp8_tols(cfg: Config) -> tuple:
     fa, fr, ba, br = TOLS[(cfg.module, cfg.dtype)]
     return (max(fa, FP8_ATOL), max(fr, FP8_RTOL), max(ba, FP8_ATOL), max(br, FP8_RTOL))
@@ -875,7 +1045,7 @@ def export(cfg: Config, wrapper: nn.Module, names, args) -> str:
         f"// {versions()}\n"
     )
     if cfg.recipe:
-        head += (f"// recipe {cfg.recipe}: te-compile --recipe {cfg.recipe}; the export is "
+        head += (f"// recipe {cfg.recipe}: te-compile {te_compile_flags(cfg.recipe)}; the export is "
                  f"the same as {cfg.base}'s\n")
     return head + (text if text.endswith("\n") else text + "\n")
 
@@ -1122,6 +1292,11 @@ def main(argv=None) -> int:
         print("qdq_block vs a per-block loop: " + (msg or "bit-identical"))
         if msg:
             failures.append("qdq_block")
+    if any(c.recipe == "mxfp8" for c in selected):
+        msg = check_qdq_mx()
+        print("qdq_mx vs a per-block loop: " + (msg or "bit-identical"))
+        if msg:
+            failures.append("qdq_mx")
     for cfg in CONFIGS:
         if args.only and cfg.name not in args.only:
             continue
