@@ -27,14 +27,14 @@ bf16 tensors are stored as their raw bits in a uint16 array, in a file named
 
 The 128-sized configurations (ln_mlp_gelu_h128_bf16, ln_linear_h128_f32: tokens 128,
 hidden 128, FFN / out_features 256; the bases of the fp8-block variants, whose GEMM
-operand dimensions must all be multiples of 128) are ordinary autograd cases.  A config
-with Config.norm_f32 set (ln_mlp_gelu_h128_bf16) takes its goldens from autograd with the
-norm computed in fp32 and cast back to the model dtype (TransformerEngine's TorchLayerNorm
-reference, reference section 7.3; config.json "golden_norm"), its export being the plain
-model: PyTorch's bf16 CPU LayerNorm backward loses accuracy over 128 tokens (its
-norm.bias gradient is off by up to 0.61 from float64, fp32 norm math by 0.05), enough for
-a computation with fp32 norm math, TE's or te-mlir's, to fall outside TE's bf16 tolerances
-of it.
+operand dimensions must all be multiples of 128, and of the mxfp8 variants) are ordinary
+autograd cases.  A config with Config.norm_f32 set (ln_mlp_gelu_h128_bf16) takes its
+goldens from autograd with the norm computed in fp32 and cast back to the model dtype
+(TransformerEngine's TorchLayerNorm reference, reference section 7.3; config.json
+"golden_norm"), its export being the plain model: PyTorch's bf16 CPU LayerNorm backward
+loses accuracy over 128 tokens (its norm.bias gradient is off by up to 0.61 from float64,
+fp32 norm math by 0.05), enough for a computation with fp32 norm math, TE's or te-mlir's,
+to fall outside TE's bf16 tolerances of it.
 
 Usage:
     python3 tools/make_goldens.py --out test/Integration/Inputs
@@ -55,10 +55,12 @@ FP8 recipe configurations (Config.recipe set; FP8_CONFIGS below)
 Per-tensor FP8 recipes of TransformerEngine with the HYBRID format (E4M3 for forward
 tensors, E5M2 for gradients): "fp8-current" (Float8CurrentScaling, power_2_scales off) and
 "fp8-delayed" (DelayedScaling: amax_history_len 1024, amax_compute_algo "max", margin 0);
-and the block-scaled "fp8-block" (Float8BlockScaling, below).
+and the block-scaled "fp8-block" (Float8BlockScaling) and "mxfp8" (MXFP8BlockScaling),
+below.
 Each is a variant of a static base configuration (Config.base) with the same module,
 shapes, seed and data (named <base>_<recipe> unless fp8_variant is given a name): model.mlir is the same torch-mlir export (the recipe is a
-te-compile option, config.json "recipe", passed to `te-compile --recipe`), args/ and
+te-compile option, config.json "recipe", passed to `te-compile --recipe`, with
+`--arch <config.json "arch">` where a recipe needs one: mxfp8's "blackwell"), args/ and
 grads_in/ are the base case's, and expected/ holds what te-mlir computes under the recipe,
 given by a PyTorch emulation (fp8_step), NOT by autograd.  The emulation
 (T = the activation dtype; round_T = cast to T, round-to-nearest-even; math in fp32):
@@ -125,10 +127,52 @@ operands.  Stateless.  On the 2-D view [M, K] of a tensor (fp32):
                                   dW = round_T(dyq_c^T @ zq_c); bias gradients, dfc1 and the
                                   norm backward as above (the weights' 2-D blocks make
                                   W.col = W.row)
-fp8_step implements both families: its quantizer returns a (rowwise, columnwise) pair,
-the same tensor twice for the per-tensor recipes and for 2-D-blocked weights.
+
+MXFP8BlockScaling ("mxfp8"; reference sections 4.3, 0.1, 8.4, 9) with TE's defaults:
+E4M3 for every tensor, gradients included; one E8M0 (power-of-2) scale per 32 consecutive
+elements; no 2-D blocks (weights are blocked like every other tensor); stateless.  MXFP8
+GEMMs are a Blackwell feature: config.json "arch" is "blackwell" (te-compile --arch
+blackwell).  On the 2-D view [M, K] (M, K multiples of 32), bit for bit the runtime's
+quantizeMXFP8Rowwise / quantizeMXFP8Columnwise (lib/Runtime/cpu/Quantize.cpp):
+
+    qdq_mx(t, rowwise)            per row i and 32-column block (1x32): amax = max|t[i, b]|
+    qdq_mx(t, columnwise)         per column j and 32-row block (32x1): amax over t[b, j];
+                                  an independent quantization of the high-precision values
+    amax                          fp32, NaN elements ignored (the runtime's std::max loop)
+    E8M0 exponent e (per block)   q = fp32(amax / 448) (round to nearest); e = the biased
+                                  exponent of the smallest power of two >= q, from q's bits
+                                  (floatToE8M0RoundUp, cvt.rp.satfinite.ue8m0): normal q its
+                                  exponent field, +1 if its mantissa is not zero, at most
+                                  254; q <= 2^-127 (zero included) 0, subnormal q above
+                                  2^-127 1; i.e. clamp(ceil(log2 q) + 127, 0, 254)
+    element                       fp8(t * 2^(127 - e), E4M3).float() * 2^(e - 127) (both
+                                  factors exact fp32 powers of two, products in fp32)
+    forward                       zq = qdq_mx(z, rowwise), wq = qdq_mx(W, rowwise),
+                                  aq = qdq_mx(a, rowwise)
+    backward                      as fp8-block's with qdq_mx: dgrad reads dy / dfc1 rowwise
+                                  and the weight COLUMNWISE, wq_c = qdq_mx(W, columnwise),
+                                  which differs from wq; LayerNormMLP
+                                  dact = round_T(dyq @ w2q_c),
+                                  dW2 = round_T(dyq_c^T @ aq_c),
+                                  dz = round_T(dfc1q @ w1q_c),
+                                  dW1 = round_T(dfc1q_c^T @ zq_c);
+                                  LayerNormLinear dz = round_T(dyq @ wq_c),
+                                  dW = round_T(dyq_c^T @ zq_c); bias gradients (from the
+                                  unquantized tensors), dfc1 and the norm backward as above
+Note: E4M3 rounding commutes with a power-of-2 scaling except in E4M3's subnormal range
+(below 2^-6), and fp8-block and mxfp8 both scale a block's amax into (224, 448]; so the
+two recipes, and W.row / W.col, give the same dequantized value for every element whose
+magnitude is at least 2^-6 / 224 (~2^-13.8) times the amax of each block it is in.  On
+the h128 cases' Gaussian-like data the mxfp8 goldens therefore equal the fp8-block ones
+(ln_linear_f32: byte-identical; ln_mlp_gelu_bf16: 8 elements one bf16 ulp apart).
+fp8_step implements all three families: its quantizer returns a (rowwise, columnwise)
+pair, the same tensor twice for the per-tensor recipes and for 2-D-blocked weights, two
+independent quantizations for 1-D blocks and for every mxfp8 tensor.
 config.json of an fp8-block case also has "block_len" (128), "block_scaling_dim"
-({"x": 1, "weight": 2, "grad": 1}) and "power_2_scales" (true).  Slots (TE section 0.2): forward LayerNormMLP
+({"x": 1, "weight": 2, "grad": 1}) and "power_2_scales" (true); of an mxfp8 case "arch"
+("blackwell"), "block_len" (32), "block_scaling_dim" ({"x": 1, "weight": 1, "grad": 1}),
+"power_2_scales" (true) and "scale_format" ("E8M0").
+Delayed-scaling state slots (TE section 0.2): forward LayerNormMLP
 [fc1 input z, fc1 weight, fc1 output, fc2 input a, fc2 weight, fc2 output], LayerNormLinear
 [input z, weight, output]; backward LayerNormMLP [fc1 grad output dfc1, fc1 grad input,
 fc2 grad output dy, fc2 grad input], LayerNormLinear [grad output dy, grad input].  The
@@ -144,6 +188,12 @@ failure fails the run):
     ml_dtypes, the power-of-2 scale from math.frexp) in all three block layouts, on values
     with partial blocks, zero blocks, magnitudes 1e-30..1e30 and an amax whose 448 / amax
     overflows (check_qdq_block);
+  - (mxfp8) qdq_mx and its E8M0 exponents agree bit for bit with a direct per-block loop
+    (numpy, ml_dtypes, the exponent from math.frexp), rowwise and columnwise, on blocks
+    that are zero, hold signed zeros, have amax / 448 subnormal or at / next to 2^-127,
+    2^-126 and other powers of two, hold exact E4M3 ties, FLT_MAX, inf or a NaN, and spread
+    over 2^-24..1 of their amax so that E4M3 subnormals occur (check_qdq_mx; it also
+    matches the runtime's C++ functions, checked when it was written);
   - with quantization switched off, the emulation reproduces the base case's autograd
     goldens within the module dtype's tolerances (its GEMM layouts, activation and norm
     backward, bias gradients);
@@ -370,7 +420,8 @@ CONFIGS = [
            (None, SEQ, HIDDEN), dynamic=("batch", 1024), sizes=(3, 1),
            doc="ln_linear with x[?, 4, 32], batch dynamic (Dim('batch', min=1, max=1024))"),
     # 128-sized shapes: Float8BlockScaling (fp8-block) needs every GEMM operand dimension
-    # % 128; bases of the fp8-block variants, and plain autograd cases of their own.
+    # % 128; bases of the fp8-block and mxfp8 variants, and plain autograd cases of their
+    # own.
     Config("ln_mlp_gelu_h128_bf16", "layernorm_mlp", "LayerNorm", "gelu", "bf16",
            (TOKENS_128, 128), hidden=128, ffn=256, norm_f32=True,
            doc="LayerNorm(128) -> fc1(128, 256, bias) -> gelu(tanh) -> fc2(256, 128, bias), "
@@ -517,8 +568,8 @@ def make_case(cfg: Config, index: int, size: int | None = None):
 
 
 # --------------------------------------------------------------------------------------
-# FP8 emulation (per-tensor recipes, HYBRID format, and Float8BlockScaling; see the
-# module docstring)
+# FP8 emulation (per-tensor recipes, HYBRID format, Float8BlockScaling and
+# MXFP8BlockScaling; see the module docstring)
 # --------------------------------------------------------------------------------------
 
 E4M3, E5M2 = "E4M3", "E5M2"
@@ -900,12 +951,20 @@ def mx_check_tensor() -> torch.Tensor:
     1e-44 to 1e38 (so columnwise blocks mix magnitudes), and rows of special 1x32 blocks:
     all zero, signed zeros, fp32-subnormal values (amax / 448 subnormal), amax / 448 at and
     next to 2^-127 and 2^-126, amax = 448 * 2^k exactly and one ulp either side, exact ties
-    of the E4M3 grid at e = 127 (factor 1), FLT_MAX, inf, and a NaN element."""
+    of the E4M3 grid at e = 127 (factor 1), FLT_MAX, inf, and a NaN element.  Within a
+    block the magnitudes spread over 2^-24 .. 1 times the amax (log-uniform), so that some
+    elements land in E4M3's subnormal range, the only place where an exponent one too
+    large changes a value (an exponent one too small saturates the amax element)."""
     gen = torch.Generator().manual_seed(SEED)
     m, k = 3 * MX_BLOCK_LEN, 6 * MX_BLOCK_LEN
+
+    def spread(*shape):  # signed, log-uniform magnitudes in (2^-24, 1]
+        u = torch.rand(*shape, generator=gen, dtype=torch.float64)
+        sign = torch.where(torch.rand(*shape, generator=gen) < 0.5, -1.0, 1.0).double()
+        return sign * torch.pow(2.0, -24 * u)
+
     mag = torch.pow(10.0, torch.linspace(-44, 38, m, dtype=torch.float64)).reshape(m, 1)
-    t = (torch.randn(m, k, generator=gen, dtype=torch.float64)
-         * mag[torch.randperm(m, generator=gen)]).float()
+    t = (spread(m, k) * mag[torch.randperm(m, generator=gen)]).float()
 
     def up(v):
         return float(np.nextafter(np.float32(v), np.float32(np.inf)))
@@ -914,8 +973,8 @@ def mx_check_tensor() -> torch.Tensor:
         return float(np.nextafter(np.float32(v), np.float32(0)))
 
     def block(row, b, amax, rest_scale=0.37):
-        """Block b of row: random values |v| < amax, one element = amax (sign random)."""
-        r = torch.rand(MX_BLOCK_LEN, generator=gen, dtype=torch.float64) * 2 - 1
+        """Block b of row: values |v| <= rest_scale * amax, one element = +-amax."""
+        r = spread(MX_BLOCK_LEN)
         v = (r * rest_scale * amax).float() if math.isfinite(amax) else r.float() * 1e30
         v[int(torch.randint(MX_BLOCK_LEN, (1,), generator=gen))] = amax * (1 if r[0] > 0 else -1)
         t[row, b * MX_BLOCK_LEN:(b + 1) * MX_BLOCK_LEN] = v
@@ -945,8 +1004,8 @@ def mx_check_tensor() -> torch.Tensor:
 def check_qdq_mx(t: torch.Tensor | None = None) -> str | None:
     """None if qdq_mx agrees bit for bit with a direct per-block loop (numpy, ml_dtypes'
     float8_e4m3fn, the E8M0 exponent from math.frexp) rowwise and columnwise on
-    mx_check_tensor(), whose rowwise blocks must cover e = 0, 1, 254 and the exact powers
-    of two; else a message."""
+    mx_check_tensor(), and so does its E8M0 exponent (e8m0_round_up) per block; the rowwise
+    blocks must cover e = 0, 1, 254 and the exact powers of two; else a message."""
     import ml_dtypes
 
     def e8m0(am: float) -> int:
@@ -959,17 +1018,17 @@ def check_qdq_mx(t: torch.Tensor | None = None) -> str | None:
         ceil_log2 = ex - 1 if mant == 0.5 else ex
         return min(max(ceil_log2 + 127, 0), 254)
 
-    def ref(a: np.ndarray, columnwise: bool) -> tuple[np.ndarray, set]:
+    def ref(a: np.ndarray, columnwise: bool) -> tuple[np.ndarray, list]:
         if columnwise:
             out, es = ref(a.T.copy(), False)
             return out.T, es
-        out, es = np.empty_like(a), set()
+        out, es = np.empty_like(a), []
         for i in range(a.shape[0]):
             for j in range(0, a.shape[1], MX_BLOCK_LEN):
                 blk = a[i, j:j + MX_BLOCK_LEN]
                 am = float(np.fmax.reduce(np.abs(blk)))           # NaN ignored
                 e = e8m0(0.0 if math.isnan(am) else am)
-                es.add(e)
+                es.append(e)
                 c = np.clip(blk * np.float32(2.0 ** (127 - e)), -FP8_MAX[E4M3],
                             FP8_MAX[E4M3]).astype(np.float32)
                 out[i, j:j + MX_BLOCK_LEN] = (c.astype(ml_dtypes.float8_e4m3fn)
@@ -988,8 +1047,16 @@ def check_qdq_mx(t: torch.Tensor | None = None) -> str | None:
             i = np.unravel_index(int(np.argmin(same)), same.shape)
             return (f"qdq_mx(columnwise={col})[{i}] of {float(t[i])!r} = {float(ours[i])!r}, "
                     f"the loop gives {float(theirs[i])!r} ({int((~same).sum())} differ)")
-        if not col and not {0, 1, 254, 127, 128, 127 - 20, 127 + 100} <= es:
-            return f"mx_check_tensor does not cover the E8M0 edge cases: {sorted(es)}"
+        v = t.T if col else t
+        mag = v.reshape(-1, MX_BLOCK_LEN).abs()
+        amax = torch.where(torch.isnan(mag), f32(0.0), mag).amax(dim=1)
+        ours_e = e8m0_round_up(amax / f32(FP8_MAX[E4M3])).tolist()
+        if ours_e != es:
+            i = next(i for i, (a, b) in enumerate(zip(ours_e, es)) if a != b)
+            return (f"e8m0_round_up(columnwise={col}) of block {i} "
+                    f"(amax {float(amax[i])!r}) = {ours_e[i]}, the loop gives {es[i]}")
+        if not col and not {0, 1, 254, 127, 128, 127 - 20, 127 + 100} <= set(es):
+            return f"mx_check_tensor does not cover the E8M0 edge cases: {sorted(set(es))}"
     return None
 
 
@@ -1200,8 +1267,8 @@ def write_case(cfg: Config, index: int, out_root: str, te_opt: str | None) -> tu
         # after "dtype": the recipe and where the expected values come from
         items = list(conf.items())
         at = [k for k, _ in items].index("dtype") + 1
-        conf = dict(items[:at] + [
-            ("recipe", cfg.recipe),
+        conf = dict(items[:at] + [("recipe", cfg.recipe)] + (
+            [("arch", RECIPE_ARCH[cfg.recipe])] if cfg.recipe in RECIPE_ARCH else []) + [
             ("fp8_format", FP8_RECIPES[cfg.recipe][2]),
             ("base_config", cfg.base),
             ("expected_source", "FP8 emulation of te-mlir's computation (PyTorch "
@@ -1218,6 +1285,13 @@ def write_case(cfg: Config, index: int, out_root: str, te_opt: str | None) -> tu
             conf["block_len"] = BLOCK_LEN
             conf["block_scaling_dim"] = {"x": 1, "weight": 2, "grad": 1}
             conf["power_2_scales"] = True
+        if cfg.recipe == "mxfp8":
+            # MXFP8BlockScaling's defaults (reference section 4.3): 1x32 / 32x1 blocks of
+            # every tensor, weights included (no 2-D blocks), E8M0 (power-of-2) scales
+            conf["block_len"] = MX_BLOCK_LEN
+            conf["block_scaling_dim"] = {"x": 1, "weight": 1, "grad": 1}
+            conf["power_2_scales"] = True
+            conf["scale_format"] = "E8M0"
         if cfg.recipe == "fp8-delayed":
             conf["amax_history_len"] = AMAX_HISTORY_LEN
             conf["state_files"] = sorted(

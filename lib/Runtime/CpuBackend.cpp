@@ -14,12 +14,14 @@
 #include "cpu/Parallel.h"
 #include "cpu/Quantize.h"
 #include "cpu/Reference.h"
+#include "te_kernels/formats.h"
 #include "te_kernels/ops.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <vector>
 
 using te::cpu::DType;
 using te::rt::Checker;
@@ -803,6 +805,164 @@ int32_t te_rt_gemm_fp8_block(te_rt_context *ctx, int32_t out_dtype,
                                     a_scale_inv, m, k, a_block_2d != 0, A);
     te::cpu::dequantizeBlockRowwise(static_cast<const uint8_t *>(b),
                                     b_scale_inv, n, k, b_block_2d != 0, B);
+    const float *Bias = bias ? input(ctx, 2, t, bias, n) : nullptr;
+    float *D = ctx->scratch(3, mn);
+    te::cpu::gemmTN(A, B, Bias, m, n, k, D);
+    if (accumulate) {
+      const float *Old = input(ctx, 4, t, d, mn);
+      for (int64_t i = 0; i < mn; ++i)
+        D[i] += Old[i];
+    }
+    commit(t, D, d, mn);
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// MXFP8
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The cuda backend's answer to the MXFP8 calls: its kernels target Hopper.
+int32_t mxfp8NeedsBlackwell(const Checker &c) {
+  return c.fail("MXFP8 is a Blackwell (sm_100+) recipe: its GEMMs need "
+                "cuBLASLt's E8M0 block scaling, which Hopper (sm_90, what "
+                "the cuda backend targets) does not run; use the cpu backend "
+                "or fp8-current / fp8-block"),
+         1;
+}
+
+bool multipleOf32(const Checker &c, const char *name, int64_t v) {
+  return v % 32 == 0 ? true
+                     : c.fail(std::string(name) + " must be a multiple of 32 "
+                              "(MXFP8 blocks), got " + std::to_string(v));
+}
+
+/// Transposes a [rows, cols] byte matrix.
+std::vector<uint8_t> transposeBytes(const uint8_t *in, int64_t rows,
+                                    int64_t cols) {
+  std::vector<uint8_t> out(static_cast<size_t>(rows * cols));
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      out[j * rows + i] = in[i * cols + j];
+  return out;
+}
+
+/// The fp32 values of MXFP8 operand `q` of a GEMM with contraction dim `k`:
+/// `r` logical rows, each of length k, stored as the rowwise copy of an
+/// [r, k] tensor or the columnwise copy of a [k, r] one. Writes out [r, k].
+void dequantizeMXFP8Operand(const uint8_t *q, const uint8_t *scales,
+                            bool columnwise, bool swizzled, int64_t r,
+                            int64_t k, te::cpu::FP8 format, float *out) {
+  int64_t rp = te::cpu::roundUpTo(r, 128), kb = te::cpu::roundUpTo(k / 32, 4);
+  // Per logical row i and k-block b: scale byte s[i * kb + b]. A rowwise
+  // tensor's compact scales are in that layout; a columnwise one's are its
+  // transpose, and swizzled columnwise scales are the swizzle of exactly
+  // that transpose.
+  std::vector<uint8_t> s(static_cast<size_t>(rp * kb));
+  if (swizzled)
+    te::cpu::unswizzleScales(scales, rp, kb, s.data());
+  else if (columnwise)
+    s = transposeBytes(scales, kb, rp);
+  else
+    std::memcpy(s.data(), scales, s.size());
+  for (int64_t i = 0; i < r; ++i)
+    for (int64_t j = 0; j < k; ++j) {
+      uint8_t code = columnwise ? q[j * r + i] : q[i * k + j];
+      out[i * k + j] = te::cpu::dequantizeFP8(code, format) *
+                       te::formats::e8m0ToFloat(s[i * kb + j / 32]);
+    }
+}
+
+} // namespace
+
+int32_t te_rt_quantize_mxfp8(te_rt_context *ctx, int32_t dtype, const void *x,
+                             int64_t rows, int64_t cols, int32_t format,
+                             int32_t swizzled, void *data, uint8_t *scale_inv,
+                             void *columnwise_data,
+                             uint8_t *columnwise_scale_inv) {
+  Checker c("te_rt_quantize_mxfp8");
+  int64_t n = 0;
+  if (!c.context(ctx) || !c.dtype(dtype) || !c.matrix(rows, cols, &n) ||
+      !multipleOf32(c, "rows", rows) || !multipleOf32(c, "cols", cols) ||
+      !fp8Format(c, format, "format") || !c.flag("swizzled", swizzled) ||
+      !c.notNull("x", x))
+    return 1;
+  if (bool(data) != bool(scale_inv))
+    return c.fail("data and scale_inv must both be given or both be NULL"), 1;
+  if (bool(columnwise_data) != bool(columnwise_scale_inv))
+    return c.fail("columnwise_data and columnwise_scale_inv must both be "
+                  "given or both be NULL"),
+           1;
+  if (!data && !columnwise_data)
+    return c.fail("no copy requested (data and columnwise_data are NULL)"), 1;
+  if (ctx->backend == TE_RT_BACKEND_CUDA)
+    return mxfp8NeedsBlackwell(c);
+  return guarded(c, [&] {
+    te::cpu::FP8 f = fp8Of(format);
+    const float *X = input(ctx, 0, dtypeOf(dtype), x, n);
+    if (data) {
+      int64_t sr = te::cpu::roundUpTo(rows, 128),
+              sc = te::cpu::mxfp8RowwiseScaleCols(cols);
+      std::vector<uint8_t> compact(static_cast<size_t>(sr * sc));
+      te::cpu::quantizeMXFP8Rowwise(X, rows, cols, f,
+                                    static_cast<uint8_t *>(data),
+                                    compact.data());
+      if (swizzled)
+        te::cpu::swizzleScales(compact.data(), sr, sc, scale_inv);
+      else
+        std::memcpy(scale_inv, compact.data(), compact.size());
+    }
+    if (columnwise_data) {
+      int64_t sr = te::cpu::roundUpTo(rows / 32, 4),
+              sc = te::cpu::roundUpTo(cols, 128);
+      std::vector<uint8_t> compact(static_cast<size_t>(sr * sc));
+      te::cpu::quantizeMXFP8Columnwise(
+          X, rows, cols, f, static_cast<uint8_t *>(columnwise_data),
+          compact.data());
+      if (swizzled)
+        te::cpu::swizzleScales(transposeBytes(compact.data(), sr, sc).data(),
+                               sc, sr, columnwise_scale_inv);
+      else
+        std::memcpy(columnwise_scale_inv, compact.data(), compact.size());
+    }
+  });
+}
+
+int32_t te_rt_gemm_mxfp8(te_rt_context *ctx, int32_t out_dtype,
+                         int32_t a_format, const void *a,
+                         const uint8_t *a_scale_inv, int32_t a_columnwise,
+                         int32_t b_format, const void *b,
+                         const uint8_t *b_scale_inv, int32_t b_columnwise,
+                         int32_t swizzled, const void *bias, void *d,
+                         int64_t m, int64_t n, int64_t k, int32_t accumulate) {
+  Checker c("te_rt_gemm_mxfp8");
+  int64_t mn, mk, nk;
+  if (!c.context(ctx) || !c.dtype(out_dtype, "out_dtype") ||
+      !fp8Format(c, a_format, "a_format") ||
+      !fp8Format(c, b_format, "b_format") ||
+      !gemmSizes(c, m, n, k, &mn, &mk, &nk) || !multipleOf32(c, "k", k) ||
+      !c.flag("a_columnwise", a_columnwise) ||
+      !c.flag("b_columnwise", b_columnwise) || !c.flag("swizzled", swizzled) ||
+      !c.flag("accumulate", accumulate) || !c.notNull("a", a) ||
+      !c.notNull("a_scale_inv", a_scale_inv) || !c.notNull("b", b) ||
+      !c.notNull("b_scale_inv", b_scale_inv) || !c.notNull("d", d))
+    return 1;
+  if (a_format == TE_RT_FP8_E5M2 && b_format == TE_RT_FP8_E5M2)
+    return c.fail("E5M2 x E5M2 GEMMs are not supported (one operand must be "
+                  "E4M3)"),
+           1;
+  if (ctx->backend == TE_RT_BACKEND_CUDA)
+    return mxfp8NeedsBlackwell(c);
+  return guarded(c, [&] {
+    DType t = dtypeOf(out_dtype);
+    float *A = ctx->scratch(0, mk), *B = ctx->scratch(1, nk);
+    dequantizeMXFP8Operand(static_cast<const uint8_t *>(a), a_scale_inv,
+                           a_columnwise != 0, swizzled != 0, m, k,
+                           fp8Of(a_format), A);
+    dequantizeMXFP8Operand(static_cast<const uint8_t *>(b), b_scale_inv,
+                           b_columnwise != 0, swizzled != 0, n, k,
+                           fp8Of(b_format), B);
     const float *Bias = bias ? input(ctx, 2, t, bias, n) : nullptr;
     float *D = ctx->scratch(3, mn);
     te::cpu::gemmTN(A, B, Bias, m, n, k, D);

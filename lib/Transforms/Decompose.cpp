@@ -4,9 +4,9 @@
 // L2 primitives in TransformerEngine's kernel order (reference §1.3, §1.5,
 // §2.3, §2.5): norm, GEMMs in TN/NN/NT, activation and its derivative, bias
 // gradients. te.saved intermediates become the primitive values that compute
-// them. The per-tensor FP8 recipes and Float8 block scaling quantize GEMM
-// operands with te.quantize (reference §0.1, §0.2, §4.4); other quantized
-// recipes are an error naming the recipe.
+// them. The per-tensor FP8 recipes, Float8 block scaling and MXFP8 quantize
+// GEMM operands with te.quantize (reference §0.1, §0.2, §4.3, §4.4); NVFP4
+// is an error naming the recipe.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,6 +28,12 @@ using namespace mlir;
 using namespace mlir::te;
 
 namespace {
+
+/// The architecture class a recipe is lowered for.
+TargetArch archOf(RecipeAttrInterface recipe) {
+  return isa<MXFP8RecipeAttr>(recipe) ? TargetArch::Blackwell
+                                      : TargetArch::Hopper;
+}
 
 /// How an op's GEMM operands are quantized: not at all (null recipe), or
 /// under a per-tensor FP8 recipe with, for delayed scaling, the op's scales.
@@ -54,35 +60,41 @@ FailureOr<Quant> quantOf(Operation *op, RecipeAttrInterface recipe,
              })) {
     return Quant{};
   }
-  if (!isa<FP8DelayedRecipeAttr, FP8CurrentRecipeAttr, FP8BlockRecipeAttr>(
-          recipe))
+  if (!isa<FP8DelayedRecipeAttr, FP8CurrentRecipeAttr, FP8BlockRecipeAttr,
+           MXFP8RecipeAttr>(recipe))
     return op->emitError() << "te-decompose: recipe "
                            << recipe.getRecipeName()
                            << " is not decomposed yet; the unquantized path, "
                               "the per-tensor FP8 recipes (fp8-delayed, "
-                              "fp8-current) and fp8-block lower to the "
+                              "fp8-current), fp8-block and mxfp8 lower to the "
                               "runtime";
   if (isa<FP8DelayedRecipeAttr>(recipe) && !scales)
     return op->emitError() << "te-decompose: an fp8-delayed op needs its "
                               "scales (the recipe state); run "
                               "te-thread-recipe-state or te-generate-backward "
                               "first (te-compile does)";
+  // MXFP8 GEMMs exist on Blackwell only; the FP8 recipes are lowered in
+  // Hopper's layout (TN-only GEMMs: a transposed copy per columnwise use).
+  TargetArch arch = archOf(recipe);
+  auto wrongArch = [&](Operation *at, QuantizedTensorType q) {
+    return at->emitError()
+           << "te-decompose: " << recipe.getRecipeName() << " is lowered for "
+           << (arch == TargetArch::Hopper
+                   ? "Hopper's TN-only GEMMs (a transposed copy per "
+                     "columnwise operand)"
+                   : "Blackwell (its GEMMs do not run on Hopper)")
+           << "; " << q << " has another layout (compile with --arch="
+           << stringifyTargetArch(arch) << ")";
+  };
   for (Type t : llvm::concat<Type>(op->getOperandTypes(),
                                    op->getResultTypes()))
-    if (auto q = dyn_cast<QuantizedTensorType>(t);
-        q && q.getArch() != TargetArch::Hopper)
-      return op->emitError() << "te-decompose: " << recipe.getRecipeName()
-                             << " is lowered for Hopper's TN-only GEMMs (a "
-                                "transposed copy per columnwise operand); "
-                             << q << " has another layout";
+    if (auto q = dyn_cast<QuantizedTensorType>(t); q && q.getArch() != arch)
+      return wrongArch(op, q);
   for (Operation *user : op->getUsers())
     if (auto saved = dyn_cast<SavedOp>(user))
       if (auto q = dyn_cast<QuantizedTensorType>(saved.getType());
-          q && q.getArch() != TargetArch::Hopper)
-        return saved.emitError()
-               << "te-decompose: " << recipe.getRecipeName()
-               << " is lowered for Hopper's TN-only GEMMs; "
-               << q << " has another layout (compile with --arch=hopper)";
+          q && q.getArch() != arch)
+        return wrongArch(saved, q);
   return Quant{recipe, scales};
 }
 
@@ -163,10 +175,13 @@ private:
         block2d = (grad     ? block.getGradBlockDim()
                    : weight ? block.getWBlockDim()
                             : block.getXBlockDim()) == 2;
+      // MXFP8's scales are kept in cuBLAS's order, as TE's quantizers
+      // write them for GEMMs (optimize_for_gemm).
       type = QuantizedTensorType::get(
           b.getContext(), shapeOf(x),
           grad ? getBackwardFormat(q.recipe) : getForwardFormat(q.recipe),
-          q.recipe, usage, TargetArch::Hopper, block2d, false, false);
+          q.recipe, usage, archOf(q.recipe), block2d,
+          /*swizzled=*/isa<MXFP8RecipeAttr>(q.recipe), false);
     }
     // The GEMM here reads the usage asked for; a save that keeps only the
     // other one (TE's update_usage before saving) is a view of both.
@@ -174,10 +189,10 @@ private:
     Type produced = qt;
     if (qt.getUsage() != QuantUsage::Both && qt.getUsage() != usage)
       produced = qt.withUsage(QuantUsage::Both);
-    // Per-tensor recipes record the amax; Float8 block scaling is
+    // Per-tensor recipes record the amax; the block-scaled ones are
     // stateless.
     Type amaxType;
-    if (!isa<FP8BlockRecipeAttr>(q.recipe))
+    if (isa<FP8DelayedRecipeAttr, FP8CurrentRecipeAttr>(q.recipe))
       amaxType = RankedTensorType::get({1}, b.getF32Type());
     auto op = QuantizeOp::create(
         b, loc, produced, amaxType, x, q.scales,

@@ -654,6 +654,15 @@ LogicalResult FunctionLowering::lowerOp(Operation *op) {
   if (auto qz = dyn_cast<QuantizeOp>(op)) {
     auto q = cast<QuantizedTensorType>(qz.getResult().getType());
     QPtrs out = qptrs(qz.getResult());
+    if (isa<MXFP8RecipeAttr>(q.getRecipe())) {
+      call("te_rt_quantize_mxfp8",
+           {ctxArg, dtype(qz.getInput()), ptr(qz.getInput()),
+            rows(qz.getInput()), c64(lastDim(qz.getInput())),
+            c32(fp8Code(q.getFormat())), c32(q.getSwizzled()),
+            part(out, "rowwise_data"), part(out, "rowwise_scale_inv"),
+            part(out, "columnwise_data"), part(out, "columnwise_scale_inv")});
+      return success();
+    }
     if (auto block = dyn_cast<FP8BlockRecipeAttr>(q.getRecipe())) {
       call("te_rt_quantize_fp8_block",
            {ctxArg, dtype(qz.getInput()), ptr(qz.getInput()),
@@ -684,7 +693,7 @@ LogicalResult FunctionLowering::lowerOp(Operation *op) {
     auto lq = cast<QuantizedTensorType>(g.getLhs().getType());
     auto rq = cast<QuantizedTensorType>(g.getRhs().getType());
     QPtrs l = qptrs(g.getLhs()), r = qptrs(g.getRhs());
-    bool block = isa<FP8BlockRecipeAttr>(lq.getRecipe());
+    bool block = isa<FP8BlockRecipeAttr, MXFP8RecipeAttr>(lq.getRecipe());
     // (data, scale_inv) of the rowwise or the columnwise copy.
     auto operand = [&](const QPtrs &p, bool rowwise) {
       if (block)
@@ -716,7 +725,17 @@ LogicalResult FunctionLowering::lowerOp(Operation *op) {
                            "bias-gradient epilogue (TE takes it from the "
                            "high-precision gradient)");
     Value bias = g.getBias() ? ptr(g.getBias()) : nullPtr();
-    if (block)
+    if (isa<MXFP8RecipeAttr>(lq.getRecipe()))
+      // Blackwell-class layout: the columnwise copy is not transposed; the
+      // flags say which operands are columnwise copies of [k, m] / [k, n].
+      call("te_rt_gemm_mxfp8",
+           {ctxArg, dtype(g.getResult()), c32(fp8Code(lq.getFormat())),
+            a.first, a.second, c32(g.getLayout() == GemmLayout::NT),
+            c32(fp8Code(rq.getFormat())), bm.first, bm.second,
+            c32(g.getLayout() != GemmLayout::TN),
+            c32(lq.getSwizzled() && rq.getSwizzled()), bias,
+            ptr(g.getResult()), m, n, k, c32(0)});
+    else if (block)
       call("te_rt_gemm_fp8_block",
            {ctxArg, dtype(g.getResult()), a.first, a.second,
             c32(lq.getBlock_2d()), bm.first, bm.second, c32(rq.getBlock_2d()),
@@ -904,11 +923,20 @@ LogicalResult FunctionLowering::run() {
       return success();
     bool perTensor =
         isa<FP8DelayedRecipeAttr, FP8CurrentRecipeAttr>(q.getRecipe());
-    if (q.getArch() != TargetArch::Hopper ||
-        !(perTensor || isa<FP8BlockRecipeAttr>(q.getRecipe())))
+    bool mxfp8 = isa<MXFP8RecipeAttr>(q.getRecipe());
+    bool lowered =
+        mxfp8 ? q.getArch() == TargetArch::Blackwell
+              : q.getArch() == TargetArch::Hopper &&
+                    (perTensor || isa<FP8BlockRecipeAttr>(q.getRecipe()));
+    if (!lowered)
       return emitError(where) << "te-lower-to-runtime: " << q
                               << " is not lowered (per-tensor FP8 and "
-                                 "fp8-block on hopper only)";
+                                 "fp8-block on hopper, mxfp8 on blackwell)";
+    if (mxfp8 && q.getSwizzled() != true)
+      return emitError(where) << "te-lower-to-runtime: " << q
+                              << " has compact scales; the runtime's MXFP8 "
+                                 "GEMMs take them swizzled (as TE's "
+                                 "quantizers write them for GEMMs)";
     if (!perTensor && llvm::any_of(q.getShape(), ShapedType::isDynamic))
       return emitError(where)
              << "te-lower-to-runtime: " << q
@@ -1138,6 +1166,11 @@ struct TELowerToRuntimePass
     declare("te_rt_gemm_fp8_block", i32,
             {ptr, i32, ptr, ptr, i32, ptr, ptr, i32, ptr, ptr, i64, i64, i64,
              i32});
+    declare("te_rt_quantize_mxfp8", i32,
+            {ptr, i32, ptr, i64, i64, i32, i32, ptr, ptr, ptr, ptr});
+    declare("te_rt_gemm_mxfp8", i32,
+            {ptr, i32, i32, ptr, ptr, i32, i32, ptr, ptr, i32, i32, ptr, ptr,
+             i64, i64, i64, i32});
     declare("te_rt_amax_update", i32,
             {ptr, ptr, ptr, ptr, i64, i64, f32, i32, i32, ptr, ptr});
 

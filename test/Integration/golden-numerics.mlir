@@ -7,7 +7,8 @@
 // dynamic-shape cases run one library at two sizes; f32 gradients are also
 // checked against central finite differences of the compiled forward.
 // FP8 cases (config "recipe") compile with --recipe and compare with the
-// PyTorch emulation of TE's per-tensor FP8 and Float8 block scaling
+// PyTorch emulation of TE's per-tensor FP8, Float8 block scaling and MXFP8
+// (Blackwell layout, --arch sm_100a)
 // (quantize-dequantize at TE's points), including the delayed-scaling state
 // after one step.
 // RUN: bash %S/run_goldens.sh %te_bin %python %te_src %t | FileCheck %s
@@ -49,6 +50,11 @@
 // CHECK-DAG: OK ln_mlp_gelu_bf16_fp8_block checkpoint: backward bit-identical with recompute (7 gradients)
 // CHECK-DAG: OK ln_linear_f32_fp8_block fwd: 1 tensors
 // CHECK-DAG: OK ln_linear_f32_fp8_block bwd: 5 tensors
+// CHECK-DAG: OK ln_mlp_gelu_bf16_mxfp8 fwd: 1 tensors
+// CHECK-DAG: OK ln_mlp_gelu_bf16_mxfp8 bwd: 7 tensors
+// CHECK-DAG: OK ln_mlp_gelu_bf16_mxfp8 checkpoint: backward bit-identical with recompute (7 gradients)
+// CHECK-DAG: OK ln_linear_f32_mxfp8 fwd: 1 tensors
+// CHECK-DAG: OK ln_linear_f32_mxfp8 bwd: 5 tensors
 // CHECK-DAG: OK ln_mlp_gelu_f32 finite differences: 7 arguments
 // CHECK-DAG: OK rms_swiglu_f32 finite differences: 4 arguments
 // CHECK-DAG: OK rms_linear_zc_f32 finite differences: 4 arguments

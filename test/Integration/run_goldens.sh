@@ -10,7 +10,8 @@
 #   backward is bit-identical to the stored one;
 #   for f32 cases, check the backward against central finite differences of
 #   the compiled forward (tools/fd_check.py);
-#   cases with a "recipe" (config.json) compile with te-compile --recipe and
+#   cases with a "recipe" (config.json) compile with te-compile --recipe (and
+#   --arch sm_100a for "arch": "blackwell") and
 #   compare with the PyTorch emulation of that recipe (quantized functions
 #   are piecewise constant: no finite differences); delayed-scaling state
 #   outputs (state.*.npy) are compared too.
@@ -32,6 +33,8 @@ for c in "${cases[@]}"; do
   recipe=$(json recipe 2>/dev/null || true)
   flags=(--train)
   [[ -n $recipe ]] && flags+=(--recipe "$recipe")
+  # "arch": "blackwell" (MXFP8): Blackwell's quantized layouts.
+  [[ $(json arch 2>/dev/null) == blackwell ]] && flags+=(--arch sm_100a)
   if ! "$bin/te-compile" "$dir/model.mlir" "${flags[@]}" -o "$out/lib.so" 2>"$out/compile.err"; then
     echo "FAIL $c: te-compile: $(head -3 "$out/compile.err")"; status=1; continue
   fi

@@ -70,10 +70,18 @@ func.func @unknown(%x: tensor<8x64xf32>) -> tensor<8x64xf32> {
 // -----
 
 // Quantized values the runtime has no layout for are an error naming the
-// type: MXFP8 (Blackwell GEMMs), and Float8 block scaling with a dynamic
-// dim (its padded scale shapes are static only for now).
-// expected-error @+1 {{te-lower-to-runtime: '!te.qtensor<64x64xe4m3, #te.mxfp8, rowwise, blackwell>' is not lowered (per-tensor FP8 and fp8-block on hopper only)}}
-func.func @mxfp8(%q: !te.qtensor<64x64xe4m3, #te.mxfp8, rowwise, blackwell>) -> !te.qtensor<64x64xe4m3, #te.mxfp8, rowwise, blackwell> {
+// type: MXFP8 in Hopper's layout (its GEMMs are Blackwell's), MXFP8 with
+// compact scales, and Float8 block scaling with a dynamic dim (its padded
+// scale shapes are static only for now).
+// expected-error @+1 {{te-lower-to-runtime: '!te.qtensor<64x64xe4m3, #te.mxfp8, rowwise, hopper, swizzled>' is not lowered (per-tensor FP8 and fp8-block on hopper, mxfp8 on blackwell)}}
+func.func @mxfp8(%q: !te.qtensor<64x64xe4m3, #te.mxfp8, rowwise, hopper, swizzled>) -> !te.qtensor<64x64xe4m3, #te.mxfp8, rowwise, hopper, swizzled> {
+  return %q : !te.qtensor<64x64xe4m3, #te.mxfp8, rowwise, hopper, swizzled>
+}
+
+// -----
+
+// expected-error @+1 {{te-lower-to-runtime: '!te.qtensor<64x64xe4m3, #te.mxfp8, rowwise, blackwell>' has compact scales; the runtime's MXFP8 GEMMs take them swizzled (as TE's quantizers write them for GEMMs)}}
+func.func @mxfp8_compact(%q: !te.qtensor<64x64xe4m3, #te.mxfp8, rowwise, blackwell>) -> !te.qtensor<64x64xe4m3, #te.mxfp8, rowwise, blackwell> {
   return %q : !te.qtensor<64x64xe4m3, #te.mxfp8, rowwise, blackwell>
 }
 

@@ -1236,6 +1236,132 @@ TEST_F(Abi, FP8BlockArgumentChecks) {
                     "te_rt_gemm_fp8_block: a_scale_inv is NULL");
 }
 
+TEST_F(Abi, QuantizeMXFP8ByHand) {
+  // x [32, 64] of ones, x[0][0] = 3, row 2's second block all zero.
+  //   rowwise (0, 0): amax 3 -> 3/448 -> 2^-7 (e 120): 1 -> 128 (0x70),
+  //   3 -> 384 (0x7C); other blocks amax 1 -> 2^-8 (e 119): 1 -> 256
+  //   (0x78); the zero block: e 0, bytes 0.
+  //   columnwise (blocks of 32 down each column): column 0 {3, 1, ...} ->
+  //   e 120; columns 1.. -> 119 (column 32..63 include row 2's zeros,
+  //   still amax 1).
+  const int64_t rows = 32, cols = 64;
+  std::vector<float> x(rows * cols, 1.0f);
+  x[0] = 3;
+  for (int64_t j = 32; j < 64; ++j)
+    x[2 * cols + j] = 0;
+  std::vector<uint8_t> q(rows * cols), cq(rows * cols);
+  // Compact scales: rowwise [roundup(32, 128), roundup(2, 4)], columnwise
+  // [roundup(1, 4), roundup(64, 128)].
+  std::vector<uint8_t> s(128 * 4, 0xAA), cs(4 * 128, 0xAA);
+  ASSERT_EQ(te_rt_quantize_mxfp8(ctx, TE_RT_DTYPE_F32, x.data(), rows, cols,
+                                 TE_RT_FP8_E4M3, 0, q.data(), s.data(),
+                                 cq.data(), cs.data()),
+            0)
+      << lastError();
+  EXPECT_EQ(q[0], 0x7C);
+  EXPECT_EQ(q[1], 0x70);
+  EXPECT_EQ(q[32], 0x78);
+  EXPECT_EQ(q[2 * cols + 40], 0x00);
+  EXPECT_EQ(s[0], 120);
+  EXPECT_EQ(s[1], 119);
+  EXPECT_EQ(s[4 + 0], 119);
+  EXPECT_EQ(s[2 * 4 + 1], 0);
+  EXPECT_EQ(s[2], 0);       // padding column
+  EXPECT_EQ(s[32 * 4], 0);  // padding row
+  // Columnwise data keeps the [rows, cols] layout.
+  EXPECT_EQ(cq[0], 0x7C);
+  EXPECT_EQ(cq[cols], 0x70);
+  EXPECT_EQ(cq[1], 0x78);
+  EXPECT_EQ(cs[0], 120);
+  EXPECT_EQ(cs[1], 119);
+  EXPECT_EQ(cs[63], 119);
+  EXPECT_EQ(cs[64], 0);
+  EXPECT_EQ(cs[128], 0);
+  // Swizzled (cuBLAS's 128x4 tiles): rowwise (r, c) at (r % 32) * 16 +
+  // (r / 32) * 4 + c; the columnwise scales are swizzled as their transpose
+  // [128, 4], so column j's first block is at (j % 32) * 16 + (j / 32) * 4.
+  std::vector<uint8_t> sw(128 * 4), csw(128 * 4);
+  ASSERT_EQ(te_rt_quantize_mxfp8(ctx, TE_RT_DTYPE_F32, x.data(), rows, cols,
+                                 TE_RT_FP8_E4M3, 1, q.data(), sw.data(),
+                                 cq.data(), csw.data()),
+            0)
+      << lastError();
+  EXPECT_EQ(sw[0], 120);
+  EXPECT_EQ(sw[1], 119);
+  EXPECT_EQ(sw[16], 119);     // (1, 0)
+  EXPECT_EQ(sw[2 * 16 + 1], 0); // (2, 1): the zero block
+  EXPECT_EQ(csw[0], 120);
+  EXPECT_EQ(csw[16], 119);    // column 1
+  EXPECT_EQ(csw[31 * 16 + 4], 119); // column 63 = (63 % 32) * 16 + 4
+}
+
+TEST_F(Abi, GemmMXFP8IsTheGemmOfTheDequantizedOperands) {
+  const int64_t rows = 32, cols = 64;
+  std::vector<float> x(rows * cols, 1.0f);
+  x[0] = 3;
+  std::vector<float> ones(rows * cols, 1.0f);
+  for (int32_t swz : {0, 1}) {
+    std::vector<uint8_t> q(rows * cols), s(512), cq(rows * cols), cs(512);
+    std::vector<uint8_t> o(rows * cols), os(512), oc(rows * cols), ocs(512);
+    ASSERT_EQ(te_rt_quantize_mxfp8(ctx, TE_RT_DTYPE_F32, x.data(), rows, cols,
+                                   TE_RT_FP8_E4M3, swz, q.data(), s.data(),
+                                   cq.data(), cs.data()),
+              0);
+    ASSERT_EQ(te_rt_quantize_mxfp8(ctx, TE_RT_DTYPE_F32, ones.data(), rows,
+                                   cols, TE_RT_FP8_E4M3, swz, o.data(),
+                                   os.data(), oc.data(), ocs.data()),
+              0);
+    // Rowwise x rowwise: d [32, 32] = x [32, 64] . ones [32, 64]^T: row
+    // sums {66, 64, ...}, + bias 1.
+    std::vector<float> bias(32, 1.0f), d(32 * 32, -7);
+    ASSERT_EQ(te_rt_gemm_mxfp8(ctx, TE_RT_DTYPE_F32, TE_RT_FP8_E4M3, q.data(),
+                               s.data(), 0, TE_RT_FP8_E4M3, o.data(), os.data(),
+                               0, swz, bias.data(), d.data(), 32, 32, 64, 0),
+              0)
+        << lastError();
+    EXPECT_EQ(d[0], 67);
+    EXPECT_EQ(d[31], 67);
+    EXPECT_EQ(d[32], 65);
+    // Columnwise x columnwise (the wgrad form): A [64, 32] = x^T, B [64, 32]
+    // = ones^T (both from [32, 64] tensors, k = 32): d = x^T . ones, column
+    // sums of x: {34, 32, ...}.
+    std::vector<float> dw(64 * 64, -7);
+    ASSERT_EQ(te_rt_gemm_mxfp8(ctx, TE_RT_DTYPE_F32, TE_RT_FP8_E4M3, cq.data(),
+                               cs.data(), 1, TE_RT_FP8_E4M3, oc.data(),
+                               ocs.data(), 1, swz, nullptr, dw.data(), 64, 64,
+                               32, 0),
+              0)
+        << lastError();
+    EXPECT_EQ(dw[0], 34);
+    EXPECT_EQ(dw[63], 34);
+    EXPECT_EQ(dw[64], 32);
+  }
+}
+
+TEST_F(Abi, MXFP8ArgumentChecks) {
+  float f[64] = {};
+  uint8_t q[64] = {};
+  EXPECT_FAILS_WITH(te_rt_quantize_mxfp8(ctx, TE_RT_DTYPE_F32, f, 32, 48, 0,
+                                         0, q, q, nullptr, nullptr),
+                    "te_rt_quantize_mxfp8: cols must be a multiple of 32 "
+                    "(MXFP8 blocks), got 48");
+  EXPECT_FAILS_WITH(te_rt_quantize_mxfp8(ctx, TE_RT_DTYPE_F32, f, 32, 32, 0,
+                                         2, q, q, nullptr, nullptr),
+                    "te_rt_quantize_mxfp8: swizzled must be 0 or 1, got 2");
+  EXPECT_FAILS_WITH(te_rt_quantize_mxfp8(ctx, TE_RT_DTYPE_F32, f, 32, 32, 0,
+                                         0, nullptr, nullptr, nullptr, nullptr),
+                    "te_rt_quantize_mxfp8: no copy requested (data and "
+                    "columnwise_data are NULL)");
+  EXPECT_FAILS_WITH(te_rt_gemm_mxfp8(ctx, TE_RT_DTYPE_F32, 0, q, q, 0, 0, q, q,
+                                     0, 0, nullptr, f, 1, 1, 16, 0),
+                    "te_rt_gemm_mxfp8: k must be a multiple of 32 (MXFP8 "
+                    "blocks), got 16");
+  EXPECT_FAILS_WITH(te_rt_gemm_mxfp8(ctx, TE_RT_DTYPE_F32, 1, q, q, 0, 1, q, q,
+                                     0, 0, nullptr, f, 1, 1, 32, 0),
+                    "te_rt_gemm_mxfp8: E5M2 x E5M2 GEMMs are not supported "
+                    "(one operand must be E4M3)");
+}
+
 TEST_F(Abi, ErrorMessagesNameTheCallAndTheArgument) {
   float b[16] = {}, s[4] = {};
   float *p = b;

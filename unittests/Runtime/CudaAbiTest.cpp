@@ -777,6 +777,39 @@ TEST_P(CudaAbi, GemmFp8Block) {
             0);
 }
 
+// MXFP8 is a Blackwell recipe: on the (Hopper) cuda backend both calls
+// fail with a message naming the recipe and the architecture, before any
+// device work; the cpu backend runs them.
+TEST_P(CudaAbi, MXFP8NeedsBlackwell) {
+  if (GetParam() != TE_RT_DTYPE_F32)
+    return;
+  Pair &x = random(TE_RT_DTYPE_F32, 32 * 32, -1, 1);
+  Pair &q = output(32 * 32), &s = output(128 * 4);
+  EXPECT_NE(te_rt_quantize_mxfp8(gpu, TE_RT_DTYPE_F32, x.dev, 32, 32,
+                                 TE_RT_FP8_E4M3, 1, q.dev,
+                                 static_cast<uint8_t *>(s.dev), nullptr,
+                                 nullptr),
+            0);
+  EXPECT_NE(std::string(te_rt_last_error()).find("MXFP8 is a Blackwell (sm_100+) recipe"),
+            std::string::npos)
+      << te_rt_last_error();
+  Pair &d = output(32 * 32 * 4);
+  EXPECT_NE(te_rt_gemm_mxfp8(gpu, TE_RT_DTYPE_F32, TE_RT_FP8_E4M3, q.dev,
+                             static_cast<uint8_t *>(s.dev), 0, TE_RT_FP8_E4M3,
+                             q.dev, static_cast<uint8_t *>(s.dev), 0, 1,
+                             nullptr, d.dev, 32, 32, 32, 0),
+            0);
+  EXPECT_NE(std::string(te_rt_last_error()).find("Hopper (sm_90"),
+            std::string::npos)
+      << te_rt_last_error();
+  EXPECT_EQ(te_rt_quantize_mxfp8(cpu, TE_RT_DTYPE_F32, x.host.data(), 32, 32,
+                                 TE_RT_FP8_E4M3, 1, q.host.data(),
+                                 reinterpret_cast<uint8_t *>(s.host.data()),
+                                 nullptr, nullptr),
+            0)
+      << te_rt_last_error();
+}
+
 // Delayed scaling's update, both algorithms, margins 0 and 1, separate
 // outputs and in place, with a zero slot, an infinite amax, a NaN amax, a
 // NaN in the history and a tiny amax whose scale overflows to FLT_MAX:

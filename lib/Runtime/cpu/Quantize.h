@@ -16,6 +16,9 @@ namespace te::cpu {
 
 enum class FP8 { E4M3, E5M2 };
 
+/// The smallest multiple of b (> 0) not below a (>= 0).
+inline int64_t roundUpTo(int64_t a, int64_t b) { return (a + b - 1) / b * b; }
+
 /// Largest finite value: 448 (E4M3) or 57344 (E5M2).
 float fp8Max(FP8 format);
 

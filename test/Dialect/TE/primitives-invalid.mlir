@@ -243,8 +243,8 @@ func.func @bad_epilogue_shape(%dy: tensor<8x32xf32>, %x: tensor<8x64xf32>) {
 // -----
 
 func.func @quantize_recipe(%x: tensor<32x64xbf16>) {
-  // expected-error @+1 {{'te.quantize' op quantizes under the per-tensor FP8 recipes (fp8-delayed, fp8-current) and fp8-block, got mxfp8}}
-  %q, %a = te.quantize %x : tensor<32x64xbf16> -> !te.qtensor<32x64xe4m3, #te.mxfp8, rowwise, hopper>, tensor<1xf32>
+  // expected-error @+1 {{'te.quantize' op quantizes under the per-tensor FP8 recipes (fp8-delayed, fp8-current), fp8-block and mxfp8, got nvfp4}}
+  %q = te.quantize %x : tensor<32x64xbf16> -> !te.qtensor<32x64xe2m1, #te.nvfp4<>, rowwise, blackwell>
   return
 }
 
@@ -389,5 +389,13 @@ func.func @gemm_block_2d_both(%x: !te.qtensor<128x128xe4m3, #te.fp8_block<x_bloc
 func.func @gemm_arch(%x: !te.qtensor<32x64xe4m3, #te.fp8_current<>, rowwise, hopper>, %w: !te.qtensor<16x64xe4m3, #te.fp8_current<>, rowwise, blackwell>) {
   // expected-error @+1 {{'te.gemm' op lhs and rhs are laid out for different architectures (hopper and blackwell)}}
   %y = te.gemm tn %x, %w : (!te.qtensor<32x64xe4m3, #te.fp8_current<>, rowwise, hopper>, !te.qtensor<16x64xe4m3, #te.fp8_current<>, rowwise, blackwell>) -> tensor<32x16xbf16>
+  return
+}
+
+// -----
+
+func.func @quantize_mxfp8_amax(%x: tensor<32x64xbf16>) {
+  // expected-error @+1 {{'te.quantize' op mxfp8 records no amax (the recipe is stateless); drop the amax result}}
+  %q, %a = te.quantize %x : tensor<32x64xbf16> -> !te.qtensor<32x64xe4m3, #te.mxfp8, rowwise, blackwell, swizzled>, tensor<1xf32>
   return
 }

@@ -134,16 +134,17 @@ LogicalResult QuantizeOp::verify() {
   auto q = cast<QuantizedTensorType>(getResult().getType());
   auto x = cast<RankedTensorType>(getInput().getType());
   RecipeAttrInterface recipe = q.getRecipe();
-  if (!isa<FP8DelayedRecipeAttr, FP8CurrentRecipeAttr, FP8BlockRecipeAttr>(
-          recipe))
+  if (!isa<FP8DelayedRecipeAttr, FP8CurrentRecipeAttr, FP8BlockRecipeAttr,
+           MXFP8RecipeAttr>(recipe))
     return emitOpError() << "quantizes under the per-tensor FP8 recipes "
-                            "(fp8-delayed, fp8-current) and fp8-block, got "
+                            "(fp8-delayed, fp8-current), fp8-block and "
+                            "mxfp8, got "
                          << recipe.getRecipeName();
   if (q.getShape() != x.getShape())
     return emitOpError() << "result shape must be the input's ("
                          << x << "), got " << q;
   bool delayed = isa<FP8DelayedRecipeAttr>(recipe);
-  bool block = isa<FP8BlockRecipeAttr>(recipe);
+  bool block = isa<FP8BlockRecipeAttr, MXFP8RecipeAttr>(recipe);
   if (delayed && !getScales())
     return emitOpError() << "fp8-delayed takes its scale from the recipe "
                             "state: scale(%scales[slot]) is required";
@@ -162,8 +163,9 @@ LogicalResult QuantizeOp::verify() {
   }
   if (block) {
     if (getAmax())
-      return emitOpError() << "fp8-block records no amax (the recipe is "
-                              "stateless); drop the amax result";
+      return emitOpError() << recipe.getRecipeName()
+                           << " records no amax (the recipe is stateless); "
+                              "drop the amax result";
     return success();
   }
   Type amax =
