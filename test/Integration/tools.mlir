@@ -99,7 +99,7 @@
 // QUANT: error: 'te.linear' op recipe nvfp4 with rht = true needs bf16 activations, got f32
 // QUANT: te-compile: error: compilation of {{.*}} failed (see above)
 // RUN: not te-compile %s --recipe=mxfp8 -o %t/x 2>&1 | FileCheck %s --check-prefix=MXDYN
-// MXDYN: tools.mlir:[[@LINE+5]]:8: error: te-lower-to-runtime: '!te.qtensor<?x64xe4m3, #te.mxfp8, rowwise, blackwell, swizzled>' has a dynamic dim; mxfp8 is lowered for static shapes only
+// MXDYN: tools.mlir:[[@LINE+4]]:8: error: te-lower-to-runtime: '!te.qtensor<?x64xe4m3, #te.mxfp8, rowwise, blackwell, swizzled>' has a dynamic dim; mxfp8 is lowered for static shapes only
 // RUN: not te-compile %t/absent.mlir -o %t/x 2>&1 | FileCheck %s --check-prefix=NOFILE
 // NOFILE: te-compile: error: cannot open input file '{{.*}}absent.mlir'
 func.func @f(%x: tensor<?x64xf32>, %w: tensor<32x64xf32>, %r: tensor<?x32xf32>) -> tensor<?x32xf32> {
