@@ -5,7 +5,10 @@ summed by name. Run on the GPU machine, like bench.py:
 
     python3 bench/profile_step.py bench/build/ln_mlp_gelu_8192x4096x16384.fp8-current.so
 
-Prints the step's total kernel time and the kernels sorted by their share of it.
+Prints the step's total kernel time and the kernels sorted by their share of it, then the
+timeline: the span from the first kernel's start to the last one's end per step, the idle
+time between consecutive kernels (the difference between span and kernel time), and the
+largest idle gaps with the kernels on either side.
 """
 import argparse
 import collections
@@ -49,6 +52,30 @@ def main():
           f"GEMM work {flops / 1e12:.2f} TFLOP per step")
     for n, (t, c) in sorted(per.items(), key=lambda kv: -kv[1][0])[:args.top]:
         print(f"  {100 * t / total:5.1f}%  {t / args.steps:9.1f} us/step  x{c // args.steps:<3d} {n[:110]}")
+    # Timeline: device activity in start order; overlapping events (none on one stream)
+    # are merged, so idle = span - busy.
+    ev = sorted(((e.time_range.start, e.time_range.end, e.name) for e in prof.events()
+                 if e.device_type == torch.autograd.DeviceType.CUDA), key=lambda x: x[0])
+    if ev:
+        span = ev[-1][1] - ev[0][0]
+        busy, gaps, cur_end, prev = 0.0, [], ev[0][0], None
+        for start, end, n in ev:
+            if start > cur_end:
+                gaps.append((start - cur_end, prev, n))
+            busy += max(0.0, end - max(start, cur_end))
+            if end > cur_end:
+                cur_end, prev = end, n
+        idle = sum(g for g, _, _ in gaps)
+        print(f"timeline: span {span / args.steps / 1e3:.3f} ms per step, busy "
+              f"{busy / args.steps / 1e3:.3f} ms, idle {idle / args.steps / 1e3:.3f} ms in "
+              f"{len(gaps) // args.steps} gaps per step")
+        by_pair = collections.defaultdict(lambda: [0.0, 0])
+        for g, a, b in gaps:
+            key = (a or "")[:50] + "  ->  " + (b or "")[:50]
+            by_pair[key][0] += g
+            by_pair[key][1] += 1
+        for k, (g, c) in sorted(by_pair.items(), key=lambda kv: -kv[1][0])[:12]:
+            print(f"  idle {g / args.steps:8.1f} us/step  x{c // args.steps:<3d} {k}")
 
 
 if __name__ == "__main__":

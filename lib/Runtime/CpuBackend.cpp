@@ -685,14 +685,16 @@ int32_t te_rt_gemm_fp8(te_rt_context *ctx, int32_t out_dtype, int32_t a_format,
                        const void *a, const float *a_scale_inv,
                        int32_t b_format, const void *b,
                        const float *b_scale_inv, const void *bias, void *d,
-                       int64_t m, int64_t n, int64_t k, int32_t accumulate) {
+                       int64_t m, int64_t n, int64_t k, int32_t accumulate,
+                       int32_t fast_accumulate) {
   Checker c("te_rt_gemm_fp8");
   int64_t mn, mk, nk;
   if (!c.context(ctx) || !c.dtype(out_dtype, "out_dtype") ||
       !fp8Format(c, a_format, "a_format") ||
       !fp8Format(c, b_format, "b_format") ||
       !gemmSizes(c, m, n, k, &mn, &mk, &nk) ||
-      !c.flag("accumulate", accumulate) || !c.notNull("a", a) ||
+      !c.flag("accumulate", accumulate) ||
+      !c.flag("fast_accumulate", fast_accumulate) || !c.notNull("a", a) ||
       !c.notNull("a_scale_inv", a_scale_inv) || !c.notNull("b", b) ||
       !c.notNull("b_scale_inv", b_scale_inv) || !c.notNull("d", d))
     return 1;
@@ -704,7 +706,7 @@ int32_t te_rt_gemm_fp8(te_rt_context *ctx, int32_t out_dtype, int32_t a_format,
     return onCuda(c, ctx, [&](auto *s) {
       return te_kernels_gemm_fp8(s, out_dtype, a_format, a, a_scale_inv,
                                  b_format, b, b_scale_inv, bias, d, m, n, k,
-                                 accumulate);
+                                 accumulate, fast_accumulate);
     });
   return guarded(c, [&] {
     DType t = dtypeOf(out_dtype);

@@ -125,6 +125,12 @@ private:
   /// required when lhs is quantized).
   Value gemm(Location loc, GemmLayout layout, Value lhs, Value rhs,
              Value bias = {}, Type element = {}) {
+    // TE's per-tensor FP8 fprop accumulates fast (use_split_accumulator
+    // False for fprop; dgrad and wgrad split; block scaling always splits).
+    bool fast = false;
+    if (auto q = dyn_cast<QuantizedTensorType>(lhs.getType()))
+      fast = layout == GemmLayout::TN &&
+             isa<FP8DelayedRecipeAttr, FP8CurrentRecipeAttr>(q.getRecipe());
     ArrayRef<int64_t> l = shapeOf(lhs), r = shapeOf(rhs);
     SmallVector<int64_t> shape(l);
     switch (layout) {
@@ -141,7 +147,7 @@ private:
     if (!element)
       element = cast<RankedTensorType>(lhs.getType()).getElementType();
     return GemmOp::create(b, loc, RankedTensorType::get(shape, element),
-                          /*bias_grad=*/Type(), lhs, rhs, bias, layout)
+                          /*bias_grad=*/Type(), lhs, rhs, bias, layout, fast)
         .getResult();
   }
   static ArrayRef<int64_t> shapeOf(Value v) {

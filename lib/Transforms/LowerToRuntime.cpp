@@ -744,7 +744,8 @@ LogicalResult FunctionLowering::lowerOp(Operation *op) {
       call("te_rt_gemm_fp8",
            {ctxArg, dtype(g.getResult()), c32(fp8Code(lq.getFormat())),
             a.first, a.second, c32(fp8Code(rq.getFormat())), bm.first,
-            bm.second, bias, ptr(g.getResult()), m, n, k, c32(0)});
+            bm.second, bias, ptr(g.getResult()), m, n, k, c32(0),
+            c32(g.getFastAccumulate())});
     return success();
   }
   if (auto u = dyn_cast<AmaxUpdateOp>(op)) {
@@ -1160,7 +1161,7 @@ struct TELowerToRuntimePass
             {ptr, i32, ptr, i64, i64, i32, ptr, i32, ptr, ptr, ptr, ptr});
     declare("te_rt_gemm_fp8", i32,
             {ptr, i32, i32, ptr, ptr, i32, ptr, ptr, ptr, ptr, i64, i64, i64,
-             i32});
+             i32, i32});
     declare("te_rt_quantize_fp8_block", i32,
             {ptr, i32, ptr, i64, i64, i32, i32, ptr, ptr, ptr, ptr});
     declare("te_rt_gemm_fp8_block", i32,

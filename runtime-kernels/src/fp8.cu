@@ -489,7 +489,8 @@ const char *dequantizedGemm(te_kernels_state *s, int out_dtype,
 // (and scale mode) is b's, its B scale a's.
 const char *fp8Matmul(te_kernels_state *s, int out_dtype, const Fp8Operand &a,
                       const Fp8Operand &b, const void *bias, void *d, int64_t m,
-                      int64_t n, int64_t k, int accumulate, bool *unsupported) {
+                      int64_t n, int64_t k, int accumulate, bool *unsupported,
+                      bool fastAccumulate) {
   *unsupported = false;
   if (const char *err = ltReady(s))
     return err;
@@ -500,10 +501,10 @@ const char *fp8Matmul(te_kernels_state *s, int out_dtype, const Fp8Operand &a,
           cublasLtMatmulDescCreate(&g.op, CUBLAS_COMPUTE_32F, CUDA_R_32F)))
     return err;
   const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
-  // Split accumulation (fast accumulation off): TE's choice for dgrad and
-  // wgrad (and for every block-scaled GEMM), the more accurate one, used
-  // for fprop too.
-  const int8_t fastAccum = 0;
+  // Split accumulation (fast accumulation off) is TE's choice for dgrad and
+  // wgrad and for every block-scaled GEMM; fprop under the per-tensor
+  // recipes accumulates fast (use_split_accumulator False).
+  const int8_t fastAccum = fastAccumulate ? 1 : 0;
   if (const char *err = setAttr(g.op, CUBLASLT_MATMUL_DESC_TRANSA, ta))
     return err;
   if (const char *err = setAttr(g.op, CUBLASLT_MATMUL_DESC_TRANSB, tb))
@@ -635,7 +636,8 @@ const char *te_kernels_gemm_fp8(te_kernels_state *s, int out_dtype,
                                 const float *a_scale_inv, int b_format,
                                 const void *b, const float *b_scale_inv,
                                 const void *bias, void *d, int64_t m, int64_t n,
-                                int64_t k, int accumulate) {
+                                int64_t k, int accumulate,
+                                int fast_accumulate) {
   if (a_format == kE5M2 && b_format == kE5M2)
     return "FP8 GEMM: E5M2 x E5M2 is not supported by cuBLASLt (one operand "
            "must be E4M3)";
@@ -659,7 +661,7 @@ const char *te_kernels_gemm_fp8(te_kernels_state *s, int out_dtype,
   if (const char *err = fp8Matmul(
           s, out_dtype, {a, fp8Type(a_format), a_scale_inv, kPerTensorScale},
           {b, fp8Type(b_format), b_scale_inv, kPerTensorScale}, bias, d, m, n,
-          k, accumulate, &unsupported))
+          k, accumulate, &unsupported, fast_accumulate != 0))
     return err;
   return unsupported ? "cuBLASLt has no FP8 algorithm for this GEMM (FP8 "
                        "needs sm_89 or newer)"

@@ -311,12 +311,13 @@ struct Fp8Operand {
 
 /// d[m, n] = deq(a)[m, k] . deq(b)[n, k]^T (+ bias[n]) (+ d when
 /// accumulate) through cuBLASLt's FP8 TN matmul: fp32 compute, split
-/// accumulation, bias by the BIAS epilogue for bf16/f16 output and by
+/// accumulation unless fastAccumulate (per-tensor scales only), bias by the BIAS epilogue for bf16/f16 output and by
 /// addBias for f32. *unsupported is set, with nothing queued and no error,
 /// when cuBLASLt has no algorithm for the case (or no such scale mode).
 const char *fp8Matmul(te_kernels_state *s, int out_dtype, const Fp8Operand &a,
                       const Fp8Operand &b, const void *bias, void *d, int64_t m,
-                      int64_t n, int64_t k, int accumulate, bool *unsupported);
+                      int64_t n, int64_t k, int accumulate, bool *unsupported,
+                      bool fastAccumulate = false);
 
 /// Queues the dequantization of the GEMM's operands into fp32 a [m, k] and
 /// b [n, k] (buffers inside the scratch).

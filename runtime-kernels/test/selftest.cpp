@@ -338,12 +338,12 @@ uint8_t randomCode(std::mt19937 &rng, int fmt) {
 
 void checkGemm(te_kernels_state *s, cudaStream_t stream, std::mt19937 &rng,
                Checker &c, int out, int fa, int fb, bool withBias, bool acc,
-               int64_t m, int64_t n, int64_t k) {
+               int64_t m, int64_t n, int64_t k, bool fast = false) {
   char tag[160];
-  std::snprintf(tag, sizeof(tag), "gemm_fp8 %s x %s -> %s %lldx%lldx%lld%s%s",
+  std::snprintf(tag, sizeof(tag), "gemm_fp8 %s x %s -> %s %lldx%lldx%lld%s%s%s",
                 fmtName(fa), fmtName(fb), dtypeName(out), (long long)m,
                 (long long)n, (long long)k, withBias ? " +bias" : "",
-                acc ? " acc" : "");
+                acc ? " acc" : "", fast ? " fast-accum" : "");
   ++c.checks;
   std::vector<uint8_t> a(m * k), b(n * k);
   for (auto &v : a)
@@ -393,7 +393,7 @@ void checkGemm(te_kernels_state *s, cudaStream_t stream, std::mt19937 &rng,
     return;
   if (!ok(te_kernels_gemm_fp8(s, out, fa, da.p, dsa.get<float>(), fb, db.p,
                               dsb.get<float>(), withBias ? dbias.p : nullptr,
-                              dd.p, m, n, k, acc),
+                              dd.p, m, n, k, acc, fast),
           c, tag) ||
       !cudaOk(cudaStreamSynchronize(stream), c, tag))
     return;
@@ -425,6 +425,11 @@ void checkGemmAll(te_kernels_state *s, cudaStream_t stream, std::mt19937 &rng,
           checkGemm(s, stream, rng, c, out, p[0], p[1], bias, acc, 16, 32, 48);
     checkGemm(s, stream, rng, c, 1, p[0], p[1], true, true, 256, 512, 1024);
     checkGemm(s, stream, rng, c, 0, p[0], p[1], true, false, 256, 512, 1024);
+    // Fast accumulation (TE's fprop default): same bound.
+    checkGemm(s, stream, rng, c, 1, p[0], p[1], true, false, 256, 512, 1024,
+              true);
+    checkGemm(s, stream, rng, c, 0, p[0], p[1], false, true, 256, 512, 4096,
+              true);
     // Dims off the multiple of 16 (8 tokens, a wgrad over 8 rows): the
     // dequantized fp32 fallback.
     checkGemm(s, stream, rng, c, 1, p[0], p[1], true, true, 8, 32, 64);
@@ -436,7 +441,7 @@ void checkGemmAll(te_kernels_state *s, cudaStream_t stream, std::mt19937 &rng,
   Dev buf(4096);
   float *f = buf.get<float>();
   if (!te_kernels_gemm_fp8(s, 1, 1, buf.p, f, 1, buf.p, f, nullptr, buf.p, 16,
-                           16, 16, 0))
+                           16, 16, 0, 0))
     c.fail("gemm_fp8 accepted E5M2 x E5M2");
 }
 
@@ -980,12 +985,22 @@ void bench(te_kernels_state *s, cudaStream_t stream) {
   float t = timeMs(stream, 10, [&](int) {
     if (const char *e =
             te_kernels_gemm_fp8(s, 1, 0, a.p, sa.get<float>(), 0, b.p,
-                                sb.get<float>(), nullptr, d.p, m, nn, k, 0))
+                                sb.get<float>(), nullptr, d.p, m, nn, k, 0, 0))
       err = e;
   });
   std::printf("  %-44s %8.1f us %7.0f TFLOP/s%s%s\n",
               "gemm_fp8 e4m3 8192^3 -> bf16", t * 1e3, flop / t / 1e9,
               err ? " ERROR: " : "", err ? err : "");
+  err = nullptr;
+  t = timeMs(stream, 10, [&](int) {
+    if (const char *e =
+            te_kernels_gemm_fp8(s, 1, 0, a.p, sa.get<float>(), 0, b.p,
+                                sb.get<float>(), nullptr, d.p, m, nn, k, 0, 1))
+      err = e;
+  });
+  std::printf("  %-44s %8.1f us %7.0f TFLOP/s%s%s\n",
+              "gemm_fp8 e4m3 8192^3 -> bf16, fast accum", t * 1e3,
+              flop / t / 1e9, err ? " ERROR: " : "", err ? err : "");
   err = nullptr;
   t = timeMs(stream, 10, [&](int) {
     if (const char *e =

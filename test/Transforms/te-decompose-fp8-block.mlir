@@ -15,7 +15,8 @@
 // CHECK-NEXT:  %[[ZQ:.*]] = te.quantize %[[Z]] : tensor<128x128xbf16> -> !te.qtensor<128x128xe4m3, #te.fp8_block<>, both, hopper>{{$}}
 // CHECK-NEXT:  %[[SAVE:.*]] = te.drop_usage %[[ZQ]] : {{.*}} -> !te.qtensor<128x128xe4m3, #te.fp8_block<>, columnwise, hopper>
 // CHECK-NEXT:  %[[WQ:.*]] = te.quantize %arg3 {weight} : tensor<256x128xbf16> -> !te.qtensor<256x128xe4m3, #te.fp8_block<>, both, hopper, block_2d>{{$}}
-// CHECK-NEXT:  %[[Y:.*]] = te.gemm tn %[[ZQ]], %[[WQ]] bias(%arg4)
+// Block scaling always splits the accumulation (no fast_accumulate).
+// CHECK-NEXT:  %[[Y:.*]] = te.gemm tn %[[ZQ]], %[[WQ]] bias(%arg4) : (
 // CHECK-NEXT:  return %[[Y]], %[[WQ]], %[[SAVE]],
 // The backward: one E4M3 quantization of dy (both copies), dgrad NN with
 // the weight's columnwise copy, wgrad NT from the saved columnwise norm

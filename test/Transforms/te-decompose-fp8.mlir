@@ -15,14 +15,16 @@
 // CHECK:      %[[LN:.*]], %{{.*}}, %{{.*}} = te.norm_fwd %arg0
 // CHECK-NEXT: %[[Q:.*]], %{{.*}} = te.quantize %[[LN]] : tensor<16x64xbf16> -> !te.qtensor<16x64xe4m3, #te.fp8_current<>, rowwise, hopper>, tensor<1xf32>
 // CHECK-NEXT: %[[W:.*]], %{{.*}} = te.quantize %arg3 {weight} : tensor<32x64xbf16> -> !te.qtensor<32x64xe4m3, #te.fp8_current<>, rowwise, hopper>, tensor<1xf32>
-// CHECK-NEXT: %[[Y:.*]] = te.gemm tn %[[Q]], %[[W]] bias(%arg4) : ({{.*}}) -> tensor<16x32xbf16>
+// The fprop accumulates fast, as TE's per-tensor recipes do by default;
+// dgrad and wgrad split.
+// CHECK-NEXT: %[[Y:.*]] = te.gemm tn %[[Q]], %[[W]] bias(%arg4) {fast_accumulate} : ({{.*}}) -> tensor<16x32xbf16>
 // CHECK-NEXT: return %[[Y]]
 // CHECK-LABEL: func.func @lnl_fwd(
 // CHECK-SAME: -> (tensor<16x32xbf16>, !te.qtensor<32x64xe4m3, #te.fp8_current<>, both, hopper> {te.saved = "layernorm_linear_0.weight"}, !te.qtensor<16x64xe4m3, #te.fp8_current<>, columnwise, hopper> {te.saved = "layernorm_linear_0.ln_out"}
 // CHECK:      %[[FQ:.*]], %{{.*}} = te.quantize %{{.*}} : tensor<16x64xbf16> -> !te.qtensor<16x64xe4m3, #te.fp8_current<>, both, hopper>
 // CHECK-NEXT: %[[COL:.*]] = te.drop_usage %[[FQ]] : !te.qtensor<16x64xe4m3, #te.fp8_current<>, both, hopper> -> !te.qtensor<16x64xe4m3, #te.fp8_current<>, columnwise, hopper>
 // CHECK-NEXT: %[[FW:.*]], %{{.*}} = te.quantize %arg3 {weight} : tensor<32x64xbf16> -> !te.qtensor<32x64xe4m3, #te.fp8_current<>, both, hopper>
-// CHECK-NEXT: %[[FY:.*]] = te.gemm tn %[[FQ]], %[[FW]] bias(%arg4)
+// CHECK-NEXT: %[[FY:.*]] = te.gemm tn %[[FQ]], %[[FW]] bias(%arg4) {fast_accumulate}
 // CHECK-NEXT: return %[[FY]], %[[FW]], %[[COL]],
 // CHECK-LABEL: func.func @lnl_bwd(
 // CHECK:      %[[DYQ:.*]], %{{.*}} = te.quantize %arg6 : tensor<16x32xbf16> -> !te.qtensor<16x32xe5m2, #te.fp8_current<>, both, hopper>, tensor<1xf32>

@@ -1000,7 +1000,7 @@ TEST_F(Abi, GemmFP8IsTheGemmOfTheDequantizedOperands) {
   std::vector<float> bias = {1}, d(2, -7);
   ASSERT_EQ(te_rt_gemm_fp8(ctx, TE_RT_DTYPE_F32, TE_RT_FP8_E4M3, a.data(), &sa,
                            TE_RT_FP8_E5M2, b.data(), &sb, bias.data(), d.data(),
-                           2, 1, 2, 0),
+                           2, 1, 2, 0, 0),
             0)
       << lastError();
   EXPECT_EQ(d, (std::vector<float>{1, 12}));
@@ -1009,10 +1009,22 @@ TEST_F(Abi, GemmFP8IsTheGemmOfTheDequantizedOperands) {
   std::vector<uint16_t> bh = toBF16({1});
   ASSERT_EQ(te_rt_gemm_fp8(ctx, TE_RT_DTYPE_BF16, TE_RT_FP8_E4M3, a.data(),
                            &sa, TE_RT_FP8_E5M2, b.data(), &sb, bh.data(),
-                           dh.data(), 2, 1, 2, 1),
+                           dh.data(), 2, 1, 2, 1, 0),
             0);
   EXPECT_EQ(bf16ToFloat(dh[0]), 2.0f);
   EXPECT_EQ(bf16ToFloat(dh[1]), 24.0f);
+  // Fast accumulation is a GPU precision trade; the cpu sums exactly.
+  std::vector<float> d2(2, -7);
+  ASSERT_EQ(te_rt_gemm_fp8(ctx, TE_RT_DTYPE_F32, TE_RT_FP8_E4M3, a.data(), &sa,
+                           TE_RT_FP8_E5M2, b.data(), &sb, bias.data(),
+                           d2.data(), 2, 1, 2, 0, 1),
+            0)
+      << lastError();
+  EXPECT_EQ(d2, (std::vector<float>{1, 12}));
+  EXPECT_FAILS_WITH(te_rt_gemm_fp8(ctx, TE_RT_DTYPE_F32, TE_RT_FP8_E4M3,
+                                   a.data(), &sa, TE_RT_FP8_E5M2, b.data(), &sb,
+                                   nullptr, d2.data(), 2, 1, 2, 0, 2),
+                    "te_rt_gemm_fp8: fast_accumulate must be 0 or 1, got 2");
 }
 
 TEST_F(Abi, AmaxUpdateRollsTheHistory) {
@@ -1058,11 +1070,11 @@ TEST_F(Abi, FP8ArgumentChecks) {
                     "te_rt_quantize_fp8: scale_inv is NULL");
   EXPECT_FAILS_WITH(te_rt_gemm_fp8(ctx, TE_RT_DTYPE_F32, TE_RT_FP8_E5M2, q, f,
                                    TE_RT_FP8_E5M2, q, f, nullptr, f, 1, 1, 1,
-                                   0),
+                                   0, 0),
                     "te_rt_gemm_fp8: E5M2 x E5M2 GEMMs are not supported (one "
                     "operand must be E4M3, as in TE's HYBRID format)");
   EXPECT_FAILS_WITH(te_rt_gemm_fp8(ctx, TE_RT_DTYPE_F32, 0, q, nullptr, 0, q,
-                                   f, nullptr, f, 1, 1, 1, 0),
+                                   f, nullptr, f, 1, 1, 1, 0, 0),
                     "te_rt_gemm_fp8: a_scale_inv is NULL");
   EXPECT_FAILS_WITH(te_rt_amax_update(ctx, f, f, f, 0, 2, 448, 0, 0, f, f),
                     "te_rt_amax_update: len must be > 0, got 0");

@@ -586,12 +586,12 @@ TEST_P(CudaAbi, GemmFp8) {
           BOTH(te_rt_gemm_fp8(cpu, t, pr[0], a.host.data(), sa.h<float>(),
                               pr[1], b.host.data(), sb.h<float>(),
                               withBias ? bias.host.data() : nullptr,
-                              d.host.data(), cs.m, cs.n, cs.k, acc),
+                              d.host.data(), cs.m, cs.n, cs.k, acc, 0),
                te_rt_gemm_fp8(gpu, t, pr[0], a.dev,
                               static_cast<float *>(sa.dev), pr[1], b.dev,
                               static_cast<float *>(sb.dev),
                               withBias ? bias.dev : nullptr, d.dev, cs.m, cs.n,
-                              cs.k, acc));
+                              cs.k, acc, /*fast_accumulate=*/withBias));
           std::string tag = std::string("gemm_fp8 ") +
                             (pr[0] == TE_RT_FP8_E4M3 ? "e4m3" : "e5m2") + "x" +
                             (pr[1] == TE_RT_FP8_E4M3 ? "e4m3 " : "e5m2 ") +
@@ -607,12 +607,12 @@ TEST_P(CudaAbi, GemmFp8) {
   EXPECT_NE(te_rt_gemm_fp8(cpu, t, TE_RT_FP8_E5M2, e5.host.data(),
                            s1.h<float>(), TE_RT_FP8_E5M2, e5.host.data(),
                            s1.h<float>(), nullptr, d.host.data(), 16, 16, 16,
-                           0),
+                           0, 0),
             0);
   EXPECT_NE(te_rt_gemm_fp8(gpu, t, TE_RT_FP8_E5M2, e5.dev,
                            static_cast<float *>(s1.dev), TE_RT_FP8_E5M2, e5.dev,
                            static_cast<float *>(s1.dev), nullptr, d.dev, 16, 16,
-                           16, 0),
+                           16, 0, 0),
             0);
 }
 

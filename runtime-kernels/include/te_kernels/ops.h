@@ -94,7 +94,8 @@ const char *te_kernels_gemm_fp8(te_kernels_state *s, int out_dtype,
                                 const float *a_scale_inv, int b_format,
                                 const void *b, const float *b_scale_inv,
                                 const void *bias, void *d, int64_t m,
-                                int64_t n, int64_t k, int accumulate);
+                                int64_t n, int64_t k, int accumulate,
+                                int fast_accumulate);
 const char *te_kernels_amax_update(te_kernels_state *s, const float *history,
                                    const float *scale, const float *amax,
                                    int64_t len, int64_t n, float fp8_max,

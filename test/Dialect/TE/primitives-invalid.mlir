@@ -399,3 +399,11 @@ func.func @quantize_mxfp8_amax(%x: tensor<32x64xbf16>) {
   %q, %a = te.quantize %x : tensor<32x64xbf16> -> !te.qtensor<32x64xe4m3, #te.mxfp8, rowwise, blackwell, swizzled>, tensor<1xf32>
   return
 }
+
+// -----
+
+func.func @gemm_fast_accumulate_bf16(%x: tensor<32x64xbf16>, %w: tensor<16x64xbf16>) {
+  // expected-error @+1 {{'te.gemm' op fast_accumulate applies to per-tensor FP8 GEMMs (TE forces split accumulation for the others)}}
+  %y = te.gemm tn %x, %w {fast_accumulate} : (tensor<32x64xbf16>, tensor<16x64xbf16>) -> tensor<32x16xbf16>
+  return
+}

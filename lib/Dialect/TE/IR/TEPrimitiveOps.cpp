@@ -238,6 +238,14 @@ static LogicalResult verifyQuantizedGemm(GemmOp op) {
 LogicalResult GemmOp::verify() {
   if (failed(verifyQuantizedGemm(*this)))
     return failure();
+  if (getFastAccumulate()) {
+    auto lhs = dyn_cast<QuantizedTensorType>(getLhs().getType());
+    if (!lhs || !isa<FP8DelayedRecipeAttr, FP8CurrentRecipeAttr>(
+                    lhs.getRecipe()))
+      return emitOpError() << "fast_accumulate applies to per-tensor FP8 "
+                              "GEMMs (TE forces split accumulation for the "
+                              "others)";
+  }
   Shapes s{*this};
   s.quantizedElement = getResult().getType().getElementType();
   RankedTensorType lhs = s.type(getLhs()), rhs = s.type(getRhs());

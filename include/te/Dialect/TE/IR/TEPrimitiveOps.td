@@ -146,16 +146,19 @@ def TE_GemmOp : TE_PrimitiveOp<"gemm"> {
     BGRADB; te-fuse-gemm-epilogues folds a `te.bias_grad` of the same `dy`
     into it). Kernels: `te_rt_gemm_fprop`, `_dgrad`, `_wgrad`.
 
-    With quantized operands (both `!te.qtensor` under one per-tensor FP8
-    recipe) it is an FP8 GEMM: each operand is read in the usage TE's
-    `general_gemm` reads it (§0.1): `tn` lhs and rhs rowwise, `nn` lhs
-    rowwise and rhs columnwise, `nt` both columnwise. The result is in the
-    activation dtype, the GEMM of the dequantized operands accumulated in
-    fp32. Kernel: `te_rt_gemm_fp8`.
+    With quantized operands (both `!te.qtensor` under one FP8 recipe) it is
+    an FP8 GEMM: each operand is read in the usage TE's `general_gemm`
+    reads it (§0.1): `tn` lhs and rhs rowwise, `nn` lhs rowwise and rhs
+    columnwise, `nt` both columnwise. The result is in the activation
+    dtype, the GEMM of the dequantized operands accumulated in fp32.
+    `fast_accumulate` (per-tensor FP8 only) lets the GPU accumulate without
+    periodic promotion to fp32, TE's default for fprop
+    (`use_split_accumulator` False); te-decompose sets it there. Kernels:
+    `te_rt_gemm_fp8`, `te_rt_gemm_fp8_block`, `te_rt_gemm_mxfp8`.
   }];
   let arguments = (ins TE_GemmOperand:$lhs, TE_GemmOperand:$rhs,
                        Optional<TE_FloatTensor>:$bias,
-                       TE_GemmLayoutAttr:$layout);
+                       TE_GemmLayoutAttr:$layout, UnitAttr:$fast_accumulate);
   let results = (outs TE_FloatTensor:$result,
                       Optional<TE_FloatTensor>:$bias_grad);
   let assemblyFormat = [{
