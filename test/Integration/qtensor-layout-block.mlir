@@ -9,6 +9,20 @@
 //
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: te-compile %s -o %t/q.so
+// The header spells the layout out (offsets and the buffer's size):
+// RUN: FileCheck %s --check-prefix=HDR < %t/q.h
+// HDR:      [0] qtensor [200, 300]
+// HDR-NEXT: !te.qtensor<200x300xe4m3, #te.fp8_block<>, both, hopper, block_2d>
+// HDR-NEXT: columnwise_data: uint8 [300, 200] at byte 0
+// HDR-NEXT: columnwise_scale_inv: float32 [3, 4] at byte 60160
+// HDR-NEXT: rowwise_data: uint8 [200, 300] at byte 60416
+// HDR-NEXT: rowwise_scale_inv: float32 [2, 4] at byte 120576
+// HDR-NEXT: (120832 bytes)
+// HDR:      [2] qtensor [200, 300]
+// HDR-NEXT: columnwise, hopper, block_2d>
+// HDR-NEXT: columnwise_data: uint8 [300, 200] at byte 0
+// HDR-NEXT: columnwise_scale_inv: float32 [3, 4] at byte 60160
+// HDR-NEXT: (60416 bytes)
 // RUN: %python -c "import numpy as n; r = n.random.RandomState(3); x = (r.randn(200, 300) * n.exp(r.randn(200, 1))).astype('f4'); x[5, 7] = 0; x[130:, 256:] = 0; n.save('%t/x.npy', x)"
 // RUN: te-run %t/q.so --input arg0=%t/x.npy --outputs %t/o
 // RUN: %python %S/check_block_layout.py %t/x.npy %t/o | FileCheck %s

@@ -190,6 +190,34 @@ static LogicalResult writeHeader(StringRef path, StringRef json) {
             os << "  " << key;
         }
         os << "\n";
+        // A quantized tensor is one buffer: its type and inner tensors at
+        // aligned byte offsets (sizes need every dim static; otherwise the
+        // offsets follow from the dims at run time).
+        if (const llvm::json::Array *inner = t->getArray("inner")) {
+          os << " *       " << t->getString("type").value_or("") << "\n";
+          int64_t align = t->getInteger("alignment").value_or(256);
+          int64_t offset = 0;
+          bool known = true; // every size so far static
+          for (const llvm::json::Value &part : *inner) {
+            const llvm::json::Object *p = part.getAsObject();
+            const llvm::json::Array *shape = p->getArray("shape");
+            os << " *       " << *p->getString("name") << ": "
+               << *p->getString("dtype") << " " << shapeStr(shape);
+            if (known)
+              os << " at byte " << offset;
+            os << "\n";
+            int64_t bytes = *p->getString("dtype") == "float32" ? 4 : 1;
+            for (const llvm::json::Value &d : *shape) {
+              if (std::optional<int64_t> n = d.getAsInteger())
+                bytes *= *n;
+              else
+                known = false;
+            }
+            offset += llvm::alignTo(bytes, align);
+          }
+          if (known)
+            os << " *       (" << offset << " bytes)\n";
+        }
       }
     };
     list("args", o->getArray("args"));
