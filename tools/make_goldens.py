@@ -60,7 +60,7 @@ below.
 Each is a variant of a static base configuration (Config.base) with the same module,
 shapes, seed and data (named <base>_<recipe> unless fp8_variant is given a name): model.mlir is the same torch-mlir export (the recipe is a
 te-compile option, config.json "recipe", passed to `te-compile --recipe`, with
-`--arch <config.json "arch">` where a recipe needs one: mxfp8's "blackwell"), args/ and
+`--arch sm_100a` where config.json "arch" is "blackwell" (mxfp8)), args/ and
 grads_in/ are the base case's, and expected/ holds what te-mlir computes under the recipe,
 given by a PyTorch emulation (fp8_step), NOT by autograd.  The emulation
 (T = the activation dtype; round_T = cast to T, round-to-nearest-even; math in fp32):
@@ -132,7 +132,7 @@ MXFP8BlockScaling ("mxfp8"; reference sections 4.3, 0.1, 8.4, 9) with TE's defau
 E4M3 for every tensor, gradients included; one E8M0 (power-of-2) scale per 32 consecutive
 elements; no 2-D blocks (weights are blocked like every other tensor); stateless.  MXFP8
 GEMMs are a Blackwell feature: config.json "arch" is "blackwell" (te-compile --arch
-blackwell).  On the 2-D view [M, K] (M, K multiples of 32), bit for bit the runtime's
+sm_100a).  On the 2-D view [M, K] (M, K multiples of 32), bit for bit the runtime's
 quantizeMXFP8Rowwise / quantizeMXFP8Columnwise (lib/Runtime/cpu/Quantize.cpp):
 
     qdq_mx(t, rowwise)            per row i and 32-column block (1x32): amax = max|t[i, b]|
@@ -447,14 +447,16 @@ FP8_RECIPES = {
               "elements, rowwise 1x32 and columnwise 32x1 blocks of every tensor, weights "
               "included", "E4M3 (every tensor, gradients included)"),
 }
-# te-compile --arch a recipe needs (config.json "arch"): MXFP8 GEMMs are a Blackwell feature
+# The architecture class a recipe needs (config.json "arch"): MXFP8 GEMMs are a Blackwell
+# feature. te-compile spells it --arch sm_100a.
 RECIPE_ARCH = {"mxfp8": "blackwell"}
+TE_COMPILE_ARCH = {"blackwell": "sm_100a", "hopper": "sm_90a"}
 
 
 def te_compile_flags(recipe: str) -> str:
-    """The te-compile options of a recipe: --recipe R, and --arch A where it needs one."""
+    """The te-compile options of a recipe: --recipe R, and --arch SM where it needs one."""
     arch = RECIPE_ARCH.get(recipe)
-    return f"--recipe {recipe}" + (f" --arch {arch}" if arch else "")
+    return f"--recipe {recipe}" + (f" --arch {TE_COMPILE_ARCH[arch]}" if arch else "")
 
 
 def fp8_variant(base_name: str, recipe: str, name: str | None = None) -> Config:

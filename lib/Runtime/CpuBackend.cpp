@@ -634,6 +634,29 @@ int32_t te_rt_transpose(te_rt_context *ctx, int32_t dtype, const void *src,
 // Per-tensor FP8
 //===----------------------------------------------------------------------===//
 
+namespace {
+
+/// The quantized GEMMs on the cpu: d[m,n] = A[m,k] . B[n,k]^T (+ bias)
+/// (+ d when accumulate) from the dequantized fp32 operands (scratch slots
+/// 0 and 1), rounded once to `t`.
+void gemmOfDequantized(te_rt_context *ctx, DType t, const float *A,
+                       const float *B, const void *bias, void *d, int64_t m,
+                       int64_t n, int64_t k, bool accumulate) {
+  int64_t mn = m * n;
+  const float *Bias = bias ? input(ctx, 2, t, bias, n) : nullptr;
+  float *D = ctx->scratch(3, mn);
+  te::cpu::gemmTN(A, B, Bias, m, n, k, D);
+  if (accumulate) {
+    const float *Old = input(ctx, 4, t, d, mn);
+    for (int64_t i = 0; i < mn; ++i)
+      D[i] += Old[i];
+  }
+  commit(t, D, d, mn);
+}
+
+} // namespace
+
+
 int32_t te_rt_quantize_fp8(te_rt_context *ctx, int32_t dtype, const void *x,
                            int64_t rows, int64_t cols, int32_t format,
                            const float *scale, int32_t pow2_scale, void *data,
@@ -715,15 +738,7 @@ int32_t te_rt_gemm_fp8(te_rt_context *ctx, int32_t out_dtype, int32_t a_format,
                                  a_scale_inv[0], fp8Of(a_format), A);
     te::cpu::dequantizePerTensor(static_cast<const uint8_t *>(b), nk,
                                  b_scale_inv[0], fp8Of(b_format), B);
-    const float *Bias = bias ? input(ctx, 2, t, bias, n) : nullptr;
-    float *D = ctx->scratch(3, mn);
-    te::cpu::gemmTN(A, B, Bias, m, n, k, D);
-    if (accumulate) {
-      const float *Old = input(ctx, 4, t, d, mn);
-      for (int64_t i = 0; i < mn; ++i)
-        D[i] += Old[i];
-    }
-    commit(t, D, d, mn);
+    gemmOfDequantized(ctx, t, A, B, bias, d, m, n, k, accumulate != 0);
   });
 }
 
@@ -807,15 +822,7 @@ int32_t te_rt_gemm_fp8_block(te_rt_context *ctx, int32_t out_dtype,
                                     a_scale_inv, m, k, a_block_2d != 0, A);
     te::cpu::dequantizeBlockRowwise(static_cast<const uint8_t *>(b),
                                     b_scale_inv, n, k, b_block_2d != 0, B);
-    const float *Bias = bias ? input(ctx, 2, t, bias, n) : nullptr;
-    float *D = ctx->scratch(3, mn);
-    te::cpu::gemmTN(A, B, Bias, m, n, k, D);
-    if (accumulate) {
-      const float *Old = input(ctx, 4, t, d, mn);
-      for (int64_t i = 0; i < mn; ++i)
-        D[i] += Old[i];
-    }
-    commit(t, D, d, mn);
+    gemmOfDequantized(ctx, t, A, B, bias, d, m, n, k, accumulate != 0);
   });
 }
 
@@ -965,15 +972,7 @@ int32_t te_rt_gemm_mxfp8(te_rt_context *ctx, int32_t out_dtype,
     dequantizeMXFP8Operand(static_cast<const uint8_t *>(b), b_scale_inv,
                            b_columnwise != 0, swizzled != 0, n, k,
                            fp8Of(b_format), B);
-    const float *Bias = bias ? input(ctx, 2, t, bias, n) : nullptr;
-    float *D = ctx->scratch(3, mn);
-    te::cpu::gemmTN(A, B, Bias, m, n, k, D);
-    if (accumulate) {
-      const float *Old = input(ctx, 4, t, d, mn);
-      for (int64_t i = 0; i < mn; ++i)
-        D[i] += Old[i];
-    }
-    commit(t, D, d, mn);
+    gemmOfDequantized(ctx, t, A, B, bias, d, m, n, k, accumulate != 0);
   });
 }
 

@@ -29,14 +29,21 @@ using namespace mlir::te;
 
 namespace {
 
-/// The architecture class a recipe is lowered for.
+/// The architecture class a recipe is lowered for: MXFP8 GEMMs exist on
+/// Blackwell only; the FP8 recipes are lowered in Hopper's layout (TN-only
+/// GEMMs: a transposed copy per columnwise use).
 TargetArch archOf(RecipeAttrInterface recipe) {
   return isa<MXFP8RecipeAttr>(recipe) ? TargetArch::Blackwell
                                       : TargetArch::Hopper;
 }
 
+/// te-compile's --arch spelling of an architecture class.
+StringRef smName(TargetArch arch) {
+  return arch == TargetArch::Hopper ? "sm_90a" : "sm_100a";
+}
+
 /// How an op's GEMM operands are quantized: not at all (null recipe), or
-/// under a per-tensor FP8 recipe with, for delayed scaling, the op's scales.
+/// under an FP8 recipe with, for delayed scaling, the op's scales.
 struct Quant {
   RecipeAttrInterface recipe;
   Value scales;
@@ -45,9 +52,10 @@ struct Quant {
 
 /// The quantization `op` runs with: none for unquantized recipes, alignment
 /// fallbacks (the module op says so) and backward ops on high-precision
-/// saved tensors; per-tensor FP8 on Hopper; an error otherwise.
+/// saved tensors; per-tensor FP8 and fp8-block for `target` Hopper, MXFP8
+/// for Blackwell; an error otherwise.
 FailureOr<Quant> quantOf(Operation *op, RecipeAttrInterface recipe,
-                         Value scales, bool isForward) {
+                         Value scales, bool isForward, TargetArch target) {
   if (!recipe || !recipe.isQuantized())
     return Quant{};
   if (isForward) {
@@ -73,18 +81,23 @@ FailureOr<Quant> quantOf(Operation *op, RecipeAttrInterface recipe,
                               "scales (the recipe state); run "
                               "te-thread-recipe-state or te-generate-backward "
                               "first (te-compile does)";
-  // MXFP8 GEMMs exist on Blackwell only; the FP8 recipes are lowered in
-  // Hopper's layout (TN-only GEMMs: a transposed copy per columnwise use).
   TargetArch arch = archOf(recipe);
+  StringRef why = arch == TargetArch::Hopper
+                      ? "Hopper's TN-only GEMMs (a transposed copy per "
+                        "columnwise operand)"
+                      : "Blackwell (its GEMMs do not run on Hopper)";
+  if (target != arch)
+    return op->emitError() << "te-decompose: " << recipe.getRecipeName()
+                           << " is lowered for " << why
+                           << ", not for the " << stringifyTargetArch(target)
+                           << " layout asked for (te-compile --arch="
+                           << smName(arch) << ", te-opt arch="
+                           << stringifyTargetArch(arch) << ")";
   auto wrongArch = [&](Operation *at, QuantizedTensorType q) {
     return at->emitError()
            << "te-decompose: " << recipe.getRecipeName() << " is lowered for "
-           << (arch == TargetArch::Hopper
-                   ? "Hopper's TN-only GEMMs (a transposed copy per "
-                     "columnwise operand)"
-                   : "Blackwell (its GEMMs do not run on Hopper)")
-           << "; " << q << " has another layout (compile with --arch="
-           << stringifyTargetArch(arch) << ")";
+           << why << "; " << q << " has another layout (te-compile --arch="
+           << smName(arch) << ")";
   };
   for (Type t : llvm::concat<Type>(op->getOperandTypes(),
                                    op->getResultTypes()))
@@ -100,7 +113,7 @@ FailureOr<Quant> quantOf(Operation *op, RecipeAttrInterface recipe,
 
 class Decomposer {
 public:
-  explicit Decomposer(OpBuilder &b) : b(b) {}
+  Decomposer(OpBuilder &b, TargetArch arch) : b(b), arch(arch) {}
 
   LogicalResult run(func::FuncOp func);
 
@@ -186,7 +199,7 @@ private:
       type = QuantizedTensorType::get(
           b.getContext(), shapeOf(x),
           grad ? getBackwardFormat(q.recipe) : getForwardFormat(q.recipe),
-          q.recipe, usage, archOf(q.recipe), block2d,
+          q.recipe, usage, arch, block2d,
           /*swizzled=*/isa<MXFP8RecipeAttr>(q.recipe), false);
     }
     // The GEMM here reads the usage asked for; a save that keeps only the
@@ -291,6 +304,8 @@ private:
   }
 
   OpBuilder &b;
+  /// The architecture class quantized values are laid out for.
+  TargetArch arch;
 };
 
 LogicalResult Decomposer::inlineRecompute(RecomputeOp op) {
@@ -317,7 +332,8 @@ LogicalResult Decomposer::forward(Operation *op) {
   // TE's forward quantizer slots (§0.2): GEMM1 input, weight, output, then
   // GEMM2's.
   if (auto ln = dyn_cast<LayerNormLinearOp>(op)) {
-    FailureOr<Quant> q = quantOf(op, ln.getRecipeAttr(), ln.getScales(), true);
+    FailureOr<Quant> q =
+        quantOf(op, ln.getRecipeAttr(), ln.getScales(), true, arch);
     if (failed(q))
       return failure();
     Norm n = norm(loc, ln.getInput(), ln.getLnWeight(), ln.getLnBias(),
@@ -336,7 +352,7 @@ LogicalResult Decomposer::forward(Operation *op) {
     results = concat({y, ln.getLnOutput() ? n.out : Value()});
   } else if (auto mlp = dyn_cast<LayerNormMLPOp>(op)) {
     FailureOr<Quant> q =
-        quantOf(op, mlp.getRecipeAttr(), mlp.getScales(), true);
+        quantOf(op, mlp.getRecipeAttr(), mlp.getScales(), true, arch);
     if (failed(q))
       return failure();
     Norm n = norm(loc, mlp.getInput(), mlp.getLnWeight(), mlp.getLnBias(),
@@ -373,7 +389,7 @@ LogicalResult Decomposer::forward(Operation *op) {
     results = concat({y, mlp.getLnOutput() ? n.out : Value()});
   } else if (auto lin = dyn_cast<LinearOp>(op)) {
     FailureOr<Quant> q =
-        quantOf(op, lin.getRecipeAttr(), lin.getScales(), true);
+        quantOf(op, lin.getRecipeAttr(), lin.getScales(), true, arch);
     if (failed(q))
       return failure();
     Value x = lin.getInput(), w = lin.getWeight(), xSaved = x, wSaved = w;
@@ -406,7 +422,7 @@ LogicalResult Decomposer::backward(Operation *op) {
   };
   if (auto ln = dyn_cast<LayerNormLinearBwdOp>(op)) {
     FailureOr<Quant> q =
-        quantOf(op, ln.getRecipeAttr(), ln.getScales(), false);
+        quantOf(op, ln.getRecipeAttr(), ln.getScales(), false, arch);
     if (failed(q))
       return failure();
     Value dy = ln.getGradOutput();
@@ -428,7 +444,7 @@ LogicalResult Decomposer::backward(Operation *op) {
       grads.push_back(dBias);
   } else if (auto mlp = dyn_cast<LayerNormMLPBwdOp>(op)) {
     FailureOr<Quant> q =
-        quantOf(op, mlp.getRecipeAttr(), mlp.getScales(), false);
+        quantOf(op, mlp.getRecipeAttr(), mlp.getScales(), false, arch);
     if (failed(q))
       return failure();
     Value dy = mlp.getGradOutput();
@@ -458,7 +474,7 @@ LogicalResult Decomposer::backward(Operation *op) {
     llvm::append_range(grads, concat({dW1, dB1, dW2, dB2}));
   } else if (auto lin = dyn_cast<LinearBwdOp>(op)) {
     FailureOr<Quant> q =
-        quantOf(op, lin.getRecipeAttr(), lin.getScales(), false);
+        quantOf(op, lin.getRecipeAttr(), lin.getScales(), false, arch);
     if (failed(q))
       return failure();
     Value dy = lin.getGradOutput();
@@ -513,9 +529,17 @@ LogicalResult Decomposer::run(func::FuncOp func) {
 
 struct TEDecomposePass
     : public te::impl::TEDecomposePassBase<TEDecomposePass> {
+  using Base::Base;
+
   void runOnOperation() override {
+    std::optional<TargetArch> target = symbolizeTargetArch(arch);
+    if (!target) {
+      getOperation().emitError() << "te-decompose: unknown arch '" << arch
+                                 << "' (hopper or blackwell)";
+      return signalPassFailure();
+    }
     OpBuilder b(&getContext());
-    Decomposer d(b);
+    Decomposer d(b, *target);
     for (auto func : getOperation().getOps<func::FuncOp>())
       if (failed(d.run(func)))
         return signalPassFailure();

@@ -20,13 +20,15 @@
 // entries (signatures, dims, planned arena bytes) is returned by the
 // generated `te_module_info()`.
 //
-// A quantized value (`!te.qtensor` on Hopper: per-tensor FP8 or Float8
-// block scaling) is one buffer holding its inner tensors (TE's, as the type
+// A quantized value (`!te.qtensor`: per-tensor FP8 or Float8 block scaling
+// on Hopper, MXFP8 on Blackwell) is one buffer holding its inner tensors
+// (TE's, as the type
 // describes them), each at a 256-byte aligned offset: first what both
 // usages share, then the columnwise copy, then the rowwise one. Per-tensor
 // FP8: `scale_inv` [1] fp32, `transpose` [K, M], `data` [M, K]; fp8-block:
 // `columnwise_data` [K, M], `columnwise_scale_inv`, `rowwise_data` [M, K],
-// `rowwise_scale_inv`. The columnwise-only tensor a backward keeps is thus
+// `rowwise_scale_inv`; MXFP8 the same names with the columnwise data not
+// transposed. The columnwise-only tensor a backward keeps is thus
 // a prefix of the `both` one (te.drop_usage is a view). te_module_info()
 // lists the inner tensors in buffer order, so callers size and read such
 // buffers without knowing the recipe.
@@ -733,7 +735,8 @@ LogicalResult FunctionLowering::lowerOp(Operation *op) {
             a.first, a.second, c32(g.getLayout() == GemmLayout::NT),
             c32(fp8Code(rq.getFormat())), bm.first, bm.second,
             c32(g.getLayout() != GemmLayout::TN),
-            c32(lq.getSwizzled() && rq.getSwizzled()), bias,
+            /*swizzled=*/c32(1), bias, // checkQuantized admits no other
+
             ptr(g.getResult()), m, n, k, c32(0)});
     else if (block)
       call("te_rt_gemm_fp8_block",

@@ -33,7 +33,9 @@ void mlir::te::buildTEPipeline(OpPassManager &pm,
     pm.addPass(createTEGenerateBackwardPass(backward));
   }
   pm.addPass(createTEThreadRecipeStatePass());
-  pm.addPass(createTEDecomposePass());
+  TEDecomposePassOptions decompose;
+  decompose.arch = options.arch;
+  pm.addPass(createTEDecomposePass(decompose));
   if (options.weightCache)
     pm.addPass(createTEWeightCachePass());
   pm.addPass(createCSEPass());

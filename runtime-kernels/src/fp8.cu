@@ -18,8 +18,9 @@
 //   and pointers allow, element by element elsewhere. Data alone is a flat
 //   vectorized kernel. On the H200, 8192x4096 bf16 with data and transpose
 //   runs at ~89% of a device-to-device copy's bandwidth (f32: ~85-92%).
-// - GEMM: cuBLASLt's FP8 TN matmul (fp32 compute, split accumulation: fast
-//   accumulation off) with the operands' scale_inv as its A/B scale
+// - GEMM: cuBLASLt's FP8 TN matmul (fp32 compute; split accumulation unless
+//   the caller asks for fast accumulation, TE's fprop default) with the
+//   operands' scale_inv as its A/B scale
 //   pointers; bias through the BIAS epilogue for bf16/f16 output and a
 //   kernel for f32 output (cuBLASLt's FP8 kernels take a bf16 bias there).
 //   Descriptors and the heuristic are built per call, as in gemm.cu. The

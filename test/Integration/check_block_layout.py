@@ -49,14 +49,34 @@ def round_up(a, b):
     return ceil_div(a, b) * b
 
 
-def check_scales(x, deq, scale_inv):
-    """Power-of-two scales with amax*scale in (224, 448]; values within E4M3's
-    half-ulp (relative 2^-4) of x, or of its subnormal step."""
-    s = 1.0 / scale_inv
-    pow2 = bool(np.all(np.frexp(s)[0] == 0.5))
+def expected_scale_inv(amax):
+    """1 / scale with TE's rule: scale = 448 / amax (1 for amax 0, FLT_MAX on
+    overflow), rounded down to a power of two (mantissa bits cleared)."""
+    amax = np.asarray(amax, np.float32)
+    with np.errstate(divide="ignore", over="ignore"):
+        s = np.float32(448) / amax
+    s = np.where(amax == 0, np.float32(1), s)
+    s = np.where(np.isinf(s), np.finfo(np.float32).max, s).astype(np.float32)
+    s = (s.view(np.uint32) & np.uint32(0xFF800000)).view(np.float32)
+    return (np.float32(1) / s).astype(np.float32)
+
+
+def block_amax(x, rows, cols):
+    """max |x| over blocks of rows x cols (edge blocks partial)."""
+    m, k = x.shape
+    out = np.zeros((ceil_div(m, rows), ceil_div(k, cols)), np.float32)
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = np.abs(x[i * rows:(i + 1) * rows, j * cols:(j + 1) * cols]).max()
+    return out
+
+
+def check_values(x, deq, scale_inv):
+    """Values within E4M3's half-ulp (relative 2^-4) of x, or of its
+    subnormal step at this scale."""
     err = np.abs(deq - x)
     bound = np.maximum(np.abs(x) * 2.0**-4, 2.0**-10 * scale_inv) + 1e-30
-    return pow2, bool(np.all(err <= bound))
+    return bool(np.all(err <= bound))
 
 
 def main():
@@ -74,8 +94,11 @@ def main():
     print("views", bool((r[2] == r[0][:ncol]).all()), bool((r[1] == r[0][ncol:]).all()))
     print("2d transposed", bool((both["cdata"].T == both["rdata"]).all()),
           bool((both["cscale"][:, :rs2[0]].T == both["rscale"][:, :cs2[0]]).all()))
-    inv = np.repeat(np.repeat(both["rscale"][:, :ceil_div(k, 128)], 128, 0), 128, 1)[:m, :k]
-    print("2d values", *check_scales(x, e4m3(both["rdata"]) * inv, inv))
+    kb, mb = ceil_div(k, 128), ceil_div(m, 128)
+    inv = np.repeat(np.repeat(both["rscale"][:, :kb], 128, 0), 128, 1)[:m, :k]
+    print("2d scales", bool((both["rscale"][:, :kb] ==
+                             expected_scale_inv(block_amax(x, 128, 128))).all()),
+          check_values(x, e4m3(both["rdata"]) * inv, inv))
     # 1x128 blocks: rowwise scales [ceil(K/128), roundup(M, 4)] (row i, block
     # jb at [jb][i]); columnwise is the same of x^T [K, M].
     rs1 = (ceil_div(k, 128), round_up(m, 4))
@@ -84,11 +107,16 @@ def main():
                        ("rdata", (m, k), "u1"), ("rscale", rs1, "f4")])
     rinv = np.repeat(one["rscale"][:, :m].T, 128, 1)[:, :k]
     cinv = np.repeat(one["cscale"][:, :k].T, 128, 1)[:, :m]
-    print("1d rowwise", *check_scales(x, e4m3(one["rdata"]) * rinv, rinv))
-    print("1d columnwise", *check_scales(x.T, e4m3(one["cdata"]) * cinv, cinv))
+    print("1d rowwise", bool((one["rscale"][:, :m] ==
+                              expected_scale_inv(block_amax(x, 1, 128)).T).all()),
+          check_values(x, e4m3(one["rdata"]) * rinv, rinv))
+    print("1d columnwise", bool((one["cscale"][:, :k] ==
+                                 expected_scale_inv(block_amax(x.T, 1, 128)).T).all()),
+          check_values(x.T, e4m3(one["cdata"]) * cinv, cinv))
     # Independent quantizations: the columnwise copy is not the transpose.
     print("1d independent", bool((one["cdata"].T != one["rdata"]).any()))
-    pad = [one["rscale"][:, m:], one["cscale"][:, k:], both["rscale"][:, ceil_div(k, 128):]]
+    pad = [one["rscale"][:, m:], one["cscale"][:, k:], both["rscale"][:, kb:],
+           both["cscale"][:, mb:]]
     print("padding zero", all(bool((p == 0).all()) for p in pad))
 
 

@@ -32,7 +32,7 @@
 // CHECK:      sizes [120832, 60416, 60416, 125440]
 // CHECK-NEXT: views True True
 // CHECK-NEXT: 2d transposed True True
-// CHECK-NEXT: 2d values True True
+// CHECK-NEXT: 2d scales True True
 // CHECK-NEXT: 1d rowwise True True
 // CHECK-NEXT: 1d columnwise True True
 // CHECK-NEXT: 1d independent True

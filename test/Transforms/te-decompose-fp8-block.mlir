@@ -1,5 +1,7 @@
 // RUN: te-opt %s --te-generate-backward --te-thread-recipe-state --te-decompose --split-input-file | FileCheck %s
 // RUN: te-opt %s --te-generate-backward --te-thread-recipe-state --te-decompose --te-lower-to-runtime --cse --split-input-file | FileCheck %s --check-prefix=LLVM
+// RUN: not te-opt %s --te-thread-recipe-state --te-decompose="arch=blackwell" --split-input-file 2>&1 | FileCheck %s --check-prefix=BW
+// BW: error: te-decompose: fp8-block is lowered for Hopper's TN-only GEMMs (a transposed copy per columnwise operand), not for the blackwell layout asked for (te-compile --arch=sm_90a, te-opt arch=hopper)
 //
 // te-decompose under Float8 block scaling (reference §4.4): E4M3 for every
 // tensor (gradients too), 1x128 blocks for activations and gradients,

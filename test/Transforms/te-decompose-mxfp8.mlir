@@ -1,6 +1,8 @@
-// RUN: te-opt %s --te-generate-backward="arch=blackwell" --te-thread-recipe-state --te-decompose | FileCheck %s
-// RUN: te-opt %s --te-generate-backward="arch=blackwell" --te-thread-recipe-state --te-decompose --te-lower-to-runtime --cse | FileCheck %s --check-prefix=LLVM
-// RUN: not te-opt %s --te-generate-backward --te-thread-recipe-state --te-decompose 2>&1 | FileCheck %s --check-prefix=HOPPER
+// RUN: te-opt %s --te-generate-backward="arch=blackwell" --te-thread-recipe-state --te-decompose="arch=blackwell" | FileCheck %s
+// RUN: te-opt %s --te-generate-backward="arch=blackwell" --te-thread-recipe-state --te-decompose="arch=blackwell" --te-lower-to-runtime --cse | FileCheck %s --check-prefix=LLVM
+// RUN: not te-opt %s --te-thread-recipe-state --te-decompose 2>&1 | FileCheck %s --check-prefix=HOPPER
+// RUN: not te-opt %s --te-generate-backward --te-thread-recipe-state --te-decompose="arch=blackwell" 2>&1 | FileCheck %s --check-prefix=SAVES
+// RUN: not te-opt %s --te-decompose="arch=ampere" 2>&1 | FileCheck %s --check-prefix=ARCH
 //
 // te-decompose under MXFP8 (reference §4.3), a Blackwell recipe: E4M3
 // everywhere, one E8M0 scale per 32 elements along the contraction dim, the
@@ -47,8 +49,11 @@
 // LLVM:       @te_module_info.json(
 // LLVM-SAME:  \22inner\22:[{\22dtype\22:\22uint8\22,\22name\22:\22columnwise_data\22,\22shape\22:[96,128]},{\22dtype\22:\22uint8\22,\22name\22:\22columnwise_scale_inv\22,\22shape\22:[4,128]},{\22dtype\22:\22uint8\22,\22name\22:\22rowwise_data\22,\22shape\22:[96,128]},{\22dtype\22:\22uint8\22,\22name\22:\22rowwise_scale_inv\22,\22shape\22:[128,4]}],\22shape\22:[96,128],\22te.saved\22:\22layernorm_linear_0.weight\22
 
-// Saves in Hopper's layout (the default --arch) cannot hold MXFP8.
-// HOPPER: error: te-decompose: mxfp8 is lowered for Blackwell (its GEMMs do not run on Hopper); '!te.qtensor<{{.*}}, #te.mxfp8, {{.*}}, hopper, swizzled>' has another layout (compile with --arch=blackwell)
+// The default (Hopper) layout cannot hold MXFP8, even for an inference
+// entry alone; saves made in Hopper's layout cannot either.
+// HOPPER: error: te-decompose: mxfp8 is lowered for Blackwell (its GEMMs do not run on Hopper), not for the hopper layout asked for (te-compile --arch=sm_100a, te-opt arch=blackwell)
+// SAVES: error: te-decompose: mxfp8 is lowered for Blackwell (its GEMMs do not run on Hopper); '!te.qtensor<{{.*}}, #te.mxfp8, {{.*}}, hopper, swizzled>' has another layout (te-compile --arch=sm_100a)
+// ARCH: error: te-decompose: unknown arch 'ampere' (hopper or blackwell)
 func.func @lnl(%x: tensor<64x128xbf16>, %g: tensor<128xbf16>, %b: tensor<128xbf16>, %w: tensor<96x128xbf16>, %bias: tensor<96xbf16>) -> tensor<64x96xbf16> {
   %y = te.layernorm_linear %x norm layer_norm(%g, %b) weight(%w, %bias) recipe(#te.mxfp8) : (tensor<64x128xbf16>, tensor<128xbf16>, tensor<128xbf16>, tensor<96x128xbf16>, tensor<96xbf16>) -> tensor<64x96xbf16>
   return %y : tensor<64x96xbf16>

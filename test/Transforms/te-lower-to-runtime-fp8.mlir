@@ -1,4 +1,5 @@
 // RUN: te-opt %s --te-generate-backward --te-thread-recipe-state --te-decompose --te-lower-to-runtime --split-input-file | FileCheck %s
+// RUN: te-opt %s --te-generate-backward --te-thread-recipe-state --te-decompose --te-lower-to-runtime --cse --split-input-file | FileCheck %s --check-prefix=FAST
 //
 // te-lower-to-runtime for per-tensor FP8: te.quantize -> te_rt_quantize_fp8,
 // FP8 te.gemm -> te_rt_gemm_fp8 (every layout as TN on the inner buffers),
@@ -36,6 +37,17 @@
 // CHECK-SAME: \22arena_bytes\22:4608,\22arena_slots\22:3
 // CHECK-SAME: {\22alignment\22:256,\22dtype\22:\22qtensor\22,\22inner\22:[{\22dtype\22:\22float32\22,\22name\22:\22scale_inv\22,\22shape\22:[1]},{\22dtype\22:\22uint8\22,\22name\22:\22transpose\22,\22shape\22:[64,32]},{\22dtype\22:\22uint8\22,\22name\22:\22data\22,\22shape\22:[32,64]}],\22shape\22:[32,64],\22te.saved\22:\22layernorm_linear_0.weight\22,\22type\22:\22!te.qtensor<32x64xe4m3, #te.fp8_current<>, both, hopper>\22}
 // CHECK-SAME: {\22alignment\22:256,\22dtype\22:\22qtensor\22,\22inner\22:[{\22dtype\22:\22float32\22,\22name\22:\22scale_inv\22,\22shape\22:[1]},{\22dtype\22:\22uint8\22,\22name\22:\22transpose\22,\22shape\22:[64,16]}],\22shape\22:[16,64],\22te.saved\22:\22layernorm_linear_0.ln_out\22
+// The last two arguments of te_rt_gemm_fp8 are accumulate and
+// fast_accumulate: the fprop accumulates fast (TE's default), dgrad and
+// wgrad split. (--cse leaves one constant of each value.)
+// FAST-LABEL: llvm.func @te_entry_lnl_fwd(
+// FAST-DAG:   %[[ZERO:.*]] = llvm.mlir.constant(0 : i32) : i32
+// FAST-DAG:   %[[ONE:.*]] = llvm.mlir.constant(1 : i32) : i32
+// FAST:       llvm.call @te_rt_gemm_fp8({{.*}}, %[[ZERO]], %[[ONE]]) :
+// FAST-LABEL: llvm.func @te_entry_lnl_bwd(
+// FAST-DAG:   %[[ZERO:.*]] = llvm.mlir.constant(0 : i32) : i32
+// FAST:       llvm.call @te_rt_gemm_fp8({{.*}}, %[[ZERO]], %[[ZERO]]) :
+// FAST:       llvm.call @te_rt_gemm_fp8({{.*}}, %[[ZERO]], %[[ZERO]]) :
 func.func @lnl(%x: tensor<16x64xbf16>, %g: tensor<64xbf16>, %b: tensor<64xbf16>, %w: tensor<32x64xbf16>, %bias: tensor<32xbf16>) -> tensor<16x32xbf16> {
   %y = te.layernorm_linear %x norm layer_norm(%g, %b) weight(%w, %bias) recipe(#te.fp8_current<>) : (tensor<16x64xbf16>, tensor<64xbf16>, tensor<64xbf16>, tensor<32x64xbf16>, tensor<32xbf16>) -> tensor<16x32xbf16>
   return %y : tensor<16x32xbf16>

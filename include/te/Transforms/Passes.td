@@ -213,9 +213,17 @@ def TEDecomposePass : Pass<"te-decompose", "::mlir::ModuleOp"> {
     delayed scaling each quantization takes its scale from the op's
     `scales` vector at its TE quantizer slot (§0.2), and `te.amax` becomes
     the vector of the amaxes the quantizations recorded (0 for unused
-    slots). Other quantized recipes (mxfp8, fp8-block, nvfp4) and Blackwell
-    per-tensor layouts are an error naming the recipe.
+    slots). Float8 block scaling (`fp8-block`) quantizes at the same points
+    with per-role block shapes and no state; MXFP8 (`mxfp8`) likewise in
+    Blackwell's layout. `arch` is the GPU class the quantized values are
+    laid out for: hopper (per-tensor FP8, fp8-block) or blackwell (mxfp8);
+    a recipe not lowered for it, NVFP4 and Blackwell per-tensor layouts are
+    an error naming the recipe.
   }];
+  let options = [
+    Option<"arch", "arch", "std::string", /*default=*/"\"hopper\"",
+           "Architecture class of the quantized layouts: hopper or blackwell">
+  ];
   let dependentDialects = ["::mlir::te::TEDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::tensor::TensorDialect"];

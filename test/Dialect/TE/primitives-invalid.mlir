@@ -407,3 +407,11 @@ func.func @gemm_fast_accumulate_bf16(%x: tensor<32x64xbf16>, %w: tensor<16x64xbf
   %y = te.gemm tn %x, %w {fast_accumulate} : (tensor<32x64xbf16>, tensor<16x64xbf16>) -> tensor<32x16xbf16>
   return
 }
+
+// -----
+
+func.func @gemm_fast_accumulate_block(%x: !te.qtensor<128x128xe4m3, #te.fp8_block<>, rowwise, hopper>, %w: !te.qtensor<256x128xe4m3, #te.fp8_block<>, rowwise, hopper, block_2d>) {
+  // expected-error @+1 {{'te.gemm' op fast_accumulate applies to per-tensor FP8 GEMMs (TE forces split accumulation for the others)}}
+  %y = te.gemm tn %x, %w {fast_accumulate} : (!te.qtensor<128x128xe4m3, #te.fp8_block<>, rowwise, hopper>, !te.qtensor<256x128xe4m3, #te.fp8_block<>, rowwise, hopper, block_2d>) -> tensor<128x256xbf16>
+  return
+}

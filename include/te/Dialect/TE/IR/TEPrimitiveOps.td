@@ -86,6 +86,11 @@ def TE_QuantizeOp : TE_PrimitiveOp<"quantize"> {
     no `scale(...)` and no `amax` result. Kernel:
     `te_rt_quantize_fp8_block`.
 
+    MXFP8 (`#te.mxfp8`, §4.3, Blackwell layout): one E8M0 scale per 32
+    elements along the rows (rowwise) or down the columns (columnwise, data
+    not transposed), scales in cuBLAS's swizzled order; stateless like
+    fp8-block. Kernel: `te_rt_quantize_mxfp8`.
+
     `weight` marks the quantization of a module op's weight (what TE's FP8
     weight cache keeps across micro-batches; see te-weight-cache).
 
