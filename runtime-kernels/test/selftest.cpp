@@ -425,10 +425,15 @@ void checkGemmAll(te_kernels_state *s, cudaStream_t stream, std::mt19937 &rng,
           checkGemm(s, stream, rng, c, out, p[0], p[1], bias, acc, 16, 32, 48);
     checkGemm(s, stream, rng, c, 1, p[0], p[1], true, true, 256, 512, 1024);
     checkGemm(s, stream, rng, c, 0, p[0], p[1], true, false, 256, 512, 1024);
-    // Fast accumulation (TE's fprop default): same bound.
+    // Fast accumulation (TE's fprop default): same bound. Not at K = 4096
+    // with M, N of a few hundred: there cuBLASLt picks its small-tile
+    // fast-accumulation kernels (nvjet_sm90_*_64x24_128x16_*, any output
+    // type), in which compute-sanitizer racecheck reports shared-memory
+    // hazards: inside NVIDIA's kernel, results within the bound; the
+    // CudaAbi tests run such shapes outside racecheck.
     checkGemm(s, stream, rng, c, 1, p[0], p[1], true, false, 256, 512, 1024,
               true);
-    checkGemm(s, stream, rng, c, 0, p[0], p[1], false, true, 256, 512, 4096,
+    checkGemm(s, stream, rng, c, 0, p[0], p[1], false, true, 512, 256, 1024,
               true);
     // Dims off the multiple of 16 (8 tokens, a wgrad over 8 rows): the
     // dequantized fp32 fallback.
