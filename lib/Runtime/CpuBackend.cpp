@@ -181,6 +181,21 @@ bool fp8Format(const Checker &c, int32_t format, const char *name) {
                 " (0 E4M3, 1 E5M2)");
 }
 
+/// The copies a block-scaled quantization writes: each is given as both its
+/// data and its scales or neither, and at least one is requested.
+bool blockCopies(const Checker &c, const void *data, const void *scale_inv,
+                 const void *columnwise_data,
+                 const void *columnwise_scale_inv) {
+  if (bool(data) != bool(scale_inv))
+    return c.fail("data and scale_inv must both be given or both be NULL");
+  if (bool(columnwise_data) != bool(columnwise_scale_inv))
+    return c.fail("columnwise_data and columnwise_scale_inv must both be "
+                  "given or both be NULL");
+  if (!data && !columnwise_data)
+    return c.fail("no copy requested (data and columnwise_data are NULL)");
+  return true;
+}
+
 te::cpu::FP8 fp8Of(int32_t format) {
   return format == TE_RT_FP8_E4M3 ? te::cpu::FP8::E4M3 : te::cpu::FP8::E5M2;
 }
@@ -758,14 +773,8 @@ int32_t te_rt_quantize_fp8_block(te_rt_context *ctx, int32_t dtype,
       !c.flag("block_2d", block_2d) || !c.flag("pow2_scale", pow2_scale) ||
       !c.notNull("x", x))
     return 1;
-  if (bool(data) != bool(scale_inv))
-    return c.fail("data and scale_inv must both be given or both be NULL"), 1;
-  if (bool(columnwise_data) != bool(columnwise_scale_inv))
-    return c.fail("columnwise_data and columnwise_scale_inv must both be "
-                  "given or both be NULL"),
-           1;
-  if (!data && !columnwise_data)
-    return c.fail("no copy requested (data and columnwise_data are NULL)"), 1;
+  if (!blockCopies(c, data, scale_inv, columnwise_data, columnwise_scale_inv))
+    return 1;
   if (ctx->backend == TE_RT_BACKEND_CUDA)
     return onCuda(c, ctx, [&](auto *s) {
       return te_kernels_quantize_fp8_block(
@@ -897,14 +906,8 @@ int32_t te_rt_quantize_mxfp8(te_rt_context *ctx, int32_t dtype, const void *x,
       !fp8Format(c, format, "format") || !c.flag("swizzled", swizzled) ||
       !c.notNull("x", x))
     return 1;
-  if (bool(data) != bool(scale_inv))
-    return c.fail("data and scale_inv must both be given or both be NULL"), 1;
-  if (bool(columnwise_data) != bool(columnwise_scale_inv))
-    return c.fail("columnwise_data and columnwise_scale_inv must both be "
-                  "given or both be NULL"),
-           1;
-  if (!data && !columnwise_data)
-    return c.fail("no copy requested (data and columnwise_data are NULL)"), 1;
+  if (!blockCopies(c, data, scale_inv, columnwise_data, columnwise_scale_inv))
+    return 1;
   if (ctx->backend == TE_RT_BACKEND_CUDA)
     return mxfp8NeedsBlackwell(c);
   return guarded(c, [&] {
