@@ -17,10 +17,11 @@
 # Usage: scripts/main.sh [DTYPE] [--checkpoint]
 #   DTYPE: bf16 (default), f32, or an FP8 variant of a bf16 model:
 #   bf16_fp8_current / bf16_fp8_delayed (TE's per-tensor FP8 recipes, on
-#   the 8-token model), bf16_fp8_block (Float8 block scaling) and
-#   bf16_mxfp8 (MXFP8, Blackwell layout: the CPU backend here) on a
-#   128-token, hidden 128, FFN 256 model; FP8 results are compared with
-#   PyTorch's emulation of the recipe
+#   the 8-token model), bf16_fp8_block (Float8 block scaling),
+#   bf16_mxfp8 (MXFP8) and bf16_nvfp4 (NVFP4 with the Hadamard transform
+#   and stochastic rounding; MXFP8 and NVFP4 are Blackwell layouts: the CPU
+#   backend here) on a 128-token, hidden 128, FFN 256 model; quantized
+#   results are compared with PyTorch's emulation of the recipe
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 dtype=${1:-bf16}
@@ -28,11 +29,11 @@ shift || true
 extra=("$@")
 case=ln_mlp_gelu_$dtype
 inputs=$root/test/Integration/Inputs/$case
-[[ -d $inputs ]] || { echo "main: no case '$case' (dtype bf16, f32, bf16_fp8_current, bf16_fp8_delayed, bf16_fp8_block or bf16_mxfp8)" >&2; exit 1; }
+[[ -d $inputs ]] || { echo "main: no case '$case' (dtype bf16, f32, bf16_fp8_current, bf16_fp8_delayed, bf16_fp8_block, bf16_mxfp8 or bf16_nvfp4)" >&2; exit 1; }
 cfg() { python3 -c "import json,sys; print(json.load(open(sys.argv[1])).get('$1', ''))" "$inputs/config.json" 2>/dev/null || true; }
 recipe=$(cfg recipe)
 [[ -n $recipe ]] && extra+=(--recipe "$recipe")
-# MXFP8 is a Blackwell recipe: its quantized layout is sm_100a's.
+# MXFP8 and NVFP4 are Blackwell recipes: their quantized layout is sm_100a's.
 [[ $(cfg arch) == blackwell ]] && extra+=(--arch sm_100a)
 
 "$root/scripts/bootstrap.sh"

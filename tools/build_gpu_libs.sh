@@ -29,8 +29,10 @@ for c in ln_mlp_gelu_bf16 rms_swiglu_f32 ln_mlp_gelu_dyn_f32 \
   flags=(); [[ -n $recipe ]] && flags=(--recipe "$recipe")
   compile "$c" "$ins/$c/model.mlir" ${flags[@]+"${flags[@]}"}
 done
-# MXFP8 is a Blackwell recipe: on the H200 its library must fail cleanly.
+# MXFP8 and NVFP4 are Blackwell recipes: on the H200 their libraries must
+# fail cleanly (the cpu backend runs them).
 compile ln_linear_f32_mxfp8 "$ins/ln_linear_f32_mxfp8/model.mlir" --recipe mxfp8 --arch sm_100a
+compile ln_mlp_gelu_bf16_nvfp4 "$ins/ln_mlp_gelu_bf16_nvfp4/model.mlir" --recipe nvfp4 --arch sm_100a
 # Tiny modules: T = bf16; LayerNorm-Linear, LayerNorm-MLP (GELU) and
 # RMSNorm-MLP (SwiGLU) at M tokens, hidden K, N out/ffn features.
 tiny() { # module M K N recipe

@@ -12,6 +12,11 @@ their raw bits in a uint16 array and is decoded before comparing; any other `.np
 hold a numeric array (float, int or bool).  A 2-byte void array (what NumPy makes of an
 ml_dtypes bfloat16 file) is also read as bf16 bits.
 
+With --max-norm-rel X a file must also satisfy ||actual - expected|| / ||expected|| <= X
+(2-norms over its finite elements; ||actual - expected|| <= X when expected is all zero): a
+check that a quantized computation follows the same rounding decisions as its emulation,
+which an elementwise bound loose enough for the quantization error cannot see.
+
 Files are matched by their path relative to the directory (subdirectories included).
 --names restricts the comparison to these names (with or without `.npy` / `.bf16.npy`,
 relative paths allowed); every named file must exist in --expected.
@@ -95,7 +100,7 @@ def fmt(v: float) -> str:
 
 
 def compare(name: str, exp: np.ndarray, act: np.ndarray, atol: float, rtol: float,
-            equal_nan: bool) -> tuple[bool, str]:
+            equal_nan: bool, max_norm_rel: float | None = None) -> tuple[bool, str]:
     tol = f"(atol={atol:g}, rtol={rtol:g})"
     if exp.shape != act.shape:
         return False, f"MISMATCH {name}: shape {list(act.shape)} != expected {list(exp.shape)}"
@@ -117,6 +122,16 @@ def compare(name: str, exp: np.ndarray, act: np.ndarray, atol: float, rtol: floa
     max_rel = float(rel.max()) if finite.any() else 0.0
     stats = f"max_abs_err={fmt(max_abs)} max_rel_err={fmt(max_rel)}"
     n_bad = int(bad.sum())
+    if max_norm_rel is not None:
+        e_norm = float(np.linalg.norm(np.where(finite, exp, 0.0)))
+        d_norm = float(np.linalg.norm(diff))
+        norm_rel = d_norm / e_norm if e_norm > 0 else d_norm
+        stats += f" norm_rel_err={fmt(norm_rel)}"
+        tol = f"(atol={atol:g}, rtol={rtol:g}, max_norm_rel={max_norm_rel:g})"
+        if n_bad == 0 and not norm_rel <= max_norm_rel:
+            return False, (f"MISMATCH {name} {stats} {tol}: every element within tolerance, "
+                           f"but ||actual - expected|| / ||expected|| = {fmt(norm_rel)} "
+                           f"> {max_norm_rel:g}")
     if n_bad == 0:
         return True, f"OK {name} {stats} {tol}"
     # the worst element: the largest excess over the allowed error (non-finite first)
@@ -146,13 +161,18 @@ def main(argv=None) -> int:
     ap.add_argument("--names", nargs="+", default=None,
                     help="compare only these files (relative names, .npy optional)")
     ap.add_argument("--equal-nan", action="store_true", help="NaN facing NaN is equal")
+    ap.add_argument("--max-norm-rel", type=float, default=None,
+                    help="also require ||actual - expected|| / ||expected|| <= this per file")
     args = ap.parse_args(argv)
 
     for what, d in (("--expected", args.expected), ("--actual", args.actual)):
         if not os.path.isdir(d):
             print(f"ERROR {what} {d!r} is not a directory", file=sys.stderr)
             return 2
-    for what, v in (("--atol", args.atol), ("--rtol", args.rtol)):
+    checks = [("--atol", args.atol), ("--rtol", args.rtol)]
+    if args.max_norm_rel is not None:
+        checks.append(("--max-norm-rel", args.max_norm_rel))
+    for what, v in checks:
         if not math.isfinite(v) or v < 0:
             print(f"ERROR {what} must be a finite number >= 0, got {v}", file=sys.stderr)
             return 2
@@ -192,7 +212,8 @@ def main(argv=None) -> int:
             print(f"ERROR {name}: actual file: {e}")
             failed += 1
             continue
-        good, line = compare(name, exp, act, args.atol, args.rtol, args.equal_nan)
+        good, line = compare(name, exp, act, args.atol, args.rtol, args.equal_nan,
+                             args.max_norm_rel)
         print(line)
         if good:
             ok += 1

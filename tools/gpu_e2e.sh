@@ -130,20 +130,23 @@ for lib in "$libs"/fp8_tiny_*.so; do
   done
 done
 
-# MXFP8 (Blackwell-only GEMMs): the cpu backend runs it, the cuda backend
-# (Hopper) must refuse it with the runtime's message, not a crash.
-c=ln_linear_f32_mxfp8
-echo "== $c (a Blackwell recipe on Hopper)"
-mkdir -p "$out/$c-cpu" "$out/$c-cuda"
-step "$c" "$libs/$c.so" "$ins/$c" cpu "$out/$c-cpu"
-"$run" "$libs/$c.so" --step main --inputs "$ins/$c/args" --grads "$ins/$c/grads_in" \
-  --outputs "$out/$c-cuda" --backend cuda > "$out/$c-cuda.log" 2>&1
-rc=$?
-if ((rc != 0)) && grep -q "MXFP8 is a Blackwell (sm_100+) recipe" "$out/$c-cuda.log"; then
-  echo "  cuda refuses it: rc=$rc: $(grep -m1 -o 'te_rt_[a-z0-9_]*: MXFP8 is a Blackwell[^;]*' "$out/$c-cuda.log")"
-else
-  echo "  cuda: expected the Blackwell error, got rc=$rc: $(tail -2 "$out/$c-cuda.log")"; status=1
-fi
+# MXFP8 and NVFP4 (Blackwell-only GEMMs): the cpu backend runs them, the
+# cuda backend (Hopper) must refuse them with the runtime's message, not a
+# crash.
+for c in ln_linear_f32_mxfp8:MXFP8 ln_mlp_gelu_bf16_nvfp4:NVFP4; do
+  what=${c#*:} c=${c%:*}
+  echo "== $c (a Blackwell recipe on Hopper)"
+  mkdir -p "$out/$c-cpu" "$out/$c-cuda"
+  step "$c" "$libs/$c.so" "$ins/$c" cpu "$out/$c-cpu"
+  "$run" "$libs/$c.so" --step main --inputs "$ins/$c/args" --grads "$ins/$c/grads_in" \
+    --outputs "$out/$c-cuda" --backend cuda > "$out/$c-cuda.log" 2>&1
+  rc=$?
+  if ((rc != 0)) && grep -q "$what is a Blackwell (sm_100+) recipe" "$out/$c-cuda.log"; then
+    echo "  cuda refuses it: rc=$rc: $(grep -m1 -o "te_rt_[a-z0-9_]*: $what is a Blackwell[^;]*" "$out/$c-cuda.log")"
+  else
+    echo "  cuda: expected the Blackwell error, got rc=$rc: $(tail -2 "$out/$c-cuda.log")"; status=1
+  fi
+done
 echo "== compute-sanitizer memcheck: te-run ln_mlp_gelu_bf16_fp8_delayed --step main --backend cuda"
 c=ln_mlp_gelu_bf16_fp8_delayed
 mkdir -p "$out/memcheck-fp8"

@@ -172,6 +172,35 @@ config.json of an fp8-block case also has "block_len" (128), "block_scaling_dim"
 ({"x": 1, "weight": 2, "grad": 1}) and "power_2_scales" (true); of an mxfp8 case "arch"
 ("blackwell"), "block_len" (32), "block_scaling_dim" ({"x": 1, "weight": 1, "grad": 1}),
 "power_2_scales" (true) and "scale_format" ("E8M0").
+NVFP4BlockScaling ("nvfp4"; reference section 4.5) with TE's defaults, a Blackwell recipe
+("arch": "blackwell"): E2M1 for every tensor, one E4M3 scale per 16 elements and an fp32
+global amax per copy; weights in 16x16 tiles; the random Hadamard transform on the
+columnwise (wgrad) copies of the norm output, the activation and the gradients; gradients
+rounded stochastically.  TE's fp32 activations need the transform off: the f32 case
+compiles with te-compile --recipe '#te.nvfp4<rht = false>'.  qdq_nvfp4 is the runtime's
+te_rt_quantize_nvfp4 (lib/Runtime/cpu), bit for bit:
+
+    copy                          rowwise: t [M, K], 1x16 blocks along rows; columnwise:
+                                  t^T [K, M] (blocks run down t's columns), after rht_rows
+                                  (each 16-chunk c -> c . M, M = H16 . diag(s) / 4,
+                                  summed in fp32 in index order) when the copy is
+                                  transformed; returned transposed back (in the transformed
+                                  basis along M, which cancels in the wgrad GEMM)
+    global                        A = max|copy|, S_enc = fp32(2688 / A) (1 for A = 0 or inf)
+    block scale                   S_dec = e4m3((block amax * S_enc) / 6), per 1x16 block or
+                                  16x16 tile
+    element                       e2m1(v * (S_enc / S_dec)) (0 where S_dec is 0), nearest
+                                  even (ties to the even code) or stochastic: up iff
+                                  u < (|v| - lo) / (hi - lo), u = (r >> 8) * 2^-24, r =
+                                  te_rt_nvfp4_random_bits(0, seed, copy, index): seeds in
+                                  te-decompose's order (dy 0, LayerNormMLP's dfc1 1)
+    dequantized                   e2m1 * S_dec * (A / 2688) (the runtime's GEMM multiplies
+                                  the fp32 sum of e2m1 * S_dec products by A_a * A_b /
+                                  7225344; the two differ by fp32 rounding only)
+    forward / backward            as mxfp8's with qdq_nvfp4 (weights: W.col = W.row)
+config.json of an nvfp4 case also has "block_len" (16), "weight_block_2d", "rht",
+"stochastic_rounding", "stochastic_rounding_seeds" and "context_seed" (0).  Tolerances:
+TE's quantization_tols for NVFP4 = dtype_tols(e2m1) (atol 0.125, rtol 0.25).
 Delayed-scaling state slots (TE section 0.2): forward LayerNormMLP
 [fc1 input z, fc1 weight, fc1 output, fc2 input a, fc2 weight, fc2 output], LayerNormLinear
 [input z, weight, output]; backward LayerNormMLP [fc1 grad output dfc1, fc1 grad input,
@@ -194,6 +223,10 @@ failure fails the run):
     2^-126 and other powers of two, hold exact E4M3 ties, FLT_MAX, inf or a NaN, and spread
     over 2^-24..1 of their amax so that E4M3 subnormals occur (check_qdq_mx; it also
     matches the runtime's C++ functions, checked when it was written);
+  - (nvfp4) e2m1_nearest agrees with ml_dtypes' float4_e2m1fn; the Hadamard matrix is
+    orthogonal; stochastic rounding keeps grid values, moves only to a neighbour and
+    rounds p = 0.25 up 25% +- 1% of the time; qdq_nvfp4 agrees bit for bit with a direct
+    per-block loop, 1-D, 2-D and stochastic (check_nvfp4);
   - with quantization switched off, the emulation reproduces the base case's autograd
     goldens within the module dtype's tolerances (its GEMM layouts, activation and norm
     backward, bias gradients);
@@ -447,16 +480,29 @@ FP8_RECIPES = {
               "elements, rowwise 1x32 and columnwise 32x1 blocks of every tensor, weights "
               "included", "E4M3 (every tensor, gradients included)"),
 }
-# The architecture class a recipe needs (config.json "arch"): MXFP8 GEMMs are a Blackwell
-# feature. te-compile spells it --arch sm_100a.
-RECIPE_ARCH = {"mxfp8": "blackwell"}
+NVFP4_F32 = "#te.nvfp4<rht = false>"  # te-compile --recipe takes the attribute spelling
+FP8_RECIPES["nvfp4"] = (
+    "NVFP4BlockScaling", "E2M1 with E4M3 scales per 1x16 block and an fp32 global amax; "
+    "16x16 blocks for weights, the random Hadamard transform on the wgrad copies of "
+    "activations and gradients, stochastic rounding of gradients",
+    "E2M1 (every tensor; E4M3 block scales)")
+FP8_RECIPES[NVFP4_F32] = (
+    "NVFP4BlockScaling without the Hadamard transform (TE's fp32 activations need that)",
+    "E2M1 with E4M3 scales per 1x16 block and an fp32 global amax; 16x16 blocks for "
+    "weights, stochastic rounding of gradients", "E2M1 (every tensor; E4M3 block scales)")
+# (rht, stochastic rounding, 2-D weights) of the NVFP4 recipes
+NVFP4_RECIPES = {"nvfp4": (True, True, True), NVFP4_F32: (False, True, True)}
+# The architecture class a recipe needs (config.json "arch"): MXFP8 and NVFP4 GEMMs are a
+# Blackwell feature. te-compile spells it --arch sm_100a.
+RECIPE_ARCH = {"mxfp8": "blackwell", "nvfp4": "blackwell", NVFP4_F32: "blackwell"}
 TE_COMPILE_ARCH = {"blackwell": "sm_100a", "hopper": "sm_90a"}
 
 
 def te_compile_flags(recipe: str) -> str:
     """The te-compile options of a recipe: --recipe R, and --arch SM where it needs one."""
     arch = RECIPE_ARCH.get(recipe)
-    return f"--recipe {recipe}" + (f" --arch {TE_COMPILE_ARCH[arch]}" if arch else "")
+    spelled = f"'{recipe}'" if recipe.startswith("#") else recipe
+    return f"--recipe {spelled}" + (f" --arch {TE_COMPILE_ARCH[arch]}" if arch else "")
 
 
 def fp8_variant(base_name: str, recipe: str, name: str | None = None) -> Config:
@@ -482,6 +528,8 @@ FP8_CONFIGS = [
     fp8_variant("ln_linear_h128_f32", "fp8-block", name="ln_linear_f32_fp8_block"),
     fp8_variant("ln_mlp_gelu_h128_bf16", "mxfp8", name="ln_mlp_gelu_bf16_mxfp8"),
     fp8_variant("ln_linear_h128_f32", "mxfp8", name="ln_linear_f32_mxfp8"),
+    fp8_variant("ln_mlp_gelu_h128_bf16", "nvfp4", name="ln_mlp_gelu_bf16_nvfp4"),
+    fp8_variant("ln_linear_h128_f32", NVFP4_F32, name="ln_linear_f32_nvfp4"),
 ]
 CONFIGS += FP8_CONFIGS
 
@@ -709,6 +757,121 @@ def qdq_mx(t: torch.Tensor, columnwise: bool) -> torch.Tensor:
     return out.reshape(t.shape)
 
 
+NV_BLOCK_LEN = 16            # NVFP4: 1x16 blocks (16x16 tiles for 2-D weights)
+NV_S_ENC_NUM = 2688.0        # 6 * 448: E2M1 max times E4M3 max
+NV_ALPHA_DEN = 7225344.0     # 6 * 6 * 448 * 448: the GEMM's global-scale denominator
+# TE's quantization_tols for NVFP4 = dtype_tols(e2m1) (section 7.2)
+FP4_ATOL, FP4_RTOL = 0.125, 0.25
+E2M1_GRID = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0)
+RHT_SIGNS = (1, 1, 1, -1, 1, -1, -1, -1, -1, -1, -1, 1, -1, 1, -1, -1)
+
+
+def rht_matrix() -> torch.Tensor:
+    """NVFP4's 16x16 random Hadamard transform M = H16 . diag(s) / 4 (section 4.5; the
+    runtime's te_rt_quantize_nvfp4): H[i][j] = (-1)^popcount(i & j), s = RHT_SIGNS.
+    Orthogonal, entries +-1/4 (exact in fp32)."""
+    m = [[(-1.0 if bin(i & j).count("1") % 2 else 1.0) * RHT_SIGNS[j] / 4 for j in range(16)]
+         for i in range(16)]
+    return torch.tensor(m, dtype=F32)
+
+
+def rht_rows(v: torch.Tensor) -> torch.Tensor:
+    """Every 16-element chunk c of v's rows (fp32 [R, C], C % 16 == 0) replaced by c . M,
+    summed in fp32 in index order from 0 (the runtime's loop, bit for bit: each product
+    c[i] * M[i][j] is exact)."""
+    r, c = v.shape
+    chunks = v.reshape(r, c // 16, 16)
+    m = rht_matrix()
+    acc = torch.zeros_like(chunks)
+    for i in range(16):
+        acc = acc + chunks[..., i:i + 1] * m[i]
+    return acc.reshape(r, c)
+
+
+def e2m1_nearest(a: torch.Tensor) -> torch.Tensor:
+    """fp32 magnitudes a >= 0 -> the E2M1 magnitude, round to nearest even, saturating at
+    6 (floatToE2M1): ties 0.25, 1.25, 2.5, 5 go down to the even code, 0.75, 1.75, 3.5 up."""
+    idx = ((a > 0.25).int() + (a >= 0.75).int() + (a > 1.25).int() + (a >= 1.75).int()
+           + (a > 2.5).int() + (a >= 3.5).int() + (a > 5.0).int())
+    return torch.tensor(E2M1_GRID, dtype=F32)[idx]
+
+
+def nvfp4_random_bits(context_seed: int, seed: int, copy: int, index: np.ndarray) -> np.ndarray:
+    """te_rt_nvfp4_random_bits: a splitmix64 finalizer over (context_seed ^ seed *
+    0xD1B54A32D192ED03) + (2 * index + copy + 1) * 0x9E3779B97F4A7C15 (mod 2^64), the high
+    32 bits; index an int64 array."""
+    mask = (1 << 64) - 1
+    key = np.uint64((context_seed ^ (seed * 0xD1B54A32D192ED03)) & mask)
+    with np.errstate(over="ignore"):
+        z = key + (2 * index.astype(np.uint64) + np.uint64(copy + 1)) * np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        z = z ^ (z >> np.uint64(31))
+    return (z >> np.uint64(32)).astype(np.uint32)
+
+
+def e2m1_stochastic(a: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
+    """fp32 magnitudes a >= 0 -> E2M1 magnitude with stochastic rounding: a clamped to 6,
+    lo / hi the grid neighbours (lo <= a < hi), up iff u < (a - lo) / (hi - lo) (exact in
+    fp32: the gaps are powers of two)."""
+    grid = torch.tensor(E2M1_GRID + (6.0,), dtype=F32)
+    a = a.clamp(max=6.0)
+    lo_i = sum((a >= g).int() for g in E2M1_GRID[1:])
+    lo, hi = grid[lo_i], grid[lo_i + 1]
+    p = torch.where(hi > lo, (a - lo) / torch.where(hi > lo, hi - lo, f32(1.0)), f32(0.0))
+    return torch.where(u < p, hi, lo)
+
+
+def qdq_nvfp4(t: torch.Tensor, columnwise: bool, block2d: bool = False, rht: bool = False,
+              sr_seed: int | None = None, context_seed: int = 0) -> torch.Tensor:
+    """NVFP4 quantize-dequantize of the 2-D view [M, K] of t (M, K multiples of 16), fp32,
+    result shaped like t; te_rt_quantize_nvfp4 on the cpu backend (section 4.5).  The
+    columnwise copy quantizes t^T [K, M] (after rht_rows when `rht`: the result is then in
+    the transformed basis along M, which cancels in the wgrad GEMM) and is returned
+    transposed back.  Global amax A = max|v| of the copy (NaNs ignored), S_enc = 2688 / A
+    (1 for A = 0 or inf, FLT_MAX when the quotient is inf); per 1x16 block (16x16 tile with block2d) S_dec = e4m3((amax * S_enc)
+    / 6); element e2m1(v * (S_enc / S_dec)) (0 where S_dec is 0), nearest even or, with
+    sr_seed, stochastic from nvfp4_random_bits(context_seed, sr_seed, copy, row-major index
+    in the copy); dequantized as e2m1 * S_dec * (A / 2688) (the GEMM applies A_a * A_b /
+    7225344 to the fp32 sum of the e2m1 * S_dec products; the two differ by fp32
+    rounding only)."""
+    v = t.float().reshape(-1, t.shape[-1])
+    if columnwise:
+        v = v.T.contiguous()
+    if rht:
+        v = rht_rows(v)
+    r, c = v.shape
+    assert r % NV_BLOCK_LEN == 0 and c % NV_BLOCK_LEN == 0, ("NVFP4 needs dims % 16", t.shape)
+    mag_all = v.abs()
+    gamax = torch.where(torch.isnan(mag_all), f32(0.0), mag_all).max()  # NaNs ignored
+    ok = float(gamax) != 0.0 and math.isfinite(float(gamax))
+    s_enc = f32(NV_S_ENC_NUM) / gamax if ok else f32(1.0)  # 1 for a zero or inf amax
+    if torch.isinf(s_enc):
+        s_enc = f32(FLT_MAX)
+    if block2d:
+        tiles = v.reshape(r // 16, 16, c // 16, 16)
+        amax = tiles.abs().amax(dim=(1, 3), keepdim=True).expand_as(tiles).reshape(r, c // 16, 16)
+    else:
+        amax = v.reshape(r, c // 16, 16).abs().amax(dim=2, keepdim=True)
+    blocks = v.reshape(r, c // 16, 16)
+    s_dec = fp8_cast((amax * s_enc) / f32(6.0), E4M3).float()
+    to_fp4 = torch.where(s_dec == 0, f32(0.0), s_enc / torch.where(s_dec == 0, f32(1.0), s_dec))
+    scaled = blocks * to_fp4
+    mag = scaled.abs()
+    if sr_seed is None:
+        q = e2m1_nearest(mag)
+    else:
+        bits = nvfp4_random_bits(context_seed, sr_seed, int(columnwise),
+                                 np.arange(r * c, dtype=np.int64))
+        u = torch.from_numpy((bits >> np.uint32(8)).astype(np.float32) * np.float32(2.0 ** -24))
+        q = e2m1_stochastic(mag, u.reshape(r, c // 16, 16))
+    val = torch.where(scaled < 0, -q, q) * s_dec
+    out = (val * (gamax / f32(NV_S_ENC_NUM))).reshape(r, c)
+    if columnwise:
+        out = out.T
+    return out.reshape(t.shape)
+
+
 def delayed_update(amax: torch.Tensor, fmt: str) -> tuple[torch.Tensor, torch.Tensor]:
     """DelayedScaling's update after the first step from TE's initial state (history 0,
     scales 1): the step's amaxes are written to history row 0, which the roll moves to
@@ -734,8 +897,12 @@ def fp8_step(cfg: Config, names: list, args: list, grads_in: list, quantize: boo
     amax = {}  # role -> max|t| (fp32) of the tensor each quantizer saw
     block = cfg.recipe == "fp8-block"
     mx = cfg.recipe == "mxfp8"
-    # gradient format: HYBRID's E5M2; Float8Block's and MXFP8's E4M3
-    GRAD = E4M3 if block or mx else E5M2
+    nv = NVFP4_RECIPES.get(cfg.recipe)  # (rht, stochastic rounding, 2-D weights)
+    # gradient format: HYBRID's E5M2; Float8Block's and MXFP8's E4M3 (NVFP4: E2M1)
+    GRAD = E4M3 if block or mx or nv else E5M2
+    # NVFP4's stochastically rounded quantizations in te-decompose's order (the seed
+    # attribute of te.quantize): the backward's dy, then LayerNormMLP's dfc1
+    SR_SEEDS = {"dy": 0, "dfc1": 1}
 
     def rnd(t):  # round_T, once, from fp32
         return t.to(T)
@@ -751,6 +918,14 @@ def fp8_step(cfg: Config, names: list, args: list, grads_in: list, quantize: boo
         amax[role] = a
         if not quantize:
             return t.float(), t.float()
+        if nv:
+            rht, sr, w2d = nv
+            if weight:  # 16x16 tiles (or 1x16), no transform, nearest
+                wq = qdq_nvfp4(t, columnwise=False, block2d=w2d)
+                return wq, (wq if w2d else qdq_nvfp4(t, columnwise=True))
+            seed = SR_SEEDS[role] if sr and role in SR_SEEDS else None
+            return (qdq_nvfp4(t, columnwise=False, sr_seed=seed),
+                    qdq_nvfp4(t, columnwise=True, rht=rht, sr_seed=seed))
         if mx:
             return qdq_mx(t, columnwise=False), qdq_mx(t, columnwise=True)
         if block:
@@ -1062,9 +1237,95 @@ def check_qdq_mx(t: torch.Tensor | None = None) -> str | None:
     return None
 
 
+def check_nvfp4() -> str | None:
+    """None if NVFP4's pieces hold up against independent computations; else a message:
+    e2m1_nearest agrees with ml_dtypes' float4_e2m1fn (after the clamp to 6) on the grid,
+    every exact tie and seeded random values; the RHT matrix is orthogonal (M M^T = I
+    exactly) and rht_rows matches a float64 matrix product to fp32 rounding; stochastic
+    rounding keeps grid values, only moves to the two neighbours, and rounds up a value
+    with p = 0.25 in 25% +- 1% of 2^16 draws; qdq_nvfp4 agrees bit for bit with a direct
+    per-block loop (numpy, ml_dtypes) in 1-D and 2-D, nearest and stochastic."""
+    import ml_dtypes
+
+    gen = torch.Generator().manual_seed(SEED)
+    grid = torch.tensor(E2M1_GRID, dtype=F32)
+    ties = (grid[1:] + grid[:-1]) / 2
+    v = torch.cat([grid, ties, torch.tensor([6.5, 1e30, 1e-30, 0.1]),
+                   torch.rand(20000, generator=gen) * 7]).abs()
+    ref = np.clip(v.numpy(), 0, 6).astype(ml_dtypes.float4_e2m1fn).astype(np.float32)
+    ours = e2m1_nearest(v).numpy()
+    if not (ours == ref).all():
+        i = int(np.argmin(ours == ref))
+        return f"e2m1_nearest({float(v[i])!r}) = {ours[i]!r}, ml_dtypes gives {ref[i]!r}"
+    m = rht_matrix()
+    if not torch.equal(m @ m.T, torch.eye(16)):
+        return "the RHT matrix is not orthogonal"
+    x = torch.randn(32, 64, generator=gen)
+    exact = (x.double().reshape(32, 4, 16) @ m.double()).reshape(32, 64)
+    if not torch.allclose(rht_rows(x).double(), exact, rtol=1e-6, atol=1e-6):
+        return "rht_rows differs from the matrix product"
+    u = torch.rand(1 << 16, generator=gen)
+    a = torch.full((1 << 16,), 1.125)  # between 1 and 1.5: p = 0.25
+    up = float((e2m1_stochastic(a, u) == 1.5).float().mean())
+    if abs(up - 0.25) > 0.01 or not torch.equal(e2m1_stochastic(grid, u[:8]), grid):
+        return f"stochastic rounding rounds p=0.25 up {up:.4f} of the time or moves grid values"
+    r = e2m1_stochastic(v.clamp(max=6), torch.rand(v.numel(), generator=gen))
+    lo = torch.tensor([max(g for g in E2M1_GRID if g <= float(t)) for t in v.clamp(max=6)])
+    hi = torch.tensor([min([g for g in E2M1_GRID if g >= float(t)]) for t in v.clamp(max=6)])
+    if not ((r == lo) | (r == hi)).all():
+        return "stochastic rounding leaves the neighbouring grid values"
+
+    def loop(t, block2d, sr_seed):  # direct per-block quantization, numpy + ml_dtypes
+        vv = t.numpy().astype(np.float32)
+        rr, cc = vv.shape
+        gam = np.float32(np.abs(vv).max())
+        s_enc = np.float32(1.0) if gam == 0 else np.float32(NV_S_ENC_NUM) / gam
+        out = np.zeros_like(vv)
+        bits = nvfp4_random_bits(0, sr_seed or 0, 0, np.arange(rr * cc, dtype=np.int64))
+        for i in range(rr):
+            for b in range(cc // 16):
+                if block2d:
+                    am = np.float32(np.abs(vv[i // 16 * 16:i // 16 * 16 + 16, b * 16:b * 16 + 16]).max())
+                else:
+                    am = np.float32(np.abs(vv[i, b * 16:b * 16 + 16]).max())
+                sd = np.float32(np.clip(np.float32(am * s_enc) / np.float32(6), -448, 448)
+                                .astype(ml_dtypes.float8_e4m3fn).astype(np.float32))
+                f = np.float32(0) if sd == 0 else np.float32(s_enc / sd)
+                for j in range(b * 16, b * 16 + 16):
+                    sc = np.float32(vv[i, j] * f)
+                    mg = min(abs(sc), np.float32(6))
+                    if sr_seed is None:
+                        q = float(np.float32(mg).astype(ml_dtypes.float4_e2m1fn).astype(np.float32))
+                    else:
+                        lo_ = max(g for g in E2M1_GRID if g <= mg)
+                        hi_ = min([g for g in E2M1_GRID if g >= mg] + [6.0])
+                        uu = np.float32(int(bits[i * cc + j]) >> 8) * np.float32(2.0 ** -24)
+                        p = np.float32(0) if hi_ == lo_ else np.float32((mg - np.float32(lo_)) / np.float32(hi_ - lo_))
+                        q = hi_ if uu < p else lo_
+                    out[i, j] = np.float32(np.float32(np.sign(sc) * q) * sd) * np.float32(gam / np.float32(NV_S_ENC_NUM))
+        return out
+
+    t = torch.randn(32, 48, generator=gen) * torch.logspace(-3, 2, 48)
+    t[3, :16] = 0.0
+    for block2d, seed in ((False, None), (True, None), (False, 3)):
+        ours = qdq_nvfp4(t, columnwise=False, block2d=block2d, sr_seed=seed).numpy()
+        ref = loop(t, block2d, seed)
+        if not (ours.view(np.uint32) == ref.view(np.uint32)).all():
+            i = int(np.argmax(ours.view(np.uint32) != ref.view(np.uint32)))
+            return (f"qdq_nvfp4(block2d={block2d}, sr_seed={seed}) element {i}: "
+                    f"{ours.flat[i]!r}, the loop gives {ref.flat[i]!r}")
+    return None
+
+
+def quant_tols(cfg: Config) -> tuple:
+    """TE's quantization_tols of cfg's recipe: e2m1's for NVFP4, e4m3's for FP8."""
+    return (FP4_ATOL, FP4_RTOL) if cfg.recipe in NVFP4_RECIPES else (FP8_ATOL, FP8_RTOL)
+
+
 def fp8_tols(cfg: Config) -> tuple:
     fa, fr, ba, br = TOLS[(cfg.module, cfg.dtype)]
-    return (max(fa, FP8_ATOL), max(fr, FP8_RTOL), max(ba, FP8_ATOL), max(br, FP8_RTOL))
+    qa, qr = quant_tols(cfg)
+    return (max(fa, qa), max(fr, qr), max(ba, qa), max(br, qr))
 
 
 # --------------------------------------------------------------------------------------
@@ -1221,14 +1482,15 @@ def write_case(cfg: Config, index: int, out_root: str, te_opt: str | None) -> tu
         eb, nb, rb = max_err(grads, ref_grads, ba, br)
         n_out = sum(o.numel() for o in outs)
         n_grad = sum(g.numel() for g in grads)
-        notes.append(f"FP8 emulation vs unquantized PyTorch: fwd max|err| {ef:.3e}, "
-                     f"||err||/||y|| {rf:.3f} (<= {FP8_RTOL:g}: {'ok' if rf <= FP8_RTOL else 'FAILED'}), "
+        q_rtol = quant_tols(cfg)[1]
+        notes.append(f"quantized emulation vs unquantized PyTorch: fwd max|err| {ef:.3e}, "
+                     f"||err||/||y|| {rf:.3f} (<= {q_rtol:g}: {'ok' if rf <= q_rtol else 'FAILED'}), "
                      f"{nf}/{n_out} elements outside atol {fa:g} + rtol {fr:g}")
         notes.append(f"    (bwd, not checked: max|err| {eb:.3e}, ||err||/||grad|| {rb:.3f}, "
                      f"{nb}/{n_grad} elements outside atol {ba:g} + rtol {br:g})")
-        if not rf <= FP8_RTOL:
-            problems.append(f"FP8 forward too far from the unquantized forward: "
-                            f"||err||/||y|| {rf:.3f} > {FP8_RTOL:g} (max |err| {ef:.3e})")
+        if not rf <= q_rtol:
+            problems.append(f"quantized forward too far from the unquantized forward: "
+                            f"||err||/||y|| {rf:.3f} > {q_rtol:g} (max |err| {ef:.3e})")
     suffix = ".bf16.npy" if cfg.dtype == "bf16" else ".npy"
     conf = {
         "name": cfg.name,
@@ -1277,11 +1539,26 @@ def write_case(cfg: Config, index: int, out_root: str, te_opt: str | None) -> tu
                                 "quantize-dequantize, fp32 math; tools/make_goldens.py "
                                 "fp8_step), not autograd"),
         ] + items[at:])
+        qa, qr = quant_tols(cfg)
+        qfmt = "e2m1" if cfg.recipe in NVFP4_RECIPES else "e4m3"
         conf["tolerance_source"] = (
             "max(TransformerEngine tests/pytorch/test_numerics.py "
-            f"test_{cfg.module}_accuracy {cfg.dtype}, FP8 quantization_tols = "
-            f"dtype_tols(e4m3) atol {FP8_ATOL:g} rtol {FP8_RTOL:g}) per direction "
+            f"test_{cfg.module}_accuracy {cfg.dtype}, quantization_tols = "
+            f"dtype_tols({qfmt}) atol {qa:g} rtol {qr:g}) per direction "
             "(reference/transformer-engine.md section 7.2)")
+        if cfg.recipe in NVFP4_RECIPES:
+            # NVFP4BlockScaling (reference section 4.5); the seeds are te-decompose's
+            # numbering of the stochastically rounded quantizations, the context seed
+            # te-run's default
+            rht, sr, w2d = NVFP4_RECIPES[cfg.recipe]
+            conf["block_len"] = NV_BLOCK_LEN
+            conf["weight_block_2d"] = w2d
+            conf["rht"] = rht
+            conf["stochastic_rounding"] = sr
+            conf["stochastic_rounding_seeds"] = (
+                {"dy": 0, "dfc1": 1} if cfg.module == "layernorm_mlp" else {"dy": 0})
+            conf["context_seed"] = 0
+            conf["scale_format"] = "E4M3 per block, fp32 global amax"
         if cfg.recipe == "fp8-block":
             # Float8BlockScaling's defaults (reference section 4.4)
             conf["block_len"] = BLOCK_LEN
@@ -1373,6 +1650,12 @@ def main(argv=None) -> int:
         print("qdq_mx vs a per-block loop: " + (msg or "bit-identical"))
         if msg:
             failures.append("qdq_mx")
+    if any(c.recipe in NVFP4_RECIPES for c in selected):
+        msg = check_nvfp4()
+        print("NVFP4 (E2M1 vs ml_dtypes, RHT, stochastic rounding, qdq_nvfp4 vs a loop): "
+              + (msg or "ok"))
+        if msg:
+            failures.append("nvfp4")
     for cfg in CONFIGS:
         if args.only and cfg.name not in args.only:
             continue

@@ -1,7 +1,7 @@
 //===- Context.cpp - te-mlir runtime: contexts and buffers ------*- C++ -*-===//
 //
-// te_rt_context_*, te_rt_alloc/free, the copies, te_rt_zero,
-// te_rt_synchronize and the CUDA graph calls (te_rt_capture_*,
+// te_rt_context_* (NVFP4's seed included), te_rt_alloc/free, the copies,
+// te_rt_zero, te_rt_synchronize and the CUDA graph calls (te_rt_capture_*,
 // te_rt_graph_*) for both backends, and the argument checks shared by
 // every te_rt_* call.
 //
@@ -202,6 +202,15 @@ int32_t te_rt_context_backend(const te_rt_context *ctx) {
   if (!c.context(ctx))
     return TE_RT_BACKEND_INVALID;
   return ctx->backend;
+}
+
+int32_t te_rt_context_set_seed(te_rt_context *ctx, uint64_t seed) {
+  Checker c("te_rt_context_set_seed");
+  if (!c.context(ctx))
+    return 1;
+  // A host-side setting on every backend: read by the quantize calls.
+  ctx->seed = seed;
+  return 0;
 }
 
 //===----------------------------------------------------------------------===//

@@ -30,6 +30,9 @@ struct te_rt_context {
   /// The CUDA backend's kernel state (te_kernels_state: cuBLASLt handle,
   /// workspace, device scratch), created by the first compute call.
   void *cuda = nullptr;
+  /// NVFP4's stochastic-rounding seed (te_rt_context_set_seed; 0 until
+  /// set), combined with each quantize call's own seed.
+  uint64_t seed = 0;
 
   /// Grow-only fp32 staging buffers, indexed by slot, for converting
   /// bf16/f16 operands and for partial results. Reused across calls; the

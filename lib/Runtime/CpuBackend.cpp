@@ -651,21 +651,30 @@ int32_t te_rt_transpose(te_rt_context *ctx, int32_t dtype, const void *src,
 
 namespace {
 
-/// The quantized GEMMs on the cpu: d[m,n] = A[m,k] . B[n,k]^T (+ bias)
-/// (+ d when accumulate) from the dequantized fp32 operands (scratch slots
-/// 0 and 1), rounded once to `t`.
+/// The quantized GEMMs on the cpu: d[m,n] = alpha * (A[m,k] . B[n,k]^T)
+/// (+ bias) (+ d when accumulate) from the dequantized fp32 operands
+/// (scratch slots 0 and 1), each step in fp32 in that order, rounded once
+/// to `t`. alpha is 1 (exact) except for NVFP4's global-scale factor.
 void gemmOfDequantized(te_rt_context *ctx, DType t, const float *A,
                        const float *B, const void *bias, void *d, int64_t m,
-                       int64_t n, int64_t k, bool accumulate) {
+                       int64_t n, int64_t k, bool accumulate,
+                       float alpha = 1.0f) {
   int64_t mn = m * n;
   const float *Bias = bias ? input(ctx, 2, t, bias, n) : nullptr;
   float *D = ctx->scratch(3, mn);
-  te::cpu::gemmTN(A, B, Bias, m, n, k, D);
-  if (accumulate) {
-    const float *Old = input(ctx, 4, t, d, mn);
-    for (int64_t i = 0; i < mn; ++i)
-      D[i] += Old[i];
-  }
+  te::cpu::gemmTN(A, B, nullptr, m, n, k, D);
+  const float *Old = accumulate ? input(ctx, 4, t, d, mn) : nullptr;
+  te::cpu::parallelFor(m, n, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        float v = D[i * n + j] * alpha;
+        if (Bias)
+          v += Bias[j];
+        if (Old)
+          v += Old[i * n + j];
+        D[i * n + j] = v;
+      }
+  });
   commit(t, D, d, mn);
 }
 
@@ -976,6 +985,189 @@ int32_t te_rt_gemm_mxfp8(te_rt_context *ctx, int32_t out_dtype,
                            b_columnwise != 0, swizzled != 0, n, k,
                            fp8Of(b_format), B);
     gemmOfDequantized(ctx, t, A, B, bias, d, m, n, k, accumulate != 0);
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// NVFP4
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The cuda backend's answer to the NVFP4 calls: its kernels target Hopper.
+int32_t nvfp4NeedsBlackwell(const Checker &c) {
+  return c.fail("NVFP4 is a Blackwell (sm_100+) recipe: its GEMMs need FP4 "
+                "(E2M1) tensor cores with E4M3 block scales, which Hopper "
+                "lacks, and this build's cuda backend targets Hopper "
+                "(sm_90); use the cpu backend"),
+         1;
+}
+
+bool multipleOf16(const Checker &c, const char *name, int64_t v) {
+  return v % 16 == 0 ? true
+                     : c.fail(std::string(name) +
+                              " must be a multiple of 16 "
+                              "(NVFP4 blocks), got " +
+                              std::to_string(v));
+}
+
+/// The copies te_rt_quantize_nvfp4 writes: each is given as its data, its
+/// scales and its amax, or none of them; at least one is requested.
+bool nvfp4Copies(const Checker &c, const void *data, const void *scale_inv,
+                 const void *amax, const void *columnwise_data,
+                 const void *columnwise_scale_inv,
+                 const void *columnwise_amax) {
+  if (!(bool(data) == bool(scale_inv) && bool(data) == bool(amax)))
+    return c.fail("data, scale_inv and amax must all be given or all be "
+                  "NULL");
+  if (!(bool(columnwise_data) == bool(columnwise_scale_inv) &&
+        bool(columnwise_data) == bool(columnwise_amax)))
+    return c.fail("columnwise_data, columnwise_scale_inv and columnwise_amax "
+                  "must all be given or all be NULL");
+  if (!data && !columnwise_data)
+    return c.fail("no copy requested (data and columnwise_data are NULL)");
+  return true;
+}
+
+/// Quantizes x [rows, cols] (fp32) into one NVFP4 copy: data [rows,
+/// cols/2], scales [roundup(rows,128), roundup(cols/16,4)] (compact, or
+/// swizzled into cuBLAS's order), amax[0] the global amax.
+void quantizeNVFP4Copy(const float *x, int64_t rows, int64_t cols,
+                       const te::cpu::NVFP4Options &options, bool swizzled,
+                       void *data, uint8_t *scale_inv, float *amax) {
+  int64_t sr = te::cpu::roundUpTo(rows, 128),
+          sc = te::cpu::nvfp4ScaleCols(cols);
+  auto *q = static_cast<uint8_t *>(data);
+  float globalAmax;
+  if (swizzled) {
+    std::vector<uint8_t> compact(static_cast<size_t>(sr * sc));
+    globalAmax =
+        te::cpu::quantizeNVFP4(x, rows, cols, options, q, compact.data());
+    te::cpu::swizzleScales(compact.data(), sr, sc, scale_inv);
+  } else {
+    globalAmax = te::cpu::quantizeNVFP4(x, rows, cols, options, q, scale_inv);
+  }
+  amax[0] = globalAmax;
+}
+
+/// The fp32 values e2m1(code) * e4m3(scale) of NVFP4 operand `q` of a GEMM
+/// with contraction dim k: [r, k/2] codes, scales [roundup(r,128),
+/// roundup(k/16,4)] (swizzled or compact), whether it is a rowwise copy of
+/// an [r, k] tensor or the columnwise copy of a [k, r] one. Writes out
+/// [r, k].
+void dequantizeNVFP4Operand(const uint8_t *q, const uint8_t *scales,
+                            bool swizzled, int64_t r, int64_t k, float *out) {
+  if (!swizzled) {
+    te::cpu::dequantizeNVFP4Blocks(q, scales, r, k, out);
+    return;
+  }
+  int64_t rp = te::cpu::roundUpTo(r, 128), kb = te::cpu::nvfp4ScaleCols(k);
+  std::vector<uint8_t> compact(static_cast<size_t>(rp * kb));
+  te::cpu::unswizzleScales(scales, rp, kb, compact.data());
+  te::cpu::dequantizeNVFP4Blocks(q, compact.data(), r, k, out);
+}
+
+} // namespace
+
+uint32_t te_rt_nvfp4_random_bits(uint64_t context_seed, uint64_t seed,
+                                 int32_t copy, int64_t index) {
+  return te::cpu::nvfp4RandomBits(context_seed, seed, copy, index);
+}
+
+int32_t te_rt_quantize_nvfp4(te_rt_context *ctx, int32_t dtype, const void *x,
+                             int64_t rows, int64_t cols, int32_t block_2d,
+                             int32_t rht, int32_t stochastic_rounding,
+                             uint64_t seed, int32_t swizzled, void *data,
+                             uint8_t *scale_inv, float *amax,
+                             void *columnwise_data,
+                             uint8_t *columnwise_scale_inv,
+                             float *columnwise_amax) {
+  Checker c("te_rt_quantize_nvfp4");
+  int64_t n = 0;
+  if (!c.context(ctx) || !c.dtype(dtype) || !c.positive("rows", rows) ||
+      !c.positive("cols", cols) || !multipleOf16(c, "rows", rows) ||
+      !multipleOf16(c, "cols", cols) ||
+      !c.product("rows * cols", rows, cols, 4, &n) ||
+      !c.flag("block_2d", block_2d) || !c.flag("rht", rht) ||
+      !c.flag("stochastic_rounding", stochastic_rounding) ||
+      !c.flag("swizzled", swizzled) || !c.notNull("x", x))
+    return 1;
+  if (!nvfp4Copies(c, data, scale_inv, amax, columnwise_data,
+                   columnwise_scale_inv, columnwise_amax))
+    return 1;
+  if (rht && !columnwise_data)
+    return c.fail("rht needs the columnwise copy (columnwise_data is NULL): "
+                  "the transform applies to the columnwise data only"),
+           1;
+  if (rht && block_2d)
+    return c.fail("rht and block_2d cannot be combined (the transform is "
+                  "for 1-D blocks, TE's wgrad operands; 16x16 blocks are "
+                  "for weights)"),
+           1;
+  if (ctx->backend == TE_RT_BACKEND_CUDA)
+    return nvfp4NeedsBlackwell(c);
+  return guarded(c, [&] {
+    const float *X = input(ctx, 0, dtypeOf(dtype), x, n);
+    te::cpu::NVFP4Options options;
+    options.block2d = block_2d != 0;
+    options.stochastic = stochastic_rounding != 0;
+    options.contextSeed = ctx->seed;
+    options.seed = seed;
+    if (data) {
+      options.copy = 0;
+      quantizeNVFP4Copy(X, rows, cols, options, swizzled != 0, data, scale_inv,
+                        amax);
+    }
+    if (columnwise_data) {
+      // The columnwise copy is the same quantization of x^T [cols, rows]
+      // (after the RHT of its rows' 16-element chunks with rht), drawing
+      // copy 1's random bits. With block_2d its tiles, amaxes and scales
+      // are the rowwise ones transposed, and so are its codes when rounding
+      // to nearest; with stochastic rounding too the two copies round
+      // independently (each with its own bits), as the contract's
+      // per-copy random bits say.
+      float *T = ctx->scratch(1, n);
+      transposeTiled(reinterpret_cast<const uint32_t *>(X),
+                     reinterpret_cast<uint32_t *>(T), rows, cols);
+      if (rht)
+        te::cpu::applyNVFP4RHT(T, cols, rows);
+      options.copy = 1;
+      quantizeNVFP4Copy(T, cols, rows, options, swizzled != 0, columnwise_data,
+                        columnwise_scale_inv, columnwise_amax);
+    }
+  });
+}
+
+int32_t te_rt_gemm_nvfp4(te_rt_context *ctx, int32_t out_dtype, const void *a,
+                         const uint8_t *a_scale_inv, const float *a_amax,
+                         const void *b, const uint8_t *b_scale_inv,
+                         const float *b_amax, int32_t swizzled,
+                         const void *bias, void *d, int64_t m, int64_t n,
+                         int64_t k, int32_t accumulate) {
+  Checker c("te_rt_gemm_nvfp4");
+  int64_t mn, mk, nk;
+  if (!c.context(ctx) || !c.dtype(out_dtype, "out_dtype") ||
+      !c.positive("m", m) || !c.positive("n", n) ||
+      !gemmSizes(c, m, n, k, &mn, &mk, &nk) || !multipleOf16(c, "k", k) ||
+      !c.flag("swizzled", swizzled) || !c.flag("accumulate", accumulate) ||
+      !c.notNull("a", a) || !c.notNull("a_scale_inv", a_scale_inv) ||
+      !c.notNull("a_amax", a_amax) || !c.notNull("b", b) ||
+      !c.notNull("b_scale_inv", b_scale_inv) || !c.notNull("b_amax", b_amax) ||
+      !c.notNull("d", d))
+    return 1;
+  if (ctx->backend == TE_RT_BACKEND_CUDA)
+    return nvfp4NeedsBlackwell(c);
+  return guarded(c, [&] {
+    DType t = dtypeOf(out_dtype);
+    float *A = ctx->scratch(0, mk), *B = ctx->scratch(1, nk);
+    dequantizeNVFP4Operand(static_cast<const uint8_t *>(a), a_scale_inv,
+                           swizzled != 0, m, k, A);
+    dequantizeNVFP4Operand(static_cast<const uint8_t *>(b), b_scale_inv,
+                           swizzled != 0, n, k, B);
+    // TE's global-scale factor: the operands above lack 1 / S_enc each,
+    // S_enc = 6 * 448 / amax.
+    float alpha = a_amax[0] * b_amax[0] / 7225344.0f;
+    gemmOfDequantized(ctx, t, A, B, bias, d, m, n, k, accumulate != 0, alpha);
   });
 }
 

@@ -27,7 +27,8 @@ struct TEApplyRecipePass
     if (!newRecipe) {
       getOperation()->emitError()
           << "te-apply-recipe: unknown recipe '" << recipe
-          << "'; expected one of: " << llvm::join(getRecipeNames(), ", ");
+          << "'; expected one of: " << llvm::join(getRecipeNames(), ", ")
+            << ", or a recipe attribute such as '#te.nvfp4<rht = false>'";
       return signalPassFailure();
     }
     auto apply = [&](auto op) {

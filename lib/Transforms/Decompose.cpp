@@ -5,8 +5,9 @@
 // §2.3, §2.5): norm, GEMMs in TN/NN/NT, activation and its derivative, bias
 // gradients. te.saved intermediates become the primitive values that compute
 // them. The per-tensor FP8 recipes, Float8 block scaling and MXFP8 quantize
-// GEMM operands with te.quantize (reference §0.1, §0.2, §4.3, §4.4); NVFP4
-// is an error naming the recipe.
+// GEMM operands with te.quantize (reference §0.1, §0.2, §4.3, §4.4); so
+// does NVFP4 (§4.5: 16x16 weight blocks, the Hadamard transform on wgrad
+// copies, stochastic rounding of gradients), except row-scaled NVFP4.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,8 +34,8 @@ namespace {
 /// Blackwell only; the FP8 recipes are lowered in Hopper's layout (TN-only
 /// GEMMs: a transposed copy per columnwise use).
 TargetArch archOf(RecipeAttrInterface recipe) {
-  return isa<MXFP8RecipeAttr>(recipe) ? TargetArch::Blackwell
-                                      : TargetArch::Hopper;
+  return isa<MXFP8RecipeAttr, NVFP4RecipeAttr>(recipe) ? TargetArch::Blackwell
+                                                       : TargetArch::Hopper;
 }
 
 /// te-compile's --arch spelling of an architecture class.
@@ -68,14 +69,11 @@ FailureOr<Quant> quantOf(Operation *op, RecipeAttrInterface recipe,
              })) {
     return Quant{};
   }
-  if (!isa<FP8DelayedRecipeAttr, FP8CurrentRecipeAttr, FP8BlockRecipeAttr,
-           MXFP8RecipeAttr>(recipe))
-    return op->emitError() << "te-decompose: recipe "
-                           << recipe.getRecipeName()
-                           << " is not decomposed yet; the unquantized path, "
-                              "the per-tensor FP8 recipes (fp8-delayed, "
-                              "fp8-current), fp8-block and mxfp8 lower to the "
-                              "runtime";
+  if (auto nvfp4 = dyn_cast<NVFP4RecipeAttr>(recipe);
+      nvfp4 && nvfp4.getRowScaled())
+    return op->emitError() << "te-decompose: row-scaled nvfp4 (one amax per "
+                              "row, TE's high-precision backward) is not "
+                              "decomposed yet; nvfp4 without row_scaled is";
   if (isa<FP8DelayedRecipeAttr>(recipe) && !scales)
     return op->emitError() << "te-decompose: an fp8-delayed op needs its "
                               "scales (the recipe state); run "
@@ -187,20 +185,28 @@ private:
             saved && saved.getName() == name)
           type = saved.getType();
     bool weight = name.ends_with("weight");
+    auto nvfp4 = dyn_cast<NVFP4RecipeAttr>(q.recipe);
     if (!type) {
-      // Float8 block scaling picks 1x128 or 128x128 blocks per role.
-      bool block2d = false;
+      // Float8 block scaling picks 1x128 or 128x128 blocks per role, NVFP4
+      // 16x16 blocks for weights and the Hadamard transform for the wgrad
+      // copies of the others.
+      bool block2d = false, rht = false;
       if (auto block = dyn_cast<FP8BlockRecipeAttr>(q.recipe))
         block2d = (grad     ? block.getGradBlockDim()
                    : weight ? block.getWBlockDim()
                             : block.getXBlockDim()) == 2;
-      // MXFP8's scales are kept in cuBLAS's order, as TE's quantizers
-      // write them for GEMMs (optimize_for_gemm).
+      if (nvfp4) {
+        block2d = weight && nvfp4.getWeight_2d();
+        rht = !weight && nvfp4.getRht() && usage != QuantUsage::Rowwise;
+      }
+      // MXFP8's and NVFP4's scales are kept in cuBLAS's order, as TE's
+      // quantizers write them for GEMMs (optimize_for_gemm).
       type = QuantizedTensorType::get(
           b.getContext(), shapeOf(x),
           grad ? getBackwardFormat(q.recipe) : getForwardFormat(q.recipe),
           q.recipe, usage, arch, block2d,
-          /*swizzled=*/isa<MXFP8RecipeAttr>(q.recipe), false);
+          /*swizzled=*/isa<MXFP8RecipeAttr, NVFP4RecipeAttr>(q.recipe), false,
+          rht);
     }
     // The GEMM here reads the usage asked for; a save that keeps only the
     // other one (TE's update_usage before saving) is a view of both.
@@ -213,9 +219,14 @@ private:
     Type amaxType;
     if (isa<FP8DelayedRecipeAttr, FP8CurrentRecipeAttr>(q.recipe))
       amaxType = RankedTensorType::get({1}, b.getF32Type());
+    // NVFP4 rounds gradients stochastically, each quantization from its
+    // own stream of random bits.
+    bool stochastic = grad && nvfp4 && nvfp4.getStochasticRounding();
     auto op = QuantizeOp::create(
         b, loc, produced, amaxType, x, q.scales,
-        q.scales ? b.getI64IntegerAttr(slot) : IntegerAttr(), weight);
+        q.scales ? b.getI64IntegerAttr(slot) : IntegerAttr(), weight,
+        stochastic,
+        stochastic ? b.getI64IntegerAttr(nextSeed++) : IntegerAttr());
     if (op.getAmax()) {
       if (slot >= int64_t(amaxes.size()))
         amaxes.resize(slot + 1);
@@ -306,6 +317,8 @@ private:
   OpBuilder &b;
   /// The architecture class quantized values are laid out for.
   TargetArch arch;
+  /// The seed of the function's next stochastically rounded quantization.
+  int64_t nextSeed = 0;
 };
 
 LogicalResult Decomposer::inlineRecompute(RecomputeOp op) {
@@ -493,6 +506,7 @@ LogicalResult Decomposer::backward(Operation *op) {
 }
 
 LogicalResult Decomposer::run(func::FuncOp func) {
+  nextSeed = 0;
   SmallVector<RecomputeOp> recomputes;
   func.walk([&](RecomputeOp op) { recomputes.push_back(op); });
   for (RecomputeOp op : recomputes)

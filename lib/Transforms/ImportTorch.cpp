@@ -1697,7 +1697,8 @@ struct TEImportTorchPass
       if (!recipeAttr) {
         getOperation().emitError()
             << "te-import-torch: unknown recipe '" << recipe
-            << "'; expected one of: " << llvm::join(getRecipeNames(), ", ");
+            << "'; expected one of: " << llvm::join(getRecipeNames(), ", ")
+            << ", or a recipe attribute such as '#te.nvfp4<rht = false>'";
         return signalPassFailure();
       }
     }

@@ -21,14 +21,15 @@
 // generated `te_module_info()`.
 //
 // A quantized value (`!te.qtensor`: per-tensor FP8 or Float8 block scaling
-// on Hopper, MXFP8 on Blackwell) is one buffer holding its inner tensors
+// on Hopper, MXFP8 and NVFP4 on Blackwell) is one buffer holding its inner tensors
 // (TE's, as the type
 // describes them), each at a 256-byte aligned offset: first what both
 // usages share, then the columnwise copy, then the rowwise one. Per-tensor
 // FP8: `scale_inv` [1] fp32, `transpose` [K, M], `data` [M, K]; fp8-block:
 // `columnwise_data` [K, M], `columnwise_scale_inv`, `rowwise_data` [M, K],
 // `rowwise_scale_inv`; MXFP8 the same names with the columnwise data not
-// transposed. The columnwise-only tensor a backward keeps is thus
+// transposed; NVFP4 like fp8-block with packed data and each copy's
+// `amax_*` last in its group. The columnwise-only tensor a backward keeps is thus
 // a prefix of the `both` one (te.drop_usage is a view). te_module_info()
 // lists the inner tensors in buffer order, so callers size and read such
 // buffers without knowing the recipe.
@@ -656,6 +657,18 @@ LogicalResult FunctionLowering::lowerOp(Operation *op) {
   if (auto qz = dyn_cast<QuantizeOp>(op)) {
     auto q = cast<QuantizedTensorType>(qz.getResult().getType());
     QPtrs out = qptrs(qz.getResult());
+    if (isa<NVFP4RecipeAttr>(q.getRecipe())) {
+      call("te_rt_quantize_nvfp4",
+           {ctxArg, dtype(qz.getInput()), ptr(qz.getInput()),
+            rows(qz.getInput()), c64(lastDim(qz.getInput())),
+            c32(q.getBlock_2d()), c32(q.getRht()),
+            c32(qz.getStochasticRounding()), c64(qz.getSeed().value_or(0)),
+            c32(q.getSwizzled()), part(out, "rowwise_data"),
+            part(out, "rowwise_scale_inv"), part(out, "amax_rowwise"),
+            part(out, "columnwise_data"), part(out, "columnwise_scale_inv"),
+            part(out, "amax_columnwise")});
+      return success();
+    }
     if (isa<MXFP8RecipeAttr>(q.getRecipe())) {
       call("te_rt_quantize_mxfp8",
            {ctxArg, dtype(qz.getInput()), ptr(qz.getInput()),
@@ -695,17 +708,24 @@ LogicalResult FunctionLowering::lowerOp(Operation *op) {
     auto lq = cast<QuantizedTensorType>(g.getLhs().getType());
     auto rq = cast<QuantizedTensorType>(g.getRhs().getType());
     QPtrs l = qptrs(g.getLhs()), r = qptrs(g.getRhs());
-    bool block = isa<FP8BlockRecipeAttr, MXFP8RecipeAttr>(lq.getRecipe());
-    // (data, scale_inv) of the rowwise or the columnwise copy.
+    bool block = isa<FP8BlockRecipeAttr, MXFP8RecipeAttr, NVFP4RecipeAttr>(
+        lq.getRecipe());
+    // (data, scale_inv, NVFP4's global amax) of the rowwise or the
+    // columnwise copy.
+    struct Operand {
+      Value data, scaleInv, amax;
+    };
     auto operand = [&](const QPtrs &p, bool rowwise) {
+      StringRef copy = rowwise ? "rowwise" : "columnwise";
       if (block)
-        return rowwise ? std::pair(part(p, "rowwise_data"), part(p, "rowwise_scale_inv"))
-                       : std::pair(part(p, "columnwise_data"),
-                                   part(p, "columnwise_scale_inv"));
-      return std::pair(rowwise ? part(p, "data") : part(p, "transpose"), part(p, "scale_inv"));
+        return Operand{part(p, (copy + "_data").str()),
+                       part(p, (copy + "_scale_inv").str()),
+                       part(p, ("amax_" + copy).str())};
+      return Operand{rowwise ? part(p, "data") : part(p, "transpose"),
+                     part(p, "scale_inv"), Value()};
     };
     ArrayRef<int64_t> rs = rq.getShape();
-    std::pair<Value, Value> a, bm;
+    Operand a, bm;
     Value m, n, k;
     switch (g.getLayout()) {
     case GemmLayout::TN: // y[M,N] = x[M,K] . w[N,K]^T
@@ -727,27 +747,33 @@ LogicalResult FunctionLowering::lowerOp(Operation *op) {
                            "bias-gradient epilogue (TE takes it from the "
                            "high-precision gradient)");
     Value bias = g.getBias() ? ptr(g.getBias()) : nullPtr();
-    if (isa<MXFP8RecipeAttr>(lq.getRecipe()))
+    if (isa<NVFP4RecipeAttr>(lq.getRecipe()))
+      // TN like Hopper's: NVFP4's columnwise data is transposed.
+      call("te_rt_gemm_nvfp4",
+           {ctxArg, dtype(g.getResult()), a.data, a.scaleInv, a.amax,
+            bm.data, bm.scaleInv, bm.amax, /*swizzled=*/c32(1), bias,
+            ptr(g.getResult()), m, n, k, c32(0)});
+    else if (isa<MXFP8RecipeAttr>(lq.getRecipe()))
       // Blackwell-class layout: the columnwise copy is not transposed; the
       // flags say which operands are columnwise copies of [k, m] / [k, n].
       call("te_rt_gemm_mxfp8",
            {ctxArg, dtype(g.getResult()), c32(fp8Code(lq.getFormat())),
-            a.first, a.second, c32(g.getLayout() == GemmLayout::NT),
-            c32(fp8Code(rq.getFormat())), bm.first, bm.second,
+            a.data, a.scaleInv, c32(g.getLayout() == GemmLayout::NT),
+            c32(fp8Code(rq.getFormat())), bm.data, bm.scaleInv,
             c32(g.getLayout() != GemmLayout::TN),
             /*swizzled=*/c32(1), bias, // checkQuantized admits no other
 
             ptr(g.getResult()), m, n, k, c32(0)});
     else if (block)
       call("te_rt_gemm_fp8_block",
-           {ctxArg, dtype(g.getResult()), a.first, a.second,
-            c32(lq.getBlock_2d()), bm.first, bm.second, c32(rq.getBlock_2d()),
+           {ctxArg, dtype(g.getResult()), a.data, a.scaleInv,
+            c32(lq.getBlock_2d()), bm.data, bm.scaleInv, c32(rq.getBlock_2d()),
             bias, ptr(g.getResult()), m, n, k, c32(0)});
     else
       call("te_rt_gemm_fp8",
            {ctxArg, dtype(g.getResult()), c32(fp8Code(lq.getFormat())),
-            a.first, a.second, c32(fp8Code(rq.getFormat())), bm.first,
-            bm.second, bias, ptr(g.getResult()), m, n, k, c32(0),
+            a.data, a.scaleInv, c32(fp8Code(rq.getFormat())), bm.data,
+            bm.scaleInv, bias, ptr(g.getResult()), m, n, k, c32(0),
             c32(g.getFastAccumulate())});
     return success();
   }
@@ -927,19 +953,21 @@ LogicalResult FunctionLowering::run() {
       return success();
     bool perTensor =
         isa<FP8DelayedRecipeAttr, FP8CurrentRecipeAttr>(q.getRecipe());
-    bool mxfp8 = isa<MXFP8RecipeAttr>(q.getRecipe());
+    bool blackwell = isa<MXFP8RecipeAttr, NVFP4RecipeAttr>(q.getRecipe());
     bool lowered =
-        mxfp8 ? q.getArch() == TargetArch::Blackwell
-              : q.getArch() == TargetArch::Hopper &&
-                    (perTensor || isa<FP8BlockRecipeAttr>(q.getRecipe()));
+        blackwell ? q.getArch() == TargetArch::Blackwell && !q.getRowScaled()
+                  : q.getArch() == TargetArch::Hopper &&
+                        (perTensor || isa<FP8BlockRecipeAttr>(q.getRecipe()));
     if (!lowered)
       return emitError(where) << "te-lower-to-runtime: " << q
                               << " is not lowered (per-tensor FP8 and "
-                                 "fp8-block on hopper, mxfp8 on blackwell)";
-    if (mxfp8 && q.getSwizzled() != true)
+                                 "fp8-block on hopper, mxfp8 and nvfp4 "
+                                 "without row_scaled on blackwell)";
+    if (blackwell && q.getSwizzled() != true)
       return emitError(where) << "te-lower-to-runtime: " << q
-                              << " has compact scales; the runtime's MXFP8 "
-                                 "GEMMs take them swizzled (as TE's "
+                              << " has compact scales; the runtime's "
+                              << q.getRecipe().getRecipeName()
+                              << " GEMMs take them swizzled (as TE's "
                                  "quantizers write them for GEMMs)";
     if (!perTensor && llvm::any_of(q.getShape(), ShapedType::isDynamic))
       return emitError(where)
@@ -1175,6 +1203,12 @@ struct TELowerToRuntimePass
     declare("te_rt_gemm_mxfp8", i32,
             {ptr, i32, i32, ptr, ptr, i32, i32, ptr, ptr, i32, i32, ptr, ptr,
              i64, i64, i64, i32});
+    declare("te_rt_quantize_nvfp4", i32,
+            {ptr, i32, ptr, i64, i64, i32, i32, i32, i64, i32, ptr, ptr, ptr,
+             ptr, ptr, ptr});
+    declare("te_rt_gemm_nvfp4", i32,
+            {ptr, i32, ptr, ptr, ptr, ptr, ptr, ptr, i32, ptr, ptr, i64, i64,
+             i64, i32});
     declare("te_rt_amax_update", i32,
             {ptr, ptr, ptr, ptr, i64, i64, f32, i32, i32, ptr, ptr});
 

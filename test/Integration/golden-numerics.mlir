@@ -6,11 +6,12 @@
 // recomputed backward must be bit-identical to the stored-activation one;
 // dynamic-shape cases run one library at two sizes; f32 gradients are also
 // checked against central finite differences of the compiled forward.
-// FP8 cases (config "recipe") compile with --recipe and compare with the
-// PyTorch emulation of TE's per-tensor FP8, Float8 block scaling and MXFP8
-// (Blackwell layout, --arch sm_100a)
-// (quantize-dequantize at TE's points), including the delayed-scaling state
-// after one step.
+// Quantized cases (config "recipe") compile with --recipe and compare with
+// the PyTorch emulation of TE's per-tensor FP8, Float8 block scaling, MXFP8
+// and NVFP4 (Blackwell layouts, --arch sm_100a; NVFP4 with its Hadamard
+// transform and stochastic rounding) (quantize-dequantize at TE's points),
+// elementwise under TE's tolerances and within 1e-2 in norm, including the
+// delayed-scaling state after one step.
 // RUN: bash %S/run_goldens.sh %te_bin %python %te_src %t | FileCheck %s
 // CHECK-NOT: FAIL
 // CHECK-DAG: OK ln_linear_f32 fwd: 1 tensors
@@ -55,6 +56,11 @@
 // CHECK-DAG: OK ln_mlp_gelu_bf16_mxfp8 checkpoint: backward bit-identical with recompute (7 gradients)
 // CHECK-DAG: OK ln_linear_f32_mxfp8 fwd: 1 tensors
 // CHECK-DAG: OK ln_linear_f32_mxfp8 bwd: 5 tensors
+// CHECK-DAG: OK ln_mlp_gelu_bf16_nvfp4 fwd: 1 tensors within TE tolerances (atol 0.125, rtol 0.25) and 1e-2 in norm of the emulation
+// CHECK-DAG: OK ln_mlp_gelu_bf16_nvfp4 bwd: 7 tensors within TE tolerances (atol 0.2, rtol 0.25) and 1e-2 in norm of the emulation
+// CHECK-DAG: OK ln_mlp_gelu_bf16_nvfp4 checkpoint: backward bit-identical with recompute (7 gradients)
+// CHECK-DAG: OK ln_linear_f32_nvfp4 fwd: 1 tensors
+// CHECK-DAG: OK ln_linear_f32_nvfp4 bwd: 5 tensors
 // CHECK-DAG: OK ln_mlp_gelu_f32 finite differences: 7 arguments
 // CHECK-DAG: OK rms_swiglu_f32 finite differences: 4 arguments
 // CHECK-DAG: OK rms_linear_zc_f32 finite differences: 4 arguments

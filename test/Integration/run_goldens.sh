@@ -13,8 +13,12 @@
 #   cases with a "recipe" (config.json) compile with te-compile --recipe (and
 #   --arch sm_100a for "arch": "blackwell") and
 #   compare with the PyTorch emulation of that recipe (quantized functions
-#   are piecewise constant: no finite differences); delayed-scaling state
-#   outputs (state.*.npy) are compared too.
+#   are piecewise constant: no finite differences), elementwise under TE's
+#   tolerances and, per file, within 1e-2 in norm (the emulation rounds as
+#   the runtime does: a recipe feature left out, e.g. NVFP4's Hadamard
+#   transform or stochastic rounding, moves gradients by 15-25% in norm,
+#   which TE's elementwise FP4 tolerances alone would let through);
+#   delayed-scaling state outputs (state.*.npy) are compared too.
 # Usage: run_goldens.sh BIN_DIR PYTHON SRC_DIR WORK_DIR [CASE...]
 set -u
 bin=$1 python=$2 src=$3 work=$4
@@ -53,11 +57,12 @@ for c in "${cases[@]}"; do
          --outputs "$out/run/$sz" >"$out/run.log" 2>&1; then
       echo "FAIL $label: te-run: $(head -3 "$out/run.log")"; status=1; continue
     fi
+    norm=(); [[ -n $recipe ]] && norm=(--max-norm-rel 1e-2)
     for phase in fwd bwd; do
       if "$python" "$src/tools/compare_npy.py" --expected "$data/expected/$phase" \
            --actual "$out/run/$sz/$phase" --atol "$(json ${phase}_atol)" --rtol "$(json ${phase}_rtol)" \
-           >"$out/$phase.cmp" 2>&1; then
-        echo "OK $label $phase: $(grep -c '^OK' "$out/$phase.cmp") tensors within TE tolerances (atol $(json ${phase}_atol), rtol $(json ${phase}_rtol))"
+           ${norm[@]+"${norm[@]}"} >"$out/$phase.cmp" 2>&1; then
+        echo "OK $label $phase: $(grep -c '^OK' "$out/$phase.cmp") tensors within TE tolerances (atol $(json ${phase}_atol), rtol $(json ${phase}_rtol))${norm[@]+ and 1e-2 in norm of the emulation}"
       else
         echo "FAIL $label $phase:"; sed 's/^/  /' "$out/$phase.cmp"; status=1
       fi

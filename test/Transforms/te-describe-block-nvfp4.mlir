@@ -1,5 +1,6 @@
 // RUN: te-opt %s --te-describe -o /dev/null 2>/dev/null | FileCheck %s --check-prefix=HOPPER
 // RUN: te-opt %s --te-describe="arch=blackwell" -o /dev/null 2>/dev/null | FileCheck %s --check-prefix=BLACKWELL
+// RUN: te-opt %s --te-describe="arch=blackwell" -o /dev/null 2>/dev/null | FileCheck %s --check-prefix=NVTYPES
 // RUN: te-opt %s --te-describe -o /dev/null --verify-diagnostics > /dev/null
 //
 // Float8 block scaling (§4.4): fp32 scales, 1x128 blocks for activations
@@ -39,6 +40,13 @@ func.func @block_unaligned(%x: tensor<256x64xbf16>, %g: tensor<64xbf16>, %w: ten
 // BLACKWELL-SAME: "inner":[{"dtype":"uint8","name":"rowwise_data","shape":[256,32]},{"dtype":"uint8","name":"rowwise_scale_inv","shape":[256,4]},{"dtype":"uint8","name":"columnwise_data","shape":[64,128]},{"dtype":"uint8","name":"columnwise_scale_inv","shape":[128,16]},{"dtype":"float32","name":"amax_rowwise","shape":[1]},{"dtype":"float32","name":"amax_columnwise","shape":[1]}],"name":"grad_output"
 // Saved columnwise copies keep only the columnwise buffers and amax.
 // BLACKWELL-SAME: "saved":[{"aliases":null,"bytes":18436,"dtype":"e2m1","inner":[{"dtype":"uint8","name":"columnwise_data","shape":[128,128]},{"dtype":"uint8","name":"columnwise_scale_inv","shape":[128,16]},{"dtype":"float32","name":"amax_columnwise","shape":[1]}],"name":"input"
+// Types: 16x16 blocks for the weight, the Hadamard transform on the
+// columnwise (wgrad) copies of the input and the gradient, swizzled scales.
+// NVTYPES: "effective_recipe":"nvfp4"
+// NVTYPES-SAME: "type":"!te.qtensor<256x128xe2m1, #te.nvfp4<>, both, blackwell, swizzled, rht>"
+// NVTYPES-SAME: "type":"!te.qtensor<64x128xe2m1, #te.nvfp4<>, both, blackwell, block_2d, swizzled>"
+// NVTYPES-SAME: "type":"!te.qtensor<256x64xe2m1, #te.nvfp4<>, both, blackwell, swizzled, rht>"
+// NVTYPES-SAME: "type":"!te.qtensor<256x128xe2m1, #te.nvfp4<>, columnwise, blackwell, swizzled, rht>"
 func.func @nvfp4(%x: tensor<256x128xbf16>, %w: tensor<64x128xbf16>) -> tensor<256x64xbf16> {
   %y = te.linear %x weight(%w) recipe(#te.nvfp4<>) : (tensor<256x128xbf16>, tensor<64x128xbf16>) -> tensor<256x64xbf16>
   return %y : tensor<256x64xbf16>
@@ -54,7 +62,7 @@ func.func @nvfp4_3d(%x: tensor<2x128x128xbf16>, %w: tensor<64x128xbf16>) -> tens
 // Row-scaled NVFP4: per-row amax on activations, rowwise only, and the
 // high-precision backward TE runs it with (saved tensors alias the inputs).
 // BLACKWELL: "effective_recipe":"nvfp4"
-// BLACKWELL-SAME: "inner":[{"dtype":"uint8","name":"rowwise_data","shape":[256,64]},{"dtype":"uint8","name":"rowwise_scale_inv","shape":[256,8]},{"dtype":"float32","name":"amax_rowwise","shape":[256]}],"name":"input","role":"activation","shape":[256,128],"type":"!te.qtensor<256x128xe2m1, #te.nvfp4<row_scaled = true>, rowwise, blackwell, row_scaled>","usage":"rowwise"
+// BLACKWELL-SAME: "inner":[{"dtype":"uint8","name":"rowwise_data","shape":[256,64]},{"dtype":"uint8","name":"rowwise_scale_inv","shape":[256,8]},{"dtype":"float32","name":"amax_rowwise","shape":[256]}],"name":"input","role":"activation","shape":[256,128],"type":"!te.qtensor<256x128xe2m1, #te.nvfp4<row_scaled = true>, rowwise, blackwell, swizzled, row_scaled>","usage":"rowwise"
 // BLACKWELL-SAME: "amax_rowwise","shape":[1]}],"name":"weight"
 // BLACKWELL-SAME: "saved":[{"aliases":"input:0",{{.*}}},{"aliases":"input:1",
 func.func @nvfp4_row_scaled(%x: tensor<256x128xbf16>, %w: tensor<64x128xbf16>) -> tensor<256x64xbf16> {

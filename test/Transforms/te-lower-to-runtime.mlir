@@ -73,16 +73,39 @@ func.func @unknown(%x: tensor<8x64xf32>) -> tensor<8x64xf32> {
 // type: MXFP8 in Hopper's layout (its GEMMs are Blackwell's), MXFP8 with
 // compact scales, and Float8 block scaling with a dynamic dim (its padded
 // scale shapes are static only for now).
-// expected-error @+1 {{te-lower-to-runtime: '!te.qtensor<64x64xe4m3, #te.mxfp8, rowwise, hopper, swizzled>' is not lowered (per-tensor FP8 and fp8-block on hopper, mxfp8 on blackwell)}}
+// expected-error @+1 {{te-lower-to-runtime: '!te.qtensor<64x64xe4m3, #te.mxfp8, rowwise, hopper, swizzled>' is not lowered (per-tensor FP8 and fp8-block on hopper, mxfp8 and nvfp4 without row_scaled on blackwell)}}
 func.func @mxfp8(%q: !te.qtensor<64x64xe4m3, #te.mxfp8, rowwise, hopper, swizzled>) -> !te.qtensor<64x64xe4m3, #te.mxfp8, rowwise, hopper, swizzled> {
   return %q : !te.qtensor<64x64xe4m3, #te.mxfp8, rowwise, hopper, swizzled>
 }
 
 // -----
 
-// expected-error @+1 {{te-lower-to-runtime: '!te.qtensor<64x64xe4m3, #te.mxfp8, rowwise, blackwell>' has compact scales; the runtime's MXFP8 GEMMs take them swizzled (as TE's quantizers write them for GEMMs)}}
+// expected-error @+1 {{te-lower-to-runtime: '!te.qtensor<64x64xe4m3, #te.mxfp8, rowwise, blackwell>' has compact scales; the runtime's mxfp8 GEMMs take them swizzled (as TE's quantizers write them for GEMMs)}}
 func.func @mxfp8_compact(%q: !te.qtensor<64x64xe4m3, #te.mxfp8, rowwise, blackwell>) -> !te.qtensor<64x64xe4m3, #te.mxfp8, rowwise, blackwell> {
   return %q : !te.qtensor<64x64xe4m3, #te.mxfp8, rowwise, blackwell>
+}
+
+// -----
+
+// expected-error @+1 {{te-lower-to-runtime: '!te.qtensor<64x64xe2m1, #te.nvfp4<>, rowwise, blackwell>' has compact scales; the runtime's nvfp4 GEMMs take them swizzled}}
+func.func @nvfp4_compact(%q: !te.qtensor<64x64xe2m1, #te.nvfp4<>, rowwise, blackwell>) -> !te.qtensor<64x64xe2m1, #te.nvfp4<>, rowwise, blackwell> {
+  return %q : !te.qtensor<64x64xe2m1, #te.nvfp4<>, rowwise, blackwell>
+}
+
+// -----
+
+// Row-scaled NVFP4 (one amax per row) has no runtime quantizer.
+// expected-error @+1 {{te-lower-to-runtime: '!te.qtensor<64x64xe2m1, #te.nvfp4<row_scaled = true>, rowwise, blackwell, swizzled, row_scaled>' is not lowered}}
+func.func @nvfp4_row_scaled(%q: !te.qtensor<64x64xe2m1, #te.nvfp4<row_scaled = true>, rowwise, blackwell, swizzled, row_scaled>) -> !te.qtensor<64x64xe2m1, #te.nvfp4<row_scaled = true>, rowwise, blackwell, swizzled, row_scaled> {
+  return %q : !te.qtensor<64x64xe2m1, #te.nvfp4<row_scaled = true>, rowwise, blackwell, swizzled, row_scaled>
+}
+
+// -----
+
+func.func @nvfp4_dynamic(%x: tensor<?x128xbf16>) -> !te.qtensor<?x128xe2m1, #te.nvfp4<>, rowwise, blackwell, swizzled> {
+  // expected-error @+1 {{te-lower-to-runtime: '!te.qtensor<?x128xe2m1, #te.nvfp4<>, rowwise, blackwell, swizzled>' has a dynamic dim; nvfp4 is lowered for static shapes only}}
+  %q = te.quantize %x : tensor<?x128xbf16> -> !te.qtensor<?x128xe2m1, #te.nvfp4<>, rowwise, blackwell, swizzled>
+  return %q : !te.qtensor<?x128xe2m1, #te.nvfp4<>, rowwise, blackwell, swizzled>
 }
 
 // -----

@@ -49,8 +49,10 @@ static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
 static cl::opt<std::string>
     recipe("recipe",
            cl::desc("Recipe of every module op: bf16, fp8-delayed, "
-                    "fp8-current, fp8-block, mxfp8, nvfp4 (default: keep the "
-                    "ops' recipes; bf16 where none is set)"),
+                    "fp8-current, fp8-block, mxfp8, nvfp4, or a recipe "
+                    "attribute for non-default parameters, e.g. "
+                    "'#te.nvfp4<rht = false>' (default: keep the ops' "
+                    "recipes; bf16 where none is set)"),
            cl::init(""), cl::cat(category));
 static cl::opt<bool> train("train",
                            cl::desc("Emit <fn>_fwd and <fn>_bwd entry points "

@@ -140,6 +140,16 @@ TEST_F(TEDialectTest, RecipesByName) {
   auto nvfp4 = cast<NVFP4RecipeAttr>(getDefaultRecipe(&context, "nvfp4"));
   EXPECT_TRUE(nvfp4.getRht() && nvfp4.getStochasticRounding() &&
               nvfp4.getWeight_2d());
+  // Non-default parameters in the dialect's attribute syntax.
+  auto noRht = dyn_cast_or_null<NVFP4RecipeAttr>(
+      getDefaultRecipe(&context, "#te.nvfp4<rht = false>"));
+  ASSERT_TRUE(noRht);
+  EXPECT_FALSE(noRht.getRht());
+  EXPECT_TRUE(noRht.getStochasticRounding());
+  // Malformed or non-recipe attributes are refused (null), quietly.
+  EXPECT_FALSE(getDefaultRecipe(&context, "#te.nvfp4<rht = maybe>"));
+  EXPECT_FALSE(getDefaultRecipe(&context, "#te.unknown"));
+  EXPECT_FALSE(getDefaultRecipe(&context, "#te.nvfp4<rht = false"));
 }
 
 TEST_F(TEDialectTest, ActivationTable) {
@@ -197,7 +207,7 @@ TEST_F(TEDialectTest, InnerTensorsOfAQuantizedType) {
   auto type = QuantizedTensorType::get(
       &context, {ShapedType::kDynamic, 64}, QuantFormat::E4M3,
       getDefaultRecipe(&context, "mxfp8"), QuantUsage::Both, TargetArch::Hopper,
-      false, false, false);
+      false, false, false, false);
   SmallVector<InnerTensor> inner = type.getInnerTensors();
   ASSERT_EQ(inner.size(), 4u);
   EXPECT_EQ(inner[1].name, "rowwise_scale_inv");

@@ -8,8 +8,9 @@
 // tolerances (one ulp-ish of the dtype; per-tensor FP8 GEMMs within 1e-2 of
 // the largest result, block-scaled ones within a relative Frobenius error
 // of 1e-3 + the dtype's unit roundoff); CUDA graph capture and
-// replay against the same calls run eagerly. Skipped, with a message,
-// without a CUDA device.
+// replay against the same calls run eagerly; the Blackwell recipes (MXFP8,
+// NVFP4) refused with a clear message. Skipped, with a message, without a
+// CUDA device.
 //
 //===----------------------------------------------------------------------===//
 
@@ -806,6 +807,42 @@ TEST_P(CudaAbi, MXFP8NeedsBlackwell) {
                                  TE_RT_FP8_E4M3, 1, q.host.data(),
                                  reinterpret_cast<uint8_t *>(s.host.data()),
                                  nullptr, nullptr),
+            0)
+      << te_rt_last_error();
+}
+
+// NVFP4 is a Blackwell recipe too: on the (Hopper) cuda backend both calls
+// fail with a message naming the recipe and the architecture, before any
+// device work; the seed calls work; the cpu backend runs them.
+TEST_P(CudaAbi, NVFP4NeedsBlackwell) {
+  if (GetParam() != TE_RT_DTYPE_F32)
+    return;
+  Pair &x = random(TE_RT_DTYPE_F32, 32 * 32, -1, 1);
+  Pair &q = output(32 * 16), &s = output(128 * 4), &am = output(4);
+  EXPECT_EQ(te_rt_context_set_seed(gpu, 7), 0) << te_rt_last_error();
+  EXPECT_NE(te_rt_quantize_nvfp4(gpu, TE_RT_DTYPE_F32, x.dev, 32, 32, 0, 0, 1,
+                                 3, 1, q.dev, static_cast<uint8_t *>(s.dev),
+                                 static_cast<float *>(am.dev), nullptr, nullptr,
+                                 nullptr),
+            0);
+  EXPECT_NE(std::string(te_rt_last_error())
+                .find("NVFP4 is a Blackwell (sm_100+) recipe"),
+            std::string::npos)
+      << te_rt_last_error();
+  Pair &d = output(32 * 32 * 4);
+  EXPECT_NE(te_rt_gemm_nvfp4(
+                gpu, TE_RT_DTYPE_F32, q.dev, static_cast<uint8_t *>(s.dev),
+                static_cast<float *>(am.dev), q.dev,
+                static_cast<uint8_t *>(s.dev), static_cast<float *>(am.dev), 1,
+                nullptr, d.dev, 32, 32, 32, 0),
+            0);
+  EXPECT_NE(std::string(te_rt_last_error()).find("Hopper (sm_90"),
+            std::string::npos)
+      << te_rt_last_error();
+  EXPECT_EQ(te_rt_quantize_nvfp4(cpu, TE_RT_DTYPE_F32, x.host.data(), 32, 32, 0,
+                                 0, 1, 3, 1, q.host.data(),
+                                 reinterpret_cast<uint8_t *>(s.host.data()),
+                                 am.h<float>(), nullptr, nullptr, nullptr),
             0)
       << te_rt_last_error();
 }

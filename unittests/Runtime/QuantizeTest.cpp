@@ -1,11 +1,13 @@
 //===- QuantizeTest.cpp - CPU reference quantization ------------*- C++ -*-===//
 //
-// Scale computation, delayed scaling's amax-history update and MXFP8 block
-// quantization, against values computed by hand.
+// Scale computation, delayed scaling's amax-history update, MXFP8, Float8
+// block and NVFP4 quantization (rounding, random bits, the RHT, 16x16
+// tiles), against values computed by hand.
 //
 //===----------------------------------------------------------------------===//
 
 #include "cpu/Quantize.h"
+#include "te_kernels/formats.h"
 
 #include <gtest/gtest.h>
 
@@ -224,6 +226,208 @@ TEST(Swizzle, TileLayoutByHand) {
   EXPECT_EQ(swizzled[1024], compact[128 * cols + 0]);
   unswizzleScales(swizzled.data(), rows, cols, back.data());
   EXPECT_EQ(back, compact);
+}
+
+} // namespace
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// NVFP4: rounding, random bits, the RHT and 16x16 tiles
+//===----------------------------------------------------------------------===//
+
+TEST(NVFP4, EncodeScale) {
+  EXPECT_EQ(nvfp4EncodeScale(6.0f), 448.0f);
+  EXPECT_EQ(nvfp4EncodeScale(2688.0f), 1.0f);
+  EXPECT_EQ(nvfp4EncodeScale(0.0f), 1.0f);
+  EXPECT_EQ(nvfp4EncodeScale(INFINITY), 1.0f);  // not finite
+  EXPECT_EQ(nvfp4EncodeScale(1e-40f), FLT_MAX); // 2688 / 1e-40 overflows
+}
+
+TEST(NVFP4, RoundToNearestEven) {
+  // The E2M1 grid 0, 0.5, 1, 1.5, 2, 3, 4, 6 (codes 0..7); ties go to the
+  // even code.
+  EXPECT_EQ(te::formats::floatToE2M1(0.25f), 0x0); // 0 | 0.5
+  EXPECT_EQ(te::formats::floatToE2M1(0.75f), 0x2); // 0.5 | 1
+  EXPECT_EQ(te::formats::floatToE2M1(1.25f), 0x2); // 1 | 1.5
+  EXPECT_EQ(te::formats::floatToE2M1(1.75f), 0x4); // 1.5 | 2
+  EXPECT_EQ(te::formats::floatToE2M1(2.5f), 0x4);  // 2 | 3
+  EXPECT_EQ(te::formats::floatToE2M1(3.5f), 0x6);  // 3 | 4
+  EXPECT_EQ(te::formats::floatToE2M1(5.0f), 0x6);  // 4 | 6
+  EXPECT_EQ(te::formats::floatToE2M1(2.6f), 0x5);
+  EXPECT_EQ(te::formats::floatToE2M1(100.0f), 0x7); // saturates
+  EXPECT_EQ(te::formats::floatToE2M1(-0.1f), 0x8);  // sign kept at zero
+  EXPECT_EQ(te::formats::floatToE2M1(NAN), 0x7);
+}
+
+TEST(NVFP4, StochasticRoundingByHand) {
+  // 2.25 lies between 2 (code 4) and 3 (code 5) with p = 0.25: up iff
+  // (r >> 8) * 2^-24 < 0.25, i.e. r >> 8 < 0x400000.
+  EXPECT_EQ(floatToE2M1Stochastic(2.25f, 0x3FFFFFFFu), 0x5);
+  EXPECT_EQ(floatToE2M1Stochastic(2.25f, 0x3FFFFF00u), 0x5);
+  EXPECT_EQ(floatToE2M1Stochastic(2.25f, 0x40000000u), 0x4);
+  EXPECT_EQ(floatToE2M1Stochastic(2.25f, 0x400000FFu), 0x4); // low bits unused
+  EXPECT_EQ(floatToE2M1Stochastic(2.25f, 0u), 0x5);
+  EXPECT_EQ(floatToE2M1Stochastic(2.25f, 0xFFFFFFFFu), 0x4);
+  EXPECT_EQ(floatToE2M1Stochastic(-2.25f, 0u), 0xD); // sign kept
+  // 0.1 between 0 and 0.5: p = 0.2.
+  EXPECT_EQ(floatToE2M1Stochastic(0.1f, 0u), 0x1);
+  EXPECT_EQ(floatToE2M1Stochastic(0.1f, 0xFFFFFFFFu), 0x0);
+  EXPECT_EQ(floatToE2M1Stochastic(-0.1f, 0xFFFFFFFFu), 0x8);
+  // 5 between 4 and 6: p = 0.5 exactly; u = 0.5 does not round up.
+  EXPECT_EQ(floatToE2M1Stochastic(5.0f, 0x7FFFFFFFu), 0x7);
+  EXPECT_EQ(floatToE2M1Stochastic(5.0f, 0x80000000u), 0x6);
+  // Clamped to 6 first; NaN as round to nearest (+6).
+  for (uint32_t r : {0u, 0x12345678u, 0xFFFFFFFFu}) {
+    EXPECT_EQ(floatToE2M1Stochastic(7.0f, r), 0x7);
+    EXPECT_EQ(floatToE2M1Stochastic(-INFINITY, r), 0xF);
+    EXPECT_EQ(floatToE2M1Stochastic(NAN, r), 0x7);
+  }
+  // Values on the grid never move, whatever the bits.
+  const float grid[8] = {0, 0.5f, 1, 1.5f, 2, 3, 4, 6};
+  for (int code = 0; code < 8; ++code)
+    for (uint32_t r : {0u, 1u, 0x7FFFFFFFu, 0x80000000u, 0xFFFFFFFFu}) {
+      EXPECT_EQ(floatToE2M1Stochastic(grid[code], r), code);
+      EXPECT_EQ(floatToE2M1Stochastic(-grid[code], r), code | 0x8);
+    }
+}
+
+TEST(NVFP4, StochasticRoundingStaysBetweenNeighbours) {
+  // Every value rounds to one of its two neighbours on the grid.
+  const float grid[8] = {0, 0.5f, 1, 1.5f, 2, 3, 4, 6};
+  std::mt19937 gen(11);
+  std::uniform_real_distribution<float> dist(0.0f, 6.0f);
+  for (int t = 0; t < 10000; ++t) {
+    float v = dist(gen);
+    uint8_t code = floatToE2M1Stochastic(v, static_cast<uint32_t>(gen()));
+    ASSERT_LT(code, 8);
+    int lo = 7;
+    while (grid[lo] > v)
+      --lo;
+    ASSERT_TRUE(code == lo || code == lo + 1) << v << " -> " << int(code);
+  }
+}
+
+TEST(NVFP4, RandomBitsAreSplitmix64) {
+  // With both seeds 0 the counter (2 * index + copy + 1) times the golden
+  // gamma is the splitmix64 state after that many steps from 0, so these
+  // are the high halves of its well-known first outputs
+  // 0xE220A8397B1DCDAF, 0x6E789E6AA1B965F4, 0x06C45D188009454F.
+  EXPECT_EQ(nvfp4RandomBits(0, 0, 0, 0), 0xE220A839u);
+  EXPECT_EQ(nvfp4RandomBits(0, 0, 1, 0), 0x6E789E6Au);
+  EXPECT_EQ(nvfp4RandomBits(0, 0, 0, 1), 0x06C45D18u);
+  // The formula, step by step, with both seeds and a large index.
+  auto byHand = [](uint64_t cs, uint64_t s, uint64_t copy, uint64_t index) {
+    uint64_t z = (cs ^ (s * 0xD1B54A32D192ED03ull)) +
+                 (2 * index + copy + 1) * 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    return static_cast<uint32_t>(z >> 32);
+  };
+  EXPECT_EQ(nvfp4RandomBits(5, 7, 1, 3), byHand(5, 7, 1, 3));
+  EXPECT_EQ(nvfp4RandomBits(5, 7, 1, 3), 0xA054BAE3u);
+  EXPECT_EQ(nvfp4RandomBits(~0ull, 1ull << 63, 0, int64_t(1) << 40),
+            byHand(~0ull, 1ull << 63, 0, uint64_t(1) << 40));
+  EXPECT_NE(nvfp4RandomBits(1, 0, 0, 0), nvfp4RandomBits(0, 0, 0, 0));
+  EXPECT_NE(nvfp4RandomBits(0, 1, 0, 0), nvfp4RandomBits(0, 0, 0, 0));
+}
+
+TEST(NVFP4, RHTMatrixIsOrthogonal) {
+  float m[256];
+  nvfp4RHTMatrix(m);
+  const int s[16] = {1, 1, 1, -1, 1, -1, -1, -1, -1, -1, -1, 1, -1, 1, -1, -1};
+  for (int j = 0; j < 16; ++j) {
+    EXPECT_EQ(m[j], s[j] * 0.25f) << j; // row 0 of H is all ones
+    EXPECT_EQ(m[j * 16], 0.25f) << j;   // column 0: s[0] = 1
+  }
+  EXPECT_EQ(m[3 * 16 + 1], -0.25f); // H[3][1] = -1 (popcount(1) odd), s[1] 1
+  EXPECT_EQ(m[3 * 16 + 3], -0.25f); // H[3][3] = +1, s[3] = -1
+  // M M^T = I exactly: every product is +-1/16 and every partial sum a
+  // small multiple of 1/16.
+  for (int i = 0; i < 16; ++i)
+    for (int k = 0; k < 16; ++k) {
+      float acc = 0.0f;
+      for (int j = 0; j < 16; ++j)
+        acc += m[i * 16 + j] * m[k * 16 + j];
+      EXPECT_EQ(acc, i == k ? 1.0f : 0.0f) << i << "," << k;
+    }
+}
+
+TEST(NVFP4, RHTAppliesToEveryChunk) {
+  // Two rows of 32 (two chunks each): e_0 and e_5 map to rows 0 and 5 of
+  // M; a chunk of ones maps to (4, 0, ..., 0) (the columns of H other than
+  // the first sum to 0).
+  float m[256];
+  nvfp4RHTMatrix(m);
+  std::vector<float> x(2 * 32, 0.0f);
+  x[0] = 1.0f;      // row 0, chunk 0: e_0
+  x[16 + 5] = 1.0f; // row 0, chunk 1: e_5
+  for (int j = 0; j < 16; ++j)
+    x[32 + j] = 1.0f;     // row 1, chunk 0: ones
+  x[32 + 16 + 2] = -3.0f; // row 1, chunk 1: -3 e_2
+  applyNVFP4RHT(x.data(), 2, 32);
+  for (int j = 0; j < 16; ++j) {
+    EXPECT_EQ(x[j], m[j]) << j;
+    EXPECT_EQ(x[16 + j], m[5 * 16 + j]) << j;
+    EXPECT_EQ(x[32 + j], j == 0 ? 4.0f : 0.0f) << j;
+    EXPECT_EQ(x[48 + j], -3.0f * m[2 * 16 + j]) << j;
+  }
+  // Norms are kept (orthogonal), up to fp32 rounding.
+  std::mt19937 gen(3);
+  std::normal_distribution<float> dist;
+  std::vector<float> v(16);
+  for (float &e : v)
+    e = dist(gen);
+  std::vector<float> w = v;
+  applyNVFP4RHT(w.data(), 1, 16);
+  double n0 = 0, n1 = 0;
+  for (int j = 0; j < 16; ++j)
+    n0 += double(v[j]) * v[j], n1 += double(w[j]) * w[j];
+  EXPECT_NEAR(n1, n0, 1e-5 * n0);
+}
+
+TEST(NVFP4, TwoDimensionalTilesShareAScale) {
+  // x [32, 32] of 0.5: four 16x16 tiles. Tile (0, 1) holds a 6 (global
+  // amax 6, S_enc 448), tile (1, 0) a 3. Tile amax 6 -> S_dec 448 (0x7E),
+  // 3 -> 224 (0x76), 0.5 -> e4m3(37.33) = 36 (0x61).
+  std::vector<float> x(32 * 32, 0.5f);
+  x[3 * 32 + 20] = 6.0f;
+  x[17 * 32 + 2] = 3.0f;
+  std::vector<uint8_t> q(32 * 16), scales(128 * 4, 0xAA);
+  NVFP4Options o;
+  o.block2d = true;
+  EXPECT_EQ(quantizeNVFP4(x.data(), 32, 32, o, q.data(), scales.data()), 6.0f);
+  for (int i = 0; i < 32; ++i) {
+    EXPECT_EQ(scales[i * 4 + 0], i < 16 ? 0x61 : 0x76) << i;
+    EXPECT_EQ(scales[i * 4 + 1], i < 16 ? 0x7E : 0x61) << i;
+    EXPECT_EQ(scales[i * 4 + 2], 0) << i; // padding columns
+    EXPECT_EQ(scales[i * 4 + 3], 0) << i;
+  }
+  for (size_t i = 32 * 4; i < scales.size(); ++i)
+    ASSERT_EQ(scales[i], 0) << i; // padding rows
+  // Tile (0, 1): factor 1, 0.5 -> code 1; tile (1, 0): factor 2, 0.5 -> 1
+  // (code 2), 3 -> 6 (7); tile (0, 0): 448 / 36 = 12.44, 0.5 -> 6.22 -> 6.
+  EXPECT_EQ(q[0 * 16 + 8], 0x11);  // row 0, columns 16, 17
+  EXPECT_EQ(q[3 * 16 + 10], 0x17); // row 3, columns 20 (6), 21
+  EXPECT_EQ(q[17 * 16 + 1], 0x27); // row 17, columns 2 (3), 3
+  EXPECT_EQ(q[17 * 16 + 0], 0x22);
+  EXPECT_EQ(q[0], 0x77);
+  // A NaN is left out of the amaxes and quantizes to +6 (0x7), as
+  // floatToE2M1 has it.
+  std::vector<float> withNaN = x;
+  withNaN[17 * 32 + 5] = NAN;
+  EXPECT_EQ(quantizeNVFP4(withNaN.data(), 32, 32, o, q.data(), scales.data()),
+            6.0f);
+  EXPECT_EQ(scales[17 * 4 + 0], 0x76);
+  EXPECT_EQ(q[17 * 16 + 2] >> 4, 0x7);
+  // The same matrix with 1x16 blocks: row 17's first block has amax 3, the
+  // other rows of tile (1, 0) amax 0.5.
+  quantizeNVFP4(x.data(), 32, 32, NVFP4Options{}, q.data(), scales.data());
+  EXPECT_EQ(scales[17 * 4 + 0], 0x76);
+  EXPECT_EQ(scales[16 * 4 + 0], 0x61);
+  EXPECT_EQ(scales[3 * 4 + 1], 0x7E);
+  EXPECT_EQ(scales[4 * 4 + 1], 0x61);
 }
 
 } // namespace

@@ -31,7 +31,7 @@ def TEApplyRecipePass : Pass<"te-apply-recipe"> {
   let options = [
     Option<"recipe", "recipe", "std::string", /*default=*/"\"bf16\"",
            "Recipe to apply: bf16, fp8-delayed, fp8-current, fp8-block, "
-           "mxfp8 or nvfp4">,
+           "mxfp8, nvfp4, or a recipe attribute ('#te.nvfp4<rht = false>')">,
     Option<"override", "override", "bool", /*default=*/"false",
            "Replace recipes already set on ops">
   ];

@@ -1,11 +1,13 @@
 //===- Quantize.cpp - CPU reference quantization ----------------*- C++ -*-===//
 //
-// Per-tensor FP8 (current and delayed scaling) and MXFP8 on the CPU.
+// Per-tensor FP8 (current and delayed scaling), MXFP8, Float8 block scaling
+// and NVFP4 on the CPU.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Quantize.h"
 
+#include "Parallel.h"
 #include "te_kernels/formats.h"
 
 #include <algorithm>
@@ -167,39 +169,125 @@ void dequantizeBlockRowwise(const uint8_t *q, const float *scaleInv,
     }
 }
 
-float quantizeNVFP4Rowwise(const float *x, int64_t rows, int64_t cols,
-                           uint8_t *q, uint8_t *scales) {
+//===----------------------------------------------------------------------===//
+// NVFP4
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// E2M1 magnitudes by code (the code without its sign bit).
+constexpr float kE2M1Magnitudes[8] = {0.0f, 0.5f, 1.0f, 1.5f,
+                                      2.0f, 3.0f, 4.0f, 6.0f};
+
+/// The diagonal of NVFP4's RHT sign matrix.
+constexpr int kRHTSigns[16] = {1,  1,  1,  -1, 1,  -1, -1, -1,
+                               -1, -1, -1, 1,  -1, 1,  -1, -1};
+} // namespace
+
+int64_t nvfp4ScaleCols(int64_t cols) { return roundUp(cols / 16, 4); }
+
+float nvfp4EncodeScale(float globalAmax) {
+  if (globalAmax == 0.0f || !std::isfinite(globalAmax))
+    return 1.0f;
+  float sEnc = 448.0f * 6.0f / globalAmax;
+  return std::isinf(sEnc) ? FLT_MAX : sEnc;
+}
+
+uint32_t nvfp4RandomBits(uint64_t contextSeed, uint64_t seed, int32_t copy,
+                         int64_t index) {
+  // Unsigned throughout: every step wraps mod 2^64.
+  uint64_t key = contextSeed ^ (seed * 0xD1B54A32D192ED03ull);
+  uint64_t counter = 2u * static_cast<uint64_t>(index) +
+                     static_cast<uint64_t>(static_cast<int64_t>(copy)) + 1u;
+  uint64_t z = key + counter * 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return static_cast<uint32_t>(z >> 32);
+}
+
+uint8_t floatToE2M1Stochastic(float x, uint32_t r) {
+  uint32_t bits = floatBits(x);
+  if ((bits & 0x7FFFFFFFu) > 0x7F800000u)
+    return floatToE2M1(x); // NaN: +6 (0x7), as round to nearest
+  uint8_t sign = static_cast<uint8_t>((bits >> 31) << 3);
+  float a = std::min(std::fabs(x), 6.0f);
+  uint8_t lo = 7;
+  while (kE2M1Magnitudes[lo] > a)
+    --lo;
+  if (lo == 7 || a == kE2M1Magnitudes[lo])
+    return static_cast<uint8_t>(lo | sign); // on the grid (6 too): stays
+  float low = kE2M1Magnitudes[lo], high = kE2M1Magnitudes[lo + 1];
+  float p = (a - low) / (high - low);
+  // r >> 8 has 24 bits: u is exact, in [0, 1).
+  float u = static_cast<float>(r >> 8) * 0x1p-24f;
+  return static_cast<uint8_t>((u < p ? lo + 1 : lo) | sign);
+}
+
+float quantizeNVFP4(const float *x, int64_t rows, int64_t cols,
+                    const NVFP4Options &o, uint8_t *q, uint8_t *scales) {
   float globalAmax = amaxOf(x, rows * cols);
-  float sEnc = globalAmax == 0.0f ? 1.0f : 448.0f * 6.0f / globalAmax;
-  if (std::isinf(sEnc))
-    sEnc = FLT_MAX;
-  int64_t scaleCols = roundUp(cols / 16, 4);
+  float sEnc = nvfp4EncodeScale(globalAmax);
+  int64_t blocks = cols / 16, scaleCols = nvfp4ScaleCols(cols);
   std::memset(scales, 0, static_cast<size_t>(roundUp(rows, 128) * scaleCols));
-  std::memset(q, 0, static_cast<size_t>(rows * cols / 2));
-  for (int64_t i = 0; i < rows; ++i) {
-    for (int64_t b = 0; b < cols / 16; ++b) {
-      const float *block = x + i * cols + b * 16;
-      uint8_t sDecBits = floatToE4M3(amaxOf(block, 16) * sEnc / 6.0f);
-      scales[i * scaleCols + b] = sDecBits;
-      float sDec = e4m3ToFloat(sDecBits);
-      float toFP4 = sDec == 0.0f ? 0.0f : sEnc / sDec;
-      for (int64_t j = 0; j < 16; ++j) {
-        int64_t col = b * 16 + j;
-        uint8_t code = floatToE2M1(block[j] * toFP4);
-        uint8_t &byte = q[i * (cols / 2) + col / 2];
-        byte = static_cast<uint8_t>(col % 2 ? (byte | (code << 4))
-                                            : (byte | code));
+
+  // Row i's block b with scale byte sDecBits: the byte, then the codes.
+  auto encodeBlock = [&](int64_t i, int64_t b, uint8_t sDecBits) {
+    scales[i * scaleCols + b] = sDecBits;
+    float sDec = e4m3ToFloat(sDecBits);
+    float toFP4 = sDec == 0.0f ? 0.0f : sEnc / sDec;
+    int64_t first = i * cols + b * 16; // row-major index of element 0
+    uint8_t *out = q + first / 2;
+    for (int64_t j = 0; j < 16; j += 2) {
+      uint8_t code[2];
+      for (int64_t h = 0; h < 2; ++h) {
+        float v = x[first + j + h] * toFP4;
+        code[h] = o.stochastic ? floatToE2M1Stochastic(
+                                     v, nvfp4RandomBits(o.contextSeed, o.seed,
+                                                        o.copy, first + j + h))
+                               : floatToE2M1(v);
+      }
+      out[j / 2] = static_cast<uint8_t>(code[0] | (code[1] << 4));
+    }
+  };
+  auto sDecOf = [&](float blockAmax) {
+    return floatToE4M3(blockAmax * sEnc / 6.0f);
+  };
+
+  // Groups of 16 rows (a row of 2-D tiles) across threads; every element's
+  // bits depend only on its index, so the result does not depend on the
+  // thread count.
+  int64_t groups = ceilDiv(rows, 16);
+  parallelFor(groups, 16 * cols, [&](int64_t g0, int64_t g1) {
+    for (int64_t g = g0; g < g1; ++g) {
+      int64_t r0 = g * 16, r1 = std::min(rows, r0 + 16);
+      for (int64_t b = 0; b < blocks; ++b) {
+        if (o.block2d) {
+          float tileAmax = 0.0f;
+          for (int64_t i = r0; i < r1; ++i)
+            tileAmax = std::max(tileAmax, amaxOf(x + i * cols + b * 16, 16));
+          uint8_t sDecBits = sDecOf(tileAmax);
+          for (int64_t i = r0; i < r1; ++i)
+            encodeBlock(i, b, sDecBits);
+        } else {
+          for (int64_t i = r0; i < r1; ++i)
+            encodeBlock(i, b, sDecOf(amaxOf(x + i * cols + b * 16, 16)));
+        }
       }
     }
-  }
+  });
   return globalAmax;
+}
+
+float quantizeNVFP4Rowwise(const float *x, int64_t rows, int64_t cols,
+                           uint8_t *q, uint8_t *scales) {
+  return quantizeNVFP4(x, rows, cols, NVFP4Options{}, q, scales);
 }
 
 void dequantizeNVFP4Rowwise(const uint8_t *q, const uint8_t *scales,
                             float globalAmax, int64_t rows, int64_t cols,
                             float *x) {
-  float sEnc = globalAmax == 0.0f ? 1.0f : 448.0f * 6.0f / globalAmax;
-  int64_t scaleCols = roundUp(cols / 16, 4);
+  float sEnc = nvfp4EncodeScale(globalAmax);
+  int64_t scaleCols = nvfp4ScaleCols(cols);
   for (int64_t i = 0; i < rows; ++i)
     for (int64_t j = 0; j < cols; ++j) {
       uint8_t byte = q[i * (cols / 2) + j / 2];
@@ -207,6 +295,48 @@ void dequantizeNVFP4Rowwise(const uint8_t *q, const uint8_t *scales,
       float sDec = e4m3ToFloat(scales[i * scaleCols + j / 16]);
       x[i * cols + j] = e2m1ToFloat(code) * sDec / sEnc;
     }
+}
+
+void dequantizeNVFP4Blocks(const uint8_t *q, const uint8_t *scales,
+                           int64_t rows, int64_t cols, float *x) {
+  int64_t scaleCols = nvfp4ScaleCols(cols);
+  parallelFor(rows, cols, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i)
+      for (int64_t j = 0; j < cols; ++j) {
+        uint8_t byte = q[i * (cols / 2) + j / 2];
+        uint8_t code = j % 2 ? (byte >> 4) : (byte & 0xF);
+        // 2 significant bits times 4: exact.
+        x[i * cols + j] =
+            e2m1ToFloat(code) * e4m3ToFloat(scales[i * scaleCols + j / 16]);
+      }
+  });
+}
+
+void nvfp4RHTMatrix(float m[256]) {
+  for (int i = 0; i < 16; ++i)
+    for (int j = 0; j < 16; ++j) {
+      int h = __builtin_popcount(static_cast<unsigned>(i & j)) % 2 ? -1 : 1;
+      m[i * 16 + j] = static_cast<float>(h * kRHTSigns[j]) * 0.25f;
+    }
+}
+
+void applyNVFP4RHT(float *x, int64_t rows, int64_t cols) {
+  float m[256];
+  nvfp4RHTMatrix(m);
+  parallelFor(rows, 16 * cols, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r)
+      for (int64_t c0 = 0; c0 < cols; c0 += 16) {
+        float *chunk = x + r * cols + c0;
+        float v[16];
+        std::memcpy(v, chunk, sizeof(v));
+        for (int j = 0; j < 16; ++j) {
+          float acc = 0.0f;
+          for (int i = 0; i < 16; ++i)
+            acc += v[i] * m[i * 16 + j];
+          chunk[j] = acc;
+        }
+      }
+  });
 }
 
 void quantizeMXFP8Columnwise(const float *x, int64_t rows, int64_t cols,

@@ -3,7 +3,9 @@
 // Scale computation and quantization of TransformerEngine's recipes on the
 // CPU (reference §4, §8.4), built on te_kernels/formats.h so that the CPU
 // and GPU produce the same bits: current and delayed per-tensor FP8 scaling
-// (with the amax-history update), and MXFP8 1x32 block scaling.
+// (with the amax-history update), MXFP8 1x32 block scaling, Float8 block
+// scaling and NVFP4 (two-level E4M3 / fp32 scales, 16x16 tiles, stochastic
+// rounding, the random Hadamard transform).
 //
 //===----------------------------------------------------------------------===//
 
@@ -72,17 +74,82 @@ void quantizeBlockRowwise(const float *x, int64_t rows, int64_t cols,
 void dequantizeBlockRowwise(const uint8_t *q, const float *scaleInv,
                             int64_t rows, int64_t cols, bool block2d, float *x);
 
-/// NVFP4 (§4.5) rowwise, 1x16 blocks, round to nearest (no RHT, no
-/// stochastic rounding): global S_enc = 448*6 / amax(x) (1 when amax is 0);
-/// per block S_dec = e4m3(block_amax * S_enc / 6); values e2m1(x * S_enc /
-/// S_dec), two per byte (even element in the low nibble). Writes q [rows,
-/// cols/2], the E4M3 block scales in [roundup(rows,128),
-/// roundup(cols/16,4)] and returns the global amax (amax_rowwise).
+//===----------------------------------------------------------------------===//
+// NVFP4 (§4.5): E2M1 codes (sign << 3 | magnitude index; magnitudes 0, 0.5,
+// 1, 1.5, 2, 3, 4, 6), two per byte with the even element in the low
+// nibble; one E4M3 scale S_dec per 16-element block; an fp32 global amax.
+//===----------------------------------------------------------------------===//
+
+/// Columns of NVFP4's compact scale tensor for rows of `cols` elements:
+/// roundup(cols / 16, 4) (its rows: roundup(rows, 128)).
+int64_t nvfp4ScaleCols(int64_t cols);
+
+/// The global encode scale S_enc = 448 * 6 / globalAmax: 1 when the amax
+/// is 0 or not finite, FLT_MAX when the quotient overflows.
+float nvfp4EncodeScale(float globalAmax);
+
+/// The 32 random bits of stochastic rounding for element `index` of copy
+/// `copy` (te_rt_nvfp4_random_bits): the splitmix64 finalizer of
+/// (contextSeed ^ seed * 0xD1B54A32D192ED03) + (2 * index + copy + 1) *
+/// 0x9E3779B97F4A7C15, all mod 2^64; the high 32 bits.
+uint32_t nvfp4RandomBits(uint64_t contextSeed, uint64_t seed, int32_t copy,
+                         int64_t index);
+
+/// fp32 -> E2M1 with stochastic rounding: |x| clamped to 6; lo = the
+/// largest magnitude <= |x|, hi the next; |x| == lo stays lo, otherwise it
+/// rounds up iff u < p, u = (r >> 8) * 2^-24 and p = (|x| - lo) / (hi - lo)
+/// in fp32. Sign and NaN as floatToE2M1: the sign bit is kept (a negative
+/// value that rounds to 0 gives 0x8), NaN gives +6 (0x7).
+uint8_t floatToE2M1Stochastic(float x, uint32_t r);
+
+/// How quantizeNVFP4 forms blocks and rounds.
+struct NVFP4Options {
+  /// One block amax per 16x16 tile (its S_dec written for each of the
+  /// tile's rows) instead of per 1x16 block.
+  bool block2d = false;
+  /// Stochastic rounding with the bits of nvfp4RandomBits(contextSeed,
+  /// seed, copy, row * cols + col); else round to nearest even.
+  bool stochastic = false;
+  uint64_t contextSeed = 0, seed = 0;
+  /// 0 for a rowwise copy, 1 for a columnwise one (the quantization of
+  /// x^T): selects the random-bit stream.
+  int32_t copy = 0;
+};
+
+/// NVFP4 quantization of x [rows, cols] (cols % 16 == 0; with block2d
+/// partial tiles at the bottom edge are allowed): globalAmax = max |x|
+/// (NaNs ignored), S_enc = nvfp4EncodeScale(globalAmax); per block S_dec =
+/// e4m3(block_amax * S_enc / 6) (the scale byte), values e2m1(x * (S_enc /
+/// S_dec)) (x * 0 when S_dec is 0). Writes q [rows, cols/2] and the scale
+/// bytes in the compact layout [roundup(rows,128), nvfp4ScaleCols(cols)]
+/// (padding 0); returns globalAmax. A columnwise copy is this applied to
+/// x^T.
+float quantizeNVFP4(const float *x, int64_t rows, int64_t cols,
+                    const NVFP4Options &options, uint8_t *q, uint8_t *scales);
+
+/// NVFP4 rowwise, 1x16 blocks, round to nearest even (quantizeNVFP4 with
+/// default options). Returns the global amax (amax_rowwise).
 float quantizeNVFP4Rowwise(const float *x, int64_t rows, int64_t cols,
                            uint8_t *q, uint8_t *scales);
+/// x = e2m1(code) * S_dec / S_enc, the value the codes stand for.
 void dequantizeNVFP4Rowwise(const uint8_t *q, const uint8_t *scales,
                             float globalAmax, int64_t rows, int64_t cols,
                             float *x);
+/// x = e2m1(code) * e4m3(scale byte) (exact in fp32), without the global
+/// scale: the operand values of the NVFP4 GEMM. Compact scales.
+void dequantizeNVFP4Blocks(const uint8_t *q, const uint8_t *scales,
+                           int64_t rows, int64_t cols, float *x);
+
+/// The 16x16 random Hadamard transform matrix of NVFP4's wgrad operands,
+/// row-major: M[i][j] = H[i][j] * s[j] / 4 with H[i][j] =
+/// (-1)^popcount(i & j) (Sylvester) and s = 1 1 1 -1 1 -1 -1 -1 -1 -1 -1 1
+/// -1 1 -1 -1. Orthogonal (M M^T = I).
+void nvfp4RHTMatrix(float m[256]);
+
+/// Replaces every 16-element chunk v of the rows of x [rows, cols]
+/// (cols % 16 == 0) by v . M: out[j] = sum over i = 0..15 of v[i] * M[i][j],
+/// accumulated in fp32 from 0 in index order.
+void applyNVFP4RHT(float *x, int64_t rows, int64_t cols);
 
 /// MXFP8 columnwise quantization of x [rows, cols] (both % 32): one E8M0
 /// scale per 32x1 block down each column; data stays [rows, cols] (not

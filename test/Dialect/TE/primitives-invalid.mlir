@@ -242,9 +242,33 @@ func.func @bad_epilogue_shape(%dy: tensor<8x32xf32>, %x: tensor<8x64xf32>) {
 
 // -----
 
-func.func @quantize_recipe(%x: tensor<32x64xbf16>) {
-  // expected-error @+1 {{'te.quantize' op quantizes under the per-tensor FP8 recipes (fp8-delayed, fp8-current), fp8-block and mxfp8, got nvfp4}}
-  %q = te.quantize %x : tensor<32x64xbf16> -> !te.qtensor<32x64xe2m1, #te.nvfp4<>, rowwise, blackwell>
+func.func @quantize_sr_recipe(%x: tensor<32x64xbf16>) {
+  // expected-error @+1 {{'te.quantize' op stochastic_rounding applies to nvfp4 (E2M1 values), got mxfp8}}
+  %q = te.quantize %x {stochastic_rounding} : tensor<32x64xbf16> -> !te.qtensor<32x64xe4m3, #te.mxfp8, rowwise, blackwell>
+  return
+}
+
+// -----
+
+func.func @quantize_seed_without_sr(%x: tensor<32x64xbf16>) {
+  // expected-error @+1 {{'te.quantize' op seed keys stochastic rounding; it needs stochastic_rounding}}
+  %q = te.quantize %x {seed = 3 : i64} : tensor<32x64xbf16> -> !te.qtensor<32x64xe2m1, #te.nvfp4<>, rowwise, blackwell>
+  return
+}
+
+// -----
+
+func.func @quantize_row_scaled(%x: tensor<32x64xbf16>) {
+  // expected-error @+1 {{'te.quantize' op row-scaled nvfp4 is not quantized by te_rt_quantize_nvfp4 (one global amax per copy)}}
+  %q = te.quantize %x : tensor<32x64xbf16> -> !te.qtensor<32x64xe2m1, #te.nvfp4<row_scaled = true>, rowwise, blackwell, row_scaled>
+  return
+}
+
+// -----
+
+func.func @quantize_nvfp4_amax(%x: tensor<32x64xbf16>) {
+  // expected-error @+1 {{'te.quantize' op nvfp4 records no amax (the recipe is stateless); drop the amax result}}
+  %q, %a = te.quantize %x : tensor<32x64xbf16> -> !te.qtensor<32x64xe2m1, #te.nvfp4<>, rowwise, blackwell>, tensor<1xf32>
   return
 }
 
@@ -381,6 +405,24 @@ func.func @quantize_per_tensor_no_amax(%x: tensor<32x64xbf16>) {
 func.func @gemm_block_2d_both(%x: !te.qtensor<128x128xe4m3, #te.fp8_block<x_block_dim = 2, w_block_dim = 1>, rowwise, hopper, block_2d>, %w: !te.qtensor<256x128xe4m3, #te.fp8_block<x_block_dim = 2, w_block_dim = 1>, rowwise, hopper, block_2d>) {
   // expected-error @+1 {{'te.gemm' op both operands use 128x128 blocks (fp8-block multiplies at most one 2-D scaled operand)}}
   %y = te.gemm tn %x, %w : (!te.qtensor<128x128xe4m3, #te.fp8_block<x_block_dim = 2, w_block_dim = 1>, rowwise, hopper, block_2d>, !te.qtensor<256x128xe4m3, #te.fp8_block<x_block_dim = 2, w_block_dim = 1>, rowwise, hopper, block_2d>) -> tensor<128x256xbf16>
+  return
+}
+
+// -----
+
+// NVFP4's Hadamard transform cancels only between two transformed operands.
+func.func @gemm_rht_one_side(%dy: !te.qtensor<64x32xe2m1, #te.nvfp4<>, both, blackwell, swizzled, rht>, %x: !te.qtensor<64x48xe2m1, #te.nvfp4<>, both, blackwell, swizzled>) {
+  // expected-error @+1 {{'te.gemm' op the nt GEMM reads lhs's Hadamard-transformed (rht) columnwise copy but an untransformed rhs; the transform cancels only when both operands carry it}}
+  %dw = te.gemm nt %dy, %x : (!te.qtensor<64x32xe2m1, #te.nvfp4<>, both, blackwell, swizzled, rht>, !te.qtensor<64x48xe2m1, #te.nvfp4<>, both, blackwell, swizzled>) -> tensor<32x48xbf16>
+  return
+}
+
+// -----
+
+// A dgrad reading a transformed weight copy.
+func.func @gemm_rht_dgrad(%dy: !te.qtensor<64x32xe2m1, #te.nvfp4<>, rowwise, blackwell, swizzled>, %w: !te.qtensor<32x48xe2m1, #te.nvfp4<>, both, blackwell, swizzled, rht>) {
+  // expected-error @+1 {{'te.gemm' op the nn GEMM reads rhs's Hadamard-transformed (rht) columnwise copy but an untransformed lhs; the transform cancels only when both operands carry it}}
+  %dx = te.gemm nn %dy, %w : (!te.qtensor<64x32xe2m1, #te.nvfp4<>, rowwise, blackwell, swizzled>, !te.qtensor<32x48xe2m1, #te.nvfp4<>, both, blackwell, swizzled, rht>) -> tensor<64x48xbf16>
   return
 }
 

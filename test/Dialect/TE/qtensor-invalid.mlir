@@ -30,8 +30,8 @@ func.func @delayed_format(%a: !te.qtensor<32x64xe5m2, #te.fp8_delayed<format = e
 
 // -----
 
-// 128x128 blocks are a Float8 block-scaling layout.
-// expected-error @+1 {{qtensor flag block_2d applies only to recipe fp8-block, got mxfp8}}
+// 2-D blocks are a Float8 block-scaling (128x128) and NVFP4 (16x16) layout.
+// expected-error @+1 {{qtensor flag block_2d applies only to recipes fp8-block (128x128 blocks) and nvfp4 (16x16), got mxfp8}}
 func.func @block_2d(%a: !te.qtensor<64x64xe4m3, #te.mxfp8, rowwise, hopper, block_2d>) { return }
 
 // -----
@@ -97,7 +97,7 @@ func.func @bad_arch(%a: !te.qtensor<32x64xe4m3, #te.fp8_delayed<>, rowwise, ampe
 // -----
 
 // Unknown flags are parse errors.
-// expected-error @+1 {{unknown qtensor flag 'packed'; expected block_2d, swizzled or row_scaled}}
+// expected-error @+1 {{unknown qtensor flag 'packed'; expected block_2d, swizzled, row_scaled or rht}}
 func.func @bad_flag(%a: !te.qtensor<32x64xe4m3, #te.mxfp8, rowwise, hopper, packed>) { return }
 
 // -----
@@ -111,3 +111,21 @@ func.func @dup_flag(%a: !te.qtensor<32x64xe4m3, #te.mxfp8, rowwise, hopper, swiz
 // The recipe slot takes a recipe attribute.
 // expected-error @+1 {{expected a recipe attribute, got 3 : i32}}
 func.func @not_recipe(%a: !te.qtensor<32x64xe4m3, 3 : i32, rowwise, hopper>) { return }
+
+// -----
+
+// The Hadamard transform is NVFP4's.
+// expected-error @+1 {{qtensor flag rht applies only to recipe nvfp4, got mxfp8}}
+func.func @rht_recipe(%a: !te.qtensor<64x64xe4m3, #te.mxfp8, both, blackwell, rht>) { return }
+
+// -----
+
+// It transforms the columnwise copy, which a rowwise tensor lacks.
+// expected-error @+1 {{qtensor flag rht transforms the columnwise copy; a rowwise-only qtensor has none}}
+func.func @rht_rowwise(%a: !te.qtensor<64x64xe2m1, #te.nvfp4<>, rowwise, blackwell, rht>) { return }
+
+// -----
+
+// TE transforms 1-D scaled operands only.
+// expected-error @+1 {{qtensor flags rht and block_2d exclude each other}}
+func.func @rht_2d(%a: !te.qtensor<64x64xe2m1, #te.nvfp4<>, both, blackwell, block_2d, rht>) { return }

@@ -7,7 +7,9 @@
 #include "te/Dialect/TE/IR/TEAttrs.h"
 #include "te/Dialect/TE/IR/TEDialect.h"
 
+#include "mlir/AsmParser/AsmParser.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -128,5 +130,11 @@ RecipeAttrInterface mlir::te::getDefaultRecipe(MLIRContext *ctx,
   if (name == "nvfp4")
     return NVFP4RecipeAttr::get(ctx, /*rht=*/true, /*stochasticRounding=*/true,
                                 /*weight2d=*/true, /*rowScaled=*/false);
+  if (name.starts_with("#te.")) {
+    // The caller reports the failure; the parser's own diagnostic would
+    // point into a buffer the user never wrote.
+    ScopedDiagnosticHandler quiet(ctx, [](Diagnostic &) { return success(); });
+    return dyn_cast_or_null<RecipeAttrInterface>(parseAttribute(name, ctx));
+  }
   return {};
 }

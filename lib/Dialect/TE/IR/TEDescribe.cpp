@@ -122,12 +122,20 @@ public:
                                              : block.getGradBlockDim();
       block2d = dim == 2;
     }
-    bool swizzled = isa<MXFP8RecipeAttr>(recipe);
+    // NVFP4 (§4.5): 16x16 blocks for weights, the Hadamard transform on the
+    // columnwise (wgrad) copies of activations and gradients.
+    bool rht = false;
+    if (auto nvfp4 = dyn_cast<NVFP4RecipeAttr>(recipe)) {
+      block2d = role == Role::Weight && nvfp4.getWeight_2d();
+      rht = role != Role::Weight && nvfp4.getRht() &&
+            usage != QuantUsage::Rowwise;
+    }
+    bool swizzled = isa<MXFP8RecipeAttr, NVFP4RecipeAttr>(recipe);
     bool rowScaledHere = rowScaled && role == Role::Activation &&
                          usage != QuantUsage::Columnwise;
     auto type = QuantizedTensorType::get(op->getContext(), dims, format, recipe,
                                          usage, options.arch, block2d, swizzled,
-                                         rowScaledHere);
+                                         rowScaledHere, rht);
     TensorDesc t{name.str(), std::move(shape),
                  stringifyQuantFormat(format).str(), 0, type};
     return t;

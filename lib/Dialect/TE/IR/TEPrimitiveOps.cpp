@@ -134,17 +134,23 @@ LogicalResult QuantizeOp::verify() {
   auto q = cast<QuantizedTensorType>(getResult().getType());
   auto x = cast<RankedTensorType>(getInput().getType());
   RecipeAttrInterface recipe = q.getRecipe();
-  if (!isa<FP8DelayedRecipeAttr, FP8CurrentRecipeAttr, FP8BlockRecipeAttr,
-           MXFP8RecipeAttr>(recipe))
-    return emitOpError() << "quantizes under the per-tensor FP8 recipes "
-                            "(fp8-delayed, fp8-current), fp8-block and "
-                            "mxfp8, got "
+  // Every quantizing recipe has a quantizer (the type admits no other).
+  bool nvfp4 = isa<NVFP4RecipeAttr>(recipe);
+  if (getStochasticRounding() && !nvfp4)
+    return emitOpError() << "stochastic_rounding applies to nvfp4 (E2M1 "
+                            "values), got "
                          << recipe.getRecipeName();
+  if (getSeed() && !getStochasticRounding())
+    return emitOpError() << "seed keys stochastic rounding; it needs "
+                            "stochastic_rounding";
+  if (nvfp4 && q.getRowScaled())
+    return emitOpError() << "row-scaled nvfp4 is not quantized by "
+                            "te_rt_quantize_nvfp4 (one global amax per copy)";
   if (q.getShape() != x.getShape())
     return emitOpError() << "result shape must be the input's ("
                          << x << "), got " << q;
   bool delayed = isa<FP8DelayedRecipeAttr>(recipe);
-  bool block = isa<FP8BlockRecipeAttr, MXFP8RecipeAttr>(recipe);
+  bool block = isa<FP8BlockRecipeAttr, MXFP8RecipeAttr, NVFP4RecipeAttr>(recipe);
   if (delayed && !getScales())
     return emitOpError() << "fp8-delayed takes its scale from the recipe "
                             "state: scale(%scales[slot]) is required";
@@ -212,7 +218,8 @@ static LogicalResult verifyQuantizedGemm(GemmOp op) {
       rhs.getFormat() == QuantFormat::E5M2)
     return op.emitOpError() << "an FP8 GEMM needs one E4M3 operand (E5M2 x "
                                "E5M2 is not a GEMM TE runs)";
-  if (lhs.getBlock_2d() && rhs.getBlock_2d())
+  if (isa<FP8BlockRecipeAttr>(lhs.getRecipe()) && lhs.getBlock_2d() &&
+      rhs.getBlock_2d())
     return op.emitOpError() << "both operands use 128x128 blocks (fp8-block "
                                "multiplies at most one 2-D scaled operand)";
   if (lhs.getArch() != rhs.getArch())
@@ -231,8 +238,20 @@ static LogicalResult verifyQuantizedGemm(GemmOp op) {
            << name << "'s " << (row ? "rowwise" : "columnwise")
            << " copy, which " << t << " lacks";
   };
-  return failure(failed(check("lhs", lhs, lhsRow)) ||
-                 failed(check("rhs", rhs, rhsRow)));
+  if (failed(check("lhs", lhs, lhsRow)) || failed(check("rhs", rhs, rhsRow)))
+    return failure();
+  // NVFP4's Hadamard transform cancels only between two transformed
+  // operands of one contraction (TE's wgrad).
+  bool lhsRht = !lhsRow && lhs.getRht(), rhsRht = !rhsRow && rhs.getRht();
+  if (lhsRht != rhsRht)
+    return op.emitOpError()
+           << "the " << stringifyGemmLayout(op.getLayout()) << " GEMM reads "
+           << (lhsRht ? "lhs" : "rhs")
+           << "'s Hadamard-transformed (rht) columnwise copy but an "
+              "untransformed "
+           << (lhsRht ? "rhs" : "lhs")
+           << "; the transform cancels only when both operands carry it";
+  return success();
 }
 
 LogicalResult GemmOp::verify() {

@@ -374,7 +374,7 @@ Type QuantizedTensorType::parse(AsmParser &parser) {
                         "architecture", "hopper or blackwell");
   if (!arch)
     return {};
-  bool block2d = false, swizzled = false, rowScaled = false;
+  bool block2d = false, swizzled = false, rowScaled = false, rht = false;
   while (succeeded(parser.parseOptionalComma())) {
     StringRef flag;
     SMLoc flagLoc = parser.getCurrentLocation();
@@ -384,10 +384,11 @@ Type QuantizedTensorType::parse(AsmParser &parser) {
                      .Case("block_2d", &block2d)
                      .Case("swizzled", &swizzled)
                      .Case("row_scaled", &rowScaled)
+                     .Case("rht", &rht)
                      .Default(nullptr);
     if (!slot) {
       parser.emitError(flagLoc, "unknown qtensor flag '")
-          << flag << "'; expected block_2d, swizzled or row_scaled";
+          << flag << "'; expected block_2d, swizzled, row_scaled or rht";
       return {};
     }
     if (*slot) {
@@ -401,7 +402,7 @@ Type QuantizedTensorType::parse(AsmParser &parser) {
   return getChecked([&] { return parser.emitError(loc); }, parser.getContext(),
                     shape, *format, recipe, static_cast<QuantUsage>(*usage),
                     static_cast<TargetArch>(*arch), block2d, swizzled,
-                    rowScaled);
+                    rowScaled, rht);
 }
 
 void QuantizedTensorType::print(AsmPrinter &printer) const {
@@ -416,13 +417,15 @@ void QuantizedTensorType::print(AsmPrinter &printer) const {
     printer << ", swizzled";
   if (getRowScaled())
     printer << ", row_scaled";
+  if (getRht())
+    printer << ", rht";
   printer << ">";
 }
 
 LogicalResult QuantizedTensorType::verify(
     function_ref<InFlightDiagnostic()> emitError, ArrayRef<int64_t> shape,
     QuantFormat format, RecipeAttrInterface recipe, QuantUsage usage,
-    TargetArch arch, bool block2d, bool swizzled, bool rowScaled) {
+    TargetArch arch, bool block2d, bool swizzled, bool rowScaled, bool rht) {
   if (!recipe)
     return emitError() << "qtensor needs a recipe";
   if (!recipe.isQuantized())
@@ -454,10 +457,23 @@ LogicalResult QuantizedTensorType::verify(
     return emitError() << "qtensor element format " << fmt
                        << " is not produced by recipe " << recipe;
 
-  if (block2d && !isa<FP8BlockRecipeAttr>(recipe))
-    return emitError() << "qtensor flag block_2d applies only to recipe "
-                          "fp8-block, got "
+  if (block2d && !isa<FP8BlockRecipeAttr, NVFP4RecipeAttr>(recipe))
+    return emitError() << "qtensor flag block_2d applies only to recipes "
+                          "fp8-block (128x128 blocks) and nvfp4 (16x16), got "
                        << name;
+  if (rht) {
+    if (!isa<NVFP4RecipeAttr>(recipe))
+      return emitError() << "qtensor flag rht applies only to recipe nvfp4, "
+                            "got "
+                         << name;
+    if (usage == QuantUsage::Rowwise)
+      return emitError() << "qtensor flag rht transforms the columnwise copy; "
+                            "a rowwise-only qtensor has none";
+    if (block2d)
+      return emitError() << "qtensor flags rht and block_2d exclude each "
+                            "other (TE transforms 1-D scaled wgrad operands, "
+                            "not 2-D scaled weights)";
+  }
   if (swizzled && !isa<MXFP8RecipeAttr, NVFP4RecipeAttr>(recipe))
     return emitError() << "qtensor flag swizzled applies only to recipes "
                           "mxfp8 and nvfp4 (block scales), got "
@@ -498,8 +514,10 @@ LogicalResult QuantizedTensorType::verify(
 }
 
 QuantizedTensorType QuantizedTensorType::withUsage(QuantUsage usage) const {
+  // A rowwise-only copy has no transformed data left.
   return get(getContext(), getShape(), getFormat(), getRecipe(), usage,
-             getArch(), getBlock_2d(), getSwizzled(), getRowScaled());
+             getArch(), getBlock_2d(), getSwizzled(), getRowScaled(),
+             getRht() && usage != QuantUsage::Rowwise);
 }
 
 SmallVector<InnerTensor> QuantizedTensorType::getInnerTensors() const {

@@ -22,8 +22,9 @@ namespace mlir::te {
 
 /// Builds the recipe attribute named as `te-compile --recipe` spells it
 /// (`bf16`, `fp8-delayed`, `fp8-current`, `fp8-block`, `mxfp8`, `nvfp4`),
-/// with TransformerEngine's default parameters. Returns null for an unknown
-/// name.
+/// with TransformerEngine's default parameters, or parses a recipe attribute
+/// in the dialect's syntax (`#te.nvfp4<rht = false>`) for non-default
+/// parameters. Returns null for an unknown name or an invalid attribute.
 RecipeAttrInterface getDefaultRecipe(MLIRContext *ctx, llvm::StringRef name);
 
 /// The recipe names accepted by getDefaultRecipe, in a stable order.

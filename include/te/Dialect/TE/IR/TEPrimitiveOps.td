@@ -65,7 +65,7 @@ def TE_GemmOperand : AnyTypeOf<[TE_FloatTensor, TE_QuantizedTensorType],
     "a float tensor or a quantized tensor">;
 
 def TE_QuantizeOp : TE_PrimitiveOp<"quantize"> {
-  let summary = "quantize a tensor under a per-tensor or block-scaled FP8 recipe";
+  let summary = "quantize a tensor under an FP8 or NVFP4 recipe";
   let description = [{
     Quantizes `input [..., K]` into `result`, a `!te.qtensor` of the same
     logical shape whose recipe, format and usage say what is produced.
@@ -91,6 +91,16 @@ def TE_QuantizeOp : TE_PrimitiveOp<"quantize"> {
     not transposed), scales in cuBLAS's swizzled order; stateless like
     fp8-block. Kernel: `te_rt_quantize_mxfp8`.
 
+    NVFP4 (`#te.nvfp4`, §4.5, Blackwell layout): packed E2M1 values, one
+    E4M3 scale per 16 elements (per 16x16 tile with `block_2d`), an fp32
+    global amax per copy inside the qtensor (not a separate result);
+    columnwise data transposed, Hadamard-transformed when the type says
+    `rht`. `stochastic_rounding` rounds E2M1 values stochastically (TE's
+    gradients) from random bits keyed by the runtime context's seed, `seed`
+    (default 0: te-decompose numbers the stochastically rounded quantizations
+    of a function 0, 1, ... in program order) and the element's position.
+    Kernel: `te_rt_quantize_nvfp4`.
+
     `weight` marks the quantization of a module op's weight (what TE's FP8
     weight cache keeps across micro-batches; see te-weight-cache).
 
@@ -101,10 +111,14 @@ def TE_QuantizeOp : TE_PrimitiveOp<"quantize"> {
         -> !te.qtensor<16x32xe5m2, #te.fp8_delayed<>, both, hopper>, tensor<1xf32>
     %w = te.quantize %w {weight} : tensor<256x128xbf16>
         -> !te.qtensor<256x128xe4m3, #te.fp8_block<>, both, hopper, block_2d>
+    %g = te.quantize %dy {seed = 1 : i64, stochastic_rounding} : tensor<64x32xbf16>
+        -> !te.qtensor<64x32xe2m1, #te.nvfp4<>, both, blackwell, swizzled, rht>
     ```
   }];
   let arguments = (ins TE_FloatTensor:$input, Optional<TE_F32Vector>:$scales,
-                       OptionalAttr<I64Attr>:$slot, UnitAttr:$weight);
+                       OptionalAttr<I64Attr>:$slot, UnitAttr:$weight,
+                       UnitAttr:$stochastic_rounding,
+                       OptionalAttr<I64Attr>:$seed);
   let results = (outs TE_QuantizedTensorType:$result,
                       Optional<TE_F32Vector>:$amax);
   let assemblyFormat = [{

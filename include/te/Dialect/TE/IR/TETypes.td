@@ -21,9 +21,13 @@ def TE_QuantizedTensorType : TypeDef<TE_Dialect, "QuantizedTensor"> {
     the copies named by `usage` (`rowwise`, `columnwise` or `both`) for the
     GPU class `arch` (`hopper` keeps a transposed copy of per-tensor FP8 data
     for non-TN GEMMs; `blackwell` serves both uses from one buffer).
-    Optional flags: `block_2d` (Float8 block scaling with 128x128 blocks, as
-    for weights), `swizzled` (MXFP8/NVFP4 scales in the cuBLAS tile order;
-    shapes are unchanged) and `row_scaled` (NVFP4 with one amax per row).
+    Optional flags: `block_2d` (2-D blocks, as for weights: 128x128 under
+    Float8 block scaling, 16x16 under NVFP4), `swizzled` (MXFP8/NVFP4 scales
+    in the cuBLAS tile order; shapes are unchanged), `row_scaled` (NVFP4
+    with one amax per row) and `rht` (NVFP4: the columnwise copy holds the
+    random Hadamard transform of the data along the contracted dim, as TE
+    quantizes wgrad operands; only a GEMM whose other operand is transformed
+    alike may read it).
 
     Its inner tensors, the buffers TransformerEngine allocates for it, are
     derived from these parameters alone (`getInnerTensors()`), following TE's
@@ -33,6 +37,7 @@ def TE_QuantizedTensorType : TypeDef<TE_Dialect, "QuantizedTensor"> {
     !te.qtensor<?x8x64xe4m3, #te.fp8_delayed<>, both, hopper>
     !te.qtensor<256x128xe4m3, #te.fp8_block<>, columnwise, hopper, block_2d>
     !te.qtensor<64x64xe2m1, #te.nvfp4<>, rowwise, blackwell, row_scaled>
+    !te.qtensor<64x64xe2m1, #te.nvfp4<>, both, blackwell, swizzled, rht>
     ```
   }];
   let parameters = (ins
@@ -43,7 +48,8 @@ def TE_QuantizedTensorType : TypeDef<TE_Dialect, "QuantizedTensor"> {
     "::mlir::te::TargetArch":$arch,
     DefaultValuedParameter<"bool", "false">:$block_2d,
     DefaultValuedParameter<"bool", "false">:$swizzled,
-    DefaultValuedParameter<"bool", "false">:$row_scaled
+    DefaultValuedParameter<"bool", "false">:$row_scaled,
+    DefaultValuedParameter<"bool", "false">:$rht
   );
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
