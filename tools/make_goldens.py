@@ -165,6 +165,12 @@ two recipes, and W.row / W.col, give the same dequantized value for every elemen
 magnitude is at least 2^-6 / 224 (~2^-13.8) times the amax of each block it is in.  On
 the h128 cases' Gaussian-like data the mxfp8 goldens therefore equal the fp8-block ones
 (ln_linear_f32: byte-identical; ln_mlp_gelu_bf16: 8 elements one bf16 ulp apart).
+ln_linear_f32_mxfp8_spread separates them: its parameters spread magnitudes over the
+32-column blocks of the hidden dim (spread_params: gamma and beta of column j times
+2^-8*((j // 32) % 4), the weight's column j divided by it; the same function of x), so
+each 128 columns of the norm output span 2^24 and the weight's the other way; the
+fp8-block emulation misses its forward by ~74% and its input gradient by ~54% in norm
+(checked when the golden is made), and run_goldens.sh holds te-mlir to 1e-2.
 fp8_step implements all three families: its quantizer returns a (rowwise, columnwise)
 pair, the same tensor twice for the per-tensor recipes and for 2-D-blocked weights, two
 independent quantizations for 1-D blocks and for every mxfp8 tensor.
@@ -405,6 +411,9 @@ class Config:
     # Goldens (expected/) from autograd with the norm in fp32 (Norm.upcast), the export
     # unchanged: PyTorch's bf16 CPU norm backward loses accuracy at 128 tokens.
     norm_f32: bool = False
+    # Magnitudes spread over the 32-column blocks of the hidden dim (spread_params): data
+    # on which MXFP8's 1x32 blocks and Float8 block scaling's 1x128 ones differ.
+    spread: bool = False
 
     def shape_at(self, size: int) -> tuple:
         return (size,) + tuple(self.x_shape[1:])
@@ -528,6 +537,14 @@ FP8_CONFIGS = [
     fp8_variant("ln_linear_h128_f32", "fp8-block", name="ln_linear_f32_fp8_block"),
     fp8_variant("ln_mlp_gelu_h128_bf16", "mxfp8", name="ln_mlp_gelu_bf16_mxfp8"),
     fp8_variant("ln_linear_h128_f32", "mxfp8", name="ln_linear_f32_mxfp8"),
+    dataclasses.replace(
+        fp8_variant("ln_linear_h128_f32", "mxfp8", name="ln_linear_f32_mxfp8_spread"),
+        spread=True,
+        doc="ln_linear_h128_f32 with magnitudes spread over 32-column blocks (gamma and "
+            "beta times 2^-8k in the k-th block of each 128, the weight's columns divided "
+            "by it) under te-compile --recipe mxfp8 --arch sm_100a: data on which MXFP8's "
+            "1x32 blocks and Float8 block scaling's 1x128 blocks give O(1) different "
+            "results; expected values from the MXFP8 emulation"),
     fp8_variant("ln_mlp_gelu_h128_bf16", "nvfp4", name="ln_mlp_gelu_bf16_nvfp4"),
     fp8_variant("ln_linear_h128_f32", NVFP4_F32, name="ln_linear_f32_nvfp4"),
 ]
@@ -564,6 +581,27 @@ def init_params(model: nn.Module, gen: torch.Generator, zcg: bool) -> None:
             p.copy_(v)
 
 
+SPREAD_BITS = 8  # spread_params: each 32-column block 2^-8 of the one before
+
+
+def spread_params(model: nn.Module) -> None:
+    """Spreads magnitudes over the hidden dim in 32-column blocks: column j of the norm's
+    gamma and beta times f_j = 2^(-8 * ((j // 32) % 4)), column j of the first linear
+    layer's weight divided by f_j.  The module computes the same function of x up to
+    rounding (each block's contribution to the GEMM stays O(1)), but within every 128
+    columns the norm output spans 2^24 and the weight 2^24 the other way: 1x32 blocks
+    (MXFP8) quantize each part well, a 1x128 or 128x128 block (Float8 block scaling)
+    flushes the small parts to zero, so the two recipes' goldens differ by O(1)."""
+    with torch.no_grad():
+        hidden = model.norm.weight.shape[0]
+        f = torch.tensor([2.0 ** (-SPREAD_BITS * ((j // 32) % 4)) for j in range(hidden)])
+        model.norm.weight.mul_(f)
+        if getattr(model.norm, "bias", None) is not None:
+            model.norm.bias.mul_(f)
+        first = model.fc if hasattr(model, "fc") else model.fc1
+        first.weight.div_(f)
+
+
 def to_numpy_file(t: torch.Tensor) -> tuple[np.ndarray, str]:
     """(array, suffix): float32 -> .npy; bf16 -> raw bits as uint16, .bf16.npy."""
     t = t.detach().contiguous().cpu()
@@ -595,6 +633,8 @@ def make_case(cfg: Config, index: int, size: int | None = None):
     gen = torch.Generator().manual_seed(SEED + 100 * index)
     model = cfg.build()
     init_params(model, gen, cfg.zero_centered_gamma)
+    if cfg.spread:
+        spread_params(model)
     model = model.to(dt)
     names = [n for n, _ in model.named_parameters()]
     x_shape = cfg.x_shape
@@ -1491,6 +1531,20 @@ def write_case(cfg: Config, index: int, out_root: str, te_opt: str | None) -> tu
         if not rf <= q_rtol:
             problems.append(f"quantized forward too far from the unquantized forward: "
                             f"||err||/||y|| {rf:.3f} > {q_rtol:g} (max |err| {ef:.3e})")
+        if cfg.spread:
+            # The point of the spread data: Float8 block scaling's emulation must differ
+            # from this recipe's by far more than the 1e-2 norm check allows.
+            alt_outs, alt_grads, _ = fp8_step(dataclasses.replace(cfg, recipe="fp8-block"),
+                                              names, args, grads_in)
+            # per file, as run_goldens.sh compares: the output and the input gradient
+            _, _, df = max_err(alt_outs, outs, fa, fr)
+            per = [max_err([a], [g], ba, br)[2] for a, g in zip(alt_grads, grads)]
+            notes.append(f"fp8-block emulation vs this one, ||diff||/||expected|| per file: "
+                         f"fwd {df:.3f}, grads " + " ".join(f"{d:.3f}" for d in per) +
+                         f" (output and input gradient must be >= 0.1: "
+                         f"{'ok' if min(df, per[0]) >= 0.1 else 'FAILED'})")
+            if min(df, per[0]) < 0.1:
+                problems.append("the spread data does not separate the recipe from fp8-block")
     suffix = ".bf16.npy" if cfg.dtype == "bf16" else ".npy"
     conf = {
         "name": cfg.name,
@@ -1546,6 +1600,10 @@ def write_case(cfg: Config, index: int, out_root: str, te_opt: str | None) -> tu
             f"test_{cfg.module}_accuracy {cfg.dtype}, quantization_tols = "
             f"dtype_tols({qfmt}) atol {qa:g} rtol {qr:g}) per direction "
             "(reference/transformer-engine.md section 7.2)")
+        if cfg.spread:
+            conf["data_spread"] = (
+                f"norm gamma/beta column j times 2^-{SPREAD_BITS}*((j // 32) % 4), the first "
+                "linear weight's column j divided by it (tools/make_goldens.py spread_params)")
         if cfg.recipe in NVFP4_RECIPES:
             # NVFP4BlockScaling (reference section 4.5); the seeds are te-decompose's
             # numbering of the stochastically rounded quantizations, the context seed

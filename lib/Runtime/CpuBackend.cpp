@@ -96,6 +96,34 @@ template <typename Fn> void dispatch(DType t, Fn fn) {
   }
 }
 
+/// max |v| over the n values of buffer `p` as stored in `t`, NaN skipped
+/// (te::cpu::amaxOf's rule): the amax the producers (te_rt_act_fwd, ...)
+/// report, which a current-scaling quantization of the buffer would
+/// compute itself. Fixed chunks reduced in parallel, then their maxima;
+/// max is order-independent, so the thread count does not matter.
+float storedAmax(DType t, const void *p, int64_t n) {
+  constexpr int64_t kChunk = int64_t(1) << 14;
+  const int64_t chunks = (n + kChunk - 1) / kChunk;
+  std::vector<float> part(static_cast<size_t>(chunks), 0.0f);
+  dispatch(t, [&](auto e) {
+    using E = decltype(e);
+    const auto *v = static_cast<const typename E::T *>(p);
+    te::cpu::parallelFor(chunks, kChunk, [&](int64_t c0, int64_t c1) {
+      for (int64_t c = c0; c < c1; ++c) {
+        float m = 0.0f;
+        for (int64_t i = c * kChunk, end = std::min(n, i + kChunk); i < end;
+             ++i)
+          m = std::max(m, std::fabs(E::load(v[i])));
+        part[c] = m;
+      }
+    });
+  });
+  float m = 0.0f;
+  for (float v : part)
+    m = std::max(m, v);
+  return m;
+}
+
 /// Runs `launch` (a te_kernels_* call of runtime-kernels/, given the
 /// context's kernel state) for a cuda context, after the checks above; its
 /// error becomes the call's last error. Without CUDA built in, a cuda
@@ -420,7 +448,7 @@ int32_t te_rt_gemm_wgrad(te_rt_context *ctx, int32_t dtype, const void *dy,
 
 int32_t te_rt_act_fwd(te_rt_context *ctx, int32_t act, int32_t dtype,
                       const void *x, void *y, int64_t rows, int64_t cols,
-                      float limit, float alpha, float offset) {
+                      float limit, float alpha, float offset, float *amax) {
   Checker c("te_rt_act_fwd");
   int64_t n = 0;
   if (!c.context(ctx) || !c.dtype(dtype) || !c.matrix(rows, cols, &n) ||
@@ -430,7 +458,7 @@ int32_t te_rt_act_fwd(te_rt_context *ctx, int32_t act, int32_t dtype,
   if (ctx->backend == TE_RT_BACKEND_CUDA)
     return onCuda(c, ctx, [&](auto *s) {
       return te_kernels_act_fwd(s, act, dtype, x, y, rows, cols, limit, alpha,
-                                offset);
+                                offset, amax);
     });
   return guarded(c, [&] {
     DType t = dtypeOf(dtype);
@@ -444,6 +472,8 @@ int32_t te_rt_act_fwd(te_rt_context *ctx, int32_t act, int32_t dtype,
                                  Y + r0 * yCols, p);
     });
     commit(t, Y, y, rows * yCols);
+    if (amax)
+      amax[0] = storedAmax(t, y, rows * yCols);
   });
 }
 
@@ -462,7 +492,8 @@ static void activationBackwardRows(te::cpu::Activation kind,
 
 int32_t te_rt_act_bwd(te_rt_context *ctx, int32_t act, int32_t dtype,
                       const void *dy, const void *x, void *dx, int64_t rows,
-                      int64_t cols, float limit, float alpha, float offset) {
+                      int64_t cols, float limit, float alpha, float offset,
+                      float *amax) {
   Checker c("te_rt_act_bwd");
   int64_t n = 0;
   if (!c.context(ctx) || !c.dtype(dtype) || !c.matrix(rows, cols, &n) ||
@@ -472,7 +503,7 @@ int32_t te_rt_act_bwd(te_rt_context *ctx, int32_t act, int32_t dtype,
   if (ctx->backend == TE_RT_BACKEND_CUDA)
     return onCuda(c, ctx, [&](auto *s) {
       return te_kernels_act_bwd(s, act, dtype, dy, x, dx, rows, cols, limit,
-                                alpha, offset);
+                                alpha, offset, amax);
     });
   return guarded(c, [&] {
     DType t = dtypeOf(dtype);
@@ -483,6 +514,8 @@ int32_t te_rt_act_bwd(te_rt_context *ctx, int32_t act, int32_t dtype,
     float *DX = output(ctx, 2, t, dx, n);
     activationBackwardRows(kind, DY, X, DX, rows, cols, {limit, alpha, offset});
     commit(t, DX, dx, n);
+    if (amax)
+      amax[0] = storedAmax(t, dx, n);
   });
 }
 
@@ -521,7 +554,7 @@ int32_t te_rt_bias_grad(te_rt_context *ctx, int32_t dtype, const void *dy,
 int32_t te_rt_dbias_dact(te_rt_context *ctx, int32_t act, int32_t dtype,
                          const void *dy, const void *x, void *dx, void *dbias,
                          int64_t rows, int64_t cols, float limit, float alpha,
-                         float offset) {
+                         float offset, float *amax) {
   Checker c("te_rt_dbias_dact");
   int64_t n = 0;
   if (!c.context(ctx) || !c.dtype(dtype) || !c.matrix(rows, cols, &n) ||
@@ -536,7 +569,7 @@ int32_t te_rt_dbias_dact(te_rt_context *ctx, int32_t act, int32_t dtype,
   if (ctx->backend == TE_RT_BACKEND_CUDA)
     return onCuda(c, ctx, [&](auto *s) {
       return te_kernels_dbias_dact(s, act, dtype, dy, x, dx, dbias, rows, cols,
-                                   limit, alpha, offset);
+                                   limit, alpha, offset, amax);
     });
   return guarded(c, [&] {
     DType t = dtypeOf(dtype);
@@ -554,6 +587,8 @@ int32_t te_rt_dbias_dact(te_rt_context *ctx, int32_t act, int32_t dtype,
     });
     commit(t, DX, dx, n);
     commit(t, sums, dbias, cols);
+    if (amax)
+      amax[0] = storedAmax(t, dx, n);
   });
 }
 
@@ -680,11 +715,11 @@ void gemmOfDequantized(te_rt_context *ctx, DType t, const float *A,
 
 } // namespace
 
-
 int32_t te_rt_quantize_fp8(te_rt_context *ctx, int32_t dtype, const void *x,
                            int64_t rows, int64_t cols, int32_t format,
                            const float *scale, int32_t pow2_scale, void *data,
-                           void *transpose, float *scale_inv, float *amax) {
+                           void *transpose, float *scale_inv, float *amax,
+                           const float *amax_in) {
   Checker c("te_rt_quantize_fp8");
   int64_t n = 0;
   if (!c.context(ctx) || !c.dtype(dtype) || !c.matrix(rows, cols, &n) ||
@@ -697,16 +732,23 @@ int32_t te_rt_quantize_fp8(te_rt_context *ctx, int32_t dtype, const void *x,
     return c.fail("pow2_scale applies to current scaling only (scale must "
                   "be NULL)"),
            1;
+  // A precomputed amax replaces current scaling's amax pass; it is then the
+  // amax, so there is none to write.
+  if ((scale && !c.mustBeNull("amax_in", amax_in,
+                              "with delayed scaling (scale given)")) ||
+      (amax_in && !c.mustBeNull("amax", amax,
+                                "when amax_in is given (amax_in is the amax)")))
+    return 1;
   if (ctx->backend == TE_RT_BACKEND_CUDA)
     return onCuda(c, ctx, [&](auto *s) {
       return te_kernels_quantize_fp8(s, dtype, x, rows, cols, format, scale,
                                      pow2_scale, data, transpose, scale_inv,
-                                     amax);
+                                     amax, amax_in);
     });
   return guarded(c, [&] {
     te::cpu::FP8 f = fp8Of(format);
     const float *X = input(ctx, 0, dtypeOf(dtype), x, n);
-    float a = te::cpu::amaxOf(X, n);
+    float a = amax_in ? amax_in[0] : te::cpu::amaxOf(X, n);
     float sc = scale ? scale[0]
                      : te::cpu::scaleFromAmax(a, te::cpu::fp8Max(f),
                                               pow2_scale != 0);

@@ -223,7 +223,7 @@ private:
     // own stream of random bits.
     bool stochastic = grad && nvfp4 && nvfp4.getStochasticRounding();
     auto op = QuantizeOp::create(
-        b, loc, produced, amaxType, x, q.scales,
+        b, loc, produced, amaxType, x, q.scales, /*amax_in=*/Value(),
         q.scales ? b.getI64IntegerAttr(slot) : IntegerAttr(), weight,
         stochastic,
         stochastic ? b.getI64IntegerAttr(nextSeed++) : IntegerAttr());
@@ -385,9 +385,9 @@ LogicalResult Decomposer::forward(Operation *op) {
     SmallVector<int64_t> actShape(fc1Type.getShape());
     actShape.back() = mlp.getFfnSize();
     Value act = ActOp::create(
-        b, loc, RankedTensorType::get(actShape, element), fc1,
+        b, loc, RankedTensorType::get(actShape, element), /*amax=*/Type(), fc1,
         mlp.getActivation(), mlp.getLimitAttr(), mlp.getAlphaAttr(),
-        mlp.getGluLinearOffsetAttr());
+        mlp.getGluLinearOffsetAttr()).getResult();
     Value act2 = act, actSaved = act;
     if (*q) {
       act2 = quantize(loc, act, *q, false, 3, amaxes, QuantUsage::Rowwise,
@@ -466,10 +466,12 @@ LogicalResult Decomposer::backward(Operation *op) {
     Value dAct = gemm(loc, GemmLayout::NN, dyq, mlp.getFc2Weight(), {}, element);
     Value dW2 = gemm(loc, GemmLayout::NT, dyq, mlp.getActOut(), {}, element);
     Value dB2 = mlp.getWithFc2Bias() ? biasGrad(loc, dy) : Value();
-    Value dFc1 = DActOp::create(b, loc, mlp.getFc1Out().getType(), dAct,
+    Value dFc1 = DActOp::create(b, loc, mlp.getFc1Out().getType(),
+                                /*amax=*/Type(), dAct,
                                 mlp.getFc1Out(), mlp.getActivation(),
                                 mlp.getLimitAttr(), mlp.getAlphaAttr(),
-                                mlp.getGluLinearOffsetAttr());
+                                mlp.getGluLinearOffsetAttr())
+                     .getResult();
     Value dB1 = mlp.getWithFc1Bias() ? biasGrad(loc, dFc1) : Value();
     Value dFc1q = quantizeGrad(dFc1, *q, 0);
     Value dLn = gemm(loc, GemmLayout::NN, dFc1q, mlp.getFc1Weight(), {}, element);

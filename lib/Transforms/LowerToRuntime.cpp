@@ -697,7 +697,9 @@ LogicalResult FunctionLowering::lowerOp(Operation *op) {
          {ctxArg, dtype(qz.getInput()), ptr(qz.getInput()),
           rows(qz.getInput()), c64(lastDim(qz.getInput())),
           c32(fp8Code(q.getFormat())), scale, c32(pow2), part(out, "data"),
-          part(out, "transpose"), part(out, "scale_inv"), ptr(qz.getAmax())});
+          part(out, "transpose"), part(out, "scale_inv"),
+          qz.getAmax() ? ptr(qz.getAmax()) : nullPtr(),
+          qz.getAmaxIn() ? ptr(qz.getAmaxIn()) : nullPtr()});
     return success();
   }
   if (auto g = dyn_cast<GemmOp>(op);
@@ -823,7 +825,8 @@ LogicalResult FunctionLowering::lowerOp(Operation *op) {
     }
   }
   // Activation calls: (ctx, act, dtype, buffers..., rows, cols, limit,
-  // alpha, offset); the clamped-SwiGLU parameters default to TE's.
+  // alpha, offset, amax); the clamped-SwiGLU parameters default to TE's;
+  // amax (te-fuse-quantize-amax) or null.
   auto activationCall = [&](StringRef callee, auto a,
                             ArrayRef<Value> buffers) {
     SmallVector<Value> operands = {ctxArg, c32(int32_t(a.getActivation())),
@@ -834,7 +837,8 @@ LogicalResult FunctionLowering::lowerOp(Operation *op) {
               offset = a.getGluLinearOffsetAttr();
     operands.append({cf32(limit ? limit.getValueAsDouble() : 7.0),
                      cf32(alpha ? alpha.getValueAsDouble() : 1.702),
-                     cf32(offset ? offset.getValueAsDouble() : 1.0)});
+                     cf32(offset ? offset.getValueAsDouble() : 1.0),
+                     a.getAmax() ? ptr(a.getAmax()) : nullPtr()});
     call(callee, operands);
     return success();
   };
@@ -1177,19 +1181,19 @@ struct TELowerToRuntimePass
     declare("te_rt_gemm_wgrad", i32,
             {ptr, i32, ptr, ptr, ptr, ptr, i64, i64, i64, i32});
     declare("te_rt_act_fwd", i32,
-            {ptr, i32, i32, ptr, ptr, i64, i64, f32, f32, f32});
+            {ptr, i32, i32, ptr, ptr, i64, i64, f32, f32, f32, ptr});
     declare("te_rt_act_bwd", i32,
-            {ptr, i32, i32, ptr, ptr, ptr, i64, i64, f32, f32, f32});
+            {ptr, i32, i32, ptr, ptr, ptr, i64, i64, f32, f32, f32, ptr});
     declare("te_rt_bias_grad", i32, {ptr, i32, ptr, ptr, i64, i64});
     declare("te_rt_dbias_dact", i32,
-            {ptr, i32, i32, ptr, ptr, ptr, ptr, i64, i64, f32, f32, f32});
+            {ptr, i32, i32, ptr, ptr, ptr, ptr, i64, i64, f32, f32, f32, ptr});
     declare("te_rt_add", i32, {ptr, i32, ptr, ptr, ptr, i64});
     declare("te_rt_cast", i32, {ptr, i32, i32, ptr, ptr, i64});
     declare("te_rt_transpose", i32, {ptr, i32, ptr, ptr, i64, i64});
     declare("te_rt_copy", i32, {ptr, ptr, ptr, i64});
     declare("te_rt_zero", i32, {ptr, ptr, i64});
     declare("te_rt_quantize_fp8", i32,
-            {ptr, i32, ptr, i64, i64, i32, ptr, i32, ptr, ptr, ptr, ptr});
+            {ptr, i32, ptr, i64, i64, i32, ptr, i32, ptr, ptr, ptr, ptr, ptr});
     declare("te_rt_gemm_fp8", i32,
             {ptr, i32, i32, ptr, ptr, i32, ptr, ptr, ptr, ptr, i64, i64, i64,
              i32, i32});

@@ -6,10 +6,12 @@
 // - quantize: current scaling reduces amax = max |x| on the device (16-byte
 //   loads, one atomicMax of the float bits per block into a zeroed cell),
 //   then the cast kernel derives scale = fp8_max / amax itself (no host
-//   round trip); delayed scaling reads scale[0] and fuses the amax into the
-//   cast. The cast computes fp8(float(x) * scale) (round to nearest even,
-//   saturating, NaN -> 0x7F) with the sm_89+ `cvt.rn.satfinite` instruction,
-//   which te-formats-check (tools/gpu_check.sh) proves bit-identical to
+//   round trip); with amax_in (the amax the producer of x reduced while
+//   writing it, ops.cu) that pass is skipped and the cast reads amax_in;
+//   delayed scaling reads scale[0] and fuses the amax into the cast. The cast
+//   computes fp8(float(x) * scale) (round to nearest even, saturating, NaN ->
+//   0x7F) with the sm_89+ `cvt.rn.satfinite` instruction, which
+//   te-formats-check (tools/gpu_check.sh) proves bit-identical to
 //   te_kernels/formats.h, the CPU backend's conversion, over all 2^32 fp32
 //   inputs; formats.h itself is used below sm_89. Data and transpose are
 //   written in one pass over x through shared-memory tiles (128x64 for
@@ -45,7 +47,7 @@ struct QuantArgs {
   const void *x;
   int64_t rows, cols;
   const float *scale;  // delayed scaling: scale[0]
-  const float *amaxIn; // current scaling: the reduced amax
+  const float *amaxIn; // current scaling: the reduced (or given) amax
   float fp8Max;
   bool pow2;
   uint8_t *data;      // [rows, cols] or null
@@ -62,25 +64,6 @@ __device__ inline float quantScale(const QuantArgs &a) {
 }
 
 constexpr int kThreads = 256;
-
-/// Folds the thread's max |x| into *amax (non-negative, never NaN: the
-/// float bits order like unsigned integers). Every thread must call it.
-__device__ void blockAmax(float m, float *amax) {
-  __shared__ float part[kThreads / 32];
-  for (int o = 16; o > 0; o >>= 1)
-    m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
-  int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  if (lane == 0)
-    part[warp] = m;
-  __syncthreads();
-  if (warp == 0) {
-    m = lane < kThreads / 32 ? part[lane] : 0.0f;
-    for (int o = 16; o > 0; o >>= 1)
-      m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
-    if (lane == 0 && m > 0.0f)
-      atomicMax(reinterpret_cast<unsigned int *>(amax), __float_as_uint(m));
-  }
-}
 
 /// kVec fp8 bytes of kVec scaled values, packed little-endian.
 template <int Fmt, int kVec> struct Packed;
@@ -314,7 +297,7 @@ const char *quantize(te_kernels_state *s, QuantArgs a) {
   QuantArgs flat = a;
   flat.vecLoad = aligned(a.x, 16);
   flat.vecData = aligned(a.data, kVec);
-  if (!a.scale) {
+  if (!a.scale && !a.amaxIn) { // current scaling without a given amax
     amaxKernel<E><<<blocksFor(vecWork, sms), kThreads, 0, s->stream>>>(flat);
     if (const char *err = launched())
       return err;
@@ -603,7 +586,8 @@ const char *te_kernels_quantize_fp8(te_kernels_state *s, int dtype,
                                     const void *x, int64_t rows, int64_t cols,
                                     int format, const float *scale,
                                     int pow2_scale, void *data, void *transpose,
-                                    float *scale_inv, float *amax) {
+                                    float *scale_inv, float *amax,
+                                    const float *amax_in) {
   if (format != kE4M3 && format != kE5M2)
     return "FP8 quantize: unknown format";
   QuantArgs a{};
@@ -616,14 +600,17 @@ const char *te_kernels_quantize_fp8(te_kernels_state *s, int dtype,
   a.data = static_cast<uint8_t *>(data);
   a.transpose = static_cast<uint8_t *>(transpose);
   a.scaleInv = scale_inv;
-  a.amaxOut = amax;
+  // A given amax (the producer's, e.g. te_kernels_act_fwd's): the cast
+  // kernels derive the scale from it, and there is no amax pass or output
+  // (amax is NULL then).
+  a.amaxIn = amax_in;
+  a.amaxOut = amax_in ? nullptr : amax;
   // Current scaling needs an amax cell even when the caller wants none.
-  if (!scale && !amax)
+  if (!scale && !amax_in && !amax)
     if (const char *err = scratch(s, 1, &a.amaxOut))
       return err;
   if (a.amaxOut)
-    if (const char *err =
-            status(cudaMemsetAsync(a.amaxOut, 0, sizeof(float), s->stream)))
+    if (const char *err = zeroAmax(s->stream, a.amaxOut))
       return err;
   return byDtype(dtype, [&](auto e) {
     using E = decltype(e);

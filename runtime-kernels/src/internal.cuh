@@ -97,6 +97,39 @@ __device__ inline int64_t globalStride() {
 }
 
 //===----------------------------------------------------------------------===//
+// Per-tensor amax (current scaling; fp8.cu, and the producers in ops.cu)
+//===----------------------------------------------------------------------===//
+
+/// Folds the thread's max |x| into *amax, a cell zeroed on the stream
+/// before the kernel (zeroAmax): warp shuffles, the warps' maxima through
+/// shared memory, one atomicMax of the float bits per block (non-negative
+/// floats, never NaN, order like unsigned integers). Every thread of the
+/// block calls it, once per kernel (blockDim.x a multiple of 32, at most
+/// 1024).
+__device__ inline void blockAmax(float m, float *amax) {
+  __shared__ float part[32];
+  for (int o = 16; o > 0; o >>= 1)
+    m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  if (lane == 0)
+    part[warp] = m;
+  __syncthreads();
+  if (warp == 0) {
+    m = lane < static_cast<int>(blockDim.x >> 5) ? part[lane] : 0.0f;
+    for (int o = 16; o > 0; o >>= 1)
+      m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+    if (lane == 0 && m > 0.0f)
+      atomicMax(reinterpret_cast<unsigned int *>(amax), __float_as_uint(m));
+  }
+}
+
+/// Zeroes the amax cell on `stream` (an async memset: capturable in CUDA
+/// graphs), before the kernel that reduces into it.
+inline const char *zeroAmax(cudaStream_t stream, float *amax) {
+  return status(cudaMemsetAsync(amax, 0, sizeof(float), stream));
+}
+
+//===----------------------------------------------------------------------===//
 // Element types (the bit conversions of the CPU backend)
 //===----------------------------------------------------------------------===//
 

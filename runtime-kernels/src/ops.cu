@@ -7,6 +7,10 @@
 // backend. Column sums (dgamma, dbeta, dbias) are deterministic: fixed row
 // chunks summed per column, then the chunk partials summed in order (the
 // norms' fast path: one partial row per CTA, summed in a fixed order).
+// The activation kernels (forward, backward, dbias + dact) optionally
+// reduce the amax of what they store (an atomicMax per block: max is
+// order-independent), for a current-scaling FP8 quantization of their
+// output that then skips its own amax pass (fp8.cu's amax_in).
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,6 +35,25 @@ unsigned gridFor(int64_t n) {
 
 bool aligned16(const void *p) {
   return reinterpret_cast<uintptr_t>(p) % 16 == 0;
+}
+
+/// Calls fn(std::true_type{}) when the optional amax output is given, else
+/// fn(std::false_type{}): the producer kernels are instantiated with and
+/// without their amax reduction (kAmax).
+template <typename Fn> const char *withAmax(const float *amax, Fn fn) {
+  return amax ? fn(std::true_type{}) : fn(std::false_type{});
+}
+
+/// The grid of a grid-stride producer kernel over n items: gridFor(n), or
+/// with its amax reduction (kAmax) at most 32 blocks per multiprocessor.
+/// On the H200 (8192x4096), one block per 256 items made the blocks'
+/// reductions cost 15-30% of the kernel; 16 blocks per multiprocessor
+/// slowed the f32 kernels (too few loads in flight), 64 the bf16 ones.
+template <bool kAmax> unsigned producerGrid(int64_t n) {
+  if constexpr (kAmax)
+    return static_cast<unsigned>(
+        std::min<int64_t>(gridFor(n), int64_t(32) * smCount()));
+  return gridFor(n);
 }
 
 //===----------------------------------------------------------------------===//
@@ -818,23 +841,50 @@ __device__ inline float actDf(int act, float x) {
 
 template <typename T, int N> struct alignas(sizeof(T) * N) Vec { T v[N]; };
 
+// The producers' amax (kAmax; te_rt_act_fwd's amax, ...): each thread
+// keeps max |v| over the fp32 values v it rounds and stores (one max per
+// element, NaN skipped) in a register, rounds that maximum to E once, and
+// blockAmax folds the block's into the zeroed cell at the end (every
+// thread reaches it: grid-stride loops, no early return). Rounding to
+// nearest even is monotone and odd (|r(v)| = r(|v|)), so r(max |v|) is
+// exactly the max |r(v)| of the stored values. The amax variants run on a
+// capped grid (producerGrid: fewer block reductions and atomics, each
+// thread looping over several vectors), the vectorized ones with at most
+// 32 registers a thread. Without an amax the kernels are instantiated with
+// kAmax false, on their usual grid, and do nothing more than before.
+
+/// E::store(v), with kAmax m = max(m, |v|) (NaN skipped).
+template <typename E, bool kAmax>
+__device__ inline typename E::T storeFold(float v, float &m) {
+  if constexpr (kAmax)
+    m = fmaxf(m, fabsf(v));
+  return E::store(v);
+}
+
+/// The block's amax of the stored values: m rounded to E (see above).
+template <typename E> __device__ inline void blockAmaxOf(float m, float *amax) {
+  blockAmax(E::load(E::store(m)), amax);
+}
+
 /// Activation forward with 16-byte accesses: non-gated over n / N vectors,
-/// gated over rows of yCols / N vectors (a at j, b at yCols + j).
-template <typename E>
-__global__ void actFwdVecKernel(ActParams p, bool gated,
-                                const typename E::T *x, typename E::T *y,
-                                int64_t rows, int64_t yCols) {
+/// gated over rows of yCols / N vectors (a at j, b at yCols + j). The body
+/// of actFwdVecKernel and actFwdVecAmaxKernel.
+template <typename E, bool kAmax>
+__device__ __forceinline__ void
+actFwdVec(ActParams p, bool gated, const typename E::T *x, typename E::T *y,
+          int64_t rows, int64_t yCols, float *amax) {
   using T = typename E::T;
   constexpr int N = 16 / sizeof(T);
   using V = Vec<T, N>;
   const int64_t rowVecs = yCols / N, nv = rows * rowVecs;
+  float m = 0.0f;
   for (int64_t v = globalId(); v < nv; v += globalStride()) {
     V out;
     if (!gated) {
       V in = reinterpret_cast<const V *>(x)[v];
 #pragma unroll
       for (int e = 0; e < N; ++e)
-        out.v[e] = E::store(actF(p.act, E::load(in.v[e])));
+        out.v[e] = storeFold<E, kAmax>(actF(p.act, E::load(in.v[e])), m);
     } else {
       int64_t i = v / rowVecs, jv = v - i * rowVecs;
       const V *row = reinterpret_cast<const V *>(x + i * 2 * yCols);
@@ -845,73 +895,100 @@ __global__ void actFwdVecKernel(ActParams p, bool gated,
         if (p.act == TE_RT_ACT_CLAMPED_SWIGLU) {
           float ac = fminf(av, p.limit);
           float bc = fminf(fmaxf(bv, -p.limit), p.limit) + p.offset;
-          out.v[e] = E::store(ac * sigmoidf(p.alpha * ac) * bc);
+          out.v[e] = storeFold<E, kAmax>(ac * sigmoidf(p.alpha * ac) * bc, m);
         } else {
-          out.v[e] = E::store(actF(p.act, av) * bv);
+          out.v[e] = storeFold<E, kAmax>(actF(p.act, av) * bv, m);
         }
       }
     }
     reinterpret_cast<V *>(y)[v] = out;
   }
+  if constexpr (kAmax)
+    blockAmaxOf<E>(m, amax);
+}
+
+template <typename E>
+__global__ void actFwdVecKernel(ActParams p, bool gated, const typename E::T *x,
+                                typename E::T *y, int64_t rows, int64_t yCols,
+                                float *amax) {
+  actFwdVec<E, false>(p, gated, x, y, rows, yCols, amax);
+}
+
+/// With the amax: at most 32 registers a thread, so that 8 blocks fit on a
+/// multiprocessor (the amax's register would otherwise cost occupancy; on
+/// the H200 a quarter of the bf16 kernels' speed with the capped grid).
+template <typename E>
+__global__ void __launch_bounds__(kThreads, 8)
+    actFwdVecAmaxKernel(ActParams p, bool gated, const typename E::T *x,
+                        typename E::T *y, int64_t rows, int64_t yCols,
+                        float *amax) {
+  actFwdVec<E, true>(p, gated, x, y, rows, yCols, amax);
 }
 
 /// Fused dbias + dact of a non-gated activation with 16-byte accesses: each
 /// thread owns N adjacent columns of one chunk of rows, writes dx and sums
 /// the fp32 dact down its columns in row order (the order colPartial uses,
 /// so dbias is the same as columnSums of Dact). colFinish adds the chunks.
-template <typename E>
+/// Threads past the last column do nothing (with kAmax they still join the
+/// block's amax reduction).
+template <typename E, bool kAmax>
 __global__ void dbiasDactVecKernel(int act, const typename E::T *dy,
                                    const typename E::T *x, typename E::T *dx,
                                    int64_t rows, int64_t cols, int64_t chunk,
-                                   float *partial) {
+                                   float *partial, float *amax) {
   using T = typename E::T;
   constexpr int N = 16 / sizeof(T);
   using V = Vec<T, N>;
   const int64_t colVecs = cols / N;
   int64_t jv = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (jv >= colVecs)
-    return;
-  int64_t c = blockIdx.y;
-  int64_t r0 = c * chunk, r1 = min(rows, r0 + chunk);
-  float sum[N];
+  float m = 0.0f;
+  if (jv < colVecs) {
+    int64_t c = blockIdx.y;
+    int64_t r0 = c * chunk, r1 = min(rows, r0 + chunk);
+    float sum[N];
 #pragma unroll
-  for (int e = 0; e < N; ++e)
-    sum[e] = 0.0f;
-  const V *g = reinterpret_cast<const V *>(dy);
-  const V *in = reinterpret_cast<const V *>(x);
-  V *out = reinterpret_cast<V *>(dx);
-  for (int64_t i = r0; i < r1; ++i) {
-    V gv = g[i * colVecs + jv], xv = in[i * colVecs + jv], d;
+    for (int e = 0; e < N; ++e)
+      sum[e] = 0.0f;
+    const V *g = reinterpret_cast<const V *>(dy);
+    const V *in = reinterpret_cast<const V *>(x);
+    V *out = reinterpret_cast<V *>(dx);
+    for (int64_t i = r0; i < r1; ++i) {
+      V gv = g[i * colVecs + jv], xv = in[i * colVecs + jv], d;
 #pragma unroll
-    for (int e = 0; e < N; ++e) {
-      float v = E::load(gv.v[e]) * actDf(act, E::load(xv.v[e]));
-      sum[e] += v;
-      d.v[e] = E::store(v);
+      for (int e = 0; e < N; ++e) {
+        float v = E::load(gv.v[e]) * actDf(act, E::load(xv.v[e]));
+        sum[e] += v;
+        d.v[e] = storeFold<E, kAmax>(v, m);
+      }
+      out[i * colVecs + jv] = d;
     }
-    out[i * colVecs + jv] = d;
-  }
 #pragma unroll
-  for (int e = 0; e < N; ++e)
-    partial[c * cols + jv * N + e] = sum[e];
+    for (int e = 0; e < N; ++e)
+      partial[c * cols + jv * N + e] = sum[e];
+  }
+  if constexpr (kAmax)
+    blockAmaxOf<E>(m, amax);
 }
 
-/// Activation backward with 16-byte accesses (see actFwdVecKernel).
-template <typename E>
-__global__ void actBwdVecKernel(ActParams p, bool gated,
-                                const typename E::T *dy,
-                                const typename E::T *x, typename E::T *dx,
-                                int64_t rows, int64_t yCols) {
+/// Activation backward with 16-byte accesses (see actFwdVec).
+template <typename E, bool kAmax>
+__device__ __forceinline__ void
+actBwdVec(ActParams p, bool gated, const typename E::T *dy,
+          const typename E::T *x, typename E::T *dx, int64_t rows,
+          int64_t yCols, float *amax) {
   using T = typename E::T;
   constexpr int N = 16 / sizeof(T);
   using V = Vec<T, N>;
   const int64_t rowVecs = yCols / N, nv = rows * rowVecs;
+  float m = 0.0f;
   for (int64_t v = globalId(); v < nv; v += globalStride()) {
     V g = reinterpret_cast<const V *>(dy)[v];
     if (!gated) {
       V in = reinterpret_cast<const V *>(x)[v], out;
 #pragma unroll
       for (int e = 0; e < N; ++e)
-        out.v[e] = E::store(E::load(g.v[e]) * actDf(p.act, E::load(in.v[e])));
+        out.v[e] = storeFold<E, kAmax>(
+            E::load(g.v[e]) * actDf(p.act, E::load(in.v[e])), m);
       reinterpret_cast<V *>(dx)[v] = out;
       continue;
     }
@@ -927,28 +1004,57 @@ __global__ void actBwdVecKernel(ActParams p, bool gated,
         float bc = fminf(fmaxf(bv, -p.limit), p.limit) + p.offset;
         float sg = sigmoidf(p.alpha * ac);
         float dsw = p.alpha * ac * sg * (1.0f - sg) + sg;
-        da.v[e] = E::store(av <= p.limit ? dsw * gv * bc : 0.0f);
-        db.v[e] = E::store(fabsf(bv) <= p.limit ? gv * ac * sg : 0.0f);
+        da.v[e] = storeFold<E, kAmax>(av <= p.limit ? dsw * gv * bc : 0.0f, m);
+        db.v[e] =
+            storeFold<E, kAmax>(fabsf(bv) <= p.limit ? gv * ac * sg : 0.0f, m);
       } else {
         float f, df;
         pointwise(p.act, av, f, df);
-        da.v[e] = E::store(df * gv * bv);
-        db.v[e] = E::store(gv * f);
+        da.v[e] = storeFold<E, kAmax>(df * gv * bv, m);
+        db.v[e] = storeFold<E, kAmax>(gv * f, m);
       }
     }
     drow[jv] = da;
     drow[rowVecs + jv] = db;
   }
+  if constexpr (kAmax)
+    blockAmaxOf<E>(m, amax);
 }
 
 template <typename E>
+__global__ void actBwdVecKernel(ActParams p, bool gated,
+                                const typename E::T *dy, const typename E::T *x,
+                                typename E::T *dx, int64_t rows, int64_t yCols,
+                                float *amax) {
+  actBwdVec<E, false>(p, gated, dy, x, dx, rows, yCols, amax);
+}
+
+/// With the amax (see actFwdVecAmaxKernel).
+template <typename E>
+__global__ void __launch_bounds__(kThreads, 8)
+    actBwdVecAmaxKernel(ActParams p, bool gated, const typename E::T *dy,
+                        const typename E::T *x, typename E::T *dx, int64_t rows,
+                        int64_t yCols, float *amax) {
+  actBwdVec<E, true>(p, gated, dy, x, dx, rows, yCols, amax);
+}
+
+/// out[k] = v rounded to E, with kAmax m = max(m, |v|) (the element-wise
+/// kernels' store).
+template <typename E, bool kAmax>
+__device__ inline void put(typename E::T *out, int64_t k, float v, float &m) {
+  out[k] = storeFold<E, kAmax>(v, m);
+}
+
+template <typename E, bool kAmax>
 __global__ void actFwdKernel(ActParams p, bool gated, const typename E::T *x,
-                             typename E::T *y, int64_t rows, int64_t cols) {
+                             typename E::T *y, int64_t rows, int64_t cols,
+                             float *amax) {
   int64_t yCols = gated ? cols / 2 : cols, n = rows * yCols;
+  float m = 0.0f;
   for (int64_t k = globalId(); k < n; k += globalStride()) {
     float f, df;
     if (!gated) {
-      y[k] = E::store(actF(p.act, E::load(x[k])));
+      put<E, kAmax>(y, k, actF(p.act, E::load(x[k])), m);
       continue;
     }
     int64_t i = k / yCols, j = k - i * yCols;
@@ -956,12 +1062,14 @@ __global__ void actFwdKernel(ActParams p, bool gated, const typename E::T *x,
     if (p.act == TE_RT_ACT_CLAMPED_SWIGLU) {
       float ac = fminf(a, p.limit);
       float bc = fminf(fmaxf(b, -p.limit), p.limit) + p.offset;
-      y[k] = E::store(ac * sigmoidf(p.alpha * ac) * bc);
+      put<E, kAmax>(y, k, ac * sigmoidf(p.alpha * ac) * bc, m);
       continue;
     }
     pointwise(p.act, a, f, df);
-    y[k] = E::store(f * b);
+    put<E, kAmax>(y, k, f * b, m);
   }
+  if constexpr (kAmax)
+    blockAmaxOf<E>(m, amax);
 }
 
 /// dy * act'(x) of a non-gated activation, in fp32.
@@ -977,15 +1085,16 @@ template <typename E> struct Dact {
   }
 };
 
-template <typename E>
+template <typename E, bool kAmax>
 __global__ void actBwdKernel(ActParams p, bool gated, const typename E::T *dy,
                              const typename E::T *x, typename E::T *dx,
-                             int64_t rows, int64_t cols) {
+                             int64_t rows, int64_t cols, float *amax) {
   int64_t yCols = gated ? cols / 2 : cols, n = rows * yCols;
   Dact<E> dact{p.act, dy, x, cols};
+  float m = 0.0f;
   for (int64_t k = globalId(); k < n; k += globalStride()) {
     if (!gated) {
-      dx[k] = E::store(dact.at(k));
+      put<E, kAmax>(dx, k, dact.at(k), m);
       continue;
     }
     int64_t i = k / yCols, j = k - i * yCols;
@@ -996,15 +1105,17 @@ __global__ void actBwdKernel(ActParams p, bool gated, const typename E::T *dy,
       float bc = fminf(fmaxf(b, -p.limit), p.limit) + p.offset;
       float s = sigmoidf(p.alpha * ac);
       float dsw = p.alpha * ac * s * (1.0f - s) + s;
-      dx[ia] = E::store(a <= p.limit ? dsw * g * bc : 0.0f);
-      dx[ib] = E::store(fabsf(b) <= p.limit ? g * ac * s : 0.0f);
+      put<E, kAmax>(dx, ia, a <= p.limit ? dsw * g * bc : 0.0f, m);
+      put<E, kAmax>(dx, ib, fabsf(b) <= p.limit ? g * ac * s : 0.0f, m);
       continue;
     }
     float f, df;
     pointwise(p.act, a, f, df);
-    dx[ia] = E::store(df * g * b);
-    dx[ib] = E::store(g * f);
+    put<E, kAmax>(dx, ia, df * g * b, m);
+    put<E, kAmax>(dx, ib, g * f, m);
   }
+  if constexpr (kAmax)
+    blockAmaxOf<E>(m, amax);
 }
 
 /// dy at (i, j): the terms of the bias gradient.
@@ -1270,60 +1381,76 @@ const char *te_kernels_norm_bwd(te_kernels_state *s, int rms, int dtype,
 const char *te_kernels_act_fwd(te_kernels_state *s, int act, int dtype,
                                const void *x, void *y, int64_t rows,
                                int64_t cols, float limit, float alpha,
-                               float offset) {
+                               float offset, float *amax) {
   bool gated = isGated(act);
   int64_t n = rows * (gated ? cols / 2 : cols);
+  if (amax) // zero, also the amax of an empty output
+    if (const char *err = zeroAmax(s->stream, amax))
+      return err;
   if (n == 0)
     return nullptr;
   return byDtype(dtype, [&](auto e) {
-    using E = decltype(e);
-    using T = typename E::T;
-    constexpr int N = 16 / sizeof(T);
-    int64_t yCols = gated ? cols / 2 : cols;
-    if (aligned16(x) && aligned16(y) && yCols % N == 0) {
-      actFwdVecKernel<E><<<gridFor(n / N), kThreads, 0, s->stream>>>(
+    return withAmax(amax, [&](auto amaxOn) {
+      using E = decltype(e);
+      using T = typename E::T;
+      constexpr bool A = decltype(amaxOn)::value;
+      constexpr int N = 16 / sizeof(T);
+      int64_t yCols = gated ? cols / 2 : cols;
+      if (aligned16(x) && aligned16(y) && yCols % N == 0) {
+        auto kernel = A ? actFwdVecAmaxKernel<E> : actFwdVecKernel<E>;
+        kernel<<<producerGrid<A>(n / N), kThreads, 0, s->stream>>>(
+            ActParams{act, limit, alpha, offset}, gated,
+            static_cast<const T *>(x), static_cast<T *>(y), rows, yCols, amax);
+        return launched();
+      }
+      actFwdKernel<E, A><<<producerGrid<A>(n), kThreads, 0, s->stream>>>(
           ActParams{act, limit, alpha, offset}, gated,
-          static_cast<const T *>(x), static_cast<T *>(y), rows, yCols);
+          static_cast<const T *>(x), static_cast<T *>(y), rows, cols, amax);
       return launched();
-    }
-    actFwdKernel<E><<<gridFor(n), kThreads, 0, s->stream>>>(
-        ActParams{act, limit, alpha, offset}, gated, static_cast<const T *>(x),
-        static_cast<T *>(y), rows, cols);
-    return launched();
+    });
   });
 }
 
 const char *te_kernels_act_bwd(te_kernels_state *s, int act, int dtype,
                                const void *dy, const void *x, void *dx,
                                int64_t rows, int64_t cols, float limit,
-                               float alpha, float offset) {
+                               float alpha, float offset, float *amax) {
   bool gated = isGated(act);
   int64_t n = rows * (gated ? cols / 2 : cols);
+  if (amax)
+    if (const char *err = zeroAmax(s->stream, amax))
+      return err;
   if (n == 0)
     return nullptr;
   return byDtype(dtype, [&](auto e) {
-    using E = decltype(e);
-    using T = typename E::T;
-    constexpr int N = 16 / sizeof(T);
-    int64_t yCols = gated ? cols / 2 : cols;
-    if (aligned16(dy) && aligned16(x) && aligned16(dx) && yCols % N == 0) {
-      actBwdVecKernel<E><<<gridFor(n / N), kThreads, 0, s->stream>>>(
+    return withAmax(amax, [&](auto amaxOn) {
+      using E = decltype(e);
+      using T = typename E::T;
+      constexpr bool A = decltype(amaxOn)::value;
+      constexpr int N = 16 / sizeof(T);
+      int64_t yCols = gated ? cols / 2 : cols;
+      if (aligned16(dy) && aligned16(x) && aligned16(dx) && yCols % N == 0) {
+        auto kernel = A ? actBwdVecAmaxKernel<E> : actBwdVecKernel<E>;
+        kernel<<<producerGrid<A>(n / N), kThreads, 0, s->stream>>>(
+            ActParams{act, limit, alpha, offset}, gated,
+            static_cast<const T *>(dy), static_cast<const T *>(x),
+            static_cast<T *>(dx), rows, yCols, amax);
+        return launched();
+      }
+      actBwdKernel<E, A><<<producerGrid<A>(n), kThreads, 0, s->stream>>>(
           ActParams{act, limit, alpha, offset}, gated,
           static_cast<const T *>(dy), static_cast<const T *>(x),
-          static_cast<T *>(dx), rows, yCols);
+          static_cast<T *>(dx), rows, cols, amax);
       return launched();
-    }
-    actBwdKernel<E><<<gridFor(n), kThreads, 0, s->stream>>>(
-        ActParams{act, limit, alpha, offset}, gated, static_cast<const T *>(dy),
-        static_cast<const T *>(x), static_cast<T *>(dx), rows, cols);
-    return launched();
+    });
   });
 }
 
 const char *te_kernels_dbias_dact(te_kernels_state *s, int act, int dtype,
                                   const void *dy, const void *x, void *dx,
                                   void *dbias, int64_t rows, int64_t cols,
-                                  float limit, float alpha, float offset) {
+                                  float limit, float alpha, float offset,
+                                  float *amax) {
   if (rows > 0 && cols > 0 && aligned16(dy) && aligned16(x) && aligned16(dx) &&
       cols % (dtype == 0 ? 4 : 8) == 0)
     return byDtype(dtype, [&](auto e) -> const char * {
@@ -1334,19 +1461,27 @@ const char *te_kernels_dbias_dact(te_kernels_state *s, int act, int dtype,
       float *partial = nullptr;
       if (const char *err = scratch(s, chunks * cols, &partial))
         return err;
+      if (amax)
+        if (const char *err = zeroAmax(s->stream, amax))
+          return err;
       dim3 grid(static_cast<unsigned>((cols / N + kThreads - 1) / kThreads),
                 static_cast<unsigned>(chunks));
-      dbiasDactVecKernel<E><<<grid, kThreads, 0, s->stream>>>(
-          act, static_cast<const T *>(dy), static_cast<const T *>(x),
-          static_cast<T *>(dx), rows, cols, chunk, partial);
-      if (const char *err = launched())
+      if (const char *err = withAmax(amax, [&](auto amaxOn) {
+            constexpr bool A = decltype(amaxOn)::value;
+            dbiasDactVecKernel<E, A><<<grid, kThreads, 0, s->stream>>>(
+                act, static_cast<const T *>(dy), static_cast<const T *>(x),
+                static_cast<T *>(dx), rows, cols, chunk, partial, amax);
+            return launched();
+          }))
         return err;
       colFinish<E><<<gridFor(cols), kThreads, 0, s->stream>>>(
           partial, chunks, cols, static_cast<T *>(dbias));
       return launched();
     });
+  // Unaligned or ragged: the element-wise dact (which reduces the amax),
+  // then the column sums.
   if (const char *err = te_kernels_act_bwd(s, act, dtype, dy, x, dx, rows, cols,
-                                           limit, alpha, offset))
+                                           limit, alpha, offset, amax))
     return err;
   return byDtype(dtype, [&](auto e) {
     using E = decltype(e);

@@ -4,8 +4,12 @@
 // FP8 kernels against host computations built on te_kernels/formats.h (the
 // CPU backend's conversions), without the runtime library:
 //   - te_kernels_quantize_fp8: f32/bf16/f16, E4M3/E5M2, current scaling
-//     (with and without pow2), delayed scaling (saturating), data and/or
-//     transpose, ragged and aligned shapes, NaN/inf inputs: bit-exact;
+//     (with and without pow2, with a precomputed amax_in), delayed scaling
+//     (saturating), data and/or transpose, ragged and aligned shapes,
+//     NaN/inf inputs: bit-exact;
+//   - the producers' amax (te_kernels_act_fwd / _act_bwd / _dbias_dact):
+//     the outputs unchanged by it, the amax = max |output| as stored, on
+//     the vectorized and element-wise kernels;
 //   - te_kernels_gemm_fp8: the three format pairs, bf16/f16/f32 output,
 //     bias, accumulate: within 1e-2 * max|ref| of an fp64 host GEMM of the
 //     dequantized operands;
@@ -192,7 +196,9 @@ bool cudaOk(cudaError_t err, Checker &c, const std::string &what) {
 // Quantize
 //===----------------------------------------------------------------------===//
 
-enum Mode { Current, CurrentPow2, Delayed };
+/// GivenAmax: current scaling with a precomputed amax (amax_in, the
+/// producer's) instead of the amax pass; no amax output.
+enum Mode { Current, CurrentPow2, Delayed, GivenAmax };
 enum Outputs { DataAndTranspose, DataOnly, TransposeOnly };
 
 void checkQuantize(te_kernels_state *s, cudaStream_t stream, std::mt19937 &rng,
@@ -216,10 +222,17 @@ void checkQuantize(te_kernels_state *s, cudaStream_t stream, std::mt19937 &rng,
   float amax = 0.0f;
   for (int64_t i = 0; i < n; ++i)
     amax = std::max(amax, std::fabs(decodeAt(dtype, raw, i)));
-  // Delayed: a scale that saturates the largest inputs.
+  // Delayed: a scale that saturates the largest inputs; GivenAmax: an amax
+  // below max |x|, which saturates them too.
   const float given = fmt == 0 ? 97.5f : 9000.0f;
-  const float scale =
-      mode == Delayed ? given : hostScale(amax, fp8Max, mode == CurrentPow2);
+  const float amaxIn = 3.0f;
+  if (mode == GivenAmax)
+    wantAmax = false; // amax_in is the amax
+  float scale = hostScale(amax, fp8Max, mode == CurrentPow2);
+  if (mode == Delayed)
+    scale = given;
+  else if (mode == GivenAmax)
+    scale = hostScale(amaxIn, fp8Max, false);
   std::vector<uint8_t> q(n), qt(n);
   for (int64_t i = 0; i < n; ++i) {
     uint8_t v = hostFP8(decodeAt(dtype, raw, i) * scale, fmt);
@@ -228,13 +241,14 @@ void checkQuantize(te_kernels_state *s, cudaStream_t stream, std::mt19937 &rng,
   }
   const float scaleInv = 1.0f / scale;
   // Device.
-  Dev x(raw.size()), data(n + 1), tr(n + 1), sc(4), si(4), am(4);
-  if (!x.p || !data.p || !tr.p || !sc.p || !si.p || !am.p)
+  Dev x(raw.size()), data(n + 1), tr(n + 1), sc(4), si(4), am(4), ai(4);
+  if (!x.p || !data.p || !tr.p || !sc.p || !si.p || !am.p || !ai.p)
     return c.fail(std::string(tag) + ": cudaMalloc failed");
   bool wantData = outs != TransposeOnly, wantTr = outs != DataOnly;
   if (!cudaOk(cudaMemcpy(x.p, raw.data(), raw.size(), cudaMemcpyHostToDevice),
               c, tag) ||
       !cudaOk(cudaMemcpy(sc.p, &given, 4, cudaMemcpyHostToDevice), c, tag) ||
+      !cudaOk(cudaMemcpy(ai.p, &amaxIn, 4, cudaMemcpyHostToDevice), c, tag) ||
       !cudaOk(cudaMemset(data.p, 0xa5, n + 1), c, tag) ||
       !cudaOk(cudaMemset(tr.p, 0xa5, n + 1), c, tag) ||
       !cudaOk(cudaMemset(am.p, 0xa5, 4), c, tag) ||
@@ -244,7 +258,8 @@ void checkQuantize(te_kernels_state *s, cudaStream_t stream, std::mt19937 &rng,
               s, dtype, x.p, rows, cols, fmt,
               mode == Delayed ? sc.get<float>() : nullptr, mode == CurrentPow2,
               wantData ? data.p : nullptr, wantTr ? tr.p : nullptr,
-              si.get<float>(), wantAmax ? am.get<float>() : nullptr),
+              si.get<float>(), wantAmax ? am.get<float>() : nullptr,
+              mode == GivenAmax ? ai.get<float>() : nullptr),
           c, tag) ||
       !cudaOk(cudaStreamSynchronize(stream), c, tag))
     return;
@@ -303,7 +318,7 @@ void checkQuantizeAll(te_kernels_state *s, cudaStream_t stream,
     for (int fmt = 0; fmt < 2; ++fmt)
       for (auto &sh : shapes) {
         bool big = sh[0] * sh[1] > 100000;
-        for (int mode = 0; mode < 3; ++mode)
+        for (int mode = 0; mode < 4; ++mode)
           for (int outs = 0; outs < 3; ++outs) {
             if (big && (mode != fmt || outs == DataOnly))
               continue; // keep the sanitizer runs short
@@ -315,7 +330,127 @@ void checkQuantizeAll(te_kernels_state *s, cudaStream_t stream,
                       sh[0], sh[1], true, true);
         checkQuantize(s, stream, rng, c, dtype, fmt, Delayed, DataOnly, sh[0],
                       sh[1], true, true);
+        checkQuantize(s, stream, rng, c, dtype, fmt, GivenAmax,
+                      DataAndTranspose, sh[0], sh[1], true, false);
       }
+}
+
+//===----------------------------------------------------------------------===//
+// The producers' amax (te_kernels_act_fwd / _act_bwd / _dbias_dact)
+//===----------------------------------------------------------------------===//
+
+enum Producer { ActFwd, ActBwd, DbiasDact };
+
+/// One producer call with and without its amax: the outputs are the same
+/// bytes, and the amax is max |output| over the stored values (NaN
+/// skipped), computed here from the output. No activation reference is
+/// needed; the values themselves are CudaAbiTest's business.
+void checkProducerAmax(te_kernels_state *s, cudaStream_t stream,
+                       std::mt19937 &rng, Checker &c, int dtype, int act,
+                       bool gated, Producer kind, int64_t rows, int64_t cols) {
+  const int64_t n = rows * cols, yn = gated ? n / 2 : n;
+  const int64_t outN = kind == ActFwd ? yn : n, sz = sizeOf(dtype);
+  char tag[160];
+  std::snprintf(tag, sizeof(tag), "producer amax %s act=%d kind=%d %lldx%lld",
+                dtypeName(dtype), act, int(kind), (long long)rows,
+                (long long)cols);
+  ++c.checks;
+  std::normal_distribution<float> dist(0.0f, 2.0f);
+  std::vector<uint8_t> rx(n * sz), rdy(yn * sz);
+  for (int64_t i = 0; i < n; ++i)
+    encodeAt(dtype, rx, i, dist(rng));
+  for (int64_t i = 0; i < yn; ++i)
+    encodeAt(dtype, rdy, i, dist(rng));
+  // A NaN input (a NaN output for gelu, skipped by the amax).
+  if (n > 8) {
+    if (dtype == 0) {
+      float nan = NAN;
+      std::memcpy(rx.data() + 4 * (n / 3), &nan, 4);
+    } else {
+      const uint16_t nan = dtype == 1 ? 0x7fc0 : 0x7e00;
+      std::memcpy(rx.data() + 2 * (n / 3), &nan, 2);
+    }
+  }
+  Dev x(rx.size()), dy(rdy.size()), o1(outN * sz), o2(outN * sz),
+      db1(cols * sz), db2(cols * sz), am(4);
+  if (!x.p || !dy.p || !o1.p || !o2.p || !db1.p || !db2.p || !am.p)
+    return c.fail(std::string(tag) + ": cudaMalloc failed");
+  if (!cudaOk(cudaMemcpy(x.p, rx.data(), rx.size(), cudaMemcpyHostToDevice), c,
+              tag) ||
+      !cudaOk(cudaMemcpy(dy.p, rdy.data(), rdy.size(), cudaMemcpyHostToDevice),
+              c, tag) ||
+      // Not zero: the call zeroes it.
+      !cudaOk(cudaMemset(am.p, 0xa5, 4), c, tag) ||
+      !cudaOk(cudaDeviceSynchronize(), c, tag))
+    return;
+  auto call = [&](void *out, void *db, float *amax) {
+    switch (kind) {
+    case ActFwd:
+      return te_kernels_act_fwd(s, act, dtype, x.p, out, rows, cols, 1.5f,
+                                1.702f, 1.0f, amax);
+    case ActBwd:
+      return te_kernels_act_bwd(s, act, dtype, dy.p, x.p, out, rows, cols, 1.5f,
+                                1.702f, 1.0f, amax);
+    default:
+      return te_kernels_dbias_dact(s, act, dtype, dy.p, x.p, out, db, rows,
+                                   cols, 1.5f, 1.702f, 1.0f, amax);
+    }
+  };
+  if (!ok(call(o1.p, db1.p, am.get<float>()), c, tag) ||
+      !ok(call(o2.p, db2.p, nullptr), c, tag) ||
+      !cudaOk(cudaStreamSynchronize(stream), c, tag))
+    return;
+  std::vector<uint8_t> g1(outN * sz), g2(outN * sz), b1(cols * sz),
+      b2(cols * sz);
+  float gotAmax = 0;
+  if (!cudaOk(cudaMemcpy(g1.data(), o1.p, g1.size(), cudaMemcpyDeviceToHost), c,
+              tag) ||
+      !cudaOk(cudaMemcpy(g2.data(), o2.p, g2.size(), cudaMemcpyDeviceToHost), c,
+              tag) ||
+      !cudaOk(cudaMemcpy(b1.data(), db1.p, b1.size(), cudaMemcpyDeviceToHost),
+              c, tag) ||
+      !cudaOk(cudaMemcpy(b2.data(), db2.p, b2.size(), cudaMemcpyDeviceToHost),
+              c, tag) ||
+      !cudaOk(cudaMemcpy(&gotAmax, am.p, 4, cudaMemcpyDeviceToHost), c, tag))
+    return;
+  if (g1 != g2)
+    c.fail(std::string(tag) + ": the output differs from the call without "
+                              "an amax");
+  if (kind == DbiasDact && b1 != b2)
+    c.fail(std::string(tag) + ": dbias differs from the call without an "
+                              "amax");
+  float want = 0.0f;
+  for (int64_t i = 0; i < outN; ++i) {
+    float v = decodeAt(dtype, g1, i);
+    if (!std::isnan(v))
+      want = std::max(want, std::fabs(v));
+  }
+  if (floatBits(gotAmax) != floatBits(want)) {
+    char msg[256];
+    std::snprintf(msg, sizeof(msg), "%s: amax %a, want %a", tag, gotAmax, want);
+    c.fail(msg);
+  }
+}
+
+void checkProducerAmaxAll(te_kernels_state *s, cudaStream_t stream,
+                          std::mt19937 &rng, Checker &c) {
+  // Ragged rows (the element-wise kernels), rows of whole 16-byte vectors
+  // (the vectorized ones; dbias + dact with idle threads past the last
+  // column and several row chunks), a single row.
+  const int64_t shapes[][2] = {{33, 258}, {192, 1024}, {1, 16}};
+  struct Act {
+    int act;
+    bool gated;
+  } acts[] = {{0, false}, {5, false}, {10, true}}; // gelu, relu, swiglu
+  for (int dtype = 0; dtype < 3; ++dtype)
+    for (auto &sh : shapes)
+      for (Act a : acts)
+        for (Producer kind : {ActFwd, ActBwd, DbiasDact}) {
+          if (kind == DbiasDact && a.gated)
+            continue;
+          checkProducerAmax(s, stream, rng, c, dtype, a.act, a.gated, kind,
+                            sh[0], sh[1]);
+        }
 }
 
 //===----------------------------------------------------------------------===//
@@ -930,7 +1065,7 @@ void bench(te_kernels_state *s, cudaStream_t stream) {
             s, dtype, xs[i % 4]->p, rows, cols, 0,
             cs.current ? nullptr : sc.get<float>(), 0, cs.d ? data.p : nullptr,
             cs.t ? tr.p : nullptr, si.get<float>(),
-            cs.amax ? am.get<float>() : nullptr);
+            cs.amax ? am.get<float>() : nullptr, nullptr);
         if (e)
           err = e;
       });
@@ -943,6 +1078,58 @@ void bench(te_kernels_state *s, cudaStream_t stream) {
                   (std::string(dtypeName(dtype)) + " " + cs.name).c_str(),
                   t * 1e3, bytes / t / 1e6, minBytes / t / 1e6,
                   err ? " ERROR: " : "", err ? err : "");
+    }
+    // The current-scaling fusion: the producers with and without their
+    // amax (gelu; relu, whose cheap math shows the amax's own cost; bytes:
+    // the inputs read and the output written), and the quantization of the
+    // output from that amax (no amax pass).
+    {
+      Dev y(inBytes), db(cols * 4);
+      const char *err = nullptr;
+      struct Producer {
+        const char *name;
+        int act, kind, tensors; // kind: 0 fwd, 1 bwd, 2 dbias + dact
+      } producers[] = {{"act_fwd gelu", 0, 0, 2},
+                       {"act_fwd relu", 5, 0, 2},
+                       {"act_bwd gelu", 0, 1, 3},
+                       {"act_bwd relu", 5, 1, 3},
+                       {"dbias_dact gelu", 0, 2, 3}};
+      for (const Producer &p : producers)
+        for (bool withAmax : {false, true}) {
+          float *amax = withAmax ? am.get<float>() : nullptr;
+          float t = timeMs(stream, 30, [&](int i) {
+            const void *x = xs[i % 4]->p, *dy = xs[(i + 1) % 4]->p;
+            const char *e =
+                p.kind == 0 ? te_kernels_act_fwd(s, p.act, dtype, x, y.p, rows,
+                                                 cols, 0, 0, 0, amax)
+                : p.kind == 1
+                    ? te_kernels_act_bwd(s, p.act, dtype, dy, x, y.p, rows,
+                                         cols, 0, 0, 0, amax)
+                    : te_kernels_dbias_dact(s, p.act, dtype, dy, x, y.p, db.p,
+                                            rows, cols, 0, 0, 0, amax);
+            if (e)
+              err = e;
+          });
+          std::printf("  %-44s %8.1f us %7.0f GB/s%s%s\n",
+                      (std::string(dtypeName(dtype)) + " " + p.name +
+                       (withAmax ? " + amax" : ""))
+                          .c_str(),
+                      t * 1e3, double(p.tensors) * inBytes / t / 1e6,
+                      err ? " ERROR: " : "", err ? err : "");
+        }
+      // y and am now hold the last producer's output and amax.
+      float t = timeMs(stream, 30, [&](int) {
+        if (const char *e = te_kernels_quantize_fp8(
+                s, dtype, y.p, rows, cols, 0, nullptr, 0, data.p, tr.p,
+                si.get<float>(), nullptr, am.get<float>()))
+          err = e;
+      });
+      std::printf(
+          "  %-44s %8.1f us %7.0f GB/s moved%s%s\n",
+          (std::string(dtypeName(dtype)) + " current, amax_in, data+transpose")
+              .c_str(),
+          t * 1e3, (double(inBytes) + 2.0 * n) / t / 1e6, err ? " ERROR: " : "",
+          err ? err : "");
     }
     // Float8 block scaling, both copies (x read once, data and x^T written).
     Dev bsi(blockScales(rows, cols, false) * 4),
@@ -1055,10 +1242,15 @@ int runFp8Checks(bool doBench) {
   int quantChecks = c.checks, quantFails = c.failures;
   std::printf("te-kernels-selftest: fp8 quantize: %d cases, %d failed\n",
               quantChecks, quantFails);
+  int before = c.checks, beforeFails = c.failures;
+  checkProducerAmaxAll(s, stream, rng, c);
+  std::printf("te-kernels-selftest: producer amax: %d cases, %d failed\n",
+              c.checks - before, c.failures - beforeFails);
+  before = c.checks, beforeFails = c.failures;
   checkGemmAll(s, stream, rng, c);
   std::printf("te-kernels-selftest: fp8 gemm: %d cases, %d failed\n",
-              c.checks - quantChecks, c.failures - quantFails);
-  int before = c.checks, beforeFails = c.failures;
+              c.checks - before, c.failures - beforeFails);
+  before = c.checks, beforeFails = c.failures;
   checkAmaxUpdate(s, stream, rng, c);
   std::printf("te-kernels-selftest: amax update: %d cases, %d failed\n",
               c.checks - before, c.failures - beforeFails);

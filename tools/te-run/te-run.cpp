@@ -42,6 +42,7 @@ struct Options {
   std::string library, entry, step, inputsDir, gradsDir, outputsDir, backend;
   std::vector<std::string> inputs;
   int64_t randomSeed = -1;
+  uint64_t rngSeed = 0; ///< the context's seed (NVFP4 stochastic rounding)
   unsigned bench = 0;
   bool list = false, graph = false;
 } opts;
@@ -59,6 +60,8 @@ Runs a library made by te-compile.
   --grads DIR            --step: resultN.npy, the gradient of forward result N
   --random SEED          seeded uniform [-1, 1) values for arguments not given
                          (quantized tensors: all-zero bytes)
+  --rng-seed N           the runtime context's seed for stochastic rounding
+                         (NVFP4 gradients; te_rt_context_set_seed; default 0)
   --outputs DIR          write resultN.npy (--step: fwd/resultN, bwd/grad_argN,
                          and state.NAME for delayed-scaling state)
   --backend B            cpu, cuda or auto (default: the library's target)
@@ -562,6 +565,8 @@ void parseArguments(int argc, char **argv) {
       opts.backend = value(i, "--backend");
     } else if (is("--random")) {
       opts.randomSeed = int64_t(number("--random", value(i, "--random")));
+    } else if (is("--rng-seed")) {
+      opts.rngSeed = number("--rng-seed", value(i, "--rng-seed"));
     } else if (is("--bench")) {
       opts.bench = unsigned(number("--bench", value(i, "--bench")));
     } else if (a == "--graph") {
@@ -660,6 +665,8 @@ int main(int argc, char **argv) {
     die("--backend must be cpu, cuda or auto, got '" + backend + "'");
   te_rt_context *ctx = te_rt_context_create(requested);
   if (!ctx)
+    die(te_rt_last_error());
+  if (te_rt_context_set_seed(ctx, opts.rngSeed) != 0)
     die(te_rt_last_error());
   if (opts.graph && te_rt_context_backend(ctx) != TE_RT_BACKEND_CUDA)
     die(std::string("--graph: CUDA graphs need the cuda backend (this "

@@ -729,14 +729,14 @@ TEST_F(Abi, ReducedPrecisionIsTheF32ResultRoundedOnce) {
           t, {nx}, {size_t(rows * yCols)},
           [&](int32_t d, auto &in, auto &out) {
             return te_rt_act_fwd(c, act, d, in[0], out[0], rows, cols, 7.0f,
-                                 1.702f, 1.0f);
+                                 1.702f, 1.0f, nullptr);
           },
           "act_fwd");
       expectRoundedOnce(
           t, {ady, ndz}, {size_t(rows * cols)},
           [&](int32_t d, auto &in, auto &out) {
             return te_rt_act_bwd(c, act, d, in[0], in[1], out[0], rows, cols,
-                                 7.0f, 1.702f, 1.0f);
+                                 7.0f, 1.702f, 1.0f, nullptr);
           },
           "act_bwd");
     }
@@ -762,25 +762,25 @@ TEST_F(Abi, ReducedPrecisionIsTheF32ResultRoundedOnce) {
 TEST_F(Abi, ReluAndGeluValues) {
   const float x[4] = {-1, 0, 1, 2}, dy[4] = {1, 1, 1, 1};
   float y[4], dx[4];
-  ASSERT_EQ(
-      te_rt_act_fwd(ctx, TE_RT_ACT_RELU, TE_RT_DTYPE_F32, x, y, 1, 4, 0, 0, 0),
-      0);
+  ASSERT_EQ(te_rt_act_fwd(ctx, TE_RT_ACT_RELU, TE_RT_DTYPE_F32, x, y, 1, 4, 0,
+                          0, 0, nullptr),
+            0);
   expectNear(y, {0, 0, 1, 2}, 0, "relu");
   ASSERT_EQ(te_rt_act_bwd(ctx, TE_RT_ACT_RELU, TE_RT_DTYPE_F32, dy, x, dx, 1, 4,
-                          0, 0, 0),
+                          0, 0, 0, nullptr),
             0);
   expectNear(dx, {0, 0, 1, 1}, 0, "drelu");
-  ASSERT_EQ(
-      te_rt_act_fwd(ctx, TE_RT_ACT_GELU, TE_RT_DTYPE_F32, x, y, 2, 2, 0, 0, 0),
-      0);
+  ASSERT_EQ(te_rt_act_fwd(ctx, TE_RT_ACT_GELU, TE_RT_DTYPE_F32, x, y, 2, 2, 0,
+                          0, 0, nullptr),
+            0);
   expectNear(y, {-0.15880801f, 0.0f, 0.84119199f, 1.95459770f}, 1e-6f, "gelu");
   ASSERT_EQ(te_rt_act_bwd(ctx, TE_RT_ACT_GELU, TE_RT_DTYPE_F32, dy, x, dx, 2, 2,
-                          0, 0, 0),
+                          0, 0, 0, nullptr),
             0);
   expectNear(dx, {-0.08296408f, 0.5f, 1.08296408f, 1.08609926f}, 1e-5f,
              "dgelu");
   ASSERT_EQ(te_rt_act_fwd(ctx, TE_RT_ACT_GELU_ERF, TE_RT_DTYPE_F32, x + 2, y, 1,
-                          1, 0, 0, 0),
+                          1, 0, 0, 0, nullptr),
             0);
   EXPECT_NEAR(y[0], 0.84134475f, 1e-6f);
 }
@@ -790,11 +790,11 @@ TEST_F(Abi, GatedActivations) {
   const float x[2] = {1, 2}, dy[1] = {1};
   float y[1], dx[2];
   ASSERT_EQ(te_rt_act_fwd(ctx, TE_RT_ACT_SWIGLU, TE_RT_DTYPE_F32, x, y, 1, 2, 0,
-                          0, 0),
+                          0, 0, nullptr),
             0);
   EXPECT_NEAR(y[0], 2 * 0.73105858f, 1e-6f);
   ASSERT_EQ(te_rt_act_bwd(ctx, TE_RT_ACT_SWIGLU, TE_RT_DTYPE_F32, dy, x, dx, 1,
-                          2, 0, 0, 0),
+                          2, 0, 0, 0, nullptr),
             0);
   expectNear(dx, {2 * 0.92767051f, 0.73105858f}, 1e-6f, "dswiglu");
   // clamped_swiglu: a clamped to 7, b to [-7, 7] plus offset 1.
@@ -803,11 +803,11 @@ TEST_F(Abi, GatedActivations) {
   const float dys[2] = {1, 1};
   float ys[2], dxs[4];
   ASSERT_EQ(te_rt_act_fwd(ctx, TE_RT_ACT_CLAMPED_SWIGLU, TE_RT_DTYPE_F32, xs,
-                          ys, 2, 2, 7.0f, 1.702f, 1.0f),
+                          ys, 2, 2, 7.0f, 1.702f, 1.0f, nullptr),
             0);
   expectNear(ys, {-41.9997188f, 1.40155375f}, 1e-5f, "clamped_swiglu");
   ASSERT_EQ(te_rt_act_bwd(ctx, TE_RT_ACT_CLAMPED_SWIGLU, TE_RT_DTYPE_F32, dys,
-                          xs, dxs, 2, 2, 7.0f, 1.702f, 1.0f),
+                          xs, dxs, 2, 2, 7.0f, 1.702f, 1.0f, nullptr),
             0);
   // Outside the clamp the gradient is zero.
   expectNear(dxs, {0, 0, 3.51688765f, 0.35038844f}, 1e-5f, "dclamped_swiglu");
@@ -836,7 +836,7 @@ TEST_F(Abi, DBiasDActIsDActPlusColumnSums) {
   const float x[6] = {1, -1, 2, -2, 3, 0};
   float dx[6], db[2];
   ASSERT_EQ(te_rt_dbias_dact(ctx, TE_RT_ACT_RELU, TE_RT_DTYPE_F32, dy, x, dx,
-                             db, 3, 2, 0, 0, 0),
+                             db, 3, 2, 0, 0, 0, nullptr),
             0);
   expectNear(dx, {1, 0, 3, 0, 5, 0}, 0, "dx");
   expectNear(db, {9, 0}, 0, "dbias");
@@ -844,11 +844,11 @@ TEST_F(Abi, DBiasDActIsDActPlusColumnSums) {
   auto dyr = exactRandom(64 * 16, 5), xr = exactRandom(64 * 16, 6);
   std::vector<float> dx1(64 * 16), dx2(64 * 16), db1(16), db2(16);
   ASSERT_EQ(te_rt_dbias_dact(ctx, TE_RT_ACT_GELU, TE_RT_DTYPE_F32, dyr.data(),
-                             xr.data(), dx1.data(), db1.data(), 64, 16, 0, 0,
-                             0),
+                             xr.data(), dx1.data(), db1.data(), 64, 16, 0, 0, 0,
+                             nullptr),
             0);
   ASSERT_EQ(te_rt_act_bwd(ctx, TE_RT_ACT_GELU, TE_RT_DTYPE_F32, dyr.data(),
-                          xr.data(), dx2.data(), 64, 16, 0, 0, 0),
+                          xr.data(), dx2.data(), 64, 16, 0, 0, 0, nullptr),
             0);
   ASSERT_EQ(
       te_rt_bias_grad(ctx, TE_RT_DTYPE_F32, dx2.data(), db2.data(), 64, 16), 0);
@@ -856,12 +856,157 @@ TEST_F(Abi, DBiasDActIsDActPlusColumnSums) {
   EXPECT_EQ(db1, db2);
   // Gated activations have no fused form.
   EXPECT_FAILS_WITH(te_rt_dbias_dact(ctx, TE_RT_ACT_SWIGLU, TE_RT_DTYPE_F32, dy,
-                                     x, dx, db, 3, 2, 0, 0, 0),
+                                     x, dx, db, 3, 2, 0, 0, 0, nullptr),
                     "te_rt_dbias_dact: gated activation swiglu has no fused "
                     "dbias + dact");
   EXPECT_FAILS_WITH(te_rt_dbias_dact(ctx, TE_RT_ACT_GELU, TE_RT_DTYPE_F32, dy,
-                                     x, dx, nullptr, 3, 2, 0, 0, 0),
+                                     x, dx, nullptr, 3, 2, 0, 0, 0, nullptr),
                     "te_rt_dbias_dact: dbias is NULL");
+}
+
+/// Bytes of `v` in dtype t (rounded to nearest even for bf16/f16).
+std::vector<uint8_t> bytesOf(int32_t t, const std::vector<float> &v) {
+  if (t == TE_RT_DTYPE_F32) {
+    std::vector<uint8_t> b(v.size() * 4);
+    std::memcpy(b.data(), v.data(), b.size());
+    return b;
+  }
+  std::vector<uint16_t> h = t == TE_RT_DTYPE_BF16 ? toBF16(v) : toF16(v);
+  std::vector<uint8_t> b(h.size() * 2);
+  std::memcpy(b.data(), h.data(), b.size());
+  return b;
+}
+
+/// Value i of a buffer of dtype t.
+float valueAt(int32_t t, const void *p, size_t i) {
+  const uint8_t *b = static_cast<const uint8_t *>(p);
+  if (t == TE_RT_DTYPE_F32) {
+    float v;
+    std::memcpy(&v, b + 4 * i, 4);
+    return v;
+  }
+  uint16_t h;
+  std::memcpy(&h, b + 2 * i, 2);
+  return t == TE_RT_DTYPE_BF16 ? bf16ToFloat(h) : f16ToFloat(h);
+}
+
+/// max |value| over the n values of dtype t stored in p, NaN skipped: what
+/// a producer's amax must be (computed from the output buffer itself).
+float storedMax(int32_t t, const void *p, size_t n) {
+  float m = 0.0f;
+  for (size_t i = 0; i < n; ++i) {
+    float v = valueAt(t, p, i);
+    if (!std::isnan(v))
+      m = std::max(m, std::fabs(v));
+  }
+  return m;
+}
+
+const char *dtypeNameOf(int32_t t) {
+  return t == TE_RT_DTYPE_F32 ? "f32" : t == TE_RT_DTYPE_BF16 ? "bf16" : "f16";
+}
+
+// te_rt_act_fwd / te_rt_act_bwd / te_rt_dbias_dact with an amax: the amax
+// is max |output| over the values as stored (after rounding to the dtype;
+// a NaN output skipped), for every activation and dtype, and the outputs
+// are the bytes of the same call without one.
+TEST_F(Abi, ProducersReportTheAmaxOfTheirStoredOutput) {
+  const int64_t rows = 37, cols = 48, n = rows * cols;
+  auto x = exactRandom(n, 41), g = exactRandom(n, 42);
+  for (float &v : x)
+    v *= 4;   // outputs up to ~10^3: past 1, where rounding shows in the max
+  x[5] = NAN; // a NaN output for most activations (relu gives 0)
+  for (int32_t t : {TE_RT_DTYPE_F32, TE_RT_DTYPE_BF16, TE_RT_DTYPE_F16}) {
+    const size_t sz = t == TE_RT_DTYPE_F32 ? 4 : 2;
+    for (int32_t act = TE_RT_ACT_GELU; act <= TE_RT_ACT_GELU_ERF; ++act) {
+      bool gated = isGated(static_cast<Activation>(act));
+      int64_t yn = gated ? n / 2 : n;
+      std::string what =
+          std::string(dtypeNameOf(t)) + " act " + std::to_string(act);
+      auto X = bytesOf(t, x);
+      auto DY = bytesOf(t, std::vector<float>(g.begin(), g.begin() + yn));
+      std::vector<uint8_t> y(yn * sz), y0(yn * sz), dx(n * sz), dx0(n * sz);
+      float amax = -1;
+      ASSERT_EQ(te_rt_act_fwd(ctx, act, t, X.data(), y.data(), rows, cols, 7.0f,
+                              1.702f, 1.0f, &amax),
+                0)
+          << lastError();
+      ASSERT_EQ(te_rt_act_fwd(ctx, act, t, X.data(), y0.data(), rows, cols,
+                              7.0f, 1.702f, 1.0f, nullptr),
+                0);
+      EXPECT_EQ(y, y0) << what << " fwd";
+      EXPECT_EQ(amax, storedMax(t, y.data(), yn)) << what << " fwd";
+      EXPECT_GT(amax, 0.0f) << what << " fwd";
+      amax = -1;
+      ASSERT_EQ(te_rt_act_bwd(ctx, act, t, DY.data(), X.data(), dx.data(), rows,
+                              cols, 7.0f, 1.702f, 1.0f, &amax),
+                0)
+          << lastError();
+      ASSERT_EQ(te_rt_act_bwd(ctx, act, t, DY.data(), X.data(), dx0.data(),
+                              rows, cols, 7.0f, 1.702f, 1.0f, nullptr),
+                0);
+      EXPECT_EQ(dx, dx0) << what << " bwd";
+      EXPECT_EQ(amax, storedMax(t, dx.data(), n)) << what << " bwd";
+      EXPECT_GT(amax, 0.0f) << what << " bwd";
+      if (gated)
+        continue;
+      std::vector<uint8_t> dx2(n * sz), db(cols * sz), db0(cols * sz);
+      amax = -1;
+      ASSERT_EQ(te_rt_dbias_dact(ctx, act, t, DY.data(), X.data(), dx2.data(),
+                                 db.data(), rows, cols, 7.0f, 1.702f, 1.0f,
+                                 &amax),
+                0)
+          << lastError();
+      ASSERT_EQ(te_rt_dbias_dact(ctx, act, t, DY.data(), X.data(), dx0.data(),
+                                 db0.data(), rows, cols, 7.0f, 1.702f, 1.0f,
+                                 nullptr),
+                0);
+      EXPECT_EQ(dx2, dx0) << what << " dbias_dact dx";
+      EXPECT_EQ(db, db0) << what << " dbias_dact dbias";
+      EXPECT_EQ(amax, storedMax(t, dx2.data(), n)) << what << " dbias_dact";
+    }
+  }
+  // The max of what is stored, not of the fp32 values: srelu(1 + 2^-7) =
+  // 1 + 2^-6 + 2^-14 in fp32, stored in bf16 (8 significant bits) as
+  // 1 + 2^-6.
+  const uint16_t xs[2] = {floatToBF16(1 + 0x1p-7f), floatToBF16(-3.0f)};
+  uint16_t ys[2];
+  float amax = -1;
+  ASSERT_EQ(te_rt_act_fwd(ctx, TE_RT_ACT_SRELU, TE_RT_DTYPE_BF16, xs, ys, 1, 2,
+                          0, 0, 0, &amax),
+            0);
+  EXPECT_EQ(amax, 1 + 0x1p-6f);
+  EXPECT_EQ(bf16ToFloat(ys[0]), amax);
+  // No rows: amax 0.
+  amax = -1;
+  ASSERT_EQ(te_rt_act_fwd(ctx, TE_RT_ACT_GELU, TE_RT_DTYPE_BF16, xs, ys, 0, 2,
+                          0, 0, 0, &amax),
+            0);
+  EXPECT_EQ(amax, 0.0f);
+}
+
+// A large output reduced on several threads: the same amax as one thread.
+TEST_F(Abi, ProducerAmaxDoesNotDependOnThreads) {
+  const int64_t rows = 512, cols = 512, n = rows * cols;
+  auto x = exactRandom(n, 43);
+  x[n - 3] = 9.5f; // the largest output, in the last chunk
+  std::vector<uint16_t> X = toBF16(x), y(n);
+  float a1 = -1, a4 = -1;
+  {
+    ScopedEnv t("TE_RT_CPU_THREADS", "1");
+    ASSERT_EQ(te_rt_act_fwd(ctx, TE_RT_ACT_GELU, TE_RT_DTYPE_BF16, X.data(),
+                            y.data(), rows, cols, 0, 0, 0, &a1),
+              0);
+  }
+  {
+    ScopedEnv t("TE_RT_CPU_THREADS", "4");
+    ASSERT_EQ(te_rt_act_fwd(ctx, TE_RT_ACT_GELU, TE_RT_DTYPE_BF16, X.data(),
+                            y.data(), rows, cols, 0, 0, 0, &a4),
+              0);
+  }
+  EXPECT_EQ(a1, a4);
+  EXPECT_EQ(a4, storedMax(TE_RT_DTYPE_BF16, y.data(), n));
+  EXPECT_EQ(a4, bf16ToFloat(floatToBF16(9.5f))); // gelu(9.5) rounds to 9.5
 }
 
 TEST_F(Abi, BiasGradDoesNotDependOnThreads) {
@@ -938,7 +1083,7 @@ TEST_F(Abi, QuantizeFP8CurrentScalingByHand) {
   float scaleInv = 0, amax = -1;
   ASSERT_EQ(te_rt_quantize_fp8(ctx, TE_RT_DTYPE_BF16, x.data(), 2, 3,
                                TE_RT_FP8_E4M3, nullptr, 0, q.data(), t.data(),
-                               &scaleInv, &amax),
+                               &scaleInv, &amax, nullptr),
             0)
       << lastError();
   EXPECT_EQ(q, (std::vector<uint8_t>{0x76, 0xFE, 0x6E, 0x00, 0x66, 0xF6}));
@@ -953,13 +1098,13 @@ TEST_F(Abi, QuantizeFP8CurrentScalingByHand) {
   std::vector<uint8_t> q2(2);
   ASSERT_EQ(te_rt_quantize_fp8(ctx, TE_RT_DTYPE_F32, y.data(), 1, 2,
                                TE_RT_FP8_E4M3, nullptr, 1, q2.data(), nullptr,
-                               &scaleInv, nullptr),
+                               &scaleInv, nullptr, nullptr),
             0);
   EXPECT_EQ(scaleInv, 1.0f / 128.0f);
   EXPECT_EQ(q2[0], 0x7C);
   ASSERT_EQ(te_rt_quantize_fp8(ctx, TE_RT_DTYPE_F32, y.data(), 1, 2,
                                TE_RT_FP8_E5M2, nullptr, 1, q2.data(), nullptr,
-                               &scaleInv, nullptr),
+                               &scaleInv, nullptr, nullptr),
             0);
   EXPECT_EQ(scaleInv, 1.0f / 16384.0f);
   EXPECT_EQ(q2[0], 0x7A);
@@ -969,7 +1114,7 @@ TEST_F(Abi, QuantizeFP8CurrentScalingByHand) {
   std::vector<uint8_t> q3(4, 0xFF);
   ASSERT_EQ(te_rt_quantize_fp8(ctx, TE_RT_DTYPE_F32, z.data(), 2, 2,
                                TE_RT_FP8_E4M3, nullptr, 0, q3.data(), nullptr,
-                               &scaleInv, &amax),
+                               &scaleInv, &amax, nullptr),
             0);
   EXPECT_EQ(scaleInv, 1.0f);
   EXPECT_EQ(amax, 0.0f);
@@ -984,12 +1129,75 @@ TEST_F(Abi, QuantizeFP8DelayedScalingSaturates) {
   float scale = 1000, scaleInv = 0, amax = 0;
   ASSERT_EQ(te_rt_quantize_fp8(ctx, TE_RT_DTYPE_F32, x.data(), 1, 2,
                                TE_RT_FP8_E4M3, &scale, 0, nullptr, t.data(),
-                               &scaleInv, &amax),
+                               &scaleInv, &amax, nullptr),
             0)
       << lastError();
   EXPECT_EQ(t, (std::vector<uint8_t>{0x7E, 0xF8}));
   EXPECT_EQ(scaleInv, 1.0f / 1000.0f);
   EXPECT_EQ(amax, 1.0f);
+}
+
+// Current-scaling fusion: the producer's amax handed to te_rt_quantize_fp8
+// as amax_in gives the bytes, transpose and scale_inv of the unfused call
+// (which reduces its own amax), for every dtype, format and pow2 setting;
+// and amax_in really is the amax used: twice it halves the scale.
+TEST_F(Abi, QuantizeFP8WithTheProducersAmax) {
+  const int64_t rows = 24, cols = 40, n = rows * cols;
+  auto x = exactRandom(n, 51);
+  for (float &v : x)
+    v *= 3;
+  for (int32_t t : {TE_RT_DTYPE_F32, TE_RT_DTYPE_BF16, TE_RT_DTYPE_F16})
+    for (int32_t fmt : {TE_RT_FP8_E4M3, TE_RT_FP8_E5M2})
+      for (int32_t pow2 : {0, 1}) {
+        std::string what = std::string(dtypeNameOf(t)) + " format " +
+                           std::to_string(fmt) + " pow2 " +
+                           std::to_string(pow2);
+        const size_t sz = t == TE_RT_DTYPE_F32 ? 4 : 2;
+        auto X = bytesOf(t, x);
+        std::vector<uint8_t> y(n * sz);
+        float amax = -1;
+        ASSERT_EQ(te_rt_act_fwd(ctx, TE_RT_ACT_GELU, t, X.data(), y.data(),
+                                rows, cols, 0, 0, 0, &amax),
+                  0)
+            << lastError();
+        // Unfused: the quantization reduces its own amax.
+        std::vector<uint8_t> q1(n), t1(n), q2(n, 0xA5), t2(n, 0xA5);
+        float si1 = 0, am1 = -1, si2 = 0;
+        ASSERT_EQ(te_rt_quantize_fp8(ctx, t, y.data(), rows, cols, fmt, nullptr,
+                                     pow2, q1.data(), t1.data(), &si1, &am1,
+                                     nullptr),
+                  0)
+            << lastError();
+        EXPECT_EQ(am1, amax) << what;
+        // Fused: the producer's amax, no amax pass.
+        ASSERT_EQ(te_rt_quantize_fp8(ctx, t, y.data(), rows, cols, fmt, nullptr,
+                                     pow2, q2.data(), t2.data(), &si2, nullptr,
+                                     &amax),
+                  0)
+            << lastError();
+        EXPECT_EQ(q2, q1) << what;
+        EXPECT_EQ(t2, t1) << what;
+        EXPECT_EQ(bitsOf(si2), bitsOf(si1)) << what;
+        // Twice the amax: the scale follows amax_in, not the data.
+        const FP8 f = fmt == TE_RT_FP8_E4M3 ? FP8::E4M3 : FP8::E5M2;
+        const float twice = 2 * amax;
+        const float scale = scaleFromAmax(twice, fp8Max(f), pow2 != 0);
+        ASSERT_EQ(scale, scaleFromAmax(amax, fp8Max(f), pow2 != 0) / 2);
+        std::vector<uint8_t> q3(n);
+        float si3 = 0;
+        ASSERT_EQ(te_rt_quantize_fp8(ctx, t, y.data(), rows, cols, fmt, nullptr,
+                                     pow2, q3.data(), nullptr, &si3, nullptr,
+                                     &twice),
+                  0)
+            << lastError();
+        EXPECT_EQ(si3, 1.0f / scale) << what;
+        EXPECT_EQ(si3, 2 * si1) << what;
+        size_t mismatches = 0;
+        for (int64_t i = 0; i < n; ++i)
+          mismatches +=
+              q3[i] != quantizeFP8(valueAt(t, y.data(), i) * scale, f);
+        EXPECT_EQ(mismatches, 0u) << what;
+      }
 }
 
 TEST_F(Abi, GemmFP8IsTheGemmOfTheDequantizedOperands) {
@@ -1054,21 +1262,31 @@ TEST_F(Abi, FP8ArgumentChecks) {
   float f[8] = {};
   uint8_t q[8] = {};
   EXPECT_FAILS_WITH(te_rt_quantize_fp8(ctx, TE_RT_DTYPE_F32, f, 2, 2, 3,
-                                       nullptr, 0, q, nullptr, f, nullptr),
+                                       nullptr, 0, q, nullptr, f, nullptr,
+                                       nullptr),
                     "te_rt_quantize_fp8: unknown format 3 (0 E4M3, 1 E5M2)");
   EXPECT_FAILS_WITH(te_rt_quantize_fp8(ctx, TE_RT_DTYPE_F32, f, 2, 2, 0,
-                                       nullptr, 0, nullptr, nullptr, f,
+                                       nullptr, 0, nullptr, nullptr, f, nullptr,
                                        nullptr),
                     "te_rt_quantize_fp8: data and transpose are both NULL "
                     "(nothing to write)");
   EXPECT_FAILS_WITH(te_rt_quantize_fp8(ctx, TE_RT_DTYPE_F32, f, 2, 2, 0, f, 1,
-                                       q, nullptr, f, nullptr),
+                                       q, nullptr, f, nullptr, nullptr),
                     "te_rt_quantize_fp8: pow2_scale applies to current "
                     "scaling only (scale must be NULL)");
   EXPECT_FAILS_WITH(te_rt_quantize_fp8(ctx, TE_RT_DTYPE_F32, f, 2, 2, 0,
-                                       nullptr, 0, q, nullptr, nullptr,
+                                       nullptr, 0, q, nullptr, nullptr, nullptr,
                                        nullptr),
                     "te_rt_quantize_fp8: scale_inv is NULL");
+  // A precomputed amax: current scaling only, and it is the amax.
+  EXPECT_FAILS_WITH(te_rt_quantize_fp8(ctx, TE_RT_DTYPE_F32, f, 2, 2, 0, f, 0,
+                                       q, nullptr, f, nullptr, f),
+                    "te_rt_quantize_fp8: amax_in must be NULL with delayed "
+                    "scaling (scale given)");
+  EXPECT_FAILS_WITH(te_rt_quantize_fp8(ctx, TE_RT_DTYPE_F32, f, 2, 2, 0,
+                                       nullptr, 0, q, nullptr, f, f + 1, f),
+                    "te_rt_quantize_fp8: amax must be NULL when amax_in is "
+                    "given (amax_in is the amax)");
   EXPECT_FAILS_WITH(te_rt_gemm_fp8(ctx, TE_RT_DTYPE_F32, TE_RT_FP8_E5M2, q, f,
                                    TE_RT_FP8_E5M2, q, f, nullptr, f, 1, 1, 1,
                                    0, 0),
@@ -2018,19 +2236,19 @@ TEST_F(Abi, ErrorMessagesNameTheCallAndTheArgument) {
                                    p, p, 1e-5, 0, 2, 2, p, nullptr, s),
                     "te_rt_norm_fwd: beta must be NULL for RMSNorm");
   EXPECT_FAILS_WITH(
-      te_rt_act_fwd(ctx, 42, TE_RT_DTYPE_F32, p, p, 1, 2, 0, 0, 0),
+      te_rt_act_fwd(ctx, 42, TE_RT_DTYPE_F32, p, p, 1, 2, 0, 0, 0, nullptr),
       "te_rt_act_fwd: unknown activation 42");
   EXPECT_FAILS_WITH(
-      te_rt_act_fwd(ctx, -1, TE_RT_DTYPE_F32, p, p, 1, 2, 0, 0, 0),
+      te_rt_act_fwd(ctx, -1, TE_RT_DTYPE_F32, p, p, 1, 2, 0, 0, 0, nullptr),
       "te_rt_act_fwd: unknown activation -1");
   EXPECT_FAILS_WITH(
-      te_rt_act_fwd(ctx, TE_RT_ACT_SWIGLU, TE_RT_DTYPE_F32, p, p, 1, 7, 0, 0,
-                    0),
+      te_rt_act_fwd(ctx, TE_RT_ACT_SWIGLU, TE_RT_DTYPE_F32, p, p, 1, 7, 0, 0, 0,
+                    nullptr),
       "te_rt_act_fwd: gated activation swiglu needs an even number of "
       "columns, got 7");
   EXPECT_FAILS_WITH(
       te_rt_act_bwd(ctx, TE_RT_ACT_CLAMPED_SWIGLU, TE_RT_DTYPE_F32, p, p, p, 1,
-                    3, 7, 1.702f, 1),
+                    3, 7, 1.702f, 1, nullptr),
       "te_rt_act_bwd: gated activation clamped_swiglu needs an even number "
       "of columns, got 3");
   EXPECT_FAILS_WITH(te_rt_norm_fwd(ctx, TE_RT_NORM_LAYERNORM, TE_RT_DTYPE_F32,
@@ -2118,14 +2336,15 @@ TEST_F(Abi, ErrorMessagesNameTheCallAndTheArgument) {
 
   // Activations, bias gradient, elementwise.
   EXPECT_FAILS_WITH(te_rt_act_fwd(ctx, TE_RT_ACT_CLAMPED_SWIGLU,
-                                  TE_RT_DTYPE_F32, p, p, 1, 2, -1, 1.702f, 1),
+                                  TE_RT_DTYPE_F32, p, p, 1, 2, -1, 1.702f, 1,
+                                  nullptr),
                     "te_rt_act_fwd: limit must be >= 0 for clamped_swiglu, got "
                     "-1");
   EXPECT_FAILS_WITH(te_rt_act_bwd(ctx, TE_RT_ACT_GELU, TE_RT_DTYPE_F32, p,
-                                  nullptr, p, 1, 2, 0, 0, 0),
+                                  nullptr, p, 1, 2, 0, 0, 0, nullptr),
                     "te_rt_act_bwd: x is NULL");
   EXPECT_FAILS_WITH(te_rt_act_bwd(ctx, TE_RT_ACT_GELU, TE_RT_DTYPE_F32, p, p, p,
-                                  1, -4, 0, 0, 0),
+                                  1, -4, 0, 0, 0, nullptr),
                     "te_rt_act_bwd: cols must be >= 0, got -4");
   EXPECT_FAILS_WITH(te_rt_bias_grad(ctx, TE_RT_DTYPE_F32, p, nullptr, 2, 2),
                     "te_rt_bias_grad: dbias is NULL");
@@ -2156,7 +2375,7 @@ TEST_F(Abi, ErrorMessagesNameTheCallAndTheArgument) {
 TEST_F(Abi, FailedCallsLeaveOutputsAlone) {
   float x[4] = {1, 2, 3, 4}, y[4] = {9, 9, 9, 9};
   EXPECT_NE(te_rt_act_fwd(ctx, TE_RT_ACT_SWIGLU, TE_RT_DTYPE_F32, x, y, 1, 3, 0,
-                          0, 0),
+                          0, 0, nullptr),
             0);
   expectNear(y, {9, 9, 9, 9}, 0, "y");
 }
@@ -2300,16 +2519,16 @@ TEST(AbiCuda, ArgumentChecksComeFirstOnCuda) {
   EXPECT_FAILS_WITH(te_rt_gemm_wgrad(ctx, f32, p, p, p, p, 2, 2, 2, 2),
                     "te_rt_gemm_wgrad: accumulate must be 0 or 1, got 2");
   EXPECT_FAILS_WITH(
-      te_rt_act_fwd(ctx, TE_RT_ACT_SWIGLU, f32, p, p, 1, 3, 0, 0, 0),
+      te_rt_act_fwd(ctx, TE_RT_ACT_SWIGLU, f32, p, p, 1, 3, 0, 0, 0, nullptr),
       "te_rt_act_fwd: gated activation swiglu needs an even number of "
       "columns, got 3");
-  EXPECT_FAILS_WITH(
-      te_rt_act_bwd(ctx, TE_RT_ACT_GELU, f32, nullptr, p, p, 2, 2, 0, 0, 0),
-      "te_rt_act_bwd: dy is NULL");
-  EXPECT_FAILS_WITH(
-      te_rt_dbias_dact(ctx, TE_RT_ACT_GEGLU, f32, p, p, p, p, 2, 2, 0, 0, 0),
-      "te_rt_dbias_dact: gated activation geglu has no fused "
-      "dbias + dact");
+  EXPECT_FAILS_WITH(te_rt_act_bwd(ctx, TE_RT_ACT_GELU, f32, nullptr, p, p, 2, 2,
+                                  0, 0, 0, nullptr),
+                    "te_rt_act_bwd: dy is NULL");
+  EXPECT_FAILS_WITH(te_rt_dbias_dact(ctx, TE_RT_ACT_GEGLU, f32, p, p, p, p, 2,
+                                     2, 0, 0, 0, nullptr),
+                    "te_rt_dbias_dact: gated activation geglu has no fused "
+                    "dbias + dact");
   EXPECT_FAILS_WITH(te_rt_bias_grad(ctx, 7, p, p, 2, 2),
                     "te_rt_bias_grad: unknown dtype 7 (0 f32, 1 bf16, 2 f16)");
   EXPECT_FAILS_WITH(te_rt_add(ctx, f32, p, p, nullptr, 4),

@@ -7,7 +7,9 @@
 // scaled, and the delayed-scaling update), else within fp32-rounding
 // tolerances (one ulp-ish of the dtype; per-tensor FP8 GEMMs within 1e-2 of
 // the largest result, block-scaled ones within a relative Frobenius error
-// of 1e-3 + the dtype's unit roundoff); CUDA graph capture and
+// of 1e-3 + the dtype's unit roundoff); the producers' amax (max |output|
+// as stored) and the current-scaling fusion (quantization with amax_in,
+// bit for bit as the unfused one); CUDA graph capture and
 // replay against the same calls run eagerly; the Blackwell recipes (MXFP8,
 // NVFP4) refused with a clear message. Skipped, with a message, without a
 // CUDA device.
@@ -273,6 +275,15 @@ protected:
     return p;
   }
 
+  /// The device bytes of p (after the queued work).
+  std::vector<uint8_t> download(const Pair &p) {
+    std::vector<uint8_t> got(p.host.size());
+    EXPECT_EQ(te_rt_synchronize(gpu), 0) << te_rt_last_error();
+    EXPECT_EQ(te_rt_copy_to_host(gpu, got.data(), p.dev, p.bytes()), 0)
+        << te_rt_last_error();
+    return got;
+  }
+
   /// One fp32 value on both backends.
   Pair &scalar(float v) {
     Pair &p = make(4);
@@ -412,13 +423,14 @@ TEST_P(CudaAbi, Activations) {
     Pair &x = random(t, n, -4, 4), &dy = random(t, yn);
     Pair &y = output(yn * sizeOf(t)), &dx = output(n * sizeOf(t));
     BOTH(te_rt_act_fwd(cpu, act, t, x.host.data(), y.host.data(), rows, cols,
-                       limit, alpha, offset),
+                       limit, alpha, offset, nullptr),
          te_rt_act_fwd(gpu, act, t, x.dev, y.dev, rows, cols, limit, alpha,
-                       offset));
+                       offset, nullptr));
     BOTH(te_rt_act_bwd(cpu, act, t, dy.host.data(), x.host.data(),
-                       dx.host.data(), rows, cols, limit, alpha, offset),
+                       dx.host.data(), rows, cols, limit, alpha, offset,
+                       nullptr),
          te_rt_act_bwd(gpu, act, t, dy.dev, x.dev, dx.dev, rows, cols, limit,
-                       alpha, offset));
+                       alpha, offset, nullptr));
     std::string name = kActs[act];
     expectClose((name + " fwd").c_str(), t, y, exact ? -1 : ulpTol(t, 1e-5));
     expectClose((name + " bwd").c_str(), t, dx, exact ? -1 : ulpTol(t, 1e-5));
@@ -427,12 +439,139 @@ TEST_P(CudaAbi, Activations) {
     Pair &dx2 = output(n * sizeOf(t)), &db = output(cols * sizeOf(t));
     BOTH(te_rt_dbias_dact(cpu, act, t, dy.host.data(), x.host.data(),
                           dx2.host.data(), db.host.data(), rows, cols, limit,
-                          alpha, offset),
+                          alpha, offset, nullptr),
          te_rt_dbias_dact(gpu, act, t, dy.dev, x.dev, dx2.dev, db.dev, rows,
-                          cols, limit, alpha, offset));
+                          cols, limit, alpha, offset, nullptr));
     expectClose((name + " dbias_dact dx").c_str(), t, dx2,
                 exact ? -1 : ulpTol(t, 1e-5));
     expectClose((name + " dbias_dact dbias").c_str(), t, db, ulpTol(t, 1e-4));
+  }
+}
+
+/// max |value| over a buffer of `dtype` values, NaN skipped.
+float storedMax(int32_t dtype, const std::vector<uint8_t> &bytes, int64_t n) {
+  float m = 0.0f;
+  for (int64_t i = 0; i < n; ++i) {
+    float v = toFloat(dtype, bytes.data(), i);
+    if (!std::isnan(v))
+      m = std::max(m, std::fabs(v));
+  }
+  return m;
+}
+
+// The producers' amax (te_rt_act_fwd / te_rt_act_bwd / te_rt_dbias_dact),
+// on the vectorized kernels (aligned rows of whole 16-byte vectors; the
+// fused dbias + dact kernel with threads past the last column) and the
+// element-wise ones (ragged rows): the outputs are the bytes of the same
+// call without an amax, the amax is max |output| as stored, and the cpu's
+// where the outputs are exact (relu: the same bits), within the outputs'
+// tolerance elsewhere. Then the current-scaling fusion: the cuda
+// quantization of the cuda output with its amax as amax_in gives the bytes
+// and scale_inv of the unfused cuda quantization and of the cpu one (on
+// the same input and amax_in).
+TEST_P(CudaAbi, ProducerAmaxAndFusedQuantize) {
+  int32_t t = GetParam();
+  const float limit = 1.5f, alpha = 1.702f, offset = 1.0f;
+  for (auto [rows, cols] :
+       {std::pair<int64_t, int64_t>{33, 258}, {192, 1024}}) {
+    const int64_t n = rows * cols;
+    for (int32_t act = TE_RT_ACT_GELU; act <= TE_RT_ACT_GELU_ERF; ++act) {
+      bool gated = act == TE_RT_ACT_GEGLU || act == TE_RT_ACT_GLU ||
+                   act == TE_RT_ACT_QGEGLU || act == TE_RT_ACT_REGLU ||
+                   act == TE_RT_ACT_SREGLU || act == TE_RT_ACT_SWIGLU ||
+                   act == TE_RT_ACT_CLAMPED_SWIGLU;
+      bool exact = act == TE_RT_ACT_RELU;
+      int64_t yn = gated ? n / 2 : n;
+      std::string name = std::string(kActs[act]) + " " + std::to_string(rows) +
+                         "x" + std::to_string(cols);
+      Pair &x = random(t, n, -4, 4), &dy = random(t, yn);
+      // One producer: with an amax on both backends, without on cuda; the
+      // cuda output and amax are kept in *keep, *keepAmax when given.
+      auto check = [&](const std::string &what, int64_t outN, auto call,
+                       std::vector<uint8_t> *keep = nullptr,
+                       float *keepAmax = nullptr) {
+        Pair &o = output(outN * sizeOf(t)), &o0 = output(outN * sizeOf(t));
+        Pair &am = output(4);
+        BOTH(call(cpu, o.host.data(), am.h<float>()),
+             call(gpu, o.dev, static_cast<float *>(am.dev)));
+        ASSERT_EQ(call(gpu, o0.dev, nullptr), 0) << te_rt_last_error();
+        std::vector<uint8_t> got = download(o), got0 = download(o0),
+                             gotAm = download(am);
+        float gpuAmax;
+        std::memcpy(&gpuAmax, gotAm.data(), 4);
+        EXPECT_EQ(got, got0) << what << ": the amax changed the output";
+        EXPECT_EQ(gpuAmax, storedMax(t, got, outN))
+            << what << ": cuda amax is not max |output|";
+        if (exact) {
+          expectBytes(what + " output", o);
+          expectBytes(what + " amax", am);
+        } else {
+          float cpuAmax = am.h<float>()[0];
+          EXPECT_NEAR(gpuAmax, cpuAmax, 2 * ulpTol(t, 1e-5) * cpuAmax)
+              << what << " amax";
+        }
+        std::printf("  %-52s %-4s amax=%g (cpu %g)\n", what.c_str(),
+                    dtypeName(t), gpuAmax, am.h<float>()[0]);
+        if (keep)
+          *keep = got, *keepAmax = gpuAmax;
+      };
+      std::vector<uint8_t> y;
+      float yAmax = 0;
+      check(
+          name + " fwd", yn,
+          [&](te_rt_context *c, void *out, float *amax) {
+            bool g = c == gpu;
+            return te_rt_act_fwd(c, act, t, g ? x.dev : x.host.data(), out,
+                                 rows, cols, limit, alpha, offset, amax);
+          },
+          &y, &yAmax);
+      check(name + " bwd", n, [&](te_rt_context *c, void *out, float *amax) {
+        bool g = c == gpu;
+        return te_rt_act_bwd(c, act, t, g ? dy.dev : dy.host.data(),
+                             g ? x.dev : x.host.data(), out, rows, cols, limit,
+                             alpha, offset, amax);
+      });
+      if (!gated) {
+        Pair &db = output(cols * sizeOf(t));
+        check(name + " dbias_dact", n,
+              [&](te_rt_context *c, void *out, float *amax) {
+                bool g = c == gpu;
+                return te_rt_dbias_dact(c, act, t, g ? dy.dev : dy.host.data(),
+                                        g ? x.dev : x.host.data(), out,
+                                        g ? db.dev : db.host.data(), rows, cols,
+                                        limit, alpha, offset, amax);
+              });
+      }
+      // The fusion, on the cuda output y and its amax.
+      if (HasFatalFailure())
+        return;
+      Pair &in = make(yn * sizeOf(t)), &given = scalar(yAmax);
+      std::copy(y.begin(), y.end(), in.host.begin());
+      upload(in);
+      const int64_t qRows = rows, qCols = gated ? cols / 2 : cols;
+      Pair &q1 = output(yn), &t1 = output(yn), &si1 = output(4);
+      Pair &q2 = output(yn), &t2 = output(yn), &si2 = output(4);
+      ASSERT_EQ(te_rt_quantize_fp8(gpu, t, in.dev, qRows, qCols, TE_RT_FP8_E4M3,
+                                   nullptr, 0, q1.dev, t1.dev,
+                                   static_cast<float *>(si1.dev), nullptr,
+                                   nullptr),
+                0)
+          << te_rt_last_error();
+      BOTH(te_rt_quantize_fp8(cpu, t, in.host.data(), qRows, qCols,
+                              TE_RT_FP8_E4M3, nullptr, 0, q2.host.data(),
+                              t2.host.data(), si2.h<float>(), nullptr,
+                              given.h<float>()),
+           te_rt_quantize_fp8(gpu, t, in.dev, qRows, qCols, TE_RT_FP8_E4M3,
+                              nullptr, 0, q2.dev, t2.dev,
+                              static_cast<float *>(si2.dev), nullptr,
+                              static_cast<float *>(given.dev)));
+      EXPECT_EQ(download(q2), download(q1)) << name << ": fused data";
+      EXPECT_EQ(download(t2), download(t1)) << name << ": fused transpose";
+      EXPECT_EQ(download(si2), download(si1)) << name << ": fused scale_inv";
+      expectBytes(name + " fused quantize data", q2);
+      expectBytes(name + " fused quantize transpose", t2);
+      expectBytes(name + " fused quantize scale_inv", si2);
+    }
   }
 }
 
@@ -495,20 +634,21 @@ TEST_P(CudaAbi, BiasGradAndElementwise) {
 // Per-tensor FP8
 //===----------------------------------------------------------------------===//
 
-// Current scaling (with and without pow2 scales) and delayed scaling with a
-// scale that saturates the largest inputs, both formats, data and/or
-// transpose, odd and aligned shapes, NaN/inf inputs: the cuda bytes, scale_inv
-// and amax equal the cpu ones bit for bit.
+// Current scaling (with and without pow2 scales; with a precomputed amax,
+// amax_in, instead of the amax pass) and delayed scaling with a scale that
+// saturates the largest inputs, both formats, data and/or transpose, odd
+// and aligned shapes, NaN/inf inputs: the cuda bytes, scale_inv and amax
+// equal the cpu ones bit for bit.
 TEST_P(CudaAbi, QuantizeFp8) {
   int32_t t = GetParam();
   struct Shape {
     int64_t rows, cols;
   } shapes[] = {{33, 47}, {1, 1}, {128, 4096}, {64, 96}, {130, 80}, {256, 200}};
-  enum { Current, CurrentPow2, Delayed };
+  enum { Current, CurrentPow2, Delayed, GivenAmax };
   enum { Both, DataOnly, TransposeOnly };
   for (Shape sh : shapes)
     for (int32_t fmt : {TE_RT_FP8_E4M3, TE_RT_FP8_E5M2})
-      for (int mode : {Current, CurrentPow2, Delayed})
+      for (int mode : {Current, CurrentPow2, Delayed, GivenAmax})
         for (int outs : {Both, DataOnly, TransposeOnly})
           for (bool specials : {false, true}) {
             if (specials && (outs != Both || mode == CurrentPow2))
@@ -534,7 +674,10 @@ TEST_P(CudaAbi, QuantizeFp8) {
             Pair &scale = scalar(fmt == TE_RT_FP8_E4M3 ? 300.0f : 38000.0f);
             bool delayed = mode == Delayed;
             bool wantData = outs != TransposeOnly, wantT = outs != DataOnly;
-            bool wantAmax = (mode + outs) % 2 == 0 || specials;
+            // GivenAmax: an amax_in below max |x| (~4): saturating values.
+            Pair &given = scalar(2.5f);
+            bool hasIn = mode == GivenAmax;
+            bool wantAmax = ((mode + outs) % 2 == 0 || specials) && !hasIn;
             Pair &data = output(n), &tr = output(n), &si = output(4),
                  &am = output(4);
             BOTH(te_rt_quantize_fp8(
@@ -542,17 +685,20 @@ TEST_P(CudaAbi, QuantizeFp8) {
                      delayed ? scale.h<float>() : nullptr, mode == CurrentPow2,
                      wantData ? data.host.data() : nullptr,
                      wantT ? tr.host.data() : nullptr, si.h<float>(),
-                     wantAmax ? am.h<float>() : nullptr),
+                     wantAmax ? am.h<float>() : nullptr,
+                     hasIn ? given.h<float>() : nullptr),
                  te_rt_quantize_fp8(
                      gpu, t, x.dev, sh.rows, sh.cols, fmt,
                      delayed ? static_cast<float *>(scale.dev) : nullptr,
                      mode == CurrentPow2, wantData ? data.dev : nullptr,
                      wantT ? tr.dev : nullptr, static_cast<float *>(si.dev),
-                     wantAmax ? static_cast<float *>(am.dev) : nullptr));
+                     wantAmax ? static_cast<float *>(am.dev) : nullptr,
+                     hasIn ? static_cast<float *>(given.dev) : nullptr));
             std::string tag = std::string("quantize ") +
                               (fmt == TE_RT_FP8_E4M3 ? "e4m3 " : "e5m2 ") +
                               (mode == Current       ? "current "
                                : mode == CurrentPow2 ? "current-pow2 "
+                               : mode == GivenAmax   ? "current-amax_in "
                                                      : "delayed ") +
                               std::to_string(sh.rows) + "x" +
                               std::to_string(sh.cols) +
@@ -1007,7 +1153,8 @@ TEST_F(CudaGraphs, ReplaysMatchEagerCallsBitForBit) {
         << te_rt_last_error();
     ASSERT_EQ(te_rt_gemm_fprop(gpu, t, z, w, bias, y, rows, n, cols), 0)
         << te_rt_last_error();
-    ASSERT_EQ(te_rt_act_fwd(gpu, TE_RT_ACT_GELU, t, y, out, rows, n, 0, 0, 0),
+    ASSERT_EQ(te_rt_act_fwd(gpu, TE_RT_ACT_GELU, t, y, out, rows, n, 0, 0, 0,
+                            nullptr),
               0)
         << te_rt_last_error();
   };
@@ -1083,6 +1230,53 @@ TEST_F(CudaGraphs, ReplaysMatchEagerCallsBitForBit) {
   te_rt_graph_destroy(nullptr);
   void *again = alloc(outBytes);
   EXPECT_EQ(again, out);
+}
+
+// The current-scaling fusion in a graph: GELU with its amax, then the FP8
+// quantization with that amax as amax_in, captured once; replays equal the
+// eager calls bit for bit (the amax cell is zeroed again on every replay:
+// the smaller input after the larger one gets its own amax).
+TEST_F(CudaGraphs, FusedAmaxQuantizeReplays) {
+  const int32_t t = TE_RT_DTYPE_BF16;
+  const int64_t rows = 64, cols = 1024, n = rows * cols;
+  void *x = alloc(n * 2), *y = alloc(n * 2), *amax = alloc(4);
+  void *q = alloc(n), *qt = alloc(n), *si = alloc(4);
+  auto queue = [&] {
+    ASSERT_EQ(te_rt_act_fwd(gpu, TE_RT_ACT_GELU, t, x, y, rows, cols, 0, 0, 0,
+                            static_cast<float *>(amax)),
+              0)
+        << te_rt_last_error();
+    ASSERT_EQ(te_rt_quantize_fp8(gpu, t, y, rows, cols, TE_RT_FP8_E4M3, nullptr,
+                                 0, q, qt, static_cast<float *>(si), nullptr,
+                                 static_cast<const float *>(amax)),
+              0)
+        << te_rt_last_error();
+  };
+  auto results = [&] {
+    return std::vector<std::vector<uint8_t>>{get(y, n * 2), get(amax, 4),
+                                             get(q, n), get(qt, n), get(si, 4)};
+  };
+  // Input 1 is input 0 halved: a smaller amax.
+  std::vector<uint16_t> inputs[2] = {randomBF16(n), {}};
+  for (uint16_t h : inputs[0])
+    inputs[1].push_back(te::cpu::floatToBF16(0.5f * te::cpu::bf16ToFloat(h)));
+  std::vector<std::vector<uint8_t>> eager[2];
+  for (int i = 0; i < 2; ++i) {
+    put(x, inputs[i]);
+    queue();
+    eager[i] = results();
+  }
+  ASSERT_NE(eager[0][1], eager[1][1]); // the amaxes differ
+  ASSERT_EQ(te_rt_capture_begin(gpu), 0) << te_rt_last_error();
+  queue();
+  te_rt_graph *graph = nullptr;
+  ASSERT_EQ(te_rt_capture_end(gpu, &graph), 0) << te_rt_last_error();
+  for (int i : {0, 1, 0, 1}) {
+    put(x, inputs[i]);
+    ASSERT_EQ(te_rt_graph_launch(gpu, graph), 0) << te_rt_last_error();
+    EXPECT_EQ(results(), eager[i]) << "input " << i;
+  }
+  te_rt_graph_destroy(graph);
 }
 
 // A graph launched on another context is refused; a capture left open is

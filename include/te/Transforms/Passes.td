@@ -304,4 +304,33 @@ def TEFuseDBiasDActPass : Pass<"te-fuse-dbias-dact"> {
   let dependentDialects = ["::mlir::te::TEDialect"];
 }
 
+def TEFuseQuantizeAmaxPass : Pass<"te-fuse-quantize-amax"> {
+  let summary = "Let the kernel producing a tensor compute its amax for current-scaling FP8";
+  let description = [{
+    Float8 current scaling needs `max |x|` before it can cast `x`: unfused,
+    `te.quantize` reads `x` twice (an amax pass, then the cast and the
+    transposed copy). When `x` is the result of `te.act`, `te.dact` or
+    `te.dbias_dact`, that kernel computes the amax while it writes `x`
+    (TransformerEngine's fused activation + amax for current scaling, §1.3,
+    §2.5) and the quantization takes it as `amax(%a)`, skipping its own
+    pass. The quantized bytes, the scale and the recorded amax are the same.
+
+    ```mlir
+    %y = te.act gelu %x : (tensor<64x256xbf16>) -> tensor<64x256xbf16>
+    %q, %a = te.quantize %y : tensor<64x256xbf16>
+        -> !te.qtensor<64x256xe4m3, #te.fp8_current<>, both, hopper>, tensor<1xf32>
+    // becomes
+    %y, %a = te.act gelu %x : (tensor<64x256xbf16>) -> (tensor<64x256xbf16>, tensor<1xf32>)
+    %q = te.quantize %y amax(%a) : tensor<64x256xbf16> amax tensor<1xf32>
+        -> !te.qtensor<64x256xe4m3, #te.fp8_current<>, both, hopper>
+    ```
+
+    A current-scaling quantization of any other value (the norm output, a
+    weight, an incoming gradient) keeps its amax pass and gets a remark
+    saying why. Delayed scaling needs no such fusion (its cast records the
+    amax in the same pass); the block-scaled recipes record none.
+  }];
+  let dependentDialects = ["::mlir::te::TEDialect"];
+}
+
 #endif // TE_TRANSFORMS_PASSES_TD

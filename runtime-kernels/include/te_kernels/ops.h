@@ -53,19 +53,23 @@ const char *te_kernels_gemm_wgrad(te_kernels_state *s, int dtype,
                                   void *dbias, int64_t m, int64_t n, int64_t k,
                                   int accumulate);
 
-/* te_rt_act_fwd / te_rt_act_bwd / te_rt_dbias_dact (non-gated act). */
+/* te_rt_act_fwd / te_rt_act_bwd / te_rt_dbias_dact (non-gated act).
+ * amax (a device float, or NULL): max |output| as stored (NaN skipped),
+ * reduced by the kernel that writes the output (the cell is zeroed on the
+ * stream first); nothing extra runs without it. */
 const char *te_kernels_act_fwd(te_kernels_state *s, int act, int dtype,
                                const void *x, void *y, int64_t rows,
                                int64_t cols, float limit, float alpha,
-                               float offset);
+                               float offset, float *amax);
 const char *te_kernels_act_bwd(te_kernels_state *s, int act, int dtype,
                                const void *dy, const void *x, void *dx,
                                int64_t rows, int64_t cols, float limit,
-                               float alpha, float offset);
+                               float alpha, float offset, float *amax);
 const char *te_kernels_dbias_dact(te_kernels_state *s, int act, int dtype,
                                   const void *dy, const void *x, void *dx,
                                   void *dbias, int64_t rows, int64_t cols,
-                                  float limit, float alpha, float offset);
+                                  float limit, float alpha, float offset,
+                                  float *amax);
 
 /* dbias[cols] = column sums of dy [rows, cols] (fp32, deterministic). */
 const char *te_kernels_bias_grad(te_kernels_state *s, int dtype, const void *dy,
@@ -80,15 +84,17 @@ const char *te_kernels_transpose(te_kernels_state *s, int dtype,
 
 /* Per-tensor FP8 (te_rt_quantize_fp8, te_rt_gemm_fp8, te_rt_amax_update;
  * format: 0 E4M3, 1 E5M2). scale NULL: current scaling (amax reduced on
- * the device, the scale computed there, no host synchronization). The
+ * the device, the scale computed there, no host synchronization); with
+ * amax_in (a device float: the producer's amax; scale and amax NULL) the
+ * amax pass is skipped and the scale computed from amax_in[0]. The
  * GEMM is cuBLASLt's FP8 TN GEMM with the scale_inv pointers as A/B scales
  * (fp32 compute; bias in out_dtype, for f32 output added by a kernel). */
 const char *te_kernels_quantize_fp8(te_kernels_state *s, int dtype,
                                     const void *x, int64_t rows, int64_t cols,
                                     int format, const float *scale,
-                                    int pow2_scale, void *data,
-                                    void *transpose, float *scale_inv,
-                                    float *amax);
+                                    int pow2_scale, void *data, void *transpose,
+                                    float *scale_inv, float *amax,
+                                    const float *amax_in);
 const char *te_kernels_gemm_fp8(te_kernels_state *s, int out_dtype,
                                 int a_format, const void *a,
                                 const float *a_scale_inv, int b_format,

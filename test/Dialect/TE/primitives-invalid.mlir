@@ -457,3 +457,51 @@ func.func @gemm_fast_accumulate_block(%x: !te.qtensor<128x128xe4m3, #te.fp8_bloc
   %y = te.gemm tn %x, %w {fast_accumulate} : (!te.qtensor<128x128xe4m3, #te.fp8_block<>, rowwise, hopper>, !te.qtensor<256x128xe4m3, #te.fp8_block<>, rowwise, hopper, block_2d>) -> tensor<128x256xbf16>
   return
 }
+
+// -----
+
+func.func @quantize_amax_in_delayed(%x: tensor<32x64xbf16>, %s: tensor<3xf32>, %a: tensor<1xf32>) {
+  // expected-error @+1 {{'te.quantize' op amax(...) supplies current scaling's amax; fp8-delayed takes no precomputed amax}}
+  %q, %m = te.quantize %x scale(%s[0]) amax(%a) : tensor<32x64xbf16>, tensor<3xf32> amax tensor<1xf32> -> !te.qtensor<32x64xe4m3, #te.fp8_delayed<>, rowwise, hopper>, tensor<1xf32>
+  return
+}
+
+// -----
+
+func.func @quantize_amax_in_type(%x: tensor<32x64xbf16>, %a: tensor<2xf32>) {
+  // expected-error @+1 {{'te.quantize' op amax(...) must be 'tensor<1xf32>', got 'tensor<2xf32>'}}
+  %q = te.quantize %x amax(%a) : tensor<32x64xbf16> amax tensor<2xf32> -> !te.qtensor<32x64xe4m3, #te.fp8_current<>, rowwise, hopper>
+  return
+}
+
+// -----
+
+func.func @quantize_amax_in_and_result(%x: tensor<32x64xbf16>, %a: tensor<1xf32>) {
+  // expected-error @+1 {{'te.quantize' op with amax(...) given there is no amax result (the amax recorded is the operand)}}
+  %q, %m = te.quantize %x amax(%a) : tensor<32x64xbf16> amax tensor<1xf32> -> !te.qtensor<32x64xe4m3, #te.fp8_current<>, rowwise, hopper>, tensor<1xf32>
+  return
+}
+
+// -----
+
+func.func @act_amax_type(%x: tensor<8x32xf32>) {
+  // expected-error @+1 {{'te.act' op amax result must be 'tensor<1xf32>', got 'tensor<2xf32>'}}
+  %y, %a = te.act gelu %x : (tensor<8x32xf32>) -> (tensor<8x32xf32>, tensor<2xf32>)
+  return
+}
+
+// -----
+
+func.func @dact_amax_type(%dy: tensor<8x32xf32>, %x: tensor<8x32xf32>) {
+  // expected-error @+1 {{'te.dact' op amax result must be 'tensor<1xf32>', got 'tensor<4xf32>'}}
+  %d, %a = te.dact gelu %dy, %x : (tensor<8x32xf32>, tensor<8x32xf32>) -> (tensor<8x32xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+func.func @dbias_dact_amax_type(%dy: tensor<8x32xf32>, %x: tensor<8x32xf32>) {
+  // expected-error @+1 {{'te.dbias_dact' op amax result must be 'tensor<1xf32>', got 'tensor<3xf32>'}}
+  %d, %db, %a = te.dbias_dact gelu %dy, %x : (tensor<8x32xf32>, tensor<8x32xf32>) -> (tensor<8x32xf32>, tensor<32xf32>, tensor<3xf32>)
+  return
+}

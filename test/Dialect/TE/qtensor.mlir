@@ -22,3 +22,20 @@ func.func @types(
     %h: !te.qtensor<64x64xe2m1, #te.nvfp4<>, both, blackwell, block_2d, swizzled>) {
   return
 }
+
+// -----
+
+// The quantize forms: a producer's amax (te-fuse-quantize-amax), NVFP4's
+// stochastic rounding with its seed; producers with an amax result.
+// CHECK-LABEL: func.func @quantize_forms
+// CHECK:       %[[Y:.*]], %[[A:.*]] = te.act gelu %arg0 : (tensor<64x256xbf16>) -> (tensor<64x256xbf16>, tensor<1xf32>)
+// CHECK-NEXT:  te.quantize %[[Y]] amax(%[[A]]) : tensor<64x256xbf16> amax tensor<1xf32> -> !te.qtensor<64x256xe4m3, #te.fp8_current<>, both, hopper>{{$}}
+// CHECK-NEXT:  te.dbias_dact gelu %arg0, %arg0 : (tensor<64x256xbf16>, tensor<64x256xbf16>) -> (tensor<64x256xbf16>, tensor<256xbf16>, tensor<1xf32>)
+// CHECK-NEXT:  te.quantize %arg0 {seed = 3 : i64, stochastic_rounding} : tensor<64x256xbf16> -> !te.qtensor<64x256xe2m1, #te.nvfp4<>, both, blackwell, swizzled, rht>{{$}}
+func.func @quantize_forms(%x: tensor<64x256xbf16>) {
+  %y, %a = te.act gelu %x : (tensor<64x256xbf16>) -> (tensor<64x256xbf16>, tensor<1xf32>)
+  %q = te.quantize %y amax(%a) : tensor<64x256xbf16> amax tensor<1xf32> -> !te.qtensor<64x256xe4m3, #te.fp8_current<>, both, hopper>
+  %d, %db, %da = te.dbias_dact gelu %x, %x : (tensor<64x256xbf16>, tensor<64x256xbf16>) -> (tensor<64x256xbf16>, tensor<256xbf16>, tensor<1xf32>)
+  %n = te.quantize %x {stochastic_rounding, seed = 3 : i64} : tensor<64x256xbf16> -> !te.qtensor<64x256xe2m1, #te.nvfp4<>, both, blackwell, swizzled, rht>
+  return
+}

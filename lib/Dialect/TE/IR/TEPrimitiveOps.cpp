@@ -167,6 +167,21 @@ LogicalResult QuantizeOp::verify() {
       return emitOpError() << "slot " << slot << " is outside scales ("
                            << n << " slots)";
   }
+  Type amax =
+      RankedTensorType::get({1}, Float32Type::get(getContext()));
+  if (Value in = getAmaxIn()) {
+    if (!isa<FP8CurrentRecipeAttr>(recipe))
+      return emitOpError() << "amax(...) supplies current scaling's amax; "
+                           << recipe.getRecipeName()
+                           << " takes no precomputed amax";
+    if (in.getType() != amax)
+      return emitOpError() << "amax(...) must be " << amax << ", got "
+                           << in.getType();
+    if (getAmax())
+      return emitOpError() << "with amax(...) given there is no amax result "
+                              "(the amax recorded is the operand)";
+    return success();
+  }
   if (block) {
     if (getAmax())
       return emitOpError() << recipe.getRecipeName()
@@ -174,8 +189,6 @@ LogicalResult QuantizeOp::verify() {
                               "drop the amax result";
     return success();
   }
-  Type amax =
-      RankedTensorType::get({1}, Float32Type::get(getContext()));
   if (!getAmax())
     return emitOpError() << "per-tensor FP8 records the amax: an amax "
                          << "result of type " << amax << " is required";
@@ -336,9 +349,20 @@ verifyActivationOp(OpTy op) {
   return std::make_pair(x, Shapes::withLast(x, *f));
 }
 
+/// The optional `amax` result of a producer op: max |result| as one fp32.
+static LogicalResult verifyAmaxResult(Operation *op, Value amax) {
+  if (!amax)
+    return success();
+  Type expected = RankedTensorType::get({1}, Float32Type::get(op->getContext()));
+  if (amax.getType() != expected)
+    return op->emitOpError() << "amax result must be " << expected << ", got "
+                             << amax.getType();
+  return success();
+}
+
 LogicalResult ActOp::verify() {
   auto v = verifyActivationOp(*this);
-  if (failed(v))
+  if (failed(v) || failed(verifyAmaxResult(*this, getAmax())))
     return failure();
   auto [x, out] = *v;
   return Shapes{*this}.expectShape("result", getResult(), out,
@@ -347,7 +371,7 @@ LogicalResult ActOp::verify() {
 
 LogicalResult DActOp::verify() {
   auto v = verifyActivationOp(*this);
-  if (failed(v))
+  if (failed(v) || failed(verifyAmaxResult(*this, getAmax())))
     return failure();
   auto [x, out] = *v;
   Shapes s{*this};
@@ -361,7 +385,7 @@ LogicalResult DBiasDActOp::verify() {
     return emitOpError() << "has no fused form for gated activation "
                          << stringifyActivationKind(getActivation());
   auto v = verifyActivationOp(*this);
-  if (failed(v))
+  if (failed(v) || failed(verifyAmaxResult(*this, getAmax())))
     return failure();
   RankedTensorType x = v->first;
   Shapes s{*this};

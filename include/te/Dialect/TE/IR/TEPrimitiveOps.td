@@ -64,7 +64,7 @@ def TE_NormBwdOp : TE_PrimitiveOp<"norm_bwd"> {
 def TE_GemmOperand : AnyTypeOf<[TE_FloatTensor, TE_QuantizedTensorType],
     "a float tensor or a quantized tensor">;
 
-def TE_QuantizeOp : TE_PrimitiveOp<"quantize"> {
+def TE_QuantizeOp : TE_PrimitiveOp<"quantize", [AttrSizedOperandSegments]> {
   let summary = "quantize a tensor under an FP8 or NVFP4 recipe";
   let description = [{
     Quantizes `input [..., K]` into `result`, a `!te.qtensor` of the same
@@ -77,7 +77,10 @@ def TE_QuantizeOp : TE_PrimitiveOp<"quantize"> {
     (`#te.fp8_current`: from the tensor's own amax, optionally a power of
     two) or, for `#te.fp8_delayed`, element `slot` of the op's `scales`
     vector (`scale(%s[slot])`), the state te-generate-backward threads
-    through the step. Kernel: `te_rt_quantize_fp8`.
+    through the step. Under current scaling `amax(%a)` supplies the amax
+    that the kernel producing the input computed (te-fuse-quantize-amax):
+    the quantization then skips its amax pass and has no `amax` result (the
+    amax recorded is `%a`). Kernel: `te_rt_quantize_fp8`.
 
     Float8 block scaling (`#te.fp8_block`, §4.4): one fp32 scale per 1x128
     block, or per 128x128 block when the type says `block_2d`; the
@@ -113,18 +116,21 @@ def TE_QuantizeOp : TE_PrimitiveOp<"quantize"> {
         -> !te.qtensor<256x128xe4m3, #te.fp8_block<>, both, hopper, block_2d>
     %g = te.quantize %dy {seed = 1 : i64, stochastic_rounding} : tensor<64x32xbf16>
         -> !te.qtensor<64x32xe2m1, #te.nvfp4<>, both, blackwell, swizzled, rht>
+    %a = te.quantize %y amax(%amax) : tensor<64x256xbf16> amax tensor<1xf32>
+        -> !te.qtensor<64x256xe4m3, #te.fp8_current<>, both, hopper>
     ```
   }];
   let arguments = (ins TE_FloatTensor:$input, Optional<TE_F32Vector>:$scales,
+                       Optional<TE_F32Vector>:$amax_in,
                        OptionalAttr<I64Attr>:$slot, UnitAttr:$weight,
                        UnitAttr:$stochastic_rounding,
                        OptionalAttr<I64Attr>:$seed);
   let results = (outs TE_QuantizedTensorType:$result,
                       Optional<TE_F32Vector>:$amax);
   let assemblyFormat = [{
-    $input (`scale` `(` $scales^ `[` $slot `]` `)`)? attr-dict `:`
-    type($input) (`,` type($scales)^)? `->` qualified(type($result))
-    (`,` type($amax)^)?
+    $input (`scale` `(` $scales^ `[` $slot `]` `)`)? (`amax` `(` $amax_in^ `)`)?
+    attr-dict `:` type($input) (`,` type($scales)^)? (`amax` type($amax_in)^)?
+    `->` qualified(type($result)) (`,` type($amax)^)?
   }];
 }
 
@@ -191,11 +197,18 @@ def TE_ActOp : TE_PrimitiveOp<"act"> {
   let description = [{
     `y = act(x)` (§8.3) in fp32; gated activations split `x [..., 2F]` as
     `[a | b]` and give `f(a) * b [..., F]`. Kernel: `te_rt_act_fwd`.
+    With an `amax` result the kernel also gives `max |result|` over the
+    values as stored, for a current-scaling `te.quantize` of the result to
+    take instead of running its own amax pass (te-fuse-quantize-amax).
+
+    ```mlir
+    %y, %amax = te.act gelu %x : (tensor<64x256xbf16>) -> (tensor<64x256xbf16>, tensor<1xf32>)
+    ```
   }];
   let arguments = (ins TE_FloatTensor:$input, TE_ActivationKindAttr:$activation,
                        OptionalAttr<F64Attr>:$limit, OptionalAttr<F64Attr>:$alpha,
                        OptionalAttr<F64Attr>:$glu_linear_offset);
-  let results = (outs TE_FloatTensor:$result);
+  let results = (outs TE_FloatTensor:$result, Optional<TE_F32Vector>:$amax);
   let assemblyFormat = [{
     `` $activation $input attr-dict `:` functional-type(operands, results)
   }];
@@ -207,12 +220,15 @@ def TE_DActOp : TE_PrimitiveOp<"dact"> {
     `dx = dy * act'(x)` with `x` the saved pre-activation (`[..., 2F]`
     for gated activations, whose `dx` is `[da | db]`). Kernel:
     `te_rt_act_bwd`.
+    With an `amax` result the kernel also gives `max |result|` over the
+    values as stored, for a current-scaling `te.quantize` of the result to
+    take instead of running its own amax pass (te-fuse-quantize-amax).
   }];
   let arguments = (ins TE_FloatTensor:$grad, TE_FloatTensor:$input,
                        TE_ActivationKindAttr:$activation,
                        OptionalAttr<F64Attr>:$limit, OptionalAttr<F64Attr>:$alpha,
                        OptionalAttr<F64Attr>:$glu_linear_offset);
-  let results = (outs TE_FloatTensor:$result);
+  let results = (outs TE_FloatTensor:$result, Optional<TE_F32Vector>:$amax);
   let assemblyFormat = [{
     `` $activation $grad `,` $input attr-dict `:` functional-type(operands, results)
   }];
@@ -226,12 +242,16 @@ def TE_DBiasDActOp : TE_PrimitiveOp<"dbias_dact"> {
     activations), summed in fp32 before `dx` is rounded. Made by
     te-fuse-dbias-dact from `te.dact` + `te.bias_grad`. Kernel:
     `te_rt_dbias_dact`.
+    With an `amax` result the kernel also gives `max |result|` over the
+    values as stored, for a current-scaling `te.quantize` of the result to
+    take instead of running its own amax pass (te-fuse-quantize-amax).
   }];
   let arguments = (ins TE_FloatTensor:$grad, TE_FloatTensor:$input,
                        TE_ActivationKindAttr:$activation,
                        OptionalAttr<F64Attr>:$limit, OptionalAttr<F64Attr>:$alpha,
                        OptionalAttr<F64Attr>:$glu_linear_offset);
-  let results = (outs TE_FloatTensor:$result, TE_FloatTensor:$bias_grad);
+  let results = (outs TE_FloatTensor:$result, TE_FloatTensor:$bias_grad,
+                      Optional<TE_F32Vector>:$amax);
   let assemblyFormat = [{
     `` $activation $grad `,` $input attr-dict `:` functional-type(operands, results)
   }];
