@@ -996,13 +996,16 @@ TEST_P(CudaAbi, NVFP4NeedsBlackwell) {
 // Delayed scaling's update, both algorithms, margins 0 and 1, separate
 // outputs and in place, with a zero slot, an infinite amax, a NaN amax, a
 // NaN in the history and a tiny amax whose scale overflows to FLT_MAX:
-// bit-identical histories and scales. Independent of the dtype: runs once.
+// bit-identical histories and scales. Histories up to 8192 rows take the
+// block-per-slot kernel (the column in shared memory), longer ones the
+// thread-per-slot one: 9000 rows covers the second. Independent of the
+// dtype: runs once.
 TEST_P(CudaAbi, AmaxUpdate) {
   if (GetParam() != TE_RT_DTYPE_F32)
     return;
   struct Case {
     int64_t len, n;
-  } cases[] = {{1, 1}, {16, 7}, {1024, 300}, {3, 5}};
+  } cases[] = {{1, 1}, {16, 7}, {1024, 300}, {3, 5}, {1024, 6}, {9000, 5}};
   for (Case cs : cases)
     for (int32_t recent : {0, 1})
       for (int32_t margin : {0, 1})
