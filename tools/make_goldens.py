@@ -296,10 +296,14 @@ TOLS = {
 
 ACTIVATIONS: dict[str, Callable] = {
     "gelu": lambda t: F.gelu(t, approximate="tanh"),  # TE's "gelu" is the tanh form
+    "gelu_erf": lambda t: F.gelu(t, approximate="none"),  # torch's default GELU
     "relu": F.relu,
     "silu": F.silu,
+    "qgelu": lambda t: t * torch.sigmoid(1.702 * t),  # TE's quick GELU
+    "srelu": lambda t: torch.relu(t) ** 2,  # TE's squared ReLU
 }
-GATED = {"swiglu": F.silu}  # gated: fc1 has 2F outputs split [gate | up] -> act(gate) * up
+# gated: fc1 has 2F outputs split [gate | up] -> act(gate) * up
+GATED = {"swiglu": F.silu, "geglu": lambda t: F.gelu(t, approximate="tanh")}
 
 
 class Norm(nn.Module):
@@ -549,6 +553,19 @@ FP8_CONFIGS = [
     fp8_variant("ln_linear_h128_f32", NVFP4_F32, name="ln_linear_f32_nvfp4"),
 ]
 CONFIGS += FP8_CONFIGS
+
+# The other activations te-import-torch raises from an export, one LayerNorm-MLP each
+# (appended last: earlier configs keep their seeds).
+CONFIGS += [
+    Config(f"ln_mlp_{act}_f32", "layernorm_mlp", "LayerNorm", act, "f32", X2,
+           doc=f"LayerNorm -> fc1(32, {128 if act in GATED else 64}, bias) -> {what} -> "
+               "fc2(64, 32, bias)")
+    for act, what in (("gelu_erf", "gelu (erf, torch's default)"),
+                      ("qgelu", "x * sigmoid(1.702 x) (quick GELU)"),
+                      ("srelu", "relu(x)^2 (squared ReLU)"),
+                      ("silu", "silu"),
+                      ("geglu", "split [gate|up] -> gelu_tanh(gate) * up"))
+]
 
 
 def seed_index(cfg: Config) -> int:
