@@ -336,15 +336,20 @@ class Norm(nn.Module):
 
 
 class NormLinear(nn.Module):
-    """TE LayerNormLinear: norm -> Linear."""
+    """TE LayerNormLinear: norm -> Linear; with return_norm also the norm output
+    (TE's return_layernorm_output)."""
 
-    def __init__(self, norm: str, zcg: bool, bias: bool, hidden=HIDDEN, out=LN_OUT):
+    def __init__(self, norm: str, zcg: bool, bias: bool, hidden=HIDDEN, out=LN_OUT,
+                 return_norm: bool = False):
         super().__init__()
         self.norm = Norm(norm, hidden, zcg)
         self.fc = nn.Linear(hidden, out, bias=bias)
+        self.return_norm = return_norm
 
     def forward(self, x):
-        return self.fc(self.norm(x))
+        z = self.norm(x)
+        y = self.fc(z)
+        return (y, z) if self.return_norm else y
 
 
 class NormMlp(nn.Module):
@@ -415,6 +420,8 @@ class Config:
     # Goldens (expected/) from autograd with the norm in fp32 (Norm.upcast), the export
     # unchanged: PyTorch's bf16 CPU norm backward loses accuracy at 128 tokens.
     norm_f32: bool = False
+    # LayerNormLinear returning its norm output too (TE's return_layernorm_output).
+    return_norm: bool = False
     # Magnitudes spread over the 32-column blocks of the hidden dim (spread_params): data
     # on which MXFP8's 1x32 blocks and Float8 block scaling's 1x128 ones differ.
     spread: bool = False
@@ -431,7 +438,8 @@ class Config:
         assert self.x_shape[-1] == self.hidden, self.name
         if self.module == "layernorm_linear":
             return NormLinear(self.normalization, self.zero_centered_gamma, self.bias,
-                              hidden=self.hidden, out=self.out)
+                              hidden=self.hidden, out=self.out,
+                              return_norm=self.return_norm)
         return NormMlp(self.normalization, self.activation, self.bias, hidden=self.hidden,
                        ffn=self.ffn)
 
@@ -565,6 +573,11 @@ CONFIGS += [
                       ("srelu", "relu(x)^2 (squared ReLU)"),
                       ("silu", "silu"),
                       ("geglu", "split [gate|up] -> gelu_tanh(gate) * up"))
+] + [
+    Config("ln_linear_retnorm_f32", "layernorm_linear", "LayerNorm", None, "f32", X2,
+           return_norm=True,
+           doc="LayerNorm -> Linear(32, 64, bias), returning (linear out, norm out): TE's "
+               "return_layernorm_output; both outputs get a gradient"),
 ]
 
 

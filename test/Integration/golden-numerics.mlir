@@ -17,6 +17,11 @@
 // CHECK-DAG: OK ln_linear_f32 fwd: 1 tensors
 // CHECK-DAG: OK ln_linear_f32 bwd: 5 tensors
 // CHECK-DAG: OK ln_linear_nobias_f32 bwd: 4 tensors
+// The norm output returned too (TE's return_layernorm_output), with its own
+// incoming gradient.
+// CHECK-DAG: OK ln_linear_retnorm_f32 fwd: 2 tensors
+// CHECK-DAG: OK ln_linear_retnorm_f32 bwd: 5 tensors
+// CHECK-DAG: OK ln_linear_retnorm_f32 finite differences: 5 arguments
 // CHECK-DAG: OK rms_linear_zc_f32 bwd: 4 tensors
 // CHECK-DAG: OK ln_mlp_gelu_f32 fwd: 1 tensors
 // CHECK-DAG: OK ln_mlp_gelu_f32 bwd: 7 tensors
