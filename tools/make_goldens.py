@@ -303,7 +303,9 @@ ACTIVATIONS: dict[str, Callable] = {
     "srelu": lambda t: torch.relu(t) ** 2,  # TE's squared ReLU
 }
 # gated: fc1 has 2F outputs split [gate | up] -> act(gate) * up
-GATED = {"swiglu": F.silu, "geglu": lambda t: F.gelu(t, approximate="tanh")}
+GATED = {"swiglu": F.silu, "geglu": lambda t: F.gelu(t, approximate="tanh"),
+         "glu": torch.sigmoid, "reglu": F.relu, "sreglu": lambda t: torch.relu(t) ** 2,
+         "qgeglu": lambda t: t * torch.sigmoid(1.702 * t)}
 
 
 class Norm(nn.Module):
@@ -572,7 +574,11 @@ CONFIGS += [
                       ("qgelu", "x * sigmoid(1.702 x) (quick GELU)"),
                       ("srelu", "relu(x)^2 (squared ReLU)"),
                       ("silu", "silu"),
-                      ("geglu", "split [gate|up] -> gelu_tanh(gate) * up"))
+                      ("geglu", "split [gate|up] -> gelu_tanh(gate) * up"),
+                      ("glu", "split [gate|up] -> sigmoid(gate) * up"),
+                      ("reglu", "split [gate|up] -> relu(gate) * up"),
+                      ("sreglu", "split [gate|up] -> relu(gate)^2 * up"),
+                      ("qgeglu", "split [gate|up] -> quick_gelu(gate) * up"))
 ] + [
     Config("ln_linear_retnorm_f32", "layernorm_linear", "LayerNorm", None, "f32", X2,
            return_norm=True,

@@ -71,7 +71,7 @@
 // CHECK-DAG: OK ln_linear_f32_nvfp4 fwd: 1 tensors
 // CHECK-DAG: OK ln_linear_f32_nvfp4 bwd: 5 tensors
 // Every other activation te-import-torch raises: gelu (erf), quick GELU,
-// squared ReLU, SiLU, GeGLU.
+// squared ReLU, SiLU, and the gated GeGLU, GLU, ReGLU, SReGLU, QGeGLU.
 // CHECK-DAG: OK ln_mlp_gelu_erf_f32 bwd: 7 tensors
 // CHECK-DAG: OK ln_mlp_gelu_erf_f32 finite differences: 7 arguments
 // CHECK-DAG: OK ln_mlp_qgelu_f32 bwd: 7 tensors
@@ -84,6 +84,14 @@
 // CHECK-DAG: OK ln_mlp_geglu_f32 bwd: 7 tensors
 // CHECK-DAG: OK ln_mlp_geglu_f32 checkpoint: backward bit-identical
 // CHECK-DAG: OK ln_mlp_geglu_f32 finite differences: 7 arguments
+// CHECK-DAG: OK ln_mlp_glu_f32 bwd: 7 tensors
+// CHECK-DAG: OK ln_mlp_glu_f32 finite differences: 7 arguments
+// CHECK-DAG: OK ln_mlp_reglu_f32 bwd: 7 tensors
+// CHECK-DAG: OK ln_mlp_reglu_f32 checkpoint: backward bit-identical
+// CHECK-DAG: OK ln_mlp_sreglu_f32 bwd: 7 tensors
+// CHECK-DAG: OK ln_mlp_sreglu_f32 finite differences: 7 arguments
+// CHECK-DAG: OK ln_mlp_qgeglu_f32 bwd: 7 tensors
+// CHECK-DAG: OK ln_mlp_qgeglu_f32 finite differences: 7 arguments
 // CHECK-DAG: OK ln_mlp_gelu_f32 finite differences: 7 arguments
 // CHECK-DAG: OK rms_swiglu_f32 finite differences: 4 arguments
 // CHECK-DAG: OK rms_linear_zc_f32 finite differences: 4 arguments

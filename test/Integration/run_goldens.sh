@@ -87,11 +87,12 @@ for c in "${cases[@]}"; do
     fi
   fi
   # Central differences need a smooth function: ReLU's kinks fall inside
-  # eps, so ReLU cases are checked against PyTorch only.
+  # eps, so ReLU and ReGLU cases are checked against PyTorch only (squared
+  # ReLU is smooth enough).
   if [[ -n $recipe ]]; then
     echo "NOTE $c finite differences not applicable (recipe $recipe quantizes)"
-  elif [[ $(json dtype) == f32 && $(json activation 2>/dev/null) == relu ]]; then
-    echo "NOTE $c finite differences not applicable (relu has kinks)"
+  elif [[ $(json dtype) == f32 && $(json activation 2>/dev/null) =~ ^(relu|reglu)$ ]]; then
+    echo "NOTE $c finite differences not applicable ($(json activation) has kinks)"
   elif [[ $(json dtype) == f32 ]]; then
     if "$python" "$src/tools/fd_check.py" --te-run "$bin/te-run" --lib "$out/lib.so" \
          --inputs "$data/args" >"$out/fd.log" 2>&1; then
