@@ -200,9 +200,10 @@ te_rt_quantize_nvfp4 (lib/Runtime/cpu), bit for bit:
                                   u < (|v| - lo) / (hi - lo), u = (r >> 8) * 2^-24, r =
                                   te_rt_nvfp4_random_bits(0, seed, copy, index): seeds in
                                   te-decompose's order (dy 0, LayerNormMLP's dfc1 1)
-    dequantized                   e2m1 * S_dec * (A / 2688) (the runtime's GEMM multiplies
-                                  the fp32 sum of e2m1 * S_dec products by A_a * A_b /
-                                  7225344; the two differ by fp32 rounding only)
+    dequantized                   e2m1 * S_dec * fp32(1 / S_enc) (the runtime's GEMM
+                                  multiplies the fp32 sum of e2m1 * S_dec products by
+                                  (1 / S_enc_a) * (1 / S_enc_b); the two differ by fp32
+                                  rounding only)
     forward / backward            as mxfp8's with qdq_nvfp4 (weights: W.col = W.row)
 config.json of an nvfp4 case also has "block_len" (16), "weight_block_2d", "rht",
 "stochastic_rounding", "stochastic_rounding_seeds" and "context_seed" (0).  Tolerances:
@@ -835,7 +836,6 @@ def qdq_mx(t: torch.Tensor, columnwise: bool) -> torch.Tensor:
 
 NV_BLOCK_LEN = 16            # NVFP4: 1x16 blocks (16x16 tiles for 2-D weights)
 NV_S_ENC_NUM = 2688.0        # 6 * 448: E2M1 max times E4M3 max
-NV_ALPHA_DEN = 7225344.0     # 6 * 6 * 448 * 448: the GEMM's global-scale denominator
 # TE's quantization_tols for NVFP4 = dtype_tols(e2m1) (section 7.2)
 FP4_ATOL, FP4_RTOL = 0.125, 0.25
 E2M1_GRID = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0)
@@ -908,9 +908,9 @@ def qdq_nvfp4(t: torch.Tensor, columnwise: bool, block2d: bool = False, rht: boo
     (1 for A = 0 or inf, FLT_MAX when the quotient is inf); per 1x16 block (16x16 tile with block2d) S_dec = e4m3((amax * S_enc)
     / 6); element e2m1(v * (S_enc / S_dec)) (0 where S_dec is 0), nearest even or, with
     sr_seed, stochastic from nvfp4_random_bits(context_seed, sr_seed, copy, row-major index
-    in the copy); dequantized as e2m1 * S_dec * (A / 2688) (the GEMM applies A_a * A_b /
-    7225344 to the fp32 sum of the e2m1 * S_dec products; the two differ by fp32
-    rounding only)."""
+    in the copy); dequantized as e2m1 * S_dec * fp32(1 / S_enc) (the GEMM applies
+    (1 / S_enc_a) * (1 / S_enc_b) to the fp32 sum of the e2m1 * S_dec products; the two
+    differ by fp32 rounding only).  NaN elements give +6, as the runtime's E2M1 cast."""
     v = t.float().reshape(-1, t.shape[-1])
     if columnwise:
         v = v.T.contiguous()
@@ -924,11 +924,12 @@ def qdq_nvfp4(t: torch.Tensor, columnwise: bool, block2d: bool = False, rht: boo
     s_enc = f32(NV_S_ENC_NUM) / gamax if ok else f32(1.0)  # 1 for a zero or inf amax
     if torch.isinf(s_enc):
         s_enc = f32(FLT_MAX)
+    finite_mag = torch.where(torch.isnan(mag_all), f32(0.0), mag_all)  # NaNs ignored
     if block2d:
-        tiles = v.reshape(r // 16, 16, c // 16, 16)
-        amax = tiles.abs().amax(dim=(1, 3), keepdim=True).expand_as(tiles).reshape(r, c // 16, 16)
+        tiles = finite_mag.reshape(r // 16, 16, c // 16, 16)
+        amax = tiles.amax(dim=(1, 3), keepdim=True).expand_as(tiles).reshape(r, c // 16, 16)
     else:
-        amax = v.reshape(r, c // 16, 16).abs().amax(dim=2, keepdim=True)
+        amax = finite_mag.reshape(r, c // 16, 16).amax(dim=2, keepdim=True)
     blocks = v.reshape(r, c // 16, 16)
     s_dec = fp8_cast((amax * s_enc) / f32(6.0), E4M3).float()
     to_fp4 = torch.where(s_dec == 0, f32(0.0), s_enc / torch.where(s_dec == 0, f32(1.0), s_dec))
@@ -941,8 +942,9 @@ def qdq_nvfp4(t: torch.Tensor, columnwise: bool, block2d: bool = False, rht: boo
                                  np.arange(r * c, dtype=np.int64))
         u = torch.from_numpy((bits >> np.uint32(8)).astype(np.float32) * np.float32(2.0 ** -24))
         q = e2m1_stochastic(mag, u.reshape(r, c // 16, 16))
+    q = torch.where(torch.isnan(scaled), f32(6.0), q)  # E2M1 has no NaN: +6
     val = torch.where(scaled < 0, -q, q) * s_dec
-    out = (val * (gamax / f32(NV_S_ENC_NUM))).reshape(r, c)
+    out = (val * (f32(1.0) / s_enc)).reshape(r, c)
     if columnwise:
         out = out.T
     return out.reshape(t.shape)
@@ -1378,7 +1380,7 @@ def check_nvfp4() -> str | None:
                         uu = np.float32(int(bits[i * cc + j]) >> 8) * np.float32(2.0 ** -24)
                         p = np.float32(0) if hi_ == lo_ else np.float32((mg - np.float32(lo_)) / np.float32(hi_ - lo_))
                         q = hi_ if uu < p else lo_
-                    out[i, j] = np.float32(np.float32(np.sign(sc) * q) * sd) * np.float32(gam / np.float32(NV_S_ENC_NUM))
+                    out[i, j] = np.float32(np.float32(np.sign(sc) * q) * sd) * np.float32(np.float32(1.0) / s_enc)
         return out
 
     t = torch.randn(32, 48, generator=gen) * torch.logspace(-3, 2, 48)

@@ -1146,6 +1146,11 @@ int32_t te_rt_quantize_nvfp4(te_rt_context *ctx, int32_t dtype, const void *x,
                   "for 1-D blocks, TE's wgrad operands; 16x16 blocks are "
                   "for weights)"),
            1;
+  if (stochastic_rounding && block_2d)
+    return c.fail("stochastic_rounding and block_2d cannot be combined "
+                  "(16x16 tiles are for weights, whose two copies must hold "
+                  "the same values; TE rounds gradients stochastically)"),
+           1;
   if (ctx->backend == TE_RT_BACKEND_CUDA)
     return nvfp4NeedsBlackwell(c);
   return guarded(c, [&] {
@@ -1163,11 +1168,9 @@ int32_t te_rt_quantize_nvfp4(te_rt_context *ctx, int32_t dtype, const void *x,
     if (columnwise_data) {
       // The columnwise copy is the same quantization of x^T [cols, rows]
       // (after the RHT of its rows' 16-element chunks with rht), drawing
-      // copy 1's random bits. With block_2d its tiles, amaxes and scales
-      // are the rowwise ones transposed, and so are its codes when rounding
-      // to nearest; with stochastic rounding too the two copies round
-      // independently (each with its own bits), as the contract's
-      // per-copy random bits say.
+      // copy 1's random bits. With block_2d (never with stochastic
+      // rounding) its tiles, amaxes, scales and codes are the rowwise ones
+      // transposed.
       float *T = ctx->scratch(1, n);
       transposeTiled(reinterpret_cast<const uint32_t *>(X),
                      reinterpret_cast<uint32_t *>(T), rows, cols);
@@ -1206,9 +1209,11 @@ int32_t te_rt_gemm_nvfp4(te_rt_context *ctx, int32_t out_dtype, const void *a,
                            swizzled != 0, m, k, A);
     dequantizeNVFP4Operand(static_cast<const uint8_t *>(b), b_scale_inv,
                            swizzled != 0, n, k, B);
-    // TE's global-scale factor: the operands above lack 1 / S_enc each,
-    // S_enc = 6 * 448 / amax.
-    float alpha = a_amax[0] * b_amax[0] / 7225344.0f;
+    // The global-scale factor: the operands above lack 1 / S_enc each, the
+    // encode scales their quantization used (TE's amax_a amax_b / (6 6 448
+    // 448), without its overflow for huge amaxes or its flush for tiny ones).
+    float alpha = (1.0f / te::cpu::nvfp4EncodeScale(a_amax[0])) *
+                  (1.0f / te::cpu::nvfp4EncodeScale(b_amax[0]));
     gemmOfDequantized(ctx, t, A, B, bias, d, m, n, k, accumulate != 0, alpha);
   });
 }

@@ -505,3 +505,11 @@ func.func @dbias_dact_amax_type(%dy: tensor<8x32xf32>, %x: tensor<8x32xf32>) {
   %d, %db, %a = te.dbias_dact gelu %dy, %x : (tensor<8x32xf32>, tensor<8x32xf32>) -> (tensor<8x32xf32>, tensor<32xf32>, tensor<3xf32>)
   return
 }
+
+// -----
+
+func.func @quantize_sr_2d(%w: tensor<32x64xbf16>) {
+  // expected-error @+1 {{'te.quantize' op stochastic_rounding with 16x16 blocks (block_2d, TE's weights): the two copies of a 2-D scaled tensor must hold the same values}}
+  %q = te.quantize %w {stochastic_rounding} : tensor<32x64xbf16> -> !te.qtensor<32x64xe2m1, #te.nvfp4<>, both, blackwell, block_2d, swizzled>
+  return
+}

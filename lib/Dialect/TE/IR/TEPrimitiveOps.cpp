@@ -140,6 +140,10 @@ LogicalResult QuantizeOp::verify() {
     return emitOpError() << "stochastic_rounding applies to nvfp4 (E2M1 "
                             "values), got "
                          << recipe.getRecipeName();
+  if (getStochasticRounding() && q.getBlock_2d())
+    return emitOpError() << "stochastic_rounding with 16x16 blocks (block_2d, "
+                            "TE's weights): the two copies of a 2-D scaled "
+                            "tensor must hold the same values";
   if (getSeed() && !getStochasticRounding())
     return emitOpError() << "seed keys stochastic rounding; it needs "
                             "stochastic_rounding";
