@@ -892,6 +892,16 @@ int32_t te_rt_gemm_fp8_block(te_rt_context *ctx, int32_t out_dtype,
 
 namespace {
 
+/// A dimension of a block-scaled recipe's tensor: a whole number of blocks
+/// of `block` elements (32 for MXFP8, 16 for NVFP4).
+bool wholeBlocks(const Checker &c, const char *name, int64_t v, int block,
+                 const char *recipe) {
+  return v % block == 0 ? true
+                        : c.fail(std::string(name) + " must be a multiple of " +
+                                 std::to_string(block) + " (" + recipe +
+                                 " blocks), got " + std::to_string(v));
+}
+
 /// The cuda backend's answer to the MXFP8 calls: its kernels target Hopper.
 int32_t mxfp8NeedsBlackwell(const Checker &c) {
   return c.fail("MXFP8 is a Blackwell (sm_100+) recipe: its GEMMs need "
@@ -899,12 +909,6 @@ int32_t mxfp8NeedsBlackwell(const Checker &c) {
                 "the cuda backend targets) does not run; use the cpu backend "
                 "or fp8-current / fp8-block"),
          1;
-}
-
-bool multipleOf32(const Checker &c, const char *name, int64_t v) {
-  return v % 32 == 0 ? true
-                     : c.fail(std::string(name) + " must be a multiple of 32 "
-                              "(MXFP8 blocks), got " + std::to_string(v));
 }
 
 /// Transposes a [rows, cols] byte matrix.
@@ -953,7 +957,8 @@ int32_t te_rt_quantize_mxfp8(te_rt_context *ctx, int32_t dtype, const void *x,
   Checker c("te_rt_quantize_mxfp8");
   int64_t n = 0;
   if (!c.context(ctx) || !c.dtype(dtype) || !c.matrix(rows, cols, &n) ||
-      !multipleOf32(c, "rows", rows) || !multipleOf32(c, "cols", cols) ||
+      !wholeBlocks(c, "rows", rows, 32, "MXFP8") ||
+      !wholeBlocks(c, "cols", cols, 32, "MXFP8") ||
       !fp8Format(c, format, "format") || !c.flag("swizzled", swizzled) ||
       !c.notNull("x", x))
     return 1;
@@ -1004,7 +1009,8 @@ int32_t te_rt_gemm_mxfp8(te_rt_context *ctx, int32_t out_dtype,
   if (!c.context(ctx) || !c.dtype(out_dtype, "out_dtype") ||
       !fp8Format(c, a_format, "a_format") ||
       !fp8Format(c, b_format, "b_format") ||
-      !gemmSizes(c, m, n, k, &mn, &mk, &nk) || !multipleOf32(c, "k", k) ||
+      !gemmSizes(c, m, n, k, &mn, &mk, &nk) ||
+      !wholeBlocks(c, "k", k, 32, "MXFP8") ||
       !c.flag("a_columnwise", a_columnwise) ||
       !c.flag("b_columnwise", b_columnwise) || !c.flag("swizzled", swizzled) ||
       !c.flag("accumulate", accumulate) || !c.notNull("a", a) ||
@@ -1045,13 +1051,6 @@ int32_t nvfp4NeedsBlackwell(const Checker &c) {
          1;
 }
 
-bool multipleOf16(const Checker &c, const char *name, int64_t v) {
-  return v % 16 == 0 ? true
-                     : c.fail(std::string(name) +
-                              " must be a multiple of 16 "
-                              "(NVFP4 blocks), got " +
-                              std::to_string(v));
-}
 
 /// The copies te_rt_quantize_nvfp4 writes: each is given as its data, its
 /// scales and its amax, or none of them; at least one is requested.
@@ -1127,8 +1126,8 @@ int32_t te_rt_quantize_nvfp4(te_rt_context *ctx, int32_t dtype, const void *x,
   Checker c("te_rt_quantize_nvfp4");
   int64_t n = 0;
   if (!c.context(ctx) || !c.dtype(dtype) || !c.positive("rows", rows) ||
-      !c.positive("cols", cols) || !multipleOf16(c, "rows", rows) ||
-      !multipleOf16(c, "cols", cols) ||
+      !c.positive("cols", cols) || !wholeBlocks(c, "rows", rows, 16, "NVFP4") ||
+      !wholeBlocks(c, "cols", cols, 16, "NVFP4") ||
       !c.product("rows * cols", rows, cols, 4, &n) ||
       !c.flag("block_2d", block_2d) || !c.flag("rht", rht) ||
       !c.flag("stochastic_rounding", stochastic_rounding) ||
@@ -1193,12 +1192,12 @@ int32_t te_rt_gemm_nvfp4(te_rt_context *ctx, int32_t out_dtype, const void *a,
   int64_t mn, mk, nk;
   if (!c.context(ctx) || !c.dtype(out_dtype, "out_dtype") ||
       !c.positive("m", m) || !c.positive("n", n) ||
-      !gemmSizes(c, m, n, k, &mn, &mk, &nk) || !multipleOf16(c, "k", k) ||
-      !c.flag("swizzled", swizzled) || !c.flag("accumulate", accumulate) ||
-      !c.notNull("a", a) || !c.notNull("a_scale_inv", a_scale_inv) ||
-      !c.notNull("a_amax", a_amax) || !c.notNull("b", b) ||
-      !c.notNull("b_scale_inv", b_scale_inv) || !c.notNull("b_amax", b_amax) ||
-      !c.notNull("d", d))
+      !gemmSizes(c, m, n, k, &mn, &mk, &nk) ||
+      !wholeBlocks(c, "k", k, 16, "NVFP4") || !c.flag("swizzled", swizzled) ||
+      !c.flag("accumulate", accumulate) || !c.notNull("a", a) ||
+      !c.notNull("a_scale_inv", a_scale_inv) || !c.notNull("a_amax", a_amax) ||
+      !c.notNull("b", b) || !c.notNull("b_scale_inv", b_scale_inv) ||
+      !c.notNull("b_amax", b_amax) || !c.notNull("d", d))
     return 1;
   if (ctx->backend == TE_RT_BACKEND_CUDA)
     return nvfp4NeedsBlackwell(c);

@@ -19,6 +19,7 @@
 #include "te/Runtime/TERuntime.h"
 
 #include "cpu/Convert.h"
+#include "cpu/Reference.h"
 #include "te_kernels/formats.h"
 
 #include <gtest/gtest.h>
@@ -414,10 +415,7 @@ TEST_P(CudaAbi, Activations) {
   const int64_t rows = 33, cols = 258, n = rows * cols;
   const float limit = 1.5f, alpha = 1.702f, offset = 1.0f;
   for (int32_t act = TE_RT_ACT_GELU; act <= TE_RT_ACT_GELU_ERF; ++act) {
-    bool gated = act == TE_RT_ACT_GEGLU || act == TE_RT_ACT_GLU ||
-                 act == TE_RT_ACT_QGEGLU || act == TE_RT_ACT_REGLU ||
-                 act == TE_RT_ACT_SREGLU || act == TE_RT_ACT_SWIGLU ||
-                 act == TE_RT_ACT_CLAMPED_SWIGLU;
+    bool gated = te::cpu::isGated(static_cast<te::cpu::Activation>(act));
     bool exact = act == TE_RT_ACT_RELU;
     int64_t yn = gated ? n / 2 : n;
     Pair &x = random(t, n, -4, 4), &dy = random(t, yn);
@@ -476,10 +474,7 @@ TEST_P(CudaAbi, ProducerAmaxAndFusedQuantize) {
        {std::pair<int64_t, int64_t>{33, 258}, {192, 1024}}) {
     const int64_t n = rows * cols;
     for (int32_t act = TE_RT_ACT_GELU; act <= TE_RT_ACT_GELU_ERF; ++act) {
-      bool gated = act == TE_RT_ACT_GEGLU || act == TE_RT_ACT_GLU ||
-                   act == TE_RT_ACT_QGEGLU || act == TE_RT_ACT_REGLU ||
-                   act == TE_RT_ACT_SREGLU || act == TE_RT_ACT_SWIGLU ||
-                   act == TE_RT_ACT_CLAMPED_SWIGLU;
+      bool gated = te::cpu::isGated(static_cast<te::cpu::Activation>(act));
       bool exact = act == TE_RT_ACT_RELU;
       int64_t yn = gated ? n / 2 : n;
       std::string name = std::string(kActs[act]) + " " + std::to_string(rows) +
