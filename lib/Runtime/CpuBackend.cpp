@@ -770,6 +770,95 @@ int32_t te_rt_quantize_fp8(te_rt_context *ctx, int32_t dtype, const void *x,
   });
 }
 
+/// The checks of the fused activation-casts beyond the activation's own.
+static bool fusedCastArgs(const Checker &c, int32_t format, const float *scale,
+                          const void *data, const void *transpose,
+                          const float *scale_inv) {
+  if (!fp8Format(c, format, "format") || !c.notNull("scale_inv", scale_inv))
+    return false;
+  if (!scale)
+    return c.fail("scale is NULL (the fused activation-cast is delayed "
+                  "scaling's: the scale is known before the activation runs)");
+  if (!data && !transpose)
+    return c.fail("data and transpose are both NULL (nothing to write)");
+  return true;
+}
+
+/// Bytes of one element of a TE_RT_DTYPE_*.
+static int64_t elementBytes(int32_t dtype) {
+  return dtype == TE_RT_DTYPE_F32 ? 4 : 2;
+}
+
+int32_t te_rt_act_quantize_fp8(te_rt_context *ctx, int32_t act, int32_t dtype,
+                               const void *x, int64_t rows, int64_t cols,
+                               float limit, float alpha, float offset,
+                               int32_t format, const float *scale, void *data,
+                               void *transpose, float *scale_inv,
+                               float *amax) {
+  Checker c("te_rt_act_quantize_fp8");
+  int64_t n = 0;
+  if (!c.context(ctx) || !c.dtype(dtype) || !c.matrix(rows, cols, &n) ||
+      !activation(c, act, cols, limit) || !c.notNull("x", x) ||
+      !fusedCastArgs(c, format, scale, data, transpose, scale_inv))
+    return 1;
+  if (ctx->backend == TE_RT_BACKEND_CUDA)
+    return onCuda(c, ctx, [&](auto *s) {
+      return te_kernels_act_quantize_fp8(s, act, dtype, x, rows, cols, limit,
+                                         alpha, offset, format, scale, data,
+                                         transpose, scale_inv, amax);
+    });
+  // The CPU reference is the unfused pair by definition: the activation
+  // into a host buffer, then its quantization.
+  const int64_t yCols =
+      te::cpu::isGated(static_cast<te::cpu::Activation>(act)) ? cols / 2
+                                                              : cols;
+  std::vector<uint8_t> y;
+  if (guarded(c, [&] { y.resize(rows * yCols * elementBytes(dtype)); }))
+    return 1;
+  if (te_rt_act_fwd(ctx, act, dtype, x, y.data(), rows, cols, limit, alpha,
+                    offset, nullptr))
+    return 1;
+  return te_rt_quantize_fp8(ctx, dtype, y.data(), rows, yCols, format, scale,
+                            0, data, transpose, scale_inv, amax, nullptr);
+}
+
+int32_t te_rt_dact_quantize_fp8(te_rt_context *ctx, int32_t act,
+                                int32_t dtype, const void *dy, const void *x,
+                                void *dbias, int64_t rows, int64_t cols,
+                                float limit, float alpha, float offset,
+                                int32_t format, const float *scale, void *data,
+                                void *transpose, float *scale_inv,
+                                float *amax) {
+  Checker c("te_rt_dact_quantize_fp8");
+  int64_t n = 0;
+  if (!c.context(ctx) || !c.dtype(dtype) || !c.matrix(rows, cols, &n) ||
+      !activation(c, act, cols, limit) || !c.notNull("dy", dy) ||
+      !c.notNull("x", x) ||
+      !fusedCastArgs(c, format, scale, data, transpose, scale_inv))
+    return 1;
+  if (dbias && te::cpu::isGated(static_cast<te::cpu::Activation>(act)))
+    return c.fail(std::string("gated activation ") + kActivationNames[act] +
+                  " has no fused dbias + dact (dbias must be NULL)"),
+           1;
+  if (ctx->backend == TE_RT_BACKEND_CUDA)
+    return onCuda(c, ctx, [&](auto *s) {
+      return te_kernels_dact_quantize_fp8(s, act, dtype, dy, x, dbias, rows,
+                                          cols, limit, alpha, offset, format,
+                                          scale, data, transpose, scale_inv,
+                                          amax);
+    });
+  std::vector<uint8_t> dx;
+  if (guarded(c, [&] { dx.resize(n * elementBytes(dtype)); }))
+    return 1;
+  if (dbias ? te_rt_dbias_dact(ctx, act, dtype, dy, x, dx.data(), dbias, rows,
+                               cols, limit, alpha, offset, nullptr)
+            : te_rt_act_bwd(ctx, act, dtype, dy, x, dx.data(), rows, cols,
+                            limit, alpha, offset, nullptr))
+    return 1;
+  return te_rt_quantize_fp8(ctx, dtype, dx.data(), rows, cols, format, scale,
+                            0, data, transpose, scale_inv, amax, nullptr);
+}
+
 int32_t te_rt_gemm_fp8(te_rt_context *ctx, int32_t out_dtype, int32_t a_format,
                        const void *a, const float *a_scale_inv,
                        int32_t b_format, const void *b,

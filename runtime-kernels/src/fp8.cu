@@ -33,6 +33,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "act.cuh"
 #include "internal.cuh"
 
 #include <algorithm>
@@ -331,6 +332,298 @@ const char *quantize(te_kernels_state *s, QuantArgs a) {
 }
 
 //===----------------------------------------------------------------------===//
+// Fused activation-casts (delayed scaling)
+//===----------------------------------------------------------------------===//
+
+/// The values a fused activation-cast quantizes: element (r, c) of its
+/// [rows, cols] result is act(x) (kBwd false; gated: act(a) * b from the
+/// halves of x's row [a | b]) or dy * act'(x) (kBwd; gated: [da | db]), in
+/// fp32, as te_kernels_act_fwd / _act_bwd compute it before rounding.
+template <typename E, bool kBwd> struct ActSource {
+  using T = typename E::T;
+  static constexpr int kVec = perVec<E>();
+  ActParams p;
+  bool gated;
+  const T *x;   // kBwd false: [rows, gated ? 2 * cols : cols]; else [rows, cols]
+  const T *dy;  // kBwd: [rows, gated ? cols / 2 : cols]
+  int64_t cols; // of the result
+  int64_t half; // gated: the width of a half of x's row
+
+  struct Raw {
+    uint4 v[3];
+  };
+  static __device__ uint4 ld(const T *p) {
+    return __ldg(reinterpret_cast<const uint4 *>(p));
+  }
+  /// The 16-byte loads behind result elements (r, c .. c + kVec).
+  __device__ void load(int64_t r, int64_t c, Raw &raw) const {
+    if constexpr (!kBwd) {
+      if (!gated) {
+        raw.v[0] = ld(x + r * cols + c);
+      } else {
+        const T *row = x + r * 2 * half;
+        raw.v[0] = ld(row + c);
+        raw.v[1] = ld(row + half + c);
+      }
+    } else if (!gated) {
+      raw.v[0] = ld(dy + r * cols + c);
+      raw.v[1] = ld(x + r * cols + c);
+    } else {
+      const int64_t j = c < half ? c : c - half;
+      const T *row = x + r * cols;
+      raw.v[0] = ld(dy + r * half + j);
+      raw.v[1] = ld(row + j);
+      raw.v[2] = ld(row + half + j);
+    }
+  }
+  /// The fp32 values of those elements.
+  __device__ void values(int64_t c, const Raw &raw, float (&f)[kVec]) const {
+    float a[kVec], b[kVec];
+    unpack<E>(raw.v[0], f);
+    if constexpr (!kBwd) {
+      if (!gated) {
+#pragma unroll
+        for (int e = 0; e < kVec; ++e)
+          f[e] = actF(p.act, f[e]);
+      } else {
+        unpack<E>(raw.v[1], b);
+#pragma unroll
+        for (int e = 0; e < kVec; ++e)
+          f[e] = gatedF(p, f[e], b[e]);
+      }
+    } else if (!gated) {
+      unpack<E>(raw.v[1], a);
+#pragma unroll
+      for (int e = 0; e < kVec; ++e)
+        f[e] = f[e] * actDf(p.act, a[e]);
+    } else {
+      unpack<E>(raw.v[1], a);
+      unpack<E>(raw.v[2], b);
+#pragma unroll
+      for (int e = 0; e < kVec; ++e) {
+        float da, db;
+        gatedDf(p, a[e], b[e], f[e], da, db);
+        f[e] = c < half ? da : db;
+      }
+    }
+  }
+  /// One element, for ragged or misaligned tiles.
+  __device__ float at(int64_t r, int64_t c) const {
+    if constexpr (!kBwd) {
+      if (!gated)
+        return actF(p.act, E::load(x[r * cols + c]));
+      const T *row = x + r * 2 * half;
+      return gatedF(p, E::load(row[c]), E::load(row[half + c]));
+    } else {
+      if (!gated)
+        return E::load(dy[r * cols + c]) * actDf(p.act, E::load(x[r * cols + c]));
+      const int64_t j = c < half ? c : c - half;
+      const T *row = x + r * cols;
+      float da, db;
+      gatedDf(p, E::load(row[j]), E::load(row[half + j]),
+              E::load(dy[r * half + j]), da, db);
+      return c < half ? da : db;
+    }
+  }
+};
+
+/// castTransposeKernel with the values computed from the activation's
+/// inputs (ActSource) instead of read: each value rounded to E once (the
+/// value te_kernels_act_fwd / _act_bwd would store), then cast with the
+/// given scale into data (optional) and the transpose (optional), the amax
+/// of the rounded values into a.amaxOut (optional). With dbiasPartial, the
+/// column sums of the unrounded values of each tile row go to
+/// dbiasPartial[tileRow * cols + c] (rows of a tile in order, then the
+/// threads' partial sums in order), reduced by sumChunks.
+template <typename E, int Fmt, int kRows, int kCols, bool kBwd>
+__global__ void __launch_bounds__(kThreads)
+    actCastTransposeKernel(ActSource<E, kBwd> src, QuantArgs a,
+                           float *dbiasPartial) {
+  constexpr int kVec = perVec<E>();
+  constexpr int kRowVecs = kCols / kVec;
+  constexpr int kPer = kRows * kRowVecs / kThreads;
+  constexpr int kChunks = kRows / 16;
+  constexpr int kTasks = kCols * kChunks / kThreads;
+  constexpr int kGroups = kThreads / kRowVecs; // threads sharing columns
+  static_assert(kPer * kThreads == kRows * kRowVecs && kTasks >= 1 &&
+                    kTasks * kThreads == kCols * kChunks &&
+                    kThreads % kRowVecs == 0 && kThreads % kCols == 0,
+                "tile shape");
+  __shared__ __align__(16) uint8_t tile[kRows * kCols];
+  __shared__ float colSums[kGroups * kCols];
+  const float s = *a.scale;
+  if (blockIdx.x == 0 && threadIdx.x == 0)
+    *a.scaleInv = 1.0f / s;
+  const int64_t rows = a.rows, cols = a.cols;
+  const int64_t tilesC = (cols + kCols - 1) / kCols;
+  const int64_t tiles = (rows + kRows - 1) / kRows * tilesC;
+  float m = 0.0f;
+  for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+    const int64_t r0 = t / tilesC * kRows, c0 = t % tilesC * kCols;
+    const bool full = r0 + kRows <= rows && c0 + kCols <= cols;
+    // Vector path: every thread keeps the columns cv * kVec .. + kVec of
+    // its rows (idx % kRowVecs is threadIdx.x % kRowVecs); element path:
+    // column threadIdx.x % kCols.
+    float sum[kVec];
+#pragma unroll
+    for (int e = 0; e < kVec; ++e)
+      sum[e] = 0.0f;
+    const bool vec = full && a.vecLoad;
+    if (vec) {
+      typename ActSource<E, kBwd>::Raw raw[kPer];
+#pragma unroll
+      for (int p = 0; p < kPer; ++p) {
+        int idx = threadIdx.x + p * kThreads;
+        int r = idx / kRowVecs, cv = idx % kRowVecs;
+        src.load(r0 + r, c0 + cv * kVec, raw[p]);
+      }
+#pragma unroll
+      for (int p = 0; p < kPer; ++p) {
+        int idx = threadIdx.x + p * kThreads;
+        int r = idx / kRowVecs, cv = idx % kRowVecs;
+        float f[kVec];
+        src.values(c0 + cv * kVec, raw[p], f);
+#pragma unroll
+        for (int e = 0; e < kVec; ++e) {
+          sum[e] += f[e];
+          f[e] = E::load(E::store(f[e]));
+          m = fmaxf(m, fabsf(f[e]));
+        }
+        Packed<Fmt, kVec> q(f, s);
+        q.store(tile + swizzled<kCols>(r, cv * kVec));
+        if (a.data) {
+          uint8_t *d = a.data + (r0 + r) * cols + c0 + cv * kVec;
+          if (a.vecData) {
+            q.store(d);
+          } else {
+#pragma unroll
+            for (int e = 0; e < kVec; ++e)
+              d[e] = q.byte(e);
+          }
+        }
+      }
+    } else {
+      for (int idx = threadIdx.x; idx < kRows * kCols; idx += kThreads) {
+        int r = idx / kCols, c = idx % kCols;
+        if (r0 + r < rows && c0 + c < cols) {
+          int64_t i = (r0 + r) * cols + c0 + c;
+          float v = src.at(r0 + r, c0 + c);
+          sum[0] += v;
+          float f = E::load(E::store(v));
+          m = fmaxf(m, fabsf(f));
+          uint8_t q = toFP8<Fmt>(f * s);
+          tile[swizzled<kCols>(r, c)] = q;
+          if (a.data)
+            a.data[i] = q;
+        }
+      }
+    }
+    if (dbiasPartial) {
+      const int groups = vec ? kGroups : kThreads / kCols;
+      if (vec) {
+        const int g = threadIdx.x / kRowVecs, cv = threadIdx.x % kRowVecs;
+#pragma unroll
+        for (int e = 0; e < kVec; ++e)
+          colSums[g * kCols + cv * kVec + e] = sum[e];
+      } else {
+        colSums[(threadIdx.x / kCols) * kCols + threadIdx.x % kCols] = sum[0];
+      }
+      __syncthreads();
+      if (threadIdx.x < kCols && c0 + threadIdx.x < cols) {
+        float total = 0.0f;
+        for (int g = 0; g < groups; ++g)
+          total += colSums[g * kCols + threadIdx.x];
+        dbiasPartial[(r0 / kRows) * cols + c0 + threadIdx.x] = total;
+      }
+    }
+    __syncthreads();
+    if (a.transpose) {
+#pragma unroll 1
+      for (int k = 0; k < kTasks; ++k) {
+        const int id = threadIdx.x + k * kThreads;
+        const int c = id / kChunks, q = id % kChunks;
+        uint8_t *out = a.transpose + (c0 + c) * rows + r0 + 16 * q;
+        if (full && a.vecTrans) {
+          uint32_t w[4];
+#pragma unroll
+          for (int j = 0; j < 4; ++j) {
+            w[j] = 0;
+#pragma unroll
+            for (int b = 0; b < 4; ++b)
+              w[j] |= static_cast<uint32_t>(
+                          tile[swizzled<kCols>(16 * q + 4 * j + b, c)])
+                      << (8 * b);
+          }
+          *reinterpret_cast<uint4 *>(out) = make_uint4(w[0], w[1], w[2], w[3]);
+        } else if (c0 + c < cols) {
+          for (int i = 0; i < 16 && r0 + 16 * q + i < rows; ++i)
+            out[i] = tile[swizzled<kCols>(16 * q + i, c)];
+        }
+      }
+    }
+    __syncthreads(); // the tile and colSums are refilled next
+  }
+  if (a.amaxOut)
+    blockAmax(m, a.amaxOut);
+}
+
+/// out[c] = sum over chunks of partial[chunk * cols + c], in chunk order,
+/// rounded to E once.
+template <typename E>
+__global__ void sumChunks(const float *partial, int64_t chunks, int64_t cols,
+                          typename E::T *out) {
+  for (int64_t c = globalId(); c < cols; c += globalStride()) {
+    float total = 0.0f;
+    for (int64_t k = 0; k < chunks; ++k)
+      total += partial[k * cols + c];
+    out[c] = E::store(total);
+  }
+}
+
+template <typename E, int Fmt, bool kBwd>
+const char *actCast(te_kernels_state *s, ActSource<E, kBwd> src, QuantArgs a,
+                    void *dbias) {
+  constexpr int kVec = perVec<E>();
+  const int sms = smCount();
+  // 16-byte loads of every operand, whole vectors per row and per half.
+  bool vecLoad = aligned(src.x, 16) && a.cols % kVec == 0 &&
+                 (!src.gated || src.half % kVec == 0);
+  if constexpr (kBwd)
+    vecLoad = vecLoad && aligned(src.dy, 16);
+  a.vecLoad = vecLoad;
+  a.vecData = aligned(a.data, kVec) && a.cols % kVec == 0;
+  a.vecTrans = aligned(a.transpose, 16) && a.rows % 16 == 0;
+  const bool big = sizeof(typename E::T) == 2 && a.rows >= 128;
+  const int64_t tileRows = big ? 128 : 64;
+  const int64_t rowTiles = (a.rows + tileRows - 1) / tileRows;
+  const int64_t tiles = rowTiles * ((a.cols + 63) / 64);
+  float *partial = nullptr;
+  if (dbias && a.rows > 0)
+    if (const char *err = scratch(s, rowTiles * a.cols, &partial))
+      return err;
+  // (At least one block: scale_inv is written even when there is nothing
+  // to cast.)
+  if (big) {
+    if constexpr (sizeof(typename E::T) == 2)
+      actCastTransposeKernel<E, Fmt, 128, 64, kBwd>
+          <<<blocksFor(tiles, sms), kThreads, 0, s->stream>>>(src, a, partial);
+  } else {
+    actCastTransposeKernel<E, Fmt, 64, 64, kBwd>
+        <<<blocksFor(tiles, sms), kThreads, 0, s->stream>>>(src, a, partial);
+  }
+  if (const char *err = launched())
+    return err;
+  if (!dbias)
+    return nullptr;
+  if (a.cols == 0)
+    return nullptr;
+  sumChunks<E><<<blocksFor((a.cols + kThreads - 1) / kThreads, sms), kThreads,
+                 0, s->stream>>>(partial, a.rows > 0 ? rowTiles : 0, a.cols,
+                                 static_cast<typename E::T *>(dbias));
+  return launched();
+}
+
+//===----------------------------------------------------------------------===//
 // Delayed scaling's update
 //===----------------------------------------------------------------------===//
 
@@ -602,30 +895,17 @@ const char *fp8Matmul(te_kernels_state *s, int out_dtype, const Fp8Operand &a,
     return err;
   if (const char *err = ltError(cublasLtMatrixLayoutCreate(&g.d, t, n, m, n)))
     return err;
-  if (const char *err = ltError(cublasLtMatmulPreferenceCreate(&g.pref)))
+  GemmKey key;
+  key.add(1 /* FP8 */).add(out_dtype).add(a.type).add(b.type);
+  key.add(a.scaleMode).add(b.scaleMode).add(m).add(n).add(k).add(fastAccum);
+  key.add(epilogueBias).add(accumulate != 0).add(alignmentOf(b.data));
+  key.add(alignmentOf(a.data)).add(alignmentOf(d));
+  key.add(epilogueBias ? alignmentOf(bias) : 0);
+  if (const char *err = runMatmul(s, key, g, b.data, a.data, d,
+                                  accumulate ? 1.0f : 0.0f, unsupported))
     return err;
-  setPreferences(s, g.pref, b.data, a.data, d);
-  cublasLtMatmulHeuristicResult_t heur = {};
-  int found = 0;
-  cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(
-      s->lt, g.op, g.a, g.b, g.c, g.d, g.pref, 1, &heur, &found);
-  if (st == CUBLAS_STATUS_NOT_SUPPORTED ||
-      (st == CUBLAS_STATUS_SUCCESS && found == 0)) {
-    *unsupported = true;
+  if (*unsupported)
     return nullptr;
-  }
-  if (const char *err = ltError(st))
-    return err;
-  const float alpha = 1.0f, beta = accumulate ? 1.0f : 0.0f;
-  st = cublasLtMatmul(s->lt, g.op, &alpha, b.data, g.a, a.data, g.b, &beta, d,
-                      g.c, d, g.d, &heur.algo, s->workspace, s->workspaceBytes,
-                      s->stream);
-  if (st == CUBLAS_STATUS_NOT_SUPPORTED) { // nothing was queued
-    *unsupported = true;
-    return nullptr;
-  }
-  if (const char *err = ltError(st))
-    return err;
   return bias && !epilogueBias ? addBias(s, out_dtype, bias, d, m, n) : nullptr;
 }
 
@@ -667,6 +947,76 @@ const char *te_kernels_quantize_fp8(te_kernels_state *s, int dtype,
     using E = decltype(e);
     return format == kE4M3 ? quantize<E, kE4M3>(s, a)
                            : quantize<E, kE5M2>(s, a);
+  });
+}
+
+/// The quantization half of a fused activation-cast (delayed scaling).
+static QuantArgs fusedCastArgs(int format, int64_t rows, int64_t cols,
+                               const float *scale, void *data,
+                               void *transpose, float *scale_inv,
+                               float *amax) {
+  QuantArgs a{};
+  a.rows = rows;
+  a.cols = cols;
+  a.scale = scale;
+  a.fp8Max = format == kE4M3 ? 448.0f : 57344.0f;
+  a.data = static_cast<uint8_t *>(data);
+  a.transpose = static_cast<uint8_t *>(transpose);
+  a.scaleInv = scale_inv;
+  a.amaxOut = amax;
+  return a;
+}
+
+const char *te_kernels_act_quantize_fp8(te_kernels_state *s, int act,
+                                        int dtype, const void *x, int64_t rows,
+                                        int64_t cols, float limit, float alpha,
+                                        float offset, int format,
+                                        const float *scale, void *data,
+                                        void *transpose, float *scale_inv,
+                                        float *amax) {
+  if (format != kE4M3 && format != kE5M2)
+    return "FP8 quantize: unknown format";
+  const bool gated = isGated(act);
+  const int64_t yCols = gated ? cols / 2 : cols;
+  QuantArgs a = fusedCastArgs(format, rows, yCols, scale, data, transpose,
+                              scale_inv, amax);
+  if (amax)
+    if (const char *err = zeroAmax(s->stream, amax))
+      return err;
+  return byDtype(dtype, [&](auto e) {
+    using E = decltype(e);
+    ActSource<E, false> src{ActParams{act, limit, alpha, offset}, gated,
+                            static_cast<const typename E::T *>(x), nullptr,
+                            yCols, yCols};
+    return format == kE4M3 ? actCast<E, kE4M3>(s, src, a, nullptr)
+                           : actCast<E, kE5M2>(s, src, a, nullptr);
+  });
+}
+
+const char *te_kernels_dact_quantize_fp8(
+    te_kernels_state *s, int act, int dtype, const void *dy, const void *x,
+    void *dbias, int64_t rows, int64_t cols, float limit, float alpha,
+    float offset, int format, const float *scale, void *data, void *transpose,
+    float *scale_inv, float *amax) {
+  if (format != kE4M3 && format != kE5M2)
+    return "FP8 quantize: unknown format";
+  const bool gated = isGated(act);
+  if (gated && dbias)
+    return "fused dbias + dact: gated activations have none";
+  QuantArgs a = fusedCastArgs(format, rows, cols, scale, data, transpose,
+                              scale_inv, amax);
+  if (amax)
+    if (const char *err = zeroAmax(s->stream, amax))
+      return err;
+  return byDtype(dtype, [&](auto e) {
+    using E = decltype(e);
+    using T = typename E::T;
+    ActSource<E, true> src{ActParams{act, limit, alpha, offset}, gated,
+                           static_cast<const T *>(x),
+                           static_cast<const T *>(dy), cols,
+                           gated ? cols / 2 : cols};
+    return format == kE4M3 ? actCast<E, kE4M3>(s, src, a, dbias)
+                           : actCast<E, kE5M2>(s, src, a, dbias);
   });
 }
 

@@ -6,13 +6,18 @@
 // bias-gradient kernel when cuBLASLt has no algorithm with it), beta = 1 for
 // wgrad's accumulate. Zero-sized problems never reach cuBLASLt. Also the
 // cuBLASLt plumbing internal.cuh declares for every GEMM of the library
-// (status names, the handle and workspace, the heuristic's preferences).
+// (status names, the handle and workspace, the heuristic's preferences) and
+// the algorithm cache every GEMM runs through (runMatmul): one heuristic
+// query per problem; with TE_RT_GEMM_TUNING=1 its candidates are timed once
+// and the fastest kept (measured on the H200: at most 0.7% on a whole
+// training step, so the heuristic's first choice is the default).
 //
 //===----------------------------------------------------------------------===//
 
 #include "internal.cuh"
 
 #include <algorithm>
+#include <cstdlib>
 
 using namespace te::kernels;
 
@@ -20,6 +25,10 @@ namespace te::kernels {
 
 namespace {
 constexpr size_t kWorkspaceBytes = size_t(32) << 20;
+/// Candidates timed on a problem's first call, and timed runs of each
+/// (after one untimed run).
+constexpr int kTuneCandidates = 8;
+constexpr int kTuneRuns = 2;
 } // namespace
 
 const char *ltError(cublasStatus_t st) {
@@ -55,9 +64,12 @@ uint32_t alignmentOf(const void *p) {
 }
 
 const char *ltReady(te_kernels_state *s) {
-  if (!s->lt)
+  if (!s->lt) {
     if (const char *err = ltError(cublasLtCreate(&s->lt)))
       return err;
+    const char *env = std::getenv("TE_RT_GEMM_TUNING");
+    s->tuneGemms = env && env[0] == '1';
+  }
   if (!s->workspace) {
     if (const char *err = status(cudaMalloc(&s->workspace, kWorkspaceBytes)))
       return err;
@@ -80,6 +92,116 @@ void setPreferences(te_kernels_state *s, cublasLtMatmulPreference_t pref,
       CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
   for (int i = 0; i < 4; ++i)
     cublasLtMatmulPreferenceSetAttribute(pref, which[i], &al[i], sizeof(al[i]));
+}
+
+namespace {
+
+/// Queues the matmul with `algo`; C is D.
+cublasStatus_t launch(te_kernels_state *s, Descriptors &g,
+                      const cublasLtMatmulAlgo_t &algo, const void *A,
+                      const void *B, void *D, float beta) {
+  const float alpha = 1.0f;
+  cublasLtMatrixLayout_t c = g.c ? g.c : g.d;
+  return cublasLtMatmul(s->lt, g.op, &alpha, A, g.a, B, g.b, &beta, D, c, D,
+                        g.d, &algo, s->workspace, s->workspaceBytes,
+                        s->stream);
+}
+
+/// Times `candidates` (each: one untimed run, then kTuneRuns timed ones)
+/// and returns the index of the fastest; candidates that fail to run are
+/// skipped (0 when none ran).
+const char *fastest(te_kernels_state *s, Descriptors &g,
+                    const cublasLtMatmulHeuristicResult_t *candidates,
+                    int count, const void *A, const void *B, void *D,
+                    int *best) {
+  *best = 0;
+  cudaEvent_t start = nullptr, stop = nullptr;
+  if (const char *err = status(cudaEventCreate(&start)))
+    return err;
+  if (const char *err = status(cudaEventCreate(&stop))) {
+    cudaEventDestroy(start);
+    return err;
+  }
+  float bestMs = -1;
+  const char *err = nullptr;
+  for (int i = 0; i < count && !err; ++i) {
+    if (launch(s, g, candidates[i].algo, A, B, D, 0.0f) !=
+        CUBLAS_STATUS_SUCCESS)
+      continue;
+    bool ran = true;
+    err = status(cudaEventRecord(start, s->stream));
+    for (int r = 0; r < kTuneRuns && ran && !err; ++r)
+      ran = launch(s, g, candidates[i].algo, A, B, D, 0.0f) ==
+            CUBLAS_STATUS_SUCCESS;
+    if (!err)
+      err = status(cudaEventRecord(stop, s->stream));
+    if (!err)
+      err = status(cudaEventSynchronize(stop));
+    float ms = 0;
+    if (!err)
+      err = status(cudaEventElapsedTime(&ms, start, stop));
+    if (!err && ran && (bestMs < 0 || ms < bestMs)) {
+      bestMs = ms;
+      *best = i;
+    }
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return err;
+}
+
+} // namespace
+
+const char *runMatmul(te_kernels_state *s, const GemmKey &key, Descriptors &g,
+                      const void *A, const void *B, void *D, float beta,
+                      bool *unsupported) {
+  *unsupported = false;
+  auto it = s->gemmChoices.find(key.bytes);
+  if (it == s->gemmChoices.end()) {
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    if (const char *err = status(cudaStreamIsCapturing(s->stream, &capture)))
+      return err;
+    const bool tune = s->tuneGemms && beta == 0.0f &&
+                      capture == cudaStreamCaptureStatusNone;
+    if (!g.pref) {
+      if (const char *err = ltError(cublasLtMatmulPreferenceCreate(&g.pref)))
+        return err;
+      setPreferences(s, g.pref, A, B, D);
+    }
+    cublasLtMatmulHeuristicResult_t heur[kTuneCandidates] = {};
+    int found = 0;
+    ++s->gemmHeuristicQueries;
+    cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(
+        s->lt, g.op, g.a, g.b, g.c ? g.c : g.d, g.d, g.pref,
+        tune ? kTuneCandidates : 1, heur, &found);
+    te_kernels_gemm_choice choice;
+    if (st == CUBLAS_STATUS_NOT_SUPPORTED ||
+        (st == CUBLAS_STATUS_SUCCESS && found == 0)) {
+      choice.unsupported = true;
+    } else {
+      if (const char *err = ltError(st))
+        return err;
+      int best = 0;
+      if (found > 1) {
+        if (const char *err = fastest(s, g, heur, found, A, B, D, &best))
+          return err;
+        choice.tuned = true;
+        ++s->gemmTunedProblems;
+      }
+      choice.algo = heur[best].algo;
+    }
+    it = s->gemmChoices.emplace(key.bytes, choice).first;
+  }
+  if (it->second.unsupported) {
+    *unsupported = true;
+    return nullptr;
+  }
+  cublasStatus_t st = launch(s, g, it->second.algo, A, B, D, beta);
+  if (st == CUBLAS_STATUS_NOT_SUPPORTED) { // nothing was queued
+    *unsupported = true;
+    return nullptr;
+  }
+  return ltError(st);
 }
 
 } // namespace te::kernels
@@ -123,24 +245,12 @@ const char *matmul(te_kernels_state *s, int dtype, cublasOperation_t ta,
     return err;
   if (const char *err = ltError(cublasLtMatrixLayoutCreate(&g.d, t, M, N, ldd)))
     return err;
-  if (const char *err = ltError(cublasLtMatmulPreferenceCreate(&g.pref)))
-    return err;
-  setPreferences(s, g.pref, A, B, D);
-  cublasLtMatmulHeuristicResult_t heur = {};
-  int found = 0;
-  cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(
-      s->lt, g.op, g.a, g.b, g.d, g.d, g.pref, 1, &heur, &found);
-  if (st == CUBLAS_STATUS_NOT_SUPPORTED ||
-      (st == CUBLAS_STATUS_SUCCESS && found == 0)) {
-    *unsupported = true;
-    return nullptr;
-  }
-  if (const char *err = ltError(st))
-    return err;
-  float alpha = 1.0f;
-  return ltError(cublasLtMatmul(s->lt, g.op, &alpha, A, g.a, B, g.b, &beta, D,
-                                g.d, D, g.d, &heur.algo, s->workspace,
-                                s->workspaceBytes, s->stream));
+  GemmKey key;
+  key.add(0 /* high precision */).add(dtype).add(ta).add(tb).add(M).add(N);
+  key.add(K).add(lda).add(ldb).add(ldd).add(epi).add(beta != 0.0f);
+  key.add(alignmentOf(A)).add(alignmentOf(B)).add(alignmentOf(D));
+  key.add(bias ? alignmentOf(bias) : 0);
+  return runMatmul(s, key, g, A, B, D, beta, unsupported);
 }
 
 /// matmul, where "no algorithm" is an error.
@@ -161,6 +271,13 @@ int64_t elemBytes(int dtype) { return dtype == 0 ? 4 : 2; }
 } // namespace
 
 extern "C" {
+
+void te_kernels_gemm_cache_stats(te_kernels_state *s, int64_t *problems,
+                                 int64_t *queries, int64_t *tuned) {
+  *problems = static_cast<int64_t>(s->gemmChoices.size());
+  *queries = s->gemmHeuristicQueries;
+  *tuned = s->gemmTunedProblems;
+}
 
 // Row-major Y[m, n] is column-major Y^T[n, m]: every GEMM below computes the
 // transposed product column-major.

@@ -25,7 +25,17 @@
 #include <cfloat>
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <string>
 #include <vector>
+
+/// The cuBLASLt algorithm chosen for one problem (gemm.cu's algorithm
+/// cache), or the fact that cuBLASLt has none.
+struct te_kernels_gemm_choice {
+  cublasLtMatmulAlgo_t algo;
+  bool unsupported = false;
+  bool tuned = false; // timed against the heuristic's other candidates
+};
 
 struct te_kernels_state {
   cudaStream_t stream = nullptr;
@@ -39,6 +49,13 @@ struct te_kernels_state {
   /// buffer is freed only with the state (after te_kernels_state_destroy
   /// has waited for the stream, which still exists then).
   std::vector<float *> retiredScratch;
+  /// gemm.cu's algorithm cache: problem key -> choice, and its counters
+  /// (te_kernels_gemm_cache_stats). tuneGemms: time the heuristic's
+  /// candidates on a problem's first call (TE_RT_GEMM_TUNING=1 turns it
+  /// on; read when the cuBLASLt handle is created).
+  std::map<std::string, te_kernels_gemm_choice> gemmChoices;
+  int64_t gemmHeuristicQueries = 0, gemmTunedProblems = 0;
+  bool tuneGemms = true;
 
   ~te_kernels_state() {
     for (float *p : retiredScratch)
@@ -303,6 +320,31 @@ struct Descriptors {
 /// fresh preference; the heuristic then only offers algorithms that fit.
 void setPreferences(te_kernels_state *s, cublasLtMatmulPreference_t pref,
                     const void *A, const void *B, const void *D);
+
+/// The algorithm cache's key of one problem: the values that decide which
+/// algorithms apply and how fast they are (types, transposes, sizes,
+/// leading dims, epilogue, scale modes, accumulation, operand alignments,
+/// beta != 0), in the order the caller adds them.
+struct GemmKey {
+  std::string bytes;
+  GemmKey &add(int64_t v) {
+    bytes.append(reinterpret_cast<const char *>(&v), sizeof(v));
+    return *this;
+  }
+};
+
+/// Runs the matmul `g` describes (g.c may be null: C is D) with alpha = 1
+/// and `beta`, on the algorithm cached for `key`. A problem's first call
+/// asks the heuristic (its first choice is kept); when tuning is on
+/// (TE_RT_GEMM_TUNING=1), beta is 0 and the stream is not
+/// capturing a graph, it times up to eight of the heuristic's candidates on
+/// the stream and keeps the fastest, whose run is the last one, so the
+/// first call's outputs are what every later call writes. While capturing,
+/// the heuristic's first choice is cached untimed. *unsupported is set,
+/// with nothing queued and no error, when cuBLASLt has no algorithm.
+const char *runMatmul(te_kernels_state *s, const GemmKey &key, Descriptors &g,
+                      const void *A, const void *B, void *D, float beta,
+                      bool *unsupported);
 
 //===----------------------------------------------------------------------===//
 // Shared by the GEMMs (ops.cu, fp8.cu)

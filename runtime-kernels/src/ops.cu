@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "act.cuh"
 #include "internal.cuh"
 #include "te/Runtime/TERuntime.h" // TE_RT_ACT_*
 
@@ -739,106 +740,6 @@ const char *normBwdLaunch(te_kernels_state *s, bool rms,
 // Activations (lib/Runtime/cpu/Reference.cpp's formulas)
 //===----------------------------------------------------------------------===//
 
-bool isGated(int act) {
-  return act == TE_RT_ACT_GEGLU || act == TE_RT_ACT_GLU ||
-         act == TE_RT_ACT_QGEGLU || act == TE_RT_ACT_REGLU ||
-         act == TE_RT_ACT_SREGLU || act == TE_RT_ACT_SWIGLU ||
-         act == TE_RT_ACT_CLAMPED_SWIGLU;
-}
-
-struct ActParams {
-  int act;
-  float limit, alpha, offset;
-};
-
-__device__ inline float sigmoidf(float x) { return 1.0f / (1.0f + expf(-x)); }
-
-/// f and f' of the (gate half of the) activation.
-__device__ void pointwise(int act, float x, float &f, float &df) {
-  switch (act) {
-  case TE_RT_ACT_GELU:
-  case TE_RT_ACT_GEGLU: {
-    f = x * (0.5f + 0.5f * tanhf(x * (0.79788456f + 0.03567741f * x * x)));
-    float t = tanhf(0.79788456f * x * (1.0f + 0.044715f * x * x));
-    df = 0.5f * x * ((1.0f - t * t) * (0.79788456f + 0.1070322243f * x * x)) +
-         0.5f * (1.0f + t);
-    return;
-  }
-  case TE_RT_ACT_GELU_ERF:
-    f = 0.5f * x * (1.0f + erff(x * 0.70710678f));
-    df = 0.5f * (1.0f + erff(x * 0.70710678f)) +
-         x * 0.3989422804f * expf(-0.5f * x * x);
-    return;
-  case TE_RT_ACT_GLU:
-    f = sigmoidf(x), df = f * (1.0f - f);
-    return;
-  case TE_RT_ACT_QGELU:
-  case TE_RT_ACT_QGEGLU: {
-    float s = sigmoidf(1.702f * x);
-    f = x * s;
-    df = 1.702f * x * s * (1.0f - s) + s;
-    return;
-  }
-  case TE_RT_ACT_RELU:
-  case TE_RT_ACT_REGLU:
-    f = x > 0.0f ? x : 0.0f, df = x > 0.0f ? 1.0f : 0.0f;
-    return;
-  case TE_RT_ACT_SRELU:
-  case TE_RT_ACT_SREGLU:
-    f = x > 0.0f ? x * x : 0.0f, df = fmaxf(2.0f * x, 0.0f);
-    return;
-  case TE_RT_ACT_SILU:
-  case TE_RT_ACT_SWIGLU: {
-    float s = sigmoidf(x);
-    f = x * s;
-    df = x * s * (1.0f - s) + s;
-    return;
-  }
-  }
-  f = df = 0.0f;
-}
-
-/// f alone (the forward needs no derivative; same formulas as pointwise).
-__device__ inline float actF(int act, float x) {
-  switch (act) {
-  case TE_RT_ACT_GELU:
-  case TE_RT_ACT_GEGLU:
-    return x * (0.5f + 0.5f * tanhf(x * (0.79788456f + 0.03567741f * x * x)));
-  case TE_RT_ACT_RELU:
-  case TE_RT_ACT_REGLU:
-    return x > 0.0f ? x : 0.0f;
-  case TE_RT_ACT_SRELU:
-  case TE_RT_ACT_SREGLU:
-    return x > 0.0f ? x * x : 0.0f;
-  case TE_RT_ACT_SILU:
-  case TE_RT_ACT_SWIGLU:
-    return x * sigmoidf(x);
-  default: {
-    float f, df;
-    pointwise(act, x, f, df);
-    return f;
-  }
-  }
-}
-
-/// f' alone (non-gated backward; same formulas as pointwise).
-__device__ inline float actDf(int act, float x) {
-  switch (act) {
-  case TE_RT_ACT_GELU: {
-    float t = tanhf(0.79788456f * x * (1.0f + 0.044715f * x * x));
-    return 0.5f * x * ((1.0f - t * t) * (0.79788456f + 0.1070322243f * x * x)) +
-           0.5f * (1.0f + t);
-  }
-  case TE_RT_ACT_RELU:
-    return x > 0.0f ? 1.0f : 0.0f;
-  default: {
-    float f, df;
-    pointwise(act, x, f, df);
-    return df;
-  }
-  }
-}
-
 template <typename T, int N> struct alignas(sizeof(T) * N) Vec { T v[N]; };
 
 // The producers' amax (kAmax; te_rt_act_fwd's amax, ...): each thread
@@ -891,14 +792,8 @@ actFwdVec(ActParams p, bool gated, const typename E::T *x, typename E::T *y,
       V a = row[jv], b = row[rowVecs + jv];
 #pragma unroll
       for (int e = 0; e < N; ++e) {
-        float av = E::load(a.v[e]), bv = E::load(b.v[e]);
-        if (p.act == TE_RT_ACT_CLAMPED_SWIGLU) {
-          float ac = fminf(av, p.limit);
-          float bc = fminf(fmaxf(bv, -p.limit), p.limit) + p.offset;
-          out.v[e] = storeFold<E, kAmax>(ac * sigmoidf(p.alpha * ac) * bc, m);
-        } else {
-          out.v[e] = storeFold<E, kAmax>(actF(p.act, av) * bv, m);
-        }
+        out.v[e] = storeFold<E, kAmax>(
+            gatedF(p, E::load(a.v[e]), E::load(b.v[e])), m);
       }
     }
     reinterpret_cast<V *>(y)[v] = out;
@@ -998,21 +893,10 @@ actBwdVec(ActParams p, bool gated, const typename E::T *dy,
     V a = row[jv], b = row[rowVecs + jv], da, db;
 #pragma unroll
     for (int e = 0; e < N; ++e) {
-      float av = E::load(a.v[e]), bv = E::load(b.v[e]), gv = E::load(g.v[e]);
-      if (p.act == TE_RT_ACT_CLAMPED_SWIGLU) {
-        float ac = fminf(av, p.limit);
-        float bc = fminf(fmaxf(bv, -p.limit), p.limit) + p.offset;
-        float sg = sigmoidf(p.alpha * ac);
-        float dsw = p.alpha * ac * sg * (1.0f - sg) + sg;
-        da.v[e] = storeFold<E, kAmax>(av <= p.limit ? dsw * gv * bc : 0.0f, m);
-        db.v[e] =
-            storeFold<E, kAmax>(fabsf(bv) <= p.limit ? gv * ac * sg : 0.0f, m);
-      } else {
-        float f, df;
-        pointwise(p.act, av, f, df);
-        da.v[e] = storeFold<E, kAmax>(df * gv * bv, m);
-        db.v[e] = storeFold<E, kAmax>(gv * f, m);
-      }
+      float fa, fb;
+      gatedDf(p, E::load(a.v[e]), E::load(b.v[e]), E::load(g.v[e]), fa, fb);
+      da.v[e] = storeFold<E, kAmax>(fa, m);
+      db.v[e] = storeFold<E, kAmax>(fb, m);
     }
     drow[jv] = da;
     drow[rowVecs + jv] = db;
@@ -1052,21 +936,15 @@ __global__ void actFwdKernel(ActParams p, bool gated, const typename E::T *x,
   int64_t yCols = gated ? cols / 2 : cols, n = rows * yCols;
   float m = 0.0f;
   for (int64_t k = globalId(); k < n; k += globalStride()) {
-    float f, df;
     if (!gated) {
       put<E, kAmax>(y, k, actF(p.act, E::load(x[k])), m);
       continue;
     }
     int64_t i = k / yCols, j = k - i * yCols;
-    float a = E::load(x[i * cols + j]), b = E::load(x[i * cols + yCols + j]);
-    if (p.act == TE_RT_ACT_CLAMPED_SWIGLU) {
-      float ac = fminf(a, p.limit);
-      float bc = fminf(fmaxf(b, -p.limit), p.limit) + p.offset;
-      put<E, kAmax>(y, k, ac * sigmoidf(p.alpha * ac) * bc, m);
-      continue;
-    }
-    pointwise(p.act, a, f, df);
-    put<E, kAmax>(y, k, f * b, m);
+    put<E, kAmax>(y, k,
+                  gatedF(p, E::load(x[i * cols + j]),
+                         E::load(x[i * cols + yCols + j])),
+                  m);
   }
   if constexpr (kAmax)
     blockAmaxOf<E>(m, amax);
@@ -1099,20 +977,10 @@ __global__ void actBwdKernel(ActParams p, bool gated, const typename E::T *dy,
     }
     int64_t i = k / yCols, j = k - i * yCols;
     int64_t ia = i * cols + j, ib = ia + yCols;
-    float a = E::load(x[ia]), b = E::load(x[ib]), g = E::load(dy[k]);
-    if (p.act == TE_RT_ACT_CLAMPED_SWIGLU) {
-      float ac = fminf(a, p.limit);
-      float bc = fminf(fmaxf(b, -p.limit), p.limit) + p.offset;
-      float s = sigmoidf(p.alpha * ac);
-      float dsw = p.alpha * ac * s * (1.0f - s) + s;
-      put<E, kAmax>(dx, ia, a <= p.limit ? dsw * g * bc : 0.0f, m);
-      put<E, kAmax>(dx, ib, fabsf(b) <= p.limit ? g * ac * s : 0.0f, m);
-      continue;
-    }
-    float f, df;
-    pointwise(p.act, a, f, df);
-    put<E, kAmax>(dx, ia, df * g * b, m);
-    put<E, kAmax>(dx, ib, g * f, m);
+    float da, db;
+    gatedDf(p, E::load(x[ia]), E::load(x[ib]), E::load(dy[k]), da, db);
+    put<E, kAmax>(dx, ia, da, m);
+    put<E, kAmax>(dx, ib, db, m);
   }
   if constexpr (kAmax)
     blockAmaxOf<E>(m, amax);

@@ -38,6 +38,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -454,6 +455,127 @@ void checkProducerAmaxAll(te_kernels_state *s, cudaStream_t stream,
 }
 
 //===----------------------------------------------------------------------===//
+// Delayed scaling's fused activation-cast (te_kernels_act_quantize_fp8 /
+// _dact_quantize_fp8)
+//===----------------------------------------------------------------------===//
+
+/// The fused call against the producer then te_kernels_quantize_fp8 with
+/// the same scale: the same data, transpose, scale_inv and amax bytes; the
+/// dbias within 1e-2 of the largest (another summation order). Under
+/// compute-sanitizer this runs the tile kernel's shared-memory transpose and
+/// column sums on full, ragged and misaligned tiles.
+void checkFusedActCast(te_kernels_state *s, cudaStream_t stream,
+                       std::mt19937 &rng, Checker &c, int dtype, int act,
+                       bool gated, Producer kind, int64_t rows, int64_t cols) {
+  const int64_t n = rows * cols, yCols = kind == ActFwd && gated ? cols / 2
+                                                                 : cols;
+  const int64_t outN = rows * yCols, dyN = gated ? n / 2 : n,
+                sz = sizeOf(dtype);
+  const int fmt = kind == ActFwd ? 0 : 1;
+  char tag[160];
+  std::snprintf(tag, sizeof(tag), "fused act-cast %s act=%d kind=%d %lldx%lld",
+                dtypeName(dtype), act, int(kind), (long long)rows,
+                (long long)cols);
+  ++c.checks;
+  std::normal_distribution<float> dist(0.0f, 2.0f);
+  std::vector<uint8_t> rx(n * sz), rdy(dyN * sz);
+  for (int64_t i = 0; i < n; ++i)
+    encodeAt(dtype, rx, i, dist(rng));
+  for (int64_t i = 0; i < dyN; ++i)
+    encodeAt(dtype, rdy, i, dist(rng));
+  const float hScale = 12.0f;
+  Dev x(rx.size()), dy(rdy.size()), y(outN * sz), db0(cols * sz),
+      db1(cols * sz), sc(4), outs(4 * outN), fl(16);
+  if (!x.p || !dy.p || !y.p || !db0.p || !db1.p || !sc.p || !outs.p || !fl.p)
+    return c.fail(std::string(tag) + ": cudaMalloc failed");
+  // Unfused data, transpose, then fused; f: scale_inv and amax of each.
+  uint8_t *q0 = outs.get<uint8_t>(), *t0 = q0 + outN, *q1 = t0 + outN,
+          *t1 = q1 + outN;
+  float *f = fl.get<float>();
+  if (!cudaOk(cudaMemcpy(x.p, rx.data(), rx.size(), cudaMemcpyHostToDevice), c,
+              tag) ||
+      !cudaOk(cudaMemcpy(dy.p, rdy.data(), rdy.size(), cudaMemcpyHostToDevice),
+              c, tag) ||
+      !cudaOk(cudaMemcpy(sc.p, &hScale, 4, cudaMemcpyHostToDevice), c, tag) ||
+      !cudaOk(cudaMemset(outs.p, 0x5a, 4 * outN), c, tag) ||
+      !cudaOk(cudaMemset(fl.p, 0x5a, 16), c, tag) ||
+      !cudaOk(cudaDeviceSynchronize(), c, tag))
+    return;
+  const float *scale = sc.get<float>();
+  const char *err =
+      kind == ActFwd
+          ? te_kernels_act_fwd(s, act, dtype, x.p, y.p, rows, cols, 1.5f,
+                               1.702f, 1.0f, nullptr)
+      : kind == ActBwd
+          ? te_kernels_act_bwd(s, act, dtype, dy.p, x.p, y.p, rows, cols, 1.5f,
+                               1.702f, 1.0f, nullptr)
+          : te_kernels_dbias_dact(s, act, dtype, dy.p, x.p, y.p, db0.p, rows,
+                                  cols, 1.5f, 1.702f, 1.0f, nullptr);
+  if (!ok(err, c, tag) ||
+      !ok(te_kernels_quantize_fp8(s, dtype, y.p, rows, yCols, fmt, scale, 0,
+                                  q0, t0, f, f + 1, nullptr),
+          c, tag))
+    return;
+  err = kind == ActFwd
+            ? te_kernels_act_quantize_fp8(s, act, dtype, x.p, rows, cols, 1.5f,
+                                          1.702f, 1.0f, fmt, scale, q1, t1,
+                                          f + 2, f + 3)
+            : te_kernels_dact_quantize_fp8(
+                  s, act, dtype, dy.p, x.p, kind == DbiasDact ? db1.p : nullptr,
+                  rows, cols, 1.5f, 1.702f, 1.0f, fmt, scale, q1, t1, f + 2,
+                  f + 3);
+  if (!ok(err, c, tag) || !cudaOk(cudaStreamSynchronize(stream), c, tag))
+    return;
+  std::vector<uint8_t> all(4 * outN);
+  float hf[4];
+  std::vector<uint8_t> b0(cols * sz), b1(cols * sz);
+  if (!cudaOk(cudaMemcpy(all.data(), outs.p, all.size(),
+                         cudaMemcpyDeviceToHost),
+              c, tag) ||
+      !cudaOk(cudaMemcpy(b0.data(), db0.p, b0.size(), cudaMemcpyDeviceToHost),
+              c, tag) ||
+      !cudaOk(cudaMemcpy(b1.data(), db1.p, b1.size(), cudaMemcpyDeviceToHost),
+              c, tag) ||
+      !cudaOk(cudaMemcpy(hf, fl.p, 16, cudaMemcpyDeviceToHost), c, tag))
+    return;
+  const uint8_t *h = all.data();
+  if (!std::equal(h, h + outN, h + 2 * outN))
+    return c.fail(std::string(tag) + ": data differs from the unfused");
+  if (!std::equal(h + outN, h + 2 * outN, h + 3 * outN))
+    return c.fail(std::string(tag) + ": transpose differs from the unfused");
+  if (hf[0] != hf[2] || hf[1] != hf[3])
+    return c.fail(std::string(tag) + ": scale_inv/amax differ: " +
+                  std::to_string(hf[2]) + "/" + std::to_string(hf[3]) +
+                  " vs " + std::to_string(hf[0]) + "/" + std::to_string(hf[1]));
+  if (kind == DbiasDact) {
+    float ref = 0, worst = 0;
+    for (int64_t j = 0; j < cols; ++j)
+      ref = std::max(ref, std::fabs(decodeAt(dtype, b0, j)));
+    for (int64_t j = 0; j < cols; ++j)
+      worst = std::max(worst, std::fabs(decodeAt(dtype, b1, j) -
+                                        decodeAt(dtype, b0, j)));
+    if (worst > 1e-2f * ref)
+      c.fail(std::string(tag) + ": dbias off by " + std::to_string(worst) +
+             " (max " + std::to_string(ref) + ")");
+  }
+}
+
+void checkFusedActCastAll(te_kernels_state *s, cudaStream_t stream,
+                          std::mt19937 &rng, Checker &c) {
+  const int64_t shapes[][2] = {{192, 1024}, {40, 96}, {33, 258}};
+  for (int dtype = 0; dtype < 3; ++dtype)
+    for (auto &sh : shapes)
+      for (int act : {0, 10}) // gelu, swiglu
+        for (Producer kind : {ActFwd, ActBwd, DbiasDact}) {
+          bool gated = act == 10;
+          if (kind == DbiasDact && gated)
+            continue;
+          checkFusedActCast(s, stream, rng, c, dtype, act, gated, kind, sh[0],
+                            sh[1]);
+        }
+}
+
+//===----------------------------------------------------------------------===//
 // GEMM
 //===----------------------------------------------------------------------===//
 
@@ -583,6 +705,116 @@ void checkGemmAll(te_kernels_state *s, cudaStream_t stream, std::mt19937 &rng,
   if (!te_kernels_gemm_fp8(s, 1, 1, buf.p, f, 1, buf.p, f, nullptr, buf.p, 16,
                            16, 16, 0, 0))
     c.fail("gemm_fp8 accepted E5M2 x E5M2");
+}
+
+//===----------------------------------------------------------------------===//
+// The GEMM algorithm cache
+//===----------------------------------------------------------------------===//
+
+/// One heuristic query per problem, bit-identical outputs on every later
+/// call (the first call's last run is the chosen algorithm's), and a
+/// problem first met while the stream captures a graph: cached untimed,
+/// and the graph's replay equals a later ordinary call bit for bit.
+void checkGemmCache(cudaStream_t stream, std::mt19937 &rng, Checker &c) {
+  // The tuning path too, unless the caller chose (the sanitizer runs set
+  // TE_RT_GEMM_TUNING=0).
+  const bool setHere = !std::getenv("TE_RT_GEMM_TUNING");
+  if (setHere)
+    setenv("TE_RT_GEMM_TUNING", "1", 0);
+  te_kernels_state *s = nullptr;
+  if (!ok(te_kernels_state_create(stream, &s), c, "gemm cache: state"))
+    return;
+  const int64_t m = 256, n = 512, k = 1024;
+  std::vector<uint16_t> hx(m * k), hw(n * k), hb(n);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (auto &v : hx)
+    v = floatToBF16(u(rng));
+  for (auto &v : hw)
+    v = floatToBF16(u(rng) * 0.05f);
+  for (auto &v : hb)
+    v = floatToBF16(u(rng));
+  Dev x(hx.size() * 2), w(hw.size() * 2), b(hb.size() * 2), y(m * n * 2),
+      y2(m * n * 2);
+  cudaMemcpy(x.p, hx.data(), hx.size() * 2, cudaMemcpyHostToDevice);
+  cudaMemcpy(w.p, hw.data(), hw.size() * 2, cudaMemcpyHostToDevice);
+  cudaMemcpy(b.p, hb.data(), hb.size() * 2, cudaMemcpyHostToDevice);
+  cudaDeviceSynchronize();
+  auto stats = [&](int64_t *problems, int64_t *queries, int64_t *tuned) {
+    te_kernels_gemm_cache_stats(s, problems, queries, tuned);
+  };
+  auto download = [&](const Dev &d) {
+    std::vector<uint16_t> h(m * n);
+    cudaStreamSynchronize(stream);
+    cudaMemcpy(h.data(), d.p, h.size() * 2, cudaMemcpyDeviceToHost);
+    return h;
+  };
+  int64_t p0, q0, t0, p1, q1, t1;
+  ++c.checks;
+  if (!ok(te_kernels_gemm_fprop(s, 1, x.p, w.p, b.p, y.p, m, n, k), c,
+          "gemm cache: first fprop"))
+    return;
+  std::vector<uint16_t> first = download(y);
+  stats(&p0, &q0, &t0);
+  if (p0 != 1 || q0 != 1)
+    c.fail("gemm cache: after one GEMM: " + std::to_string(p0) +
+           " problems, " + std::to_string(q0) + " queries (want 1, 1)");
+  for (int i = 0; i < 3; ++i)
+    ok(te_kernels_gemm_fprop(s, 1, x.p, w.p, b.p, y2.p, m, n, k), c,
+       "gemm cache: repeated fprop");
+  stats(&p1, &q1, &t1);
+  if (p1 != 1 || q1 != 1 || t1 != t0)
+    c.fail("gemm cache: a repeated problem was queried again");
+  if (download(y2) != first)
+    c.fail("gemm cache: a later call differs from the first call's result");
+  // Another problem (the same GEMM without its bias): a second entry.
+  ok(te_kernels_gemm_fprop(s, 1, x.p, w.p, nullptr, y2.p, m, n, k), c,
+     "gemm cache: fprop without bias");
+  stats(&p1, &q1, &t1);
+  if (p1 != 2 || q1 != 2)
+    c.fail("gemm cache: a new problem did not get its own entry");
+  // A problem first met under capture: cached untimed; the replay and a
+  // later ordinary call agree bit for bit.
+  const int64_t m2 = 128;
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  bool captured =
+      cudaOk(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal),
+             c, "gemm cache: begin capture");
+  const char *err =
+      captured ? te_kernels_gemm_fprop(s, 1, x.p, w.p, b.p, y.p, m2, n, k)
+               : nullptr;
+  if (captured &&
+      cudaOk(cudaStreamEndCapture(stream, &graph), c, "gemm cache: end") &&
+      ok(err, c, "gemm cache: fprop under capture") &&
+      cudaOk(cudaGraphInstantiate(&exec, graph, 0), c, "gemm cache: inst") &&
+      cudaOk(cudaGraphLaunch(exec, stream), c, "gemm cache: replay")) {
+    int64_t p2, q2, t2;
+    stats(&p2, &q2, &t2);
+    if (p2 != 3 || t2 != t1)
+      c.fail("gemm cache: a problem met under capture was not cached "
+             "untimed");
+    std::vector<uint16_t> replay = download(y);
+    ok(te_kernels_gemm_fprop(s, 1, x.p, w.p, b.p, y2.p, m2, n, k), c,
+       "gemm cache: fprop after capture");
+    std::vector<uint16_t> later = download(y2);
+    replay.resize(m2 * n);
+    later.resize(m2 * n);
+    if (replay != later)
+      c.fail("gemm cache: the graph's replay differs from a later call");
+  }
+  if (exec)
+    cudaGraphExecDestroy(exec);
+  if (graph)
+    cudaGraphDestroy(graph);
+  stats(&p1, &q1, &t1);
+  std::printf("te-kernels-selftest: gemm cache: %lld problems, %lld "
+              "heuristic queries, %lld timed (TE_RT_GEMM_TUNING=%s)\n",
+              (long long)p1, (long long)q1, (long long)t1,
+              std::getenv("TE_RT_GEMM_TUNING") ? std::getenv("TE_RT_GEMM_TUNING")
+                                               : "unset");
+  te_kernels_state_destroy(s);
+  if (setHere)
+    unsetenv("TE_RT_GEMM_TUNING");
 }
 
 //===----------------------------------------------------------------------===//
@@ -1247,8 +1479,16 @@ int runFp8Checks(bool doBench) {
   std::printf("te-kernels-selftest: producer amax: %d cases, %d failed\n",
               c.checks - before, c.failures - beforeFails);
   before = c.checks, beforeFails = c.failures;
+  checkFusedActCastAll(s, stream, rng, c);
+  std::printf("te-kernels-selftest: fused act-cast: %d cases, %d failed\n",
+              c.checks - before, c.failures - beforeFails);
+  before = c.checks, beforeFails = c.failures;
   checkGemmAll(s, stream, rng, c);
   std::printf("te-kernels-selftest: fp8 gemm: %d cases, %d failed\n",
+              c.checks - before, c.failures - beforeFails);
+  before = c.checks, beforeFails = c.failures;
+  checkGemmCache(stream, rng, c);
+  std::printf("te-kernels-selftest: gemm cache: %d cases, %d failed\n",
               c.checks - before, c.failures - beforeFails);
   before = c.checks, beforeFails = c.failures;
   checkAmaxUpdate(s, stream, rng, c);

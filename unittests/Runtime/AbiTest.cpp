@@ -986,6 +986,118 @@ TEST_F(Abi, ProducersReportTheAmaxOfTheirStoredOutput) {
 }
 
 // A large output reduced on several threads: the same amax as one thread.
+// te_rt_act_quantize_fp8 / te_rt_dact_quantize_fp8 (delayed scaling's fused
+// activation-cast): the bytes of the activation (or its derivative, with or
+// without the bias gradient) stored in the dtype and then quantized with
+// te_rt_quantize_fp8 and the same scale, for every activation, dtype and
+// format, with each of data / transpose / amax left out.
+TEST_F(Abi, FusedActivationCastIsActivationThenQuantize) {
+  const int64_t rows = 19, cols = 48, n = rows * cols;
+  auto x = exactRandom(n, 51), g = exactRandom(n, 52);
+  for (float &v : x)
+    v *= 3;
+  const float scale = 24.0f;
+  for (int32_t t : {TE_RT_DTYPE_F32, TE_RT_DTYPE_BF16, TE_RT_DTYPE_F16})
+    for (int32_t fmt : {TE_RT_FP8_E4M3, TE_RT_FP8_E5M2})
+      for (int32_t act = TE_RT_ACT_GELU; act <= TE_RT_ACT_GELU_ERF; ++act)
+        for (int kind = 0; kind < 3; ++kind) { // fwd, bwd, dbias + bwd
+          const bool gated = isGated(static_cast<Activation>(act));
+          if (kind == 2 && gated)
+            continue;
+          const size_t sz = t == TE_RT_DTYPE_F32 ? 4 : 2;
+          const int64_t yCols = kind == 0 && gated ? cols / 2 : cols;
+          const int64_t yn = rows * yCols, dyn = gated ? n / 2 : n;
+          std::string what = std::string(dtypeNameOf(t)) + " fmt " +
+                              std::to_string(fmt) + " act " +
+                              std::to_string(act) + " kind " +
+                              std::to_string(kind);
+          auto X = bytesOf(t, x);
+          auto DY = bytesOf(t, std::vector<float>(g.begin(), g.begin() + dyn));
+          // Unfused: the activation's output, then its quantization.
+          std::vector<uint8_t> y(yn * sz), db0(cols * sz), db(cols * sz);
+          int32_t rc =
+              kind == 0 ? te_rt_act_fwd(ctx, act, t, X.data(), y.data(), rows,
+                                        cols, 7.0f, 1.702f, 1.0f, nullptr)
+              : kind == 1
+                  ? te_rt_act_bwd(ctx, act, t, DY.data(), X.data(), y.data(),
+                                  rows, cols, 7.0f, 1.702f, 1.0f, nullptr)
+                  : te_rt_dbias_dact(ctx, act, t, DY.data(), X.data(),
+                                     y.data(), db0.data(), rows, cols, 7.0f,
+                                     1.702f, 1.0f, nullptr);
+          ASSERT_EQ(rc, 0) << lastError();
+          std::vector<uint8_t> d0(yn), tr0(yn), d(yn), tr(yn);
+          float si0 = 0, amax0 = 0;
+          ASSERT_EQ(te_rt_quantize_fp8(ctx, t, y.data(), rows, yCols, fmt,
+                                       &scale, 0, d0.data(), tr0.data(), &si0,
+                                       &amax0, nullptr),
+                    0)
+              << lastError();
+          for (int drop = 0; drop < 3; ++drop) { // none, data, transpose
+            std::fill(d.begin(), d.end(), 0xAB);
+            std::fill(tr.begin(), tr.end(), 0xAB);
+            float si = 0, amax = -1;
+            uint8_t *dp = drop == 1 ? nullptr : d.data();
+            uint8_t *tp = drop == 2 ? nullptr : tr.data();
+            float *ap = drop == 0 ? &amax : nullptr;
+            rc = kind == 0
+                     ? te_rt_act_quantize_fp8(ctx, act, t, X.data(), rows,
+                                              cols, 7.0f, 1.702f, 1.0f, fmt,
+                                              &scale, dp, tp, &si, ap)
+                     : te_rt_dact_quantize_fp8(
+                           ctx, act, t, DY.data(), X.data(),
+                           kind == 2 ? db.data() : nullptr, rows, cols, 7.0f,
+                           1.702f, 1.0f, fmt, &scale, dp, tp, &si, ap);
+            ASSERT_EQ(rc, 0) << what << ": " << lastError();
+            if (dp) {
+              EXPECT_EQ(d, d0) << what << " data";
+            }
+            if (tp) {
+              EXPECT_EQ(tr, tr0) << what << " transpose";
+            }
+            EXPECT_EQ(si, si0) << what << " scale_inv";
+            if (ap) {
+              EXPECT_EQ(amax, amax0) << what << " amax";
+            }
+            if (kind == 2) {
+              EXPECT_EQ(db, db0) << what << " dbias";
+            }
+          }
+        }
+  // Argument errors.
+  std::vector<float> buf(64);
+  float si = 0, sc = 1;
+  EXPECT_FAILS_WITH(
+      te_rt_act_quantize_fp8(ctx, TE_RT_ACT_GELU, TE_RT_DTYPE_F32, buf.data(),
+                             4, 8, 7, 1.702f, 1, TE_RT_FP8_E4M3, nullptr,
+                             buf.data(), nullptr, &si, nullptr),
+      "te_rt_act_quantize_fp8: scale is NULL (the fused activation-cast is "
+      "delayed scaling's: the scale is known before the activation runs)");
+  EXPECT_FAILS_WITH(
+      te_rt_act_quantize_fp8(ctx, TE_RT_ACT_GELU, TE_RT_DTYPE_F32, buf.data(),
+                             4, 8, 7, 1.702f, 1, TE_RT_FP8_E4M3, &sc, nullptr,
+                             nullptr, &si, nullptr),
+      "te_rt_act_quantize_fp8: data and transpose are both NULL (nothing to "
+      "write)");
+  EXPECT_FAILS_WITH(
+      te_rt_act_quantize_fp8(ctx, TE_RT_ACT_GELU, TE_RT_DTYPE_F32, buf.data(),
+                             4, 8, 7, 1.702f, 1, 7, &sc, buf.data(), nullptr,
+                             &si, nullptr),
+      "te_rt_act_quantize_fp8: unknown format 7 (0 E4M3, 1 E5M2)");
+  EXPECT_FAILS_WITH(
+      te_rt_dact_quantize_fp8(ctx, TE_RT_ACT_SWIGLU, TE_RT_DTYPE_F32,
+                              buf.data(), buf.data(), buf.data(), 4, 8, 7,
+                              1.702f, 1, TE_RT_FP8_E4M3, &sc, buf.data(),
+                              nullptr, &si, nullptr),
+      "te_rt_dact_quantize_fp8: gated activation swiglu has no fused dbias + "
+      "dact (dbias must be NULL)");
+  EXPECT_FAILS_WITH(
+      te_rt_dact_quantize_fp8(ctx, TE_RT_ACT_GELU, TE_RT_DTYPE_F32, nullptr,
+                              buf.data(), nullptr, 4, 8, 7, 1.702f, 1,
+                              TE_RT_FP8_E4M3, &sc, buf.data(), nullptr, &si,
+                              nullptr),
+      "te_rt_dact_quantize_fp8: dy is NULL");
+}
+
 TEST_F(Abi, ProducerAmaxDoesNotDependOnThreads) {
   const int64_t rows = 512, cols = 512, n = rows * cols;
   auto x = exactRandom(n, 43);

@@ -9,7 +9,8 @@
 // the largest result, block-scaled ones within a relative Frobenius error
 // of 1e-3 + the dtype's unit roundoff); the producers' amax (max |output|
 // as stored) and the current-scaling fusion (quantization with amax_in,
-// bit for bit as the unfused one); CUDA graph capture and
+// bit for bit as the unfused one); delayed scaling's fused activation-cast
+// (bit for bit as the activation then the quantization); CUDA graph capture and
 // replay against the same calls run eagerly; the Blackwell recipes (MXFP8,
 // NVFP4) refused with a clear message. Skipped, with a message, without a
 // CUDA device.
@@ -566,6 +567,112 @@ TEST_P(CudaAbi, ProducerAmaxAndFusedQuantize) {
       expectBytes(name + " fused quantize data", q2);
       expectBytes(name + " fused quantize transpose", t2);
       expectBytes(name + " fused quantize scale_inv", si2);
+    }
+  }
+}
+
+// Delayed scaling's fused activation-cast (te_rt_act_quantize_fp8 /
+// te_rt_dact_quantize_fp8): on cuda, the data, transpose, scale_inv and
+// amax bytes of the producer's stored output quantized by
+// te_rt_quantize_fp8 with the same scale, for every activation, forward,
+// backward and dbias + backward; dbias within the bias gradient's
+// tolerance of te_rt_dbias_dact's (another summation order). Shapes: whole
+// 16-byte vectors with 128-row tiles (192x1024), 64-row tiles with a
+// ragged column tile (40x96), ragged and misaligned rows (33x258).
+TEST_P(CudaAbi, FusedActivationCastMatchesUnfused) {
+  int32_t t = GetParam();
+  const float limit = 1.5f, alpha = 1.702f, offset = 1.0f;
+  Pair &scale = scalar(6.0f);
+  const float *sc = static_cast<const float *>(scale.dev);
+  for (auto [rows, cols] : {std::pair<int64_t, int64_t>{192, 1024},
+                            {40, 96},
+                            {33, 258}}) {
+    const int64_t n = rows * cols;
+    for (int32_t act = TE_RT_ACT_GELU; act <= TE_RT_ACT_GELU_ERF; ++act) {
+      const bool gated =
+          te::cpu::isGated(static_cast<te::cpu::Activation>(act));
+      Pair &x = random(t, n, -4, 4), &dy = random(t, gated ? n / 2 : n);
+      for (int kind = 0; kind < 3; ++kind) { // fwd, bwd, dbias + bwd
+        if (kind == 2 && gated)
+          continue;
+        const int32_t fmt = kind == 0 ? TE_RT_FP8_E4M3 : TE_RT_FP8_E5M2;
+        const int64_t yCols = kind == 0 && gated ? cols / 2 : cols;
+        const int64_t yn = rows * yCols;
+        std::string what = std::string(kActs[act]) + " " +
+                           std::to_string(rows) + "x" + std::to_string(cols) +
+                           (kind == 0   ? " fwd"
+                            : kind == 1 ? " bwd"
+                                        : " dbias+bwd");
+        Pair &y = output(yn * sizeOf(t)), &db0 = output(cols * sizeOf(t));
+        int32_t rc =
+            kind == 0
+                ? te_rt_act_fwd(gpu, act, t, x.dev, y.dev, rows, cols, limit,
+                                alpha, offset, nullptr)
+            : kind == 1 ? te_rt_act_bwd(gpu, act, t, dy.dev, x.dev, y.dev,
+                                        rows, cols, limit, alpha, offset,
+                                        nullptr)
+                        : te_rt_dbias_dact(gpu, act, t, dy.dev, x.dev, y.dev,
+                                           db0.dev, rows, cols, limit, alpha,
+                                           offset, nullptr);
+        ASSERT_EQ(rc, 0) << what << ": " << te_rt_last_error();
+        Pair &q0 = output(yn), &t0 = output(yn), &si0 = output(4),
+             &am0 = output(4);
+        ASSERT_EQ(te_rt_quantize_fp8(gpu, t, y.dev, rows, yCols, fmt, sc, 0,
+                                     q0.dev, t0.dev,
+                                     static_cast<float *>(si0.dev),
+                                     static_cast<float *>(am0.dev), nullptr),
+                  0)
+            << te_rt_last_error();
+        Pair &q = output(yn), &tr = output(yn), &si = output(4),
+             &am = output(4), &db = output(cols * sizeOf(t));
+        rc = kind == 0
+                 ? te_rt_act_quantize_fp8(gpu, act, t, x.dev, rows, cols,
+                                          limit, alpha, offset, fmt, sc, q.dev,
+                                          tr.dev, static_cast<float *>(si.dev),
+                                          static_cast<float *>(am.dev))
+                 : te_rt_dact_quantize_fp8(
+                       gpu, act, t, dy.dev, x.dev,
+                       kind == 2 ? db.dev : nullptr, rows, cols, limit, alpha,
+                       offset, fmt, sc, q.dev, tr.dev,
+                       static_cast<float *>(si.dev),
+                       static_cast<float *>(am.dev));
+        ASSERT_EQ(rc, 0) << what << ": " << te_rt_last_error();
+        EXPECT_EQ(download(q), download(q0)) << what << ": data";
+        EXPECT_EQ(download(tr), download(t0)) << what << ": transpose";
+        EXPECT_EQ(download(si), download(si0)) << what << ": scale_inv";
+        EXPECT_EQ(download(am), download(am0)) << what << ": amax";
+        if (kind == 2) {
+          std::vector<uint8_t> got = download(db), want = download(db0);
+          double maxRef = 0, maxErr = 0;
+          for (int64_t j = 0; j < cols; ++j)
+            maxRef = std::max<double>(maxRef,
+                                      std::fabs(toFloat(t, want.data(), j)));
+          for (int64_t j = 0; j < cols; ++j)
+            maxErr = std::max<double>(maxErr,
+                                      std::fabs(toFloat(t, got.data(), j) -
+                                                toFloat(t, want.data(), j)));
+          EXPECT_LE(maxErr, ulpTol(t, 1e-4) * maxRef) << what << ": dbias";
+        }
+        // Without data (transpose only) and without transpose: the same
+        // bytes for the copy written.
+        Pair &q2 = output(yn), &tr2 = output(yn);
+        rc = kind == 0
+                 ? te_rt_act_quantize_fp8(gpu, act, t, x.dev, rows, cols,
+                                          limit, alpha, offset, fmt, sc,
+                                          nullptr, tr2.dev,
+                                          static_cast<float *>(si.dev),
+                                          nullptr)
+                 : te_rt_dact_quantize_fp8(
+                       gpu, act, t, dy.dev, x.dev, nullptr, rows, cols, limit,
+                       alpha, offset, fmt, sc, q2.dev, nullptr,
+                       static_cast<float *>(si.dev), nullptr);
+        ASSERT_EQ(rc, 0) << what << ": " << te_rt_last_error();
+        if (kind == 0) {
+          EXPECT_EQ(download(tr2), download(t0)) << what << ": transpose only";
+        } else {
+          EXPECT_EQ(download(q2), download(q0)) << what << ": data only";
+        }
+      }
     }
   }
 }

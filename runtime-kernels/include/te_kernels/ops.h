@@ -52,6 +52,29 @@ const char *te_kernels_gemm_wgrad(te_kernels_state *s, int dtype,
                                   const void *dy, const void *x, void *dw,
                                   void *dbias, int64_t m, int64_t n, int64_t k,
                                   int accumulate);
+/* te_rt_act_quantize_fp8 / te_rt_dact_quantize_fp8: the activation (or its
+ * derivative, with dbias its bias gradient) cast to FP8 with a given scale
+ * in one pass, data and transpose from the same tile, without storing the
+ * high-precision tensor. */
+const char *te_kernels_act_quantize_fp8(te_kernels_state *s, int act,
+                                        int dtype, const void *x, int64_t rows,
+                                        int64_t cols, float limit, float alpha,
+                                        float offset, int format,
+                                        const float *scale, void *data,
+                                        void *transpose, float *scale_inv,
+                                        float *amax);
+const char *te_kernels_dact_quantize_fp8(
+    te_kernels_state *s, int act, int dtype, const void *dy, const void *x,
+    void *dbias, int64_t rows, int64_t cols, float limit, float alpha,
+    float offset, int format, const float *scale, void *data, void *transpose,
+    float *scale_inv, float *amax);
+/* The GEMM algorithm cache of the state (every cuBLASLt GEMM): problems
+ * seen, heuristic queries made, problems whose candidates were timed. A
+ * problem is queried once and keeps the heuristic's first choice; with
+ * TE_RT_GEMM_TUNING=1 its first call (outside a graph capture, beta 0)
+ * times up to eight candidates and keeps the fastest. */
+void te_kernels_gemm_cache_stats(te_kernels_state *s, int64_t *problems,
+                                 int64_t *queries, int64_t *tuned);
 
 /* te_rt_act_fwd / te_rt_act_bwd / te_rt_dbias_dact (non-gated act).
  * amax (a device float, or NULL): max |output| as stored (NaN skipped),

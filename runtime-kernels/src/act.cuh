@@ -1,0 +1,146 @@
+//===- act.cuh - The activation functions of the CUDA kernels ----*- CUDA -*-===//
+//
+// f and f' of TransformerEngine's activations (lib/Runtime/cpu/Reference.cpp's
+// formulas), shared by the activation kernels (ops.cu) and the fused
+// activation-casts (fp8.cu).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TE_KERNELS_SRC_ACT_CUH
+#define TE_KERNELS_SRC_ACT_CUH
+
+#include "te/Runtime/TERuntime.h"
+
+namespace te::kernels {
+
+inline bool isGated(int act) {
+  return act == TE_RT_ACT_GEGLU || act == TE_RT_ACT_GLU ||
+         act == TE_RT_ACT_QGEGLU || act == TE_RT_ACT_REGLU ||
+         act == TE_RT_ACT_SREGLU || act == TE_RT_ACT_SWIGLU ||
+         act == TE_RT_ACT_CLAMPED_SWIGLU;
+}
+
+struct ActParams {
+  int act;
+  float limit, alpha, offset;
+};
+
+__device__ inline float sigmoidf(float x) { return 1.0f / (1.0f + expf(-x)); }
+
+/// f and f' of the (gate half of the) activation.
+__device__ inline void pointwise(int act, float x, float &f, float &df) {
+  switch (act) {
+  case TE_RT_ACT_GELU:
+  case TE_RT_ACT_GEGLU: {
+    f = x * (0.5f + 0.5f * tanhf(x * (0.79788456f + 0.03567741f * x * x)));
+    float t = tanhf(0.79788456f * x * (1.0f + 0.044715f * x * x));
+    df = 0.5f * x * ((1.0f - t * t) * (0.79788456f + 0.1070322243f * x * x)) +
+         0.5f * (1.0f + t);
+    return;
+  }
+  case TE_RT_ACT_GELU_ERF:
+    f = 0.5f * x * (1.0f + erff(x * 0.70710678f));
+    df = 0.5f * (1.0f + erff(x * 0.70710678f)) +
+         x * 0.3989422804f * expf(-0.5f * x * x);
+    return;
+  case TE_RT_ACT_GLU:
+    f = sigmoidf(x), df = f * (1.0f - f);
+    return;
+  case TE_RT_ACT_QGELU:
+  case TE_RT_ACT_QGEGLU: {
+    float s = sigmoidf(1.702f * x);
+    f = x * s;
+    df = 1.702f * x * s * (1.0f - s) + s;
+    return;
+  }
+  case TE_RT_ACT_RELU:
+  case TE_RT_ACT_REGLU:
+    f = x > 0.0f ? x : 0.0f, df = x > 0.0f ? 1.0f : 0.0f;
+    return;
+  case TE_RT_ACT_SRELU:
+  case TE_RT_ACT_SREGLU:
+    f = x > 0.0f ? x * x : 0.0f, df = fmaxf(2.0f * x, 0.0f);
+    return;
+  case TE_RT_ACT_SILU:
+  case TE_RT_ACT_SWIGLU: {
+    float s = sigmoidf(x);
+    f = x * s;
+    df = x * s * (1.0f - s) + s;
+    return;
+  }
+  }
+  f = df = 0.0f;
+}
+
+/// f alone (the forward needs no derivative; same formulas as pointwise).
+__device__ inline float actF(int act, float x) {
+  switch (act) {
+  case TE_RT_ACT_GELU:
+  case TE_RT_ACT_GEGLU:
+    return x * (0.5f + 0.5f * tanhf(x * (0.79788456f + 0.03567741f * x * x)));
+  case TE_RT_ACT_RELU:
+  case TE_RT_ACT_REGLU:
+    return x > 0.0f ? x : 0.0f;
+  case TE_RT_ACT_SRELU:
+  case TE_RT_ACT_SREGLU:
+    return x > 0.0f ? x * x : 0.0f;
+  case TE_RT_ACT_SILU:
+  case TE_RT_ACT_SWIGLU:
+    return x * sigmoidf(x);
+  default: {
+    float f, df;
+    pointwise(act, x, f, df);
+    return f;
+  }
+  }
+}
+
+/// f' alone (non-gated backward; same formulas as pointwise).
+__device__ inline float actDf(int act, float x) {
+  switch (act) {
+  case TE_RT_ACT_GELU: {
+    float t = tanhf(0.79788456f * x * (1.0f + 0.044715f * x * x));
+    return 0.5f * x * ((1.0f - t * t) * (0.79788456f + 0.1070322243f * x * x)) +
+           0.5f * (1.0f + t);
+  }
+  case TE_RT_ACT_RELU:
+    return x > 0.0f ? 1.0f : 0.0f;
+  default: {
+    float f, df;
+    pointwise(act, x, f, df);
+    return df;
+  }
+  }
+}
+
+/// A gated activation's output from its halves a (activated) and b.
+__device__ inline float gatedF(const ActParams &p, float a, float b) {
+  if (p.act == TE_RT_ACT_CLAMPED_SWIGLU) {
+    float ac = fminf(a, p.limit);
+    float bc = fminf(fmaxf(b, -p.limit), p.limit) + p.offset;
+    return ac * sigmoidf(p.alpha * ac) * bc;
+  }
+  return actF(p.act, a) * b;
+}
+
+/// A gated activation's input gradients da, db given dy = g.
+__device__ inline void gatedDf(const ActParams &p, float a, float b, float g,
+                               float &da, float &db) {
+  if (p.act == TE_RT_ACT_CLAMPED_SWIGLU) {
+    float ac = fminf(a, p.limit);
+    float bc = fminf(fmaxf(b, -p.limit), p.limit) + p.offset;
+    float s = sigmoidf(p.alpha * ac);
+    float dsw = p.alpha * ac * s * (1.0f - s) + s;
+    da = a <= p.limit ? dsw * g * bc : 0.0f;
+    db = fabsf(b) <= p.limit ? g * ac * s : 0.0f;
+    return;
+  }
+  float f, df;
+  pointwise(p.act, a, f, df);
+  da = df * g * b;
+  db = g * f;
+}
+
+} // namespace te::kernels
+
+#endif // TE_KERNELS_SRC_ACT_CUH
