@@ -198,6 +198,9 @@ LogicalResult ShapeAnalysis::define(Operation *op) {
   }
   if (auto da = dyn_cast<DActOp>(op))
     unify(op, dimsOf(da.getGrad()).drop_back(), dimsOf(da.getInput()).drop_back());
+  if (auto da = dyn_cast<DActQuantizeOp>(op))
+    unify(op, dimsOf(da.getGrad()).drop_back(),
+          dimsOf(da.getInput()).drop_back());
   if (auto ret = dyn_cast<func::ReturnOp>(op))
     for (auto [v, type] : llvm::zip(ret.getOperands(),
                                     op->getParentOfType<func::FuncOp>()
@@ -853,6 +856,36 @@ LogicalResult FunctionLowering::lowerOp(Operation *op) {
     return activationCall("te_rt_dbias_dact", a,
                           {ptr(a.getGrad()), ptr(a.getInput()),
                            ptr(a.getResult()), ptr(a.getBiasGrad())});
+  // Activation + delayed-scaling cast: (ctx, act, dtype, buffers..., rows,
+  // cols, limit, alpha, offset, format, scale, data, transpose, scale_inv,
+  // amax); cols is the input's, as for te_rt_act_fwd.
+  auto activationCastCall = [&](StringRef callee, auto a,
+                                ArrayRef<Value> buffers) {
+    auto q = cast<QuantizedTensorType>(a.getResult().getType());
+    QPtrs out = qptrs(a.getResult());
+    SmallVector<Value> operands = {ctxArg, c32(int32_t(a.getActivation())),
+                                   dtype(a.getInput())};
+    llvm::append_range(operands, buffers);
+    operands.append({rows(a.getInput()), c64(lastDim(a.getInput()))});
+    FloatAttr limit = a.getLimitAttr(), alpha = a.getAlphaAttr(),
+              offset = a.getGluLinearOffsetAttr();
+    operands.append({cf32(limit ? limit.getValueAsDouble() : 7.0),
+                     cf32(alpha ? alpha.getValueAsDouble() : 1.702),
+                     cf32(offset ? offset.getValueAsDouble() : 1.0),
+                     c32(fp8Code(q.getFormat())),
+                     gep(ptr(a.getScales()), c64(4 * a.getSlot())),
+                     part(out, "data"), part(out, "transpose"),
+                     part(out, "scale_inv"), ptr(a.getAmax())});
+    call(callee, operands);
+    return success();
+  };
+  if (auto a = dyn_cast<ActQuantizeOp>(op))
+    return activationCastCall("te_rt_act_quantize_fp8", a, {ptr(a.getInput())});
+  if (auto a = dyn_cast<DActQuantizeOp>(op))
+    return activationCastCall(
+        "te_rt_dact_quantize_fp8", a,
+        {ptr(a.getGrad()), ptr(a.getInput()),
+         a.getBiasGrad() ? ptr(a.getBiasGrad()) : nullPtr()});
   if (auto g = dyn_cast<BiasGradOp>(op)) {
     call("te_rt_bias_grad", {ctxArg, dtype(g.getGrad()), ptr(g.getGrad()),
                              ptr(g.getResult()), rows(g.getGrad()),
@@ -1194,6 +1227,12 @@ struct TELowerToRuntimePass
     declare("te_rt_zero", i32, {ptr, ptr, i64});
     declare("te_rt_quantize_fp8", i32,
             {ptr, i32, ptr, i64, i64, i32, ptr, i32, ptr, ptr, ptr, ptr, ptr});
+    declare("te_rt_act_quantize_fp8", i32,
+            {ptr, i32, i32, ptr, i64, i64, f32, f32, f32, i32, ptr, ptr, ptr,
+             ptr, ptr});
+    declare("te_rt_dact_quantize_fp8", i32,
+            {ptr, i32, i32, ptr, ptr, ptr, i64, i64, f32, f32, f32, i32, ptr,
+             ptr, ptr, ptr, ptr});
     declare("te_rt_gemm_fp8", i32,
             {ptr, i32, i32, ptr, ptr, i32, ptr, ptr, ptr, ptr, i64, i64, i64,
              i32, i32});

@@ -42,6 +42,7 @@ void mlir::te::buildTEPipeline(OpPassManager &pm,
   pm.addPass(createTEFuseGemmEpiloguesPass());
   pm.addPass(createTEFuseDBiasDActPass());
   pm.addPass(createTEFuseQuantizeAmaxPass());
+  pm.addPass(createTEFuseActQuantizePass());
   pm.addPass(createTELowerToRuntimePass());
 }
 
@@ -52,6 +53,6 @@ void mlir::te::registerTEPipeline() {
       "runs): te-import-torch, te-apply-recipe, te-generate-backward, "
       "te-thread-recipe-state, te-decompose, te-weight-cache, cse, "
       "te-fuse-gemm-epilogues, te-fuse-dbias-dact, te-fuse-quantize-amax, "
-      "te-lower-to-runtime",
+      "te-fuse-act-quantize, te-lower-to-runtime",
       buildTEPipeline);
 }

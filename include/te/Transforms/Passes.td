@@ -333,4 +333,37 @@ def TEFuseQuantizeAmaxPass : Pass<"te-fuse-quantize-amax"> {
   let dependentDialects = ["::mlir::te::TEDialect"];
 }
 
+def TEFuseActQuantizePass : Pass<"te-fuse-act-quantize"> {
+  let summary = "Fuse an activation (or its derivative) with its delayed-scaling FP8 cast";
+  let description = [{
+    Under Float8 delayed scaling the cast's scale is known before the
+    tensor is (element `slot` of the recipe state), so the kernel computing
+    an activation can cast its result directly (TransformerEngine's fused
+    activation-cast, and `dbias_d<act>` + cast in the backward, §1.3, §2.5)
+    and the high-precision tensor is never written. A `te.quantize
+    scale(%s[slot])` under `#te.fp8_delayed` of the main result of
+    `te.act`, `te.dact` or `te.dbias_dact` becomes one `te.act_quantize` or
+    `te.dact_quantize` (which keeps `te.dbias_dact`'s bias gradient) when
+    that quantization is the result's only use and the producer's `amax`
+    result, if any, is unused. The quantized bytes, `scale_inv` and the
+    recorded amax are unchanged.
+
+    ```mlir
+    %y = te.act gelu %x : (tensor<64x256xbf16>) -> tensor<64x256xbf16>
+    %q, %a = te.quantize %y scale(%s[0]) : tensor<64x256xbf16>, tensor<6xf32>
+        -> !te.qtensor<64x256xe4m3, #te.fp8_delayed<>, both, hopper>, tensor<1xf32>
+    // becomes
+    %q, %a = te.act_quantize gelu %x scale(%s[0]) : tensor<64x256xbf16>, tensor<6xf32>
+        -> !te.qtensor<64x256xe4m3, #te.fp8_delayed<>, both, hopper>, tensor<1xf32>
+    ```
+
+    A delayed-scaling quantization of an activation's result that cannot be
+    fused (another op reads the high-precision tensor, e.g. it is saved
+    for the backward or returned) gets a remark saying which. Current
+    scaling is te-fuse-quantize-amax's (its scale needs the amax first);
+    the block-scaled recipes are not fused.
+  }];
+  let dependentDialects = ["::mlir::te::TEDialect"];
+}
+
 #endif // TE_TRANSFORMS_PASSES_TD

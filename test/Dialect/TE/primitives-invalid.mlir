@@ -513,3 +513,99 @@ func.func @quantize_sr_2d(%w: tensor<32x64xbf16>) {
   %q = te.quantize %w {stochastic_rounding} : tensor<32x64xbf16> -> !te.qtensor<32x64xe2m1, #te.nvfp4<>, both, blackwell, block_2d, swizzled>
   return
 }
+
+// -----
+
+func.func @act_quantize_current(%x: tensor<64x256xbf16>, %s: tensor<6xf32>) {
+  // expected-error @+1 {{'te.act_quantize' op casts with fp8-delayed's given scale, got fp8-current: current scaling computes its scale from the amax first; te-fuse-quantize-amax handles it}}
+  %q, %a = te.act_quantize gelu %x scale(%s[0]) : tensor<64x256xbf16>, tensor<6xf32> -> !te.qtensor<64x256xe4m3, #te.fp8_current<>, both, hopper>, tensor<1xf32>
+  return
+}
+
+// -----
+
+func.func @act_quantize_block(%x: tensor<128x256xbf16>, %s: tensor<6xf32>) {
+  // expected-error @+1 {{'te.act_quantize' op casts with fp8-delayed's given scale, got fp8-block, which scales blocks (use te.quantize of the activation)}}
+  %q, %a = te.act_quantize gelu %x scale(%s[0]) : tensor<128x256xbf16>, tensor<6xf32> -> !te.qtensor<128x256xe4m3, #te.fp8_block<>, rowwise, hopper>, tensor<1xf32>
+  return
+}
+
+// -----
+
+func.func @act_quantize_gated_shape(%x: tensor<64x256xbf16>, %s: tensor<6xf32>) {
+  // expected-error @+1 {{'te.act_quantize' op result shape must be the activation's output ('tensor<64x128xbf16>'), got '!te.qtensor<64x256xe4m3, #te.fp8_delayed<>, both, hopper>'}}
+  %q, %a = te.act_quantize swiglu %x scale(%s[0]) : tensor<64x256xbf16>, tensor<6xf32> -> !te.qtensor<64x256xe4m3, #te.fp8_delayed<>, both, hopper>, tensor<1xf32>
+  return
+}
+
+// -----
+
+func.func @act_quantize_slot(%x: tensor<64x256xbf16>, %s: tensor<6xf32>) {
+  // expected-error @+1 {{'te.act_quantize' op slot 6 is outside scales (6 slots)}}
+  %q, %a = te.act_quantize gelu %x scale(%s[6]) : tensor<64x256xbf16>, tensor<6xf32> -> !te.qtensor<64x256xe4m3, #te.fp8_delayed<>, both, hopper>, tensor<1xf32>
+  return
+}
+
+// -----
+
+func.func @act_quantize_amax(%x: tensor<64x256xbf16>, %s: tensor<6xf32>) {
+  // expected-error @+1 {{'te.act_quantize' op amax result must be 'tensor<1xf32>', got 'tensor<2xf32>'}}
+  %q, %a = te.act_quantize gelu %x scale(%s[0]) : tensor<64x256xbf16>, tensor<6xf32> -> !te.qtensor<64x256xe4m3, #te.fp8_delayed<>, both, hopper>, tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @act_quantize_params(%x: tensor<64x256xbf16>, %s: tensor<6xf32>) {
+  // expected-error @+1 {{'te.act_quantize' op limit, alpha and glu_linear_offset are only allowed with clamped_swiglu}}
+  %q, %a = te.act_quantize gelu %x scale(%s[0]) {limit = 7.0 : f64} : tensor<64x256xbf16>, tensor<6xf32> -> !te.qtensor<64x256xe4m3, #te.fp8_delayed<>, both, hopper>, tensor<1xf32>
+  return
+}
+
+// -----
+
+func.func @dact_quantize_grad(%dy: tensor<64x256xbf16>, %x: tensor<64x256xbf16>, %s: tensor<6xf32>) {
+  // expected-error @+1 {{'te.dact_quantize' op grad must be 'tensor<64x128xbf16>', got 'tensor<64x256xbf16>'}}
+  %q, %a = te.dact_quantize swiglu %dy, %x scale(%s[0]) : tensor<64x256xbf16>, tensor<64x256xbf16>, tensor<6xf32> -> !te.qtensor<64x256xe5m2, #te.fp8_delayed<>, both, hopper>, tensor<1xf32>
+  return
+}
+
+// -----
+
+func.func @dact_quantize_shape(%dy: tensor<64x128xbf16>, %x: tensor<64x256xbf16>, %s: tensor<6xf32>) {
+  // expected-error @+1 {{'te.dact_quantize' op result shape must be the activation's output ('tensor<64x256xbf16>'), got '!te.qtensor<64x128xe5m2, #te.fp8_delayed<>, both, hopper>'}}
+  %q, %a = te.dact_quantize swiglu %dy, %x scale(%s[0]) : tensor<64x128xbf16>, tensor<64x256xbf16>, tensor<6xf32> -> !te.qtensor<64x128xe5m2, #te.fp8_delayed<>, both, hopper>, tensor<1xf32>
+  return
+}
+
+// -----
+
+func.func @dact_quantize_current(%dy: tensor<64x256xbf16>, %x: tensor<64x256xbf16>, %s: tensor<6xf32>) {
+  // expected-error @+1 {{'te.dact_quantize' op casts with fp8-delayed's given scale, got fp8-current: current scaling computes its scale from the amax first; te-fuse-quantize-amax handles it}}
+  %q, %a = te.dact_quantize gelu %dy, %x scale(%s[0]) : tensor<64x256xbf16>, tensor<64x256xbf16>, tensor<6xf32> -> !te.qtensor<64x256xe5m2, #te.fp8_current<>, both, hopper>, tensor<1xf32>
+  return
+}
+
+// -----
+
+func.func @dact_quantize_slot(%dy: tensor<64x256xbf16>, %x: tensor<64x256xbf16>, %s: tensor<6xf32>) {
+  // expected-error @+1 {{'te.dact_quantize' op slot -1 is outside scales (6 slots)}}
+  %q, %a = te.dact_quantize gelu %dy, %x scale(%s[-1]) : tensor<64x256xbf16>, tensor<64x256xbf16>, tensor<6xf32> -> !te.qtensor<64x256xe5m2, #te.fp8_delayed<>, both, hopper>, tensor<1xf32>
+  return
+}
+
+// -----
+
+func.func @dact_quantize_gated_dbias(%dy: tensor<64x128xbf16>, %x: tensor<64x256xbf16>, %s: tensor<6xf32>) {
+  // expected-error @+1 {{'te.dact_quantize' op bias_grad is only for non-gated activations (gated activation geglu has no fused dbias+dact kernel)}}
+  %q, %a, %db = te.dact_quantize geglu %dy, %x scale(%s[0]) : tensor<64x128xbf16>, tensor<64x256xbf16>, tensor<6xf32> -> !te.qtensor<64x256xe5m2, #te.fp8_delayed<>, both, hopper>, tensor<1xf32>, tensor<256xbf16>
+  return
+}
+
+// -----
+
+func.func @dact_quantize_dbias_shape(%dy: tensor<64x256xbf16>, %x: tensor<64x256xbf16>, %s: tensor<6xf32>) {
+  // expected-error @+1 {{'te.dact_quantize' op bias_grad must be 'tensor<256xbf16>', got 'tensor<256xf32>'}}
+  %q, %a, %db = te.dact_quantize gelu %dy, %x scale(%s[0]) : tensor<64x256xbf16>, tensor<64x256xbf16>, tensor<6xf32> -> !te.qtensor<64x256xe5m2, #te.fp8_delayed<>, both, hopper>, tensor<1xf32>, tensor<256xf32>
+  return
+}

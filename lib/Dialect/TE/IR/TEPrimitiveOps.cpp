@@ -90,6 +90,15 @@ FailureOr<int64_t> activationOutput(Operation *op, ActivationKind kind,
            << " needs an even number of input features, got " << k;
   return k / 2;
 }
+
+/// `slot` indexes the delayed-scaling state `scales`.
+LogicalResult verifySlot(Operation *op, Value scales, int64_t slot) {
+  int64_t n = cast<RankedTensorType>(scales.getType()).getDimSize(0);
+  if (slot < 0 || (!ShapedType::isDynamic(n) && slot >= n))
+    return op->emitOpError()
+           << "slot " << slot << " is outside scales (" << n << " slots)";
+  return success();
+}
 } // namespace
 
 LogicalResult NormFwdOp::verify() {
@@ -164,13 +173,8 @@ LogicalResult QuantizeOp::verify() {
                             "scale(...) is only for fp8-delayed";
   if (bool(getSlot()) != bool(getScales()))
     return emitOpError() << "slot must be given exactly with scales";
-  if (getScales()) {
-    int64_t n = cast<RankedTensorType>(getScales().getType()).getDimSize(0);
-    int64_t slot = *getSlot();
-    if (slot < 0 || (!ShapedType::isDynamic(n) && slot >= n))
-      return emitOpError() << "slot " << slot << " is outside scales ("
-                           << n << " slots)";
-  }
+  if (getScales() && failed(verifySlot(*this, getScales(), *getSlot())))
+    return failure();
   Type amax =
       RankedTensorType::get({1}, Float32Type::get(getContext()));
   if (Value in = getAmaxIn()) {
@@ -396,6 +400,60 @@ LogicalResult DBiasDActOp::verify() {
   if (failed(s.expect("grad", getGrad(), x)) ||
       failed(s.expect("result", getResult(), x)))
     return failure();
+  return s.expectShape("bias_grad", getBiasGrad(), {x.getShape().back()},
+                       x.getElementType());
+}
+
+/// The result of a fused activation + delayed-scaling cast: a per-tensor
+/// FP8 tensor under #te.fp8_delayed of the activation's output shape `out`
+/// (element type `e` only for messages), scaled by `scales[slot]`.
+template <typename OpTy>
+static LogicalResult verifyDelayedCast(OpTy op, ArrayRef<int64_t> out, Type e) {
+  auto q = cast<QuantizedTensorType>(op.getResult().getType());
+  RecipeAttrInterface recipe = q.getRecipe();
+  if (isa<FP8CurrentRecipeAttr>(recipe))
+    return op.emitOpError()
+           << "casts with fp8-delayed's given scale, got "
+           << recipe.getRecipeName()
+           << ": current scaling computes its scale from the amax first; "
+              "te-fuse-quantize-amax handles it";
+  if (!isa<FP8DelayedRecipeAttr>(recipe))
+    return op.emitOpError()
+           << "casts with fp8-delayed's given scale, got "
+           << recipe.getRecipeName()
+           << ", which scales blocks (use te.quantize of the activation)";
+  if (q.getShape() != out)
+    return op.emitOpError() << "result shape must be the activation's output ("
+                            << RankedTensorType::get(out, e) << "), got " << q;
+  if (failed(verifySlot(op, op.getScales(), op.getSlot())))
+    return failure();
+  return verifyAmaxResult(op, op.getAmax());
+}
+
+LogicalResult ActQuantizeOp::verify() {
+  auto v = verifyActivationOp(*this);
+  if (failed(v))
+    return failure();
+  auto [x, out] = *v;
+  return verifyDelayedCast(*this, out, x.getElementType());
+}
+
+LogicalResult DActQuantizeOp::verify() {
+  auto v = verifyActivationOp(*this);
+  if (failed(v))
+    return failure();
+  auto [x, out] = *v;
+  Shapes s{*this};
+  if (failed(s.expectShape("grad", getGrad(), out, x.getElementType())) ||
+      failed(verifyDelayedCast(*this, x.getShape(), x.getElementType())))
+    return failure();
+  if (!getBiasGrad())
+    return success();
+  if (isGatedActivation(getActivation()))
+    return emitOpError() << "bias_grad is only for non-gated activations "
+                            "(gated activation "
+                         << stringifyActivationKind(getActivation())
+                         << " has no fused dbias+dact kernel)";
   return s.expectShape("bias_grad", getBiasGrad(), {x.getShape().back()},
                        x.getElementType());
 }

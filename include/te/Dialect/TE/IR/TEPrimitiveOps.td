@@ -257,6 +257,75 @@ def TE_DBiasDActOp : TE_PrimitiveOp<"dbias_dact"> {
   }];
 }
 
+def TE_ActQuantizeOp : TE_PrimitiveOp<"act_quantize"> {
+  let summary = "an MLP activation fused with its delayed-scaling FP8 cast";
+  let description = [{
+    `te.act` followed by a per-tensor FP8 `te.quantize` of its result under
+    `#te.fp8_delayed`, in one kernel (TransformerEngine's fused
+    activation-cast): `result` and `amax` are what `te.act` followed by
+    `te.quantize ... scale(%scales[slot])` would give (the activation
+    rounded to the input's dtype, then cast with element `slot` of
+    `scales`; `amax` is max |activation| as rounded), but the
+    high-precision activation is never stored. `result` has the
+    activation's output shape (`[..., K/2]` for gated activations).
+    Current scaling cannot fuse this way: it computes its scale from the
+    amax first (te-fuse-quantize-amax shares the activation's amax
+    instead). Made by te-fuse-act-quantize. Kernel:
+    `te_rt_act_quantize_fp8`.
+
+    ```mlir
+    %q, %a = te.act_quantize gelu %x scale(%s[3]) : tensor<64x256xbf16>, tensor<6xf32>
+        -> !te.qtensor<64x256xe4m3, #te.fp8_delayed<>, both, hopper>, tensor<1xf32>
+    ```
+  }];
+  let arguments = (ins TE_FloatTensor:$input, TE_F32Vector:$scales,
+                       I64Attr:$slot, TE_ActivationKindAttr:$activation,
+                       OptionalAttr<F64Attr>:$limit, OptionalAttr<F64Attr>:$alpha,
+                       OptionalAttr<F64Attr>:$glu_linear_offset);
+  let results = (outs TE_QuantizedTensorType:$result, TE_F32Vector:$amax);
+  let assemblyFormat = [{
+    `` $activation $input `scale` `(` $scales `[` $slot `]` `)` attr-dict
+    `:` type($input) `,` type($scales)
+    `->` qualified(type($result)) `,` type($amax)
+  }];
+}
+
+def TE_DActQuantizeOp : TE_PrimitiveOp<"dact_quantize"> {
+  let summary = "an activation's derivative (+ bias gradient) fused with its "
+                "delayed-scaling FP8 cast";
+  let description = [{
+    `te.dact` (or, with a `bias_grad` result, `te.dbias_dact`) followed by a
+    per-tensor FP8 `te.quantize` of its result under `#te.fp8_delayed`, in
+    one kernel (TransformerEngine's fused `dbias_d<act>` + cast): `result`
+    and `amax` are what the quantization with element `slot` of `scales`
+    would give for `dx = dy * act'(x)` rounded to the input's dtype, and
+    `bias_grad` the fp32 column sums of `dx` before rounding; `dx` itself is
+    never stored. `result` has the input's shape (`[da | db]` for gated
+    activations, whose `grad` is `[..., K/2]`); `bias_grad [K]` only for
+    the non-gated activations. The optional `bias_grad` is the last result
+    (after `amax`), so the op needs no result-segment attribute. Made by
+    te-fuse-act-quantize. Kernel: `te_rt_dact_quantize_fp8`.
+
+    ```mlir
+    %q, %a, %db = te.dact_quantize gelu %dy, %x scale(%s[4])
+        : tensor<64x256xbf16>, tensor<64x256xbf16>, tensor<6xf32>
+        -> !te.qtensor<64x256xe5m2, #te.fp8_delayed<>, both, hopper>, tensor<1xf32>, tensor<256xbf16>
+    ```
+  }];
+  let arguments = (ins TE_FloatTensor:$grad, TE_FloatTensor:$input,
+                       TE_F32Vector:$scales, I64Attr:$slot,
+                       TE_ActivationKindAttr:$activation,
+                       OptionalAttr<F64Attr>:$limit, OptionalAttr<F64Attr>:$alpha,
+                       OptionalAttr<F64Attr>:$glu_linear_offset);
+  let results = (outs TE_QuantizedTensorType:$result, TE_F32Vector:$amax,
+                      Optional<TE_FloatTensor>:$bias_grad);
+  let assemblyFormat = [{
+    `` $activation $grad `,` $input `scale` `(` $scales `[` $slot `]` `)`
+    attr-dict `:` type($grad) `,` type($input) `,` type($scales)
+    `->` qualified(type($result)) `,` type($amax) (`,` type($bias_grad)^)?
+  }];
+}
+
 def TE_BiasGradOp : TE_PrimitiveOp<"bias_grad"> {
   let summary = "the bias gradient: column sums of dy";
   let description = [{
