@@ -37,6 +37,8 @@
 #include "internal.cuh"
 
 #include <algorithm>
+#include <cstdlib>
+#include <type_traits>
 #include <cfloat>
 
 using namespace te::kernels;
@@ -339,91 +341,94 @@ const char *quantize(te_kernels_state *s, QuantArgs a) {
 /// [rows, cols] result is act(x) (kBwd false; gated: act(a) * b from the
 /// halves of x's row [a | b]) or dy * act'(x) (kBwd; gated: [da | db]), in
 /// fp32, as te_kernels_act_fwd / _act_bwd compute it before rounding.
-template <typename E, bool kBwd> struct ActSource {
+template <typename E, bool kBwd, bool kGated> struct ActSource {
   using T = typename E::T;
   static constexpr int kVec = perVec<E>();
+  static constexpr bool gated = kGated;
+  /// Gated backward: a tile of the da half (columns c < half) also makes
+  /// the db half's tile (columns half + c) from the same loads.
+  static constexpr bool kPaired = kBwd && kGated;
+  static constexpr int kHalves = kPaired ? 2 : 1;
   ActParams p;
-  bool gated;
   const T *x;   // kBwd false: [rows, gated ? 2 * cols : cols]; else [rows, cols]
   const T *dy;  // kBwd: [rows, gated ? cols / 2 : cols]
   int64_t cols; // of the result
   int64_t half; // gated: the width of a half of x's row
 
+  /// The 16-byte vectors behind kVec results: x (or its two halves), dy.
   struct Raw {
-    uint4 v[3];
+    uint4 v[(kBwd ? 1 : 0) + (kGated ? 2 : 1)];
   };
   static __device__ uint4 ld(const T *p) {
     return __ldg(reinterpret_cast<const uint4 *>(p));
   }
   /// The 16-byte loads behind result elements (r, c .. c + kVec).
   __device__ void load(int64_t r, int64_t c, Raw &raw) const {
-    if constexpr (!kBwd) {
-      if (!gated) {
-        raw.v[0] = ld(x + r * cols + c);
-      } else {
-        const T *row = x + r * 2 * half;
-        raw.v[0] = ld(row + c);
-        raw.v[1] = ld(row + half + c);
-      }
-    } else if (!gated) {
+    if constexpr (!kBwd && !kGated) {
+      raw.v[0] = ld(x + r * cols + c);
+    } else if constexpr (!kBwd) {
+      const T *row = x + r * 2 * half;
+      raw.v[0] = ld(row + c);
+      raw.v[1] = ld(row + half + c);
+    } else if constexpr (!kGated) {
       raw.v[0] = ld(dy + r * cols + c);
       raw.v[1] = ld(x + r * cols + c);
-    } else {
-      const int64_t j = c < half ? c : c - half;
+    } else { // paired: c < half
       const T *row = x + r * cols;
-      raw.v[0] = ld(dy + r * half + j);
-      raw.v[1] = ld(row + j);
-      raw.v[2] = ld(row + half + j);
+      raw.v[0] = ld(dy + r * half + c);
+      raw.v[1] = ld(row + c);
+      raw.v[2] = ld(row + half + c);
     }
   }
-  /// The fp32 values of those elements.
+  /// The fp32 values of those elements (not paired).
   __device__ void values(int64_t c, const Raw &raw, float (&f)[kVec]) const {
-    float a[kVec], b[kVec];
     unpack<E>(raw.v[0], f);
-    if constexpr (!kBwd) {
-      if (!gated) {
+    if constexpr (!kBwd && !kGated) {
 #pragma unroll
-        for (int e = 0; e < kVec; ++e)
-          f[e] = actF(p.act, f[e]);
-      } else {
-        unpack<E>(raw.v[1], b);
+      for (int e = 0; e < kVec; ++e)
+        f[e] = actF(p.act, f[e]);
+    } else if constexpr (!kBwd) {
+      float b[kVec];
+      unpack<E>(raw.v[1], b);
 #pragma unroll
-        for (int e = 0; e < kVec; ++e)
-          f[e] = gatedF(p, f[e], b[e]);
-      }
-    } else if (!gated) {
+      for (int e = 0; e < kVec; ++e)
+        f[e] = gatedF(p, f[e], b[e]);
+    } else if constexpr (!kGated) {
+      float a[kVec];
       unpack<E>(raw.v[1], a);
 #pragma unroll
       for (int e = 0; e < kVec; ++e)
         f[e] = f[e] * actDf(p.act, a[e]);
-    } else {
-      unpack<E>(raw.v[1], a);
-      unpack<E>(raw.v[2], b);
-#pragma unroll
-      for (int e = 0; e < kVec; ++e) {
-        float da, db;
-        gatedDf(p, a[e], b[e], f[e], da, db);
-        f[e] = c < half ? da : db;
-      }
     }
+  }
+  /// Paired: the values of both halves, da (f[0]) and db (f[1]).
+  __device__ void values(int64_t, const Raw &raw, float (&f)[2][kVec]) const {
+    float g[kVec], a[kVec], b[kVec];
+    unpack<E>(raw.v[0], g);
+    unpack<E>(raw.v[1], a);
+    unpack<E>(raw.v[2], b);
+#pragma unroll
+    for (int e = 0; e < kVec; ++e)
+      gatedDf(p, a[e], b[e], g[e], f[0][e], f[1][e]);
   }
   /// One element, for ragged or misaligned tiles.
   __device__ float at(int64_t r, int64_t c) const {
-    if constexpr (!kBwd) {
-      if (!gated)
-        return actF(p.act, E::load(x[r * cols + c]));
+    if constexpr (!kBwd && !kGated) {
+      return actF(p.act, E::load(x[r * cols + c]));
+    } else if constexpr (!kBwd) {
       const T *row = x + r * 2 * half;
       return gatedF(p, E::load(row[c]), E::load(row[half + c]));
+    } else if constexpr (!kGated) {
+      return E::load(dy[r * cols + c]) * actDf(p.act, E::load(x[r * cols + c]));
     } else {
-      if (!gated)
-        return E::load(dy[r * cols + c]) * actDf(p.act, E::load(x[r * cols + c]));
-      const int64_t j = c < half ? c : c - half;
-      const T *row = x + r * cols;
-      float da, db;
-      gatedDf(p, E::load(row[j]), E::load(row[half + j]),
-              E::load(dy[r * half + j]), da, db);
-      return c < half ? da : db;
+      return 0.0f; // paired: at(r, c, f)
     }
+  }
+  /// Paired: both halves' values at (r, c < half).
+  __device__ void at(int64_t r, int64_t c, float (&f)[2]) const {
+    const T *row = x + r * cols;
+    gatedDf(p, E::load(row[c]), E::load(row[half + c]),
+            E::load(dy[r * half + c]), f[0], f[1]);
   }
 };
 
@@ -434,33 +439,37 @@ template <typename E, bool kBwd> struct ActSource {
 /// of the rounded values into a.amaxOut (optional). With dbiasPartial, the
 /// column sums of the unrounded values of each tile row go to
 /// dbiasPartial[tileRow * cols + c] (rows of a tile in order, then the
-/// threads' partial sums in order), reduced by sumChunks.
-template <typename E, int Fmt, int kRows, int kCols, bool kBwd>
+/// threads' partial sums in order), reduced by sumChunks. Paired sources
+/// (gated backward) run their tiles over the da half and write the db
+/// half's tile from the same loads (a second shared-memory tile).
+template <typename E, int Fmt, int kRows, int kCols, typename Src>
 __global__ void __launch_bounds__(kThreads)
-    actCastTransposeKernel(ActSource<E, kBwd> src, QuantArgs a,
-                           float *dbiasPartial) {
+    actCastTransposeKernel(Src src, QuantArgs a, float *dbiasPartial) {
   constexpr int kVec = perVec<E>();
   constexpr int kRowVecs = kCols / kVec;
   constexpr int kPer = kRows * kRowVecs / kThreads;
   constexpr int kChunks = kRows / 16;
   constexpr int kTasks = kCols * kChunks / kThreads;
   constexpr int kGroups = kThreads / kRowVecs; // threads sharing columns
+  constexpr int kHalves = Src::kHalves;
   static_assert(kPer * kThreads == kRows * kRowVecs && kTasks >= 1 &&
                     kTasks * kThreads == kCols * kChunks &&
                     kThreads % kRowVecs == 0 && kThreads % kCols == 0,
                 "tile shape");
-  __shared__ __align__(16) uint8_t tile[kRows * kCols];
-  __shared__ float colSums[kGroups * kCols];
+  __shared__ __align__(16) uint8_t tile[kHalves][kRows * kCols];
+  __shared__ float colSums[Src::kPaired ? 1 : kGroups * kCols];
   const float s = *a.scale;
   if (blockIdx.x == 0 && threadIdx.x == 0)
     *a.scaleInv = 1.0f / s;
+  // Tiles run over the result's columns, or the da half's when paired.
   const int64_t rows = a.rows, cols = a.cols;
-  const int64_t tilesC = (cols + kCols - 1) / kCols;
+  const int64_t tileCols = Src::kPaired ? src.half : cols;
+  const int64_t tilesC = (tileCols + kCols - 1) / kCols;
   const int64_t tiles = (rows + kRows - 1) / kRows * tilesC;
   float m = 0.0f;
   for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
     const int64_t r0 = t / tilesC * kRows, c0 = t % tilesC * kCols;
-    const bool full = r0 + kRows <= rows && c0 + kCols <= cols;
+    const bool full = r0 + kRows <= rows && c0 + kCols <= tileCols;
     // Vector path: every thread keeps the columns cv * kVec .. + kVec of
     // its rows (idx % kRowVecs is threadIdx.x % kRowVecs); element path:
     // column threadIdx.x % kCols.
@@ -470,7 +479,7 @@ __global__ void __launch_bounds__(kThreads)
       sum[e] = 0.0f;
     const bool vec = full && a.vecLoad;
     if (vec) {
-      typename ActSource<E, kBwd>::Raw raw[kPer];
+      typename Src::Raw raw[kPer];
 #pragma unroll
       for (int p = 0; p < kPer; ++p) {
         int idx = threadIdx.x + p * kThreads;
@@ -481,87 +490,108 @@ __global__ void __launch_bounds__(kThreads)
       for (int p = 0; p < kPer; ++p) {
         int idx = threadIdx.x + p * kThreads;
         int r = idx / kRowVecs, cv = idx % kRowVecs;
-        float f[kVec];
-        src.values(c0 + cv * kVec, raw[p], f);
+        float f[kHalves][kVec];
+        if constexpr (Src::kPaired)
+          src.values(c0 + cv * kVec, raw[p], f);
+        else
+          src.values(c0 + cv * kVec, raw[p], f[0]);
 #pragma unroll
-        for (int e = 0; e < kVec; ++e) {
-          sum[e] += f[e];
-          f[e] = E::load(E::store(f[e]));
-          m = fmaxf(m, fabsf(f[e]));
-        }
-        Packed<Fmt, kVec> q(f, s);
-        q.store(tile + swizzled<kCols>(r, cv * kVec));
-        if (a.data) {
-          uint8_t *d = a.data + (r0 + r) * cols + c0 + cv * kVec;
-          if (a.vecData) {
-            q.store(d);
-          } else {
+        for (int h = 0; h < kHalves; ++h) {
 #pragma unroll
-            for (int e = 0; e < kVec; ++e)
-              d[e] = q.byte(e);
+          for (int e = 0; e < kVec; ++e) {
+            sum[e] += f[h][e];
+            f[h][e] = E::load(E::store(f[h][e]));
+            m = fmaxf(m, fabsf(f[h][e]));
+          }
+          Packed<Fmt, kVec> q(f[h], s);
+          q.store(tile[h] + swizzled<kCols>(r, cv * kVec));
+          if (a.data) {
+            uint8_t *d =
+                a.data + (r0 + r) * cols + h * src.half + c0 + cv * kVec;
+            if (a.vecData) {
+              q.store(d);
+            } else {
+#pragma unroll
+              for (int e = 0; e < kVec; ++e)
+                d[e] = q.byte(e);
+            }
           }
         }
       }
     } else {
       for (int idx = threadIdx.x; idx < kRows * kCols; idx += kThreads) {
         int r = idx / kCols, c = idx % kCols;
-        if (r0 + r < rows && c0 + c < cols) {
-          int64_t i = (r0 + r) * cols + c0 + c;
-          float v = src.at(r0 + r, c0 + c);
-          sum[0] += v;
-          float f = E::load(E::store(v));
-          m = fmaxf(m, fabsf(f));
-          uint8_t q = toFP8<Fmt>(f * s);
-          tile[swizzled<kCols>(r, c)] = q;
-          if (a.data)
-            a.data[i] = q;
+        if (r0 + r < rows && c0 + c < tileCols) {
+          float v[kHalves];
+          if constexpr (Src::kPaired)
+            src.at(r0 + r, c0 + c, v);
+          else
+            v[0] = src.at(r0 + r, c0 + c);
+#pragma unroll
+          for (int h = 0; h < kHalves; ++h) {
+            sum[0] += v[h];
+            float f = E::load(E::store(v[h]));
+            m = fmaxf(m, fabsf(f));
+            uint8_t q = toFP8<Fmt>(f * s);
+            tile[h][swizzled<kCols>(r, c)] = q;
+            if (a.data)
+              a.data[(r0 + r) * cols + h * src.half + c0 + c] = q;
+          }
         }
       }
     }
-    if (dbiasPartial) {
-      const int groups = vec ? kGroups : kThreads / kCols;
-      if (vec) {
-        const int g = threadIdx.x / kRowVecs, cv = threadIdx.x % kRowVecs;
+    if constexpr (!Src::kPaired) {
+      if (dbiasPartial) {
+        const int groups = vec ? kGroups : kThreads / kCols;
+        if (vec) {
+          const int g = threadIdx.x / kRowVecs, cv = threadIdx.x % kRowVecs;
 #pragma unroll
-        for (int e = 0; e < kVec; ++e)
-          colSums[g * kCols + cv * kVec + e] = sum[e];
-      } else {
-        colSums[(threadIdx.x / kCols) * kCols + threadIdx.x % kCols] = sum[0];
-      }
-      __syncthreads();
-      if (threadIdx.x < kCols && c0 + threadIdx.x < cols) {
-        float total = 0.0f;
-        for (int g = 0; g < groups; ++g)
-          total += colSums[g * kCols + threadIdx.x];
-        dbiasPartial[(r0 / kRows) * cols + c0 + threadIdx.x] = total;
+          for (int e = 0; e < kVec; ++e)
+            colSums[g * kCols + cv * kVec + e] = sum[e];
+        } else {
+          colSums[(threadIdx.x / kCols) * kCols + threadIdx.x % kCols] =
+              sum[0];
+        }
+        __syncthreads();
+        if (threadIdx.x < kCols && c0 + threadIdx.x < cols) {
+          float total = 0.0f;
+          for (int g = 0; g < groups; ++g)
+            total += colSums[g * kCols + threadIdx.x];
+          dbiasPartial[(r0 / kRows) * cols + c0 + threadIdx.x] = total;
+        }
       }
     }
     __syncthreads();
     if (a.transpose) {
+#pragma unroll
+      for (int h = 0; h < kHalves; ++h) {
 #pragma unroll 1
-      for (int k = 0; k < kTasks; ++k) {
-        const int id = threadIdx.x + k * kThreads;
-        const int c = id / kChunks, q = id % kChunks;
-        uint8_t *out = a.transpose + (c0 + c) * rows + r0 + 16 * q;
-        if (full && a.vecTrans) {
-          uint32_t w[4];
+        for (int k = 0; k < kTasks; ++k) {
+          const int id = threadIdx.x + k * kThreads;
+          const int c = id / kChunks, q = id % kChunks;
+          uint8_t *out =
+              a.transpose + (h * src.half + c0 + c) * rows + r0 + 16 * q;
+          if (full && a.vecTrans) {
+            uint32_t w[4];
 #pragma unroll
-          for (int j = 0; j < 4; ++j) {
-            w[j] = 0;
+            for (int j = 0; j < 4; ++j) {
+              w[j] = 0;
 #pragma unroll
-            for (int b = 0; b < 4; ++b)
-              w[j] |= static_cast<uint32_t>(
-                          tile[swizzled<kCols>(16 * q + 4 * j + b, c)])
-                      << (8 * b);
+              for (int b = 0; b < 4; ++b)
+                w[j] |= static_cast<uint32_t>(
+                            tile[h][swizzled<kCols>(16 * q + 4 * j + b, c)])
+                        << (8 * b);
+            }
+            *reinterpret_cast<uint4 *>(out) =
+                make_uint4(w[0], w[1], w[2], w[3]);
+          } else if (c0 + c < tileCols) {
+            for (int i = 0; i < 16 && r0 + 16 * q + i < rows; ++i)
+              out[i] = tile[h][swizzled<kCols>(16 * q + i, c)];
           }
-          *reinterpret_cast<uint4 *>(out) = make_uint4(w[0], w[1], w[2], w[3]);
-        } else if (c0 + c < cols) {
-          for (int i = 0; i < 16 && r0 + 16 * q + i < rows; ++i)
-            out[i] = tile[swizzled<kCols>(16 * q + i, c)];
         }
       }
     }
-    __syncthreads(); // the tile and colSums are refilled next
+    __syncthreads(); // the tiles and colSums are refilled next
   }
   if (a.amaxOut)
     blockAmax(m, a.amaxOut);
@@ -580,37 +610,32 @@ __global__ void sumChunks(const float *partial, int64_t chunks, int64_t cols,
   }
 }
 
-template <typename E, int Fmt, bool kBwd>
-const char *actCast(te_kernels_state *s, ActSource<E, kBwd> src, QuantArgs a,
-                    void *dbias) {
+template <typename E, int Fmt, typename Src>
+const char *actCast(te_kernels_state *s, Src src, QuantArgs a, void *dbias) {
   constexpr int kVec = perVec<E>();
   const int sms = smCount();
   // 16-byte loads of every operand, whole vectors per row and per half.
   bool vecLoad = aligned(src.x, 16) && a.cols % kVec == 0 &&
                  (!src.gated || src.half % kVec == 0);
-  if constexpr (kBwd)
+  if (src.dy)
     vecLoad = vecLoad && aligned(src.dy, 16);
   a.vecLoad = vecLoad;
   a.vecData = aligned(a.data, kVec) && a.cols % kVec == 0;
   a.vecTrans = aligned(a.transpose, 16) && a.rows % 16 == 0;
-  const bool big = sizeof(typename E::T) == 2 && a.rows >= 128;
-  const int64_t tileRows = big ? 128 : 64;
-  const int64_t rowTiles = (a.rows + tileRows - 1) / tileRows;
-  const int64_t tiles = rowTiles * ((a.cols + 63) / 64);
+  // 64x64 tiles: measured on the H200 at 8192x16384 bf16, 128-row tiles
+  // (what the plain cast uses) are 10-20% slower here, the activation's
+  // math and loads holding more registers per tile.
+  const int64_t rowTiles = (a.rows + 63) / 64;
+  const int64_t tiles =
+      rowTiles * (((Src::kPaired ? src.half : a.cols) + 63) / 64);
   float *partial = nullptr;
   if (dbias && a.rows > 0)
     if (const char *err = scratch(s, rowTiles * a.cols, &partial))
       return err;
   // (At least one block: scale_inv is written even when there is nothing
   // to cast.)
-  if (big) {
-    if constexpr (sizeof(typename E::T) == 2)
-      actCastTransposeKernel<E, Fmt, 128, 64, kBwd>
-          <<<blocksFor(tiles, sms), kThreads, 0, s->stream>>>(src, a, partial);
-  } else {
-    actCastTransposeKernel<E, Fmt, 64, 64, kBwd>
-        <<<blocksFor(tiles, sms), kThreads, 0, s->stream>>>(src, a, partial);
-  }
+  actCastTransposeKernel<E, Fmt, 64, 64>
+      <<<blocksFor(tiles, sms), kThreads, 0, s->stream>>>(src, a, partial);
   if (const char *err = launched())
     return err;
   if (!dbias)
@@ -985,11 +1010,14 @@ const char *te_kernels_act_quantize_fp8(te_kernels_state *s, int act,
       return err;
   return byDtype(dtype, [&](auto e) {
     using E = decltype(e);
-    ActSource<E, false> src{ActParams{act, limit, alpha, offset}, gated,
-                            static_cast<const typename E::T *>(x), nullptr,
-                            yCols, yCols};
-    return format == kE4M3 ? actCast<E, kE4M3>(s, src, a, nullptr)
-                           : actCast<E, kE5M2>(s, src, a, nullptr);
+    auto run = [&](auto gatedTag) {
+      ActSource<E, false, decltype(gatedTag)::value> src{
+          ActParams{act, limit, alpha, offset},
+          static_cast<const typename E::T *>(x), nullptr, yCols, yCols};
+      return format == kE4M3 ? actCast<E, kE4M3>(s, src, a, nullptr)
+                             : actCast<E, kE5M2>(s, src, a, nullptr);
+    };
+    return gated ? run(std::true_type{}) : run(std::false_type{});
   });
 }
 
@@ -1011,12 +1039,14 @@ const char *te_kernels_dact_quantize_fp8(
   return byDtype(dtype, [&](auto e) {
     using E = decltype(e);
     using T = typename E::T;
-    ActSource<E, true> src{ActParams{act, limit, alpha, offset}, gated,
-                           static_cast<const T *>(x),
-                           static_cast<const T *>(dy), cols,
-                           gated ? cols / 2 : cols};
-    return format == kE4M3 ? actCast<E, kE4M3>(s, src, a, dbias)
-                           : actCast<E, kE5M2>(s, src, a, dbias);
+    auto run = [&](auto gatedTag) {
+      ActSource<E, true, decltype(gatedTag)::value> src{
+          ActParams{act, limit, alpha, offset}, static_cast<const T *>(x),
+          static_cast<const T *>(dy), cols, gated ? cols / 2 : cols};
+      return format == kE4M3 ? actCast<E, kE4M3>(s, src, a, dbias)
+                             : actCast<E, kE5M2>(s, src, a, dbias);
+    };
+    return gated ? run(std::true_type{}) : run(std::false_type{});
   });
 }
 

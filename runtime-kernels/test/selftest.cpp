@@ -1255,6 +1255,69 @@ template <typename Fn> float timeMs(cudaStream_t stream, int reps, Fn fn) {
   return ms[ms.size() / 2];
 }
 
+/// Delayed scaling's activation-cast at LN-MLP's FC1 output (8192 x 16384
+/// bf16, GELU and SwiGLU): the fused kernel against the producer then the
+/// cast-transpose.
+void benchActCast(te_kernels_state *s, cudaStream_t stream) {
+  const int64_t rows = 8192, cols = 16384, n = rows * cols;
+  std::vector<uint8_t> raw(n * 2);
+  std::mt19937 rng(9);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  for (int64_t i = 0; i < n; ++i)
+    encodeAt(1, raw, i, dist(rng));
+  Dev x(n * 2), dy(n * 2), y(n * 2), db(cols * 2), data(n), tr(n), sc(4),
+      si(4), am(4);
+  cudaMemcpy(x.p, raw.data(), n * 2, cudaMemcpyHostToDevice);
+  cudaMemcpy(dy.p, raw.data(), n * 2, cudaMemcpyHostToDevice);
+  const float one = 1.0f;
+  cudaMemcpy(sc.p, &one, 4, cudaMemcpyHostToDevice);
+  cudaDeviceSynchronize();
+  const float *scale = sc.get<float>();
+  float *sInv = si.get<float>(), *amax = am.get<float>();
+  for (int act : {0, 10}) { // gelu, swiglu
+    const bool gated = act == 10;
+    const int64_t yCols = gated ? cols / 2 : cols;
+    const char *name = gated ? "swiglu" : "gelu";
+    auto line = [&](const std::string &what, float ms) {
+      std::printf("  %-44s %8.1f us\n", what.c_str(), ms * 1e3);
+    };
+    line(std::string(name) + " fwd, then cast-transpose",
+         timeMs(stream, 20, [&](int) {
+           te_kernels_act_fwd(s, act, 1, x.p, y.p, rows, cols, 7, 1.702f, 1,
+                              nullptr);
+           te_kernels_quantize_fp8(s, 1, y.p, rows, yCols, 0, scale, 0, data.p,
+                                   tr.p, sInv, amax, nullptr);
+         }));
+    line(std::string(name) + " fwd fused act-cast",
+         timeMs(stream, 20, [&](int) {
+           te_kernels_act_quantize_fp8(s, act, 1, x.p, rows, cols, 7, 1.702f,
+                                       1, 0, scale, data.p, tr.p, sInv, amax);
+         }));
+    const int64_t dyCols = gated ? cols / 2 : cols;
+    (void)dyCols;
+    line(std::string(name) + (gated ? " bwd" : " dbias+bwd") +
+             ", then cast-transpose",
+         timeMs(stream, 20, [&](int) {
+           if (gated)
+             te_kernels_act_bwd(s, act, 1, dy.p, x.p, y.p, rows, cols, 7,
+                                1.702f, 1, nullptr);
+           else
+             te_kernels_dbias_dact(s, act, 1, dy.p, x.p, y.p, db.p, rows, cols,
+                                   7, 1.702f, 1, nullptr);
+           te_kernels_quantize_fp8(s, 1, y.p, rows, cols, 1, scale, 0, data.p,
+                                   tr.p, sInv, amax, nullptr);
+         }));
+    line(std::string(name) + (gated ? " bwd" : " dbias+bwd") +
+             " fused act-cast",
+         timeMs(stream, 20, [&](int) {
+           te_kernels_dact_quantize_fp8(s, act, 1, dy.p, x.p,
+                                        gated ? nullptr : db.p, rows, cols, 7,
+                                        1.702f, 1, 1, scale, data.p, tr.p,
+                                        sInv, amax);
+         }));
+  }
+}
+
 void bench(te_kernels_state *s, cudaStream_t stream) {
   const int64_t rows = 8192, cols = 4096, n = rows * cols;
   std::printf("te-kernels-selftest: bench (median of 30, 4 rotating inputs)\n");
@@ -1503,8 +1566,10 @@ int runFp8Checks(bool doBench) {
   checkGemmBlockAll(s, stream, rng, c);
   std::printf("te-kernels-selftest: fp8 block gemm: %d cases, %d failed\n",
               c.checks - before, c.failures - beforeFails);
-  if (doBench && !c.failures)
+  if (doBench && !c.failures) {
     bench(s, stream);
+    benchActCast(s, stream);
+  }
   te_kernels_state_destroy(s);
   cudaStreamDestroy(stream);
   return c.failures;
@@ -1533,6 +1598,19 @@ int main(int argc, char **argv) {
     return 1;
   }
   bool doBench = argc > 1 && std::strcmp(argv[1], "--bench") == 0;
+  if (argc > 1 && std::strcmp(argv[1], "--bench-act-cast") == 0) {
+    // Only the fused activation-cast's timing (no checks).
+    cudaStream_t stream = nullptr;
+    te_kernels_state *s = nullptr;
+    if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) !=
+            cudaSuccess ||
+        te_kernels_state_create(stream, &s))
+      return 1;
+    benchActCast(s, stream);
+    te_kernels_state_destroy(s);
+    cudaStreamDestroy(stream);
+    return 0;
+  }
   if (major * 10 + minor >= 89) {
     if (int failures = runFp8Checks(doBench)) {
       std::printf("te-kernels-selftest: FAILED: %d FP8 mismatches\n", failures);
