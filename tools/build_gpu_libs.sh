@@ -23,7 +23,7 @@ compile() { # name input flags...
 }
 for c in ln_mlp_gelu_bf16 rms_swiglu_f32 ln_mlp_gelu_dyn_f32 \
          ln_mlp_gelu_bf16_fp8_current ln_mlp_gelu_bf16_fp8_delayed \
-         ln_linear_f32_fp8_current rms_swiglu_f32_fp8_current \
+         ln_linear_f32_fp8_current rms_swiglu_f32_fp8_current rms_swiglu_f32_fp8_delayed \
          ln_mlp_gelu_bf16_fp8_block ln_linear_f32_fp8_block; do
   recipe=$(python3 -c "import json; print(json.load(open('$ins/$c/config.json')).get('recipe', ''))")
   flags=(); [[ -n $recipe ]] && flags=(--recipe "$recipe")

@@ -562,6 +562,7 @@ FP8_CONFIGS = [
             "results; expected values from the MXFP8 emulation"),
     fp8_variant("ln_mlp_gelu_h128_bf16", "nvfp4", name="ln_mlp_gelu_bf16_nvfp4"),
     fp8_variant("ln_linear_h128_f32", NVFP4_F32, name="ln_linear_f32_nvfp4"),
+    fp8_variant("rms_swiglu_f32", "fp8-delayed"),
 ]
 CONFIGS += FP8_CONFIGS
 

@@ -47,6 +47,11 @@
 // CHECK-DAG: OK ln_linear_f32_fp8_current bwd: 5 tensors
 // CHECK-DAG: OK rms_swiglu_f32_fp8_current bwd: 4 tensors
 // CHECK-DAG: OK rms_swiglu_f32_fp8_current checkpoint: backward bit-identical
+// The gated activation's fused activation-cast (te.act_quantize /
+// te.dact_quantize under delayed scaling), with the state after one step.
+// CHECK-DAG: OK rms_swiglu_f32_fp8_delayed fwd: 3 tensors
+// CHECK-DAG: OK rms_swiglu_f32_fp8_delayed bwd: 6 tensors
+// CHECK-DAG: OK rms_swiglu_f32_fp8_delayed checkpoint: backward bit-identical
 // CHECK-DAG: OK ln_mlp_gelu_h128_bf16 bwd: 7 tensors
 // CHECK-DAG: OK ln_mlp_gelu_h128_bf16 checkpoint: backward bit-identical
 // CHECK-DAG: OK ln_linear_h128_f32 bwd: 5 tensors
