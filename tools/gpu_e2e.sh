@@ -99,7 +99,7 @@ done
 # tokens: cuBLASLt's block-scaled GEMMs) and small FP8 modules whose GEMMs
 # run on cuBLASLt's FP8 kernels, cuda against cpu. tools/build_gpu_libs.sh
 # builds all of them.
-for c in ln_mlp_gelu_bf16_fp8_current ln_mlp_gelu_bf16_fp8_delayed ln_linear_f32_fp8_current rms_swiglu_f32_fp8_current \
+for c in ln_mlp_gelu_bf16_fp8_current ln_mlp_gelu_bf16_fp8_delayed ln_linear_f32_fp8_current rms_swiglu_f32_fp8_current rms_swiglu_f32_fp8_delayed \
          ln_mlp_gelu_bf16_fp8_block ln_linear_f32_fp8_block; do
   [[ -f $libs/$c.so ]] || { echo "== $c: no library $libs/$c.so"; status=1; continue; }
   echo "== $c"
