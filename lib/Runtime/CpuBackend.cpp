@@ -822,6 +822,57 @@ int32_t te_rt_act_quantize_fp8(te_rt_context *ctx, int32_t act, int32_t dtype,
                             0, data, transpose, scale_inv, amax, nullptr);
 }
 
+int32_t te_rt_norm_quantize_fp8(te_rt_context *ctx, int32_t kind,
+                                int32_t dtype, const void *x,
+                                const void *gamma, const void *beta,
+                                double eps, int32_t zero_centered,
+                                int64_t rows, int64_t cols, float *mu,
+                                float *rsigma, int32_t format,
+                                const float *scale, int32_t pow2_scale,
+                                void *data, void *transpose, float *scale_inv,
+                                float *amax) {
+  Checker c("te_rt_norm_quantize_fp8");
+  int64_t n = 0;
+  if (!c.context(ctx) || !normKind(c, kind) || !c.dtype(dtype) ||
+      !c.nonNegative("rows", rows) || !c.positive("cols", cols) ||
+      !c.product("rows * cols", rows, cols, 4, &n))
+    return 1;
+  const bool rms = kind == TE_RT_NORM_RMSNORM;
+  if (!(std::isfinite(eps) && eps >= 0.0))
+    return c.fail("eps must be finite and >= 0, got " + str(eps)), 1;
+  if (!c.flag("zero_centered", zero_centered) || !c.notNull("x", x) ||
+      !c.notNull("gamma", gamma) ||
+      (rms && !c.mustBeNull("beta", beta, "for RMSNorm")) ||
+      (rms ? !c.mustBeNull("mu", mu, "for RMSNorm") : !c.notNull("mu", mu)) ||
+      !c.notNull("rsigma", rsigma) || !fp8Format(c, format, "format") ||
+      !c.flag("pow2_scale", pow2_scale) ||
+      !c.notNull("scale_inv", scale_inv))
+    return 1;
+  if (!data && !transpose)
+    return c.fail("data and transpose are both NULL (nothing to write)"), 1;
+  if (scale && pow2_scale)
+    return c.fail("pow2_scale applies to current scaling only (scale must "
+                  "be NULL)"),
+           1;
+  if (ctx->backend == TE_RT_BACKEND_CUDA)
+    return onCuda(c, ctx, [&](auto *s) {
+      return te_kernels_norm_quantize_fp8(
+          s, rms, dtype, x, gamma, beta, static_cast<float>(eps),
+          zero_centered, rows, cols, mu, rsigma, format, scale, pow2_scale,
+          data, transpose, scale_inv, amax);
+    });
+  // The CPU reference is the unfused pair by definition.
+  std::vector<uint8_t> z;
+  if (guarded(c, [&] { z.resize(n * elementBytes(dtype)); }))
+    return 1;
+  if (te_rt_norm_fwd(ctx, kind, dtype, x, gamma, beta, eps, zero_centered,
+                     rows, cols, z.data(), mu, rsigma))
+    return 1;
+  return te_rt_quantize_fp8(ctx, dtype, z.data(), rows, cols, format, scale,
+                            pow2_scale, data, transpose, scale_inv, amax,
+                            nullptr);
+}
+
 int32_t te_rt_dact_quantize_fp8(te_rt_context *ctx, int32_t act,
                                 int32_t dtype, const void *dy, const void *x,
                                 void *dbias, int64_t rows, int64_t cols,

@@ -266,17 +266,7 @@ __global__ void __launch_bounds__(kThreads) castTransposeKernel(QuantArgs a) {
       const int c = id / kChunks, q = id % kChunks;
       uint8_t *out = a.transpose + (c0 + c) * rows + r0 + 16 * q;
       if (full && a.vecTrans) {
-        uint32_t w[4];
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          w[j] = 0;
-#pragma unroll
-          for (int b = 0; b < 4; ++b)
-            w[j] |= static_cast<uint32_t>(
-                        tile[swizzled<kCols>(16 * q + 4 * j + b, c)])
-                    << (8 * b);
-        }
-        *reinterpret_cast<uint4 *>(out) = make_uint4(w[0], w[1], w[2], w[3]);
+        *reinterpret_cast<uint4 *>(out) = transposedPiece<kCols>(tile, q, c);
       } else if (c0 + c < cols) {
         for (int i = 0; i < 16 && r0 + 16 * q + i < rows; ++i)
           out[i] = tile[swizzled<kCols>(16 * q + i, c)];
@@ -439,7 +429,7 @@ template <typename E, bool kBwd, bool kGated> struct ActSource {
 /// of the rounded values into a.amaxOut (optional). With dbiasPartial, the
 /// column sums of the unrounded values of each tile row go to
 /// dbiasPartial[tileRow * cols + c] (rows of a tile in order, then the
-/// threads' partial sums in order), reduced by sumChunks. Paired sources
+/// threads' partial sums in order), reduced by colFinish. Paired sources
 /// (gated backward) run their tiles over the da half and write the db
 /// half's tile from the same loads (a second shared-memory tile).
 template <typename E, int Fmt, int kRows, int kCols, typename Src>
@@ -572,18 +562,8 @@ __global__ void __launch_bounds__(kThreads)
           uint8_t *out =
               a.transpose + (h * src.half + c0 + c) * rows + r0 + 16 * q;
           if (full && a.vecTrans) {
-            uint32_t w[4];
-#pragma unroll
-            for (int j = 0; j < 4; ++j) {
-              w[j] = 0;
-#pragma unroll
-              for (int b = 0; b < 4; ++b)
-                w[j] |= static_cast<uint32_t>(
-                            tile[h][swizzled<kCols>(16 * q + 4 * j + b, c)])
-                        << (8 * b);
-            }
             *reinterpret_cast<uint4 *>(out) =
-                make_uint4(w[0], w[1], w[2], w[3]);
+                transposedPiece<kCols>(tile[h], q, c);
           } else if (c0 + c < tileCols) {
             for (int i = 0; i < 16 && r0 + 16 * q + i < rows; ++i)
               out[i] = tile[h][swizzled<kCols>(16 * q + i, c)];
@@ -595,19 +575,6 @@ __global__ void __launch_bounds__(kThreads)
   }
   if (a.amaxOut)
     blockAmax(m, a.amaxOut);
-}
-
-/// out[c] = sum over chunks of partial[chunk * cols + c], in chunk order,
-/// rounded to E once.
-template <typename E>
-__global__ void sumChunks(const float *partial, int64_t chunks, int64_t cols,
-                          typename E::T *out) {
-  for (int64_t c = globalId(); c < cols; c += globalStride()) {
-    float total = 0.0f;
-    for (int64_t k = 0; k < chunks; ++k)
-      total += partial[k * cols + c];
-    out[c] = E::store(total);
-  }
 }
 
 template <typename E, int Fmt, typename Src>
@@ -642,7 +609,7 @@ const char *actCast(te_kernels_state *s, Src src, QuantArgs a, void *dbias) {
     return nullptr;
   if (a.cols == 0)
     return nullptr;
-  sumChunks<E><<<blocksFor((a.cols + kThreads - 1) / kThreads, sms), kThreads,
+  colFinish<E><<<blocksFor((a.cols + kThreads - 1) / kThreads, sms), kThreads,
                  0, s->stream>>>(partial, a.rows > 0 ? rowTiles : 0, a.cols,
                                  static_cast<typename E::T *>(dbias));
   return launched();

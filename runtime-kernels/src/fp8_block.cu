@@ -296,17 +296,8 @@ __global__ void __launch_bounds__(kThreads, 2)
           continue;
         uint8_t *out = a.cwData + g * rows + gr;
         if (a.vecCw) { // rows % 16 == 0: the piece is whole
-          uint32_t v[4];
-#pragma unroll
-          for (int j = 0; j < 4; ++j) {
-            v[j] = 0;
-#pragma unroll
-            for (int b = 0; b < 4; ++b)
-              v[j] |= static_cast<uint32_t>(
-                          tile[swizzled<kBlock>(16 * q + 4 * j + b, col)])
-                      << (8 * b);
-          }
-          *reinterpret_cast<uint4 *>(out) = make_uint4(v[0], v[1], v[2], v[3]);
+          *reinterpret_cast<uint4 *>(out) =
+              transposedPiece<kBlock>(tile, q, col);
         } else {
           for (int i = 0; i < 16 && gr + i < rows; ++i)
             out[i] = tile[swizzled<kBlock>(16 * q + i, col)];

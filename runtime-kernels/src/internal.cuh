@@ -273,6 +273,35 @@ template <int kCols> __device__ inline int swizzled(int r, int c) {
   return r * kCols + (((c >> 2) ^ (((r >> 4) & 7) << 1)) << 2) + (c & 3);
 }
 
+/// Rows 16q .. 16q + 15 of column c of a swizzled byte tile, packed for one
+/// 16-byte store into a transposed row.
+template <int kCols>
+__device__ inline uint4 transposedPiece(const uint8_t *tile, int q, int c) {
+  uint32_t w[4];
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    w[j] = 0;
+#pragma unroll
+    for (int b = 0; b < 4; ++b)
+      w[j] |= static_cast<uint32_t>(tile[swizzled<kCols>(16 * q + 4 * j + b, c)])
+              << (8 * b);
+  }
+  return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+/// out[j] = sum over chunks of partial[chunk * cols + j], in chunk order,
+/// rounded to E once: the second stage of the column sums (bias gradients).
+template <typename E>
+__global__ void colFinish(const float *partial, int64_t chunks, int64_t cols,
+                          typename E::T *out) {
+  for (int64_t j = globalId(); j < cols; j += globalStride()) {
+    float s = 0.0f;
+    for (int64_t c = 0; c < chunks; ++c)
+      s += partial[c * cols + j];
+    out[j] = E::store(s);
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // cuBLASLt (gemm.cu)
 //===----------------------------------------------------------------------===//

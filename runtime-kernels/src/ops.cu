@@ -122,18 +122,6 @@ __global__ void colPartial(Fn fn, int64_t rows, int64_t cols, int64_t chunk,
     partial[(chunks + c) * cols + j] = s1;
 }
 
-/// out[j] = sum over chunks of partial[c * cols + j], in chunk order.
-template <typename E>
-__global__ void colFinish(const float *partial, int64_t chunks, int64_t cols,
-                          typename E::T *out) {
-  for (int64_t j = globalId(); j < cols; j += globalStride()) {
-    float s = 0.0f;
-    for (int64_t c = 0; c < chunks; ++c)
-      s += partial[c * cols + j];
-    out[j] = E::store(s);
-  }
-}
-
 /// Column sums of fn over [rows, cols] into out0 (and out1 when non-null).
 template <typename E, typename Fn>
 const char *columnSums(te_kernels_state *s, Fn fn, int64_t rows, int64_t cols,
@@ -172,12 +160,13 @@ __device__ inline float gammaTilde(const typename E::T *gamma, int64_t j,
   return zc ? g + 1.0f : g;
 }
 
-/// One CTA per row.
+/// One CTA per row. amax (may be null): max |z| as stored, into a zeroed
+/// cell (the maximum rounded once: rounding is monotone).
 template <typename E>
 __global__ void
 normFwdKernel(bool rms, const typename E::T *x, const typename E::T *gamma,
               const typename E::T *beta, float eps, bool zc, int64_t cols,
-              typename E::T *z, float *mu, float *rsigma) {
+              typename E::T *z, float *mu, float *rsigma, float *amax) {
   int64_t row = blockIdx.x;
   const typename E::T *xr = x + row * cols;
   typename E::T *zr = z + row * cols;
@@ -196,11 +185,13 @@ normFwdKernel(bool rms, const typename E::T *x, const typename E::T *gamma,
   }
   m2 = blockSum(m2);
   float rs = 1.0f / sqrtf(m2 * rn + eps);
+  float m = 0.0f;
   for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
     float y = (E::load(xr[j]) - mean) * rs;
     float v = gammaTilde<E>(gamma, j, zc) * y;
     if (!rms && beta)
       v += E::load(beta[j]);
+    m = fmaxf(m, fabsf(v));
     zr[j] = E::store(v);
   }
   if (threadIdx.x == 0) {
@@ -208,6 +199,8 @@ normFwdKernel(bool rms, const typename E::T *x, const typename E::T *gamma,
       mu[row] = mean;
     rsigma[row] = rs;
   }
+  if (amax)
+    blockAmax(E::load(E::store(m)), amax);
 }
 
 /// dx of one row per CTA.
@@ -373,14 +366,25 @@ __device__ inline void groupSum(float (&v)[K], float *red, int &phase) {
   }
 }
 
-template <typename E, int W>
+/// What normFwdFast writes besides the statistics: z (kFmt < 0), or z
+/// rounded to E, scaled by *scale and cast to FP8 (kFmt: kE4M3 / kE5M2)
+/// into the bytes q [rows, cols] (delayed scaling's fused cast; block 0
+/// writes *scaleInv = 1 / *scale); with kAmax also max |z| as stored into
+/// *amax (a zeroed cell).
+struct NormOut {
+  void *z;
+  const float *scale;
+  float *scaleInv, *amax;
+};
+
+template <typename E, int W, int kFmt, bool kAmax>
 __global__ void __launch_bounds__(normCta(kNormFwdCta, W),
                                   768 / normCta(kNormFwdCta, W))
     normFwdFast(bool rms, const typename E::T *__restrict__ x,
                 const typename E::T *__restrict__ gamma,
                 const typename E::T *__restrict__ beta, float eps, bool zc,
-                int64_t rows, int cols, typename E::T *__restrict__ z,
-                float *__restrict__ mu, float *__restrict__ rsigma) {
+                int64_t rows, int cols, NormOut out, float *__restrict__ mu,
+                float *__restrict__ rsigma) {
   constexpr int P = perVec<E>(), V = kNormFwdVecs, G = 32 * W;
   constexpr int GROUPS = normCta(kNormFwdCta, W) / G;
   __shared__ float red[2 * 32];
@@ -407,6 +411,12 @@ __global__ void __launch_bounds__(normCta(kNormFwdCta, W),
   };
   load(row);
   int phase = 0;
+  float m = 0.0f, qs = 1.0f;
+  if constexpr (kFmt >= 0) {
+    qs = *out.scale;
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+      *out.scaleInv = 1.0f / qs;
+  }
   for (; row - group < rows; row += step) {
     const bool ok = row < rows;
     uint4 rx[V];
@@ -445,7 +455,10 @@ __global__ void __launch_bounds__(normCta(kNormFwdCta, W),
     const float rs = 1.0f / sqrtf(m2[0] * rn + eps);
     if (!ok)
       continue;
-    uint4 *zr = reinterpret_cast<uint4 *>(z + row * cols) + t;
+    using T = typename E::T;
+    uint4 *zr = reinterpret_cast<uint4 *>(static_cast<T *>(out.z) +
+                                          row * cols) +
+                t;
 #pragma unroll
     for (int v = 0; v < V; ++v) {
       if (!live[v])
@@ -460,9 +473,29 @@ __global__ void __launch_bounds__(normCta(kNormFwdCta, W),
         float val = (zc ? gv[e] + 1.0f : gv[e]) * y;
         if (addBeta)
           val += bv[e];
+        if constexpr (kAmax)
+          m = fmaxf(m, fabsf(val));
         o[e] = val;
       }
-      zr[v * G] = pack<E>(o);
+      if constexpr (kFmt < 0) {
+        zr[v * G] = pack<E>(o);
+      } else {
+        // P bytes of FP8: the values as z would store them, times the scale.
+        uint32_t w[P / 4];
+#pragma unroll
+        for (int k = 0; k < P / 4; ++k)
+          w[k] = toFP8x2<kFmt>(E::load(E::store(o[4 * k])) * qs,
+                               E::load(E::store(o[4 * k + 1])) * qs) |
+                 (toFP8x2<kFmt>(E::load(E::store(o[4 * k + 2])) * qs,
+                                E::load(E::store(o[4 * k + 3])) * qs)
+                  << 16);
+        uint8_t *qr = static_cast<uint8_t *>(out.z) + row * cols +
+                      static_cast<int64_t>(v * G + t) * P;
+        if constexpr (P == 8)
+          *reinterpret_cast<uint2 *>(qr) = make_uint2(w[0], w[1]);
+        else
+          *reinterpret_cast<uint32_t *>(qr) = w[0];
+      }
     }
     if (t == 0) {
       if (!rms)
@@ -470,6 +503,8 @@ __global__ void __launch_bounds__(normCta(kNormFwdCta, W),
       rsigma[row] = rs;
     }
   }
+  if constexpr (kAmax)
+    blockAmax(E::load(E::store(m)), out.amax);
 }
 
 /// dx, and one partial row of dgamma (and dbeta) sums per CTA:
@@ -1079,6 +1114,120 @@ __global__ void broadcastKernel(const typename E::T *bias, typename E::T *y,
     y[k] = E::store(bias ? 0.0f + E::load(bias[k % cols]) : 0.0f);
 }
 
+/// Normalization forward with the output `out` says (NormOut; fmt < 0: z,
+/// else FP8 bytes of format fmt). z runs the fast kernel where it applies
+/// and the row kernel elsewhere; FP8 output only the fast kernel: *ran is
+/// false, and nothing is queued, where it does not apply.
+const char *normForward(te_kernels_state *s, bool rms, int dtype,
+                        const void *x, const void *gamma, const void *beta,
+                        float eps, bool zc, int64_t rows, int64_t cols,
+                        NormOut out, float *mu, float *rsigma, int fmt,
+                        bool *ran) {
+  *ran = false;
+  if (rows == 0) {
+    *ran = true;
+    return nullptr;
+  }
+  return byDtype(dtype, [&](auto e) -> const char * {
+    using E = decltype(e);
+    using T = typename E::T;
+    const T *X = static_cast<const T *>(x), *G = static_cast<const T *>(gamma),
+            *B = static_cast<const T *>(beta);
+    int wpr = normWarps(cols, perVec<E>(), kNormFwdVecs);
+    const bool outAligned =
+        fmt < 0 ? aligned16(out.z) : aligned(out.z, perVec<E>());
+    if (wpr && aligned16(x) && aligned16(gamma) && (!beta || aligned16(beta)) &&
+        outAligned) {
+      *ran = true;
+      return byWarps(wpr, [&](auto w) -> const char * {
+        constexpr int W = decltype(w)::value, CTA = normCta(kNormFwdCta, W);
+        constexpr int GROUPS = CTA / (32 * W);
+        auto launch = [&](auto kernel) -> const char * {
+          unsigned grid = 0;
+          if (const char *err = persistentGrid(
+                  kernel, CTA, 0, (rows + GROUPS - 1) / GROUPS, &grid))
+            return err;
+          kernel<<<grid, CTA, 0, s->stream>>>(rms, X, G, B, eps, zc, rows,
+                                              static_cast<int>(cols), out, mu,
+                                              rsigma);
+          return launched();
+        };
+        const bool a = out.amax != nullptr;
+        if (fmt == kE4M3)
+          return a ? launch(normFwdFast<E, W, kE4M3, true>)
+                   : launch(normFwdFast<E, W, kE4M3, false>);
+        if (fmt == kE5M2)
+          return a ? launch(normFwdFast<E, W, kE5M2, true>)
+                   : launch(normFwdFast<E, W, kE5M2, false>);
+        return a ? launch(normFwdFast<E, W, -1, true>)
+                 : launch(normFwdFast<E, W, -1, false>);
+      });
+    }
+    if (fmt >= 0)
+      return nullptr; // *ran false: the caller casts z instead
+    *ran = true;
+    normFwdKernel<E>
+        <<<static_cast<unsigned>(rows), rowThreads(cols), 0, s->stream>>>(
+            rms, X, G, B, eps, zc, cols, static_cast<T *>(out.z), mu, rsigma,
+            out.amax);
+    return launched();
+  });
+}
+
+/// dst [cols, rows] = src [rows, cols]^T over bytes (the columnwise copy of
+/// FP8 data): 64x64 tiles through a swizzled shared-memory tile, 8-byte row
+/// loads and 16-byte transposed stores where the tile is whole and aligned,
+/// byte by byte elsewhere.
+__global__ void __launch_bounds__(kThreads)
+    transposeBytesKernel(const uint8_t *src, uint8_t *dst, int64_t rows,
+                         int64_t cols, bool vecLoad, bool vecStore) {
+  constexpr int kT = 64;
+  static_assert(kThreads == kT * 4, "one transposed piece per thread");
+  __shared__ __align__(16) uint8_t tile[kT * kT];
+  const int64_t tilesC = (cols + kT - 1) / kT,
+                tiles = (rows + kT - 1) / kT * tilesC;
+  for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+    const int64_t r0 = t / tilesC * kT, c0 = t % tilesC * kT;
+    const bool full = r0 + kT <= rows && c0 + kT <= cols;
+    if (full && vecLoad) {
+      // 64 rows of 8 pieces of 8 bytes; a swizzled 8-byte pair stays whole.
+#pragma unroll
+      for (int k = 0; k < 2; ++k) {
+        const int id = threadIdx.x + k * kThreads, r = id / 8, p = id % 8;
+        *reinterpret_cast<uint2 *>(tile + swizzled<kT>(r, 8 * p)) =
+            *reinterpret_cast<const uint2 *>(src + (r0 + r) * cols + c0 +
+                                             8 * p);
+      }
+    } else {
+      for (int id = threadIdx.x; id < kT * kT; id += kThreads) {
+        const int r = id / kT, c = id % kT;
+        if (r0 + r < rows && c0 + c < cols)
+          tile[swizzled<kT>(r, c)] = src[(r0 + r) * cols + c0 + c];
+      }
+    }
+    __syncthreads();
+    const int c = threadIdx.x / 4, q = threadIdx.x % 4;
+    uint8_t *out = dst + (c0 + c) * rows + r0 + 16 * q;
+    if (full && vecStore) {
+      *reinterpret_cast<uint4 *>(out) = transposedPiece<kT>(tile, q, c);
+    } else if (c0 + c < cols) {
+      for (int i = 0; i < 16 && r0 + 16 * q + i < rows; ++i)
+        out[i] = tile[swizzled<kT>(16 * q + i, c)];
+    }
+    __syncthreads(); // the tile is refilled next
+  }
+}
+
+const char *transposeBytes(te_kernels_state *s, const uint8_t *src,
+                           uint8_t *dst, int64_t rows, int64_t cols) {
+  const int64_t tiles = (rows + 63) / 64 * ((cols + 63) / 64);
+  transposeBytesKernel<<<blocksFor(tiles, smCount()), kThreads, 0,
+                         s->stream>>>(src, dst, rows, cols,
+                                      aligned(src, 8) && cols % 8 == 0,
+                                      aligned(dst, 16) && rows % 16 == 0);
+  return launched();
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -1173,34 +1322,75 @@ const char *te_kernels_norm_fwd(te_kernels_state *s, int rms, int dtype,
                                 const void *beta, float eps, int zero_centered,
                                 int64_t rows, int64_t cols, void *z, float *mu,
                                 float *rsigma) {
-  if (rows == 0)
-    return nullptr;
-  return byDtype(dtype, [&](auto e) -> const char * {
-    using E = decltype(e);
-    using T = typename E::T;
-    const T *X = static_cast<const T *>(x), *G = static_cast<const T *>(gamma),
-            *B = static_cast<const T *>(beta);
-    T *Z = static_cast<T *>(z);
-    int wpr = normWarps(cols, perVec<E>(), kNormFwdVecs);
-    if (wpr && aligned16(x) && aligned16(gamma) && (!beta || aligned16(beta)) &&
-        aligned16(z))
-      return byWarps(wpr, [&](auto w) -> const char * {
-        constexpr int W = decltype(w)::value, CTA = normCta(kNormFwdCta, W);
-        constexpr int GROUPS = CTA / (32 * W);
-        unsigned grid = 0;
-        if (const char *err = persistentGrid(
-                normFwdFast<E, W>, CTA, 0, (rows + GROUPS - 1) / GROUPS, &grid))
-          return err;
-        normFwdFast<E, W><<<grid, CTA, 0, s->stream>>>(
-            rms != 0, X, G, B, eps, zero_centered != 0, rows,
-            static_cast<int>(cols), Z, mu, rsigma);
-        return launched();
-      });
-    normFwdKernel<E>
-        <<<static_cast<unsigned>(rows), rowThreads(cols), 0, s->stream>>>(
-            rms != 0, X, G, B, eps, zero_centered != 0, cols, Z, mu, rsigma);
-    return launched();
-  });
+  bool ran = false;
+  return normForward(s, rms != 0, dtype, x, gamma, beta, eps,
+                     zero_centered != 0, rows, cols,
+                     NormOut{z, nullptr, nullptr, nullptr}, mu, rsigma, -1,
+                     &ran);
+}
+
+const char *te_kernels_norm_quantize_fp8(
+    te_kernels_state *s, int rms, int dtype, const void *x, const void *gamma,
+    const void *beta, float eps, int zero_centered, int64_t rows, int64_t cols,
+    float *mu, float *rsigma, int format, const float *scale, int pow2_scale,
+    void *data, void *transpose, float *scale_inv, float *amax) {
+  if (format != kE4M3 && format != kE5M2)
+    return "FP8 quantize: unknown format";
+  if (rows == 0) // nothing to normalize: the cast writes scale_inv (amax 0)
+    return te_kernels_quantize_fp8(s, dtype, x, 0, cols, format, scale,
+                                   pow2_scale, data, transpose, scale_inv,
+                                   amax, nullptr);
+  const int64_t n = rows * cols;
+  const int64_t zFloats = (n * (dtype == 0 ? 4 : 2) + 15) / 16 * 4;
+  bool ran = false;
+  if (!scale) {
+    // Current scaling: z in the scratch, its amax from the norm kernel,
+    // then the cast with that amax (no amax pass over z).
+    float *buf = nullptr;
+    if (const char *err = scratch(s, zFloats + 4, &buf))
+      return err;
+    float *cell = amax ? amax : buf + zFloats;
+    if (const char *err = zeroAmax(s->stream, cell))
+      return err;
+    if (const char *err = normForward(
+            s, rms != 0, dtype, x, gamma, beta, eps, zero_centered != 0, rows,
+            cols, NormOut{buf, nullptr, nullptr, cell}, mu, rsigma, -1, &ran))
+      return err;
+    return te_kernels_quantize_fp8(s, dtype, buf, rows, cols, format, nullptr,
+                                   pow2_scale, data, transpose, scale_inv,
+                                   nullptr, cell);
+  }
+  // Delayed scaling: the norm kernel writes the FP8 rows (into the scratch
+  // when only the transposed copy is wanted), the transpose is of bytes.
+  float *buf = nullptr;
+  if (!data)
+    if (const char *err = scratch(s, (n + 15) / 16 * 4, &buf))
+      return err;
+  uint8_t *q = data ? static_cast<uint8_t *>(data)
+                    : reinterpret_cast<uint8_t *>(buf);
+  if (amax)
+    if (const char *err = zeroAmax(s->stream, amax))
+      return err;
+  if (const char *err = normForward(
+          s, rms != 0, dtype, x, gamma, beta, eps, zero_centered != 0, rows,
+          cols, NormOut{q, scale, scale_inv, amax}, mu, rsigma, format, &ran))
+    return err;
+  if (!ran) {
+    // No FP8-writing kernel for the shape or alignment: z in the scratch,
+    // then the cast (the same bytes).
+    if (const char *err = scratch(s, zFloats, &buf))
+      return err;
+    if (const char *err = normForward(s, rms != 0, dtype, x, gamma, beta, eps,
+                                      zero_centered != 0, rows, cols,
+                                      NormOut{buf, nullptr, nullptr, nullptr},
+                                      mu, rsigma, -1, &ran))
+      return err;
+    return te_kernels_quantize_fp8(s, dtype, buf, rows, cols, format, scale, 0,
+                                   data, transpose, scale_inv, amax, nullptr);
+  }
+  return transpose ? transposeBytes(s, q, static_cast<uint8_t *>(transpose),
+                                    rows, cols)
+                   : nullptr;
 }
 
 const char *te_kernels_norm_bwd(te_kernels_state *s, int rms, int dtype,

@@ -575,6 +575,92 @@ void checkFusedActCastAll(te_kernels_state *s, cudaStream_t stream,
         }
 }
 
+/// te_kernels_norm_quantize_fp8 against te_kernels_norm_fwd then
+/// te_kernels_quantize_fp8 with the same scale (delayed) or none (current):
+/// the same data, transpose, scale_inv and amax bytes. Under the sanitizers
+/// this runs the FP8-writing norm kernel and the byte transpose.
+void checkFusedNormCast(te_kernels_state *s, cudaStream_t stream,
+                        std::mt19937 &rng, Checker &c, int dtype, bool rms,
+                        bool delayed, int64_t rows, int64_t cols) {
+  const int64_t n = rows * cols, sz = sizeOf(dtype);
+  char tag[160];
+  std::snprintf(tag, sizeof(tag), "fused norm-cast %s %s %s %lldx%lld",
+                dtypeName(dtype), rms ? "rms" : "ln",
+                delayed ? "delayed" : "current", (long long)rows,
+                (long long)cols);
+  ++c.checks;
+  std::normal_distribution<float> dist(0.0f, 2.0f);
+  std::vector<uint8_t> rx(n * sz), rg(cols * sz), rb(cols * sz);
+  for (int64_t i = 0; i < n; ++i)
+    encodeAt(dtype, rx, i, dist(rng));
+  for (int64_t i = 0; i < cols; ++i) {
+    encodeAt(dtype, rg, i, 1.0f + 0.1f * dist(rng));
+    encodeAt(dtype, rb, i, 0.1f * dist(rng));
+  }
+  const float hScale = 8.0f;
+  Dev x(rx.size()), g(rg.size()), b(rb.size()), z(n * sz), st(16 * rows),
+      outs(4 * n), fl(16), sc(4);
+  if (!x.p || !g.p || !b.p || !z.p || !st.p || !outs.p || !fl.p || !sc.p)
+    return c.fail(std::string(tag) + ": cudaMalloc failed");
+  float *mu0 = st.get<float>(), *rs0 = mu0 + rows, *mu1 = rs0 + rows,
+        *rs1 = mu1 + rows, *f = fl.get<float>();
+  uint8_t *q0 = outs.get<uint8_t>(), *t0 = q0 + n, *q1 = t0 + n, *t1 = q1 + n;
+  if (!cudaOk(cudaMemcpy(x.p, rx.data(), rx.size(), cudaMemcpyHostToDevice), c,
+              tag) ||
+      !cudaOk(cudaMemcpy(g.p, rg.data(), rg.size(), cudaMemcpyHostToDevice), c,
+              tag) ||
+      !cudaOk(cudaMemcpy(b.p, rb.data(), rb.size(), cudaMemcpyHostToDevice), c,
+              tag) ||
+      !cudaOk(cudaMemcpy(sc.p, &hScale, 4, cudaMemcpyHostToDevice), c, tag) ||
+      !cudaOk(cudaMemset(outs.p, 0x5a, 4 * n), c, tag) ||
+      !cudaOk(cudaDeviceSynchronize(), c, tag))
+    return;
+  const float *scale = delayed ? sc.get<float>() : nullptr;
+  if (!ok(te_kernels_norm_fwd(s, rms, dtype, x.p, g.p, rms ? nullptr : b.p,
+                              1e-5f, 0, rows, cols, z.p, rms ? nullptr : mu0,
+                              rs0),
+          c, tag) ||
+      !ok(te_kernels_quantize_fp8(s, dtype, z.p, rows, cols, 0, scale, 0, q0,
+                                  t0, f, f + 1, nullptr),
+          c, tag) ||
+      !ok(te_kernels_norm_quantize_fp8(s, rms, dtype, x.p, g.p,
+                                       rms ? nullptr : b.p, 1e-5f, 0, rows,
+                                       cols, rms ? nullptr : mu1, rs1, 0,
+                                       scale, 0, q1, t1, f + 2, f + 3),
+          c, tag) ||
+      !cudaOk(cudaStreamSynchronize(stream), c, tag))
+    return;
+  std::vector<uint8_t> h(4 * n);
+  std::vector<float> hs(4 * rows);
+  float hf[4];
+  if (!cudaOk(cudaMemcpy(h.data(), outs.p, h.size(), cudaMemcpyDeviceToHost),
+              c, tag) ||
+      !cudaOk(cudaMemcpy(hs.data(), st.p, hs.size() * 4,
+                         cudaMemcpyDeviceToHost),
+              c, tag) ||
+      !cudaOk(cudaMemcpy(hf, fl.p, 16, cudaMemcpyDeviceToHost), c, tag))
+    return;
+  if (!std::equal(h.begin(), h.begin() + 2 * n, h.begin() + 2 * n))
+    return c.fail(std::string(tag) + ": data/transpose differ from the "
+                                     "unfused");
+  if (hf[0] != hf[2] || hf[1] != hf[3])
+    return c.fail(std::string(tag) + ": scale_inv/amax differ");
+  if (!std::equal(hs.begin() + (rms ? rows : 0), hs.begin() + 2 * rows,
+                  hs.begin() + 2 * rows + (rms ? rows : 0)))
+    c.fail(std::string(tag) + ": statistics differ");
+}
+
+void checkFusedNormCastAll(te_kernels_state *s, cudaStream_t stream,
+                           std::mt19937 &rng, Checker &c) {
+  const int64_t shapes[][2] = {{192, 1024}, {40, 96}, {33, 258}};
+  for (int dtype = 0; dtype < 3; ++dtype)
+    for (auto &sh : shapes)
+      for (bool rms : {false, true})
+        for (bool delayed : {true, false})
+          checkFusedNormCast(s, stream, rng, c, dtype, rms, delayed, sh[0],
+                             sh[1]);
+}
+
 //===----------------------------------------------------------------------===//
 // GEMM
 //===----------------------------------------------------------------------===//
@@ -1274,6 +1360,37 @@ void benchActCast(te_kernels_state *s, cudaStream_t stream) {
   cudaDeviceSynchronize();
   const float *scale = sc.get<float>();
   float *sInv = si.get<float>(), *amax = am.get<float>();
+  // LayerNorm at LN-MLP's input, 8192 x 4096: norm then cast-transpose,
+  // against the fused norm-cast (delayed and current scaling).
+  {
+    const int64_t nr = 8192, nc = 4096;
+    Dev g(nc * 2), b(nc * 2), mu(nr * 4), rs(nr * 4);
+    cudaMemcpy(g.p, raw.data(), nc * 2, cudaMemcpyHostToDevice);
+    cudaMemcpy(b.p, raw.data() + nc * 2, nc * 2, cudaMemcpyHostToDevice);
+    cudaDeviceSynchronize();
+    for (bool delayed : {true, false}) {
+      const float *sc = delayed ? scale : nullptr;
+      std::printf("  %-44s %8.1f us\n",
+                  delayed ? "layernorm, then cast-transpose (delayed)"
+                          : "layernorm, then cast-transpose (current)",
+                  1e3 * timeMs(stream, 20, [&](int) {
+                    te_kernels_norm_fwd(s, 0, 1, x.p, g.p, b.p, 1e-5f, 0, nr,
+                                        nc, y.p, mu.get<float>(),
+                                        rs.get<float>());
+                    te_kernels_quantize_fp8(s, 1, y.p, nr, nc, 0, sc, 0,
+                                            data.p, tr.p, sInv, amax, nullptr);
+                  }));
+      std::printf("  %-44s %8.1f us\n",
+                  delayed ? "fused layernorm-cast (delayed)"
+                          : "fused layernorm-cast (current)",
+                  1e3 * timeMs(stream, 20, [&](int) {
+                    te_kernels_norm_quantize_fp8(
+                        s, 0, 1, x.p, g.p, b.p, 1e-5f, 0, nr, nc,
+                        mu.get<float>(), rs.get<float>(), 0, sc, 0, data.p,
+                        tr.p, sInv, amax);
+                  }));
+    }
+  }
   for (int act : {0, 10}) { // gelu, swiglu
     const bool gated = act == 10;
     const int64_t yCols = gated ? cols / 2 : cols;
@@ -1544,6 +1661,10 @@ int runFp8Checks(bool doBench) {
   before = c.checks, beforeFails = c.failures;
   checkFusedActCastAll(s, stream, rng, c);
   std::printf("te-kernels-selftest: fused act-cast: %d cases, %d failed\n",
+              c.checks - before, c.failures - beforeFails);
+  before = c.checks, beforeFails = c.failures;
+  checkFusedNormCastAll(s, stream, rng, c);
+  std::printf("te-kernels-selftest: fused norm-cast: %d cases, %d failed\n",
               c.checks - before, c.failures - beforeFails);
   before = c.checks, beforeFails = c.failures;
   checkGemmAll(s, stream, rng, c);

@@ -1098,6 +1098,105 @@ TEST_F(Abi, FusedActivationCastIsActivationThenQuantize) {
       "te_rt_dact_quantize_fp8: dy is NULL");
 }
 
+// te_rt_norm_quantize_fp8: the bytes of te_rt_norm_fwd's z quantized by
+// te_rt_quantize_fp8 (and the same statistics), under delayed and current
+// scaling (with power-of-two scales), LayerNorm and RMSNorm, every dtype,
+// with data / transpose / amax left out in turn.
+TEST_F(Abi, FusedNormCastIsNormThenQuantize) {
+  const int64_t rows = 13, cols = 40, n = rows * cols;
+  auto x = exactRandom(n, 61), g = exactRandom(cols, 62),
+       b = exactRandom(cols, 63);
+  const float scale = 20.0f;
+  for (int32_t t : {TE_RT_DTYPE_F32, TE_RT_DTYPE_BF16, TE_RT_DTYPE_F16})
+    for (int32_t kind : {TE_RT_NORM_LAYERNORM, TE_RT_NORM_RMSNORM})
+      for (int mode = 0; mode < 3; ++mode) { // delayed, current, current pow2
+        const bool ln = kind == TE_RT_NORM_LAYERNORM;
+        const float *sc = mode == 0 ? &scale : nullptr;
+        const int32_t pow2 = mode == 2, fmt = TE_RT_FP8_E4M3;
+        std::string what = std::string(dtypeNameOf(t)) + (ln ? " ln" : " rms") +
+                           " mode " + std::to_string(mode);
+        auto X = bytesOf(t, x), G = bytesOf(t, g), B = bytesOf(t, b);
+        const size_t sz = t == TE_RT_DTYPE_F32 ? 4 : 2;
+        std::vector<uint8_t> z(n * sz), d0(n), t0(n), d(n), tr(n);
+        std::vector<float> mu0(rows), rs0(rows), mu(rows), rs(rows);
+        float si0 = 0, amax0 = 0;
+        ASSERT_EQ(te_rt_norm_fwd(ctx, kind, t, X.data(), G.data(),
+                                 ln ? B.data() : nullptr, 1e-5, 1, rows, cols,
+                                 z.data(), ln ? mu0.data() : nullptr,
+                                 rs0.data()),
+                  0)
+            << lastError();
+        ASSERT_EQ(te_rt_quantize_fp8(ctx, t, z.data(), rows, cols, fmt, sc,
+                                     pow2, d0.data(), t0.data(), &si0, &amax0,
+                                     nullptr),
+                  0)
+            << lastError();
+        for (int drop = 0; drop < 3; ++drop) { // none, data, transpose
+          std::fill(d.begin(), d.end(), 0xAB);
+          std::fill(tr.begin(), tr.end(), 0xAB);
+          float si = 0, amax = -1;
+          uint8_t *dp = drop == 1 ? nullptr : d.data();
+          uint8_t *tp = drop == 2 ? nullptr : tr.data();
+          float *ap = drop == 0 ? &amax : nullptr;
+          ASSERT_EQ(te_rt_norm_quantize_fp8(
+                        ctx, kind, t, X.data(), G.data(),
+                        ln ? B.data() : nullptr, 1e-5, 1, rows, cols,
+                        ln ? mu.data() : nullptr, rs.data(), fmt, sc, pow2, dp,
+                        tp, &si, ap),
+                    0)
+              << what << ": " << lastError();
+          if (dp) {
+            EXPECT_EQ(d, d0) << what << " data";
+          }
+          if (tp) {
+            EXPECT_EQ(tr, t0) << what << " transpose";
+          }
+          EXPECT_EQ(si, si0) << what << " scale_inv";
+          if (ap) {
+            EXPECT_EQ(amax, amax0) << what << " amax";
+          }
+          if (ln) {
+            EXPECT_EQ(mu, mu0) << what << " mu";
+          }
+          EXPECT_EQ(rs, rs0) << what << " rsigma";
+        }
+      }
+  // Argument errors beyond te_rt_norm_fwd's.
+  std::vector<float> buf(64);
+  float si = 0, sc = 1;
+  float *p = buf.data();
+  EXPECT_FAILS_WITH(
+      te_rt_norm_quantize_fp8(ctx, TE_RT_NORM_RMSNORM, TE_RT_DTYPE_F32, p, p,
+                              nullptr, 1e-5, 0, 2, 8, nullptr, p,
+                              TE_RT_FP8_E4M3, &sc, 0, nullptr, nullptr, &si,
+                              nullptr),
+      "te_rt_norm_quantize_fp8: data and transpose are both NULL (nothing to "
+      "write)");
+  EXPECT_FAILS_WITH(
+      te_rt_norm_quantize_fp8(ctx, TE_RT_NORM_RMSNORM, TE_RT_DTYPE_F32, p, p,
+                              nullptr, 1e-5, 0, 2, 8, nullptr, p,
+                              TE_RT_FP8_E4M3, &sc, 1, p, nullptr, &si,
+                              nullptr),
+      "te_rt_norm_quantize_fp8: pow2_scale applies to current scaling only "
+      "(scale must be NULL)");
+  EXPECT_FAILS_WITH(
+      te_rt_norm_quantize_fp8(ctx, TE_RT_NORM_RMSNORM, TE_RT_DTYPE_F32, p, p,
+                              nullptr, 1e-5, 0, 2, 8, nullptr, p, 3, &sc, 0, p,
+                              nullptr, &si, nullptr),
+      "te_rt_norm_quantize_fp8: unknown format 3 (0 E4M3, 1 E5M2)");
+  EXPECT_FAILS_WITH(
+      te_rt_norm_quantize_fp8(ctx, TE_RT_NORM_LAYERNORM, TE_RT_DTYPE_F32, p, p,
+                              p, 1e-5, 0, 2, 8, nullptr, p, TE_RT_FP8_E4M3,
+                              &sc, 0, p, nullptr, &si, nullptr),
+      "te_rt_norm_quantize_fp8: mu is NULL");
+  EXPECT_FAILS_WITH(
+      te_rt_norm_quantize_fp8(ctx, TE_RT_NORM_RMSNORM, TE_RT_DTYPE_F32, p, p,
+                              nullptr, 1e-5, 0, 2, 8, nullptr, p,
+                              TE_RT_FP8_E4M3, &sc, 0, p, nullptr, nullptr,
+                              nullptr),
+      "te_rt_norm_quantize_fp8: scale_inv is NULL");
+}
+
 TEST_F(Abi, ProducerAmaxDoesNotDependOnThreads) {
   const int64_t rows = 512, cols = 512, n = rows * cols;
   auto x = exactRandom(n, 43);

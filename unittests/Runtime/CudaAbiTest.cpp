@@ -677,6 +677,74 @@ TEST_P(CudaAbi, FusedActivationCastMatchesUnfused) {
   }
 }
 
+// te_rt_norm_quantize_fp8 on cuda: the bytes (data, transpose, scale_inv,
+// amax) and statistics of te_rt_norm_fwd then te_rt_quantize_fp8 on cuda,
+// delayed scaling (FP8 rows from the norm kernel, byte transpose) and
+// current scaling (amax from the norm kernel), LayerNorm and RMSNorm, on
+// the fast kernel (192x1024, 40x96: a ragged transposed tile) and the row
+// kernel (33x258), with the data left out (scratch rows) too.
+TEST_P(CudaAbi, FusedNormCastMatchesUnfused) {
+  int32_t t = GetParam();
+  Pair &scale = scalar(3.0f);
+  const float *sc = static_cast<const float *>(scale.dev);
+  for (auto [rows, cols] : {std::pair<int64_t, int64_t>{192, 1024},
+                            {40, 96},
+                            {33, 258}}) {
+    const int64_t n = rows * cols;
+    Pair &x = random(t, n, -3, 3), &g = random(t, cols, 0.5f, 1.5f),
+         &b = random(t, cols);
+    for (int32_t kind : {TE_RT_NORM_LAYERNORM, TE_RT_NORM_RMSNORM})
+      for (int mode = 0; mode < 2; ++mode) { // delayed, current
+        const bool ln = kind == TE_RT_NORM_LAYERNORM;
+        const float *s = mode == 0 ? sc : nullptr;
+        std::string what = std::string(ln ? "layernorm " : "rmsnorm ") +
+                           std::to_string(rows) + "x" + std::to_string(cols) +
+                           (mode == 0 ? " delayed" : " current");
+        Pair &z = output(n * sizeOf(t)), &mu0 = output(rows * 4),
+             &rs0 = output(rows * 4);
+        ASSERT_EQ(te_rt_norm_fwd(gpu, kind, t, x.dev, g.dev,
+                                 ln ? b.dev : nullptr, 1e-5, 0, rows, cols,
+                                 z.dev, ln ? static_cast<float *>(mu0.dev)
+                                           : nullptr,
+                                 static_cast<float *>(rs0.dev)),
+                  0)
+            << te_rt_last_error();
+        Pair &q0 = output(n), &t0 = output(n), &si0 = output(4),
+             &am0 = output(4);
+        ASSERT_EQ(te_rt_quantize_fp8(gpu, t, z.dev, rows, cols, TE_RT_FP8_E4M3,
+                                     s, 0, q0.dev, t0.dev,
+                                     static_cast<float *>(si0.dev),
+                                     static_cast<float *>(am0.dev), nullptr),
+                  0)
+            << te_rt_last_error();
+        for (bool withData : {true, false}) {
+          Pair &q = output(n), &tr = output(n), &si = output(4),
+               &am = output(4), &mu = output(rows * 4), &rs = output(rows * 4);
+          ASSERT_EQ(te_rt_norm_quantize_fp8(
+                        gpu, kind, t, x.dev, g.dev, ln ? b.dev : nullptr, 1e-5,
+                        0, rows, cols,
+                        ln ? static_cast<float *>(mu.dev) : nullptr,
+                        static_cast<float *>(rs.dev), TE_RT_FP8_E4M3, s, 0,
+                        withData ? q.dev : nullptr, tr.dev,
+                        static_cast<float *>(si.dev),
+                        static_cast<float *>(am.dev)),
+                    0)
+              << what << ": " << te_rt_last_error();
+          if (withData) {
+            EXPECT_EQ(download(q), download(q0)) << what << ": data";
+          }
+          EXPECT_EQ(download(tr), download(t0)) << what << ": transpose";
+          EXPECT_EQ(download(si), download(si0)) << what << ": scale_inv";
+          EXPECT_EQ(download(am), download(am0)) << what << ": amax";
+          EXPECT_EQ(download(rs), download(rs0)) << what << ": rsigma";
+          if (ln) {
+            EXPECT_EQ(download(mu), download(mu0)) << what << ": mu";
+          }
+        }
+      }
+  }
+}
+
 TEST_P(CudaAbi, BiasGradAndElementwise) {
   int32_t t = GetParam();
   for (int64_t rows : {0, 1, 1000}) {

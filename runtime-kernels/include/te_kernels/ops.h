@@ -68,6 +68,15 @@ const char *te_kernels_dact_quantize_fp8(
     void *dbias, int64_t rows, int64_t cols, float limit, float alpha,
     float offset, int format, const float *scale, void *data, void *transpose,
     float *scale_inv, float *amax);
+/* te_rt_norm_quantize_fp8: the normalization cast to FP8 without storing z
+ * (delayed scaling: the FP8 rows from the norm kernel, the transposed copy
+ * from them; current scaling: z in the scratch with its amax taken by the
+ * norm kernel, then the cast). */
+const char *te_kernels_norm_quantize_fp8(
+    te_kernels_state *s, int rms, int dtype, const void *x, const void *gamma,
+    const void *beta, float eps, int zero_centered, int64_t rows, int64_t cols,
+    float *mu, float *rsigma, int format, const float *scale, int pow2_scale,
+    void *data, void *transpose, float *scale_inv, float *amax);
 /* The GEMM algorithm cache of the state (every cuBLASLt GEMM): problems
  * seen, heuristic queries made, problems whose candidates were timed. A
  * problem is queried once and keeps the heuristic's first choice; with
