@@ -428,8 +428,10 @@ template <typename E, bool kBwd, bool kGated> struct ActSource {
 /// given scale into data (optional) and the transpose (optional), the amax
 /// of the rounded values into a.amaxOut (optional). With dbiasPartial, the
 /// column sums of the unrounded values of each tile row go to
-/// dbiasPartial[tileRow * cols + c] (rows of a tile in order, then the
-/// threads' partial sums in order), reduced by colFinish. Paired sources
+/// dbiasPartial[tileRow * cols + c] (each thread sums its rows of the
+/// column, then the threads' sums are added in thread order; the grouping
+/// differs between whole aligned tiles and the element path, so the last
+/// bits of dbias depend on the path), reduced by colFinish. Paired sources
 /// (gated backward) run their tiles over the da half and write the db
 /// half's tile from the same loads (a second shared-memory tile).
 template <typename E, int Fmt, int kRows, int kCols, typename Src>
@@ -969,6 +971,10 @@ const char *te_kernels_act_quantize_fp8(te_kernels_state *s, int act,
   if (format != kE4M3 && format != kE5M2)
     return "FP8 quantize: unknown format";
   const bool gated = isGated(act);
+  if (!scale)
+    return "fused activation-cast: scale is NULL (delayed scaling only)";
+  if (gated && cols % 2)
+    return "fused activation-cast: a gated activation needs an even cols";
   const int64_t yCols = gated ? cols / 2 : cols;
   QuantArgs a = fusedCastArgs(format, rows, yCols, scale, data, transpose,
                               scale_inv, amax);
@@ -998,6 +1004,10 @@ const char *te_kernels_dact_quantize_fp8(
   const bool gated = isGated(act);
   if (gated && dbias)
     return "fused dbias + dact: gated activations have none";
+  if (!scale)
+    return "fused activation-cast: scale is NULL (delayed scaling only)";
+  if (gated && cols % 2)
+    return "fused activation-cast: a gated activation needs an even cols";
   QuantArgs a = fusedCastArgs(format, rows, cols, scale, data, transpose,
                               scale_inv, amax);
   if (amax)

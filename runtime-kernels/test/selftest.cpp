@@ -466,16 +466,18 @@ void checkProducerAmaxAll(te_kernels_state *s, cudaStream_t stream,
 /// column sums on full, ragged and misaligned tiles.
 void checkFusedActCast(te_kernels_state *s, cudaStream_t stream,
                        std::mt19937 &rng, Checker &c, int dtype, int act,
-                       bool gated, Producer kind, int64_t rows, int64_t cols) {
+                       bool gated, Producer kind, int64_t rows, int64_t cols,
+                       int offset = 0) {
   const int64_t n = rows * cols, yCols = kind == ActFwd && gated ? cols / 2
                                                                  : cols;
   const int64_t outN = rows * yCols, dyN = gated ? n / 2 : n,
                 sz = sizeOf(dtype);
   const int fmt = kind == ActFwd ? 0 : 1;
   char tag[160];
-  std::snprintf(tag, sizeof(tag), "fused act-cast %s act=%d kind=%d %lldx%lld",
+  std::snprintf(tag, sizeof(tag),
+                "fused act-cast %s act=%d kind=%d %lldx%lld offset %d",
                 dtypeName(dtype), act, int(kind), (long long)rows,
-                (long long)cols);
+                (long long)cols, offset);
   ++c.checks;
   std::normal_distribution<float> dist(0.0f, 2.0f);
   std::vector<uint8_t> rx(n * sz), rdy(dyN * sz);
@@ -484,8 +486,14 @@ void checkFusedActCast(te_kernels_state *s, cudaStream_t stream,
   for (int64_t i = 0; i < dyN; ++i)
     encodeAt(dtype, rdy, i, dist(rng));
   const float hScale = 12.0f;
-  Dev x(rx.size()), dy(rdy.size()), y(outN * sz), db0(cols * sz),
+  // offset: the inputs start that many bytes into their buffers (not
+  // 16-byte aligned: the element path on every tile).
+  Dev xb(rx.size() + 16), dyb(rdy.size() + 16), y(outN * sz), db0(cols * sz),
       db1(cols * sz), sc(4), outs(4 * outN), fl(16);
+  struct View {
+    void *p;
+  } x{xb.p ? xb.get<uint8_t>() + offset : nullptr},
+      dy{dyb.p ? dyb.get<uint8_t>() + offset : nullptr};
   if (!x.p || !dy.p || !y.p || !db0.p || !db1.p || !sc.p || !outs.p || !fl.p)
     return c.fail(std::string(tag) + ": cudaMalloc failed");
   // Unfused data, transpose, then fused; f: scale_inv and amax of each.
@@ -562,7 +570,12 @@ void checkFusedActCast(te_kernels_state *s, cudaStream_t stream,
 
 void checkFusedActCastAll(te_kernels_state *s, cudaStream_t stream,
                           std::mt19937 &rng, Checker &c) {
-  const int64_t shapes[][2] = {{192, 1024}, {40, 96}, {33, 258}};
+  // Whole tiles; a ragged column tile; ragged and misaligned rows; a
+  // ragged row tile with rows % 16 == 0 (vector transposes in the whole
+  // tiles); whole and ragged tiles in one launch (cols 200: the last
+  // column tile and, gated, the halves of 100 take the element path).
+  const int64_t shapes[][2] = {
+      {192, 1024}, {40, 96}, {33, 258}, {80, 192}, {128, 200}};
   for (int dtype = 0; dtype < 3; ++dtype)
     for (auto &sh : shapes)
       for (int act : {0, 10}) // gelu, swiglu
@@ -573,6 +586,10 @@ void checkFusedActCastAll(te_kernels_state *s, cudaStream_t stream,
           checkFusedActCast(s, stream, rng, c, dtype, act, gated, kind, sh[0],
                             sh[1]);
         }
+  // Inputs 2 bytes off 16-byte alignment.
+  for (Producer kind : {ActFwd, ActBwd, DbiasDact})
+    checkFusedActCast(s, stream, rng, c, 1, 0, false, kind, 192, 1024, 2);
+  checkFusedActCast(s, stream, rng, c, 1, 10, true, ActBwd, 192, 1024, 2);
 }
 
 /// te_kernels_norm_quantize_fp8 against te_kernels_norm_fwd then

@@ -81,7 +81,10 @@ const char *te_kernels_norm_quantize_fp8(
  * seen, heuristic queries made, problems whose candidates were timed. A
  * problem is queried once and keeps the heuristic's first choice; with
  * TE_RT_GEMM_TUNING=1 its first call (outside a graph capture, beta 0)
- * times up to eight candidates and keeps the fastest. */
+ * times up to eight candidates and keeps the fastest: within a process
+ * every call then writes the same bytes, but another process may time its
+ * way to another algorithm (other rounding), so tuned results are not
+ * reproducible across processes. */
 void te_kernels_gemm_cache_stats(te_kernels_state *s, int64_t *problems,
                                  int64_t *queries, int64_t *tuned);
 
