@@ -12,6 +12,9 @@
 // te-fuse-act-quantize: a delayed-scaling FP8 quantization of an activation's
 // (or its derivative's) result is cast by that kernel with the given scale
 // (TE's fused activation-cast); the high-precision tensor is never stored.
+// te-fuse-norm-quantize: a per-tensor FP8 quantization (current or delayed
+// scaling) of a normalization's output is done by the norm kernel (TE's
+// norm with an FP8 output); the high-precision output is never stored.
 // Each leaves a remark where a candidate cannot be fused, saying why.
 //
 //===----------------------------------------------------------------------===//
@@ -26,6 +29,7 @@ namespace mlir::te {
 #define GEN_PASS_DEF_TEFUSEDBIASDACTPASS
 #define GEN_PASS_DEF_TEFUSEQUANTIZEAMAXPASS
 #define GEN_PASS_DEF_TEFUSEACTQUANTIZEPASS
+#define GEN_PASS_DEF_TEFUSENORMQUANTIZEPASS
 #include "te/Transforms/Passes.h.inc"
 } // namespace mlir::te
 
@@ -237,6 +241,14 @@ struct TEFuseActQuantizePass
       if (!def || def->getResult(0) != x ||
           !isa<ActOp, DActOp, DBiasDActOp>(def))
         continue; // not an activation kernel's result
+      if (quantize->getBlock() != def->getBlock()) {
+        // Fusing would move the activation into the quantization's region
+        // (a loop body, say), where it could run more often.
+        quantize.emitRemark() << "te-fuse-act-quantize: not fused with "
+                              << def->getName()
+                              << ": the quantization is in another block";
+        continue;
+      }
       std::string why = whyNotFusable(def, quantize);
       if (!why.empty()) {
         quantize.emitRemark() << "te-fuse-act-quantize: not fused with "
@@ -289,6 +301,73 @@ struct TEFuseActQuantizePass
       quantize.getAmax().replaceAllUsesWith(fused->getResult(1));
       quantize.erase();
       def->erase();
+    }
+  }
+};
+
+struct TEFuseNormQuantizePass
+    : public te::impl::TEFuseNormQuantizePassBase<TEFuseNormQuantizePass> {
+  void runOnOperation() override {
+    SmallVector<QuantizeOp> candidates;
+    getOperation()->walk([&](QuantizeOp op) {
+      auto q = cast<QuantizedTensorType>(op.getResult().getType());
+      RecipeAttrInterface recipe = q.getRecipe();
+      if ((isa<FP8CurrentRecipeAttr>(recipe) && !op.getAmaxIn()) ||
+          (isa<FP8DelayedRecipeAttr>(recipe) && op.getScales()))
+        candidates.push_back(op);
+    });
+    for (QuantizeOp quantize : candidates) {
+      auto norm = quantize.getInput().getDefiningOp<NormFwdOp>();
+      if (!norm || norm.getOutput() != quantize.getInput())
+        continue; // not a normalization's output
+      Operation *other = nullptr;
+      for (Operation *user : norm.getOutput().getUsers())
+        if (user != quantize.getOperation()) {
+          other = user;
+          break;
+        }
+      if (other) {
+        quantize.emitRemark()
+            << "te-fuse-norm-quantize: not fused with te.norm_fwd: the "
+               "high-precision output is also read by "
+            << other->getName() << " (it must be stored)";
+        continue;
+      }
+      // The fused op goes where the norm was when the scales (if any) are
+      // available there, else at the quantization (after both), where the
+      // statistics must not have been read yet.
+      Value scales = quantize.getScales();
+      Operation *point =
+          !scales || availableBefore(scales, norm) ? norm : quantize;
+      auto readBefore = [&](Value stat) {
+        return stat && llvm::any_of(stat.getUsers(), [&](Operation *user) {
+                 Operation *u =
+                     quantize->getBlock()->findAncestorOpInBlock(*user);
+                 return !u || u->isBeforeInBlock(quantize);
+               });
+      };
+      if (point == quantize.getOperation() &&
+          (readBefore(norm.getRsigma()) || readBefore(norm.getMu()))) {
+        quantize.emitRemark()
+            << "te-fuse-norm-quantize: not fused with te.norm_fwd: its "
+               "statistics are read before the scales are computed";
+        continue;
+      }
+      OpBuilder b(point);
+      auto fused = NormQuantizeOp::create(
+          b, norm.getLoc(), quantize.getResult().getType(),
+          norm.getRsigma().getType(), quantize.getAmax().getType(),
+          norm.getMu() ? norm.getMu().getType() : Type(), norm.getInput(),
+          norm.getGamma(), norm.getBeta(), scales, norm.getNormalizationAttr(),
+          norm.getEpsAttr(), norm.getZeroCenteredGammaAttr(),
+          quantize.getSlotAttr());
+      quantize.getResult().replaceAllUsesWith(fused.getResult());
+      quantize.getAmax().replaceAllUsesWith(fused.getAmax());
+      norm.getRsigma().replaceAllUsesWith(fused.getRsigma());
+      if (Value mu = norm.getMu())
+        mu.replaceAllUsesWith(fused.getMu());
+      quantize.erase();
+      norm.erase();
     }
   }
 };

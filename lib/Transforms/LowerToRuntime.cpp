@@ -32,11 +32,14 @@
 // `amax_*` last in its group. The columnwise-only tensor a backward keeps is thus
 // a prefix of the `both` one (te.drop_usage is a view). te_module_info()
 // lists the inner tensors in buffer order, so callers size and read such
-// buffers without knowing the recipe.
+// buffers without knowing the recipe. With dynamic dims their sizes are
+// computed at run time (TE's layout rules on i64 values, RtDim) and their
+// shapes listed as expressions of the dim symbols (`ceildiv(d0, 128)`).
 //
 //===----------------------------------------------------------------------===//
 
 #include "te/Dialect/TE/IR/TEOps.h"
+#include "te/Dialect/TE/IR/TEQuantLayout.h"
 #include "te/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -79,6 +82,92 @@ StringRef dtypeName(Type element) {
          : element.isBF16() ? "bfloat16"
          : element.isF16()  ? "float16"
                             : "unknown";
+}
+
+//===----------------------------------------------------------------------===//
+// Run-time sizes
+//===----------------------------------------------------------------------===//
+
+/// A size in the compiled code: a constant, or an i64 value that ops emitted
+/// at the builder's insertion point compute from the dynamic dims. The dim
+/// algebra getInnerTensorsOf is instantiated with to size the inner tensors
+/// of a quantized buffer at run time; operations on constants fold.
+class RtDim {
+public:
+  RtDim(int64_t value = 0) : constant(value) {}
+  RtDim(Value value, OpBuilder &b) : value(value), b(&b) {}
+
+  /// The i64 value (a constant materialized at `loc`).
+  Value get(OpBuilder &builder, Location loc) const {
+    if (value)
+      return value;
+    return LLVM::ConstantOp::create(builder, loc, builder.getI64Type(),
+                                    builder.getI64IntegerAttr(constant));
+  }
+
+  RtDim operator*(const RtDim &rhs) const {
+    if (!value && !rhs.value)
+      return RtDim(constant * rhs.constant);
+    if (!value && constant == 1)
+      return rhs;
+    if (!rhs.value && rhs.constant == 1)
+      return *this;
+    return emit<LLVM::MulOp>(rhs);
+  }
+  RtDim exactDiv(int64_t divisor) const {
+    if (!value)
+      return RtDim(constant / divisor);
+    if (divisor == 1)
+      return *this;
+    return emit<LLVM::UDivOp>(RtDim(divisor));
+  }
+  RtDim ceilDiv(int64_t divisor) const {
+    if (!value)
+      return RtDim((constant + divisor - 1) / divisor);
+    if (divisor == 1)
+      return *this;
+    return emit<LLVM::AddOp>(RtDim(divisor - 1))
+        .emit<LLVM::UDivOp>(RtDim(divisor));
+  }
+  /// Smallest multiple of `multiple` not below this.
+  RtDim roundUp(int64_t multiple) const {
+    if (!value)
+      return RtDim((constant + multiple - 1) / multiple * multiple);
+    if (multiple == 1)
+      return *this;
+    return ceilDiv(multiple) * RtDim(multiple);
+  }
+
+private:
+  /// `this OP rhs`, at least one of them a value.
+  template <typename OpTy> RtDim emit(const RtDim &rhs) const {
+    OpBuilder &builder = value ? *b : *rhs.b;
+    Location loc = (value ? value : rhs.value).getLoc();
+    return RtDim(
+        OpTy::create(builder, loc, get(builder, loc), rhs.get(builder, loc)),
+        builder);
+  }
+
+  int64_t constant = 0;
+  Value value;
+  OpBuilder *b = nullptr;
+};
+
+/// The inner tensors in buffer order: the parts both usages share
+/// (per-tensor FP8's scale_inv), then the columnwise copy, then the rowwise
+/// one (TE's order within each group).
+template <typename T> SmallVector<T> inBufferOrder(SmallVector<T> inner) {
+  auto group = [](StringRef name) {
+    if (name == "scale_inv")
+      return 0;
+    if (name == "transpose" || name.contains("columnwise"))
+      return 1;
+    return 2;
+  };
+  llvm::stable_sort(inner, [&](const T &x, const T &y) {
+    return group(x.name) < group(y.name);
+  });
+  return inner;
 }
 
 //===----------------------------------------------------------------------===//
@@ -152,7 +241,7 @@ LogicalResult ShapeAnalysis::define(Operation *op) {
       if (!ShapedType::isDynamic((*shape)[i]))
         continue;
       // Rank-1 fp32 statistics have the rows of the normalized input.
-      if (shape->size() == 1 && isa<NormFwdOp>(op)) {
+      if (shape->size() == 1 && isa<NormFwdOp, NormQuantizeOp>(op)) {
         SmallVector<Dim> in = shapes.lookup(op->getOperand(0));
         // rows = the product of the leading dims.
         Dim rows{1, {}};
@@ -334,49 +423,36 @@ private:
     Value padded = LLVM::AddOp::create(b, loc, n, c64(kAlignment - 1));
     return LLVM::AndOp::create(b, loc, padded, c64(~(kAlignment - 1)));
   }
-  /// The inner tensors of a quantized type in buffer order: the parts both
-  /// usages share (per-tensor FP8's scale_inv), then the columnwise copy,
-  /// then the rowwise one (TE's order within each group).
+  /// The inner tensors of a quantized type in buffer order (symbolic dims).
   static SmallVector<InnerTensor> bufferParts(QuantizedTensorType q) {
-    SmallVector<InnerTensor> inner = q.getInnerTensors();
-    auto group = [](StringRef name) {
-      if (name == "scale_inv")
-        return 0;
-      if (name == "transpose" || name.contains("columnwise"))
-        return 1;
-      return 2;
-    };
-    llvm::stable_sort(inner, [&](const InnerTensor &x, const InnerTensor &y) {
-      return group(x.name) < group(y.name);
-    });
-    return inner;
+    return inBufferOrder(q.getInnerTensors());
   }
-  /// Elements of inner tensor `t` of `v`: a constant when its shape is
-  /// static; otherwise it is per-tensor FP8's data or transpose (the only
-  /// parts with dynamic dims that pass checkQuantized), as many as `v`.
-  Value partElements(Value v, const InnerTensor &t) {
-    int64_t n = 1;
-    for (const SymDim &d : t.shape) {
-      if (!d.isStatic())
-        return numElements(v);
-      n *= d.getValue();
-    }
-    return c64(n);
+  /// The inner tensors of quantized value `v` in buffer order, sized from
+  /// the values of its dims at run time.
+  SmallVector<InnerTensorOf<RtDim>> runtimeParts(Value v) {
+    SmallVector<RtDim> dims;
+    for (Dim d : shapes.dims(v))
+      dims.push_back(d.isStatic() ? RtDim(d.value) : RtDim(dimValue(d), b));
+    return inBufferOrder(
+        getInnerTensorsOf<RtDim>(cast<QuantizedTensorType>(v.getType()), dims));
   }
-  /// Byte offsets of a quantized value's inner tensors in its buffer (by
-  /// TE's name) and its total size.
+  /// Byte offsets and sizes of a quantized value's inner tensors in its
+  /// buffer (by TE's name) and its total size.
   struct QLayout {
-    llvm::StringMap<Value> offsets;
+    llvm::StringMap<Value> offsets, bytes;
     Value total;
   };
   QLayout layout(Value v) {
     QLayout l;
     Value offset = c64(0);
-    for (const InnerTensor &t :
-         bufferParts(cast<QuantizedTensorType>(v.getType()))) {
+    for (const InnerTensorOf<RtDim> &t : runtimeParts(v)) {
+      RtDim elements(1);
+      for (const RtDim &d : t.shape)
+        elements = elements * d;
       l.offsets[t.name] = offset;
-      Value bytes = LLVM::MulOp::create(b, loc, partElements(v, t),
+      Value bytes = LLVM::MulOp::create(b, loc, elements.get(b, loc),
                                         c64(t.elementBytes));
+      l.bytes[t.name] = bytes;
       offset = LLVM::AddOp::create(b, loc, offset, alignUp(bytes));
     }
     l.total = offset;
@@ -384,8 +460,8 @@ private:
   }
   /// Pointers to the inner tensors of a quantized value, by TE's name.
   using QPtrs = llvm::StringMap<Value>;
-  QPtrs qptrs(Value v) {
-    QLayout l = layout(v);
+  QPtrs qptrs(Value v) { return qptrs(v, layout(v)); }
+  QPtrs qptrs(Value v, const QLayout &l) {
     Value base = ptr(v);
     QPtrs p;
     for (auto &entry : l.offsets)
@@ -411,6 +487,8 @@ private:
   LogicalResult lowerOp(Operation *op);
   LogicalResult lowerConstant(arith::ConstantOp op);
   std::string symbolOf(Dim d) const;
+  /// `d` over the entry's dim symbols (`d<k>` for class k).
+  SymDim symDimOf(Dim d) const;
   llvm::json::Array shapeJSON(Value v, Type type) const;
 
   func::FuncOp func;
@@ -448,6 +526,16 @@ std::string FunctionLowering::symbolOf(Dim d) const {
            std::to_string(it - shapes.dimClasses.begin());
   }
   return d.value == 1 ? sym : sym + "*" + std::to_string(d.value);
+}
+
+SymDim FunctionLowering::symDimOf(Dim d) const {
+  SymDim out(d.value);
+  for (int var : d.vars) {
+    auto it = llvm::find(shapes.dimClasses, var);
+    out = out *
+          SymDim::symbol("d" + std::to_string(it - shapes.dimClasses.begin()));
+  }
+  return out;
 }
 
 llvm::json::Array FunctionLowering::shapeJSON(Value v, Type type) const {
@@ -633,6 +721,26 @@ LogicalResult FunctionLowering::lowerOp(Operation *op) {
           n.getMu() ? ptr(n.getMu()) : nullPtr(), ptr(n.getRsigma())});
     return success();
   }
+  if (auto n = dyn_cast<NormQuantizeOp>(op)) {
+    auto q = cast<QuantizedTensorType>(n.getResult().getType());
+    QPtrs out = qptrs(n.getResult());
+    bool pow2 = false;
+    if (auto cs = dyn_cast<FP8CurrentRecipeAttr>(q.getRecipe()))
+      pow2 = cs.getPower_2Scales();
+    Value scale = n.getScales()
+                      ? gep(ptr(n.getScales()), c64(4 * *n.getSlot()))
+                      : nullPtr();
+    call("te_rt_norm_quantize_fp8",
+         {ctxArg, c32(int32_t(n.getNormalization())), dtype(n.getInput()),
+          ptr(n.getInput()), ptr(n.getGamma()),
+          n.getBeta() ? ptr(n.getBeta()) : nullPtr(),
+          cf64(n.getEps().convertToDouble()), c32(n.getZeroCenteredGamma()),
+          rows(n.getInput()), c64(lastDim(n.getInput())),
+          n.getMu() ? ptr(n.getMu()) : nullPtr(), ptr(n.getRsigma()),
+          c32(fp8Code(q.getFormat())), scale, c32(pow2), part(out, "data"),
+          part(out, "transpose"), part(out, "scale_inv"), ptr(n.getAmax())});
+    return success();
+  }
   if (auto n = dyn_cast<NormBwdOp>(op)) {
     call("te_rt_norm_bwd",
          {ctxArg, c32(int32_t(n.getNormalization())), dtype(n.getInput()),
@@ -648,13 +756,13 @@ LogicalResult FunctionLowering::lowerOp(Operation *op) {
     if (aliasOf.count(drop.getResult()))
       return success(); // a view
     // Keeping the rowwise copy: the parts the result has, copied.
-    QPtrs in = qptrs(drop.getInput()), out = qptrs(drop.getResult());
+    QPtrs in = qptrs(drop.getInput());
+    QLayout outLayout = layout(drop.getResult());
+    QPtrs out = qptrs(drop.getResult(), outLayout);
     for (const InnerTensor &t :
          bufferParts(cast<QuantizedTensorType>(drop.getType())))
-      call("te_rt_copy",
-           {ctxArg, part(out, t.name), part(in, t.name),
-            LLVM::MulOp::create(b, loc, partElements(drop.getResult(), t),
-                                c64(t.elementBytes))});
+      call("te_rt_copy", {ctxArg, part(out, t.name), part(in, t.name),
+                          outLayout.bytes.lookup(t.name)});
     return success();
   }
   if (auto qz = dyn_cast<QuantizeOp>(op)) {
@@ -982,8 +1090,8 @@ LogicalResult FunctionLowering::run() {
   if (!func.getBody().hasOneBlock())
     return func.emitError("te-lower-to-runtime: functions must have one block");
   // Quantized values: per-tensor FP8 and Float8 block scaling in Hopper's
-  // layout; the block-scaled ones with static shapes (their scale tensors'
-  // padded sizes are not expressions of the dims yet).
+  // layout, MXFP8 and NVFP4 in Blackwell's; dynamic dims size their inner
+  // tensors at run time (runtimeParts).
   auto checkQuantized = [&](Type t, Location where) -> LogicalResult {
     auto q = dyn_cast<QuantizedTensorType>(t);
     if (!q)
@@ -1006,11 +1114,6 @@ LogicalResult FunctionLowering::run() {
                               << q.getRecipe().getRecipeName()
                               << " GEMMs take them swizzled (as TE's "
                                  "quantizers write them for GEMMs)";
-    if (!perTensor && llvm::any_of(q.getShape(), ShapedType::isDynamic))
-      return emitError(where)
-             << "te-lower-to-runtime: " << q
-             << " has a dynamic dim; " << q.getRecipe().getRecipeName()
-             << " is lowered for static shapes only";
     return success();
   };
   for (BlockArgument arg : func.getArguments())
@@ -1106,19 +1209,17 @@ LogicalResult FunctionLowering::run() {
     if (auto q = dyn_cast<QuantizedTensorType>(type)) {
       // One buffer; inner tensors at 256-byte aligned offsets, in this
       // order (see the layout at the top of the file).
+      // Their shapes are expressions of the entry's dim symbols (TE's
+      // layout rules on the symbolic dims), e.g. `roundup(d0, 4)`.
       llvm::json::Array shape = shapeJSON(v, type), inner;
-      for (const InnerTensor &t : bufferParts(q)) {
+      SmallVector<SymDim> dims;
+      for (Dim d : shapes.dims(v))
+        dims.push_back(symDimOf(d));
+      for (const InnerTensorOf<SymDim> &t :
+           inBufferOrder(getInnerTensorsOf<SymDim>(q, dims))) {
         llvm::json::Array partShape;
-        if (t.name == "data") {
-          partShape = llvm::json::Array(shape);
-        } else if (t.name == "transpose") {
-          partShape.push_back(shape.back());
-          for (size_t i = 0; i + 1 < shape.size(); ++i)
-            partShape.push_back(shape[i]);
-        } else {
-          for (const SymDim &d : t.shape)
-            partShape.push_back(d.getValue()); // static (checkQuantized)
-        }
+        for (const SymDim &d : t.shape)
+          partShape.push_back(d.toJSON());
         inner.push_back(llvm::json::Object{{"name", t.name},
                                            {"dtype", t.dtype},
                                            {"shape", std::move(partShape)}});
@@ -1252,6 +1353,9 @@ struct TELowerToRuntimePass
     declare("te_rt_gemm_nvfp4", i32,
             {ptr, i32, ptr, ptr, ptr, ptr, ptr, ptr, i32, ptr, ptr, i64, i64,
              i64, i32});
+    declare("te_rt_norm_quantize_fp8", i32,
+            {ptr, i32, i32, ptr, ptr, ptr, f64, i32, i64, i64, ptr, ptr, i32,
+             ptr, i32, ptr, ptr, ptr, ptr});
     declare("te_rt_amax_update", i32,
             {ptr, ptr, ptr, ptr, i64, i64, f32, i32, i32, ptr, ptr});
 

@@ -41,6 +41,7 @@ void mlir::te::buildTEPipeline(OpPassManager &pm,
   pm.addPass(createCSEPass());
   pm.addPass(createTEFuseGemmEpiloguesPass());
   pm.addPass(createTEFuseDBiasDActPass());
+  pm.addPass(createTEFuseNormQuantizePass());
   pm.addPass(createTEFuseQuantizeAmaxPass());
   pm.addPass(createTEFuseActQuantizePass());
   pm.addPass(createTELowerToRuntimePass());
@@ -52,7 +53,8 @@ void mlir::te::registerTEPipeline() {
       "The whole te-mlir compilation to the LLVM dialect (what te-compile "
       "runs): te-import-torch, te-apply-recipe, te-generate-backward, "
       "te-thread-recipe-state, te-decompose, te-weight-cache, cse, "
-      "te-fuse-gemm-epilogues, te-fuse-dbias-dact, te-fuse-quantize-amax, "
+      "te-fuse-gemm-epilogues, te-fuse-dbias-dact, te-fuse-norm-quantize, "
+      "te-fuse-quantize-amax, "
       "te-fuse-act-quantize, te-lower-to-runtime",
       buildTEPipeline);
 }

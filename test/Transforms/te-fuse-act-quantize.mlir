@@ -140,3 +140,4 @@ func.func @other_recipes(%x: tensor<128x128xbf16>) -> (!te.qtensor<128x128xe4m3,
   %qb = te.quantize %y2 : tensor<128x128xbf16> -> !te.qtensor<128x128xe4m3, #te.fp8_block<>, rowwise, hopper>
   return %q, %qb : !te.qtensor<128x128xe4m3, #te.fp8_current<>, rowwise, hopper>, !te.qtensor<128x128xe4m3, #te.fp8_block<>, rowwise, hopper>
 }
+

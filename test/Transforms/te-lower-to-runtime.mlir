@@ -99,19 +99,3 @@ func.func @nvfp4_compact(%q: !te.qtensor<64x64xe2m1, #te.nvfp4<>, rowwise, black
 func.func @nvfp4_row_scaled(%q: !te.qtensor<64x64xe2m1, #te.nvfp4<row_scaled = true>, rowwise, blackwell, swizzled, row_scaled>) -> !te.qtensor<64x64xe2m1, #te.nvfp4<row_scaled = true>, rowwise, blackwell, swizzled, row_scaled> {
   return %q : !te.qtensor<64x64xe2m1, #te.nvfp4<row_scaled = true>, rowwise, blackwell, swizzled, row_scaled>
 }
-
-// -----
-
-func.func @nvfp4_dynamic(%x: tensor<?x128xbf16>) -> !te.qtensor<?x128xe2m1, #te.nvfp4<>, rowwise, blackwell, swizzled> {
-  // expected-error @+1 {{te-lower-to-runtime: '!te.qtensor<?x128xe2m1, #te.nvfp4<>, rowwise, blackwell, swizzled>' has a dynamic dim; nvfp4 is lowered for static shapes only}}
-  %q = te.quantize %x : tensor<?x128xbf16> -> !te.qtensor<?x128xe2m1, #te.nvfp4<>, rowwise, blackwell, swizzled>
-  return %q : !te.qtensor<?x128xe2m1, #te.nvfp4<>, rowwise, blackwell, swizzled>
-}
-
-// -----
-
-func.func @block_dynamic(%x: tensor<?x128xbf16>) -> !te.qtensor<?x128xe4m3, #te.fp8_block<>, rowwise, hopper> {
-  // expected-error @+1 {{te-lower-to-runtime: '!te.qtensor<?x128xe4m3, #te.fp8_block<>, rowwise, hopper>' has a dynamic dim; fp8-block is lowered for static shapes only}}
-  %q = te.quantize %x : tensor<?x128xbf16> -> !te.qtensor<?x128xe4m3, #te.fp8_block<>, rowwise, hopper>
-  return %q : !te.qtensor<?x128xe4m3, #te.fp8_block<>, rowwise, hopper>
-}

@@ -17,6 +17,7 @@
 #include "te/Runtime/TERuntime.h"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -184,38 +185,135 @@ std::vector<int64_t> bindDims(const Entry &e, const std::vector<Tensor> &in) {
   return dims;
 }
 
+/// Evaluates a dim expression of the module info at the values of the dims
+/// symbols. The grammar te-lower-to-runtime emits:
+///   expr   := term (('+' | '-') term)*
+///   term   := factor (('*' | '/') factor)*      ('/' divides exactly)
+///   factor := INTEGER | 'd' INTEGER | '(' expr ')'
+///           | ('ceildiv' | 'roundup') '(' expr ',' expr ')'
+/// Anything else dies naming the expression and where it went wrong.
+class DimExpr {
+public:
+  DimExpr(const std::string &text, const std::vector<int64_t> &dims)
+      : text(text), dims(dims) {}
+
+  int64_t evaluate() {
+    int64_t v = expr();
+    skipSpaces();
+    if (pos != text.size())
+      fail("unexpected '" + text.substr(pos, 1) + "'");
+    return v;
+  }
+
+private:
+  [[noreturn]] void fail(const std::string &why) {
+    die("malformed dim expression '" + text + "' at column " +
+        str(int64_t(pos) + 1) + ": " + why);
+  }
+  void skipSpaces() {
+    while (pos < text.size() && text[pos] == ' ')
+      ++pos;
+  }
+  bool consume(char c) {
+    skipSpaces();
+    if (pos < text.size() && text[pos] == c) {
+      ++pos;
+      return true;
+    }
+    return false;
+  }
+  void expect(char c) {
+    if (!consume(c))
+      fail(std::string("expected '") + c + "'");
+  }
+  /// A positive divisor, or dies.
+  int64_t divisor(int64_t v, const char *op) {
+    if (v <= 0)
+      fail(std::string(op) + " by " + str(v));
+    return v;
+  }
+  int64_t expr() {
+    int64_t v = term();
+    while (true) {
+      if (consume('+'))
+        v += term();
+      else if (consume('-'))
+        v -= term();
+      else
+        return v;
+    }
+  }
+  int64_t term() {
+    int64_t v = factor();
+    while (true) {
+      if (consume('*')) {
+        v *= factor();
+      } else if (consume('/')) {
+        int64_t d = divisor(factor(), "division");
+        if (v % d != 0)
+          die("dim expression '" + text + "': " + str(v) +
+              " is not divisible by " + str(d) +
+              " (the recipe needs a multiple of " + str(d) + " there)");
+        v /= d;
+      } else {
+        return v;
+      }
+    }
+  }
+  int64_t factor() {
+    skipSpaces();
+    if (consume('(')) {
+      int64_t v = expr();
+      expect(')');
+      return v;
+    }
+    size_t begin = pos;
+    while (pos < text.size() &&
+           std::isalnum(static_cast<unsigned char>(text[pos])))
+      ++pos;
+    std::string word = text.substr(begin, pos - begin);
+    if (word.empty())
+      fail(pos < text.size() ? "unexpected '" + text.substr(pos, 1) + "'"
+                             : "unexpected end");
+    if (std::optional<uint64_t> n = parseUnsigned(word))
+      return int64_t(*n);
+    if (word[0] == 'd') {
+      std::optional<uint64_t> k =
+          parseUnsigned(std::string_view(word).substr(1));
+      if (!k || *k >= dims.size())
+        fail("unknown dim symbol '" + word + "' (the entry has " +
+             str(dims.size()) + " dim symbols)");
+      return dims[*k];
+    }
+    if (word == "ceildiv" || word == "roundup") {
+      expect('(');
+      int64_t a = expr();
+      expect(',');
+      int64_t b = divisor(expr(), word.c_str());
+      expect(')');
+      int64_t q = (a + b - 1) / b;
+      return word == "ceildiv" ? q : q * b;
+    }
+    pos = begin;
+    fail("unknown word '" + word + "'");
+  }
+
+  const std::string &text;
+  const std::vector<int64_t> &dims;
+  size_t pos = 0;
+};
+
 std::vector<int64_t> resultShape(const Object *r,
                                  const std::vector<int64_t> &dims) {
   std::vector<int64_t> shape;
   for (const Value &d : *r->getArray("shape")) {
-    if (auto n = d.getAsInteger()) {
+    if (auto n = d.getAsInteger())
       shape.push_back(*n);
-      continue;
-    }
-    // Products of integers and d<k>.
-    int64_t v = 1;
-    std::string expr = *d.getAsString(), factor;
-    size_t start = 0;
-    while (start <= expr.size()) {
-      size_t star = expr.find('*', start);
-      factor = expr.substr(start, star == std::string::npos ? std::string::npos
-                                                            : star - start);
-      factor.erase(0, factor.find_first_not_of(' '));
-      factor.erase(factor.find_last_not_of(' ') + 1);
-      std::optional<uint64_t> x;
-      if (!factor.empty() && factor[0] == 'd' &&
-          (x = parseUnsigned(std::string_view(factor).substr(1))) &&
-          *x < dims.size())
-        v *= dims[*x];
-      else if ((x = parseUnsigned(factor)))
-        v *= int64_t(*x);
-      else
-        die("unsupported dim expression '" + expr + "'");
-      if (star == std::string::npos)
-        break;
-      start = star + 1;
-    }
-    shape.push_back(v);
+    else if (auto expr = d.getAsString())
+      shape.push_back(DimExpr(*expr, dims).evaluate());
+    else
+      die("malformed module info: a dim that is neither a number nor a "
+          "string");
   }
   return shape;
 }

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "te/Dialect/TE/IR/TEOps.h"
+#include "te/Dialect/TE/IR/TEQuantLayout.h"
 #include "te/InitAll.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -215,6 +216,56 @@ TEST_F(TEDialectTest, InnerTensorsOfAQuantizedType) {
   EXPECT_EQ(inner[1].shape[1].getValue(), 4);
   EXPECT_EQ(inner[3].shape[0].str(), "roundup(d0/32, 4)");
   EXPECT_EQ(type.withUsage(QuantUsage::Rowwise).getInnerTensors().size(), 2u);
+}
+
+/// A dim algebra over plain integers: the layout rules evaluated at given
+/// dims, as the compiled code evaluates them at run time.
+struct IntDim {
+  IntDim(int64_t v = 0) : v(v) {}
+  IntDim operator*(IntDim rhs) const { return v * rhs.v; }
+  IntDim exactDiv(int64_t d) const { return v / d; }
+  IntDim ceilDiv(int64_t d) const { return (v + d - 1) / d; }
+  IntDim roundUp(int64_t m) const { return ceilDiv(m).v * m; }
+  int64_t v;
+};
+
+TEST_F(TEDialectTest, InnerTensorLayoutsAgreeForDynamicDims) {
+  // The layouts of a type with a dynamic token dim, evaluated at M, are those
+  // of the type with M static, for every lowered recipe and flag set.
+  struct Case {
+    const char *recipe;
+    TargetArch arch;
+    bool block2d, swizzled, rht;
+  };
+  for (Case c : {Case{"fp8-current", TargetArch::Hopper, false, false, false},
+                 Case{"fp8-block", TargetArch::Hopper, false, false, false},
+                 Case{"fp8-block", TargetArch::Hopper, true, false, false},
+                 Case{"mxfp8", TargetArch::Blackwell, false, true, false},
+                 Case{"nvfp4", TargetArch::Blackwell, false, true, true},
+                 Case{"nvfp4", TargetArch::Blackwell, true, true, false}}) {
+    RecipeAttrInterface recipe = getDefaultRecipe(&context, c.recipe);
+    QuantFormat format =
+        StringRef(c.recipe) == "nvfp4" ? QuantFormat::E2M1 : QuantFormat::E4M3;
+    auto typeOf = [&](int64_t m) {
+      return QuantizedTensorType::get(&context, {m, 3, 256}, format, recipe,
+                                      QuantUsage::Both, c.arch, c.block2d,
+                                      c.swizzled, false, c.rht);
+    };
+    QuantizedTensorType dynamic = typeOf(ShapedType::kDynamic);
+    for (int64_t m : {32, 160, 256, 1024}) {
+      SmallVector<InnerTensor> expected = typeOf(m).getInnerTensors();
+      SmallVector<InnerTensorOf<IntDim>> got =
+          getInnerTensorsOf<IntDim>(dynamic, {IntDim(m), 3, 256});
+      ASSERT_EQ(got.size(), expected.size()) << c.recipe;
+      for (auto [g, e] : llvm::zip(got, expected)) {
+        EXPECT_EQ(g.name, e.name);
+        ASSERT_EQ(g.shape.size(), e.shape.size()) << c.recipe << " " << e.name;
+        for (auto [gd, ed] : llvm::zip(g.shape, e.shape))
+          EXPECT_EQ(gd.v, ed.getValue())
+              << c.recipe << " " << e.name << " at M = " << m;
+      }
+    }
+  }
 }
 
 } // namespace

@@ -325,9 +325,10 @@ def TEFuseQuantizeAmaxPass : Pass<"te-fuse-quantize-amax"> {
         -> !te.qtensor<64x256xe4m3, #te.fp8_current<>, both, hopper>
     ```
 
-    A current-scaling quantization of any other value (the norm output, a
-    weight, an incoming gradient) keeps its amax pass and gets a remark
-    saying why. Delayed scaling needs no such fusion (its cast records the
+    A current-scaling quantization of any other value (a weight, an
+    incoming gradient, a norm output that te-fuse-norm-quantize, which runs
+    first in te-pipeline, left unfused) keeps its amax pass and gets a
+    remark saying why. Delayed scaling needs no such fusion (its cast records the
     amax in the same pass); the block-scaled recipes record none.
   }];
   let dependentDialects = ["::mlir::te::TEDialect"];
@@ -362,6 +363,44 @@ def TEFuseActQuantizePass : Pass<"te-fuse-act-quantize"> {
     for the backward or returned) gets a remark saying which. Current
     scaling is te-fuse-quantize-amax's (its scale needs the amax first);
     the block-scaled recipes are not fused.
+  }];
+  let dependentDialects = ["::mlir::te::TEDialect"];
+}
+
+def TEFuseNormQuantizePass : Pass<"te-fuse-norm-quantize"> {
+  let summary = "Fuse a normalization with the per-tensor FP8 cast of its output";
+  let description = [{
+    TransformerEngine's LayerNorm / RMSNorm kernels write an FP8 output
+    directly when the following GEMM reads it quantized (§1.3): the
+    normalized tensor is cast (and its transposed copy written) as it is
+    computed and never stored in high precision. A per-tensor FP8
+    `te.quantize` of the output of `te.norm_fwd` that is that output's only
+    use becomes one `te.norm_quantize`, under delayed scaling
+    (`scale(%s[slot])`, the scale known beforehand) and under current
+    scaling (without `amax(...)`: the kernel takes the amax while it
+    normalizes, then casts). The norm's `rsigma` and `mu` and the
+    quantization's `amax` are the fused op's; the quantized bytes,
+    `scale_inv`, the recorded amax and the statistics are unchanged.
+
+    ```mlir
+    %z, %rs, %mu = te.norm_fwd %x norm layer_norm(%g, %b) {eps = 1.0e-05 : f64}
+        : (tensor<64x128xbf16>, tensor<128xbf16>, tensor<128xbf16>)
+        -> (tensor<64x128xbf16>, tensor<64xf32>, tensor<64xf32>)
+    %q, %a = te.quantize %z : tensor<64x128xbf16>
+        -> !te.qtensor<64x128xe4m3, #te.fp8_current<>, both, hopper>, tensor<1xf32>
+    // becomes
+    %q, %rs, %a, %mu = te.norm_quantize %x norm layer_norm(%g, %b) {eps = 1.0e-05 : f64}
+        : (tensor<64x128xbf16>, tensor<128xbf16>, tensor<128xbf16>)
+        -> (!te.qtensor<64x128xe4m3, #te.fp8_current<>, both, hopper>,
+            tensor<64xf32>, tensor<1xf32>, tensor<64xf32>)
+    ```
+
+    A per-tensor FP8 quantization of a norm output that another op also
+    reads (LayerNormLinear's `return_layernorm_output`, a second
+    quantization) stays, with a remark naming that op. The block-scaled
+    recipes (fp8-block, mxfp8, nvfp4) are not fused. Runs before
+    te-fuse-quantize-amax, which would otherwise only remark on the norm
+    output.
   }];
   let dependentDialects = ["::mlir::te::TEDialect"];
 }

@@ -609,3 +609,123 @@ func.func @dact_quantize_dbias_shape(%dy: tensor<64x256xbf16>, %x: tensor<64x256
   %q, %a, %db = te.dact_quantize gelu %dy, %x scale(%s[0]) : tensor<64x256xbf16>, tensor<64x256xbf16>, tensor<6xf32> -> !te.qtensor<64x256xe5m2, #te.fp8_delayed<>, both, hopper>, tensor<1xf32>, tensor<256xf32>
   return
 }
+
+// -----
+
+func.func @norm_quantize_rank(%x: tensor<128xbf16>, %g: tensor<128xbf16>) {
+  // expected-error @+1 {{'te.norm_quantize' op input must be [..., features] with a static feature dim, got 'tensor<128xbf16>'}}
+  %q, %rs, %a = te.norm_quantize %x norm rms_norm(%g) {eps = 1.0e-5 : f64} : (tensor<128xbf16>, tensor<128xbf16>) -> (!te.qtensor<128xe4m3, #te.fp8_current<>, rowwise, hopper>, tensor<1xf32>, tensor<1xf32>)
+  return
+}
+
+// -----
+
+func.func @norm_quantize_rms_beta(%x: tensor<64x128xbf16>, %g: tensor<128xbf16>, %b: tensor<128xbf16>, %s: tensor<6xf32>) {
+  // expected-error @+1 {{'te.norm_quantize' op rms_norm has no beta}}
+  %q, %rs, %a = te.norm_quantize %x norm rms_norm(%g, %b) {eps = 1.0e-5 : f64} : (tensor<64x128xbf16>, tensor<128xbf16>, tensor<128xbf16>) -> (!te.qtensor<64x128xe4m3, #te.fp8_current<>, both, hopper>, tensor<64xf32>, tensor<1xf32>)
+  return
+}
+
+// -----
+
+func.func @norm_quantize_gamma(%x: tensor<64x128xbf16>, %g: tensor<128xf32>) {
+  // expected-error @+1 {{'te.norm_quantize' op gamma must be 'tensor<128xbf16>', got 'tensor<128xf32>'}}
+  %q, %rs, %a = te.norm_quantize %x norm rms_norm(%g) {eps = 1.0e-5 : f64} : (tensor<64x128xbf16>, tensor<128xf32>) -> (!te.qtensor<64x128xe4m3, #te.fp8_current<>, both, hopper>, tensor<64xf32>, tensor<1xf32>)
+  return
+}
+
+// -----
+
+func.func @norm_quantize_beta(%x: tensor<64x128xbf16>, %g: tensor<128xbf16>, %b: tensor<64xbf16>) {
+  // expected-error @+1 {{'te.norm_quantize' op beta must be 'tensor<128xbf16>', got 'tensor<64xbf16>'}}
+  %q, %rs, %a, %mu = te.norm_quantize %x norm layer_norm(%g, %b) {eps = 1.0e-5 : f64} : (tensor<64x128xbf16>, tensor<128xbf16>, tensor<64xbf16>) -> (!te.qtensor<64x128xe4m3, #te.fp8_current<>, both, hopper>, tensor<64xf32>, tensor<1xf32>, tensor<64xf32>)
+  return
+}
+
+// -----
+
+func.func @norm_quantize_mu(%x: tensor<64x128xbf16>, %g: tensor<128xbf16>, %b: tensor<128xbf16>, %s: tensor<6xf32>) {
+  // expected-error @+1 {{'te.norm_quantize' op layer_norm has a mean (mu)}}
+  %q, %rs, %a = te.norm_quantize %x norm layer_norm(%g, %b) {eps = 1.0e-5 : f64} : (tensor<64x128xbf16>, tensor<128xbf16>, tensor<128xbf16>) -> (!te.qtensor<64x128xe4m3, #te.fp8_current<>, both, hopper>, tensor<64xf32>, tensor<1xf32>)
+  return
+}
+
+// -----
+
+func.func @norm_quantize_no_mu(%x: tensor<64x128xbf16>, %g: tensor<128xbf16>, %b: tensor<128xbf16>, %s: tensor<6xf32>) {
+  // expected-error @+1 {{'te.norm_quantize' op rms_norm has no mean (mu)}}
+  %q, %rs, %a, %mu = te.norm_quantize %x norm rms_norm(%g) {eps = 1.0e-5 : f64} : (tensor<64x128xbf16>, tensor<128xbf16>) -> (!te.qtensor<64x128xe4m3, #te.fp8_current<>, both, hopper>, tensor<64xf32>, tensor<1xf32>, tensor<64xf32>)
+  return
+}
+
+// -----
+
+func.func @norm_quantize_rsigma(%x: tensor<64x128xbf16>, %g: tensor<128xbf16>, %b: tensor<128xbf16>, %s: tensor<6xf32>) {
+  // expected-error @+1 {{'te.norm_quantize' op rsigma must be 'tensor<64xf32>', got 'tensor<32xf32>'}}
+  %q, %rs, %a = te.norm_quantize %x norm rms_norm(%g) {eps = 1.0e-5 : f64} : (tensor<64x128xbf16>, tensor<128xbf16>) -> (!te.qtensor<64x128xe4m3, #te.fp8_current<>, both, hopper>, tensor<32xf32>, tensor<1xf32>)
+  return
+}
+
+// -----
+
+func.func @norm_quantize_mu_shape(%x: tensor<64x128xbf16>, %g: tensor<128xbf16>, %b: tensor<128xbf16>, %s: tensor<6xf32>) {
+  // expected-error @+1 {{'te.norm_quantize' op mu must be 'tensor<64xf32>', got 'tensor<128xf32>'}}
+  %q, %rs, %a, %mu = te.norm_quantize %x norm layer_norm(%g, %b) {eps = 1.0e-5 : f64} : (tensor<64x128xbf16>, tensor<128xbf16>, tensor<128xbf16>) -> (!te.qtensor<64x128xe4m3, #te.fp8_current<>, both, hopper>, tensor<64xf32>, tensor<1xf32>, tensor<128xf32>)
+  return
+}
+
+// -----
+
+func.func @norm_quantize_block(%x: tensor<64x128xbf16>, %g: tensor<128xbf16>, %b: tensor<128xbf16>, %s: tensor<6xf32>) {
+  // expected-error @+1 {{'te.norm_quantize' op casts to per-tensor FP8 (fp8-delayed or fp8-current), got fp8-block, which scales blocks (use te.quantize of the norm output)}}
+  %q, %rs, %a = te.norm_quantize %x norm rms_norm(%g) {eps = 1.0e-5 : f64} : (tensor<64x128xbf16>, tensor<128xbf16>) -> (!te.qtensor<64x128xe4m3, #te.fp8_block<>, rowwise, hopper>, tensor<64xf32>, tensor<1xf32>)
+  return
+}
+
+// -----
+
+func.func @norm_quantize_shape(%x: tensor<64x128xbf16>, %g: tensor<128xbf16>, %b: tensor<128xbf16>, %s: tensor<6xf32>) {
+  // expected-error @+1 {{'te.norm_quantize' op result shape must be the input's ('tensor<64x128xbf16>'), got '!te.qtensor<32x128xe4m3, #te.fp8_current<>, both, hopper>'}}
+  %q, %rs, %a = te.norm_quantize %x norm rms_norm(%g) {eps = 1.0e-5 : f64} : (tensor<64x128xbf16>, tensor<128xbf16>) -> (!te.qtensor<32x128xe4m3, #te.fp8_current<>, both, hopper>, tensor<64xf32>, tensor<1xf32>)
+  return
+}
+
+// -----
+
+func.func @norm_quantize_delayed_no_scale(%x: tensor<64x128xbf16>, %g: tensor<128xbf16>, %b: tensor<128xbf16>, %s: tensor<6xf32>) {
+  // expected-error @+1 {{'te.norm_quantize' op fp8-delayed takes its scale from the recipe state: scale(%scales[slot]) is required}}
+  %q, %rs, %a = te.norm_quantize %x norm rms_norm(%g) {eps = 1.0e-5 : f64} : (tensor<64x128xbf16>, tensor<128xbf16>) -> (!te.qtensor<64x128xe4m3, #te.fp8_delayed<>, both, hopper>, tensor<64xf32>, tensor<1xf32>)
+  return
+}
+
+// -----
+
+func.func @norm_quantize_current_scale(%x: tensor<64x128xbf16>, %g: tensor<128xbf16>, %b: tensor<128xbf16>, %s: tensor<6xf32>) {
+  // expected-error @+1 {{'te.norm_quantize' op fp8-current computes its scale from the output's amax; scale(...) is only for fp8-delayed}}
+  %q, %rs, %a = te.norm_quantize %x norm rms_norm(%g) scale(%s[0]) {eps = 1.0e-5 : f64} : (tensor<64x128xbf16>, tensor<128xbf16>, tensor<6xf32>) -> (!te.qtensor<64x128xe4m3, #te.fp8_current<>, both, hopper>, tensor<64xf32>, tensor<1xf32>)
+  return
+}
+
+// -----
+
+func.func @norm_quantize_slot_without_scales(%x: tensor<64x128xbf16>, %g: tensor<128xbf16>, %b: tensor<128xbf16>, %s: tensor<6xf32>) {
+  // expected-error @+1 {{'te.norm_quantize' op slot must be given exactly with scales}}
+  %q, %rs, %a = te.norm_quantize %x norm rms_norm(%g) {eps = 1.0e-5 : f64, slot = 1 : i64} : (tensor<64x128xbf16>, tensor<128xbf16>) -> (!te.qtensor<64x128xe4m3, #te.fp8_current<>, both, hopper>, tensor<64xf32>, tensor<1xf32>)
+  return
+}
+
+// -----
+
+func.func @norm_quantize_slot(%x: tensor<64x128xbf16>, %g: tensor<128xbf16>, %b: tensor<128xbf16>, %s: tensor<6xf32>) {
+  // expected-error @+1 {{'te.norm_quantize' op slot 6 is outside scales (6 slots)}}
+  %q, %rs, %a = te.norm_quantize %x norm rms_norm(%g) scale(%s[6]) {eps = 1.0e-5 : f64} : (tensor<64x128xbf16>, tensor<128xbf16>, tensor<6xf32>) -> (!te.qtensor<64x128xe4m3, #te.fp8_delayed<>, both, hopper>, tensor<64xf32>, tensor<1xf32>)
+  return
+}
+
+// -----
+
+func.func @norm_quantize_amax(%x: tensor<64x128xbf16>, %g: tensor<128xbf16>, %b: tensor<128xbf16>, %s: tensor<6xf32>) {
+  // expected-error @+1 {{'te.norm_quantize' op amax result must be 'tensor<1xf32>', got 'tensor<2xf32>'}}
+  %q, %rs, %a = te.norm_quantize %x norm rms_norm(%g) scale(%s[0]) {eps = 1.0e-5 : f64} : (tensor<64x128xbf16>, tensor<128xbf16>, tensor<6xf32>) -> (!te.qtensor<64x128xe4m3, #te.fp8_delayed<>, both, hopper>, tensor<64xf32>, tensor<2xf32>)
+  return
+}

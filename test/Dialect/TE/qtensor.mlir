@@ -56,3 +56,16 @@ func.func @act_quantize_forms(%x: tensor<64x256xbf16>, %dy: tensor<64x128xbf16>,
   %g, %ga, %db = te.dact_quantize gelu %x, %x scale(%s[5]) : tensor<64x256xbf16>, tensor<64x256xbf16>, tensor<6xf32> -> !te.qtensor<64x256xe5m2, #te.fp8_delayed<>, columnwise, hopper>, tensor<1xf32>, tensor<256xbf16>
   return
 }
+
+// -----
+
+// The fused normalization + per-tensor FP8 casts (te-fuse-norm-quantize):
+// LayerNorm under delayed scaling (mu last), RMSNorm under current scaling.
+// CHECK-LABEL: func.func @norm_quantize_forms
+// CHECK:       te.norm_quantize %arg0 norm layer_norm(%arg1, %arg2) scale(%arg3[5]) {eps = 1.000000e-05 : f64} : (tensor<?x128xbf16>, tensor<128xbf16>, tensor<128xbf16>, tensor<6xf32>) -> (!te.qtensor<?x128xe4m3, #te.fp8_delayed<>, both, hopper>, tensor<?xf32>, tensor<1xf32>, tensor<?xf32>){{$}}
+// CHECK-NEXT:  te.norm_quantize %arg0 norm rms_norm(%arg1) {eps = 1.000000e-05 : f64, zero_centered_gamma} : (tensor<?x128xbf16>, tensor<128xbf16>) -> (!te.qtensor<?x128xe4m3, #te.fp8_current<power_2_scales = true>, columnwise, hopper>, tensor<?xf32>, tensor<1xf32>){{$}}
+func.func @norm_quantize_forms(%x: tensor<?x128xbf16>, %g: tensor<128xbf16>, %b: tensor<128xbf16>, %s: tensor<6xf32>) {
+  %q, %rs, %a, %mu = te.norm_quantize %x norm layer_norm(%g, %b) scale(%s[5]) {eps = 1.0e-05 : f64} : (tensor<?x128xbf16>, tensor<128xbf16>, tensor<128xbf16>, tensor<6xf32>) -> (!te.qtensor<?x128xe4m3, #te.fp8_delayed<>, both, hopper>, tensor<?xf32>, tensor<1xf32>, tensor<?xf32>)
+  %q1, %rs1, %a1 = te.norm_quantize %x norm rms_norm(%g) {eps = 1.0e-05 : f64, zero_centered_gamma} : (tensor<?x128xbf16>, tensor<128xbf16>) -> (!te.qtensor<?x128xe4m3, #te.fp8_current<power_2_scales = true>, columnwise, hopper>, tensor<?xf32>, tensor<1xf32>)
+  return
+}

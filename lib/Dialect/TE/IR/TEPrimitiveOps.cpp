@@ -101,20 +101,31 @@ LogicalResult verifySlot(Operation *op, Value scales, int64_t slot) {
 }
 } // namespace
 
-LogicalResult NormFwdOp::verify() {
-  Shapes s{*this};
-  FailureOr<int64_t> k = s.features("input", getInput());
+/// The normalization forward's rules (te.norm_fwd, te.norm_quantize):
+/// `input` is [..., K], gamma and beta [K] of its dtype, beta and mu only
+/// for LayerNorm, per-row fp32 statistics; returns the input type.
+template <typename OpTy>
+static FailureOr<RankedTensorType> verifyNormFwd(OpTy op) {
+  Shapes s{op};
+  FailureOr<int64_t> k = s.features("input", op.getInput());
   if (failed(k))
     return failure();
-  RankedTensorType x = s.type(getInput());
+  RankedTensorType x = s.type(op.getInput());
   Type e = x.getElementType();
-  if (getBeta() && getNormalization() == NormalizationKind::RMSNorm)
-    return emitOpError() << "rms_norm has no beta";
-  if (failed(s.expectShape("gamma", getGamma(), {*k}, e)) ||
-      (getBeta() && failed(s.expectShape("beta", getBeta(), {*k}, e))) ||
-      failed(s.expect("output", getOutput(), x)))
+  if (op.getBeta() && op.getNormalization() == NormalizationKind::RMSNorm)
+    return op.emitOpError() << "rms_norm has no beta";
+  if (failed(s.expectShape("gamma", op.getGamma(), {*k}, e)) ||
+      (op.getBeta() && failed(s.expectShape("beta", op.getBeta(), {*k}, e))) ||
+      failed(s.stats(x, op.getRsigma(), op.getMu(), op.getNormalization())))
     return failure();
-  return s.stats(x, getRsigma(), getMu(), getNormalization());
+  return x;
+}
+
+LogicalResult NormFwdOp::verify() {
+  FailureOr<RankedTensorType> x = verifyNormFwd(*this);
+  if (failed(x))
+    return failure();
+  return Shapes{*this}.expect("output", getOutput(), *x);
 }
 
 LogicalResult NormBwdOp::verify() {
@@ -456,6 +467,36 @@ LogicalResult DActQuantizeOp::verify() {
                          << " has no fused dbias+dact kernel)";
   return s.expectShape("bias_grad", getBiasGrad(), {x.getShape().back()},
                        x.getElementType());
+}
+
+LogicalResult NormQuantizeOp::verify() {
+  FailureOr<RankedTensorType> x = verifyNormFwd(*this);
+  if (failed(x))
+    return failure();
+  auto q = cast<QuantizedTensorType>(getResult().getType());
+  RecipeAttrInterface recipe = q.getRecipe();
+  bool delayed = isa<FP8DelayedRecipeAttr>(recipe);
+  if (!delayed && !isa<FP8CurrentRecipeAttr>(recipe))
+    return emitOpError() << "casts to per-tensor FP8 (fp8-delayed or "
+                            "fp8-current), got "
+                         << recipe.getRecipeName()
+                         << ", which scales blocks (use te.quantize of the "
+                            "norm output)";
+  if (q.getShape() != x->getShape())
+    return emitOpError() << "result shape must be the input's (" << *x
+                         << "), got " << q;
+  if (delayed && !getScales())
+    return emitOpError() << "fp8-delayed takes its scale from the recipe "
+                            "state: scale(%scales[slot]) is required";
+  if (!delayed && getScales())
+    return emitOpError() << recipe.getRecipeName()
+                         << " computes its scale from the output's amax; "
+                            "scale(...) is only for fp8-delayed";
+  if (bool(getSlot()) != bool(getScales()))
+    return emitOpError() << "slot must be given exactly with scales";
+  if (getScales() && failed(verifySlot(*this, getScales(), *getSlot())))
+    return failure();
+  return verifyAmaxResult(*this, getAmax());
 }
 
 LogicalResult BiasGradOp::verify() {

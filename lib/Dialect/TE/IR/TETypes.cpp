@@ -7,6 +7,7 @@
 
 #include "te/Dialect/TE/IR/TETypes.h"
 #include "te/Dialect/TE/IR/TEDialect.h"
+#include "te/Dialect/TE/IR/TEQuantLayout.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -525,85 +526,9 @@ SmallVector<InnerTensor> QuantizedTensorType::getInnerTensors() const {
   SmallVector<SymDim> dims;
   for (unsigned i = 0, e = shape.size(); i < e; ++i)
     dims.push_back(SymDim::dimOf(shape, i));
-  SymDim k = dims.back();
-  SymDim m = product(ArrayRef<SymDim>(dims).drop_back());
-  // [K, d0, ..., d_{n-2}]: TE's make_transpose_shape.
-  SmallVector<SymDim> transposed{k};
-  transposed.append(dims.begin(), dims.end() - 1);
-
-  auto u8 = [](StringRef name, SmallVector<SymDim> s) {
-    return InnerTensor{name.str(), std::move(s), "uint8", 1};
-  };
-  auto f32 = [](StringRef name, SmallVector<SymDim> s) {
-    return InnerTensor{name.str(), std::move(s), "float32", 4};
-  };
-  bool rowwise = hasRowwise(), columnwise = hasColumnwise();
   SmallVector<InnerTensor> inner;
-
-  RecipeAttrInterface recipe = getRecipe();
-  if (isa<FP8DelayedRecipeAttr, FP8CurrentRecipeAttr>(recipe)) {
-    // Float8Quantizer / Float8CurrentScalingQuantizer::create_tensor.
-    bool nonTN = getArch() == TargetArch::Blackwell;
-    if (rowwise || nonTN)
-      inner.push_back(u8("data", dims));
-    if (columnwise && !nonTN)
-      inner.push_back(u8("transpose", transposed));
-    inner.push_back(f32("scale_inv", {SymDim(1)}));
-  } else if (isa<MXFP8RecipeAttr>(recipe)) {
-    // MXFP8Quantizer::create_tensor / get_scale_shape: data keeps the
-    // logical shape in both usages (columnwise is not transposed).
-    if (rowwise) {
-      inner.push_back(u8("rowwise_data", dims));
-      inner.push_back(
-          u8("rowwise_scale_inv", {m.roundUp(128), k.exactDiv(32).roundUp(4)}));
-    }
-    if (columnwise) {
-      inner.push_back(u8("columnwise_data", dims));
-      inner.push_back(u8("columnwise_scale_inv",
-                         {m.exactDiv(32).roundUp(4), k.roundUp(128)}));
-    }
-  } else if (isa<FP8BlockRecipeAttr>(recipe)) {
-    // Float8BlockQuantizer::create_tensor / get_scale_shape (compact scales).
-    bool twoD = getBlock_2d();
-    if (rowwise) {
-      inner.push_back(u8("rowwise_data", dims));
-      if (twoD)
-        inner.push_back(f32("rowwise_scale_inv",
-                            {m.ceilDiv(128), k.ceilDiv(128).roundUp(4)}));
-      else
-        inner.push_back(
-            f32("rowwise_scale_inv", {k.ceilDiv(128), m.roundUp(4)}));
-    }
-    if (columnwise) {
-      inner.push_back(u8("columnwise_data", transposed));
-      if (twoD)
-        inner.push_back(f32("columnwise_scale_inv",
-                            {k.ceilDiv(128), m.ceilDiv(128).roundUp(4)}));
-      else
-        inner.push_back(
-            f32("columnwise_scale_inv", {m.ceilDiv(128), k.roundUp(4)}));
-    }
-  } else if (isa<NVFP4RecipeAttr>(recipe)) {
-    // NVFP4Quantizer::create_tensor / get_scale_shape. Rowwise data keeps the
-    // logical shape with packed last dim; columnwise data is forced 2-D
-    // [K, M/2] (TE's Python spec keeps N-D here; we follow the C++).
-    bool rowScaled = getRowScaled();
-    if (rowwise) {
-      SmallVector<SymDim> packed(dims);
-      packed.back() = k.exactDiv(2);
-      inner.push_back(u8("rowwise_data", packed));
-      inner.push_back(
-          u8("rowwise_scale_inv", {m.roundUp(128), k.exactDiv(16).roundUp(4)}));
-    }
-    if (columnwise) {
-      inner.push_back(u8("columnwise_data", {k, m.exactDiv(2)}));
-      inner.push_back(u8("columnwise_scale_inv",
-                         {k.roundUp(128), m.exactDiv(16).roundUp(4)}));
-    }
-    if (rowwise)
-      inner.push_back(f32("amax_rowwise", {rowScaled ? m : SymDim(1)}));
-    if (columnwise)
-      inner.push_back(f32("amax_columnwise", {rowScaled ? k : SymDim(1)}));
-  }
+  for (InnerTensorOf<SymDim> &t : getInnerTensorsOf<SymDim>(*this, dims))
+    inner.push_back(InnerTensor{std::move(t.name), std::move(t.shape),
+                                std::move(t.dtype), t.elementBytes});
   return inner;
 }

@@ -326,6 +326,51 @@ def TE_DActQuantizeOp : TE_PrimitiveOp<"dact_quantize"> {
   }];
 }
 
+def TE_NormQuantizeOp : TE_PrimitiveOp<"norm_quantize",
+                                       [AttrSizedOperandSegments]> {
+  let summary = "LayerNorm / RMSNorm forward fused with its per-tensor FP8 cast";
+  let description = [{
+    `te.norm_fwd` followed by a per-tensor FP8 `te.quantize` of its output,
+    in one kernel (TransformerEngine's normalization with an FP8 output,
+    §1.3): `result` and `amax` are what `te.quantize` of the normalized
+    tensor (rounded to the input's dtype) would give, `rsigma` and `mu` what
+    `te.norm_fwd` gives; the high-precision output is never stored.
+    `result` has the input's shape. Under `#te.fp8_delayed` the scale is
+    element `slot` of `scales` (`scale(%s[slot])`); under `#te.fp8_current`
+    (no `scale(...)`) it is computed from the amax the kernel takes while
+    normalizing (a power of two with the recipe's `power_2_scales`).
+    `amax` is `max |output|`, the value TE records. The optional `mu`
+    (LayerNorm) is the last result, so the op needs no result-segment
+    attribute. Made by te-fuse-norm-quantize. Kernel:
+    `te_rt_norm_quantize_fp8`.
+
+    ```mlir
+    %q, %rs, %a, %mu = te.norm_quantize %x norm layer_norm(%g, %b) scale(%s[0])
+        {eps = 1.0e-05 : f64}
+        : (tensor<64x128xbf16>, tensor<128xbf16>, tensor<128xbf16>, tensor<6xf32>)
+        -> (!te.qtensor<64x128xe4m3, #te.fp8_delayed<>, both, hopper>,
+            tensor<64xf32>, tensor<1xf32>, tensor<64xf32>)
+    %q2, %rs2, %a2 = te.norm_quantize %x norm rms_norm(%g) {eps = 1.0e-05 : f64}
+        : (tensor<64x128xbf16>, tensor<128xbf16>)
+        -> (!te.qtensor<64x128xe4m3, #te.fp8_current<>, both, hopper>,
+            tensor<64xf32>, tensor<1xf32>)
+    ```
+  }];
+  let arguments = (ins TE_FloatTensor:$input, TE_FloatTensor:$gamma,
+                       Optional<TE_FloatTensor>:$beta,
+                       Optional<TE_F32Vector>:$scales,
+                       TE_NormalizationKindAttr:$normalization,
+                       F64Attr:$eps, UnitAttr:$zero_centered_gamma,
+                       OptionalAttr<I64Attr>:$slot);
+  let results = (outs TE_QuantizedTensorType:$result, TE_F32Vector:$rsigma,
+                      TE_F32Vector:$amax, Optional<TE_F32Vector>:$mu);
+  let assemblyFormat = [{
+    $input `norm` `` $normalization `(` $gamma (`,` $beta^)? `)`
+    (`scale` `(` $scales^ `[` $slot `]` `)`)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+}
+
 def TE_BiasGradOp : TE_PrimitiveOp<"bias_grad"> {
   let summary = "the bias gradient: column sums of dy";
   let description = [{
