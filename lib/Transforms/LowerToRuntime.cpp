@@ -935,11 +935,10 @@ LogicalResult FunctionLowering::lowerOp(Operation *op) {
       return success();
     }
   }
-  // Activation calls: (ctx, act, dtype, buffers..., rows, cols, limit,
-  // alpha, offset, amax); the clamped-SwiGLU parameters default to TE's;
-  // amax (te-fuse-quantize-amax) or null.
-  auto activationCall = [&](StringRef callee, auto a,
-                            ArrayRef<Value> buffers) {
+  // The operands every activation call starts with: (ctx, act, dtype,
+  // buffers..., rows, cols, limit, alpha, offset); cols is the input's, the
+  // clamped-SwiGLU parameters default to TE's.
+  auto activationOperands = [&](auto a, ArrayRef<Value> buffers) {
     SmallVector<Value> operands = {ctxArg, c32(int32_t(a.getActivation())),
                                    dtype(a.getInput())};
     llvm::append_range(operands, buffers);
@@ -948,8 +947,14 @@ LogicalResult FunctionLowering::lowerOp(Operation *op) {
               offset = a.getGluLinearOffsetAttr();
     operands.append({cf32(limit ? limit.getValueAsDouble() : 7.0),
                      cf32(alpha ? alpha.getValueAsDouble() : 1.702),
-                     cf32(offset ? offset.getValueAsDouble() : 1.0),
-                     a.getAmax() ? ptr(a.getAmax()) : nullPtr()});
+                     cf32(offset ? offset.getValueAsDouble() : 1.0)});
+    return operands;
+  };
+  // Activation calls: then amax (te-fuse-quantize-amax) or null.
+  auto activationCall = [&](StringRef callee, auto a,
+                            ArrayRef<Value> buffers) {
+    SmallVector<Value> operands = activationOperands(a, buffers);
+    operands.push_back(a.getAmax() ? ptr(a.getAmax()) : nullPtr());
     call(callee, operands);
     return success();
   };
@@ -964,23 +969,14 @@ LogicalResult FunctionLowering::lowerOp(Operation *op) {
     return activationCall("te_rt_dbias_dact", a,
                           {ptr(a.getGrad()), ptr(a.getInput()),
                            ptr(a.getResult()), ptr(a.getBiasGrad())});
-  // Activation + delayed-scaling cast: (ctx, act, dtype, buffers..., rows,
-  // cols, limit, alpha, offset, format, scale, data, transpose, scale_inv,
-  // amax); cols is the input's, as for te_rt_act_fwd.
+  // Activation + delayed-scaling cast: then format, scale, data,
+  // transpose, scale_inv, amax.
   auto activationCastCall = [&](StringRef callee, auto a,
                                 ArrayRef<Value> buffers) {
     auto q = cast<QuantizedTensorType>(a.getResult().getType());
     QPtrs out = qptrs(a.getResult());
-    SmallVector<Value> operands = {ctxArg, c32(int32_t(a.getActivation())),
-                                   dtype(a.getInput())};
-    llvm::append_range(operands, buffers);
-    operands.append({rows(a.getInput()), c64(lastDim(a.getInput()))});
-    FloatAttr limit = a.getLimitAttr(), alpha = a.getAlphaAttr(),
-              offset = a.getGluLinearOffsetAttr();
-    operands.append({cf32(limit ? limit.getValueAsDouble() : 7.0),
-                     cf32(alpha ? alpha.getValueAsDouble() : 1.702),
-                     cf32(offset ? offset.getValueAsDouble() : 1.0),
-                     c32(fp8Code(q.getFormat())),
+    SmallVector<Value> operands = activationOperands(a, buffers);
+    operands.append({c32(fp8Code(q.getFormat())),
                      gep(ptr(a.getScales()), c64(4 * a.getSlot())),
                      part(out, "data"), part(out, "transpose"),
                      part(out, "scale_inv"), ptr(a.getAmax())});

@@ -82,16 +82,6 @@ template <int Fmt> struct Packed<Fmt, 8> {
   __device__ uint8_t byte(int i) const {
     return static_cast<uint8_t>((i < 4 ? v.x : v.y) >> (8 * (i & 3)));
   }
-  /// One vector store where p is aligned (vec), else byte by byte.
-  __device__ void storeTo(uint8_t *p, bool vec) const {
-    if (vec) {
-      store(p);
-      return;
-    }
-#pragma unroll
-    for (int i = 0; i < 8; ++i)
-      p[i] = byte(i);
-  }
 };
 template <int Fmt> struct Packed<Fmt, 4> {
   uint32_t v;
@@ -105,16 +95,20 @@ template <int Fmt> struct Packed<Fmt, 4> {
   __device__ uint8_t byte(int i) const {
     return static_cast<uint8_t>(v >> (8 * i));
   }
-  __device__ void storeTo(uint8_t *p, bool vec) const {
-    if (vec) {
-      store(p);
-      return;
-    }
-#pragma unroll
-    for (int i = 0; i < 4; ++i)
-      p[i] = byte(i);
-  }
 };
+
+/// One vector store of q where p is aligned (vec), else byte by byte.
+template <int Fmt, int kVec>
+__device__ inline void storeTo(const Packed<Fmt, kVec> &q, uint8_t *p,
+                               bool vec) {
+  if (vec) {
+    q.store(p);
+    return;
+  }
+#pragma unroll
+  for (int i = 0; i < kVec; ++i)
+    p[i] = q.byte(i);
+}
 
 //===----------------------------------------------------------------------===//
 // Quantize kernels
@@ -252,7 +246,7 @@ __global__ void __launch_bounds__(kThreads) castTransposeKernel(QuantArgs a) {
         Packed<Fmt, kVec> q(f, s);
         q.store(tile + swizzled<kCols>(r, cv * kVec));
         if (a.data)
-          q.storeTo(a.data + (r0 + r) * cols + c0 + cv * kVec, a.vecData);
+          storeTo(q, a.data + (r0 + r) * cols + c0 + cv * kVec, a.vecData);
       }
     } else {
       for (int idx = threadIdx.x; idx < kRows * kCols; idx += kThreads) {
@@ -509,7 +503,7 @@ __global__ void __launch_bounds__(kThreads)
           Packed<Fmt, kVec> q(f[h], s);
           q.store(tile[h] + swizzled<kCols>(r, cv * kVec));
           if (a.data)
-            q.storeTo(a.data + (r0 + r) * cols + h * src.half + c0 +
+            storeTo(q, a.data + (r0 + r) * cols + h * src.half + c0 +
                           cv * kVec,
                       a.vecData);
         }
