@@ -442,6 +442,98 @@ int32_t te_rt_gemm_wgrad(te_rt_context *ctx, int32_t dtype, const void *dy,
   });
 }
 
+/// The activation of a GEMM epilogue: GELU (tanh approximation) only, as
+/// cuBLASLt's GELU_AUX_BIAS / DGELU compute it.
+static bool epilogueActivation(const Checker &c, int32_t act) {
+  if (act == TE_RT_ACT_GELU)
+    return true;
+  std::string name = act >= TE_RT_ACT_GELU && act <= TE_RT_ACT_GELU_ERF
+                         ? std::string(" (") + kActivationNames[act] + ")"
+                         : std::string();
+  return c.fail("act must be TE_RT_ACT_GELU (0), the GEMM epilogue's only "
+                "activation, got " +
+                std::to_string(act) + name);
+}
+
+int32_t te_rt_gemm_fprop_act(te_rt_context *ctx, int32_t act, int32_t dtype,
+                             const void *x, const void *w, const void *bias,
+                             void *y, void *aux, int64_t m, int64_t n,
+                             int64_t k) {
+  Checker c("te_rt_gemm_fprop_act");
+  int64_t mn, mk, nk;
+  if (!c.context(ctx) || !epilogueActivation(c, act) || !c.dtype(dtype) ||
+      !gemmSizes(c, m, n, k, &mn, &mk, &nk) || !c.notNull("x", x) ||
+      !c.notNull("w", w) || !c.notNull("y", y))
+    return 1;
+  if (ctx->backend == TE_RT_BACKEND_CUDA)
+    return onCuda(c, ctx, [&](auto *s) {
+      return te_kernels_gemm_fprop_act(s, act, dtype, x, w, bias, y, aux, m,
+                                       n, k);
+    });
+  return guarded(c, [&] {
+    DType t = dtypeOf(dtype);
+    const float *X = input(ctx, 0, t, x, mk);
+    const float *W = input(ctx, 1, t, w, nk);
+    const float *B = bias ? input(ctx, 2, t, bias, n) : nullptr;
+    // The pre-activation stays in fp32 (staging even for f32: y is not it).
+    float *pre = ctx->scratch(3, mn);
+    te::cpu::gemmTN(X, W, B, m, n, k, pre);
+    if (aux)
+      commit(t, pre, aux, mn); // rounds into aux; pre keeps its fp32 values
+    float *Y = output(ctx, 4, t, y, mn);
+    te::cpu::parallelFor(m, 16 * n, [&](int64_t r0, int64_t r1) {
+      te::cpu::activationForward(te::cpu::Activation::GELU, pre + r0 * n,
+                                 r1 - r0, n, Y + r0 * n);
+    });
+    commit(t, Y, y, mn);
+  });
+}
+
+int32_t te_rt_gemm_dgrad_dact(te_rt_context *ctx, int32_t act, int32_t dtype,
+                              const void *dy, const void *w, const void *aux,
+                              void *dx, int64_t m, int64_t n, int64_t k) {
+  Checker c("te_rt_gemm_dgrad_dact");
+  int64_t mn, mk, nk;
+  if (!c.context(ctx) || !epilogueActivation(c, act) || !c.dtype(dtype) ||
+      !gemmSizes(c, m, n, k, &mn, &mk, &nk) || !c.notNull("dy", dy) ||
+      !c.notNull("w", w) || !c.notNull("aux", aux) || !c.notNull("dx", dx))
+    return 1;
+  if (ctx->backend == TE_RT_BACKEND_CUDA)
+    return onCuda(c, ctx, [&](auto *s) {
+      return te_kernels_gemm_dgrad_dact(s, act, dtype, dy, w, aux, dx, m, n,
+                                        k);
+    });
+  return guarded(c, [&] {
+    DType t = dtypeOf(dtype);
+    const float *DY = input(ctx, 0, t, dy, mn);
+    const float *W = input(ctx, 1, t, w, nk);
+    const float *AUX = input(ctx, 2, t, aux, mk);
+    float *dh = ctx->scratch(3, mk); // dy . w, not rounded
+    te::cpu::gemmNN(DY, W, m, n, k, dh);
+    float *DX = output(ctx, 4, t, dx, mk);
+    te::cpu::parallelFor(m, 16 * k, [&](int64_t r0, int64_t r1) {
+      te::cpu::activationBackward(te::cpu::Activation::GELU, dh + r0 * k,
+                                  AUX + r0 * k, r1 - r0, k, DX + r0 * k);
+    });
+    commit(t, DX, dx, mk);
+  });
+}
+
+int32_t te_rt_check_multiple(te_rt_context *ctx, int64_t value,
+                             int64_t multiple, const char *what) {
+  Checker c("te_rt_check_multiple");
+  if (!c.context(ctx) || !c.positive("multiple", multiple) ||
+      !c.notNull("what", what))
+    return 1;
+  if (value % multiple == 0)
+    return 0;
+  // The message is the entry's own ("<entry>: recipe ... needs ..."), not
+  // prefixed with this call's name.
+  te_rt_internal_set_error(std::string(what) + ", got " +
+                           std::to_string(value));
+  return 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Activations and bias gradient
 //===----------------------------------------------------------------------===//

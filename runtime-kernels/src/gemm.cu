@@ -215,7 +215,8 @@ const char *matmul(te_kernels_state *s, int dtype, cublasOperation_t ta,
                    cublasOperation_t tb, int64_t M, int64_t N, int64_t K,
                    const void *A, int64_t lda, const void *B, int64_t ldb,
                    void *D, int64_t ldd, float beta, cublasLtEpilogue_t epi,
-                   const void *bias, bool *unsupported) {
+                   const void *bias, bool *unsupported,
+                   const void *aux = nullptr, int64_t ldaux = 0) {
   *unsupported = false;
   if (const char *err = ltReady(s))
     return err;
@@ -236,6 +237,12 @@ const char *matmul(te_kernels_state *s, int dtype, cublasOperation_t ta,
     cublasLtMatmulDescSetAttribute(g.op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE,
                                    &t, sizeof(t));
   }
+  if (aux) { // GELU_AUX* writes it, DGELU reads it; same dtype as D
+    cublasLtMatmulDescSetAttribute(
+        g.op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &aux, sizeof(aux));
+    cublasLtMatmulDescSetAttribute(g.op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD,
+                                   &ldaux, sizeof(ldaux));
+  }
   bool aN = ta == CUBLAS_OP_N, bN = tb == CUBLAS_OP_N;
   if (const char *err = ltError(
           cublasLtMatrixLayoutCreate(&g.a, t, aN ? M : K, aN ? K : M, lda)))
@@ -250,6 +257,7 @@ const char *matmul(te_kernels_state *s, int dtype, cublasOperation_t ta,
   key.add(K).add(lda).add(ldb).add(ldd).add(epi).add(beta != 0.0f);
   key.add(alignmentOf(A)).add(alignmentOf(B)).add(alignmentOf(D));
   key.add(bias ? alignmentOf(bias) : 0);
+  key.add(aux ? alignmentOf(aux) : 0).add(ldaux);
   return runMatmul(s, key, g, A, B, D, beta, unsupported);
 }
 
@@ -337,6 +345,58 @@ const char *te_kernels_gemm_wgrad(te_kernels_state *s, int dtype,
                        dw, k, beta, CUBLASLT_EPILOGUE_DEFAULT, nullptr))
     return err;
   return dbias ? biasGrad(s, dtype, dy, dbias, m, n) : nullptr;
+}
+
+// GELU in the epilogue (te_rt_gemm_fprop_act / te_rt_gemm_dgrad_dact).
+// Where cuBLASLt has no algorithm with it, the plain GEMM and the activation
+// kernel run instead (in place on the output: the kernels are elementwise),
+// which rounds the product once more.
+
+const char *te_kernels_gemm_fprop_act(te_kernels_state *s, int act, int dtype,
+                                      const void *x, const void *w,
+                                      const void *bias, void *y, void *aux,
+                                      int64_t m, int64_t n, int64_t k) {
+  if (m == 0 || n == 0)
+    return nullptr;
+  if (k > 0) {
+    cublasLtEpilogue_t epi =
+        aux ? (bias ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS : CUBLASLT_EPILOGUE_GELU_AUX)
+            : (bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU);
+    bool unsupported = false;
+    if (const char *err = matmul(s, dtype, CUBLAS_OP_T, CUBLAS_OP_N, n, m, k, w,
+                                 k, x, k, y, n, 0.0f, epi, bias, &unsupported,
+                                 aux, n))
+      return err;
+    if (!unsupported)
+      return nullptr;
+  }
+  void *pre = aux ? aux : y;
+  if (const char *err = te_kernels_gemm_fprop(s, dtype, x, w, bias, pre, m, n, k))
+    return err;
+  return te_kernels_act_fwd(s, act, dtype, pre, y, m, n, 0.0f, 0.0f, 0.0f,
+                            nullptr);
+}
+
+const char *te_kernels_gemm_dgrad_dact(te_kernels_state *s, int act,
+                                       int dtype, const void *dy,
+                                       const void *w, const void *aux,
+                                       void *dx, int64_t m, int64_t n,
+                                       int64_t k) {
+  if (m == 0 || k == 0)
+    return nullptr;
+  if (n > 0) {
+    bool unsupported = false;
+    if (const char *err = matmul(s, dtype, CUBLAS_OP_N, CUBLAS_OP_N, k, m, n, w,
+                                 k, dy, n, dx, k, 0.0f, CUBLASLT_EPILOGUE_DGELU,
+                                 nullptr, &unsupported, aux, k))
+      return err;
+    if (!unsupported)
+      return nullptr;
+  }
+  if (const char *err = te_kernels_gemm_dgrad(s, dtype, dy, w, dx, m, n, k))
+    return err;
+  return te_kernels_act_bwd(s, act, dtype, dx, aux, dx, m, k, 0.0f, 0.0f, 0.0f,
+                            nullptr);
 }
 
 } // extern "C"

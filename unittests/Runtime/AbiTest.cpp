@@ -604,6 +604,101 @@ TEST_F(Abi, GemmEmptyExtents) {
   expectNear(db, {0, 0}, 0, "dbias");
 }
 
+/// GELU (tanh approximation) and its derivative in double, independent of
+/// the runtime's code.
+double geluRef(double v) {
+  const double c = std::sqrt(2.0 / M_PI);
+  return 0.5 * v * (1.0 + std::tanh(c * (v + 0.044715 * v * v * v)));
+}
+double dgeluRef(double v) {
+  const double c = std::sqrt(2.0 / M_PI);
+  double u = c * (v + 0.044715 * v * v * v), t = std::tanh(u);
+  return 0.5 * (1.0 + t) +
+         0.5 * v * (1.0 - t * t) * c * (1.0 + 3.0 * 0.044715 * v * v);
+}
+
+TEST_F(Abi, GemmActEpilogues) {
+  // m = 5, n = 3, k = 4: y = gelu(x . w^T + bias), aux the pre-activation;
+  // dx = (dy . w) * gelu'(aux).
+  const int64_t m = 5, n = 3, k = 4;
+  auto x = exactRandom(m * k, 21), w = exactRandom(n * k, 22),
+       bias = exactRandom(n, 23), dy = exactRandom(m * n, 24),
+       pre = exactRandom(m * k, 25);
+  for (float &v : x)
+    v *= 8; // pre-activations of order 1, where GELU bends
+  std::vector<float> y(m * n), aux(m * n), yNoAux(m * n), dx(m * k);
+  ASSERT_EQ(te_rt_gemm_fprop_act(ctx, TE_RT_ACT_GELU, TE_RT_DTYPE_F32,
+                                 x.data(), w.data(), bias.data(), y.data(),
+                                 aux.data(), m, n, k),
+            0)
+      << lastError();
+  ASSERT_EQ(te_rt_gemm_fprop_act(ctx, TE_RT_ACT_GELU, TE_RT_DTYPE_F32,
+                                 x.data(), w.data(), bias.data(),
+                                 yNoAux.data(), nullptr, m, n, k),
+            0)
+      << lastError();
+  EXPECT_EQ(yNoAux, y);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double p = bias[j];
+      for (int64_t q = 0; q < k; ++q)
+        p += double(x[i * k + q]) * w[j * k + q];
+      EXPECT_NEAR(aux[i * n + j], p, 1e-6) << "aux " << i << "," << j;
+      EXPECT_NEAR(y[i * n + j], geluRef(p), 1e-6) << "y " << i << "," << j;
+    }
+  ASSERT_EQ(te_rt_gemm_dgrad_dact(ctx, TE_RT_ACT_GELU, TE_RT_DTYPE_F32,
+                                  dy.data(), w.data(), pre.data(), dx.data(),
+                                  m, n, k),
+            0)
+      << lastError();
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t q = 0; q < k; ++q) {
+      double g = 0;
+      for (int64_t j = 0; j < n; ++j)
+        g += double(dy[i * n + j]) * w[j * k + q];
+      EXPECT_NEAR(dx[i * k + q], g * dgeluRef(pre[i * k + q]), 1e-6)
+          << "dx " << i << "," << q;
+    }
+}
+
+TEST_F(Abi, GemmActEpilogueErrors) {
+  float p[4] = {};
+  EXPECT_FAILS_WITH(te_rt_gemm_fprop_act(ctx, TE_RT_ACT_RELU, TE_RT_DTYPE_F32,
+                                         p, p, nullptr, p, p, 2, 2, 2),
+                    "te_rt_gemm_fprop_act: act must be TE_RT_ACT_GELU (0), "
+                    "the GEMM epilogue's only activation, got 5 (relu)");
+  EXPECT_FAILS_WITH(te_rt_gemm_dgrad_dact(ctx, 99, TE_RT_DTYPE_F32, p, p, p, p,
+                                          2, 2, 2),
+                    "te_rt_gemm_dgrad_dact: act must be TE_RT_ACT_GELU (0), "
+                    "the GEMM epilogue's only activation, got 99");
+  EXPECT_FAILS_WITH(te_rt_gemm_dgrad_dact(ctx, TE_RT_ACT_GELU, TE_RT_DTYPE_F32,
+                                          p, p, nullptr, p, 2, 2, 2),
+                    "te_rt_gemm_dgrad_dact: aux is NULL");
+  EXPECT_FAILS_WITH(te_rt_gemm_fprop_act(ctx, TE_RT_ACT_GELU, TE_RT_DTYPE_F32,
+                                         p, p, nullptr, nullptr, p, 2, 2, 2),
+                    "te_rt_gemm_fprop_act: y is NULL");
+  EXPECT_FAILS_WITH(te_rt_gemm_fprop_act(nullptr, TE_RT_ACT_GELU,
+                                         TE_RT_DTYPE_F32, p, p, nullptr, p, p,
+                                         2, 2, 2),
+                    "te_rt_gemm_fprop_act: ctx is NULL");
+  EXPECT_FAILS_WITH(te_rt_gemm_dgrad_dact(ctx, TE_RT_ACT_GELU, TE_RT_DTYPE_F32,
+                                          p, p, p, p, 2, -1, 2),
+                    "te_rt_gemm_dgrad_dact: n must be >= 0, got -1");
+}
+
+TEST_F(Abi, CheckMultiple) {
+  const char *what = "ln_mlp_fwd: recipe fp8-block needs d0 % 128 == 0";
+  EXPECT_EQ(te_rt_check_multiple(ctx, 256, 128, what), 0);
+  EXPECT_EQ(te_rt_check_multiple(ctx, 0, 128, what), 0);
+  EXPECT_FAILS_WITH(te_rt_check_multiple(ctx, 200, 128, what),
+                    "ln_mlp_fwd: recipe fp8-block needs d0 % 128 == 0, got "
+                    "200");
+  EXPECT_FAILS_WITH(te_rt_check_multiple(ctx, 8, 0, what),
+                    "te_rt_check_multiple: multiple must be > 0, got 0");
+  EXPECT_FAILS_WITH(te_rt_check_multiple(ctx, 8, 8, nullptr),
+                    "te_rt_check_multiple: what is NULL");
+}
+
 TEST_F(Abi, WgradAccumulateRoundsOnce) {
   // dw = 1 + (2^-8 + 2^-20): rounding the product to bf16 first would land
   // on the tie 1 + 2^-8 and go to 1; summing in fp32 gives 1 + 2^-7.
@@ -689,6 +784,22 @@ TEST_F(Abi, ReducedPrecisionIsTheF32ResultRoundedOnce) {
           return te_rt_gemm_dgrad(c, d, in[0], in[1], out[0], m, n, k);
         },
         "dgrad");
+    // The activation epilogues round once: y and aux from the fp32
+    // pre-activation, dx from the fp32 product times act'(aux).
+    expectRoundedOnce(
+        t, {x, w, bias}, {size_t(m * n), size_t(m * n)},
+        [&](int32_t d, auto &in, auto &out) {
+          return te_rt_gemm_fprop_act(c, TE_RT_ACT_GELU, d, in[0], in[1],
+                                      in[2], out[0], out[1], m, n, k);
+        },
+        "fprop_act");
+    expectRoundedOnce(
+        t, {dy, w, x}, {size_t(m * k)},
+        [&](int32_t d, auto &in, auto &out) {
+          return te_rt_gemm_dgrad_dact(c, TE_RT_ACT_GELU, d, in[0], in[1],
+                                       in[2], out[0], m, n, k);
+        },
+        "dgrad_dact");
     expectRoundedOnce(
         t, {dy, x, dwOld}, {size_t(n * k), size_t(n)},
         [&](int32_t d, auto &in, auto &out) {

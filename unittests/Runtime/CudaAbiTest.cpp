@@ -407,6 +407,52 @@ TEST_P(CudaAbi, Gemms) {
   }
 }
 
+TEST_P(CudaAbi, GemmActEpilogues) {
+  // GELU_AUX_BIAS / DGELU against the cpu backend's fp32 GEMM + GELU. The
+  // odd shapes have no aligned epilogue algorithm and take the unfused
+  // fallback; the rest run cuBLASLt's epilogue.
+  int32_t t = GetParam();
+  struct Case {
+    int64_t m, n, k;
+  } cases[] = {{70, 96, 130}, {256, 512, 1024}, {1, 3, 5}, {0, 8, 8},
+               {8, 8, 0}};
+  for (Case cs : cases) {
+    int64_t m = cs.m, n = cs.n, k = cs.k;
+    double tol = ulpTol(t, 1e-5 * std::sqrt(double(std::max<int64_t>(k, m))));
+    // cuBLASLt's GELU may use a faster tanh than the cpu's tanhf.
+    double actTol = std::max(tol, 2e-3);
+    std::string tag =
+        std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+    Pair &x = random(t, m * k, -0.5f, 0.5f), &w = random(t, n * k, -0.5f, 0.5f);
+    Pair &bias = random(t, n), &dy = random(t, m * n);
+    Pair &pre = random(t, m * k, -3.0f, 3.0f);
+    for (bool withBias : {false, true})
+      for (bool withAux : {false, true}) {
+        Pair &y = output(m * n * sizeOf(t)), &aux = output(m * n * sizeOf(t));
+        BOTH(te_rt_gemm_fprop_act(cpu, TE_RT_ACT_GELU, t, x.host.data(),
+                                  w.host.data(),
+                                  withBias ? bias.host.data() : nullptr,
+                                  y.host.data(),
+                                  withAux ? aux.host.data() : nullptr, m, n, k),
+             te_rt_gemm_fprop_act(gpu, TE_RT_ACT_GELU, t, x.dev, w.dev,
+                                  withBias ? bias.dev : nullptr, y.dev,
+                                  withAux ? aux.dev : nullptr, m, n, k));
+        std::string ft = "fprop_act " + tag + (withBias ? " +bias" : "") +
+                         (withAux ? " +aux" : "");
+        expectClose(ft.c_str(), t, y, actTol);
+        if (withAux)
+          expectClose((ft + " aux").c_str(), t, aux, tol);
+      }
+    Pair &dx = output(m * k * sizeOf(t));
+    BOTH(te_rt_gemm_dgrad_dact(cpu, TE_RT_ACT_GELU, t, dy.host.data(),
+                               w.host.data(), pre.host.data(), dx.host.data(),
+                               m, n, k),
+         te_rt_gemm_dgrad_dact(gpu, TE_RT_ACT_GELU, t, dy.dev, w.dev, pre.dev,
+                               dx.dev, m, n, k));
+    expectClose(("dgrad_dact " + tag).c_str(), t, dx, actTol);
+  }
+}
+
 const char *const kActs[] = {
     "gelu",  "geglu",  "glu",  "qgelu",  "qgeglu",         "relu",    "reglu",
     "srelu", "sreglu", "silu", "swiglu", "clamped_swiglu", "gelu_erf"};

@@ -52,6 +52,18 @@ const char *te_kernels_gemm_wgrad(te_kernels_state *s, int dtype,
                                   const void *dy, const void *x, void *dw,
                                   void *dbias, int64_t m, int64_t n, int64_t k,
                                   int accumulate);
+/* te_rt_gemm_fprop_act / te_rt_gemm_dgrad_dact: GELU in the GEMM's
+ * epilogue (GELU_AUX_BIAS / DGELU), the unfused pair where cuBLASLt has no
+ * algorithm for it. */
+const char *te_kernels_gemm_fprop_act(te_kernels_state *s, int act, int dtype,
+                                      const void *x, const void *w,
+                                      const void *bias, void *y, void *aux,
+                                      int64_t m, int64_t n, int64_t k);
+const char *te_kernels_gemm_dgrad_dact(te_kernels_state *s, int act,
+                                       int dtype, const void *dy,
+                                       const void *w, const void *aux,
+                                       void *dx, int64_t m, int64_t n,
+                                       int64_t k);
 /* te_rt_act_quantize_fp8 / te_rt_dact_quantize_fp8: the activation (or its
  * derivative, with dbias its bias gradient) cast to FP8 with a given scale
  * in one pass, data and transpose from the same tile, without storing the
