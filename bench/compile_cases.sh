@@ -5,7 +5,9 @@
 #   <case>.fp8-current.so   --recipe fp8-current
 #   <case>.fp8-delayed.so   --recipe fp8-delayed
 #   <case>.fp8-block.so     --recipe fp8-block
-# RECIPES="bf16 fp8-current" (env) chooses the recipes. FP8 GEMMs on the GPU need every
+# RECIPES="bf16 fp8-current" (env) chooses the recipes; TE_COMPILE_FLAGS (env) adds
+# te-compile flags to every library (e.g. "--gemm-act-epilogues" into another OUT_DIR,
+# for bench.py --lib-dir). FP8 GEMMs on the GPU need every
 # GEMM dim (tokens, hidden, ffn/out) to be a multiple of 16 (128 for fp8-block, whose
 # ops fall back to bf16 otherwise): cases that are not are skipped for those recipes. te-compile's remarks go to OUT_DIR/<lib>.log.
 # Runs where MLIR is (te-compile); the GPU machine only needs the .so files and
@@ -36,7 +38,8 @@ for f in "$cases"/*.mlir; do
         echo "skipped $lib: $r GEMMs need dims that are multiples of $a ($dims)"; continue
       fi
     fi
-    if "$tc" "$f" --train ${flags[@]+"${flags[@]}"} -o "$out/$lib.so" 2>"$out/$lib.log"; then
+    # shellcheck disable=SC2086
+    if "$tc" "$f" --train ${flags[@]+"${flags[@]}"} ${TE_COMPILE_FLAGS:-} -o "$out/$lib.so" 2>"$out/$lib.log"; then
       echo "compiled $lib"
     else
       echo "FAILED $lib:" >&2; cat "$out/$lib.log" >&2; rc=1

@@ -1209,6 +1209,125 @@ void checkQuantizeBlockAll(te_kernels_state *s, cudaStream_t stream,
       }
 }
 
+/// The bf16 wgrad of few tokens (the skinny kernel) and the GELU GEMM
+/// epilogues against fp64 host references of the same bf16 operands: wgrad
+/// and dbias within 2 bf16 ulps of the fp64 value (one rounding of an fp32
+/// sum), the epilogues within 2 ulps plus 1e-3 (GELU) / 2e-3 (dGELU) times
+/// (1 + |GEMM value|), room for cuBLASLt's own GELU arithmetic.
+void checkSkinnyAndEpilogues(te_kernels_state *s, cudaStream_t stream,
+                             std::mt19937 &rng, Checker &c) {
+  const int kGelu = 0; // TE_RT_ACT_GELU
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  auto randomBf16 = [&](int64_t n, float scale) {
+    std::vector<uint16_t> h(n);
+    for (auto &v : h)
+      v = floatToBF16(u(rng) * scale);
+    return h;
+  };
+  auto upload = [&](Dev &d, const std::vector<uint16_t> &h) {
+    cudaMemcpy(d.p, h.data(), h.size() * 2, cudaMemcpyHostToDevice);
+  };
+  auto download = [&](const Dev &d, int64_t n) {
+    std::vector<uint16_t> h(n);
+    cudaStreamSynchronize(stream);
+    cudaMemcpy(h.data(), d.p, n * 2, cudaMemcpyDeviceToHost);
+    return h;
+  };
+  auto near = [](double got, double want, double abs) {
+    return std::fabs(got - want) <= 2 * std::ldexp(std::fabs(want), -8) + abs;
+  };
+  auto gelu = [](double v) {
+    const double k = std::sqrt(2.0 / M_PI);
+    return 0.5 * v * (1.0 + std::tanh(k * (v + 0.044715 * v * v * v)));
+  };
+  auto dgelu = [](double v) {
+    const double k = std::sqrt(2.0 / M_PI);
+    double t = std::tanh(k * (v + 0.044715 * v * v * v));
+    return 0.5 * (1.0 + t) +
+           0.5 * v * (1.0 - t * t) * k * (1.0 + 3 * 0.044715 * v * v);
+  };
+  struct Shape {
+    int64_t m, n, k;
+  } wgradShapes[] = {{16, 384, 1024}, {5, 136, 264}, {64, 256, 128},
+                     {40, 8, 8}, {24, 8192, 1000}};
+  for (Shape sh : wgradShapes) {
+    const int64_t m = sh.m, n = sh.n, k = sh.k;
+    auto hdy = randomBf16(m * n, 1.0f), hx = randomBf16(m * k, 1.0f);
+    Dev dy(m * n * 2), x(m * k * 2), dw(n * k * 2), db(n * 2);
+    upload(dy, hdy);
+    upload(x, hx);
+    ++c.checks;
+    if (!ok(te_kernels_gemm_wgrad(s, 1, dy.p, x.p, dw.p, db.p, m, n, k, 0), c,
+            "skinny wgrad"))
+      continue;
+    auto gw = download(dw, n * k), gb = download(db, n);
+    int64_t bad = 0;
+    for (int64_t j = 0; j < n; ++j) {
+      double sb = 0;
+      for (int64_t t = 0; t < m; ++t)
+        sb += bf16ToFloat(hdy[t * n + j]);
+      bad += !near(bf16ToFloat(gb[j]), sb, 1e-6);
+      for (int64_t q = 0; q < k; q += (k > 512 ? 7 : 1)) {
+        double ref = 0;
+        for (int64_t t = 0; t < m; ++t)
+          ref += double(bf16ToFloat(hdy[t * n + j])) *
+                 bf16ToFloat(hx[t * k + q]);
+        bad += !near(bf16ToFloat(gw[j * k + q]), ref, 1e-6);
+      }
+    }
+    if (bad)
+      c.fail("skinny wgrad " + std::to_string(m) + "x" + std::to_string(n) +
+             "x" + std::to_string(k) + ": " + std::to_string(bad) +
+             " values off");
+  }
+  for (Shape sh : {Shape{64, 256, 512}, Shape{33, 72, 40}}) {
+    const int64_t m = sh.m, n = sh.n, k = sh.k;
+    auto hx = randomBf16(m * k, 0.3f), hw = randomBf16(n * k, 0.3f),
+         hb = randomBf16(n, 1.0f), hdy = randomBf16(m * n, 1.0f),
+         hpre = randomBf16(m * k, 3.0f);
+    Dev x(m * k * 2), w(n * k * 2), b(n * 2), dy(m * n * 2), pre(m * k * 2),
+        y(m * n * 2), aux(m * n * 2), dx(m * k * 2);
+    upload(x, hx);
+    upload(w, hw);
+    upload(b, hb);
+    upload(dy, hdy);
+    upload(pre, hpre);
+    ++c.checks;
+    if (!ok(te_kernels_gemm_fprop_act(s, kGelu, 1, x.p, w.p, b.p, y.p,
+                                      aux.p, m, n, k),
+            c, "gemm_fprop_act") ||
+        !ok(te_kernels_gemm_dgrad_dact(s, kGelu, 1, dy.p, w.p, pre.p,
+                                       dx.p, m, n, k),
+            c, "gemm_dgrad_dact"))
+      continue;
+    auto gy = download(y, m * n), ga = download(aux, m * n),
+         gx = download(dx, m * k);
+    int64_t bad = 0;
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double p = bf16ToFloat(hb[j]);
+        for (int64_t q = 0; q < k; ++q)
+          p += double(bf16ToFloat(hx[i * k + q])) * bf16ToFloat(hw[j * k + q]);
+        bad += !near(bf16ToFloat(ga[i * n + j]), p, 1e-5);
+        bad += !near(bf16ToFloat(gy[i * n + j]), gelu(p),
+                     1e-3 * (1.0 + std::fabs(p)));
+      }
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t q = 0; q < k; ++q) {
+        double g = 0;
+        for (int64_t j = 0; j < n; ++j)
+          g += double(bf16ToFloat(hdy[i * n + j])) * bf16ToFloat(hw[j * k + q]);
+        double want = g * dgelu(bf16ToFloat(hpre[i * k + q]));
+        bad += !near(bf16ToFloat(gx[i * k + q]), want,
+                     2e-3 * (1.0 + std::fabs(g)));
+      }
+    if (bad)
+      c.fail("gelu epilogues " + std::to_string(m) + "x" + std::to_string(n) +
+             "x" + std::to_string(k) + ": " + std::to_string(bad) +
+             " values off");
+  }
+}
+
 /// te_kernels_gemm_fp8_block against an fp64 host GEMM of the operands
 /// dequantized as the CPU backend does (fp32 e4m3 * scale_inv), with the
 /// operands quantized by hostQuantizeBlock from blocky data (so that every
@@ -1690,6 +1809,11 @@ int runFp8Checks(bool doBench) {
   before = c.checks, beforeFails = c.failures;
   checkGemmCache(stream, rng, c);
   std::printf("te-kernels-selftest: gemm cache: %d cases, %d failed\n",
+              c.checks - before, c.failures - beforeFails);
+  before = c.checks, beforeFails = c.failures;
+  checkSkinnyAndEpilogues(s, stream, rng, c);
+  std::printf("te-kernels-selftest: skinny wgrad, gelu epilogues: %d cases, "
+              "%d failed\n",
               c.checks - before, c.failures - beforeFails);
   before = c.checks, beforeFails = c.failures;
   checkAmaxUpdate(s, stream, rng, c);
