@@ -2,7 +2,9 @@
 //
 // te-fuse-gemm-epilogues: a bias gradient whose gradient a wgrad GEMM also
 // reads becomes that GEMM's BGRADB epilogue (TransformerEngine's bf16 path,
-// §1.5 step 6, §2.5 steps 5 and 8).
+// §1.5 step 6, §2.5 steps 5 and 8); opt-in (act-epilogues), GELU after the
+// fprop GEMM and its derivative after the dgrad GEMM go into those GEMMs'
+// epilogues (cuBLASLt GELU_AUX_BIAS, DGELU).
 // te-fuse-dbias-dact: an activation derivative followed by the bias gradient
 // of its result becomes one dbias+dact kernel (TE's dbias_d<act>, for the
 // non-gated activations, §2.5 step 6).
@@ -46,9 +48,102 @@ bool availableBefore(Value v, Operation *point) {
   return def->getBlock() == point->getBlock() && def->isBeforeInBlock(point);
 }
 
+/// True when `v` is a high-precision tensor (not a `!te.qtensor`).
+bool highPrecision(Value v) { return isa<RankedTensorType>(v.getType()); }
+
+/// `te.act gelu` of an fprop GEMM's result -> te.gemm_act. Returns why not
+/// (empty when fused).
+std::string foldActEpilogue(ActOp act) {
+  if (act.getActivation() != ActivationKind::GELU)
+    return ("activation " + stringifyActivationKind(act.getActivation()) +
+            " has no GEMM epilogue (cuBLASLt's computes GELU, the tanh "
+            "approximation, only)")
+        .str();
+  if (act.getAmax())
+    return "its amax result is wanted (the GEMM epilogue computes no amax)";
+  Value pre = act.getInput();
+  auto gemm = pre.getDefiningOp<GemmOp>();
+  if (!gemm || gemm.getLayout() != GemmLayout::TN)
+    return "the input is not produced by an fprop (tn) GEMM";
+  if (!highPrecision(gemm.getLhs()) || !highPrecision(gemm.getRhs()))
+    return "the GEMM's operands are quantized (the FP8 recipes fuse the "
+           "activation with its cast instead: te-fuse-act-quantize)";
+  if (gemm->getBlock() != act->getBlock())
+    return "the GEMM is in another block";
+  // The fused op goes where the GEMM was: its operands are available there.
+  bool saved = llvm::any_of(pre.getUsers(), [&](Operation *user) {
+    return user != act.getOperation();
+  });
+  OpBuilder b(gemm);
+  Type t = act.getResult().getType();
+  auto fused =
+      GemmActOp::create(b, gemm.getLoc(), t, saved ? t : Type(), gemm.getLhs(),
+                        gemm.getRhs(), gemm.getBias(), act.getActivation());
+  act.getResult().replaceAllUsesWith(fused.getResult());
+  act.erase();
+  if (saved)
+    pre.replaceAllUsesWith(fused.getPre());
+  gemm.erase();
+  return "";
+}
+
+/// `te.dact gelu` of a dgrad GEMM's result -> te.gemm_dact. Returns why not
+/// (empty when fused).
+std::string foldDActEpilogue(DActOp dact) {
+  if (dact.getActivation() != ActivationKind::GELU)
+    return ("activation " + stringifyActivationKind(dact.getActivation()) +
+            " has no GEMM epilogue (cuBLASLt's computes the derivative of "
+            "GELU, the tanh approximation, only)")
+        .str();
+  if (dact.getAmax())
+    return "its amax result is wanted (the GEMM epilogue computes no amax)";
+  Value dh = dact.getGrad();
+  auto gemm = dh.getDefiningOp<GemmOp>();
+  if (!gemm || gemm.getLayout() != GemmLayout::NN)
+    return "the incoming gradient is not produced by a dgrad (nn) GEMM";
+  if (!highPrecision(gemm.getLhs()) || !highPrecision(gemm.getRhs()))
+    return "the GEMM's operands are quantized (the FP8 recipes fuse the "
+           "activation's derivative with its cast instead: "
+           "te-fuse-act-quantize)";
+  if (gemm->getBlock() != dact->getBlock())
+    return "the GEMM is in another block";
+  for (Operation *user : dh.getUsers())
+    if (user != dact.getOperation())
+      return ("the GEMM's result is also read by " +
+              user->getName().getStringRef() + " (it must be stored)")
+          .str();
+  // The fused op goes where the dact was: the GEMM (hence its operands)
+  // comes before it in the same block, and so does the pre-activation.
+  OpBuilder b(dact);
+  auto fused = GemmDActOp::create(b, dact.getLoc(), dact.getResult().getType(),
+                                  gemm.getLhs(), gemm.getRhs(), dact.getInput(),
+                                  dact.getActivation());
+  dact.getResult().replaceAllUsesWith(fused.getResult());
+  dact.erase();
+  gemm.erase();
+  return "";
+}
+
 struct TEFuseGemmEpiloguesPass
     : public te::impl::TEFuseGemmEpiloguesPassBase<TEFuseGemmEpiloguesPass> {
+  using Base::Base;
   void runOnOperation() override {
+    // The activation first: FC1's bias gradient is the bias gradient of
+    // the dact's result, which the fused te.gemm_dact then produces.
+    if (actEpilogues) {
+      SmallVector<Operation *> acts;
+      getOperation()->walk([&](Operation *op) {
+        if (isa<ActOp, DActOp>(op))
+          acts.push_back(op);
+      });
+      for (Operation *op : acts) {
+        std::string why = isa<ActOp>(op) ? foldActEpilogue(cast<ActOp>(op))
+                                         : foldDActEpilogue(cast<DActOp>(op));
+        if (!why.empty())
+          op->emitRemark() << "te-fuse-gemm-epilogues: " << op->getName()
+                           << " not fused into a GEMM epilogue: " << why;
+      }
+    }
     SmallVector<BiasGradOp> candidates;
     getOperation()->walk([&](BiasGradOp op) { candidates.push_back(op); });
     for (BiasGradOp bgrad : candidates) {

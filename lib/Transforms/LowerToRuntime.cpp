@@ -20,20 +20,26 @@
 // entries (signatures, dims, planned arena bytes) is returned by the
 // generated `te_module_info()`.
 //
+// The recipes' alignment on dynamic dims (te-describe's `runtime_checks`,
+// e.g. fp8-block's `d0 % 128 == 0`) is checked on entry, once per distinct
+// condition, by te_rt_check_multiple: a call with other values fails with
+// "<entry>: recipe <r> needs <condition>, got <value>" before any work, as a
+// static shape that violates it would have fallen back to bf16 at compile
+// time instead.
+//
 // A quantized value (`!te.qtensor`: per-tensor FP8 or Float8 block scaling
-// on Hopper, MXFP8 and NVFP4 on Blackwell) is one buffer holding its inner tensors
-// (TE's, as the type
-// describes them), each at a 256-byte aligned offset: first what both
-// usages share, then the columnwise copy, then the rowwise one. Per-tensor
-// FP8: `scale_inv` [1] fp32, `transpose` [K, M], `data` [M, K]; fp8-block:
-// `columnwise_data` [K, M], `columnwise_scale_inv`, `rowwise_data` [M, K],
-// `rowwise_scale_inv`; MXFP8 the same names with the columnwise data not
-// transposed; NVFP4 like fp8-block with packed data and each copy's
-// `amax_*` last in its group. The columnwise-only tensor a backward keeps is thus
-// a prefix of the `both` one (te.drop_usage is a view). te_module_info()
-// lists the inner tensors in buffer order, so callers size and read such
-// buffers without knowing the recipe. With dynamic dims their sizes are
-// computed at run time (TE's layout rules on i64 values, RtDim) and their
+// on Hopper, MXFP8 and NVFP4 on Blackwell) is one buffer holding its inner
+// tensors (TE's, as the type describes them), each at a 256-byte aligned
+// offset: first what both usages share, then the columnwise copy, then the
+// rowwise one. Per-tensor FP8: `scale_inv` [1] fp32, `transpose` [K, M], `data`
+// [M, K]; fp8-block: `columnwise_data` [K, M], `columnwise_scale_inv`,
+// `rowwise_data` [M, K], `rowwise_scale_inv`; MXFP8 the same names with the
+// columnwise data not transposed; NVFP4 like fp8-block with packed data and
+// each copy's `amax_*` last in its group. The columnwise-only tensor a backward
+// keeps is thus a prefix of the `both` one (te.drop_usage is a view).
+// te_module_info() lists the inner tensors in buffer order, so callers size and
+// read such buffers without knowing the recipe. With dynamic dims their sizes
+// are computed at run time (TE's layout rules on i64 values, RtDim) and their
 // shapes listed as expressions of the dim symbols (`ceildiv(d0, 128)`).
 //
 //===----------------------------------------------------------------------===//
@@ -49,6 +55,7 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/ADT/EquivalenceClasses.h"
 #include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/JSON.h"
 
 namespace mlir::te {
@@ -290,6 +297,8 @@ LogicalResult ShapeAnalysis::define(Operation *op) {
   if (auto da = dyn_cast<DActQuantizeOp>(op))
     unify(op, dimsOf(da.getGrad()).drop_back(),
           dimsOf(da.getInput()).drop_back());
+  if (auto g = dyn_cast<GemmDActOp>(op))
+    unify(op, dimsOf(g.getLhs()).drop_back(), dimsOf(g.getPre()).drop_back());
   if (auto ret = dyn_cast<func::ReturnOp>(op))
     for (auto [v, type] : llvm::zip(ret.getOperands(),
                                     op->getParentOfType<func::FuncOp>()
@@ -474,8 +483,9 @@ private:
     return v ? v : nullPtr();
   }
 
-  // Runtime calls: emits the call and a branch to the failure exit.
-  void call(StringRef name, ArrayRef<Value> operands);
+  // Runtime calls: emits the call and a branch to the failure exit (by
+  // default the one that frees the arena).
+  void call(StringRef name, ArrayRef<Value> operands, Block *fail = nullptr);
   Value ptr(Value tensor) { return buffers.lookup(root(tensor)); }
   Value root(Value v) const {
     while (Value src = aliasOf.lookup(v))
@@ -484,6 +494,18 @@ private:
   }
 
   LogicalResult plan();
+  /// A recipe's alignment condition on a dynamic dim: `dim % multiple == 0`,
+  /// `what` the error message ("<entry>: recipe R needs <condition>").
+  struct AlignmentCheck {
+    Dim dim;
+    int64_t multiple;
+    std::string what;
+  };
+  /// The conditions the quantized values of the function need (rows and
+  /// columns of their logical shapes, as te-describe checks GEMM operands),
+  /// one per distinct condition, in program order.
+  SmallVector<AlignmentCheck> alignmentChecks();
+  void emitAlignmentChecks();
   LogicalResult lowerOp(Operation *op);
   LogicalResult lowerConstant(arith::ConstantOp op);
   std::string symbolOf(Dim d) const;
@@ -548,7 +570,8 @@ llvm::json::Array FunctionLowering::shapeJSON(Value v, Type type) const {
   return shape;
 }
 
-void FunctionLowering::call(StringRef name, ArrayRef<Value> operands) {
+void FunctionLowering::call(StringRef name, ArrayRef<Value> operands,
+                            Block *fail) {
   LLVM::LLVMFuncOp callee = runtime.lookup(name);
   assert(callee && "runtime function not declared");
   assert(llvm::all_of(operands, [](Value v) { return bool(v); }) &&
@@ -558,9 +581,77 @@ void FunctionLowering::call(StringRef name, ArrayRef<Value> operands) {
                                       c32(0));
   Block *next = b.getInsertionBlock()->splitBlock(b.getInsertionPoint());
   b.setInsertionPointToEnd(next->getPrevNode());
-  LLVM::CondBrOp::create(b, loc, failed, failBlock, ValueRange{status}, next,
-                         ValueRange{});
+  LLVM::CondBrOp::create(b, loc, failed, fail ? fail : failBlock,
+                         ValueRange{status}, next, ValueRange{});
   b.setInsertionPointToStart(next);
+}
+
+SmallVector<FunctionLowering::AlignmentCheck>
+FunctionLowering::alignmentChecks() {
+  SmallVector<AlignmentCheck> checks;
+  llvm::StringSet<> seen;
+  auto visit = [&](Value v) {
+    auto q = dyn_cast<QuantizedTensorType>(v.getType());
+    if (!q)
+      return;
+    RecipeAlignment align = getRecipeAlignment(q.getRecipe());
+    SmallVector<Dim> d = shapes.dims(v);
+    // Rows: the product of the leading dims.
+    Dim rows{1, {}};
+    for (const Dim &x : ArrayRef<Dim>(d).drop_back()) {
+      rows.value *= x.value;
+      llvm::append_range(rows.vars, x.vars);
+    }
+    for (auto [dim, multiple] :
+         {std::pair<Dim, int64_t>{rows, align.rows}, {d.back(), align.cols}}) {
+      // Static dims were checked at compile time (fallback or verifier);
+      // d0*128 is always a multiple of 128.
+      if (multiple <= 1 || dim.isStatic() || dim.value % multiple == 0)
+        continue;
+      std::string condition =
+          symDimOf(dim).str() + " % " + std::to_string(multiple) + " == 0";
+      if (!seen.insert(condition).second)
+        continue;
+      checks.push_back({dim, multiple,
+                        (func.getSymName() + ": recipe " +
+                         q.getRecipe().getRecipeName() + " needs " + condition)
+                            .str()});
+    }
+  };
+  for (BlockArgument arg : func.getArguments())
+    visit(arg);
+  for (Operation &op : func.getBody().front())
+    for (Value result : op.getResults())
+      visit(result);
+  return checks;
+}
+
+void FunctionLowering::emitAlignmentChecks() {
+  SmallVector<AlignmentCheck> checks = alignmentChecks();
+  if (checks.empty())
+    return;
+  // Nothing is allocated yet: a failed check returns its status.
+  Block *fail = new Block();
+  entry.getBody().push_back(fail);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(fail);
+    LLVM::ReturnOp::create(b, loc, fail->addArgument(i32(), loc));
+  }
+  OpBuilder gb(module.getBodyRegion());
+  for (auto [i, check] : llvm::enumerate(checks)) {
+    std::string text = check.what;
+    text.push_back('\0');
+    auto global = LLVM::GlobalOp::create(
+        gb, loc, LLVM::LLVMArrayType::get(b.getI8Type(), text.size()),
+        /*isConstant=*/true, LLVM::Linkage::Internal,
+        (func.getSymName() + "__check" + Twine(i)).str(),
+        b.getStringAttr(text));
+    call("te_rt_check_multiple",
+         {ctxArg, dimValue(check.dim), c64(check.multiple),
+          LLVM::AddressOfOp::create(b, loc, global)},
+         fail);
+  }
 }
 
 /// Liveness-based slot assignment; slot sizes are computed at run time.
@@ -935,6 +1026,26 @@ LogicalResult FunctionLowering::lowerOp(Operation *op) {
       return success();
     }
   }
+  // The GEMMs with the activation in their epilogue: as te_rt_gemm_fprop
+  // and te_rt_gemm_dgrad, after the activation.
+  if (auto g = dyn_cast<GemmActOp>(op)) {
+    auto w = cast<RankedTensorType>(g.getRhs().getType());
+    call("te_rt_gemm_fprop_act",
+         {ctxArg, c32(int32_t(g.getActivation())), dtype(g.getLhs()),
+          ptr(g.getLhs()), ptr(g.getRhs()),
+          g.getBias() ? ptr(g.getBias()) : nullPtr(), ptr(g.getResult()),
+          g.getPre() ? ptr(g.getPre()) : nullPtr(), rows(g.getLhs()),
+          c64(w.getDimSize(0)), c64(w.getDimSize(1))});
+    return success();
+  }
+  if (auto g = dyn_cast<GemmDActOp>(op)) {
+    auto w = cast<RankedTensorType>(g.getRhs().getType());
+    call("te_rt_gemm_dgrad_dact",
+         {ctxArg, c32(int32_t(g.getActivation())), dtype(g.getLhs()),
+          ptr(g.getLhs()), ptr(g.getRhs()), ptr(g.getPre()), ptr(g.getResult()),
+          rows(g.getLhs()), c64(w.getDimSize(0)), c64(w.getDimSize(1))});
+    return success();
+  }
   // The operands every activation call starts with: (ctx, act, dtype,
   // buffers..., rows, cols, limit, alpha, offset); cols is the input's, the
   // clamped-SwiGLU parameters default to TE's.
@@ -1141,8 +1252,13 @@ LogicalResult FunctionLowering::run() {
     dimValues[var] = loadIndexed(dimsArg, k, i64());
   for (BlockArgument arg : func.getArguments())
     buffers[arg] = loadIndexed(argsArg, arg.getArgNumber(), ptrTy());
-  for (auto &[v, r] : inPlaceResult)
-    buffers[v] = loadIndexed(resultsArg, r, ptrTy());
+  // (In result order: the IR does not depend on the map's order.)
+  for (auto [r, v] :
+       llvm::enumerate(func.getBody().front().getTerminator()->getOperands()))
+    if (auto it = inPlaceResult.find(v);
+        it != inPlaceResult.end() && it->second == r)
+      buffers[v] = loadIndexed(resultsArg, r, ptrTy());
+  emitAlignmentChecks();
 
   // Arena: slots sized by their largest member, 256-byte aligned.
   Value total = c64(0);
@@ -1310,6 +1426,10 @@ struct TELowerToRuntimePass
     declare("te_rt_gemm_dgrad", i32, {ptr, i32, ptr, ptr, ptr, i64, i64, i64});
     declare("te_rt_gemm_wgrad", i32,
             {ptr, i32, ptr, ptr, ptr, ptr, i64, i64, i64, i32});
+    declare("te_rt_gemm_fprop_act", i32,
+            {ptr, i32, i32, ptr, ptr, ptr, ptr, ptr, i64, i64, i64});
+    declare("te_rt_gemm_dgrad_dact", i32,
+            {ptr, i32, i32, ptr, ptr, ptr, ptr, i64, i64, i64});
     declare("te_rt_act_fwd", i32,
             {ptr, i32, i32, ptr, ptr, i64, i64, f32, f32, f32, ptr});
     declare("te_rt_act_bwd", i32,
@@ -1352,6 +1472,7 @@ struct TELowerToRuntimePass
     declare("te_rt_norm_quantize_fp8", i32,
             {ptr, i32, i32, ptr, ptr, ptr, f64, i32, i64, i64, ptr, ptr, i32,
              ptr, i32, ptr, ptr, ptr, ptr});
+    declare("te_rt_check_multiple", i32, {ptr, i64, i64, ptr});
     declare("te_rt_amax_update", i32,
             {ptr, ptr, ptr, ptr, i64, i64, f32, i32, i32, ptr, ptr});
 

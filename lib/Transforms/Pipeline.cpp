@@ -39,7 +39,9 @@ void mlir::te::buildTEPipeline(OpPassManager &pm,
   if (options.weightCache)
     pm.addPass(createTEWeightCachePass());
   pm.addPass(createCSEPass());
-  pm.addPass(createTEFuseGemmEpiloguesPass());
+  TEFuseGemmEpiloguesPassOptions epilogues;
+  epilogues.actEpilogues = options.gemmActEpilogues;
+  pm.addPass(createTEFuseGemmEpiloguesPass(epilogues));
   pm.addPass(createTEFuseDBiasDActPass());
   pm.addPass(createTEFuseNormQuantizePass());
   pm.addPass(createTEFuseQuantizeAmaxPass());

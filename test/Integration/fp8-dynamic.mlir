@@ -2,7 +2,8 @@
 // are sized from d0 at run time, and the library computed for any size gives
 // bit for bit what a library compiled for that size gives (24 tokens), in
 // the forward, the gradients and the saved FP8 tensors; it also runs at
-// another size (40 tokens).
+// another size (40 tokens), and refuses a token count that is not a
+// multiple of 8 (20).
 //
 // RUN: rm -rf %t && mkdir -p %t/in24 %t/in40
 // RUN: te-compile %s --train -o %t/lib.so
@@ -17,6 +18,14 @@
 // RUN: te-run %t/lib.so --step dyn --inputs %t/in40 --grads %t/in40 --outputs %t/dyn40
 // RUN: %python -c "import numpy as n; a = n.load('%t/dyn40/bwd/grad_arg0.bf16.npy'); print(a.shape, bool(n.isfinite((a.astype('u4') << 16).view('f4')).all()))" | FileCheck %s --check-prefix=D40
 // D40: (40, 64) True
+// 20 tokens break per-tensor FP8's alignment (rows % 8, TE's
+// assert_dim_for_fp8_exec; a static 20 would fall back to bf16): every
+// entry refuses on entry, naming the condition and the value.
+// RUN: rm -rf %t/in20 && mkdir -p %t/in20 && %python -c "import glob, os, numpy as n; [n.save('%t/in20/' + os.path.basename(f), n.load(f)[:20] if os.path.basename(f) in ('arg0.bf16.npy', 'result0.bf16.npy') else n.load(f)) for f in glob.glob('%t/in24/*.npy')]"
+// RUN: not te-run %t/lib.so --step dyn --inputs %t/in20 --grads %t/in20 --outputs %t/dyn20 2>&1 | FileCheck %s --check-prefix=D20
+// D20: te-run: error: dyn_fwd failed: dyn_fwd: recipe fp8-current needs d0 % 8 == 0, got 20
+// RUN: not te-run %t/lib.so --entry dyn --inputs %t/in20 --outputs %t/dyni20 2>&1 | FileCheck %s --check-prefix=I20
+// I20: te-run: error: dyn failed: dyn: recipe fp8-current needs d0 % 8 == 0, got 20
 func.func @dyn(%x: tensor<?x64xbf16>, %g: tensor<64xbf16>, %b: tensor<64xbf16>, %w1: tensor<128x64xbf16>, %b1: tensor<128xbf16>, %w2: tensor<64x128xbf16>, %b2: tensor<64xbf16>) -> tensor<?x64xbf16> {
   %y = te.layernorm_mlp %x norm layer_norm(%g, %b) fc1(%w1, %b1) act gelu fc2(%w2, %b2) recipe(#te.fp8_current<>) : (tensor<?x64xbf16>, tensor<64xbf16>, tensor<64xbf16>, tensor<128x64xbf16>, tensor<128xbf16>, tensor<64x128xbf16>, tensor<64xbf16>) -> tensor<?x64xbf16>
   return %y : tensor<?x64xbf16>

@@ -19,9 +19,14 @@
 // CHECK-NEXT: %[[D1:.*]] = llvm.load %[[D1P]] : !llvm.ptr -> i64
 // CHECK:      %[[OUTP:.*]] = llvm.getelementptr %[[RES]][0]
 // CHECK-NEXT: %[[OUT:.*]] = llvm.load %[[OUTP]] : !llvm.ptr -> !llvm.ptr
-// CHECK:      ^bb1:
+// The recipe's alignment (rows % 128) is checked on entry, before the
+// arena (cse shares the rows and the 128 with the layout below).
+// CHECK:      %[[M:.*]] = llvm.mul %[[D0]], %[[D1]] : i64
+// CHECK-NEXT: %[[C128:.*]] = llvm.mlir.constant(128 : i64) : i64
+// CHECK-NEXT: %[[W:.*]] = llvm.mlir.addressof @block__check0 : !llvm.ptr
+// CHECK-NEXT: llvm.call @te_rt_check_multiple(%[[CTX]], %[[M]], %[[C128]], %[[W]])
+// CHECK:      ^bb2:
 // The rows, roundup(rows, 4) and ceildiv(rows, 128).
-// CHECK-NEXT: %[[M:.*]] = llvm.mul %[[D0]], %[[D1]] : i64
 // CHECK-NEXT: %[[C3:.*]] = llvm.mlir.constant(3 : i64) : i64
 // CHECK-NEXT: %[[M3:.*]] = llvm.add %[[M]], %[[C3]] : i64
 // CHECK-NEXT: %[[C4:.*]] = llvm.mlir.constant(4 : i64) : i64
@@ -29,7 +34,6 @@
 // CHECK-NEXT: %[[RUP:.*]] = llvm.mul %[[M4]], %[[C4]] : i64
 // CHECK-NEXT: %[[C127:.*]] = llvm.mlir.constant(127 : i64) : i64
 // CHECK-NEXT: %[[M127:.*]] = llvm.add %[[M]], %[[C127]] : i64
-// CHECK-NEXT: %[[C128:.*]] = llvm.mlir.constant(128 : i64) : i64
 // CHECK-NEXT: %[[CDIV:.*]] = llvm.udiv %[[M127]], %[[C128]] : i64
 // Columnwise data: 256 * d0 * d1 bytes, aligned: the offset of the
 // columnwise scales.
@@ -81,17 +85,19 @@ func.func @block(%x: tensor<?x?x256xbf16>) -> (!te.qtensor<?x?x256xe4m3, #te.fp8
 // -----
 
 // MXFP8 (Blackwell, swizzled): rowwise scales [roundup(d0, 128), 8],
-// columnwise [roundup(d0/32, 4), 256] (d0 / 32 exact: the runtime checks
-// that the rows are a multiple of 32).
+// columnwise [roundup(d0/32, 4), 256] (d0 / 32 exact: the entry checks
+// on entry that the rows are a multiple of 32).
 // CHECK-LABEL: llvm.func @te_entry_mx(
 // CHECK:      %[[D0:.*]] = llvm.load %{{.*}} : !llvm.ptr -> i64
-// CHECK:      ^bb1:
+// CHECK:      %[[C32:.*]] = llvm.mlir.constant(32 : i64) : i64
+// CHECK-NEXT: %[[W:.*]] = llvm.mlir.addressof @mx__check0 : !llvm.ptr
+// CHECK-NEXT: llvm.call @te_rt_check_multiple(%{{.*}}, %[[D0]], %[[C32]], %[[W]])
+// CHECK:      ^bb2:
 // CHECK-NEXT: %[[C127:.*]] = llvm.mlir.constant(127 : i64) : i64
 // CHECK-NEXT: %[[A:.*]] = llvm.add %[[D0]], %[[C127]] : i64
 // CHECK-NEXT: %[[C128:.*]] = llvm.mlir.constant(128 : i64) : i64
 // CHECK-NEXT: %[[B:.*]] = llvm.udiv %[[A]], %[[C128]] : i64
 // CHECK-NEXT: llvm.mul %[[B]], %[[C128]] : i64
-// CHECK-NEXT: %[[C32:.*]] = llvm.mlir.constant(32 : i64) : i64
 // CHECK-NEXT: llvm.udiv %[[D0]], %[[C32]] : i64
 // CHECK:      llvm.call @te_rt_quantize_mxfp8(
 // CHECK:      @te_module_info.json(

@@ -68,6 +68,13 @@ static cl::opt<bool> weightCache(
              "<fn>_fwd saved instead of quantizing them (TE's FP8 weight "
              "cache, is_first_microbatch false; needs --train)"),
     cl::cat(category));
+static cl::opt<bool> gemmActEpilogues(
+    "gemm-act-epilogues",
+    cl::desc("Put GELU into the fprop GEMM's epilogue and its derivative "
+             "into the dgrad GEMM's (cuBLASLt GELU_AUX_BIAS / DGELU; "
+             "high-precision GEMMs only). Off by default: on the H200 it is "
+             "no faster than the separate activation kernels"),
+    cl::cat(category));
 static cl::opt<bool> remarks(
     "remarks",
     cl::desc("Print the passes' remarks (fusions that did not apply, "
@@ -304,6 +311,7 @@ int main(int argc, char **argv) {
   options.train = train;
   options.checkpoint = checkpoint;
   options.weightCache = weightCache;
+  options.gemmActEpilogues = gemmActEpilogues;
   options.arch = archClass;
   te::buildTEPipeline(pm, options);
   if (failed(pm.run(*module)))

@@ -260,6 +260,12 @@ def TELowerToRuntimePass : Pass<"te-lower-to-runtime", "::mlir::ModuleOp"> {
     the program requires equal, in order of first appearance among the
     arguments.
 
+    Quantized recipes' alignment on dynamic dims (te-describe's
+    `runtime_checks`, e.g. `d0 % 128 == 0` under fp8-block) is checked on
+    entry, before anything is allocated, by `te_rt_check_multiple`, once per
+    distinct condition: the entry fails with
+    "<name>: recipe R needs <condition>, got <value>".
+
     Memory planning: every intermediate tensor gets a slot of one arena,
     allocated once per call; tensors whose live ranges do not overlap share
     a slot, whose size is the largest member's (computed at run time, so
@@ -279,14 +285,43 @@ def TELowerToRuntimePass : Pass<"te-lower-to-runtime", "::mlir::ModuleOp"> {
 }
 
 def TEFuseGemmEpiloguesPass : Pass<"te-fuse-gemm-epilogues"> {
-  let summary = "Fold bias gradients into the wgrad GEMM's epilogue (BGRADB)";
+  let summary = "Fold bias gradients (BGRADB) and, opt-in, GELU into GEMM epilogues";
   let description = [{
     A `te.bias_grad %dy` whose `%dy` a `te.gemm nt %dy, %x` (wgrad) also
     reads becomes that GEMM's second result: the bias gradient comes out of
     the GEMM's epilogue (cuBLASLt BGRADB), as TransformerEngine's bf16
     backward does for both biases of LayerNormLinear and LayerNormMLP. A
     bias gradient with no such GEMM stays and gets a remark saying why.
+
+    With `act-epilogues` (off by default), the activation goes into the
+    GEMMs' epilogues too, first (so FC1's bias gradient, the bias gradient
+    of the activation's derivative, still folds into FC1's wgrad GEMM):
+
+    - `%pre = te.gemm tn %x, %w bias(%b)` whose result a `te.act gelu %pre`
+      reads becomes `te.gemm_act gelu` (cuBLASLt GELU_AUX_BIAS), with the
+      `pre` result (the aux output) only when something else (the saved
+      activation of the backward) reads `%pre`;
+    - `te.dact gelu %dh, %pre` of a `%dh = te.gemm nn %dy, %w` (dgrad) that
+      nothing else reads becomes `te.gemm_dact gelu` (cuBLASLt DGELU).
+
+    High-precision GEMMs only: the FP8 recipes fuse the activation with its
+    cast instead (te-fuse-act-quantize). Each `te.act` / `te.dact` that does
+    not fold gets a remark saying why (another activation, quantized
+    operands, an amax result, no GEMM of the right layout, other readers of
+    the GEMM result, another block).
+
+    It is off by default because it does not pay on the H200 (bf16,
+    16384x8192x4096): the GELU_AUX_BIAS GEMM took about 1424 us against
+    about 1250 us for the BIAS GEMM plus 150-200 us for the separate GELU
+    kernel, and DGELU added about 278 us to the dgrad GEMM against about
+    220 us for the dact kernel. The option is there for targets and shapes
+    where they do pay.
   }];
+  let options = [
+    Option<"actEpilogues", "act-epilogues", "bool", /*default=*/"false",
+           "Also fold GELU into the fprop GEMM (GELU_AUX_BIAS) and its "
+           "derivative into the dgrad GEMM (DGELU)">,
+  ];
   let dependentDialects = ["::mlir::te::TEDialect"];
 }
 

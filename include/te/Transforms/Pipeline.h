@@ -33,6 +33,12 @@ struct TEPipelineOptions : public PassPipelineOptions<TEPipelineOptions> {
       llvm::cl::desc("Also emit <fn>_fwd_cached, reusing quantized weights "
                      "(FP8 weight cache; needs train)"),
       llvm::cl::init(false)};
+  Option<bool> gemmActEpilogues{
+      *this, "gemm-act-epilogues",
+      llvm::cl::desc("Fold GELU / dGELU into the high-precision fprop / dgrad "
+                     "GEMMs' epilogues (te-fuse-gemm-epilogues act-epilogues; "
+                     "off: not faster on the H200)"),
+      llvm::cl::init(false)};
   Option<std::string> arch{
       *this, "arch",
       llvm::cl::desc("Architecture class of quantized saves: hopper or "

@@ -142,3 +142,18 @@ func.func @generic_form(%x: tensor<4x64xbf16>, %w: tensor<32x64xbf16>, %b: tenso
   %y = "te.linear"(%x, %w, %b) <{operandSegmentSizes = array<i32: 1, 1, 1, 0>, recipe = #te.mxfp8}> : (tensor<4x64xbf16>, tensor<32x64xbf16>, tensor<32xbf16>) -> tensor<4x32xbf16>
   return %y : tensor<4x32xbf16>
 }
+
+// -----
+
+// The GEMMs with GELU in their epilogue (te-fuse-gemm-epilogues
+// act-epilogues): with and without bias and pre-activation, dynamic tokens.
+// CHECK-LABEL: func.func @gemm_act_forms
+// CHECK:       %{{.+}}, %[[PRE:.+]] = te.gemm_act gelu %arg0, %arg1 bias(%arg2) : (tensor<?x4x64xbf16>, tensor<128x64xbf16>, tensor<128xbf16>) -> (tensor<?x4x128xbf16>, tensor<?x4x128xbf16>)
+// CHECK-NEXT:  te.gemm_act gelu %arg0, %arg1 : (tensor<?x4x64xbf16>, tensor<128x64xbf16>) -> tensor<?x4x128xbf16>{{$}}
+// CHECK-NEXT:  te.gemm_dact gelu %arg3, %arg4 pre(%[[PRE]]) : (tensor<?x4x64xbf16>, tensor<64x128xbf16>, tensor<?x4x128xbf16>) -> tensor<?x4x128xbf16>
+func.func @gemm_act_forms(%x: tensor<?x4x64xbf16>, %w1: tensor<128x64xbf16>, %b1: tensor<128xbf16>, %dy: tensor<?x4x64xbf16>, %w2: tensor<64x128xbf16>) {
+  %y, %pre = te.gemm_act gelu %x, %w1 bias(%b1) : (tensor<?x4x64xbf16>, tensor<128x64xbf16>, tensor<128xbf16>) -> (tensor<?x4x128xbf16>, tensor<?x4x128xbf16>)
+  %y2 = te.gemm_act gelu %x, %w1 : (tensor<?x4x64xbf16>, tensor<128x64xbf16>) -> tensor<?x4x128xbf16>
+  %dx = te.gemm_dact gelu %dy, %w2 pre(%pre) : (tensor<?x4x64xbf16>, tensor<64x128xbf16>, tensor<?x4x128xbf16>) -> tensor<?x4x128xbf16>
+  return
+}

@@ -729,3 +729,138 @@ func.func @norm_quantize_amax(%x: tensor<64x128xbf16>, %g: tensor<128xbf16>, %b:
   %q, %rs, %a = te.norm_quantize %x norm rms_norm(%g) scale(%s[0]) {eps = 1.0e-5 : f64} : (tensor<64x128xbf16>, tensor<128xbf16>, tensor<6xf32>) -> (!te.qtensor<64x128xe4m3, #te.fp8_delayed<>, both, hopper>, tensor<64xf32>, tensor<2xf32>)
   return
 }
+
+// -----
+
+// te.gemm_act: an activation cuBLASLt's epilogue does not compute.
+func.func @gemm_act_activation(%x: tensor<8x64xf32>, %w: tensor<32x64xf32>) {
+  // expected-error @+1 {{'te.gemm_act' op activation must be gelu (cuBLASLt's GEMM epilogue computes GELU, the tanh approximation, only), got relu}}
+  %y = te.gemm_act relu %x, %w : (tensor<8x64xf32>, tensor<32x64xf32>) -> tensor<8x32xf32>
+  return
+}
+
+// -----
+
+// te.gemm_act: the input is not [..., features].
+func.func @gemm_act_lhs_rank(%x: tensor<64xf32>, %w: tensor<32x64xf32>) {
+  // expected-error @+1 {{'te.gemm_act' op lhs must be [..., features] with a static feature dim, got 'tensor<64xf32>'}}
+  %y = te.gemm_act gelu %x, %w : (tensor<64xf32>, tensor<32x64xf32>) -> tensor<32xf32>
+  return
+}
+
+// -----
+
+// te.gemm_act: input and weight of different element types.
+func.func @gemm_act_rhs_dtype(%x: tensor<8x64xf32>, %w: tensor<32x64xbf16>) {
+  // expected-error @+1 {{'te.gemm_act' op rhs element type 'bf16' does not match lhs 'f32'}}
+  %y = te.gemm_act gelu %x, %w : (tensor<8x64xf32>, tensor<32x64xbf16>) -> tensor<8x32xf32>
+  return
+}
+
+// -----
+
+// te.gemm_act: the weight is not a static matrix.
+func.func @gemm_act_weight(%x: tensor<8x64xf32>, %w: tensor<?x64xf32>) {
+  // expected-error @+1 {{'te.gemm_act' op rhs (the weight) must be a static [N, K] matrix, got 'tensor<?x64xf32>'}}
+  %y = te.gemm_act gelu %x, %w : (tensor<8x64xf32>, tensor<?x64xf32>) -> tensor<8x32xf32>
+  return
+}
+
+// -----
+
+// te.gemm_act: K of the input is not the weight's.
+func.func @gemm_act_features(%x: tensor<8x48xf32>, %w: tensor<32x64xf32>) {
+  // expected-error @+1 {{'te.gemm_act' op lhs features 48 do not match the weight's in_features 64}}
+  %y = te.gemm_act gelu %x, %w : (tensor<8x48xf32>, tensor<32x64xf32>) -> tensor<8x32xf32>
+  return
+}
+
+// -----
+
+// te.gemm_act: a bias of the wrong length.
+func.func @gemm_act_bias(%x: tensor<8x64xf32>, %w: tensor<32x64xf32>, %b: tensor<64xf32>) {
+  // expected-error @+1 {{'te.gemm_act' op bias must be 'tensor<32xf32>', got 'tensor<64xf32>'}}
+  %y = te.gemm_act gelu %x, %w bias(%b) : (tensor<8x64xf32>, tensor<32x64xf32>, tensor<64xf32>) -> tensor<8x32xf32>
+  return
+}
+
+// -----
+
+// te.gemm_act: the result is not [..., N] of the input's dtype.
+func.func @gemm_act_result(%x: tensor<2x4x64xf32>, %w: tensor<32x64xf32>) {
+  // expected-error @+1 {{'te.gemm_act' op result must be 'tensor<2x4x32xf32>', got 'tensor<8x32xf32>'}}
+  %y = te.gemm_act gelu %x, %w : (tensor<2x4x64xf32>, tensor<32x64xf32>) -> tensor<8x32xf32>
+  return
+}
+
+// -----
+
+// te.gemm_act: the pre-activation is not of the result's type.
+func.func @gemm_act_pre(%x: tensor<8x64xbf16>, %w: tensor<32x64xbf16>) {
+  // expected-error @+1 {{'te.gemm_act' op pre must be 'tensor<8x32xbf16>', got 'tensor<8x32xf32>'}}
+  %y, %pre = te.gemm_act gelu %x, %w : (tensor<8x64xbf16>, tensor<32x64xbf16>) -> (tensor<8x32xbf16>, tensor<8x32xf32>)
+  return
+}
+
+// -----
+
+// te.gemm_dact: an activation cuBLASLt's epilogue does not compute.
+func.func @gemm_dact_activation(%dy: tensor<8x32xf32>, %w: tensor<32x64xf32>, %pre: tensor<8x64xf32>) {
+  // expected-error @+1 {{'te.gemm_dact' op activation must be gelu (cuBLASLt's GEMM epilogue computes GELU, the tanh approximation, only), got gelu_erf}}
+  %dx = te.gemm_dact gelu_erf %dy, %w pre(%pre) : (tensor<8x32xf32>, tensor<32x64xf32>, tensor<8x64xf32>) -> tensor<8x64xf32>
+  return
+}
+
+// -----
+
+// te.gemm_dact: the gradient is not [..., features].
+func.func @gemm_dact_lhs_rank(%dy: tensor<32xf32>, %w: tensor<32x64xf32>, %pre: tensor<8x64xf32>) {
+  // expected-error @+1 {{'te.gemm_dact' op lhs must be [..., features] with a static feature dim, got 'tensor<32xf32>'}}
+  %dx = te.gemm_dact gelu %dy, %w pre(%pre) : (tensor<32xf32>, tensor<32x64xf32>, tensor<8x64xf32>) -> tensor<8x64xf32>
+  return
+}
+
+// -----
+
+// te.gemm_dact: gradient and weight of different element types.
+func.func @gemm_dact_rhs_dtype(%dy: tensor<8x32xf32>, %w: tensor<32x64xf16>, %pre: tensor<8x64xf32>) {
+  // expected-error @+1 {{'te.gemm_dact' op rhs element type 'f16' does not match lhs 'f32'}}
+  %dx = te.gemm_dact gelu %dy, %w pre(%pre) : (tensor<8x32xf32>, tensor<32x64xf16>, tensor<8x64xf32>) -> tensor<8x64xf32>
+  return
+}
+
+// -----
+
+// te.gemm_dact: the weight is not a matrix.
+func.func @gemm_dact_weight(%dy: tensor<8x32xf32>, %w: tensor<2x32x64xf32>, %pre: tensor<8x64xf32>) {
+  // expected-error @+1 {{'te.gemm_dact' op rhs (the weight) must be a static [N, K] matrix, got 'tensor<2x32x64xf32>'}}
+  %dx = te.gemm_dact gelu %dy, %w pre(%pre) : (tensor<8x32xf32>, tensor<2x32x64xf32>, tensor<8x64xf32>) -> tensor<8x64xf32>
+  return
+}
+
+// -----
+
+// te.gemm_dact: N of the gradient is not the weight's.
+func.func @gemm_dact_features(%dy: tensor<8x64xf32>, %w: tensor<32x64xf32>, %pre: tensor<8x64xf32>) {
+  // expected-error @+1 {{'te.gemm_dact' op lhs features 64 do not match the weight's out_features 32}}
+  %dx = te.gemm_dact gelu %dy, %w pre(%pre) : (tensor<8x64xf32>, tensor<32x64xf32>, tensor<8x64xf32>) -> tensor<8x64xf32>
+  return
+}
+
+// -----
+
+// te.gemm_dact: the pre-activation is not [..., K] of the gradient's rows.
+func.func @gemm_dact_pre(%dy: tensor<8x32xf32>, %w: tensor<32x64xf32>, %pre: tensor<4x64xf32>) {
+  // expected-error @+1 {{'te.gemm_dact' op pre must be 'tensor<8x64xf32>', got 'tensor<4x64xf32>'}}
+  %dx = te.gemm_dact gelu %dy, %w pre(%pre) : (tensor<8x32xf32>, tensor<32x64xf32>, tensor<4x64xf32>) -> tensor<8x64xf32>
+  return
+}
+
+// -----
+
+// te.gemm_dact: the result is not of the pre-activation's type.
+func.func @gemm_dact_result(%dy: tensor<8x32xf32>, %w: tensor<32x64xf32>, %pre: tensor<8x64xf32>) {
+  // expected-error @+1 {{'te.gemm_dact' op result must be 'tensor<8x64xf32>', got 'tensor<8x64xbf16>'}}
+  %dx = te.gemm_dact gelu %dy, %w pre(%pre) : (tensor<8x32xf32>, tensor<32x64xf32>, tensor<8x64xf32>) -> tensor<8x64xbf16>
+  return
+}

@@ -286,6 +286,24 @@ static LogicalResult verifyQuantizedGemm(GemmOp op) {
   return success();
 }
 
+/// The weight operand of an fprop (`tn`) or dgrad (`nn`) GEMM: a static
+/// [N, K] matrix whose K (fprop) or N (dgrad) is the lhs's features `lhsK`;
+/// returns (N, K).
+static FailureOr<std::pair<int64_t, int64_t>>
+verifyWeight(Operation *op, RankedTensorType rhs, int64_t lhsK, bool tn) {
+  if (rhs.getRank() != 2 || !rhs.hasStaticShape())
+    return op->emitOpError() << "rhs (the weight) must be a static [N, K] "
+                                "matrix, got "
+                             << rhs;
+  int64_t n = rhs.getDimSize(0), k = rhs.getDimSize(1);
+  if (lhsK != (tn ? k : n))
+    return op->emitOpError()
+           << "lhs features " << lhsK << " do not match the "
+           << (tn ? "weight's in_features " : "weight's out_features ")
+           << (tn ? k : n);
+  return std::make_pair(n, k);
+}
+
 LogicalResult GemmOp::verify() {
   if (failed(verifyQuantizedGemm(*this)))
     return failure();
@@ -318,17 +336,12 @@ LogicalResult GemmOp::verify() {
   switch (getLayout()) {
   case GemmLayout::TN:
   case GemmLayout::NN: {
-    if (rhs.getRank() != 2 || !rhs.hasStaticShape())
-      return emitOpError() << "rhs (the weight) must be a static [N, K] "
-                              "matrix, got "
-                           << rhs;
-    int64_t n = rhs.getDimSize(0), k = rhs.getDimSize(1);
     bool tn = getLayout() == GemmLayout::TN;
-    if (*lhsK != (tn ? k : n))
-      return emitOpError() << "lhs features " << *lhsK << " do not match the "
-                           << (tn ? "weight's in_features " : "weight's "
-                                                              "out_features ")
-                           << (tn ? k : n);
+    FailureOr<std::pair<int64_t, int64_t>> nk =
+        verifyWeight(*this, rhs, *lhsK, tn);
+    if (failed(nk))
+      return failure();
+    auto [n, k] = *nk;
     if (getBias() && failed(s.expectShape("bias", getBias(), {n}, e)))
       return failure();
     return s.expectShape("result", getResult(),
@@ -346,6 +359,59 @@ LogicalResult GemmOp::verify() {
   }
   }
   llvm_unreachable("unknown layout");
+}
+
+/// The rules te.gemm_act and te.gemm_dact share: gelu only (cuBLASLt's
+/// epilogues), high-precision operands of one element type, the weight a
+/// static [N, K] matrix matching the lhs's features (`tn`: fprop, x
+/// [..., K]; otherwise dgrad, dy [..., N]); returns (N, K).
+template <typename OpTy>
+static FailureOr<std::pair<int64_t, int64_t>> verifyGemmEpilogue(OpTy op,
+                                                                 bool tn) {
+  if (op.getActivation() != ActivationKind::GELU)
+    return op.emitOpError()
+           << "activation must be gelu (cuBLASLt's GEMM epilogue computes "
+              "GELU, the tanh approximation, only), got "
+           << stringifyActivationKind(op.getActivation());
+  Shapes s{op};
+  FailureOr<int64_t> lhsK = s.features("lhs", op.getLhs());
+  if (failed(lhsK))
+    return failure();
+  RankedTensorType lhs = s.type(op.getLhs()), rhs = s.type(op.getRhs());
+  if (rhs.getElementType() != lhs.getElementType())
+    return op.emitOpError() << "rhs element type " << rhs.getElementType()
+                            << " does not match lhs " << lhs.getElementType();
+  return verifyWeight(op, rhs, *lhsK, tn);
+}
+
+LogicalResult GemmActOp::verify() {
+  FailureOr<std::pair<int64_t, int64_t>> nk =
+      verifyGemmEpilogue(*this, /*tn=*/true);
+  if (failed(nk))
+    return failure();
+  Shapes s{*this};
+  RankedTensorType x = s.type(getLhs());
+  Type e = x.getElementType();
+  int64_t n = nk->first;
+  if ((getBias() && failed(s.expectShape("bias", getBias(), {n}, e))) ||
+      failed(s.expectShape("result", getResult(), Shapes::withLast(x, n), e)))
+    return failure();
+  return getPre() ? s.expect("pre", getPre(), getResult().getType())
+                  : success();
+}
+
+LogicalResult GemmDActOp::verify() {
+  FailureOr<std::pair<int64_t, int64_t>> nk =
+      verifyGemmEpilogue(*this, /*tn=*/false);
+  if (failed(nk))
+    return failure();
+  Shapes s{*this};
+  RankedTensorType dy = s.type(getLhs());
+  Type e = dy.getElementType();
+  if (failed(
+          s.expectShape("pre", getPre(), Shapes::withLast(dy, nk->second), e)))
+    return failure();
+  return s.expect("result", getResult(), getPre().getType());
 }
 
 /// The activation ops' shared rules: `input` is [..., K], the parameters

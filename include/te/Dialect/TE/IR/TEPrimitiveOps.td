@@ -192,6 +192,62 @@ def TE_GemmOp : TE_PrimitiveOp<"gemm"> {
   }];
 }
 
+def TE_GemmActOp : TE_PrimitiveOp<"gemm_act"> {
+  let summary = "the fprop GEMM with the activation in its epilogue";
+  let description = [{
+    `te.gemm tn` followed by `te.act` of its result in one GEMM (cuBLASLt's
+    GELU_AUX_BIAS epilogue): with `lhs = x [..., K]`, `rhs = w [N, K]`,
+    `pre [..., N] = x . w^T (+ bias [N])` in fp32, `result = act(pre)` from
+    the fp32 value, rounded once to the dtype. The optional `pre` result is
+    the pre-activation rounded to the dtype (the epilogue's aux output),
+    what the backward's `te.gemm_dact` reads; inference has none.
+    High-precision operands only, and only `gelu` (the tanh approximation:
+    the only activation cuBLASLt's epilogue computes). Made by
+    te-fuse-gemm-epilogues with `act-epilogues`. Kernel:
+    `te_rt_gemm_fprop_act`.
+
+    ```mlir
+    %y, %pre = te.gemm_act gelu %x, %w bias(%b)
+        : (tensor<16x64xbf16>, tensor<128x64xbf16>, tensor<128xbf16>)
+        -> (tensor<16x128xbf16>, tensor<16x128xbf16>)
+    ```
+  }];
+  let arguments = (ins TE_FloatTensor:$lhs, TE_FloatTensor:$rhs,
+                       Optional<TE_FloatTensor>:$bias,
+                       TE_ActivationKindAttr:$activation);
+  let results = (outs TE_FloatTensor:$result, Optional<TE_FloatTensor>:$pre);
+  let assemblyFormat = [{
+    `` $activation $lhs `,` $rhs (`bias` `(` $bias^ `)`)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def TE_GemmDActOp : TE_PrimitiveOp<"gemm_dact"> {
+  let summary = "the dgrad GEMM with the activation's derivative in its epilogue";
+  let description = [{
+    `te.gemm nn` followed by `te.dact` of its result in one GEMM (cuBLASLt's
+    DGELU epilogue): with `lhs = dy [..., N]`, `rhs = w [N, K]` and the
+    saved pre-activation `pre [..., K]`,
+    `result [..., K] = (dy . w) * act'(pre)`, the product in fp32 rounded
+    once to the dtype. High-precision operands only, and only `gelu` (the
+    tanh approximation). Made by te-fuse-gemm-epilogues with
+    `act-epilogues`. Kernel: `te_rt_gemm_dgrad_dact`.
+
+    ```mlir
+    %dx = te.gemm_dact gelu %dy, %w2 pre(%pre)
+        : (tensor<16x64xbf16>, tensor<64x128xbf16>, tensor<16x128xbf16>)
+        -> tensor<16x128xbf16>
+    ```
+  }];
+  let arguments = (ins TE_FloatTensor:$lhs, TE_FloatTensor:$rhs,
+                       TE_FloatTensor:$pre, TE_ActivationKindAttr:$activation);
+  let results = (outs TE_FloatTensor:$result);
+  let assemblyFormat = [{
+    `` $activation $lhs `,` $rhs `pre` `(` $pre `)`
+    attr-dict `:` functional-type(operands, results)
+  }];
+}
+
 def TE_ActOp : TE_PrimitiveOp<"act"> {
   let summary = "an MLP activation (gated ones halve the last dim)";
   let description = [{
