@@ -94,6 +94,29 @@ for n in 5 16; do
   compare "cuda bwd vs cpu" "$out/dyn$n-cpu/bwd" "$out/dyn$n-cuda/bwd" 1e-4 1e-4
 done
 
+# The GELU GEMM epilogues (te-compile --gemm-act-epilogues): cuBLASLt's
+# GELU_AUX_BIAS / DGELU on cuda, the cpu reference's fp32 GEMM + GELU, both
+# against the unfused goldens with their tolerances.
+c=ln_mlp_gelu_bf16
+echo "== $c --gemm-act-epilogues"
+for be in cpu cuda; do
+  mkdir -p "$out/$c-epi-$be"
+  step "$c (epilogues)" "$libs/${c}_act_epilogues.so" "$ins/$c" "$be" "$out/$c-epi-$be"
+  for p in fwd bwd; do
+    compare "$be $p vs golden" "$ins/$c/expected/$p" "$out/$c-epi-$be/$p" \
+      "$(cfg "$ins/$c/config.json" ${p}_atol)" "$(cfg "$ins/$c/config.json" ${p}_rtol)"
+  done
+done
+c=ln_mlp_gelu_dyn_f32
+for n in 5 16; do
+  echo "== $c size $n --gemm-act-epilogues"
+  for be in cpu cuda; do
+    mkdir -p "$out/dyn$n-epi-$be"
+    step "$c/size$n (epilogues)" "$libs/${c}_act_epilogues.so" "$ins/$c/size$n" "$be" "$out/dyn$n-epi-$be"
+    compare "$be bwd vs golden" "$ins/$c/size$n/expected/bwd" "$out/dyn$n-epi-$be/bwd" 0.02 0.001
+  done
+done
+
 # FP8 goldens (per-tensor at 8 tokens: the FP8 GEMMs take the runtime's
 # dequantized fallback, dims off the multiple of 16; fp8-block at 128
 # tokens: cuBLASLt's block-scaled GEMMs) and small FP8 modules whose GEMMs

@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <type_traits>
 
 using namespace te::kernels;
 
@@ -318,33 +319,32 @@ inline size_t smemBytes(int chunks) {
   return (size_t(2) * chunks * 16 + size_t(8) * 16) * kStride * 2;
 }
 
-template <typename E> struct Mma;
-template <> struct Mma<BF16> {
+/// m16n8k16 MMA with fp32 accumulators for the 16-bit type E (BF16, F16),
+/// and two fp32 values rounded (cvt.rn) into E's packed pair.
+template <typename E> struct Mma {
   static __device__ uint32_t pack(float lo, float hi) {
-    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-    return *reinterpret_cast<uint32_t *>(&v);
+    uint32_t r;
+    if constexpr (std::is_same_v<E, BF16>) {
+      __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+      r = *reinterpret_cast<uint32_t *>(&v);
+    } else {
+      __half2 v = __floats2half2_rn(lo, hi);
+      r = *reinterpret_cast<uint32_t *>(&v);
+    }
+    return r;
   }
   static __device__ void run(float (&c)[4], const uint32_t (&a)[4], uint32_t b0,
                              uint32_t b1) {
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
-                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
-                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0),
-                   "r"(b1));
-  }
-};
-template <> struct Mma<F16> {
-  static __device__ uint32_t pack(float lo, float hi) {
-    __half2 v = __floats2half2_rn(lo, hi);
-    return *reinterpret_cast<uint32_t *>(&v);
-  }
-  static __device__ void run(float (&c)[4], const uint32_t (&a)[4], uint32_t b0,
-                             uint32_t b1) {
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
-                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
-                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0),
-                   "r"(b1));
+#define TE_SKINNY_MMA(T)                                                       \
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." T "." T ".f32 "        \
+               "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"         \
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])                \
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1))
+    if constexpr (std::is_same_v<E, BF16>)
+      TE_SKINNY_MMA("bf16");
+    else
+      TE_SKINNY_MMA("f16");
+#undef TE_SKINNY_MMA
   }
 };
 
