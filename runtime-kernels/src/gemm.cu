@@ -507,8 +507,9 @@ bool skinnyWgrad(te_kernels_state *s, int dtype, const void *dy,
   if (nTiles > 65535)
     return false;
   // About 16 blocks per multiprocessor over the grid (3 resident: with
-  // 64-column passes the kernel fits 80 registers); each walks the column
-  // tiles b, b + groups, ... of its 128 rows (dy staged once). Measured on
+  // 64-column passes the kernel fits 80 registers, spilling 12 bytes); each
+  // walks the column tiles b, b + groups, ... of its 128 rows (dy staged
+  // once). Measured on
   // the H200 (16 tokens, 16384x4096): 36 us per weight gradient against
   // cuBLASLt's 42 us; 128-column passes at 2 blocks/SM and 4 or 8 blocks
   // per SM were 2-8% slower.
@@ -613,13 +614,20 @@ const char *te_kernels_gemm_wgrad(te_kernels_state *s, int dtype,
 // kernel run instead (in place on the output: the kernels are elementwise),
 // which rounds the product once more.
 
+int64_t te_kernels_gemm_act_fallbacks(te_kernels_state *s) {
+  return s->gemmActFallbacks;
+}
+
 const char *te_kernels_gemm_fprop_act(te_kernels_state *s, int act, int dtype,
                                       const void *x, const void *w,
                                       const void *bias, void *y, void *aux,
                                       int64_t m, int64_t n, int64_t k) {
+  if (act != 0)
+    return "the GEMM epilogue's activation must be GELU (TE_RT_ACT_GELU)";
   if (m == 0 || n == 0)
     return nullptr;
-  if (k > 0) {
+  // cuBLASLt wants the aux leading dim (n) a multiple of 8.
+  if (k > 0 && (!aux || n % 8 == 0)) {
     cublasLtEpilogue_t epi =
         aux ? (bias ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS : CUBLASLT_EPILOGUE_GELU_AUX)
             : (bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU);
@@ -631,6 +639,7 @@ const char *te_kernels_gemm_fprop_act(te_kernels_state *s, int act, int dtype,
     if (!unsupported)
       return nullptr;
   }
+  ++s->gemmActFallbacks;
   void *pre = aux ? aux : y;
   if (const char *err = te_kernels_gemm_fprop(s, dtype, x, w, bias, pre, m, n, k))
     return err;
@@ -643,9 +652,11 @@ const char *te_kernels_gemm_dgrad_dact(te_kernels_state *s, int act,
                                        const void *w, const void *aux,
                                        void *dx, int64_t m, int64_t n,
                                        int64_t k) {
+  if (act != 0)
+    return "the GEMM epilogue's activation must be GELU (TE_RT_ACT_GELU)";
   if (m == 0 || k == 0)
     return nullptr;
-  if (n > 0) {
+  if (n > 0 && k % 8 == 0) { // aux leading dim k: a multiple of 8
     bool unsupported = false;
     if (const char *err = matmul(s, dtype, CUBLAS_OP_N, CUBLAS_OP_N, k, m, n, w,
                                  k, dy, n, dx, k, 0.0f, CUBLASLT_EPILOGUE_DGELU,
@@ -654,6 +665,7 @@ const char *te_kernels_gemm_dgrad_dact(te_kernels_state *s, int act,
     if (!unsupported)
       return nullptr;
   }
+  ++s->gemmActFallbacks;
   if (const char *err = te_kernels_gemm_dgrad(s, dtype, dy, w, dx, m, n, k))
     return err;
   return te_kernels_act_bwd(s, act, dtype, dx, aux, dx, m, k, 0.0f, 0.0f, 0.0f,

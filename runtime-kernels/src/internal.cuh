@@ -55,6 +55,9 @@ struct te_kernels_state {
   /// on; read when the cuBLASLt handle is created).
   std::map<std::string, te_kernels_gemm_choice> gemmChoices;
   int64_t gemmHeuristicQueries = 0, gemmTunedProblems = 0;
+  /// GELU-epilogue GEMMs that ran as the plain GEMM + activation kernel
+  /// (te_kernels_gemm_act_fallbacks).
+  int64_t gemmActFallbacks = 0;
   bool tuneGemms = true;
 
   ~te_kernels_state() {

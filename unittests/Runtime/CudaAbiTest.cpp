@@ -369,11 +369,11 @@ TEST_P(CudaAbi, Gemms) {
   } cases[] = {
       {70, 96, 130}, {256, 512, 1024}, {1, 3, 5}, {0, 8, 8}, {8, 8, 0},
       // bf16/f16 wgrad of <= 64 tokens without accumulate: the skinny
-      // kernel (whole and partial 128x128 tiles and 16-token chunks; 24 x
-      // 16384 x 1000: blocks walking two column tiles, the last partial; 65
-      // tokens: cuBLASLt again)
+      // kernel (whole and partial 128x128 tiles and 16-token chunks; 24 x 8
+      // x 300000: 2344 column tiles over ~16 blocks per SM, so blocks walk
+      // two tiles, the last one partial; 65 tokens: cuBLASLt again)
       {16, 512, 1024}, {5, 136, 264}, {64, 256, 128}, {40, 8, 8},
-      {24, 16384, 1000}, {65, 64, 64}};
+      {24, 16384, 1000}, {24, 8, 300000}, {65, 64, 64}};
   for (Case cs : cases) {
     int64_t m = cs.m, n = cs.n, k = cs.k;
     double tol = ulpTol(t, 1e-5 * std::sqrt(double(std::max<int64_t>(k, m))));

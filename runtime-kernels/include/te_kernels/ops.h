@@ -64,6 +64,10 @@ const char *te_kernels_gemm_dgrad_dact(te_kernels_state *s, int act,
                                        const void *w, const void *aux,
                                        void *dx, int64_t m, int64_t n,
                                        int64_t k);
+/* How many te_kernels_gemm_fprop_act / _dgrad_dact calls took the unfused
+ * fallback (cuBLASLt had no epilogue algorithm, or the aux leading dim is
+ * not a multiple of 8), for tests. */
+int64_t te_kernels_gemm_act_fallbacks(te_kernels_state *s);
 /* te_rt_act_quantize_fp8 / te_rt_dact_quantize_fp8: the activation (or its
  * derivative, with dbias its bias gradient) cast to FP8 with a given scale
  * in one pass, data and transpose from the same tile, without storing the
