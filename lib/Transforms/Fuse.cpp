@@ -2,9 +2,10 @@
 //
 // te-fuse-gemm-epilogues: a bias gradient whose gradient a wgrad GEMM also
 // reads becomes that GEMM's BGRADB epilogue (TransformerEngine's bf16 path,
-// §1.5 step 6, §2.5 steps 5 and 8); opt-in (act-epilogues), GELU after the
-// fprop GEMM and its derivative after the dgrad GEMM go into those GEMMs'
-// epilogues (cuBLASLt GELU_AUX_BIAS, DGELU).
+// §1.5 step 6, §2.5 steps 5 and 8); by act-epilogues (off, auto: static
+// row counts >= act-epilogue-min-rows only, on), GELU after the fprop GEMM
+// and its derivative after the dgrad GEMM go into those GEMMs' epilogues
+// (cuBLASLt GELU_AUX_BIAS, DGELU).
 // te-fuse-dbias-dact: an activation derivative followed by the bias gradient
 // of its result becomes one dbias+dact kernel (TE's dbias_d<act>, for the
 // non-gated activations, §2.5 step 6).
@@ -51,9 +52,42 @@ bool availableBefore(Value v, Operation *point) {
 /// True when `v` is a high-precision tensor (not a `!te.qtensor`).
 bool highPrecision(Value v) { return isa<RankedTensorType>(v.getType()); }
 
+/// Which GEMMs the activation epilogues fold (act-epilogues): under auto
+/// (minRows set), only those with a static row count of at least minRows.
+struct ActEpiloguePolicy {
+  std::optional<int64_t> minRows; // unset: on (every eligible GEMM)
+};
+
+/// Under auto: why the GEMM reading `lhs` is too small (or of unknown size)
+/// for the epilogue; empty when it may fold. Its rows are the product of
+/// the leading dims of `lhs` (the tokens).
+std::string whyNotBySize(Value lhs, const ActEpiloguePolicy &policy) {
+  if (!policy.minRows)
+    return "";
+  int64_t threshold = *policy.minRows;
+  auto type = cast<RankedTensorType>(lhs.getType());
+  int64_t rows = 1;
+  for (int64_t d : type.getShape().drop_back()) {
+    if (ShapedType::isDynamic(d))
+      return ("rows are dynamic; auto folds static row counts >= " +
+              Twine(threshold) +
+              " only, --gemm-act-epilogues (act-epilogues=on) forces it")
+          .str();
+    rows *= d;
+  }
+  if (rows >= threshold)
+    return "";
+  return (Twine(rows) + " rows < " + Twine(threshold) +
+          "; auto folds static row counts >= " + Twine(threshold) +
+          " only (at few rows the plain GEMM + activation kernel measured "
+          "faster on the H200), --gemm-act-epilogues (act-epilogues=on) "
+          "forces it")
+      .str();
+}
+
 /// `te.act gelu` of an fprop GEMM's result -> te.gemm_act. Returns why not
 /// (empty when fused).
-std::string foldActEpilogue(ActOp act) {
+std::string foldActEpilogue(ActOp act, const ActEpiloguePolicy &policy) {
   if (act.getActivation() != ActivationKind::GELU)
     return ("activation " + stringifyActivationKind(act.getActivation()) +
             " has no GEMM epilogue (cuBLASLt's computes GELU, the tanh "
@@ -70,6 +104,8 @@ std::string foldActEpilogue(ActOp act) {
            "activation with its cast instead: te-fuse-act-quantize)";
   if (gemm->getBlock() != act->getBlock())
     return "the GEMM is in another block";
+  if (std::string why = whyNotBySize(gemm.getLhs(), policy); !why.empty())
+    return why;
   // The fused op goes where the GEMM was: its operands are available there.
   bool saved = llvm::any_of(pre.getUsers(), [&](Operation *user) {
     return user != act.getOperation();
@@ -89,7 +125,7 @@ std::string foldActEpilogue(ActOp act) {
 
 /// `te.dact gelu` of a dgrad GEMM's result -> te.gemm_dact. Returns why not
 /// (empty when fused).
-std::string foldDActEpilogue(DActOp dact) {
+std::string foldDActEpilogue(DActOp dact, const ActEpiloguePolicy &policy) {
   if (dact.getActivation() != ActivationKind::GELU)
     return ("activation " + stringifyActivationKind(dact.getActivation()) +
             " has no GEMM epilogue (cuBLASLt's computes the derivative of "
@@ -112,6 +148,8 @@ std::string foldDActEpilogue(DActOp dact) {
       return ("the GEMM's result is also read by " +
               user->getName().getStringRef() + " (it must be stored)")
           .str();
+  if (std::string why = whyNotBySize(gemm.getLhs(), policy); !why.empty())
+    return why;
   // The fused op goes where the dact was: the GEMM (hence its operands)
   // comes before it in the same block, and so does the pre-activation.
   OpBuilder b(dact);
@@ -130,15 +168,33 @@ struct TEFuseGemmEpiloguesPass
   void runOnOperation() override {
     // The activation first: FC1's bias gradient is the bias gradient of
     // the dact's result, which the fused te.gemm_dact then produces.
-    if (actEpilogues) {
+    ActEpiloguePolicy policy;
+    if (actEpilogues == "auto") {
+      if (actEpilogueMinRows < 0) {
+        getOperation()->emitError()
+            << "te-fuse-gemm-epilogues: act-epilogue-min-rows must be >= 0, "
+               "got "
+            << static_cast<int64_t>(actEpilogueMinRows);
+        return signalPassFailure();
+      }
+      policy.minRows = actEpilogueMinRows;
+    } else if (actEpilogues != "on" && actEpilogues != "off") {
+      getOperation()->emitError()
+          << "te-fuse-gemm-epilogues: act-epilogues must be off, auto or on, "
+             "got '"
+          << static_cast<std::string>(actEpilogues) << "'";
+      return signalPassFailure();
+    }
+    if (actEpilogues != "off") {
       SmallVector<Operation *> acts;
       getOperation()->walk([&](Operation *op) {
         if (isa<ActOp, DActOp>(op))
           acts.push_back(op);
       });
       for (Operation *op : acts) {
-        std::string why = isa<ActOp>(op) ? foldActEpilogue(cast<ActOp>(op))
-                                         : foldDActEpilogue(cast<DActOp>(op));
+        std::string why =
+            isa<ActOp>(op) ? foldActEpilogue(cast<ActOp>(op), policy)
+                           : foldDActEpilogue(cast<DActOp>(op), policy);
         if (!why.empty())
           op->emitRemark() << "te-fuse-gemm-epilogues: " << op->getName()
                            << " not fused into a GEMM epilogue: " << why;

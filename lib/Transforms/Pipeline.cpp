@@ -41,6 +41,7 @@ void mlir::te::buildTEPipeline(OpPassManager &pm,
   pm.addPass(createCSEPass());
   TEFuseGemmEpiloguesPassOptions epilogues;
   epilogues.actEpilogues = options.gemmActEpilogues;
+  epilogues.actEpilogueMinRows = options.gemmActEpilogueMinRows;
   pm.addPass(createTEFuseGemmEpiloguesPass(epilogues));
   pm.addPass(createTEFuseDBiasDActPass());
   pm.addPass(createTEFuseNormQuantizePass());

@@ -1,4 +1,5 @@
-// End to end on the CPU backend with te-compile --gemm-act-epilogues: the
+// End to end on the CPU backend with te-compile --gemm-act-epilogues (the
+// bare flag: =on, whatever the row count): the
 // LayerNorm + GELU MLP's FC1 GEMM computes GELU in its epilogue
 // (te_rt_gemm_fprop_act, saving the pre-activation as its aux output) and
 // FC2's dgrad GEMM the GELU derivative (te_rt_gemm_dgrad_dact); FC1's bias
@@ -50,7 +51,9 @@
 // RUN: %python %te_src/tools/compare_npy.py --expected %te_src/test/Integration/Inputs/ln_mlp_gelu_dyn_f32/size16/expected/fwd --actual %t/dyn16/fwd --atol 0.02 --rtol 0.001 | FileCheck %s --check-prefix=FWD
 // RUN: %python %te_src/tools/compare_npy.py --expected %te_src/test/Integration/Inputs/ln_mlp_gelu_dyn_f32/size16/expected/bwd --actual %t/dyn16/bwd --atol 0.02 --rtol 0.001 | FileCheck %s --check-prefix=BWD
 //
-// Without the flag the same model keeps the separate activation kernels.
+// Without the flag (default auto) the same model keeps the separate
+// activation kernels: its 8 tokens are under auto's 1024 rows
+// (gemm-act-epilogues-auto.mlir), as with --gemm-act-epilogues=off.
 // RUN: te-compile %te_src/test/Integration/Inputs/ln_mlp_gelu_bf16/model.mlir --train --emit=mlir -o - | FileCheck %s --check-prefix=OFF
 // OFF-NOT: llvm.call @te_rt_gemm_{{fprop_act|dgrad_dact}}(
 // OFF:     llvm.call @te_rt_act_fwd(

@@ -1,10 +1,14 @@
-// RUN: te-opt %s --split-input-file --te-fuse-gemm-epilogues=act-epilogues=true --verify-diagnostics | FileCheck %s
+// RUN: te-opt %s --split-input-file --te-fuse-gemm-epilogues=act-epilogues=on --verify-diagnostics | FileCheck %s
 // RUN: te-opt %s --split-input-file --te-fuse-gemm-epilogues 2>/dev/null | FileCheck %s --check-prefix=OFF
+// RUN: te-opt %s --split-input-file --te-fuse-gemm-epilogues=act-epilogues=off 2>/dev/null | FileCheck %s --check-prefix=OFF
+// RUN: sed 's/expected-remark.*//' %s | te-opt --split-input-file --te-fuse-gemm-epilogues=act-epilogues=off 2>&1 >/dev/null | count 0
 //
-// act-epilogues: GELU into the fprop GEMM's epilogue (te.gemm_act, cuBLASLt
-// GELU_AUX_BIAS) and its derivative into the dgrad GEMM's (te.gemm_dact,
-// DGELU); the bias gradients still fold into the wgrad GEMMs (BGRADB).
-// Off by default: the IR keeps te.gemm + te.act / te.dact.
+// act-epilogues=on: GELU into the fprop GEMM's epilogue (te.gemm_act,
+// cuBLASLt GELU_AUX_BIAS) and its derivative into the dgrad GEMM's
+// (te.gemm_dact, DGELU), at any row count (these have 16 rows, or dynamic);
+// the bias gradients still fold into the wgrad GEMMs (BGRADB). The pass's
+// default (off) keeps te.gemm + te.act / te.dact, and says nothing about
+// them (no remark). auto: te-fuse-gemm-epilogues-auto.mlir.
 
 // A LayerNormMLP's forward (the pre-activation saved for the backward) and
 // inference forward (nothing else reads it: no `pre` result).

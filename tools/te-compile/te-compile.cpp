@@ -68,13 +68,20 @@ static cl::opt<bool> weightCache(
              "<fn>_fwd saved instead of quantizing them (TE's FP8 weight "
              "cache, is_first_microbatch false; needs --train)"),
     cl::cat(category));
-static cl::opt<bool> gemmActEpilogues(
-    "gemm-act-epilogues",
+static cl::opt<std::string> gemmActEpilogues(
+    "gemm-act-epilogues", cl::ValueOptional, cl::value_desc("off|auto|on"),
     cl::desc("Put GELU into the fprop GEMM's epilogue and its derivative "
              "into the dgrad GEMM's (cuBLASLt GELU_AUX_BIAS / DGELU; "
-             "high-precision GEMMs only). Off by default: on the H200 it is "
-             "no faster than the separate activation kernels"),
-    cl::cat(category));
+             "high-precision GEMMs only): off, auto (the default: GEMMs of "
+             "a static row count >= --gemm-act-epilogue-min-rows only; on "
+             "the H200 the epilogues are faster at many rows, slower at "
+             "few) or on (every eligible GEMM; the bare flag means on)"),
+    cl::init("auto"), cl::cat(category));
+static cl::opt<int64_t> gemmActEpilogueMinRows(
+    "gemm-act-epilogue-min-rows",
+    cl::desc("Under --gemm-act-epilogues=auto, the fewest GEMM rows "
+             "(tokens) that fold (default 1024)"),
+    cl::init(1024), cl::cat(category));
 static cl::opt<bool> remarks(
     "remarks",
     cl::desc("Print the passes' remarks (fusions that did not apply, "
@@ -311,7 +318,17 @@ int main(int argc, char **argv) {
   options.train = train;
   options.checkpoint = checkpoint;
   options.weightCache = weightCache;
-  options.gemmActEpilogues = gemmActEpilogues;
+  // A bare --gemm-act-epilogues (no value) means on.
+  std::string actMode = gemmActEpilogues;
+  if (actMode.empty())
+    actMode = "on";
+  if (actMode != "off" && actMode != "auto" && actMode != "on")
+    return fail("--gemm-act-epilogues must be off, auto or on, got '" +
+                actMode + "'");
+  if (gemmActEpilogueMinRows < 0)
+    return fail("--gemm-act-epilogue-min-rows must be >= 0");
+  options.gemmActEpilogues = actMode;
+  options.gemmActEpilogueMinRows = gemmActEpilogueMinRows;
   options.arch = archClass;
   te::buildTEPipeline(pm, options);
   if (failed(pm.run(*module)))

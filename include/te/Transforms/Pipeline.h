@@ -33,12 +33,20 @@ struct TEPipelineOptions : public PassPipelineOptions<TEPipelineOptions> {
       llvm::cl::desc("Also emit <fn>_fwd_cached, reusing quantized weights "
                      "(FP8 weight cache; needs train)"),
       llvm::cl::init(false)};
-  Option<bool> gemmActEpilogues{
+  Option<std::string> gemmActEpilogues{
       *this, "gemm-act-epilogues",
       llvm::cl::desc("Fold GELU / dGELU into the high-precision fprop / dgrad "
-                     "GEMMs' epilogues (te-fuse-gemm-epilogues act-epilogues; "
-                     "off: not faster on the H200)"),
-      llvm::cl::init(false)};
+                     "GEMMs' epilogues (te-fuse-gemm-epilogues act-epilogues): "
+                     "off, auto (static row counts >= "
+                     "gemm-act-epilogue-min-rows only: faster on the H200 at "
+                     "many rows, slower at few) or on"),
+      llvm::cl::init("auto")};
+  Option<int64_t> gemmActEpilogueMinRows{
+      *this, "gemm-act-epilogue-min-rows",
+      llvm::cl::desc("Under gemm-act-epilogues=auto, the fewest GEMM rows "
+                     "(tokens) that fold (te-fuse-gemm-epilogues "
+                     "act-epilogue-min-rows)"),
+      llvm::cl::init(1024)};
   Option<std::string> arch{
       *this, "arch",
       llvm::cl::desc("Architecture class of quantized saves: hopper or "
