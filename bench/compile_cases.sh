@@ -6,8 +6,9 @@
 #   <case>.fp8-delayed.so   --recipe fp8-delayed
 #   <case>.fp8-block.so     --recipe fp8-block
 # RECIPES="bf16 fp8-current" (env) chooses the recipes; TE_COMPILE_FLAGS (env) adds
-# te-compile flags to every library (e.g. "--gemm-act-epilogues" into another OUT_DIR,
-# for bench.py --lib-dir). FP8 GEMMs on the GPU need every
+# te-compile flags to every library, e.g. "--gemm-act-epilogues=off" (the default, auto,
+# puts GELU into the GEMM epilogues at >= 1024 tokens) into another OUT_DIR, for
+# bench.py --lib-dir. FP8 GEMMs on the GPU need every
 # GEMM dim (tokens, hidden, ffn/out) to be a multiple of 16 (128 for fp8-block, whose
 # ops fall back to bf16 otherwise): cases that are not are skipped for those recipes. te-compile's remarks go to OUT_DIR/<lib>.log.
 # Runs where MLIR is (te-compile); the GPU machine only needs the .so files and
