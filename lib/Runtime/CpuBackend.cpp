@@ -442,6 +442,31 @@ int32_t te_rt_gemm_wgrad(te_rt_context *ctx, int32_t dtype, const void *dy,
   });
 }
 
+/// y = act(x) over [rows, cols] of x in fp32, rows split across threads
+/// (y is [rows, cols / 2] for gated activations).
+static void activationForwardRows(te::cpu::Activation kind, const float *x,
+                                  float *y, int64_t rows, int64_t cols,
+                                  te::cpu::ClampParams p = {}) {
+  int64_t yCols = te::cpu::isGated(kind) ? cols / 2 : cols;
+  te::cpu::parallelFor(rows, 16 * cols, [&](int64_t r0, int64_t r1) {
+    te::cpu::activationForward(kind, x + r0 * cols, r1 - r0, cols,
+                               y + r0 * yCols, p);
+  });
+}
+
+/// dx = dy * act'(x) over [rows, cols] of x in fp32, rows split across
+/// threads (dy is [rows, cols / 2] for gated activations).
+static void activationBackwardRows(te::cpu::Activation kind,
+                                   const float *dy, const float *x, float *dx,
+                                   int64_t rows, int64_t cols,
+                                   te::cpu::ClampParams p = {}) {
+  int64_t dyCols = te::cpu::isGated(kind) ? cols / 2 : cols;
+  te::cpu::parallelFor(rows, 16 * cols, [&](int64_t r0, int64_t r1) {
+    te::cpu::activationBackward(kind, dy + r0 * dyCols, x + r0 * cols,
+                                r1 - r0, cols, dx + r0 * cols, p);
+  });
+}
+
 /// The activation of a GEMM epilogue: GELU (tanh approximation) only, as
 /// cuBLASLt's GELU_AUX_BIAS / DGELU compute it.
 static bool epilogueActivation(const Checker &c, int32_t act) {
@@ -481,10 +506,7 @@ int32_t te_rt_gemm_fprop_act(te_rt_context *ctx, int32_t act, int32_t dtype,
     if (aux)
       commit(t, pre, aux, mn); // rounds into aux; pre keeps its fp32 values
     float *Y = output(ctx, 4, t, y, mn);
-    te::cpu::parallelFor(m, 16 * n, [&](int64_t r0, int64_t r1) {
-      te::cpu::activationForward(te::cpu::Activation::GELU, pre + r0 * n,
-                                 r1 - r0, n, Y + r0 * n);
-    });
+    activationForwardRows(te::cpu::Activation::GELU, pre, Y, m, n);
     commit(t, Y, y, mn);
   });
 }
@@ -511,10 +533,7 @@ int32_t te_rt_gemm_dgrad_dact(te_rt_context *ctx, int32_t act, int32_t dtype,
     float *dh = ctx->scratch(3, mk); // dy . w, not rounded
     te::cpu::gemmNN(DY, W, m, n, k, dh);
     float *DX = output(ctx, 4, t, dx, mk);
-    te::cpu::parallelFor(m, 16 * k, [&](int64_t r0, int64_t r1) {
-      te::cpu::activationBackward(te::cpu::Activation::GELU, dh + r0 * k,
-                                  AUX + r0 * k, r1 - r0, k, DX + r0 * k);
-    });
+    activationBackwardRows(te::cpu::Activation::GELU, dh, AUX, DX, m, k);
     commit(t, DX, dx, mk);
   });
 }
@@ -558,27 +577,10 @@ int32_t te_rt_act_fwd(te_rt_context *ctx, int32_t act, int32_t dtype,
     int64_t yCols = te::cpu::isGated(kind) ? cols / 2 : cols;
     const float *X = input(ctx, 0, t, x, n);
     float *Y = output(ctx, 1, t, y, rows * yCols);
-    te::cpu::ClampParams p{limit, alpha, offset};
-    te::cpu::parallelFor(rows, 16 * cols, [&](int64_t r0, int64_t r1) {
-      te::cpu::activationForward(kind, X + r0 * cols, r1 - r0, cols,
-                                 Y + r0 * yCols, p);
-    });
+    activationForwardRows(kind, X, Y, rows, cols, {limit, alpha, offset});
     commit(t, Y, y, rows * yCols);
     if (amax)
       amax[0] = storedAmax(t, y, rows * yCols);
-  });
-}
-
-/// dx = dy * act'(x) over [rows, cols] of x in fp32, rows split across
-/// threads (dy is [rows, cols / 2] for gated activations).
-static void activationBackwardRows(te::cpu::Activation kind,
-                                   const float *dy, const float *x, float *dx,
-                                   int64_t rows, int64_t cols,
-                                   te::cpu::ClampParams p) {
-  int64_t dyCols = te::cpu::isGated(kind) ? cols / 2 : cols;
-  te::cpu::parallelFor(rows, 16 * cols, [&](int64_t r0, int64_t r1) {
-    te::cpu::activationBackward(kind, dy + r0 * dyCols, x + r0 * cols,
-                                r1 - r0, cols, dx + r0 * cols, p);
   });
 }
 

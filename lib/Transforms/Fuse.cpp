@@ -85,25 +85,58 @@ std::string whyNotBySize(Value lhs, const ActEpiloguePolicy &policy) {
       .str();
 }
 
+/// A GELU epilogue fold: the GEMM layout it takes and the words naming it
+/// in remarks.
+struct EpilogueFold {
+  GemmLayout layout;
+  const char *function; // what cuBLASLt's epilogue computes
+  const char *operand;  // the value the GEMM must produce
+  const char *gemm;     // that GEMM
+  const char *cast;     // what the FP8 recipes fuse with the cast instead
+};
+constexpr EpilogueFold kFpropFold{GemmLayout::TN, "GELU", "the input",
+                                  "an fprop (tn)", "activation"};
+constexpr EpilogueFold kDgradFold{GemmLayout::NN, "the derivative of GELU",
+                                  "the incoming gradient", "a dgrad (nn)",
+                                  "activation's derivative"};
+
+/// The GEMM producing `v`, which `user` (a te.act / te.dact of activation
+/// `kind`, with an amax result or not) reads, when the fold `f` may take
+/// them; else null with `why` set. Rules both folds share; each adds its
+/// own after.
+GemmOp epilogueGemm(Operation *user, ActivationKind kind, bool amax, Value v,
+                    const EpilogueFold &f, std::string &why) {
+  auto gemm = v.getDefiningOp<GemmOp>();
+  if (kind != ActivationKind::GELU)
+    why = ("activation " + stringifyActivationKind(kind) +
+           " has no GEMM epilogue (cuBLASLt's computes " + f.function +
+           ", the tanh approximation, only)")
+              .str();
+  else if (amax)
+    why = "its amax result is wanted (the GEMM epilogue computes no amax)";
+  else if (!gemm || gemm.getLayout() != f.layout)
+    why = (Twine(f.operand) + " is not produced by " + f.gemm + " GEMM").str();
+  else if (!highPrecision(gemm.getLhs()) || !highPrecision(gemm.getRhs()))
+    why = (Twine("the GEMM's operands are quantized (the FP8 recipes fuse "
+                 "the ") +
+           f.cast + " with its cast instead: te-fuse-act-quantize)")
+              .str();
+  else if (gemm->getBlock() != user->getBlock())
+    why = "the GEMM is in another block";
+  else
+    return gemm;
+  return GemmOp();
+}
+
 /// `te.act gelu` of an fprop GEMM's result -> te.gemm_act. Returns why not
 /// (empty when fused).
 std::string foldActEpilogue(ActOp act, const ActEpiloguePolicy &policy) {
-  if (act.getActivation() != ActivationKind::GELU)
-    return ("activation " + stringifyActivationKind(act.getActivation()) +
-            " has no GEMM epilogue (cuBLASLt's computes GELU, the tanh "
-            "approximation, only)")
-        .str();
-  if (act.getAmax())
-    return "its amax result is wanted (the GEMM epilogue computes no amax)";
   Value pre = act.getInput();
-  auto gemm = pre.getDefiningOp<GemmOp>();
-  if (!gemm || gemm.getLayout() != GemmLayout::TN)
-    return "the input is not produced by an fprop (tn) GEMM";
-  if (!highPrecision(gemm.getLhs()) || !highPrecision(gemm.getRhs()))
-    return "the GEMM's operands are quantized (the FP8 recipes fuse the "
-           "activation with its cast instead: te-fuse-act-quantize)";
-  if (gemm->getBlock() != act->getBlock())
-    return "the GEMM is in another block";
+  std::string why;
+  GemmOp gemm = epilogueGemm(act, act.getActivation(), bool(act.getAmax()),
+                             pre, kFpropFold, why);
+  if (!gemm)
+    return why;
   if (std::string why = whyNotBySize(gemm.getLhs(), policy); !why.empty())
     return why;
   // The fused op goes where the GEMM was: its operands are available there.
@@ -126,23 +159,12 @@ std::string foldActEpilogue(ActOp act, const ActEpiloguePolicy &policy) {
 /// `te.dact gelu` of a dgrad GEMM's result -> te.gemm_dact. Returns why not
 /// (empty when fused).
 std::string foldDActEpilogue(DActOp dact, const ActEpiloguePolicy &policy) {
-  if (dact.getActivation() != ActivationKind::GELU)
-    return ("activation " + stringifyActivationKind(dact.getActivation()) +
-            " has no GEMM epilogue (cuBLASLt's computes the derivative of "
-            "GELU, the tanh approximation, only)")
-        .str();
-  if (dact.getAmax())
-    return "its amax result is wanted (the GEMM epilogue computes no amax)";
   Value dh = dact.getGrad();
-  auto gemm = dh.getDefiningOp<GemmOp>();
-  if (!gemm || gemm.getLayout() != GemmLayout::NN)
-    return "the incoming gradient is not produced by a dgrad (nn) GEMM";
-  if (!highPrecision(gemm.getLhs()) || !highPrecision(gemm.getRhs()))
-    return "the GEMM's operands are quantized (the FP8 recipes fuse the "
-           "activation's derivative with its cast instead: "
-           "te-fuse-act-quantize)";
-  if (gemm->getBlock() != dact->getBlock())
-    return "the GEMM is in another block";
+  std::string why;
+  GemmOp gemm = epilogueGemm(dact, dact.getActivation(), bool(dact.getAmax()),
+                             dh, kDgradFold, why);
+  if (!gemm)
+    return why;
   for (Operation *user : dh.getUsers())
     if (user != dact.getOperation())
       return ("the GEMM's result is also read by " +

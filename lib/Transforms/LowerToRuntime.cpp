@@ -487,6 +487,16 @@ private:
   // default the one that frees the arena).
   void call(StringRef name, ArrayRef<Value> operands, Block *fail = nullptr);
   Value ptr(Value tensor) { return buffers.lookup(root(tensor)); }
+  /// &scales[slot]: the fp8-delayed scale a per-tensor cast reads.
+  Value slotPtr(Value scales, int64_t slot) {
+    return gep(ptr(scales), c64(4 * slot));
+  }
+  /// The per-tensor casts' pow2 argument: fp8-current's power_2_scales, 0
+  /// for fp8-delayed.
+  Value pow2Flag(QuantizedTensorType q) {
+    auto cs = dyn_cast<FP8CurrentRecipeAttr>(q.getRecipe());
+    return c32(cs && cs.getPower_2Scales());
+  }
   Value root(Value v) const {
     while (Value src = aliasOf.lookup(v))
       v = src;
@@ -815,12 +825,8 @@ LogicalResult FunctionLowering::lowerOp(Operation *op) {
   if (auto n = dyn_cast<NormQuantizeOp>(op)) {
     auto q = cast<QuantizedTensorType>(n.getResult().getType());
     QPtrs out = qptrs(n.getResult());
-    bool pow2 = false;
-    if (auto cs = dyn_cast<FP8CurrentRecipeAttr>(q.getRecipe()))
-      pow2 = cs.getPower_2Scales();
-    Value scale = n.getScales()
-                      ? gep(ptr(n.getScales()), c64(4 * *n.getSlot()))
-                      : nullPtr();
+    Value scale =
+        n.getScales() ? slotPtr(n.getScales(), *n.getSlot()) : nullPtr();
     call("te_rt_norm_quantize_fp8",
          {ctxArg, c32(int32_t(n.getNormalization())), dtype(n.getInput()),
           ptr(n.getInput()), ptr(n.getGamma()),
@@ -828,7 +834,7 @@ LogicalResult FunctionLowering::lowerOp(Operation *op) {
           cf64(n.getEps().convertToDouble()), c32(n.getZeroCenteredGamma()),
           rows(n.getInput()), c64(lastDim(n.getInput())),
           n.getMu() ? ptr(n.getMu()) : nullPtr(), ptr(n.getRsigma()),
-          c32(fp8Code(q.getFormat())), scale, c32(pow2), part(out, "data"),
+          c32(fp8Code(q.getFormat())), scale, pow2Flag(q), part(out, "data"),
           part(out, "transpose"), part(out, "scale_inv"), ptr(n.getAmax())});
     return success();
   }
@@ -889,16 +895,12 @@ LogicalResult FunctionLowering::lowerOp(Operation *op) {
             part(out, "columnwise_data"), part(out, "columnwise_scale_inv")});
       return success();
     }
-    bool pow2 = false;
-    if (auto cs = dyn_cast<FP8CurrentRecipeAttr>(q.getRecipe()))
-      pow2 = cs.getPower_2Scales();
-    Value scale = qz.getScales()
-                      ? gep(ptr(qz.getScales()), c64(4 * *qz.getSlot()))
-                      : nullPtr();
+    Value scale =
+        qz.getScales() ? slotPtr(qz.getScales(), *qz.getSlot()) : nullPtr();
     call("te_rt_quantize_fp8",
          {ctxArg, dtype(qz.getInput()), ptr(qz.getInput()),
           rows(qz.getInput()), c64(lastDim(qz.getInput())),
-          c32(fp8Code(q.getFormat())), scale, c32(pow2), part(out, "data"),
+          c32(fp8Code(q.getFormat())), scale, pow2Flag(q), part(out, "data"),
           part(out, "transpose"), part(out, "scale_inv"),
           qz.getAmax() ? ptr(qz.getAmax()) : nullPtr(),
           qz.getAmaxIn() ? ptr(qz.getAmaxIn()) : nullPtr()});
@@ -1088,7 +1090,7 @@ LogicalResult FunctionLowering::lowerOp(Operation *op) {
     QPtrs out = qptrs(a.getResult());
     SmallVector<Value> operands = activationOperands(a, buffers);
     operands.append({c32(fp8Code(q.getFormat())),
-                     gep(ptr(a.getScales()), c64(4 * a.getSlot())),
+                     slotPtr(a.getScales(), a.getSlot()),
                      part(out, "data"), part(out, "transpose"),
                      part(out, "scale_inv"), ptr(a.getAmax())});
     call(callee, operands);

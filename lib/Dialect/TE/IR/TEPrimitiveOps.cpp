@@ -101,6 +101,27 @@ LogicalResult verifySlot(Operation *op, Value scales, int64_t slot) {
 }
 } // namespace
 
+/// The scale operand of te.quantize / te.norm_quantize: fp8-delayed casts
+/// with `scale(%scales[slot])` from the recipe state, every other recipe
+/// `computes` its own (the message's words) and takes none.
+template <typename OpTy>
+static LogicalResult verifyStateScale(OpTy op, RecipeAttrInterface recipe,
+                                      StringRef computes) {
+  bool delayed = isa<FP8DelayedRecipeAttr>(recipe);
+  if (delayed && !op.getScales())
+    return op.emitOpError() << "fp8-delayed takes its scale from the recipe "
+                               "state: scale(%scales[slot]) is required";
+  if (!delayed && op.getScales())
+    return op.emitOpError() << recipe.getRecipeName() << " computes "
+                            << computes << "; scale(...) is only for "
+                            << "fp8-delayed";
+  if (bool(op.getSlot()) != bool(op.getScales()))
+    return op.emitOpError() << "slot must be given exactly with scales";
+  if (op.getScales() && failed(verifySlot(op, op.getScales(), *op.getSlot())))
+    return failure();
+  return success();
+}
+
 /// The normalization forward's rules (te.norm_fwd, te.norm_quantize):
 /// `input` is [..., K], gamma and beta [K] of its dtype, beta and mu only
 /// for LayerNorm, per-row fp32 statistics; returns the input type.
@@ -173,18 +194,8 @@ LogicalResult QuantizeOp::verify() {
   if (q.getShape() != x.getShape())
     return emitOpError() << "result shape must be the input's ("
                          << x << "), got " << q;
-  bool delayed = isa<FP8DelayedRecipeAttr>(recipe);
   bool block = isa<FP8BlockRecipeAttr, MXFP8RecipeAttr, NVFP4RecipeAttr>(recipe);
-  if (delayed && !getScales())
-    return emitOpError() << "fp8-delayed takes its scale from the recipe "
-                            "state: scale(%scales[slot]) is required";
-  if (!delayed && getScales())
-    return emitOpError() << recipe.getRecipeName()
-                         << " computes its scales from the tensor; "
-                            "scale(...) is only for fp8-delayed";
-  if (bool(getSlot()) != bool(getScales()))
-    return emitOpError() << "slot must be given exactly with scales";
-  if (getScales() && failed(verifySlot(*this, getScales(), *getSlot())))
+  if (failed(verifyStateScale(*this, recipe, "its scales from the tensor")))
     return failure();
   Type amax =
       RankedTensorType::get({1}, Float32Type::get(getContext()));
@@ -541,8 +552,7 @@ LogicalResult NormQuantizeOp::verify() {
     return failure();
   auto q = cast<QuantizedTensorType>(getResult().getType());
   RecipeAttrInterface recipe = q.getRecipe();
-  bool delayed = isa<FP8DelayedRecipeAttr>(recipe);
-  if (!delayed && !isa<FP8CurrentRecipeAttr>(recipe))
+  if (!isa<FP8DelayedRecipeAttr, FP8CurrentRecipeAttr>(recipe))
     return emitOpError() << "casts to per-tensor FP8 (fp8-delayed or "
                             "fp8-current), got "
                          << recipe.getRecipeName()
@@ -551,16 +561,8 @@ LogicalResult NormQuantizeOp::verify() {
   if (q.getShape() != x->getShape())
     return emitOpError() << "result shape must be the input's (" << *x
                          << "), got " << q;
-  if (delayed && !getScales())
-    return emitOpError() << "fp8-delayed takes its scale from the recipe "
-                            "state: scale(%scales[slot]) is required";
-  if (!delayed && getScales())
-    return emitOpError() << recipe.getRecipeName()
-                         << " computes its scale from the output's amax; "
-                            "scale(...) is only for fp8-delayed";
-  if (bool(getSlot()) != bool(getScales()))
-    return emitOpError() << "slot must be given exactly with scales";
-  if (getScales() && failed(verifySlot(*this, getScales(), *getSlot())))
+  if (failed(
+          verifyStateScale(*this, recipe, "its scale from the output's amax")))
     return failure();
   return verifyAmaxResult(*this, getAmax());
 }
