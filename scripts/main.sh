@@ -30,13 +30,17 @@ extra=("$@")
 case=ln_mlp_gelu_$dtype
 inputs=$root/test/Integration/Inputs/$case
 [[ -d $inputs ]] || { echo "main: no case '$case' (dtype bf16, f32, bf16_fp8_current, bf16_fp8_delayed, bf16_fp8_block, bf16_mxfp8 or bf16_nvfp4)" >&2; exit 1; }
-cfg() { python3 -c "import json,sys; print(json.load(open(sys.argv[1])).get('$1', ''))" "$inputs/config.json" 2>/dev/null || true; }
+"$root/scripts/bootstrap.sh"
+# Debian's Python (with the numpy bootstrap installed), not whatever python3
+# comes first on PATH.
+source "$root/scripts/python.sh"
+te_pick_python
+cfg() { "$TE_PYTHON" -c "import json,sys; print(json.load(open(sys.argv[1])).get('$1', ''))" "$inputs/config.json" 2>/dev/null || true; }
 recipe=$(cfg recipe)
 [[ -n $recipe ]] && extra+=(--recipe "$recipe")
 # MXFP8 and NVFP4 are Blackwell recipes: their quantized layout is sm_100a's.
 [[ $(cfg arch) == blackwell ]] && extra+=(--arch sm_100a)
 
-"$root/scripts/bootstrap.sh"
 build=$root/build
 if [[ ! -f $build/build.ninja ]]; then
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
@@ -59,7 +63,7 @@ echo "== te-run --step main (forward + backward), 20 timed steps"
   --grads "$inputs/grads_in" --outputs "$work/out" --bench 20 | sed 's/^/  /'
 echo
 echo "== against PyTorch (TransformerEngine tolerances, from config.json)"
-python3 - "$inputs" "$work/out" <<'PY'
+"$TE_PYTHON" - "$inputs" "$work/out" <<'PY'
 import json, os, sys
 import numpy as np
 

@@ -553,6 +553,19 @@ int32_t te_rt_check_multiple(te_rt_context *ctx, int64_t value,
   return 1;
 }
 
+int32_t te_rt_check_range(te_rt_context *ctx, int64_t value, int64_t lo,
+                          int64_t hi, const char *what) {
+  Checker c("te_rt_check_range");
+  if (!c.context(ctx) || !c.notNull("what", what))
+    return 1;
+  if (lo <= value && value <= hi)
+    return 0;
+  te_rt_internal_set_error(std::string(what) + " must be in [" +
+                           std::to_string(lo) + ", " + std::to_string(hi) +
+                           "], got " + std::to_string(value));
+  return 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Activations and bias gradient
 //===----------------------------------------------------------------------===//

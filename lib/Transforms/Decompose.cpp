@@ -18,6 +18,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
 
 namespace mlir::te {
@@ -554,6 +555,23 @@ struct TEDecomposePass
                                  << "' (hopper or blackwell)";
       return signalPassFailure();
     }
+    // A recipe that falls back is said without --remarks: the user asked
+    // for it.
+    // (Once per source op: --train copies module ops into the forward, a
+    // recompute region and the weight-cache entry.)
+    bool fellBack = false;
+    llvm::DenseSet<Location> said;
+    getOperation().walk([&](ModuleOpInterface op) {
+      ModuleDescription desc = op.describe(DescribeOptions());
+      if (desc.fallback.empty() || !said.insert(op->getLoc()).second)
+        return;
+      fellBack = true;
+      (strictRecipe ? op->emitError() : op->emitWarning())
+          << "te-decompose: " << desc.fallback
+          << (strictRecipe ? "" : " (strict-recipe makes this an error)");
+    });
+    if (strictRecipe && fellBack)
+      return signalPassFailure();
     OpBuilder b(&getContext());
     Decomposer d(b, *target);
     for (auto func : getOperation().getOps<func::FuncOp>())

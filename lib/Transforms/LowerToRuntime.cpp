@@ -58,6 +58,8 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/JSON.h"
 
+#include <limits>
+
 namespace mlir::te {
 #define GEN_PASS_DEF_TELOWERTORUNTIMEPASS
 #include "te/Transforms/Passes.h.inc"
@@ -516,6 +518,20 @@ private:
   /// one per distinct condition, in program order.
   SmallVector<AlignmentCheck> alignmentChecks();
   void emitAlignmentChecks();
+  /// Range checks of the dynamic dims at entry, before the alignment checks
+  /// and the arena: every dim variable in [1, kMaxDimSize] and every
+  /// dynamic tensor's element count (saturating) in [1, kMaxElements], so
+  /// that no size computed from them overflows (the verifiers bound the
+  /// static ones the same way).
+  void emitSizeChecks();
+  /// The entry's block that returns the status of a failed check (nothing
+  /// allocated yet), created on first use.
+  Block *checkFailBlock();
+  /// A NUL-terminated message as an internal global `<fn>__<kind><i>`.
+  Value messageGlobal(StringRef text, StringRef kind, unsigned i);
+  /// `d` as an i64 that saturates at INT64_MAX instead of wrapping.
+  Value saturatingDimValue(const Dim &d);
+  Block *checkFail = nullptr;
   LogicalResult lowerOp(Operation *op);
   LogicalResult lowerConstant(arith::ConstantOp op);
   std::string symbolOf(Dim d) const;
@@ -636,31 +652,102 @@ FunctionLowering::alignmentChecks() {
   return checks;
 }
 
-void FunctionLowering::emitAlignmentChecks() {
-  SmallVector<AlignmentCheck> checks = alignmentChecks();
-  if (checks.empty())
-    return;
+Block *FunctionLowering::checkFailBlock() {
+  if (checkFail)
+    return checkFail;
   // Nothing is allocated yet: a failed check returns its status.
-  Block *fail = new Block();
-  entry.getBody().push_back(fail);
-  {
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(fail);
-    LLVM::ReturnOp::create(b, loc, fail->addArgument(i32(), loc));
-  }
+  checkFail = new Block();
+  entry.getBody().push_back(checkFail);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(checkFail);
+  LLVM::ReturnOp::create(b, loc, checkFail->addArgument(i32(), loc));
+  return checkFail;
+}
+
+Value FunctionLowering::messageGlobal(StringRef message, StringRef kind,
+                                      unsigned i) {
+  std::string text = message.str();
+  text.push_back('\0');
   OpBuilder gb(module.getBodyRegion());
-  for (auto [i, check] : llvm::enumerate(checks)) {
-    std::string text = check.what;
-    text.push_back('\0');
-    auto global = LLVM::GlobalOp::create(
-        gb, loc, LLVM::LLVMArrayType::get(b.getI8Type(), text.size()),
-        /*isConstant=*/true, LLVM::Linkage::Internal,
-        (func.getSymName() + "__check" + Twine(i)).str(),
-        b.getStringAttr(text));
+  auto global = LLVM::GlobalOp::create(
+      gb, loc, LLVM::LLVMArrayType::get(b.getI8Type(), text.size()),
+      /*isConstant=*/true, LLVM::Linkage::Internal,
+      (func.getSymName() + "__" + kind + Twine(i)).str(),
+      b.getStringAttr(text));
+  return LLVM::AddressOfOp::create(b, loc, global);
+}
+
+void FunctionLowering::emitAlignmentChecks() {
+  for (auto [i, check] : llvm::enumerate(alignmentChecks()))
     call("te_rt_check_multiple",
          {ctxArg, dimValue(check.dim), c64(check.multiple),
-          LLVM::AddressOfOp::create(b, loc, global)},
-         fail);
+          messageGlobal(check.what, "check", i)},
+         checkFailBlock());
+}
+
+Value FunctionLowering::saturatingDimValue(const Dim &d) {
+  // Each variable is in [1, kMaxDimSize] here (checked first), so the
+  // unsigned products only need the overflow flag and the sign bit.
+  Value max = c64(std::numeric_limits<int64_t>::max());
+  Value acc = c64(d.value);
+  for (int var : d.vars) {
+    auto mul = LLVM::UMulWithOverflowOp::create(
+        b, loc, LLVM::LLVMStructType::getLiteral(ctx, {i64(), b.getI1Type()}),
+        acc, dimValues.lookup(var));
+    Value product = LLVM::ExtractValueOp::create(b, loc, mul, 0);
+    Value overflow = LLVM::ExtractValueOp::create(b, loc, mul, 1);
+    Value negative =
+        LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::slt, product, c64(0));
+    Value saturate = LLVM::OrOp::create(b, loc, overflow, negative);
+    acc = LLVM::SelectOp::create(b, loc, saturate, max, product);
+  }
+  return acc;
+}
+
+void FunctionLowering::emitSizeChecks() {
+  if (shapes.dimClasses.empty())
+    return;
+  unsigned n = 0;
+  for (auto [k, var] : llvm::enumerate(shapes.dimClasses))
+    call("te_rt_check_range",
+         {ctxArg, dimValues.lookup(var), c64(1), c64(kMaxDimSize),
+          messageGlobal((func.getSymName() + ": dim d" + Twine(k)).str(),
+                        "size", n++)},
+         checkFailBlock());
+  // Element counts: per set of variables, the largest static factor (the
+  // others are below it), in order of first appearance.
+  llvm::MapVector<SmallVector<int, 2>, int64_t> largest;
+  auto visit = [&](Value v) {
+    if (!shapeOfType(v.getType()))
+      return;
+    Dim total{1, {}};
+    for (const Dim &d : shapes.dims(v)) {
+      total.value *= d.value; // static factors: bounded by the verifiers
+      llvm::append_range(total.vars, d.vars);
+    }
+    if (total.isStatic())
+      return;
+    llvm::sort(total.vars);
+    SmallVector<int, 2> key(total.vars.begin(), total.vars.end());
+    int64_t &factor = largest.insert({key, 0}).first->second;
+    factor = std::max(factor, total.value);
+  };
+  for (BlockArgument arg : func.getArguments())
+    visit(arg);
+  for (Operation &op : func.getBody().front())
+    for (Value result : op.getResults())
+      visit(result);
+  for (auto &[vars, factor] : largest) {
+    Dim total{factor, SmallVector<int, 1>(vars.begin(), vars.end())};
+    if (total.vars.size() == 1 && factor == 1)
+      continue; // a lone variable: checked above
+    call("te_rt_check_range",
+         {ctxArg, saturatingDimValue(total), c64(1), c64(kMaxElements),
+          messageGlobal((func.getSymName() + ": the element count " +
+                         symDimOf(total).str())
+                            .str(),
+                        "size", n++)},
+         checkFailBlock());
   }
 }
 
@@ -1228,10 +1315,33 @@ LogicalResult FunctionLowering::run() {
   for (BlockArgument arg : func.getArguments())
     if (failed(checkQuantized(arg.getType(), func.getLoc())))
       return failure();
+  // Entries compute on tensors: a scalar (an `index` constant, say) has no
+  // buffer and no place in the ABI.
+  for (auto [i, t] : llvm::enumerate(func.getResultTypes()))
+    if (!shapeOfType(t))
+      return func.emitError() << "te-lower-to-runtime: result #" << i
+                              << " must be a ranked tensor or a quantized "
+                                 "tensor, got "
+                              << t;
   for (Operation &op : func.getBody().front())
-    for (Type t : op.getResultTypes())
-      if (failed(checkQuantized(t, op.getLoc())))
+    for (auto [i, t] : llvm::enumerate(op.getResultTypes())) {
+      if (!shapeOfType(t))
+        return op.emitError() << "te-lower-to-runtime: '" << op.getName()
+                              << "' produces a value of type " << t
+                              << "; entries compute on ranked tensors only";
+      if (failed(checkQuantized(t, op.getLoc())) ||
+          failed(verifyShapeBounds(
+              [&] { return op.emitError() << "te-lower-to-runtime: "; },
+              *shapeOfType(t), ("result #" + Twine(i)).str())))
         return failure();
+    }
+  for (BlockArgument arg : func.getArguments())
+    if (auto shape = shapeOfType(arg.getType());
+        shape &&
+        failed(verifyShapeBounds(
+            [&] { return func.emitError() << "te-lower-to-runtime: "; }, *shape,
+            ("argument #" + Twine(arg.getArgNumber())).str())))
+      return failure();
   if (failed(shapes.run(func)) || failed(plan()))
     return failure();
 
@@ -1260,6 +1370,7 @@ LogicalResult FunctionLowering::run() {
     if (auto it = inPlaceResult.find(v);
         it != inPlaceResult.end() && it->second == r)
       buffers[v] = loadIndexed(resultsArg, r, ptrTy());
+  emitSizeChecks();
   emitAlignmentChecks();
 
   // Arena: slots sized by their largest member, 256-byte aligned.
@@ -1475,6 +1586,7 @@ struct TELowerToRuntimePass
             {ptr, i32, i32, ptr, ptr, ptr, f64, i32, i64, i64, ptr, ptr, i32,
              ptr, i32, ptr, ptr, ptr, ptr});
     declare("te_rt_check_multiple", i32, {ptr, i64, i64, ptr});
+    declare("te_rt_check_range", i32, {ptr, i64, i64, i64, ptr});
     declare("te_rt_amax_update", i32,
             {ptr, ptr, ptr, ptr, i64, i64, f32, i32, i32, ptr, ptr});
 

@@ -35,6 +35,7 @@ void mlir::te::buildTEPipeline(OpPassManager &pm,
   pm.addPass(createTEThreadRecipeStatePass());
   TEDecomposePassOptions decompose;
   decompose.arch = options.arch;
+  decompose.strictRecipe = options.strictRecipe;
   pm.addPass(createTEDecomposePass(decompose));
   if (options.weightCache)
     pm.addPass(createTEWeightCachePass());

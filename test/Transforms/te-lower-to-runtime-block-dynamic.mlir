@@ -19,13 +19,20 @@
 // CHECK-NEXT: %[[D1:.*]] = llvm.load %[[D1P]] : !llvm.ptr -> i64
 // CHECK:      %[[OUTP:.*]] = llvm.getelementptr %[[RES]][0]
 // CHECK-NEXT: %[[OUT:.*]] = llvm.load %[[OUTP]] : !llvm.ptr -> !llvm.ptr
+// The range checks come first: d0, d1, then the largest element count,
+// 256*d0*d1, saturating (cse shares its 256 with the layout below).
+// CHECK:      llvm.call @te_rt_check_range(%[[CTX]], %[[D0]],
+// CHECK:      llvm.call @te_rt_check_range(%[[CTX]], %[[D1]],
+// CHECK:      %[[C256:.*]] = llvm.mlir.constant(256 : i64) : i64
+// CHECK-NEXT: "llvm.intr.umul.with.overflow"(%[[C256]], %[[D0]])
+// CHECK:      llvm.call @te_rt_check_range(%[[CTX]],
 // The recipe's alignment (rows % 128) is checked on entry, before the
 // arena (cse shares the rows and the 128 with the layout below).
 // CHECK:      %[[M:.*]] = llvm.mul %[[D0]], %[[D1]] : i64
 // CHECK-NEXT: %[[C128:.*]] = llvm.mlir.constant(128 : i64) : i64
 // CHECK-NEXT: %[[W:.*]] = llvm.mlir.addressof @block__check0 : !llvm.ptr
 // CHECK-NEXT: llvm.call @te_rt_check_multiple(%[[CTX]], %[[M]], %[[C128]], %[[W]])
-// CHECK:      ^bb2:
+// CHECK:      ^bb5:
 // The rows, roundup(rows, 4) and ceildiv(rows, 128).
 // CHECK-NEXT: %[[C3:.*]] = llvm.mlir.constant(3 : i64) : i64
 // CHECK-NEXT: %[[M3:.*]] = llvm.add %[[M]], %[[C3]] : i64
@@ -37,7 +44,6 @@
 // CHECK-NEXT: %[[CDIV:.*]] = llvm.udiv %[[M127]], %[[C128]] : i64
 // Columnwise data: 256 * d0 * d1 bytes, aligned: the offset of the
 // columnwise scales.
-// CHECK-NEXT: %[[C256:.*]] = llvm.mlir.constant(256 : i64) : i64
 // CHECK-NEXT: %[[CD0:.*]] = llvm.mul %[[C256]], %[[D0]] : i64
 // CHECK-NEXT: %[[CD:.*]] = llvm.mul %[[CD0]], %[[D1]] : i64
 // CHECK:      %[[CDA:.*]] = llvm.and
@@ -92,7 +98,7 @@ func.func @block(%x: tensor<?x?x256xbf16>) -> (!te.qtensor<?x?x256xe4m3, #te.fp8
 // CHECK:      %[[C32:.*]] = llvm.mlir.constant(32 : i64) : i64
 // CHECK-NEXT: %[[W:.*]] = llvm.mlir.addressof @mx__check0 : !llvm.ptr
 // CHECK-NEXT: llvm.call @te_rt_check_multiple(%{{.*}}, %[[D0]], %[[C32]], %[[W]])
-// CHECK:      ^bb2:
+// CHECK:      ^bb4:
 // CHECK-NEXT: %[[C127:.*]] = llvm.mlir.constant(127 : i64) : i64
 // CHECK-NEXT: %[[A:.*]] = llvm.add %[[D0]], %[[C127]] : i64
 // CHECK-NEXT: %[[C128:.*]] = llvm.mlir.constant(128 : i64) : i64

@@ -25,17 +25,22 @@
 // CHECK-SAME:  %[[CTX:[^:]+]]: !llvm.ptr, %{{[^:]+}}: !llvm.ptr, %{{[^:]+}}: !llvm.ptr, %[[DIMS:[^:]+]]: !llvm.ptr)
 // CHECK:       %[[DP:.*]] = llvm.getelementptr %[[DIMS]][0]
 // CHECK-NEXT:  %[[D0:.*]] = llvm.load %[[DP]] : !llvm.ptr -> i64
+// The range checks of the dims (te-lower-to-runtime-sizes.mlir) come first.
+// CHECK-NOT:   llvm.call
+// CHECK:       llvm.call @te_rt_check_range(%[[CTX]], %[[D0]],
+// CHECK-NOT:   llvm.call
+// CHECK:       llvm.call @te_rt_check_range(%[[CTX]],
 // CHECK-NOT:   llvm.call
 // CHECK:       %[[M:.*]] = llvm.mlir.constant(128 : i64) : i64
 // CHECK-NEXT:  %[[W:.*]] = llvm.mlir.addressof @block__check0 : !llvm.ptr
 // CHECK-NEXT:  %[[S:.*]] = llvm.call @te_rt_check_multiple(%[[CTX]], %[[D0]], %[[M]], %[[W]]) : (!llvm.ptr, i64, i64, !llvm.ptr) -> i32
 // CHECK-NEXT:  llvm.mlir.constant(0 : i32)
 // CHECK-NEXT:  %[[F:.*]] = llvm.icmp "ne" %[[S]]
-// CHECK-NEXT:  llvm.cond_br %[[F]], ^[[RET:bb[0-9]+]](%[[S]] : i32), ^bb1
+// CHECK-NEXT:  llvm.cond_br %[[F]], ^[[RET:bb[0-9]+]](%[[S]] : i32), ^bb3
 // CHECK-NOT:   te_rt_check_multiple
 // CHECK:       llvm.call @te_rt_alloc(
 // CHECK-NOT:   te_rt_check_multiple
-// CHECK:       ^[[RET]](%[[ST:.*]]: i32):  // pred: ^bb0
+// CHECK:       ^[[RET]](%[[ST:.*]]: i32):  // 3 preds: ^bb0, ^bb1, ^bb2
 // CHECK-NEXT:  llvm.return %[[ST]] : i32
 // CHECK-LABEL: llvm.func @te_entry_block_fwd(
 // CHECK:       llvm.call @te_rt_check_multiple(

@@ -70,6 +70,7 @@ func.func @infer(%x: tensor<2x8x64xf32>, %w1: tensor<128x64xf32>, %w2: tensor<64
 // CHECK-NEXT:  %[[PRE:.*]] = llvm.load %[[PP]]
 // CHECK-NEXT:  %[[DXP:.*]] = llvm.getelementptr %[[RES]][0]
 // CHECK-NEXT:  %[[DX:.*]] = llvm.load %[[DXP]]
+// CHECK:       llvm.call @te_rt_alloc(
 // CHECK:       %[[GELU:.*]] = llvm.mlir.constant(0 : i32) : i32
 // CHECK-NEXT:  %[[BF16:.*]] = llvm.mlir.constant(1 : i32) : i32
 // CHECK-NEXT:  %[[ONE:.*]] = llvm.mlir.constant(1 : i64) : i64

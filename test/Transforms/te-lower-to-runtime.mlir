@@ -16,10 +16,10 @@
 // CHECK:      %[[OUTP:.*]] = llvm.getelementptr %[[RES]][0]
 // CHECK-NEXT: %[[OUT:.*]] = llvm.load %[[OUTP]] : !llvm.ptr -> !llvm.ptr
 // CHECK:      %[[ARENA:.*]] = llvm.call @te_rt_alloc(%[[CTX]], %{{.*}}) : (!llvm.ptr, i64) -> !llvm.ptr
-// CHECK:      llvm.cond_br %{{.*}}, ^[[FAIL:bb[0-9]+]](%{{.*}} : i32), ^bb1
+// CHECK:      llvm.cond_br %{{.*}}, ^[[FAIL:bb[0-9]+]](%{{.*}} : i32), ^bb3
 // CHECK:      %[[S1:.*]] = llvm.call @te_rt_norm_fwd(%[[CTX]],
 // CHECK:      llvm.icmp "ne" %[[S1]]
-// CHECK-NEXT: llvm.cond_br %{{.*}}, ^[[FAIL]](%[[S1]] : i32), ^bb2
+// CHECK-NEXT: llvm.cond_br %{{.*}}, ^[[FAIL]](%[[S1]] : i32), ^bb4
 // CHECK:      llvm.call @te_rt_gemm_fprop(
 // CHECK:      llvm.call @te_rt_act_fwd(
 // CHECK:      llvm.call @te_rt_gemm_fprop(

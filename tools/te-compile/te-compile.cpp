@@ -10,11 +10,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "te/InitAll.h"
+#include "te/Support/InputGuards.h"
 #include "te/Transforms/Passes.h"
 #include "te/Transforms/Pipeline.h"
 
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
@@ -82,6 +84,14 @@ static cl::opt<int64_t> gemmActEpilogueMinRows(
     cl::desc("Under --gemm-act-epilogues=auto, the fewest GEMM rows "
              "(tokens) that fold (default 1024)"),
     cl::init(1024), cl::cat(category));
+static cl::opt<bool> strictRecipe(
+    "strict-recipe",
+    cl::desc("Fail when the recipe cannot apply to a module op (e.g. "
+             "fp8-block or mxfp8 with a GEMM dim that is not a multiple of "
+             "the block); without it that op runs unquantized with a "
+             "warning"),
+    cl::init(false), cl::cat(category));
+
 static cl::opt<bool> remarks(
     "remarks",
     cl::desc("Print the passes' remarks (fusions that did not apply, "
@@ -302,8 +312,14 @@ int main(int argc, char **argv) {
   if (!input)
     return fail(error);
   sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
-  if (!module)
+  // What crashes upstream MLIR is refused first (te/Support/InputGuards.h):
+  // the text before the parse, the IR before the verifier.
+  if (failed(te::checkInputText(sourceMgr, sourceMgr.getMainFileID())))
+    return fail("cannot parse " + inputFile);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(
+      sourceMgr, ParserConfig(&context, /*verifyAfterParse=*/false));
+  if (!module || failed(te::checkBeforeVerify(*module)) ||
+      failed(verify(*module)))
     return fail("cannot parse " + inputFile);
 
   // --checkpoint without --train would silently do nothing.
@@ -330,6 +346,7 @@ int main(int argc, char **argv) {
   options.gemmActEpilogues = actMode;
   options.gemmActEpilogueMinRows = gemmActEpilogueMinRows;
   options.arch = archClass;
+  options.strictRecipe = strictRecipe;
   te::buildTEPipeline(pm, options);
   if (failed(pm.run(*module)))
     return fail("compilation of " + inputFile + " failed (see above)");

@@ -219,10 +219,20 @@ def TEDecomposePass : Pass<"te-decompose", "::mlir::ModuleOp"> {
     laid out for: hopper (per-tensor FP8, fp8-block) or blackwell (mxfp8);
     a recipe not lowered for it, NVFP4 and Blackwell per-tensor layouts are
     an error naming the recipe.
+
+    A module op whose quantized recipe cannot apply (e.g. `fp8-block` or
+    `mxfp8` with a GEMM dim that is not a multiple of the block) runs on the
+    unquantized path, as TE would refuse to quantize it; the user asked for
+    the recipe, so this is a warning at the op saying why, and an error
+    under `strict-recipe`.
   }];
   let options = [
     Option<"arch", "arch", "std::string", /*default=*/"\"hopper\"",
-           "Architecture class of the quantized layouts: hopper or blackwell">
+           "Architecture class of the quantized layouts: hopper or blackwell">,
+    Option<"strictRecipe", "strict-recipe", "bool", /*default=*/"false",
+           "Make a quantized recipe that cannot apply to a module op (its "
+           "GEMM dims not multiples of the recipe's block) an error instead "
+           "of a warning">
   ];
   let dependentDialects = ["::mlir::te::TEDialect",
                            "::mlir::arith::ArithDialect",

@@ -47,6 +47,12 @@ struct TEPipelineOptions : public PassPipelineOptions<TEPipelineOptions> {
                      "(tokens) that fold (te-fuse-gemm-epilogues "
                      "act-epilogue-min-rows)"),
       llvm::cl::init(1024)};
+  Option<bool> strictRecipe{
+      *this, "strict-recipe",
+      llvm::cl::desc("A quantized recipe that cannot apply to a module op is "
+                     "an error (default: a warning; te-decompose "
+                     "strict-recipe)"),
+      llvm::cl::init(false)};
   Option<std::string> arch{
       *this, "arch",
       llvm::cl::desc("Architecture class of quantized saves: hopper or "

@@ -441,3 +441,57 @@ func.func @bad_format(%x: tensor<32x64xbf16>, %w: tensor<32x64xbf16>) {
   %y = te.linear %x weight(%w) recipe(#te.fp8_current<format = e2m1>) : (tensor<32x64xbf16>, tensor<32x64xbf16>) -> tensor<32x32xbf16>
   return
 }
+
+// -----
+
+// A dimension above 2^40: sizes derived from it could overflow int64.
+func.func @dim_too_large(%x: tensor<9223372036854775807x64xf32>, %w: tensor<32x64xf32>) {
+  // expected-error @+1 {{'te.linear' op operand #0 has dimension 9223372036854775807, above the largest supported (2^40 = 1099511627776)}}
+  %y = te.linear %x weight(%w) : (tensor<9223372036854775807x64xf32>, tensor<32x64xf32>) -> tensor<9223372036854775807x32xf32>
+  return
+}
+
+// -----
+
+// Each dimension within bounds, but more than 2^48 elements in all.
+func.func @elements_too_many(%x: tensor<1099511627776x1024xf32>, %w: tensor<32x1024xf32>) {
+  // expected-error @+1 {{'te.linear' op operand #0 has 1125899906842624 elements, above the largest supported (2^48 = 281474976710656)}}
+  %y = te.linear %x weight(%w) : (tensor<1099511627776x1024xf32>, tensor<32x1024xf32>) -> tensor<1099511627776x32xf32>
+  return
+}
+
+// -----
+
+// A result above the bounds is refused as well.
+func.func @result_too_large(%x: tensor<4x64xf32>, %w: tensor<1099511627777x64xf32>) {
+  // expected-error @+1 {{'te.linear' op operand #1 has dimension 1099511627777, above the largest supported (2^40 = 1099511627776)}}
+  %y = te.linear %x weight(%w) : (tensor<4x64xf32>, tensor<1099511627777x64xf32>) -> tensor<4x1099511627777xf32>
+  return
+}
+
+// -----
+
+// The amax history is a [len, slots] fp32 tensor: bounded at 2^20.
+func.func @amax_history_too_long(%x: tensor<32x64xbf16>, %w: tensor<32x64xbf16>) {
+  // expected-error @+1 {{fp8_delayed amax_history_len must be at most 1048576, got 1099511627776}}
+  %y = te.linear %x weight(%w) recipe(#te.fp8_delayed<amax_history_len = 1099511627776>) : (tensor<32x64xbf16>, tensor<32x64xbf16>) -> tensor<32x32xbf16>
+  return
+}
+
+// -----
+
+// amax_history_len = 2^63-1 (the overflow the fuzzers found).
+func.func @amax_history_int64_max(%x: tensor<32x64xbf16>, %w: tensor<32x64xbf16>) {
+  // expected-error @+1 {{fp8_delayed amax_history_len must be at most 1048576, got 9223372036854775807}}
+  %y = te.linear %x weight(%w) recipe(#te.fp8_delayed<amax_history_len = 9223372036854775807>) : (tensor<32x64xbf16>, tensor<32x64xbf16>) -> tensor<32x32xbf16>
+  return
+}
+
+// -----
+
+// Scales are divided by 2^margin: bounded at 64.
+func.func @margin_too_large(%x: tensor<32x64xbf16>, %w: tensor<32x64xbf16>) {
+  // expected-error @+1 {{fp8_delayed margin must be at most 64, got 65}}
+  %y = te.linear %x weight(%w) recipe(#te.fp8_delayed<margin = 65>) : (tensor<32x64xbf16>, tensor<32x64xbf16>) -> tensor<32x32xbf16>
+  return
+}

@@ -129,3 +129,9 @@ func.func @rht_rowwise(%a: !te.qtensor<64x64xe2m1, #te.nvfp4<>, rowwise, blackwe
 // TE transforms 1-D scaled operands only.
 // expected-error @+1 {{qtensor flags rht and block_2d exclude each other}}
 func.func @rht_2d(%a: !te.qtensor<64x64xe2m1, #te.nvfp4<>, both, blackwell, block_2d, rht>) { return }
+
+// -----
+
+// Quantized tensors are bounded like plain ones (2^40 per dim).
+// expected-error @+1 {{qtensor has dimension 9223372036854775807, above the largest supported (2^40 = 1099511627776)}}
+func.func @qtensor_dim_too_large(%a: !te.qtensor<9223372036854775807x64xe4m3, #te.fp8_current<>, rowwise, hopper>) { return }

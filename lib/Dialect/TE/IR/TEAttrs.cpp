@@ -67,6 +67,14 @@ FP8DelayedRecipeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "fp8_delayed amax_history_len must be at least 1, "
                           "got "
                        << amaxHistoryLen;
+  // TE's default is 1024; the history is a [len, slots] fp32 tensor of
+  // every delayed-scaling entry's state.
+  if (amaxHistoryLen > kMaxAmaxHistoryLen)
+    return emitError() << "fp8_delayed amax_history_len must be at most "
+                       << kMaxAmaxHistoryLen << ", got " << amaxHistoryLen;
+  if (margin > kMaxFP8Margin)
+    return emitError() << "fp8_delayed margin must be at most " << kMaxFP8Margin
+                       << ", got " << margin;
   return success();
 }
 

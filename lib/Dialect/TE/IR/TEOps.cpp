@@ -38,6 +38,24 @@ bool mlir::te::isGatedActivation(ActivationKind kind) {
   llvm_unreachable("unknown activation kind");
 }
 
+LogicalResult mlir::te::verifyOperandAndResultShapeBounds(Operation *op) {
+  auto check = [&](Type t, StringRef kind, unsigned i) {
+    auto shaped = dyn_cast<ShapedType>(t);
+    if (!shaped || !shaped.hasRank())
+      return success();
+    std::string what = (kind + " #" + Twine(i)).str();
+    return verifyShapeBounds([&] { return op->emitOpError(); },
+                             shaped.getShape(), what);
+  };
+  for (auto [i, t] : llvm::enumerate(op->getOperandTypes()))
+    if (failed(check(t, "operand", i)))
+      return failure();
+  for (auto [i, t] : llvm::enumerate(op->getResultTypes()))
+    if (failed(check(t, "result", i)))
+      return failure();
+  return success();
+}
+
 LogicalResult mlir::te::verifyDelayedScales(Operation *op,
                                             RecipeAttrInterface recipe,
                                             Value scales, int64_t slots) {

@@ -12,6 +12,9 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::te;
@@ -77,19 +80,64 @@ int64_t SymDim::toShapedDim() const {
   return isStatic() ? value : ShapedType::kDynamic;
 }
 
+// Sizes of shapes within the verifiers' bounds (kMaxDimSize, kMaxElements)
+// never overflow; these saturate instead of wrapping (signed overflow is
+// undefined) should an unverified shape get here.
+static int64_t mulSat(int64_t a, int64_t b) {
+  int64_t r;
+  if (llvm::MulOverflow(a, b, r))
+    return (a < 0) != (b < 0) ? std::numeric_limits<int64_t>::min()
+                              : std::numeric_limits<int64_t>::max();
+  return r;
+}
+static int64_t addSat(int64_t a, int64_t b) {
+  int64_t r;
+  if (llvm::AddOverflow(a, b, r))
+    return a < 0 ? std::numeric_limits<int64_t>::min()
+                 : std::numeric_limits<int64_t>::max();
+  return r;
+}
+static int64_t subSat(int64_t a, int64_t b) {
+  int64_t r;
+  if (llvm::SubOverflow(a, b, r))
+    return a < 0 ? std::numeric_limits<int64_t>::min()
+                 : std::numeric_limits<int64_t>::max();
+  return r;
+}
+
+LogicalResult
+mlir::te::verifyShapeBounds(function_ref<InFlightDiagnostic()> emitError,
+                            ArrayRef<int64_t> shape, StringRef what) {
+  int64_t elements = 1;
+  for (int64_t d : shape) {
+    if (ShapedType::isDynamic(d))
+      continue;
+    if (d > kMaxDimSize)
+      return emitError() << what << " has dimension " << d
+                         << ", above the largest supported (2^40 = "
+                         << kMaxDimSize << ")";
+    elements = mulSat(elements, d);
+  }
+  if (elements > kMaxElements)
+    return emitError() << what << " has " << elements
+                       << " elements, above the largest supported (2^48 = "
+                       << kMaxElements << ")";
+  return success();
+}
+
 SymDim SymDim::operator*(const SymDim &rhs) const {
   if (isStatic() && rhs.isStatic())
-    return SymDim(value * rhs.value);
+    return SymDim(mulSat(value, rhs.value));
   if (isStatic() || rhs.isStatic()) {
     const SymDim &sym = isStatic() ? rhs : *this;
     int64_t c = isStatic() ? value : rhs.value;
     if (c == 0)
       return SymDim(0);
     SymDim d = sym;
-    d.value *= c;
+    d.value = mulSat(d.value, c);
     return d;
   }
-  SymDim d(value * rhs.value);
+  SymDim d(mulSat(value, rhs.value));
   d.expr = render(expr, atomic, 1, true) + "*" +
            render(rhs.expr, rhs.atomic, 1, true);
   d.atomic = true;
@@ -98,7 +146,7 @@ SymDim SymDim::operator*(const SymDim &rhs) const {
 
 SymDim SymDim::operator+(const SymDim &rhs) const {
   if (isStatic() && rhs.isStatic())
-    return SymDim(value + rhs.value);
+    return SymDim(addSat(value, rhs.value));
   if (isStatic() && value == 0)
     return rhs;
   if (rhs.isStatic() && rhs.value == 0)
@@ -111,7 +159,7 @@ SymDim SymDim::operator+(const SymDim &rhs) const {
 
 SymDim SymDim::operator-(const SymDim &rhs) const {
   if (isStatic() && rhs.isStatic())
-    return SymDim(value - rhs.value);
+    return SymDim(subSat(value, rhs.value));
   if (rhs.isStatic() && rhs.value == 0)
     return *this;
   SymDim d(1);
@@ -140,7 +188,7 @@ SymDim SymDim::exactDiv(int64_t divisor) const {
 
 SymDim SymDim::ceilDiv(int64_t divisor) const {
   if (isStatic())
-    return SymDim((value + divisor - 1) / divisor);
+    return SymDim(llvm::divideCeilSigned(value, divisor));
   if (divisor == 1)
     return *this;
   SymDim d(1);
@@ -150,7 +198,7 @@ SymDim SymDim::ceilDiv(int64_t divisor) const {
 
 SymDim SymDim::roundUp(int64_t multiple) const {
   if (isStatic())
-    return SymDim((value + multiple - 1) / multiple * multiple);
+    return SymDim(mulSat(llvm::divideCeilSigned(value, multiple), multiple));
   if (multiple == 1)
     return *this;
   SymDim d(1);
@@ -437,6 +485,8 @@ LogicalResult QuantizedTensorType::verify(
   for (int64_t d : shape)
     if (d < 0 && !ShapedType::isDynamic(d))
       return emitError() << "qtensor dimensions must be non-negative";
+  if (failed(verifyShapeBounds(emitError, shape, "qtensor")))
+    return failure();
 
   StringRef fmt = stringifyQuantFormat(format);
   StringRef name = recipe.getRecipeName();

@@ -20,6 +20,12 @@
 
 namespace mlir::te {
 
+/// The longest delayed-scaling amax history the dialect accepts (TE's
+/// default is 1024).
+constexpr int64_t kMaxAmaxHistoryLen = int64_t(1) << 20;
+/// The largest delayed-scaling margin (scales are divided by 2^margin).
+constexpr int64_t kMaxFP8Margin = 64;
+
 /// Builds the recipe attribute named as `te-compile --recipe` spells it
 /// (`bf16`, `fp8-delayed`, `fp8-current`, `fp8-block`, `mxfp8`, `nvfp4`),
 /// with TransformerEngine's default parameters, or parses a recipe attribute

@@ -36,9 +36,16 @@ def TE_Dialect : Dialect {
   }];
 }
 
+/// Every static dimension of an operand or result is at most 2^40 and every
+/// static element count at most 2^48, so that the size arithmetic of shape
+/// inference, fake tensors and memory planning cannot overflow int64.
+def TE_BoundedShapes : NativeOpTrait<"BoundedShapes"> {
+  let cppNamespace = "::mlir::OpTrait::te";
+}
+
 /// Base class of every `te` operation.
 class TE_Op<string mnemonic, list<Trait> traits = []>
-    : Op<TE_Dialect, mnemonic, traits>;
+    : Op<TE_Dialect, mnemonic, !listconcat(traits, [TE_BoundedShapes])>;
 
 /// Base class of every `te` attribute.
 class TE_Attr<string name, string attrMnemonic, list<Trait> traits = []>

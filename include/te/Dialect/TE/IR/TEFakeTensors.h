@@ -10,6 +10,7 @@
 #define TE_DIALECT_TE_IR_TEFAKETENSORS_H
 
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
 #include "te/Dialect/TE/IR/TEAttrs.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/JSON.h"
@@ -17,6 +18,19 @@
 #include <string>
 
 namespace mlir::te {
+
+/// The largest static dimension the dialect accepts (2^40).
+constexpr int64_t kMaxDimSize = int64_t(1) << 40;
+/// The largest static element count of one tensor (2^48): with it, byte
+/// sizes, inner-tensor layouts and arena offsets stay far inside int64.
+constexpr int64_t kMaxElements = int64_t(1) << 48;
+
+/// Fails (through `emitError`) when a static dimension of `shape` exceeds
+/// kMaxDimSize or the product of its static dimensions exceeds kMaxElements.
+/// `what` names the value in the message (e.g. "operand #1").
+LogicalResult
+verifyShapeBounds(llvm::function_ref<InFlightDiagnostic()> emitError,
+                  llvm::ArrayRef<int64_t> shape, llvm::StringRef what);
 
 /// A tensor dimension or size: a constant, or a symbolic expression over the
 /// dynamic dimensions of an op's input (`d0`, `d1`, ... by position).

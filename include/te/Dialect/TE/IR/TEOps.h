@@ -32,7 +32,23 @@ bool isGatedActivation(ActivationKind kind);
 LogicalResult verifyDelayedScales(Operation *op, RecipeAttrInterface recipe,
                                   Value scales, int64_t slots);
 
+/// verifyShapeBounds over every ranked operand and result of `op`.
+LogicalResult verifyOperandAndResultShapeBounds(Operation *op);
+
 } // namespace mlir::te
+
+namespace mlir::OpTrait::te {
+/// Bounds every static dimension and element count of an op's operands and
+/// results (kMaxDimSize, kMaxElements); on every `te` op.
+template <typename ConcreteType>
+class BoundedShapes
+    : public mlir::OpTrait::TraitBase<ConcreteType, BoundedShapes> {
+public:
+  static LogicalResult verifyTrait(Operation *op) {
+    return mlir::te::verifyOperandAndResultShapeBounds(op);
+  }
+};
+} // namespace mlir::OpTrait::te
 
 #define GET_OP_CLASSES
 #include "te/Dialect/TE/IR/TEOps.h.inc"

@@ -1,0 +1,80 @@
+//===- InputGuards.cpp - Checks before upstream MLIR sees input -*- C++ -*-===//
+//
+// Guards for inputs that crash Debian's MLIR 22 (see InputGuards.h and
+// docs/robustness.md).
+//
+//===----------------------------------------------------------------------===//
+
+#include "te/Support/InputGuards.h"
+
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+
+using namespace mlir;
+
+LogicalResult mlir::te::checkInputText(llvm::SourceMgr &sourceMgr,
+                                       unsigned bufferId) {
+  const llvm::MemoryBuffer *buffer = sourceMgr.getMemoryBuffer(bufferId);
+  StringRef text = buffer->getBuffer();
+  // The file metadata section: `{-#` to its closing `#-}` (or the end).
+  size_t start = text.find("{-#");
+  while (start != StringRef::npos) {
+    size_t end = text.find("#-}", start + 3);
+    StringRef section =
+        text.slice(start, end == StringRef::npos ? text.size() : end);
+    // Strings in it: a blob is one string on one line.
+    for (size_t i = 0; i < section.size(); ++i) {
+      if (section[i] != '"')
+        continue;
+      size_t j = i + 1;
+      while (j < section.size() && section[j] != '"' && section[j] != '\n') {
+        if (section[j] == '\\' && j + 1 < section.size())
+          ++j;
+        ++j;
+      }
+      if (j >= section.size() || section[j] != '"') {
+        sourceMgr.PrintMessage(
+            llvm::SMLoc::getFromPointer(section.data() + i),
+            llvm::SourceMgr::DK_Error,
+            "unterminated string in the file metadata (dialect_resources): "
+            "the input looks truncated");
+        return failure();
+      }
+      i = j;
+    }
+    if (end == StringRef::npos)
+      break;
+    start = text.find("{-#", end + 3);
+  }
+  return success();
+}
+
+bool mlir::te::mayNeedCheckBeforeVerify(StringRef text) {
+  return text.contains("tensor.concat");
+}
+
+LogicalResult mlir::te::checkBeforeVerify(Operation *root) {
+  WalkResult r = root->walk([&](Operation *op) {
+    if (op->getName().getStringRef() != tensor::ConcatOp::getOperationName())
+      return WalkResult::advance();
+    // Read the attribute generically: the op is not verified yet.
+    std::optional<Attribute> dimAttr = op->getInherentAttr("dim");
+    auto dim = dyn_cast_or_null<IntegerAttr>(dimAttr ? *dimAttr : Attribute());
+    auto type = op->getNumResults() == 1
+                    ? dyn_cast<RankedTensorType>(op->getResult(0).getType())
+                    : RankedTensorType();
+    if (!dim || !type)
+      return WalkResult::advance(); // the verifier reports these itself
+    int64_t d = dim.getValue().getSExtValue();
+    if (d < 0 || d >= type.getRank()) {
+      op->emitOpError() << "concatenation dim must be in [0, " << type.getRank()
+                        << "), got " << d;
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return failure(r.wasInterrupted());
+}
