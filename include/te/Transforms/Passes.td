@@ -31,7 +31,10 @@ def TEApplyRecipePass : Pass<"te-apply-recipe"> {
   let options = [
     Option<"recipe", "recipe", "std::string", /*default=*/"\"bf16\"",
            "Recipe to apply: bf16, fp8-delayed, fp8-current, fp8-block, "
-           "mxfp8, nvfp4, or a recipe attribute ('#te.nvfp4<rht = false>')">,
+           "mxfp8, nvfp4, or a recipe attribute, quoted inside the pass "
+           "options when it has spaces: "
+           "--te-apply-recipe=\"recipe='#te.nvfp4<rht = false>'\" (or "
+           "written without spaces: recipe=#te.nvfp4<rht=false>)">,
     Option<"override", "override", "bool", /*default=*/"false",
            "Replace recipes already set on ops">
   ];
@@ -69,8 +72,9 @@ def TEImportTorchPass : Pass<"te-import-torch", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"recipe", "recipe", "std::string", /*default=*/"\"\"",
-           "Recipe of the created te ops (te-compile --recipe names); "
-           "empty for none (bf16)">
+           "Recipe of the created te ops (te-compile --recipe names, or a "
+           "recipe attribute, quoted when it has spaces: "
+           "recipe='#te.nvfp4<rht = false>'); empty for none (bf16)">
   ];
   let dependentDialects = [
     "::mlir::te::TEDialect", "::mlir::arith::ArithDialect",

@@ -20,7 +20,10 @@ struct TEPipelineOptions : public PassPipelineOptions<TEPipelineOptions> {
                            llvm::cl::init(true)};
   Option<std::string> recipe{
       *this, "recipe",
-      llvm::cl::desc("Recipe of every module op (empty: keep the ops')"),
+      llvm::cl::desc("Recipe of every module op: te-compile --recipe names "
+                     "or a recipe attribute, quoted when it has spaces "
+                     "(recipe='#te.nvfp4<rht = false>'); empty: keep the "
+                     "ops'"),
       llvm::cl::init("")};
   Option<bool> train{*this, "train",
                      llvm::cl::desc("Generate <fn>_fwd and <fn>_bwd"),
