@@ -6,7 +6,10 @@
 #      kernel self-test (reported as SKIPPED when no GPU is visible),
 #   4. rebuild with ASan+UBSan and assertions (Debian's LLVM has them off)
 #      and run the lit suite and unit tests again,
-#   5. generate the dialect and pass docs (mlir-doc).
+#   5. generate the dialect and pass docs (mlir-doc),
+#   6. run the main job with a python3 first on PATH that lacks numpy,
+#   7. fuzz for a bounded time under the sanitizers (mutated IR through
+#      te-opt/te-compile; libFuzzer targets of the runtime and te-run).
 # Ends with one line "N passed, N failed" over all of it; exits non-zero on
 # any failure.
 set -uo pipefail
@@ -74,6 +77,25 @@ if build_or_fail default "$root/build"; then
   else
     echo "== CUDA: not built (no CUDA toolkit found); GPU code is not compiled on this machine"
   fi
+  # A fresh machine's first python3 may be anyone's (pyenv, conda) and lack
+  # numpy: the main job must not depend on it. A python3 without
+  # site-packages stands first on PATH for this run.
+  echo "== [default] main job (scripts/main.sh) with a python3 first on PATH that has no numpy"
+  shim=$root/build/no-numpy-python
+  mkdir -p "$shim"
+  printf '#!/bin/sh\n# python3 without site-packages (no numpy), for the test command\nexec /usr/bin/python3 -S "$@"\n' >"$shim/python3"
+  chmod +x "$shim/python3"
+  if PATH="$shim:$PATH" python3 -c 'import numpy' 2>/dev/null; then
+    echo "   the shim python3 imports numpy: the check would prove nothing"
+    failed=$((failed + 1)); failures+=("main job (shim)")
+  elif PATH="$shim:$PATH" "$root/scripts/main.sh" >"$root/build/main.log" 2>&1 &&
+       grep -q "main: forward and backward match PyTorch" "$root/build/main.log"; then
+    grep -E "^  (ok|FAIL)|^main:" "$root/build/main.log"
+    passed=$((passed + 1))
+  else
+    tail -20 "$root/build/main.log"
+    failed=$((failed + 1)); failures+=("main job")
+  fi
   echo "== [default] docs (mlir-doc)"
   if ninja -C "$root/build" mlir-doc >/dev/null && [[ -s $root/build/docs/Dialects/TEDialect.md && -s $root/build/docs/TEPasses.md ]]; then
     passed=$((passed + 1))
@@ -87,6 +109,18 @@ fi
 if build_or_fail asan "$root/build-asan" -DTE_ENABLE_SANITIZERS=ON \
      -DTE_BUILD_PLUGIN=OFF -DTE_ENABLE_CUDA=OFF; then
   run_suite asan "$root/build-asan"
+
+  # 3. Bounded fuzzing under the sanitizers (docs/fuzzing.md has longer
+  #    runs): mutated te IR and torch-mlir exports through te-opt and
+  #    te-compile; any crash, hang or sanitizer report fails.
+  echo "== [asan] fuzzing te-opt / te-compile with mutated IR (fuzz/mutate_ir.py)"
+  if python3 "$root/fuzz/mutate_ir.py" --bin "$root/build-asan/bin" \
+       --cases "${TE_FUZZ_IR_CASES:-1500}" --jobs "$jobs" --seed "${TE_FUZZ_SEED:-1}" \
+       --out "$root/build-asan/fuzz-ir-crashes"; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1)); failures+=("IR fuzzing (inputs in build-asan/fuzz-ir-crashes)")
+  fi
 fi
 
 echo
