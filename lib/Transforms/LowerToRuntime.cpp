@@ -46,6 +46,7 @@
 
 #include "te/Dialect/TE/IR/TEOps.h"
 #include "te/Dialect/TE/IR/TEQuantLayout.h"
+#include "te/Runtime/TERuntime.h"
 #include "te/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -75,16 +76,76 @@ constexpr int64_t kAlignment = 256;
 /// te_rt dtype codes (TERuntime.h).
 std::optional<int32_t> dtypeCode(Type element) {
   if (element.isF32())
-    return 0;
+    return TE_RT_DTYPE_F32;
   if (element.isBF16())
-    return 1;
+    return TE_RT_DTYPE_BF16;
   if (element.isF16())
-    return 2;
+    return TE_RT_DTYPE_F16;
   return std::nullopt;
 }
 
 /// TE_RT_FP8_* codes.
-int32_t fp8Code(QuantFormat f) { return f == QuantFormat::E4M3 ? 0 : 1; }
+int32_t fp8Code(QuantFormat f) {
+  return f == QuantFormat::E4M3 ? TE_RT_FP8_E4M3 : TE_RT_FP8_E5M2;
+}
+
+// The codes the lowering passes as bare integers are the runtime's.
+static_assert(int32_t(NormalizationKind::LayerNorm) == TE_RT_NORM_LAYERNORM &&
+                  int32_t(NormalizationKind::RMSNorm) == TE_RT_NORM_RMSNORM,
+              "te.normalization and TE_RT_NORM_* disagree");
+#define TE_CHECK_ACT(kind, code)                                               \
+  static_assert(int32_t(ActivationKind::kind) == code,                         \
+                "te.activation " #kind " and " #code " disagree");
+TE_CHECK_ACT(GELU, TE_RT_ACT_GELU)
+TE_CHECK_ACT(GEGLU, TE_RT_ACT_GEGLU)
+TE_CHECK_ACT(GLU, TE_RT_ACT_GLU)
+TE_CHECK_ACT(QGELU, TE_RT_ACT_QGELU)
+TE_CHECK_ACT(QGEGLU, TE_RT_ACT_QGEGLU)
+TE_CHECK_ACT(ReLU, TE_RT_ACT_RELU)
+TE_CHECK_ACT(ReGLU, TE_RT_ACT_REGLU)
+TE_CHECK_ACT(SReLU, TE_RT_ACT_SRELU)
+TE_CHECK_ACT(SReGLU, TE_RT_ACT_SREGLU)
+TE_CHECK_ACT(SiLU, TE_RT_ACT_SILU)
+TE_CHECK_ACT(SwiGLU, TE_RT_ACT_SWIGLU)
+TE_CHECK_ACT(ClampedSwiGLU, TE_RT_ACT_CLAMPED_SWIGLU)
+TE_CHECK_ACT(GELUErf, TE_RT_ACT_GELU_ERF)
+#undef TE_CHECK_ACT
+static_assert(getMaxEnumValForActivationKind() == TE_RT_ACT_GELU_ERF,
+              "a te.activation without a TE_RT_ACT_* code (add it above)");
+
+/// The LLVM type of a C parameter or result of the ABI.
+template <typename T> Type llvmTypeOf(MLIRContext *ctx) {
+  if constexpr (std::is_pointer_v<T>)
+    return LLVM::LLVMPointerType::get(ctx);
+  else if constexpr (std::is_void_v<T>)
+    return LLVM::LLVMVoidType::get(ctx);
+  else if constexpr (std::is_same_v<T, float>)
+    return Float32Type::get(ctx);
+  else if constexpr (std::is_same_v<T, double>)
+    return Float64Type::get(ctx);
+  else {
+    static_assert(std::is_integral_v<T>, "an ABI type with no LLVM mapping");
+    return IntegerType::get(ctx, 8 * sizeof(T));
+  }
+}
+template <typename R, typename... A>
+LLVM::LLVMFunctionType llvmFunctionTypeOf(MLIRContext *ctx, R (*)(A...)) {
+  return LLVM::LLVMFunctionType::get(llvmTypeOf<R>(ctx),
+                                     {llvmTypeOf<A>(ctx)...});
+}
+
+/// The LLVM function type of the runtime function `name`, from its C
+/// prototype in TERuntime.def (the one list of the ABI); null if `name` is
+/// not part of it. Only the prototypes' types are used: the compiler does
+/// not link the runtime.
+LLVM::LLVMFunctionType runtimeFunctionType(MLIRContext *ctx, StringRef name) {
+#define TE_RT_FUNC(ret, fn, params)                                            \
+  if (name == #fn)                                                             \
+    return llvmFunctionTypeOf(ctx, static_cast<decltype(&fn)>(nullptr));
+#include "te/Runtime/TERuntime.def"
+#undef TE_RT_FUNC
+  return {};
+}
 
 StringRef dtypeName(Type element) {
   return element.isF32()    ? "float32"
@@ -1517,78 +1578,48 @@ struct TELowerToRuntimePass
     MLIRContext *ctx = &getContext();
     OpBuilder b(ctx);
     b.setInsertionPointToStart(module.getBody());
-    Type ptr = LLVM::LLVMPointerType::get(ctx);
-    Type i64 = b.getI64Type(), i32 = b.getI32Type(), f32 = b.getF32Type(),
-         f64 = b.getF64Type();
+    // The subset of TERuntime.def the lowering calls, typed from the ABI's
+    // own prototypes (runtimeFunctionType), declared in this order.
     llvm::StringMap<LLVM::LLVMFuncOp> runtime;
-    auto declare = [&](StringRef name, Type result, ArrayRef<Type> params) {
-      runtime[name] = LLVM::LLVMFuncOp::create(
-          b, module.getLoc(), name, LLVM::LLVMFunctionType::get(result, params));
-    };
-    // The subset of TERuntime.def the lowering calls (same C signatures).
-    declare("te_rt_alloc", ptr, {ptr, i64});
-    declare("te_rt_free", LLVM::LLVMVoidType::get(ctx), {ptr, ptr});
-    declare("te_rt_copy_to_backend", i32, {ptr, ptr, ptr, i64});
-    declare("te_rt_norm_fwd", i32,
-            {ptr, i32, i32, ptr, ptr, ptr, f64, i32, i64, i64, ptr, ptr, ptr});
-    declare("te_rt_norm_bwd", i32,
-            {ptr, i32, i32, ptr, ptr, ptr, ptr, ptr, i32, i64, i64, ptr, ptr,
-             ptr});
-    declare("te_rt_gemm_fprop", i32,
-            {ptr, i32, ptr, ptr, ptr, ptr, i64, i64, i64});
-    declare("te_rt_gemm_dgrad", i32, {ptr, i32, ptr, ptr, ptr, i64, i64, i64});
-    declare("te_rt_gemm_wgrad", i32,
-            {ptr, i32, ptr, ptr, ptr, ptr, i64, i64, i64, i32});
-    declare("te_rt_gemm_fprop_act", i32,
-            {ptr, i32, i32, ptr, ptr, ptr, ptr, ptr, i64, i64, i64});
-    declare("te_rt_gemm_dgrad_dact", i32,
-            {ptr, i32, i32, ptr, ptr, ptr, ptr, i64, i64, i64});
-    declare("te_rt_act_fwd", i32,
-            {ptr, i32, i32, ptr, ptr, i64, i64, f32, f32, f32, ptr});
-    declare("te_rt_act_bwd", i32,
-            {ptr, i32, i32, ptr, ptr, ptr, i64, i64, f32, f32, f32, ptr});
-    declare("te_rt_bias_grad", i32, {ptr, i32, ptr, ptr, i64, i64});
-    declare("te_rt_dbias_dact", i32,
-            {ptr, i32, i32, ptr, ptr, ptr, ptr, i64, i64, f32, f32, f32, ptr});
-    declare("te_rt_add", i32, {ptr, i32, ptr, ptr, ptr, i64});
-    declare("te_rt_cast", i32, {ptr, i32, i32, ptr, ptr, i64});
-    declare("te_rt_transpose", i32, {ptr, i32, ptr, ptr, i64, i64});
-    declare("te_rt_copy", i32, {ptr, ptr, ptr, i64});
-    declare("te_rt_zero", i32, {ptr, ptr, i64});
-    declare("te_rt_quantize_fp8", i32,
-            {ptr, i32, ptr, i64, i64, i32, ptr, i32, ptr, ptr, ptr, ptr, ptr});
-    declare("te_rt_act_quantize_fp8", i32,
-            {ptr, i32, i32, ptr, i64, i64, f32, f32, f32, i32, ptr, ptr, ptr,
-             ptr, ptr});
-    declare("te_rt_dact_quantize_fp8", i32,
-            {ptr, i32, i32, ptr, ptr, ptr, i64, i64, f32, f32, f32, i32, ptr,
-             ptr, ptr, ptr, ptr});
-    declare("te_rt_gemm_fp8", i32,
-            {ptr, i32, i32, ptr, ptr, i32, ptr, ptr, ptr, ptr, i64, i64, i64,
-             i32, i32});
-    declare("te_rt_quantize_fp8_block", i32,
-            {ptr, i32, ptr, i64, i64, i32, i32, ptr, ptr, ptr, ptr});
-    declare("te_rt_gemm_fp8_block", i32,
-            {ptr, i32, ptr, ptr, i32, ptr, ptr, i32, ptr, ptr, i64, i64, i64,
-             i32});
-    declare("te_rt_quantize_mxfp8", i32,
-            {ptr, i32, ptr, i64, i64, i32, i32, ptr, ptr, ptr, ptr});
-    declare("te_rt_gemm_mxfp8", i32,
-            {ptr, i32, i32, ptr, ptr, i32, i32, ptr, ptr, i32, i32, ptr, ptr,
-             i64, i64, i64, i32});
-    declare("te_rt_quantize_nvfp4", i32,
-            {ptr, i32, ptr, i64, i64, i32, i32, i32, i64, i32, ptr, ptr, ptr,
-             ptr, ptr, ptr});
-    declare("te_rt_gemm_nvfp4", i32,
-            {ptr, i32, ptr, ptr, ptr, ptr, ptr, ptr, i32, ptr, ptr, i64, i64,
-             i64, i32});
-    declare("te_rt_norm_quantize_fp8", i32,
-            {ptr, i32, i32, ptr, ptr, ptr, f64, i32, i64, i64, ptr, ptr, i32,
-             ptr, i32, ptr, ptr, ptr, ptr});
-    declare("te_rt_check_multiple", i32, {ptr, i64, i64, ptr});
-    declare("te_rt_check_range", i32, {ptr, i64, i64, i64, ptr});
-    declare("te_rt_amax_update", i32,
-            {ptr, ptr, ptr, ptr, i64, i64, f32, i32, i32, ptr, ptr});
+    for (StringRef name : {
+             "te_rt_alloc",
+             "te_rt_free",
+             "te_rt_copy_to_backend",
+             "te_rt_norm_fwd",
+             "te_rt_norm_bwd",
+             "te_rt_gemm_fprop",
+             "te_rt_gemm_dgrad",
+             "te_rt_gemm_wgrad",
+             "te_rt_gemm_fprop_act",
+             "te_rt_gemm_dgrad_dact",
+             "te_rt_act_fwd",
+             "te_rt_act_bwd",
+             "te_rt_bias_grad",
+             "te_rt_dbias_dact",
+             "te_rt_add",
+             "te_rt_cast",
+             "te_rt_transpose",
+             "te_rt_copy",
+             "te_rt_zero",
+             "te_rt_quantize_fp8",
+             "te_rt_act_quantize_fp8",
+             "te_rt_dact_quantize_fp8",
+             "te_rt_gemm_fp8",
+             "te_rt_quantize_fp8_block",
+             "te_rt_gemm_fp8_block",
+             "te_rt_quantize_mxfp8",
+             "te_rt_gemm_mxfp8",
+             "te_rt_quantize_nvfp4",
+             "te_rt_gemm_nvfp4",
+             "te_rt_norm_quantize_fp8",
+             "te_rt_check_multiple",
+             "te_rt_check_range",
+             "te_rt_amax_update",
+         }) {
+      LLVM::LLVMFunctionType type = runtimeFunctionType(ctx, name);
+      assert(type && "not a TERuntime.def function");
+      runtime[name] = LLVM::LLVMFuncOp::create(b, module.getLoc(), name, type);
+    }
 
     SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
     llvm::json::Array entries;
@@ -1616,7 +1647,7 @@ struct TELowerToRuntimePass
         "te_module_info.json", b.getStringAttr(json));
     auto infoFn = LLVM::LLVMFuncOp::create(
         b, module.getLoc(), "te_module_info",
-        LLVM::LLVMFunctionType::get(ptr, {}));
+        LLVM::LLVMFunctionType::get(LLVM::LLVMPointerType::get(ctx), {}));
     Block *body = infoFn.addEntryBlock(b);
     b.setInsertionPointToStart(body);
     LLVM::ReturnOp::create(b, module.getLoc(),
