@@ -150,6 +150,8 @@ def run_case(args):
             p = subprocess.run(cmd, capture_output=True, timeout=timeout, env=env)
         except subprocess.TimeoutExpired:
             return name, target, text, "hang", f"over {timeout} s"
+        except OSError as e:  # the tool itself went missing (a rebuild)
+            sys.exit(f"mutate_ir: cannot run {cmd[0]}: {e}")
         err = p.stderr.decode("utf-8", "replace")
         if p.returncode < 0:
             return name, target, text, f"signal {-p.returncode}", err[-3000:]
@@ -174,6 +176,7 @@ def main():
     ap.add_argument("--targets", default=",".join(TARGETS))
     ap.add_argument("--out", default=os.path.join(ROOT, "build", "fuzz-ir-crashes"))
     a = ap.parse_args()
+    a.bin = os.path.abspath(a.bin)
     targets = a.targets.split(",")
     for t in targets:
         if t not in TARGETS:
