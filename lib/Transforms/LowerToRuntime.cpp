@@ -580,8 +580,8 @@ private:
   SmallVector<AlignmentCheck> alignmentChecks();
   void emitAlignmentChecks();
   /// Range checks of the dynamic dims at entry, before the alignment checks
-  /// and the arena: every dim variable in [1, kMaxDimSize] and every
-  /// dynamic tensor's element count (saturating) in [1, kMaxElements], so
+  /// and the arena: every dim variable in [0, kMaxDimSize] and every
+  /// dynamic tensor's element count (saturating) in [0, kMaxElements], so
   /// that no size computed from them overflows (the verifiers bound the
   /// static ones the same way).
   void emitSizeChecks();
@@ -747,7 +747,7 @@ void FunctionLowering::emitAlignmentChecks() {
 }
 
 Value FunctionLowering::saturatingDimValue(const Dim &d) {
-  // Each variable is in [1, kMaxDimSize] here (checked first), so the
+  // Each variable is in [0, kMaxDimSize] here (checked first), so the
   // unsigned products only need the overflow flag and the sign bit.
   Value max = c64(std::numeric_limits<int64_t>::max());
   Value acc = c64(d.value);
@@ -771,7 +771,7 @@ void FunctionLowering::emitSizeChecks() {
   unsigned n = 0;
   for (auto [k, var] : llvm::enumerate(shapes.dimClasses))
     call("te_rt_check_range",
-         {ctxArg, dimValues.lookup(var), c64(1), c64(kMaxDimSize),
+         {ctxArg, dimValues.lookup(var), c64(0), c64(kMaxDimSize),
           messageGlobal((func.getSymName() + ": dim d" + Twine(k)).str(),
                         "size", n++)},
          checkFailBlock());
@@ -803,7 +803,7 @@ void FunctionLowering::emitSizeChecks() {
     if (total.vars.size() == 1 && factor == 1)
       continue; // a lone variable: checked above
     call("te_rt_check_range",
-         {ctxArg, saturatingDimValue(total), c64(1), c64(kMaxElements),
+         {ctxArg, saturatingDimValue(total), c64(0), c64(kMaxElements),
           messageGlobal((func.getSymName() + ": the element count " +
                          symDimOf(total).str())
                             .str(),

@@ -1,9 +1,9 @@
 // RUN: te-opt %s --te-lower-to-runtime | FileCheck %s
 //
 // Every entry with dynamic dims checks them on entry, before the recipe's
-// alignment and the arena (te_rt_check_range): each dim in [1, 2^40], and
+// alignment and the arena (te_rt_check_range): each dim in [0, 2^40] (zero tokens are valid), and
 // per set of dims the largest element count, computed with saturating
-// (overflow-flagged) multiplies, in [1, 2^48]. Sizes computed from dims that
+// (overflow-flagged) multiplies, in [0, 2^48]. Sizes computed from dims that
 // pass cannot overflow int64, as the verifiers bound the static ones.
 //
 // CHECK-DAG: llvm.mlir.global internal constant @linear3d__size0("linear3d: dim d0\00")
@@ -16,7 +16,7 @@
 // CHECK-SAME:  %[[CTX:[^:]+]]: !llvm.ptr, %{{[^:]+}}: !llvm.ptr, %{{[^:]+}}: !llvm.ptr, %[[DIMS:[^:]+]]: !llvm.ptr)
 // CHECK:       %[[D0:.*]] = llvm.load %{{.*}} : !llvm.ptr -> i64
 // CHECK:       %[[D1:.*]] = llvm.load %{{.*}} : !llvm.ptr -> i64
-// CHECK:       %[[LO:.*]] = llvm.mlir.constant(1 : i64) : i64
+// CHECK:       %[[LO:.*]] = llvm.mlir.constant(0 : i64) : i64
 // CHECK-NEXT:  %[[HI:.*]] = llvm.mlir.constant(1099511627776 : i64) : i64
 // CHECK-NEXT:  %[[W0:.*]] = llvm.mlir.addressof @linear3d__size0 : !llvm.ptr
 // CHECK-NEXT:  %[[S0:.*]] = llvm.call @te_rt_check_range(%[[CTX]], %[[D0]], %[[LO]], %[[HI]], %[[W0]])
