@@ -112,9 +112,9 @@ private:
         if (v % d != 0) {
           failure.kind = Failure::Inexact;
           failure.divisor = d;
-          failure.message = "dim expression '" + text + "': " +
-                            std::to_string(v) + " is not divisible by " +
-                            std::to_string(d) +
+          failure.message = "dim expression '" + text +
+                            "': " + std::to_string(v) +
+                            " is not divisible by " + std::to_string(d) +
                             " (the recipe needs a multiple of " +
                             std::to_string(d) + " there)";
           return false;

@@ -32,8 +32,7 @@ bool inside(uint64_t offset, uint64_t size, uint64_t fileSize) {
   return offset <= fileSize && size <= fileSize - offset;
 }
 
-template <typename T>
-T load(std::string_view bytes, uint64_t offset) {
+template <typename T> T load(std::string_view bytes, uint64_t offset) {
   T v;
   std::memcpy(&v, bytes.data() + offset, sizeof(T));
   return v;
@@ -54,7 +53,8 @@ bool checkImage(std::string_view bytes, std::string &error) {
   if (bytes[EI_DATA] != ELFDATA2LSB)
     return fail("not a little-endian ELF file");
   if (bytes[EI_VERSION] != EV_CURRENT)
-    return fail("unknown ELF version " + std::to_string(int(bytes[EI_VERSION])));
+    return fail("unknown ELF version " +
+                std::to_string(int(bytes[EI_VERSION])));
   if (size < sizeof(Elf64_Ehdr))
     return fail("truncated ELF header (" + std::to_string(size) +
                 " bytes; the header has " + std::to_string(sizeof(Elf64_Ehdr)) +
@@ -85,7 +85,8 @@ bool checkImage(std::string_view bytes, std::string &error) {
                 " bytes)");
   int loads = 0;
   for (uint16_t i = 0; i < eh.e_phnum; ++i) {
-    auto ph = load<Elf64_Phdr>(bytes, eh.e_phoff + uint64_t(i) * sizeof(Elf64_Phdr));
+    auto ph =
+        load<Elf64_Phdr>(bytes, eh.e_phoff + uint64_t(i) * sizeof(Elf64_Phdr));
     const char *kind = ph.p_type == PT_LOAD      ? "PT_LOAD"
                        : ph.p_type == PT_DYNAMIC ? "PT_DYNAMIC"
                        : ph.p_type == PT_INTERP  ? "PT_INTERP"
@@ -123,9 +124,8 @@ bool checkImage(std::string_view bytes, std::string &error) {
     shnum = load<Elf64_Shdr>(bytes, eh.e_shoff).sh_size;
   if (shnum > size / sizeof(Elf64_Shdr) ||
       !inside(eh.e_shoff, shnum * sizeof(Elf64_Shdr), size))
-    return fail("the section header table (" +
-                std::to_string(shnum) + " entries at byte " +
-                std::to_string(eh.e_shoff) +
+    return fail("the section header table (" + std::to_string(shnum) +
+                " entries at byte " + std::to_string(eh.e_shoff) +
                 ") ends past the end of the file (" + std::to_string(size) +
                 " bytes)");
   for (uint64_t i = 0; i < shnum; ++i) {

@@ -100,8 +100,8 @@ public:
 
 private:
   void skip() {
-    while (i < s.size() && (s[i] == ' ' || s[i] == '\n' || s[i] == '\t' ||
-                            s[i] == '\r'))
+    while (i < s.size() &&
+           (s[i] == ' ' || s[i] == '\n' || s[i] == '\t' || s[i] == '\r'))
       ++i;
   }
   bool fail(const std::string &what) {
@@ -255,9 +255,8 @@ private:
       bool fits = true;
       for (size_t k = negative ? 1 : 0; k < text.size() && fits; ++k)
         fits = !__builtin_mul_overflow(v, 10, &v) &&
-               !__builtin_add_overflow(v, negative ? -(text[k] - '0')
-                                                   : text[k] - '0',
-                                       &v);
+               !__builtin_add_overflow(
+                   v, negative ? -(text[k] - '0') : text[k] - '0', &v);
       out.integral = fits;
       out.integer = fits ? v : 0;
     }

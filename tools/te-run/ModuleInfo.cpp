@@ -59,8 +59,8 @@ private:
     out = *n;
     return true;
   }
-  bool string(const Object *o, const std::string &key,
-              const std::string &path, bool required) {
+  bool string(const Object *o, const std::string &key, const std::string &path,
+              bool required) {
     const Value *v = o->get(key);
     if (!v)
       return !required || fail(path + "." + key, "missing");
@@ -132,9 +132,8 @@ private:
       std::optional<std::string> sym = (*shape)[dim].getAsString();
       if (!sym || dimexpr::symbolIndex(*sym) != k)
         return fail(p, "argument " + std::to_string(arg) + " dim " +
-                           std::to_string(dim) + " is " +
-                           (*shape)[dim].str() + ", not the symbol d" +
-                           std::to_string(k));
+                           std::to_string(dim) + " is " + (*shape)[dim].str() +
+                           ", not the symbol d" + std::to_string(k));
     }
     for (size_t k = 0; k < numDims; ++k)
       if (!bound[k])
@@ -191,8 +190,8 @@ private:
     if (!string(t, "dtype", path, true))
       return false;
     std::string dtype = *t->getString("dtype");
-    for (const char *key : {"te.saved", "te.grad_of", "te.state",
-                            "te.cached_weight", "te.alias"})
+    for (const char *key :
+         {"te.saved", "te.grad_of", "te.state", "te.cached_weight", "te.alias"})
       if (!string(t, key, path, false))
         return false;
     if (isTensorDtype(dtype))
@@ -222,8 +221,8 @@ private:
         return false;
       std::string partDtype = *part->getString("dtype");
       if (partDtype != "float32" && partDtype != "uint8")
-        return fail(p + ".dtype", "'" + partDtype +
-                                      "' is not float32 or uint8");
+        return fail(p + ".dtype",
+                    "'" + partDtype + "' is not float32 or uint8");
       if (!shape(part->get("shape"), p + ".shape", false, nullptr))
         return false;
     }

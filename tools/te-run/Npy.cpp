@@ -131,8 +131,8 @@ private:
   bool string(std::string &out, const char *what) {
     char quote = peek();
     if (quote != '\'' && quote != '"')
-      return fail(std::string("expected ") + what + " (a quoted string), got '" +
-                  token() + "'");
+      return fail(std::string("expected ") + what +
+                  " (a quoted string), got '" + token() + "'");
     ++i;
     out.clear();
     while (true) {
@@ -325,7 +325,8 @@ bool parseSource(Source &src, const std::string &name, Array &out,
                   " has more elements than fit in int64");
   if (__builtin_mul_overflow(count, elem, &bytes))
     return fail("header field 'shape': " + shapeText(header.shape) + " of " +
-                dtypeName(header.descr) + " needs more bytes than fit in "
+                dtypeName(header.descr) +
+                " needs more bytes than fit in "
                 "int64");
   uint64_t available = fileSize - dataOffset;
   if (uint64_t(bytes) > available)

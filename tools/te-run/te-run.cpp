@@ -151,7 +151,8 @@ int64_t elementCount(const std::vector<int64_t> &shape,
   for (int64_t d : shape)
     if (d < 0 || __builtin_mul_overflow(n, d, &n))
       die(what + ": shape " + shapeString(shape) +
-          (d < 0 ? " has a negative dim" : " has more elements than fit in int64"));
+          (d < 0 ? " has a negative dim"
+                 : " has more elements than fit in int64"));
   return n;
 }
 
@@ -186,14 +187,14 @@ std::vector<char> hostBuffer(int64_t bytes, const std::string &what) {
 struct Entry {
   std::string name, symbol;
   const Object *info = nullptr;
-  const Array *args = nullptr, *results = nullptr,
-                          *dims = nullptr;
+  const Array *args = nullptr, *results = nullptr, *dims = nullptr;
   EntryFn fn = nullptr;
 
   std::string argLabel(size_t i) const {
     std::string label = "arg" + std::to_string(i);
     const Object *a = (*args)[i].getAsObject();
-    for (const char *key : {"te.saved", "te.grad_of", "te.state", "te.cached_weight"})
+    for (const char *key :
+         {"te.saved", "te.grad_of", "te.state", "te.cached_weight"})
       if (auto s = a->getString(key))
         label += std::string(" (") + key + "=" + *s + ")";
     return label;
@@ -219,9 +220,8 @@ std::vector<int64_t> bindDims(const Entry &e, const std::vector<Tensor> &in) {
       int64_t got = in[i].shape[d];
       if (auto n = (*shape)[d].getAsInteger()) {
         if (*n != got)
-          die(e.name + ": " + e.argLabel(i) + " dim " + str(d) +
-              " must be " + str(*n) + ", got " +
-              shapeString(in[i].shape));
+          die(e.name + ": " + e.argLabel(i) + " dim " + str(d) + " must be " +
+              str(*n) + ", got " + shapeString(in[i].shape));
         continue;
       }
       std::string sym = *(*shape)[d].getAsString();
@@ -287,8 +287,8 @@ int64_t bufferBytes(const Object *o, const std::vector<int64_t> &dims) {
   int64_t align = o->getInteger("alignment").value_or(256), total = 0;
   for (const Value &v : *o->getArray("inner")) {
     const Object *t = v.getAsObject();
-    int64_t bytes = byteCount(
-        count(t), *t->getString("dtype") == "float32" ? 4 : 1, what);
+    int64_t bytes =
+        byteCount(count(t), *t->getString("dtype") == "float32" ? 4 : 1, what);
     int64_t padded;
     if (__builtin_add_overflow(bytes, align - 1, &padded) ||
         __builtin_add_overflow(total, padded / align * align, &total))
@@ -306,17 +306,17 @@ Tensor loadNpy(const std::string &path, const std::string &dtype) {
   std::string expected = descrOf(dtype);
   if (dtype == "qtensor") {
     if (a.descr != expected || a.shape.size() != 1)
-      die("'" + path + "' must hold a quantized tensor's bytes (a 1-D uint8 "
-          "array, as te-run --outputs writes), got " + a.descr + " " +
-          shapeString(a.shape));
+      die("'" + path +
+          "' must hold a quantized tensor's bytes (a 1-D uint8 "
+          "array, as te-run --outputs writes), got " +
+          a.descr + " " + shapeString(a.shape));
     return Tensor{dtype, {}, std::move(a.data)};
   }
   if (a.descr != expected || (dtype == "bfloat16") != bf16File)
     die("'" + path + "' holds " +
         (a.descr == "<u2" && bf16File ? std::string("bfloat16")
-         : a.descr == "|u1"
-             ? std::string("uint8 (a quantized tensor's bytes)")
-             : te::npy::dtypeName(a.descr)) +
+         : a.descr == "|u1" ? std::string("uint8 (a quantized tensor's bytes)")
+                            : te::npy::dtypeName(a.descr)) +
         " but the argument is " + dtype +
         (dtype == "bfloat16" ? " (bf16 files are uint16 named *.bf16.npy)"
                              : ""));
@@ -332,8 +332,7 @@ std::string findNpy(const std::string &dir, const std::string &stem) {
   return "";
 }
 
-void saveNpy(const std::string &dir, const std::string &stem,
-             const Tensor &t) {
+void saveNpy(const std::string &dir, const std::string &stem, const Tensor &t) {
   std::string path =
       dir + "/" + stem + (t.dtype == "bfloat16" ? ".bf16.npy" : ".npy");
   // A quantized tensor is written as its buffer's bytes.
@@ -562,15 +561,16 @@ std::vector<Tensor> givenInputs(const Entry &e) {
     if (std::optional<uint64_t> k = parseUnsigned(digits))
       index = *k;
     for (size_t i = 0; !index && i < n; ++i)
-      for (const char *key : {"te.saved", "te.grad_of", "te.state", "te.cached_weight"})
+      for (const char *key :
+           {"te.saved", "te.grad_of", "te.state", "te.cached_weight"})
         if (auto s = (*e.args)[i].getAsObject()->getString(key);
             s && *s == name)
           index = i;
     if (!index || *index >= n)
       die("--input " + name + ": " + e.name + " has no such argument (" +
           str(n) + " arguments; see --list)");
-    preset[*index] = loadNpy(file, *(*e.args)[*index].getAsObject()
-                                               ->getString("dtype"));
+    preset[*index] =
+        loadNpy(file, *(*e.args)[*index].getAsObject()->getString("dtype"));
     have[*index] = true;
   }
   for (size_t i = 0; i < n; ++i) {
@@ -579,8 +579,7 @@ std::vector<Tensor> givenInputs(const Entry &e) {
     std::string path = findNpy(opts.inputsDir, "arg" + std::to_string(i));
     if (path.empty())
       continue;
-    preset[i] =
-        loadNpy(path, *(*e.args)[i].getAsObject()->getString("dtype"));
+    preset[i] = loadNpy(path, *(*e.args)[i].getAsObject()->getString("dtype"));
     have[i] = true;
   }
   return preset;
@@ -590,13 +589,14 @@ std::vector<Tensor> givenInputs(const Entry &e) {
 std::vector<size_t> symbolsOf(const std::string &text) {
   std::vector<size_t> symbols;
   for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] != 'd' || (i && std::isalnum(static_cast<unsigned char>(
-                                    text[i - 1]))))
+    if (text[i] != 'd' ||
+        (i && std::isalnum(static_cast<unsigned char>(text[i - 1]))))
       continue;
     size_t j = i + 1;
     while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j])))
       ++j;
-    if (std::optional<size_t> k = te::dimexpr::symbolIndex(text.substr(i, j - i)))
+    if (std::optional<size_t> k =
+            te::dimexpr::symbolIndex(text.substr(i, j - i)))
       symbols.push_back(*k);
   }
   return symbols;
@@ -685,12 +685,12 @@ std::vector<Tensor> completeInputs(const Entry &e, std::vector<Tensor> preset,
     if (*a->getString("dtype") == "qtensor") {
       // FP8 bytes are not random data: all-zero is a valid value.
       std::string what = e.name + ": " + e.argLabel(i);
-      preset[i] = Tensor{"qtensor", shape,
-                         hostBuffer(bufferBytes(a, dims), what)};
+      preset[i] =
+          Tensor{"qtensor", shape, hostBuffer(bufferBytes(a, dims), what)};
       continue;
     }
-    preset[i] = randomTensor(a, unsigned(opts.randomSeed) * 7919u + unsigned(i),
-                             shape);
+    preset[i] =
+        randomTensor(a, unsigned(opts.randomSeed) * 7919u + unsigned(i), shape);
   }
   return preset;
 }
@@ -714,15 +714,15 @@ runEntry(Runner &runner, const Entry &e, unsigned bench,
         runner.run(e, in, bench, times, &refusal);
     if (out)
       return {std::move(in), std::move(*out)};
-    auto k = std::find_if(refusal.symbols.begin(), refusal.symbols.end(),
-                          [&](size_t k) { return k < chosen.size() && chosen[k]; });
+    auto k =
+        std::find_if(refusal.symbols.begin(), refusal.symbols.end(),
+                     [&](size_t k) { return k < chosen.size() && chosen[k]; });
     if (k == refusal.symbols.end() || attempt >= 8 ||
         choice[*k] >= (int64_t(1) << 20))
       die(e.name + " failed: " + refusal.message);
     choice[*k] = std::lcm(choice[*k], refusal.multiple);
     std::cerr << "te-run: note: " << e.name << ": generating inputs with d"
-              << *k << " = " << choice[*k] << " (" << refusal.message
-              << ")\n";
+              << *k << " = " << choice[*k] << " (" << refusal.message << ")\n";
   }
 }
 
@@ -796,8 +796,7 @@ void parseArguments(int argc, char **argv) {
     } else if (opts.library.empty()) {
       opts.library = a;
     } else {
-      die("more than one library given ('" + opts.library + "', '" + a +
-          "')");
+      die("more than one library given ('" + opts.library + "', '" + a + "')");
     }
   }
   if (opts.library.empty())
@@ -820,13 +819,13 @@ void printList(const std::vector<std::string> &order,
       const Object *r = (*e.results)[i].getAsObject();
       std::cout << "  -> result" << i << ": " << *r->getString("dtype") << " "
                 << r->get("shape")->str();
-      for (const char *key : {"te.saved", "te.grad_of", "te.state", "te.cached_weight"})
+      for (const char *key :
+           {"te.saved", "te.grad_of", "te.state", "te.cached_weight"})
         if (auto s = r->getString(key))
           std::cout << " (" << key << "=" << *s << ")";
       std::cout << "\n";
     }
-    std::cout << "  arena: " << e.info->get("arena_bytes")->str()
-              << " bytes\n";
+    std::cout << "  arena: " << e.info->get("arena_bytes")->str() << " bytes\n";
   }
 }
 
@@ -847,13 +846,14 @@ int run(int argc, char **argv) {
   void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle)
     die("cannot load '" + library + "': " + dlerror());
-  auto infoFn = reinterpret_cast<const char *(*)()>(
-      dlsym(handle, "te_module_info"));
+  auto infoFn =
+      reinterpret_cast<const char *(*)()>(dlsym(handle, "te_module_info"));
   if (!infoFn)
     die("'" + library + "' is not a te-compile library (no te_module_info)");
   const char *infoText = infoFn();
   if (!infoText)
-    die("'" + library + "': malformed module info: te_module_info() "
+    die("'" + library +
+        "': malformed module info: te_module_info() "
         "returned NULL");
   std::string parseError;
   std::optional<Value> info = te::json::parse(infoText, parseError);
@@ -874,9 +874,9 @@ int run(int argc, char **argv) {
     e.args = o->getArray("args");
     e.results = o->getArray("results");
     e.dims = o->getArray("dims");
-    e.fn = e.symbol.empty() ? nullptr
-                            : reinterpret_cast<EntryFn>(
-                                  dlsym(handle, e.symbol.c_str()));
+    e.fn = e.symbol.empty()
+               ? nullptr
+               : reinterpret_cast<EntryFn>(dlsym(handle, e.symbol.c_str()));
     if (!e.fn)
       die("'" + library + "' lacks the entry symbol " + e.symbol);
     order.push_back(e.name);
@@ -906,8 +906,7 @@ int run(int argc, char **argv) {
         "; use --backend cuda)");
   Runner runner(ctx);
   const std::string &outputsDir = opts.outputsDir;
-  if (!outputsDir.empty() &&
-      (fs::create_directories(outputsDir, ec), ec))
+  if (!outputsDir.empty() && (fs::create_directories(outputsDir, ec), ec))
     die("cannot create '" + outputsDir + "': " + ec.message());
   const std::string &stepName = opts.step;
   unsigned bench = opts.bench;
@@ -952,11 +951,12 @@ int run(int argc, char **argv) {
       } else if (auto of = a->getString("te.grad_of")) {
         size_t k = refOf(*of, out.size()).second;
         std::string path =
-            opts.gradsDir.empty() ? "" : findNpy(opts.gradsDir, "result" + std::to_string(k));
+            opts.gradsDir.empty()
+                ? ""
+                : findNpy(opts.gradsDir, "result" + std::to_string(k));
         if (path.empty() && opts.randomSeed < 0)
           die("--step: no gradient for forward result " + str(k) +
-              " (give --grads DIR with result" + str(k) +
-              ".npy, or --random)");
+              " (give --grads DIR with result" + str(k) + ".npy, or --random)");
         bwdIn[i] = path.empty()
                        ? randomTensor(a, unsigned(opts.randomSeed) + 1000u + k,
                                       out[k].shape)
@@ -995,9 +995,9 @@ int run(int argc, char **argv) {
       }
     }
     std::cout << "te-run: step " << stepName << ": " << fwd.name << " ("
-                 << out.size() << " results) and " << bwd.name << " ("
-                 << grads.size() << " results) on "
-                 << te_rt_backend_name(te_rt_context_backend(ctx)) << "\n";
+              << out.size() << " results) and " << bwd.name << " ("
+              << grads.size() << " results) on "
+              << te_rt_backend_name(te_rt_context_backend(ctx)) << "\n";
     report(fwd.name, fwdTimes);
     report(bwd.name, bwdTimes);
     te_rt_context_destroy(ctx);
@@ -1020,7 +1020,7 @@ int run(int argc, char **argv) {
     for (size_t i = 0; i < out.size(); ++i)
       saveNpy(outputsDir, "result" + std::to_string(i), out[i]);
   std::cout << "te-run: " << name << ": " << out.size() << " results on "
-               << te_rt_backend_name(te_rt_context_backend(ctx)) << "\n";
+            << te_rt_backend_name(te_rt_context_backend(ctx)) << "\n";
   report(name, times);
   te_rt_context_destroy(ctx);
   return 0;
