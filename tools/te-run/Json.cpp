@@ -3,6 +3,7 @@
 #include "Json.h"
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 
 namespace te::json {
@@ -35,7 +36,11 @@ std::string Value::str() const {
   case Bool:
     return boolean ? "true" : "false";
   case Number:
-    return integral ? std::to_string(integer) : std::to_string(number);
+    if (integral)
+      return std::to_string(integer);
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "%.17g", number);
+    return buf;
   case String:
     return "\"" + string + "\"";
   case ArrayKind: {
