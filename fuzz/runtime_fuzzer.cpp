@@ -163,7 +163,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   int calls = 1 + in.byte() % 4;
   for (int c = 0; c < calls; ++c) {
-    uint8_t which = in.byte() % 24;
+    uint8_t which = in.byte() % 25;
     int32_t dtype = in.code(3);
     bool badDtype = !validDtype(dtype);
     switch (which) {
@@ -466,6 +466,37 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                                static_cast<float *>(in.ptr()), in.flag(), bias,
                                out, m, n, k, in.flag()),
               must);
+      break;
+    }
+    case 23: {
+      int32_t act = in.code(13);
+      int64_t rows = in.dim(), cols = in.dim();
+      Dims d = classify({rows, cols});
+      if (d == Dims::TooLarge)
+        break;
+      void *x = in.ptr(), *dy = in.ptr(), *db = in.ptr(), *q = in.ptr(),
+           *t = in.ptr();
+      float *scale = static_cast<float *>(in.ptr()),
+            *si = static_cast<float *>(in.ptr()),
+            *amax = static_cast<float *>(in.ptr());
+      if (scale)
+        scale[0] = in.real();
+      float limit = in.real(), alpha = in.real(), offset = in.real();
+      int32_t format = in.code(2);
+      bool must = d == Dims::Invalid || badDtype || act < 0 || act > 12 || !x ||
+                  !scale || !si || (format != 0 && format != 1);
+      if (in.flag())
+        check("te_rt_act_quantize_fp8",
+              te_rt_act_quantize_fp8(ctx, act, dtype, x, rows, cols, limit,
+                                     alpha, offset, format, scale, q, t, si,
+                                     amax),
+              must);
+      else
+        check("te_rt_dact_quantize_fp8",
+              te_rt_dact_quantize_fp8(ctx, act, dtype, dy, x, db, rows, cols,
+                                      limit, alpha, offset, format, scale, q, t,
+                                      si, amax),
+              must || !dy);
       break;
     }
     default: {
