@@ -18,11 +18,16 @@ flags=(-std=c++17 -O1 -g -fno-omit-frame-pointer
        -I"$root/runtime-kernels/include")
 link=(-fsanitize=fuzzer,address,undefined -pthread)
 
-# Compiles $1 to an object (again only when the source is newer).
+# The headers every object may include.
+mapfile -t headers < <(find "$root/include" "$root/lib/Runtime" \
+  "$root/tools/te-run" "$root/runtime-kernels/include" \
+  \( -name '*.h' -o -name '*.def' \) -type f)
+
+# Compiles $1 to an object (again only when it or a header is newer).
 obj() {
   local src=$1 o
   o="$out/obj/$(echo "${src#"$root"/}" | tr '/' '_').o"
-  if [[ ! -f $o || $src -nt $o ]]; then
+  if [[ ! -f $o || -n $(find "$src" "${headers[@]}" -newer "$o" | head -1) ]]; then
     "$cxx" "${flags[@]}" -c "$src" -o "$o"
   fi
   echo "$o"
