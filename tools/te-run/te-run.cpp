@@ -10,6 +10,13 @@
 // --bench N reports the median and spread of N timed calls (--graph: N
 // launches of a CUDA graph captured from one call).
 //
+// Nothing read is trusted: the library file is checked before dlopen
+// (Elf.h), its module info is validated before use (ModuleInfo.h), .npy
+// files are parsed strictly (Npy.h), dim expressions are evaluated with
+// overflow checks (DimExpr.h) and host buffers are sized with checked
+// arithmetic and refused beyond the machine's memory: bad input is an
+// error naming the file and the field, never a crash.
+//
 //===----------------------------------------------------------------------===//
 
 #include "DimExpr.h"
@@ -66,7 +73,9 @@ Runs a library made by te-compile.
   --inputs DIR           argN.npy (or argN.bf16.npy) for the others
   --grads DIR            --step: resultN.npy, the gradient of forward result N
   --random SEED          seeded uniform [-1, 1) values for arguments not given
-                         (quantized tensors: all-zero bytes)
+                         (quantized tensors: all-zero bytes); their dynamic
+                         dims are those of the given inputs, else 8, raised
+                         to the recipe's alignment (MXFP8 32, NVFP4 16)
   --rng-seed N           the runtime context's seed for stochastic rounding
                          (NVFP4 gradients; te_rt_context_set_seed; default 0)
   --outputs DIR          write resultN.npy (--step: fwd/resultN, bwd/grad_argN,
