@@ -14,14 +14,32 @@
 #include <cstring>
 #include <limits>
 #include <new>
+#include <sys/sysinfo.h>
 
 using te::rt::Checker;
+
+int64_t te::rt::hostMemoryBytes() {
+  static const int64_t bytes = [] {
+    struct sysinfo info;
+    if (sysinfo(&info) != 0)
+      return int64_t(1) << 40;
+    unsigned __int128 total =
+        (unsigned __int128)(info.totalram + info.totalswap) * info.mem_unit;
+    return total > (unsigned __int128)INT64_MAX ? INT64_MAX : int64_t(total);
+  }();
+  return bytes;
+}
 
 float *te_rt_context::scratch(int slot, int64_t elements) {
   if (elements > capacity[slot]) {
     // Grow by at least half again so that slowly growing sizes do not
     // reallocate on every call.
     int64_t grown = std::max(elements, capacity[slot] + capacity[slot] / 2);
+    // More than the machine holds: out of memory (the callers run in
+    // guarded(), which reports it), before any allocator sees the size.
+    if (elements > te::rt::hostMemoryBytes() / int64_t(sizeof(float)))
+      throw std::bad_alloc();
+    grown = std::min(grown, te::rt::hostMemoryBytes() / int64_t(sizeof(float)));
     buffers[slot].reset(); // free first: the old contents are not kept
     capacity[slot] = 0;
     buffers[slot].reset(new float[static_cast<size_t>(grown)]);
@@ -248,7 +266,8 @@ void *te_rt_alloc(te_rt_context *ctx, int64_t bytes) {
   if (ctx->backend == TE_RT_BACKEND_CUDA) {
     // Rounded sizes make buffers reusable across calls (the arena of a
     // compiled entry has the same size every step).
-    int64_t granule = bytes >= (int64_t(1) << 20) ? int64_t(1) << 20 : kAlignment;
+    int64_t granule =
+        bytes >= (int64_t(1) << 20) ? int64_t(1) << 20 : kAlignment;
     int64_t rounded =
         std::max(kAlignment, (bytes + granule - 1) / granule * granule);
     auto cached = ctx->cudaCached.find(rounded);
@@ -269,6 +288,16 @@ void *te_rt_alloc(te_rt_context *ctx, int64_t bytes) {
       return nullptr;
     }
     return handOut(ctx, p, rounded);
+  }
+  // A host buffer larger than the machine's memory cannot exist: refused
+  // here rather than handed to an allocator (sanitizer allocators abort on
+  // such sizes; a library's arena size comes from its own arithmetic).
+  if (bytes > te::rt::hostMemoryBytes()) {
+    c.fail("cannot allocate " + std::to_string(bytes) +
+           " bytes on the cpu backend: more than this machine's memory (" +
+           std::to_string(te::rt::hostMemoryBytes()) +
+           " bytes of RAM and swap)");
+    return nullptr;
   }
   // aligned_alloc needs a multiple of the alignment; 0 bytes still gets a
   // block of its own so that the pointer is unique.
@@ -477,8 +506,8 @@ int32_t te_rt_capture_end(te_rt_context *ctx, te_rt_graph **graph) {
   const char *err = te_rt_internal_cuda_capture_end(ctx->stream, &captured);
   std::string what = "cudaStreamEndCapture failed: ";
   if (!err) {
-    err = te_rt_internal_cuda_graph_instantiate(captured, ctx->stream,
-                                                &g->exec);
+    err =
+        te_rt_internal_cuda_graph_instantiate(captured, ctx->stream, &g->exec);
     what = "cannot instantiate the captured graph: ";
   }
   if (err) {

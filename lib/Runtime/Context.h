@@ -111,6 +111,11 @@ private:
   const char *call;
 };
 
+/// The bytes of this machine's memory (RAM and swap), read once: no host
+/// buffer of the runtime may be larger (a larger request is an error, not
+/// an allocation the OS or a sanitizer allocator aborts on).
+int64_t hostMemoryBytes();
+
 /// Runs `body` and turns a C++ exception (out of memory, no thread) into the
 /// last error; returns 0 or 1 for the ABI.
 template <typename Body> int32_t guarded(const Checker &c, Body body) {

@@ -896,6 +896,13 @@ static int64_t elementBytes(int32_t dtype) {
   return dtype == TE_RT_DTYPE_F32 ? 4 : 2;
 }
 
+/// Bytes of the host staging buffer of `n` elements between a fused
+/// call's two halves: at least one, so that an empty tensor (a zero dim)
+/// still passes a non-NULL buffer to the inner call.
+static size_t stagingBytes(int64_t n, int32_t dtype) {
+  return static_cast<size_t>(std::max<int64_t>(n * elementBytes(dtype), 1));
+}
+
 int32_t te_rt_act_quantize_fp8(te_rt_context *ctx, int32_t act, int32_t dtype,
                                const void *x, int64_t rows, int64_t cols,
                                float limit, float alpha, float offset,
@@ -920,7 +927,7 @@ int32_t te_rt_act_quantize_fp8(te_rt_context *ctx, int32_t act, int32_t dtype,
       te::cpu::isGated(static_cast<te::cpu::Activation>(act)) ? cols / 2
                                                               : cols;
   std::vector<uint8_t> y;
-  if (guarded(c, [&] { y.resize(rows * yCols * elementBytes(dtype)); }))
+  if (guarded(c, [&] { y.resize(stagingBytes(rows * yCols, dtype)); }))
     return 1;
   if (te_rt_act_fwd(ctx, act, dtype, x, y.data(), rows, cols, limit, alpha,
                     offset, nullptr))
@@ -970,7 +977,7 @@ int32_t te_rt_norm_quantize_fp8(te_rt_context *ctx, int32_t kind,
     });
   // The CPU reference is the unfused pair by definition.
   std::vector<uint8_t> z;
-  if (guarded(c, [&] { z.resize(n * elementBytes(dtype)); }))
+  if (guarded(c, [&] { z.resize(stagingBytes(n, dtype)); }))
     return 1;
   if (te_rt_norm_fwd(ctx, kind, dtype, x, gamma, beta, eps, zero_centered,
                      rows, cols, z.data(), mu, rsigma))
@@ -1006,7 +1013,7 @@ int32_t te_rt_dact_quantize_fp8(te_rt_context *ctx, int32_t act,
                                           amax);
     });
   std::vector<uint8_t> dx;
-  if (guarded(c, [&] { dx.resize(n * elementBytes(dtype)); }))
+  if (guarded(c, [&] { dx.resize(stagingBytes(n, dtype)); }))
     return 1;
   if (dbias ? te_rt_dbias_dact(ctx, act, dtype, dy, x, dx.data(), dbias, rows,
                                cols, limit, alpha, offset, nullptr)
@@ -1185,7 +1192,8 @@ void dequantizeMXFP8Operand(const uint8_t *q, const uint8_t *scales,
   else if (columnwise)
     s = transposeBytes(scales, kb, rp);
   else
-    std::memcpy(s.data(), scales, s.size());
+    if (!s.empty())
+      std::memcpy(s.data(), scales, s.size());
   for (int64_t i = 0; i < r; ++i)
     for (int64_t j = 0; j < k; ++j) {
       uint8_t code = columnwise ? q[j * r + i] : q[i * k + j];
@@ -1226,7 +1234,8 @@ int32_t te_rt_quantize_mxfp8(te_rt_context *ctx, int32_t dtype, const void *x,
       if (swizzled)
         te::cpu::swizzleScales(compact.data(), sr, sc, scale_inv);
       else
-        std::memcpy(scale_inv, compact.data(), compact.size());
+        if (!compact.empty())
+          std::memcpy(scale_inv, compact.data(), compact.size());
     }
     if (columnwise_data) {
       int64_t sr = te::cpu::roundUpTo(rows / 32, 4),
@@ -1239,7 +1248,9 @@ int32_t te_rt_quantize_mxfp8(te_rt_context *ctx, int32_t dtype, const void *x,
         te::cpu::swizzleScales(transposeBytes(compact.data(), sr, sc).data(),
                                sc, sr, columnwise_scale_inv);
       else
-        std::memcpy(columnwise_scale_inv, compact.data(), compact.size());
+        if (!compact.empty())
+          std::memcpy(columnwise_scale_inv, compact.data(),
+                      compact.size());
     }
   });
 }

@@ -100,7 +100,7 @@
 // QUANT: te-compile: error: compilation of {{.*}} failed (see above)
 // RUN: not te-compile %s --recipe=mxfp8 -o %t/x 2>&1 | FileCheck %s --check-prefix=MXARCH
 // MXARCH: tools.mlir:[[@LINE+6]]:8: error: te-decompose: mxfp8 is lowered for Blackwell (its GEMMs do not run on Hopper), not for the hopper layout asked for (te-compile --arch=sm_100a, te-opt arch=blackwell)
-// RUN: te-compile %s --recipe=mxfp8 --arch=sm_100a -o %t/mx.so && not te-run %t/mx.so --entry f --random 1 2>&1 | FileCheck %s --check-prefix=MXDYN
+// RUN: te-compile %s --recipe=mxfp8 --arch=sm_100a -o %t/mx.so && %python -c "import numpy as n; n.save('%t/x8.npy', n.zeros((8, 64), 'f4'))" && not te-run %t/mx.so --entry f --input arg0=%t/x8.npy --random 1 2>&1 | FileCheck %s --check-prefix=MXDYN
 // MXDYN: te-run: error: f failed: f: recipe mxfp8 needs d0 % 32 == 0, got 8
 // RUN: not te-compile %t/absent.mlir -o %t/x 2>&1 | FileCheck %s --check-prefix=NOFILE
 // NOFILE: te-compile: error: cannot open input file '{{.*}}absent.mlir'

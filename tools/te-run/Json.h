@@ -39,7 +39,10 @@ public:
   Kind kind = Null;
   bool boolean = false;
   double number = 0;
+  /// A number written without fraction or exponent that fits in int64:
+  /// its exact value is `integer`.
   bool integral = false;
+  int64_t integer = 0;
   std::string string;
   std::shared_ptr<Array> array;
   std::shared_ptr<Object> object;
@@ -51,7 +54,7 @@ public:
   }
   std::optional<int64_t> getAsInteger() const {
     if (kind == Number && integral)
-      return static_cast<int64_t>(number);
+      return integer;
     return std::nullopt;
   }
   const Array *getAsArray() const {
@@ -64,7 +67,9 @@ public:
   std::string str() const;
 };
 
-/// Parses `text`; on failure returns nullopt and sets `error`.
+/// Parses `text` (RFC 8259 JSON: strict numbers, escapes including \uXXXX,
+/// no duplicate object keys, at most 256 levels of nesting); on failure
+/// returns nullopt and sets `error` to what is wrong and its offset.
 std::optional<Value> parse(const std::string &text, std::string &error);
 
 } // namespace te::json

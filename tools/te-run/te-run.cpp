@@ -10,9 +10,19 @@
 // --bench N reports the median and spread of N timed calls (--graph: N
 // launches of a CUDA graph captured from one call).
 //
+// Nothing read is trusted: the library file is checked before dlopen
+// (Elf.h), its module info is validated before use (ModuleInfo.h), .npy
+// files are parsed strictly (Npy.h), dim expressions are evaluated with
+// overflow checks (DimExpr.h) and host buffers are sized with checked
+// arithmetic and refused beyond the machine's memory: bad input is an
+// error naming the file and the field, never a crash.
+//
 //===----------------------------------------------------------------------===//
 
+#include "DimExpr.h"
+#include "Elf.h"
 #include "Json.h"
+#include "ModuleInfo.h"
 #include "Npy.h"
 #include "te/Runtime/TERuntime.h"
 
@@ -25,10 +35,13 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <new>
+#include <numeric>
 #include <optional>
 #include <random>
 #include <string>
 #include <string_view>
+#include <sys/sysinfo.h>
 #include <vector>
 
 namespace fs = std::filesystem;
@@ -60,7 +73,9 @@ Runs a library made by te-compile.
   --inputs DIR           argN.npy (or argN.bf16.npy) for the others
   --grads DIR            --step: resultN.npy, the gradient of forward result N
   --random SEED          seeded uniform [-1, 1) values for arguments not given
-                         (quantized tensors: all-zero bytes)
+                         (quantized tensors: all-zero bytes); their dynamic
+                         dims are those of the given inputs, else 8, raised
+                         to the recipe's alignment (MXFP8 32, NVFP4 16)
   --rng-seed N           the runtime context's seed for stochastic rounding
                          (NVFP4 gradients; te_rt_context_set_seed; default 0)
   --outputs DIR          write resultN.npy (--step: fwd/resultN, bwd/grad_argN,
@@ -127,18 +142,68 @@ std::string shapeString(const std::vector<int64_t> &shape) {
   return s + "]";
 }
 
+/// The bytes of this machine's memory (RAM and swap): no host buffer of
+/// te-run may be larger, whatever a library's module info asks for.
+int64_t hostMemoryBytes() {
+  struct sysinfo info;
+  if (sysinfo(&info) != 0)
+    return int64_t(1) << 40;
+  unsigned __int128 total =
+      (unsigned __int128)(info.totalram + info.totalswap) * info.mem_unit;
+  return total > (unsigned __int128)INT64_MAX ? INT64_MAX : int64_t(total);
+}
+
+/// The elements of `shape`, checked for overflow; `what` names the tensor.
+int64_t elementCount(const std::vector<int64_t> &shape,
+                     const std::string &what) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    if (d < 0 || __builtin_mul_overflow(n, d, &n))
+      die(what + ": shape " + shapeString(shape) +
+          (d < 0 ? " has a negative dim"
+                 : " has more elements than fit in int64"));
+  return n;
+}
+
+/// n * size bytes, checked.
+int64_t byteCount(int64_t n, int64_t size, const std::string &what) {
+  int64_t bytes;
+  if (__builtin_mul_overflow(n, size, &bytes))
+    die(what + ": " + std::to_string(n) + " elements of " +
+        std::to_string(size) + " bytes do not fit in int64 bytes");
+  return bytes;
+}
+
+/// A zeroed host buffer of `bytes` for `what`: refused (clearly) when it
+/// cannot exist on this machine, and allocation failure is reported.
+std::vector<char> hostBuffer(int64_t bytes, const std::string &what) {
+  static const int64_t limit = hostMemoryBytes();
+  if (bytes < 0)
+    die(what + ": negative size " + std::to_string(bytes) + " bytes");
+  if (bytes > limit)
+    die(what + " needs " + std::to_string(bytes) +
+        " bytes, more than this machine's memory (" + std::to_string(limit) +
+        " bytes of RAM and swap)");
+  try {
+    return std::vector<char>(static_cast<size_t>(bytes));
+  } catch (const std::bad_alloc &) {
+    die("out of host memory allocating " + std::to_string(bytes) +
+        " bytes for " + what);
+  }
+}
+
 /// One entry of the library, from te_module_info().
 struct Entry {
   std::string name, symbol;
   const Object *info = nullptr;
-  const Array *args = nullptr, *results = nullptr,
-                          *dims = nullptr;
+  const Array *args = nullptr, *results = nullptr, *dims = nullptr;
   EntryFn fn = nullptr;
 
   std::string argLabel(size_t i) const {
     std::string label = "arg" + std::to_string(i);
     const Object *a = (*args)[i].getAsObject();
-    for (const char *key : {"te.saved", "te.grad_of", "te.state", "te.cached_weight"})
+    for (const char *key :
+         {"te.saved", "te.grad_of", "te.state", "te.cached_weight"})
       if (auto s = a->getString(key))
         label += std::string(" (") + key + "=" + *s + ")";
     return label;
@@ -164,9 +229,8 @@ std::vector<int64_t> bindDims(const Entry &e, const std::vector<Tensor> &in) {
       int64_t got = in[i].shape[d];
       if (auto n = (*shape)[d].getAsInteger()) {
         if (*n != got)
-          die(e.name + ": " + e.argLabel(i) + " dim " + str(d) +
-              " must be " + str(*n) + ", got " +
-              shapeString(in[i].shape));
+          die(e.name + ": " + e.argLabel(i) + " dim " + str(d) + " must be " +
+              str(*n) + ", got " + shapeString(in[i].shape));
         continue;
       }
       std::string sym = *(*shape)[d].getAsString();
@@ -182,126 +246,26 @@ std::vector<int64_t> bindDims(const Entry &e, const std::vector<Tensor> &in) {
       dims[*k] = got;
     }
   }
+  for (size_t k = 0; k < dims.size(); ++k)
+    if (dims[k] < 0)
+      die(e.name + ": the dim symbol d" + str(int64_t(k)) +
+          " is not bound: no argument with it was given as a tensor "
+          "(quantized tensors read from files carry no shape)");
   return dims;
 }
 
-/// Evaluates a dim expression of the module info at the values of the dims
-/// symbols. The grammar te-lower-to-runtime emits:
-///   expr   := term (('+' | '-') term)*
-///   term   := factor (('*' | '/') factor)*      ('/' divides exactly)
-///   factor := INTEGER | 'd' INTEGER | '(' expr ')'
-///           | ('ceildiv' | 'roundup') '(' expr ',' expr ')'
-/// Anything else dies naming the expression and where it went wrong.
-class DimExpr {
-public:
-  DimExpr(const std::string &text, const std::vector<int64_t> &dims)
-      : text(text), dims(dims) {}
-
-  int64_t evaluate() {
-    int64_t v = expr();
-    skipSpaces();
-    if (pos != text.size())
-      fail("unexpected '" + text.substr(pos, 1) + "'");
-    return v;
-  }
-
-private:
-  [[noreturn]] void fail(const std::string &why) {
-    die("malformed dim expression '" + text + "' at column " +
-        str(int64_t(pos) + 1) + ": " + why);
-  }
-  void skipSpaces() {
-    while (pos < text.size() && text[pos] == ' ')
-      ++pos;
-  }
-  bool consume(char c) {
-    skipSpaces();
-    if (pos < text.size() && text[pos] == c) {
-      ++pos;
-      return true;
-    }
-    return false;
-  }
-  void expect(char c) {
-    if (!consume(c))
-      fail(std::string("expected '") + c + "'");
-  }
-  /// A positive divisor, or dies.
-  int64_t divisor(int64_t v, const char *op) {
-    if (v <= 0)
-      fail(std::string(op) + " by " + str(v));
-    return v;
-  }
-  int64_t expr() {
-    int64_t v = term();
-    while (true) {
-      if (consume('+'))
-        v += term();
-      else if (consume('-'))
-        v -= term();
-      else
-        return v;
-    }
-  }
-  int64_t term() {
-    int64_t v = factor();
-    while (true) {
-      if (consume('*')) {
-        v *= factor();
-      } else if (consume('/')) {
-        int64_t d = divisor(factor(), "division");
-        if (v % d != 0)
-          die("dim expression '" + text + "': " + str(v) +
-              " is not divisible by " + str(d) +
-              " (the recipe needs a multiple of " + str(d) + " there)");
-        v /= d;
-      } else {
-        return v;
-      }
-    }
-  }
-  int64_t factor() {
-    skipSpaces();
-    if (consume('(')) {
-      int64_t v = expr();
-      expect(')');
-      return v;
-    }
-    size_t begin = pos;
-    while (pos < text.size() &&
-           std::isalnum(static_cast<unsigned char>(text[pos])))
-      ++pos;
-    std::string word = text.substr(begin, pos - begin);
-    if (word.empty())
-      fail(pos < text.size() ? "unexpected '" + text.substr(pos, 1) + "'"
-                             : "unexpected end");
-    if (std::optional<uint64_t> n = parseUnsigned(word))
-      return int64_t(*n);
-    if (word[0] == 'd') {
-      std::optional<uint64_t> k =
-          parseUnsigned(std::string_view(word).substr(1));
-      if (!k || *k >= dims.size())
-        fail("unknown dim symbol '" + word + "' (the entry has " +
-             str(dims.size()) + " dim symbols)");
-      return dims[*k];
-    }
-    if (word == "ceildiv" || word == "roundup") {
-      expect('(');
-      int64_t a = expr();
-      expect(',');
-      int64_t b = divisor(expr(), word.c_str());
-      expect(')');
-      int64_t q = (a + b - 1) / b;
-      return word == "ceildiv" ? q : q * b;
-    }
-    pos = begin;
-    fail("unknown word '" + word + "'");
-  }
-
-  const std::string &text;
-  const std::vector<int64_t> &dims;
-  size_t pos = 0;
-};
+/// The value of the dim expression `expr` (see DimExpr.h) at `dims`; dies
+/// with the expression and what went wrong, or when it is negative.
+int64_t evaluateDim(const std::string &expr, const std::vector<int64_t> &dims) {
+  te::dimexpr::Failure failure;
+  std::optional<int64_t> v = te::dimexpr::evaluate(expr, dims, failure);
+  if (!v)
+    die(failure.message);
+  if (*v < 0)
+    die("dim expression '" + expr + "' is " + str(*v) +
+        " at these dims (a dim must be >= 0)");
+  return *v;
+}
 
 std::vector<int64_t> resultShape(const Object *r,
                                  const std::vector<int64_t> &dims) {
@@ -310,7 +274,7 @@ std::vector<int64_t> resultShape(const Object *r,
     if (auto n = d.getAsInteger())
       shape.push_back(*n);
     else if (auto expr = d.getAsString())
-      shape.push_back(DimExpr(*expr, dims).evaluate());
+      shape.push_back(evaluateDim(*expr, dims));
     else
       die("malformed module info: a dim that is neither a number nor a "
           "string");
@@ -322,22 +286,22 @@ std::vector<int64_t> resultShape(const Object *r,
 /// `dims`: elements times element size, or for a quantized tensor the sum of
 /// its inner tensors, each padded to the alignment.
 int64_t bufferBytes(const Object *o, const std::vector<int64_t> &dims) {
+  const std::string what = "a buffer of the module info";
   auto count = [&](const Object *t) {
-    int64_t n = 1;
-    for (int64_t d : resultShape(t, dims))
-      n *= d;
-    return n;
+    return elementCount(resultShape(t, dims), what);
   };
   if (*o->getString("dtype") != "qtensor")
-    return count(o) * elementBytes(*o->getString("dtype"));
+    return byteCount(count(o), elementBytes(*o->getString("dtype")), what);
+  // validate() checked: a power-of-two alignment and the inner tensors.
   int64_t align = o->getInteger("alignment").value_or(256), total = 0;
-  const Array *inner = o->getArray("inner");
-  if (!inner)
-    die("malformed module info: a qtensor without inner tensors");
-  for (const Value &v : *inner) {
+  for (const Value &v : *o->getArray("inner")) {
     const Object *t = v.getAsObject();
-    int64_t bytes = count(t) * (*t->getString("dtype") == "float32" ? 4 : 1);
-    total += (bytes + align - 1) / align * align;
+    int64_t bytes =
+        byteCount(count(t), *t->getString("dtype") == "float32" ? 4 : 1, what);
+    int64_t padded;
+    if (__builtin_add_overflow(bytes, align - 1, &padded) ||
+        __builtin_add_overflow(total, padded / align * align, &total))
+      die(what + ": a quantized tensor's size overflows int64");
   }
   return total;
 }
@@ -351,16 +315,17 @@ Tensor loadNpy(const std::string &path, const std::string &dtype) {
   std::string expected = descrOf(dtype);
   if (dtype == "qtensor") {
     if (a.descr != expected || a.shape.size() != 1)
-      die("'" + path + "' must hold a quantized tensor's bytes (a 1-D uint8 "
-          "array, as te-run --outputs writes), got " + a.descr + " " +
-          shapeString(a.shape));
+      die("'" + path +
+          "' must hold a quantized tensor's bytes (a 1-D uint8 "
+          "array, as te-run --outputs writes), got " +
+          a.descr + " " + shapeString(a.shape));
     return Tensor{dtype, {}, std::move(a.data)};
   }
   if (a.descr != expected || (dtype == "bfloat16") != bf16File)
     die("'" + path + "' holds " +
-        (a.descr == "<u2" ? std::string(bf16File ? "bfloat16" : "uint16")
-         : a.descr == "<f4" ? std::string("float32")
-                            : std::string("float16")) +
+        (a.descr == "<u2" && bf16File ? std::string("bfloat16")
+         : a.descr == "|u1" ? std::string("uint8 (a quantized tensor's bytes)")
+                            : te::npy::dtypeName(a.descr)) +
         " but the argument is " + dtype +
         (dtype == "bfloat16" ? " (bf16 files are uint16 named *.bf16.npy)"
                              : ""));
@@ -376,8 +341,7 @@ std::string findNpy(const std::string &dir, const std::string &stem) {
   return "";
 }
 
-void saveNpy(const std::string &dir, const std::string &stem,
-             const Tensor &t) {
+void saveNpy(const std::string &dir, const std::string &stem, const Tensor &t) {
   std::string path =
       dir + "/" + stem + (t.dtype == "bfloat16" ? ".bf16.npy" : ".npy");
   // A quantized tensor is written as its buffer's bytes.
@@ -397,11 +361,10 @@ std::optional<Tensor> initialState(const Object *a,
   auto name = a->getString("te.state");
   if (!name || *a->getString("dtype") != "float32")
     return std::nullopt;
-  int64_t n = 1;
-  for (int64_t d : shape)
-    n *= d;
+  std::string what = "the initial recipe state '" + *name + "'";
+  int64_t n = elementCount(shape, what);
   float v = name->find("scales") != std::string::npos ? 1.0f : 0.0f;
-  Tensor t{"float32", shape, std::vector<char>(n * 4)};
+  Tensor t{"float32", shape, hostBuffer(byteCount(n, 4, what), what)};
   for (int64_t i = 0; i < n; ++i)
     std::memcpy(t.data.data() + 4 * i, &v, 4);
   return t;
@@ -410,10 +373,9 @@ std::optional<Tensor> initialState(const Object *a,
 Tensor randomTensor(const Object *a, unsigned seed,
                     const std::vector<int64_t> &shape) {
   Tensor t{*a->getString("dtype"), shape, {}};
-  int64_t n = 1;
-  for (int64_t d : shape)
-    n *= d;
-  t.data.resize(n * elementBytes(t.dtype));
+  const std::string what = "a random " + t.dtype + " " + shapeString(shape);
+  int64_t n = elementCount(shape, what);
+  t.data = hostBuffer(byteCount(n, elementBytes(t.dtype), what), what);
   std::mt19937 gen(seed);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   for (int64_t i = 0; i < n; ++i) {
@@ -442,15 +404,52 @@ size_t kind_limit(const std::string &ref, const std::vector<Tensor> &in,
   return ref.rfind("input:", 0) == 0 ? in.size() : out.size();
 }
 
+/// A compiled entry's refusal of a dim by its recipe's alignment check
+/// (te_rt_check_multiple: "<entry>: recipe R needs d0 % 32 == 0, got 8"):
+/// the symbols of the checked product and the multiple.
+struct AlignmentRefusal {
+  std::vector<size_t> symbols;
+  int64_t multiple = 0;
+  std::string message; ///< te_rt_last_error() of the refused call
+};
+
+std::optional<AlignmentRefusal> parseAlignmentRefusal(const std::string &m) {
+  size_t needs = m.find(" needs "), mod = m.find(" % ", needs);
+  size_t eq = m.find(" == 0, got ", mod);
+  if (needs == std::string::npos || mod == std::string::npos ||
+      eq == std::string::npos)
+    return std::nullopt;
+  std::optional<uint64_t> multiple =
+      parseUnsigned(std::string_view(m).substr(mod + 3, eq - mod - 3));
+  if (!multiple || *multiple == 0)
+    return std::nullopt;
+  AlignmentRefusal r{{}, int64_t(*multiple)};
+  std::string product = m.substr(needs + 7, mod - needs - 7);
+  size_t begin = 0;
+  while (begin <= product.size()) {
+    size_t star = product.find('*', begin);
+    std::string factor = product.substr(begin, star - begin);
+    if (std::optional<size_t> k = te::dimexpr::symbolIndex(factor))
+      r.symbols.push_back(*k);
+    if (star == std::string::npos)
+      break;
+    begin = star + 1;
+  }
+  return r;
+}
+
 class Runner {
 public:
   Runner(te_rt_context *ctx) : ctx(ctx) {}
 
   /// Runs `e` on host tensors; returns the results of a first call (and the
   /// times of `repeats` extra timed calls in `times`, or with --graph of
-  /// `repeats` launches of a CUDA graph captured from one more call).
-  std::vector<Tensor> run(const Entry &e, const std::vector<Tensor> &in,
-                          unsigned repeats, std::vector<double> &times) {
+  /// `repeats` launches of a CUDA graph captured from one more call). With
+  /// `refused`, a first call the entry refuses by its alignment check
+  /// returns nullopt and the refusal there instead of dying (nothing ran).
+  std::optional<std::vector<Tensor>>
+  run(const Entry &e, const std::vector<Tensor> &in, unsigned repeats,
+      std::vector<double> &times, AlignmentRefusal *refused = nullptr) {
     std::vector<int64_t> dims = bindDims(e, in);
     for (size_t i = 0; i < in.size(); ++i) {
       const Object *a = (*e.args)[i].getAsObject();
@@ -460,26 +459,47 @@ public:
             ") must be " + str(bufferBytes(a, dims)) + " bytes, got " +
             str(in[i].data.size()));
     }
+    std::vector<Tensor> out;
+    for (size_t i = 0; i < e.results->size(); ++i) {
+      const Object *o = (*e.results)[i].getAsObject();
+      Tensor t{*o->getString("dtype"), resultShape(o, dims), {}};
+      t.data = hostBuffer(bufferBytes(o, dims),
+                          e.name + ": result" + std::to_string(i));
+      out.push_back(std::move(t));
+    }
     std::vector<void *> args, results;
     for (const Tensor &t : in)
       args.push_back(upload(t));
-    std::vector<Tensor> out;
-    for (const Value &r : *e.results) {
-      const Object *o = r.getAsObject();
-      Tensor t{*o->getString("dtype"), resultShape(o, dims), {}};
-      t.data.resize(bufferBytes(o, dims));
+    for (const Tensor &t : out)
       results.push_back(alloc(t.data.size()));
-      out.push_back(std::move(t));
-    }
+    auto release = [&] {
+      for (void *p : args)
+        te_rt_free(ctx, p);
+      for (void *p : results)
+        te_rt_free(ctx, p);
+    };
     auto call = [&] {
       if (e.fn(ctx, args.data(), results.data(), dims.data()) != 0)
         die(e.name + " failed: " + te_rt_last_error());
       if (te_rt_synchronize(ctx) != 0)
         die(te_rt_last_error());
     };
-    call();
+    if (e.fn(ctx, args.data(), results.data(), dims.data()) != 0) {
+      std::string error = te_rt_last_error();
+      std::optional<AlignmentRefusal> r = parseAlignmentRefusal(error);
+      if (refused && r && error.rfind(e.name + ": recipe ", 0) == 0) {
+        *refused = *r;
+        refused->message = error;
+        release();
+        return std::nullopt;
+      }
+      die(e.name + " failed: " + error);
+    }
+    if (te_rt_synchronize(ctx) != 0)
+      die(te_rt_last_error());
     for (size_t i = 0; i < out.size(); ++i)
-      if (te_rt_copy_to_host(ctx, out[i].data.data(), results[i],
+      if (!out[i].data.empty() &&
+          te_rt_copy_to_host(ctx, out[i].data.data(), results[i],
                              out[i].data.size()) != 0)
         die(te_rt_last_error());
     te_rt_graph *graph = nullptr;
@@ -510,10 +530,7 @@ public:
                           .count());
     }
     te_rt_graph_destroy(graph); // and the arena the capture allocated
-    for (void *p : args)
-      te_rt_free(ctx, p);
-    for (void *p : results)
-      te_rt_free(ctx, p);
+    release();
     return out;
   }
 
@@ -526,21 +543,21 @@ private:
   }
   void *upload(const Tensor &t) {
     void *p = alloc(t.data.size());
-    if (te_rt_copy_to_backend(ctx, p, t.data.data(), t.data.size()) != 0)
+    // An empty tensor (a zero dim) has nothing to copy (and no host data).
+    if (!t.data.empty() &&
+        te_rt_copy_to_backend(ctx, p, t.data.data(), t.data.size()) != 0)
       die(te_rt_last_error());
     return p;
   }
   te_rt_context *ctx;
 };
 
-/// The inputs of `e`: --input, then --inputs DIR, then --random.
-std::vector<Tensor> gatherInputs(const Entry &e,
-                                 std::vector<Tensor> preset = {}) {
+/// The inputs of `e` given as files: --input, then --inputs DIR (others
+/// are left empty).
+std::vector<Tensor> givenInputs(const Entry &e) {
   size_t n = e.args->size();
-  preset.resize(n);
+  std::vector<Tensor> preset(n);
   std::vector<bool> have(n);
-  for (size_t i = 0; i < n; ++i)
-    have[i] = !preset[i].dtype.empty();
   for (const std::string &spec : opts.inputs) {
     size_t eq = spec.find('=');
     if (eq == std::string::npos || eq + 1 == spec.size())
@@ -553,15 +570,16 @@ std::vector<Tensor> gatherInputs(const Entry &e,
     if (std::optional<uint64_t> k = parseUnsigned(digits))
       index = *k;
     for (size_t i = 0; !index && i < n; ++i)
-      for (const char *key : {"te.saved", "te.grad_of", "te.state", "te.cached_weight"})
+      for (const char *key :
+           {"te.saved", "te.grad_of", "te.state", "te.cached_weight"})
         if (auto s = (*e.args)[i].getAsObject()->getString(key);
             s && *s == name)
           index = i;
     if (!index || *index >= n)
       die("--input " + name + ": " + e.name + " has no such argument (" +
           str(n) + " arguments; see --list)");
-    preset[*index] = loadNpy(file, *(*e.args)[*index].getAsObject()
-                                               ->getString("dtype"));
+    preset[*index] =
+        loadNpy(file, *(*e.args)[*index].getAsObject()->getString("dtype"));
     have[*index] = true;
   }
   for (size_t i = 0; i < n; ++i) {
@@ -570,19 +588,101 @@ std::vector<Tensor> gatherInputs(const Entry &e,
     std::string path = findNpy(opts.inputsDir, "arg" + std::to_string(i));
     if (path.empty())
       continue;
-    preset[i] =
-        loadNpy(path, *(*e.args)[i].getAsObject()->getString("dtype"));
+    preset[i] = loadNpy(path, *(*e.args)[i].getAsObject()->getString("dtype"));
     have[i] = true;
   }
-  // Random values need concrete shapes: dynamic dims take the values bound
-  // by the given inputs, else 8.
-  for (size_t i = 0; i < n; ++i) {
-    if (have[i])
+  return preset;
+}
+
+/// The dim symbols of `text` (a dim expression).
+std::vector<size_t> symbolsOf(const std::string &text) {
+  std::vector<size_t> symbols;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != 'd' ||
+        (i && std::isalnum(static_cast<unsigned char>(text[i - 1]))))
+      continue;
+    size_t j = i + 1;
+    while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j])))
+      ++j;
+    if (std::optional<size_t> k =
+            te::dimexpr::symbolIndex(text.substr(i, j - i)))
+      symbols.push_back(*k);
+  }
+  return symbols;
+}
+
+/// The dim values of the inputs te-run generates. Dims bound by the given
+/// inputs keep their values; the others (`chosen`) start at `choice` (8
+/// unless a recipe asked for more) and are raised until the dim expressions
+/// of its quantized tensors' layouts divide exactly (MXFP8's
+/// `roundup(d0/32, 4)` needs d0 % 32 == 0): the alignment the module info
+/// states.
+std::vector<int64_t> generatedDims(const Entry &e,
+                                   const std::vector<Tensor> &given,
+                                   std::vector<int64_t> &choice,
+                                   std::vector<bool> &chosen) {
+  size_t numDims = e.dims->size();
+  std::vector<int64_t> dims(numDims, -1);
+  for (size_t i = 0; i < e.args->size(); ++i) {
+    const Array *shape = (*e.args)[i].getAsObject()->getArray("shape");
+    if (given[i].dtype.empty() || given[i].shape.size() != shape->size())
+      continue; // not given, raw qtensor bytes, or a rank bindDims reports
+    for (size_t d = 0; d < shape->size(); ++d)
+      if (auto sym = (*shape)[d].getAsString())
+        if (auto k = te::dimexpr::symbolIndex(*sym); k && dims[*k] < 0)
+          dims[*k] = given[i].shape[d];
+  }
+  chosen.assign(numDims, false);
+  for (size_t k = 0; k < numDims; ++k)
+    if (dims[k] < 0)
+      chosen[k] = true, dims[k] = choice[k];
+  // The expressions of the quantized tensors' inner shapes: their exact
+  // divisions are the recipe's alignment (a plain result's shape that does
+  // not divide is an error, reported where it is evaluated).
+  std::vector<std::string> exprs;
+  auto collect = [&](const Array *list) {
+    for (const Value &v : *list)
+      if (const Array *inner = v.getAsObject()->getArray("inner"))
+        for (const Value &p : *inner)
+          for (const Value &d : *p.getAsObject()->getArray("shape"))
+            if (auto s = d.getAsString())
+              exprs.push_back(*s);
+  };
+  collect(e.args);
+  collect(e.results);
+  for (int round = 0; round < 16; ++round) {
+    bool raised = false;
+    for (const std::string &x : exprs) {
+      te::dimexpr::Failure failure;
+      if (te::dimexpr::evaluate(x, dims, failure) ||
+          failure.kind != te::dimexpr::Failure::Inexact)
+        continue; // fine, or an error reported where the shape is used
+      for (size_t k : symbolsOf(x))
+        if (chosen[k] && choice[k] < (int64_t(1) << 20)) {
+          choice[k] = dims[k] = std::lcm(choice[k], failure.divisor);
+          raised = true;
+          break;
+        }
+    }
+    if (!raised)
+      break;
+  }
+  return dims;
+}
+
+/// The inputs of `e`: the given ones, then TE's initial recipe state, then
+/// --random values at `dims` (the generated dims).
+std::vector<Tensor> completeInputs(const Entry &e, std::vector<Tensor> preset,
+                                   const std::vector<int64_t> &dims) {
+  for (size_t i = 0; i < preset.size(); ++i) {
+    if (!preset[i].dtype.empty())
       continue;
     const Object *a = (*e.args)[i].getAsObject();
     std::vector<int64_t> shape;
     for (const Value &d : *a->getArray("shape"))
-      shape.push_back(d.getAsInteger() ? *d.getAsInteger() : 8);
+      shape.push_back(d.getAsInteger()
+                          ? *d.getAsInteger()
+                          : dims[*te::dimexpr::symbolIndex(*d.getAsString())]);
     // Recipe state not given starts as TE initializes it.
     if (std::optional<Tensor> state = initialState(a, shape)) {
       preset[i] = std::move(*state);
@@ -593,15 +693,46 @@ std::vector<Tensor> gatherInputs(const Entry &e,
           " (use --input, --inputs or --random)");
     if (*a->getString("dtype") == "qtensor") {
       // FP8 bytes are not random data: all-zero is a valid value.
-      std::vector<int64_t> dims(e.dims->size(), 8);
-      preset[i] = Tensor{"qtensor", shape,
-                         std::vector<char>(bufferBytes(a, dims), 0)};
+      std::string what = e.name + ": " + e.argLabel(i);
+      preset[i] =
+          Tensor{"qtensor", shape, hostBuffer(bufferBytes(a, dims), what)};
       continue;
     }
-    preset[i] = randomTensor(a, unsigned(opts.randomSeed) * 7919u + unsigned(i),
-                             shape);
+    preset[i] =
+        randomTensor(a, unsigned(opts.randomSeed) * 7919u + unsigned(i), shape);
   }
   return preset;
+}
+
+/// Runs `e` on its inputs; generated inputs (--random, initial state) use
+/// dims that meet the entry's alignment: those its dim expressions state,
+/// and those its recipe's run-time check asks for (the check runs before
+/// anything else, so a refused call is retried at the multiple it names).
+/// Returns the inputs used and the results.
+std::pair<std::vector<Tensor>, std::vector<Tensor>>
+runEntry(Runner &runner, const Entry &e, unsigned bench,
+         std::vector<double> &times) {
+  std::vector<Tensor> given = givenInputs(e);
+  std::vector<int64_t> choice(e.dims->size(), 8);
+  for (int attempt = 0;; ++attempt) {
+    std::vector<bool> chosen;
+    std::vector<int64_t> dims = generatedDims(e, given, choice, chosen);
+    std::vector<Tensor> in = completeInputs(e, given, dims);
+    AlignmentRefusal refusal;
+    std::optional<std::vector<Tensor>> out =
+        runner.run(e, in, bench, times, &refusal);
+    if (out)
+      return {std::move(in), std::move(*out)};
+    auto k =
+        std::find_if(refusal.symbols.begin(), refusal.symbols.end(),
+                     [&](size_t k) { return k < chosen.size() && chosen[k]; });
+    if (k == refusal.symbols.end() || attempt >= 8 ||
+        choice[*k] >= (int64_t(1) << 20))
+      die(e.name + " failed: " + refusal.message);
+    choice[*k] = std::lcm(choice[*k], refusal.multiple);
+    std::cerr << "te-run: note: " << e.name << ": generating inputs with d"
+              << *k << " = " << choice[*k] << " (" << refusal.message << ")\n";
+  }
 }
 
 void report(std::string what, std::vector<double> times) {
@@ -674,8 +805,7 @@ void parseArguments(int argc, char **argv) {
     } else if (opts.library.empty()) {
       opts.library = a;
     } else {
-      die("more than one library given ('" + opts.library + "', '" + a +
-          "')");
+      die("more than one library given ('" + opts.library + "', '" + a + "')");
     }
   }
   if (opts.library.empty())
@@ -698,39 +828,49 @@ void printList(const std::vector<std::string> &order,
       const Object *r = (*e.results)[i].getAsObject();
       std::cout << "  -> result" << i << ": " << *r->getString("dtype") << " "
                 << r->get("shape")->str();
-      for (const char *key : {"te.saved", "te.grad_of", "te.state", "te.cached_weight"})
+      for (const char *key :
+           {"te.saved", "te.grad_of", "te.state", "te.cached_weight"})
         if (auto s = r->getString(key))
           std::cout << " (" << key << "=" << *s << ")";
       std::cout << "\n";
     }
-    std::cout << "  arena: " << e.info->get("arena_bytes")->str()
-              << " bytes\n";
+    std::cout << "  arena: " << e.info->get("arena_bytes")->str() << " bytes\n";
   }
 }
 
 } // namespace
 
-int main(int argc, char **argv) {
+int run(int argc, char **argv) {
   parseArguments(argc, argv);
   const std::string &library = opts.library;
 
   // dlopen searches the library path for names without a slash.
   std::error_code ec;
   fs::path path = fs::absolute(library, ec);
-  if (ec || !fs::exists(path))
-    die("cannot load '" + library + "': no such file");
+  // dlopen trusts the file's headers (a truncated library dies with SIGBUS
+  // inside it): check the file first.
+  std::string elfError;
+  if (ec || !te::elf::checkLibrary(path.string(), elfError))
+    die("cannot load '" + library + "': " + (ec ? ec.message() : elfError));
   void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle)
     die("cannot load '" + library + "': " + dlerror());
-  auto infoFn = reinterpret_cast<const char *(*)()>(
-      dlsym(handle, "te_module_info"));
+  auto infoFn =
+      reinterpret_cast<const char *(*)()>(dlsym(handle, "te_module_info"));
   if (!infoFn)
     die("'" + library + "' is not a te-compile library (no te_module_info)");
+  const char *infoText = infoFn();
+  if (!infoText)
+    die("'" + library +
+        "': malformed module info: te_module_info() "
+        "returned NULL");
   std::string parseError;
-  std::optional<Value> info = te::json::parse(infoFn(), parseError);
-  const Object *module = info ? info->getAsObject() : nullptr;
-  if (!module || !module->getArray("entries"))
+  std::optional<Value> info = te::json::parse(infoText, parseError);
+  if (!info)
     die("'" + library + "': malformed module info: " + parseError);
+  if (!te::moduleinfo::validate(*info, library, parseError))
+    die(parseError);
+  const Object *module = info->getAsObject();
 
   std::map<std::string, Entry> entries;
   std::vector<std::string> order;
@@ -743,7 +883,9 @@ int main(int argc, char **argv) {
     e.args = o->getArray("args");
     e.results = o->getArray("results");
     e.dims = o->getArray("dims");
-    e.fn = reinterpret_cast<EntryFn>(dlsym(handle, e.symbol.c_str()));
+    e.fn = e.symbol.empty()
+               ? nullptr
+               : reinterpret_cast<EntryFn>(dlsym(handle, e.symbol.c_str()));
     if (!e.fn)
       die("'" + library + "' lacks the entry symbol " + e.symbol);
     order.push_back(e.name);
@@ -773,8 +915,7 @@ int main(int argc, char **argv) {
         "; use --backend cuda)");
   Runner runner(ctx);
   const std::string &outputsDir = opts.outputsDir;
-  if (!outputsDir.empty() &&
-      (fs::create_directories(outputsDir, ec), ec))
+  if (!outputsDir.empty() && (fs::create_directories(outputsDir, ec), ec))
     die("cannot create '" + outputsDir + "': " + ec.message());
   const std::string &stepName = opts.step;
   unsigned bench = opts.bench;
@@ -788,8 +929,7 @@ int main(int argc, char **argv) {
           "_fwd/_bwd (compile with te-compile --train)");
     const Entry &fwd = fwdIt->second, &bwd = bwdIt->second;
     std::vector<double> fwdTimes, bwdTimes;
-    std::vector<Tensor> in = gatherInputs(fwd);
-    std::vector<Tensor> out = runner.run(fwd, in, bench, fwdTimes);
+    auto [in, out] = runEntry(runner, fwd, bench, fwdTimes);
     std::vector<Tensor> bwdIn(bwd.args->size());
     std::map<std::string, size_t> savedResult;
     for (size_t i = 0; i < fwd.results->size(); ++i)
@@ -820,11 +960,12 @@ int main(int argc, char **argv) {
       } else if (auto of = a->getString("te.grad_of")) {
         size_t k = refOf(*of, out.size()).second;
         std::string path =
-            opts.gradsDir.empty() ? "" : findNpy(opts.gradsDir, "result" + std::to_string(k));
+            opts.gradsDir.empty()
+                ? ""
+                : findNpy(opts.gradsDir, "result" + std::to_string(k));
         if (path.empty() && opts.randomSeed < 0)
           die("--step: no gradient for forward result " + str(k) +
-              " (give --grads DIR with result" + str(k) +
-              ".npy, or --random)");
+              " (give --grads DIR with result" + str(k) + ".npy, or --random)");
         bwdIn[i] = path.empty()
                        ? randomTensor(a, unsigned(opts.randomSeed) + 1000u + k,
                                       out[k].shape)
@@ -839,7 +980,7 @@ int main(int argc, char **argv) {
         bwdIn[i] = std::move(*state);
       }
     }
-    std::vector<Tensor> grads = runner.run(bwd, bwdIn, bench, bwdTimes);
+    std::vector<Tensor> grads = *runner.run(bwd, bwdIn, bench, bwdTimes);
     if (!outputsDir.empty()) {
       std::string fwdDir = outputsDir + "/fwd", bwdDir = outputsDir + "/bwd";
       fs::create_directories(fwdDir, ec);
@@ -863,9 +1004,9 @@ int main(int argc, char **argv) {
       }
     }
     std::cout << "te-run: step " << stepName << ": " << fwd.name << " ("
-                 << out.size() << " results) and " << bwd.name << " ("
-                 << grads.size() << " results) on "
-                 << te_rt_backend_name(te_rt_context_backend(ctx)) << "\n";
+              << out.size() << " results) and " << bwd.name << " ("
+              << grads.size() << " results) on "
+              << te_rt_backend_name(te_rt_context_backend(ctx)) << "\n";
     report(fwd.name, fwdTimes);
     report(bwd.name, bwdTimes);
     te_rt_context_destroy(ctx);
@@ -883,14 +1024,25 @@ int main(int argc, char **argv) {
   if (it == entries.end())
     die("no entry '" + name + "' (see --list)");
   std::vector<double> times;
-  std::vector<Tensor> out =
-      runner.run(it->second, gatherInputs(it->second), bench, times);
+  std::vector<Tensor> out = runEntry(runner, it->second, bench, times).second;
   if (!outputsDir.empty())
     for (size_t i = 0; i < out.size(); ++i)
       saveNpy(outputsDir, "result" + std::to_string(i), out[i]);
   std::cout << "te-run: " << name << ": " << out.size() << " results on "
-               << te_rt_backend_name(te_rt_context_backend(ctx)) << "\n";
+            << te_rt_backend_name(te_rt_context_backend(ctx)) << "\n";
   report(name, times);
   te_rt_context_destroy(ctx);
   return 0;
+}
+
+int main(int argc, char **argv) {
+  // Sizes are checked before anything is allocated (hostBuffer); an
+  // allocation that still fails is reported, not an abort.
+  try {
+    return run(argc, argv);
+  } catch (const std::bad_alloc &) {
+    die("out of host memory");
+  } catch (const std::length_error &) {
+    die("out of host memory (a size too large for the C++ library)");
+  }
 }

@@ -13,7 +13,7 @@ void toFloat(DType t, const void *src, int64_t n, float *dst) {
   switch (t) {
   case DType::F32: {
     const float *s = static_cast<const float *>(src);
-    if (s != dst)
+    if (s != dst && n > 0)
       std::memcpy(dst, s, static_cast<size_t>(n) * sizeof(float));
     return;
   }
@@ -40,7 +40,7 @@ void fromFloat(DType t, const float *src, int64_t n, void *dst) {
   switch (t) {
   case DType::F32: {
     float *d = static_cast<float *>(dst);
-    if (d != src)
+    if (d != src && n > 0)
       std::memcpy(d, src, static_cast<size_t>(n) * sizeof(float));
     return;
   }

@@ -102,7 +102,9 @@ void quantizeMXFP8Rowwise(const float *x, int64_t rows, int64_t cols,
                           FP8 format, uint8_t *q, uint8_t *scaleInv) {
   int64_t scaleRows = roundUp(rows, 128);
   int64_t scaleCols = mxfp8RowwiseScaleCols(cols);
-  std::memset(scaleInv, 0, static_cast<size_t>(scaleRows * scaleCols));
+  // An empty tensor has no scales (and may have no buffer for them).
+  if (size_t bytes = static_cast<size_t>(scaleRows * scaleCols))
+    std::memset(scaleInv, 0, bytes);
   float maxValue = fp8Max(format);
   for (int64_t i = 0; i < rows; ++i) {
     for (int64_t b = 0; b < cols / 32; ++b) {
@@ -228,7 +230,9 @@ float quantizeNVFP4(const float *x, int64_t rows, int64_t cols,
   float globalAmax = amaxOf(x, rows * cols);
   float sEnc = nvfp4EncodeScale(globalAmax);
   int64_t blocks = cols / 16, scaleCols = nvfp4ScaleCols(cols);
-  std::memset(scales, 0, static_cast<size_t>(roundUp(rows, 128) * scaleCols));
+  // An empty tensor has no scales (and may have no buffer for them).
+  if (size_t bytes = static_cast<size_t>(roundUp(rows, 128) * scaleCols))
+    std::memset(scales, 0, bytes);
 
   // Row i's block b with scale byte sDecBits: the byte, then the codes.
   auto encodeBlock = [&](int64_t i, int64_t b, uint8_t sDecBits) {
@@ -343,7 +347,9 @@ void quantizeMXFP8Columnwise(const float *x, int64_t rows, int64_t cols,
                              FP8 format, uint8_t *q, uint8_t *scaleInv) {
   int64_t scaleRows = roundUp(rows / 32, 4);
   int64_t scaleCols = roundUp(cols, 128);
-  std::memset(scaleInv, 0, static_cast<size_t>(scaleRows * scaleCols));
+  // An empty tensor has no scales (and may have no buffer for them).
+  if (size_t bytes = static_cast<size_t>(scaleRows * scaleCols))
+    std::memset(scaleInv, 0, bytes);
   float maxValue = fp8Max(format);
   for (int64_t rb = 0; rb < rows / 32; ++rb) {
     for (int64_t j = 0; j < cols; ++j) {

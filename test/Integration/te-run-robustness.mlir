@@ -1,0 +1,149 @@
+// te-run on bad input (issue 17): every malformed .npy file, module info or
+// library file gives a clear error naming the file and the field and a
+// non-zero exit, never a crash, an unbounded allocation or a wrong answer;
+// empty tensors (a zero token count) run; generated inputs meet the
+// recipe's alignment.
+//
+// RUN: rm -rf %t && mkdir -p %t/bad %t/zero
+// RUN: te-compile %s --train -o %t/lin.so
+//
+// .npy files: a strict parser of NumPy's header grammar, sizes checked
+// against the file before anything is allocated (the 192-byte file below
+// declares 16 GiB: te-run fails, naming it, with a peak RSS under 1 GB).
+// RUN: %python %S/Inputs/bad_npy.py %t/bad
+// RUN: %python -c "import resource, subprocess, sys; p = subprocess.run(sys.argv[1:], capture_output=True, text=True); print(p.returncode, p.stderr.strip(), resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss < 1000000)" te-run %t/lin.so --entry lin --input arg0=%t/bad/huge.npy --random 1 | FileCheck %s --check-prefix=HUGE
+// HUGE: 1 te-run: error: '{{.*}}huge.npy': truncated data: shape (65536, 65536) of float32 needs 17179869184 bytes, the file has 64 after the header True
+// RUN: not te-run %t/lin.so --entry lin --input arg0=%t/bad/overflow.npy 2>&1 | FileCheck %s --check-prefix=OVERFLOW
+// OVERFLOW: te-run: error: '{{.*}}overflow.npy': header field 'shape': (4294967296, 4294967296) has more elements than fit in int64
+// RUN: not te-run %t/lin.so --entry lin --input arg0=%t/bad/float_dim.npy 2>&1 | FileCheck %s --check-prefix=FLOATDIM
+// FLOATDIM: te-run: error: '{{.*}}float_dim.npy': malformed header field 'shape': dim 0 is '8.0', not a non-negative integer (at byte 51 of the header)
+// RUN: not te-run %t/lin.so --entry lin --input arg0=%t/bad/neg_dim.npy 2>&1 | FileCheck %s --check-prefix=NEGDIM
+// NEGDIM: te-run: error: '{{.*}}neg_dim.npy': malformed header field 'shape': dim 0 is '-1', not a non-negative integer
+// RUN: not te-run %t/lin.so --entry lin --input arg0=%t/bad/int_not_tuple.npy 2>&1 | FileCheck %s --check-prefix=NOTUPLE
+// NOTUPLE: te-run: error: '{{.*}}int_not_tuple.npy': malformed header field 'shape': a one-dim shape needs a trailing comma, e.g. (8,)
+// RUN: not te-run %t/lin.so --entry lin --input arg0=%t/bad/dup.npy 2>&1 | FileCheck %s --check-prefix=DUP
+// DUP: te-run: error: '{{.*}}dup.npy': malformed header: duplicate key 'descr'
+// RUN: not te-run %t/lin.so --entry lin --input arg0=%t/bad/extra_key.npy 2>&1 | FileCheck %s --check-prefix=EXTRA
+// EXTRA: te-run: error: '{{.*}}extra_key.npy': malformed header: unknown key 'x' (a .npy header has 'descr', 'fortran_order' and 'shape')
+// RUN: not te-run %t/lin.so --entry lin --input arg0=%t/bad/no_shape.npy 2>&1 | FileCheck %s --check-prefix=NOSHAPE
+// NOSHAPE: te-run: error: '{{.*}}no_shape.npy': malformed header: missing key 'shape'
+// RUN: not te-run %t/lin.so --entry lin --input arg0=%t/bad/unterminated.npy 2>&1 | FileCheck %s --check-prefix=UNTERM
+// UNTERM: te-run: error: '{{.*}}unterminated.npy': malformed header: unterminated dict (no closing '}')
+// RUN: not te-run %t/lin.so --entry lin --input arg0=%t/bad/garbage.npy 2>&1 | FileCheck %s --check-prefix=GARBAGE
+// GARBAGE: te-run: error: '{{.*}}garbage.npy': malformed header: trailing characters after the header dict
+// RUN: not te-run %t/lin.so --entry lin --input arg0=%t/bad/order.npy 2>&1 | FileCheck %s --check-prefix=ORDER
+// ORDER: te-run: error: '{{.*}}order.npy': malformed header field 'fortran_order': expected True or False, got 'Maybe'
+// RUN: not te-run %t/lin.so --entry lin --input arg0=%t/bad/trailing.npy 2>&1 | FileCheck %s --check-prefix=TRAILING
+// TRAILING: te-run: error: '{{.*}}trailing.npy': trailing bytes after the data: shape (8,) of float32 needs 32 bytes, the file has 36 after the header
+// RUN: not te-run %t/lin.so --entry lin --input arg0=%t/bad/short.npy 2>&1 | FileCheck %s --check-prefix=SHORT
+// SHORT: te-run: error: '{{.*}}short.npy': truncated data: shape (8,) of float32 needs 32 bytes, the file has 28 after the header
+// RUN: not te-run %t/lin.so --entry lin --input arg0=%t/bad/header_len.npy 2>&1 | FileCheck %s --check-prefix=HLEN
+// HLEN: te-run: error: '{{.*}}header_len.npy': truncated header (the header length says 4096 bytes, the file has 8 after it)
+// RUN: not te-run %t/lin.so --entry lin --input arg0=%t/bad/u8.npy 2>&1 | FileCheck %s --check-prefix=U8
+// U8: te-run: error: '{{.*}}u8.npy' holds uint8 (a quantized tensor's bytes) but the argument is float32
+// RUN: not te-run %t/lin.so --entry lin --input arg0=%t/bad 2>&1 | FileCheck %s --check-prefix=DIR
+// DIR: te-run: error: cannot read '{{.*}}bad': not a regular file
+// A version 2.0 file is read; the dims it binds (d0 = 5) size the random
+// inputs of the other arguments.
+// RUN: te-run %t/lin.so --entry lin --input arg0=%t/bad/v2.npy --random 1 --outputs %t/v2
+// RUN: %python -c "import numpy as n; print(n.load('%t/v2/result0.npy').shape)" | FileCheck %s --check-prefix=V2
+// V2: (5, 32)
+//
+// Module info: validated before use, messages naming the field.
+// RUN: %python %S/Inputs/fake_library.py %t/bigdim.so --info-text '{"entries":[{"name":"f","symbol":"te_entry_f","args":[{"dtype":"float32","shape":[9.2233720368547758e18,4]}],"results":[],"dims":[],"arena_bytes":0}]}'
+// RUN: not te-run %t/bigdim.so --entry f --random 1 2>&1 | FileCheck %s --check-prefix=BIGDIM
+// BIGDIM: te-run: error: '{{.*}}bigdim.so': malformed module info: entries[0].args[0].shape[0]: 9.2233720368547758e+18 is neither a non-negative integer nor a string (a dim symbol or expression)
+// RUN: %python %S/Inputs/fake_library.py %t/junk.so --info-text 'garbage'
+// RUN: not te-run %t/junk.so --list 2>&1 | FileCheck %s --check-prefix=JUNKINFO
+// JUNKINFO: te-run: error: '{{.*}}junk.so': malformed module info: unexpected character at offset 0
+// RUN: %python %S/Inputs/fake_library.py %t/noargs.so --info-text '{"entries":[{"name":"f","symbol":"te_entry_f"}]}'
+// RUN: not te-run %t/noargs.so --list 2>&1 | FileCheck %s --check-prefix=NOARGS
+// NOARGS: te-run: error: '{{.*}}noargs.so': malformed module info: entries[0].args: missing, or not an array
+// RUN: %python %S/Inputs/fake_library.py %t/dtype.so --info-text '{"entries":[{"name":"f","symbol":"te_entry_f","args":[{"dtype":"float64","shape":[4]}],"results":[],"dims":[],"arena_bytes":0}]}'
+// RUN: not te-run %t/dtype.so --list 2>&1 | FileCheck %s --check-prefix=BADDTYPE
+// BADDTYPE: te-run: error: '{{.*}}dtype.so': malformed module info: entries[0].args[0].dtype: 'float64' is not float32, bfloat16, float16 or qtensor
+// RUN: %python %S/Inputs/fake_library.py %t/unbound.so --info-text '{"entries":[{"name":"f","symbol":"te_entry_f","args":[{"dtype":"float32","shape":[4]}],"results":[{"dtype":"float32","shape":["d0"]}],"dims":[{"arg":0,"dim":0}],"arena_bytes":0}]}'
+// RUN: not te-run %t/unbound.so --list 2>&1 | FileCheck %s --check-prefix=UNBOUND
+// UNBOUND: te-run: error: '{{.*}}unbound.so': malformed module info: entries[0].dims[0]: argument 0 dim 0 is 4, not the symbol d0
+// RUN: %python %S/Inputs/fake_library.py %t/sym.so --info-text '{"entries":[{"name":"f","symbol":"te_entry_f","args":[{"dtype":"float32","shape":["d0"]}],"results":[{"dtype":"float32","shape":["d1*2"]}],"dims":[{"arg":0,"dim":0}],"arena_bytes":0}]}'
+// RUN: not te-run %t/sym.so --list 2>&1 | FileCheck %s --check-prefix=SYMBOL
+// SYMBOL: te-run: error: malformed dim expression 'd1*2' at column 3: unknown dim symbol 'd1' (the entry has 1 dim symbols) (in the module info of '{{.*}}sym.so', entries[0].results[0].shape[0])
+// RUN: %python %S/Inputs/fake_library.py %t/twice.so --info-text '{"entries":[{"name":"f","symbol":"te_entry_f","args":[],"results":[],"dims":[],"arena_bytes":0},{"name":"f","symbol":"te_entry_g","args":[],"results":[],"dims":[],"arena_bytes":0}]}'
+// RUN: not te-run %t/twice.so --list 2>&1 | FileCheck %s --check-prefix=TWICE
+// TWICE: te-run: error: '{{.*}}twice.so': malformed module info: entries[1].name: a second entry named 'f'
+// RUN: %python %S/Inputs/fake_library.py %t/dupkey.so --info-text '{"entries":[],"entries":[]}'
+// RUN: not te-run %t/dupkey.so --list 2>&1 | FileCheck %s --check-prefix=DUPKEY
+// DUPKEY: te-run: error: '{{.*}}dupkey.so': malformed module info: duplicate key "entries" at offset 26
+// RUN: %python %S/Inputs/fake_library.py %t/deep.so --info-text "$(%python -c "print('[' * 300)")"
+// RUN: not te-run %t/deep.so --list 2>&1 | FileCheck %s --check-prefix=DEEP
+// DEEP: te-run: error: '{{.*}}deep.so': malformed module info: more than 256 levels of nesting at offset 256
+// RUN: %python %S/Inputs/fake_library.py %t/arena.so --info-text '{"entries":[{"name":"f","symbol":"te_entry_f","args":[],"results":[],"dims":[],"arena_bytes":-5}]}'
+// RUN: not te-run %t/arena.so --list 2>&1 | FileCheck %s --check-prefix=ARENA
+// ARENA: te-run: error: '{{.*}}arena.so': malformed module info: entries[0].arena_bytes: -5 is neither a non-negative integer nor "dynamic"
+// RUN: %python %S/Inputs/fake_library.py %t/noinfo.so --no-info
+// RUN: not te-run %t/noinfo.so --list 2>&1 | FileCheck %s --check-prefix=NOINFO
+// NOINFO: te-run: error: '{{.*}}noinfo.so' is not a te-compile library (no te_module_info)
+// RUN: %python %S/Inputs/fake_library.py %t/nullinfo.so --null-info
+// RUN: not te-run %t/nullinfo.so --list 2>&1 | FileCheck %s --check-prefix=NULLINFO
+// NULLINFO: te-run: error: '{{.*}}nullinfo.so': malformed module info: te_module_info() returned NULL
+//
+// Sizes from the module info are checked before te-run allocates: a
+// recipe state of 2^40 x 4 floats (an amax history 2^40 long) is refused,
+// not an uncaught std::bad_alloc.
+// RUN: %python %S/Inputs/fake_library.py %t/state.so --info-text '{"entries":[{"name":"f","symbol":"te_entry_f","args":[{"dtype":"float32","shape":["d0",4]},{"dtype":"float32","shape":[1099511627776,4],"te.state":"m.amax_history_fwd"}],"results":[],"dims":[{"arg":0,"dim":0}],"arena_bytes":0}]}'
+// RUN: not te-run %t/state.so --entry f --random 1 2>&1 | FileCheck %s --check-prefix=STATE
+// STATE: te-run: error: the initial recipe state 'm.amax_history_fwd' needs 17592186044416 bytes, more than this machine's memory ({{[0-9]+}} bytes of RAM and swap)
+// RUN: %python %S/Inputs/fake_library.py %t/result.so --info-text '{"entries":[{"name":"f","symbol":"te_entry_f","args":[{"dtype":"float32","shape":["d0",4]}],"results":[{"dtype":"float32","shape":["d0*100000000000000000*100"]}],"dims":[{"arg":0,"dim":0}],"arena_bytes":0}]}'
+// RUN: not te-run %t/result.so --entry f --random 1 2>&1 | FileCheck %s --check-prefix=RESULT
+// RESULT: te-run: error: dim expression 'd0*100000000000000000*100' overflows int64
+//
+// Library files are checked before dlopen: a library cut to 4000 bytes
+// (SIGBUS inside dlopen before), an empty file, a directory.
+// RUN: head -c 4000 %t/lin.so > %t/cut.so
+// RUN: not te-run %t/cut.so --list 2>&1 | FileCheck %s --check-prefix=CUT
+// CUT: te-run: error: cannot load '{{.*}}cut.so': PT_LOAD segment {{[0-9]+}} (file bytes {{[0-9]+}}..{{[0-9]+}}) ends past the end of the file (4000 bytes)
+// RUN: head -c 100 %t/lin.so > %t/cut100.so
+// RUN: not te-run %t/cut100.so --list 2>&1 | FileCheck %s --check-prefix=CUT100
+// CUT100: te-run: error: cannot load '{{.*}}cut100.so': the program header table (file bytes 64..{{[0-9]+}}) ends past the end of the file (100 bytes)
+// RUN: : > %t/empty.so
+// RUN: not te-run %t/empty.so --list 2>&1 | FileCheck %s --check-prefix=EMPTY
+// EMPTY: te-run: error: cannot load '{{.*}}empty.so': not an ELF file (bad magic)
+// RUN: not te-run %t --list 2>&1 | FileCheck %s --check-prefix=NOTFILE
+// NOTFILE: te-run: error: cannot load '{{.*}}': not a regular file
+//
+// Empty tensors: zero tokens run, with empty results and zero weight
+// gradients (PyTorch's answer), in f32 and through the fused FP8 norm-cast
+// (fp8-current); NVFP4's quantizer refuses zero rows, by name.
+// RUN: %python -c "import numpy as n; n.save('%t/zero/x.npy', n.zeros((0, 64), 'f4')); n.save('%t/zero/w.npy', n.ones((32, 64), 'f4')); n.save('%t/zero/xb.bf16.npy', n.zeros((0, 128), 'u2'))"
+// RUN: te-run %t/lin.so --step lin --input arg0=%t/zero/x.npy --input arg1=%t/zero/w.npy --random 1 --outputs %t/zero/lin
+// RUN: %python -c "import numpy as n; d = '%t/zero/lin/'; print(n.load(d + 'fwd/result0.npy').shape, n.load(d + 'bwd/grad_arg0.npy').shape, n.load(d + 'bwd/grad_arg1.npy').shape, float(abs(n.load(d + 'bwd/grad_arg1.npy')).max()))" | FileCheck %s --check-prefix=ZEROLIN
+// ZEROLIN: (0, 32) (0, 64) (32, 64) 0.0
+// RUN: te-compile %S/Inputs/ln_mlp_dynamic_bf16.mlir --train --recipe=fp8-current -o %t/f8.so
+// RUN: te-run %t/f8.so --step mlp --input arg0=%t/zero/xb.bf16.npy --random 1 --outputs %t/zero/f8
+// RUN: %python -c "import os, numpy as n; d = '%t/zero/f8/bwd/'; g = [n.load(d + f) for f in sorted(os.listdir(d))]; print(n.load('%t/zero/f8/fwd/result0.bf16.npy').shape, len(g), [a.shape[0] for a in g], all(not a.any() for a in g))" | FileCheck %s --check-prefix=ZEROF8
+// ZEROF8: (0, 128) 7 [0, 128, 128, 256, 256, 128, 128] True
+// RUN: te-compile %S/Inputs/ln_mlp_dynamic_bf16.mlir --recipe=nvfp4 --arch=sm_100a -o %t/nv.so
+// RUN: not te-run %t/nv.so --entry mlp --input arg0=%t/zero/xb.bf16.npy --random 1 2>&1 | FileCheck %s --check-prefix=ZERONV
+// ZERONV: te-run: error: mlp failed: te_rt_quantize_nvfp4: rows must be > 0, got 0
+//
+// --random on dynamic block-scaled libraries: the token count meets the
+// recipe's alignment (MXFP8 32, NVFP4 16) instead of the default 8: from
+// the inner layouts of the training entries' quantized tensors, or from the
+// entry's own alignment check (inference entries), with a note.
+// RUN: te-run %t/nv.so --entry mlp --random 1 --outputs %t/nvi 2>&1 | FileCheck %s --check-prefix=NVI
+// NVI: te-run: note: mlp: generating inputs with d0 = 16 (mlp: recipe nvfp4 needs d0 % 16 == 0, got 8)
+// NVI: te-run: mlp: 1 results on cpu
+// RUN: te-compile %S/Inputs/ln_mlp_dynamic_bf16.mlir --recipe=mxfp8 --arch=sm_100a -o %t/mx.so
+// RUN: te-run %t/mx.so --entry mlp --random 1 --outputs %t/mxi 2>&1 | FileCheck %s --check-prefix=MXI
+// MXI: te-run: note: mlp: generating inputs with d0 = 32 (mlp: recipe mxfp8 needs d0 % 32 == 0, got 8)
+// MXI: te-run: mlp: 1 results on cpu
+// RUN: te-compile %S/Inputs/ln_mlp_dynamic_bf16.mlir --train --recipe=mxfp8 --arch=sm_100a -o %t/mxt.so
+// RUN: te-run %t/mxt.so --step mlp --random 1 --outputs %t/mxt
+// RUN: te-compile %S/Inputs/ln_mlp_dynamic_bf16.mlir --train --recipe=nvfp4 --arch=sm_100a -o %t/nvt.so
+// RUN: te-run %t/nvt.so --step mlp --random 1 --outputs %t/nvt
+// RUN: %python -c "import numpy as n; print([n.load('%t/' + f).shape for f in ('nvi/result0.bf16.npy', 'mxi/result0.bf16.npy', 'mxt/fwd/result0.bf16.npy', 'mxt/bwd/grad_arg0.bf16.npy', 'nvt/fwd/result0.bf16.npy', 'nvt/bwd/grad_arg0.bf16.npy')])" | FileCheck %s --check-prefix=ALIGNED
+// ALIGNED: [(16, 128), (32, 128), (32, 128), (32, 128), (16, 128), (16, 128)]
+func.func @lin(%x: tensor<?x64xf32>, %w: tensor<32x64xf32>) -> tensor<?x32xf32> {
+  %y = te.linear %x weight(%w) : (tensor<?x64xf32>, tensor<32x64xf32>) -> tensor<?x32xf32>
+  return %y : tensor<?x32xf32>
+}

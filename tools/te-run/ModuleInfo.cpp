@@ -1,0 +1,244 @@
+//===- ModuleInfo.cpp - checks of a library's te_module_info() --*- C++ -*-===//
+
+#include "ModuleInfo.h"
+#include "DimExpr.h"
+
+#include <set>
+#include <vector>
+
+namespace te::moduleinfo {
+
+using json::Array;
+using json::Object;
+using json::Value;
+
+bool isTensorDtype(const std::string &dtype) {
+  return dtype == "float32" || dtype == "bfloat16" || dtype == "float16";
+}
+
+namespace {
+
+/// The check of one module info; each failure records "<path>: <what>".
+class Validator {
+public:
+  Validator(const std::string &library, std::string &error)
+      : library(library), error(error) {}
+
+  bool module(const Value &root) {
+    const Object *m = root.getAsObject();
+    if (!m)
+      return fail("", "the module info is not a JSON object");
+    for (const char *key : {"target", "arch", "source", "format"})
+      if (const Value *v = m->get(key); v && !v->getAsString())
+        return fail(key, "must be a string");
+    const Array *entries = m->getArray("entries");
+    if (!entries)
+      return fail("entries", "missing, or not an array");
+    std::set<std::string> names;
+    for (size_t i = 0; i < entries->size(); ++i) {
+      std::string path = "entries[" + std::to_string(i) + "]";
+      if (!entry((*entries)[i], path, names))
+        return false;
+    }
+    return true;
+  }
+
+private:
+  bool fail(const std::string &path, const std::string &what) {
+    error = "'" + library + "': malformed module info: " +
+            (path.empty() ? what : path + ": " + what);
+    return false;
+  }
+  /// A non-negative integer, or the reason it is not one.
+  bool count(const Value *v, const std::string &path, int64_t &out) {
+    std::optional<int64_t> n = v ? v->getAsInteger() : std::nullopt;
+    if (!v)
+      return fail(path, "missing");
+    if (!n || *n < 0)
+      return fail(path, v->str() + " is not a non-negative integer");
+    out = *n;
+    return true;
+  }
+  bool string(const Object *o, const std::string &key, const std::string &path,
+              bool required) {
+    const Value *v = o->get(key);
+    if (!v)
+      return !required || fail(path + "." + key, "missing");
+    if (!v->getAsString())
+      return fail(path + "." + key, v->str() + " is not a string");
+    return true;
+  }
+  bool entry(const Value &v, const std::string &path,
+             std::set<std::string> &names) {
+    const Object *e = v.getAsObject();
+    if (!e)
+      return fail(path, "not an object");
+    if (!string(e, "name", path, true) || !string(e, "symbol", path, true))
+      return false;
+    std::string name = *e->getString("name");
+    if (name.empty())
+      return fail(path + ".name", "empty");
+    if (!names.insert(name).second)
+      return fail(path + ".name", "a second entry named '" + name + "'");
+    const Array *args = e->getArray("args"), *results = e->getArray("results"),
+                *dims = e->getArray("dims");
+    if (!args)
+      return fail(path + ".args", "missing, or not an array");
+    if (!results)
+      return fail(path + ".results", "missing, or not an array");
+    if (!dims)
+      return fail(path + ".dims", "missing, or not an array");
+    if (dims->size() > 64)
+      return fail(path + ".dims", "more than 64 dim symbols");
+    numDims = dims->size();
+    if (const Value *a = e->get("arena_bytes")) {
+      int64_t unused;
+      if (!(a->getAsString() && *a->getAsString() == "dynamic") &&
+          !count(a, path + ".arena_bytes", unused))
+        return fail(path + ".arena_bytes",
+                    a->str() + " is neither a non-negative integer nor "
+                               "\"dynamic\"");
+    } else {
+      return fail(path + ".arena_bytes", "missing");
+    }
+    std::vector<bool> bound(numDims, false);
+    for (size_t i = 0; i < args->size(); ++i)
+      if (!tensor((*args)[i], path + ".args[" + std::to_string(i) + "]",
+                  /*isArg=*/true, &bound))
+        return false;
+    for (size_t i = 0; i < results->size(); ++i)
+      if (!tensor((*results)[i], path + ".results[" + std::to_string(i) + "]",
+                  /*isArg=*/false, nullptr))
+        return false;
+    for (size_t k = 0; k < dims->size(); ++k) {
+      std::string p = path + ".dims[" + std::to_string(k) + "]";
+      const Object *d = (*dims)[k].getAsObject();
+      if (!d)
+        return fail(p, "not an object");
+      int64_t arg, dim;
+      if (!count(d->get("arg"), p + ".arg", arg) ||
+          !count(d->get("dim"), p + ".dim", dim))
+        return false;
+      if (arg >= int64_t(args->size()))
+        return fail(p + ".arg", std::to_string(arg) + " is not an argument (" +
+                                    std::to_string(args->size()) +
+                                    " arguments)");
+      const Array *shape = (*args)[arg].getAsObject()->getArray("shape");
+      if (dim >= int64_t(shape->size()))
+        return fail(p + ".dim", std::to_string(dim) +
+                                    " is not a dim of argument " +
+                                    std::to_string(arg) + " (rank " +
+                                    std::to_string(shape->size()) + ")");
+      std::optional<std::string> sym = (*shape)[dim].getAsString();
+      if (!sym || dimexpr::symbolIndex(*sym) != k)
+        return fail(p, "argument " + std::to_string(arg) + " dim " +
+                           std::to_string(dim) + " is " + (*shape)[dim].str() +
+                           ", not the symbol d" + std::to_string(k));
+    }
+    for (size_t k = 0; k < numDims; ++k)
+      if (!bound[k])
+        return fail(path + ".dims[" + std::to_string(k) + "]",
+                    "no argument has the dim symbol d" + std::to_string(k));
+    return true;
+  }
+  /// A shape: dims that are integers >= 0 or strings. Argument shapes
+  /// (`symbolsOnly`) take bare symbols d<k>, recorded in `bound`; result
+  /// and inner-tensor shapes take dim expressions.
+  bool shape(const Value *v, const std::string &path, bool symbolsOnly,
+             std::vector<bool> *bound) {
+    const Array *dims = v ? v->getAsArray() : nullptr;
+    if (!dims)
+      return fail(path, v ? v->str() + " is not an array" : "missing");
+    if (dims->size() > 64)
+      return fail(path, "more than 64 dims");
+    for (size_t d = 0; d < dims->size(); ++d) {
+      std::string p = path + "[" + std::to_string(d) + "]";
+      const Value &x = (*dims)[d];
+      if (std::optional<int64_t> n = x.getAsInteger()) {
+        if (*n < 0)
+          return fail(p, std::to_string(*n) + " is negative");
+        continue;
+      }
+      std::optional<std::string> s = x.getAsString();
+      if (!s)
+        return fail(p, x.str() + " is neither a non-negative integer nor a "
+                                 "string (a dim symbol or expression)");
+      if (symbolsOnly) {
+        std::optional<size_t> k = dimexpr::symbolIndex(*s);
+        if (!k || *k >= numDims)
+          return fail(p, "'" + *s + "' is not a dim symbol d0..d" +
+                             std::to_string(int64_t(numDims) - 1));
+        if (bound)
+          (*bound)[*k] = true;
+        continue;
+      }
+      dimexpr::Failure failure;
+      if (!dimexpr::checkSyntax(*s, numDims, failure)) {
+        // The expression's own message first (it names the column).
+        error = failure.message + " (in the module info of '" + library +
+                "', " + p + ")";
+        return false;
+      }
+    }
+    return true;
+  }
+  bool tensor(const Value &v, const std::string &path, bool isArg,
+              std::vector<bool> *bound) {
+    const Object *t = v.getAsObject();
+    if (!t)
+      return fail(path, "not an object");
+    if (!string(t, "dtype", path, true))
+      return false;
+    std::string dtype = *t->getString("dtype");
+    for (const char *key :
+         {"te.saved", "te.grad_of", "te.state", "te.cached_weight", "te.alias"})
+      if (!string(t, key, path, false))
+        return false;
+    if (isTensorDtype(dtype))
+      return shape(t->get("shape"), path + ".shape", isArg, bound);
+    if (dtype != "qtensor")
+      return fail(path + ".dtype", "'" + dtype +
+                                       "' is not float32, bfloat16, float16 "
+                                       "or qtensor");
+    if (!shape(t->get("shape"), path + ".shape", isArg, bound) ||
+        !string(t, "type", path, true))
+      return false;
+    if (const Value *a = t->get("alignment")) {
+      std::optional<int64_t> n = a->getAsInteger();
+      if (!n || *n <= 0 || *n > 4096 || (*n & (*n - 1)) != 0)
+        return fail(path + ".alignment",
+                    a->str() + " is not a power of two in [1, 4096]");
+    }
+    const Array *inner = t->getArray("inner");
+    if (!inner || inner->empty())
+      return fail(path + ".inner", "missing, or not a non-empty array");
+    for (size_t i = 0; i < inner->size(); ++i) {
+      std::string p = path + ".inner[" + std::to_string(i) + "]";
+      const Object *part = (*inner)[i].getAsObject();
+      if (!part)
+        return fail(p, "not an object");
+      if (!string(part, "name", p, true) || !string(part, "dtype", p, true))
+        return false;
+      std::string partDtype = *part->getString("dtype");
+      if (partDtype != "float32" && partDtype != "uint8")
+        return fail(p + ".dtype",
+                    "'" + partDtype + "' is not float32 or uint8");
+      if (!shape(part->get("shape"), p + ".shape", false, nullptr))
+        return false;
+    }
+    return true;
+  }
+
+  const std::string &library;
+  std::string &error;
+  size_t numDims = 0;
+};
+
+} // namespace
+
+bool validate(const Value &root, const std::string &library,
+              std::string &error) {
+  return Validator(library, error).module(root);
+}
+
+} // namespace te::moduleinfo
