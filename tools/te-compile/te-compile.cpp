@@ -18,6 +18,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
@@ -267,6 +268,11 @@ static LogicalResult writeHeader(StringRef path, StringRef json) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  // MLIR's pass-manager and timing options (--mlir-timing,
+  // --mlir-pass-statistics, --mlir-print-ir-after-all, ...), hidden from
+  // --help with the other unrelated options.
+  registerPassManagerCLOptions();
+  registerDefaultTimingManagerCLOptions();
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(
       argc, argv,
@@ -311,7 +317,15 @@ int main(int argc, char **argv) {
     return fail("--checkpoint needs --train");
   if (weightCache && !train)
     return fail("--weight-cache needs --train");
+  // --mlir-timing: the passes, then the LLVM phases, in one report.
+  DefaultTimingManager timingManager;
+  applyDefaultTimingManagerCLOptions(timingManager);
+  TimingScope timing = timingManager.getRootScope();
+
   PassManager pm(&context);
+  if (failed(applyPassManagerCLOptions(pm)))
+    return fail("bad pass manager options");
+  pm.enableTiming(timing);
   te::TEPipelineOptions options;
   options.importTorch = isTorchExport(*module);
   options.recipe = recipe;
@@ -365,10 +379,12 @@ int main(int argc, char **argv) {
   }
 
   llvm::LLVMContext llvmContext;
+  TimingScope translateTiming = timing.nest("LLVM IR translation");
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(*module, llvmContext, "te-mlir");
   if (!llvmModule)
     return fail("translation to LLVM IR failed");
+  translateTiming.stop();
 
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
@@ -382,8 +398,10 @@ int main(int argc, char **argv) {
   llvmModule->setTargetTriple(triple);
   llvmModule->setDataLayout(machine->createDataLayout());
   auto optimize = makeOptimizingTransformer(2, 0, machine.get());
+  TimingScope optTiming = timing.nest("LLVM optimization (O2)");
   if (llvm::Error err = optimize(llvmModule.get()))
     return fail("LLVM optimization failed: " + llvm::toString(std::move(err)));
+  optTiming.stop();
 
   if (emit == "llvm") {
     auto output = openOutputFile(outputFile, &error);
@@ -401,6 +419,7 @@ int main(int argc, char **argv) {
       return fail("cannot create a temporary object file");
   }
   {
+    TimingScope codegenTiming = timing.nest("LLVM code generation");
     std::error_code ec;
     llvm::raw_fd_ostream obj(objPath, ec);
     if (ec)
@@ -442,8 +461,10 @@ int main(int argc, char **argv) {
                                      outputFile, objPath,   runtimeLib,
                                      rpath};
   std::string linkError;
+  TimingScope linkTiming = timing.nest("link");
   int rc = llvm::sys::ExecuteAndWait(*cc, linkArgs, std::nullopt, {}, 0, 0,
                                      &linkError);
+  linkTiming.stop();
   llvm::sys::fs::remove(objPath);
   if (rc != 0)
     return fail("linking " + outputFile + " failed" +
