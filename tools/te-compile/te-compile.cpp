@@ -296,6 +296,11 @@ int main(int argc, char **argv) {
   registerLLVMDialectTranslation(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
+  // Without --remarks the remarks are dropped: do not print an operation
+  // into each (the "see current operation" note numbers the names of its
+  // whole function, per remark: quadratic over a model of many layers).
+  if (!remarks)
+    context.printOpOnDiagnostic(false);
 
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);

@@ -332,6 +332,10 @@ def TEFuseGemmEpiloguesPass : Pass<"te-fuse-gemm-epilogues"> {
            /*default=*/"1024",
            "Under act-epilogues=auto, the fewest GEMM rows (tokens) that "
            "fold">,
+    Option<"reportWork", "report-work", "bool", /*default=*/"false",
+           "Remark the work done: candidates, remarks and operations "
+           "numbered to print the remarks' operations (each function once, "
+           "again after a fusion; linear in the function, for tests)">,
   ];
   let dependentDialects = ["::mlir::te::TEDialect"];
 }
@@ -347,6 +351,12 @@ def TEFuseDBiasDActPass : Pass<"te-fuse-dbias-dact"> {
     (FC1's bias gradient from the wgrad GEMM's epilogue) and this fusion
     catches the bias gradients no wgrad GEMM produces.
   }];
+  let options = [
+    Option<"reportWork", "report-work", "bool", /*default=*/"false",
+           "Remark the work done: candidates, remarks and operations "
+           "numbered to print the remarks' operations (each function once, "
+           "again after a fusion; linear in the function, for tests)">,
+  ];
   let dependentDialects = ["::mlir::te::TEDialect"];
 }
 
@@ -377,6 +387,12 @@ def TEFuseQuantizeAmaxPass : Pass<"te-fuse-quantize-amax"> {
     remark saying why. Delayed scaling needs no such fusion (its cast records the
     amax in the same pass); the block-scaled recipes record none.
   }];
+  let options = [
+    Option<"reportWork", "report-work", "bool", /*default=*/"false",
+           "Remark the work done: candidates, remarks and operations "
+           "numbered to print the remarks' operations (each function once, "
+           "again after a fusion; linear in the function, for tests)">,
+  ];
   let dependentDialects = ["::mlir::te::TEDialect"];
 }
 
@@ -410,6 +426,12 @@ def TEFuseActQuantizePass : Pass<"te-fuse-act-quantize"> {
     scaling is te-fuse-quantize-amax's (its scale needs the amax first);
     the block-scaled recipes are not fused.
   }];
+  let options = [
+    Option<"reportWork", "report-work", "bool", /*default=*/"false",
+           "Remark the work done: candidates, remarks and operations "
+           "numbered to print the remarks' operations (each function once, "
+           "again after a fusion; linear in the function, for tests)">,
+  ];
   let dependentDialects = ["::mlir::te::TEDialect"];
 }
 
@@ -448,6 +470,12 @@ def TEFuseNormQuantizePass : Pass<"te-fuse-norm-quantize"> {
     te-fuse-quantize-amax, which would otherwise only remark on the norm
     output.
   }];
+  let options = [
+    Option<"reportWork", "report-work", "bool", /*default=*/"false",
+           "Remark the work done: candidates, remarks and operations "
+           "numbered to print the remarks' operations (each function once, "
+           "again after a fusion; linear in the function, for tests)">,
+  ];
   let dependentDialects = ["::mlir::te::TEDialect"];
 }
 
