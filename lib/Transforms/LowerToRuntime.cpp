@@ -53,6 +53,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/EquivalenceClasses.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringSet.h"
@@ -340,12 +341,82 @@ LogicalResult ShapeAnalysis::run(func::FuncOp func) {
 // The lowering of one function
 //===----------------------------------------------------------------------===//
 
+/// The outlined segments of a module (dedup-layers): by structural hash,
+/// the functions kept, each called wherever a segment lowers to the same
+/// code.
+struct SegmentFunctions {
+  /// off, auto or on (the pass option).
+  std::string mode = "off";
+  llvm::DenseMap<unsigned, SmallVector<LLVM::LLVMFuncOp, 1>> byHash;
+  unsigned kept = 0;
+};
+
+/// Segments of fewer ops are not outlined (a call and its status check
+/// would cost about what they save).
+constexpr size_t kMinSegmentOps = 3;
+
+/// A hash of the ops of `ops` (in order) that ignores locations and names
+/// each value by where it is defined: by an op of `ops` (its position), or
+/// outside (its first use among the operands, and its type). Segments with
+/// equal hashes (almost always) lower to the same code.
+unsigned segmentKey(ArrayRef<Operation *> ops) {
+  llvm::DenseMap<Value, unsigned> ids;
+  unsigned next = 0, nextOutside = 0;
+  llvm::hash_code hash = llvm::hash_value(ops.size());
+  for (Operation *op : ops) {
+    for (Value v : op->getOperands())
+      if (!ids.count(v)) {
+        ids[v] = next++;
+        hash = llvm::hash_combine(hash, nextOutside++, v.getType());
+      }
+    hash = llvm::hash_combine(
+        hash, OperationEquivalence::computeHash(
+                  op,
+                  [&](Value v) { return llvm::hash_value(ids.lookup(v)); },
+                  OperationEquivalence::ignoreHashValue,
+                  OperationEquivalence::IgnoreLocations));
+    for (Value r : op->getResults())
+      ids[r] = next++;
+  }
+  return hash;
+}
+
+/// The same over an outlined function's body, blocks and successors too.
+unsigned bodyKey(LLVM::LLVMFuncOp f) {
+  llvm::DenseMap<Value, unsigned> ids;
+  llvm::DenseMap<Block *, unsigned> blocks;
+  for (Block &block : f.getBody())
+    blocks[&block] = blocks.size();
+  unsigned next = 0;
+  llvm::hash_code hash = llvm::hash_value(f.getBody().getBlocks().size());
+  for (Block &block : f.getBody()) {
+    for (BlockArgument arg : block.getArguments()) {
+      ids[arg] = next++;
+      hash = llvm::hash_combine(hash, arg.getType());
+    }
+    for (Operation &op : block) {
+      hash = llvm::hash_combine(
+          hash, OperationEquivalence::computeHash(
+                    &op,
+                    [&](Value v) { return llvm::hash_value(ids.lookup(v)); },
+                    OperationEquivalence::ignoreHashValue,
+                    OperationEquivalence::IgnoreLocations));
+      for (Block *succ : op.getSuccessors())
+        hash = llvm::hash_combine(hash, blocks.lookup(succ));
+      for (Value r : op.getResults())
+        ids[r] = next++;
+    }
+  }
+  return hash;
+}
+
 class FunctionLowering {
 public:
   FunctionLowering(func::FuncOp func, ModuleOp module, OpBuilder &b,
-                   llvm::StringMap<LLVM::LLVMFuncOp> &runtime)
+                   llvm::StringMap<LLVM::LLVMFuncOp> &runtime,
+                   SegmentFunctions &segments)
       : func(func), module(module), b(b), runtime(runtime),
-        ctx(func.getContext()) {}
+        segments(segments), ctx(func.getContext()) {}
 
   LogicalResult run();
   llvm::json::Object info;
@@ -486,6 +557,8 @@ private:
   // Runtime calls: emits the call and a branch to the failure exit (by
   // default the one that frees the arena).
   void call(StringRef name, ArrayRef<Value> operands, Block *fail = nullptr);
+  void call(LLVM::LLVMFuncOp callee, ArrayRef<Value> operands,
+            Block *fail = nullptr);
   Value ptr(Value tensor) { return buffers.lookup(root(tensor)); }
   /// &scales[slot]: the fp8-delayed scale a per-tensor cast reads.
   Value slotPtr(Value scales, int64_t slot) {
@@ -518,6 +591,12 @@ private:
   void emitAlignmentChecks();
   LogicalResult lowerOp(Operation *op);
   LogicalResult lowerConstant(arith::ConstantOp op);
+  /// The body: its segments (runs of ops with the same location) inline or,
+  /// by dedup-layers, outlined.
+  LogicalResult lowerBody();
+  /// Lowers `ops` into a function of their own (or one already made that
+  /// is the same) and calls it.
+  LogicalResult lowerOutlined(ArrayRef<Operation *> ops);
   std::string symbolOf(Dim d) const;
   /// `d` over the entry's dim symbols (`d<k>` for class k).
   SymDim symDimOf(Dim d) const;
@@ -527,6 +606,7 @@ private:
   ModuleOp module;
   OpBuilder &b;
   llvm::StringMap<LLVM::LLVMFuncOp> &runtime;
+  SegmentFunctions &segments;
   MLIRContext *ctx;
   Location loc = UnknownLoc::get(ctx);
 
@@ -584,6 +664,11 @@ void FunctionLowering::call(StringRef name, ArrayRef<Value> operands,
                             Block *fail) {
   LLVM::LLVMFuncOp callee = runtime.lookup(name);
   assert(callee && "runtime function not declared");
+  call(callee, operands, fail);
+}
+
+void FunctionLowering::call(LLVM::LLVMFuncOp callee, ArrayRef<Value> operands,
+                            Block *fail) {
   assert(llvm::all_of(operands, [](Value v) { return bool(v); }) &&
          "operand without a buffer");
   Value status = LLVM::CallOp::create(b, loc, callee, operands).getResult();
@@ -1195,6 +1280,166 @@ LogicalResult FunctionLowering::lowerOp(Operation *op) {
                          << "' (run te-decompose first)";
 }
 
+LogicalResult FunctionLowering::lowerBody() {
+  Block &block = func.getBody().front();
+  if (segments.mode == "off") {
+    for (Operation &op : block.without_terminator())
+      if (failed(lowerOp(&op)))
+        return failure();
+    return success();
+  }
+  // Segments: maximal runs of ops with the same location.
+  SmallVector<SmallVector<Operation *>> runs;
+  for (Operation &op : block.without_terminator()) {
+    if (runs.empty() || runs.back().front()->getLoc() != op.getLoc())
+      runs.emplace_back();
+    runs.back().push_back(&op);
+  }
+  // Under auto, only those whose ops repeat in this function.
+  SmallVector<unsigned> keys;
+  llvm::DenseMap<unsigned, unsigned> count;
+  if (segments.mode == "auto")
+    for (auto &run : runs) {
+      keys.push_back(run.size() >= kMinSegmentOps ? segmentKey(run) : 0);
+      ++count[keys.back()];
+    }
+  for (auto [i, run] : llvm::enumerate(runs)) {
+    bool outline = run.size() >= kMinSegmentOps &&
+                   (segments.mode == "on" || count.lookup(keys[i]) > 1);
+    if (outline) {
+      if (failed(lowerOutlined(run)))
+        return failure();
+      continue;
+    }
+    for (Operation *op : run)
+      if (failed(lowerOp(op)))
+        return failure();
+  }
+  return success();
+}
+
+LogicalResult FunctionLowering::lowerOutlined(ArrayRef<Operation *> ops) {
+  Location segmentLoc = ops.front()->getLoc();
+  Block *callerBlock = b.getInsertionBlock();
+  Block::iterator callerPoint = b.getInsertionPoint();
+  Block *callerFail = failBlock;
+
+  // The segment's calls, into a function of its own: they read the
+  // entry's values (buffers, dims, the context) for now.
+  b.setInsertionPoint(entry);
+  auto fn = LLVM::LLVMFuncOp::create(b, segmentLoc, "te_segment",
+                                     LLVM::LLVMFunctionType::get(i32(), {}),
+                                     LLVM::Linkage::Internal);
+  Block *body = fn.addEntryBlock(b);
+  failBlock = new Block();
+  fn.getBody().push_back(failBlock);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(failBlock);
+    LLVM::ReturnOp::create(b, segmentLoc,
+                           failBlock->addArgument(i32(), segmentLoc));
+  }
+  b.setInsertionPointToStart(body);
+  LogicalResult lowered = success();
+  for (Operation *op : ops)
+    if (failed(lowerOp(op))) {
+      lowered = failure();
+      break;
+    }
+  failBlock = callerFail;
+  if (failed(lowered)) {
+    fn.erase();
+    return failure();
+  }
+  LLVM::ReturnOp::create(b, segmentLoc, c32(0));
+
+  // Addresses of globals (constants' data, per function) are taken by the
+  // caller: they are arguments like the buffers.
+  SmallVector<LLVM::AddressOfOp> addresses;
+  fn.walk([&](LLVM::AddressOfOp op) { addresses.push_back(op); });
+  for (LLVM::AddressOfOp op : addresses)
+    op->moveBefore(callerBlock, callerPoint);
+  // Arena addresses are computed in the function, from the arena and the
+  // slot's offset: as arguments, thousands of such pointers computed on
+  // entry would live across the whole entry (LLVM's register allocator is
+  // superlinear in that).
+  {
+    llvm::DenseMap<Value, Value> inside;
+    OpBuilder ib = OpBuilder::atBlockBegin(body);
+    for (Block &block : fn.getBody())
+      for (Operation &op : block)
+        for (OpOperand &operand : op.getOpOperands()) {
+          auto gepOp = operand.get().getDefiningOp<LLVM::GEPOp>();
+          if (!gepOp || gepOp.getBase() != arena ||
+              gepOp->getParentRegion() == &fn.getBody())
+            continue;
+          Value &clone = inside[operand.get()];
+          if (!clone)
+            clone = ib.clone(*gepOp)->getResult(0);
+          operand.set(clone);
+        }
+  }
+  // The values it reads from the entry become its arguments, in the order
+  // of their first use.
+  llvm::MapVector<Value, BlockArgument> args;
+  for (Block &block : fn.getBody())
+    for (Operation &op : block)
+      for (OpOperand &operand : op.getOpOperands()) {
+        Value v = operand.get();
+        if (v.getParentRegion() == &fn.getBody())
+          continue;
+        auto [it, inserted] = args.try_emplace(v, BlockArgument());
+        if (inserted)
+          it->second = body->addArgument(v.getType(), v.getLoc());
+        operand.set(it->second);
+      }
+  SmallVector<Type> argTypes(body->getArgumentTypes());
+  fn.setFunctionType(LLVM::LLVMFunctionType::get(i32(), argTypes));
+
+  // One function per distinct body.
+  unsigned hash = bodyKey(fn);
+  LLVM::LLVMFuncOp callee;
+  SmallVector<LLVM::LLVMFuncOp, 1> &same = segments.byHash[hash];
+  for (LLVM::LLVMFuncOp other : same)
+    if (OperationEquivalence::isRegionEquivalentTo(
+            &other.getBody(), &fn.getBody(),
+            OperationEquivalence::IgnoreLocations)) {
+      callee = other;
+      break;
+    }
+  if (callee) {
+    fn.erase();
+  } else {
+    fn.setSymName(("te_segment_" + Twine(segments.kept++)).str());
+    fn.setNoInline(true);
+    same.push_back(fn);
+    callee = fn;
+  }
+
+  // The call, and the failure exit of the entry on a non-zero status.
+  b.setInsertionPoint(callerBlock, callerPoint);
+  loc = segmentLoc;
+  // Argument buffers and dims are read from the entry's tables at the
+  // call (loaded on entry, they would live across the whole entry).
+  SmallVector<Value> operands;
+  for (auto &entry : args) {
+    Value v = entry.first;
+    auto load = v.getDefiningOp<LLVM::LoadOp>();
+    auto address =
+        load ? load.getAddr().getDefiningOp<LLVM::GEPOp>() : LLVM::GEPOp();
+    if (address && llvm::is_contained(ValueRange{argsArg, resultsArg, dimsArg},
+                                      address.getBase())) {
+      Operation *a = b.clone(*address);
+      IRMapping map;
+      map.map(address.getResult(), a->getResult(0));
+      v = b.clone(*load, map)->getResult(0);
+    }
+    operands.push_back(v);
+  }
+  call(callee, operands);
+  return success();
+}
+
 LogicalResult FunctionLowering::run() {
   if (!func.getBody().hasOneBlock())
     return func.emitError("te-lower-to-runtime: functions must have one block");
@@ -1301,9 +1546,8 @@ LogicalResult FunctionLowering::run() {
 
   // The body, in order.
   auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
-  for (Operation &op : func.getBody().front().without_terminator())
-    if (failed(lowerOp(&op)))
-      return failure();
+  if (failed(lowerBody()))
+    return failure();
   // Results not computed in place are copied out.
   loc = ret.getLoc();
   for (auto [r, v] : llvm::enumerate(ret.getOperands())) {
@@ -1401,6 +1645,7 @@ LogicalResult FunctionLowering::run() {
 
 struct TELowerToRuntimePass
     : public te::impl::TELowerToRuntimePassBase<TELowerToRuntimePass> {
+  using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
@@ -1478,12 +1723,21 @@ struct TELowerToRuntimePass
     declare("te_rt_amax_update", i32,
             {ptr, ptr, ptr, ptr, i64, i64, f32, i32, i32, ptr, ptr});
 
+    SegmentFunctions segments;
+    segments.mode = dedupLayers;
+    if (segments.mode != "off" && segments.mode != "auto" &&
+        segments.mode != "on") {
+      module.emitError() << "te-lower-to-runtime: dedup-layers must be off, "
+                            "auto or on, got '"
+                         << segments.mode << "'";
+      return signalPassFailure();
+    }
     SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
     llvm::json::Array entries;
     for (func::FuncOp func : funcs) {
       if (func.isExternal())
         continue;
-      FunctionLowering lowering(func, module, b, runtime);
+      FunctionLowering lowering(func, module, b, runtime, segments);
       if (failed(lowering.run()))
         return signalPassFailure();
       entries.push_back(std::move(lowering.info));

@@ -83,6 +83,13 @@ static cl::opt<int64_t> gemmActEpilogueMinRows(
     cl::desc("Under --gemm-act-epilogues=auto, the fewest GEMM rows "
              "(tokens) that fold (default 1024)"),
     cl::init(1024), cl::cat(category));
+static cl::opt<std::string> dedupLayers(
+    "dedup-layers", cl::value_desc("off|auto|on"),
+    cl::desc("Compile each distinct layer once: the runtime calls of a "
+             "module op go into a function shared by every identical one "
+             "(te-lower-to-runtime dedup-layers): off, auto (the default: "
+             "when a layer repeats in its function) or on (every layer)"),
+    cl::init("auto"), cl::cat(category));
 static cl::opt<bool> remarks(
     "remarks",
     cl::desc("Print the passes' remarks (fusions that did not apply, "
@@ -346,6 +353,10 @@ int main(int argc, char **argv) {
                 actMode + "'");
   if (gemmActEpilogueMinRows < 0)
     return fail("--gemm-act-epilogue-min-rows must be >= 0");
+  if (dedupLayers != "off" && dedupLayers != "auto" && dedupLayers != "on")
+    return fail("--dedup-layers must be off, auto or on, got '" +
+                dedupLayers + "'");
+  options.dedupLayers = dedupLayers;
   options.gemmActEpilogues = actMode;
   options.gemmActEpilogueMinRows = gemmActEpilogueMinRows;
   options.arch = archClass;

@@ -47,6 +47,12 @@ struct TEPipelineOptions : public PassPipelineOptions<TEPipelineOptions> {
                      "(tokens) that fold (te-fuse-gemm-epilogues "
                      "act-epilogue-min-rows)"),
       llvm::cl::init(1024)};
+  Option<std::string> dedupLayers{
+      *this, "dedup-layers",
+      llvm::cl::desc("Compile repeated layers once (te-lower-to-runtime "
+                     "dedup-layers): off, auto (segments that repeat in "
+                     "their function) or on (every segment)"),
+      llvm::cl::init("auto")};
   Option<std::string> arch{
       *this, "arch",
       llvm::cl::desc("Architecture class of quantized saves: hopper or "
