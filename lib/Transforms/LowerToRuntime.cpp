@@ -597,6 +597,10 @@ private:
   /// Lowers `ops` into a function of their own (or one already made that
   /// is the same) and calls it.
   LogicalResult lowerOutlined(ArrayRef<Operation *> ops);
+  /// After outlining: the buffer addresses and dims computed on entry are
+  /// recomputed where they are used instead (see lowerOutlined).
+  void localizeBuffers();
+  bool outlinedAny = false;
   std::string symbolOf(Dim d) const;
   /// `d` over the entry's dim symbols (`d<k>` for class k).
   SymDim symDimOf(Dim d) const;
@@ -774,9 +778,12 @@ LogicalResult FunctionLowering::plan() {
   llvm::DenseMap<Value, unsigned> returnCount;
   for (Value v : ret.getOperands())
     ++returnCount[v];
+  llvm::DenseSet<Value> viewed; // values some view reads
+  for (auto &p : aliasOf)
+    viewed.insert(p.second);
   for (auto [r, v] : llvm::enumerate(ret.getOperands()))
     if (!isa<BlockArgument>(v) && !aliasOf.count(v) && returnCount[v] == 1 &&
-        !llvm::any_of(aliasOf, [&](auto &p) { return p.second == v; }))
+        !viewed.contains(v))
       inPlaceResult[v] = r;
 
   // Last use of each root (through views).
@@ -1417,6 +1424,7 @@ LogicalResult FunctionLowering::lowerOutlined(ArrayRef<Operation *> ops) {
   }
 
   // The call, and the failure exit of the entry on a non-zero status.
+  outlinedAny = true;
   b.setInsertionPoint(callerBlock, callerPoint);
   loc = segmentLoc;
   // Argument buffers and dims are read from the entry's tables at the
@@ -1438,6 +1446,59 @@ LogicalResult FunctionLowering::lowerOutlined(ArrayRef<Operation *> ops) {
   }
   call(callee, operands);
   return success();
+}
+
+void FunctionLowering::localizeBuffers() {
+  Block *prologue = &entry.getBody().front();
+  // A rematerializable value of the prologue: an arena address, or a load
+  // from the argument, result or dims table.
+  auto movable = [&](Value v) -> Operation * {
+    Operation *def = v.getDefiningOp();
+    if (!def || def->getBlock() != prologue)
+      return nullptr;
+    if (auto gepOp = dyn_cast<LLVM::GEPOp>(def))
+      return gepOp.getBase() == arena ? def : nullptr;
+    if (auto load = dyn_cast<LLVM::LoadOp>(def))
+      if (auto address = load.getAddr().getDefiningOp<LLVM::GEPOp>();
+          address && llvm::is_contained(
+                         ValueRange{argsArg, resultsArg, dimsArg},
+                         address.getBase()))
+        return def;
+    return nullptr;
+  };
+  for (Block &block : llvm::drop_begin(entry.getBody())) {
+    llvm::DenseMap<Value, Value> local;
+    for (Operation &op : block)
+      for (OpOperand &operand : op.getOpOperands()) {
+        Operation *def = movable(operand.get());
+        if (!def)
+          continue;
+        Value &clone = local[operand.get()];
+        if (!clone) {
+          OpBuilder cb(&op);
+          IRMapping map;
+          if (auto load = dyn_cast<LLVM::LoadOp>(def))
+            map.map(load.getAddr(),
+                    cb.clone(*load.getAddr().getDefiningOp())->getResult(0));
+          clone = cb.clone(*def, map)->getResult(0);
+        }
+        operand.set(clone);
+      }
+  }
+  // The originals (and their table addresses), and those only outlined
+  // segments read, are now dead.
+  SmallVector<Operation *> prologueOps;
+  for (Operation &op : *prologue)
+    prologueOps.push_back(&op);
+  for (Operation *op : llvm::reverse(prologueOps)) {
+    if (op->getNumResults() != 1 || !op->use_empty())
+      continue;
+    if (movable(op->getResult(0)) ||
+        (isa<LLVM::GEPOp>(op) &&
+         llvm::is_contained(ValueRange{argsArg, resultsArg, dimsArg},
+                            cast<LLVM::GEPOp>(op).getBase())))
+      op->erase();
+  }
 }
 
 LogicalResult FunctionLowering::run() {
@@ -1522,8 +1583,11 @@ LogicalResult FunctionLowering::run() {
   arena = LLVM::CallOp::create(b, loc, runtime.lookup("te_rt_alloc"),
                                ValueRange{ctxArg, total})
               .getResult();
-  for (auto &[v, slot] : slotOf)
-    buffers[v] = gep(arena, slotOffsets[slot]);
+  // (In plan order: a DenseMap's order would make the IR differ from run
+  // to run.)
+  for (auto [slot, members] : llvm::enumerate(slots))
+    for (Value v : members)
+      buffers[v] = gep(arena, slotOffsets[slot]);
 
   // Failure exit: free the arena, return the status.
   failBlock = new Block();
@@ -1560,6 +1624,8 @@ LogicalResult FunctionLowering::run() {
   LLVM::CallOp::create(b, loc, runtime.lookup("te_rt_free"),
                        ValueRange{ctxArg, arena});
   LLVM::ReturnOp::create(b, loc, c32(0));
+  if (outlinedAny)
+    localizeBuffers();
 
   // The entry's description.
   auto describe = [&](Value v, Type type, DictionaryAttr attrs) {
