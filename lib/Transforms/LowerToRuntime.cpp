@@ -598,7 +598,9 @@ private:
   /// is the same) and calls it.
   LogicalResult lowerOutlined(ArrayRef<Operation *> ops);
   /// After outlining: the buffer addresses and dims computed on entry are
-  /// recomputed where they are used instead (see lowerOutlined).
+  /// recomputed where they are read instead (computed on entry, thousands
+  /// of them would live across the whole entry, and LLVM's register
+  /// allocation is superlinear in that).
   void localizeBuffers();
   bool outlinedAny = false;
   std::string symbolOf(Dim d) const;
@@ -1366,26 +1368,6 @@ LogicalResult FunctionLowering::lowerOutlined(ArrayRef<Operation *> ops) {
   fn.walk([&](LLVM::AddressOfOp op) { addresses.push_back(op); });
   for (LLVM::AddressOfOp op : addresses)
     op->moveBefore(callerBlock, callerPoint);
-  // Arena addresses are computed in the function, from the arena and the
-  // slot's offset: as arguments, thousands of such pointers computed on
-  // entry would live across the whole entry (LLVM's register allocator is
-  // superlinear in that).
-  {
-    llvm::DenseMap<Value, Value> inside;
-    OpBuilder ib = OpBuilder::atBlockBegin(body);
-    for (Block &block : fn.getBody())
-      for (Operation &op : block)
-        for (OpOperand &operand : op.getOpOperands()) {
-          auto gepOp = operand.get().getDefiningOp<LLVM::GEPOp>();
-          if (!gepOp || gepOp.getBase() != arena ||
-              gepOp->getParentRegion() == &fn.getBody())
-            continue;
-          Value &clone = inside[operand.get()];
-          if (!clone)
-            clone = ib.clone(*gepOp)->getResult(0);
-          operand.set(clone);
-        }
-  }
   // The values it reads from the entry become its arguments, in the order
   // of their first use.
   llvm::MapVector<Value, BlockArgument> args;
@@ -1427,23 +1409,11 @@ LogicalResult FunctionLowering::lowerOutlined(ArrayRef<Operation *> ops) {
   outlinedAny = true;
   b.setInsertionPoint(callerBlock, callerPoint);
   loc = segmentLoc;
-  // Argument buffers and dims are read from the entry's tables at the
-  // call (loaded on entry, they would live across the whole entry).
+  // (The buffer addresses and dims are computed again at the call:
+  // localizeBuffers.)
   SmallVector<Value> operands;
-  for (auto &entry : args) {
-    Value v = entry.first;
-    auto load = v.getDefiningOp<LLVM::LoadOp>();
-    auto address =
-        load ? load.getAddr().getDefiningOp<LLVM::GEPOp>() : LLVM::GEPOp();
-    if (address && llvm::is_contained(ValueRange{argsArg, resultsArg, dimsArg},
-                                      address.getBase())) {
-      Operation *a = b.clone(*address);
-      IRMapping map;
-      map.map(address.getResult(), a->getResult(0));
-      v = b.clone(*load, map)->getResult(0);
-    }
-    operands.push_back(v);
-  }
+  for (auto &entry : args)
+    operands.push_back(entry.first);
   call(callee, operands);
   return success();
 }
