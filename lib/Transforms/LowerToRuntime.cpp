@@ -1369,19 +1369,40 @@ LogicalResult FunctionLowering::lowerOutlined(ArrayRef<Operation *> ops) {
   for (LLVM::AddressOfOp op : addresses)
     op->moveBefore(callerBlock, callerPoint);
   // The values it reads from the entry become its arguments, in the order
-  // of their first use.
-  llvm::MapVector<Value, BlockArgument> args;
+  // of their first use. Each buffer (a pointer other than the context) is
+  // two, a base and a byte offset, whatever it is: the arena and the slot's
+  // offset, or an argument's (result's, global's) address and 0. So the
+  // body does not depend on where its buffers live, and the entry keeps no
+  // arena address alive from one layer to the next (LLVM would share the
+  // same address computed in two layers, and its register allocation is
+  // superlinear in such long-lived values).
+  SmallVector<OpOperand *> uses;
   for (Block &block : fn.getBody())
     for (Operation &op : block)
-      for (OpOperand &operand : op.getOpOperands()) {
-        Value v = operand.get();
-        if (v.getParentRegion() == &fn.getBody())
-          continue;
-        auto [it, inserted] = args.try_emplace(v, BlockArgument());
-        if (inserted)
-          it->second = body->addArgument(v.getType(), v.getLoc());
-        operand.set(it->second);
+      for (OpOperand &operand : op.getOpOperands())
+        if (operand.get().getParentRegion() != &fn.getBody())
+          uses.push_back(&operand);
+  llvm::DenseMap<Value, Value> inside;
+  SmallVector<std::pair<Value, bool>> reads; // (value, is a buffer)
+  OpBuilder ib = OpBuilder::atBlockBegin(body);
+  for (OpOperand *use : uses) {
+    Value v = use->get();
+    Value &replacement = inside[v];
+    if (!replacement) {
+      bool buffer = isa<LLVM::LLVMPointerType>(v.getType()) && v != ctxArg;
+      if (buffer) {
+        Value base = body->addArgument(ptrTy(), v.getLoc());
+        Value offset = body->addArgument(i64(), v.getLoc());
+        replacement = LLVM::GEPOp::create(ib, segmentLoc, ptrTy(),
+                                          b.getI8Type(), base,
+                                          ArrayRef<LLVM::GEPArg>{offset});
+      } else {
+        replacement = body->addArgument(v.getType(), v.getLoc());
       }
+      reads.push_back({v, buffer});
+    }
+    use->set(replacement);
+  }
   SmallVector<Type> argTypes(body->getArgumentTypes());
   fn.setFunctionType(LLVM::LLVMFunctionType::get(i32(), argTypes));
 
@@ -1409,11 +1430,25 @@ LogicalResult FunctionLowering::lowerOutlined(ArrayRef<Operation *> ops) {
   outlinedAny = true;
   b.setInsertionPoint(callerBlock, callerPoint);
   loc = segmentLoc;
-  // (The buffer addresses and dims are computed again at the call:
+  // (Argument buffers and dims are loaded again at the call:
   // localizeBuffers.)
   SmallVector<Value> operands;
-  for (auto &entry : args)
-    operands.push_back(entry.first);
+  for (auto [v, buffer] : reads) {
+    if (!buffer) {
+      operands.push_back(v);
+      continue;
+    }
+    auto address = v.getDefiningOp<LLVM::GEPOp>();
+    if (address && address.getBase() == arena &&
+        address.getIndices().size() == 1 &&
+        address.getDynamicIndices().size() == 1) {
+      operands.push_back(arena);
+      operands.push_back(address.getDynamicIndices()[0]);
+    } else {
+      operands.push_back(v);
+      operands.push_back(c64(0));
+    }
+  }
   call(callee, operands);
   return success();
 }
