@@ -13,7 +13,8 @@ Each model is one function of N layers (te IR): layer i is
 FC2 with bias; bf16; its own weights as arguments), the usual pre-norm
 residual stack. Every model is compiled with `te-compile --train` (and
 --recipe R for R != bf16) to a shared library under /usr/bin/time -v; the
-table gives the wall time, the peak RSS and te-compile's own phase times
+table gives the wall time, the CPU time (user + system: what the compiler
+itself costs on a busy machine), the peak RSS and te-compile's own phase times
 (--mlir-timing: its passes, then the LLVM IR translation, LLVM's optimizer,
 its code generator and the link), the largest first.
 
@@ -55,10 +56,14 @@ def model(n, tokens, hidden, ffn):
 
 
 def parse_time_v(text):
-    """Wall seconds and peak RSS (MB) from /usr/bin/time -v."""
+    """Wall seconds, CPU (user + system) seconds and peak RSS (MB) from
+    /usr/bin/time -v."""
     wall = rss = None
+    cpu = 0.0
     for line in text.splitlines():
         line = line.strip()
+        if line.startswith(("User time (seconds)", "System time (seconds)")):
+            cpu += float(line.rsplit(" ", 1)[-1])
         if line.startswith("Elapsed (wall clock) time"):
             parts = line.rsplit(" ", 1)[-1].split(":")
             wall = 0.0
@@ -66,7 +71,7 @@ def parse_time_v(text):
                 wall = wall * 60 + float(p)
         elif line.startswith("Maximum resident set size"):
             rss = int(line.rsplit(" ", 1)[-1]) / 1024.0
-    return wall, rss
+    return wall, cpu, rss
 
 
 def parse_timing(text):
@@ -110,8 +115,8 @@ def run_one(te_compile, src, out, recipe, checkpoint, flags, timing):
     if proc.returncode != 0:
         sys.stderr.write(proc.stderr[-4000:])
         raise SystemExit(f"failed: {' '.join(cmd)}")
-    wall, rss = parse_time_v(proc.stderr)
-    return wall, rss, parse_timing(proc.stderr), " ".join(cmd)
+    wall, cpu, rss = parse_time_v(proc.stderr)
+    return wall, cpu, rss, parse_timing(proc.stderr), " ".join(cmd)
 
 
 def main():
@@ -143,11 +148,12 @@ def main():
                 with open(src, "w") as f:
                     f.write(model(n, a.tokens, a.hidden, a.ffn))
             out = os.path.join(work, f"chain{n}.{recipe}.so")
-            wall, rss, phases, cmd = run_one(a.te_compile, src, out, recipe,
+            wall, cpu, rss, phases, cmd = run_one(a.te_compile, src, out, recipe,
                                              a.checkpoint, flags, not a.no_timing)
             top = sorted(phases.items(), key=lambda kv: -kv[1])[:a.top]
-            rows.append((recipe, n, wall, rss, top))
-            line = (f"{recipe:12s} {n:5d} layers  {wall:7.2f} s  {rss:7.0f} MB  " +
+            rows.append((recipe, n, wall, cpu, rss, top))
+            line = (f"{recipe:12s} {n:5d} layers  {wall:7.2f} s  cpu {cpu:7.2f} s  "
+                    f"{rss:7.0f} MB  " +
                     "  ".join(f"{short(k)} {v:.2f}" for k, v in top))
             if not a.markdown:
                 print(line, flush=True)
@@ -155,10 +161,12 @@ def main():
                 sys.stderr.write(line + "\n")
     if a.markdown:
         mode = " --checkpoint" if a.checkpoint else ""
-        print(f"| recipe | layers | seconds | s / layer | peak RSS MB | largest phases (s) |")
-        print("| --- | ---: | ---: | ---: | ---: | --- |")
-        for recipe, n, wall, rss, top in rows:
-            print(f"| {recipe}{mode} | {n} | {wall:.2f} | {wall / n:.4f} | {rss:.0f} | " +
+        print("| recipe | layers | seconds (wall) | CPU s | CPU ms / layer | peak RSS MB | "
+              "largest phases (s) |")
+        print("| --- | ---: | ---: | ---: | ---: | ---: | --- |")
+        for recipe, n, wall, cpu, rss, top in rows:
+            print(f"| {recipe}{mode} | {n} | {wall:.2f} | {cpu:.2f} | {1000 * cpu / n:.1f} | "
+                  f"{rss:.0f} | " +
                   ", ".join(f"{short(k)} {v:.2f}" for k, v in top) + " |")
     if not a.keep:
         for f in os.listdir(work):
