@@ -20,12 +20,21 @@
 // norm with an FP8 output); the high-precision output is never stored.
 // Each leaves a remark where a candidate cannot be fused, saying why.
 //
+// Every pass is linear in the size of the function: one walk collects the
+// candidates, each is decided from its own def-use edges, and the remarks
+// print their operation (the context's printOpOnDiagnostic note) with names
+// numbered once per function, again only after a fusion changed it
+// (RemarkEmitter), where Operation::emitRemark numbers the whole function
+// for every remark.
+//
 //===----------------------------------------------------------------------===//
 
 #include "te/Dialect/TE/IR/TEOps.h"
 #include "te/Transforms/Passes.h"
 
+#include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
 
 namespace mlir::te {
 #define GEN_PASS_DEF_TEFUSEGEMMEPILOGUESPASS
@@ -40,6 +49,71 @@ using namespace mlir;
 using namespace mlir::te;
 
 namespace {
+
+/// Emits the fusion passes' remarks, as `op->emitRemark()` does (the remark
+/// at the op's location and, when the context prints operations on
+/// diagnostics, the note "see current operation: <op>"), but numbers the
+/// names of the op's function once, and again only after `changed()`: a
+/// fresh numbering per remark is a walk over the whole function, quadratic
+/// over a model of many layers. The text is the same: the same AsmState
+/// root (the closest isolated-from-above ancestor) and printing flags.
+class RemarkEmitter {
+public:
+  /// `pass` names the pass in the work report; `report` (its report-work
+  /// option) asks for it.
+  RemarkEmitter(Operation *anchor, StringRef pass, bool report)
+      : anchor(anchor), pass(pass), report(report) {}
+  /// The work report (report-work): a remark at the pass's anchor.
+  ~RemarkEmitter() {
+    if (report)
+      mlir::emitRemark(anchor->getLoc())
+          << pass << ": work: " << candidates << " candidates, " << remarks
+          << " remarks, " << numbered
+          << " operations numbered for the remarks";
+  }
+
+  /// Counts a candidate the pass looks at.
+  void candidate() { ++candidates; }
+
+  InFlightDiagnostic operator()(Operation *op) {
+    ++remarks;
+    InFlightDiagnostic diag = mlir::emitRemark(op->getLoc());
+    if (!op->getContext()->shouldPrintOpOnDiagnostic())
+      return diag;
+    Operation *root = op;
+    while (Operation *parent = root->getParentOp()) {
+      root = parent;
+      if (parent->hasTrait<OpTrait::IsIsolatedFromAbove>())
+        break;
+    }
+    if (!state || root != stateRoot) {
+      OpPrintingFlags flags;
+      flags.elideLargeElementsAttrs();
+      state = std::make_unique<AsmState>(root, flags);
+      stateRoot = root;
+      root->walk([&](Operation *) { ++numbered; });
+    }
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    op->print(os, *state);
+    Diagnostic &note = diag.attachNote(op->getLoc());
+    note << "see current operation: ";
+    if (StringRef(text).contains('\n'))
+      note << "\n";
+    note << text;
+    return diag;
+  }
+  /// The IR changed: number the function again before the next remark.
+  void changed() { state.reset(); }
+
+private:
+  Operation *anchor;
+  StringRef pass;
+  bool report;
+  int64_t candidates = 0, remarks = 0, numbered = 0;
+  std::unique_ptr<AsmState> state;
+  Operation *stateRoot = nullptr;
+};
 
 /// True when `v` is available just before `point` (same block).
 bool availableBefore(Value v, Operation *point) {
@@ -207,6 +281,7 @@ struct TEFuseGemmEpiloguesPass
           << static_cast<std::string>(actEpilogues) << "'";
       return signalPassFailure();
     }
+    RemarkEmitter remark(getOperation(), "te-fuse-gemm-epilogues", reportWork);
     if (actEpilogues != "off") {
       SmallVector<Operation *> acts;
       getOperation()->walk([&](Operation *op) {
@@ -214,17 +289,21 @@ struct TEFuseGemmEpiloguesPass
           acts.push_back(op);
       });
       for (Operation *op : acts) {
+        remark.candidate();
         std::string why =
             isa<ActOp>(op) ? foldActEpilogue(cast<ActOp>(op), policy)
                            : foldDActEpilogue(cast<DActOp>(op), policy);
-        if (!why.empty())
-          op->emitRemark() << "te-fuse-gemm-epilogues: " << op->getName()
-                           << " not fused into a GEMM epilogue: " << why;
+        if (why.empty())
+          remark.changed();
+        else
+          remark(op) << "te-fuse-gemm-epilogues: " << op->getName()
+                     << " not fused into a GEMM epilogue: " << why;
       }
     }
     SmallVector<BiasGradOp> candidates;
     getOperation()->walk([&](BiasGradOp op) { candidates.push_back(op); });
     for (BiasGradOp bgrad : candidates) {
+      remark.candidate();
       Value dy = bgrad.getGrad();
       GemmOp wgrad;
       for (Operation *user : dy.getUsers())
@@ -238,22 +317,22 @@ struct TEFuseGemmEpiloguesPass
         bool quantized = llvm::any_of(dy.getUsers(), [](Operation *user) {
           return isa<QuantizeOp>(user);
         });
-        bgrad.emitRemark(quantized
-                             ? "te-fuse-gemm-epilogues: bias gradient not "
-                               "fused: the wgrad GEMM reads the quantized "
-                               "gradient (an FP8 GEMM has no bias-gradient "
-                               "epilogue; TE sums the high-precision one)"
-                             : "te-fuse-gemm-epilogues: bias gradient not "
-                               "fused: no wgrad GEMM reads the same "
-                               "gradient");
+        remark(bgrad) << (quantized
+                              ? "te-fuse-gemm-epilogues: bias gradient not "
+                                "fused: the wgrad GEMM reads the quantized "
+                                "gradient (an FP8 GEMM has no bias-gradient "
+                                "epilogue; TE sums the high-precision one)"
+                              : "te-fuse-gemm-epilogues: bias gradient not "
+                                "fused: no wgrad GEMM reads the same "
+                                "gradient");
         continue;
       }
       // The fused GEMM goes where the earlier of the two was.
       Operation *point =
           wgrad->isBeforeInBlock(bgrad) ? wgrad.getOperation() : bgrad;
       if (!availableBefore(wgrad.getRhs(), point)) {
-        bgrad.emitRemark("te-fuse-gemm-epilogues: bias gradient not fused: "
-                         "the wgrad GEMM's input is computed after it");
+        remark(bgrad) << "te-fuse-gemm-epilogues: bias gradient not fused: "
+                         "the wgrad GEMM's input is computed after it";
         continue;
       }
       OpBuilder b(point);
@@ -264,21 +343,25 @@ struct TEFuseGemmEpiloguesPass
       bgrad.getResult().replaceAllUsesWith(fused.getBiasGrad());
       wgrad.erase();
       bgrad.erase();
+      remark.changed();
     }
   }
 };
 
 struct TEFuseDBiasDActPass
     : public te::impl::TEFuseDBiasDActPassBase<TEFuseDBiasDActPass> {
+  using Base::Base;
   void runOnOperation() override {
+    RemarkEmitter remark(getOperation(), "te-fuse-dbias-dact", reportWork);
     SmallVector<BiasGradOp> candidates;
     getOperation()->walk([&](BiasGradOp op) { candidates.push_back(op); });
     for (BiasGradOp bgrad : candidates) {
+      remark.candidate();
       auto dact = bgrad.getGrad().getDefiningOp<DActOp>();
       if (!dact)
         continue; // not the bias gradient of an activation's input
       if (isGatedActivation(dact.getActivation())) {
-        bgrad.emitRemark()
+        remark(bgrad)
             << "te-fuse-dbias-dact: not fused: gated activation "
             << stringifyActivationKind(dact.getActivation())
             << " has no fused dbias+dact kernel";
@@ -296,6 +379,7 @@ struct TEFuseDBiasDActPass
         amax.replaceAllUsesWith(fused.getAmax());
       bgrad.erase();
       dact.erase();
+      remark.changed();
     }
   }
 };
@@ -340,6 +424,7 @@ Value amaxOfProducer(Value v) {
 
 struct TEFuseQuantizeAmaxPass
     : public te::impl::TEFuseQuantizeAmaxPassBase<TEFuseQuantizeAmaxPass> {
+  using Base::Base;
   void runOnOperation() override {
     SmallVector<QuantizeOp> candidates;
     getOperation()->walk([&](QuantizeOp op) {
@@ -347,22 +432,26 @@ struct TEFuseQuantizeAmaxPass
       if (isa<FP8CurrentRecipeAttr>(q.getRecipe()) && !op.getAmaxIn())
         candidates.push_back(op);
     });
+    RemarkEmitter remark(getOperation(), "te-fuse-quantize-amax", reportWork);
     for (QuantizeOp quantize : candidates) {
+      remark.candidate();
       Value x = quantize.getInput();
       Value amax = amaxOfProducer(x);
       if (!amax) {
         Operation *def = x.getDefiningOp();
-        InFlightDiagnostic remark = quantize.emitRemark()
-                                    << "te-fuse-quantize-amax: amax not "
-                                       "fused: the input is ";
+        InFlightDiagnostic diag = remark(quantize)
+                                  << "te-fuse-quantize-amax: amax not "
+                                     "fused: the input is ";
         if (def)
-          remark << "the result of " << def->getName()
-                 << ", which computes no amax (the quantization reads it "
-                    "twice)";
+          diag << "the result of " << def->getName()
+               << ", which computes no amax (the quantization reads it "
+                  "twice)";
         else
-          remark << "an argument (the quantization reads it twice)";
+          diag << "an argument (the quantization reads it twice)";
         continue;
       }
+      // (amaxOfProducer may have rebuilt the producer.)
+      remark.changed();
       // (The producer was rebuilt: the input is its new result.)
       OpBuilder b(quantize);
       auto fused = QuantizeOp::create(
@@ -400,6 +489,7 @@ std::string whyNotFusable(Operation *def, QuantizeOp quantize) {
 
 struct TEFuseActQuantizePass
     : public te::impl::TEFuseActQuantizePassBase<TEFuseActQuantizePass> {
+  using Base::Base;
   void runOnOperation() override {
     SmallVector<QuantizeOp> candidates;
     getOperation()->walk([&](QuantizeOp op) {
@@ -408,7 +498,9 @@ struct TEFuseActQuantizePass
           op.getAmax())
         candidates.push_back(op);
     });
+    RemarkEmitter remark(getOperation(), "te-fuse-act-quantize", reportWork);
     for (QuantizeOp quantize : candidates) {
+      remark.candidate();
       Value x = quantize.getInput();
       Operation *def = x.getDefiningOp();
       if (!def || def->getResult(0) != x ||
@@ -417,15 +509,15 @@ struct TEFuseActQuantizePass
       if (quantize->getBlock() != def->getBlock()) {
         // Fusing would move the activation into the quantization's region
         // (a loop body, say), where it could run more often.
-        quantize.emitRemark() << "te-fuse-act-quantize: not fused with "
-                              << def->getName()
-                              << ": the quantization is in another block";
+        remark(quantize) << "te-fuse-act-quantize: not fused with "
+                         << def->getName()
+                         << ": the quantization is in another block";
         continue;
       }
       std::string why = whyNotFusable(def, quantize);
       if (!why.empty()) {
-        quantize.emitRemark() << "te-fuse-act-quantize: not fused with "
-                              << def->getName() << ": " << why;
+        remark(quantize) << "te-fuse-act-quantize: not fused with "
+                         << def->getName() << ": " << why;
         continue;
       }
       // The fused op goes where the producer was when the scales are
@@ -439,7 +531,7 @@ struct TEFuseActQuantizePass
             Operation *u = quantize->getBlock()->findAncestorOpInBlock(*user);
             return !u || u->isBeforeInBlock(quantize);
           })) {
-        quantize.emitRemark()
+        remark(quantize)
             << "te-fuse-act-quantize: not fused with " << def->getName()
             << ": its bias gradient is read before the "
                "scales are computed";
@@ -474,12 +566,14 @@ struct TEFuseActQuantizePass
       quantize.getAmax().replaceAllUsesWith(fused->getResult(1));
       quantize.erase();
       def->erase();
+      remark.changed();
     }
   }
 };
 
 struct TEFuseNormQuantizePass
     : public te::impl::TEFuseNormQuantizePassBase<TEFuseNormQuantizePass> {
+  using Base::Base;
   void runOnOperation() override {
     SmallVector<QuantizeOp> candidates;
     getOperation()->walk([&](QuantizeOp op) {
@@ -489,7 +583,9 @@ struct TEFuseNormQuantizePass
           (isa<FP8DelayedRecipeAttr>(recipe) && op.getScales()))
         candidates.push_back(op);
     });
+    RemarkEmitter remark(getOperation(), "te-fuse-norm-quantize", reportWork);
     for (QuantizeOp quantize : candidates) {
+      remark.candidate();
       auto norm = quantize.getInput().getDefiningOp<NormFwdOp>();
       if (!norm || norm.getOutput() != quantize.getInput())
         continue; // not a normalization's output
@@ -500,7 +596,7 @@ struct TEFuseNormQuantizePass
           break;
         }
       if (other) {
-        quantize.emitRemark()
+        remark(quantize)
             << "te-fuse-norm-quantize: not fused with te.norm_fwd: the "
                "high-precision output is also read by "
             << other->getName() << " (it must be stored)";
@@ -521,7 +617,7 @@ struct TEFuseNormQuantizePass
       };
       if (point == quantize.getOperation() &&
           (readBefore(norm.getRsigma()) || readBefore(norm.getMu()))) {
-        quantize.emitRemark()
+        remark(quantize)
             << "te-fuse-norm-quantize: not fused with te.norm_fwd: its "
                "statistics are read before the scales are computed";
         continue;
@@ -541,6 +637,7 @@ struct TEFuseNormQuantizePass
         mu.replaceAllUsesWith(fused.getMu());
       quantize.erase();
       norm.erase();
+      remark.changed();
     }
   }
 };

@@ -147,32 +147,58 @@ std::pair<Value, Value> updateState(OpBuilder &b, Operation *op,
   return {update.getNewAmaxHistory(), update.getNewScales()};
 }
 
-/// Makes the forward state of delayed-scaling module op `op` (of `f`'s top
-/// level) explicit: arguments `<prefix>.amax_history_fwd` [len, slots] and
-/// `<prefix>.scales_fwd` [slots] tagged te.state, `scales` set as the op's
-/// operand, and the update before `f`'s terminator. Returns the new history
-/// and scales (the caller returns them).
-std::pair<Value, Value> threadForwardState(func::FuncOp f, Operation *op,
-                                           FP8DelayedRecipeAttr delayed,
-                                           StringRef prefix) {
-  MLIRContext *ctx = op->getContext();
+/// A delayed-scaling module op whose forward state is made explicit.
+struct StateOp {
+  Operation *op;
+  FP8DelayedRecipeAttr delayed;
+  std::string prefix;
+};
+
+/// Makes the forward state of delayed-scaling module ops `ops` (of `f`'s top
+/// level, in order) explicit: for each, arguments
+/// `<prefix>.amax_history_fwd` [len, slots] and `<prefix>.scales_fwd`
+/// [slots] tagged te.state, appended in order, `scales` set as the op's
+/// operand, and the update before `f`'s terminator. Returns each op's new
+/// history and scales (the caller returns them). The arguments are added in
+/// one step: one at a time, each would rebuild the function type and the
+/// argument attributes (uniqued forever), quadratic memory over many layers.
+SmallVector<std::pair<Value, Value>>
+threadForwardState(func::FuncOp f, ArrayRef<StateOp> ops) {
+  SmallVector<std::pair<Value, Value>> updated;
+  if (ops.empty())
+    return updated;
+  MLIRContext *ctx = f.getContext();
   Type f32 = Float32Type::get(ctx);
-  int64_t slots = forwardSlots(op);
   unsigned n = f.getNumArguments();
-  auto stateAttr = [&](StringRef what) {
-    return DictionaryAttr::get(
-        ctx, {NamedAttribute(StringAttr::get(ctx, "te.state"),
-                             StringAttr::get(ctx, prefix + "." + what))});
-  };
-  (void)f.insertArgument(
-      n, RankedTensorType::get({delayed.getAmaxHistoryLen(), slots}, f32),
-      stateAttr("amax_history_fwd"), op->getLoc());
-  (void)f.insertArgument(n + 1, RankedTensorType::get({slots}, f32),
-                         stateAttr("scales_fwd"), op->getLoc());
-  setScales(op, f.getArgument(n + 1));
+  SmallVector<unsigned> indices;
+  SmallVector<Type> types;
+  SmallVector<DictionaryAttr> attrs;
+  SmallVector<Location> locs;
+  for (const StateOp &s : ops) {
+    int64_t slots = forwardSlots(s.op);
+    auto stateAttr = [&](StringRef what) {
+      return DictionaryAttr::get(
+          ctx, {NamedAttribute(StringAttr::get(ctx, "te.state"),
+                               StringAttr::get(ctx, s.prefix + "." + what))});
+    };
+    indices.append(2, n);
+    types.push_back(RankedTensorType::get(
+        {s.delayed.getAmaxHistoryLen(), slots}, f32));
+    types.push_back(RankedTensorType::get({slots}, f32));
+    attrs.push_back(stateAttr("amax_history_fwd"));
+    attrs.push_back(stateAttr("scales_fwd"));
+    locs.append(2, s.op->getLoc());
+  }
+  (void)f.insertArguments(indices, types, attrs, locs);
   OpBuilder b(f.getBody().front().getTerminator());
-  return updateState(b, op, delayed, f.getArgument(n), f.getArgument(n + 1),
-                     /*backward=*/false);
+  for (auto [i, s] : llvm::enumerate(ops)) {
+    Value history = f.getArgument(n + 2 * i);
+    Value scales = f.getArgument(n + 2 * i + 1);
+    setScales(s.op, scales);
+    updated.push_back(updateState(b, s.op, s.delayed, history, scales,
+                                  /*backward=*/false));
+  }
+  return updated;
 }
 
 unsigned BackwardGenerator::addToBundle(Value v, StringRef name) {
@@ -218,6 +244,10 @@ LogicalResult BackwardGenerator::buildForward() {
 
   DescribeOptions options;
   options.arch = arch;
+  // Recipe state is explicit: scales and amax history come in as
+  // arguments, the updated ones go out as results (never globals); all the
+  // ops' state arguments are added at once.
+  SmallVector<StateOp> stateOps;
   for (auto [i, op] : llvm::enumerate(modules)) {
     if (op->getParentRegion() != &fwd.getBody())
       return op->emitError("te-generate-backward: module ops must be at the "
@@ -227,16 +257,18 @@ LogicalResult BackwardGenerator::buildForward() {
     ModuleDescription desc = cast<ModuleOpInterface>(op).describe(options);
     if (!desc.fallback.empty())
       op->emitRemark() << "te-generate-backward: " << desc.fallback;
+    if (auto delayed = delayedRecipe(op, desc); delayed && !getScales(op))
+      stateOps.push_back({op, delayed, opPrefix(op, i)});
+  }
+  for (auto [s, state] :
+       llvm::zip(stateOps, threadForwardState(fwd, stateOps))) {
+    delayedOps.push_back({s.op, s.prefix});
+    forwardState.push_back({state.first, s.prefix + ".amax_history_fwd"});
+    forwardState.push_back({state.second, s.prefix + ".scales_fwd"});
+  }
+  for (auto [i, op] : llvm::enumerate(modules)) {
+    ModuleDescription desc = cast<ModuleOpInterface>(op).describe(options);
     std::string prefix = opPrefix(op, i);
-    if (auto delayed = delayedRecipe(op, desc); delayed && !getScales(op)) {
-      // Recipe state is explicit: scales and amax history come in as
-      // arguments, the updated ones go out as results (never globals).
-      auto [history, scales] = threadForwardState(fwd, op, delayed, prefix);
-      delayedOps.push_back({op, prefix});
-      forwardState.push_back({history, prefix + ".amax_history_fwd"});
-      forwardState.push_back({scales, prefix + ".scales_fwd"});
-      desc = cast<ModuleOpInterface>(op).describe(options);
-    }
     OpBuilder ob(op->getContext());
     ob.setInsertionPointAfter(op);
     for (const SavedDesc &s : desc.saved) {
@@ -615,11 +647,15 @@ LogicalResult BackwardGenerator::buildBackward() {
                              FunctionType::get(ctx, argTypes, allResults));
   bwd.setVisibility(func.getVisibility());
   Block *entry = bwd.addEntryBlock();
+  // The argument and result attributes, set at once at the end (one by
+  // one, each would rebuild the whole array: quadratic memory).
+  SmallVector<NamedAttrList> argAttrs(argTypes.size()),
+      resultAttrs(allResults.size());
   for (auto [i, e] : llvm::enumerate(bundle)) {
     e.backward = entry->getArgument(i);
-    bwd.setArgAttr(i, "te.saved", StringAttr::get(ctx, e.name));
+    argAttrs[i].set("te.saved", StringAttr::get(ctx, e.name));
     if (e.alias.kind != Alias::None)
-      bwd.setArgAttr(i, "te.alias",
+      argAttrs[i].set("te.alias",
                      StringAttr::get(ctx, (e.alias.kind == Alias::Input
                                                ? "input:"
                                                : "output:") +
@@ -628,9 +664,9 @@ LogicalResult BackwardGenerator::buildBackward() {
   for (auto [j, entryOp] : llvm::enumerate(delayedOps)) {
     unsigned argNo = firstState + 2 * j;
     const std::string &prefix = entryOp.second;
-    bwd.setArgAttr(argNo, "te.state",
+    argAttrs[argNo].set("te.state",
                    StringAttr::get(ctx, prefix + ".amax_history_bwd"));
-    bwd.setArgAttr(argNo + 1, "te.state",
+    argAttrs[argNo + 1].set("te.state",
                    StringAttr::get(ctx, prefix + ".scales_bwd"));
     backwardState[entryOp.first] = {entry->getArgument(argNo),
                                      entry->getArgument(argNo + 1)};
@@ -638,14 +674,14 @@ LogicalResult BackwardGenerator::buildBackward() {
   b.setInsertionPointToStart(entry);
   for (auto [j, i] : llvm::enumerate(gradArgs)) {
     unsigned argNo = bundle.size() + j;
-    bwd.setArgAttr(argNo, "te.grad_of",
+    argAttrs[argNo].set("te.grad_of",
                    StringAttr::get(ctx, "output:" + Twine(i)));
     // A returned norm output's gradient may be absent at run time.
     Value result = ret.getOperand(i);
     if (auto owner = dyn_cast<OpResult>(result);
         owner && isa<ModuleOpInterface>(owner.getOwner()) &&
         owner.getResultNumber() == 1)
-      bwd.setArgAttr(argNo, "te.optional_grad", UnitAttr::get(ctx));
+      argAttrs[argNo].set("te.optional_grad", UnitAttr::get(ctx));
     accumulate(result, entry->getArgument(argNo), b);
   }
 
@@ -663,7 +699,7 @@ LogicalResult BackwardGenerator::buildBackward() {
     if (failed(g))
       return failure();
     results.push_back(*g);
-    bwd.setResultAttr(j, "te.grad_of",
+    resultAttrs[j].set("te.grad_of",
                       StringAttr::get(ctx, "input:" + Twine(i)));
   }
   // Updated backward state (unchanged for an op no gradient reached).
@@ -676,9 +712,17 @@ LogicalResult BackwardGenerator::buildBackward() {
   for (auto &[value, name] : newBackwardState)
     results.push_back(value);
   for (auto [j, state] : llvm::enumerate(newBackwardState))
-    bwd.setResultAttr(numGrads + j, "te.state",
+    resultAttrs[numGrads + j].set("te.state",
                       StringAttr::get(ctx, state.second));
   func::ReturnOp::create(b, func.getLoc(), results);
+  auto dicts = [&](ArrayRef<NamedAttrList> lists) {
+    SmallVector<DictionaryAttr> out;
+    for (const NamedAttrList &l : lists)
+      out.push_back(l.getDictionary(ctx));
+    return out;
+  };
+  bwd.setAllArgAttrs(dicts(argAttrs));
+  bwd.setAllResultAttrs(dicts(resultAttrs));
   bwd->setAttr("te.backward_of", FlatSymbolRefAttr::get(func.getSymNameAttr()));
   return success();
 }
@@ -738,7 +782,7 @@ struct TEThreadRecipeStatePass
       SmallVector<Operation *> modules;
       f.walk([&](ModuleOpInterface op) { modules.push_back(op); });
       MLIRContext *ctx = f.getContext();
-      SmallVector<std::pair<Value, std::string>> state;
+      SmallVector<StateOp> stateOps;
       for (auto [i, op] : llvm::enumerate(modules)) {
         ModuleDescription desc =
             cast<ModuleOpInterface>(op).describe(DescribeOptions());
@@ -750,22 +794,36 @@ struct TEThreadRecipeStatePass
                         "top level of the function");
           return signalPassFailure();
         }
-        std::string prefix = opPrefix(op, i);
-        auto [history, scales] = threadForwardState(f, op, delayed, prefix);
-        state.push_back({history, prefix + ".amax_history_fwd"});
-        state.push_back({scales, prefix + ".scales_fwd"});
+        stateOps.push_back({op, delayed, opPrefix(op, i)});
+      }
+      SmallVector<std::pair<Value, std::string>> state;
+      for (auto [s, updated] :
+           llvm::zip(stateOps, threadForwardState(f, stateOps))) {
+        state.push_back({updated.first, s.prefix + ".amax_history_fwd"});
+        state.push_back({updated.second, s.prefix + ".scales_fwd"});
       }
       if (state.empty())
         continue;
       auto ret = cast<func::ReturnOp>(f.getBody().front().getTerminator());
       unsigned first = ret.getNumOperands();
+      SmallVector<Value> values;
       for (auto &[v, name] : state)
-        ret.getOperandsMutable().append(v);
+        values.push_back(v);
+      ret.getOperandsMutable().append(values);
       f.setFunctionType(FunctionType::get(ctx, f.getArgumentTypes(),
                                           ret.getOperandTypes()));
-      for (auto [j, entry] : llvm::enumerate(state))
-        f.setResultAttr(first + j, "te.state",
-                        StringAttr::get(ctx, entry.second));
+      // All the result attributes at once (one by one, each would rebuild
+      // the array).
+      SmallVector<DictionaryAttr> resultAttrs;
+      for (unsigned i = 0; i < first; ++i)
+        resultAttrs.push_back(f.getResultAttrDict(i)
+                                  ? f.getResultAttrDict(i)
+                                  : DictionaryAttr::get(ctx, {}));
+      for (auto &entry : state)
+        resultAttrs.push_back(DictionaryAttr::get(
+            ctx, {NamedAttribute(StringAttr::get(ctx, "te.state"),
+                                 StringAttr::get(ctx, entry.second))}));
+      f.setAllResultAttrs(resultAttrs);
     }
   }
 };

@@ -48,7 +48,9 @@ void mlir::te::buildTEPipeline(OpPassManager &pm,
   pm.addPass(createTEFuseNormQuantizePass());
   pm.addPass(createTEFuseQuantizeAmaxPass());
   pm.addPass(createTEFuseActQuantizePass());
-  pm.addPass(createTELowerToRuntimePass());
+  TELowerToRuntimePassOptions lower;
+  lower.dedupLayers = options.dedupLayers;
+  pm.addPass(createTELowerToRuntimePass(lower));
 }
 
 void mlir::te::registerTEPipeline() {

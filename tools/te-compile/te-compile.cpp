@@ -20,6 +20,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
@@ -92,6 +93,13 @@ static cl::opt<bool> strictRecipe(
              "warning"),
     cl::init(false), cl::cat(category));
 
+static cl::opt<std::string> dedupLayers(
+    "dedup-layers", cl::value_desc("off|auto|on"),
+    cl::desc("Compile each distinct layer once: the runtime calls of a "
+             "module op go into a function shared by every identical one "
+             "(te-lower-to-runtime dedup-layers): off, auto (the default: "
+             "when a layer repeats in its function) or on (every layer)"),
+    cl::init("auto"), cl::cat(category));
 static cl::opt<bool> remarks(
     "remarks",
     cl::desc("Print the passes' remarks (fusions that did not apply, "
@@ -277,6 +285,11 @@ static LogicalResult writeHeader(StringRef path, StringRef json) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  // MLIR's pass-manager and timing options (--mlir-timing,
+  // --mlir-pass-statistics, --mlir-print-ir-after-all, ...), hidden from
+  // --help with the other unrelated options.
+  registerPassManagerCLOptions();
+  registerDefaultTimingManagerCLOptions();
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(
       argc, argv,
@@ -300,6 +313,11 @@ int main(int argc, char **argv) {
   registerLLVMDialectTranslation(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
+  // Without --remarks the remarks are dropped: do not print an operation
+  // into each (the "see current operation" note numbers the names of its
+  // whole function, per remark: quadratic over a model of many layers).
+  if (!remarks)
+    context.printOpOnDiagnostic(false);
 
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
@@ -327,7 +345,15 @@ int main(int argc, char **argv) {
     return fail("--checkpoint needs --train");
   if (weightCache && !train)
     return fail("--weight-cache needs --train");
+  // --mlir-timing: the passes, then the LLVM phases, in one report.
+  DefaultTimingManager timingManager;
+  applyDefaultTimingManagerCLOptions(timingManager);
+  TimingScope timing = timingManager.getRootScope();
+
   PassManager pm(&context);
+  if (failed(applyPassManagerCLOptions(pm)))
+    return fail("bad pass manager options");
+  pm.enableTiming(timing);
   te::TEPipelineOptions options;
   options.importTorch = isTorchExport(*module);
   options.recipe = recipe;
@@ -343,6 +369,10 @@ int main(int argc, char **argv) {
                 actMode + "'");
   if (gemmActEpilogueMinRows < 0)
     return fail("--gemm-act-epilogue-min-rows must be >= 0");
+  if (dedupLayers != "off" && dedupLayers != "auto" && dedupLayers != "on")
+    return fail("--dedup-layers must be off, auto or on, got '" +
+                dedupLayers + "'");
+  options.dedupLayers = dedupLayers;
   options.gemmActEpilogues = actMode;
   options.gemmActEpilogueMinRows = gemmActEpilogueMinRows;
   options.arch = archClass;
@@ -382,10 +412,12 @@ int main(int argc, char **argv) {
   }
 
   llvm::LLVMContext llvmContext;
+  TimingScope translateTiming = timing.nest("LLVM IR translation");
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(*module, llvmContext, "te-mlir");
   if (!llvmModule)
     return fail("translation to LLVM IR failed");
+  translateTiming.stop();
 
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
@@ -399,8 +431,10 @@ int main(int argc, char **argv) {
   llvmModule->setTargetTriple(triple);
   llvmModule->setDataLayout(machine->createDataLayout());
   auto optimize = makeOptimizingTransformer(2, 0, machine.get());
+  TimingScope optTiming = timing.nest("LLVM optimization (O2)");
   if (llvm::Error err = optimize(llvmModule.get()))
     return fail("LLVM optimization failed: " + llvm::toString(std::move(err)));
+  optTiming.stop();
 
   if (emit == "llvm") {
     auto output = openOutputFile(outputFile, &error);
@@ -418,6 +452,7 @@ int main(int argc, char **argv) {
       return fail("cannot create a temporary object file");
   }
   {
+    TimingScope codegenTiming = timing.nest("LLVM code generation");
     std::error_code ec;
     llvm::raw_fd_ostream obj(objPath, ec);
     if (ec)
@@ -459,8 +494,10 @@ int main(int argc, char **argv) {
                                      outputFile, objPath,   runtimeLib,
                                      rpath};
   std::string linkError;
+  TimingScope linkTiming = timing.nest("link");
   int rc = llvm::sys::ExecuteAndWait(*cc, linkArgs, std::nullopt, {}, 0, 0,
                                      &linkError);
+  linkTiming.stop();
   llvm::sys::fs::remove(objPath);
   if (rc != 0)
     return fail("linking " + outputFile + " failed" +

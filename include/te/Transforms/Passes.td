@@ -294,7 +294,32 @@ def TELowerToRuntimePass : Pass<"te-lower-to-runtime", "::mlir::ModuleOp"> {
     attributes: `te.saved`, `te.alias`, `te.grad_of`, `te.state`), `dims`
     (where the caller reads each: argument and dim), `arena_slots` and
     `arena_bytes` (the planned peak, or "dynamic").
+
+    Layer deduplication (`dedup-layers`): a function's body is cut into
+    segments, the maximal runs of consecutive ops with the same location
+    (the ops te-generate-backward and te-decompose make from one module op
+    carry its location; the residual add between layers has its own). A
+    segment can be outlined: its runtime calls go into an internal
+    `noinline` function `te_segment_<k>(ctx, <values it reads>...) -> i32`
+    (the buffers, planned by the entry as before, its dims and constants'
+    addresses as arguments; it returns the first failing status), called
+    from the entry, which branches to its failure exit on a non-zero
+    status. Outlined functions that are structurally the same (ops,
+    attributes, types, argument use; locations aside) are one function:
+    identical layers are compiled once by LLVM's code generator. The calls
+    made at run time, in order, with their arguments, and the arena plan
+    and the module description are those of the inlined form. `off` (the
+    default here) outlines nothing; `auto` (te-compile's and te-pipeline's
+    default) outlines the segments (of 3 ops or more) whose ops and types
+    repeat within their function, e.g. a stack of identical layers; `on`
+    outlines every segment of 3 ops or more.
   }];
+  let options = [
+    Option<"dedupLayers", "dedup-layers", "std::string", /*default=*/"\"off\"",
+           "Outline segments (the ops of one module op) into shared "
+           "functions: off, auto (segments that repeat in their function) "
+           "or on (every segment)">,
+  ];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
@@ -346,6 +371,10 @@ def TEFuseGemmEpiloguesPass : Pass<"te-fuse-gemm-epilogues"> {
            /*default=*/"1024",
            "Under act-epilogues=auto, the fewest GEMM rows (tokens) that "
            "fold">,
+    Option<"reportWork", "report-work", "bool", /*default=*/"false",
+           "Remark the work done: candidates, remarks and operations "
+           "numbered to print the remarks' operations (each function once, "
+           "again after a fusion; linear in the function, for tests)">,
   ];
   let dependentDialects = ["::mlir::te::TEDialect"];
 }
@@ -361,6 +390,12 @@ def TEFuseDBiasDActPass : Pass<"te-fuse-dbias-dact"> {
     (FC1's bias gradient from the wgrad GEMM's epilogue) and this fusion
     catches the bias gradients no wgrad GEMM produces.
   }];
+  let options = [
+    Option<"reportWork", "report-work", "bool", /*default=*/"false",
+           "Remark the work done: candidates, remarks and operations "
+           "numbered to print the remarks' operations (each function once, "
+           "again after a fusion; linear in the function, for tests)">,
+  ];
   let dependentDialects = ["::mlir::te::TEDialect"];
 }
 
@@ -391,6 +426,12 @@ def TEFuseQuantizeAmaxPass : Pass<"te-fuse-quantize-amax"> {
     remark saying why. Delayed scaling needs no such fusion (its cast records the
     amax in the same pass); the block-scaled recipes record none.
   }];
+  let options = [
+    Option<"reportWork", "report-work", "bool", /*default=*/"false",
+           "Remark the work done: candidates, remarks and operations "
+           "numbered to print the remarks' operations (each function once, "
+           "again after a fusion; linear in the function, for tests)">,
+  ];
   let dependentDialects = ["::mlir::te::TEDialect"];
 }
 
@@ -424,6 +465,12 @@ def TEFuseActQuantizePass : Pass<"te-fuse-act-quantize"> {
     scaling is te-fuse-quantize-amax's (its scale needs the amax first);
     the block-scaled recipes are not fused.
   }];
+  let options = [
+    Option<"reportWork", "report-work", "bool", /*default=*/"false",
+           "Remark the work done: candidates, remarks and operations "
+           "numbered to print the remarks' operations (each function once, "
+           "again after a fusion; linear in the function, for tests)">,
+  ];
   let dependentDialects = ["::mlir::te::TEDialect"];
 }
 
@@ -462,6 +509,12 @@ def TEFuseNormQuantizePass : Pass<"te-fuse-norm-quantize"> {
     te-fuse-quantize-amax, which would otherwise only remark on the norm
     output.
   }];
+  let options = [
+    Option<"reportWork", "report-work", "bool", /*default=*/"false",
+           "Remark the work done: candidates, remarks and operations "
+           "numbered to print the remarks' operations (each function once, "
+           "again after a fusion; linear in the function, for tests)">,
+  ];
   let dependentDialects = ["::mlir::te::TEDialect"];
 }
 

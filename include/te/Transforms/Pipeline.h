@@ -56,6 +56,12 @@ struct TEPipelineOptions : public PassPipelineOptions<TEPipelineOptions> {
                      "an error (default: a warning; te-decompose "
                      "strict-recipe)"),
       llvm::cl::init(false)};
+  Option<std::string> dedupLayers{
+      *this, "dedup-layers",
+      llvm::cl::desc("Compile repeated layers once (te-lower-to-runtime "
+                     "dedup-layers): off, auto (segments that repeat in "
+                     "their function) or on (every segment)"),
+      llvm::cl::init("auto")};
   Option<std::string> arch{
       *this, "arch",
       llvm::cl::desc("Architecture class of quantized saves: hopper or "
