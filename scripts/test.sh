@@ -123,6 +123,13 @@ if build_or_fail asan "$root/build-asan" -DTE_ENABLE_SANITIZERS=ON \
   fi
 fi
 
+echo "== [fuzz] libFuzzer targets: .npy reader, module info, dim expressions, runtime checks (fuzz/run.sh)"
+if "$root/fuzz/run.sh" "${TE_FUZZ_SECONDS:-30}"; then
+  passed=$((passed + 1))
+else
+  failed=$((failed + 1)); failures+=("libFuzzer targets (inputs in build-fuzz/out)")
+fi
+
 echo
 if ((${#failures[@]})); then
   echo "FAILED: ${failures[*]}"
