@@ -129,3 +129,29 @@ TEST_F(Robustness, StagingBeyondMachineMemory) {
 }
 
 } // namespace
+
+namespace {
+
+// The range check compiled entries run on their dynamic dims and element
+// counts before anything is sized (te-lower-to-runtime's emitSizeChecks).
+TEST_F(Robustness, CheckRange) {
+  const int64_t maxDim = int64_t(1) << 40;
+  EXPECT_EQ(te_rt_check_range(ctx, 0, 0, maxDim, "f: dim d0"), 0);
+  EXPECT_EQ(te_rt_check_range(ctx, maxDim, 0, maxDim, "f: dim d0"), 0);
+  ASSERT_NE(te_rt_check_range(ctx, maxDim + 1, 0, maxDim, "f: dim d0"), 0);
+  EXPECT_EQ(lastError(),
+            "f: dim d0 must be in [0, 1099511627776], got 1099511627777");
+  ASSERT_NE(te_rt_check_range(ctx, -1, 0, maxDim, "f: dim d0"), 0);
+  EXPECT_EQ(lastError(), "f: dim d0 must be in [0, 1099511627776], got -1");
+  // A saturated element count (the entry clamps overflowing products).
+  ASSERT_NE(te_rt_check_range(ctx, INT64_MAX, 0, int64_t(1) << 48,
+                              "f: the element count d0*d1*64"),
+            0);
+  EXPECT_EQ(lastError(), "f: the element count d0*d1*64 must be in [0, "
+                         "281474976710656], got 9223372036854775807");
+  // Bad arguments are errors, not crashes.
+  EXPECT_NE(te_rt_check_range(nullptr, 0, 0, 1, "x"), 0);
+  EXPECT_NE(te_rt_check_range(ctx, 0, 0, 1, nullptr), 0);
+}
+
+} // namespace
