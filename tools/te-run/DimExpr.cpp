@@ -9,18 +9,6 @@ namespace te::dimexpr {
 
 namespace {
 
-/// A non-negative decimal integer of at most 18 digits, or nullopt.
-std::optional<uint64_t> parseUnsigned(std::string_view s) {
-  if (s.empty() || s.size() > 18)
-    return std::nullopt;
-  uint64_t v = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9')
-      return std::nullopt;
-    v = v * 10 + uint64_t(c - '0');
-  }
-  return v;
-}
 
 /// Recursive descent over the grammar of DimExpr.h. With `syntaxOnly` no
 /// arithmetic is done (every value is 0) and only the form is checked.
@@ -197,6 +185,19 @@ std::optional<int64_t> evaluate(const std::string &text,
 
 bool checkSyntax(const std::string &text, size_t numDims, Failure &failure) {
   return Parser(text, nullptr, numDims, failure).run().has_value();
+}
+
+
+std::optional<uint64_t> parseUnsigned(std::string_view s) {
+  if (s.empty() || s.size() > 18)
+    return std::nullopt;
+  uint64_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9')
+      return std::nullopt;
+    v = v * 10 + uint64_t(c - '0');
+  }
+  return v;
 }
 
 std::optional<size_t> symbolIndex(const std::string &text) {

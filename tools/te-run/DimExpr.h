@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace te::dimexpr {
@@ -44,6 +45,10 @@ std::optional<int64_t> evaluate(const std::string &text,
 /// Checks the syntax of `text` only (no arithmetic), with `numDims` dim
 /// symbols; false with `failure` set when it is malformed.
 bool checkSyntax(const std::string &text, size_t numDims, Failure &failure);
+
+/// A non-negative decimal integer of at most 18 digits (so that it fits in
+/// int64), or nullopt.
+std::optional<uint64_t> parseUnsigned(std::string_view s);
 
 /// The symbol index k when `text` is exactly "d<k>".
 std::optional<size_t> symbolIndex(const std::string &text);

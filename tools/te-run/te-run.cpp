@@ -102,18 +102,7 @@ bool endsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() &&
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
-/// A non-negative decimal integer, or nullopt.
-std::optional<uint64_t> parseUnsigned(std::string_view s) {
-  if (s.empty() || s.size() > 18)
-    return std::nullopt;
-  uint64_t v = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9')
-      return std::nullopt;
-    v = v * 10 + (c - '0');
-  }
-  return v;
-}
+using te::dimexpr::parseUnsigned;
 
 using EntryFn = int32_t (*)(te_rt_context *, void *const *, void *const *,
                             const int64_t *);
