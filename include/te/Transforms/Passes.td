@@ -298,9 +298,9 @@ def TELowerToRuntimePass : Pass<"te-lower-to-runtime", "::mlir::ModuleOp"> {
     made at run time, in order, with their arguments, and the arena plan
     and the module description are those of the inlined form. `off` (the
     default here) outlines nothing; `auto` (te-compile's and te-pipeline's
-    default) outlines the segments (of 3 ops or more) whose ops and types
+    default) outlines the segments (of 2 ops or more) whose ops and types
     repeat within their function, e.g. a stack of identical layers; `on`
-    outlines every segment of 3 ops or more.
+    outlines every segment of 2 ops or more.
   }];
   let options = [
     Option<"dedupLayers", "dedup-layers", "std::string", /*default=*/"\"off\"",
