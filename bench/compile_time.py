@@ -18,6 +18,13 @@ itself costs on a busy machine), the peak RSS and te-compile's own phase times
 (--mlir-timing: its passes, then the LLVM IR translation, LLVM's optimizer,
 its code generator and the link), the largest first.
 
+--check-identical OLD_TE_COMPILE compares instead: the N-layer models
+compiled by OLD_TE_COMPILE (e.g. a build without layer deduplication) and by
+--te-compile with --dedup-layers=off, auto and on (bf16 and fp8-delayed,
+--train and --train --checkpoint) must list the same entries (te-run --list)
+and give byte-identical te-run results on the CPU backend (the training step
+and the inference entry, seeded random inputs).
+
 Standard library only; runs with any python3.
 """
 import argparse
@@ -119,6 +126,55 @@ def run_one(te_compile, src, out, recipe, checkpoint, flags, timing):
     return wall, cpu, rss, parse_timing(proc.stderr), " ".join(cmd)
 
 
+def files_of(d):
+    out = {}
+    for root, _, names in os.walk(d):
+        for n in names:
+            path = os.path.join(root, n)
+            with open(path, "rb") as f:
+                out[os.path.relpath(path, d)] = f.read()
+    return out
+
+
+def check_identical(a, work):
+    """Compiles each model with the old and the new compiler (3 modes), runs
+    te-run on each and compares every output file byte for byte."""
+    te_run = os.path.join(os.path.dirname(a.te_compile), "te-run")
+    env = dict(os.environ, TE_RT_BACKEND="cpu")
+    ok = True
+    for n in [int(s) for s in a.layers.split(",")]:
+        src = os.path.join(work, f"chain{n}.mlir")
+        with open(src, "w") as f:
+            f.write(model(n, a.tokens, a.hidden, a.ffn))
+        for recipe in a.recipes.split(","):
+            for ck in ([], ["--checkpoint"]):
+                flags = ["--train"] + ck + ([] if recipe == "bf16" else ["--recipe", recipe])
+                results = {}
+                for name, tc, extra in [("old", a.check_identical, []),
+                                        ("off", a.te_compile, ["--dedup-layers=off"]),
+                                        ("auto", a.te_compile, ["--dedup-layers=auto"]),
+                                        ("on", a.te_compile, ["--dedup-layers=on"])]:
+                    lib = os.path.join(work, f"chain{n}.{recipe}{''.join(ck)}.{name}.so")
+                    subprocess.run([tc, src, "-o", lib] + flags + extra, check=True)
+                    listing = subprocess.run([te_run, lib, "--list"], check=True, env=env,
+                                             capture_output=True).stdout
+                    outs = {"list": listing}
+                    for what, args in (("step", ["--step", "model"]), ("inf", ["--entry", "model"])):
+                        d = os.path.join(work, f"out.{n}.{recipe}{''.join(ck)}.{name}.{what}")
+                        subprocess.run([te_run, lib, "--backend", "cpu", "--random", "7",
+                                        "--outputs", d] + args, check=True, env=env,
+                                       capture_output=True)
+                        outs.update({f"{what}/{k}": v for k, v in files_of(d).items()})
+                    results[name] = outs
+                same = all(results[m] == results["old"] for m in ("off", "auto", "on"))
+                ok &= same
+                print(f"{n:5d} layers {recipe}{' --checkpoint' if ck else ''}: "
+                      f"{len(results['old']) - 1} result files "
+                      f"{'byte-identical' if same else 'DIFFERENT'} (old, off, auto, on)",
+                      flush=True)
+    return ok
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -135,10 +191,18 @@ def main():
     p.add_argument("--top", type=int, default=4, help="phases listed per row")
     p.add_argument("--keep", help="write the models and libraries here")
     p.add_argument("--markdown", action="store_true", help="a Markdown table")
+    p.add_argument("--check-identical", metavar="OLD_TE_COMPILE",
+                   help="compare results with this compiler's instead of timing")
     a = p.parse_args()
 
     work = a.keep or tempfile.mkdtemp(prefix="te-compile-time-")
     os.makedirs(work, exist_ok=True)
+    if a.check_identical:
+        ok = check_identical(a, work)
+        if not a.keep:
+            import shutil
+            shutil.rmtree(work)
+        raise SystemExit(0 if ok else 1)
     flags = a.flags.split()
     rows = []
     for recipe in a.recipes.split(","):

@@ -416,7 +416,7 @@ struct SegmentFunctions {
 
 /// Segments of fewer ops are not outlined (a call and its status check
 /// would cost about what they save).
-constexpr size_t kMinSegmentOps = 3;
+constexpr size_t kMinSegmentOps = 2;
 
 /// A hash of the ops of `ops` (in order) that ignores locations and names
 /// each value by where it is defined: by an op of `ops` (its position), or

@@ -301,18 +301,20 @@ def TELowerToRuntimePass : Pass<"te-lower-to-runtime", "::mlir::ModuleOp"> {
     carry its location; the residual add between layers has its own). A
     segment can be outlined: its runtime calls go into an internal
     `noinline` function `te_segment_<k>(ctx, <values it reads>...) -> i32`
-    (the buffers, planned by the entry as before, its dims and constants'
-    addresses as arguments; it returns the first failing status), called
-    from the entry, which branches to its failure exit on a non-zero
-    status. Outlined functions that are structurally the same (ops,
+    (each buffer, planned by the entry as before, as a base and a byte
+    offset: the arena and its slot's offset, or an argument's, result's or
+    constant's address and 0; then the dims; it returns the first failing
+    status), called from the entry, which branches to its failure exit on
+    a non-zero status; the entry computes the addresses it passes at the
+    call, so none lives across layers. Outlined functions that are structurally the same (ops,
     attributes, types, argument use; locations aside) are one function:
     identical layers are compiled once by LLVM's code generator. The calls
     made at run time, in order, with their arguments, and the arena plan
     and the module description are those of the inlined form. `off` (the
     default here) outlines nothing; `auto` (te-compile's and te-pipeline's
-    default) outlines the segments (of 3 ops or more) whose ops and types
+    default) outlines the segments (of 2 ops or more) whose ops and types
     repeat within their function, e.g. a stack of identical layers; `on`
-    outlines every segment of 3 ops or more.
+    outlines every segment of 2 ops or more.
   }];
   let options = [
     Option<"dedupLayers", "dedup-layers", "std::string", /*default=*/"\"off\"",
