@@ -9,6 +9,8 @@
 #   tools/identity_check.sh build LIB_DIR            (needs te-compile)
 #   tools/identity_check.sh run LIB_DIR BACKEND OUT  (needs te-run; writes
 #                                                     OUT/manifest.txt)
+#   tools/identity_check.sh ir LIB_DIR OTHER_LIB_DIR (compares the LLVM IR
+#                                                     te-compile emitted)
 # TE_COMPILE / TE_RUN override build/bin/te-compile / build/bin/te-run. On
 # the cpu backend, libraries with more than TE_IDENTITY_MAX_TOKENS tokens
 # (default 4096) are listed as skipped (hours of CPU GEMMs); run them on
@@ -32,7 +34,11 @@ build() {
   : >"$libs/runs.txt" # name|lib|how (data dir or "random")
   compile() { # name input flags...
     local name=$1 in=$2; shift 2
-    if "$tc" "$in" --train "$@" -o "$libs/$name.so" 2>"$libs/$name.log"; then
+    # Relative input paths: the module info names its source, and the .ll
+    # of two checkouts must compare equal.
+    in=${in#"$root"/}
+    if (cd "$root" && "$tc" "$in" --train "$@" -o "$libs/$name.so" 2>"$libs/$name.log" &&
+        "$tc" "$in" --train "$@" --emit=llvm -o "$libs/$name.ll" 2>>"$libs/$name.log"); then
       echo "compiled $name"
     else
       echo "FAILED $name: $(head -3 "$libs/$name.log")" >&2; status=1
@@ -81,6 +87,9 @@ build() {
     for f in "$libs"/gpu/fp8_tiny_*.so; do
       name=$(basename "$f" .so)
       mv "$f" "$libs/$name.so"
+      r=fp8-${name##*_} src=${name%_*}.mlir
+      (cd "$libs/gpu/src" && "$tc" "$src" --train --recipe "$r" --emit=llvm -o "$libs/$name.ll") ||
+        { echo "FAILED $name.ll" >&2; status=1; }
       echo "$name|$name|random|0" >>"$libs/runs.txt"
     done
   else
@@ -120,8 +129,21 @@ run() {
   echo "identity_check: $(wc -l <"$manifest") lines in $manifest ($(grep -c ' rc=' "$manifest") failed runs, $(grep -c skipped "$manifest") skipped)"
 }
 
+ir() {
+  local other=${3:?OTHER_LIB_DIR} f n=0 d=0
+  for f in "$libs"/*.ll; do
+    n=$((n + 1))
+    if ! cmp -s "$f" "$other/$(basename "$f")"; then
+      d=$((d + 1)); echo "differs: $(basename "$f" .ll)"
+    fi
+  done
+  echo "identity_check: $((n - d)) of $n libraries have identical LLVM IR"
+  ((d == 0)) || status=1
+}
+
 case $mode in
 build) build ;;
+ir) ir "$@" ;;
 run) run "$@" ;;
 *) echo "identity_check.sh: unknown mode '$mode'" >&2; exit 2 ;;
 esac

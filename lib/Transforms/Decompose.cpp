@@ -387,8 +387,7 @@ LogicalResult Decomposer::forward(Operation *op) {
     actShape.back() = mlp.getFfnSize();
     Value act = ActOp::create(
         b, loc, RankedTensorType::get(actShape, element), /*amax=*/Type(), fc1,
-        mlp.getActivation(), mlp.getLimitAttr(), mlp.getAlphaAttr(),
-        mlp.getGluLinearOffsetAttr()).getResult();
+        mlp.getActivation()).getResult();
     Value act2 = act, actSaved = act;
     if (*q) {
       act2 = quantize(loc, act, *q, false, 3, amaxes, QuantUsage::Rowwise,
@@ -469,9 +468,7 @@ LogicalResult Decomposer::backward(Operation *op) {
     Value dB2 = mlp.getWithFc2Bias() ? biasGrad(loc, dy) : Value();
     Value dFc1 = DActOp::create(b, loc, mlp.getFc1Out().getType(),
                                 /*amax=*/Type(), dAct,
-                                mlp.getFc1Out(), mlp.getActivation(),
-                                mlp.getLimitAttr(), mlp.getAlphaAttr(),
-                                mlp.getGluLinearOffsetAttr())
+                                mlp.getFc1Out(), mlp.getActivation())
                      .getResult();
     Value dB1 = mlp.getWithFc1Bias() ? biasGrad(loc, dFc1) : Value();
     Value dFc1q = quantizeGrad(dFc1, *q, 0);

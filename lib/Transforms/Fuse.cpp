@@ -178,11 +178,11 @@ constexpr EpilogueFold kDgradFold{GemmLayout::NN, "the derivative of GELU",
 /// `kind`, with an amax result or not) reads, when the fold `f` may take
 /// them; else null with `why` set. Rules both folds share; each adds its
 /// own after.
-GemmOp epilogueGemm(Operation *user, ActivationKind kind, bool amax, Value v,
+GemmOp epilogueGemm(Operation *user, ActivationAttr kind, bool amax, Value v,
                     const EpilogueFold &f, std::string &why) {
   auto gemm = v.getDefiningOp<GemmOp>();
-  if (kind != ActivationKind::GELU)
-    why = ("activation " + stringifyActivationKind(kind) +
+  if (!kind.hasGemmEpilogue())
+    why = ("activation " + kind.getActivationName() +
            " has no GEMM epilogue (cuBLASLt's computes " + f.function +
            ", the tanh approximation, only)")
               .str();
@@ -360,10 +360,10 @@ struct TEFuseDBiasDActPass
       auto dact = bgrad.getGrad().getDefiningOp<DActOp>();
       if (!dact)
         continue; // not the bias gradient of an activation's input
-      if (isGatedActivation(dact.getActivation())) {
+      if (dact.getActivation().isGated()) {
         remark(bgrad)
             << "te-fuse-dbias-dact: not fused: gated activation "
-            << stringifyActivationKind(dact.getActivation())
+            << dact.getActivation().getActivationName()
             << " has no fused dbias+dact kernel";
         continue;
       }
@@ -371,8 +371,7 @@ struct TEFuseDBiasDActPass
       auto fused = DBiasDActOp::create(
           b, dact.getLoc(), dact.getResult().getType(), bgrad.getType(),
           dact.getAmax() ? dact.getAmax().getType() : Type(), dact.getGrad(),
-          dact.getInput(), dact.getActivation(), dact.getLimitAttr(),
-          dact.getAlphaAttr(), dact.getGluLinearOffsetAttr());
+          dact.getInput(), dact.getActivation());
       bgrad.getResult().replaceAllUsesWith(fused.getBiasGrad());
       dact.getResult().replaceAllUsesWith(fused.getResult());
       if (Value amax = dact.getAmax())
@@ -398,22 +397,18 @@ Value amaxOfProducer(Value v) {
     if (op.getAmax())
       return op.getAmax();
     fused = ActOp::create(b, op.getLoc(), op.getResult().getType(), amaxType,
-                          op.getInput(), op.getActivation(), op.getLimitAttr(),
-                          op.getAlphaAttr(), op.getGluLinearOffsetAttr());
+                          op.getInput(), op.getActivation());
   } else if (auto op = dyn_cast<DActOp>(def)) {
     if (op.getAmax())
       return op.getAmax();
     fused = DActOp::create(b, op.getLoc(), op.getResult().getType(), amaxType,
-                           op.getGrad(), op.getInput(), op.getActivation(),
-                           op.getLimitAttr(), op.getAlphaAttr(),
-                           op.getGluLinearOffsetAttr());
+                           op.getGrad(), op.getInput(), op.getActivation());
   } else if (auto op = dyn_cast<DBiasDActOp>(def)) {
     if (op.getAmax())
       return op.getAmax();
     fused = DBiasDActOp::create(
         b, op.getLoc(), op.getResult().getType(), op.getBiasGrad().getType(),
-        amaxType, op.getGrad(), op.getInput(), op.getActivation(),
-        op.getLimitAttr(), op.getAlphaAttr(), op.getGluLinearOffsetAttr());
+        amaxType, op.getGrad(), op.getInput(), op.getActivation());
   } else {
     return {};
   }
@@ -544,21 +539,17 @@ struct TEFuseActQuantizePass
       if (auto a = dyn_cast<ActOp>(def)) {
         fused = ActQuantizeOp::create(
             b, a.getLoc(), qType, amaxType, a.getInput(), quantize.getScales(),
-            quantize.getSlotAttr(), a.getActivationAttr(), a.getLimitAttr(),
-            a.getAlphaAttr(), a.getGluLinearOffsetAttr());
+            quantize.getSlotAttr(), a.getActivation());
       } else if (auto a = dyn_cast<DActOp>(def)) {
         fused = DActQuantizeOp::create(
             b, a.getLoc(), qType, amaxType, /*bias_grad=*/Type(), a.getGrad(),
             a.getInput(), quantize.getScales(), quantize.getSlotAttr(),
-            a.getActivationAttr(), a.getLimitAttr(), a.getAlphaAttr(),
-            a.getGluLinearOffsetAttr());
+            a.getActivation());
       } else {
         auto f = DActQuantizeOp::create(
             b, dbias.getLoc(), qType, amaxType, dbias.getBiasGrad().getType(),
             dbias.getGrad(), dbias.getInput(), quantize.getScales(),
-            quantize.getSlotAttr(), dbias.getActivationAttr(),
-            dbias.getLimitAttr(), dbias.getAlphaAttr(),
-            dbias.getGluLinearOffsetAttr());
+            quantize.getSlotAttr(), dbias.getActivation());
         dbias.getBiasGrad().replaceAllUsesWith(f.getBiasGrad());
         fused = f;
       }

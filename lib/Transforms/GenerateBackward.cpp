@@ -476,8 +476,7 @@ LogicalResult BackwardGenerator::backpropModule(Operation *op, OpBuilder &b) {
         values.lookup("act_out"), values.lookup("fc2_weight"), bwdScales,
         mlp.getNormalization(), mlp.getActivation(),
         mlp.getZeroCenteredGamma(), bool(mlp.getLnBias()),
-        bool(mlp.getFc1Bias()), bool(mlp.getFc2Bias()), mlp.getLimitAttr(),
-        mlp.getAlphaAttr(), mlp.getGluLinearOffsetAttr(), mlp.getRecipeAttr());
+        bool(mlp.getFc1Bias()), bool(mlp.getFc2Bias()), mlp.getRecipeAttr());
     llvm::append_range(gradResults, bwdOp->getResults());
   } else if (auto lin = dyn_cast<LinearOp>(op)) {
     SmallVector<Type> types = gradTypes(op);

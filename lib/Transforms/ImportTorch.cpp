@@ -1598,8 +1598,8 @@ LogicalResult FunctionImporter::emitGroup(Group &g) {
     LayerNormMLPOp::build(
         builder, state, *x, gamma, beta, fc1W, fc1B, *w2, *b2,
         /*scales=*/Value(), normAttr,
-        ActivationKindAttr::get(builder.getContext(), g.activation), eps, zc,
-        ret, UnitAttr(), FloatAttr(), FloatAttr(), FloatAttr(), recipe);
+        ActivationAttr::get(builder.getContext(), g.activation), eps, zc,
+        ret, UnitAttr(), recipe);
     created = builder.create(state);
   }
   if (failed(mlir::verify(created))) {

@@ -1275,7 +1275,7 @@ LogicalResult FunctionLowering::lowerOp(Operation *op) {
   if (auto g = dyn_cast<GemmActOp>(op)) {
     auto w = cast<RankedTensorType>(g.getRhs().getType());
     call("te_rt_gemm_fprop_act",
-         {ctxArg, c32(int32_t(g.getActivation())), dtype(g.getLhs()),
+         {ctxArg, c32(g.getActivation().getRuntimeCode()), dtype(g.getLhs()),
           ptr(g.getLhs()), ptr(g.getRhs()),
           g.getBias() ? ptr(g.getBias()) : nullPtr(), ptr(g.getResult()),
           g.getPre() ? ptr(g.getPre()) : nullPtr(), rows(g.getLhs()),
@@ -1285,7 +1285,7 @@ LogicalResult FunctionLowering::lowerOp(Operation *op) {
   if (auto g = dyn_cast<GemmDActOp>(op)) {
     auto w = cast<RankedTensorType>(g.getRhs().getType());
     call("te_rt_gemm_dgrad_dact",
-         {ctxArg, c32(int32_t(g.getActivation())), dtype(g.getLhs()),
+         {ctxArg, c32(g.getActivation().getRuntimeCode()), dtype(g.getLhs()),
           ptr(g.getLhs()), ptr(g.getRhs()), ptr(g.getPre()), ptr(g.getResult()),
           rows(g.getLhs()), c64(w.getDimSize(0)), c64(w.getDimSize(1))});
     return success();
@@ -1294,15 +1294,14 @@ LogicalResult FunctionLowering::lowerOp(Operation *op) {
   // buffers..., rows, cols, limit, alpha, offset); cols is the input's, the
   // clamped-SwiGLU parameters default to TE's.
   auto activationOperands = [&](auto a, ArrayRef<Value> buffers) {
-    SmallVector<Value> operands = {ctxArg, c32(int32_t(a.getActivation())),
+    SmallVector<Value> operands = {ctxArg, c32(a.getActivation().getRuntimeCode()),
                                    dtype(a.getInput())};
     llvm::append_range(operands, buffers);
     operands.append({rows(a.getInput()), c64(lastDim(a.getInput()))});
-    FloatAttr limit = a.getLimitAttr(), alpha = a.getAlphaAttr(),
-              offset = a.getGluLinearOffsetAttr();
-    operands.append({cf32(limit ? limit.getValueAsDouble() : 7.0),
-                     cf32(alpha ? alpha.getValueAsDouble() : 1.702),
-                     cf32(offset ? offset.getValueAsDouble() : 1.0)});
+    ActivationAttr act = a.getActivation();
+    operands.append({cf32(act.getParam("limit").value_or(7.0)),
+                     cf32(act.getParam("alpha").value_or(1.702)),
+                     cf32(act.getParam("glu_linear_offset").value_or(1.0))});
     return operands;
   };
   // Activation calls: then amax (te-fuse-quantize-amax) or null.

@@ -34,12 +34,12 @@ func.func @act(%x: tensor<64x256xbf16>, %s: tensor<6xf32>) -> (!te.qtensor<64x25
 // A gated activation halves the last dim; the clamped-SwiGLU parameters
 // carry over.
 // CHECK-LABEL: func.func @gated(
-// CHECK:       te.act_quantize clamped_swiglu %arg0 scale(%arg1[0]) {alpha = 1.5{{.*}}, limit = 5.0{{.*}}} : tensor<?x256xbf16>, tensor<3xf32> -> !te.qtensor<?x128xe4m3, #te.fp8_delayed<>, rowwise, hopper>, tensor<1xf32>{{$}}
+// CHECK:       te.act_quantize clamped_swiglu<limit = 5.0{{.*}}, alpha = 1.5{{.*}}> %arg0 scale(%arg1[0]) : tensor<?x256xbf16>, tensor<3xf32> -> !te.qtensor<?x128xe4m3, #te.fp8_delayed<>, rowwise, hopper>, tensor<1xf32>{{$}}
 // CHECK-NOT:   te.act
 // LLVM-LABEL: llvm.func @te_entry_gated(
 // LLVM:       llvm.call @te_rt_act_quantize_fp8(
 func.func @gated(%x: tensor<?x256xbf16>, %s: tensor<3xf32>) -> !te.qtensor<?x128xe4m3, #te.fp8_delayed<>, rowwise, hopper> {
-  %y = te.act clamped_swiglu %x {limit = 5.0 : f64, alpha = 1.5 : f64} : (tensor<?x256xbf16>) -> tensor<?x128xbf16>
+  %y = te.act clamped_swiglu<limit = 5.0, alpha = 1.5> %x : (tensor<?x256xbf16>) -> tensor<?x128xbf16>
   %q, %a = te.quantize %y scale(%s[0]) : tensor<?x128xbf16>, tensor<3xf32> -> !te.qtensor<?x128xe4m3, #te.fp8_delayed<>, rowwise, hopper>, tensor<1xf32>
   return %q : !te.qtensor<?x128xe4m3, #te.fp8_delayed<>, rowwise, hopper>
 }

@@ -9,6 +9,7 @@
 #include "te/Dialect/TE/IR/TEQuantLayout.h"
 #include "te/InitAll.h"
 
+#include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -63,10 +64,10 @@ TEST_F(TEDialectTest, BuildersInferDynamicResultTypes) {
   auto mlp = LayerNormMLPOp::create(
       builder, loc, args[0], args[1], /*ln_bias=*/Value(), args[2],
       /*fc1_bias=*/Value(), args[3], /*fc2_bias=*/Value(), /*scales=*/Value(),
-      NormalizationKind::RMSNorm, ActivationKind::SwiGLU, APFloat(1e-6),
+      NormalizationKind::RMSNorm,
+      ActivationAttr::get(&context, ActivationKind::SwiGLU), APFloat(1e-6),
       /*zero_centered_gamma=*/false, /*return_layernorm_output=*/false,
-      /*checkpoint=*/true, FloatAttr(), FloatAttr(), FloatAttr(),
-      getDefaultRecipe(&context, "mxfp8"));
+      /*checkpoint=*/true, getDefaultRecipe(&context, "mxfp8"));
   EXPECT_EQ(mlp.getOutput().getType(),
             tensor({ShapedType::kDynamic, ShapedType::kDynamic, 64}));
   EXPECT_FALSE(mlp.getLnOutput());
@@ -170,6 +171,47 @@ TEST_F(TEDialectTest, ActivationTable) {
   }
   // TE's twelve plus PyTorch's erf GELU.
   EXPECT_EQ(getMaxEnumValForActivationKind() + 1, 13u);
+  // Codes are dense and in table order (the runtime's TE_RT_ACT_* codes).
+  for (auto [i, a] : llvm::enumerate(getActivations()))
+    EXPECT_EQ(static_cast<uint32_t>(a.kind), i) << a.name.str();
+}
+
+TEST_F(TEDialectTest, ActivationAttr) {
+  // Defaults are filled in; only clamped_swiglu has parameters.
+  auto gelu = ActivationAttr::get(&context, ActivationKind::GELU);
+  EXPECT_TRUE(gelu.getParamValues().empty());
+  EXPECT_FALSE(gelu.isGated());
+  EXPECT_TRUE(gelu.hasGemmEpilogue());
+  EXPECT_TRUE(gelu.hasDbiasFusion());
+  EXPECT_EQ(gelu.getRuntimeCode(), 0);
+  auto clamped = ActivationAttr::get(&context, ActivationKind::ClampedSwiGLU);
+  EXPECT_EQ(clamped.getParamValues(), ArrayRef<double>({7.0, 1.702, 1.0}));
+  EXPECT_EQ(clamped.getParam("alpha"), 1.702);
+  EXPECT_FALSE(clamped.getParam("beta"));
+  EXPECT_TRUE(clamped.isGated());
+  EXPECT_FALSE(clamped.hasGemmEpilogue());
+  EXPECT_FALSE(clamped.hasDbiasFusion());
+  // Only the tanh GELU has cuBLASLt's epilogue (not the erf one).
+  EXPECT_FALSE(ActivationAttr::get(&context, ActivationKind::GELUErf)
+                   .hasGemmEpilogue());
+  // Explicit defaults are the same attribute (uniqued) as implicit ones.
+  auto parsed = dyn_cast_or_null<ActivationAttr>(parseAttribute(
+      "#te.act<clamped_swiglu, limit = 7.0, glu_linear_offset = 1.0>",
+      &context));
+  EXPECT_EQ(parsed, clamped);
+  auto five = dyn_cast_or_null<ActivationAttr>(
+      parseAttribute("#te.act<clamped_swiglu, limit = 5.0>", &context));
+  ASSERT_TRUE(five);
+  EXPECT_EQ(five.getParam("limit"), 5.0);
+  // Printing leaves the defaults out.
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  Attribute(five).print(os);
+  EXPECT_EQ(text, "#te.act<clamped_swiglu, limit = 5.000000e+00>");
+  // Through the interface, without knowing the attribute class.
+  auto iface = cast<ActivationAttrInterface>(Attribute(five));
+  EXPECT_TRUE(iface.isGated());
+  EXPECT_EQ(iface.getActivationName(), "clamped_swiglu");
 }
 
 } // namespace

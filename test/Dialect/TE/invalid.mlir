@@ -290,8 +290,8 @@ func.func @fc2_bias_size(%x: tensor<4x64xf32>, %g: tensor<64xf32>, %w1: tensor<2
 
 // limit/alpha/glu_linear_offset parameterize clamped_swiglu only.
 func.func @limit_wrong_activation(%x: tensor<4x64xf32>, %g: tensor<64xf32>, %w1: tensor<512x64xf32>, %w2: tensor<64x256xf32>) {
-  // expected-error @+1 {{'te.layernorm_mlp' op limit is only valid with activation clamped_swiglu, got swiglu}}
-  %y = te.layernorm_mlp %x norm rms_norm(%g) fc1(%w1) act swiglu fc2(%w2) {limit = 7.0 : f64} : (tensor<4x64xf32>, tensor<64xf32>, tensor<512x64xf32>, tensor<64x256xf32>) -> tensor<4x64xf32>
+  // expected-error @+1 {{activation swiglu has no parameter 'limit' (it takes none)}}
+  %y = te.layernorm_mlp %x norm rms_norm(%g) fc1(%w1) act swiglu<limit = 7.0> fc2(%w2) : (tensor<4x64xf32>, tensor<64xf32>, tensor<512x64xf32>, tensor<64x256xf32>) -> tensor<4x64xf32>
   return
 }
 
@@ -299,8 +299,8 @@ func.func @limit_wrong_activation(%x: tensor<4x64xf32>, %g: tensor<64xf32>, %w1:
 
 // The clamp limit is positive.
 func.func @limit_non_positive(%x: tensor<4x64xf32>, %g: tensor<64xf32>, %w1: tensor<512x64xf32>, %w2: tensor<64x256xf32>) {
-  // expected-error @+1 {{'te.layernorm_mlp' op limit must be positive, got 0}}
-  %y = te.layernorm_mlp %x norm rms_norm(%g) fc1(%w1) act clamped_swiglu fc2(%w2) {limit = 0.0 : f64} : (tensor<4x64xf32>, tensor<64xf32>, tensor<512x64xf32>, tensor<64x256xf32>) -> tensor<4x64xf32>
+  // expected-error @+1 {{limit must be positive, got 0}}
+  %y = te.layernorm_mlp %x norm rms_norm(%g) fc1(%w1) act clamped_swiglu<limit = 0.0> fc2(%w2) : (tensor<4x64xf32>, tensor<64xf32>, tensor<512x64xf32>, tensor<64x256xf32>) -> tensor<4x64xf32>
   return
 }
 
@@ -308,8 +308,8 @@ func.func @limit_non_positive(%x: tensor<4x64xf32>, %g: tensor<64xf32>, %w1: ten
 
 // The sigmoid scale of clamped_swiglu is positive.
 func.func @alpha_non_positive(%x: tensor<4x64xf32>, %g: tensor<64xf32>, %w1: tensor<512x64xf32>, %w2: tensor<64x256xf32>) {
-  // expected-error @+1 {{'te.layernorm_mlp' op alpha must be positive, got -1.702}}
-  %y = te.layernorm_mlp %x norm rms_norm(%g) fc1(%w1) act clamped_swiglu fc2(%w2) {alpha = -1.702 : f64} : (tensor<4x64xf32>, tensor<64xf32>, tensor<512x64xf32>, tensor<64x256xf32>) -> tensor<4x64xf32>
+  // expected-error @+1 {{alpha must be positive, got -1.702}}
+  %y = te.layernorm_mlp %x norm rms_norm(%g) fc1(%w1) act clamped_swiglu<alpha = -1.702> fc2(%w2) : (tensor<4x64xf32>, tensor<64xf32>, tensor<512x64xf32>, tensor<64x256xf32>) -> tensor<4x64xf32>
   return
 }
 
@@ -317,8 +317,8 @@ func.func @alpha_non_positive(%x: tensor<4x64xf32>, %g: tensor<64xf32>, %w1: ten
 
 // clamped_swiglu parameters are finite.
 func.func @offset_not_finite(%x: tensor<4x64xf32>, %g: tensor<64xf32>, %w1: tensor<512x64xf32>, %w2: tensor<64x256xf32>) {
-  // expected-error @+1 {{'te.layernorm_mlp' op glu_linear_offset must be finite}}
-  %y = te.layernorm_mlp %x norm rms_norm(%g) fc1(%w1) act clamped_swiglu fc2(%w2) {glu_linear_offset = 0x7FF8000000000000 : f64} : (tensor<4x64xf32>, tensor<64xf32>, tensor<512x64xf32>, tensor<64x256xf32>) -> tensor<4x64xf32>
+  // expected-error @+1 {{glu_linear_offset must be finite}}
+  %y = te.layernorm_mlp %x norm rms_norm(%g) fc1(%w1) act clamped_swiglu<glu_linear_offset = 0x7FF8000000000000> fc2(%w2) : (tensor<4x64xf32>, tensor<64xf32>, tensor<512x64xf32>, tensor<64x256xf32>) -> tensor<4x64xf32>
   return
 }
 
@@ -426,8 +426,7 @@ func.func @bad_norm(%x: tensor<4x64xf32>, %g: tensor<64xf32>, %w: tensor<32x64xf
 
 // An unknown activation is a parse error naming the choices.
 func.func @bad_activation(%x: tensor<4x64xf32>, %g: tensor<64xf32>, %w: tensor<32x64xf32>) {
-  // expected-error @+2 {{expected ::mlir::te::ActivationKind to be one of: gelu, geglu, glu, qgelu, qgeglu, relu, reglu, srelu, sreglu, silu, swiglu, clamped_swiglu, gelu_erf}}
-  // expected-error @+1 {{failed to parse TE_ActivationKindAttr parameter 'value'}}
+  // expected-error @+1 {{unknown activation 'tanh' (expected one of gelu, geglu, glu, qgelu, qgeglu, relu, reglu, srelu, sreglu, silu, swiglu, clamped_swiglu, gelu_erf)}}
   %y = te.layernorm_mlp %x norm layer_norm(%g) fc1(%w) act tanh fc2(%w) : (tensor<4x64xf32>, tensor<64xf32>, tensor<32x64xf32>, tensor<32x64xf32>) -> tensor<4x64xf32>
   return
 }
@@ -493,5 +492,41 @@ func.func @amax_history_int64_max(%x: tensor<32x64xbf16>, %w: tensor<32x64xbf16>
 func.func @margin_too_large(%x: tensor<32x64xbf16>, %w: tensor<32x64xbf16>) {
   // expected-error @+1 {{fp8_delayed margin must be at most 64, got 65}}
   %y = te.linear %x weight(%w) recipe(#te.fp8_delayed<margin = 65>) : (tensor<32x64xbf16>, tensor<32x64xbf16>) -> tensor<32x32xbf16>
+  return
+}
+
+// -----
+
+// A parameter clamped_swiglu does not have.
+func.func @unknown_param(%x: tensor<4x64xf32>, %g: tensor<64xf32>, %w1: tensor<512x64xf32>, %w2: tensor<64x256xf32>) {
+  // expected-error @+1 {{activation clamped_swiglu has no parameter 'beta'}}
+  %y = te.layernorm_mlp %x norm rms_norm(%g) fc1(%w1) act clamped_swiglu<beta = 1.0> fc2(%w2) : (tensor<4x64xf32>, tensor<64xf32>, tensor<512x64xf32>, tensor<64x256xf32>) -> tensor<4x64xf32>
+  return
+}
+
+// -----
+
+// A parameter given twice.
+func.func @param_twice(%x: tensor<4x64xf32>, %g: tensor<64xf32>, %w1: tensor<512x64xf32>, %w2: tensor<64x256xf32>) {
+  // expected-error @+1 {{parameter 'limit' of clamped_swiglu is given twice}}
+  %y = te.layernorm_mlp %x norm rms_norm(%g) fc1(%w1) act clamped_swiglu<limit = 5.0, limit = 6.0> fc2(%w2) : (tensor<4x64xf32>, tensor<64xf32>, tensor<512x64xf32>, tensor<64x256xf32>) -> tensor<4x64xf32>
+  return
+}
+
+// -----
+
+// The parameters used to be loose attributes: written that way they would
+// be ignored, so they are refused.
+func.func @loose_param(%x: tensor<4x64xf32>, %g: tensor<64xf32>, %w1: tensor<512x64xf32>, %w2: tensor<64x256xf32>) {
+  // expected-error @+1 {{'te.layernorm_mlp' op 'limit' is a parameter of the activation: write clamped_swiglu<limit = ...> after `act` (or after the op name), not an attribute}}
+  %y = te.layernorm_mlp %x norm rms_norm(%g) fc1(%w1) act clamped_swiglu fc2(%w2) {limit = 5.0 : f64} : (tensor<4x64xf32>, tensor<64xf32>, tensor<512x64xf32>, tensor<64x256xf32>) -> tensor<4x64xf32>
+  return
+}
+
+// -----
+
+// #te.act verifies wherever it appears.
+func.func @act_attr_invalid() attributes {a = #te.act<clamped_swiglu, alpha = 0.0>} {
+  // expected-error @-1 {{alpha must be positive, got 0}}
   return
 }

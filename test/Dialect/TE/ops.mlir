@@ -76,8 +76,8 @@ func.func @layernorm_mlp_full(%x: tensor<8x64xf32>, %g: tensor<64xf32>, %b: tens
 // CHECK: act reglu
 // CHECK: act sreglu
 // CHECK: act swiglu
-// CHECK: act clamped_swiglu
-// CHECK-SAME: {alpha = 1.702000e+00 : f64, glu_linear_offset = 1.000000e+00 : f64, limit = 7.000000e+00 : f64}
+// CHECK: act clamped_swiglu fc2
+// CHECK: act clamped_swiglu<limit = 5.000000e+00, glu_linear_offset = 5.000000e-01> fc2
 func.func @activations(%x: tensor<4x64xbf16>, %g: tensor<64xbf16>, %w1: tensor<128x64xbf16>, %w1g: tensor<256x64xbf16>, %w2: tensor<64x128xbf16>) {
   %0 = te.layernorm_mlp %x norm rms_norm(%g) fc1(%w1) act gelu fc2(%w2) : (tensor<4x64xbf16>, tensor<64xbf16>, tensor<128x64xbf16>, tensor<64x128xbf16>) -> tensor<4x64xbf16>
   %1 = te.layernorm_mlp %x norm rms_norm(%g) fc1(%w1) act qgelu fc2(%w2) : (tensor<4x64xbf16>, tensor<64xbf16>, tensor<128x64xbf16>, tensor<64x128xbf16>) -> tensor<4x64xbf16>
@@ -91,7 +91,8 @@ func.func @activations(%x: tensor<4x64xbf16>, %g: tensor<64xbf16>, %w1: tensor<1
   %8 = te.layernorm_mlp %x norm rms_norm(%g) fc1(%w1g) act reglu fc2(%w2) : (tensor<4x64xbf16>, tensor<64xbf16>, tensor<256x64xbf16>, tensor<64x128xbf16>) -> tensor<4x64xbf16>
   %9 = te.layernorm_mlp %x norm rms_norm(%g) fc1(%w1g) act sreglu fc2(%w2) : (tensor<4x64xbf16>, tensor<64xbf16>, tensor<256x64xbf16>, tensor<64x128xbf16>) -> tensor<4x64xbf16>
   %10 = te.layernorm_mlp %x norm rms_norm(%g) fc1(%w1g) act swiglu fc2(%w2) : (tensor<4x64xbf16>, tensor<64xbf16>, tensor<256x64xbf16>, tensor<64x128xbf16>) -> tensor<4x64xbf16>
-  %11 = te.layernorm_mlp %x norm rms_norm(%g) fc1(%w1g) act clamped_swiglu fc2(%w2) {limit = 7.0 : f64, alpha = 1.702 : f64, glu_linear_offset = 1.0 : f64} : (tensor<4x64xbf16>, tensor<64xbf16>, tensor<256x64xbf16>, tensor<64x128xbf16>) -> tensor<4x64xbf16>
+  %11 = te.layernorm_mlp %x norm rms_norm(%g) fc1(%w1g) act clamped_swiglu<limit = 7.0, alpha = 1.702, glu_linear_offset = 1.0> fc2(%w2) : (tensor<4x64xbf16>, tensor<64xbf16>, tensor<256x64xbf16>, tensor<64x128xbf16>) -> tensor<4x64xbf16>
+  %13 = te.layernorm_mlp %x norm rms_norm(%g) fc1(%w1g) act clamped_swiglu<glu_linear_offset = 0.5, limit = 5.0> fc2(%w2) : (tensor<4x64xbf16>, tensor<64xbf16>, tensor<256x64xbf16>, tensor<64x128xbf16>) -> tensor<4x64xbf16>
   return
 }
 

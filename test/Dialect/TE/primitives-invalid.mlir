@@ -163,8 +163,8 @@ func.func @gemm_nt_result(%dy: tensor<8x32xf32>, %x: tensor<8x64xf32>) {
 // -----
 
 func.func @act_params(%x: tensor<8x64xf32>) {
-  // expected-error @+1 {{'te.act' op limit, alpha and glu_linear_offset are only allowed with clamped_swiglu}}
-  %y = te.act gelu %x {limit = 7.0 : f64} : (tensor<8x64xf32>) -> tensor<8x64xf32>
+  // expected-error @+1 {{activation gelu has no parameter 'limit' (it takes none)}}
+  %y = te.act gelu<limit = 7.0> %x : (tensor<8x64xf32>) -> tensor<8x64xf32>
   return
 }
 
@@ -557,8 +557,8 @@ func.func @act_quantize_amax(%x: tensor<64x256xbf16>, %s: tensor<6xf32>) {
 // -----
 
 func.func @act_quantize_params(%x: tensor<64x256xbf16>, %s: tensor<6xf32>) {
-  // expected-error @+1 {{'te.act_quantize' op limit, alpha and glu_linear_offset are only allowed with clamped_swiglu}}
-  %q, %a = te.act_quantize gelu %x scale(%s[0]) {limit = 7.0 : f64} : tensor<64x256xbf16>, tensor<6xf32> -> !te.qtensor<64x256xe4m3, #te.fp8_delayed<>, both, hopper>, tensor<1xf32>
+  // expected-error @+1 {{activation gelu has no parameter 'limit' (it takes none)}}
+  %q, %a = te.act_quantize gelu<limit = 7.0> %x scale(%s[0]) : tensor<64x256xbf16>, tensor<6xf32> -> !te.qtensor<64x256xe4m3, #te.fp8_delayed<>, both, hopper>, tensor<1xf32>
   return
 }
 
@@ -862,5 +862,13 @@ func.func @gemm_dact_pre(%dy: tensor<8x32xf32>, %w: tensor<32x64xf32>, %pre: ten
 func.func @gemm_dact_result(%dy: tensor<8x32xf32>, %w: tensor<32x64xf32>, %pre: tensor<8x64xf32>) {
   // expected-error @+1 {{'te.gemm_dact' op result must be 'tensor<8x64xf32>', got 'tensor<8x64xbf16>'}}
   %dx = te.gemm_dact gelu %dy, %w pre(%pre) : (tensor<8x32xf32>, tensor<32x64xf32>, tensor<8x64xf32>) -> tensor<8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @act_loose_param(%x: tensor<8x64xf32>) {
+  // expected-error @+1 {{'te.act' op 'alpha' is a parameter of the activation: write clamped_swiglu<alpha = ...> after `act` (or after the op name), not an attribute}}
+  %y = te.act clamped_swiglu %x {alpha = 1.5 : f64} : (tensor<8x64xf32>) -> tensor<8x32xf32>
   return
 }

@@ -46,12 +46,12 @@ func.func @quantize_forms(%x: tensor<64x256xbf16>) {
 // gated activation, dact, and dact with its bias gradient (the last result).
 // CHECK-LABEL: func.func @act_quantize_forms
 // CHECK:       te.act_quantize swiglu %arg0 scale(%arg2[3]) : tensor<64x256xbf16>, tensor<6xf32> -> !te.qtensor<64x128xe4m3, #te.fp8_delayed<>, both, hopper>, tensor<1xf32>{{$}}
-// CHECK-NEXT:  te.act_quantize clamped_swiglu %arg0 scale(%arg2[0]) {limit = 5.000000e+00 : f64} : tensor<64x256xbf16>, tensor<6xf32> -> !te.qtensor<64x128xe4m3, #te.fp8_delayed<>, rowwise, hopper>, tensor<1xf32>{{$}}
+// CHECK-NEXT:  te.act_quantize clamped_swiglu<limit = 5.000000e+00> %arg0 scale(%arg2[0]) : tensor<64x256xbf16>, tensor<6xf32> -> !te.qtensor<64x128xe4m3, #te.fp8_delayed<>, rowwise, hopper>, tensor<1xf32>{{$}}
 // CHECK-NEXT:  te.dact_quantize swiglu %arg1, %arg0 scale(%arg2[4]) : tensor<64x128xbf16>, tensor<64x256xbf16>, tensor<6xf32> -> !te.qtensor<64x256xe5m2, #te.fp8_delayed<>, both, hopper>, tensor<1xf32>{{$}}
 // CHECK-NEXT:  te.dact_quantize gelu %arg0, %arg0 scale(%arg2[5]) : tensor<64x256xbf16>, tensor<64x256xbf16>, tensor<6xf32> -> !te.qtensor<64x256xe5m2, #te.fp8_delayed<>, columnwise, hopper>, tensor<1xf32>, tensor<256xbf16>{{$}}
 func.func @act_quantize_forms(%x: tensor<64x256xbf16>, %dy: tensor<64x128xbf16>, %s: tensor<6xf32>) {
   %q, %a = te.act_quantize swiglu %x scale(%s[3]) : tensor<64x256xbf16>, tensor<6xf32> -> !te.qtensor<64x128xe4m3, #te.fp8_delayed<>, both, hopper>, tensor<1xf32>
-  %q1, %a1 = te.act_quantize clamped_swiglu %x scale(%s[0]) {limit = 5.0 : f64} : tensor<64x256xbf16>, tensor<6xf32> -> !te.qtensor<64x128xe4m3, #te.fp8_delayed<>, rowwise, hopper>, tensor<1xf32>
+  %q1, %a1 = te.act_quantize clamped_swiglu<limit = 5.0> %x scale(%s[0]) : tensor<64x256xbf16>, tensor<6xf32> -> !te.qtensor<64x128xe4m3, #te.fp8_delayed<>, rowwise, hopper>, tensor<1xf32>
   %d, %da = te.dact_quantize swiglu %dy, %x scale(%s[4]) : tensor<64x128xbf16>, tensor<64x256xbf16>, tensor<6xf32> -> !te.qtensor<64x256xe5m2, #te.fp8_delayed<>, both, hopper>, tensor<1xf32>
   %g, %ga, %db = te.dact_quantize gelu %x, %x scale(%s[5]) : tensor<64x256xbf16>, tensor<64x256xbf16>, tensor<6xf32> -> !te.qtensor<64x256xe5m2, #te.fp8_delayed<>, columnwise, hopper>, tensor<1xf32>, tensor<256xbf16>
   return

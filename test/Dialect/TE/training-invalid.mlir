@@ -218,8 +218,8 @@ func.func @mlp_bwd_gated_width(%dy: tensor<8x64xf32>, %x: tensor<8x64xf32>, %g: 
 // -----
 
 func.func @mlp_bwd_clamp_params(%dy: tensor<8x64xf32>, %x: tensor<8x64xf32>, %g: tensor<64xf32>, %rs: tensor<8xf32>, %ln: tensor<8x64xf32>, %w1: tensor<128x64xf32>, %f1: tensor<8x128xf32>, %a: tensor<8x128xf32>, %w2: tensor<64x128xf32>) {
-  // expected-error @+1 {{'te.layernorm_mlp_bwd' op limit, alpha and glu_linear_offset are only allowed with clamped_swiglu}}
-  %d:4 = te.layernorm_mlp_bwd %dy input(%x) norm rms_norm(%g) rsigma(%rs) ln_out(%ln) fc1(%w1) fc1_out(%f1) act gelu act_out(%a) fc2(%w2) {limit = 7.0 : f64} : (tensor<8x64xf32>, tensor<8x64xf32>, tensor<64xf32>, tensor<8xf32>, tensor<8x64xf32>, tensor<128x64xf32>, tensor<8x128xf32>, tensor<8x128xf32>, tensor<64x128xf32>) -> (tensor<8x64xf32>, tensor<64xf32>, tensor<128x64xf32>, tensor<64x128xf32>)
+  // expected-error @+1 {{activation gelu has no parameter 'limit' (it takes none)}}
+  %d:4 = te.layernorm_mlp_bwd %dy input(%x) norm rms_norm(%g) rsigma(%rs) ln_out(%ln) fc1(%w1) fc1_out(%f1) act gelu<limit = 7.0> act_out(%a) fc2(%w2) : (tensor<8x64xf32>, tensor<8x64xf32>, tensor<64xf32>, tensor<8xf32>, tensor<8x64xf32>, tensor<128x64xf32>, tensor<8x128xf32>, tensor<8x128xf32>, tensor<64x128xf32>) -> (tensor<8x64xf32>, tensor<64xf32>, tensor<128x64xf32>, tensor<64x128xf32>)
   return
 }
 

@@ -13,6 +13,8 @@
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::te;
 
@@ -145,4 +147,189 @@ RecipeAttrInterface mlir::te::getDefaultRecipe(MLIRContext *ctx,
     return dyn_cast_or_null<RecipeAttrInterface>(parseAttribute(name, ctx));
   }
   return {};
+}
+
+//===----------------------------------------------------------------------===//
+// #te.act
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Parses `name` then, when present, `,`-separated (leading: `, `; in an
+/// op: `<...>`) `param = value` pairs into `params` (defaults for those
+/// left out).
+ParseResult parseActivationParts(AsmParser &parser, bool inOp,
+                                 ActivationKind &kind,
+                                 SmallVector<double> &params) {
+  SMLoc loc = parser.getCurrentLocation();
+  StringRef name;
+  if (parser.parseKeyword(&name))
+    return failure();
+  std::optional<ActivationKind> k = symbolizeActivationKind(name);
+  if (!k) {
+    std::string names;
+    for (const ActivationInfo &a : getActivations())
+      names += (names.empty() ? "" : ", ") + a.name.str();
+    return parser.emitError(loc) << "unknown activation '" << name
+                                 << "' (expected one of " << names << ")";
+  }
+  kind = *k;
+  const ActivationInfo &info = getActivationInfo(kind);
+  params = defaultActivationParams(kind);
+  SmallVector<bool> seen(params.size(), false);
+  auto parseOne = [&]() -> ParseResult {
+    SMLoc ploc = parser.getCurrentLocation();
+    StringRef pname;
+    double value;
+    if (parser.parseKeyword(&pname) || parser.parseEqual())
+      return failure();
+    if (parser.parseFloat(value))
+      return failure();
+    auto it = llvm::find_if(info.params, [&](const ActivationParamInfo &p) {
+      return p.name == pname;
+    });
+    if (it == info.params.end()) {
+      InFlightDiagnostic d = parser.emitError(ploc)
+                             << "activation " << info.name
+                             << " has no parameter '" << pname << "'";
+      if (info.params.empty())
+        d << " (it takes none)";
+      return d;
+    }
+    size_t i = it - info.params.begin();
+    if (seen[i])
+      return parser.emitError(ploc)
+             << "parameter '" << pname << "' of " << info.name
+             << " is given twice";
+    seen[i] = true;
+    params[i] = value;
+    return success();
+  };
+  if (inOp) {
+    if (succeeded(parser.parseOptionalLess())) {
+      if (parser.parseCommaSeparatedList(parseOne) || parser.parseGreater())
+        return failure();
+    }
+    return success();
+  }
+  while (succeeded(parser.parseOptionalComma()))
+    if (parseOne())
+      return failure();
+  return success();
+}
+
+/// The parameters that differ from TE's defaults, as `name = value`.
+void printNonDefaultParams(AsmPrinter &printer, ActivationKind kind,
+                           ArrayRef<double> params, StringRef open,
+                           StringRef close) {
+  ArrayRef<ActivationParamInfo> info = getActivationInfo(kind).params;
+  bool first = true;
+  for (auto [p, v] : llvm::zip(info, params)) {
+    if (v == p.defaultValue)
+      continue;
+    printer << (first ? open : StringRef(", ")) << p.name << " = ";
+    printer.printFloat(llvm::APFloat(v));
+    first = false;
+  }
+  if (!first)
+    printer << close;
+}
+} // namespace
+
+Attribute ActivationAttr::parse(AsmParser &parser, Type) {
+  ActivationKind kind;
+  SmallVector<double> params;
+  if (parser.parseLess() ||
+      parseActivationParts(parser, /*inOp=*/false, kind, params) ||
+      parser.parseGreater())
+    return {};
+  return getChecked([&] { return parser.emitError(parser.getNameLoc()); },
+                    parser.getContext(), kind,
+                    DenseF64ArrayAttr::get(parser.getContext(), params));
+}
+
+void ActivationAttr::print(AsmPrinter &printer) const {
+  printer << "<" << getActivationName();
+  printNonDefaultParams(printer, getKind(), getParamValues(), ", ", "");
+  printer << ">";
+}
+
+LogicalResult
+ActivationAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                       ActivationKind kind, DenseF64ArrayAttr paramsAttr) {
+  if (!paramsAttr)
+    return emitError() << "activation parameters missing";
+  ArrayRef<double> params = paramsAttr.asArrayRef();
+  if (static_cast<uint32_t>(kind) > getMaxEnumValForActivationKind())
+    return emitError() << "activation code " << static_cast<uint32_t>(kind)
+                       << " is not an activation";
+  const ActivationInfo &info = getActivationInfo(kind);
+  if (params.size() != info.params.size())
+    return emitError() << "activation " << info.name << " takes "
+                       << info.params.size() << " parameters, got "
+                       << params.size();
+  for (auto [p, v] : llvm::zip(info.params, params)) {
+    if (!std::isfinite(v))
+      return emitError() << p.name << " must be finite";
+    if (p.positive && v <= 0)
+      return emitError() << p.name << " must be positive, got " << v;
+  }
+  return success();
+}
+
+std::optional<double> ActivationAttr::getParam(StringRef name) const {
+  for (auto [p, v] : llvm::zip(getActivationInfo(getKind()).params, getParamValues()))
+    if (p.name == name)
+      return v;
+  return std::nullopt;
+}
+
+StringRef ActivationAttr::getActivationName() const {
+  return stringifyActivationKind(getKind());
+}
+bool ActivationAttr::isGated() const { return isGatedActivation(getKind()); }
+ArrayRef<double> ActivationAttr::getParamValues() const {
+  return getParams().asArrayRef();
+}
+int32_t ActivationAttr::getRuntimeCode() const {
+  return static_cast<int32_t>(getKind());
+}
+bool ActivationAttr::hasGemmEpilogue() const {
+  const ActivationInfo &info = getActivationInfo(getKind());
+  return !info.gated && info.fn == ActivationFn::GELU_TANH;
+}
+bool ActivationAttr::hasDbiasFusion() const { return !isGated(); }
+
+//===----------------------------------------------------------------------===//
+// custom<Activation> and the loose-parameter check
+//===----------------------------------------------------------------------===//
+
+ParseResult mlir::te::parseActivation(OpAsmParser &parser,
+                                      ActivationAttr &act) {
+  SMLoc loc = parser.getCurrentLocation();
+  ActivationKind kind;
+  SmallVector<double> params;
+  if (parseActivationParts(parser, /*inOp=*/true, kind, params))
+    return failure();
+  act = ActivationAttr::getChecked([&] { return parser.emitError(loc); },
+                                   parser.getContext(), kind,
+                                   DenseF64ArrayAttr::get(parser.getContext(),
+                                                          params));
+  return success(bool(act));
+}
+
+void mlir::te::printActivation(OpAsmPrinter &printer, Operation *,
+                               ActivationAttr act) {
+  printer << act.getActivationName();
+  printNonDefaultParams(printer, act.getKind(), act.getParamValues(), "<", ">");
+}
+
+LogicalResult mlir::te::verifyNoLooseActivationParams(Operation *op) {
+  for (const ActivationInfo &a : getActivations())
+    for (const ActivationParamInfo &p : a.params)
+      if (op->hasAttr(p.name))
+        return op->emitOpError()
+               << "'" << p.name << "' is a parameter of the activation: write "
+               << a.name << "<" << p.name << " = ...> after `act` (or after "
+               << "the op name), not an attribute";
+  return success();
 }

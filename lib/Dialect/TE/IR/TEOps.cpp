@@ -17,26 +17,6 @@
 using namespace mlir;
 using namespace mlir::te;
 
-bool mlir::te::isGatedActivation(ActivationKind kind) {
-  switch (kind) {
-  case ActivationKind::GEGLU:
-  case ActivationKind::GLU:
-  case ActivationKind::QGEGLU:
-  case ActivationKind::ReGLU:
-  case ActivationKind::SReGLU:
-  case ActivationKind::SwiGLU:
-  case ActivationKind::ClampedSwiGLU:
-    return true;
-  case ActivationKind::GELU:
-  case ActivationKind::GELUErf:
-  case ActivationKind::QGELU:
-  case ActivationKind::ReLU:
-  case ActivationKind::SReLU:
-  case ActivationKind::SiLU:
-    return false;
-  }
-  llvm_unreachable("unknown activation kind");
-}
 
 LogicalResult mlir::te::verifyOperandAndResultShapeBounds(Operation *op) {
   auto check = [&](Type t, StringRef kind, unsigned i) {
@@ -372,7 +352,7 @@ RecipeAttrInterface LayerNormMLPOp::getRecipeOrDefault() {
   return recipeOrDefault(getContext(), getRecipeAttr());
 }
 
-bool LayerNormMLPOp::isGated() { return isGatedActivation(getActivation()); }
+bool LayerNormMLPOp::isGated() { return getActivation().isGated(); }
 
 int64_t LayerNormMLPOp::getFfnSize() {
   return getFc2Weight().getType().getDimSize(1);
@@ -404,7 +384,7 @@ LogicalResult LayerNormMLPOp::verify() {
 
   int64_t ffn = fc2Type.getDimSize(1);
   int64_t fc1Out = getFc1Weight().getType().getDimSize(0);
-  StringRef act = stringifyActivationKind(getActivation());
+  StringRef act = getActivation().getActivationName();
   if (isGated() && fc1Out != 2 * ffn)
     return emitOpError() << "fc1_weight out_features " << fc1Out
                          << " must be twice fc2_weight in_features (2 x " << ffn
@@ -423,25 +403,9 @@ LogicalResult LayerNormMLPOp::verify() {
                             "fc2_weight out_features")))
     return failure();
 
-  // clamped_swiglu parameters.
-  bool clamped = getActivation() == ActivationKind::ClampedSwiGLU;
-  for (auto [name, attr] :
-       {std::pair<StringRef, FloatAttr>{"limit", getLimitAttr()},
-        {"alpha", getAlphaAttr()},
-        {"glu_linear_offset", getGluLinearOffsetAttr()}}) {
-    if (!attr)
-      continue;
-    if (!clamped)
-      return emitOpError() << name
-                           << " is only valid with activation clamped_swiglu, "
-                              "got "
-                           << act;
-    double value = attr.getValueAsDouble();
-    if (!std::isfinite(value))
-      return emitOpError() << name << " must be finite";
-    if (name != "glu_linear_offset" && value <= 0)
-      return emitOpError() << name << " must be positive, got " << value;
-  }
+  // The activation's parameters are in #te.act (verified there).
+  if (failed(verifyNoLooseActivationParams(*this)))
+    return failure();
 
   if (failed(v.verifyRecipe(getRecipeAttr())) ||
       failed(

@@ -70,23 +70,14 @@ struct Shapes {
   }
 };
 
-LogicalResult verifyActivationParams(Operation *op, ActivationKind kind,
-                                     FloatAttr limit, FloatAttr alpha,
-                                     FloatAttr offset) {
-  if (kind != ActivationKind::ClampedSwiGLU && (limit || alpha || offset))
-    return op->emitOpError() << "limit, alpha and glu_linear_offset are only "
-                                "allowed with clamped_swiglu";
-  return success();
-}
-
 /// The activation's output features for `k` input features.
-FailureOr<int64_t> activationOutput(Operation *op, ActivationKind kind,
+FailureOr<int64_t> activationOutput(Operation *op, ActivationAttr act,
                                     int64_t k) {
-  if (!isGatedActivation(kind))
+  if (!act.isGated())
     return k;
   if (k % 2 != 0)
     return op->emitOpError()
-           << "gated activation " << stringifyActivationKind(kind)
+           << "gated activation " << act.getActivationName()
            << " needs an even number of input features, got " << k;
   return k / 2;
 }
@@ -379,11 +370,13 @@ LogicalResult GemmOp::verify() {
 template <typename OpTy>
 static FailureOr<std::pair<int64_t, int64_t>> verifyGemmEpilogue(OpTy op,
                                                                  bool tn) {
-  if (op.getActivation() != ActivationKind::GELU)
+  if (failed(verifyNoLooseActivationParams(op)))
+    return failure();
+  if (!op.getActivation().hasGemmEpilogue())
     return op.emitOpError()
            << "activation must be gelu (cuBLASLt's GEMM epilogue computes "
               "GELU, the tanh approximation, only), got "
-           << stringifyActivationKind(op.getActivation());
+           << op.getActivation().getActivationName();
   Shapes s{op};
   FailureOr<int64_t> lhsK = s.features("lhs", op.getLhs());
   if (failed(lhsK))
@@ -433,10 +426,7 @@ static FailureOr<std::pair<RankedTensorType, SmallVector<int64_t>>>
 verifyActivationOp(OpTy op) {
   Shapes s{op};
   FailureOr<int64_t> k = s.features("input", op.getInput());
-  if (failed(k) ||
-      failed(verifyActivationParams(op, op.getActivation(), op.getLimitAttr(),
-                                    op.getAlphaAttr(),
-                                    op.getGluLinearOffsetAttr())))
+  if (failed(k) || failed(verifyNoLooseActivationParams(op)))
     return failure();
   FailureOr<int64_t> f = activationOutput(op, op.getActivation(), *k);
   if (failed(f))
@@ -477,9 +467,9 @@ LogicalResult DActOp::verify() {
 }
 
 LogicalResult DBiasDActOp::verify() {
-  if (isGatedActivation(getActivation()))
+  if (!getActivation().hasDbiasFusion())
     return emitOpError() << "has no fused form for gated activation "
-                         << stringifyActivationKind(getActivation());
+                         << getActivation().getActivationName();
   auto v = verifyActivationOp(*this);
   if (failed(v) || failed(verifyAmaxResult(*this, getAmax())))
     return failure();
@@ -537,10 +527,10 @@ LogicalResult DActQuantizeOp::verify() {
     return failure();
   if (!getBiasGrad())
     return success();
-  if (isGatedActivation(getActivation()))
+  if (!getActivation().hasDbiasFusion())
     return emitOpError() << "bias_grad is only for non-gated activations "
                             "(gated activation "
-                         << stringifyActivationKind(getActivation())
+                         << getActivation().getActivationName()
                          << " has no fused dbias+dact kernel)";
   return s.expectShape("bias_grad", getBiasGrad(), {x.getShape().back()},
                        x.getElementType());

@@ -291,7 +291,7 @@ LogicalResult LayerNormMLPBwdOp::verify() {
     return failure();
   auto [f1, w1In] = *w1;
   auto [w2Out, f] = *w2;
-  bool gated = isGatedActivation(getActivation());
+  bool gated = getActivation().isGated();
   if (w1In != *h)
     return emitOpError() << "fc1_weight in_features " << w1In
                          << " does not match the input feature size " << *h;
@@ -302,11 +302,9 @@ LogicalResult LayerNormMLPBwdOp::verify() {
     return emitOpError() << "fc1_weight out_features " << f1 << " must be "
                          << (gated ? "twice " : "") << "the FFN size " << f
                          << " for activation "
-                         << stringifyActivationKind(getActivation());
-  bool clamped = getActivation() == ActivationKind::ClampedSwiGLU;
-  if (!clamped && (getLimit() || getAlpha() || getGluLinearOffset()))
-    return emitOpError() << "limit, alpha and glu_linear_offset are only "
-                            "allowed with clamped_swiglu";
+                         << getActivation().getActivationName();
+  if (failed(verifyNoLooseActivationParams(*this)))
+    return failure();
   if (failed(v.checkTensor("grad_output", getGradOutput(), v.act(*h))) ||
       failed(v.checkTensor("input", getInput(), v.act(*h))) ||
       (getGradLnOutput() &&

@@ -10,8 +10,18 @@
 #include "mlir/IR/Attributes.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/OpImplementation.h"
+
+#include "te/Dialect/TE/IR/TEActivation.h"
+
+#include "llvm/ADT/SmallVector.h"
 
 #include "te/Dialect/TE/IR/TEEnums.h.inc"
+
+namespace mlir::te {
+/// TE's default parameters of `kind` (TEActivations.def), in order.
+llvm::SmallVector<double> defaultActivationParams(ActivationKind kind);
+} // namespace mlir::te
 
 #include "te/Dialect/TE/IR/TEAttrInterfaces.h.inc"
 
@@ -35,6 +45,17 @@ RecipeAttrInterface getDefaultRecipe(MLIRContext *ctx, llvm::StringRef name);
 
 /// The recipe names accepted by getDefaultRecipe, in a stable order.
 llvm::ArrayRef<llvm::StringRef> getRecipeNames();
+
+/// The `custom<Activation>` directive of the ops that carry an activation:
+/// `gelu`, `clamped_swiglu<limit = 5.0>` (the #te.act body without its
+/// wrapper; parameters at their defaults are not printed).
+ParseResult parseActivation(OpAsmParser &parser, ActivationAttr &act);
+void printActivation(OpAsmPrinter &printer, Operation *op, ActivationAttr act);
+
+/// Rejects, on an op carrying `act`, the attributes that spelled activation
+/// parameters before they were part of the activation (`{limit = 5.0}`
+/// would otherwise be kept as an unused attribute).
+LogicalResult verifyNoLooseActivationParams(Operation *op);
 
 } // namespace mlir::te
 

@@ -1,6 +1,6 @@
 //===- TEAttrs.td - TE dialect attributes ------------------*- tablegen -*-===//
 //
-// Enums (normalization, activation, FP8 format) and the quantization recipe
+// Enums (normalization, FP8 format), the activation attribute and the quantization recipe
 // attributes, one per TransformerEngine recipe, with TE's defaults.
 //
 //===----------------------------------------------------------------------===//
@@ -25,32 +25,6 @@ def TE_NormalizationKind : I32EnumAttr<"NormalizationKind",
 }
 def TE_NormalizationKindAttr
     : EnumAttr<TE_Dialect, TE_NormalizationKind, "normalization">;
-
-// The twelve activations of LayerNormMLP (reference §2.2), plus `gelu_erf`,
-// PyTorch's default (exact, erf-based) GELU, which TransformerEngine does not
-// have (its `gelu` is the tanh approximation) but which nn.GELU() models use.
-// Gated ones split FC1's output [.., 2F] into [act_input | linear_input].
-def TE_ActivationKind : I32EnumAttr<"ActivationKind",
-    "activation between the two GEMMs of LayerNormMLP", [
-      I32EnumAttrCase<"GELU", 0, "gelu">,
-      I32EnumAttrCase<"GEGLU", 1, "geglu">,
-      I32EnumAttrCase<"GLU", 2, "glu">,
-      I32EnumAttrCase<"QGELU", 3, "qgelu">,
-      I32EnumAttrCase<"QGEGLU", 4, "qgeglu">,
-      I32EnumAttrCase<"ReLU", 5, "relu">,
-      I32EnumAttrCase<"ReGLU", 6, "reglu">,
-      I32EnumAttrCase<"SReLU", 7, "srelu">,
-      I32EnumAttrCase<"SReGLU", 8, "sreglu">,
-      I32EnumAttrCase<"SiLU", 9, "silu">,
-      I32EnumAttrCase<"SwiGLU", 10, "swiglu">,
-      I32EnumAttrCase<"ClampedSwiGLU", 11, "clamped_swiglu">,
-      I32EnumAttrCase<"GELUErf", 12, "gelu_erf">
-    ]> {
-  let cppNamespace = "::mlir::te";
-  let genSpecializedAttr = 0;
-}
-def TE_ActivationKindAttr
-    : EnumAttr<TE_Dialect, TE_ActivationKind, "activation">;
 
 def TE_FP8Format : I32EnumAttr<"FP8Format",
     "FP8 element format (hybrid: E4M3 forward, E5M2 backward)", [
@@ -250,6 +224,72 @@ def TE_NVFP4RecipeAttr : TE_RecipeAttr<"NVFP4Recipe", "nvfp4"> {
     DefaultValuedParameter<"bool", "false">:$row_scaled
   );
   let assemblyFormat = "`<` struct(params) `>`";
+}
+
+
+//===----------------------------------------------------------------------===//
+// Activations
+//===----------------------------------------------------------------------===//
+
+def TE_ActivationAttrInterface : AttrInterface<"ActivationAttrInterface"> {
+  let cppNamespace = "::mlir::te";
+  let description = [{
+    An MLP activation with its parameters, as every pass and the lowering
+    ask about it: whether it is gated (FC1's output `[..., 2F]` is
+    `[a | b]` and the result `f(a) * b`), its parameters, the runtime code,
+    and which fused derivatives exist for it (the bias gradient fused into
+    the derivative is for non-gated activations; cuBLASLt's GEMM epilogues
+    compute only TE's tanh GELU and its derivative).
+  }];
+  let methods = [
+    InterfaceMethod<"The kind of activation.",
+      "::mlir::te::ActivationKind", "getKind">,
+    InterfaceMethod<"Its IR name (`gelu`, `clamped_swiglu`, ...).",
+      "::llvm::StringRef", "getActivationName">,
+    InterfaceMethod<"True for the gated activations.", "bool", "isGated">,
+    InterfaceMethod<"Its parameters, in TEActivations.def order.",
+      "::llvm::ArrayRef<double>", "getParamValues">,
+    InterfaceMethod<"The TE_RT_ACT_* code the runtime takes.",
+      "int32_t", "getRuntimeCode">,
+    InterfaceMethod<"True when cuBLASLt's GEMM epilogue computes it (and "
+      "its derivative): TE's tanh GELU.", "bool", "hasGemmEpilogue">,
+    InterfaceMethod<"True when its derivative can produce the bias gradient "
+      "in the same pass (te.dbias_dact): non-gated activations.",
+      "bool", "hasDbiasFusion">
+  ];
+}
+
+def TE_ActivationAttr : TE_Attr<"Activation", "act",
+    [DeclareAttrInterfaceMethods<TE_ActivationAttrInterface>]> {
+  let summary = "an MLP activation and its parameters";
+  let description = [{
+    One of the activations of te/Runtime/TEActivations.def (TE's twelve and
+    `gelu_erf`), with its parameters: `#te.act<gelu>`,
+    `#te.act<clamped_swiglu, limit = 7.0, alpha = 1.702>`. Parameters left
+    out take TE's defaults (clamped_swiglu: limit 7.0, alpha 1.702,
+    glu_linear_offset 1.0) and print only when they differ from them.
+    Inside an op the `#te.act` wrapper is left out: `act gelu`,
+    `act clamped_swiglu<limit = 5.0>`.
+  }];
+  let parameters = (ins "::mlir::te::ActivationKind":$kind,
+                        "::mlir::DenseF64ArrayAttr":$params);
+  let builders = [
+    AttrBuilder<(ins "::mlir::te::ActivationKind":$kind), [{
+      return $_get($_ctxt, kind, ::mlir::DenseF64ArrayAttr::get($_ctxt,
+          ::mlir::te::defaultActivationParams(kind)));
+    }]>,
+    AttrBuilder<(ins "::mlir::te::ActivationKind":$kind,
+                     "::llvm::ArrayRef<double>":$values), [{
+      return $_get($_ctxt, kind, ::mlir::DenseF64ArrayAttr::get($_ctxt, values));
+    }]>
+  ];
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The parameter `name` (TEActivations.def), or nullopt when the
+    /// activation has none of that name.
+    std::optional<double> getParam(::llvm::StringRef name) const;
+  }];
 }
 
 #endif // TE_DIALECT_TE_IR_TEATTRS_TD

@@ -23,9 +23,6 @@
 
 namespace mlir::te {
 
-/// True for the gated activations (FC1 output split as [act | linear]).
-bool isGatedActivation(ActivationKind kind);
-
 /// Checks a delayed-scaling `scales` operand: allowed only with
 /// `#te.fp8_delayed` and then `slots` fp32 values (TE's quantizer slots:
 /// 3 per GEMM forward, 2 per GEMM backward).

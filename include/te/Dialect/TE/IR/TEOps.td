@@ -106,8 +106,10 @@ def TE_LayerNormMLPOp : TE_ModuleOp<"layernorm_mlp",
 
     - `checkpoint` asks for TransformerEngine's selective recompute: the
       backward recomputes norm, FC1 and the activation instead of saving them.
-    - `limit`, `alpha` and `glu_linear_offset` parameterize `clamped_swiglu`
-      (TE defaults 7.0, 1.702, 1.0) and are rejected for other activations.
+    - the activation is a `#te.act` (written without the wrapper:
+      `act gelu`); `clamped_swiglu<limit = 5.0, alpha = 1.702,
+      glu_linear_offset = 1.0>` takes TE's parameters (defaults 7.0, 1.702,
+      1.0), which other activations reject.
     - `return_layernorm_output` adds the norm output as a second result.
 
     ```mlir
@@ -127,14 +129,11 @@ def TE_LayerNormMLPOp : TE_ModuleOp<"layernorm_mlp",
     Optional<TE_FloatTensor>:$fc2_bias,
     Optional<TE_F32Vector>:$scales,
     TE_NormalizationKindAttr:$normalization,
-    TE_ActivationKindAttr:$activation,
+    TE_ActivationAttr:$activation,
     DefaultValuedAttr<F64Attr, "1.0e-5">:$eps,
     UnitAttr:$zero_centered_gamma,
     UnitAttr:$return_layernorm_output,
     UnitAttr:$checkpoint,
-    OptionalAttr<F64Attr>:$limit,
-    OptionalAttr<F64Attr>:$alpha,
-    OptionalAttr<F64Attr>:$glu_linear_offset,
     OptionalAttr<TE_RecipeAttrInterface>:$recipe
   );
   let results = (outs
@@ -144,7 +143,7 @@ def TE_LayerNormMLPOp : TE_ModuleOp<"layernorm_mlp",
   let assemblyFormat = [{
     $input `norm` `` $normalization `(` $ln_weight (`,` $ln_bias^)? `)`
     `fc1` `(` $fc1_weight (`,` $fc1_bias^)? `)`
-    `act` `` $activation
+    `act` custom<Activation>($activation)
     `fc2` `(` $fc2_weight (`,` $fc2_bias^)? `)`
     (`recipe` `(` $recipe^ `)`)? (`scales` `(` $scales^ `)`)?
     attr-dict `:` functional-type(operands, results)

@@ -214,10 +214,10 @@ def TE_GemmActOp : TE_PrimitiveOp<"gemm_act"> {
   }];
   let arguments = (ins TE_FloatTensor:$lhs, TE_FloatTensor:$rhs,
                        Optional<TE_FloatTensor>:$bias,
-                       TE_ActivationKindAttr:$activation);
+                       TE_ActivationAttr:$activation);
   let results = (outs TE_FloatTensor:$result, Optional<TE_FloatTensor>:$pre);
   let assemblyFormat = [{
-    `` $activation $lhs `,` $rhs (`bias` `(` $bias^ `)`)?
+    custom<Activation>($activation) $lhs `,` $rhs (`bias` `(` $bias^ `)`)?
     attr-dict `:` functional-type(operands, results)
   }];
 }
@@ -240,10 +240,10 @@ def TE_GemmDActOp : TE_PrimitiveOp<"gemm_dact"> {
     ```
   }];
   let arguments = (ins TE_FloatTensor:$lhs, TE_FloatTensor:$rhs,
-                       TE_FloatTensor:$pre, TE_ActivationKindAttr:$activation);
+                       TE_FloatTensor:$pre, TE_ActivationAttr:$activation);
   let results = (outs TE_FloatTensor:$result);
   let assemblyFormat = [{
-    `` $activation $lhs `,` $rhs `pre` `(` $pre `)`
+    custom<Activation>($activation) $lhs `,` $rhs `pre` `(` $pre `)`
     attr-dict `:` functional-type(operands, results)
   }];
 }
@@ -261,12 +261,10 @@ def TE_ActOp : TE_PrimitiveOp<"act"> {
     %y, %amax = te.act gelu %x : (tensor<64x256xbf16>) -> (tensor<64x256xbf16>, tensor<1xf32>)
     ```
   }];
-  let arguments = (ins TE_FloatTensor:$input, TE_ActivationKindAttr:$activation,
-                       OptionalAttr<F64Attr>:$limit, OptionalAttr<F64Attr>:$alpha,
-                       OptionalAttr<F64Attr>:$glu_linear_offset);
+  let arguments = (ins TE_FloatTensor:$input, TE_ActivationAttr:$activation);
   let results = (outs TE_FloatTensor:$result, Optional<TE_F32Vector>:$amax);
   let assemblyFormat = [{
-    `` $activation $input attr-dict `:` functional-type(operands, results)
+    custom<Activation>($activation) $input attr-dict `:` functional-type(operands, results)
   }];
 }
 
@@ -281,12 +279,10 @@ def TE_DActOp : TE_PrimitiveOp<"dact"> {
     take instead of running its own amax pass (te-fuse-quantize-amax).
   }];
   let arguments = (ins TE_FloatTensor:$grad, TE_FloatTensor:$input,
-                       TE_ActivationKindAttr:$activation,
-                       OptionalAttr<F64Attr>:$limit, OptionalAttr<F64Attr>:$alpha,
-                       OptionalAttr<F64Attr>:$glu_linear_offset);
+                       TE_ActivationAttr:$activation);
   let results = (outs TE_FloatTensor:$result, Optional<TE_F32Vector>:$amax);
   let assemblyFormat = [{
-    `` $activation $grad `,` $input attr-dict `:` functional-type(operands, results)
+    custom<Activation>($activation) $grad `,` $input attr-dict `:` functional-type(operands, results)
   }];
 }
 
@@ -303,13 +299,11 @@ def TE_DBiasDActOp : TE_PrimitiveOp<"dbias_dact"> {
     take instead of running its own amax pass (te-fuse-quantize-amax).
   }];
   let arguments = (ins TE_FloatTensor:$grad, TE_FloatTensor:$input,
-                       TE_ActivationKindAttr:$activation,
-                       OptionalAttr<F64Attr>:$limit, OptionalAttr<F64Attr>:$alpha,
-                       OptionalAttr<F64Attr>:$glu_linear_offset);
+                       TE_ActivationAttr:$activation);
   let results = (outs TE_FloatTensor:$result, TE_FloatTensor:$bias_grad,
                       Optional<TE_F32Vector>:$amax);
   let assemblyFormat = [{
-    `` $activation $grad `,` $input attr-dict `:` functional-type(operands, results)
+    custom<Activation>($activation) $grad `,` $input attr-dict `:` functional-type(operands, results)
   }];
 }
 
@@ -335,12 +329,10 @@ def TE_ActQuantizeOp : TE_PrimitiveOp<"act_quantize"> {
     ```
   }];
   let arguments = (ins TE_FloatTensor:$input, TE_F32Vector:$scales,
-                       I64Attr:$slot, TE_ActivationKindAttr:$activation,
-                       OptionalAttr<F64Attr>:$limit, OptionalAttr<F64Attr>:$alpha,
-                       OptionalAttr<F64Attr>:$glu_linear_offset);
+                       I64Attr:$slot, TE_ActivationAttr:$activation);
   let results = (outs TE_QuantizedTensorType:$result, TE_F32Vector:$amax);
   let assemblyFormat = [{
-    `` $activation $input `scale` `(` $scales `[` $slot `]` `)` attr-dict
+    custom<Activation>($activation) $input `scale` `(` $scales `[` $slot `]` `)` attr-dict
     `:` type($input) `,` type($scales)
     `->` qualified(type($result)) `,` type($amax)
   }];
@@ -370,13 +362,11 @@ def TE_DActQuantizeOp : TE_PrimitiveOp<"dact_quantize"> {
   }];
   let arguments = (ins TE_FloatTensor:$grad, TE_FloatTensor:$input,
                        TE_F32Vector:$scales, I64Attr:$slot,
-                       TE_ActivationKindAttr:$activation,
-                       OptionalAttr<F64Attr>:$limit, OptionalAttr<F64Attr>:$alpha,
-                       OptionalAttr<F64Attr>:$glu_linear_offset);
+                       TE_ActivationAttr:$activation);
   let results = (outs TE_QuantizedTensorType:$result, TE_F32Vector:$amax,
                       Optional<TE_FloatTensor>:$bias_grad);
   let assemblyFormat = [{
-    `` $activation $grad `,` $input `scale` `(` $scales `[` $slot `]` `)`
+    custom<Activation>($activation) $grad `,` $input `scale` `(` $scales `[` $slot `]` `)`
     attr-dict `:` type($grad) `,` type($input) `,` type($scales)
     `->` qualified(type($result)) `,` type($amax) (`,` type($bias_grad)^)?
   }];

@@ -150,14 +150,11 @@ def TE_LayerNormMLPBwdOp : TE_BackwardOp<"layernorm_mlp_bwd",
     TE_SavedTensor:$fc2_weight,
     Optional<TE_F32Vector>:$scales,
     TE_NormalizationKindAttr:$normalization,
-    TE_ActivationKindAttr:$activation,
+    TE_ActivationAttr:$activation,
     UnitAttr:$zero_centered_gamma,
     UnitAttr:$with_ln_bias,
     UnitAttr:$with_fc1_bias,
     UnitAttr:$with_fc2_bias,
-    OptionalAttr<F64Attr>:$limit,
-    OptionalAttr<F64Attr>:$alpha,
-    OptionalAttr<F64Attr>:$glu_linear_offset,
     OptionalAttr<TE_RecipeAttrInterface>:$recipe
   );
   let assemblyFormat = [{
@@ -165,7 +162,7 @@ def TE_LayerNormMLPBwdOp : TE_BackwardOp<"layernorm_mlp_bwd",
     `input` `(` $input `)` `norm` `` $normalization `(` $ln_weight `)`
     (`mu` `(` $mu^ `)`)? `rsigma` `(` $rsigma `)`
     `ln_out` `(` $ln_out `)` `fc1` `(` $fc1_weight `)`
-    `fc1_out` `(` $fc1_out `)` `act` `` $activation `act_out` `(` $act_out `)`
+    `fc1_out` `(` $fc1_out `)` `act` custom<Activation>($activation) `act_out` `(` $act_out `)`
     `fc2` `(` $fc2_weight `)`
     (`recipe` `(` $recipe^ `)`)? (`scales` `(` $scales^ `)`)?
     attr-dict `:` functional-type(operands, results)
