@@ -23,7 +23,7 @@ bench/cases/<case>.mlir with `te-compile --train`): <case>.so (bf16) and, per FP
   * times a full step (fwd + bwd) of each engine by wall clock between device
     synchronizations (te_rt_synchronize + torch.cuda.synchronize), median of --reps
     repetitions of N back-to-back steps after warm-up. te-mlir runs on its own
-    non-blocking CUDA stream (lib/Runtime/Context.cpp), which is not exported, so CUDA
+    non-blocking CUDA stream (runtime/lib/Context.cpp), which is not exported, so CUDA
     events on torch's stream cannot time it; all engines use the same wall-clock method;
   * --graph (default both): when the runtime exports te_rt_capture_begin, also captures
     one te-mlir step (fwd entry + bwd entry, plus te_rt_copy of the new recipe state

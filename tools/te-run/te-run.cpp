@@ -10,20 +10,19 @@
 // --bench N reports the median and spread of N timed calls (--graph: N
 // launches of a CUDA graph captured from one call).
 //
-// Nothing read is trusted: the library file is checked before dlopen
-// (Elf.h), its module info is validated before use (ModuleInfo.h), .npy
-// files are parsed strictly (Npy.h), dim expressions are evaluated with
-// overflow checks (DimExpr.h) and host buffers are sized with checked
-// arithmetic and refused beyond the machine's memory: bad input is an
-// error naming the file and the field, never a crash.
+// Nothing read is trusted: the library is opened, checked and described by
+// the module client (te/Runtime/TEModule.h: the file checked before
+// dlopen, the module info validated before use, dim expressions evaluated
+// with overflow checks), .npy files are parsed strictly (Npy.h) and host
+// buffers are sized with checked arithmetic and refused beyond the
+// machine's memory: bad input is an error naming the file and the field,
+// never a crash.
 //
 //===----------------------------------------------------------------------===//
 
 #include "DimExpr.h"
-#include "Elf.h"
-#include "Json.h"
-#include "ModuleInfo.h"
 #include "Npy.h"
+#include "te/Runtime/TEModule.h"
 #include "te/Runtime/TERuntime.h"
 
 #include <algorithm>
@@ -31,7 +30,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <dlfcn.h>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -45,9 +43,6 @@
 #include <vector>
 
 namespace fs = std::filesystem;
-using te::json::Array;
-using te::json::Object;
-using te::json::Value;
 
 namespace {
 
@@ -103,9 +98,6 @@ bool endsWith(std::string_view s, std::string_view suffix) {
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 using te::dimexpr::parseUnsigned;
-
-using EntryFn = int32_t (*)(te_rt_context *, void *const *, void *const *,
-                            const int64_t *);
 
 struct Tensor {
   std::string dtype; ///< float32 / bfloat16 / float16 / qtensor
@@ -181,118 +173,81 @@ std::vector<char> hostBuffer(int64_t bytes, const std::string &what) {
   }
 }
 
-/// One entry of the library, from te_module_info().
-struct Entry {
-  std::string name, symbol;
-  const Object *info = nullptr;
-  const Array *args = nullptr, *results = nullptr, *dims = nullptr;
-  EntryFn fn = nullptr;
+/// Dies with the module client's message when `rc` is a failure.
+void check(int32_t rc) {
+  if (rc != 0)
+    die(te_rt_last_error());
+}
 
-  std::string argLabel(size_t i) const {
-    std::string label = "arg" + std::to_string(i);
-    const Object *a = (*args)[i].getAsObject();
-    for (const char *key :
-         {"te.saved", "te.grad_of", "te.state", "te.cached_weight"})
-      if (auto s = a->getString(key))
-        label += std::string(" (") + key + "=" + *s + ")";
-    return label;
+/// A role of an argument or result (TE_MODULE_ROLE_*), if it has it.
+std::optional<std::string> roleOf(const te_module_tensor *t, int32_t role) {
+  const char *v = te_module_tensor_role(t, role);
+  return v ? std::optional<std::string>(v) : std::nullopt;
+}
+
+/// The roles that name an argument (--input NAME) or mark a result.
+const std::pair<int32_t, const char *> kNamingRoles[] = {
+    {TE_MODULE_ROLE_SAVED, "te.saved"},
+    {TE_MODULE_ROLE_GRAD_OF, "te.grad_of"},
+    {TE_MODULE_ROLE_STATE, "te.state"},
+    {TE_MODULE_ROLE_CACHED_WEIGHT, "te.cached_weight"}};
+
+/// One entry of the library (te_module_entry) with its counts.
+struct Entry {
+  const te_module_entry *entry = nullptr;
+  std::string name;
+  size_t numArgs = 0, numResults = 0, numDims = 0;
+
+  explicit Entry(const te_module_entry *e)
+      : entry(e), name(te_module_entry_name(e)),
+        numArgs(size_t(te_module_entry_num_args(e))),
+        numResults(size_t(te_module_entry_num_results(e))),
+        numDims(size_t(te_module_entry_num_dims(e))) {}
+  const te_module_tensor *arg(size_t i) const {
+    return te_module_entry_arg(entry, int64_t(i));
   }
+  const te_module_tensor *result(size_t i) const {
+    return te_module_entry_result(entry, int64_t(i));
+  }
+  std::string argLabel(size_t i) const { return te_module_tensor_label(arg(i)); }
 };
+
+std::string dtypeOf(const te_module_tensor *t) {
+  return te_module_tensor_dtype(t);
+}
 
 /// The values of the dims symbols `d<k>` from the inputs, checked.
 std::vector<int64_t> bindDims(const Entry &e, const std::vector<Tensor> &in) {
-  std::vector<int64_t> dims(e.dims->size(), -1);
-  for (size_t i = 0; i < e.args->size(); ++i) {
-    const Object *a = (*e.args)[i].getAsObject();
-    const Array *shape = a->getArray("shape");
-    std::string dtype = *a->getString("dtype");
-    if (in[i].dtype != dtype)
-      die(e.name + ": " + e.argLabel(i) + " must be " + dtype + ", got " +
-          in[i].dtype);
-    if (dtype == "qtensor" && in[i].shape.empty())
-      continue; // raw bytes from a file: sized after the dims are bound
-    if (in[i].shape.size() != shape->size())
-      die(e.name + ": " + e.argLabel(i) + " must have rank " +
-          str(shape->size()) + ", got " + shapeString(in[i].shape));
-    for (size_t d = 0; d < shape->size(); ++d) {
-      int64_t got = in[i].shape[d];
-      if (auto n = (*shape)[d].getAsInteger()) {
-        if (*n != got)
-          die(e.name + ": " + e.argLabel(i) + " dim " + str(d) + " must be " +
-              str(*n) + ", got " + shapeString(in[i].shape));
-        continue;
-      }
-      std::string sym = *(*shape)[d].getAsString();
-      std::optional<uint64_t> k =
-          sym.size() > 1 ? parseUnsigned(std::string_view(sym).substr(1))
-                         : std::nullopt;
-      if (!k || *k >= dims.size())
-        die(e.name + ": malformed dim symbol '" + sym + "'");
-      if (dims[*k] >= 0 && dims[*k] != got)
-        die(e.name + ": " + e.argLabel(i) + " dim " + str(d) + " is " +
-            str(got) + " but " + sym + " = " + str(dims[*k]) +
-            " from an earlier argument (these dims must be equal)");
-      dims[*k] = got;
-    }
+  std::vector<const char *> dtypes;
+  std::vector<const int64_t *> shapes;
+  std::vector<int64_t> ranks;
+  for (const Tensor &t : in) {
+    dtypes.push_back(t.dtype.c_str());
+    shapes.push_back(t.shape.data());
+    // A quantized tensor's raw bytes from a file carry no shape.
+    ranks.push_back(t.dtype == "qtensor" && t.shape.empty()
+                        ? -1
+                        : int64_t(t.shape.size()));
   }
-  for (size_t k = 0; k < dims.size(); ++k)
-    if (dims[k] < 0)
-      die(e.name + ": the dim symbol d" + str(int64_t(k)) +
-          " is not bound: no argument with it was given as a tensor "
-          "(quantized tensors read from files carry no shape)");
+  std::vector<int64_t> dims(e.numDims);
+  check(te_module_bind_dims(e.entry, dtypes.data(), shapes.data(),
+                            ranks.data(), dims.data()));
   return dims;
 }
 
-/// The value of the dim expression `expr` (see DimExpr.h) at `dims`; dies
-/// with the expression and what went wrong, or when it is negative.
-int64_t evaluateDim(const std::string &expr, const std::vector<int64_t> &dims) {
-  te::dimexpr::Failure failure;
-  std::optional<int64_t> v = te::dimexpr::evaluate(expr, dims, failure);
-  if (!v)
-    die(failure.message);
-  if (*v < 0)
-    die("dim expression '" + expr + "' is " + str(*v) +
-        " at these dims (a dim must be >= 0)");
-  return *v;
-}
-
-std::vector<int64_t> resultShape(const Object *r,
-                                 const std::vector<int64_t> &dims) {
-  std::vector<int64_t> shape;
-  for (const Value &d : *r->getArray("shape")) {
-    if (auto n = d.getAsInteger())
-      shape.push_back(*n);
-    else if (auto expr = d.getAsString())
-      shape.push_back(evaluateDim(*expr, dims));
-    else
-      die("malformed module info: a dim that is neither a number nor a "
-          "string");
-  }
+/// The shape of `t` at `dims` (null: a shape without dim symbols).
+std::vector<int64_t> shapeOf(const te_module_tensor *t, const int64_t *dims) {
+  std::vector<int64_t> shape(size_t(te_module_tensor_rank(t)));
+  check(te_module_tensor_shape(t, dims, shape.data()));
   return shape;
 }
 
-/// The bytes of a buffer described by `o` (an argument or result) at
-/// `dims`: elements times element size, or for a quantized tensor the sum of
-/// its inner tensors, each padded to the alignment.
-int64_t bufferBytes(const Object *o, const std::vector<int64_t> &dims) {
-  const std::string what = "a buffer of the module info";
-  auto count = [&](const Object *t) {
-    return elementCount(resultShape(t, dims), what);
-  };
-  if (*o->getString("dtype") != "qtensor")
-    return byteCount(count(o), elementBytes(*o->getString("dtype")), what);
-  // validate() checked: a power-of-two alignment and the inner tensors.
-  int64_t align = o->getInteger("alignment").value_or(256), total = 0;
-  for (const Value &v : *o->getArray("inner")) {
-    const Object *t = v.getAsObject();
-    int64_t bytes =
-        byteCount(count(t), *t->getString("dtype") == "float32" ? 4 : 1, what);
-    int64_t padded;
-    if (__builtin_add_overflow(bytes, align - 1, &padded) ||
-        __builtin_add_overflow(total, padded / align * align, &total))
-      die(what + ": a quantized tensor's size overflows int64");
-  }
-  return total;
+/// The bytes of the buffer of `t` at `dims`.
+int64_t bufferBytes(const te_module_tensor *t,
+                    const std::vector<int64_t> &dims) {
+  int64_t bytes;
+  check(te_module_tensor_bytes(t, dims.data(), &bytes));
+  return bytes;
 }
 
 Tensor loadNpy(const std::string &path, const std::string &dtype) {
@@ -343,25 +298,26 @@ void saveNpy(const std::string &dir, const std::string &stem, const Tensor &t) {
     die(error);
 }
 
-/// TE's initial recipe state (§4.1) for a te.state argument: amax
-/// histories zero, scales one; nullopt for other arguments.
-std::optional<Tensor> initialState(const Object *a,
+/// TE's initial recipe state (§4.1) for a te.state argument, as the module
+/// client gives it (amax histories zero, scales one); nullopt for other
+/// arguments.
+std::optional<Tensor> initialState(const te_module_tensor *a,
                                    const std::vector<int64_t> &shape) {
-  auto name = a->getString("te.state");
-  if (!name || *a->getString("dtype") != "float32")
+  float v;
+  if (te_module_tensor_initial_state(a, &v) != 0)
     return std::nullopt;
-  std::string what = "the initial recipe state '" + *name + "'";
+  std::string what =
+      "the initial recipe state '" + *roleOf(a, TE_MODULE_ROLE_STATE) + "'";
   int64_t n = elementCount(shape, what);
-  float v = name->find("scales") != std::string::npos ? 1.0f : 0.0f;
   Tensor t{"float32", shape, hostBuffer(byteCount(n, 4, what), what)};
   for (int64_t i = 0; i < n; ++i)
     std::memcpy(t.data.data() + 4 * i, &v, 4);
   return t;
 }
 
-Tensor randomTensor(const Object *a, unsigned seed,
+Tensor randomTensor(const te_module_tensor *a, unsigned seed,
                     const std::vector<int64_t> &shape) {
-  Tensor t{*a->getString("dtype"), shape, {}};
+  Tensor t{dtypeOf(a), shape, {}};
   const std::string what = "a random " + t.dtype + " " + shapeString(shape);
   int64_t n = elementCount(shape, what);
   t.data = hostBuffer(byteCount(n, elementBytes(t.dtype), what), what);
@@ -385,12 +341,6 @@ Tensor randomTensor(const Object *a, unsigned seed,
     }
   }
   return t;
-}
-
-/// How many values an alias "input:N" / "output:N" may index.
-size_t kind_limit(const std::string &ref, const std::vector<Tensor> &in,
-                  const std::vector<Tensor> &out) {
-  return ref.rfind("input:", 0) == 0 ? in.size() : out.size();
 }
 
 /// A compiled entry's refusal of a dim by its recipe's alignment check
@@ -441,17 +391,18 @@ public:
       std::vector<double> &times, AlignmentRefusal *refused = nullptr) {
     std::vector<int64_t> dims = bindDims(e, in);
     for (size_t i = 0; i < in.size(); ++i) {
-      const Object *a = (*e.args)[i].getAsObject();
+      const te_module_tensor *a = e.arg(i);
       if (in[i].dtype == "qtensor" &&
           int64_t(in[i].data.size()) != bufferBytes(a, dims))
-        die(e.name + ": " + e.argLabel(i) + " (" + *a->getString("type") +
-            ") must be " + str(bufferBytes(a, dims)) + " bytes, got " +
+        die(e.name + ": " + e.argLabel(i) + " (" +
+            te_module_tensor_get(a, "type") + ") must be " +
+            str(bufferBytes(a, dims)) + " bytes, got " +
             str(in[i].data.size()));
     }
     std::vector<Tensor> out;
-    for (size_t i = 0; i < e.results->size(); ++i) {
-      const Object *o = (*e.results)[i].getAsObject();
-      Tensor t{*o->getString("dtype"), resultShape(o, dims), {}};
+    for (size_t i = 0; i < e.numResults; ++i) {
+      const te_module_tensor *o = e.result(i);
+      Tensor t{dtypeOf(o), shapeOf(o, dims.data()), {}};
       t.data = hostBuffer(bufferBytes(o, dims),
                           e.name + ": result" + std::to_string(i));
       out.push_back(std::move(t));
@@ -467,14 +418,23 @@ public:
       for (void *p : results)
         te_rt_free(ctx, p);
     };
+    // te_module_run's message is "<entry> failed: <the entry's error>".
+    auto launch = [&] {
+      return te_module_run(e.entry, ctx, args.data(), results.data(),
+                           dims.data());
+    };
+    auto entryError = [&] {
+      std::string error = te_rt_last_error(), prefix = e.name + " failed: ";
+      return error.rfind(prefix, 0) == 0 ? error.substr(prefix.size()) : error;
+    };
     auto call = [&] {
-      if (e.fn(ctx, args.data(), results.data(), dims.data()) != 0)
-        die(e.name + " failed: " + te_rt_last_error());
+      if (launch() != 0)
+        die(te_rt_last_error());
       if (te_rt_synchronize(ctx) != 0)
         die(te_rt_last_error());
     };
-    if (e.fn(ctx, args.data(), results.data(), dims.data()) != 0) {
-      std::string error = te_rt_last_error();
+    if (launch() != 0) {
+      std::string error = entryError();
       std::optional<AlignmentRefusal> r = parseAlignmentRefusal(error);
       if (refused && r && error.rfind(e.name + ": recipe ", 0) == 0) {
         *refused = *r;
@@ -497,8 +457,8 @@ public:
       // cached buffers: the capture only records work.
       if (te_rt_capture_begin(ctx) != 0)
         die(te_rt_last_error());
-      if (e.fn(ctx, args.data(), results.data(), dims.data()) != 0) {
-        std::string error = te_rt_last_error();
+      if (launch() != 0) {
+        std::string error = entryError();
         if (te_rt_capture_end(ctx, &graph) == 0)
           te_rt_graph_destroy(graph);
         die(e.name + " failed while capturing a CUDA graph: " + error);
@@ -544,7 +504,7 @@ private:
 /// The inputs of `e` given as files: --input, then --inputs DIR (others
 /// are left empty).
 std::vector<Tensor> givenInputs(const Entry &e) {
-  size_t n = e.args->size();
+  size_t n = e.numArgs;
   std::vector<Tensor> preset(n);
   std::vector<bool> have(n);
   for (const std::string &spec : opts.inputs) {
@@ -559,16 +519,13 @@ std::vector<Tensor> givenInputs(const Entry &e) {
     if (std::optional<uint64_t> k = parseUnsigned(digits))
       index = *k;
     for (size_t i = 0; !index && i < n; ++i)
-      for (const char *key :
-           {"te.saved", "te.grad_of", "te.state", "te.cached_weight"})
-        if (auto s = (*e.args)[i].getAsObject()->getString(key);
-            s && *s == name)
+      for (auto [role, key] : kNamingRoles)
+        if (auto s = roleOf(e.arg(i), role); s && *s == name)
           index = i;
     if (!index || *index >= n)
       die("--input " + name + ": " + e.name + " has no such argument (" +
           str(n) + " arguments; see --list)");
-    preset[*index] =
-        loadNpy(file, *(*e.args)[*index].getAsObject()->getString("dtype"));
+    preset[*index] = loadNpy(file, dtypeOf(e.arg(*index)));
     have[*index] = true;
   }
   for (size_t i = 0; i < n; ++i) {
@@ -577,7 +534,7 @@ std::vector<Tensor> givenInputs(const Entry &e) {
     std::string path = findNpy(opts.inputsDir, "arg" + std::to_string(i));
     if (path.empty())
       continue;
-    preset[i] = loadNpy(path, *(*e.args)[i].getAsObject()->getString("dtype"));
+    preset[i] = loadNpy(path, dtypeOf(e.arg(i)));
     have[i] = true;
   }
   return preset;
@@ -610,16 +567,17 @@ std::vector<int64_t> generatedDims(const Entry &e,
                                    const std::vector<Tensor> &given,
                                    std::vector<int64_t> &choice,
                                    std::vector<bool> &chosen) {
-  size_t numDims = e.dims->size();
+  size_t numDims = e.numDims;
   std::vector<int64_t> dims(numDims, -1);
-  for (size_t i = 0; i < e.args->size(); ++i) {
-    const Array *shape = (*e.args)[i].getAsObject()->getArray("shape");
-    if (given[i].dtype.empty() || given[i].shape.size() != shape->size())
+  for (size_t i = 0; i < e.numArgs; ++i) {
+    const te_module_tensor *a = e.arg(i);
+    size_t rank = size_t(te_module_tensor_rank(a));
+    if (given[i].dtype.empty() || given[i].shape.size() != rank)
       continue; // not given, raw qtensor bytes, or a rank bindDims reports
-    for (size_t d = 0; d < shape->size(); ++d)
-      if (auto sym = (*shape)[d].getAsString())
-        if (auto k = te::dimexpr::symbolIndex(*sym); k && dims[*k] < 0)
-          dims[*k] = given[i].shape[d];
+    for (size_t d = 0; d < rank; ++d)
+      if (auto k = te::dimexpr::symbolIndex(te_module_tensor_dim(a, d));
+          k && dims[*k] < 0)
+        dims[*k] = given[i].shape[d];
   }
   chosen.assign(numDims, false);
   for (size_t k = 0; k < numDims; ++k)
@@ -629,26 +587,28 @@ std::vector<int64_t> generatedDims(const Entry &e,
   // divisions are the recipe's alignment (a plain result's shape that does
   // not divide is an error, reported where it is evaluated).
   std::vector<std::string> exprs;
-  auto collect = [&](const Array *list) {
-    for (const Value &v : *list)
-      if (const Array *inner = v.getAsObject()->getArray("inner"))
-        for (const Value &p : *inner)
-          for (const Value &d : *p.getAsObject()->getArray("shape"))
-            if (auto s = d.getAsString())
-              exprs.push_back(*s);
+  auto collect = [&](const te_module_tensor *t) {
+    for (int64_t p = 0; p < te_module_tensor_num_inner(t); ++p)
+      for (int64_t d = 0; d < te_module_tensor_inner_rank(t, p); ++d)
+        if (std::string x = te_module_tensor_inner_dim(t, p, d);
+            !parseUnsigned(x))
+          exprs.push_back(x);
   };
-  collect(e.args);
-  collect(e.results);
+  for (size_t i = 0; i < e.numArgs; ++i)
+    collect(e.arg(i));
+  for (size_t i = 0; i < e.numResults; ++i)
+    collect(e.result(i));
   for (int round = 0; round < 16; ++round) {
     bool raised = false;
     for (const std::string &x : exprs) {
-      te::dimexpr::Failure failure;
-      if (te::dimexpr::evaluate(x, dims, failure) ||
-          failure.kind != te::dimexpr::Failure::Inexact)
+      int64_t value, divisor;
+      if (te_module_eval_dim(x.c_str(), dims.data(), int64_t(numDims), &value,
+                             &divisor) == 0 ||
+          divisor == 0)
         continue; // fine, or an error reported where the shape is used
       for (size_t k : symbolsOf(x))
         if (chosen[k] && choice[k] < (int64_t(1) << 20)) {
-          choice[k] = dims[k] = std::lcm(choice[k], failure.divisor);
+          choice[k] = dims[k] = std::lcm(choice[k], divisor);
           raised = true;
           break;
         }
@@ -666,12 +626,8 @@ std::vector<Tensor> completeInputs(const Entry &e, std::vector<Tensor> preset,
   for (size_t i = 0; i < preset.size(); ++i) {
     if (!preset[i].dtype.empty())
       continue;
-    const Object *a = (*e.args)[i].getAsObject();
-    std::vector<int64_t> shape;
-    for (const Value &d : *a->getArray("shape"))
-      shape.push_back(d.getAsInteger()
-                          ? *d.getAsInteger()
-                          : dims[*te::dimexpr::symbolIndex(*d.getAsString())]);
+    const te_module_tensor *a = e.arg(i);
+    std::vector<int64_t> shape = shapeOf(a, dims.data());
     // Recipe state not given starts as TE initializes it.
     if (std::optional<Tensor> state = initialState(a, shape)) {
       preset[i] = std::move(*state);
@@ -680,7 +636,7 @@ std::vector<Tensor> completeInputs(const Entry &e, std::vector<Tensor> preset,
     if (opts.randomSeed < 0)
       die(e.name + ": no value for " + e.argLabel(i) +
           " (use --input, --inputs or --random)");
-    if (*a->getString("dtype") == "qtensor") {
+    if (dtypeOf(a) == "qtensor") {
       // FP8 bytes are not random data: all-zero is a valid value.
       std::string what = e.name + ": " + e.argLabel(i);
       preset[i] =
@@ -702,7 +658,7 @@ std::pair<std::vector<Tensor>, std::vector<Tensor>>
 runEntry(Runner &runner, const Entry &e, unsigned bench,
          std::vector<double> &times) {
   std::vector<Tensor> given = givenInputs(e);
-  std::vector<int64_t> choice(e.dims->size(), 8);
+  std::vector<int64_t> choice(e.numDims, 8);
   for (int attempt = 0;; ++attempt) {
     std::vector<bool> chosen;
     std::vector<int64_t> dims = generatedDims(e, given, choice, chosen);
@@ -803,27 +759,23 @@ void parseArguments(int argc, char **argv) {
     die("--graph times graph launches: give --bench N (N > 0) too");
 }
 
-void printList(const std::vector<std::string> &order,
-               std::map<std::string, Entry> &entries) {
-  for (const std::string &name : order) {
-    const Entry &e = entries[name];
-    std::cout << name << "\n";
-    for (size_t i = 0; i < e.args->size(); ++i) {
-      const Object *a = (*e.args)[i].getAsObject();
-      std::cout << "  " << e.argLabel(i) << ": " << *a->getString("dtype")
-                << " " << a->get("shape")->str() << "\n";
-    }
-    for (size_t i = 0; i < e.results->size(); ++i) {
-      const Object *r = (*e.results)[i].getAsObject();
-      std::cout << "  -> result" << i << ": " << *r->getString("dtype") << " "
-                << r->get("shape")->str();
-      for (const char *key :
-           {"te.saved", "te.grad_of", "te.state", "te.cached_weight"})
-        if (auto s = r->getString(key))
+void printList(const std::vector<Entry> &entries) {
+  for (const Entry &e : entries) {
+    std::cout << e.name << "\n";
+    for (size_t i = 0; i < e.numArgs; ++i)
+      std::cout << "  " << e.argLabel(i) << ": " << dtypeOf(e.arg(i)) << " "
+                << te_module_tensor_shape_text(e.arg(i)) << "\n";
+    for (size_t i = 0; i < e.numResults; ++i) {
+      const te_module_tensor *r = e.result(i);
+      std::cout << "  -> result" << i << ": " << dtypeOf(r) << " "
+                << te_module_tensor_shape_text(r);
+      for (auto [role, key] : kNamingRoles)
+        if (auto s = roleOf(r, role))
           std::cout << " (" << key << "=" << *s << ")";
       std::cout << "\n";
     }
-    std::cout << "  arena: " << e.info->get("arena_bytes")->str() << " bytes\n";
+    std::cout << "  arena: " << te_module_entry_arena_text(e.entry)
+              << " bytes\n";
   }
 }
 
@@ -833,62 +785,30 @@ int run(int argc, char **argv) {
   parseArguments(argc, argv);
   const std::string &library = opts.library;
 
-  // dlopen searches the library path for names without a slash.
+  // The module client checks the file before dlopen and validates the
+  // module info before anything reads it.
+  te_module *module = nullptr;
+  check(te_module_open(library.c_str(), &module));
   std::error_code ec;
-  fs::path path = fs::absolute(library, ec);
-  // dlopen trusts the file's headers (a truncated library dies with SIGBUS
-  // inside it): check the file first.
-  std::string elfError;
-  if (ec || !te::elf::checkLibrary(path.string(), elfError))
-    die("cannot load '" + library + "': " + (ec ? ec.message() : elfError));
-  void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!handle)
-    die("cannot load '" + library + "': " + dlerror());
-  auto infoFn =
-      reinterpret_cast<const char *(*)()>(dlsym(handle, "te_module_info"));
-  if (!infoFn)
-    die("'" + library + "' is not a te-compile library (no te_module_info)");
-  const char *infoText = infoFn();
-  if (!infoText)
-    die("'" + library +
-        "': malformed module info: te_module_info() "
-        "returned NULL");
-  std::string parseError;
-  std::optional<Value> info = te::json::parse(infoText, parseError);
-  if (!info)
-    die("'" + library + "': malformed module info: " + parseError);
-  if (!te::moduleinfo::validate(*info, library, parseError))
-    die(parseError);
-  const Object *module = info->getAsObject();
-
-  std::map<std::string, Entry> entries;
-  std::vector<std::string> order;
-  for (const Value &v : *module->getArray("entries")) {
-    const Object *o = v.getAsObject();
-    Entry e;
-    e.name = o->getString("name").value_or("");
-    e.symbol = o->getString("symbol").value_or("");
-    e.info = o;
-    e.args = o->getArray("args");
-    e.results = o->getArray("results");
-    e.dims = o->getArray("dims");
-    e.fn = e.symbol.empty()
-               ? nullptr
-               : reinterpret_cast<EntryFn>(dlsym(handle, e.symbol.c_str()));
-    if (!e.fn)
-      die("'" + library + "' lacks the entry symbol " + e.symbol);
-    order.push_back(e.name);
-    entries[e.name] = e;
-  }
+  std::vector<Entry> order;
+  for (int64_t i = 0; i < te_module_num_entries(module); ++i)
+    order.emplace_back(te_module_entry_at(module, i));
+  auto find = [&](const std::string &name) -> const Entry * {
+    for (const Entry &e : order)
+      if (e.name == name)
+        return &e;
+    return nullptr;
+  };
 
   if (opts.list) {
-    printList(order, entries);
+    printList(order);
     return 0;
   }
 
   std::string backend = opts.backend;
   if (backend.empty())
-    backend = module->getString("target").value_or("auto");
+    backend = te_module_get(module, "target") ? te_module_get(module, "target")
+                                               : "auto";
   int32_t requested = te_rt_backend_from_name(backend.c_str());
   if (requested == TE_RT_BACKEND_INVALID)
     die("--backend must be cpu, cuda or auto, got '" + backend + "'");
@@ -911,43 +831,28 @@ int run(int argc, char **argv) {
 
   if (!stepName.empty()) {
     // A training step: forward, then backward on the saved bundle.
-    auto fwdIt = entries.find(stepName + "_fwd");
-    auto bwdIt = entries.find(stepName + "_bwd");
-    if (fwdIt == entries.end() || bwdIt == entries.end())
+    const Entry *fwdEntry = find(stepName + "_fwd"),
+                *bwdEntry = find(stepName + "_bwd");
+    te_module_step *step = nullptr;
+    if (!fwdEntry || !bwdEntry)
       die("--step " + stepName + ": the library has no " + stepName +
           "_fwd/_bwd (compile with te-compile --train)");
-    const Entry &fwd = fwdIt->second, &bwd = bwdIt->second;
+    if (te_module_step_create(module, stepName.c_str(), &step) != 0)
+      die(std::string("--step: ") + te_rt_last_error());
+    const Entry &fwd = *fwdEntry, &bwd = *bwdEntry;
     std::vector<double> fwdTimes, bwdTimes;
     auto [in, out] = runEntry(runner, fwd, bench, fwdTimes);
-    std::vector<Tensor> bwdIn(bwd.args->size());
-    std::map<std::string, size_t> savedResult;
-    for (size_t i = 0; i < fwd.results->size(); ++i)
-      if (auto s = (*fwd.results)[i].getAsObject()->getString("te.saved"))
-        savedResult[*s] = i;
-    for (size_t i = 0; i < bwd.args->size(); ++i) {
-      const Object *a = (*bwd.args)[i].getAsObject();
-      // "input:N" / "output:N": the kind and N.
-      auto refOf = [&](const std::string &ref, size_t limit) {
-        size_t colon = ref.find(':');
-        std::optional<uint64_t> n =
-            colon == std::string::npos
-                ? std::nullopt
-                : parseUnsigned(std::string_view(ref).substr(colon + 1));
-        if (!n || *n >= limit)
-          die("--step: malformed reference '" + ref + "' in " + bwd.name);
-        return std::make_pair(ref.substr(0, colon), size_t(*n));
-      };
-      if (auto alias = a->getString("te.alias")) {
-        auto [kind, k] = refOf(*alias, kind_limit(*alias, in, out));
-        bwdIn[i] = kind == "input" ? in[k] : out[k];
-      } else if (auto saved = a->getString("te.saved")) {
-        auto it = savedResult.find(*saved);
-        if (it == savedResult.end())
-          die("--step: " + fwd.name + " does not return the saved tensor '" +
-              *saved + "'");
-        bwdIn[i] = out[it->second];
-      } else if (auto of = a->getString("te.grad_of")) {
-        size_t k = refOf(*of, out.size()).second;
+    std::vector<Tensor> bwdIn(bwd.numArgs);
+    for (size_t i = 0; i < bwd.numArgs; ++i) {
+      const te_module_tensor *a = bwd.arg(i);
+      int32_t kind;
+      int64_t k;
+      check(te_module_step_feed(step, int64_t(i), &kind, &k));
+      if (kind == TE_MODULE_FEED_INPUT) {
+        bwdIn[i] = in[size_t(k)];
+      } else if (kind == TE_MODULE_FEED_RESULT) {
+        bwdIn[i] = out[size_t(k)];
+      } else if (kind == TE_MODULE_FEED_GRAD) {
         std::string path =
             opts.gradsDir.empty()
                 ? ""
@@ -956,37 +861,35 @@ int run(int argc, char **argv) {
           die("--step: no gradient for forward result " + str(k) +
               " (give --grads DIR with result" + str(k) + ".npy, or --random)");
         bwdIn[i] = path.empty()
-                       ? randomTensor(a, unsigned(opts.randomSeed) + 1000u + k,
-                                      out[k].shape)
-                       : loadNpy(path, *a->getString("dtype"));
+                       ? randomTensor(a,
+                                      unsigned(opts.randomSeed) + 1000u +
+                                          unsigned(k),
+                                      out[size_t(k)].shape)
+                       : loadNpy(path, dtypeOf(a));
       } else {
         // The backward's recipe state starts as TE initializes it.
-        std::optional<Tensor> state;
-        if (a->getString("te.state"))
-          state = initialState(a, resultShape(a, {}));
-        if (!state)
-          die("--step: cannot feed " + bwd.argLabel(i));
-        bwdIn[i] = std::move(*state);
+        bwdIn[i] = std::move(*initialState(a, shapeOf(a, nullptr)));
       }
     }
+    te_module_step_destroy(step);
     std::vector<Tensor> grads = *runner.run(bwd, bwdIn, bench, bwdTimes);
     if (!outputsDir.empty()) {
       std::string fwdDir = outputsDir + "/fwd", bwdDir = outputsDir + "/bwd";
       fs::create_directories(fwdDir, ec);
       fs::create_directories(bwdDir, ec);
       size_t numResults = 0;
-      for (size_t i = 0; i < fwd.results->size(); ++i) {
-        const Object *r = (*fwd.results)[i].getAsObject();
-        if (auto state = r->getString("te.state"))
+      for (size_t i = 0; i < fwd.numResults; ++i) {
+        const te_module_tensor *r = fwd.result(i);
+        if (auto state = roleOf(r, TE_MODULE_ROLE_STATE))
           saveNpy(fwdDir, "state." + *state, out[i]);
-        else if (!r->getString("te.saved"))
+        else if (!roleOf(r, TE_MODULE_ROLE_SAVED))
           saveNpy(fwdDir, "result" + std::to_string(numResults++), out[i]);
       }
       for (size_t i = 0; i < grads.size(); ++i) {
-        const Object *r = (*bwd.results)[i].getAsObject();
-        if (auto of = r->getString("te.grad_of"))
+        const te_module_tensor *r = bwd.result(i);
+        if (auto of = roleOf(r, TE_MODULE_ROLE_GRAD_OF))
           saveNpy(bwdDir, "grad_arg" + of->substr(of->find(':') + 1), grads[i]);
-        else if (auto state = r->getString("te.state"))
+        else if (auto state = roleOf(r, TE_MODULE_ROLE_STATE))
           saveNpy(bwdDir, "state." + *state, grads[i]);
         else
           saveNpy(bwdDir, "result" + std::to_string(i), grads[i]);
@@ -999,6 +902,7 @@ int run(int argc, char **argv) {
     report(fwd.name, fwdTimes);
     report(bwd.name, bwdTimes);
     te_rt_context_destroy(ctx);
+    te_module_close(module);
     return 0;
   }
 
@@ -1007,13 +911,13 @@ int run(int argc, char **argv) {
     if (order.size() != 1)
       die("the library has " + str(order.size()) +
           " entries; choose one with --entry (see --list)");
-    name = order.front();
+    name = order.front().name;
   }
-  auto it = entries.find(name);
-  if (it == entries.end())
+  const Entry *entry = find(name);
+  if (!entry)
     die("no entry '" + name + "' (see --list)");
   std::vector<double> times;
-  std::vector<Tensor> out = runEntry(runner, it->second, bench, times).second;
+  std::vector<Tensor> out = runEntry(runner, *entry, bench, times).second;
   if (!outputsDir.empty())
     for (size_t i = 0; i < out.size(); ++i)
       saveNpy(outputsDir, "result" + std::to_string(i), out[i]);
@@ -1021,6 +925,7 @@ int run(int argc, char **argv) {
             << te_rt_backend_name(te_rt_context_backend(ctx)) << "\n";
   report(name, times);
   te_rt_context_destroy(ctx);
+  te_module_close(module);
   return 0;
 }
 

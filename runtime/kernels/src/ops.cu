@@ -2,7 +2,7 @@
 //
 // LayerNorm/RMSNorm forward and backward, the 13 activations and their
 // derivatives, bias gradients, add, cast and transpose. fp32 math with the
-// CPU reference's formulas (lib/Runtime/cpu/Reference.cpp); each output is
+// CPU reference's formulas (runtime/lib/cpu/Reference.cpp); each output is
 // rounded once, to nearest even, with the same bit conversions as the CPU
 // backend. Column sums (dgamma, dbeta, dbias) are deterministic: fixed row
 // chunks summed per column, then the chunk partials summed in order (the
@@ -772,7 +772,7 @@ const char *normBwdLaunch(te_kernels_state *s, bool rms,
 }
 
 //===----------------------------------------------------------------------===//
-// Activations (lib/Runtime/cpu/Reference.cpp's formulas)
+// Activations (runtime/lib/cpu/Reference.cpp's formulas)
 //===----------------------------------------------------------------------===//
 
 template <typename T, int N> struct alignas(sizeof(T) * N) Vec { T v[N]; };

@@ -3,7 +3,7 @@
 // The te_rt_* compute primitives: argument checks, then the CPU backend
 // (bf16/f16 operands converted to fp32 into the context's staging buffers,
 // the fp32 reference kernels, one round-to-nearest-even back). On a cuda
-// context the same checks run, then the kernels of runtime-kernels/
+// context the same checks run, then the kernels of runtime/kernels/
 // (te_kernels/ops.h) are queued on the context's stream.
 //
 //===----------------------------------------------------------------------===//
@@ -124,7 +124,7 @@ float storedAmax(DType t, const void *p, int64_t n) {
   return m;
 }
 
-/// Runs `launch` (a te_kernels_* call of runtime-kernels/, given the
+/// Runs `launch` (a te_kernels_* call of runtime/kernels/, given the
 /// context's kernel state) for a cuda context, after the checks above; its
 /// error becomes the call's last error. Without CUDA built in, a cuda
 /// context cannot be created, and this only reports why.
