@@ -15,6 +15,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "te/Conversion/Passes.h"
 #include "te/Dialect/TE/IR/TEDialect.h"
 #include "te/Dialect/Torch/TorchDialect.h"
 #include "te/Transforms/Passes.h"
@@ -38,6 +39,7 @@ inline void registerAllTEDialects(DialectRegistry &registry) {
 
 /// Every te-mlir pass.
 inline void registerAllTEPasses() {
+  registerTEConversionPasses();
   registerTEPasses();
   registerTEPipeline();
 }

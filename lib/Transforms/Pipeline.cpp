@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "te/Transforms/Pipeline.h"
+#include "te/Conversion/Passes.h"
 #include "te/Transforms/Passes.h"
 
 #include "mlir/Pass/PassManager.h"

@@ -1,0 +1,394 @@
+//===- FunctionLowering.cpp - The lowering of one function ------*- C++ -*-===//
+//
+// An entry point per function: the dims' range and the recipes' alignment
+// checked on entry, the arena allocated by the memory plan, the body
+// lowered op by op (per family in Norm.cpp, Gemm.cpp, ...), the results
+// copied out.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FunctionLowering.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::te;
+
+namespace mlir::te::runtime_lowering {
+
+std::string FunctionLowering::symbolOf(Dim d) const {
+  if (d.isStatic())
+    return std::to_string(d.value);
+  std::string sym;
+  for (int var : d.vars) {
+    auto it = llvm::find(shapes.dimClasses, var);
+    sym += (sym.empty() ? "d" : "*d") +
+           std::to_string(it - shapes.dimClasses.begin());
+  }
+  return d.value == 1 ? sym : sym + "*" + std::to_string(d.value);
+}
+
+SymDim FunctionLowering::symDimOf(Dim d) const {
+  SymDim out(d.value);
+  for (int var : d.vars) {
+    auto it = llvm::find(shapes.dimClasses, var);
+    out = out *
+          SymDim::symbol("d" + std::to_string(it - shapes.dimClasses.begin()));
+  }
+  return out;
+}
+
+llvm::json::Array FunctionLowering::shapeJSON(Value v, Type type) const {
+  llvm::json::Array shape;
+  for (Dim d : shapes.dims(v))
+    if (d.isStatic())
+      shape.push_back(d.value);
+    else
+      shape.push_back(symbolOf(d));
+  return shape;
+}
+
+void FunctionLowering::call(StringRef name, ArrayRef<Value> operands,
+                            Block *fail) {
+  LLVM::LLVMFuncOp callee = runtime.lookup(name);
+  assert(callee && "runtime function not declared");
+  call(callee, operands, fail);
+}
+
+void FunctionLowering::call(LLVM::LLVMFuncOp callee, ArrayRef<Value> operands,
+                            Block *fail) {
+  assert(llvm::all_of(operands, [](Value v) { return bool(v); }) &&
+         "operand without a buffer");
+  Value status = LLVM::CallOp::create(b, loc, callee, operands).getResult();
+  Value failed = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ne, status,
+                                      c32(0));
+  Block *next = b.getInsertionBlock()->splitBlock(b.getInsertionPoint());
+  b.setInsertionPointToEnd(next->getPrevNode());
+  LLVM::CondBrOp::create(b, loc, failed, fail ? fail : failBlock,
+                         ValueRange{status}, next, ValueRange{});
+  b.setInsertionPointToStart(next);
+}
+
+SmallVector<FunctionLowering::AlignmentCheck>
+FunctionLowering::alignmentChecks() {
+  SmallVector<AlignmentCheck> checks;
+  llvm::StringSet<> seen;
+  auto visit = [&](Value v) {
+    auto q = dyn_cast<QuantizedTensorType>(v.getType());
+    if (!q)
+      return;
+    RecipeAlignment align = getRecipeAlignment(q.getRecipe());
+    SmallVector<Dim> d = shapes.dims(v);
+    // Rows: the product of the leading dims.
+    Dim rows{1, {}};
+    for (const Dim &x : ArrayRef<Dim>(d).drop_back()) {
+      rows.value *= x.value;
+      llvm::append_range(rows.vars, x.vars);
+    }
+    for (auto [dim, multiple] :
+         {std::pair<Dim, int64_t>{rows, align.rows}, {d.back(), align.cols}}) {
+      // Static dims were checked at compile time (fallback or verifier);
+      // d0*128 is always a multiple of 128.
+      if (multiple <= 1 || dim.isStatic() || dim.value % multiple == 0)
+        continue;
+      std::string condition =
+          symDimOf(dim).str() + " % " + std::to_string(multiple) + " == 0";
+      if (!seen.insert(condition).second)
+        continue;
+      checks.push_back({dim, multiple,
+                        (func.getSymName() + ": recipe " +
+                         q.getRecipe().getRecipeName() + " needs " + condition)
+                            .str()});
+    }
+  };
+  for (BlockArgument arg : func.getArguments())
+    visit(arg);
+  for (Operation &op : func.getBody().front())
+    for (Value result : op.getResults())
+      visit(result);
+  return checks;
+}
+
+Block *FunctionLowering::checkFailBlock() {
+  if (checkFail)
+    return checkFail;
+  // Nothing is allocated yet: a failed check returns its status.
+  checkFail = new Block();
+  entry.getBody().push_back(checkFail);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(checkFail);
+  LLVM::ReturnOp::create(b, loc, checkFail->addArgument(i32(), loc));
+  return checkFail;
+}
+
+Value FunctionLowering::messageGlobal(StringRef message, StringRef kind,
+                                      unsigned i) {
+  std::string text = message.str();
+  text.push_back('\0');
+  OpBuilder gb(module.getBodyRegion());
+  auto global = LLVM::GlobalOp::create(
+      gb, loc, LLVM::LLVMArrayType::get(b.getI8Type(), text.size()),
+      /*isConstant=*/true, LLVM::Linkage::Internal,
+      (func.getSymName() + "__" + kind + Twine(i)).str(),
+      b.getStringAttr(text));
+  return LLVM::AddressOfOp::create(b, loc, global);
+}
+
+void FunctionLowering::emitAlignmentChecks() {
+  for (auto [i, check] : llvm::enumerate(alignmentChecks()))
+    call("te_rt_check_multiple",
+         {ctxArg, dimValue(check.dim), c64(check.multiple),
+          messageGlobal(check.what, "check", i)},
+         checkFailBlock());
+}
+
+Value FunctionLowering::saturatingDimValue(const Dim &d) {
+  // Each variable is in [0, kMaxDimSize] here (checked first), so the
+  // unsigned products only need the overflow flag and the sign bit.
+  Value max = c64(std::numeric_limits<int64_t>::max());
+  Value acc = c64(d.value);
+  for (int var : d.vars) {
+    auto mul = LLVM::UMulWithOverflowOp::create(
+        b, loc, LLVM::LLVMStructType::getLiteral(ctx, {i64(), b.getI1Type()}),
+        acc, dimValues.lookup(var));
+    Value product = LLVM::ExtractValueOp::create(b, loc, mul, 0);
+    Value overflow = LLVM::ExtractValueOp::create(b, loc, mul, 1);
+    Value negative =
+        LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::slt, product, c64(0));
+    Value saturate = LLVM::OrOp::create(b, loc, overflow, negative);
+    acc = LLVM::SelectOp::create(b, loc, saturate, max, product);
+  }
+  return acc;
+}
+
+void FunctionLowering::emitSizeChecks() {
+  if (shapes.dimClasses.empty())
+    return;
+  unsigned n = 0;
+  for (auto [k, var] : llvm::enumerate(shapes.dimClasses))
+    call("te_rt_check_range",
+         {ctxArg, dimValues.lookup(var), c64(0), c64(kMaxDimSize),
+          messageGlobal((func.getSymName() + ": dim d" + Twine(k)).str(),
+                        "size", n++)},
+         checkFailBlock());
+  // Element counts: per set of variables, the largest static factor (the
+  // others are below it), in order of first appearance.
+  llvm::MapVector<SmallVector<int, 2>, int64_t> largest;
+  auto visit = [&](Value v) {
+    if (!shapeOfType(v.getType()))
+      return;
+    Dim total{1, {}};
+    for (const Dim &d : shapes.dims(v)) {
+      total.value *= d.value; // static factors: bounded by the verifiers
+      llvm::append_range(total.vars, d.vars);
+    }
+    if (total.isStatic())
+      return;
+    llvm::sort(total.vars);
+    SmallVector<int, 2> key(total.vars.begin(), total.vars.end());
+    int64_t &factor = largest.insert({key, 0}).first->second;
+    factor = std::max(factor, total.value);
+  };
+  for (BlockArgument arg : func.getArguments())
+    visit(arg);
+  for (Operation &op : func.getBody().front())
+    for (Value result : op.getResults())
+      visit(result);
+  for (auto &[vars, factor] : largest) {
+    Dim total{factor, SmallVector<int, 1>(vars.begin(), vars.end())};
+    if (total.vars.size() == 1 && factor == 1)
+      continue; // a lone variable: checked above
+    call("te_rt_check_range",
+         {ctxArg, saturatingDimValue(total), c64(0), c64(kMaxElements),
+          messageGlobal((func.getSymName() + ": the element count " +
+                         symDimOf(total).str())
+                            .str(),
+                        "size", n++)},
+         checkFailBlock());
+  }
+}
+
+LogicalResult FunctionLowering::lowerOp(Operation *op) {
+  loc = op->getLoc();
+  for (Value v : llvm::concat<Value>(op->getOperands(), op->getResults()))
+    if (auto t = dyn_cast<RankedTensorType>(v.getType());
+        t && isa<FloatType>(t.getElementType()) &&
+        !dtypeCode(t.getElementType()))
+      return op->emitError() << "te-lower-to-runtime: unsupported element "
+                                "type "
+                             << t.getElementType();
+
+  if (auto c = dyn_cast<arith::ConstantOp>(op))
+    return lowerConstant(c);
+  if (isa<tensor::EmptyOp, tensor::ReshapeOp>(op))
+    return success();
+  for (auto lower :
+       {&FunctionLowering::lowerNormOp, &FunctionLowering::lowerQuantizeOp,
+        &FunctionLowering::lowerGemmOp, &FunctionLowering::lowerActivationOp,
+        &FunctionLowering::lowerStateOp,
+        &FunctionLowering::lowerElementwiseOp})
+    if (std::optional<LogicalResult> lowered = (this->*lower)(op))
+      return *lowered;
+  return op->emitError() << "te-lower-to-runtime: cannot lower '"
+                         << op->getName()
+                         << "' (run te-decompose first)";
+}
+
+LogicalResult FunctionLowering::run() {
+  if (!func.getBody().hasOneBlock())
+    return func.emitError("te-lower-to-runtime: functions must have one block");
+  // Quantized values: per-tensor FP8 and Float8 block scaling in Hopper's
+  // layout, MXFP8 and NVFP4 in Blackwell's; dynamic dims size their inner
+  // tensors at run time (runtimeParts).
+  auto checkQuantized = [&](Type t, Location where) -> LogicalResult {
+    auto q = dyn_cast<QuantizedTensorType>(t);
+    if (!q)
+      return success();
+    bool perTensor =
+        isa<FP8DelayedRecipeAttr, FP8CurrentRecipeAttr>(q.getRecipe());
+    bool blackwell = isa<MXFP8RecipeAttr, NVFP4RecipeAttr>(q.getRecipe());
+    bool lowered =
+        blackwell ? q.getArch() == TargetArch::Blackwell && !q.getRowScaled()
+                  : q.getArch() == TargetArch::Hopper &&
+                        (perTensor || isa<FP8BlockRecipeAttr>(q.getRecipe()));
+    if (!lowered)
+      return emitError(where) << "te-lower-to-runtime: " << q
+                              << " is not lowered (per-tensor FP8 and "
+                                 "fp8-block on hopper, mxfp8 and nvfp4 "
+                                 "without row_scaled on blackwell)";
+    if (blackwell && q.getSwizzled() != true)
+      return emitError(where) << "te-lower-to-runtime: " << q
+                              << " has compact scales; the runtime's "
+                              << q.getRecipe().getRecipeName()
+                              << " GEMMs take them swizzled (as TE's "
+                                 "quantizers write them for GEMMs)";
+    return success();
+  };
+  for (BlockArgument arg : func.getArguments())
+    if (failed(checkQuantized(arg.getType(), func.getLoc())))
+      return failure();
+  // Entries compute on tensors: a scalar (an `index` constant, say) has no
+  // buffer and no place in the ABI.
+  for (auto [i, t] : llvm::enumerate(func.getResultTypes()))
+    if (!shapeOfType(t))
+      return func.emitError() << "te-lower-to-runtime: result #" << i
+                              << " must be a ranked tensor or a quantized "
+                                 "tensor, got "
+                              << t;
+  for (Operation &op : func.getBody().front())
+    for (auto [i, t] : llvm::enumerate(op.getResultTypes())) {
+      if (!shapeOfType(t))
+        return op.emitError() << "te-lower-to-runtime: '" << op.getName()
+                              << "' produces a value of type " << t
+                              << "; entries compute on ranked tensors only";
+      if (failed(checkQuantized(t, op.getLoc())) ||
+          failed(verifyShapeBounds(
+              [&] { return op.emitError() << "te-lower-to-runtime: "; },
+              *shapeOfType(t), ("result #" + Twine(i)).str())))
+        return failure();
+    }
+  for (BlockArgument arg : func.getArguments())
+    if (auto shape = shapeOfType(arg.getType());
+        shape &&
+        failed(verifyShapeBounds(
+            [&] { return func.emitError() << "te-lower-to-runtime: "; }, *shape,
+            ("argument #" + Twine(arg.getArgNumber())).str())))
+      return failure();
+  if (failed(shapes.run(func)) || failed(memory.run(func)))
+    return failure();
+
+  // The entry point.
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(func);
+  auto fnType = LLVM::LLVMFunctionType::get(
+      i32(), {ptrTy(), ptrTy(), ptrTy(), ptrTy()});
+  std::string name = func.getSymName().str();
+  entry = LLVM::LLVMFuncOp::create(b, func.getLoc(), "te_entry_" + name, fnType);
+  Block *body = entry.addEntryBlock(b);
+  ctxArg = body->getArgument(0);
+  argsArg = body->getArgument(1);
+  resultsArg = body->getArgument(2);
+  dimsArg = body->getArgument(3);
+  b.setInsertionPointToStart(body);
+  loc = func.getLoc();
+
+  for (auto [k, var] : llvm::enumerate(shapes.dimClasses))
+    dimValues[var] = loadIndexed(dimsArg, k, i64());
+  for (BlockArgument arg : func.getArguments())
+    buffers[arg] = loadIndexed(argsArg, arg.getArgNumber(), ptrTy());
+  // (In result order: the IR does not depend on the map's order.)
+  for (auto [r, v] :
+       llvm::enumerate(func.getBody().front().getTerminator()->getOperands()))
+    if (auto it = memory.inPlaceResult.find(v);
+        it != memory.inPlaceResult.end() && it->second == r)
+      buffers[v] = loadIndexed(resultsArg, r, ptrTy());
+  emitSizeChecks();
+  emitAlignmentChecks();
+
+  // Arena: memory.slots sized by their largest member, 256-byte aligned.
+  Value total = c64(0);
+  SmallVector<Value> slotOffsets;
+  for (auto &members : memory.slots) {
+    Value size = c64(0);
+    for (Value v : members)
+      size = LLVM::UMaxOp::create(b, loc, size, bytes(v));
+    slotOffsets.push_back(total);
+    Value padded = LLVM::AddOp::create(b, loc, size, c64(kAlignment - 1));
+    padded = LLVM::AndOp::create(b, loc, padded, c64(~(kAlignment - 1)));
+    total = LLVM::AddOp::create(b, loc, total, padded);
+  }
+  arena = LLVM::CallOp::create(b, loc, runtime.lookup("te_rt_alloc"),
+                               ValueRange{ctxArg, total})
+              .getResult();
+  // (In plan order: a DenseMap's order would make the IR differ from run
+  // to run.)
+  for (auto [slot, members] : llvm::enumerate(memory.slots))
+    for (Value v : members)
+      buffers[v] = gep(arena, slotOffsets[slot]);
+
+  // Failure exit: free the arena, return the status.
+  failBlock = new Block();
+  entry.getBody().push_back(failBlock);
+  Value status = failBlock->addArgument(i32(), loc);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(failBlock);
+    LLVM::CallOp::create(b, loc, runtime.lookup("te_rt_free"),
+                         ValueRange{ctxArg, arena});
+    LLVM::ReturnOp::create(b, loc, status);
+  }
+  Value allocFailed = LLVM::ICmpOp::create(
+      b, loc, LLVM::ICmpPredicate::eq, arena, nullPtr());
+  Block *next = b.getInsertionBlock()->splitBlock(b.getInsertionPoint());
+  b.setInsertionPointToEnd(next->getPrevNode());
+  LLVM::CondBrOp::create(b, loc, allocFailed, failBlock, ValueRange{c32(1)},
+                         next, ValueRange{});
+  b.setInsertionPointToStart(next);
+
+  // The body, in order.
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  if (failed(lowerBody()))
+    return failure();
+  // Results not computed in place are copied out.
+  loc = ret.getLoc();
+  for (auto [r, v] : llvm::enumerate(ret.getOperands())) {
+    auto it = memory.inPlaceResult.find(v);
+    if (it != memory.inPlaceResult.end() && it->second == r)
+      continue;
+    call("te_rt_copy", {ctxArg, loadIndexed(resultsArg, r, ptrTy()), ptr(v),
+                        bytes(v)});
+  }
+  LLVM::CallOp::create(b, loc, runtime.lookup("te_rt_free"),
+                       ValueRange{ctxArg, arena});
+  LLVM::ReturnOp::create(b, loc, c32(0));
+  if (outlinedAny)
+    localizeBuffers();
+
+  buildInfo(ret);
+  return success();
+}
+
+} // namespace mlir::te::runtime_lowering

@@ -1,0 +1,357 @@
+//===- FunctionLowering.h - te-lower-to-runtime internals -------*- C++ -*-===//
+//
+// The lowering of one function to an entry point calling te_rt_*, shared by
+// the files of lib/Conversion/TEToRuntime (one per family of primitives,
+// the outlining of repeated layers, the module description; private).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TE_LIB_CONVERSION_TETORUNTIME_FUNCTIONLOWERING_H
+#define TE_LIB_CONVERSION_TETORUNTIME_FUNCTIONLOWERING_H
+
+#include "te/Analysis/MemoryPlan.h"
+#include "te/Analysis/ShapeAnalysis.h"
+#include "te/Dialect/TE/IR/TEOps.h"
+#include "te/Dialect/TE/IR/TEQuantLayout.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/JSON.h"
+
+#include <optional>
+#include <string>
+
+namespace mlir::te::runtime_lowering {
+
+constexpr int64_t kAlignment = kBufferAlignment;
+
+/// te_rt dtype codes (TERuntime.h).
+std::optional<int32_t> dtypeCode(Type element);
+
+/// TE_RT_FP8_* codes.
+int32_t fp8Code(QuantFormat f);
+
+/// The LLVM function type of the runtime function `name`, from its C
+/// prototype in TERuntime.def (the one list of the ABI); null if `name` is
+/// not part of it. Only the prototypes' types are used: the compiler does
+/// not link the runtime.
+LLVM::LLVMFunctionType runtimeFunctionType(MLIRContext *ctx, StringRef name);
+
+/// The NumPy-style name of a float type in te_module_info().
+StringRef dtypeName(Type element);
+
+/// Declares the subset of TERuntime.def the lowering calls at the start of
+/// `module`, in a fixed order.
+llvm::StringMap<LLVM::LLVMFuncOp> declareRuntimeFunctions(ModuleOp module,
+                                                          OpBuilder &b);
+
+/// Adds `te_module_info()` returning the JSON description of `entries`.
+void emitModuleInfo(ModuleOp module, OpBuilder &b, llvm::json::Array entries);
+
+//===----------------------------------------------------------------------===//
+// Run-time sizes
+//===----------------------------------------------------------------------===//
+
+/// A size in the compiled code: a constant, or an i64 value that ops emitted
+/// at the builder's insertion point compute from the dynamic dims. The dim
+/// algebra getInnerTensorsOf is instantiated with to size the inner tensors
+/// of a quantized buffer at run time; operations on constants fold.
+class RtDim {
+public:
+  RtDim(int64_t value = 0) : constant(value) {}
+  RtDim(Value value, OpBuilder &b) : value(value), b(&b) {}
+
+  /// The i64 value (a constant materialized at `loc`).
+  Value get(OpBuilder &builder, Location loc) const {
+    if (value)
+      return value;
+    return LLVM::ConstantOp::create(builder, loc, builder.getI64Type(),
+                                    builder.getI64IntegerAttr(constant));
+  }
+
+  RtDim operator*(const RtDim &rhs) const {
+    if (!value && !rhs.value)
+      return RtDim(constant * rhs.constant);
+    if (!value && constant == 1)
+      return rhs;
+    if (!rhs.value && rhs.constant == 1)
+      return *this;
+    return emit<LLVM::MulOp>(rhs);
+  }
+  RtDim exactDiv(int64_t divisor) const {
+    if (!value)
+      return RtDim(constant / divisor);
+    if (divisor == 1)
+      return *this;
+    return emit<LLVM::UDivOp>(RtDim(divisor));
+  }
+  RtDim ceilDiv(int64_t divisor) const {
+    if (!value)
+      return RtDim((constant + divisor - 1) / divisor);
+    if (divisor == 1)
+      return *this;
+    return emit<LLVM::AddOp>(RtDim(divisor - 1))
+        .emit<LLVM::UDivOp>(RtDim(divisor));
+  }
+  /// Smallest multiple of `multiple` not below this.
+  RtDim roundUp(int64_t multiple) const {
+    if (!value)
+      return RtDim((constant + multiple - 1) / multiple * multiple);
+    if (multiple == 1)
+      return *this;
+    return ceilDiv(multiple) * RtDim(multiple);
+  }
+
+private:
+  /// `this OP rhs`, at least one of them a value.
+  template <typename OpTy> RtDim emit(const RtDim &rhs) const {
+    OpBuilder &builder = value ? *b : *rhs.b;
+    Location loc = (value ? value : rhs.value).getLoc();
+    return RtDim(
+        OpTy::create(builder, loc, get(builder, loc), rhs.get(builder, loc)),
+        builder);
+  }
+
+  int64_t constant = 0;
+  Value value;
+  OpBuilder *b = nullptr;
+};
+
+
+/// The outlined segments of a module (dedup-layers): by structural hash,
+/// the functions kept, each called wherever a segment lowers to the same
+/// code.
+struct SegmentFunctions {
+  /// off, auto or on (the pass option).
+  std::string mode = "off";
+  llvm::DenseMap<unsigned, SmallVector<LLVM::LLVMFuncOp, 1>> byHash;
+  unsigned kept = 0;
+};
+
+class FunctionLowering {
+public:
+  FunctionLowering(func::FuncOp func, ModuleOp module, OpBuilder &b,
+                   llvm::StringMap<LLVM::LLVMFuncOp> &runtime,
+                   SegmentFunctions &segments)
+      : func(func), module(module), b(b), runtime(runtime),
+        segments(segments), ctx(func.getContext()) {}
+
+  LogicalResult run();
+  llvm::json::Object info;
+
+private:
+  // Types and constants.
+  Type ptrTy() { return LLVM::LLVMPointerType::get(ctx); }
+  Type i64() { return b.getI64Type(); }
+  Type i32() { return b.getI32Type(); }
+  Value c64(int64_t v) {
+    return LLVM::ConstantOp::create(b, loc, i64(), b.getI64IntegerAttr(v));
+  }
+  Value c32(int32_t v) {
+    return LLVM::ConstantOp::create(b, loc, i32(), b.getI32IntegerAttr(v));
+  }
+  Value cf32(double v) {
+    return LLVM::ConstantOp::create(b, loc, b.getF32Type(),
+                                    b.getF32FloatAttr(v));
+  }
+  Value cf64(double v) {
+    return LLVM::ConstantOp::create(b, loc, b.getF64Type(),
+                                    b.getF64FloatAttr(v));
+  }
+  Value nullPtr() { return LLVM::ZeroOp::create(b, loc, ptrTy()); }
+  Value gep(Value base, Value byteOffset) {
+    return LLVM::GEPOp::create(b, loc, ptrTy(), b.getI8Type(), base,
+                               ArrayRef<LLVM::GEPArg>{byteOffset});
+  }
+  Value loadIndexed(Value base, int64_t index, Type type) {
+    Value p = LLVM::GEPOp::create(b, loc, ptrTy(), type, base,
+                                  ArrayRef<LLVM::GEPArg>{int32_t(index)});
+    return LLVM::LoadOp::create(b, loc, type, p);
+  }
+
+  // Sizes.
+  Value dimValue(Dim d) {
+    if (d.isStatic())
+      return c64(d.value);
+    Value v = d.value == 1 ? Value() : c64(d.value);
+    for (int var : d.vars)
+      v = v ? LLVM::MulOp::create(b, loc, v, dimValues.lookup(var))
+            : dimValues.lookup(var);
+    return v;
+  }
+  Value numElements(Value tensor, unsigned dropLast = 0) {
+    SmallVector<Dim> d = shapes.dims(tensor);
+    Value n = c64(1);
+    for (unsigned i = 0; i + dropLast < d.size(); ++i)
+      n = LLVM::MulOp::create(b, loc, n, dimValue(d[i]));
+    return n;
+  }
+  Value rows(Value tensor) { return numElements(tensor, 1); }
+  int64_t lastDim(Value tensor) {
+    return cast<RankedTensorType>(tensor.getType()).getShape().back();
+  }
+  Value bytes(Value tensor) {
+    if (isa<QuantizedTensorType>(tensor.getType()))
+      return layout(tensor).total;
+    auto t = cast<RankedTensorType>(tensor.getType());
+    return LLVM::MulOp::create(
+        b, loc, numElements(tensor),
+        c64(t.getElementType().getIntOrFloatBitWidth() / 8));
+  }
+  Value alignUp(Value n) {
+    Value padded = LLVM::AddOp::create(b, loc, n, c64(kAlignment - 1));
+    return LLVM::AndOp::create(b, loc, padded, c64(~(kAlignment - 1)));
+  }
+  /// The inner tensors of quantized value `v` in buffer order, sized from
+  /// the values of its dims at run time.
+  SmallVector<InnerTensorOf<RtDim>> runtimeParts(Value v) {
+    SmallVector<RtDim> dims;
+    for (Dim d : shapes.dims(v))
+      dims.push_back(d.isStatic() ? RtDim(d.value) : RtDim(dimValue(d), b));
+    return inBufferOrder(
+        getInnerTensorsOf<RtDim>(cast<QuantizedTensorType>(v.getType()), dims));
+  }
+  /// Byte offsets and sizes of a quantized value's inner tensors in its
+  /// buffer (by TE's name) and its total size.
+  struct QLayout {
+    llvm::StringMap<Value> offsets, bytes;
+    Value total;
+  };
+  QLayout layout(Value v) {
+    QLayout l;
+    Value offset = c64(0);
+    for (const InnerTensorOf<RtDim> &t : runtimeParts(v)) {
+      RtDim elements(1);
+      for (const RtDim &d : t.shape)
+        elements = elements * d;
+      l.offsets[t.name] = offset;
+      Value bytes = LLVM::MulOp::create(b, loc, elements.get(b, loc),
+                                        c64(t.elementBytes));
+      l.bytes[t.name] = bytes;
+      offset = LLVM::AddOp::create(b, loc, offset, alignUp(bytes));
+    }
+    l.total = offset;
+    return l;
+  }
+  /// Pointers to the inner tensors of a quantized value, by TE's name.
+  using QPtrs = llvm::StringMap<Value>;
+  QPtrs qptrs(Value v) { return qptrs(v, layout(v)); }
+  QPtrs qptrs(Value v, const QLayout &l) {
+    Value base = ptr(v);
+    QPtrs p;
+    for (auto &entry : l.offsets)
+      p[entry.getKey()] = gep(base, entry.getValue());
+    return p;
+  }
+  /// Inner tensor `name` of `p`, or a null pointer when it has none.
+  Value part(const QPtrs &p, StringRef name) {
+    Value v = p.lookup(name);
+    return v ? v : nullPtr();
+  }
+
+  // Runtime calls: emits the call and a branch to the failure exit (by
+  // default the one that frees the arena).
+  void call(StringRef name, ArrayRef<Value> operands, Block *fail = nullptr);
+  void call(LLVM::LLVMFuncOp callee, ArrayRef<Value> operands,
+            Block *fail = nullptr);
+  Value ptr(Value tensor) { return buffers.lookup(root(tensor)); }
+  /// &scales[slot]: the fp8-delayed scale a per-tensor cast reads.
+  Value slotPtr(Value scales, int64_t slot) {
+    return gep(ptr(scales), c64(4 * slot));
+  }
+  /// The per-tensor casts' pow2 argument: fp8-current's power_2_scales, 0
+  /// for fp8-delayed.
+  Value pow2Flag(QuantizedTensorType q) {
+    auto cs = dyn_cast<FP8CurrentRecipeAttr>(q.getRecipe());
+    return c32(cs && cs.getPower_2Scales());
+  }
+  Value root(Value v) const { return memory.root(v); }
+
+  /// A recipe's alignment condition on a dynamic dim: `dim % multiple == 0`,
+  /// `what` the error message ("<entry>: recipe R needs <condition>").
+  struct AlignmentCheck {
+    Dim dim;
+    int64_t multiple;
+    std::string what;
+  };
+  /// The conditions the quantized values of the function need (rows and
+  /// columns of their logical shapes, as te-describe checks GEMM operands),
+  /// one per distinct condition, in program order.
+  SmallVector<AlignmentCheck> alignmentChecks();
+  void emitAlignmentChecks();
+  /// Range checks of the dynamic dims at entry, before the alignment checks
+  /// and the arena: every dim variable in [0, kMaxDimSize] and every
+  /// dynamic tensor's element count (saturating) in [0, kMaxElements], so
+  /// that no size computed from them overflows (the verifiers bound the
+  /// static ones the same way).
+  void emitSizeChecks();
+  /// The entry's block that returns the status of a failed check (nothing
+  /// allocated yet), created on first use.
+  Block *checkFailBlock();
+  /// A NUL-terminated message as an internal global `<fn>__<kind><i>`.
+  Value messageGlobal(StringRef text, StringRef kind, unsigned i);
+  /// `d` as an i64 that saturates at INT64_MAX instead of wrapping.
+  Value saturatingDimValue(const Dim &d);
+  Block *checkFail = nullptr;
+  LogicalResult lowerOp(Operation *op);
+  LogicalResult lowerConstant(arith::ConstantOp op);
+  /// The ops of one family each (Norm.cpp, Quantize.cpp, Gemm.cpp,
+  /// Activation.cpp, State.cpp, Elementwise.cpp): the op lowered (or an
+  /// error emitted), or none when `op` is not of the family.
+  std::optional<LogicalResult> lowerNormOp(Operation *op);
+  std::optional<LogicalResult> lowerQuantizeOp(Operation *op);
+  std::optional<LogicalResult> lowerGemmOp(Operation *op);
+  std::optional<LogicalResult> lowerActivationOp(Operation *op);
+  std::optional<LogicalResult> lowerStateOp(Operation *op);
+  std::optional<LogicalResult> lowerElementwiseOp(Operation *op);
+  /// The te_rt dtype code of a tensor's element type.
+  Value dtype(Value v) {
+    return c32(*dtypeCode(
+        cast<RankedTensorType>(v.getType()).getElementType()));
+  }
+  /// The entry's description in te_module_info() (ModuleInfo.cpp).
+  void buildInfo(func::ReturnOp ret);
+  /// The body: its segments (runs of ops with the same location) inline or,
+  /// by dedup-layers, outlined.
+  LogicalResult lowerBody();
+  /// Lowers `ops` into a function of their own (or one already made that
+  /// is the same) and calls it.
+  LogicalResult lowerOutlined(ArrayRef<Operation *> ops);
+  /// After outlining: the buffer addresses and dims computed on entry are
+  /// recomputed where they are read instead (computed on entry, thousands
+  /// of them would live across the whole entry, and LLVM's register
+  /// allocation is superlinear in that).
+  void localizeBuffers();
+  bool outlinedAny = false;
+  std::string symbolOf(Dim d) const;
+  /// `d` over the entry's dim symbols (`d<k>` for class k).
+  SymDim symDimOf(Dim d) const;
+  llvm::json::Array shapeJSON(Value v, Type type) const;
+
+  func::FuncOp func;
+  ModuleOp module;
+  OpBuilder &b;
+  llvm::StringMap<LLVM::LLVMFuncOp> &runtime;
+  SegmentFunctions &segments;
+  MLIRContext *ctx;
+  Location loc = UnknownLoc::get(ctx);
+
+  ShapeAnalysis shapes;
+  LLVM::LLVMFuncOp entry;
+  Value ctxArg, argsArg, resultsArg, dimsArg, arena;
+  Block *failBlock = nullptr;
+  llvm::DenseMap<int, Value> dimValues;
+  /// The arena plan: views, memory.slots, in-place results (lib/Analysis).
+  MemoryPlan memory;
+  /// Buffer of each root value.
+  llvm::DenseMap<Value, Value> buffers;
+  unsigned constants = 0;
+};
+
+} // namespace mlir::te::runtime_lowering
+
+#endif // TE_LIB_CONVERSION_TETORUNTIME_FUNCTIONLOWERING_H

@@ -1,0 +1,118 @@
+//===- ModuleInfo.cpp - te_module_info(): what a library describes --*- C++ -*-===//
+//
+// The JSON description of every entry (signatures with shapes over the dim
+// symbols, inner tensors of quantized buffers, dims, arena plan) and the
+// function that returns it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FunctionLowering.h"
+
+using namespace mlir;
+using namespace mlir::te;
+
+namespace mlir::te::runtime_lowering {
+
+void FunctionLowering::buildInfo(func::ReturnOp ret) {
+  std::string name = func.getSymName().str();
+  // The entry's description.
+  auto describe = [&](Value v, Type type, DictionaryAttr attrs) {
+    llvm::json::Object o;
+    if (auto q = dyn_cast<QuantizedTensorType>(type)) {
+      // One buffer; inner tensors at 256-byte aligned offsets, in this
+      // order (see the layout at the top of the file).
+      // Their shapes are expressions of the entry's dim symbols (TE's
+      // layout rules on the symbolic dims), e.g. `roundup(d0, 4)`.
+      llvm::json::Array shape = shapeJSON(v, type), inner;
+      SmallVector<SymDim> dims;
+      for (Dim d : shapes.dims(v))
+        dims.push_back(symDimOf(d));
+      for (const InnerTensorOf<SymDim> &t :
+           inBufferOrder(getInnerTensorsOf<SymDim>(q, dims))) {
+        llvm::json::Array partShape;
+        for (const SymDim &d : t.shape)
+          partShape.push_back(d.toJSON());
+        inner.push_back(llvm::json::Object{{"name", t.name},
+                                           {"dtype", t.dtype},
+                                           {"shape", std::move(partShape)}});
+      }
+      std::string typeStr;
+      llvm::raw_string_ostream(typeStr) << type;
+      o = llvm::json::Object{{"dtype", "qtensor"},
+                             {"type", typeStr},
+                             {"shape", std::move(shape)},
+                             {"inner", std::move(inner)},
+                             {"alignment", kAlignment}};
+    } else {
+      auto t = cast<RankedTensorType>(type);
+      o = llvm::json::Object{{"dtype", dtypeName(t.getElementType())},
+                             {"shape", shapeJSON(v, type)}};
+    }
+    if (attrs) {
+      for (NamedAttribute a : attrs) {
+        if (auto s = dyn_cast<StringAttr>(a.getValue()))
+          o[a.getName().strref()] = s.getValue();
+        else if (isa<UnitAttr>(a.getValue()))
+          o[a.getName().strref()] = true;
+      }
+    }
+    return o;
+  };
+  llvm::json::Array args, results, dims;
+  for (BlockArgument arg : func.getArguments())
+    args.push_back(describe(arg, arg.getType(), func.getArgAttrDict(
+                                                    arg.getArgNumber())));
+  for (auto [r, v] : llvm::enumerate(ret.getOperands()))
+    results.push_back(describe(v, v.getType(), func.getResultAttrDict(r)));
+  for (int var : shapes.dimClasses) {
+    // Where the caller finds the dim: the first argument dim in its class.
+    for (BlockArgument arg : func.getArguments()) {
+      SmallVector<Dim> d = shapes.dims(arg);
+      auto it = llvm::find_if(
+          d, [&](const Dim &x) { return x.isVar(var); });
+      if (it != d.end()) {
+        dims.push_back(llvm::json::Object{{"arg", arg.getArgNumber()},
+                                          {"dim", it - d.begin()}});
+        break;
+      }
+    }
+  }
+  info = llvm::json::Object{
+      {"name", name},
+      {"symbol", "te_entry_" + name},
+      {"args", std::move(args)},
+      {"results", std::move(results)},
+      {"dims", std::move(dims)},
+      {"arena_slots", int64_t(memory.slots.size())},
+      {"arena_bytes", memory.arenaBytes ? llvm::json::Value(*memory.arenaBytes)
+                                 : llvm::json::Value("dynamic")}};
+  for (NamedAttribute a : func->getAttrs())
+    if (auto ref = dyn_cast<FlatSymbolRefAttr>(a.getValue());
+        ref && a.getName().strref().starts_with("te."))
+      info[a.getName().strref()] = ref.getValue();
+}
+
+void emitModuleInfo(ModuleOp module, OpBuilder &b, llvm::json::Array entries) {
+  MLIRContext *ctx = module.getContext();
+  // te_module_info(): the JSON description of every entry.
+  std::string json;
+  llvm::raw_string_ostream os(json);
+  os << llvm::json::Value(llvm::json::Object{
+      {"format", "te-mlir module 1"}, {"entries", std::move(entries)}});
+  json.push_back('\0');
+  b.setInsertionPointToEnd(module.getBody());
+  auto type = LLVM::LLVMArrayType::get(b.getI8Type(), json.size());
+  auto global = LLVM::GlobalOp::create(
+      b, module.getLoc(), type, /*isConstant=*/true, LLVM::Linkage::Internal,
+      "te_module_info.json", b.getStringAttr(json));
+  auto infoFn = LLVM::LLVMFuncOp::create(
+      b, module.getLoc(), "te_module_info",
+      LLVM::LLVMFunctionType::get(LLVM::LLVMPointerType::get(ctx), {}));
+  Block *body = infoFn.addEntryBlock(b);
+  b.setInsertionPointToStart(body);
+  LLVM::ReturnOp::create(b, module.getLoc(),
+                         LLVM::AddressOfOp::create(b, module.getLoc(), global)
+                             .getResult());
+}
+
+} // namespace mlir::te::runtime_lowering

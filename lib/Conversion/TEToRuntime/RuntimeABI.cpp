@@ -1,0 +1,143 @@
+//===- RuntimeABI.cpp - The te_rt_* ABI as the lowering sees it --*- C++ -*-===//
+//
+// The runtime's codes (dtypes, FP8 formats, norms, activations) and the
+// LLVM types of its functions, from TERuntime.def.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FunctionLowering.h"
+#include "te/Runtime/TERuntime.h"
+
+using namespace mlir;
+using namespace mlir::te;
+
+namespace mlir::te::runtime_lowering {
+
+/// te_rt dtype codes (TERuntime.h).
+std::optional<int32_t> dtypeCode(Type element) {
+  if (element.isF32())
+    return TE_RT_DTYPE_F32;
+  if (element.isBF16())
+    return TE_RT_DTYPE_BF16;
+  if (element.isF16())
+    return TE_RT_DTYPE_F16;
+  return std::nullopt;
+}
+
+/// TE_RT_FP8_* codes.
+int32_t fp8Code(QuantFormat f) {
+  return f == QuantFormat::E4M3 ? TE_RT_FP8_E4M3 : TE_RT_FP8_E5M2;
+}
+
+// The codes the lowering passes as bare integers are the runtime's.
+static_assert(int32_t(NormalizationKind::LayerNorm) == TE_RT_NORM_LAYERNORM &&
+                  int32_t(NormalizationKind::RMSNorm) == TE_RT_NORM_RMSNORM,
+              "te.normalization and TE_RT_NORM_* disagree");
+#define TE_CHECK_ACT(kind, code)                                               \
+  static_assert(int32_t(ActivationKind::kind) == code,                         \
+                "te.activation " #kind " and " #code " disagree");
+TE_CHECK_ACT(GELU, TE_RT_ACT_GELU)
+TE_CHECK_ACT(GEGLU, TE_RT_ACT_GEGLU)
+TE_CHECK_ACT(GLU, TE_RT_ACT_GLU)
+TE_CHECK_ACT(QGELU, TE_RT_ACT_QGELU)
+TE_CHECK_ACT(QGEGLU, TE_RT_ACT_QGEGLU)
+TE_CHECK_ACT(ReLU, TE_RT_ACT_RELU)
+TE_CHECK_ACT(ReGLU, TE_RT_ACT_REGLU)
+TE_CHECK_ACT(SReLU, TE_RT_ACT_SRELU)
+TE_CHECK_ACT(SReGLU, TE_RT_ACT_SREGLU)
+TE_CHECK_ACT(SiLU, TE_RT_ACT_SILU)
+TE_CHECK_ACT(SwiGLU, TE_RT_ACT_SWIGLU)
+TE_CHECK_ACT(ClampedSwiGLU, TE_RT_ACT_CLAMPED_SWIGLU)
+TE_CHECK_ACT(GELUErf, TE_RT_ACT_GELU_ERF)
+#undef TE_CHECK_ACT
+static_assert(getMaxEnumValForActivationKind() == TE_RT_ACT_GELU_ERF,
+              "a te.activation without a TE_RT_ACT_* code (add it above)");
+
+namespace {
+/// The LLVM type of a C parameter or result of the ABI.
+template <typename T> Type llvmTypeOf(MLIRContext *ctx) {
+  if constexpr (std::is_pointer_v<T>)
+    return LLVM::LLVMPointerType::get(ctx);
+  else if constexpr (std::is_void_v<T>)
+    return LLVM::LLVMVoidType::get(ctx);
+  else if constexpr (std::is_same_v<T, float>)
+    return Float32Type::get(ctx);
+  else if constexpr (std::is_same_v<T, double>)
+    return Float64Type::get(ctx);
+  else {
+    static_assert(std::is_integral_v<T>, "an ABI type with no LLVM mapping");
+    return IntegerType::get(ctx, 8 * sizeof(T));
+  }
+}
+template <typename R, typename... A>
+LLVM::LLVMFunctionType llvmFunctionTypeOf(MLIRContext *ctx, R (*)(A...)) {
+  return LLVM::LLVMFunctionType::get(llvmTypeOf<R>(ctx),
+                                     {llvmTypeOf<A>(ctx)...});
+}
+} // namespace
+
+LLVM::LLVMFunctionType runtimeFunctionType(MLIRContext *ctx, StringRef name) {
+#define TE_RT_FUNC(ret, fn, params)                                            \
+  if (name == #fn)                                                             \
+    return llvmFunctionTypeOf(ctx, static_cast<decltype(&fn)>(nullptr));
+#include "te/Runtime/TERuntime.def"
+#undef TE_RT_FUNC
+  return {};
+}
+
+StringRef dtypeName(Type element) {
+  return element.isF32()    ? "float32"
+         : element.isBF16() ? "bfloat16"
+         : element.isF16()  ? "float16"
+                            : "unknown";
+}
+
+llvm::StringMap<LLVM::LLVMFuncOp> declareRuntimeFunctions(ModuleOp module,
+                                                          OpBuilder &b) {
+  MLIRContext *ctx = module.getContext();
+  // The subset of TERuntime.def the lowering calls, typed from the ABI's
+  // own prototypes (runtimeFunctionType), declared in this order.
+  llvm::StringMap<LLVM::LLVMFuncOp> runtime;
+  for (StringRef name : {
+           "te_rt_alloc",
+           "te_rt_free",
+           "te_rt_copy_to_backend",
+           "te_rt_norm_fwd",
+           "te_rt_norm_bwd",
+           "te_rt_gemm_fprop",
+           "te_rt_gemm_dgrad",
+           "te_rt_gemm_wgrad",
+           "te_rt_gemm_fprop_act",
+           "te_rt_gemm_dgrad_dact",
+           "te_rt_act_fwd",
+           "te_rt_act_bwd",
+           "te_rt_bias_grad",
+           "te_rt_dbias_dact",
+           "te_rt_add",
+           "te_rt_cast",
+           "te_rt_transpose",
+           "te_rt_copy",
+           "te_rt_zero",
+           "te_rt_quantize_fp8",
+           "te_rt_act_quantize_fp8",
+           "te_rt_dact_quantize_fp8",
+           "te_rt_gemm_fp8",
+           "te_rt_quantize_fp8_block",
+           "te_rt_gemm_fp8_block",
+           "te_rt_quantize_mxfp8",
+           "te_rt_gemm_mxfp8",
+           "te_rt_quantize_nvfp4",
+           "te_rt_gemm_nvfp4",
+           "te_rt_norm_quantize_fp8",
+           "te_rt_check_multiple",
+           "te_rt_check_range",
+           "te_rt_amax_update",
+       }) {
+    LLVM::LLVMFunctionType type = runtimeFunctionType(ctx, name);
+    assert(type && "not a TERuntime.def function");
+    runtime[name] = LLVM::LLVMFuncOp::create(b, module.getLoc(), name, type);
+  }
+  return runtime;
+}
+
+} // namespace mlir::te::runtime_lowering
