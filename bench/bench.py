@@ -8,11 +8,13 @@ bench/cases/<case>.mlir with `te-compile --train`): <case>.so (bf16) and, per FP
   * PyTorch runs the step in bf16 (F.layer_norm / F.rms_norm, F.linear, tanh GELU or
     SwiGLU, torch.autograd.grad) on seeded bf16 tensors and an output gradient, eager
     and torch.compile(default mode), plus an fp32 reference (same inputs upcast, no TF32);
-  * for every recipe library of the case: loads libte_runtime.so (RTLD_GLOBAL) and the
-    library with ctypes, reads te_module_info() and feeds <fn>_bwd from <fn>_fwd exactly
-    as tools/te-run --step does (te.alias input:N/output:N, te.saved names, te.grad_of
-    output:N). Quantized tensors (dtype "qtensor") are byte buffers of
-    sum(roundup(inner bytes, alignment)). Delayed-scaling state (args/results tagged
+  * for every recipe library of the case: loads libte_runtime.so (RTLD_GLOBAL) with
+    ctypes and opens the library with its module client (te_module_*, the one te-run
+    uses: runtime/include/te/Runtime/TEModule.h), which reads te_module_info(), binds the
+    dims, sizes every buffer and says how <fn>_bwd is fed from <fn>_fwd (te.alias
+    input:N/output:N, te.saved names, te.grad_of output:N); te_module_step_run runs
+    both. Quantized tensors (dtype "qtensor") are byte buffers of the size the client
+    gives. Delayed-scaling state (args/results tagged
     te.state) starts as TE initializes it (amax histories 0, scales 1) and is carried
     from step to step: two buffer sets per state tensor, swapped after every step;
   * checks te-mlir's output and every gradient: bf16 against eager (max|a-b|/max|b|
@@ -115,7 +117,6 @@ def make_inputs(kind, M, H, F_, dev, seed=1234):
 # --------------------------------------------------------------------------- te-mlir
 
 DTYPES = {"bfloat16": torch.bfloat16, "float32": torch.float32, "float16": torch.float16}
-ELEM_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2, "uint8": 1}
 
 
 class Runtime:
@@ -198,29 +199,100 @@ class Runtime:
 def ptrs(tensors):
     arr = (ctypes.c_void_p * max(1, len(tensors)))()
     for i, t in enumerate(tensors):
-        arr[i] = t.data_ptr()
+        arr[i] = t.data_ptr() if t is not None else None
     return arr
 
 
-def buffer_bytes(spec):
-    """Bytes of an argument/result buffer: elements x size, or for a quantized tensor the
-    sum of its inner tensors, each rounded up to the alignment (as te-run's bufferBytes)."""
-    if spec["dtype"] != "qtensor":
-        return math.prod(spec["shape"]) * ELEM_BYTES[spec["dtype"]]
-    align = int(spec.get("alignment", 256))
-    inner = spec.get("inner")
-    if not inner:
-        raise RuntimeError("malformed module info: a qtensor without inner tensors: %s" % spec)
-    return sum(-(-math.prod(t["shape"]) * ELEM_BYTES[t["dtype"]] // align) * align
-               for t in inner)
+# The runtime's module client (runtime/include/te/Runtime/TEModule.h): the library's
+# module info, dims, shapes, sizes, the backward's feed and the step itself come from it.
+ROLE_SAVED, ROLE_GRAD_OF, ROLE_STATE, ROLE_CACHED_WEIGHT, ROLE_ALIAS = range(5)
+FEED_INPUT, FEED_RESULT, FEED_GRAD, FEED_STATE = range(4)
+ROLE_KEYS = ("te.saved", "te.grad_of", "te.state", "te.cached_weight", "te.alias")
+
+
+def module_api(L):
+    """ctypes signatures of the te_module_* functions of libte_runtime.so `L`."""
+    vp, i32, i64, cp = ctypes.c_void_p, ctypes.c_int32, ctypes.c_int64, ctypes.c_char_p
+    P64, PP = ctypes.POINTER(i64), ctypes.POINTER(vp)
+    sigs = {
+        "te_module_open": (i32, [cp, PP]), "te_module_close": (None, [vp]),
+        "te_module_step_create": (i32, [vp, cp, PP]), "te_module_step_destroy": (None, [vp]),
+        "te_module_step_fwd": (vp, [vp]), "te_module_step_bwd": (vp, [vp]),
+        "te_module_step_feed": (i32, [vp, i64, ctypes.POINTER(i32), P64]),
+        "te_module_step_bwd_dims": (i32, [vp, P64, P64]),
+        "te_module_step_run": (i32, [vp, vp, PP, PP, PP, PP, PP, P64]),
+        "te_module_entry_name": (cp, [vp]), "te_module_entry_symbol": (cp, [vp]),
+        "te_module_entry_num_args": (i64, [vp]), "te_module_entry_num_results": (i64, [vp]),
+        "te_module_entry_num_dims": (i64, [vp]),
+        "te_module_entry_arg": (vp, [vp, i64]), "te_module_entry_result": (vp, [vp, i64]),
+        "te_module_entry_arena_bytes": (i32, [vp, P64, P64]),
+        "te_module_entry_state_result": (i64, [vp, i64]),
+        "te_module_bind_dims": (i32, [vp, ctypes.POINTER(cp), ctypes.POINTER(P64), P64, P64]),
+        "te_module_run": (i32, [vp, vp, PP, PP, P64]),
+        "te_module_tensor_dtype": (cp, [vp]), "te_module_tensor_label": (cp, [vp]),
+        "te_module_tensor_rank": (i64, [vp]), "te_module_tensor_role": (cp, [vp, i32]),
+        "te_module_tensor_alignment": (i64, [vp]), "te_module_tensor_num_inner": (i64, [vp]),
+        "te_module_tensor_inner_name": (cp, [vp, i64]),
+        "te_module_tensor_inner_layout": (i32, [vp, i64, P64, P64, P64]),
+        "te_module_tensor_shape": (i32, [vp, P64, P64]),
+        "te_module_tensor_bytes": (i32, [vp, P64, P64]),
+        "te_module_tensor_initial_state": (i32, [vp, ctypes.POINTER(ctypes.c_float)]),
+    }
+    for name, (res, args) in sigs.items():
+        f = getattr(L, name)
+        f.restype, f.argtypes = res, args
+    return L
+
+
+def i64s(values):
+    return (ctypes.c_int64 * max(1, len(values)))(*values)
+
+
+class Spec:
+    """An argument or result of an entry at bound dims, as the module client gives it:
+    dtype, roles, shape, buffer bytes and, for a qtensor, its inner tensors' byte ranges."""
+
+    def __init__(self, rt, t, dims):
+        L, self.rt = rt.lib, rt
+        self.dtype = L.te_module_tensor_dtype(t).decode()
+        self.label = L.te_module_tensor_label(t).decode()
+        self.roles = {}
+        for r, key in enumerate(ROLE_KEYS):
+            v = L.te_module_tensor_role(t, r)
+            if v is not None:
+                self.roles[key] = v.decode()
+        shape = i64s([0] * L.te_module_tensor_rank(t))
+        rt.check(L.te_module_tensor_shape(t, dims, shape), "te_module_tensor_shape")
+        self.shape = list(shape)[:L.te_module_tensor_rank(t)]
+        n = ctypes.c_int64()
+        rt.check(L.te_module_tensor_bytes(t, dims, ctypes.byref(n)), "te_module_tensor_bytes")
+        self.bytes, self.alignment = n.value, L.te_module_tensor_alignment(t)
+        self.inner = []  # (name, first byte, bytes)
+        for k in range(L.te_module_tensor_num_inner(t)):
+            o, b = ctypes.c_int64(), ctypes.c_int64()
+            rt.check(L.te_module_tensor_inner_layout(t, k, dims, ctypes.byref(o), ctypes.byref(b)),
+                     "te_module_tensor_inner_layout")
+            self.inner.append((L.te_module_tensor_inner_name(t, k).decode(), o.value, b.value))
+        v = ctypes.c_float()
+        self.initial = (v.value if L.te_module_tensor_initial_state(t, ctypes.byref(v)) == 0
+                        else None)
+
+    def get(self, key, default=None):
+        return self.roles.get(key, default)
+
+    def __getitem__(self, key):
+        return self.roles[key]
+
+    def __contains__(self, key):
+        return key in self.roles
 
 
 def alloc_buffer(spec, dev):
     """An uninitialized buffer for `spec`: a typed tensor, or for a qtensor a uint8 byte
     buffer whose start is aligned to the qtensor's alignment."""
-    if spec["dtype"] != "qtensor":
-        return torch.empty(spec["shape"], dtype=DTYPES[spec["dtype"]], device=dev)
-    n, align = buffer_bytes(spec), int(spec.get("alignment", 256))
+    if spec.dtype != "qtensor":
+        return torch.empty(spec.shape, dtype=DTYPES[spec.dtype], device=dev)
+    n, align = spec.bytes, spec.alignment
     raw = torch.empty(n + align, dtype=torch.uint8, device=dev)
     off = (-raw.data_ptr()) % align
     return raw[off:off + n]
@@ -236,50 +308,39 @@ def same_bits(a, b):
         a.contiguous().view(torch.uint8), b.contiguous().view(torch.uint8))
 
 
-def inner_ranges(spec):
-    """(name, first byte, bytes) of each inner tensor of a qtensor buffer, in the order
-    "inner" lists them, each starting at a multiple of the alignment."""
-    align, off, out = int(spec.get("alignment", 256)), 0, []
-    for t in spec["inner"]:
-        n = math.prod(t["shape"]) * ELEM_BYTES[t["dtype"]]
-        out.append((t["name"], off, n))
-        off += -(-n // align) * align
-    return out
-
-
 def same_result(a, b, spec):
     """Bit equality of two values of a result; for a qtensor only its inner tensors count
     (the alignment padding between them is not part of the value, and is not written)."""
-    if spec["dtype"] != "qtensor":
+    if spec.dtype != "qtensor":
         return same_bits(a, b)
     return a.shape == b.shape and all(torch.equal(a[o:o + n], b[o:o + n])
-                                      for _, o, n in inner_ranges(spec))
+                                      for _, o, n in spec.inner)
 
 
 def initial_state(spec, dev):
-    """TE's initial recipe state for a te.state argument, as te-run gives it: amax
-    histories zero, scales one."""
-    if spec["dtype"] != "float32":
+    """TE's initial recipe state for a te.state argument, as the module client gives it."""
+    if spec.initial is None:
         raise RuntimeError("te.state %s: expected float32, got %s" % (spec["te.state"],
-                                                                     spec["dtype"]))
-    v = 1.0 if "scales" in spec["te.state"] else 0.0
-    return torch.full(spec["shape"], v, dtype=torch.float32, device=dev)
+                                                                     spec.dtype))
+    return torch.full(spec.shape, spec.initial, dtype=torch.float32, device=dev)
 
 
 def check_tensor(t, spec, what):
-    if spec["dtype"] == "qtensor":
-        if t.dtype != torch.uint8 or t.dim() != 1 or t.numel() != buffer_bytes(spec):
+    if spec.dtype == "qtensor":
+        if t.dtype != torch.uint8 or t.dim() != 1 or t.numel() != spec.bytes:
             raise RuntimeError(f"{what}: have {t.dtype} {list(t.shape)}, entry wants a qtensor "
-                               f"buffer of {buffer_bytes(spec)} bytes")
-    elif t.dtype != DTYPES[spec["dtype"]] or list(t.shape) != list(spec["shape"]):
+                               f"buffer of {spec.bytes} bytes")
+    elif t.dtype != DTYPES[spec.dtype] or list(t.shape) != list(spec.shape):
         raise RuntimeError(f"{what}: have {t.dtype} {list(t.shape)}, entry wants "
-                           f"{spec['dtype']} {spec['shape']}")
+                           f"{spec.dtype} {spec.shape}")
     if not t.is_contiguous():
         raise RuntimeError(what + ": not contiguous")
 
 
 class TEStep:
-    """A training step of a te-compile --train library: <fn>_fwd then <fn>_bwd.
+    """A training step of a te-compile --train library: <fn>_fwd then <fn>_bwd, through
+    the runtime's module client (te_module_step_*: which entries, where each backward
+    argument comes from, the dims, the run).
 
     Recipe state (te.state args/results, fp8-delayed) has two buffer sets A and B per
     state tensor: a step at parity 0 reads A and writes B, at parity 1 reads B and
@@ -288,21 +349,30 @@ class TEStep:
 
     def __init__(self, rt, path, inputs, dys, dev):
         self.rt, self.dev = rt, dev
-        self.lib = ctypes.CDLL(os.path.abspath(path))
-        self.lib.te_module_info.restype = ctypes.c_char_p
-        self.info = json.loads(self.lib.te_module_info().decode())
-        ents = {e["name"]: e for e in self.info["entries"]}
-        fwd_name = next(n for n, e in ents.items() if "te.forward_of" in e)
-        fwd = ents[fwd_name]
-        bwd = next(e for e in ents.values() if e.get("te.backward_of") == fwd["te.forward_of"])
-        for e in (fwd, bwd):
-            if e["dims"]:
-                raise RuntimeError(e["name"] + ": dynamic dims are not handled here")
+        L = module_api(rt.lib)
+        self.L = L
+        self.mod, self.step = ctypes.c_void_p(), ctypes.c_void_p()
+        rt.check(L.te_module_open(os.path.abspath(path).encode(), ctypes.byref(self.mod)),
+                 "te_module_open")
+        rt.check(L.te_module_step_create(self.mod, None, ctypes.byref(self.step)),
+                 "te_module_step_create")
+        fwd, bwd = L.te_module_step_fwd(self.step), L.te_module_step_bwd(self.step)
+        self.fwd_name = L.te_module_entry_name(fwd).decode()
+        self.bwd_name = L.te_module_entry_name(bwd).decode()
         self.fwd_e, self.bwd_e = fwd, bwd
-        self.arena = {"fwd": fwd.get("arena_bytes"), "bwd": bwd.get("arena_bytes")}
+        n_args = L.te_module_entry_num_args(fwd)
+        # forward dims from the module inputs (in order; recipe state after them)
+        state_args = [L.te_module_tensor_role(L.te_module_entry_arg(fwd, i), ROLE_STATE)
+                      is not None for i in range(n_args)]
+        given = iter(inputs)
+        shapes = [None if st else next(given, None) for st in state_args]
+        self.fdims = self._bind_dims(fwd, shapes)
+        self.bdims = i64s([0] * L.te_module_entry_num_dims(bwd))
+        rt.check(L.te_module_step_bwd_dims(self.step, self.fdims, self.bdims),
+                 "te_module_step_bwd_dims")
+        self.arena = {"fwd": self._arena(fwd, self.fdims), "bwd": self._arena(bwd, self.bdims)}
         self.pairs = []  # (A, B, name) per carried state tensor
-        self.qtensors = sum(s["dtype"] == "qtensor" for e in (fwd, bwd)
-                            for s in e["args"] + e["results"])
+        self.feed = []
 
         # forward: the module inputs in order, recipe state after them
         it = iter(inputs)
@@ -310,105 +380,122 @@ class TEStep:
         def feed_fwd(i, a):
             t = next(it, None)
             if t is None:
-                raise RuntimeError(f"{fwd['name']} arg {i}: more arguments than inputs")
+                raise RuntimeError(f"{self.fwd_name} arg {i}: more arguments than inputs")
             return t, "input"
 
-        self.fa, self.fr, self.fwd_res_labels = self._bind(fwd, feed_fwd)
-        self.fwd_res_specs = fwd["results"]
+        self.fa, self.fr, self.fwd_res_labels, self.fwd_res_specs = self._bind(
+            fwd, self.fdims, feed_fwd)
         if next(it, None) is not None:
-            raise RuntimeError(f"{fwd['name']}: fewer arguments than inputs")
+            raise RuntimeError(f"{self.fwd_name}: fewer arguments than inputs")
         fres = self.fr[0]
-        self.outputs = [t for t, s in zip(fres, fwd["results"])
+        self.outputs = [t for t, s in zip(fres, self.fwd_res_specs)
                         if "te.saved" not in s and "te.state" not in s]
-        saved = {s["te.saved"]: t for t, s in zip(fres, fwd["results"]) if "te.saved" in s}
 
-        # backward: fed as te-run --step feeds it
-        self.feed = []
+        # backward: fed as the module client says (te_module_step_feed)
+        self.grads_in = [None] * len(fres)
 
         def feed_bwd(i, a):
-            if "te.alias" in a:
-                kind, k = a["te.alias"].split(":")
-                if kind == "input":
-                    t = inputs[int(k)]
-                else:
-                    s = fwd["results"][int(k)]
-                    if "te.state" in s:
-                        raise RuntimeError(f"{bwd['name']} arg {i}: alias of a state result")
-                    t = fres[int(k)]
-                how = a["te.alias"]
-            elif "te.saved" in a:
-                if a["te.saved"] not in saved:
-                    raise RuntimeError(f"{fwd['name']} does not return the saved tensor "
-                                       f"'{a['te.saved']}'")
-                t, how = saved[a["te.saved"]], "saved " + a["te.saved"]
-            elif "te.grad_of" in a:
-                kind, k = a["te.grad_of"].split(":")
-                assert kind == "output", a
-                t, how = dys[int(k)], "grad_of " + a["te.grad_of"]
+            kind, k = ctypes.c_int32(), ctypes.c_int64()
+            rt.check(L.te_module_step_feed(self.step, i, ctypes.byref(kind), ctypes.byref(k)),
+                     "te_module_step_feed")
+            k = k.value
+            if kind.value == FEED_INPUT:
+                t, how = inputs[k], a["te.alias"]
+            elif kind.value == FEED_RESULT:
+                if "te.state" in self.fwd_res_specs[k]:
+                    raise RuntimeError(f"{self.bwd_name} arg {i}: alias of a state result")
+                t = fres[k]
+                how = a["te.alias"] if "te.alias" in a else "saved " + a["te.saved"]
+            elif kind.value == FEED_GRAD:
+                t, how = dys[k], "grad_of " + a["te.grad_of"]
+                self.grads_in[k] = t
             else:
-                raise RuntimeError(f"{bwd['name']} arg {i}: cannot feed {a}")
+                raise RuntimeError(f"{self.bwd_name} arg {i}: cannot feed {a.label}")
             self.feed.append(how)
             return t, how
 
-        self.ba, self.br, self.bwd_res_labels = self._bind(bwd, feed_bwd)
-        self.bwd_res_specs = bwd["results"]
+        self.ba, self.br, self.bwd_res_labels, self.bwd_res_specs = self._bind(
+            bwd, self.bdims, feed_bwd)
+        self.qtensors = sum(s.dtype == "qtensor" for s in self._arg_specs + self.fwd_res_specs
+                            + self.bwd_res_specs)
         # te.grad_of input:N of each backward gradient result
         self.grad_results = [(int(s["te.grad_of"].split(":")[1]), t)
-                             for t, s in zip(self.br[0], bwd["results"]) if "te.grad_of" in s]
+                             for t, s in zip(self.br[0], self.bwd_res_specs) if "te.grad_of" in s]
         self._keep = (inputs, dys)
+        self.g = ptrs(self.grads_in)
         self.p = [(ptrs(self.fa[q]), ptrs(self.fr[q]), ptrs(self.ba[q]), ptrs(self.br[q]))
                   for q in (0, 1)]
-        self.f = getattr(self.lib, fwd["symbol"])
-        self.b = getattr(self.lib, bwd["symbol"])
-        for f in (self.f, self.b):
-            f.restype = ctypes.c_int32
-            f.argtypes = [ctypes.c_void_p] * 4
         self.ctx = rt.ctx
         self.parity = 0
 
-    def _bind(self, e, feed):
+    def _bind_dims(self, e, tensors):
+        L = self.L
+        n = L.te_module_entry_num_args(e)
+        shapes = [i64s(list(t.shape)) if t is not None else None for t in tensors]
+        ranks = i64s([t.dim() if t is not None else -1 for t in tensors])
+        arr = (ctypes.POINTER(ctypes.c_int64) * max(1, n))(
+            *[ctypes.cast(s, ctypes.POINTER(ctypes.c_int64)) if s is not None else None
+              for s in shapes])
+        dims = i64s([0] * L.te_module_entry_num_dims(e))
+        self.rt.check(L.te_module_bind_dims(e, None, arr, ranks, dims), "te_module_bind_dims")
+        return dims
+
+    def _arena(self, e, dims):
+        n = ctypes.c_int64()
+        self.rt.check(self.L.te_module_entry_arena_bytes(e, dims, ctypes.byref(n)),
+                      "te_module_entry_arena_bytes")
+        return "dynamic" if n.value < 0 else n.value
+
+    def _bind(self, e, dims, feed):
         """Argument and result tensors of entry `e` at parity 0 and 1 (they differ only
-        in the state buffers), and a label per result."""
+        in the state buffers), a label and a Spec per result."""
+        L = self.L
+        name = L.te_module_entry_name(e).decode()
         args, res = ([], []), ([], [])
         state = {}  # te.state name -> (A, B)
-        for i, a in enumerate(e["args"]):
+        specs = [Spec(self.rt, L.te_module_entry_arg(e, i), dims)
+                 for i in range(L.te_module_entry_num_args(e))]
+        if e == self.fwd_e:
+            self._arg_specs = list(specs)
+        else:
+            self._arg_specs += specs
+        for i, a in enumerate(specs):
             if "te.state" in a:
                 A = initial_state(a, self.dev)
                 state[a["te.state"]] = (A, A.clone())
-                if e is self.bwd_e:
+                if e == self.bwd_e:
                     self.feed.append("state " + a["te.state"])
                 args[0].append(A)
                 args[1].append(state[a["te.state"]][1])
                 continue
             t, how = feed(i, a)
-            check_tensor(t, a, f"{e['name']} arg {i} ({how})")
+            check_tensor(t, a, f"{name} arg {i} ({how})")
             args[0].append(t)
             args[1].append(t)
-        labels = []
-        for i, r in enumerate(e["results"]):
-            name = r.get("te.state")
-            if name is not None and name in state:
-                A, B = state.pop(name)
-                check_tensor(A, r, f"{e['name']} result {i} (state {name})")
-                self.pairs.append((A, B, name))
+        labels, rspecs = [], []
+        for i in range(L.te_module_entry_num_results(e)):
+            r = Spec(self.rt, L.te_module_entry_result(e, i), dims)
+            sname = r.get("te.state")
+            if sname is not None and sname in state:
+                A, B = state.pop(sname)
+                check_tensor(A, r, f"{name} result {i} (state {sname})")
+                self.pairs.append((A, B, sname))
                 res[0].append(B)
                 res[1].append(A)
             else:
                 t = alloc_buffer(r, self.dev)
                 res[0].append(t)
                 res[1].append(t)
-            labels.append("%s:%d%s" % (e["name"], i, "".join(
+            labels.append("%s:%d%s" % (name, i, "".join(
                 " " + k + "=" + r[k] for k in ("te.saved", "te.grad_of", "te.state") if k in r)))
-        return args, res, labels
+            rspecs.append(r)
+        return args, res, labels, rspecs
 
     def call(self, q):
         fa, fr, ba, br = self.p[q]
-        rc = self.f(self.ctx, fa, fr, None)
+        rc = self.L.te_module_step_run(self.step, self.ctx, fa, fr, self.g, ba, br, self.fdims)
         if rc:
-            self.rt.check(rc, self.fwd_e["symbol"])
-        rc = self.b(self.ctx, ba, br, None)
-        if rc:
-            self.rt.check(rc, self.bwd_e["symbol"])
+            self.rt.check(rc, "te_module_step_run")
 
     def __call__(self):
         """One training step; the state it returns feeds the next."""

@@ -39,7 +39,8 @@ for f in DimExpr Json ModuleInfo; do
   te_run+=("$(obj "$root/runtime/lib/module/$f.cpp")")
 done
 runtime=()
-for f in TERuntime Context CpuBackend cpu/Convert cpu/Gemm cpu/Quantize cpu/Reference; do
+for f in TERuntime Context Api cpu/Backend cpu/Convert cpu/Gemm cpu/Quantize \
+  cpu/Reference cuda/Dispatch; do
   runtime+=("$(obj "$root/runtime/lib/$f.cpp")")
 done
 

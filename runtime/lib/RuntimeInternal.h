@@ -20,8 +20,8 @@ bool te_rt_internal_cuda_available();
 const char *te_rt_internal_cuda_unavailable_reason();
 
 //===----------------------------------------------------------------------===//
-// CUDA buffers and streams (CudaBackend.cpp; without TE_RT_HAVE_CUDA every
-// one fails). Each returns null on success, else a static message.
+// CUDA buffers and streams (cuda/CudaBackend.cpp; without TE_RT_HAVE_CUDA
+// every one fails). Each returns null on success, else a static message.
 //===----------------------------------------------------------------------===//
 
 /// Creates the stream of a CUDA context in *stream.
@@ -46,8 +46,8 @@ const char *te_rt_internal_cuda_synchronize(void *stream);
 void te_rt_internal_cuda_state_destroy(void *state);
 
 //===----------------------------------------------------------------------===//
-// CUDA graphs (CudaBackend.cpp; without TE_RT_HAVE_CUDA every one fails).
-// Each returns null on success, else a static message.
+// CUDA graphs (cuda/CudaBackend.cpp; without TE_RT_HAVE_CUDA every one
+// fails). Each returns null on success, else a static message.
 //===----------------------------------------------------------------------===//
 
 /// Starts capturing `stream` in thread-local mode: CUDA calls that cannot be

@@ -2,7 +2,7 @@
 //-*-===//
 //
 // Host side of the runtime: version, backend selection and error reporting.
-// Never includes MLIR or LLVM; the CUDA backend lives in CudaBackend.cpp and
+// Never includes MLIR or LLVM; the CUDA backend lives in cuda/ and
 // is compiled only with TE_ENABLE_CUDA.
 //
 //===----------------------------------------------------------------------===//

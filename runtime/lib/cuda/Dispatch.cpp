@@ -1,0 +1,355 @@
+//===- Dispatch.cpp - te-mlir runtime: the CUDA backend's calls -*- C++ -*-===//
+//
+// The te_rt_* compute primitives on a cuda context, after Api.cpp's checks:
+// the kernels of runtime/kernels/ (te_kernels/ops.h) queued on the
+// context's stream, with the context's kernel state. Compiled in every
+// build: without TE_RT_HAVE_CUDA a cuda context cannot exist, and these
+// only report why.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Backend.h"
+#include "Context.h"
+#include "te_kernels/ops.h"
+
+#include <string>
+
+using te::rt::Checker;
+
+namespace {
+
+/// Runs `launch` (a te_kernels_* call of runtime/kernels/, given the
+/// context's kernel state) for a cuda context, after the checks above; its
+/// error becomes the call's last error. Without CUDA built in, a cuda
+/// context cannot be created, and this only reports why.
+template <typename Launch>
+int32_t onCuda(const Checker &c, te_rt_context *ctx, Launch launch) {
+#ifdef TE_RT_HAVE_CUDA
+  if (!ctx->cuda)
+    if (const char *err = te_kernels_state_create(
+            ctx->stream, reinterpret_cast<te_kernels_state **>(&ctx->cuda)))
+      return c.fail(std::string("cannot set up the cuda backend: ") + err), 1;
+  if (const char *err = launch(static_cast<te_kernels_state *>(ctx->cuda)))
+    return c.fail(std::string("cuda backend failed: ") + err), 1;
+  return 0;
+#else
+  (void)ctx;
+  (void)launch;
+  return c.fail(te_rt_internal_cuda_unavailable_reason()), 1;
+#endif
+}
+
+/// The cuda backend's answer to the MXFP8 calls: its kernels target Hopper.
+int32_t mxfp8NeedsBlackwell(const Checker &c) {
+  return c.fail("MXFP8 is a Blackwell (sm_100+) recipe: its GEMMs need "
+                "cuBLASLt's E8M0 block scaling, which Hopper (sm_90, what "
+                "the cuda backend targets) does not run; use the cpu backend "
+                "or fp8-current / fp8-block"),
+         1;
+}
+
+/// The cuda backend's answer to the NVFP4 calls: its kernels target Hopper.
+int32_t nvfp4NeedsBlackwell(const Checker &c) {
+  return c.fail("NVFP4 is a Blackwell (sm_100+) recipe: its GEMMs need FP4 "
+                "(E2M1) tensor cores with E4M3 block scales, which Hopper "
+                "lacks, and this build's cuda backend targets Hopper "
+                "(sm_90); use the cpu backend"),
+         1;
+}
+
+} // namespace
+
+namespace te::rt::cuda {
+
+//===----------------------------------------------------------------------===//
+// Normalization
+//===----------------------------------------------------------------------===//
+
+int32_t norm_fwd(const Checker &c, te_rt_context *ctx, int32_t kind,
+                 int32_t dtype, const void *x, const void *gamma,
+                 const void *beta, double eps, int32_t zero_centered,
+                 int64_t rows, int64_t cols, void *z, float *mu, float *rsigma,
+                 bool rms) {
+  return onCuda(c, ctx, [&](auto *s) {
+    return te_kernels_norm_fwd(s, rms, dtype, x, gamma, beta,
+                               static_cast<float>(eps), zero_centered, rows,
+                               cols, z, mu, rsigma);
+  });
+}
+
+int32_t norm_bwd(const Checker &c, te_rt_context *ctx, int32_t kind,
+                 int32_t dtype, const void *dz, const void *x, const float *mu,
+                 const float *rsigma, const void *gamma, int32_t zero_centered,
+                 int64_t rows, int64_t cols, void *dx, void *dgamma,
+                 void *dbeta, bool rms) {
+  return onCuda(c, ctx, [&](auto *s) {
+    return te_kernels_norm_bwd(s, rms, dtype, dz, x, mu, rsigma, gamma,
+                               zero_centered, rows, cols, dx, dgamma, dbeta);
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// GEMMs
+//===----------------------------------------------------------------------===//
+
+int32_t gemm_fprop(const Checker &c, te_rt_context *ctx, int32_t dtype,
+                   const void *x, const void *w, const void *bias, void *y,
+                   int64_t m, int64_t n, int64_t k) {
+  return onCuda(c, ctx, [&](auto *s) {
+    return te_kernels_gemm_fprop(s, dtype, x, w, bias, y, m, n, k);
+  });
+}
+
+int32_t gemm_dgrad(const Checker &c, te_rt_context *ctx, int32_t dtype,
+                   const void *dy, const void *w, void *dx, int64_t m,
+                   int64_t n, int64_t k) {
+  return onCuda(c, ctx, [&](auto *s) {
+    return te_kernels_gemm_dgrad(s, dtype, dy, w, dx, m, n, k);
+  });
+}
+
+int32_t gemm_wgrad(const Checker &c, te_rt_context *ctx, int32_t dtype,
+                   const void *dy, const void *x, void *dw, void *dbias,
+                   int64_t m, int64_t n, int64_t k, int32_t accumulate) {
+  return onCuda(c, ctx, [&](auto *s) {
+    return te_kernels_gemm_wgrad(s, dtype, dy, x, dw, dbias, m, n, k,
+                                 accumulate);
+  });
+}
+
+int32_t gemm_fprop_act(const Checker &c, te_rt_context *ctx, int32_t act,
+                       int32_t dtype, const void *x, const void *w,
+                       const void *bias, void *y, void *aux, int64_t m,
+                       int64_t n, int64_t k) {
+  return onCuda(c, ctx, [&](auto *s) {
+    return te_kernels_gemm_fprop_act(s, act, dtype, x, w, bias, y, aux, m, n,
+                                     k);
+  });
+}
+
+int32_t gemm_dgrad_dact(const Checker &c, te_rt_context *ctx, int32_t act,
+                        int32_t dtype, const void *dy, const void *w,
+                        const void *aux, void *dx, int64_t m, int64_t n,
+                        int64_t k) {
+  return onCuda(c, ctx, [&](auto *s) {
+    return te_kernels_gemm_dgrad_dact(s, act, dtype, dy, w, aux, dx, m, n, k);
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Activations and bias gradient
+//===----------------------------------------------------------------------===//
+
+int32_t act_fwd(const Checker &c, te_rt_context *ctx, int32_t act,
+                int32_t dtype, const void *x, void *y, int64_t rows,
+                int64_t cols, float limit, float alpha, float offset,
+                float *amax) {
+  return onCuda(c, ctx, [&](auto *s) {
+    return te_kernels_act_fwd(s, act, dtype, x, y, rows, cols, limit, alpha,
+                              offset, amax);
+  });
+}
+
+int32_t act_bwd(const Checker &c, te_rt_context *ctx, int32_t act,
+                int32_t dtype, const void *dy, const void *x, void *dx,
+                int64_t rows, int64_t cols, float limit, float alpha,
+                float offset, float *amax) {
+  return onCuda(c, ctx, [&](auto *s) {
+    return te_kernels_act_bwd(s, act, dtype, dy, x, dx, rows, cols, limit,
+                              alpha, offset, amax);
+  });
+}
+
+int32_t bias_grad(const Checker &c, te_rt_context *ctx, int32_t dtype,
+                  const void *dy, void *dbias, int64_t rows, int64_t cols) {
+  return onCuda(c, ctx, [&](auto *s) {
+    return te_kernels_bias_grad(s, dtype, dy, dbias, rows, cols);
+  });
+}
+
+int32_t dbias_dact(const Checker &c, te_rt_context *ctx, int32_t act,
+                   int32_t dtype, const void *dy, const void *x, void *dx,
+                   void *dbias, int64_t rows, int64_t cols, float limit,
+                   float alpha, float offset, float *amax) {
+  return onCuda(c, ctx, [&](auto *s) {
+    return te_kernels_dbias_dact(s, act, dtype, dy, x, dx, dbias, rows, cols,
+                                 limit, alpha, offset, amax);
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+int32_t add(const Checker &c, te_rt_context *ctx, int32_t dtype, const void *a,
+            const void *b, void *c_, int64_t n) {
+  return onCuda(c, ctx,
+                [&](auto *s) { return te_kernels_add(s, dtype, a, b, c_, n); });
+}
+
+int32_t cast(const Checker &c, te_rt_context *ctx, int32_t src_dtype,
+             int32_t dst_dtype, const void *src, void *dst, int64_t n) {
+  return onCuda(c, ctx, [&](auto *s) {
+    return te_kernels_cast(s, src_dtype, dst_dtype, src, dst, n);
+  });
+}
+
+int32_t transpose(const Checker &c, te_rt_context *ctx, int32_t dtype,
+                  const void *src, void *dst, int64_t rows, int64_t cols) {
+  return onCuda(c, ctx, [&](auto *s) {
+    return te_kernels_transpose(s, dtype, src, dst, rows, cols);
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Per-tensor FP8
+//===----------------------------------------------------------------------===//
+
+int32_t quantize_fp8(const Checker &c, te_rt_context *ctx, int32_t dtype,
+                     const void *x, int64_t rows, int64_t cols, int32_t format,
+                     const float *scale, int32_t pow2_scale, void *data,
+                     void *transpose, float *scale_inv, float *amax,
+                     const float *amax_in) {
+  return onCuda(c, ctx, [&](auto *s) {
+    return te_kernels_quantize_fp8(s, dtype, x, rows, cols, format, scale,
+                                   pow2_scale, data, transpose, scale_inv, amax,
+                                   amax_in);
+  });
+}
+
+int32_t act_quantize_fp8(const Checker &c, te_rt_context *ctx, int32_t act,
+                         int32_t dtype, const void *x, int64_t rows,
+                         int64_t cols, float limit, float alpha, float offset,
+                         int32_t format, const float *scale, void *data,
+                         void *transpose, float *scale_inv, float *amax) {
+  return onCuda(c, ctx, [&](auto *s) {
+    return te_kernels_act_quantize_fp8(s, act, dtype, x, rows, cols, limit,
+                                       alpha, offset, format, scale, data,
+                                       transpose, scale_inv, amax);
+  });
+}
+
+int32_t norm_quantize_fp8(const Checker &c, te_rt_context *ctx, int32_t kind,
+                          int32_t dtype, const void *x, const void *gamma,
+                          const void *beta, double eps, int32_t zero_centered,
+                          int64_t rows, int64_t cols, float *mu, float *rsigma,
+                          int32_t format, const float *scale,
+                          int32_t pow2_scale, void *data, void *transpose,
+                          float *scale_inv, float *amax, bool rms) {
+  return onCuda(c, ctx, [&](auto *s) {
+    return te_kernels_norm_quantize_fp8(
+        s, rms, dtype, x, gamma, beta, static_cast<float>(eps), zero_centered,
+        rows, cols, mu, rsigma, format, scale, pow2_scale, data, transpose,
+        scale_inv, amax);
+  });
+}
+
+int32_t dact_quantize_fp8(const Checker &c, te_rt_context *ctx, int32_t act,
+                          int32_t dtype, const void *dy, const void *x,
+                          void *dbias, int64_t rows, int64_t cols, float limit,
+                          float alpha, float offset, int32_t format,
+                          const float *scale, void *data, void *transpose,
+                          float *scale_inv, float *amax) {
+  return onCuda(c, ctx, [&](auto *s) {
+    return te_kernels_dact_quantize_fp8(s, act, dtype, dy, x, dbias, rows, cols,
+                                        limit, alpha, offset, format, scale,
+                                        data, transpose, scale_inv, amax);
+  });
+}
+
+int32_t gemm_fp8(const Checker &c, te_rt_context *ctx, int32_t out_dtype,
+                 int32_t a_format, const void *a, const float *a_scale_inv,
+                 int32_t b_format, const void *b, const float *b_scale_inv,
+                 const void *bias, void *d, int64_t m, int64_t n, int64_t k,
+                 int32_t accumulate, int32_t fast_accumulate) {
+  return onCuda(c, ctx, [&](auto *s) {
+    return te_kernels_gemm_fp8(s, out_dtype, a_format, a, a_scale_inv, b_format,
+                               b, b_scale_inv, bias, d, m, n, k, accumulate,
+                               fast_accumulate);
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Float8 block scaling
+//===----------------------------------------------------------------------===//
+
+int32_t quantize_fp8_block(const Checker &c, te_rt_context *ctx, int32_t dtype,
+                           const void *x, int64_t rows, int64_t cols,
+                           int32_t block_2d, int32_t pow2_scale, void *data,
+                           float *scale_inv, void *columnwise_data,
+                           float *columnwise_scale_inv) {
+  return onCuda(c, ctx, [&](auto *s) {
+    return te_kernels_quantize_fp8_block(s, dtype, x, rows, cols, block_2d,
+                                         pow2_scale, data, scale_inv,
+                                         columnwise_data, columnwise_scale_inv);
+  });
+}
+
+int32_t gemm_fp8_block(const Checker &c, te_rt_context *ctx, int32_t out_dtype,
+                       const void *a, const float *a_scale_inv,
+                       int32_t a_block_2d, const void *b,
+                       const float *b_scale_inv, int32_t b_block_2d,
+                       const void *bias, void *d, int64_t m, int64_t n,
+                       int64_t k, int32_t accumulate) {
+  return onCuda(c, ctx, [&](auto *s) {
+    return te_kernels_gemm_fp8_block(s, out_dtype, a, a_scale_inv, a_block_2d,
+                                     b, b_scale_inv, b_block_2d, bias, d, m, n,
+                                     k, accumulate);
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// MXFP8
+//===----------------------------------------------------------------------===//
+
+int32_t quantize_mxfp8(const Checker &c, te_rt_context *ctx, int32_t dtype,
+                       const void *x, int64_t rows, int64_t cols,
+                       int32_t format, int32_t swizzled, void *data,
+                       uint8_t *scale_inv, void *columnwise_data,
+                       uint8_t *columnwise_scale_inv) {
+  return mxfp8NeedsBlackwell(c);
+}
+
+int32_t gemm_mxfp8(const Checker &c, te_rt_context *ctx, int32_t out_dtype,
+                   int32_t a_format, const void *a, const uint8_t *a_scale_inv,
+                   int32_t a_columnwise, int32_t b_format, const void *b,
+                   const uint8_t *b_scale_inv, int32_t b_columnwise,
+                   int32_t swizzled, const void *bias, void *d, int64_t m,
+                   int64_t n, int64_t k, int32_t accumulate) {
+  return mxfp8NeedsBlackwell(c);
+}
+
+//===----------------------------------------------------------------------===//
+// NVFP4
+//===----------------------------------------------------------------------===//
+
+int32_t quantize_nvfp4(const Checker &c, te_rt_context *ctx, int32_t dtype,
+                       const void *x, int64_t rows, int64_t cols,
+                       int32_t block_2d, int32_t rht,
+                       int32_t stochastic_rounding, uint64_t seed,
+                       int32_t swizzled, void *data, uint8_t *scale_inv,
+                       float *amax, void *columnwise_data,
+                       uint8_t *columnwise_scale_inv, float *columnwise_amax) {
+  return nvfp4NeedsBlackwell(c);
+}
+
+int32_t gemm_nvfp4(const Checker &c, te_rt_context *ctx, int32_t out_dtype,
+                   const void *a, const uint8_t *a_scale_inv,
+                   const float *a_amax, const void *b,
+                   const uint8_t *b_scale_inv, const float *b_amax,
+                   int32_t swizzled, const void *bias, void *d, int64_t m,
+                   int64_t n, int64_t k, int32_t accumulate) {
+  return nvfp4NeedsBlackwell(c);
+}
+
+int32_t amax_update(const Checker &c, te_rt_context *ctx, const float *history,
+                    const float *scale, const float *amax, int64_t len,
+                    int64_t n, float fp8_max, int32_t margin,
+                    int32_t most_recent, float *new_history, float *new_scale) {
+  return onCuda(c, ctx, [&](auto *s) {
+    return te_kernels_amax_update(s, history, scale, amax, len, n, fp8_max,
+                                  margin, most_recent, new_history, new_scale);
+  });
+}
+
+} // namespace te::rt::cuda

@@ -1,0 +1,148 @@
+//===- AbiContextTest.cpp - runtime ABI: contexts and buffers ---*- C++ -*-===//
+//
+// The te_rt_* calls through the C ABI (split from AbiTest.cpp by family;
+// the fixture is AbiFixture.h): contexts and buffers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "AbiFixture.h"
+
+using namespace te::test;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Contexts and buffers
+//===----------------------------------------------------------------------===//
+
+TEST(AbiContext, CpuCreateAndDestroy) {
+  ScopedEnv env("TE_RT_BACKEND", nullptr);
+  te_rt_context *ctx = te_rt_context_create(TE_RT_BACKEND_CPU);
+  ASSERT_NE(ctx, nullptr);
+  EXPECT_EQ(te_rt_context_backend(ctx), TE_RT_BACKEND_CPU);
+  EXPECT_EQ(te_rt_synchronize(ctx), 0);
+  te_rt_context_destroy(ctx);
+  te_rt_context_destroy(nullptr); // a no-op
+}
+
+TEST(AbiContext, AutoResolvesThroughSelectBackend) {
+  ScopedEnv env("TE_RT_BACKEND", nullptr);
+  te_rt_context *ctx = te_rt_context_create(TE_RT_BACKEND_AUTO);
+  ASSERT_NE(ctx, nullptr);
+  EXPECT_EQ(te_rt_context_backend(ctx),
+            te_rt_select_backend(TE_RT_BACKEND_AUTO));
+  EXPECT_NE(te_rt_context_backend(ctx), TE_RT_BACKEND_AUTO);
+  te_rt_context_destroy(ctx);
+}
+
+TEST(AbiContext, EnvironmentOverridesTheRequest) {
+  ScopedEnv env("TE_RT_BACKEND", "cpu");
+  te_rt_context *ctx = te_rt_context_create(TE_RT_BACKEND_CUDA);
+  ASSERT_NE(ctx, nullptr);
+  EXPECT_EQ(te_rt_context_backend(ctx), TE_RT_BACKEND_CPU);
+  te_rt_context_destroy(ctx);
+}
+
+TEST(AbiContext, CudaWithoutDeviceFailsCleanly) {
+  ScopedEnv env("TE_RT_BACKEND", nullptr);
+  if (te_rt_backend_available(TE_RT_BACKEND_CUDA))
+    GTEST_SKIP() << "a CUDA device is visible";
+  EXPECT_EQ(te_rt_context_create(TE_RT_BACKEND_CUDA), nullptr);
+  std::string err = lastError();
+  EXPECT_EQ(err.rfind("te_rt_context_create: te_rt_select_backend: backend "
+                      "'cuda' requested but ",
+                      0),
+            0u)
+      << err;
+}
+
+TEST(AbiContext, BadBackendAndNullContext) {
+  ScopedEnv env("TE_RT_BACKEND", nullptr);
+  EXPECT_EQ(te_rt_context_create(9), nullptr);
+  EXPECT_EQ(lastError(),
+            "te_rt_context_create: te_rt_select_backend: argument "
+            "'requested' = 9 is not a backend (0 cpu, 1 cuda, 2 auto)");
+  EXPECT_EQ(te_rt_context_backend(nullptr), TE_RT_BACKEND_INVALID);
+  EXPECT_EQ(lastError(), "te_rt_context_backend: ctx is NULL");
+  EXPECT_FAILS_WITH(te_rt_synchronize(nullptr),
+                    "te_rt_synchronize: ctx is NULL");
+}
+
+TEST_F(Abi, AllocIsAlignedAndUnique) {
+  std::vector<void *> ptrs;
+  for (int64_t bytes : {0, 0, 1, 3, 255, 256, 257, 4096, 1000003}) {
+    void *p = te_rt_alloc(ctx, bytes);
+    ASSERT_NE(p, nullptr) << bytes;
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 256, 0u) << bytes;
+    std::memset(p, 0xab, static_cast<size_t>(bytes)); // all of it is ours
+    for (void *q : ptrs)
+      EXPECT_NE(p, q);
+    ptrs.push_back(p);
+  }
+  // Without a context the owner is unknown: an error, nothing freed.
+  te_rt_free(nullptr, ptrs[0]);
+  EXPECT_EQ(lastError(), "te_rt_free: ctx is NULL");
+  for (void *p : ptrs)
+    te_rt_free(ctx, p);
+  te_rt_free(ctx, nullptr);
+  te_rt_free(nullptr, nullptr);
+}
+
+TEST_F(Abi, AllocErrors) {
+  EXPECT_EQ(te_rt_alloc(ctx, -1), nullptr);
+  EXPECT_EQ(lastError(), "te_rt_alloc: bytes must be >= 0, got -1");
+  EXPECT_EQ(te_rt_alloc(nullptr, 16), nullptr);
+  EXPECT_EQ(lastError(), "te_rt_alloc: ctx is NULL");
+  EXPECT_EQ(te_rt_alloc(ctx, std::numeric_limits<int64_t>::max()), nullptr);
+  EXPECT_EQ(lastError(), "te_rt_alloc: bytes = 9223372036854775807 is too "
+                         "large (the limit is 2^48)");
+  EXPECT_EQ(te_rt_alloc(ctx, (int64_t(1) << 48) + 1), nullptr);
+  EXPECT_EQ(lastError(), "te_rt_alloc: bytes = 281474976710657 is too large "
+                         "(the limit is 2^48)");
+}
+
+TEST_F(Abi, CopiesAndZero) {
+  const char host[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  char back[8] = {};
+  void *a = te_rt_alloc(ctx, 8), *b = te_rt_alloc(ctx, 8);
+  ASSERT_EQ(te_rt_copy_to_backend(ctx, a, host, 8), 0);
+  ASSERT_EQ(te_rt_copy(ctx, b, a, 8), 0);
+  ASSERT_EQ(te_rt_zero(ctx, a, 4), 0);
+  ASSERT_EQ(te_rt_copy_to_host(ctx, back, b, 8), 0);
+  EXPECT_EQ(std::memcmp(back, host, 8), 0);
+  ASSERT_EQ(te_rt_copy_to_host(ctx, back, a, 8), 0);
+  const char want[8] = {0, 0, 0, 0, 5, 6, 7, 8};
+  EXPECT_EQ(std::memcmp(back, want, 8), 0);
+  EXPECT_EQ(te_rt_copy(ctx, b, a, 0), 0);
+  EXPECT_EQ(te_rt_synchronize(ctx), 0);
+
+  char *bytes = static_cast<char *>(a);
+  EXPECT_FAILS_WITH(te_rt_copy(ctx, bytes + 1, bytes, 4),
+                    "te_rt_copy: dst and src overlap");
+  EXPECT_FAILS_WITH(te_rt_copy(ctx, bytes, bytes + 3, 4),
+                    "te_rt_copy: dst and src overlap");
+  EXPECT_EQ(te_rt_copy(ctx, bytes + 4, bytes, 4), 0); // adjacent is fine
+  EXPECT_FAILS_WITH(te_rt_copy(ctx, nullptr, a, 4), "te_rt_copy: dst is NULL");
+  EXPECT_FAILS_WITH(te_rt_copy(ctx, b, a, -2),
+                    "te_rt_copy: bytes must be >= 0, got -2");
+  EXPECT_FAILS_WITH(te_rt_copy_to_backend(ctx, a, nullptr, 4),
+                    "te_rt_copy_to_backend: host_src is NULL");
+  EXPECT_FAILS_WITH(te_rt_copy_to_host(nullptr, back, a, 4),
+                    "te_rt_copy_to_host: ctx is NULL");
+  EXPECT_FAILS_WITH(te_rt_copy_to_host(ctx, nullptr, a, 4),
+                    "te_rt_copy_to_host: host_dst is NULL");
+  EXPECT_FAILS_WITH(te_rt_zero(ctx, nullptr, 4), "te_rt_zero: dst is NULL");
+  EXPECT_FAILS_WITH(te_rt_zero(ctx, a, -1),
+                    "te_rt_zero: bytes must be >= 0, got -1");
+  te_rt_free(ctx, a);
+  te_rt_free(ctx, b);
+}
+
+TEST_F(Abi, SuccessKeepsTheLastError) {
+  EXPECT_NE(te_rt_zero(ctx, nullptr, 4), 0);
+  char buf[4];
+  EXPECT_EQ(te_rt_zero(ctx, buf, 4), 0);
+  EXPECT_EQ(lastError(), "te_rt_zero: dst is NULL");
+}
+
+} // namespace

@@ -1,0 +1,293 @@
+//===- CudaGraphTest.cpp - cuda vs cpu: CUDA graphs -------------*- C++ -*-===//
+//
+// The cuda backend against the cpu backend (split from CudaAbiTest.cpp by
+// family; the fixture is CudaAbiFixture.h): CUDA graph capture and replay.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaAbiFixture.h"
+
+using namespace te::test;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// CUDA graphs
+//===----------------------------------------------------------------------===//
+
+/// A cuda context for the graph tests, destroyed at the end of the scope.
+class CudaGraphs : public ::testing::Test {
+protected:
+  void SetUp() override {
+    if (!te_rt_backend_available(TE_RT_BACKEND_CUDA))
+      GTEST_SKIP() << "no CUDA device visible: CUDA graph capture and "
+                      "replay are not exercised here";
+    gpu = te_rt_context_create(TE_RT_BACKEND_CUDA);
+    ASSERT_NE(gpu, nullptr) << te_rt_last_error();
+  }
+  void TearDown() override {
+    for (void *p : buffers)
+      te_rt_free(gpu, p);
+    te_rt_context_destroy(gpu);
+  }
+  void *alloc(int64_t bytes) {
+    void *p = te_rt_alloc(gpu, bytes);
+    EXPECT_NE(p, nullptr) << te_rt_last_error();
+    buffers.push_back(p);
+    return p;
+  }
+  /// n random bf16 values in [-2, 2).
+  std::vector<uint16_t> randomBF16(int64_t n) {
+    std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
+    std::vector<uint16_t> v(static_cast<size_t>(n));
+    for (uint16_t &h : v)
+      h = te::cpu::floatToBF16(dist(rng));
+    return v;
+  }
+  template <typename T> void put(void *dev, const std::vector<T> &host) {
+    ASSERT_EQ(te_rt_copy_to_backend(gpu, dev, host.data(),
+                                    int64_t(host.size() * sizeof(T))),
+              0)
+        << te_rt_last_error();
+  }
+  std::vector<uint8_t> get(const void *dev, int64_t bytes) {
+    std::vector<uint8_t> host(static_cast<size_t>(bytes));
+    EXPECT_EQ(te_rt_synchronize(gpu), 0) << te_rt_last_error();
+    EXPECT_EQ(te_rt_copy_to_host(gpu, host.data(), dev, bytes), 0)
+        << te_rt_last_error();
+    return host;
+  }
+  std::string lastError() { return te_rt_last_error(); }
+
+  te_rt_context *gpu = nullptr;
+  std::mt19937 rng{77};
+  std::vector<void *> buffers;
+};
+
+// LayerNorm -> fprop GEMM (+bias) -> GELU captured once (the GELU's output
+// allocated inside the capture) and launched on new inputs copied in before
+// each launch: every result equals the eager calls' bit for bit. Host
+// copies, synchronization and a second capture are refused meanwhile
+// without breaking the capture.
+TEST_F(CudaGraphs, ReplaysMatchEagerCallsBitForBit) {
+  const int32_t t = TE_RT_DTYPE_BF16;
+  const int64_t rows = 64, cols = 1024, n = 768;
+  const int64_t zBytes = rows * cols * 2, yBytes = rows * n * 2;
+  // Odd extra bytes: the buffer's rounded size is used by no other buffer.
+  const int64_t outBytes = yBytes + 1000;
+  void *x = alloc(zBytes), *gamma = alloc(cols * 2), *beta = alloc(cols * 2);
+  void *w = alloc(n * cols * 2), *bias = alloc(n * 2);
+  void *z = alloc(zBytes), *mu = alloc(rows * 4), *rs = alloc(rows * 4);
+  void *y = alloc(yBytes), *eagerOut = alloc(outBytes);
+  put(gamma, randomBF16(cols));
+  put(beta, randomBF16(cols));
+  put(w, randomBF16(n * cols));
+  put(bias, randomBF16(n));
+  auto queue = [&](void *out) {
+    ASSERT_EQ(te_rt_norm_fwd(gpu, TE_RT_NORM_LAYERNORM, t, x, gamma, beta,
+                             1e-5, 0, rows, cols, z, static_cast<float *>(mu),
+                             static_cast<float *>(rs)),
+              0)
+        << te_rt_last_error();
+    ASSERT_EQ(te_rt_gemm_fprop(gpu, t, z, w, bias, y, rows, n, cols), 0)
+        << te_rt_last_error();
+    ASSERT_EQ(te_rt_act_fwd(gpu, TE_RT_ACT_GELU, t, y, out, rows, n, 0, 0, 0,
+                            nullptr),
+              0)
+        << te_rt_last_error();
+  };
+  struct Results {
+    std::vector<uint8_t> z, mu, rs, y, out;
+  };
+  auto results = [&](void *out) {
+    return Results{get(z, zBytes), get(mu, rows * 4), get(rs, rows * 4),
+                   get(y, yBytes), get(out, yBytes)};
+  };
+  // Eager runs (also the warm-up: kernel state, cuBLASLt, scratch).
+  std::vector<uint16_t> inputs[2] = {randomBF16(rows * cols),
+                                     randomBF16(rows * cols)};
+  Results eager[2];
+  for (int i = 0; i < 2; ++i) {
+    put(x, inputs[i]);
+    queue(eagerOut);
+    eager[i] = results(eagerOut);
+  }
+
+  ASSERT_EQ(te_rt_capture_begin(gpu), 0) << te_rt_last_error();
+  void *out = te_rt_alloc(gpu, outBytes); // belongs to the graph
+  ASSERT_NE(out, nullptr) << te_rt_last_error();
+  queue(out);
+  std::vector<uint8_t> host(16);
+  EXPECT_NE(te_rt_copy_to_host(gpu, host.data(), out, 16), 0);
+  EXPECT_EQ(lastError(), "te_rt_copy_to_host: cannot copy to the host while "
+                         "capturing a CUDA graph (call te_rt_capture_end "
+                         "first)");
+  EXPECT_NE(te_rt_copy_to_backend(gpu, x, host.data(), 16), 0);
+  EXPECT_EQ(lastError(), "te_rt_copy_to_backend: cannot copy from the host "
+                         "while capturing a CUDA graph (call "
+                         "te_rt_capture_end first)");
+  EXPECT_NE(te_rt_synchronize(gpu), 0);
+  EXPECT_EQ(lastError(), "te_rt_synchronize: cannot synchronize while "
+                         "capturing a CUDA graph (call te_rt_capture_end "
+                         "first)");
+  EXPECT_NE(te_rt_capture_begin(gpu), 0);
+  EXPECT_EQ(lastError(), "te_rt_capture_begin: this context is already "
+                         "capturing a CUDA graph (call te_rt_capture_end "
+                         "first)");
+  te_rt_graph *graph = nullptr, *none = graph;
+  ASSERT_EQ(te_rt_capture_end(gpu, &graph), 0) << te_rt_last_error();
+  ASSERT_NE(graph, nullptr);
+  EXPECT_NE(te_rt_capture_end(gpu, &none), 0);
+  EXPECT_EQ(none, nullptr);
+  EXPECT_EQ(lastError(), "te_rt_capture_end: this context is not capturing "
+                         "(call te_rt_capture_begin first)");
+
+  // Replays, the second input first: nothing ran during the capture.
+  for (int i : {1, 0}) {
+    put(x, inputs[i]);
+    ASSERT_EQ(te_rt_graph_launch(gpu, graph), 0) << te_rt_last_error();
+    Results got = results(out);
+    EXPECT_EQ(got.z, eager[i].z) << "input " << i;
+    EXPECT_EQ(got.mu, eager[i].mu) << "input " << i;
+    EXPECT_EQ(got.rs, eager[i].rs) << "input " << i;
+    EXPECT_EQ(got.y, eager[i].y) << "input " << i;
+    EXPECT_EQ(got.out, eager[i].out) << "input " << i;
+  }
+
+  // Freed before the graph is destroyed: the graph keeps the buffer, so
+  // te_rt_alloc does not hand it out again, and replays still write it.
+  te_rt_free(gpu, out);
+  void *other = alloc(outBytes);
+  EXPECT_NE(other, out);
+  put(x, inputs[1]);
+  ASSERT_EQ(te_rt_graph_launch(gpu, graph), 0) << te_rt_last_error();
+  EXPECT_EQ(get(out, yBytes), eager[1].out);
+  te_rt_free(gpu, out); // again: still the graph's, nothing happens
+  // Destroyed: its buffer is released (parked for reuse).
+  te_rt_graph_destroy(graph);
+  te_rt_graph_destroy(nullptr);
+  void *again = alloc(outBytes);
+  EXPECT_EQ(again, out);
+}
+
+// The current-scaling fusion in a graph: GELU with its amax, then the FP8
+// quantization with that amax as amax_in, captured once; replays equal the
+// eager calls bit for bit (the amax cell is zeroed again on every replay:
+// the smaller input after the larger one gets its own amax).
+TEST_F(CudaGraphs, FusedAmaxQuantizeReplays) {
+  const int32_t t = TE_RT_DTYPE_BF16;
+  const int64_t rows = 64, cols = 1024, n = rows * cols;
+  void *x = alloc(n * 2), *y = alloc(n * 2), *amax = alloc(4);
+  void *q = alloc(n), *qt = alloc(n), *si = alloc(4);
+  auto queue = [&] {
+    ASSERT_EQ(te_rt_act_fwd(gpu, TE_RT_ACT_GELU, t, x, y, rows, cols, 0, 0, 0,
+                            static_cast<float *>(amax)),
+              0)
+        << te_rt_last_error();
+    ASSERT_EQ(te_rt_quantize_fp8(gpu, t, y, rows, cols, TE_RT_FP8_E4M3, nullptr,
+                                 0, q, qt, static_cast<float *>(si), nullptr,
+                                 static_cast<const float *>(amax)),
+              0)
+        << te_rt_last_error();
+  };
+  auto results = [&] {
+    return std::vector<std::vector<uint8_t>>{get(y, n * 2), get(amax, 4),
+                                             get(q, n), get(qt, n), get(si, 4)};
+  };
+  // Input 1 is input 0 halved: a smaller amax.
+  std::vector<uint16_t> inputs[2] = {randomBF16(n), {}};
+  for (uint16_t h : inputs[0])
+    inputs[1].push_back(te::cpu::floatToBF16(0.5f * te::cpu::bf16ToFloat(h)));
+  std::vector<std::vector<uint8_t>> eager[2];
+  for (int i = 0; i < 2; ++i) {
+    put(x, inputs[i]);
+    queue();
+    eager[i] = results();
+  }
+  ASSERT_NE(eager[0][1], eager[1][1]); // the amaxes differ
+  ASSERT_EQ(te_rt_capture_begin(gpu), 0) << te_rt_last_error();
+  queue();
+  te_rt_graph *graph = nullptr;
+  ASSERT_EQ(te_rt_capture_end(gpu, &graph), 0) << te_rt_last_error();
+  for (int i : {0, 1, 0, 1}) {
+    put(x, inputs[i]);
+    ASSERT_EQ(te_rt_graph_launch(gpu, graph), 0) << te_rt_last_error();
+    EXPECT_EQ(results(), eager[i]) << "input " << i;
+  }
+  te_rt_graph_destroy(graph);
+}
+
+// A graph launched on another context is refused; a capture left open is
+// ended by te_rt_context_destroy.
+TEST_F(CudaGraphs, GraphsBelongToTheirContext) {
+  void *a = alloc(4096);
+  ASSERT_EQ(te_rt_zero(gpu, a, 4096), 0);
+  ASSERT_EQ(te_rt_capture_begin(gpu), 0) << te_rt_last_error();
+  ASSERT_EQ(te_rt_zero(gpu, a, 4096), 0) << te_rt_last_error();
+  te_rt_graph *graph = nullptr;
+  ASSERT_EQ(te_rt_capture_end(gpu, &graph), 0) << te_rt_last_error();
+  te_rt_context *other = te_rt_context_create(TE_RT_BACKEND_CUDA);
+  ASSERT_NE(other, nullptr);
+  EXPECT_NE(te_rt_graph_launch(other, graph), 0);
+  EXPECT_EQ(lastError(),
+            "te_rt_graph_launch: graph was captured on another context");
+  ASSERT_EQ(te_rt_capture_begin(other), 0) << te_rt_last_error();
+  void *inside = te_rt_alloc(other, 100);
+  ASSERT_NE(inside, nullptr) << te_rt_last_error();
+  ASSERT_EQ(te_rt_zero(other, inside, 100), 0) << te_rt_last_error();
+  te_rt_context_destroy(other); // ends the capture
+  ASSERT_EQ(te_rt_graph_launch(gpu, graph), 0) << te_rt_last_error();
+  ASSERT_EQ(te_rt_synchronize(gpu), 0) << te_rt_last_error();
+  te_rt_graph_destroy(graph);
+}
+
+// The kernels' scratch buffer: a capture that would grow it fails with a
+// clear message (the eager call before capturing is the cure); a graph
+// captured before a growth keeps reading the old, retired buffer, and its
+// results stay right.
+TEST_F(CudaGraphs, ScratchGrowthAndRetiredScratch) {
+  const int32_t t = TE_RT_DTYPE_F32;
+  const int64_t cols = 96, smallRows = 256, bigRows = 65536;
+  void *dy = alloc(bigRows * cols * 4), *db = alloc(cols * 4);
+  void *dbBig = alloc(cols * 4);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(static_cast<size_t>(bigRows * cols));
+  for (float &f : v)
+    f = dist(rng);
+  put(dy, v);
+  // A fresh context has no scratch yet: the capture refuses to grow it
+  // (the call fails; the capture itself goes on).
+  ASSERT_EQ(te_rt_capture_begin(gpu), 0) << te_rt_last_error();
+  ASSERT_EQ(te_rt_zero(gpu, db, cols * 4), 0) << te_rt_last_error();
+  EXPECT_NE(te_rt_bias_grad(gpu, t, dy, db, smallRows, cols), 0);
+  EXPECT_NE(lastError().find("the scratch buffer would grow while a CUDA "
+                             "graph is being captured (run the captured "
+                             "work once before capturing)"),
+            std::string::npos)
+      << lastError();
+  te_rt_graph *graph = nullptr;
+  ASSERT_EQ(te_rt_capture_end(gpu, &graph), 0) << te_rt_last_error();
+  te_rt_graph_destroy(graph);
+
+  // Eager first, then captured.
+  ASSERT_EQ(te_rt_bias_grad(gpu, t, dy, db, smallRows, cols), 0)
+      << te_rt_last_error();
+  std::vector<uint8_t> eagerSmall = get(db, cols * 4);
+  ASSERT_EQ(te_rt_zero(gpu, db, cols * 4), 0);
+  ASSERT_EQ(te_rt_capture_begin(gpu), 0) << te_rt_last_error();
+  ASSERT_EQ(te_rt_bias_grad(gpu, t, dy, db, smallRows, cols), 0)
+      << te_rt_last_error();
+  ASSERT_EQ(te_rt_capture_end(gpu, &graph), 0) << te_rt_last_error();
+  // A larger eager call grows (replaces) the scratch buffer.
+  ASSERT_EQ(te_rt_bias_grad(gpu, t, dy, dbBig, bigRows, cols), 0)
+      << te_rt_last_error();
+  ASSERT_EQ(te_rt_synchronize(gpu), 0) << te_rt_last_error();
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(te_rt_zero(gpu, db, cols * 4), 0);
+    ASSERT_EQ(te_rt_graph_launch(gpu, graph), 0) << te_rt_last_error();
+    EXPECT_EQ(get(db, cols * 4), eagerSmall) << "launch " << i;
+  }
+  te_rt_graph_destroy(graph);
+}
+
+} // namespace
