@@ -40,12 +40,16 @@ bool normKind(const Checker &c, int32_t kind) {
 }
 
 const char *const kActivationNames[] = {
-    "gelu",  "geglu",  "glu",  "qgelu",  "qgeglu",         "relu",    "reglu",
-    "srelu", "sreglu", "silu", "swiglu", "clamped_swiglu", "gelu_erf"};
+#define TE_ACTIVATION(Cpp, C, name, code, gated, fn, nparams) #name,
+#include "te/Runtime/TEActivations.def"
+};
+static_assert(sizeof(kActivationNames) / sizeof(kActivationNames[0]) ==
+                  TE_RT_ACT_COUNT,
+              "one name per TEActivations.def activation");
 
 /// Checks act, and for gated activations an even `cols`.
 bool activation(const Checker &c, int32_t act, int64_t cols, float limit) {
-  if (act < TE_RT_ACT_GELU || act > TE_RT_ACT_GELU_ERF)
+  if (act < 0 || act >= TE_RT_ACT_COUNT)
     return c.fail("unknown activation " + std::to_string(act));
   auto kind = static_cast<te::cpu::Activation>(act);
   if (te::cpu::isGated(kind) && cols % 2 != 0)
@@ -93,7 +97,7 @@ bool blockCopies(const Checker &c, const void *data, const void *scale_inv,
 bool epilogueActivation(const Checker &c, int32_t act) {
   if (act == TE_RT_ACT_GELU)
     return true;
-  std::string name = act >= TE_RT_ACT_GELU && act <= TE_RT_ACT_GELU_ERF
+  std::string name = act >= 0 && act < TE_RT_ACT_COUNT
                          ? std::string(" (") + kActivationNames[act] + ")"
                          : std::string();
   return c.fail("act must be TE_RT_ACT_GELU (0), the GEMM epilogue's only "

@@ -33,25 +33,13 @@ int32_t fp8Code(QuantFormat f) {
 static_assert(int32_t(NormalizationKind::LayerNorm) == TE_RT_NORM_LAYERNORM &&
                   int32_t(NormalizationKind::RMSNorm) == TE_RT_NORM_RMSNORM,
               "te.normalization and TE_RT_NORM_* disagree");
-#define TE_CHECK_ACT(kind, code)                                               \
-  static_assert(int32_t(ActivationKind::kind) == code,                         \
-                "te.activation " #kind " and " #code " disagree");
-TE_CHECK_ACT(GELU, TE_RT_ACT_GELU)
-TE_CHECK_ACT(GEGLU, TE_RT_ACT_GEGLU)
-TE_CHECK_ACT(GLU, TE_RT_ACT_GLU)
-TE_CHECK_ACT(QGELU, TE_RT_ACT_QGELU)
-TE_CHECK_ACT(QGEGLU, TE_RT_ACT_QGEGLU)
-TE_CHECK_ACT(ReLU, TE_RT_ACT_RELU)
-TE_CHECK_ACT(ReGLU, TE_RT_ACT_REGLU)
-TE_CHECK_ACT(SReLU, TE_RT_ACT_SRELU)
-TE_CHECK_ACT(SReGLU, TE_RT_ACT_SREGLU)
-TE_CHECK_ACT(SiLU, TE_RT_ACT_SILU)
-TE_CHECK_ACT(SwiGLU, TE_RT_ACT_SWIGLU)
-TE_CHECK_ACT(ClampedSwiGLU, TE_RT_ACT_CLAMPED_SWIGLU)
-TE_CHECK_ACT(GELUErf, TE_RT_ACT_GELU_ERF)
-#undef TE_CHECK_ACT
-static_assert(getMaxEnumValForActivationKind() == TE_RT_ACT_GELU_ERF,
-              "a te.activation without a TE_RT_ACT_* code (add it above)");
+// ActivationKind and TE_RT_ACT_* are both expanded from TEActivations.def.
+#define TE_ACTIVATION(Cpp, C, name, code, gated, fn, nparams)                  \
+  static_assert(int32_t(ActivationKind::Cpp) == TE_RT_ACT_##C,                 \
+                "te activation " #name " and TE_RT_ACT_" #C " disagree");
+#include "te/Runtime/TEActivations.def"
+static_assert(getMaxEnumValForActivationKind() + 1 == TE_RT_ACT_COUNT,
+              "te activations and TE_RT_ACT_* differ in number");
 
 namespace {
 /// The LLVM type of a C parameter or result of the ABI.

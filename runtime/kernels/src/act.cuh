@@ -13,11 +13,18 @@
 
 namespace te::kernels {
 
-inline bool isGated(int act) {
-  return act == TE_RT_ACT_GEGLU || act == TE_RT_ACT_GLU ||
-         act == TE_RT_ACT_QGEGLU || act == TE_RT_ACT_REGLU ||
-         act == TE_RT_ACT_SREGLU || act == TE_RT_ACT_SWIGLU ||
-         act == TE_RT_ACT_CLAMPED_SWIGLU;
+inline bool isGated(int act) { return te_rt_act_is_gated(act); }
+
+/// The pointwise function (TE_RT_ACT_FN_*) of an activation, on the device
+/// (te_rt_act_fn of TERuntime.h, from the same table).
+__host__ __device__ inline int actFn(int act) {
+  switch (act) {
+#define TE_ACTIVATION(Cpp, C, name, code, gated, fn, nparams)                  \
+  case code:                                                                   \
+    return TE_RT_ACT_FN_##fn;
+#include "te/Runtime/TEActivations.def"
+  }
+  return -1;
 }
 
 struct ActParams {
@@ -51,39 +58,34 @@ __device__ inline float geluDf(float x) {
 
 /// f and f' of the (gate half of the) activation.
 __device__ inline void pointwise(int act, float x, float &f, float &df) {
-  switch (act) {
-  case TE_RT_ACT_GELU:
-  case TE_RT_ACT_GEGLU: {
+  switch (actFn(act)) {
+  case TE_RT_ACT_FN_GELU_TANH: {
     float s = geluSigmoid(x);
     f = x * s;
     df = s + x * s * (1.0f - s) * (1.5957691216f + 0.2140644488f * x * x);
     return;
   }
-  case TE_RT_ACT_GELU_ERF:
+  case TE_RT_ACT_FN_GELU_ERF:
     f = 0.5f * x * (1.0f + erff(x * 0.70710678f));
     df = 0.5f * (1.0f + erff(x * 0.70710678f)) +
          x * 0.3989422804f * expf(-0.5f * x * x);
     return;
-  case TE_RT_ACT_GLU:
+  case TE_RT_ACT_FN_SIGMOID:
     f = sigmoidf(x), df = f * (1.0f - f);
     return;
-  case TE_RT_ACT_QGELU:
-  case TE_RT_ACT_QGEGLU: {
+  case TE_RT_ACT_FN_QGELU: {
     float s = sigmoidf(1.702f * x);
     f = x * s;
     df = 1.702f * x * s * (1.0f - s) + s;
     return;
   }
-  case TE_RT_ACT_RELU:
-  case TE_RT_ACT_REGLU:
+  case TE_RT_ACT_FN_RELU:
     f = x > 0.0f ? x : 0.0f, df = x > 0.0f ? 1.0f : 0.0f;
     return;
-  case TE_RT_ACT_SRELU:
-  case TE_RT_ACT_SREGLU:
+  case TE_RT_ACT_FN_SRELU:
     f = x > 0.0f ? x * x : 0.0f, df = fmaxf(2.0f * x, 0.0f);
     return;
-  case TE_RT_ACT_SILU:
-  case TE_RT_ACT_SWIGLU: {
+  case TE_RT_ACT_FN_SILU: {
     float s = sigmoidf(x);
     f = x * s;
     df = x * s * (1.0f - s) + s;
@@ -95,18 +97,14 @@ __device__ inline void pointwise(int act, float x, float &f, float &df) {
 
 /// f alone (the forward needs no derivative; same formulas as pointwise).
 __device__ inline float actF(int act, float x) {
-  switch (act) {
-  case TE_RT_ACT_GELU:
-  case TE_RT_ACT_GEGLU:
+  switch (actFn(act)) {
+  case TE_RT_ACT_FN_GELU_TANH:
     return geluF(x);
-  case TE_RT_ACT_RELU:
-  case TE_RT_ACT_REGLU:
+  case TE_RT_ACT_FN_RELU:
     return x > 0.0f ? x : 0.0f;
-  case TE_RT_ACT_SRELU:
-  case TE_RT_ACT_SREGLU:
+  case TE_RT_ACT_FN_SRELU:
     return x > 0.0f ? x * x : 0.0f;
-  case TE_RT_ACT_SILU:
-  case TE_RT_ACT_SWIGLU:
+  case TE_RT_ACT_FN_SILU:
     return x * sigmoidf(x);
   default: {
     float f, df;
@@ -118,10 +116,10 @@ __device__ inline float actF(int act, float x) {
 
 /// f' alone (non-gated backward; same formulas as pointwise).
 __device__ inline float actDf(int act, float x) {
-  switch (act) {
-  case TE_RT_ACT_GELU:
+  switch (actFn(act)) {
+  case TE_RT_ACT_FN_GELU_TANH:
     return geluDf(x);
-  case TE_RT_ACT_RELU:
+  case TE_RT_ACT_FN_RELU:
     return x > 0.0f ? 1.0f : 0.0f;
   default: {
     float f, df;
@@ -133,7 +131,7 @@ __device__ inline float actDf(int act, float x) {
 
 /// A gated activation's output from its halves a (activated) and b.
 __device__ inline float gatedF(const ActParams &p, float a, float b) {
-  if (p.act == TE_RT_ACT_CLAMPED_SWIGLU) {
+  if (actFn(p.act) == TE_RT_ACT_FN_CLAMPED_SILU) {
     float ac = fminf(a, p.limit);
     float bc = fminf(fmaxf(b, -p.limit), p.limit) + p.offset;
     return ac * sigmoidf(p.alpha * ac) * bc;
@@ -144,7 +142,7 @@ __device__ inline float gatedF(const ActParams &p, float a, float b) {
 /// A gated activation's input gradients da, db given dy = g.
 __device__ inline void gatedDf(const ActParams &p, float a, float b, float g,
                                float &da, float &db) {
-  if (p.act == TE_RT_ACT_CLAMPED_SWIGLU) {
+  if (actFn(p.act) == TE_RT_ACT_FN_CLAMPED_SILU) {
     float ac = fminf(a, p.limit);
     float bc = fminf(fmaxf(b, -p.limit), p.limit) + p.offset;
     float s = sigmoidf(p.alpha * ac);

@@ -104,18 +104,7 @@ void normBackward(Norm kind, const float *dz, const float *x, const float *mu,
 }
 
 bool isGated(Activation act) {
-  switch (act) {
-  case Activation::GEGLU:
-  case Activation::GLU:
-  case Activation::QGEGLU:
-  case Activation::ReGLU:
-  case Activation::SReGLU:
-  case Activation::SwiGLU:
-  case Activation::ClampedSwiGLU:
-    return true;
-  default:
-    return false;
-  }
+  return te_rt_act_is_gated(static_cast<int32_t>(act));
 }
 
 namespace {
@@ -152,36 +141,32 @@ float dsilu(float x) {
   return x * s * (1.0f - s) + s;
 }
 
-/// f and f' of the (gate half of the) activation.
+/// f and f' of the (gate half of the) activation: its pointwise function
+/// (TEActivations.def).
 void pointwise(Activation act, float x, float &f, float &df) {
-  switch (act) {
-  case Activation::GELU:
-  case Activation::GEGLU:
+  switch (te_rt_act_fn(static_cast<int32_t>(act))) {
+  case TE_RT_ACT_FN_GELU_TANH:
     f = gelu(x), df = dgelu(x);
     return;
-  case Activation::GELUErf:
+  case TE_RT_ACT_FN_GELU_ERF:
     f = geluErf(x), df = dgeluErf(x);
     return;
-  case Activation::GLU:
+  case TE_RT_ACT_FN_SIGMOID:
     f = sigmoid(x), df = f * (1.0f - f);
     return;
-  case Activation::QGELU:
-  case Activation::QGEGLU:
+  case TE_RT_ACT_FN_QGELU:
     f = qgelu(x), df = dqgelu(x);
     return;
-  case Activation::ReLU:
-  case Activation::ReGLU:
+  case TE_RT_ACT_FN_RELU:
     f = relu(x), df = drelu(x);
     return;
-  case Activation::SReLU:
-  case Activation::SReGLU:
+  case TE_RT_ACT_FN_SRELU:
     f = srelu(x), df = dsrelu(x);
     return;
-  case Activation::SiLU:
-  case Activation::SwiGLU:
+  case TE_RT_ACT_FN_SILU:
     f = silu(x), df = dsilu(x);
     return;
-  case Activation::ClampedSwiGLU:
+  case TE_RT_ACT_FN_CLAMPED_SILU:
     break; // handled by the callers (it also transforms the linear half)
   }
   f = df = 0.0f;
@@ -200,11 +185,13 @@ void activationForward(Activation act, const float *x, int64_t rows,
     return;
   }
   int64_t n = cols / 2;
+  const bool clamped = te_rt_act_fn(static_cast<int32_t>(act)) ==
+                       TE_RT_ACT_FN_CLAMPED_SILU;
   for (int64_t i = 0; i < rows; ++i) {
     const float *a = x + i * cols, *b = a + n;
     float *yr = y + i * n;
     for (int64_t j = 0; j < n; ++j) {
-      if (act == Activation::ClampedSwiGLU) {
+      if (clamped) {
         float ac = std::min(a[j], p.limit);
         float bc = std::clamp(b[j], -p.limit, p.limit) + p.offset;
         yr[j] = ac * sigmoid(p.alpha * ac) * bc;
@@ -228,11 +215,13 @@ void activationBackward(Activation act, const float *dy, const float *x,
     return;
   }
   int64_t n = cols / 2;
+  const bool clamped = te_rt_act_fn(static_cast<int32_t>(act)) ==
+                       TE_RT_ACT_FN_CLAMPED_SILU;
   for (int64_t i = 0; i < rows; ++i) {
     const float *a = x + i * cols, *b = a + n, *dyr = dy + i * n;
     float *da = dx + i * cols, *db = da + n;
     for (int64_t j = 0; j < n; ++j) {
-      if (act == Activation::ClampedSwiGLU) {
+      if (clamped) {
         float ac = std::min(a[j], p.limit);
         float bc = std::clamp(b[j], -p.limit, p.limit) + p.offset;
         float s = sigmoid(p.alpha * ac);

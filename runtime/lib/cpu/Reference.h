@@ -12,6 +12,8 @@
 
 #include <cstdint>
 
+#include "te/Runtime/TERuntime.h"
+
 namespace te::cpu {
 
 enum class Norm { LayerNorm, RMSNorm };
@@ -30,21 +32,11 @@ void normBackward(Norm kind, const float *dz, const float *x, const float *mu,
                   int64_t rows, int64_t cols, float *dx, float *dgamma,
                   float *dbeta);
 
-/// The activations of LayerNormMLP (te ActivationKind order).
+/// The activations of LayerNormMLP (TEActivations.def, the te dialect's
+/// ActivationKind order).
 enum class Activation {
-  GELU,
-  GEGLU,
-  GLU,
-  QGELU,
-  QGEGLU,
-  ReLU,
-  ReGLU,
-  SReLU,
-  SReGLU,
-  SiLU,
-  SwiGLU,
-  ClampedSwiGLU,
-  GELUErf
+#define TE_ACTIVATION(Cpp, C, name, code, gated, fn, nparams) Cpp = code,
+#include "te/Runtime/TEActivations.def"
 };
 
 /// Parameters of clamped SwiGLU (TE defaults).

@@ -32,22 +32,40 @@ enum {
 /* Normalizations (the te dialect's NormalizationKind order). */
 enum { TE_RT_NORM_LAYERNORM = 0, TE_RT_NORM_RMSNORM = 1 };
 
-/* Activations (the te dialect's ActivationKind order). */
+/* Activations, TE_RT_ACT_<C> = code, and their pointwise functions,
+ * TE_RT_ACT_FN_<fn>, as listed in TEActivations.def (the te dialect's
+ * ActivationKind is expanded from the same table). */
 enum {
-  TE_RT_ACT_GELU = 0,
-  TE_RT_ACT_GEGLU = 1,
-  TE_RT_ACT_GLU = 2,
-  TE_RT_ACT_QGELU = 3,
-  TE_RT_ACT_QGEGLU = 4,
-  TE_RT_ACT_RELU = 5,
-  TE_RT_ACT_REGLU = 6,
-  TE_RT_ACT_SRELU = 7,
-  TE_RT_ACT_SREGLU = 8,
-  TE_RT_ACT_SILU = 9,
-  TE_RT_ACT_SWIGLU = 10,
-  TE_RT_ACT_CLAMPED_SWIGLU = 11,
-  TE_RT_ACT_GELU_ERF = 12
+#define TE_ACTIVATION(Cpp, C, name, code, gated, fn, nparams) TE_RT_ACT_##C = code,
+#include "te/Runtime/TEActivations.def"
+  TE_RT_ACT_COUNT
 };
+enum {
+#define TE_ACTIVATION_FN(fn, code) TE_RT_ACT_FN_##fn = code,
+#include "te/Runtime/TEActivations.def"
+  TE_RT_ACT_FN_COUNT
+};
+
+/* 1 when activation `act` is gated (its input [.., 2F] is [a | b]). */
+static inline int te_rt_act_is_gated(int32_t act) {
+  switch (act) {
+#define TE_ACTIVATION(Cpp, C, name, code, gated, fn, nparams)                  \
+  case code:                                                                   \
+    return gated;
+#include "te/Runtime/TEActivations.def"
+  }
+  return 0;
+}
+/* The pointwise function (TE_RT_ACT_FN_*) of activation `act`, -1 if none. */
+static inline int te_rt_act_fn(int32_t act) {
+  switch (act) {
+#define TE_ACTIVATION(Cpp, C, name, code, gated, fn, nparams)                  \
+  case code:                                                                   \
+    return TE_RT_ACT_FN_##fn;
+#include "te/Runtime/TEActivations.def"
+  }
+  return -1;
+}
 
 /* FP8 element formats of quantized data (reference §4). */
 enum { TE_RT_FP8_E4M3 = 0, TE_RT_FP8_E5M2 = 1 };
