@@ -306,7 +306,8 @@ ACTIVATIONS: dict[str, Callable] = {
 # gated: fc1 has 2F outputs split [gate | up] -> act(gate) * up
 GATED = {"swiglu": F.silu, "geglu": lambda t: F.gelu(t, approximate="tanh"),
          "glu": torch.sigmoid, "reglu": F.relu, "sreglu": lambda t: torch.relu(t) ** 2,
-         "qgeglu": lambda t: t * torch.sigmoid(1.702 * t)}
+         "qgeglu": lambda t: t * torch.sigmoid(1.702 * t),
+         "geglu_erf": lambda t: F.gelu(t, approximate="none")}  # not in TE (its GeGLU is tanh)
 
 
 class Norm(nn.Module):
@@ -586,6 +587,14 @@ CONFIGS += [
            return_norm=True,
            doc="LayerNorm -> Linear(32, 64, bias), returning (linear out, norm out): TE's "
                "return_layernorm_output; both outputs get a gradient"),
+]
+
+
+# The gated erf GELU (a te activation TE does not have; appended last, seeds kept).
+CONFIGS += [
+    Config("ln_mlp_geglu_erf_f32", "layernorm_mlp", "LayerNorm", "geglu_erf", "f32", X2,
+           doc="LayerNorm -> fc1(32, 128, bias) -> split [gate|up] -> gelu_erf(gate) * up -> "
+               "fc2(64, 32, bias)"),
 ]
 
 

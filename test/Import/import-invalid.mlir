@@ -16,26 +16,6 @@ func.func @norm_two_dims(%x: !torch.vtensor<[2,4,32],f32>, %w: !torch.vtensor<[6
 
 // -----
 
-// Near miss: a gated erf GELU has no TransformerEngine activation.
-func.func @gated_erf_gelu(%x: !torch.vtensor<[4,32],f32>, %g: !torch.vtensor<[32],f32>, %wa: !torch.vtensor<[64,32],f32>, %wb: !torch.vtensor<[64,32],f32>, %w2: !torch.vtensor<[32,64],f32>) -> !torch.vtensor<[4,32],f32> {
-  %int32 = torch.constant.int 32
-  %none = torch.constant.none
-  %eps = torch.constant.float 1.000000e-05
-  %false = torch.constant.bool false
-  %str = torch.constant.str "none"
-  %shape = torch.prim.ListConstruct %int32 : (!torch.int) -> !torch.list<int>
-  %n = torch.aten.layer_norm %x, %shape, %g, %none, %eps, %false : !torch.vtensor<[4,32],f32>, !torch.list<int>, !torch.vtensor<[32],f32>, !torch.none, !torch.float, !torch.bool -> !torch.vtensor<[4,32],f32>
-  %a = torch.aten.linear %n, %wa, %none : !torch.vtensor<[4,32],f32>, !torch.vtensor<[64,32],f32>, !torch.none -> !torch.vtensor<[4,64],f32>
-  // expected-error @+1 {{te-import-torch: cannot import 'torch.aten.gelu': a gated erf GELU has no TransformerEngine activation (GeGLU uses the tanh GELU; use approximate='tanh')}}
-  %ga = torch.aten.gelu %a, %str : !torch.vtensor<[4,64],f32>, !torch.str -> !torch.vtensor<[4,64],f32>
-  %b = torch.aten.linear %n, %wb, %none : !torch.vtensor<[4,32],f32>, !torch.vtensor<[64,32],f32>, !torch.none -> !torch.vtensor<[4,64],f32>
-  %m = torch.aten.mul.Tensor %ga, %b : !torch.vtensor<[4,64],f32>, !torch.vtensor<[4,64],f32> -> !torch.vtensor<[4,64],f32>
-  %y = torch.aten.linear %m, %w2, %none : !torch.vtensor<[4,64],f32>, !torch.vtensor<[32,64],f32>, !torch.none -> !torch.vtensor<[4,32],f32>
-  return %y : !torch.vtensor<[4,32],f32>
-}
-
-// -----
-
 // A norm that feeds no linear has no TransformerEngine module.
 func.func @standalone_norm(%x: !torch.vtensor<[4,32],f32>) -> !torch.vtensor<[4,32],f32> {
   %int32 = torch.constant.int 32

@@ -97,6 +97,11 @@
 // CHECK-DAG: OK ln_mlp_sreglu_f32 finite differences: 7 arguments
 // CHECK-DAG: OK ln_mlp_qgeglu_f32 bwd: 7 tensors
 // CHECK-DAG: OK ln_mlp_qgeglu_f32 finite differences: 7 arguments
+// The gated erf GELU (geglu_erf: one TEActivations.def line, docs/ARCHITECTURE.md).
+// CHECK-DAG: OK ln_mlp_geglu_erf_f32 fwd: 1 tensors
+// CHECK-DAG: OK ln_mlp_geglu_erf_f32 bwd: 7 tensors
+// CHECK-DAG: OK ln_mlp_geglu_erf_f32 checkpoint: backward bit-identical
+// CHECK-DAG: OK ln_mlp_geglu_erf_f32 finite differences: 7 arguments
 // CHECK-DAG: OK ln_mlp_gelu_f32 finite differences: 7 arguments
 // CHECK-DAG: OK rms_swiglu_f32 finite differences: 4 arguments
 // CHECK-DAG: OK rms_linear_zc_f32 finite differences: 4 arguments

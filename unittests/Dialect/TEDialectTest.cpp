@@ -156,7 +156,7 @@ TEST_F(TEDialectTest, RecipesByName) {
 
 TEST_F(TEDialectTest, ActivationTable) {
   const char *gated[] = {"geglu",  "glu",    "qgeglu",        "reglu",
-                         "sreglu", "swiglu", "clamped_swiglu"};
+                         "sreglu", "swiglu", "clamped_swiglu", "geglu_erf"};
   const char *plain[] = {"gelu", "qgelu", "relu", "srelu", "silu", "gelu_erf"};
   for (const char *name : gated) {
     auto kind = symbolizeActivationKind(name);
@@ -169,8 +169,8 @@ TEST_F(TEDialectTest, ActivationTable) {
     ASSERT_TRUE(kind) << name;
     EXPECT_FALSE(isGatedActivation(*kind)) << name;
   }
-  // TE's twelve plus PyTorch's erf GELU.
-  EXPECT_EQ(getMaxEnumValForActivationKind() + 1, 13u);
+  // TE's twelve plus PyTorch's erf GELU and its gated form.
+  EXPECT_EQ(getMaxEnumValForActivationKind() + 1, 14u);
   // Codes are dense and in table order (the runtime's TE_RT_ACT_* codes).
   for (auto [i, a] : llvm::enumerate(getActivations()))
     EXPECT_EQ(static_cast<uint32_t>(a.kind), i) << a.name.str();

@@ -79,7 +79,7 @@ ActivationKinds kindsOf(ActMatch::Kind k) {
   case ActMatch::GELU:
     return {ActivationKind::GELU, ActivationKind::GEGLU};
   case ActMatch::GELUErf:
-    return {ActivationKind::GELUErf, std::nullopt};
+    return {ActivationKind::GELUErf, ActivationKind::GEGLUErf};
   case ActMatch::QGELU:
     return {ActivationKind::QGELU, ActivationKind::QGEGLU};
   case ActMatch::ReLU:

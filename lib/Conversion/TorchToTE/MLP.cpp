@@ -151,8 +151,8 @@ bool matchMLP(Group &g, Value normOut, std::string &why) {
     auto fc1b = otherDef ? matchLinear(otherDef) : std::nullopt;
     if (fc1b && fc1b->input == normOut && other.hasOneUse() &&
         !gatedKind(act->kind)) {
-      why = "a gated erf GELU has no TransformerEngine activation (GeGLU "
-            "uses the tanh GELU; use approximate='tanh')";
+      why = "the activation has no gated form in te (gated activations: "
+            "TEActivations.def)";
       return false;
     }
     if (fc1b && fc1b->input == normOut && other.hasOneUse() &&
