@@ -100,6 +100,7 @@ LogicalResult MemoryPlan::run(func::FuncOp func) {
       slots[slot].push_back(result);
       slotOf[result] = slot;
       slotFreeAt[slot] = std::max(def, lastUse.lookup(result));
+      liveRange[result] = {def, slotFreeAt[slot]};
     }
   }
   // Peak bytes when everything is static.
@@ -110,6 +111,8 @@ LogicalResult MemoryPlan::run(func::FuncOp func) {
       size = (size && s) ? std::optional<int64_t>(std::max(*size, *s))
                          : std::nullopt;
     }
+    slotBytes.push_back(size);
+    slotOffsets.push_back(arenaBytes);
     arenaBytes = (arenaBytes && size)
                      ? std::optional<int64_t>(
                            *arenaBytes + llvm::alignTo(*size, kBufferAlignment))

@@ -63,10 +63,16 @@ static LogicalResult guardInput(const llvm::MemoryBuffer &file,
                                "");
 }
 
+namespace mlir::te::test {
+/// Test-only passes (test/lib), declared here as mlir-opt declares its own.
+void registerTestMemoryPlanPass();
+} // namespace mlir::te::test
+
 int main(int argc, char **argv) {
   DialectRegistry registry;
   te::registerAllTEDialects(registry);
   te::registerAllTEPasses();
+  te::test::registerTestMemoryPlanPass();
 
   // Upstream passes used by te-opt pipelines and tests.
   registerCanonicalizerPass();

@@ -75,6 +75,13 @@ public:
   llvm::DenseMap<Value, unsigned> inPlaceResult;
   /// The arena's bytes when every member is static, else none.
   std::optional<int64_t> arenaBytes = 0;
+  /// Per slot, its bytes (its largest member's) and its offset in the
+  /// arena (slots are 256-byte aligned, in order), when static.
+  SmallVector<std::optional<int64_t>> slotBytes, slotOffsets;
+  /// The live range of each planned value: the positions in the block of
+  /// its definition and of its last use (through views), or its definition
+  /// when it is never used.
+  llvm::DenseMap<Value, std::pair<unsigned, unsigned>> liveRange;
 };
 
 } // namespace mlir::te

@@ -12,62 +12,102 @@ using namespace mlir::te;
 
 namespace mlir::te::runtime_lowering {
 
-std::optional<LogicalResult> FunctionLowering::lowerActivationOp(Operation *op) {
-  // The operands every activation call starts with: (ctx, act, dtype,
-  // buffers..., rows, cols, limit, alpha, offset); cols is the input's, the
-  // clamped-SwiGLU parameters default to TE's.
-  auto activationOperands = [&](auto a, ArrayRef<Value> buffers) {
-    SmallVector<Value> operands = {ctxArg, c32(a.getActivation().getRuntimeCode()),
-                                   dtype(a.getInput())};
-    llvm::append_range(operands, buffers);
-    operands.append({rows(a.getInput()), c64(lastDim(a.getInput()))});
-    ActivationAttr act = a.getActivation();
+// The operands every activation call starts with: (ctx, act, dtype,
+// buffers..., rows, cols, limit, alpha, offset); cols is the input's, the
+// clamped-SwiGLU parameters default to TE's.
+template <typename OpTy>
+SmallVector<Value>
+FunctionLowering::activationOperands(OpTy a, ArrayRef<Value> buffers) {
+  SmallVector<Value> operands = {ctxArg, c32(a.getActivation().getRuntimeCode()),
+                                 dtype(a.getInput())};
+  llvm::append_range(operands, buffers);
+  operands.append({rows(a.getInput()), c64(lastDim(a.getInput()))});
+  ActivationAttr act = a.getActivation();
     operands.append({cf32(act.getParam("limit").value_or(7.0)),
                      cf32(act.getParam("alpha").value_or(1.702)),
                      cf32(act.getParam("glu_linear_offset").value_or(1.0))});
-    return operands;
-  };
-  // Activation calls: then amax (te-fuse-quantize-amax) or null.
-  auto activationCall = [&](StringRef callee, auto a,
-                            ArrayRef<Value> buffers) {
-    SmallVector<Value> operands = activationOperands(a, buffers);
-    operands.push_back(a.getAmax() ? ptr(a.getAmax()) : nullPtr());
-    call(callee, operands);
-    return success();
-  };
-  if (auto a = dyn_cast<ActOp>(op))
-    return activationCall("te_rt_act_fwd", a,
-                          {ptr(a.getInput()), ptr(a.getResult())});
-  if (auto a = dyn_cast<DActOp>(op))
-    return activationCall("te_rt_act_bwd", a,
-                          {ptr(a.getGrad()), ptr(a.getInput()),
-                           ptr(a.getResult())});
-  if (auto a = dyn_cast<DBiasDActOp>(op))
-    return activationCall("te_rt_dbias_dact", a,
-                          {ptr(a.getGrad()), ptr(a.getInput()),
-                           ptr(a.getResult()), ptr(a.getBiasGrad())});
-  // Activation + delayed-scaling cast: then format, scale, data,
-  // transpose, scale_inv, amax.
-  auto activationCastCall = [&](StringRef callee, auto a,
-                                ArrayRef<Value> buffers) {
-    auto q = cast<QuantizedTensorType>(a.getResult().getType());
-    QPtrs out = qptrs(a.getResult());
-    SmallVector<Value> operands = activationOperands(a, buffers);
-    operands.append({c32(fp8Code(q.getFormat())),
-                     slotPtr(a.getScales(), a.getSlot()),
-                     part(out, "data"), part(out, "transpose"),
-                     part(out, "scale_inv"), ptr(a.getAmax())});
-    call(callee, operands);
-    return success();
-  };
-  if (auto a = dyn_cast<ActQuantizeOp>(op))
-    return activationCastCall("te_rt_act_quantize_fp8", a, {ptr(a.getInput())});
-  if (auto a = dyn_cast<DActQuantizeOp>(op))
+  return operands;
+}
+
+namespace {
+
+/// An activation call: (ctx, act, dtype, `buffers`..., rows, cols, limit,
+/// alpha, offset), then amax (te-fuse-quantize-amax) or null.
+template <typename OpTy>
+LogicalResult activationCall(FunctionLowering &l, StringRef callee, OpTy a,
+                             ArrayRef<Value> buffers) {
+  SmallVector<Value> operands = l.activationOperands(a, buffers);
+  operands.push_back(a.getAmax() ? l.ptr(a.getAmax()) : l.nullPtr());
+  l.call(callee, operands);
+  return success();
+}
+
+/// Activation + delayed-scaling cast: the activation's operands, then
+/// format, scale, data, transpose, scale_inv, amax.
+template <typename OpTy>
+LogicalResult activationCastCall(FunctionLowering &l, StringRef callee, OpTy a,
+                                 ArrayRef<Value> buffers) {
+  auto q = cast<QuantizedTensorType>(a.getResult().getType());
+  QPtrs out = l.qptrs(a.getResult());
+  SmallVector<Value> operands = l.activationOperands(a, buffers);
+  operands.append({l.c32(fp8Code(q.getFormat())),
+                   l.slotPtr(a.getScales(), a.getSlot()), l.part(out, "data"),
+                   l.part(out, "transpose"), l.part(out, "scale_inv"),
+                   l.ptr(a.getAmax())});
+  l.call(callee, operands);
+  return success();
+}
+
+struct ActLowering : public RuntimeCallPattern<ActOp> {
+  using RuntimeCallPattern::RuntimeCallPattern;
+  LogicalResult lower(ActOp a, FunctionLowering &l) const override {
+    return activationCall(l, "te_rt_act_fwd", a,
+                          {l.ptr(a.getInput()), l.ptr(a.getResult())});
+  }
+};
+
+struct DActLowering : public RuntimeCallPattern<DActOp> {
+  using RuntimeCallPattern::RuntimeCallPattern;
+  LogicalResult lower(DActOp a, FunctionLowering &l) const override {
+    return activationCall(
+        l, "te_rt_act_bwd", a,
+        {l.ptr(a.getGrad()), l.ptr(a.getInput()), l.ptr(a.getResult())});
+  }
+};
+
+struct DBiasDActLowering : public RuntimeCallPattern<DBiasDActOp> {
+  using RuntimeCallPattern::RuntimeCallPattern;
+  LogicalResult lower(DBiasDActOp a, FunctionLowering &l) const override {
+    return activationCall(l, "te_rt_dbias_dact", a,
+                          {l.ptr(a.getGrad()), l.ptr(a.getInput()),
+                           l.ptr(a.getResult()), l.ptr(a.getBiasGrad())});
+  }
+};
+
+struct ActQuantizeLowering : public RuntimeCallPattern<ActQuantizeOp> {
+  using RuntimeCallPattern::RuntimeCallPattern;
+  LogicalResult lower(ActQuantizeOp a, FunctionLowering &l) const override {
+    return activationCastCall(l, "te_rt_act_quantize_fp8", a,
+                              {l.ptr(a.getInput())});
+  }
+};
+
+struct DActQuantizeLowering : public RuntimeCallPattern<DActQuantizeOp> {
+  using RuntimeCallPattern::RuntimeCallPattern;
+  LogicalResult lower(DActQuantizeOp a, FunctionLowering &l) const override {
     return activationCastCall(
-        "te_rt_dact_quantize_fp8", a,
-        {ptr(a.getGrad()), ptr(a.getInput()),
-         a.getBiasGrad() ? ptr(a.getBiasGrad()) : nullPtr()});
-  return std::nullopt;
+        l, "te_rt_dact_quantize_fp8", a,
+        {l.ptr(a.getGrad()), l.ptr(a.getInput()),
+         a.getBiasGrad() ? l.ptr(a.getBiasGrad()) : l.nullPtr()});
+  }
+};
+
+} // namespace
+
+void populateActivationToRuntimePatterns(FunctionLowering &lowering,
+                                         RewritePatternSet &patterns) {
+  patterns.add<ActLowering, DActLowering, DBiasDActLowering,
+               ActQuantizeLowering, DActQuantizeLowering>(lowering);
 }
 
 } // namespace mlir::te::runtime_lowering

@@ -221,23 +221,40 @@ LogicalResult FunctionLowering::lowerOp(Operation *op) {
                                 "type "
                              << t.getElementType();
 
-  if (auto c = dyn_cast<arith::ConstantOp>(op))
-    return lowerConstant(c);
-  if (isa<tensor::EmptyOp, tensor::ReshapeOp>(op))
-    return success();
-  for (auto lower :
-       {&FunctionLowering::lowerNormOp, &FunctionLowering::lowerQuantizeOp,
-        &FunctionLowering::lowerGemmOp, &FunctionLowering::lowerActivationOp,
-        &FunctionLowering::lowerStateOp,
-        &FunctionLowering::lowerElementwiseOp})
-    if (std::optional<LogicalResult> lowered = (this->*lower)(op))
-      return *lowered;
+  auto it = patternsByOp.find(op->getName());
+  if (it != patternsByOp.end())
+    for (const RewritePattern *pattern : it->second)
+      if (succeeded(pattern->matchAndRewrite(op, b)))
+        return failure(hadError);
   return op->emitError() << "te-lower-to-runtime: cannot lower '"
                          << op->getName()
                          << "' (run te-decompose first)";
 }
 
+void populateTEToRuntimePatterns(FunctionLowering &lowering,
+                                 RewritePatternSet &patterns) {
+  populateNormToRuntimePatterns(lowering, patterns);
+  populateQuantizeToRuntimePatterns(lowering, patterns);
+  populateGemmToRuntimePatterns(lowering, patterns);
+  populateActivationToRuntimePatterns(lowering, patterns);
+  populateStateToRuntimePatterns(lowering, patterns);
+  populateElementwiseToRuntimePatterns(lowering, patterns);
+}
+
 LogicalResult FunctionLowering::run() {
+  // The patterns by root op. (Not a PatternApplicator: it moves the
+  // rewriter to the matched op, and the calls go into the entry instead.)
+  populateTEToRuntimePatterns(*this, patterns);
+  for (const std::unique_ptr<RewritePattern> &pattern :
+       patterns.getNativePatterns()) {
+    assert(pattern->getRootKind() && "a pattern of any op");
+    patternsByOp[*pattern->getRootKind()].push_back(pattern.get());
+  }
+  for (auto &entry : patternsByOp)
+    llvm::stable_sort(entry.second,
+                      [](const RewritePattern *x, const RewritePattern *y) {
+                        return x->getBenefit() > y->getBenefit();
+                      });
   if (!func.getBody().hasOneBlock())
     return func.emitError("te-lower-to-runtime: functions must have one block");
   // Quantized values: per-tensor FP8 and Float8 block scaling in Hopper's
@@ -328,7 +345,7 @@ LogicalResult FunctionLowering::run() {
   emitSizeChecks();
   emitAlignmentChecks();
 
-  // Arena: memory.slots sized by their largest member, 256-byte aligned.
+  // Arena: slots sized by their largest member, 256-byte aligned.
   Value total = c64(0);
   SmallVector<Value> slotOffsets;
   for (auto &members : memory.slots) {

@@ -18,6 +18,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/JSON.h"
@@ -121,7 +122,6 @@ private:
   OpBuilder *b = nullptr;
 };
 
-
 /// The outlined segments of a module (dedup-layers): by structural hash,
 /// the functions kept, each called wherever a segment lowers to the same
 /// code.
@@ -132,18 +132,35 @@ struct SegmentFunctions {
   unsigned kept = 0;
 };
 
+/// Byte offsets and sizes of a quantized value's inner tensors in its
+/// buffer (by TE's name) and its total size.
+struct QLayout {
+  llvm::StringMap<Value> offsets, bytes;
+  Value total;
+};
+/// Pointers to the inner tensors of a quantized value, by TE's name.
+using QPtrs = llvm::StringMap<Value>;
+
+/// The lowering of one function to its entry point, and the context the
+/// patterns that lower its ops share (populateTEToRuntimePatterns): the
+/// rewriter, positioned at the end of the code emitted so far, the dims and
+/// the buffers of the memory plan, and helpers that build runtime calls.
 class FunctionLowering {
 public:
-  FunctionLowering(func::FuncOp func, ModuleOp module, OpBuilder &b,
+  FunctionLowering(func::FuncOp func, ModuleOp module, PatternRewriter &b,
                    llvm::StringMap<LLVM::LLVMFuncOp> &runtime,
                    SegmentFunctions &segments)
-      : func(func), module(module), b(b), runtime(runtime),
-        segments(segments), ctx(func.getContext()) {}
+      : func(func), module(module), b(b), runtime(runtime), segments(segments),
+        ctx(func.getContext()) {}
 
   LogicalResult run();
   llvm::json::Object info;
 
-private:
+  //===--------------------------------------------------------------------===//
+  // What the patterns build calls with (all at `b`'s insertion point, at
+  // location `loc`: the op's)
+  //===--------------------------------------------------------------------===//
+
   // Types and constants.
   Type ptrTy() { return LLVM::LLVMPointerType::get(ctx); }
   Type i64() { return b.getI64Type(); }
@@ -215,12 +232,6 @@ private:
     return inBufferOrder(
         getInnerTensorsOf<RtDim>(cast<QuantizedTensorType>(v.getType()), dims));
   }
-  /// Byte offsets and sizes of a quantized value's inner tensors in its
-  /// buffer (by TE's name) and its total size.
-  struct QLayout {
-    llvm::StringMap<Value> offsets, bytes;
-    Value total;
-  };
   QLayout layout(Value v) {
     QLayout l;
     Value offset = c64(0);
@@ -238,7 +249,6 @@ private:
     return l;
   }
   /// Pointers to the inner tensors of a quantized value, by TE's name.
-  using QPtrs = llvm::StringMap<Value>;
   QPtrs qptrs(Value v) { return qptrs(v, layout(v)); }
   QPtrs qptrs(Value v, const QLayout &l) {
     Value base = ptr(v);
@@ -270,7 +280,16 @@ private:
     return c32(cs && cs.getPower_2Scales());
   }
   Value root(Value v) const { return memory.root(v); }
+  /// The te_rt dtype code of a tensor's element type.
+  Value dtype(Value v) {
+    return c32(
+        *dtypeCode(cast<RankedTensorType>(v.getType()).getElementType()));
+  }
+  /// The operands every activation call starts with (Activation.cpp).
+  template <typename OpTy>
+  SmallVector<Value> activationOperands(OpTy a, ArrayRef<Value> buffers);
 
+private:
   /// A recipe's alignment condition on a dynamic dim: `dim % multiple == 0`,
   /// `what` the error message ("<entry>: recipe R needs <condition>").
   struct AlignmentCheck {
@@ -297,22 +316,9 @@ private:
   /// `d` as an i64 that saturates at INT64_MAX instead of wrapping.
   Value saturatingDimValue(const Dim &d);
   Block *checkFail = nullptr;
+  /// Lowers `op` by the first of its patterns that matches; an error when
+  /// none does or the pattern failed.
   LogicalResult lowerOp(Operation *op);
-  LogicalResult lowerConstant(arith::ConstantOp op);
-  /// The ops of one family each (Norm.cpp, Quantize.cpp, Gemm.cpp,
-  /// Activation.cpp, State.cpp, Elementwise.cpp): the op lowered (or an
-  /// error emitted), or none when `op` is not of the family.
-  std::optional<LogicalResult> lowerNormOp(Operation *op);
-  std::optional<LogicalResult> lowerQuantizeOp(Operation *op);
-  std::optional<LogicalResult> lowerGemmOp(Operation *op);
-  std::optional<LogicalResult> lowerActivationOp(Operation *op);
-  std::optional<LogicalResult> lowerStateOp(Operation *op);
-  std::optional<LogicalResult> lowerElementwiseOp(Operation *op);
-  /// The te_rt dtype code of a tensor's element type.
-  Value dtype(Value v) {
-    return c32(*dtypeCode(
-        cast<RankedTensorType>(v.getType()).getElementType()));
-  }
   /// The entry's description in te_module_info() (ModuleInfo.cpp).
   void buildInfo(func::ReturnOp ret);
   /// The body: its segments (runs of ops with the same location) inline or,
@@ -332,25 +338,95 @@ private:
   SymDim symDimOf(Dim d) const;
   llvm::json::Array shapeJSON(Value v, Type type) const;
 
+public:
+  //===--------------------------------------------------------------------===//
+  // State
+  //===--------------------------------------------------------------------===//
+
   func::FuncOp func;
   ModuleOp module;
-  OpBuilder &b;
+  /// The rewriter the patterns are given: at the end of the entry so far.
+  PatternRewriter &b;
   llvm::StringMap<LLVM::LLVMFuncOp> &runtime;
   SegmentFunctions &segments;
   MLIRContext *ctx;
   Location loc = UnknownLoc::get(ctx);
+  /// The patterns of the body's ops, and by root op the order they are
+  /// tried in (most beneficial first, then as populated).
+  RewritePatternSet patterns{ctx};
+  llvm::DenseMap<OperationName, SmallVector<const RewritePattern *, 2>>
+      patternsByOp;
+  /// Set by a pattern that matched and failed (its error emitted).
+  bool hadError = false;
 
   ShapeAnalysis shapes;
   LLVM::LLVMFuncOp entry;
   Value ctxArg, argsArg, resultsArg, dimsArg, arena;
   Block *failBlock = nullptr;
   llvm::DenseMap<int, Value> dimValues;
-  /// The arena plan: views, memory.slots, in-place results (lib/Analysis).
+  /// The arena plan: views, slots, in-place results (lib/Analysis).
   MemoryPlan memory;
   /// Buffer of each root value.
   llvm::DenseMap<Value, Value> buffers;
+  /// Constants lowered so far (their globals are `<fn>__const<i>`).
   unsigned constants = 0;
 };
+
+//===----------------------------------------------------------------------===//
+// Patterns
+//===----------------------------------------------------------------------===//
+
+/// The base of the patterns that lower one op of a function body into the
+/// runtime calls of its entry point. Each matches its op as an
+/// OpRewritePattern, then emits the calls with the lowering's rewriter (the
+/// one it is given), where the lowering positioned it: after the code of
+/// the ops before. The op itself stays: the function is erased whole once
+/// its entry is built, so the patterns read the buffers and dims of its
+/// values through `lowering` instead of replacing them. `lower` fails
+/// after emitting an error at the op; the lowering then fails.
+template <typename OpTy>
+class RuntimeCallPattern : public OpRewritePattern<OpTy> {
+public:
+  RuntimeCallPattern(FunctionLowering &lowering, PatternBenefit benefit = 1)
+      : OpRewritePattern<OpTy>(lowering.ctx, benefit), lowering(lowering) {}
+
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const final {
+    assert(&rewriter == &lowering.b && "not the lowering's rewriter");
+    if (failed(matchOp(op)))
+      return failure();
+    if (failed(lower(op, lowering)))
+      lowering.hadError = true;
+    return success();
+  }
+
+protected:
+  /// Whether this pattern lowers `op` (every op of its type by default).
+  virtual LogicalResult matchOp(OpTy op) const { return success(); }
+  /// Emits the calls of `op` through `l` (the pattern's lowering).
+  virtual LogicalResult lower(OpTy op, FunctionLowering &l) const = 0;
+
+  FunctionLowering &lowering;
+};
+
+/// The patterns of each family of ops, one file each.
+void populateNormToRuntimePatterns(FunctionLowering &lowering,
+                                   RewritePatternSet &patterns);
+void populateQuantizeToRuntimePatterns(FunctionLowering &lowering,
+                                       RewritePatternSet &patterns);
+void populateGemmToRuntimePatterns(FunctionLowering &lowering,
+                                   RewritePatternSet &patterns);
+void populateActivationToRuntimePatterns(FunctionLowering &lowering,
+                                         RewritePatternSet &patterns);
+void populateStateToRuntimePatterns(FunctionLowering &lowering,
+                                    RewritePatternSet &patterns);
+void populateElementwiseToRuntimePatterns(FunctionLowering &lowering,
+                                          RewritePatternSet &patterns);
+
+/// Every pattern of te-lower-to-runtime, for the ops of `lowering`'s
+/// function.
+void populateTEToRuntimePatterns(FunctionLowering &lowering,
+                                 RewritePatternSet &patterns);
 
 } // namespace mlir::te::runtime_lowering
 

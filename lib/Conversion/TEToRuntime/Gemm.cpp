@@ -12,15 +12,21 @@ using namespace mlir::te;
 
 namespace mlir::te::runtime_lowering {
 
-std::optional<LogicalResult> FunctionLowering::lowerGemmOp(Operation *op) {
-  if (auto g = dyn_cast<GemmOp>(op);
-      g && isa<QuantizedTensorType>(g.getLhs().getType())) {
+namespace {
+
+/// An FP8 GEMM (both operands quantized, per recipe).
+struct QuantizedGemmLowering : public RuntimeCallPattern<GemmOp> {
+  using RuntimeCallPattern::RuntimeCallPattern;
+  LogicalResult matchOp(GemmOp g) const override {
+    return success(isa<QuantizedTensorType>(g.getLhs().getType()));
+  }
+  LogicalResult lower(GemmOp g, FunctionLowering &l) const override {
     // Every FP8 GEMM in the TN form Hopper runs (see te_rt_gemm_fp8 and
     // te_rt_gemm_fp8_block): a row-major [m, k] operand is a rowwise copy,
     // or the columnwise copy (transposed data) of a [k, m] tensor.
     auto lq = cast<QuantizedTensorType>(g.getLhs().getType());
     auto rq = cast<QuantizedTensorType>(g.getRhs().getType());
-    QPtrs l = qptrs(g.getLhs()), r = qptrs(g.getRhs());
+    QPtrs lhs = l.qptrs(g.getLhs()), rhs = l.qptrs(g.getRhs());
     bool block = isa<FP8BlockRecipeAttr, MXFP8RecipeAttr, NVFP4RecipeAttr>(
         lq.getRecipe());
     // (data, scale_inv, NVFP4's global amax) of the rowwise or the
@@ -31,118 +37,150 @@ std::optional<LogicalResult> FunctionLowering::lowerGemmOp(Operation *op) {
     auto operand = [&](const QPtrs &p, bool rowwise) {
       StringRef copy = rowwise ? "rowwise" : "columnwise";
       if (block)
-        return Operand{part(p, (copy + "_data").str()),
-                       part(p, (copy + "_scale_inv").str()),
-                       part(p, ("amax_" + copy).str())};
-      return Operand{rowwise ? part(p, "data") : part(p, "transpose"),
-                     part(p, "scale_inv"), Value()};
+        return Operand{l.part(p, (copy + "_data").str()),
+                       l.part(p, (copy + "_scale_inv").str()),
+                       l.part(p, ("amax_" + copy).str())};
+      return Operand{rowwise ? l.part(p, "data") : l.part(p, "transpose"),
+                     l.part(p, "scale_inv"), Value()};
     };
     ArrayRef<int64_t> rs = rq.getShape();
     Operand a, bm;
     Value m, n, k;
     switch (g.getLayout()) {
     case GemmLayout::TN: // y[M,N] = x[M,K] . w[N,K]^T
-      a = operand(l, true), bm = operand(r, true);
-      m = rows(g.getLhs()), n = c64(rs[0]), k = c64(rs[1]);
+      a = operand(lhs, true), bm = operand(rhs, true);
+      m = l.rows(g.getLhs()), n = l.c64(rs[0]), k = l.c64(rs[1]);
       break;
     case GemmLayout::NN: // dx[M,K] = dy[M,N] . (w^T[K,N])^T
-      a = operand(l, true), bm = operand(r, false);
-      m = rows(g.getLhs()), n = c64(rs[1]), k = c64(rs[0]);
+      a = operand(lhs, true), bm = operand(rhs, false);
+      m = l.rows(g.getLhs()), n = l.c64(rs[1]), k = l.c64(rs[0]);
       break;
     case GemmLayout::NT: // dw[N,K] = dy^T[N,M] . (x^T[K,M])^T
-      a = operand(l, false), bm = operand(r, false);
-      m = c64(lq.getShape().back()), n = c64(rs.back()),
-      k = rows(g.getLhs());
+      a = operand(lhs, false), bm = operand(rhs, false);
+      m = l.c64(lq.getShape().back()), n = l.c64(rs.back()),
+      k = l.rows(g.getLhs());
       break;
     }
     if (g.getBiasGrad())
-      return op->emitError("te-lower-to-runtime: an FP8 wgrad GEMM has no "
-                           "bias-gradient epilogue (TE takes it from the "
-                           "high-precision gradient)");
-    Value bias = g.getBias() ? ptr(g.getBias()) : nullPtr();
+      return g->emitError("te-lower-to-runtime: an FP8 wgrad GEMM has no "
+                          "bias-gradient epilogue (TE takes it from the "
+                          "high-precision gradient)");
+    Value bias = g.getBias() ? l.ptr(g.getBias()) : l.nullPtr();
     if (isa<NVFP4RecipeAttr>(lq.getRecipe()))
       // TN like Hopper's: NVFP4's columnwise data is transposed.
-      call("te_rt_gemm_nvfp4",
-           {ctxArg, dtype(g.getResult()), a.data, a.scaleInv, a.amax,
-            bm.data, bm.scaleInv, bm.amax, /*swizzled=*/c32(1), bias,
-            ptr(g.getResult()), m, n, k, c32(0)});
+      l.call("te_rt_gemm_nvfp4",
+             {l.ctxArg, l.dtype(g.getResult()), a.data, a.scaleInv, a.amax,
+              bm.data, bm.scaleInv, bm.amax, /*swizzled=*/l.c32(1), bias,
+              l.ptr(g.getResult()), m, n, k, l.c32(0)});
     else if (isa<MXFP8RecipeAttr>(lq.getRecipe()))
       // Blackwell-class layout: the columnwise copy is not transposed; the
       // flags say which operands are columnwise copies of [k, m] / [k, n].
-      call("te_rt_gemm_mxfp8",
-           {ctxArg, dtype(g.getResult()), c32(fp8Code(lq.getFormat())),
-            a.data, a.scaleInv, c32(g.getLayout() == GemmLayout::NT),
-            c32(fp8Code(rq.getFormat())), bm.data, bm.scaleInv,
-            c32(g.getLayout() != GemmLayout::TN),
-            /*swizzled=*/c32(1), bias, // checkQuantized admits no other
+      l.call("te_rt_gemm_mxfp8",
+             {l.ctxArg, l.dtype(g.getResult()), l.c32(fp8Code(lq.getFormat())),
+              a.data, a.scaleInv, l.c32(g.getLayout() == GemmLayout::NT),
+              l.c32(fp8Code(rq.getFormat())), bm.data, bm.scaleInv,
+              l.c32(g.getLayout() != GemmLayout::TN),
+              /*swizzled=*/l.c32(1), bias, // checkQuantized admits no other
 
-            ptr(g.getResult()), m, n, k, c32(0)});
+              l.ptr(g.getResult()), m, n, k, l.c32(0)});
     else if (block)
-      call("te_rt_gemm_fp8_block",
-           {ctxArg, dtype(g.getResult()), a.data, a.scaleInv,
-            c32(lq.getBlock_2d()), bm.data, bm.scaleInv, c32(rq.getBlock_2d()),
-            bias, ptr(g.getResult()), m, n, k, c32(0)});
+      l.call("te_rt_gemm_fp8_block",
+             {l.ctxArg, l.dtype(g.getResult()), a.data, a.scaleInv,
+              l.c32(lq.getBlock_2d()), bm.data, bm.scaleInv,
+              l.c32(rq.getBlock_2d()), bias, l.ptr(g.getResult()), m, n, k,
+              l.c32(0)});
     else
-      call("te_rt_gemm_fp8",
-           {ctxArg, dtype(g.getResult()), c32(fp8Code(lq.getFormat())),
-            a.data, a.scaleInv, c32(fp8Code(rq.getFormat())), bm.data,
-            bm.scaleInv, bias, ptr(g.getResult()), m, n, k, c32(0),
-            c32(g.getFastAccumulate())});
+      l.call("te_rt_gemm_fp8",
+             {l.ctxArg, l.dtype(g.getResult()), l.c32(fp8Code(lq.getFormat())),
+              a.data, a.scaleInv, l.c32(fp8Code(rq.getFormat())), bm.data,
+              bm.scaleInv, bias, l.ptr(g.getResult()), m, n, k, l.c32(0),
+              l.c32(g.getFastAccumulate())});
     return success();
   }
-  if (auto g = dyn_cast<GemmOp>(op)) {
+};
+
+/// A high-precision GEMM, per layout (fprop, dgrad, wgrad).
+struct GemmLowering : public RuntimeCallPattern<GemmOp> {
+  using RuntimeCallPattern::RuntimeCallPattern;
+  LogicalResult matchOp(GemmOp g) const override {
+    return success(!isa<QuantizedTensorType>(g.getLhs().getType()));
+  }
+  LogicalResult lower(GemmOp g, FunctionLowering &l) const override {
     auto rhsType = cast<RankedTensorType>(g.getRhs().getType());
     switch (g.getLayout()) {
     case GemmLayout::TN:
-      call("te_rt_gemm_fprop",
-           {ctxArg, dtype(g.getLhs()), ptr(g.getLhs()), ptr(g.getRhs()),
-            g.getBias() ? ptr(g.getBias()) : nullPtr(), ptr(g.getResult()),
-            rows(g.getLhs()), c64(rhsType.getDimSize(0)),
-            c64(rhsType.getDimSize(1))});
+      l.call("te_rt_gemm_fprop",
+             {l.ctxArg, l.dtype(g.getLhs()), l.ptr(g.getLhs()),
+              l.ptr(g.getRhs()), g.getBias() ? l.ptr(g.getBias()) : l.nullPtr(),
+              l.ptr(g.getResult()), l.rows(g.getLhs()),
+              l.c64(rhsType.getDimSize(0)), l.c64(rhsType.getDimSize(1))});
       return success();
     case GemmLayout::NN:
-      call("te_rt_gemm_dgrad",
-           {ctxArg, dtype(g.getLhs()), ptr(g.getLhs()), ptr(g.getRhs()),
-            ptr(g.getResult()), rows(g.getLhs()), c64(rhsType.getDimSize(0)),
-            c64(rhsType.getDimSize(1))});
+      l.call("te_rt_gemm_dgrad",
+             {l.ctxArg, l.dtype(g.getLhs()), l.ptr(g.getLhs()),
+              l.ptr(g.getRhs()), l.ptr(g.getResult()), l.rows(g.getLhs()),
+              l.c64(rhsType.getDimSize(0)), l.c64(rhsType.getDimSize(1))});
       return success();
     case GemmLayout::NT:
-      call("te_rt_gemm_wgrad",
-           {ctxArg, dtype(g.getLhs()), ptr(g.getLhs()), ptr(g.getRhs()),
-            ptr(g.getResult()),
-            g.getBiasGrad() ? ptr(g.getBiasGrad()) : nullPtr(),
-            rows(g.getLhs()),
-            c64(lastDim(g.getLhs())), c64(lastDim(g.getRhs())), c32(0)});
+      l.call("te_rt_gemm_wgrad",
+             {l.ctxArg, l.dtype(g.getLhs()), l.ptr(g.getLhs()),
+              l.ptr(g.getRhs()), l.ptr(g.getResult()),
+              g.getBiasGrad() ? l.ptr(g.getBiasGrad()) : l.nullPtr(),
+              l.rows(g.getLhs()), l.c64(l.lastDim(g.getLhs())),
+              l.c64(l.lastDim(g.getRhs())), l.c32(0)});
       return success();
     }
+    llvm_unreachable("unknown GEMM layout");
   }
-  // The GEMMs with the activation in their epilogue: as te_rt_gemm_fprop
-  // and te_rt_gemm_dgrad, after the activation.
-  if (auto g = dyn_cast<GemmActOp>(op)) {
+};
+
+// The GEMMs with the activation in their epilogue: as te_rt_gemm_fprop
+// and te_rt_gemm_dgrad, after the activation.
+struct GemmActLowering : public RuntimeCallPattern<GemmActOp> {
+  using RuntimeCallPattern::RuntimeCallPattern;
+  LogicalResult lower(GemmActOp g, FunctionLowering &l) const override {
     auto w = cast<RankedTensorType>(g.getRhs().getType());
-    call("te_rt_gemm_fprop_act",
-         {ctxArg, c32(g.getActivation().getRuntimeCode()), dtype(g.getLhs()),
-          ptr(g.getLhs()), ptr(g.getRhs()),
-          g.getBias() ? ptr(g.getBias()) : nullPtr(), ptr(g.getResult()),
-          g.getPre() ? ptr(g.getPre()) : nullPtr(), rows(g.getLhs()),
-          c64(w.getDimSize(0)), c64(w.getDimSize(1))});
+    l.call("te_rt_gemm_fprop_act",
+           {l.ctxArg, l.c32(g.getActivation().getRuntimeCode()), l.dtype(g.getLhs()),
+            l.ptr(g.getLhs()), l.ptr(g.getRhs()),
+            g.getBias() ? l.ptr(g.getBias()) : l.nullPtr(),
+            l.ptr(g.getResult()), g.getPre() ? l.ptr(g.getPre()) : l.nullPtr(),
+            l.rows(g.getLhs()), l.c64(w.getDimSize(0)),
+            l.c64(w.getDimSize(1))});
     return success();
   }
-  if (auto g = dyn_cast<GemmDActOp>(op)) {
+};
+
+struct GemmDActLowering : public RuntimeCallPattern<GemmDActOp> {
+  using RuntimeCallPattern::RuntimeCallPattern;
+  LogicalResult lower(GemmDActOp g, FunctionLowering &l) const override {
     auto w = cast<RankedTensorType>(g.getRhs().getType());
-    call("te_rt_gemm_dgrad_dact",
-         {ctxArg, c32(g.getActivation().getRuntimeCode()), dtype(g.getLhs()),
-          ptr(g.getLhs()), ptr(g.getRhs()), ptr(g.getPre()), ptr(g.getResult()),
-          rows(g.getLhs()), c64(w.getDimSize(0)), c64(w.getDimSize(1))});
+    l.call("te_rt_gemm_dgrad_dact",
+           {l.ctxArg, l.c32(g.getActivation().getRuntimeCode()), l.dtype(g.getLhs()),
+            l.ptr(g.getLhs()), l.ptr(g.getRhs()), l.ptr(g.getPre()),
+            l.ptr(g.getResult()), l.rows(g.getLhs()), l.c64(w.getDimSize(0)),
+            l.c64(w.getDimSize(1))});
     return success();
   }
-  if (auto g = dyn_cast<BiasGradOp>(op)) {
-    call("te_rt_bias_grad", {ctxArg, dtype(g.getGrad()), ptr(g.getGrad()),
-                             ptr(g.getResult()), rows(g.getGrad()),
-                             c64(lastDim(g.getGrad()))});
+};
+
+struct BiasGradLowering : public RuntimeCallPattern<BiasGradOp> {
+  using RuntimeCallPattern::RuntimeCallPattern;
+  LogicalResult lower(BiasGradOp g, FunctionLowering &l) const override {
+    l.call("te_rt_bias_grad",
+           {l.ctxArg, l.dtype(g.getGrad()), l.ptr(g.getGrad()),
+            l.ptr(g.getResult()), l.rows(g.getGrad()),
+            l.c64(l.lastDim(g.getGrad()))});
     return success();
   }
-  return std::nullopt;
+};
+
+} // namespace
+
+void populateGemmToRuntimePatterns(FunctionLowering &lowering,
+                                   RewritePatternSet &patterns) {
+  patterns.add<QuantizedGemmLowering, GemmLowering, GemmActLowering,
+               GemmDActLowering, BiasGradLowering>(lowering);
 }
 
 } // namespace mlir::te::runtime_lowering

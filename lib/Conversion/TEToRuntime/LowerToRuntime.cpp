@@ -69,7 +69,7 @@ struct TELowerToRuntimePass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
-    OpBuilder b(ctx);
+    PatternRewriter b(ctx);
     b.setInsertionPointToStart(module.getBody());
     llvm::StringMap<LLVM::LLVMFuncOp> runtime =
         declareRuntimeFunctions(module, b);

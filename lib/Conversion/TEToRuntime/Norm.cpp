@@ -12,45 +12,66 @@ using namespace mlir::te;
 
 namespace mlir::te::runtime_lowering {
 
-std::optional<LogicalResult> FunctionLowering::lowerNormOp(Operation *op) {
-  if (auto n = dyn_cast<NormFwdOp>(op)) {
-    call("te_rt_norm_fwd",
-         {ctxArg, c32(int32_t(n.getNormalization())), dtype(n.getInput()),
-          ptr(n.getInput()), ptr(n.getGamma()),
-          n.getBeta() ? ptr(n.getBeta()) : nullPtr(),
-          cf64(n.getEps().convertToDouble()), c32(n.getZeroCenteredGamma()),
-          rows(n.getInput()), c64(lastDim(n.getInput())), ptr(n.getOutput()),
-          n.getMu() ? ptr(n.getMu()) : nullPtr(), ptr(n.getRsigma())});
+namespace {
+
+struct NormFwdLowering : public RuntimeCallPattern<NormFwdOp> {
+  using RuntimeCallPattern::RuntimeCallPattern;
+  LogicalResult lower(NormFwdOp n, FunctionLowering &l) const override {
+    l.call("te_rt_norm_fwd",
+           {l.ctxArg, l.c32(int32_t(n.getNormalization())),
+            l.dtype(n.getInput()), l.ptr(n.getInput()), l.ptr(n.getGamma()),
+            n.getBeta() ? l.ptr(n.getBeta()) : l.nullPtr(),
+            l.cf64(n.getEps().convertToDouble()),
+            l.c32(n.getZeroCenteredGamma()), l.rows(n.getInput()),
+            l.c64(l.lastDim(n.getInput())), l.ptr(n.getOutput()),
+            n.getMu() ? l.ptr(n.getMu()) : l.nullPtr(), l.ptr(n.getRsigma())});
     return success();
   }
-  if (auto n = dyn_cast<NormQuantizeOp>(op)) {
+};
+
+struct NormQuantizeLowering : public RuntimeCallPattern<NormQuantizeOp> {
+  using RuntimeCallPattern::RuntimeCallPattern;
+  LogicalResult lower(NormQuantizeOp n, FunctionLowering &l) const override {
     auto q = cast<QuantizedTensorType>(n.getResult().getType());
-    QPtrs out = qptrs(n.getResult());
+    QPtrs out = l.qptrs(n.getResult());
     Value scale =
-        n.getScales() ? slotPtr(n.getScales(), *n.getSlot()) : nullPtr();
-    call("te_rt_norm_quantize_fp8",
-         {ctxArg, c32(int32_t(n.getNormalization())), dtype(n.getInput()),
-          ptr(n.getInput()), ptr(n.getGamma()),
-          n.getBeta() ? ptr(n.getBeta()) : nullPtr(),
-          cf64(n.getEps().convertToDouble()), c32(n.getZeroCenteredGamma()),
-          rows(n.getInput()), c64(lastDim(n.getInput())),
-          n.getMu() ? ptr(n.getMu()) : nullPtr(), ptr(n.getRsigma()),
-          c32(fp8Code(q.getFormat())), scale, pow2Flag(q), part(out, "data"),
-          part(out, "transpose"), part(out, "scale_inv"), ptr(n.getAmax())});
+        n.getScales() ? l.slotPtr(n.getScales(), *n.getSlot()) : l.nullPtr();
+    l.call("te_rt_norm_quantize_fp8",
+           {l.ctxArg, l.c32(int32_t(n.getNormalization())),
+            l.dtype(n.getInput()), l.ptr(n.getInput()), l.ptr(n.getGamma()),
+            n.getBeta() ? l.ptr(n.getBeta()) : l.nullPtr(),
+            l.cf64(n.getEps().convertToDouble()),
+            l.c32(n.getZeroCenteredGamma()), l.rows(n.getInput()),
+            l.c64(l.lastDim(n.getInput())),
+            n.getMu() ? l.ptr(n.getMu()) : l.nullPtr(), l.ptr(n.getRsigma()),
+            l.c32(fp8Code(q.getFormat())), scale, l.pow2Flag(q),
+            l.part(out, "data"), l.part(out, "transpose"),
+            l.part(out, "scale_inv"), l.ptr(n.getAmax())});
     return success();
   }
-  if (auto n = dyn_cast<NormBwdOp>(op)) {
-    call("te_rt_norm_bwd",
-         {ctxArg, c32(int32_t(n.getNormalization())), dtype(n.getInput()),
-          ptr(n.getGrad()), ptr(n.getInput()),
-          n.getMu() ? ptr(n.getMu()) : nullPtr(), ptr(n.getRsigma()),
-          ptr(n.getGamma()), c32(n.getZeroCenteredGamma()), rows(n.getInput()),
-          c64(lastDim(n.getInput())), ptr(n.getGradInput()),
-          ptr(n.getGradGamma()),
-          n.getGradBeta() ? ptr(n.getGradBeta()) : nullPtr()});
+};
+
+struct NormBwdLowering : public RuntimeCallPattern<NormBwdOp> {
+  using RuntimeCallPattern::RuntimeCallPattern;
+  LogicalResult lower(NormBwdOp n, FunctionLowering &l) const override {
+    l.call("te_rt_norm_bwd",
+           {l.ctxArg, l.c32(int32_t(n.getNormalization())),
+            l.dtype(n.getInput()), l.ptr(n.getGrad()), l.ptr(n.getInput()),
+            n.getMu() ? l.ptr(n.getMu()) : l.nullPtr(), l.ptr(n.getRsigma()),
+            l.ptr(n.getGamma()), l.c32(n.getZeroCenteredGamma()),
+            l.rows(n.getInput()), l.c64(l.lastDim(n.getInput())),
+            l.ptr(n.getGradInput()), l.ptr(n.getGradGamma()),
+            n.getGradBeta() ? l.ptr(n.getGradBeta()) : l.nullPtr()});
     return success();
   }
-  return std::nullopt;
+};
+
+} // namespace
+
+void populateNormToRuntimePatterns(FunctionLowering &lowering,
+                                   RewritePatternSet &patterns) {
+  patterns.add<NormFwdLowering, NormQuantizeLowering, NormBwdLowering>(
+      lowering);
 }
 
 } // namespace mlir::te::runtime_lowering

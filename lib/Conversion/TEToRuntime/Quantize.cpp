@@ -1,4 +1,5 @@
-//===- Quantize.cpp - Lowering of the casts to quantized tensors --*- C++ -*-===//
+//===- Quantize.cpp - Lowering of the casts to quantized tensors --*- C++
+//-*-===//
 //
 // te.quantize per recipe (per-tensor FP8, fp8-block, MXFP8, NVFP4) and
 // te.drop_usage (a view, or a copy of the rowwise parts).
@@ -12,65 +13,82 @@ using namespace mlir::te;
 
 namespace mlir::te::runtime_lowering {
 
-std::optional<LogicalResult> FunctionLowering::lowerQuantizeOp(Operation *op) {
-  if (auto drop = dyn_cast<DropUsageOp>(op)) {
-    if (memory.aliasOf.count(drop.getResult()))
+namespace {
+
+struct DropUsageLowering : public RuntimeCallPattern<DropUsageOp> {
+  using RuntimeCallPattern::RuntimeCallPattern;
+  LogicalResult lower(DropUsageOp drop, FunctionLowering &l) const override {
+    if (l.memory.aliasOf.count(drop.getResult()))
       return success(); // a view
     // Keeping the rowwise copy: the parts the result has, copied.
-    QPtrs in = qptrs(drop.getInput());
-    QLayout outLayout = layout(drop.getResult());
-    QPtrs out = qptrs(drop.getResult(), outLayout);
+    QPtrs in = l.qptrs(drop.getInput());
+    QLayout outLayout = l.layout(drop.getResult());
+    QPtrs out = l.qptrs(drop.getResult(), outLayout);
     for (const InnerTensor &t :
          bufferParts(cast<QuantizedTensorType>(drop.getType())))
-      call("te_rt_copy", {ctxArg, part(out, t.name), part(in, t.name),
-                          outLayout.bytes.lookup(t.name)});
+      l.call("te_rt_copy", {l.ctxArg, l.part(out, t.name), l.part(in, t.name),
+                            outLayout.bytes.lookup(t.name)});
     return success();
   }
-  if (auto qz = dyn_cast<QuantizeOp>(op)) {
+};
+
+struct QuantizeLowering : public RuntimeCallPattern<QuantizeOp> {
+  using RuntimeCallPattern::RuntimeCallPattern;
+  LogicalResult lower(QuantizeOp qz, FunctionLowering &l) const override {
     auto q = cast<QuantizedTensorType>(qz.getResult().getType());
-    QPtrs out = qptrs(qz.getResult());
+    QPtrs out = l.qptrs(qz.getResult());
     if (isa<NVFP4RecipeAttr>(q.getRecipe())) {
-      call("te_rt_quantize_nvfp4",
-           {ctxArg, dtype(qz.getInput()), ptr(qz.getInput()),
-            rows(qz.getInput()), c64(lastDim(qz.getInput())),
-            c32(q.getBlock_2d()), c32(q.getRht()),
-            c32(qz.getStochasticRounding()), c64(qz.getSeed().value_or(0)),
-            c32(q.getSwizzled()), part(out, "rowwise_data"),
-            part(out, "rowwise_scale_inv"), part(out, "amax_rowwise"),
-            part(out, "columnwise_data"), part(out, "columnwise_scale_inv"),
-            part(out, "amax_columnwise")});
+      l.call("te_rt_quantize_nvfp4",
+             {l.ctxArg, l.dtype(qz.getInput()), l.ptr(qz.getInput()),
+              l.rows(qz.getInput()), l.c64(l.lastDim(qz.getInput())),
+              l.c32(q.getBlock_2d()), l.c32(q.getRht()),
+              l.c32(qz.getStochasticRounding()),
+              l.c64(qz.getSeed().value_or(0)), l.c32(q.getSwizzled()),
+              l.part(out, "rowwise_data"), l.part(out, "rowwise_scale_inv"),
+              l.part(out, "amax_rowwise"), l.part(out, "columnwise_data"),
+              l.part(out, "columnwise_scale_inv"),
+              l.part(out, "amax_columnwise")});
       return success();
     }
     if (isa<MXFP8RecipeAttr>(q.getRecipe())) {
-      call("te_rt_quantize_mxfp8",
-           {ctxArg, dtype(qz.getInput()), ptr(qz.getInput()),
-            rows(qz.getInput()), c64(lastDim(qz.getInput())),
-            c32(fp8Code(q.getFormat())), c32(q.getSwizzled()),
-            part(out, "rowwise_data"), part(out, "rowwise_scale_inv"),
-            part(out, "columnwise_data"), part(out, "columnwise_scale_inv")});
+      l.call("te_rt_quantize_mxfp8",
+             {l.ctxArg, l.dtype(qz.getInput()), l.ptr(qz.getInput()),
+              l.rows(qz.getInput()), l.c64(l.lastDim(qz.getInput())),
+              l.c32(fp8Code(q.getFormat())), l.c32(q.getSwizzled()),
+              l.part(out, "rowwise_data"), l.part(out, "rowwise_scale_inv"),
+              l.part(out, "columnwise_data"),
+              l.part(out, "columnwise_scale_inv")});
       return success();
     }
     if (auto block = dyn_cast<FP8BlockRecipeAttr>(q.getRecipe())) {
-      call("te_rt_quantize_fp8_block",
-           {ctxArg, dtype(qz.getInput()), ptr(qz.getInput()),
-            rows(qz.getInput()), c64(lastDim(qz.getInput())),
-            c32(q.getBlock_2d()), c32(!block.getFp32Scales()),
-            part(out, "rowwise_data"), part(out, "rowwise_scale_inv"),
-            part(out, "columnwise_data"), part(out, "columnwise_scale_inv")});
+      l.call("te_rt_quantize_fp8_block",
+             {l.ctxArg, l.dtype(qz.getInput()), l.ptr(qz.getInput()),
+              l.rows(qz.getInput()), l.c64(l.lastDim(qz.getInput())),
+              l.c32(q.getBlock_2d()), l.c32(!block.getFp32Scales()),
+              l.part(out, "rowwise_data"), l.part(out, "rowwise_scale_inv"),
+              l.part(out, "columnwise_data"),
+              l.part(out, "columnwise_scale_inv")});
       return success();
     }
     Value scale =
-        qz.getScales() ? slotPtr(qz.getScales(), *qz.getSlot()) : nullPtr();
-    call("te_rt_quantize_fp8",
-         {ctxArg, dtype(qz.getInput()), ptr(qz.getInput()),
-          rows(qz.getInput()), c64(lastDim(qz.getInput())),
-          c32(fp8Code(q.getFormat())), scale, pow2Flag(q), part(out, "data"),
-          part(out, "transpose"), part(out, "scale_inv"),
-          qz.getAmax() ? ptr(qz.getAmax()) : nullPtr(),
-          qz.getAmaxIn() ? ptr(qz.getAmaxIn()) : nullPtr()});
+        qz.getScales() ? l.slotPtr(qz.getScales(), *qz.getSlot()) : l.nullPtr();
+    l.call("te_rt_quantize_fp8",
+           {l.ctxArg, l.dtype(qz.getInput()), l.ptr(qz.getInput()),
+            l.rows(qz.getInput()), l.c64(l.lastDim(qz.getInput())),
+            l.c32(fp8Code(q.getFormat())), scale, l.pow2Flag(q),
+            l.part(out, "data"), l.part(out, "transpose"),
+            l.part(out, "scale_inv"),
+            qz.getAmax() ? l.ptr(qz.getAmax()) : l.nullPtr(),
+            qz.getAmaxIn() ? l.ptr(qz.getAmaxIn()) : l.nullPtr()});
     return success();
   }
-  return std::nullopt;
+};
+
+} // namespace
+
+void populateQuantizeToRuntimePatterns(FunctionLowering &lowering,
+                                       RewritePatternSet &patterns) {
+  patterns.add<DropUsageLowering, QuantizeLowering>(lowering);
 }
 
 } // namespace mlir::te::runtime_lowering

@@ -12,27 +12,37 @@ using namespace mlir::te;
 
 namespace mlir::te::runtime_lowering {
 
-std::optional<LogicalResult> FunctionLowering::lowerStateOp(Operation *op) {
-  if (auto u = dyn_cast<AmaxUpdateOp>(op)) {
+namespace {
+
+struct AmaxUpdateLowering : public RuntimeCallPattern<AmaxUpdateOp> {
+  using RuntimeCallPattern::RuntimeCallPattern;
+  LogicalResult lower(AmaxUpdateOp u, FunctionLowering &l) const override {
     auto recipe = dyn_cast<FP8DelayedRecipeAttr>(u.getRecipe());
     if (!recipe)
-      return op->emitError() << "te-lower-to-runtime: te.amax_update under "
-                             << u.getRecipe() << " (delayed scaling only)";
-    QuantFormat f = u.getBackward() ? getBackwardFormat(recipe)
-                                    : getForwardFormat(recipe);
+      return u->emitError() << "te-lower-to-runtime: te.amax_update under "
+                            << u.getRecipe() << " (delayed scaling only)";
+    QuantFormat f =
+        u.getBackward() ? getBackwardFormat(recipe) : getForwardFormat(recipe);
     auto history = cast<RankedTensorType>(u.getAmaxHistory().getType());
     if (!history.hasStaticShape())
-      return op->emitError("te-lower-to-runtime: dynamic amax history");
-    call("te_rt_amax_update",
-         {ctxArg, ptr(u.getAmaxHistory()), ptr(u.getScales()), ptr(u.getAmax()),
-          c64(history.getDimSize(0)), c64(history.getDimSize(1)),
-          cf32(f == QuantFormat::E4M3 ? 448.0 : 57344.0),
-          c32(int32_t(recipe.getMargin())),
-          c32(recipe.getAmaxComputeAlgo() == AmaxComputeAlgo::MostRecent),
-          ptr(u.getNewAmaxHistory()), ptr(u.getNewScales())});
+      return u->emitError("te-lower-to-runtime: dynamic amax history");
+    l.call("te_rt_amax_update",
+           {l.ctxArg, l.ptr(u.getAmaxHistory()), l.ptr(u.getScales()),
+            l.ptr(u.getAmax()), l.c64(history.getDimSize(0)),
+            l.c64(history.getDimSize(1)),
+            l.cf32(f == QuantFormat::E4M3 ? 448.0 : 57344.0),
+            l.c32(int32_t(recipe.getMargin())),
+            l.c32(recipe.getAmaxComputeAlgo() == AmaxComputeAlgo::MostRecent),
+            l.ptr(u.getNewAmaxHistory()), l.ptr(u.getNewScales())});
     return success();
   }
-  return std::nullopt;
+};
+
+} // namespace
+
+void populateStateToRuntimePatterns(FunctionLowering &lowering,
+                                    RewritePatternSet &patterns) {
+  patterns.add<AmaxUpdateLowering>(lowering);
 }
 
 } // namespace mlir::te::runtime_lowering

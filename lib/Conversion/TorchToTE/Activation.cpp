@@ -101,63 +101,65 @@ std::optional<ActivationKind> gatedKind(ActMatch::Kind k) {
 }
 
 /// x * sigmoid(x)  ==>  silu(x)
-bool recomposeSiLU(Operation *sigmoid) {
+LogicalResult recomposeSiLU(Operation *sigmoid, PatternRewriter &rewriter) {
   if (!isA(sigmoid, "torch.aten.sigmoid"))
-    return false;
+    return failure();
   Value x = sigmoid->getOperand(0), s = sigmoid->getResult(0);
   Operation *mul = soleUser(s);
   if (!isA(mul, "torch.aten.mul.Tensor") || otherOperand(mul, s) != x)
-    return false;
-  OpBuilder b(mul);
+    return failure();
+  PatternRewriter &b = rewriter;
+  b.setInsertionPoint(mul);
   TorchBuilder tb(b, mul->getLoc());
   Value silu = tb.create("torch.aten.silu", {x}, mul->getResult(0).getType());
-  replaceChain(mul->getResult(0), silu, {sigmoid, mul});
-  return true;
+  replaceChain(rewriter, mul->getResult(0), silu, {sigmoid, mul});
+  return success();
 }
 
 /// 0.5x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3)))  ==>  gelu(x, "tanh")
-bool recomposeGeluTanh(Operation *tanh) {
+LogicalResult recomposeGeluTanh(Operation *tanh, PatternRewriter &rewriter) {
   if (!isA(tanh, "torch.aten.tanh"))
-    return false;
+    return failure();
   Operation *scale = tanh->getOperand(0).getDefiningOp();
   if (!isA(scale, "torch.aten.mul.Scalar") ||
       !nearly(constNumber(scale->getOperand(1)), 0.7978845608028654) ||
       !scale->getResult(0).hasOneUse())
-    return false;
+    return failure();
   Operation *inner = scale->getOperand(0).getDefiningOp();
   if (!isA(inner, "torch.aten.add.Tensor") ||
       constNumber(inner->getOperand(2)) != 1.0 ||
       !inner->getResult(0).hasOneUse())
-    return false;
+    return failure();
   Value x = inner->getOperand(0);
   Operation *cubic = inner->getOperand(1).getDefiningOp();
   if (!isA(cubic, "torch.aten.mul.Scalar") ||
       !nearly(constNumber(cubic->getOperand(1)), 0.044715) ||
       !cubic->getResult(0).hasOneUse())
-    return false;
+    return failure();
   Operation *pow = cubic->getOperand(0).getDefiningOp();
   if (!isA(pow, "torch.aten.pow.Tensor_Scalar") || pow->getOperand(0) != x ||
       constNumber(pow->getOperand(1)) != 3.0 || !pow->getResult(0).hasOneUse())
-    return false;
+    return failure();
   Operation *plusOne = soleUser(tanh->getResult(0));
   if (!isA(plusOne, "torch.aten.add.Scalar") ||
       constNumber(plusOne->getOperand(1)) != 1.0 ||
       constNumber(plusOne->getOperand(2)) != 1.0)
-    return false;
+    return failure();
   Operation *mul = soleUser(plusOne->getResult(0));
   Value half = mul ? otherOperand(mul, plusOne->getResult(0)) : Value();
   Operation *halfOp = half ? half.getDefiningOp() : nullptr;
   if (!isA(mul, "torch.aten.mul.Tensor") ||
       !isA(halfOp, "torch.aten.mul.Scalar") || halfOp->getOperand(0) != x ||
       constNumber(halfOp->getOperand(1)) != 0.5 || !half.hasOneUse())
-    return false;
-  OpBuilder b(mul);
+    return failure();
+  PatternRewriter &b = rewriter;
+  b.setInsertionPoint(mul);
   TorchBuilder tb(b, mul->getLoc());
   Value gelu = tb.create("torch.aten.gelu", {x, tb.strConst("tanh")},
                          mul->getResult(0).getType());
-  replaceChain(mul->getResult(0), gelu,
+  replaceChain(rewriter, mul->getResult(0), gelu,
                {halfOp, pow, cubic, inner, scale, tanh, plusOne, mul});
-  return true;
+  return success();
 }
 
 } // namespace mlir::te::torch_import

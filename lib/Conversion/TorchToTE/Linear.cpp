@@ -27,18 +27,18 @@ std::optional<LinearMatch> matchLinear(Operation *op) {
 /// [view(x) ->] mm(x2, permute(W,[1,0]) | t(W) | W_in_out)
 ///   [-> mul.Scalar 1, add(mul.Scalar(b, 1)) | add.Tensor(b)] [-> view]
 ///   ==>  linear(x, W, b)  (a Conv1D [in, out] weight is transposed first)
-bool recomposeLinear(Operation *mm) {
+LogicalResult recomposeLinear(Operation *mm, PatternRewriter &rewriter) {
   // mm on a flattened input, or matmul on the N-D input (aten.linear's
   // decomposition in torch-mlir's own pipeline).
   bool isMatmul = isA(mm, "torch.aten.matmul");
   if (!isA(mm, "torch.aten.mm") && !isMatmul)
-    return false;
+    return failure();
   Value x2 = mm->getOperand(0), rhs = mm->getOperand(1);
   auto x2Type = builtinType(x2.getType());
   auto rhsType = builtinType(rhs.getType());
   if (!x2Type || !rhsType || rhsType.getRank() != 2 ||
       (isMatmul ? x2Type.getRank() < 2 : x2Type.getRank() != 2))
-    return false;
+    return failure();
   SmallVector<Operation *> ops = {mm};
   Value x = x2;
   Operation *view = isMatmul ? nullptr : x2.getDefiningOp();
@@ -88,7 +88,7 @@ bool recomposeLinear(Operation *mm) {
       ops.append({u, biasScale, add});
       out = add->getResult(0);
     } else {
-      return false;
+      return failure();
     }
   } else if (isA(u, "torch.aten.add.Tensor") && u->getOperand(0) == out &&
              rankOf(u->getOperand(1)) == 1 &&
@@ -106,7 +106,7 @@ bool recomposeLinear(Operation *mm) {
     if (!isA(back, "torch.aten.view") || !backType ||
         backType.getRank() != srcType.getRank() ||
         backType.getShape().drop_back() != srcType.getShape().drop_back())
-      return false;
+      return failure();
     ops.push_back(back);
     out = back->getResult(0);
   }
@@ -114,7 +114,8 @@ bool recomposeLinear(Operation *mm) {
   for (Operation *op : ops)
     if (last->isBeforeInBlock(op))
       last = op;
-  OpBuilder b(last);
+  PatternRewriter &b = rewriter;
+  b.setInsertionPoint(last);
   TorchBuilder tb(b, last->getLoc());
   if (transposedDef) {
     weight = rhsDef->getOperand(0);
@@ -130,8 +131,8 @@ bool recomposeLinear(Operation *mm) {
   }
   Value linear = tb.create("torch.aten.linear",
                            {x, weight, bias ? bias : tb.none()}, out.getType());
-  replaceChain(out, linear, ops);
-  return true;
+  replaceChain(rewriter, out, linear, ops);
+  return success();
 }
 
 } // namespace mlir::te::torch_import

@@ -72,34 +72,34 @@ FailureOr<NormMatch> matchNorm(Operation *op) {
 
 /// var_mean(x, [-1], correction 0, keepdim) -> add.Scalar(eps) -> rsqrt;
 /// sub(x, mean) * rstd [* gamma] [+ beta]  ==>  layer_norm
-bool recomposeLayerNorm(Operation *varMean) {
+LogicalResult recomposeLayerNorm(Operation *varMean, PatternRewriter &rewriter) {
   if (!isA(varMean, "torch.aten.var_mean.correction") ||
       varMean->getNumResults() != 2)
-    return false;
+    return failure();
   Value x = varMean->getOperand(0);
   int64_t rank = rankOf(x);
   // keepdim must be set: [.., 1] statistics broadcast along the features.
   if (rank < 2 || !isLastDimList(varMean->getOperand(1), rank) ||
       !isTrue(varMean->getOperand(3)) ||
       constNumber(varMean->getOperand(2)) != 0.0)
-    return false;
+    return failure();
   Value var = varMean->getResult(0), mean = varMean->getResult(1);
   Operation *addEps = soleUser(var);
   if (!isA(addEps, "torch.aten.add.Scalar") ||
       constNumber(addEps->getOperand(2)) != 1.0)
-    return false;
+    return failure();
   auto eps = constNumber(addEps->getOperand(1));
   Operation *rsqrt = soleUser(addEps->getResult(0));
   Operation *sub = soleUser(mean);
   if (!eps || !isA(rsqrt, "torch.aten.rsqrt") ||
       !isA(sub, "torch.aten.sub.Tensor") || sub->getOperand(0) != x ||
       sub->getOperand(1) != mean || constNumber(sub->getOperand(2)) != 1.0)
-    return false;
+    return failure();
   Operation *norm = soleUser(sub->getResult(0));
   if (!isA(norm, "torch.aten.mul.Tensor") ||
       otherOperand(norm, sub->getResult(0)) != rsqrt->getResult(0) ||
       !rsqrt->getResult(0).hasOneUse())
-    return false;
+    return failure();
   SmallVector<Operation *> ops = {varMean, addEps, rsqrt, sub, norm};
   Value out = norm->getResult(0), gamma, beta;
   auto isVector = [&](Value v) { return v && rankOf(v) == 1; };
@@ -118,7 +118,8 @@ bool recomposeLayerNorm(Operation *varMean) {
     }
   }
   Operation *last = ops.back();
-  OpBuilder b(last);
+  PatternRewriter &b = rewriter;
+  b.setInsertionPoint(last);
   TorchBuilder tb(b, last->getLoc());
   int64_t k = builtinType(x.getType()).getShape().back();
   Value ln = tb.create("torch.aten.layer_norm",
@@ -126,14 +127,14 @@ bool recomposeLayerNorm(Operation *varMean) {
                         beta ? beta : tb.none(), tb.floatConst(*eps),
                         tb.boolConst(false)},
                        out.getType());
-  replaceChain(out, ln, ops);
-  return true;
+  replaceChain(rewriter, out, ln, ops);
+  return success();
 }
 
 /// pow(x, 2) | x*x -> mean over the last dim (mean.dim, or sum.dim_IntList
 /// then div.Scalar K) -> add.Scalar(eps) -> rsqrt; x * rstd [* gamma]
 ///   ==>  rms_norm
-bool recomposeRMSNorm(Operation *square) {
+LogicalResult recomposeRMSNorm(Operation *square, PatternRewriter &rewriter) {
   Value x;
   if (isA(square, "torch.aten.pow.Tensor_Scalar") &&
       constNumber(square->getOperand(1)) == 2.0)
@@ -142,11 +143,11 @@ bool recomposeRMSNorm(Operation *square) {
            square->getOperand(0) == square->getOperand(1))
     x = square->getOperand(0);
   else
-    return false;
+    return failure();
   int64_t rank = rankOf(x);
   Value sq = square->getResult(0);
   if (rank < 2)
-    return false;
+    return failure();
   SmallVector<Operation *> meanOps;
   Value meanOut;
   if (Operation *m = soleUser(sq);
@@ -158,22 +159,22 @@ bool recomposeRMSNorm(Operation *square) {
     meanOps = {sum, div};
     meanOut = div->getResult(0);
   } else {
-    return false;
+    return failure();
   }
   Operation *pow = square;
   Operation *mean = meanOps.back();
   Operation *addEps = soleUser(mean->getResult(0));
   if (!isA(addEps, "torch.aten.add.Scalar") ||
       constNumber(addEps->getOperand(2)) != 1.0)
-    return false;
+    return failure();
   auto eps = constNumber(addEps->getOperand(1));
   Operation *rsqrt = soleUser(addEps->getResult(0));
   if (!eps || !isA(rsqrt, "torch.aten.rsqrt"))
-    return false;
+    return failure();
   Operation *scale = soleUser(rsqrt->getResult(0));
   if (!isA(scale, "torch.aten.mul.Tensor") ||
       otherOperand(scale, rsqrt->getResult(0)) != x)
-    return false;
+    return failure();
   SmallVector<Operation *> ops = {pow};
   ops.append(meanOps.begin(), meanOps.end());
   ops.append({addEps, rsqrt, scale});
@@ -202,17 +203,18 @@ bool recomposeRMSNorm(Operation *square) {
   for (Operation *op : ArrayRef<Operation *>(ops).drop_back())
     for (Operation *u : llvm::make_early_inc_range(op->getResult(0).getUsers()))
       if (isA(u, "torch.aten._assert_tensor_metadata"))
-        u->erase();
+        rewriter.eraseOp(u);
   Operation *last = ops.back();
-  OpBuilder b(last);
+  PatternRewriter &b = rewriter;
+  b.setInsertionPoint(last);
   TorchBuilder tb(b, last->getLoc());
   int64_t k = builtinType(x.getType()).getShape().back();
   Value rms = tb.create(
       "torch.aten.rms_norm",
       {x, tb.intList({k}), gamma ? gamma : tb.none(), tb.floatConst(*eps)},
       out.getType());
-  replaceChain(out, rms, ops);
-  return true;
+  replaceChain(rewriter, out, rms, ops);
+  return success();
 }
 
 /// `div.Scalar(sum.dim_IntList(v, [-1], keepdim, none), K)`: the mean of v
@@ -241,18 +243,18 @@ std::pair<Operation *, Operation *> matchMeanOverLast(Value v) {
 ///   x64 = to.dtype(x, f64); m64 = mean(x64); c = x64 - m64;
 ///   var = to.dtype(mean(c * c), dtype(x)); mean = mean(x)
 /// ==> var, mean = var_mean.correction(x, [-1], 0, keepdim)
-bool recomposeVarMean(Operation *up) {
+LogicalResult recomposeVarMean(Operation *up, PatternRewriter &rewriter) {
   if (!isA(up, "torch.aten.to.dtype") || !elementTypeOf(up->getResult(0)) ||
       !elementTypeOf(up->getResult(0)).isF64())
-    return false;
+    return failure();
   Value x = up->getOperand(0), x64 = up->getResult(0);
   auto [sum64, mean64] = matchMeanOverLast(x64);
   if (!mean64 || !mean64->getResult(0).hasOneUse())
-    return false;
+    return failure();
   Operation *sub = *mean64->getResult(0).getUsers().begin();
   if (!isA(sub, "torch.aten.sub.Tensor") || sub->getOperand(0) != x64 ||
       constNumber(sub->getOperand(2)) != 1.0)
-    return false;
+    return failure();
   Value c = sub->getResult(0);
   Operation *sq = soleUser(c);
   if (!sq && !c.use_empty()) {
@@ -263,23 +265,23 @@ bool recomposeVarMean(Operation *up) {
   }
   if (!isA(sq, "torch.aten.mul.Tensor") || sq->getOperand(0) != c ||
       sq->getOperand(1) != c)
-    return false;
+    return failure();
   auto [sumSq, var64] = matchMeanOverLast(sq->getResult(0));
   if (!var64 || !var64->getResult(0).hasOneUse())
-    return false;
+    return failure();
   Operation *down = *var64->getResult(0).getUsers().begin();
   if (!isA(down, "torch.aten.to.dtype") ||
       elementTypeOf(down->getResult(0)) != elementTypeOf(x))
-    return false;
+    return failure();
   auto [sumX, mean] = matchMeanOverLast(x);
   if (!mean)
-    return false;
+    return failure();
   // x64 must feed only the two reductions above.
   for (Operation *u : x64.getUsers())
     if (u != sum64 && u != sub)
-      return false;
+      return failure();
   // Right after x's definition, so that it dominates every use it takes over.
-  OpBuilder b(up->getContext());
+  PatternRewriter &b = rewriter;
   if (Operation *def = x.getDefiningOp())
     b.setInsertionPointAfter(def);
   else
@@ -291,26 +293,26 @@ bool recomposeVarMean(Operation *up) {
       {x, tb.intList({rank - 1}), tb.intConst(0), tb.boolConst(true)});
   state.addTypes({down->getResult(0).getType(), mean->getResult(0).getType()});
   Operation *vm = b.create(state);
-  down->getResult(0).replaceAllUsesWith(vm->getResult(0));
-  mean->getResult(0).replaceAllUsesWith(vm->getResult(1));
+  rewriter.replaceAllUsesWith(down->getResult(0), vm->getResult(0));
+  rewriter.replaceAllUsesWith(mean->getResult(0), vm->getResult(1));
   SmallVector<Operation *> dead = {down,   var64, sumSq, sq,   sub,
                                    mean64, sum64, up,    mean, sumX};
   for (Operation *op : dead)
     if (op->use_empty())
-      op->erase();
-  return true;
+      rewriter.eraseOp(op);
+  return success();
 }
 
 /// The same-dtype variance (torch-mlir's decomposition of native_layer_norm):
 ///   mean = sum(x)/K; c = x - mean; var = sum(c*c)/K
 /// ==> var, mean = var_mean.correction(x, [-1], 0, keepdim)
-bool recomposeVarMeanSameDtype(Operation *sum) {
+LogicalResult recomposeVarMeanSameDtype(Operation *sum, PatternRewriter &rewriter) {
   if (!isA(sum, "torch.aten.sum.dim_IntList"))
-    return false;
+    return failure();
   Value x = sum->getOperand(0);
   auto [sumX, mean] = matchMeanOverLast(x);
   if (sumX != sum || !mean)
-    return false;
+    return failure();
   Operation *sub = nullptr;
   for (Operation *u : mean->getResult(0).getUsers())
     if (isA(u, "torch.aten.sub.Tensor") && u->getOperand(0) == x &&
@@ -318,7 +320,7 @@ bool recomposeVarMeanSameDtype(Operation *sum) {
         constNumber(u->getOperand(2)) == 1.0)
       sub = u;
   if (!sub || !mean->getResult(0).hasOneUse())
-    return false;
+    return failure();
   Value c = sub->getResult(0);
   Operation *sq = nullptr;
   for (Operation *u : c.getUsers())
@@ -326,11 +328,11 @@ bool recomposeVarMeanSameDtype(Operation *sum) {
         u->getOperand(1) == c)
       sq = u;
   if (!sq || !sq->getResult(0).hasOneUse())
-    return false;
+    return failure();
   auto [sumSq, var] = matchMeanOverLast(sq->getResult(0));
   if (!var)
-    return false;
-  OpBuilder b(sum->getContext());
+    return failure();
+  PatternRewriter &b = rewriter;
   if (Operation *def = x.getDefiningOp())
     b.setInsertionPointAfter(def);
   else
@@ -341,13 +343,13 @@ bool recomposeVarMeanSameDtype(Operation *sum) {
       {x, tb.intList({rankOf(x) - 1}), tb.intConst(0), tb.boolConst(true)});
   state.addTypes({var->getResult(0).getType(), mean->getResult(0).getType()});
   Operation *vm = b.create(state);
-  var->getResult(0).replaceAllUsesWith(vm->getResult(0));
+  rewriter.replaceAllUsesWith(var->getResult(0), vm->getResult(0));
   // The centered value now reads the var_mean's mean.
-  sub->setOperand(1, vm->getResult(1));
+  rewriter.modifyOpInPlace(sub, [&] { sub->setOperand(1, vm->getResult(1)); });
   for (Operation *op : {var, sumSq, sq, mean, sum})
     if (op->use_empty())
-      op->erase();
-  return true;
+      rewriter.eraseOp(op);
+  return success();
 }
 
 } // namespace mlir::te::torch_import

@@ -15,14 +15,15 @@ namespace mlir::te::torch_import {
 
 /// Replaces `root`'s result by `replacement` and erases the now-dead ops of
 /// the pattern (in reverse program order).
-void replaceChain(Value root, Value replacement, ArrayRef<Operation *> ops) {
-  root.replaceAllUsesWith(replacement);
+void replaceChain(PatternRewriter &rewriter, Value root, Value replacement,
+                  ArrayRef<Operation *> ops) {
+  rewriter.replaceAllUsesWith(root, replacement);
   SmallVector<Operation *> sorted(ops.begin(), ops.end());
   llvm::sort(sorted,
              [](Operation *a, Operation *b) { return b->isBeforeInBlock(a); });
   for (Operation *op : sorted)
     if (op->use_empty())
-      op->erase();
+      rewriter.eraseOp(op);
 }
 
 /// `prims.convert_element_type` / `aten.to.dtype` of a tensor: returns the
@@ -69,13 +70,14 @@ tt::ValueTensorType withElementType(Type torchType, Type element) {
 /// a norm or linear sandwiched between an upcast of all its tensor inputs
 /// and a downcast of its result becomes the op in the narrow dtype (TE
 /// computes in fp32 internally, with narrow inputs and outputs).
-bool moveCast(Operation *op) {
+LogicalResult moveCast(Operation *op, PatternRewriter &rewriter) {
   // upcast(view|permute(v)) -> view|permute(upcast(v))
   if (isUpcast(op)) {
     Operation *shape = castSource(op).getDefiningOp();
     if ((isA(shape, "torch.aten.view") || isA(shape, "torch.aten.permute")) &&
         shape->getResult(0).hasOneUse()) {
-      OpBuilder b(op);
+      PatternRewriter &b = rewriter;
+  b.setInsertionPoint(op);
       TorchBuilder tb(b, op->getLoc());
       Type f32 = elementTypeOf(op->getResult(0));
       Value v = shape->getOperand(0);
@@ -84,15 +86,16 @@ bool moveCast(Operation *op) {
       Value moved =
           tb.create(shape->getName().getStringRef(), {up, shape->getOperand(1)},
                     op->getResult(0).getType());
-      replaceChain(op->getResult(0), moved, {op, shape});
-      return true;
+      replaceChain(rewriter, op->getResult(0), moved, {op, shape});
+      return success();
     }
   }
   // view(downcast(v)) -> downcast(view(v))
   if (isA(op, "torch.aten.view")) {
     Operation *down = op->getOperand(0).getDefiningOp();
     if (down && isDowncast(down) && down->getResult(0).hasOneUse()) {
-      OpBuilder b(op);
+      PatternRewriter &b = rewriter;
+  b.setInsertionPoint(op);
       TorchBuilder tb(b, op->getLoc());
       Value v = castSource(down);
       Value view = tb.create(
@@ -101,23 +104,23 @@ bool moveCast(Operation *op) {
       Value cast =
           tb.create(down->getName().getStringRef(), {view, down->getOperand(1)},
                     op->getResult(0).getType());
-      replaceChain(op->getResult(0), cast, {op, down});
-      return true;
+      replaceChain(rewriter, op->getResult(0), cast, {op, down});
+      return success();
     }
   }
-  return false;
+  return failure();
 }
 
 /// downcast(norm|linear(upcast(x), ...)) -> norm|linear(x, ...) in x's dtype.
-bool removeCastSandwich(Operation *down) {
+LogicalResult removeCastSandwich(Operation *down, PatternRewriter &rewriter) {
   if (!isDowncast(down))
-    return false;
+    return failure();
   Operation *op = castSource(down).getDefiningOp();
   bool isNorm =
       isA(op, "torch.aten.layer_norm") || isA(op, "torch.aten.rms_norm");
   bool isLinear = isA(op, "torch.aten.linear");
   if ((!isNorm && !isLinear) || !op->getResult(0).hasOneUse())
-    return false;
+    return failure();
   Type narrow = elementTypeOf(down->getResult(0));
   // Every tensor operand: an upcast from `narrow`, or already `narrow`
   // (PyTorch promotes bf16 parameters against f32 activations).
@@ -135,13 +138,14 @@ bool removeCastSandwich(Operation *down) {
     } else if (elementTypeOf(v) == narrow) {
       operands.push_back(v);
     } else {
-      return false;
+      return failure();
     }
   }
   // The activation input itself must have been narrow.
   if (elementTypeOf(operands[0]) != narrow)
-    return false;
-  OpBuilder b(down);
+    return failure();
+  PatternRewriter &b = rewriter;
+  b.setInsertionPoint(down);
   TorchBuilder tb(b, down->getLoc());
   // rms_norm's default eps is finfo(dtype).eps of the dtype it ran in: f32.
   if (isA(op, "torch.aten.rms_norm") && isNone(operands[3]))
@@ -150,22 +154,72 @@ bool removeCastSandwich(Operation *down) {
                              down->getResult(0).getType());
   SmallVector<Operation *> dead = {down, op};
   dead.append(upcasts.begin(), upcasts.end());
-  replaceChain(down->getResult(0), narrowOp, dead);
-  return true;
+  replaceChain(rewriter, down->getResult(0), narrowOp, dead);
+  return success();
 }
 
 /// `broadcast_to` feeding only elementwise binary ops is implicit in torch
 /// semantics: use the source directly.
-bool stripBroadcast(Operation *op) {
+LogicalResult stripBroadcast(Operation *op, PatternRewriter &rewriter) {
   if (!isA(op, "torch.aten.broadcast_to") || op->use_empty())
-    return false;
+    return failure();
   for (Operation *u : op->getResult(0).getUsers())
     if (!isA(u, "torch.aten.sub.Tensor") && !isA(u, "torch.aten.mul.Tensor") &&
         !isA(u, "torch.aten.add.Tensor") && !isA(u, "torch.aten.div.Tensor"))
-      return false;
-  op->getResult(0).replaceAllUsesWith(op->getOperand(0));
-  op->erase();
-  return true;
+      return failure();
+  rewriter.replaceAllUsesWith(op->getResult(0), op->getOperand(0));
+  rewriter.eraseOp(op);
+  return success();
+}
+
+namespace {
+
+/// One rewrite of a decomposed form as a pattern. The rewrite (above, and
+/// per family in Norm.cpp, Linear.cpp, Activation.cpp) checks the op
+/// itself and changes the IR through the rewriter only.
+class RecomposePattern : public RewritePattern {
+public:
+  using Rewrite = LogicalResult (*)(Operation *, PatternRewriter &);
+  /// A rewrite rooted at ops named `root`.
+  RecomposePattern(MLIRContext *ctx, StringRef name, StringRef root,
+                   Rewrite rewrite)
+      : RewritePattern(root, /*benefit=*/1, ctx), rewrite(rewrite) {
+    setDebugName(name);
+  }
+  /// A rewrite whose root is one of several ops (it tells them apart).
+  RecomposePattern(MLIRContext *ctx, StringRef name, Rewrite rewrite)
+      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, ctx),
+        rewrite(rewrite) {
+    setDebugName(name);
+  }
+
+  LogicalResult matchAndRewrite(Operation *op,
+                                PatternRewriter &rewriter) const override {
+    return rewrite(op, rewriter);
+  }
+
+private:
+  Rewrite rewrite;
+};
+
+} // namespace
+
+void populateRecomposeTorchPatterns(RewritePatternSet &patterns) {
+  MLIRContext *ctx = patterns.getContext();
+  auto add = [&](auto... args) {
+    patterns.add(std::make_unique<RecomposePattern>(ctx, args...));
+  };
+  // In the order they are tried on each op.
+  add("strip-broadcast", "torch.aten.broadcast_to", stripBroadcast);
+  add("move-cast", moveCast); // upcasts, views
+  add("var-mean-f64", "torch.aten.to.dtype", recomposeVarMean);
+  add("var-mean", "torch.aten.sum.dim_IntList", recomposeVarMeanSameDtype);
+  add("layer-norm", "torch.aten.var_mean.correction", recomposeLayerNorm);
+  add("rms-norm", recomposeRMSNorm); // pow.Tensor_Scalar, mul.Tensor
+  add("linear", recomposeLinear);    // mm, matmul
+  add("silu", "torch.aten.sigmoid", recomposeSiLU);
+  add("gelu-tanh", "torch.aten.tanh", recomposeGeluTanh);
+  add("remove-cast-sandwich", removeCastSandwich); // downcasts
 }
 
 /// Dead scalar bookkeeping left by the rewrites (sizes of views).
@@ -185,17 +239,29 @@ void recomposeDecomposedForms(func::FuncOp func) {
     if (isA(&op, "torch.bind_symbolic_shape") ||
         isA(&op, "torch.aten._assert_tensor_metadata"))
       op.erase();
+  // First match wins, then the scan starts over: the order the rewrites
+  // were designed in (not applyPatternsGreedily's worklist order, which
+  // would build the same ops in another order).
+  MLIRContext *ctx = func.getContext();
+  RewritePatternSet patterns(ctx);
+  populateRecomposeTorchPatterns(patterns);
+  PatternRewriter rewriter(ctx);
   bool changed = true;
   while (changed) {
     changed = false;
     for (Operation &op : llvm::make_early_inc_range(func.getBody().front())) {
-      if (stripBroadcast(&op) || moveCast(&op) || recomposeVarMean(&op) ||
-          recomposeVarMeanSameDtype(&op) || recomposeLayerNorm(&op) ||
-          recomposeRMSNorm(&op) || recomposeLinear(&op) || recomposeSiLU(&op) ||
-          recomposeGeluTanh(&op) || removeCastSandwich(&op)) {
-        changed = true;
-        break;
+      for (const std::unique_ptr<RewritePattern> &pattern :
+           patterns.getNativePatterns()) {
+        std::optional<OperationName> root = pattern->getRootKind();
+        if (root && *root != op.getName())
+          continue;
+        if (succeeded(pattern->matchAndRewrite(&op, rewriter))) {
+          changed = true;
+          break;
+        }
       }
+      if (changed)
+        break;
     }
   }
   // Drop dead scalar ops, repeatedly (lists keep their constants alive).

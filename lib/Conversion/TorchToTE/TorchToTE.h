@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/PatternMatch.h"
 
 #include <cmath>
 #include <optional>
@@ -261,27 +262,28 @@ inline bool isLastDimList(Value list, int64_t rank) {
 
 /// Replaces `root`'s result by `replacement` and erases the now-dead ops of
 /// the pattern (in reverse program order).
-void replaceChain(Value root, Value replacement, ArrayRef<Operation *> ops);
+void replaceChain(PatternRewriter &rewriter, Value root, Value replacement,
+                  ArrayRef<Operation *> ops);
 
 /// var_mean(x, [-1], correction 0, keepdim) -> add.Scalar(eps) -> rsqrt;
 /// sub(x, mean) * rstd [* gamma] [+ beta]  ==>  layer_norm
-bool recomposeLayerNorm(Operation *varMean);
+LogicalResult recomposeLayerNorm(Operation *varMean, PatternRewriter &rewriter);
 
 /// pow(x, 2) | x*x -> mean over the last dim (mean.dim, or sum.dim_IntList
 /// then div.Scalar K) -> add.Scalar(eps) -> rsqrt; x * rstd [* gamma]
 ///   ==>  rms_norm
-bool recomposeRMSNorm(Operation *square);
+LogicalResult recomposeRMSNorm(Operation *square, PatternRewriter &rewriter);
 
 /// [view(x) ->] mm(x2, permute(W,[1,0]) | t(W) | W_in_out)
 ///   [-> mul.Scalar 1, add(mul.Scalar(b, 1)) | add.Tensor(b)] [-> view]
 ///   ==>  linear(x, W, b)  (a Conv1D [in, out] weight is transposed first)
-bool recomposeLinear(Operation *mm);
+LogicalResult recomposeLinear(Operation *mm, PatternRewriter &rewriter);
 
 /// x * sigmoid(x)  ==>  silu(x)
-bool recomposeSiLU(Operation *sigmoid);
+LogicalResult recomposeSiLU(Operation *sigmoid, PatternRewriter &rewriter);
 
 /// 0.5x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3)))  ==>  gelu(x, "tanh")
-bool recomposeGeluTanh(Operation *tanh);
+LogicalResult recomposeGeluTanh(Operation *tanh, PatternRewriter &rewriter);
 
 /// `prims.convert_element_type` / `aten.to.dtype` of a tensor: returns the
 /// source value, or null when `op` is not a cast.
@@ -303,10 +305,10 @@ tt::ValueTensorType withElementType(Type torchType, Type element);
 /// a norm or linear sandwiched between an upcast of all its tensor inputs
 /// and a downcast of its result becomes the op in the narrow dtype (TE
 /// computes in fp32 internally, with narrow inputs and outputs).
-bool moveCast(Operation *op);
+LogicalResult moveCast(Operation *op, PatternRewriter &rewriter);
 
 /// downcast(norm|linear(upcast(x), ...)) -> norm|linear(x, ...) in x's dtype.
-bool removeCastSandwich(Operation *down);
+LogicalResult removeCastSandwich(Operation *down, PatternRewriter &rewriter);
 
 /// `div.Scalar(sum.dim_IntList(v, [-1], keepdim, none), K)`: the mean of v
 /// over its last dim K; returns the two ops or nulls.
@@ -316,16 +318,16 @@ std::pair<Operation *, Operation *> matchMeanOverLast(Value v);
 ///   x64 = to.dtype(x, f64); m64 = mean(x64); c = x64 - m64;
 ///   var = to.dtype(mean(c * c), dtype(x)); mean = mean(x)
 /// ==> var, mean = var_mean.correction(x, [-1], 0, keepdim)
-bool recomposeVarMean(Operation *up);
+LogicalResult recomposeVarMean(Operation *up, PatternRewriter &rewriter);
 
 /// `broadcast_to` feeding only elementwise binary ops is implicit in torch
 /// semantics: use the source directly.
-bool stripBroadcast(Operation *op);
+LogicalResult stripBroadcast(Operation *op, PatternRewriter &rewriter);
 
 /// The same-dtype variance (torch-mlir's decomposition of native_layer_norm):
 ///   mean = sum(x)/K; c = x - mean; var = sum(c*c)/K
 /// ==> var, mean = var_mean.correction(x, [-1], 0, keepdim)
-bool recomposeVarMeanSameDtype(Operation *sum);
+LogicalResult recomposeVarMeanSameDtype(Operation *sum, PatternRewriter &rewriter);
 
 /// An error at each torch op whose operand or result count (or constant
 /// value) is not torch-mlir's: the patterns may rely on them afterwards.
@@ -334,6 +336,13 @@ LogicalResult verifyTorchSignatures(func::FuncOp func);
 /// Dead scalar bookkeeping left by the rewrites (sizes of views).
 bool isDeadBookkeeping(Operation &op);
 
+/// The rewrites of decomposed forms, in the order recomposeDecomposedForms
+/// tries them on each op.
+void populateRecomposeTorchPatterns(RewritePatternSet &patterns);
+
+/// Puts torch-mlir's high-level ops back in `func` (first matching rewrite,
+/// then again from the top, until none applies), then drops the scalar ops
+/// left dead.
 void recomposeDecomposedForms(func::FuncOp func);
 
 } // namespace mlir::te::torch_import

@@ -1,0 +1,105 @@
+// RUN: te-opt %s --split-input-file --te-test-memory-plan --verify-diagnostics -o /dev/null
+// RUN: te-opt %s --split-input-file --te-lower-to-runtime | FileCheck %s
+//
+// The arena plan of te-lower-to-runtime (lib/Analysis/MemoryPlan), printed
+// by te-test-memory-plan: at the function, the arena's slots and bytes; at
+// each op, per tensor result, its slot (the slot's offset in the arena, the
+// value's bytes, its live range as positions in the block: definition and
+// last use, through views), a view of another buffer, the caller's result
+// buffer (computed in place), or no buffer. `?` is a size or offset that
+// depends on the dynamic dims. Slots are 256-byte aligned. The second RUN
+// checks that te-lower-to-runtime's module info reports the same arena.
+
+// Static shapes, and reuse of freed slots: rsigma is dead at once, so the
+// FC1 output takes its slot (1); the norm output dies at FC1, so the
+// activation takes slot 0; FC2's output goes back to slot 1. Each slot is
+// sized by its largest member (8192 bytes). The residual add writes the
+// function's result in place.
+// CHECK-LABEL: llvm.func @te_entry_reuse(
+// CHECK: \22arena_bytes\22:16384,\22arena_slots\22:2,
+// expected-remark @+1 {{arena: 2 slots, 16384 bytes}}
+func.func @reuse(%x: tensor<16x64xf32>, %g: tensor<64xf32>, %w1: tensor<128x64xf32>, %w2: tensor<64x128xf32>) -> tensor<16x64xf32> {
+  // expected-remark @+2 {{result #0: slot 0 at offset 0, 4096 bytes, live [0, 1]}}
+  // expected-remark @+1 {{result #1: slot 1 at offset 8192, 64 bytes, live [0, 0]}}
+  %n, %rs = te.norm_fwd %x norm rms_norm(%g) {eps = 1.000000e-05 : f64} : (tensor<16x64xf32>, tensor<64xf32>) -> (tensor<16x64xf32>, tensor<16xf32>)
+  // expected-remark @+1 {{result #0: slot 1 at offset 8192, 8192 bytes, live [1, 2]}}
+  %h = te.gemm tn %n, %w1 : (tensor<16x64xf32>, tensor<128x64xf32>) -> tensor<16x128xf32>
+  // expected-remark @+1 {{result #0: slot 0 at offset 0, 8192 bytes, live [2, 3]}}
+  %a = te.act gelu %h : (tensor<16x128xf32>) -> tensor<16x128xf32>
+  // expected-remark @+1 {{result #0: slot 1 at offset 8192, 4096 bytes, live [3, 4]}}
+  %y = te.gemm tn %a, %w2 : (tensor<16x128xf32>, tensor<64x128xf32>) -> tensor<16x64xf32>
+  // expected-remark @+1 {{result #0: in place in the function's result #0}}
+  %r = arith.addf %y, %x : tensor<16x64xf32>
+  return %r : tensor<16x64xf32>
+}
+
+// -----
+
+// Dynamic tokens: the same liveness and slots, whose sizes (and so the
+// offsets after the first) are only known at run time.
+// CHECK-LABEL: llvm.func @te_entry_dynamic(
+// CHECK: \22arena_bytes\22:\22dynamic\22,\22arena_slots\22:3,
+// expected-remark @+1 {{arena: 3 slots, ? bytes}}
+func.func @dynamic(%x: tensor<?x64xbf16>, %g: tensor<64xbf16>, %w1: tensor<128x64xbf16>, %w2: tensor<64x128xbf16>) -> tensor<?x64xbf16> {
+  // expected-remark @+3 {{result #0: slot 0 at offset 0, ? bytes, live [0, 1]}}
+  // expected-remark @+2 {{result #1: slot 1 at offset ?, ? bytes, live [0, 0]}}
+  // expected-remark @+1 {{result #2: slot 2 at offset ?, ? bytes, live [0, 0]}}
+  %n, %rs, %mu = te.norm_fwd %x norm layer_norm(%g) {eps = 1.000000e-05 : f64} : (tensor<?x64xbf16>, tensor<64xbf16>) -> (tensor<?x64xbf16>, tensor<?xf32>, tensor<?xf32>)
+  // expected-remark @+1 {{result #0: slot 1 at offset ?, ? bytes, live [1, 2]}}
+  %h = te.gemm tn %n, %w1 : (tensor<?x64xbf16>, tensor<128x64xbf16>) -> tensor<?x128xbf16>
+  // expected-remark @+1 {{result #0: slot 0 at offset 0, ? bytes, live [2, 3]}}
+  %a = te.act gelu %h : (tensor<?x128xbf16>) -> tensor<?x128xbf16>
+  // expected-remark @+1 {{result #0: in place in the function's result #0}}
+  %y = te.gemm tn %a, %w2 : (tensor<?x128xbf16>, tensor<64x128xbf16>) -> tensor<?x64xbf16>
+  return %y : tensor<?x64xbf16>
+}
+
+// -----
+
+// Views and results not computed in place: a reshape is a view of its
+// source, which then lives until the view's last use (the return); a value
+// returned twice gets a slot (and is copied into both results); an integer
+// shape constant has no buffer at run time.
+// CHECK-LABEL: llvm.func @te_entry_views(
+// CHECK: \22arena_bytes\22:2048,\22arena_slots\22:2,
+// expected-remark @+1 {{arena: 2 slots, 2048 bytes}}
+func.func @views(%x: tensor<8x64xbf16>, %w: tensor<64x64xbf16>) -> (tensor<2x4x64xbf16>, tensor<8x64xbf16>, tensor<8x64xbf16>, tensor<8x64xbf16>) {
+  // expected-remark @+1 {{result #0: no buffer}}
+  %shape = arith.constant dense<[2, 4, 64]> : tensor<3xi64>
+  // expected-remark @+1 {{result #0: slot 0 at offset 0, 1024 bytes, live [1, 4]}}
+  %y = te.gemm tn %x, %w : (tensor<8x64xbf16>, tensor<64x64xbf16>) -> tensor<8x64xbf16>
+  // expected-remark @+1 {{result #0: a view of result #0 of 'te.gemm'}}
+  %r = tensor.reshape %y(%shape) : (tensor<8x64xbf16>, tensor<3xi64>) -> tensor<2x4x64xbf16>
+  // expected-remark @+1 {{result #0: slot 1 at offset 1024, 1024 bytes, live [3, 4]}}
+  %z = te.gemm tn %y, %w : (tensor<8x64xbf16>, tensor<64x64xbf16>) -> tensor<8x64xbf16>
+  return %r, %z, %z, %x : tensor<2x4x64xbf16>, tensor<8x64xbf16>, tensor<8x64xbf16>, tensor<8x64xbf16>
+}
+
+// -----
+
+// Quantized buffers (a forward of FP8 current scaling): the norm output's
+// qtensor holds scale_inv (256, aligned), its transpose and its data (1024
+// each); keeping only its columnwise copy is a view (the buffer's prefix),
+// returned, so the qtensor is not computed in place. The weight's amax
+// takes the slot the norm output freed; the statistics and the weight's
+// qtensor are computed in place.
+// CHECK-LABEL: llvm.func @te_entry_quantized(
+// CHECK: \22arena_bytes\22:4608,\22arena_slots\22:3,
+// expected-remark @+1 {{arena: 3 slots, 4608 bytes}}
+func.func @quantized(%x: tensor<16x64xbf16>, %g: tensor<64xbf16>, %b: tensor<64xbf16>, %w: tensor<32x64xbf16>, %bias: tensor<32xbf16>) -> (tensor<16x32xbf16>, !te.qtensor<32x64xe4m3, #te.fp8_current<>, both, hopper>, !te.qtensor<16x64xe4m3, #te.fp8_current<>, columnwise, hopper>, tensor<16xf32>, tensor<16xf32>) {
+  // expected-remark @+3 {{result #0: slot 0 at offset 0, 2048 bytes, live [0, 1]}}
+  // expected-remark @+2 {{result #1: in place in the function's result #4}}
+  // expected-remark @+1 {{result #2: in place in the function's result #3}}
+  %n, %rs, %mu = te.norm_fwd %x norm layer_norm(%g, %b) {eps = 1.000000e-05 : f64} : (tensor<16x64xbf16>, tensor<64xbf16>, tensor<64xbf16>) -> (tensor<16x64xbf16>, tensor<16xf32>, tensor<16xf32>)
+  // expected-remark @+2 {{result #0: slot 1 at offset 2048, 2304 bytes, live [1, 5]}}
+  // expected-remark @+1 {{result #1: slot 2 at offset 4352, 4 bytes, live [1, 1]}}
+  %q, %qa = te.quantize %n : tensor<16x64xbf16> -> !te.qtensor<16x64xe4m3, #te.fp8_current<>, both, hopper>, tensor<1xf32>
+  // expected-remark @+1 {{result #0: a view of result #0 of 'te.quantize'}}
+  %col = te.drop_usage %q : !te.qtensor<16x64xe4m3, #te.fp8_current<>, both, hopper> -> !te.qtensor<16x64xe4m3, #te.fp8_current<>, columnwise, hopper>
+  // expected-remark @+2 {{result #0: in place in the function's result #1}}
+  // expected-remark @+1 {{result #1: slot 0 at offset 0, 4 bytes, live [3, 3]}}
+  %qw, %wa = te.quantize %w {weight} : tensor<32x64xbf16> -> !te.qtensor<32x64xe4m3, #te.fp8_current<>, both, hopper>, tensor<1xf32>
+  // expected-remark @+1 {{result #0: in place in the function's result #0}}
+  %y = te.gemm tn %q, %qw bias(%bias) {fast_accumulate} : (!te.qtensor<16x64xe4m3, #te.fp8_current<>, both, hopper>, !te.qtensor<32x64xe4m3, #te.fp8_current<>, both, hopper>, tensor<32xbf16>) -> tensor<16x32xbf16>
+  return %y, %qw, %col, %mu, %rs : tensor<16x32xbf16>, !te.qtensor<32x64xe4m3, #te.fp8_current<>, both, hopper>, !te.qtensor<16x64xe4m3, #te.fp8_current<>, columnwise, hopper>, tensor<16xf32>, tensor<16xf32>
+}

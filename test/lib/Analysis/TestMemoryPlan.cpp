@@ -1,0 +1,85 @@
+//===- TestMemoryPlan.cpp - te-test-memory-plan ------------------*- C++ -*-===//
+//
+// Prints the arena plan of every function (lib/Analysis/MemoryPlan) as
+// remarks, for test/Analysis/memory-plan.mlir: the arena's slots and bytes
+// at the function, and at each op what each tensor result gets: a slot
+// (its offset and bytes, the value's live range), a view of another
+// buffer, the caller's result buffer, or no buffer.
+//
+//===----------------------------------------------------------------------===//
+
+#include "te/Analysis/MemoryPlan.h"
+#include "te/Analysis/ShapeAnalysis.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/Pass.h"
+
+using namespace mlir;
+using namespace mlir::te;
+
+namespace {
+
+/// `n` bytes, or "?" when they depend on the dynamic dims.
+std::string staticOrUnknown(std::optional<int64_t> n) {
+  return n ? std::to_string(*n) : "?";
+}
+
+struct TestMemoryPlanPass
+    : public PassWrapper<TestMemoryPlanPass, OperationPass<func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(TestMemoryPlanPass)
+
+  StringRef getArgument() const final { return "te-test-memory-plan"; }
+  StringRef getDescription() const final {
+    return "Print the arena plan of each function as remarks (test only)";
+  }
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (func.isExternal())
+      return;
+    if (!func.getBody().hasOneBlock() ||
+        !isa<func::ReturnOp>(func.getBody().front().getTerminator())) {
+      func.emitError("te-test-memory-plan: functions must have one block");
+      return signalPassFailure();
+    }
+    MemoryPlan plan;
+    if (failed(plan.run(func)))
+      return signalPassFailure();
+    func.emitRemark() << "arena: " << plan.slots.size() << " slots, "
+                      << staticOrUnknown(plan.arenaBytes) << " bytes";
+    for (Operation &op : func.getBody().front().without_terminator()) {
+      for (OpResult result : op.getResults()) {
+        if (!shapeOfType(result.getType()))
+          continue;
+        InFlightDiagnostic remark = op.emitRemark();
+        remark << "result #" << result.getResultNumber() << ": ";
+        if (Value source = plan.aliasOf.lookup(result)) {
+          remark << "a view of ";
+          if (auto arg = dyn_cast<BlockArgument>(source))
+            remark << "argument #" << arg.getArgNumber();
+          else
+            remark << "result #" << cast<OpResult>(source).getResultNumber()
+                   << " of '" << source.getDefiningOp()->getName() << "'";
+        } else if (auto it = plan.inPlaceResult.find(result);
+                   it != plan.inPlaceResult.end()) {
+          remark << "in place in the function's result #" << it->second;
+        } else if (auto it = plan.slotOf.find(result);
+                   it != plan.slotOf.end()) {
+          auto [def, end] = plan.liveRange.lookup(result);
+          remark << "slot " << it->second << " at offset "
+                 << staticOrUnknown(plan.slotOffsets[it->second]) << ", "
+                 << staticOrUnknown(staticBytes(result)) << " bytes, live ["
+                 << def << ", " << end << "]";
+        } else {
+          remark << "no buffer";
+        }
+      }
+    }
+  }
+};
+
+} // namespace
+
+namespace mlir::te::test {
+void registerTestMemoryPlanPass() { PassRegistration<TestMemoryPlanPass>(); }
+} // namespace mlir::te::test
