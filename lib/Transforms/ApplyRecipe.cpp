@@ -31,17 +31,9 @@ struct TEApplyRecipePass
             << ", or a recipe attribute such as '#te.nvfp4<rht = false>'";
       return signalPassFailure();
     }
-    auto apply = [&](auto op) {
-      if (!op.getRecipeAttr() || override)
-        op.setRecipeAttr(newRecipe);
-    };
-    getOperation()->walk([&](Operation *op) {
-      if (auto ln = dyn_cast<LayerNormLinearOp>(op))
-        apply(ln);
-      else if (auto mlp = dyn_cast<LayerNormMLPOp>(op))
-        apply(mlp);
-      else if (auto linear = dyn_cast<LinearOp>(op))
-        apply(linear);
+    getOperation()->walk([&](ModuleOpInterface op) {
+      if (!op.getModuleRecipe() || override)
+        op.setModuleRecipe(newRecipe);
     });
   }
 };

@@ -21,7 +21,6 @@
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringMap.h"
-#include "llvm/ADT/TypeSwitch.h"
 
 namespace mlir::te {
 #define GEN_PASS_DEF_TEGENERATEBACKWARDPASS
@@ -102,15 +101,11 @@ private:
 
 /// The delayed-scaling `scales` operand of a module op.
 Value getScales(Operation *op) {
-  return llvm::TypeSwitch<Operation *, Value>(op)
-      .Case<LayerNormLinearOp, LayerNormMLPOp, LinearOp>(
-          [](auto o) { return o.getScales(); })
-      .Default([](Operation *) { return Value(); });
+  auto m = dyn_cast<ModuleOpInterface>(op);
+  return m ? m.getScalesOperand() : Value();
 }
 void setScales(Operation *op, Value scales) {
-  llvm::TypeSwitch<Operation *>(op)
-      .Case<LayerNormLinearOp, LayerNormMLPOp, LinearOp>(
-          [&](auto o) { o.getScalesMutable().assign(scales); });
+  cast<ModuleOpInterface>(op).setScalesOperand(scales);
 }
 
 /// The types of a module op's gradients: its operands' but the scales'.
@@ -123,8 +118,12 @@ SmallVector<Type> gradTypes(Operation *op) {
 }
 
 /// The quantizer slots of a module op under delayed scaling (§0.2).
-int64_t forwardSlots(Operation *op) { return isa<LayerNormMLPOp>(op) ? 6 : 3; }
-int64_t backwardSlots(Operation *op) { return isa<LayerNormMLPOp>(op) ? 4 : 2; }
+int64_t forwardSlots(Operation *op) {
+  return cast<ModuleOpInterface>(op).getNumForwardSlots();
+}
+int64_t backwardSlots(Operation *op) {
+  return cast<ModuleOpInterface>(op).getNumBackwardSlots();
+}
 
 /// The op's delayed-scaling recipe when it quantizes under one.
 FP8DelayedRecipeAttr delayedRecipe(Operation *op, const ModuleDescription &d) {

@@ -82,6 +82,20 @@ TEST_F(TEDialectTest, BuildersInferDynamicResultTypes) {
   EXPECT_EQ(ln.getOutput().getType(), tensor({ShapedType::kDynamic, 128}));
   EXPECT_EQ(ln.getLnOutput().getType(), tensor({ShapedType::kDynamic, 64}));
   EXPECT_EQ(ln.getRecipeOrDefault().getRecipeName(), "bf16");
+  // What passes ask every module op through ModuleOpInterface.
+  auto lnIface = cast<ModuleOpInterface>(ln.getOperation());
+  auto mlpIface = cast<ModuleOpInterface>(mlp.getOperation());
+  EXPECT_EQ(lnIface.getNumForwardSlots(), 3);
+  EXPECT_EQ(lnIface.getNumBackwardSlots(), 2);
+  EXPECT_EQ(mlpIface.getNumForwardSlots(), 6);
+  EXPECT_EQ(mlpIface.getNumBackwardSlots(), 4);
+  EXPECT_FALSE(lnIface.getModuleRecipe());
+  EXPECT_FALSE(lnIface.getScalesOperand());
+  lnIface.setModuleRecipe(getDefaultRecipe(&context, "fp8-current"));
+  EXPECT_EQ(ln.getRecipeOrDefault().getRecipeName(), "fp8-current");
+  lnIface.setModuleRecipe(RecipeAttrInterface());
+  EXPECT_EQ(ln.getRecipeOrDefault().getRecipeName(), "bf16");
+  EXPECT_EQ(mlpIface.getModuleRecipe().getRecipeName(), "mxfp8");
   finishFunc();
   EXPECT_TRUE(succeeded(verify(*module)));
 }

@@ -293,6 +293,9 @@ struct DropUnusedNormOutput : public OpRewritePattern<OpTy> {
 // LayerNormLinearOp
 //===----------------------------------------------------------------------===//
 
+int64_t LayerNormLinearOp::getNumForwardSlots() { return 3; }
+int64_t LayerNormLinearOp::getNumBackwardSlots() { return 2; }
+
 RecipeAttrInterface LayerNormLinearOp::getRecipeOrDefault() {
   return recipeOrDefault(getContext(), getRecipeAttr());
 }
@@ -347,6 +350,9 @@ void LayerNormLinearOp::getCanonicalizationPatterns(RewritePatternSet &results,
 //===----------------------------------------------------------------------===//
 // LayerNormMLPOp
 //===----------------------------------------------------------------------===//
+
+int64_t LayerNormMLPOp::getNumForwardSlots() { return 6; }
+int64_t LayerNormMLPOp::getNumBackwardSlots() { return 4; }
 
 RecipeAttrInterface LayerNormMLPOp::getRecipeOrDefault() {
   return recipeOrDefault(getContext(), getRecipeAttr());
@@ -446,6 +452,9 @@ void LayerNormMLPOp::getCanonicalizationPatterns(RewritePatternSet &results,
 //===----------------------------------------------------------------------===//
 // LinearOp
 //===----------------------------------------------------------------------===//
+
+int64_t LinearOp::getNumForwardSlots() { return 3; }
+int64_t LinearOp::getNumBackwardSlots() { return 2; }
 
 RecipeAttrInterface LinearOp::getRecipeOrDefault() {
   return recipeOrDefault(getContext(), getRecipeAttr());

@@ -28,7 +28,29 @@ def TE_ModuleOpInterface : OpInterface<"ModuleOpInterface"> {
       (ins "const ::mlir::te::DescribeOptions &":$options)>,
     InterfaceMethod<
       "The recipe the op runs under (`#te.bf16` when none is set).",
-      "::mlir::te::RecipeAttrInterface", "getRecipeOrDefault">
+      "::mlir::te::RecipeAttrInterface", "getRecipeOrDefault">,
+    InterfaceMethod<
+      "The recipe set on the op (null when none is).",
+      "::mlir::te::RecipeAttrInterface", "getModuleRecipe", (ins), [{}],
+      [{ return $_op.getRecipeAttr(); }]>,
+    InterfaceMethod<
+      "Sets (or, with null, clears) the op's recipe.",
+      "void", "setModuleRecipe", (ins "::mlir::te::RecipeAttrInterface":$recipe),
+      [{}], [{ $_op.setRecipeAttr(recipe); }]>,
+    InterfaceMethod<
+      "The delayed-scaling state operand `scales` (null when absent).",
+      "::mlir::Value", "getScalesOperand", (ins), [{}],
+      [{ return $_op.getScales(); }]>,
+    InterfaceMethod<
+      "Sets (or, with null, removes) the `scales` operand.",
+      "void", "setScalesOperand", (ins "::mlir::Value":$scales), [{}],
+      [{ $_op.getScalesMutable().assign(scales); }]>,
+    InterfaceMethod<
+      "TE's delayed-scaling quantizer slots of the forward (reference §0.2: "
+      "input, weight, output per GEMM).", "int64_t", "getNumForwardSlots">,
+    InterfaceMethod<
+      "TE's delayed-scaling quantizer slots of the backward (grad output, "
+      "grad input per GEMM).", "int64_t", "getNumBackwardSlots">
   ];
 }
 
