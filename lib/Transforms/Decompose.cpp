@@ -40,9 +40,7 @@ TargetArch archOf(RecipeAttrInterface recipe) {
 }
 
 /// te-compile's --arch spelling of an architecture class.
-StringRef smName(TargetArch arch) {
-  return arch == TargetArch::Hopper ? "sm_90a" : "sm_100a";
-}
+StringRef smName(TargetArch arch) { return getTargetName(arch); }
 
 /// How an op's GEMM operands are quantized: not at all (null recipe), or
 /// under an FP8 recipe with, for delayed scaling, the op's scales.
@@ -546,9 +544,12 @@ struct TEDecomposePass
   using Base::Base;
 
   void runOnOperation() override {
-    std::optional<TargetArch> target = symbolizeTargetArch(arch);
+    std::optional<TargetArch> target;
+    if (arch.isValid())
+      target = *arch;
     if (!target) {
-      getOperation().emitError() << "te-decompose: unknown arch '" << arch
+      getOperation().emitError() << "te-decompose: unknown arch '"
+                                 << arch.spelling()
                                  << "' (hopper or blackwell)";
       return signalPassFailure();
     }

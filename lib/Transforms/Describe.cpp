@@ -139,19 +139,18 @@ struct TEDescribePass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     DescribeOptions options;
-    std::optional<TargetArch> targetArch = symbolizeTargetArch(arch);
-    if (!targetArch) {
-      module.emitError() << "te-describe: unknown arch '" << arch
+    if (!arch.isValid()) {
+      module.emitError() << "te-describe: unknown arch '" << arch.spelling()
                          << "'; expected hopper or blackwell";
       return signalPassFailure();
     }
-    options.arch = *targetArch;
-    if (mode != "training" && mode != "inference") {
-      module.emitError() << "te-describe: unknown mode '" << mode
+    options.arch = *arch;
+    if (!mode.isValid()) {
+      module.emitError() << "te-describe: unknown mode '" << mode.spelling()
                          << "'; expected training or inference";
       return signalPassFailure();
     }
-    options.training = mode == "training";
+    options.training = mode == DescribeMode::Training;
 
     llvm::json::Array records;
     module.walk([&](ModuleOpInterface op) {

@@ -165,7 +165,7 @@ struct TEFuseGemmEpiloguesPass
     // The activation first: FC1's bias gradient is the bias gradient of
     // the dact's result, which the fused te.gemm_dact then produces.
     ActEpiloguePolicy policy;
-    if (actEpilogues == "auto") {
+    if (actEpilogues == ActEpilogues::Auto) {
       if (actEpilogueMinRows < 0) {
         getOperation()->emitError()
             << "te-fuse-gemm-epilogues: act-epilogue-min-rows must be >= 0, "
@@ -174,15 +174,15 @@ struct TEFuseGemmEpiloguesPass
         return signalPassFailure();
       }
       policy.minRows = actEpilogueMinRows;
-    } else if (actEpilogues != "on" && actEpilogues != "off") {
+    } else if (!actEpilogues.isValid()) {
       getOperation()->emitError()
           << "te-fuse-gemm-epilogues: act-epilogues must be off, auto or on, "
              "got '"
-          << static_cast<std::string>(actEpilogues) << "'";
+          << actEpilogues.spelling() << "'";
       return signalPassFailure();
     }
     RemarkEmitter remark(getOperation(), "te-fuse-gemm-epilogues", reportWork);
-    if (actEpilogues != "off") {
+    if (actEpilogues != ActEpilogues::Off) {
       SmallVector<Operation *> acts;
       getOperation()->walk([&](Operation *op) {
         if (isa<ActOp, DActOp>(op))

@@ -742,9 +742,9 @@ struct TEGenerateBackwardPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    std::optional<TargetArch> targetArch = symbolizeTargetArch(arch);
-    if (!targetArch) {
-      module.emitError() << "te-generate-backward: unknown arch '" << arch
+    if (!arch.isValid()) {
+      module.emitError() << "te-generate-backward: unknown arch '"
+                         << arch.spelling()
                          << "' (expected hopper or blackwell)";
       return signalPassFailure();
     }
@@ -764,7 +764,7 @@ struct TEGenerateBackwardPass
                         << suffix << " already exists";
           return signalPassFailure();
         }
-      BackwardGenerator gen(f, *targetArch, dedup, checkpoint);
+      BackwardGenerator gen(f, *arch, dedup, checkpoint);
       if (failed(gen.run()))
         return signalPassFailure();
     }

@@ -4,10 +4,13 @@
 // RUN: te-opt %s --te-generate-backward="dedup=false" | FileCheck %s --check-prefix=COPIES
 // RUN: te-opt %s --te-generate-backward="arch=blackwell" | FileCheck %s --check-prefix=BW
 // RUN: te-opt %s --te-generate-backward="checkpoint=true" --cse --canonicalize | FileCheck %s --check-prefix=CSE
+// RUN: not te-opt %s --te-generate-backward="arch=ampere" 2>&1 | FileCheck %s --check-prefix=ARCH
 //
 // The saved bundle's size with and without aliasing (te-describe's bundle
 // record, computed by hand), checkpointing every MLP, the architecture of
 // quantized saves, and that CSE/canonicalization keep a recompute region.
+// An architecture that is neither is an error naming it.
+// ARCH: error: te-generate-backward: unknown arch 'ampere' (expected hopper or blackwell)
 
 // bf16 RMSNorm + GELU MLP, 64 tokens, hidden 128, FFN 256. Saved: ln_out
 // 64*128*2 = 16384, fc1_out 64*256*2 = 32768, act_out 32768, rsigma 64*4 =

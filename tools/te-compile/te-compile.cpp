@@ -71,7 +71,7 @@ static cl::opt<bool> weightCache(
              "<fn>_fwd saved instead of quantizing them (TE's FP8 weight "
              "cache, is_first_microbatch false; needs --train)"),
     cl::cat(category));
-static cl::opt<std::string> gemmActEpilogues(
+static cl::opt<te::ActEpiloguesOption> gemmActEpilogues(
     "gemm-act-epilogues", cl::ValueOptional, cl::value_desc("off|auto|on"),
     cl::desc("Put GELU into the fprop GEMM's epilogue and its derivative "
              "into the dgrad GEMM's (cuBLASLt GELU_AUX_BIAS / DGELU; "
@@ -79,7 +79,7 @@ static cl::opt<std::string> gemmActEpilogues(
              "a static row count >= --gemm-act-epilogue-min-rows only; on "
              "the H200 the epilogues are faster at many rows, slower at "
              "few) or on (every eligible GEMM; the bare flag means on)"),
-    cl::init("auto"), cl::cat(category));
+    cl::init(te::kDefaultGemmActEpilogues), cl::cat(category));
 static cl::opt<int64_t> gemmActEpilogueMinRows(
     "gemm-act-epilogue-min-rows",
     cl::desc("Under --gemm-act-epilogues=auto, the fewest GEMM rows "
@@ -93,13 +93,13 @@ static cl::opt<bool> strictRecipe(
              "warning"),
     cl::init(false), cl::cat(category));
 
-static cl::opt<std::string> dedupLayers(
+static cl::opt<te::DedupLayersOption> dedupLayers(
     "dedup-layers", cl::value_desc("off|auto|on"),
     cl::desc("Compile each distinct layer once: the runtime calls of a "
              "module op go into a function shared by every identical one "
              "(te-lower-to-runtime dedup-layers): off, auto (the default: "
              "when a layer repeats in its function) or on (every layer)"),
-    cl::init("auto"), cl::cat(category));
+    cl::init(te::kDefaultDedupLayers), cl::cat(category));
 static cl::opt<bool> remarks(
     "remarks",
     cl::desc("Print the passes' remarks (fusions that did not apply, "
@@ -113,7 +113,8 @@ static cl::opt<std::string>
 static cl::opt<std::string> arch("arch",
                                  cl::desc("GPU architecture: sm_90a (Hopper) "
                                           "or sm_100a (Blackwell)"),
-                                 cl::init("sm_90a"), cl::cat(category));
+                                 cl::init(te::getTargetName(te::kDefaultArch).str()),
+                                 cl::cat(category));
 static cl::opt<std::string> emit("emit",
                                  cl::desc("What to write: mlir (LLVM dialect), "
                                           "llvm (LLVM IR), obj or so"),
@@ -299,12 +300,8 @@ int main(int argc, char **argv) {
     return fail("--emit must be mlir, llvm, obj or so, got '" + emit + "'");
   if (target != "cpu" && target != "cuda" && target != "auto")
     return fail("--target must be cpu, cuda or auto, got '" + target + "'");
-  std::string archClass;
-  if (arch == "sm_90a")
-    archClass = "hopper";
-  else if (arch == "sm_100a")
-    archClass = "blackwell";
-  else
+  std::optional<te::TargetArch> archClass = te::getArchOfTarget(arch);
+  if (!archClass)
     return fail("--arch must be sm_90a or sm_100a, got '" + arch + "'");
 
   DialectRegistry registry;
@@ -361,21 +358,21 @@ int main(int argc, char **argv) {
   options.checkpoint = checkpoint;
   options.weightCache = weightCache;
   // A bare --gemm-act-epilogues (no value) means on.
-  std::string actMode = gemmActEpilogues;
-  if (actMode.empty())
-    actMode = "on";
-  if (actMode != "off" && actMode != "auto" && actMode != "on")
+  te::ActEpiloguesOption actMode = gemmActEpilogues;
+  if (!actMode.isValid() && actMode.spelling().empty())
+    actMode = te::ActEpilogues::On;
+  if (!actMode.isValid())
     return fail("--gemm-act-epilogues must be off, auto or on, got '" +
-                actMode + "'");
+                actMode.spelling() + "'");
   if (gemmActEpilogueMinRows < 0)
     return fail("--gemm-act-epilogue-min-rows must be >= 0");
-  if (dedupLayers != "off" && dedupLayers != "auto" && dedupLayers != "on")
+  if (!dedupLayers.isValid())
     return fail("--dedup-layers must be off, auto or on, got '" +
-                dedupLayers + "'");
+                dedupLayers.spelling() + "'");
   options.dedupLayers = dedupLayers;
   options.gemmActEpilogues = actMode;
   options.gemmActEpilogueMinRows = gemmActEpilogueMinRows;
-  options.arch = archClass;
+  options.arch = *archClass;
   options.strictRecipe = strictRecipe;
   te::buildTEPipeline(pm, options);
   if (failed(pm.run(*module)))

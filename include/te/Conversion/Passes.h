@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Pass/Pass.h"
 #include "te/Dialect/TE/IR/TEDialect.h"
+#include "te/Transforms/PassOptions.h"
 
 namespace mlir::te {
 

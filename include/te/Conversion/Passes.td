@@ -107,7 +107,8 @@ def TELowerToRuntimePass : Pass<"te-lower-to-runtime", "::mlir::ModuleOp"> {
     outlines every segment of 2 ops or more.
   }];
   let options = [
-    Option<"dedupLayers", "dedup-layers", "std::string", /*default=*/"\"off\"",
+    Option<"dedupLayers", "dedup-layers", "::mlir::te::DedupLayersOption",
+           /*default=*/"::mlir::te::kDefaultPassDedupLayers",
            "Outline segments (the ops of one module op) into shared "
            "functions: off, auto (segments that repeat in their function) "
            "or on (every segment)">,

@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Pass/Pass.h"
 #include "te/Dialect/TE/IR/TEDialect.h"
+#include "te/Transforms/PassOptions.h"
 
 namespace mlir::te {
 

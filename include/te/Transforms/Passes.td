@@ -71,9 +71,11 @@ def TEDescribePass : Pass<"te-describe", "::mlir::ModuleOp"> {
   let options = [
     Option<"out", "out", "std::string", /*default=*/"\"-\"",
            "Output file for the JSON report ('-' for stdout)">,
-    Option<"arch", "arch", "std::string", /*default=*/"\"hopper\"",
+    Option<"arch", "arch", "::mlir::te::ArchOption",
+           /*default=*/"::mlir::te::kDefaultArch",
            "Architecture class: hopper or blackwell">,
-    Option<"mode", "mode", "std::string", /*default=*/"\"training\"",
+    Option<"mode", "mode", "::mlir::te::DescribeModeOption",
+           /*default=*/"::mlir::te::kDefaultDescribeMode",
            "training (saved tensors and gradients) or inference">,
     Option<"pretty", "pretty", "bool", /*default=*/"false",
            "Indent the JSON instead of one record per line">
@@ -110,7 +112,8 @@ def TEGenerateBackwardPass : Pass<"te-generate-backward", "::mlir::ModuleOp"> {
     An op with no derivative rule is an error at its location.
   }];
   let options = [
-    Option<"arch", "arch", "std::string", /*default=*/"\"hopper\"",
+    Option<"arch", "arch", "::mlir::te::ArchOption",
+           /*default=*/"::mlir::te::kDefaultArch",
            "Architecture class of quantized saved tensors: hopper or "
            "blackwell">,
     Option<"dedup", "dedup", "bool", /*default=*/"true",
@@ -189,7 +192,8 @@ def TEDecomposePass : Pass<"te-decompose", "::mlir::ModuleOp"> {
     under `strict-recipe`.
   }];
   let options = [
-    Option<"arch", "arch", "std::string", /*default=*/"\"hopper\"",
+    Option<"arch", "arch", "::mlir::te::ArchOption",
+           /*default=*/"::mlir::te::kDefaultArch",
            "Architecture class of the quantized layouts: hopper or blackwell">,
     Option<"strictRecipe", "strict-recipe", "bool", /*default=*/"false",
            "Make a quantized recipe that cannot apply to a module op (its "
@@ -260,8 +264,8 @@ def TEFuseGemmEpiloguesPass : Pass<"te-fuse-gemm-epilogues"> {
     activation kernel. Dynamic row counts do not fold under `auto`.
   }];
   let options = [
-    Option<"actEpilogues", "act-epilogues", "std::string",
-           /*default=*/"\"off\"",
+    Option<"actEpilogues", "act-epilogues", "::mlir::te::ActEpiloguesOption",
+           /*default=*/"::mlir::te::kDefaultPassActEpilogues",
            "Fold GELU into the fprop GEMM (GELU_AUX_BIAS) and its derivative "
            "into the dgrad GEMM (DGELU): off, auto (static row counts >= "
            "act-epilogue-min-rows only) or on">,

@@ -8,6 +8,8 @@
 #ifndef TE_TRANSFORMS_PIPELINE_H
 #define TE_TRANSFORMS_PIPELINE_H
 
+#include "te/Transforms/PassOptions.h"
+
 #include "mlir/Pass/PassOptions.h"
 
 namespace mlir {
@@ -36,14 +38,14 @@ struct TEPipelineOptions : public PassPipelineOptions<TEPipelineOptions> {
       llvm::cl::desc("Also emit <fn>_fwd_cached, reusing quantized weights "
                      "(FP8 weight cache; needs train)"),
       llvm::cl::init(false)};
-  Option<std::string> gemmActEpilogues{
+  Option<ActEpiloguesOption> gemmActEpilogues{
       *this, "gemm-act-epilogues",
       llvm::cl::desc("Fold GELU / dGELU into the high-precision fprop / dgrad "
                      "GEMMs' epilogues (te-fuse-gemm-epilogues act-epilogues): "
                      "off, auto (static row counts >= "
                      "gemm-act-epilogue-min-rows only: faster on the H200 at "
                      "many rows, slower at few) or on"),
-      llvm::cl::init("auto")};
+      llvm::cl::init(kDefaultGemmActEpilogues)};
   Option<int64_t> gemmActEpilogueMinRows{
       *this, "gemm-act-epilogue-min-rows",
       llvm::cl::desc("Under gemm-act-epilogues=auto, the fewest GEMM rows "
@@ -56,17 +58,17 @@ struct TEPipelineOptions : public PassPipelineOptions<TEPipelineOptions> {
                      "an error (default: a warning; te-decompose "
                      "strict-recipe)"),
       llvm::cl::init(false)};
-  Option<std::string> dedupLayers{
+  Option<DedupLayersOption> dedupLayers{
       *this, "dedup-layers",
       llvm::cl::desc("Compile repeated layers once (te-lower-to-runtime "
                      "dedup-layers): off, auto (segments that repeat in "
                      "their function) or on (every segment)"),
-      llvm::cl::init("auto")};
-  Option<std::string> arch{
+      llvm::cl::init(kDefaultDedupLayers)};
+  Option<ArchOption> arch{
       *this, "arch",
       llvm::cl::desc("Architecture class of quantized saves: hopper or "
                      "blackwell"),
-      llvm::cl::init("hopper")};
+      llvm::cl::init(kDefaultArch)};
 };
 
 /// Adds the pipeline's passes to `pm` (anchored on builtin.module).

@@ -13,6 +13,7 @@
 #include "te/Analysis/ShapeAnalysis.h"
 #include "te/Dialect/TE/IR/TEOps.h"
 #include "te/Dialect/TE/IR/TEQuantLayout.h"
+#include "te/Transforms/PassOptions.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -126,8 +127,8 @@ private:
 /// the functions kept, each called wherever a segment lowers to the same
 /// code.
 struct SegmentFunctions {
-  /// off, auto or on (the pass option).
-  std::string mode = "off";
+  /// The pass option.
+  DedupLayers mode = DedupLayers::Off;
   llvm::DenseMap<unsigned, SmallVector<LLVM::LLVMFuncOp, 1>> byHash;
   unsigned kept = 0;
 };

@@ -74,15 +74,14 @@ struct TELowerToRuntimePass
     llvm::StringMap<LLVM::LLVMFuncOp> runtime =
         declareRuntimeFunctions(module, b);
 
-    SegmentFunctions segments;
-    segments.mode = dedupLayers;
-    if (segments.mode != "off" && segments.mode != "auto" &&
-        segments.mode != "on") {
+    if (!dedupLayers.isValid()) {
       module.emitError() << "te-lower-to-runtime: dedup-layers must be off, "
                             "auto or on, got '"
-                         << segments.mode << "'";
+                         << dedupLayers.spelling() << "'";
       return signalPassFailure();
     }
+    SegmentFunctions segments;
+    segments.mode = *dedupLayers;
     SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
     llvm::json::Array entries;
     for (func::FuncOp func : funcs) {

@@ -79,7 +79,7 @@ unsigned bodyKey(LLVM::LLVMFuncOp f) {
 
 LogicalResult FunctionLowering::lowerBody() {
   Block &block = func.getBody().front();
-  if (segments.mode == "off") {
+  if (segments.mode == DedupLayers::Off) {
     for (Operation &op : block.without_terminator())
       if (failed(lowerOp(&op)))
         return failure();
@@ -95,14 +95,14 @@ LogicalResult FunctionLowering::lowerBody() {
   // Under auto, only those whose ops repeat in this function.
   SmallVector<unsigned> keys;
   llvm::DenseMap<unsigned, unsigned> count;
-  if (segments.mode == "auto")
+  if (segments.mode == DedupLayers::Auto)
     for (auto &run : runs) {
       keys.push_back(run.size() >= kMinSegmentOps ? segmentKey(run) : 0);
       ++count[keys.back()];
     }
   for (auto [i, run] : llvm::enumerate(runs)) {
     bool outline = run.size() >= kMinSegmentOps &&
-                   (segments.mode == "on" || count.lookup(keys[i]) > 1);
+                   (segments.mode == DedupLayers::On || count.lookup(keys[i]) > 1);
     if (outline) {
       if (failed(lowerOutlined(run)))
         return failure();
