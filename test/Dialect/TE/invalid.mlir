@@ -426,7 +426,7 @@ func.func @bad_norm(%x: tensor<4x64xf32>, %g: tensor<64xf32>, %w: tensor<32x64xf
 
 // An unknown activation is a parse error naming the choices.
 func.func @bad_activation(%x: tensor<4x64xf32>, %g: tensor<64xf32>, %w: tensor<32x64xf32>) {
-  // expected-error @+1 {{unknown activation 'tanh' (expected one of gelu, geglu, glu, qgelu, qgeglu, relu, reglu, srelu, sreglu, silu, swiglu, clamped_swiglu, gelu_erf)}}
+  // expected-error @+1 {{unknown activation 'tanh' (expected one of gelu, geglu, glu, qgelu, qgeglu, relu, reglu, srelu, sreglu, silu, swiglu, clamped_swiglu, gelu_erf, geglu_erf)}}
   %y = te.layernorm_mlp %x norm layer_norm(%g) fc1(%w) act tanh fc2(%w) : (tensor<4x64xf32>, tensor<64xf32>, tensor<32x64xf32>, tensor<32x64xf32>) -> tensor<4x64xf32>
   return
 }

@@ -2,7 +2,7 @@
 // config ln_mlp_geglu_erf_f32: LayerNorm -> fc1(32, 128, bias) -> split [gate|up] -> gelu_erf(gate) * up -> fc2(64, 32, bias)
 // @main(x[8, 32], norm.weight[32], norm.bias[32], fc1.weight[128, 32], fc1.bias[128], fc2.weight[32, 64], fc2.bias[32]) f32
 // fx.export_and_import(ArgsWrapper(model), x, *params, output_type="raw", func_name="main")
-// torch 2.15.0, torch-mlir 20261001
+// torch 2.14.1, torch-mlir 20261001
 module {
   func.func @main(%arg0: !torch.vtensor<[8,32],f32>, %arg1: !torch.vtensor<[32],f32>, %arg2: !torch.vtensor<[32],f32>, %arg3: !torch.vtensor<[128,32],f32>, %arg4: !torch.vtensor<[128],f32>, %arg5: !torch.vtensor<[32,64],f32>, %arg6: !torch.vtensor<[32],f32>) -> !torch.vtensor<[8,32],f32> {
     %int1 = torch.constant.int 1
@@ -27,40 +27,30 @@ module {
     %9 = torch.aten.mm %6, %8 : !torch.vtensor<[8,32],f32>, !torch.vtensor<[32,128],f32> -> !torch.vtensor<[8,128],f32>
     %int1_5 = torch.constant.int 1
     %10 = torch.aten.mul.Scalar %9, %int1_5 : !torch.vtensor<[8,128],f32>, !torch.int -> !torch.vtensor<[8,128],f32>
-    %int8 = torch.constant.int 8
-    %int128 = torch.constant.int 128
-    %11 = torch.prim.ListConstruct %int8, %int128 : (!torch.int, !torch.int) -> !torch.list<int>
-    %false = torch.constant.bool false
-    %12 = torch.aten.expand %arg4, %11, %false : !torch.vtensor<[128],f32>, !torch.list<int>, !torch.bool -> !torch.vtensor<[8,128],f32>
     %int1_6 = torch.constant.int 1
-    %13 = torch.aten.mul.Scalar %12, %int1_6 : !torch.vtensor<[8,128],f32>, !torch.int -> !torch.vtensor<[8,128],f32>
+    %11 = torch.aten.mul.Scalar %arg4, %int1_6 : !torch.vtensor<[128],f32>, !torch.int -> !torch.vtensor<[128],f32>
     %int1_7 = torch.constant.int 1
-    %14 = torch.aten.add.Tensor %10, %13, %int1_7 : !torch.vtensor<[8,128],f32>, !torch.vtensor<[8,128],f32>, !torch.int -> !torch.vtensor<[8,128],f32>
+    %12 = torch.aten.add.Tensor %10, %11, %int1_7 : !torch.vtensor<[8,128],f32>, !torch.vtensor<[128],f32>, !torch.int -> !torch.vtensor<[8,128],f32>
     %int64 = torch.constant.int 64
     %int64_8 = torch.constant.int 64
-    %15 = torch.prim.ListConstruct %int64, %int64_8 : (!torch.int, !torch.int) -> !torch.list<int>
+    %13 = torch.prim.ListConstruct %int64, %int64_8 : (!torch.int, !torch.int) -> !torch.list<int>
     %int-1 = torch.constant.int -1
-    %16 = torch.aten.split_with_sizes %14, %15, %int-1 : !torch.vtensor<[8,128],f32>, !torch.list<int>, !torch.int -> !torch.list<vtensor>
-    %17:2 = torch.prim.ListUnpack %16 : !torch.list<vtensor> -> !torch.vtensor<[8,64],f32>, !torch.vtensor<[8,64],f32>
+    %14 = torch.aten.split_with_sizes %12, %13, %int-1 : !torch.vtensor<[8,128],f32>, !torch.list<int>, !torch.int -> !torch.list<vtensor>
+    %15:2 = torch.prim.ListUnpack %14 : !torch.list<vtensor> -> !torch.vtensor<[8,64],f32>, !torch.vtensor<[8,64],f32>
     %str = torch.constant.str "none"
-    %18 = torch.aten.gelu %17#0, %str : !torch.vtensor<[8,64],f32>, !torch.str -> !torch.vtensor<[8,64],f32>
-    %19 = torch.aten.mul.Tensor %18, %17#1 : !torch.vtensor<[8,64],f32>, !torch.vtensor<[8,64],f32> -> !torch.vtensor<[8,64],f32>
+    %16 = torch.aten.gelu %15#0, %str : !torch.vtensor<[8,64],f32>, !torch.str -> !torch.vtensor<[8,64],f32>
+    %17 = torch.aten.mul.Tensor %16, %15#1 : !torch.vtensor<[8,64],f32>, !torch.vtensor<[8,64],f32> -> !torch.vtensor<[8,64],f32>
     %int1_9 = torch.constant.int 1
     %int0_10 = torch.constant.int 0
-    %20 = torch.prim.ListConstruct %int1_9, %int0_10 : (!torch.int, !torch.int) -> !torch.list<int>
-    %21 = torch.aten.permute %arg5, %20 : !torch.vtensor<[32,64],f32>, !torch.list<int> -> !torch.vtensor<[64,32],f32>
-    %22 = torch.aten.mm %19, %21 : !torch.vtensor<[8,64],f32>, !torch.vtensor<[64,32],f32> -> !torch.vtensor<[8,32],f32>
+    %18 = torch.prim.ListConstruct %int1_9, %int0_10 : (!torch.int, !torch.int) -> !torch.list<int>
+    %19 = torch.aten.permute %arg5, %18 : !torch.vtensor<[32,64],f32>, !torch.list<int> -> !torch.vtensor<[64,32],f32>
+    %20 = torch.aten.mm %17, %19 : !torch.vtensor<[8,64],f32>, !torch.vtensor<[64,32],f32> -> !torch.vtensor<[8,32],f32>
     %int1_11 = torch.constant.int 1
-    %23 = torch.aten.mul.Scalar %22, %int1_11 : !torch.vtensor<[8,32],f32>, !torch.int -> !torch.vtensor<[8,32],f32>
-    %int8_12 = torch.constant.int 8
-    %int32 = torch.constant.int 32
-    %24 = torch.prim.ListConstruct %int8_12, %int32 : (!torch.int, !torch.int) -> !torch.list<int>
-    %false_13 = torch.constant.bool false
-    %25 = torch.aten.expand %arg6, %24, %false_13 : !torch.vtensor<[32],f32>, !torch.list<int>, !torch.bool -> !torch.vtensor<[8,32],f32>
-    %int1_14 = torch.constant.int 1
-    %26 = torch.aten.mul.Scalar %25, %int1_14 : !torch.vtensor<[8,32],f32>, !torch.int -> !torch.vtensor<[8,32],f32>
-    %int1_15 = torch.constant.int 1
-    %27 = torch.aten.add.Tensor %23, %26, %int1_15 : !torch.vtensor<[8,32],f32>, !torch.vtensor<[8,32],f32>, !torch.int -> !torch.vtensor<[8,32],f32>
-    return %27 : !torch.vtensor<[8,32],f32>
+    %21 = torch.aten.mul.Scalar %20, %int1_11 : !torch.vtensor<[8,32],f32>, !torch.int -> !torch.vtensor<[8,32],f32>
+    %int1_12 = torch.constant.int 1
+    %22 = torch.aten.mul.Scalar %arg6, %int1_12 : !torch.vtensor<[32],f32>, !torch.int -> !torch.vtensor<[32],f32>
+    %int1_13 = torch.constant.int 1
+    %23 = torch.aten.add.Tensor %21, %22, %int1_13 : !torch.vtensor<[8,32],f32>, !torch.vtensor<[32],f32>, !torch.int -> !torch.vtensor<[8,32],f32>
+    return %23 : !torch.vtensor<[8,32],f32>
   }
 }
