@@ -157,7 +157,9 @@ public:
     std::string names;
     llvm::ArrayRef values(EnumOptionNames<EnumT>::values);
     for (auto [i, entry] : llvm::enumerate(values))
-      names += (i == 0 ? "" : i + 1 == values.size() ? " or " : ", ") +
+      names += (i == 0                   ? ""
+                : i + 1 == values.size() ? " or "
+                                         : ", ") +
                std::string(entry.first);
     return names;
   }

@@ -42,7 +42,6 @@
 // are computed at run time (TE's layout rules on i64 values, RtDim) and their
 // shapes listed as expressions of the dim symbols (`ceildiv(d0, 128)`).
 //
-//
 // The pass: declares the runtime functions, lowers each function
 // (FunctionLowering.cpp, one file per family of primitives), erases the
 // originals and adds te_module_info() (ModuleInfo.cpp).

@@ -1,4 +1,5 @@
-//===- TestMemoryPlan.cpp - te-test-memory-plan ------------------*- C++ -*-===//
+//===- TestMemoryPlan.cpp - te-test-memory-plan ------------------*- C++
+//-*-===//
 //
 // Prints the arena plan of every function (lib/Analysis/MemoryPlan) as
 // remarks, for test/Analysis/memory-plan.mlir: the arena's slots and bytes
