@@ -13,19 +13,20 @@ using namespace mlir::te;
 namespace mlir::te::runtime_lowering {
 
 // The operands every activation call starts with: (ctx, act, dtype,
-// buffers..., rows, cols, limit, alpha, offset); cols is the input's, the
-// clamped-SwiGLU parameters default to TE's.
+// buffers..., rows, cols, limit, alpha, offset); cols is the input's. Every
+// call passes clamped_swiglu's three parameters (the other activations
+// ignore them): the activation's own, else TE's defaults from the table.
 template <typename OpTy>
 SmallVector<Value>
 FunctionLowering::activationOperands(OpTy a, ArrayRef<Value> buffers) {
-  SmallVector<Value> operands = {ctxArg, c32(a.getActivation().getRuntimeCode()),
+  ActivationAttr act = a.getActivation();
+  SmallVector<Value> operands = {ctxArg, c32(act.getRuntimeCode()),
                                  dtype(a.getInput())};
   llvm::append_range(operands, buffers);
   operands.append({rows(a.getInput()), c64(lastDim(a.getInput()))});
-  ActivationAttr act = a.getActivation();
-    operands.append({cf32(act.getParam("limit").value_or(7.0)),
-                     cf32(act.getParam("alpha").value_or(1.702)),
-                     cf32(act.getParam("glu_linear_offset").value_or(1.0))});
+  for (const ActivationParamInfo &p :
+       getActivationInfo(ActivationKind::ClampedSwiGLU).params)
+    operands.push_back(cf32(act.getParam(p.name).value_or(p.defaultValue)));
   return operands;
 }
 

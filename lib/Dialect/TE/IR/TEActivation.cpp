@@ -14,6 +14,7 @@
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/STLExtras.h"
 
+#include <array>
 #include <cmath>
 
 using namespace mlir;
@@ -38,26 +39,50 @@ constexpr TaggedParam kAllParams[] = {
 #include "te/Runtime/TEActivations.def"
 };
 
+/// The table's invariants, checked when it is compiled (not by asserts,
+/// which Release builds drop): codes dense and in order, each activation's
+/// TE_ACTIVATION_PARAM lines numbered 0.. in order and as many as nparams.
+constexpr bool codesAreDense() {
+  int32_t next = 0;
+  bool dense = true;
+#define TE_ACTIVATION(Cpp, C, name, code, gated, fn, nparams)                  \
+  dense = dense && code == next++;
+#include "te/Runtime/TEActivations.def"
+  return dense;
+}
+static_assert(codesAreDense(), "TEActivations.def codes must be 0, 1, 2, ...");
+
+constexpr bool paramsInOrder(int32_t code, unsigned nparams) {
+  unsigned n = 0;
+  for (const TaggedParam &t : kAllParams)
+    if (t.code == code && t.index != n++)
+      return false;
+  return n == nparams;
+}
+#define TE_ACTIVATION(Cpp, C, name, code, gated, fn, nparams)                  \
+  static_assert(paramsInOrder(code, nparams),                                  \
+                "TE_ACTIVATION_PARAM lines of " #name                          \
+                " must be numbered 0.. and be nparams many");
+#include "te/Runtime/TEActivations.def"
+
+constexpr unsigned kNumActivations = getMaxEnumValForActivationKind() + 1;
+
 } // namespace
 
 ArrayRef<ActivationInfo> mlir::te::getActivations() {
-  static const SmallVector<ActivationParamInfo> *params = [] {
-    auto *p = new SmallVector<ActivationParamInfo>[getMaxEnumValForActivationKind() + 1];
-    for (const TaggedParam &t : ArrayRef(kAllParams).drop_front()) {
-      assert(t.index == p[t.code].size() && "TE_ACTIVATION_PARAM out of order");
-      p[t.code].push_back(t.info);
-    }
-    return p;
-  }();
-  static const SmallVector<ActivationInfo> table = [] {
-    SmallVector<ActivationInfo> t;
+  static const std::array<SmallVector<ActivationParamInfo, 4>,
+                          kNumActivations>
+      params = [] {
+        std::array<SmallVector<ActivationParamInfo, 4>, kNumActivations> p;
+        for (const TaggedParam &t : ArrayRef(kAllParams).drop_front())
+          p[t.code].push_back(t.info);
+        return p;
+      }();
+  static const SmallVector<ActivationInfo> table = {
 #define TE_ACTIVATION(Cpp, C, name, code, gated, fn, nparams)                  \
-  assert(unsigned(code) == t.size() && "TEActivations.def codes must be dense"); \
-  assert(params[code].size() == nparams && "nparams != TE_ACTIVATION_PARAMs");   \
-  t.push_back({ActivationKind::Cpp, #name, bool(gated), ActivationFn::fn, params[code]});
+  {ActivationKind::Cpp, #name, bool(gated), ActivationFn::fn, params[code]},
 #include "te/Runtime/TEActivations.def"
-    return t;
-  }();
+  };
   return table;
 }
 
