@@ -103,9 +103,10 @@ LogicalResult FunctionImporter::findGroups() {
   for (Operation &op : body) {
     if (!isA(&op, "torch.aten.layer_norm") && !isA(&op, "torch.aten.rms_norm"))
       continue;
-    FailureOr<NormMatch> norm = matchNorm(&op);
-    if (failed(norm))
-      return failure();
+    std::string normWhy;
+    std::optional<NormMatch> norm = matchNorm(&op, normWhy);
+    if (!norm)
+      return unsupported(&op, normWhy);
     Value out = op.getResult(0);
     bool otherUsers = false;
     // Users in program order; shape bookkeeping is not a use of the value.

@@ -12,24 +12,24 @@ using namespace mlir::te;
 
 namespace mlir::te::torch_import {
 
-FailureOr<NormMatch> matchNorm(Operation *op) {
+std::optional<NormMatch> matchNorm(Operation *op, std::string &why) {
   NormMatch m;
   m.op = op;
   Value x = op->getOperand(0);
   int64_t rank = rankOf(x);
   auto xType = builtinType(x.getType());
   if (!xType || rank < 2)
-    return unsupported(op, "the input must be a ranked tensor of rank >= 2 "
-                           "with a known dtype"),
-           failure();
+    return why = "the input must be a ranked tensor of rank >= 2 with a "
+                 "known dtype",
+           std::nullopt;
   auto shape = constIntList(op->getOperand(1));
   int64_t k = xType.getShape().back();
   if (!shape || shape->size() != 1 || (*shape)[0] != k)
-    return unsupported(op, "normalized_shape must be the last dimension [" +
-                               Twine(k) +
-                               "]; TransformerEngine normalizes over the "
-                               "hidden dimension only"),
-           failure();
+    return why = "normalized_shape must be the last dimension [" +
+                 std::to_string(k) +
+                 "]; TransformerEngine normalizes over the hidden dimension "
+                 "only",
+           std::nullopt;
   m.input = x;
   bool isLayerNorm = isA(op, "torch.aten.layer_norm");
   m.kind =
@@ -65,7 +65,7 @@ FailureOr<NormMatch> matchNorm(Operation *op) {
   } else if (auto eps = constNumber(epsValue)) {
     m.eps = *eps;
   } else {
-    return unsupported(op, "eps must be a constant"), failure();
+    return why = "eps must be a constant", std::nullopt;
   }
   return m;
 }

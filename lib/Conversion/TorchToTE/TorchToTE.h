@@ -152,7 +152,8 @@ struct ActivationKinds {
 // Recognition of the blocks (Norm.cpp, Linear.cpp, Activation.cpp, MLP.cpp)
 //===----------------------------------------------------------------------===//
 
-FailureOr<NormMatch> matchNorm(Operation *op);
+/// Matches a norm op; on failure `why` says why (nothing is emitted).
+std::optional<NormMatch> matchNorm(Operation *op, std::string &why);
 
 std::optional<LinearMatch> matchLinear(Operation *op);
 
