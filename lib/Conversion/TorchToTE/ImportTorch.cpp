@@ -163,8 +163,7 @@ LogicalResult FunctionImporter::findGroups() {
       g.ops = {g.fc1.op};
     }
     g.ops.push_back(&op);
-    if (norm->zeroCentered)
-      g.ops.push_back(op.getOperand(2).getDefiningOp());
+    g.ops.append(norm->weightOps.begin(), norm->weightOps.end());
     for (Operation *o : g.ops)
       consumed.insert(o);
     // Linears the module does not take read its returned norm output.

@@ -44,8 +44,25 @@ std::optional<NormMatch> matchNorm(Operation *op, std::string &why) {
         def->getResult(0).hasOneUse()) {
       m.zeroCentered = true;
       m.gamma = def->getOperand(0);
+      m.weightOps.push_back(def);
+      // Gemma computes `1 + weight.float()` in f32 for its bf16 norm.
+      Operation *up = m.gamma.getDefiningOp();
+      if (up && isUpcast(up) && up->getResult(0).hasOneUse() &&
+          elementTypeOf(castSource(up)) == xType.getElementType()) {
+        m.gamma = castSource(up);
+        m.weightOps.push_back(up);
+      }
     } else {
       m.gamma = weight;
+    }
+    if (elementTypeOf(m.gamma) != xType.getElementType()) {
+      std::string s;
+      llvm::raw_string_ostream os(s);
+      os << "the weight's dtype " << elementTypeOf(m.gamma)
+         << " differs from the input's " << xType.getElementType()
+         << "; TransformerEngine's norm weights have the input's dtype";
+      why = s;
+      return std::nullopt;
     }
   }
   Value epsValue;
@@ -172,8 +189,14 @@ LogicalResult recomposeRMSNorm(Operation *square, PatternRewriter &rewriter) {
   if (!eps || !isA(rsqrt, "torch.aten.rsqrt"))
     return failure();
   Operation *scale = soleUser(rsqrt->getResult(0));
-  if (!isA(scale, "torch.aten.mul.Tensor") ||
-      otherOperand(scale, rsqrt->getResult(0)) != x)
+  // T5 scales the narrow input by the f32 rstd (promoted to f32): the same
+  // as scaling its exact upcast.
+  Value scaled = scale ? otherOperand(scale, rsqrt->getResult(0)) : Value();
+  Operation *xDef = x.getDefiningOp();
+  bool narrowInput = scaled && xDef && isUpcast(xDef) &&
+                     scaled == castSource(xDef) &&
+                     scale->getResult(0).getType() == x.getType();
+  if (!isA(scale, "torch.aten.mul.Tensor") || (scaled != x && !narrowInput))
     return failure();
   SmallVector<Operation *> ops = {pow};
   ops.append(meanOps.begin(), meanOps.end());
@@ -303,53 +326,143 @@ LogicalResult recomposeVarMean(Operation *up, PatternRewriter &rewriter) {
   return success();
 }
 
-/// The same-dtype variance (torch-mlir's decomposition of native_layer_norm):
-///   mean = sum(x)/K; c = x - mean; var = sum(c*c)/K
-/// ==> var, mean = var_mean.correction(x, [-1], 0, keepdim)
-LogicalResult recomposeVarMeanSameDtype(Operation *sum, PatternRewriter &rewriter) {
-  if (!isA(sum, "torch.aten.sum.dim_IntList"))
+/// The mean of v over its last dim, keeping it: `mean.dim(v, [-1], true,
+/// none)` or `sum.dim_IntList(v, [-1], true, none) / K`, rooted at `op`
+/// (the mean.dim, or the sum); returns the ops (last: the mean's value).
+static SmallVector<Operation *> matchMeanAt(Operation *op) {
+  if (isA(op, "torch.aten.mean.dim")) {
+    Value v = op->getOperand(0);
+    if (isLastDimList(op->getOperand(1), rankOf(v)) &&
+        isTrue(op->getOperand(2)) && isNone(op->getOperand(3)))
+      return {op};
+    return {};
+  }
+  if (isA(op, "torch.aten.sum.dim_IntList")) {
+    auto [sum, div] = matchMeanOverLast(op->getOperand(0));
+    if (sum == op)
+      return {sum, div};
+  }
+  return {};
+}
+
+/// The mean over the last dim among v's users (either form).
+static SmallVector<Operation *> findMeanOf(Value v) {
+  for (Operation *u : v.getUsers())
+    if (u->getOperand(0) == v)
+      if (SmallVector<Operation *> ops = matchMeanAt(u); !ops.empty())
+        return ops;
+  return {};
+}
+
+/// The same-dtype variance (torch-mlir's decomposition of native_layer_norm,
+/// and LayerNorms written out by hand, e.g. Cohere's):
+///   mean = mean(x) | sum(x)/K; c = x - mean; var = mean(c*c | c^2)
+/// (c may be computed twice) ==> var, mean = var_mean.correction(x, [-1], 0,
+/// keepdim)
+LogicalResult recomposeVarMeanSameDtype(Operation *meanOp,
+                                        PatternRewriter &rewriter) {
+  SmallVector<Operation *> meanOps = matchMeanAt(meanOp);
+  if (meanOps.empty())
     return failure();
-  Value x = sum->getOperand(0);
-  auto [sumX, mean] = matchMeanOverLast(x);
-  if (sumX != sum || !mean)
+  Value x = meanOp->getOperand(0);
+  if (rankOf(x) < 2)
     return failure();
-  Operation *sub = nullptr;
-  for (Operation *u : mean->getResult(0).getUsers())
-    if (isA(u, "torch.aten.sub.Tensor") && u->getOperand(0) == x &&
-        u->getOperand(1) == mean->getResult(0) &&
-        constNumber(u->getOperand(2)) == 1.0)
-      sub = u;
-  if (!sub || !mean->getResult(0).hasOneUse())
+  Value mean = meanOps.back()->getResult(0);
+  // x - mean, for the variance.
+  Operation *square = nullptr;
+  SmallVector<Operation *> varOps;
+  for (Operation *sub : mean.getUsers()) {
+    if (!isA(sub, "torch.aten.sub.Tensor") || sub->getOperand(0) != x ||
+        sub->getOperand(1) != mean || constNumber(sub->getOperand(2)) != 1.0)
+      continue;
+    Value c = sub->getResult(0);
+    for (Operation *u : c.getUsers()) {
+      bool isSquare =
+          (isA(u, "torch.aten.mul.Tensor") && u->getOperand(0) == c &&
+           u->getOperand(1) == c) ||
+          (isA(u, "torch.aten.pow.Tensor_Scalar") && u->getOperand(0) == c &&
+           isScalarTwo(u->getOperand(1)));
+      if (!isSquare || !u->getResult(0).hasOneUse())
+        continue;
+      SmallVector<Operation *> ops = findMeanOf(u->getResult(0));
+      if (ops.empty())
+        continue;
+      square = u;
+      varOps = {sub, u};
+      varOps.append(ops.begin(), ops.end());
+      break;
+    }
+    if (square)
+      break;
+  }
+  if (!square)
     return failure();
-  Value c = sub->getResult(0);
-  Operation *sq = nullptr;
-  for (Operation *u : c.getUsers())
-    if (isA(u, "torch.aten.mul.Tensor") && u->getOperand(0) == c &&
-        u->getOperand(1) == c)
-      sq = u;
-  if (!sq || !sq->getResult(0).hasOneUse())
-    return failure();
-  auto [sumSq, var] = matchMeanOverLast(sq->getResult(0));
-  if (!var)
-    return failure();
+  Value var = varOps.back()->getResult(0);
   PatternRewriter &b = rewriter;
   if (Operation *def = x.getDefiningOp())
     b.setInsertionPointAfter(def);
   else
     b.setInsertionPointToStart(cast<BlockArgument>(x).getOwner());
-  TorchBuilder tb(b, var->getLoc());
-  OperationState state(var->getLoc(), "torch.aten.var_mean.correction");
+  Location loc = varOps.back()->getLoc();
+  TorchBuilder tb(b, loc);
+  OperationState state(loc, "torch.aten.var_mean.correction");
   state.addOperands(
       {x, tb.intList({rankOf(x) - 1}), tb.intConst(0), tb.boolConst(true)});
-  state.addTypes({var->getResult(0).getType(), mean->getResult(0).getType()});
+  state.addTypes({var.getType(), mean.getType()});
   Operation *vm = b.create(state);
-  rewriter.replaceAllUsesWith(var->getResult(0), vm->getResult(0));
-  // The centered value now reads the var_mean's mean.
-  rewriter.modifyOpInPlace(sub, [&] { sub->setOperand(1, vm->getResult(1)); });
-  for (Operation *op : {var, sumSq, sq, mean, sum})
+  rewriter.replaceAllUsesWith(var, vm->getResult(0));
+  rewriter.replaceAllUsesWith(mean, vm->getResult(1));
+  SmallVector<Operation *> dead(llvm::reverse(varOps));
+  dead.append(meanOps.rbegin(), meanOps.rend());
+  for (Operation *op : dead)
     if (op->use_empty())
       rewriter.eraseOp(op);
   return success();
+}
+
+/// A norm without weight (and, for LayerNorm, without bias) times a weight
+/// vector [plus a bias vector] in the norm's dtype:
+///   mul(norm(x, none[, none]), w) [+ b]  ==>  norm(x, w[, b])
+LogicalResult absorbNormAffine(Operation *mul, PatternRewriter &rewriter) {
+  if (!isA(mul, "torch.aten.mul.Tensor"))
+    return failure();
+  for (int i = 0; i < 2; ++i) {
+    Value n = mul->getOperand(i), w = mul->getOperand(1 - i);
+    Operation *norm = n.getDefiningOp();
+    bool isLN = isA(norm, "torch.aten.layer_norm");
+    if ((!isLN && !isA(norm, "torch.aten.rms_norm")) || !n.hasOneUse() ||
+        !isNone(norm->getOperand(2)) || (isLN && !isNone(norm->getOperand(3))))
+      continue;
+    auto nType = builtinType(n.getType());
+    auto wType = builtinType(w.getType());
+    if (!nType || !wType || wType.getRank() != 1 ||
+        wType.getShape()[0] != nType.getShape().back() ||
+        wType.getElementType() != nType.getElementType() ||
+        mul->getResult(0).getType() != n.getType())
+      continue;
+    SmallVector<Value> operands(norm->getOperands());
+    operands[2] = w;
+    SmallVector<Operation *> ops = {norm, mul};
+    Value out = mul->getResult(0);
+    if (Operation *add = soleUser(out);
+        isLN && isA(add, "torch.aten.add.Tensor") && add->getOperand(0) == out &&
+        constNumber(add->getOperand(2)) == 1.0 &&
+        builtinType(add->getOperand(1).getType()) &&
+        builtinType(add->getOperand(1).getType()) == wType &&
+        add->getResult(0).getType() == n.getType()) {
+      operands[3] = add->getOperand(1);
+      ops.push_back(add);
+      out = add->getResult(0);
+    }
+    Operation *last = ops.back();
+    rewriter.setInsertionPoint(last);
+    TorchBuilder tb(rewriter, last->getLoc());
+    Value fused =
+        tb.create(norm->getName().getStringRef(), operands, out.getType());
+    replaceChain(rewriter, out, fused, ops);
+    return success();
+  }
+  return failure();
 }
 
 } // namespace mlir::te::torch_import

@@ -132,9 +132,25 @@ LogicalResult removeCastSandwich(Operation *down, PatternRewriter &rewriter) {
       continue;
     }
     Operation *def = v.getDefiningOp();
+    Operation *inner = def && def->getNumOperands() ? def->getOperand(0).getDefiningOp() : nullptr;
     if (def && isUpcast(def) && elementTypeOf(castSource(def)) == narrow) {
       operands.push_back(castSource(def));
       upcasts.push_back(def);
+    } else if (isLinear && isA(def, "torch.aten.t") && v.hasOneUse() &&
+               inner && isUpcast(inner) && inner->getResult(0).hasOneUse() &&
+               elementTypeOf(castSource(inner)) == narrow) {
+      // GPT-2's Conv1D weight, transposed after its upcast.
+      rewriter.setInsertionPoint(def);
+      TorchBuilder tb(rewriter, def->getLoc());
+      operands.push_back(tb.create("torch.aten.t", {castSource(inner)},
+                                   withElementType(v.getType(), narrow)));
+      upcasts.append({def, inner});
+    } else if (isNorm && v == op->getOperand(2) && isA(def, "torch.aten.add.Scalar") &&
+               inner && isUpcast(inner) &&
+               elementTypeOf(castSource(inner)) == narrow) {
+      // Gemma's `1 + weight.float()`: matchNorm takes it as
+      // zero_centered_gamma of the narrow weight.
+      operands.push_back(v);
     } else if (elementTypeOf(v) == narrow) {
       operands.push_back(v);
     } else {
@@ -213,13 +229,14 @@ void populateRecomposeTorchPatterns(RewritePatternSet &patterns) {
   add("strip-broadcast", "torch.aten.broadcast_to", stripBroadcast);
   add("move-cast", moveCast); // upcasts, views
   add("var-mean-f64", "torch.aten.to.dtype", recomposeVarMean);
-  add("var-mean", "torch.aten.sum.dim_IntList", recomposeVarMeanSameDtype);
+  add("var-mean", recomposeVarMeanSameDtype); // sum.dim_IntList, mean.dim
   add("layer-norm", "torch.aten.var_mean.correction", recomposeLayerNorm);
   add("rms-norm", recomposeRMSNorm); // pow.Tensor_Scalar, mul.Tensor
   add("linear", recomposeLinear);    // mm, matmul
   add("silu", "torch.aten.sigmoid", recomposeSiLU);
   add("gelu-tanh", "torch.aten.tanh", recomposeGeluTanh);
   add("remove-cast-sandwich", removeCastSandwich); // downcasts
+  add("norm-affine", "torch.aten.mul.Tensor", absorbNormAffine);
 }
 
 /// Dead scalar bookkeeping left by the rewrites (sizes of views).

@@ -106,6 +106,9 @@ struct NormMatch {
   Value input, gamma, beta; // torch values; beta may be null
   bool zeroCentered = false;
   double eps = 1e-5;
+  /// Ops computing the weight operand that the module takes over: the
+  /// `gamma + 1` of zero_centered_gamma and, in f32, gamma's upcast.
+  SmallVector<Operation *> weightOps;
 };
 
 /// An aten.linear.
@@ -157,7 +160,16 @@ std::optional<NormMatch> matchNorm(Operation *op, std::string &why);
 
 std::optional<LinearMatch> matchLinear(Operation *op);
 
-/// Matches act(h); every intermediate is used only inside the chain.
+/// How far (relative, or absolute below 1) a spelled activation may be from
+/// TransformerEngine's formula: a few float32 roundings of its constants
+/// (2^-23 = 1.2e-7 each). A constant off in its fourth digit is 100x more.
+inline constexpr double kActivationTolerance = 1e-6;
+
+/// Matches act(h): the pointwise ops reading h (and each other) compute,
+/// within kActivationTolerance, an activation TransformerEngine fuses. Every
+/// intermediate is used only inside; casts (f32 wrappers) are included.
+/// Without a match, `why` says what the ops compute when they are a
+/// pointwise function of h, and stays empty when they are not one.
 std::optional<ActMatch> matchActivation(Value h, std::string &why);
 
 ActivationKinds kindsOf(ActMatch::Kind k);
@@ -325,10 +337,21 @@ LogicalResult recomposeVarMean(Operation *up, PatternRewriter &rewriter);
 /// semantics: use the source directly.
 LogicalResult stripBroadcast(Operation *op, PatternRewriter &rewriter);
 
-/// The same-dtype variance (torch-mlir's decomposition of native_layer_norm):
-///   mean = sum(x)/K; c = x - mean; var = sum(c*c)/K
-/// ==> var, mean = var_mean.correction(x, [-1], 0, keepdim)
-LogicalResult recomposeVarMeanSameDtype(Operation *sum, PatternRewriter &rewriter);
+/// The same-dtype variance (torch-mlir's decomposition of native_layer_norm,
+/// and LayerNorms written out by hand, e.g. Cohere's):
+///   mean = mean(x) | sum(x)/K; c = x - mean; var = mean(c*c | c^2)
+/// (c may be computed twice) ==> var, mean = var_mean.correction(x, [-1], 0,
+/// keepdim)
+LogicalResult recomposeVarMeanSameDtype(Operation *meanOp,
+                                        PatternRewriter &rewriter);
+
+/// A norm without weight (and, for LayerNorm, without bias) times a weight
+/// vector [plus a bias vector] in the norm's dtype: Hugging Face's RMSNorm
+/// multiplies by its weight after casting back, `w * norm(x).to(dtype)`.
+///   mul(norm(x, none[, none]), w) [+ b]  ==>  norm(x, w[, b])
+/// TransformerEngine applies the weight in fp32 before rounding, so this
+/// is one rounding fewer than PyTorch's bf16 product.
+LogicalResult absorbNormAffine(Operation *mul, PatternRewriter &rewriter);
 
 /// An error at each torch op whose operand or result count (or constant
 /// value) is not torch-mlir's: the patterns may rely on them afterwards.
