@@ -30,11 +30,11 @@ func.func @standalone_norm(%x: !torch.vtensor<[4,32],f32>) -> !torch.vtensor<[4,
 
 // -----
 
-// An op outside the supported patterns is reported with what is supported.
+// Attention is reported as such, with what is supported.
 func.func @softmax(%x: !torch.vtensor<[4,32],f32>) -> !torch.vtensor<[4,32],f32> {
   %int-1 = torch.constant.int -1
   %none = torch.constant.none
-  // expected-error @+1 {{te-import-torch: cannot import 'torch.aten.softmax.int': not part of a recognized module; supported: aten.layer_norm / aten.rms_norm over the last dim followed by aten.linear}}
+  // expected-error @+1 {{te-import-torch: cannot import 'torch.aten.softmax.int': attention (softmax, batched matmuls, masks) is not part of a TransformerEngine LayerNorm module; it is left for another compiler (te-compile --partition); supported: aten.layer_norm / aten.rms_norm over the last dim followed by aten.linear}}
   %y = torch.aten.softmax.int %x, %int-1, %none : !torch.vtensor<[4,32],f32>, !torch.int, !torch.none -> !torch.vtensor<[4,32],f32>
   return %y : !torch.vtensor<[4,32],f32>
 }
@@ -137,4 +137,70 @@ func.func @view_elsewhere(%x: !torch.vtensor<[2,4,32],f32>, %w: !torch.vtensor<[
   %s3 = torch.prim.ListConstruct %int4, %int2, %int64 : (!torch.int, !torch.int, !torch.int) -> !torch.list<int>
   %out = torch.aten.view %y, %s3 : !torch.vtensor<[8,64],f32>, !torch.list<int> -> !torch.vtensor<[4,2,64],f32>
   return %out : !torch.vtensor<[4,2,64],f32>
+}
+
+// -----
+
+// A norm after the MLP (Gemma 2's post_feedforward_layernorm): no TE module.
+func.func @post_mlp_norm(%x: !torch.vtensor<[4,32],f32>, %g: !torch.vtensor<[32],f32>, %w1: !torch.vtensor<[64,32],f32>, %w2: !torch.vtensor<[32,64],f32>, %g2: !torch.vtensor<[32],f32>) -> !torch.vtensor<[4,32],f32> {
+  %int32 = torch.constant.int 32
+  %none = torch.constant.none
+  %eps = torch.constant.float 1.000000e-06
+  %shape = torch.prim.ListConstruct %int32 : (!torch.int) -> !torch.list<int>
+  %n = torch.aten.rms_norm %x, %shape, %g, %eps : !torch.vtensor<[4,32],f32>, !torch.list<int>, !torch.vtensor<[32],f32>, !torch.float -> !torch.vtensor<[4,32],f32>
+  %h = torch.aten.linear %n, %w1, %none : !torch.vtensor<[4,32],f32>, !torch.vtensor<[64,32],f32>, !torch.none -> !torch.vtensor<[4,64],f32>
+  %a = torch.aten.relu %h : !torch.vtensor<[4,64],f32> -> !torch.vtensor<[4,64],f32>
+  %y = torch.aten.linear %a, %w2, %none : !torch.vtensor<[4,64],f32>, !torch.vtensor<[32,64],f32>, !torch.none -> !torch.vtensor<[4,32],f32>
+  // expected-error @+1 {{te-import-torch: cannot import 'torch.aten.rms_norm': a norm of a linear's output with no linear after it (a post-feedforward norm, as in Gemma 2/3 and OLMo 2): TransformerEngine's norms come before their linear; the module before it is raised, this norm is left}}
+  %p = torch.aten.rms_norm %y, %shape, %g2, %eps : !torch.vtensor<[4,32],f32>, !torch.list<int>, !torch.vtensor<[32],f32>, !torch.float -> !torch.vtensor<[4,32],f32>
+  return %p : !torch.vtensor<[4,32],f32>
+}
+
+// -----
+
+// Granite's residual_multiplier after the MLP.
+func.func @scalar_after_mlp(%x: !torch.vtensor<[4,32],f32>, %g: !torch.vtensor<[32],f32>, %w1: !torch.vtensor<[64,32],f32>, %w2: !torch.vtensor<[32,64],f32>) -> !torch.vtensor<[4,32],f32> {
+  %int32 = torch.constant.int 32
+  %none = torch.constant.none
+  %eps = torch.constant.float 1.000000e-06
+  %m = torch.constant.float 2.200000e-01
+  %shape = torch.prim.ListConstruct %int32 : (!torch.int) -> !torch.list<int>
+  %n = torch.aten.rms_norm %x, %shape, %g, %eps : !torch.vtensor<[4,32],f32>, !torch.list<int>, !torch.vtensor<[32],f32>, !torch.float -> !torch.vtensor<[4,32],f32>
+  %h = torch.aten.linear %n, %w1, %none : !torch.vtensor<[4,32],f32>, !torch.vtensor<[64,32],f32>, !torch.none -> !torch.vtensor<[4,64],f32>
+  %a = torch.aten.relu %h : !torch.vtensor<[4,64],f32> -> !torch.vtensor<[4,64],f32>
+  %y = torch.aten.linear %a, %w2, %none : !torch.vtensor<[4,64],f32>, !torch.vtensor<[32,64],f32>, !torch.none -> !torch.vtensor<[4,32],f32>
+  // expected-error @+1 {{te-import-torch: cannot import 'torch.aten.mul.Scalar': a scalar multiplier of a linear's output (e.g. Granite's residual_multiplier) is not part of a TransformerEngine module}}
+  %s = torch.aten.mul.Scalar %y, %m : !torch.vtensor<[4,32],f32>, !torch.float -> !torch.vtensor<[4,32],f32>
+  return %s : !torch.vtensor<[4,32],f32>
+}
+
+// -----
+
+// An MLP with no norm before it (OLMo 2 normalizes after its MLP).
+func.func @mlp_without_norm(%x: !torch.vtensor<[4,32],f32>, %w1: !torch.vtensor<[64,32],f32>, %w2: !torch.vtensor<[32,64],f32>) -> !torch.vtensor<[4,32],f32> {
+  %none = torch.constant.none
+  %h = torch.aten.linear %x, %w1, %none : !torch.vtensor<[4,32],f32>, !torch.vtensor<[64,32],f32>, !torch.none -> !torch.vtensor<[4,64],f32>
+  // expected-error @+1 {{te-import-torch: cannot import 'torch.aten.silu': an activation between linears with no norm before them (e.g. OLMo 2, which normalizes after its MLP): TransformerEngine's LayerNormMLP starts with its norm; the linears are raised as te.linear, the activation is left}}
+  %a = torch.aten.silu %h : !torch.vtensor<[4,64],f32> -> !torch.vtensor<[4,64],f32>
+  %y = torch.aten.linear %a, %w2, %none : !torch.vtensor<[4,64],f32>, !torch.vtensor<[32,64],f32>, !torch.none -> !torch.vtensor<[4,32],f32>
+  return %y : !torch.vtensor<[4,32],f32>
+}
+
+// -----
+
+// GPT-2's fused QKV projection split in three: the LayerNormLinear is
+// recognised (not a "gated FC1 near miss"); the split is what is left.
+func.func @qkv_split(%x: !torch.vtensor<[4,32],f32>, %g: !torch.vtensor<[32],f32>, %b: !torch.vtensor<[32],f32>, %w: !torch.vtensor<[96,32],f32>) -> !torch.vtensor<[4,32],f32> {
+  %int32 = torch.constant.int 32
+  %int-1 = torch.constant.int -1
+  %none = torch.constant.none
+  %false = torch.constant.bool false
+  %eps = torch.constant.float 1.000000e-05
+  %shape = torch.prim.ListConstruct %int32 : (!torch.int) -> !torch.list<int>
+  %n = torch.aten.layer_norm %x, %shape, %g, %b, %eps, %false : !torch.vtensor<[4,32],f32>, !torch.list<int>, !torch.vtensor<[32],f32>, !torch.vtensor<[32],f32>, !torch.float, !torch.bool -> !torch.vtensor<[4,32],f32>
+  %qkv = torch.aten.linear %n, %w, %none : !torch.vtensor<[4,32],f32>, !torch.vtensor<[96,32],f32>, !torch.none -> !torch.vtensor<[4,96],f32>
+  // expected-error @+1 {{te-import-torch: cannot import 'torch.aten.split.Tensor': splitting a projection's output (e.g. attention's fused QKV) is not part of a TransformerEngine module; the linear before it is raised on its own}}
+  %parts = torch.aten.split.Tensor %qkv, %int32, %int-1 : !torch.vtensor<[4,96],f32>, !torch.int, !torch.int -> !torch.list<vtensor>
+  %q, %k, %v = torch.prim.ListUnpack %parts : !torch.list<vtensor> -> !torch.vtensor<[4,32],f32>, !torch.vtensor<[4,32],f32>, !torch.vtensor<[4,32],f32>
+  return %q : !torch.vtensor<[4,32],f32>
 }

@@ -127,10 +127,7 @@ LogicalResult FunctionImporter::findGroups() {
         otherUsers = true;
     }
     if (linears.empty())
-      return unsupported(&op, "a normalization must feed an aten.linear "
-                              "(TransformerEngine has no standalone norm "
-                              "module); " +
-                                  Twine(kSupported));
+      return unsupported(&op, explainUnraised(&op) + "; " + kSupported);
     // Any of the linears may be FC1 of an MLP (in a two-linear gated MLP the
     // activated one need not come first); otherwise the first linear is the
     // LayerNormLinear.
@@ -477,9 +474,12 @@ LogicalResult FunctionImporter::run() {
                   arith::AddFOp::create(builder, op.getLoc(), *a, *b));
       continue;
     }
-    if (name.starts_with("torch."))
-      return unsupported(&op, Twine("not part of a recognized module; ") +
-                                  kSupported);
+    if (name.starts_with("torch.")) {
+      std::string why = explainUnraised(&op);
+      return unsupported(&op, (why.empty() ? "not part of a recognized module"
+                                           : why) +
+                                  "; " + kSupported);
+    }
     return unsupported(&op, "only torch operations are expected here");
   }
 

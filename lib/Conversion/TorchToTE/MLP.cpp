@@ -45,12 +45,18 @@ bool matchMLP(Group &g, Value normOut, std::string &why) {
   auto matchGatedHalves = [&](Value lo, Value hi,
                               ArrayRef<Operation *> splitOps) -> bool {
     Value halves[2] = {lo, hi};
+    std::string reason;
     for (int first = 0; first < 2; ++first) {
       Value a = halves[first], b = halves[1 - first];
       std::string actWhy;
       // matchActivation checks that a's users are exactly the activation
       // (quick-GELU reads a twice).
       auto act = matchActivation(a, actWhy);
+      if (act && !gatedKind(act->kind) && reason.empty())
+        reason = "the activation of one half has no gated form in "
+                 "TransformerEngine (gated activations: TEActivations.def)";
+      if (!act && !actWhy.empty() && reason.empty())
+        reason = actWhy;
       if (!act || !gatedKind(act->kind))
         continue;
       Operation *mul = single(act->out);
@@ -67,7 +73,10 @@ bool matchMLP(Group &g, Value normOut, std::string &why) {
       g.ops.push_back(g.fc2.op);
       return true;
     }
-    why = "the halves of FC1's output must combine as act(a) * b";
+    why = reason.empty()
+              ? "the halves of FC1's output must combine as act(a) * b, "
+                "then FC2"
+              : reason;
     return false;
   };
 
@@ -110,6 +119,11 @@ bool matchMLP(Group &g, Value normOut, std::string &why) {
       auto dim = constInt(split->getOperand(2));
       int64_t rank = rankOf(h);
       Operation *unpack = single(split->getResult(0));
+      // Three or more parts are not a gated FC1 (e.g. attention's fused QKV
+      // projection): the linear is a LayerNormLinear, its split left.
+      if (unpack && isA(unpack, "torch.prim.ListUnpack") &&
+          unpack->getNumResults() > 2)
+        return false;
       if (!dim || (*dim != -1 && *dim != rank - 1) || !unpack ||
           !isA(unpack, "torch.prim.ListUnpack") ||
           unpack->getNumResults() != 2) {

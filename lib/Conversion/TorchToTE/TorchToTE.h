@@ -181,6 +181,13 @@ std::optional<ActivationKind> gatedKind(ActMatch::Kind k);
 /// `a * b` with `actOut` one of the factors: returns the other factor.
 Value otherFactor(Operation *mul, Value actOut);
 
+/// A specific reason why `op` (a torch op no recognised module takes) is not
+/// raised, for the ops real models have around their LN modules (attention,
+/// post-MLP norms, scalar multipliers, MLPs without a norm, split
+/// projections); empty when there is none more specific than "not part of
+/// a recognized module" (Explain.cpp).
+std::string explainUnraised(Operation *op);
+
 /// Tries to grow `fc1` (a linear on the norm output) into an MLP.
 bool matchMLP(Group &g, Value normOut, std::string &why);
 
