@@ -135,3 +135,25 @@ func.func @constant_wrong_value(%x: !torch.vtensor<[4,32],f32>) -> !torch.vtenso
   %y = "torch.aten.add.Scalar"(%x, %eps, %eps) : (!torch.vtensor<[4,32],f32>, !torch.float, !torch.float) -> !torch.vtensor<[4,32],f32>
   return %y : !torch.vtensor<[4,32],f32>
 }
+
+// -----
+
+// The activation evaluator reads clamp_min's bound: a clamp_min without one
+// is refused before it is read.
+func.func @clamp_min_no_bound(%x: !torch.vtensor<[4,32],f32>, %w: !torch.vtensor<[64,32],f32>, %w2: !torch.vtensor<[32,64],f32>) -> !torch.vtensor<[4,32],f32> {
+  %none = torch.constant.none
+  %h = torch.aten.linear %x, %w, %none : !torch.vtensor<[4,32],f32>, !torch.vtensor<[64,32],f32>, !torch.none -> !torch.vtensor<[4,64],f32>
+  // expected-error @+1 {{te-import-torch: 'torch.aten.clamp_min' takes 2 operands, got 1}}
+  %a = "torch.aten.clamp_min"(%h) : (!torch.vtensor<[4,64],f32>) -> !torch.vtensor<[4,64],f32>
+  %y = torch.aten.linear %a, %w2, %none : !torch.vtensor<[4,64],f32>, !torch.vtensor<[32,64],f32>, !torch.none -> !torch.vtensor<[4,32],f32>
+  return %y : !torch.vtensor<[4,32],f32>
+}
+
+// -----
+
+// Nor an erf with two operands.
+func.func @erf_two_operands(%x: !torch.vtensor<[4,32],f32>) -> !torch.vtensor<[4,32],f32> {
+  // expected-error @+1 {{te-import-torch: 'torch.aten.erf' takes 1 operand, got 2}}
+  %a = "torch.aten.erf"(%x, %x) : (!torch.vtensor<[4,32],f32>, !torch.vtensor<[4,32],f32>) -> !torch.vtensor<[4,32],f32>
+  return %a : !torch.vtensor<[4,32],f32>
+}

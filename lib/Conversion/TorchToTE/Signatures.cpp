@@ -47,6 +47,18 @@ constexpr TorchSignature kTorchSignatures[] = {
     {"torch.aten.silu", 1, 1},
     {"torch.aten.relu", 1, 1},
     {"torch.aten.tanh", 1, 1},
+    {"torch.aten.erf", 1, 1},
+    {"torch.aten.exp", 1, 1},
+    {"torch.aten.neg", 1, 1},
+    {"torch.aten.sqrt", 1, 1},
+    {"torch.aten.reciprocal", 1, 1},
+    {"torch.aten.square", 1, 1},
+    {"torch.aten.clamp_min", 2, 1},
+    {"torch.aten.sub.Scalar", 3, 1},
+    {"torch.aten.rsub.Scalar", 3, 1},
+    {"torch.aten.clone", 2, 1},
+    {"torch.aten.contiguous", 2, 1},
+    {"torch.aten.unbind.int", 2, -1},
     {"torch.aten.gelu", 2, 1},
     {"torch.aten.to.dtype", 5, 1},
     {"torch.prims.convert_element_type", 2, 1},
@@ -69,9 +81,6 @@ constexpr TorchSignature kTorchSignatures[] = {
     {"torch.constant.bool", 0, 1},
     {"torch.constant.none", 0, 1},
 };
-
-/// An error at each torch op whose operand or result count (or constant
-/// value) is not torch-mlir's: the patterns may rely on them afterwards.
 
 /// An error at each torch op whose operand or result count (or constant
 /// value) is not torch-mlir's: the patterns may rely on them afterwards.
