@@ -57,3 +57,9 @@
 // x * sigmoid(2x):
 // BADSILU: error: te-import-torch: cannot import 'torch.aten.linear': the pointwise function of the linear's output (aten.mul.Scalar, aten.sigmoid, aten.mul.Tensor) is not an activation TransformerEngine fuses: the closest, quick-gelu x*sigmoid(1.702x), differs by 3.82e-02
 // BADSILU-NOT: te.layernorm_mlp
+//
+// RUN: te-opt --te-import-torch %S/Inputs/hf_forms/gemma.float32.raw_hl.mlir | FileCheck %s --check-prefix=TYPEAS
+// (the legacy table's form, from tools/hf_blocks.py): Gemma's `type_as` to
+// the dtype it already has is no cast.
+// TYPEAS: te.layernorm_mlp %arg0 norm rms_norm(%arg1) fc1(%{{.+}}) act geglu fc2(%arg4) {eps = 9.9999999999999995E-7 : f64, zero_centered_gamma} : (tensor<2x4x32xf32>
+// TYPEAS-NOT: torch.

@@ -426,8 +426,7 @@ LogicalResult FunctionImporter::run() {
                                             *src, shape));
       continue;
     }
-    if (name == "torch.prims.convert_element_type" ||
-        name == "torch.aten.to.dtype") {
+    if (castSource(&op)) {
       // A float cast between modules.
       FailureOr<Value> src = lookup(&op, op.getOperand(0));
       FailureOr<Type> type = convertType(&op, op.getResult(0).getType());

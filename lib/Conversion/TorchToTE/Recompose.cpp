@@ -30,9 +30,19 @@ void replaceChain(PatternRewriter &rewriter, Value root, Value replacement,
 /// source value, or null when `op` is not a cast.
 Value castSource(Operation *op) {
   if (isA(op, "torch.prims.convert_element_type") ||
-      isA(op, "torch.aten.to.dtype"))
+      isA(op, "torch.aten.to.dtype") || isA(op, "torch.aten.type_as"))
     return op->getOperand(0);
   return {};
+}
+
+/// A cast to the type its operand already has (Gemma's `type_as` in f32).
+LogicalResult dropIdentityCast(Operation *op, PatternRewriter &rewriter) {
+  Value src = castSource(op);
+  if (!src || src.getType() != op->getResult(0).getType())
+    return failure();
+  rewriter.replaceAllUsesWith(op->getResult(0), src);
+  rewriter.eraseOp(op);
+  return success();
 }
 
 Type elementTypeOf(Value v) {
@@ -227,6 +237,7 @@ void populateRecomposeTorchPatterns(RewritePatternSet &patterns) {
   };
   // In the order they are tried on each op.
   add("strip-broadcast", "torch.aten.broadcast_to", stripBroadcast);
+  add("identity-cast", dropIdentityCast); // convert, to.dtype, type_as
   add("move-cast", moveCast); // upcasts, views
   add("var-mean-f64", "torch.aten.to.dtype", recomposeVarMean);
   add("var-mean", recomposeVarMeanSameDtype); // sum.dim_IntList, mean.dim

@@ -62,6 +62,7 @@ constexpr TorchSignature kTorchSignatures[] = {
     {"torch.aten.gelu", 2, 1},
     {"torch.aten.to.dtype", 5, 1},
     {"torch.prims.convert_element_type", 2, 1},
+    {"torch.aten.type_as", 2, 1},
     {"torch.aten.view", 2, 1},
     {"torch.aten.reshape", 2, 1},
     {"torch.aten._unsafe_view", 2, 1},

@@ -305,9 +305,12 @@ LogicalResult recomposeSiLU(Operation *sigmoid, PatternRewriter &rewriter);
 /// 0.5x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3)))  ==>  gelu(x, "tanh")
 LogicalResult recomposeGeluTanh(Operation *tanh, PatternRewriter &rewriter);
 
-/// `prims.convert_element_type` / `aten.to.dtype` of a tensor: returns the
-/// source value, or null when `op` is not a cast.
+/// `prims.convert_element_type` / `aten.to.dtype` / `aten.type_as` of a
+/// tensor: returns the source value, or null when `op` is not a cast.
 Value castSource(Operation *op);
+
+/// cast(v) to v's own type ==> v
+LogicalResult dropIdentityCast(Operation *op, PatternRewriter &rewriter);
 
 Type elementTypeOf(Value v);
 
