@@ -204,3 +204,23 @@ func.func @qkv_split(%x: !torch.vtensor<[4,32],f32>, %g: !torch.vtensor<[32],f32
   %q, %k, %v = torch.prim.ListUnpack %parts : !torch.list<vtensor> -> !torch.vtensor<[4,32],f32>, !torch.vtensor<[4,32],f32>, !torch.vtensor<[4,32],f32>
   return %q : !torch.vtensor<[4,32],f32>
 }
+
+// -----
+
+// A scaled projection (OPT's `q_proj(x) * scaling`) is a LayerNormLinear and
+// the scaling left, not a near miss of an activation: the error is at the
+// multiplication, not at the linear.
+func.func @scaled_query(%x: !torch.vtensor<[4,32],f32>, %g: !torch.vtensor<[32],f32>, %w: !torch.vtensor<[32,32],f32>, %w2: !torch.vtensor<[32,32],f32>) -> !torch.vtensor<[4,32],f32> {
+  %int32 = torch.constant.int 32
+  %none = torch.constant.none
+  %false = torch.constant.bool false
+  %eps = torch.constant.float 1.000000e-05
+  %s = torch.constant.float 1.250000e-01
+  %shape = torch.prim.ListConstruct %int32 : (!torch.int) -> !torch.list<int>
+  %n = torch.aten.layer_norm %x, %shape, %g, %none, %eps, %false : !torch.vtensor<[4,32],f32>, !torch.list<int>, !torch.vtensor<[32],f32>, !torch.none, !torch.float, !torch.bool -> !torch.vtensor<[4,32],f32>
+  %q = torch.aten.linear %n, %w, %none : !torch.vtensor<[4,32],f32>, !torch.vtensor<[32,32],f32>, !torch.none -> !torch.vtensor<[4,32],f32>
+  // expected-error @+1 {{te-import-torch: cannot import 'torch.aten.mul.Scalar': not part of a recognized module}}
+  %qs = torch.aten.mul.Scalar %q, %s : !torch.vtensor<[4,32],f32>, !torch.float -> !torch.vtensor<[4,32],f32>
+  %r = torch.aten.add.Tensor %qs, %x, %int32 : !torch.vtensor<[4,32],f32>, !torch.vtensor<[4,32],f32>, !torch.int -> !torch.vtensor<[4,32],f32>
+  return %r : !torch.vtensor<[4,32],f32>
+}

@@ -234,8 +234,14 @@ std::optional<ActMatch> matchActivation(Value h, std::string &why) {
   std::optional<PointwiseRegion> region = collectRegion(h);
   if (!region)
     return std::nullopt;
-  // Casts alone are not an activation (a cast between modules).
+  // Casts alone are not an activation (a cast between modules), nor is a
+  // function whose result goes anywhere but into FC2 or a gate's product
+  // (e.g. OPT's query scaling `q_proj(x) * scaling`): no reason then, the
+  // linear is a LayerNormLinear.
   if (llvm::all_of(region->ops, [](Operation *op) { return castSource(op); }))
+    return std::nullopt;
+  Operation *next = soleUser(region->out);
+  if (!isA(next, "torch.aten.linear") && !isA(next, "torch.aten.mul.Tensor"))
     return std::nullopt;
   Type inElt = elementTypeOf(h), outElt = elementTypeOf(region->out);
   if (inElt != outElt) {
