@@ -103,6 +103,16 @@ ARCH_DOC = {
 }
 
 
+# The TransformerEngine activation each MLP block computes (config.json "activation" of
+# a checked-in case; what the importer should raise it to).
+ACT_TE = {"gpt2": "gelu", "gpt_neox": "gelu_erf", "opt": "relu", "bloom": "gelu",
+          "llama": "swiglu", "mistral": "swiglu", "qwen2": "swiglu", "qwen3": "swiglu",
+          "gemma": "geglu", "gemma2": "geglu", "phi3": "swiglu", "t5_relu": "relu",
+          "t5_gated": "geglu", "falcon": "gelu_erf", "starcoder2": "gelu",
+          "cohere": "swiglu", "olmo": "swiglu", "olmo2": "swiglu", "granite": "swiglu",
+          "clip": "qgelu", "nemotron": "srelu"}
+
+
 # --------------------------------------------------------------------------------------
 # Goldens
 # --------------------------------------------------------------------------------------
@@ -604,14 +614,14 @@ def write_case(arch, block, dtype, dynamic, out_root, te_opt) -> tuple[str, int,
         "description": doc,
         "dtype": dtype,
         "module": module,
-        "activation": (op["act"] if op else None) if block == "mlp" else None,
+        "activation": ACT_TE[arch] if block == "mlp" else None,
         "normalization": norm,
         "zero_centered_gamma": "(1+w)" in norm,
         "bias": any(n.endswith("bias") and not n.startswith(("ln", "input_layernorm",
                                                               "post_attention_layernorm"))
                     for n in names),
         "hidden": hb.HIDDEN,
-        "ffn_hidden": int(outs[0].shape[-1]) if False else (hb.INTER if block == "mlp" else None),
+        "ffn_hidden": (4 * hb.HIDDEN if arch == "bloom" else hb.INTER) if block == "mlp" else None,
         "out_features": int(outs[0].shape[-1]),
         "func": "main",
         "arg_names": names,
@@ -625,9 +635,9 @@ def write_case(arch, block, dtype, dynamic, out_root, te_opt) -> tuple[str, int,
                              "(reference/transformer-engine.md section 7.2)"),
         "seed": hb.SEED,
         "source": f"tools/hf_models.py --write-cases ({hb.versions()})",
-        "importer_today": (f"te.{op['op']} {op['norm']} {op['act'] or ''}".strip() if op
-                           else (imp.get("diag") or "not raised")[:300]),
     }
+    today = (f"te.{op['op']} {op['norm']} {op['act'] or ''}".strip() if op
+             else (imp.get("diag") or "not raised")[:300])
     if block == "mlp" and arch in ("bloom", "t5_gated", "t5_relu"):
         conf["residual"] = "included (the model's MLP module adds it)"
     if dtype == "bf16":
@@ -648,7 +658,7 @@ def write_case(arch, block, dtype, dynamic, out_root, te_opt) -> tuple[str, int,
     with open(cpath, "w") as f:
         f.write(mg.dump_json(conf))
     files.append(cpath)
-    return name, sum(os.path.getsize(p) for p in files), conf["importer_today"]
+    return name, sum(os.path.getsize(p) for p in files), today
 
 
 def write_negatives(out_dir, te_opt):
@@ -686,6 +696,9 @@ def main(argv=None) -> int:
     ap.add_argument("--write-cases", default=None,
                     help="write the checked-in golden cases (DEFAULT_SET) under this dir")
     ap.add_argument("--write-negatives", default=None, help="write the negative exports here")
+    ap.add_argument("--verify-cases", default=None,
+                    help="regenerate the default set in a temp dir and require every .npy "
+                         "file to be byte-identical to the one under this dir")
     ap.add_argument("--check", action="store_true",
                     help="exit 1 if a negative raised, a block that raised fails its "
                          "numerics or checkpoint, or an export failed")
@@ -710,6 +723,31 @@ def main(argv=None) -> int:
     if args.write_negatives:
         for p, ops, diag in write_negatives(args.write_negatives, te_opt):
             print(f"negative {os.path.basename(p)}: te ops {ops or 'none'}; {diag[:120]}")
+    if args.verify_cases:
+        import filecmp
+
+        tmp = tempfile.mkdtemp(prefix="hf-cases-")
+        bad, n = [], 0
+        for c in DEFAULT_SET:
+            name, _, _ = write_case(*c, tmp, None)
+            for r, _, fs in os.walk(os.path.join(tmp, name)):
+                for fn in fs:
+                    if not fn.endswith(".npy"):
+                        continue
+                    rel = os.path.relpath(os.path.join(r, fn), tmp)
+                    theirs = os.path.join(args.verify_cases, rel)
+                    n += 1
+                    if not os.path.exists(theirs) or not filecmp.cmp(os.path.join(r, fn), theirs,
+                                                                     shallow=False):
+                        bad.append(rel)
+        shutil.rmtree(tmp, ignore_errors=True)
+        for rel in bad:
+            print(f"FAIL golden differs from the regenerated one: {rel}")
+        print(f"verify-cases: {n - len(bad)}/{n} .npy files byte-identical")
+        if bad:
+            status = 1
+        if not (args.json or args.write_docs or args.status or args.check):
+            return status
     if args.write_cases or args.write_negatives:
         if not (args.json or args.write_docs or args.status or args.check):
             return 0
