@@ -543,8 +543,12 @@ def write_docs(rows, path, bins):
         f.write("\n".join(lines) + "\n")
 
 
+def _fail_name(r) -> str:
+    return f"{r['arch']}_{r['block']}{'_dyn' if r['dynamic'] else ''}_{r['dtype']}_{r['form']}.mlir"
+
+
 def write_status(rows, path, fail_dir):
-    out, causes = [], {}
+    out, causes, members = [], {}, {}
     for r in rows:
         key = f"{r['arch']} {r['block']}{'_dyn' if r['dynamic'] else ''} {r['dtype']} {r['form']}"
         if r["block"] == "neg":
@@ -563,18 +567,27 @@ def write_status(rows, path, fail_dir):
         if msg is None:
             continue
         out.append(f"{key}: {msg}")
-        cause = re.sub(r"'[^']*'|\[[^\]]*\]|\d+", "_", msg)[:160]
-        if cause not in causes and r.get("mlir"):
+        # a cause: the diagnostic's first clause (the op it stopped at and why), per
+        # block kind and dtype; the representative is the raw form where there is one
+        cause = (msg.split(";")[0][:200], r["block"], r["dtype"])
+        members.setdefault(cause, []).append(r)
+        if r.get("mlir") and (cause not in causes or (r["form"] == "raw"
+                                                      and causes[cause]["form"] != "raw")):
             causes[cause] = r
     with open(path, "w") as f:
         f.write(f"# tools/hf_models.py {time.strftime('%Y-%m-%d %H:%M')}: {len(out)} failing "
                 f"(arch block dtype form: diagnostic); {len(causes)} distinct causes\n")
         f.write("\n".join(out) + "\n")
+        f.write(f"\n# distinct causes (block, dtype: first clause of the diagnostic) -> "
+                f"representative export{' in ' + fail_dir if fail_dir else ''}\n")
+        for (c, blk, dt), r in sorted(causes.items(), key=lambda kv: (kv[0][1], kv[0][2], kv[0][0])):
+            ms = members[(c, blk, dt)]
+            archs = sorted({m["arch"] + ("_dyn" if m["dynamic"] else "") for m in ms})
+            f.write(f"# {blk} {dt} (x{len(ms)}: {' '.join(archs)}): {c} -> {_fail_name(r)}\n")
     if fail_dir:
         os.makedirs(fail_dir, exist_ok=True)
         for r in causes.values():
-            dst = os.path.join(fail_dir, f"{r['arch']}_{r['block']}{'_dyn' if r['dynamic'] else ''}"
-                                         f"_{r['dtype']}_{r['form']}.mlir")
+            dst = os.path.join(fail_dir, _fail_name(r))
             shutil.copy(r["mlir"], dst)
     return len(out), len(causes)
 
@@ -699,6 +712,9 @@ def main(argv=None) -> int:
     ap.add_argument("--verify-cases", default=None,
                     help="regenerate the default set in a temp dir and require every .npy "
                          "file to be byte-identical to the one under this dir")
+    ap.add_argument("--from-json", default=None,
+                    help="do not run anything: re-render --write-docs / --status from a "
+                         "--json file of an earlier run")
     ap.add_argument("--check", action="store_true",
                     help="exit 1 if a negative raised, a block that raised fails its "
                          "numerics or checkpoint, or an export failed")
@@ -752,6 +768,15 @@ def main(argv=None) -> int:
         if not (args.json or args.write_docs or args.status or args.check):
             return 0
 
+    if args.from_json:
+        with open(args.from_json) as f:
+            rows = json.load(f)["rows"]
+        if args.write_docs:
+            write_docs(rows, args.write_docs, bins)
+        if args.status:
+            n, c = write_status(rows, args.status, args.failures)
+            print(f"status: {n} failing rows, {c} distinct causes -> {args.status}")
+        return 0
     work = args.work or tempfile.mkdtemp(prefix="hf-models-")
     os.makedirs(work, exist_ok=True)
     forms = [f for f in args.forms.split(",") if f]
