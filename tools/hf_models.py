@@ -472,10 +472,10 @@ def write_docs(rows, path, bins):
     for dtype in ("f32", "bf16"):
         rs = [r for r in rows if r["dtype"] == dtype and r["block"] != "neg"]
         n_r = sum(1 for r in rs if r.get("raised"))
+        n_c = sum(1 for r in rs if summarize_numerics(r)[0] == "yes")
         n_n = sum(1 for r in rs if summarize_numerics(r)[2])
-        n_num = sum(1 for r in rs if r.get("numerics"))
-        counts.append(f"{dtype}: {n_r}/{len(rs)} raised; numerics within tolerance "
-                      f"{n_n}/{n_num} checked")
+        counts.append(f"**{dtype}**: raised {n_r}/{len(rs)}, compiled and run {n_c}, "
+                      f"numerics (and checkpoint) within tolerance {n_n}/{n_c}")
     negs = [r for r in rows if r["block"] == "neg"]
     n_neg_ok = sum(1 for r in negs if not r.get("neg_raised") and r.get("import"))
     lines = [
@@ -514,6 +514,37 @@ def write_docs(rows, path, bins):
         "",
         "Summary: " + "; ".join(counts) + f"; negatives left alone {n_neg_ok}/{len(negs)}.",
         "",
+        "## Overview",
+        "",
+        "Per architecture and block: which forms raised and passed their numerics "
+        "(`raw torch raw_hl`; `+` raised with numerics within tolerance where checked, "
+        "`r` raised but numerics not checked or failing, `-` not raised).",
+        "",
+        "| architecture | mlp f32 | mlp bf16 | linear f32 | linear bf16 |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    forms_order = list(hb.FORMS)
+    keyed = {}
+    for r in rows:
+        if r["block"] != "neg":
+            keyed[(r["arch"] + ("_dyn" if r["dynamic"] else ""), r["block"], r["dtype"], r["form"])] = r
+    for a in dict.fromkeys(k[0] for k in keyed):
+        cells = []
+        for blk, dt in (("mlp", "f32"), ("mlp", "bf16"), ("linear", "f32"), ("linear", "bf16")):
+            cs = []
+            for fm in forms_order:
+                r = keyed.get((a, blk, dt, fm))
+                if r is None:
+                    continue
+                ok = summarize_numerics(r)[2]
+                cs.append("-" if not r.get("raised") else ("+" if ok in (True, None) and
+                                                           r.get("numerics") else "r"))
+            cells.append(" ".join(cs) if cs else "")
+        lines.append(f"| {a} | " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        "## All cases",
+        "",
         "| architecture | block | dtype | form | raised | compiled | numerics | why not |",
         "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
@@ -521,7 +552,7 @@ def write_docs(rows, path, bins):
         if r["block"] == "neg":
             continue
         comp, num, _ = summarize_numerics(r)
-        why = r.get("why") or r.get("error") or ""
+        why = (r.get("why") or r.get("error") or "").split("; supported:")[0]
         if not why and r.get("numerics"):
             for v in r["numerics"].values():
                 if v.get("why"):
@@ -534,7 +565,7 @@ def write_docs(rows, path, bins):
               "| --- | --- | --- | --- | --- | --- |"]
     for r in negs:
         lines.append(f"| {r['arch']} | {_md(hb.NEGATIVES[r['arch']][1])} | {r['dtype']} | "
-                     f"{r['form']} | {raised_str(r)} | {_md((r.get('import') or {}).get('diag', '')[:200])} |")
+                     f"{r['form']} | {raised_str(r)} | {_md((r.get('import') or {}).get('diag', '').split('; supported:')[0][:200])} |")
     lines += ["", "## Blocks", "", "| architecture | norm | MLP | first projection |",
               "| --- | --- | --- | --- |"]
     for a, (n, m, l) in ARCH_DOC.items():
@@ -592,6 +623,17 @@ def write_status(rows, path, fail_dir):
     return len(out), len(causes)
 
 
+def norm_eps(model) -> float | None:
+    """The eps of the block's first norm module (HF spells it eps, variance_epsilon or
+    epsilon)."""
+    for m in model.modules():
+        for attr in ("eps", "variance_epsilon", "epsilon"):
+            v = getattr(m, attr, None)
+            if isinstance(v, float):
+                return v
+    return None
+
+
 def write_case(arch, block, dtype, dynamic, out_root, te_opt) -> tuple[str, int, str]:
     """One checked-in golden case in make_goldens' layout (run_goldens.sh)."""
     case = hb.Case(arch, block, dtype, dynamic)
@@ -633,6 +675,7 @@ def write_case(arch, block, dtype, dynamic, out_root, te_opt) -> tuple[str, int,
         "bias": any(n.endswith("bias") and not n.startswith(("ln", "input_layernorm",
                                                               "post_attention_layernorm"))
                     for n in names),
+        "eps": norm_eps(model),
         "hidden": hb.HIDDEN,
         "ffn_hidden": (4 * hb.HIDDEN if arch == "bloom" else hb.INTER) if block == "mlp" else None,
         "out_features": int(outs[0].shape[-1]),
