@@ -194,19 +194,31 @@ def _first_diag(stderr: str) -> str:
     return lines[0].strip() if lines else ""
 
 
+def _subprocess(cmd, timeout):
+    """subprocess.run, retried while the binary is being replaced (a rebuild in progress
+    makes it briefly unreadable or busy)."""
+    for attempt in range(6):
+        try:
+            return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        except (PermissionError, FileNotFoundError, OSError) as e:
+            if attempt == 5 or isinstance(e, subprocess.TimeoutExpired):
+                raise
+            time.sleep(5)
+
+
 def run_import(te_opt: str, path: str) -> dict:
     try:
-        r = subprocess.run([te_opt, path, "--te-import-torch"], capture_output=True,
-                           text=True, timeout=120)
+        r = _subprocess([te_opt, path, "--te-import-torch"], 120)
     except (OSError, subprocess.TimeoutExpired) as e:
-        return {"rc": -1, "ops": [], "diag": f"could not run te-opt: {e}", "torch_left": None}
+        return {"rc": -1, "ops": [], "diag": f"could not run te-opt: {e}", "torch_left": None,
+                "tool_error": True}
     ops = []
     body = "\n".join(ln for ln in r.stdout.splitlines() if not ln.lstrip().startswith("//"))
     for ln in body.splitlines():
         m = _MOD_RE.search(ln)
         if not m or "=" not in ln.split("te." + m.group(1))[0]:
             continue
-        rest = m.group(2).split(" : ")[0]
+        rest = m.group(2).rsplit(" : (", 1)[0]  # drop the function type, keep typed attrs
         norm = re.search(r"\bnorm (\w+)\(", rest)
         act = re.search(r"\bact (\w+)", rest)
         attrs = re.search(r"\{([^{}]*)\}\s*$", rest)
@@ -219,7 +231,7 @@ def run_import(te_opt: str, path: str) -> dict:
 
 
 def _run(cmd, log):
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    r = _subprocess(cmd, 300)
     with open(log, "w") as f:
         f.write(" ".join(cmd) + "\n" + r.stdout + r.stderr)
     return r
@@ -383,6 +395,8 @@ def run_case(arch, block, dtype, dynamic, bins, work_root, forms, numerics, all_
         row["mlir"] = path
         imp = run_import(os.path.join(bins, "te-opt"), path)
         row["import"] = {k: v for k, v in imp.items() if k != "stderr"}
+        if imp.get("tool_error"):
+            row["error"] = imp["diag"]
         row["raised"] = raised_ok(imp, block) if block != "neg" else False
         if block == "neg":
             row["neg_raised"] = any(o["op"] in ("layernorm_mlp", "layernorm_linear")
@@ -452,8 +466,10 @@ def raised_str(row) -> str:
     if row.get("raised"):
         o = next(o for o in imp["ops"] if o["op"] == hb.EXPECTED_OP[row["block"]])
         s = f"te.{o['op']} {o['norm'] or ''}" + (f" {o['act']}" if o["act"] else "")
-        if o["attrs"]:
-            s += " {" + re.sub(r"\s*=\s*[^,]*", "", o["attrs"]) + "}"
+        flags = [a.split("=")[0].strip() for a in o["attrs"].split(",") if a.strip()]
+        flags = [a for a in flags if a != "eps"]  # eps is the model's, not news
+        if flags:
+            s += " {" + ", ".join(flags) + "}"
         if imp.get("torch_left"):
             s += f" (+{imp['torch_left']} torch ops left)"
         return s
@@ -464,7 +480,17 @@ def _md(s: str) -> str:
     return s.replace("|", "\\|").replace("\n", " ")
 
 
-def write_docs(rows, path, bins):
+def bin_stamp(bins: str) -> str:
+    out = []
+    for t in ("te-opt", "te-compile", "te-run"):
+        try:
+            out.append(f"{t} {time.strftime('%Y-%m-%d %H:%M', time.gmtime(os.path.getmtime(os.path.join(bins, t))))}")
+        except OSError:
+            out.append(f"{t} missing")
+    return ", ".join(out) + " UTC"
+
+
+def write_docs(rows, path, bins, stamp=None):
     by = {}
     for r in rows:
         by.setdefault((r["dtype"], r["block"] == "neg"), []).append(r)
@@ -487,7 +513,7 @@ def write_docs(rows, path, bins):
         "        --write-docs docs/models.md",
         "",
         f"Versions: {hb.versions()}; binaries `{os.path.relpath(bins, REPO) if bins.startswith(REPO) else bins}`"
-        f" on {time.strftime('%Y-%m-%d')}.",
+        f" ({stamp or bin_stamp(bins)}).",
         "",
         "Each architecture's own `transformers` layer code (random init, hidden 32, "
         "intermediate 64, 4 heads, constant-initialised parameters perturbed), two "
@@ -594,7 +620,8 @@ def write_status(rows, path, fail_dir):
         else:
             _, num, ok = summarize_numerics(r)
             if ok is False:
-                msg = "raised, numerics: " + num
+                whys = [v["why"] for v in r["numerics"].values() if v.get("why")]
+                msg = "raised, but " + (whys[0] if whys else "numerics: " + num)
         if msg is None:
             continue
         out.append(f"{key}: {msg}")
@@ -813,13 +840,15 @@ def main(argv=None) -> int:
 
     if args.from_json:
         with open(args.from_json) as f:
-            rows = json.load(f)["rows"]
+            saved = json.load(f)
+        rows = saved["rows"]
         if args.write_docs:
-            write_docs(rows, args.write_docs, bins)
+            write_docs(rows, args.write_docs, saved.get("bin", bins), saved.get("bin_stamp"))
         if args.status:
             n, c = write_status(rows, args.status, args.failures)
             print(f"status: {n} failing rows, {c} distinct causes -> {args.status}")
         return 0
+    stamp = bin_stamp(bins)
     work = args.work or tempfile.mkdtemp(prefix="hf-models-")
     os.makedirs(work, exist_ok=True)
     forms = [f for f in args.forms.split(",") if f]
@@ -849,9 +878,10 @@ def main(argv=None) -> int:
     print(f"{len(rows)} rows in {time.time() - t0:.0f} s (work dir {work})")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"versions": hb.versions(), "bin": bins, "rows": rows}, f, indent=1)
+            json.dump({"versions": hb.versions(), "bin": bins, "bin_stamp": stamp,
+                       "rows": rows}, f, indent=1)
     if args.write_docs:
-        write_docs(rows, args.write_docs, bins)
+        write_docs(rows, args.write_docs, bins, stamp)
     if args.status:
         n, c = write_status(rows, args.status, args.failures)
         print(f"status: {n} failing rows, {c} distinct causes -> {args.status}")
@@ -861,11 +891,15 @@ def main(argv=None) -> int:
               f"{sum(1 for r in rs if summarize_numerics(r)[2])}/{sum(1 for r in rs if r.get('numerics'))}")
     bad_neg = [r for r in rows if r["block"] == "neg" and r.get("neg_raised")]
     bad_num = [r for r in rows if r.get("raised") and summarize_numerics(r)[2] is False]
+
+    def why_num(r):
+        whys = [v["why"] for v in (r.get("numerics") or {}).values() if v.get("why")]
+        return whys[0].split("; supported:")[0] if whys else summarize_numerics(r)[1]
     errs = [r for r in rows if r.get("error")]
     for r in bad_neg:
         print(f"FAIL negative raised: {r['name']} {r['form']}: {raised_str(r)}")
     for r in bad_num:
-        print(f"FAIL numerics of a raised block: {r['name']} {r['form']}: {summarize_numerics(r)[1]}")
+        print(f"FAIL numerics of a raised block: {r['name']} {r['form']}: {why_num(r)}")
     for r in errs:
         print(f"FAIL {r['name']} {r['form']}: {r['error']}")
     print(f"negatives left alone: {sum(1 for r in rows if r['block'] == 'neg' and not r.get('neg_raised'))}"
