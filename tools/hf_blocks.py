@@ -260,6 +260,25 @@ def build_gemma2():
     return {"mlp": mlp, "linear": lin}
 
 
+def build_gemma3():
+    # Gemma3DecoderLayer (text): as Gemma 2, pre_feedforward_layernorm -> mlp ->
+    # post_feedforward_layernorm INCLUDED, residual add excluded; input_layernorm -> q_proj
+    # (q_norm follows q_proj in the attention; the sub-block stops at q_proj).
+    from transformers import Gemma3TextConfig
+    from transformers.models.gemma3.modeling_gemma3 import Gemma3DecoderLayer
+
+    cfg = _eager(Gemma3TextConfig(**_common(num_key_value_heads=KV_HEADS, head_dim=HEAD_DIM,
+                                            hidden_activation="gelu_pytorch_tanh",
+                                            rms_norm_eps=1e-6, sliding_window=16)))
+    layer = Gemma3DecoderLayer(cfg, layer_idx=0)
+    mlp = SubBlock(lambda s, x: s.post_feedforward_layernorm(s.mlp(s.pre_feedforward_layernorm(x))),
+                   pre_feedforward_layernorm=layer.pre_feedforward_layernorm, mlp=layer.mlp,
+                   post_feedforward_layernorm=layer.post_feedforward_layernorm)
+    lin = SubBlock(lambda s, x: s.q_proj(s.input_layernorm(x)),
+                   input_layernorm=layer.input_layernorm, q_proj=layer.self_attn.q_proj)
+    return {"mlp": mlp, "linear": lin}
+
+
 def build_phi3():
     # Phi3DecoderLayer: input_layernorm -> self_attn.qkv_proj (fused QKV);
     # post_attention_layernorm -> mlp (fused gate_up_proj, chunk(2), up * silu(gate),
@@ -448,6 +467,7 @@ ARCHS: dict[str, Callable[[], dict]] = {
     "qwen3": build_qwen3,
     "gemma": build_gemma,
     "gemma2": build_gemma2,
+    "gemma3": build_gemma3,
     "phi3": build_phi3,
     "t5_relu": build_t5_relu,
     "t5_gated": build_t5_gated_gelu,

@@ -89,6 +89,7 @@ ARCH_DOC = {
     "qwen3": ("RMSNorm", "swiglu", "q_proj"),
     "gemma": ("RMSNorm (1+w)", "geglu (gelu_pytorch_tanh)", "q_proj"),
     "gemma2": ("RMSNorm (1+w)", "geglu + post_feedforward_layernorm", "q_proj"),
+    "gemma3": ("RMSNorm (1+w)", "geglu + post_feedforward_layernorm", "q_proj"),
     "phi3": ("RMSNorm", "swiglu (fused gate_up_proj)", "qkv_proj (fused QKV)"),
     "t5_relu": ("RMSNorm (T5LayerNorm)", "relu + residual", "q"),
     "t5_gated": ("RMSNorm (T5LayerNorm)", "geglu (gelu_new) + residual", "q"),
@@ -107,7 +108,7 @@ ARCH_DOC = {
 # a checked-in case; what the importer should raise it to).
 ACT_TE = {"gpt2": "gelu", "gpt_neox": "gelu_erf", "opt": "relu", "bloom": "gelu",
           "llama": "swiglu", "mistral": "swiglu", "qwen2": "swiglu", "qwen3": "swiglu",
-          "gemma": "geglu", "gemma2": "geglu", "phi3": "swiglu", "t5_relu": "relu",
+          "gemma": "geglu", "gemma2": "geglu", "gemma3": "geglu", "phi3": "swiglu", "t5_relu": "relu",
           "t5_gated": "geglu", "falcon": "gelu_erf", "starcoder2": "gelu",
           "cohere": "swiglu", "olmo": "swiglu", "olmo2": "swiglu", "granite": "swiglu",
           "clip": "qgelu", "nemotron": "srelu"}
@@ -644,7 +645,7 @@ def write_status(rows, path, fail_dir):
         out.append(f"{key}: {msg}")
         # a cause: the diagnostic's first clause (the op it stopped at and why), per
         # block kind and dtype; the representative is the raw form where there is one
-        cause = (msg.split(";")[0][:200], r["block"], r["dtype"])
+        cause = (msg.split(";")[0][:200], r["arch"])
         members.setdefault(cause, []).append(r)
         if r.get("mlir") and (cause not in causes or (r["form"] == "raw"
                                                       and causes[cause]["form"] != "raw")):
@@ -653,12 +654,19 @@ def write_status(rows, path, fail_dir):
         f.write(f"# tools/hf_models.py {time.strftime('%Y-%m-%d %H:%M')}: {len(out)} failing "
                 f"(arch block dtype form: diagnostic); {len(causes)} distinct causes\n")
         f.write("\n".join(out) + "\n")
-        f.write(f"\n# distinct causes (block, dtype: first clause of the diagnostic) -> "
-                f"representative export{' in ' + fail_dir if fail_dir else ''}\n")
-        for (c, blk, dt), r in sorted(causes.items(), key=lambda kv: (kv[0][1], kv[0][2], kv[0][0])):
-            ms = members[(c, blk, dt)]
-            archs = sorted({m["arch"] + ("_dyn" if m["dynamic"] else "") for m in ms})
-            f.write(f"# {blk} {dt} (x{len(ms)}: {' '.join(archs)}): {c} -> {_fail_name(r)}\n")
+        f.write(f"\n# distinct causes: the diagnostic's first clause, then per architecture "
+                f"the failing block/dtype/form and one representative export"
+                f"{' in ' + fail_dir if fail_dir else ''}\n")
+        by_clause = {}
+        for (c, arch), r in causes.items():
+            by_clause.setdefault(c, []).append((arch, r))
+        for c, items in sorted(by_clause.items()):
+            f.write(f"# {c}\n")
+            for arch, r in sorted(items):
+                ms = members[(c, arch)]
+                what = sorted({f"{m['block']}{'_dyn' if m['dynamic'] else ''}/{m['dtype']}/{m['form']}"
+                               for m in ms})
+                f.write(f"#     {arch}: {' '.join(what)} -> {_fail_name(r)}\n")
     if fail_dir:
         os.makedirs(fail_dir, exist_ok=True)
         for r in causes.values():
