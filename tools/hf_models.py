@@ -604,6 +604,22 @@ def write_docs(rows, path, bins, stamp=None):
         blk = r["block"] + ("_dyn" if r["dynamic"] else "")
         lines.append(f"| {r['arch']} | {blk} | {r['dtype']} | {r['form']} | "
                      f"{_md(raised_str(r))} | {comp} | {_md(num)} | {_md(why[:200])} |")
+    lines += ["", "## Checked-in golden cases", "",
+              "`tools/hf_models.py --write-cases test/Integration/Inputs` writes these in "
+              "make_goldens' layout (test/Integration/Inputs/README.md), so "
+              "Integration/golden-numerics.mlir (run_goldens.sh) runs them without torch; "
+              "Integration/hf-models.mlir regenerates them (REQUIRES: hf-wheels) and "
+              "requires byte-identical goldens. Their state with these binaries (the raw "
+              "row above):", "",
+              "| case | raised | numerics |", "| --- | --- | --- |"]
+    for c in DEFAULT_SET:
+        arch, blk, dt, dyn = c
+        r = keyed.get((arch + ("_dyn" if dyn else ""), blk, dt, "raw"))
+        if r is None:
+            continue
+        _, num, ok = summarize_numerics(r)
+        lines.append(f"| hf_{hb.Case(*c).name} | {_md(raised_str(r))} | "
+                     f"{'ok' if ok else _md((r.get('why') or num).split('; supported:')[0][:160])} |")
     lines += ["", "## Negative blocks (near misses that must not raise)", "",
               "| block | what | dtype | form | raised | importer said |",
               "| --- | --- | --- | --- | --- | --- |"]
