@@ -928,8 +928,9 @@ def main(argv=None) -> int:
         print(f"status: {n} failing rows, {c} distinct causes -> {args.status}")
     for dtype in ("f32", "bf16"):
         rs = [r for r in rows if r["dtype"] == dtype and r["block"] != "neg"]
-        print(f"{dtype}: raised {sum(1 for r in rs if r.get('raised'))}/{len(rs)}, numerics ok "
-              f"{sum(1 for r in rs if summarize_numerics(r)[2])}/{sum(1 for r in rs if r.get('numerics'))}")
+        ran = [r for r in rs if summarize_numerics(r)[0] == "yes"]
+        print(f"{dtype}: raised {sum(1 for r in rs if r.get('raised'))}/{len(rs)}, compiled and run "
+              f"{len(ran)}, numerics ok {sum(1 for r in ran if summarize_numerics(r)[2])}/{len(ran)}")
     bad_neg = [r for r in rows if r["block"] == "neg" and r.get("neg_raised")]
     bad_num = [r for r in rows if r.get("raised") and summarize_numerics(r)[2] is False]
 
