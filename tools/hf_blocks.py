@@ -35,7 +35,7 @@ import math
 import os
 import sys
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Callable
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")

@@ -509,9 +509,6 @@ def bin_stamp(bins: str) -> str:
 
 
 def write_docs(rows, path, bins, stamp=None):
-    by = {}
-    for r in rows:
-        by.setdefault((r["dtype"], r["block"] == "neg"), []).append(r)
     counts = []
     for dtype in ("f32", "bf16"):
         rs = [r for r in rows if r["dtype"] == dtype and r["block"] != "neg"]
