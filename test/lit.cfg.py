@@ -67,3 +67,29 @@ def _gpu_visible():
 
 if config.te_enable_cuda and _gpu_visible():
     config.available_features.add("cuda")
+
+# ---- begin hf-wheels (tools/hf_models.py, issue #19; keep this block separate) ------
+# `hf-wheels`: a Python that imports torch, torch_mlir and transformers, for the tests
+# that export Hugging Face blocks (Integration/hf-models.mlir).  The interpreter is the
+# one named by TE_TORCH_PYTHON when that is set (only that one), else python3 on PATH;
+# %hf_python names it.  Without such a Python the tests are UNSUPPORTED, never passed.
+def _hf_wheels_python():
+    env = os.environ.get("TE_TORCH_PYTHON")
+    cands = [env] if env else [shutil.which("python3"), shutil.which("python")]
+    for cand in cands:
+        if not cand:
+            continue
+        try:
+            r = subprocess.run([cand, "-c", "import torch, torch_mlir, transformers"],
+                               capture_output=True, timeout=300)
+        except Exception:
+            continue
+        if r.returncode == 0:
+            return cand
+    return None
+
+_hf_python = _hf_wheels_python()
+if _hf_python:
+    config.available_features.add("hf-wheels")
+    config.substitutions.append(("%hf_python", _hf_python))
+# ---- end hf-wheels -------------------------------------------------------------------

@@ -527,7 +527,14 @@ def main(argv=None) -> int:
                          "of the same model (by default it is skipped and reported)")
     ap.add_argument("--max-kb", type=int, default=100,
                     help="warn when a file is larger than this (KB)")
+    ap.add_argument("--hf", action="store_true",
+                    help="export the Hugging Face sub-blocks of tools/hf_blocks.py instead "
+                         "(x and every parameter as function arguments; forms raw, torch, "
+                         "raw_hl; --only filters case names such as llama_mlp_bf16)")
     args = ap.parse_args(argv)
+
+    if args.hf:
+        return export_hf(args)
 
     if args.list:
         for s in SPECS:
@@ -604,6 +611,42 @@ def main(argv=None) -> int:
         print(f"skipped: {name} (needs an optional package)")
     for name, msg in failures:
         print(f"FAILED: {name}: {msg}")
+    return 1 if failures else 0
+
+
+def export_hf(args) -> int:
+    """--hf: the norm + MLP / norm + linear sub-blocks of tools/hf_blocks.py (and its
+    near-miss negatives), every form of hf_blocks.FORMS that --variants names."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import hf_blocks as hb
+
+    cases = [hb.Case(a, b, d) for a in hb.ARCHS for b in ("mlp", "linear") for d in hb.DTYPES]
+    cases += [hb.Case(a, "mlp", d, dynamic=True) for a in ("llama", "gpt2") for d in hb.DTYPES]
+    cases += [hb.Case(n, "neg", d) for n in hb.NEGATIVES for d in hb.DTYPES]
+    if args.list:
+        for c in cases:
+            print(c.name)
+        return 0
+    if args.only:
+        cases = [c for c in cases if any(c.name == o or re.fullmatch(o, c.name) for o in args.only)]
+    forms = [f for f in args.variants.split(",") if f in hb.FORMS] or list(hb.FORMS)
+    torch.set_num_threads(1)
+    os.makedirs(args.out, exist_ok=True)
+    failures = 0
+    for c in cases:
+        model = hb.build_block(c.arch, c.block, c.dtype)
+        names, xs = hb.make_inputs(model, c.dtype)
+        for form in forms:
+            try:
+                text, call = hb.export_block(model, xs, form, c.dynamic)
+            except Exception as e:  # keep going
+                failures += 1
+                print(f"FAILED: {c.name}.{form}: {type(e).__name__}: {e}".splitlines()[0])
+                continue
+            path = os.path.join(args.out, f"{c.name}.{form}.mlir")
+            with open(path, "w") as f:
+                f.write(hb.header(f"{c.name} ({form})", f"{c.arch} {c.block}", names, xs, call) + text)
+            print(f"{os.path.basename(path):40s} {os.path.getsize(path):8d}  {op_summary(text)}")
     return 1 if failures else 0
 
 
