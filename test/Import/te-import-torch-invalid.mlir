@@ -1,4 +1,7 @@
-// RUN: te-opt %s --split-input-file --te-import-torch --verify-diagnostics
+// RUN: te-opt %s --split-input-file --te-import-torch=strict=true --verify-diagnostics
+//
+// strict=true: all or nothing, each case is an error. The same cases in
+// partial mode (the default), with remarks: te-import-torch-partial-invalid.mlir.
 
 // Near miss: LayerNorm over the last two dims is not TransformerEngine's norm.
 func.func @norm_two_dims(%x: !torch.vtensor<[2,4,32],f32>, %w: !torch.vtensor<[64,32],f32>) -> !torch.vtensor<[2,4,64],f32> {
