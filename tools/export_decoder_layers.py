@@ -131,13 +131,18 @@ def export(name, build, dtype_name, out_dir):
     args = inputs + params
 
     # The MLP sub-block's inputs and output inside the layer.
-    seen = {}
-    h1 = norm.register_forward_hook(lambda m, i, o: seen.setdefault("x", i[0]))
-    h2 = mlp.register_forward_hook(lambda m, i, o: seen.setdefault("y", o))
+    xs, ys = [], []
+    h1 = norm.register_forward_hook(lambda m, i, o: xs.append(i[0].detach().clone()))
+    h2 = mlp.register_forward_hook(lambda m, i, o: ys.append(o.detach().clone()))
     with torch.no_grad():
         out_of(wrap(*args))
     h1.remove()
     h2.remove()
+    assert len(xs) == 1 and len(ys) == 1, (len(xs), len(ys))
+    seen = {"x": xs[0], "y": ys[0]}
+    with torch.no_grad():  # the sub-block alone on the captured input: the same
+        again = mlp(norm(seen["x"]))
+    assert torch.equal(again, seen["y"]), (again - seen["y"]).abs().max()
 
     with torch.no_grad():
         module = fx.export_and_import(wrap, *args, output_type="raw", func_name="main")
