@@ -22,6 +22,8 @@ Files written, per layer NAME in {gpt2_block, llama_layer} and DTYPE in {f32, bf
                            bias(es), FC2 weight and bias, as the layer's parameters are
                            passed to the export (see `mlp_args` below)
         result0.npy        the MLP's output
+    llama_layer.DTYPE.down_proj/   LLaMA's down_proj alone (te.linear): arg0 its input,
+                           arg1 its weight, result0 its output
     (bf16 tensors as uint16 bits, `.bf16.npy`: test/Integration/Inputs/README.md.)
 """
 
@@ -168,6 +170,25 @@ def export(name, build, dtype_name, out_dir):
         save(os.path.join(mdir, f"arg{i}"), t)
     save(os.path.join(mdir, "result0"), seen["y"])
     print(f"{path}: {size} bytes; {mdir}: {len(mlp_in)} args")
+
+    # LLaMA's down_proj alone (a te.linear in every dtype: bf16 too, where the
+    # cast-wrapped RMSNorm and SiLU are not raised yet).
+    if name == "llama_layer":
+        lin = layer.mlp.down_proj
+        xs, ys = [], []
+        def hook(m, i, o):  # returns None: the output stays
+            xs.append(i[0].detach().clone())
+            ys.append(o.detach().clone())
+
+        h = lin.register_forward_hook(hook)
+        with torch.no_grad():
+            wrap(*args)
+        h.remove()
+        ddir = os.path.join(out_dir, f"{name}.{dtype_name}.down_proj")
+        os.makedirs(ddir, exist_ok=True)
+        save(os.path.join(ddir, "arg0"), xs[0])
+        save(os.path.join(ddir, "arg1"), lin.weight)
+        save(os.path.join(ddir, "result0"), ys[0])
 
 
 def main():

@@ -103,6 +103,8 @@ private:
   llvm::DenseMap<Operation *, std::string> leftWhy;
   /// The reason of the last failure (verifier message, unbridgeable type).
   std::string lastWhy;
+  /// The last bridge of a function argument (they come first, in order).
+  Operation *lastArgBridge = nullptr;
   /// (torch value, te value) pairs of the last emitted module.
   SmallVector<std::pair<Value, Value>> emitted;
 };
@@ -382,9 +384,8 @@ LogicalResult FunctionImporter::emitGroup(Group &g) {
   if (failed(verifyCreated(created))) {
     created->erase();
     if (partial) {
-      lastWhy =
-          "the recognized module does not satisfy the te op's rules: " +
-          lastWhy;
+      lastWhy = "the recognized module does not satisfy the te op's rules: " +
+                lastWhy;
       return failure();
     }
     return unsupported(g.anchor,
@@ -607,6 +608,8 @@ FailureOr<Value> FunctionImporter::bridge(Value v) {
   Operation *def = v.getDefiningOp();
   if (def)
     builder.setInsertionPointAfter(def);
+  else if (lastArgBridge)
+    builder.setInsertionPointAfter(lastArgBridge);
   else
     builder.setInsertionPointToStart(cast<BlockArgument>(v).getOwner());
   Location loc = def ? def->getLoc() : func.getLoc();
@@ -632,9 +635,12 @@ FailureOr<Value> FunctionImporter::bridge(Value v) {
                                          SmallVector<int64_t>{1, 0})
                  ->getResult(0);
   }
-  if (!result)
+  if (!result) {
     result = torch_c::createToBuiltinTensor(builder, loc, v,
                                             builtinType(v.getType()));
+    if (!def)
+      lastArgBridge = result.getDefiningOp(); // arguments' bridges in order
+  }
   mapping.map(v, result);
   return result;
 }
