@@ -12,7 +12,7 @@
 //
 // GPT-2 f32: three regions; the summary names them and the files.
 // RUN: te-compile %te_src/test/Import/Inputs/layers/gpt2_block.f32.mlir -o %t/gpt2.so --partition 2>&1 | FileCheck %s --check-prefix=SUMMARY
-// SUMMARY: te-compile: --partition: 3 regions raised (main_layernorm_linear_0, main_linear_0, main_layernorm_mlp_0) into {{.+}}gpt2.so (+ {{.+}}gpt2.h); 28 torch ops left in {{.+}}gpt2.residual.mlir
+// SUMMARY: te-compile: --partition: 3 regions raised; library entries (main_layernorm_linear_0, main_linear_0, main_layernorm_mlp_0) in {{.+}}gpt2.so (+ {{.+}}gpt2.h); 28 torch ops left in {{.+}}gpt2.residual.mlir
 // RUN: te-run %t/gpt2.so --list | FileCheck %s --check-prefix=LIST
 // LIST:      main_layernorm_linear_0
 // LIST-NEXT:   arg0: float32 [1,4,32]
@@ -59,7 +59,7 @@
 //
 // LLaMA f32: five regions, the MLP's numerics; --residual names the file.
 // RUN: te-compile %te_src/test/Import/Inputs/layers/llama_layer.f32.mlir -o %t/llama.so --partition --residual=%t/llama-rest.mlir 2>&1 | FileCheck %s --check-prefix=LLAMA
-// LLAMA: 5 regions raised (main_layernorm_linear_0, main_linear_0, main_linear_1, main_linear_2, main_layernorm_mlp_0) into {{.+}}llama.so (+ {{.+}}llama.h); 48 torch ops left in {{.+}}llama-rest.mlir
+// LLAMA: 5 regions raised; library entries (main_layernorm_linear_0, main_linear_0, main_linear_1, main_linear_2, main_layernorm_mlp_0) in {{.+}}llama.so (+ {{.+}}llama.h); 48 torch ops left in {{.+}}llama-rest.mlir
 // RUN: te-opt %t/llama-rest.mlir | FileCheck %s --check-prefix=LLAMA-RESIDUAL
 // LLAMA-RESIDUAL: func.func private @main_layernorm_linear_0({{.+}}) -> (!torch.vtensor<[1,4,32],f32>, !torch.vtensor<[1,4,32],f32>)
 // LLAMA-RESIDUAL: func.func private @main_layernorm_mlp_0(!torch.vtensor<[1,4,32],f32>, !torch.vtensor<[32],f32>, !torch.vtensor<[64,32],f32>, !torch.vtensor<[64,32],f32>, !torch.vtensor<[32,64],f32>) -> !torch.vtensor<[1,4,32],f32>
@@ -70,7 +70,7 @@
 //
 // LLaMA bf16: what raises today (the seven linears); down_proj's numerics.
 // RUN: te-compile %te_src/test/Import/Inputs/layers/llama_layer.bf16.mlir -o %t/llama-bf16.so --partition 2>&1 | FileCheck %s --check-prefix=BF16
-// BF16: 7 regions raised (main_linear_0, main_linear_1, main_linear_2, main_linear_3, main_linear_4, main_linear_5, main_linear_6)
+// BF16: 7 regions raised; library entries (main_linear_0, main_linear_1, main_linear_2, main_linear_3, main_linear_4, main_linear_5, main_linear_6)
 // RUN: te-run %t/llama-bf16.so --list | FileCheck %s --check-prefix=BF16-LIST
 // BF16-LIST:      main_linear_6
 // BF16-LIST-NEXT:   arg0: bfloat16 [1,4,64]
@@ -85,7 +85,7 @@
 // --train: each region has <name>_fwd / <name>_bwd and keeps the inference
 // entry <name>, which the residual calls.
 // RUN: te-compile %te_src/test/Import/Inputs/layers/gpt2_block.f32.mlir -o %t/gpt2-train.so --partition --train 2>&1 | FileCheck %s --check-prefix=TRAIN
-// TRAIN: 3 regions raised {{.+}} (it calls the inference entries <name>)
+// TRAIN: 3 regions raised{{.+}} (it calls the inference entries <name>)
 // RUN: te-run %t/gpt2-train.so --list | FileCheck %s --check-prefix=TRAIN-LIST
 // TRAIN-LIST-DAG: {{^}}main_layernorm_mlp_0{{$}}
 // TRAIN-LIST-DAG: {{^}}main_layernorm_mlp_0_fwd{{$}}
@@ -105,3 +105,14 @@
 // RUN: not ls %t/lnl.residual.mlir
 // RUN: te-run %t/lnl.so --list | FileCheck %s --check-prefix=WHOLE-LIST
 // WHOLE-LIST: {{^}}main{{$}}
+//
+// Two raised modules, the second reading the first's result: the residual
+// passes the first call's torch result to the second call.
+// RUN: te-compile %S/Inputs/partition-chain.mlir -o %t/chain.so --partition 2>&1 | FileCheck %s --check-prefix=CHAIN
+// CHAIN: te-compile: --partition: 2 regions raised; library entries (f_layernorm_linear_0, f_linear_0) in {{.+}}chain.so (+ {{.+}}chain.h); 1 torch op left in {{.+}}chain.residual.mlir
+// RUN: te-opt %t/chain.residual.mlir | FileCheck %s --check-prefix=CHAIN-RESIDUAL
+// CHAIN-RESIDUAL-LABEL: func.func @f(
+// CHAIN-RESIDUAL-SAME:    %[[X:[a-z0-9]+]]: !torch.vtensor<[4,32],f32>, %[[W:[a-z0-9]+]]: !torch.vtensor<[64,32],f32>, %[[W2:[a-z0-9]+]]: !torch.vtensor<[16,64],f32>)
+// CHAIN-RESIDUAL:         %[[H:.+]] = call @f_layernorm_linear_0(%[[X]], %[[W]]) : (!torch.vtensor<[4,32],f32>, !torch.vtensor<[64,32],f32>) -> !torch.vtensor<[4,64],f32>
+// CHAIN-RESIDUAL:         %[[Y:.+]] = call @f_linear_0(%[[H]], %[[W2]])
+// CHAIN-RESIDUAL:         torch.aten.softmax.int %[[Y]]

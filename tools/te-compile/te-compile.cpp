@@ -671,9 +671,12 @@ int main(int argc, char **argv) {
     out->keep();
     SmallString<256> header(outputFile);
     llvm::sys::path::replace_extension(header, "h");
-    llvm::errs() << "te-compile: --partition: " << raised.size() << " region"
-                 << (raised.size() == 1 ? "" : "s") << " raised ("
-                 << llvm::join(raised, ", ") << ") into " << outputFile;
+    unsigned regions = 0; // the entries the residual calls
+    for (auto func : residual->getOps<func::FuncOp>())
+      regions += func.isExternal();
+    llvm::errs() << "te-compile: --partition: " << regions << " region"
+                 << (regions == 1 ? "" : "s") << " raised; library entries ("
+                 << llvm::join(raised, ", ") << ") in " << outputFile;
     if (emit == "so")
       llvm::errs() << " (+ " << header << ")";
     llvm::errs() << "; " << torchOpsLeft << " torch op"

@@ -888,15 +888,27 @@ struct TEImportTorchPass
       // A function recognized as a whole is imported exactly as in strict
       // mode; the diagnostics of a failed attempt are dropped (its changes
       // are the recompositions alone, which partial raising redoes).
+      // Its warnings and remarks are kept, to be emitted when it succeeds.
       LogicalResult whole = failure();
+      SmallVector<std::tuple<Location, DiagnosticSeverity, std::string>> kept;
       {
-        ScopedDiagnosticHandler quiet(&getContext(),
-                                      [](Diagnostic &) { return success(); });
+        ScopedDiagnosticHandler quiet(&getContext(), [&](Diagnostic &d) {
+          if (d.getSeverity() != DiagnosticSeverity::Error)
+            kept.emplace_back(d.getLocation(), d.getSeverity(), d.str());
+          return success();
+        });
         FunctionImporter importer(func, recipeAttr);
         whole = importer.run();
       }
-      if (succeeded(whole))
+      if (succeeded(whole)) {
+        for (auto &[loc, severity, message] : kept) {
+          if (severity == DiagnosticSeverity::Warning)
+            emitWarning(loc) << message;
+          else if (severity == DiagnosticSeverity::Remark)
+            emitRemark(loc) << message;
+        }
         continue;
+      }
       FunctionImporter importer(func, recipeAttr, /*partial=*/true);
       if (failed(importer.runPartial()))
         return signalPassFailure();
