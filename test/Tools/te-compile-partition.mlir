@@ -116,3 +116,6 @@
 // CHAIN-RESIDUAL:         %[[H:.+]] = call @f_layernorm_linear_0(%[[X]], %[[W]]) : (!torch.vtensor<[4,32],f32>, !torch.vtensor<[64,32],f32>) -> !torch.vtensor<[4,64],f32>
 // CHAIN-RESIDUAL:         %[[Y:.+]] = call @f_linear_0(%[[H]], %[[W2]])
 // CHAIN-RESIDUAL:         torch.aten.softmax.int %[[Y]]
+//
+// RUN: not te-compile %S/Inputs/partition-chain.mlir -o %t/x.so --residual=%t/x.mlir 2>&1 | FileCheck %s --check-prefix=RESIDUAL-ALONE
+// RESIDUAL-ALONE: te-compile: error: --residual needs --partition

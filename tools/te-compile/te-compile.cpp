@@ -531,6 +531,8 @@ int main(int argc, char **argv) {
     return fail("--checkpoint needs --train");
   if (weightCache && !train)
     return fail("--weight-cache needs --train");
+  if (!residualFile.empty() && !partition)
+    return fail("--residual needs --partition");
   // --mlir-timing: the passes, then the LLVM phases, in one report.
   DefaultTimingManager timingManager;
   applyDefaultTimingManagerCLOptions(timingManager);
