@@ -93,3 +93,28 @@ if _hf_python:
     config.available_features.add("hf-wheels")
     config.substitutions.append(("%hf_python", _hf_python))
 # ---- end hf-wheels -------------------------------------------------------------------
+
+# `torch-mlir-wheel`: a Python that imports the torch-mlir wheel, for
+# tools/check_residual.py (residual modules of te-compile --partition must be
+# valid torch-mlir). TE_TORCH_PYTHON names it; otherwise python3 / python on
+# PATH, when it imports torch_mlir. Without one, those tests are UNSUPPORTED.
+def _torch_mlir_python():
+    env = os.environ.get("TE_TORCH_PYTHON")
+    candidates = [env] if env else [shutil.which("python3"), shutil.which("python")]
+    for python in candidates:
+        if not python:
+            continue
+        try:
+            out = subprocess.run(
+                [python, "-c", "import torch_mlir.ir, torch_mlir.passmanager, torch_mlir.compiler_utils"],
+                capture_output=True, timeout=120)
+        except Exception:
+            continue
+        if out.returncode == 0:
+            return python
+    return None
+
+_torch_python = _torch_mlir_python()
+if _torch_python:
+    config.available_features.add("torch-mlir-wheel")
+    config.substitutions.append(("%torch_python", _torch_python))

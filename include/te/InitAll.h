@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "te/Conversion/Passes.h"
+#include "te/Conversion/TorchConversion.h"
 #include "te/Dialect/TE/IR/TEDialect.h"
 #include "te/Dialect/Torch/TorchDialect.h"
 #include "te/Transforms/Passes.h"
@@ -32,7 +33,8 @@ inline void registerTEDialect(DialectRegistry &registry) {
 /// upstream dialects the pipeline produces.
 inline void registerAllTEDialects(DialectRegistry &registry) {
   registry
-      .insert<TEDialect, torch::TorchDialect, arith::ArithDialect,
+      .insert<TEDialect, torch::TorchDialect, torch_c::TorchConversionDialect,
+              arith::ArithDialect,
               func::FuncDialect, linalg::LinalgDialect, LLVM::LLVMDialect,
               memref::MemRefDialect, scf::SCFDialect, tensor::TensorDialect>();
 }

@@ -19,8 +19,14 @@ using namespace mlir::te;
 
 void mlir::te::buildTEPipeline(OpPassManager &pm,
                                const TEPipelineOptions &options) {
-  if (options.importTorch)
-    pm.addPass(createTEImportTorchPass());
+  if (options.importTorch) {
+    // The pipeline lowers the whole module: a partial import would fail
+    // late, on the torch ops left; strict names the first one instead
+    // (te-compile --partition is the way to compile part of a model).
+    TEImportTorchPassOptions import;
+    import.strict = true;
+    pm.addPass(createTEImportTorchPass(import));
+  }
   if (!options.recipe.empty()) {
     TEApplyRecipePassOptions recipe;
     recipe.recipe = options.recipe;

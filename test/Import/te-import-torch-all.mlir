@@ -11,7 +11,7 @@
 // aot_autograd graphs are already split into forward and backward (with
 // native_layer_norm's statistics as outputs); te-mlir generates the
 // backward itself from the forward module, so they are reported.
-// RUN: not te-opt %S/Inputs/ln_linear_aot.aot_fw.raw.mlir --te-import-torch 2>&1 | FileCheck %s --check-prefix=AOT
+// RUN: not te-opt %S/Inputs/ln_linear_aot.aot_fw.raw.mlir --te-import-torch=strict=true 2>&1 | FileCheck %s --check-prefix=AOT
 // AOT: error: te-import-torch: cannot import 'torch.aten.native_layer_norm': not part of a recognized module
 //
 // The `torch` output's forms: f64 variance recomposed into LayerNorm,

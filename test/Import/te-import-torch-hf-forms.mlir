@@ -49,11 +49,11 @@
 // ERF-NOT: torch.
 //
 // Near misses are not raised, and the error says what they compute:
-// RUN: not te-opt --te-import-torch %S/Inputs/hf_forms/badgelu.float32.raw.mlir 2>&1 | FileCheck %s --check-prefix=BADGELU
+// RUN: not te-opt --te-import-torch=strict=true %S/Inputs/hf_forms/badgelu.float32.raw.mlir 2>&1 | FileCheck %s --check-prefix=BADGELU
 // A tanh GELU with 0.0447 for 0.044715:
 // BADGELU: error: te-import-torch: cannot import 'torch.aten.linear': the pointwise function of the linear's output (aten.mul.Scalar, aten.pow.Tensor_Scalar, aten.add.Tensor, aten.tanh, aten.add.Scalar, aten.mul.Tensor) is not an activation TransformerEngine fuses: the closest, gelu (tanh approximation), differs by 8.72e-06
 // BADGELU-NOT: te.layernorm_mlp
-// RUN: not te-opt --te-import-torch %S/Inputs/hf_forms/badsilu.float32.raw.mlir 2>&1 | FileCheck %s --check-prefix=BADSILU
+// RUN: not te-opt --te-import-torch=strict=true %S/Inputs/hf_forms/badsilu.float32.raw.mlir 2>&1 | FileCheck %s --check-prefix=BADSILU
 // x * sigmoid(2x):
 // BADSILU: error: te-import-torch: cannot import 'torch.aten.linear': the pointwise function of the linear's output (aten.mul.Scalar, aten.sigmoid, aten.mul.Tensor) is not an activation TransformerEngine fuses: the closest, quick-gelu x*sigmoid(1.702x), differs by 3.82e-02
 // BADSILU-NOT: te.layernorm_mlp

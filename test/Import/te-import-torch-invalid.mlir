@@ -1,4 +1,7 @@
-// RUN: te-opt %s --split-input-file --te-import-torch --verify-diagnostics
+// RUN: te-opt %s --split-input-file --te-import-torch=strict=true --verify-diagnostics
+//
+// strict=true: all or nothing, each case is an error. The same cases in
+// partial mode (the default), with remarks: te-import-torch-partial-invalid.mlir.
 
 // Near miss: LayerNorm over the last two dims is not TransformerEngine's norm.
 func.func @norm_two_dims(%x: !torch.vtensor<[2,4,32],f32>, %w: !torch.vtensor<[64,32],f32>) -> !torch.vtensor<[2,4,64],f32> {
@@ -169,7 +172,7 @@ func.func @scalar_after_mlp(%x: !torch.vtensor<[4,32],f32>, %g: !torch.vtensor<[
   %h = torch.aten.linear %n, %w1, %none : !torch.vtensor<[4,32],f32>, !torch.vtensor<[64,32],f32>, !torch.none -> !torch.vtensor<[4,64],f32>
   %a = torch.aten.relu %h : !torch.vtensor<[4,64],f32> -> !torch.vtensor<[4,64],f32>
   %y = torch.aten.linear %a, %w2, %none : !torch.vtensor<[4,64],f32>, !torch.vtensor<[32,64],f32>, !torch.none -> !torch.vtensor<[4,32],f32>
-  // expected-error @+1 {{te-import-torch: cannot import 'torch.aten.mul.Scalar': a scalar multiplier of a linear's output (e.g. Granite's residual_multiplier) is not part of a TransformerEngine module}}
+  // expected-error @+1 {{te-import-torch: cannot import 'torch.aten.mul.Scalar': a scalar multiplier of a linear's output (e.g. Granite's residual_multiplier, a query scaling) is not part of a TransformerEngine module}}
   %s = torch.aten.mul.Scalar %y, %m : !torch.vtensor<[4,32],f32>, !torch.float -> !torch.vtensor<[4,32],f32>
   return %s : !torch.vtensor<[4,32],f32>
 }
@@ -219,7 +222,7 @@ func.func @scaled_query(%x: !torch.vtensor<[4,32],f32>, %g: !torch.vtensor<[32],
   %shape = torch.prim.ListConstruct %int32 : (!torch.int) -> !torch.list<int>
   %n = torch.aten.layer_norm %x, %shape, %g, %none, %eps, %false : !torch.vtensor<[4,32],f32>, !torch.list<int>, !torch.vtensor<[32],f32>, !torch.none, !torch.float, !torch.bool -> !torch.vtensor<[4,32],f32>
   %q = torch.aten.linear %n, %w, %none : !torch.vtensor<[4,32],f32>, !torch.vtensor<[32,32],f32>, !torch.none -> !torch.vtensor<[4,32],f32>
-  // expected-error @+1 {{te-import-torch: cannot import 'torch.aten.mul.Scalar': not part of a recognized module}}
+  // expected-error @+1 {{te-import-torch: cannot import 'torch.aten.mul.Scalar': a scalar multiplier of a linear's output (e.g. Granite's residual_multiplier, a query scaling) is not part of a TransformerEngine module}}
   %qs = torch.aten.mul.Scalar %q, %s : !torch.vtensor<[4,32],f32>, !torch.float -> !torch.vtensor<[4,32],f32>
   %r = torch.aten.add.Tensor %qs, %x, %int32 : !torch.vtensor<[4,32],f32>, !torch.vtensor<[4,32],f32>, !torch.int -> !torch.vtensor<[4,32],f32>
   return %r : !torch.vtensor<[4,32],f32>

@@ -2,9 +2,9 @@
 //
 // keepdim=false statistics broadcast along the wrong dimension: the
 // decomposition is not a norm and must not be recomposed into one.
-// RUN: not te-opt %S/Inputs/regress/ln_keepdim.mlir --te-import-torch 2>&1 | FileCheck %s --check-prefix=KEEPDIM
-// RUN: not te-opt %S/Inputs/regress/rms_keepdim.mlir --te-import-torch 2>&1 | FileCheck %s --check-prefix=KEEPDIM
-// RUN: not te-opt %S/Inputs/regress/sum_keepdim.mlir --te-import-torch 2>&1 | FileCheck %s --check-prefix=KEEPDIM
+// RUN: not te-opt %S/Inputs/regress/ln_keepdim.mlir --te-import-torch=strict=true 2>&1 | FileCheck %s --check-prefix=KEEPDIM
+// RUN: not te-opt %S/Inputs/regress/rms_keepdim.mlir --te-import-torch=strict=true 2>&1 | FileCheck %s --check-prefix=KEEPDIM
+// RUN: not te-opt %S/Inputs/regress/sum_keepdim.mlir --te-import-torch=strict=true 2>&1 | FileCheck %s --check-prefix=KEEPDIM
 // KEEPDIM: error: te-import-torch: cannot import 'torch.aten.{{(var_mean.correction|pow.Tensor_Scalar|sum.dim_IntList)}}': not part of a recognized module
 // KEEPDIM-NOT: te.layernorm
 //
@@ -17,14 +17,14 @@
 // ORDER: te.layernorm_linear %{{.+}} norm layer_norm
 // A centered value with another use is not a LayerNorm: reported, with
 // valid IR (no use before definition).
-// RUN: not te-opt %S/Inputs/regress/vmsame_order.mlir --te-import-torch 2>&1 | FileCheck %s --check-prefix=OTHERUSE
+// RUN: not te-opt %S/Inputs/regress/vmsame_order.mlir --te-import-torch=strict=true 2>&1 | FileCheck %s --check-prefix=OTHERUSE
 // OTHERUSE: error: te-import-torch: cannot import
 // OTHERUSE-NOT: does not dominate
 //
 // Unranked or rank-0 tensors: errors, not crashes.
-// RUN: not te-opt %S/Inputs/regress/unranked.mlir --te-import-torch 2>&1 | FileCheck %s --check-prefix=UNRANKED
+// RUN: not te-opt %S/Inputs/regress/unranked.mlir --te-import-torch=strict=true 2>&1 | FileCheck %s --check-prefix=UNRANKED
 // UNRANKED: error: te-import-torch: unsupported type '!torch.vtensor<*,f32>'
-// RUN: not te-opt %S/Inputs/regress/rank0.mlir --te-import-torch 2>&1 | FileCheck %s --check-prefix=RANK0
+// RUN: not te-opt %S/Inputs/regress/rank0.mlir --te-import-torch=strict=true 2>&1 | FileCheck %s --check-prefix=RANK0
 // RANK0: error: te-import-torch: cannot import 'torch.aten.linear': not part of a recognized module
 //
 // Quick-GELU reads the gate half twice; gated QGeGLU from one split FC1.

@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Pass/Pass.h"
+#include "te/Conversion/TorchConversion.h"
 #include "te/Dialect/TE/IR/TEDialect.h"
 #include "te/Transforms/PassOptions.h"
 

@@ -36,21 +36,67 @@ def TEImportTorchPass : Pass<"te-import-torch", "::mlir::ModuleOp"> {
       module (the same dense resources); parameters passed as function
       arguments stay arguments.
 
-    Anything else, and every near miss (a norm over more than the last
-    dim, a linear whose weight does not match, a gated erf GELU), is an
-    error naming the op, its location and what is supported. `recipe` sets the recipe of the created ops.
+    Partial raising (the default): a function that is recognized as a
+    whole is rewritten as above, on builtin tensors. In any other function
+    every recognized block is raised in place and every other op is left
+    as it was, with one remark at its location naming it and why it was
+    left (the recognizers' reason, e.g. a norm over more than the last dim
+    or a gated erf GELU, else "not part of a recognized module"; constants,
+    lists and symbolic shape ops get none). Where a torch value meets a te
+    op, torch-mlir's bridge ops `torch_c.to_builtin_tensor` /
+    `torch_c.from_builtin_tensor` connect them, so that the function stays
+    valid torch-mlir; `te-outline-raised` then moves each raised op into a
+    function of its own (docs/partition.md).
+
+    `strict=true`: all or nothing. Anything not recognized, and every near
+    miss (a norm over more than the last dim, a linear whose weight does
+    not match, a gated erf GELU), is an error naming the op, its location
+    and what is supported. Malformed torch ops (operand counts torch-mlir
+    does not produce) are errors in both modes. `recipe` sets the recipe
+    of the created ops.
   }];
   let options = [
     Option<"recipe", "recipe", "std::string", /*default=*/"\"\"",
            "Recipe of the created te ops (te-compile --recipe names, or a "
            "recipe attribute, quoted when it has spaces: "
-           "recipe='#te.nvfp4<rht = false>'); empty for none (bf16)">
+           "recipe='#te.nvfp4<rht = false>'); empty for none (bf16)">,
+    Option<"strict", "strict", "bool", /*default=*/"false",
+           "All or nothing: an op that is not part of a recognized module "
+           "is an error (default: raise what is recognized, leave the rest "
+           "with a remark)">
   ];
   let dependentDialects = [
-    "::mlir::te::TEDialect", "::mlir::arith::ArithDialect",
+    "::mlir::te::TEDialect", "::mlir::te::torch_c::TorchConversionDialect",
+    "::mlir::arith::ArithDialect",
     "::mlir::func::FuncDialect", "::mlir::linalg::LinalgDialect",
     "::mlir::tensor::TensorDialect"
   ];
+}
+
+def TEOutlineRaisedPass : Pass<"te-outline-raised", "::mlir::ModuleOp"> {
+  let summary = "Outline the te module ops of partially raised functions";
+  let description = [{
+    In each function that still has torch ops or torch types (a function
+    te-import-torch raised in part), moves each te module op
+    (`te.layernorm_linear`, `te.layernorm_mlp`, `te.linear`) into a
+    function of its own on builtin tensors and replaces it by a
+    `func.call`. The outlined function takes the op's operands in order
+    (each distinct value once) and returns all of its results; the
+    builtin-tensor ops that feed only it (`arith.constant` ones for a
+    missing gamma, the `tensor.concat` of a two-linear gated FC1's weights,
+    the `linalg.transpose` of a GPT-2 Conv1D weight, ...) move with it,
+    and constants used elsewhere too are cloned in. It is named
+    `<func>_<opkind>_<index>`, e.g. `main_layernorm_mlp_0`, with `<index>`
+    counting that kind of op in program order within `<func>` (the next
+    free index if that name is taken). Functions on builtin tensors only
+    (fully imported ones) are left as they are.
+
+    ```mlir
+    %x = torch_c.to_builtin_tensor %arg0 : !torch.vtensor<[4,32],f32> -> tensor<4x32xf32>
+    %0 = call @main_layernorm_mlp_0(%x, %g, %b, ...) : (tensor<4x32xf32>, ...) -> tensor<4x32xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
 }
 
 def TELowerToRuntimePass : Pass<"te-lower-to-runtime", "::mlir::ModuleOp"> {

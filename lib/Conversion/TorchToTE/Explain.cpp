@@ -16,19 +16,33 @@ namespace mlir::te::torch_import {
 
 namespace {
 
-/// Looks through views, casts and copies to the op that computed `v`.
+bool isPointwiseName(StringRef name) {
+  return name == "torch.aten.silu" || name == "torch.aten.gelu" ||
+         name == "torch.aten.relu" || name == "torch.aten.sigmoid" ||
+         name == "torch.aten.tanh" || name == "torch.aten.mul.Tensor" ||
+         name == "torch.aten.mul.Scalar" ||
+         name == "torch.aten.add.Scalar" || name == "torch.aten.pow.Tensor_Scalar" ||
+         name == "torch.aten.erf";
+}
+
+/// Looks through views, casts, copies and the bridges from raised te ops
+/// (partial raising) to the op that computed `v`.
 Operation *producer(Value v) {
   Operation *def = v.getDefiningOp();
-  while (def && (isA(def, "torch.aten.view") || isA(def, "torch.aten.reshape") ||
-                 isA(def, "torch.aten._unsafe_view") || castSource(def) ||
-                 isA(def, "torch.aten.clone") || isA(def, "torch.aten.contiguous")))
+  while (def && def->getNumOperands() &&
+         (isA(def, "torch.aten.view") || isA(def, "torch.aten.reshape") ||
+          isA(def, "torch.aten._unsafe_view") || castSource(def) ||
+          isA(def, "torch.aten.clone") || isA(def, "torch.aten.contiguous") ||
+          isA(def, "torch_c.from_builtin_tensor")))
     def = def->getOperand(0).getDefiningOp();
   return def;
 }
 
+/// A linear, or a raised module (whose output is a linear's).
 bool isLinearLike(Operation *op) {
   return isA(op, "torch.aten.linear") || isA(op, "torch.aten.mm") ||
-         isA(op, "torch.aten.addmm") || isA(op, "torch.aten.matmul");
+         isA(op, "torch.aten.addmm") || isA(op, "torch.aten.matmul") ||
+         isa_and_nonnull<LinearOp, LayerNormLinearOp, LayerNormMLPOp>(op);
 }
 
 bool isNormOp(Operation *op) {
@@ -37,7 +51,9 @@ bool isNormOp(Operation *op) {
 
 /// A linear on the output of a norm: the FC1 of a LayerNorm module.
 bool readsNorm(Operation *linear) {
-  return linear && linear->getNumOperands() &&
+  if (isa_and_nonnull<LayerNormLinearOp, LayerNormMLPOp>(linear))
+    return true;
+  return linear && isA(linear, "torch.aten.linear") &&
          isNormOp(producer(linear->getOperand(0)));
 }
 
@@ -74,10 +90,10 @@ std::string explainUnraised(Operation *op) {
            "no standalone norm module)";
   }
   if ((name == "torch.aten.mul.Scalar" || name == "torch.aten.div.Scalar") &&
-      isLinearLike(producer(op->getOperand(0))) &&
-      !readsNorm(producer(op->getOperand(0))))
+      isLinearLike(producer(op->getOperand(0))))
     return "a scalar multiplier of a linear's output (e.g. Granite's "
-           "residual_multiplier) is not part of a TransformerEngine module";
+           "residual_multiplier, a query scaling) is not part of a "
+           "TransformerEngine module";
   if (name == "torch.aten.split.Tensor" || name == "torch.aten.split_with_sizes" ||
       name == "torch.aten.chunk" || name == "torch.aten.slice.Tensor" ||
       name == "torch.prim.ListUnpack" || name == "torch.aten.unbind.int") {
@@ -91,9 +107,11 @@ std::string explainUnraised(Operation *op) {
   if (op->getNumOperands() && builtinType(op->getOperand(0).getType())) {
     Operation *src = producer(op->getOperand(0));
     bool toLinear = llvm::any_of(op->getUsers(), [](Operation *u) {
-      return isA(u, "torch.aten.linear") || isA(u, "torch.aten.mul.Tensor");
+      return isA(u, "torch.aten.linear") || isA(u, "torch.aten.mul.Tensor") ||
+             isA(u, "torch_c.to_builtin_tensor");
     });
-    if (isA(src, "torch.aten.linear") && !readsNorm(src) && toLinear)
+    if ((isA(src, "torch.aten.linear") || isa_and_nonnull<LinearOp>(src)) &&
+        !readsNorm(src) && toLinear && isPointwiseName(name))
       return "an activation between linears with no norm before them (e.g. "
              "OLMo 2, which normalizes after its MLP): TransformerEngine's "
              "LayerNormMLP starts with its norm; the linears are raised as "

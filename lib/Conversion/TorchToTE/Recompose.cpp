@@ -121,6 +121,48 @@ LogicalResult moveCast(Operation *op, PatternRewriter &rewriter) {
   return failure();
 }
 
+namespace {
+
+/// Ops that only move elements: an upcast commutes with them.
+bool isLayoutOp(Operation *op) {
+  return isA(op, "torch.aten.view") || isA(op, "torch.aten.reshape") ||
+         isA(op, "torch.aten._unsafe_view") || isA(op, "torch.aten.permute") ||
+         isA(op, "torch.aten.t");
+}
+
+/// Can `v` be computed in `narrow` exactly: it is narrow, the upcast of a
+/// narrow value, or a layout op (used only here) of such a value.
+bool narrowable(Value v, Type narrow) {
+  if (elementTypeOf(v) == narrow)
+    return true;
+  Operation *def = v.getDefiningOp();
+  if (def && isUpcast(def))
+    return elementTypeOf(castSource(def)) == narrow;
+  return def && isLayoutOp(def) && v.hasOneUse() &&
+         narrowable(def->getOperand(0), narrow);
+}
+
+/// `v` computed in `narrow` (narrowable(v) holds); the f32 ops it replaces
+/// are appended to `dead`.
+Value buildNarrow(Value v, Type narrow, PatternRewriter &rewriter,
+                  SmallVectorImpl<Operation *> &dead) {
+  if (elementTypeOf(v) == narrow)
+    return v;
+  Operation *def = v.getDefiningOp();
+  dead.push_back(def);
+  if (isUpcast(def))
+    return castSource(def);
+  Value src = buildNarrow(def->getOperand(0), narrow, rewriter, dead);
+  rewriter.setInsertionPoint(def);
+  TorchBuilder tb(rewriter, def->getLoc());
+  SmallVector<Value> operands(def->getOperands());
+  operands[0] = src;
+  return tb.create(def->getName().getStringRef(), operands,
+                   withElementType(v.getType(), narrow));
+}
+
+} // namespace
+
 /// downcast(norm|linear(upcast(x), ...)) -> norm|linear(x, ...) in x's dtype.
 LogicalResult removeCastSandwich(Operation *down, PatternRewriter &rewriter) {
   if (!isDowncast(down))
@@ -132,44 +174,33 @@ LogicalResult removeCastSandwich(Operation *down, PatternRewriter &rewriter) {
   if ((!isNorm && !isLinear) || !op->getResult(0).hasOneUse())
     return failure();
   Type narrow = elementTypeOf(down->getResult(0));
-  // Every tensor operand: an upcast from `narrow`, or already `narrow`
-  // (PyTorch promotes bf16 parameters against f32 activations).
-  SmallVector<Value> operands;
-  SmallVector<Operation *> upcasts;
-  for (Value v : op->getOperands()) {
-    if (!builtinType(v.getType())) {
-      operands.push_back(v);
-      continue;
-    }
+  // Every tensor operand: narrow already (PyTorch promotes bf16 parameters
+  // against f32 activations), or an upcast of a narrow value, possibly
+  // reshaped or transposed after it (GPT-2's Conv1D weight, activations
+  // flattened twice); Gemma's `1 + weight.float()`, which matchNorm takes as
+  // zero_centered_gamma of the narrow weight, stays as it is.
+  auto isZeroCenteredF32 = [&](Value v) {
     Operation *def = v.getDefiningOp();
-    Operation *inner = def && def->getNumOperands() ? def->getOperand(0).getDefiningOp() : nullptr;
-    if (def && isUpcast(def) && elementTypeOf(castSource(def)) == narrow) {
-      operands.push_back(castSource(def));
-      upcasts.push_back(def);
-    } else if (isLinear && isA(def, "torch.aten.t") && v.hasOneUse() &&
-               inner && isUpcast(inner) && inner->getResult(0).hasOneUse() &&
-               elementTypeOf(castSource(inner)) == narrow) {
-      // GPT-2's Conv1D weight, transposed after its upcast.
-      rewriter.setInsertionPoint(def);
-      TorchBuilder tb(rewriter, def->getLoc());
-      operands.push_back(tb.create("torch.aten.t", {castSource(inner)},
-                                   withElementType(v.getType(), narrow)));
-      upcasts.append({def, inner});
-    } else if (isNorm && v == op->getOperand(2) && isA(def, "torch.aten.add.Scalar") &&
-               inner && isUpcast(inner) &&
-               elementTypeOf(castSource(inner)) == narrow) {
-      // Gemma's `1 + weight.float()`: matchNorm takes it as
-      // zero_centered_gamma of the narrow weight.
-      operands.push_back(v);
-    } else if (elementTypeOf(v) == narrow) {
-      operands.push_back(v);
-    } else {
+    Operation *inner = def && def->getNumOperands()
+                           ? def->getOperand(0).getDefiningOp()
+                           : nullptr;
+    return isNorm && v == op->getOperand(2) &&
+           isA(def, "torch.aten.add.Scalar") && inner && isUpcast(inner) &&
+           elementTypeOf(castSource(inner)) == narrow;
+  };
+  for (Value v : op->getOperands())
+    if (builtinType(v.getType()) && !narrowable(v, narrow) &&
+        !isZeroCenteredF32(v))
       return failure();
-    }
-  }
   // The activation input itself must have been narrow.
-  if (elementTypeOf(operands[0]) != narrow)
+  if (!narrowable(op->getOperand(0), narrow))
     return failure();
+  SmallVector<Value> operands;
+  SmallVector<Operation *> dead = {down, op};
+  for (Value v : op->getOperands())
+    operands.push_back(!builtinType(v.getType()) || isZeroCenteredF32(v)
+                           ? v
+                           : buildNarrow(v, narrow, rewriter, dead));
   PatternRewriter &b = rewriter;
   b.setInsertionPoint(down);
   TorchBuilder tb(b, down->getLoc());
@@ -178,8 +209,6 @@ LogicalResult removeCastSandwich(Operation *down, PatternRewriter &rewriter) {
     operands[3] = tb.floatConst(1.1920928955078125e-07);
   Value narrowOp = tb.create(op->getName().getStringRef(), operands,
                              down->getResult(0).getType());
-  SmallVector<Operation *> dead = {down, op};
-  dead.append(upcasts.begin(), upcasts.end());
   replaceChain(rewriter, down->getResult(0), narrowOp, dead);
   return success();
 }
