@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Compiles the libraries tools/gpu_e2e.sh runs on the GPU machine (which has
 # no MLIR), into OUT_DIR (default build/gpu):
-#   - golden cases of test/Integration/Inputs (te-compile --train, with the
-#     case's --recipe): compared there with the PyTorch goldens;
+#   - golden cases of test/Integration/Inputs, the hf_* ones included
+#     (te-compile --train, with the case's --recipe): compared there with
+#     the PyTorch goldens;
 #   - small FP8 modules (fp8_tiny_<module>_<MxKxN>_<recipe>.so, entry @step)
 #     whose GEMMs are large enough for cuBLASLt's FP8 kernels (per-tensor:
 #     dims % 16; fp8-block: % 128): compared there between cuda and cpu.
@@ -28,6 +29,12 @@ for c in ln_mlp_gelu_bf16 rms_swiglu_f32 ln_mlp_gelu_dyn_f32 \
   recipe=$(python3 -c "import json; print(json.load(open('$ins/$c/config.json')).get('recipe', ''))")
   flags=(); [[ -n $recipe ]] && flags=(--recipe "$recipe")
   compile "$c" "$ins/$c/model.mlir" ${flags[@]+"${flags[@]}"}
+done
+# Real Hugging Face blocks (tools/hf_models.py): bf16 and f32 norm + MLP and
+# norm + linear of GPT-2, LLaMA, Gemma, Qwen3, T5, BLOOM, Phi-3.
+for d in "$ins"/hf_*/; do
+  c=$(basename "$d")
+  compile "$c" "$d/model.mlir"
 done
 # The GELU GEMM epilogues forced on (cuBLASLt GELU_AUX_BIAS / DGELU on
 # cuda; the default, auto, leaves these few-token models unfused): compared
