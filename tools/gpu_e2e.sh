@@ -83,6 +83,31 @@ for c in ln_mlp_gelu_bf16 rms_swiglu_f32; do
   done
 done
 
+# Real Hugging Face blocks (tools/hf_models.py, compiled by
+# build_gpu_libs.sh): static ones at their size, dynamic ones at each size.
+for lib in "$libs"/hf_*.so; do
+  [[ -e $lib ]] || continue
+  c=$(basename "$lib" .so)
+  j=$ins/$c/config.json
+  sizes=$(python3 -c "import json,sys; c=json.load(open(sys.argv[1])); print(' '.join('size%d' % n for n in c['sizes']) if c.get('dynamic') else '.')" "$j")
+  for sz in $sizes; do
+    label=$c${sz#.}
+    echo "== $label"
+    for be in cpu cuda; do
+      mkdir -p "$out/$label-$be"
+      step "$label" "$lib" "$ins/$c/$sz" "$be" "$out/$label-$be"
+      for p in fwd bwd; do
+        compare "$be $p vs golden" "$ins/$c/$sz/expected/$p" "$out/$label-$be/$p" \
+          "$(cfg "$j" ${p}_atol)" "$(cfg "$j" ${p}_rtol)"
+      done
+    done
+    for p in fwd bwd; do
+      compare "cuda $p vs cpu" "$out/$label-cpu/$p" "$out/$label-cuda/$p" \
+        "$(cfg "$j" ${p}_atol)" "$(cfg "$j" ${p}_rtol)"
+    done
+  done
+done
+
 for n in 5 16; do
   c=ln_mlp_gelu_dyn_f32
   echo "== $c size $n"
