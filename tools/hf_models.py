@@ -207,12 +207,19 @@ def _subprocess(cmd, timeout):
             time.sleep(5)
 
 
+_REMARK_RE = re.compile(r"remark: te-import-torch: left '([\w.]+)' as is: (.*)")
+
+
 def run_import(te_opt: str, path: str) -> dict:
+    """The default (partial) import: te ops, torch ops left, the remarks' distinct reasons
+    (first clause); then `strict=true`: whether every op is raised (status `full`), else
+    its first error."""
     try:
         r = _subprocess([te_opt, path, "--te-import-torch"], 120)
+        rs = _subprocess([te_opt, path, "--te-import-torch=strict=true", "-o", os.devnull], 120)
     except (OSError, subprocess.TimeoutExpired) as e:
         return {"rc": -1, "ops": [], "diag": f"could not run te-opt: {e}", "torch_left": None,
-                "tool_error": True}
+                "tool_error": True, "status": "none"}
     ops = []
     body = "\n".join(ln for ln in r.stdout.splitlines() if not ln.lstrip().startswith("//"))
     for ln in body.splitlines():
@@ -226,14 +233,34 @@ def run_import(te_opt: str, path: str) -> dict:
         ops.append({"op": m.group(1), "norm": norm.group(1) if norm else None,
                     "act": act.group(1) if act else None,
                     "attrs": attrs.group(1).strip() if attrs else ""})
-    torch_left = len(re.findall(r"torch\.(?:aten|prim|prims)\.\w+", body)) if r.returncode == 0 else None
+    torch_ops = re.findall(r"torch\.(?:aten|prim|prims)\.[\w.]+", body) if r.returncode == 0 else []
+    torch_left = len(torch_ops) if r.returncode == 0 else None
+    left, reasons = [], []
+    for ln in r.stderr.splitlines():
+        m = _REMARK_RE.search(ln)
+        if m:
+            left.append(m.group(1))
+            why = m.group(2).split("; supported:")[0].split(";")[0].strip()
+            if why not in reasons:
+                reasons.append(why)
+    strict_ok = rs.returncode == 0
+    if r.returncode != 0 or not ops:
+        status = "none"
+    elif strict_ok:
+        status = "full"
+    else:
+        status = "partial"
     imported = None
     if r.returncode == 0 and ops:
         imported = path[:-len(".mlir")] + ".imported.mlir"
         with open(imported, "w") as f:
             f.write(r.stdout)
     return {"rc": r.returncode, "ops": ops, "torch_left": torch_left,
-            "diag": _first_diag(r.stderr), "stderr": r.stderr[-4000:], "imported": imported}
+            "torch_ops": sorted(set(torch_ops)), "left": sorted(set(left)), "reasons": reasons,
+            "status": status, "strict_rc": rs.returncode,
+            "strict_diag": "" if strict_ok else _first_diag(rs.stderr),
+            "diag": _first_diag(r.stderr) if r.returncode != 0 or not ops or not strict_ok
+            else "", "stderr": r.stderr[-4000:], "imported": imported}
 
 
 def _run(cmd, log):
@@ -340,6 +367,272 @@ def run_numerics(bins: str, mlir: str, data: str, work: str, dtype: str, module:
     return res
 
 
+def te_tols(module: str, dtype: str):
+    """TransformerEngine's tolerances of a module (te.linear: its LayerNormLinear ones)."""
+    key = (module if module != "linear" else "layernorm_linear", dtype)
+    return mg.TOLS[key] if key in mg.TOLS else mg.TOLS[("layernorm_mlp", dtype)]
+
+
+def check_step(bins, lib, entry, data, out, log_dir, dtype, module) -> dict:
+    """`te-run LIB --step ENTRY` on data/{args,grads_in}; forward and every gradient
+    against data/expected under TE's tolerances (f32 also F32_STRICT)."""
+    res = {}
+    shutil.rmtree(out, ignore_errors=True)
+    r = _run([os.path.join(bins, "te-run"), lib, "--step", entry, "--inputs",
+              os.path.join(data, "args"), "--grads", os.path.join(data, "grads_in"),
+              "--outputs", out], os.path.join(log_dir, f"run.{entry}.log"))
+    if r.returncode != 0:
+        res["why"] = "te-run: " + (_first_diag(r.stderr) or r.stdout.strip()[:200])
+        return res
+    fa, fr, ba, br = te_tols(module, dtype)
+    checks = {"fwd_te": compare_dirs(os.path.join(data, "expected", "fwd"),
+                                     os.path.join(out, "fwd"), fa, fr),
+              "bwd_te": compare_dirs(os.path.join(data, "expected", "bwd"),
+                                     os.path.join(out, "bwd"), ba, br)}
+    if dtype == "f32":
+        for ph in ("fwd", "bwd"):
+            checks[ph + "_strict"] = compare_dirs(os.path.join(data, "expected", ph),
+                                                  os.path.join(out, ph), *F32_STRICT)
+    res["checks"] = {k: {"max_abs": v["max_abs"], "max_ratio": v["max_ratio"],
+                         "bad": v["bad"][:3]} for k, v in checks.items()}
+    res["tols"] = {"fwd": [fa, fr], "bwd": [ba, br]}
+    if dtype == "f32":
+        res["tols"]["strict"] = list(F32_STRICT)
+    res["numerics_ok"] = all(not v["bad"] for v in checks.values())
+    res["n_grads"] = len(os.listdir(os.path.join(out, "bwd")))
+    return res
+
+
+def same_bwd(out: str, out2: str) -> str:
+    diff = []
+    for fn in sorted(os.listdir(os.path.join(out, "bwd"))):
+        p = os.path.join(out2, "bwd", fn)
+        if not os.path.exists(p):
+            diff.append(fn)
+            continue
+        with open(os.path.join(out, "bwd", fn), "rb") as f1, open(p, "rb") as f2:
+            if f1.read() != f2.read():
+                diff.append(fn)
+    return "bit-identical" if not diff else "differs: " + ", ".join(diff)
+
+
+_ENTRY_RE = re.compile(r"^(\w+)$")
+_ARG_RE = re.compile(r"^\s+arg(\d+)(?: \([^)]*\))?: (\w+) \[([\d,?]*)\]")
+
+
+def list_entries(bins: str, lib: str) -> dict:
+    """`te-run LIB --list`: {inference entry: [(dtype, shape), ...]} (no _fwd/_bwd)."""
+    r = _subprocess([os.path.join(bins, "te-run"), lib, "--list"], 120)
+    entries, cur = {}, None
+    for ln in r.stdout.splitlines():
+        m = _ENTRY_RE.match(ln)
+        if m:
+            cur = m.group(1)
+            entries[cur] = []
+            continue
+        m = _ARG_RE.match(ln)
+        if m and cur is not None:
+            entries[cur].append((m.group(2), [int(d) for d in m.group(3).split(",") if d]))
+    names = set(entries)
+    return {n: a for n, a in entries.items()
+            if not ((n.endswith("_fwd") or n.endswith("_bwd")) and n[:-4] in names)}
+
+
+def entry_module(name: str) -> str:
+    for k in ("layernorm_mlp", "layernorm_linear", "linear"):
+        if re.search(rf"_{k}_\d+$", name):
+            return k
+    return "?"
+
+
+# The raised regions of the blocks that are raised in part: te.layernorm_mlp /
+# te.layernorm_linear entries by name -> the PyTorch region (a forward over the block's
+# own submodules) and its parameters in the entry's argument order (after x, the block
+# input).  te.linear entries need no table: each is the nn.Linear the block calls in that
+# order (its input captured by a forward hook; F.linear).
+REGIONS = {
+    ("gemma2", "mlp"): {"main_layernorm_mlp_0": (
+        "pre_feedforward_layernorm + mlp (post_feedforward_layernorm left)",
+        lambda s, x: s.mlp(s.pre_feedforward_layernorm(x)),
+        ["pre_feedforward_layernorm.weight", "mlp.gate_proj.weight", "mlp.up_proj.weight",
+         "mlp.down_proj.weight"])},
+    ("gemma3", "mlp"): {"main_layernorm_mlp_0": (
+        "pre_feedforward_layernorm + mlp (post_feedforward_layernorm left)",
+        lambda s, x: s.mlp(s.pre_feedforward_layernorm(x)),
+        ["pre_feedforward_layernorm.weight", "mlp.gate_proj.weight", "mlp.up_proj.weight",
+         "mlp.down_proj.weight"])},
+    ("granite", "mlp"): {"main_layernorm_mlp_0": (
+        "post_attention_layernorm + mlp (the residual_multiplier left)",
+        lambda s, x: s.mlp(s.post_attention_layernorm(x)),
+        ["post_attention_layernorm.weight", "mlp.gate_proj.weight", "mlp.up_proj.weight",
+         "mlp.down_proj.weight"])},
+}
+
+
+def _grad_and_save(fn, leaves, d, dtype, gen):
+    if dtype == "bf16":
+        with Fp32Norms():
+            out = fn(*leaves)
+    else:
+        out = fn(*leaves)
+    outs = list(out) if isinstance(out, (tuple, list)) else [out]
+    grads_in = [torch.randn(o.shape, generator=gen, dtype=torch.float32).to(o.dtype) for o in outs]
+    grads = torch.autograd.grad(outs, leaves, grads_in, allow_unused=True)
+    grads = [torch.zeros_like(a) if g is None else g for a, g in zip(leaves, grads)]
+    save_data(d, [a.detach() for a in leaves], grads_in, [o.detach() for o in outs], list(grads))
+
+
+def region_goldens(arch, block, dtype, model, x, entries: dict, root: str) -> dict:
+    """{entry: {"data": dir, "module": op kind, "what": ...} or {"why": ...}}: the PyTorch
+    reference of each raised region, on inputs in the entry's argument order."""
+    from torch.func import functional_call
+
+    params = dict(model.named_parameters())
+    gen = torch.Generator().manual_seed(hb.SEED + 7)
+    # the nn.Linear calls of the block, in order, with their inputs
+    calls = []
+    hooks = [m.register_forward_hook(lambda mod, inp, out, n=n: calls.append((n, mod, inp[0].detach())))
+             for n, m in model.named_modules() if isinstance(m, torch.nn.Linear)]
+    try:
+        with torch.no_grad():
+            if dtype == "bf16":
+                with Fp32Norms():
+                    model(x)
+            else:
+                model(x)
+    finally:
+        for h in hooks:
+            h.remove()
+    lin_i = 0
+    res = {}
+    for name, argtypes in entries.items():
+        kind = entry_module(name)
+        d = os.path.join(root, name)
+        shapes = [s for _, s in argtypes]
+        spec = REGIONS.get((arch, block), {}).get(name)
+        if spec:
+            what, fwd, pnames = spec
+            sub = SubBlockView(model, fwd)
+            leaves = [x.clone().requires_grad_(True)] + \
+                [params[p].detach().clone().requires_grad_(True) for p in pnames]
+
+            def fn(xx, *ps, sub=sub, pnames=pnames):
+                return functional_call(sub, dict(zip(pnames, ps)), (xx,))
+        elif kind == "linear" and lin_i < len(calls):
+            n, mod, inp = calls[lin_i]
+            lin_i += 1
+            what = f"{n} (F.linear)"
+            leaves = [inp.clone().requires_grad_(True), mod.weight.detach().clone().requires_grad_(True)]
+            if mod.bias is not None:
+                leaves.append(mod.bias.detach().clone().requires_grad_(True))
+            fn = F.linear
+        else:
+            res[name] = {"why": f"no PyTorch reference for {name} ({kind})", "module": kind}
+            continue
+        got = [list(t.shape) for t in leaves]
+        if got != shapes:
+            res[name] = {"why": f"{what}: argument shapes {got} != the entry's {shapes}",
+                         "module": kind}
+            continue
+        _grad_and_save(fn, leaves, d, dtype, gen)
+        res[name] = {"data": d, "module": kind, "what": what}
+    return res
+
+
+class SubBlockView(torch.nn.Module):
+    """A forward over an existing block's submodules (same parameter names)."""
+
+    def __init__(self, model, fn):
+        super().__init__()
+        for k, m in model.named_children():
+            setattr(self, k, m)
+        self._fn = fn
+
+    def forward(self, x):
+        return self._fn(self, x)
+
+
+def _torch_mlir_ok() -> bool:
+    try:
+        import torch_mlir.compiler_utils  # noqa: F401
+        import torch_mlir.ir  # noqa: F401
+        import torch_mlir.passmanager  # noqa: F401
+        return True
+    except Exception:
+        return False
+
+
+def run_partition_numerics(bins, mlir, form, work, dtype, arch, block, model, x) -> dict:
+    """A block raised in part: `te-compile --partition --train`, then each library entry
+    (`te-run --step NAME`, NAME_fwd / NAME_bwd) against autograd of its PyTorch region;
+    MLP regions also under `--checkpoint` (bit-identical backward); the residual module
+    must parse (te-opt) and pass tools/check_residual.py."""
+    os.makedirs(work, exist_ok=True)
+    res = {"compiled": False, "partition": True}
+    lib = os.path.join(work, "lib.so")
+    r = _run([os.path.join(bins, "te-compile"), mlir, "--partition", "--train", "-o", lib],
+             os.path.join(work, "compile.log"))
+    if r.returncode != 0:
+        res["why"] = "te-compile --partition: " + _first_diag(r.stderr)
+        return res
+    res["compiled"] = True
+    m = re.search(r"--partition: (.*)", r.stderr)
+    res["summary"] = m.group(1).strip() if m else ""
+    entries = list_entries(bins, lib)
+    res["entries"] = list(entries)
+    regions = region_goldens(arch, block, dtype, model, x, entries, os.path.join(work, "regions"))
+    need_ckpt = [n for n, g in regions.items() if g.get("module") == "layernorm_mlp" and "data" in g]
+    lib2 = None
+    if need_ckpt:
+        lib2 = os.path.join(work, "ckpt.so")
+        r = _run([os.path.join(bins, "te-compile"), mlir, "--partition", "--train", "--checkpoint",
+                  "-o", lib2], os.path.join(work, "ckpt_compile.log"))
+        if r.returncode != 0:
+            res["checkpoint_why"] = "te-compile --checkpoint: " + _first_diag(r.stderr)
+            lib2 = None
+    res["regions"] = {}
+    for name, g in regions.items():
+        if "data" not in g:
+            res["regions"][name] = {"module": g["module"], "why": g["why"]}
+            continue
+        out = os.path.join(work, "run", name)
+        rr = check_step(bins, lib, name, g["data"], out, work, dtype, g["module"])
+        rr["module"], rr["what"] = g["module"], g["what"]
+        if name in need_ckpt and "checks" in rr:
+            if lib2 is None:
+                rr["checkpoint"] = res.get("checkpoint_why", "not compiled")
+            else:
+                out2 = os.path.join(work, "ckpt", name)
+                shutil.rmtree(out2, ignore_errors=True)
+                r = _run([os.path.join(bins, "te-run"), lib2, "--step", name, "--inputs",
+                          os.path.join(g["data"], "args"), "--grads",
+                          os.path.join(g["data"], "grads_in"), "--outputs", out2],
+                         os.path.join(work, f"ckpt_run.{name}.log"))
+                rr["checkpoint"] = (same_bwd(out, out2) if r.returncode == 0 else
+                                    "te-run (checkpoint): " + _first_diag(r.stderr))
+        res["regions"][name] = rr
+    residual = os.path.join(work, "lib.residual.mlir")
+    r = _run([os.path.join(bins, "te-opt"), residual, "-o", os.devnull],
+             os.path.join(work, "residual_parse.log"))
+    res["residual_parses"] = r.returncode == 0
+    if not res["residual_parses"]:
+        res["residual_why"] = "te-opt: " + _first_diag(r.stderr)
+    if _torch_mlir_ok():
+        # the default stage (torchdynamo-export-to-torch-backend-pipeline first) for every
+        # form: an output_type="torch" export still has torch.constant ops to fold
+        r = _run([sys.executable, os.path.join(HERE, "check_residual.py"), residual],
+                 os.path.join(work, "check_residual.log"))
+        res["check_residual"] = r.returncode == 0
+        if r.returncode != 0:
+            res.setdefault("residual_why", "check_residual: " +
+                           ((r.stderr or r.stdout).strip().splitlines() or ["?"])[-1][:200])
+    res["numerics_ok"] = bool(res["regions"]) and all(
+        v.get("numerics_ok") and v.get("checkpoint", "bit-identical") == "bit-identical"
+        for v in res["regions"].values()) and res["residual_parses"] and \
+        res.get("check_residual", True)
+    return res
+
+
 # --------------------------------------------------------------------------------------
 # One case (all forms)
 # --------------------------------------------------------------------------------------
@@ -362,6 +655,37 @@ def case_list(only: str | None, negatives: bool = True):
         rx = re.compile(only)
         cases = [c for c in cases if rx.search(hb.Case(*c).name)]
     return cases
+
+
+# What each negative misses (hf_blocks.NEGATIVES): "norm" (the norm is no norm TE has:
+# nothing may be raised on it, neither te.layernorm_mlp nor te.layernorm_linear) or "act"
+# (the activation is no activation TE fuses: the norm + FC1 may be raised as a
+# te.layernorm_linear, but no te.layernorm_mlp, and the activation's torch ops, one of
+# these, must still be in the output).
+NEG_KIND = {
+    "gelu_tanh_0447": ("act", ("torch.aten.tanh",)),
+    "rmsnorm_wrong_dim": ("norm", ()),
+    "silu_sigmoid_2x": ("act", ("torch.aten.sigmoid",)),
+    "rmsnorm_no_rsqrt": ("norm", ()),
+    "quick_gelu_1p7": ("act", ("torch.aten.sigmoid",)),
+}
+
+
+def neg_wrong(arch: str, imp: dict) -> str | None:
+    """Why a negative was wrongly raised, or None when it was left as it must be."""
+    kind, act_ops = NEG_KIND[arch]
+    if imp.get("strict_rc", 1) == 0:
+        return "strict=true imported it"
+    if imp["rc"] != 0:
+        return None
+    ops = [o["op"] for o in imp["ops"]]
+    if "layernorm_mlp" in ops:
+        return "te.layernorm_mlp raised"
+    if kind == "norm" and "layernorm_linear" in ops:
+        return "te.layernorm_linear raised on a norm near miss"
+    if kind == "act" and not any(a in imp.get("torch_ops", []) for a in act_ops):
+        return f"the activation ({' / '.join(act_ops)}) is gone"
+    return None
 
 
 def raised_ok(imp: dict, block: str) -> bool:
@@ -413,16 +737,24 @@ def run_case(arch, block, dtype, dynamic, bins, work_root, forms, numerics, all_
         if imp.get("tool_error"):
             row["error"] = imp["diag"]
         row["raised"] = raised_ok(imp, block) if block != "neg" else False
+        row["status"] = imp.get("status", "none") if block != "neg" else None
         if block == "neg":
-            row["neg_raised"] = any(o["op"] in ("layernorm_mlp", "layernorm_linear")
-                                    for o in imp["ops"])
-        if imp["rc"] == 0 and not row["raised"] and block != "neg":
+            row["neg_why"] = neg_wrong(arch, imp)
+            row["neg_raised"] = row["neg_why"] is not None
+        if row["status"] == "partial":
+            row["why"] = "; ".join(imp.get("reasons") or []) or imp.get("strict_diag", "")
+        elif imp["rc"] == 0 and not row["raised"] and block != "neg":
             row["why"] = (f"no te.{module}: got " + (", ".join("te." + o["op"] for o in imp["ops"])
                                                       or "no te op") + (f"; {imp['diag']}" if imp["diag"] else ""))
         elif imp["rc"] != 0:
             row["why"] = imp["diag"] or f"te-opt rc {imp['rc']}"
-        do_num = numerics and block != "neg" and (form == "raw" or (all_forms and row["raised"]))
-        if do_num:
+        do_num = numerics and block != "neg" and (
+            form == "raw" or (all_forms and (row["raised"] or row["status"] == "partial")))
+        if do_num and row["status"] == "partial":
+            row["numerics"] = {"static": run_partition_numerics(
+                bins, path, form, os.path.join(work, f"{form}.partition"), dtype, arch, block,
+                model, args[0])}
+        elif do_num and row["status"] == "full":
             row["numerics"] = {}
             for sz, dd in data_dirs.items():
                 key = "static" if sz is None else f"size{sz}"
@@ -446,6 +778,8 @@ def summarize_numerics(row) -> tuple[str, str, bool | None]:
     nums = row.get("numerics")
     if not nums:
         return "-", "-", None
+    if nums.get("static", {}).get("partition"):
+        return summarize_partition(nums["static"])
     comp = all(r.get("compiled") for r in nums.values())
     parts, ok = [], True
     for key, r in nums.items():
@@ -475,12 +809,57 @@ def summarize_numerics(row) -> tuple[str, str, bool | None]:
     return ("yes" if comp else "no"), "; ".join(parts), ok
 
 
+def _num_str(ch: dict, r: dict) -> str:
+    fwd, bwd = ch["fwd_te"], ch["bwd_te"]
+    s = f"fwd {fwd['max_abs']:.2g} bwd {bwd['max_abs']:.2g}"
+    s += f" ({max(fwd['max_ratio'], bwd['max_ratio']):.2f} of TE tol"
+    if "fwd_strict" in ch:
+        s += f", {max(ch['fwd_strict']['max_ratio'], ch['bwd_strict']['max_ratio']):.2f} of 1e-5"
+    s += ")"
+    if r.get("checkpoint"):
+        s += ", ckpt " + ("bit-identical" if r["checkpoint"] == "bit-identical" else "DIFFERS")
+    return s
+
+
+def summarize_partition(r) -> tuple[str, str, bool | None]:
+    """A block raised in part: per library entry its numerics; the residual's checks."""
+    if not r.get("compiled"):
+        return "no", r.get("why", "-"), False
+    parts = []
+    for name, v in r.get("regions", {}).items():
+        if "checks" not in v:
+            parts.append(f"{name}: FAIL {v.get('why', '?')}")
+            continue
+        s = _num_str(v["checks"], v)
+        if not v.get("numerics_ok") or v.get("checkpoint", "bit-identical") != "bit-identical":
+            s = "FAIL " + s
+        parts.append(f"{name}: {s}")
+    res = "residual " + ("parses" if r.get("residual_parses") else "DOES NOT PARSE")
+    if "check_residual" in r:
+        res += ", check_residual " + ("ok" if r["check_residual"] else "FAILS")
+    parts.append(res)
+    return "yes (--partition)", "; ".join(parts), bool(r.get("numerics_ok"))
+
+
 def raised_str(row) -> str:
     imp = row.get("import")
     if not imp:
         return "export failed"
     if row["block"] == "neg":
-        return "RAISED (wrong!)" if row.get("neg_raised") else "no (correct)"
+        if row.get("neg_raised"):
+            return f"RAISED (wrong!: {row.get('neg_why')})"
+        ops = [o["op"] for o in imp["ops"]]
+        return ("left (correct)" + (": te." + ", te.".join(ops) + " raised, the rest left"
+                                    if ops else ": nothing raised"))
+    if row.get("status") == "partial":
+        ops = [o for o in imp["ops"]]
+        names = []
+        for o in ops:
+            n = f"te.{o['op']}" + (f" {o['norm']}" if o["norm"] else "") + \
+                (f" {o['act']}" if o["act"] else "")
+            names.append(n)
+        return f"partial: {', '.join(names)} (+{imp.get('torch_left')} torch ops left: " \
+               f"{', '.join(x[len('torch.'):] for x in imp.get('left', []))})"
     if row.get("raised"):
         o = next(o for o in imp["ops"] if o["op"] == hb.EXPECTED_OP[row["block"]])
         s = f"te.{o['op']} {o['norm'] or ''}" + (f" {o['act']}" if o["act"] else "")
@@ -492,6 +871,16 @@ def raised_str(row) -> str:
             s += f" (+{imp['torch_left']} torch ops left)"
         return s
     return "no"
+
+
+def count_line(rows, dtype) -> str:
+    rs = [r for r in rows if r["dtype"] == dtype and r["block"] != "neg"]
+    st = {k: sum(1 for r in rs if r.get("status") == k) for k in ("full", "partial", "none")}
+    ran = [r for r in rs if summarize_numerics(r)[0].startswith("yes")]
+    n_ok = sum(1 for r in ran if summarize_numerics(r)[2])
+    return (f"raised full {st['full']}, partial {st['partial']}, none {st['none']} of {len(rs)}; "
+            f"compiled and run {len(ran)} (partial: {sum(1 for r in ran if r.get('status') == 'partial')}"
+            f" with --partition), numerics ok {n_ok}/{len(ran)}")
 
 
 def _md(s: str) -> str:
@@ -924,12 +1313,10 @@ def main(argv=None) -> int:
         n, c = write_status(rows, args.status, args.failures)
         print(f"status: {n} failing rows, {c} distinct causes -> {args.status}")
     for dtype in ("f32", "bf16"):
-        rs = [r for r in rows if r["dtype"] == dtype and r["block"] != "neg"]
-        ran = [r for r in rs if summarize_numerics(r)[0] == "yes"]
-        print(f"{dtype}: raised {sum(1 for r in rs if r.get('raised'))}/{len(rs)}, compiled and run "
-              f"{len(ran)}, numerics ok {sum(1 for r in ran if summarize_numerics(r)[2])}/{len(ran)}")
+        print(f"{dtype}: {count_line(rows, dtype)}")
     bad_neg = [r for r in rows if r["block"] == "neg" and r.get("neg_raised")]
-    bad_num = [r for r in rows if r.get("raised") and summarize_numerics(r)[2] is False]
+    bad_num = [r for r in rows if r["block"] != "neg" and r.get("status") in ("full", "partial")
+               and summarize_numerics(r)[2] is False]
 
     def why_num(r):
         whys = [v["why"] for v in (r.get("numerics") or {}).values() if v.get("why")]
