@@ -256,7 +256,8 @@ def run_import(te_opt: str, path: str) -> dict:
         with open(imported, "w") as f:
             f.write(r.stdout)
     return {"rc": r.returncode, "ops": ops, "torch_left": torch_left,
-            "torch_ops": sorted(set(torch_ops)), "left": sorted(set(left)), "reasons": reasons,
+            "torch_ops": sorted(set(torch_ops)), "left": sorted(set(left)), "n_left": len(left),
+            "reasons": reasons,
             "status": status, "strict_rc": rs.returncode,
             "strict_diag": "" if strict_ok else _first_diag(rs.stderr),
             "diag": _first_diag(r.stderr) if r.returncode != 0 or not ops or not strict_ok
@@ -858,7 +859,7 @@ def raised_str(row) -> str:
             n = f"te.{o['op']}" + (f" {o['norm']}" if o["norm"] else "") + \
                 (f" {o['act']}" if o["act"] else "")
             names.append(n)
-        return f"partial: {', '.join(names)} (+{imp.get('torch_left')} torch ops left: " \
+        return f"partial: {', '.join(names)} (+{imp.get('n_left')} torch ops left: " \
                f"{', '.join(x[len('torch.'):] for x in imp.get('left', []))})"
     if row.get("raised"):
         o = next(o for o in imp["ops"] if o["op"] == hb.EXPECTED_OP[row["block"]])
@@ -897,15 +898,62 @@ def bin_stamp(bins: str) -> str:
     return ", ".join(out) + " UTC"
 
 
-def write_docs(rows, path, bins, stamp=None):
-    counts = []
-    for dtype in ("f32", "bf16"):
-        rs = [r for r in rows if r["dtype"] == dtype and r["block"] != "neg"]
-        n_r = sum(1 for r in rs if r.get("raised"))
-        n_c = sum(1 for r in rs if summarize_numerics(r)[0] == "yes")
-        n_n = sum(1 for r in rs if summarize_numerics(r)[2])
-        counts.append(f"**{dtype}**: raised {n_r}/{len(rs)}, compiled and run {n_c}, "
-                      f"numerics (and checkpoint) within tolerance {n_n}/{n_c}")
+# Why a block is raised only in part: what TransformerEngine has no module for.
+PARTIAL_WHY = {
+    ("gemma2", "mlp"): "the post_feedforward_layernorm after FC2: TransformerEngine has no "
+                       "module for a post-feedforward norm (its norms come before their GEMM)",
+    ("gemma3", "mlp"): "the post_feedforward_layernorm after FC2: TransformerEngine has no "
+                       "module for a post-feedforward norm (its norms come before their GEMM)",
+    ("granite", "mlp"): "the residual_multiplier (a scalar times FC2's output): no "
+                        "TransformerEngine module has a scalar multiplier",
+    ("olmo2", "mlp"): "no norm precedes the MLP (OLMo 2 normalises after it): "
+                      "TransformerEngine has no MLP module without a norm (LayerNormMLP "
+                      "starts with it), so the three projections are te.linear and the SiLU "
+                      "gate between them and the post-feedforward norm after them are left",
+    ("olmo2", "linear"): "q_norm after q_proj (no norm before it): a norm of a linear's "
+                         "output, which TransformerEngine has no module for; q_proj is a "
+                         "te.linear",
+}
+
+DECODER_LAYERS = [("gpt2_block", "GPT2Block"), ("llama_layer", "LlamaDecoderLayer"),
+                  ("qwen3_layer", "Qwen3DecoderLayer")]
+
+
+def decoder_layers(bins: str, work: str) -> list:
+    """The whole decoder layers of test/Import/Inputs/layers (tools/export_decoder_layers.py):
+    what the default import raises and leaves, te-compile --partition, the residual's checks."""
+    out = []
+    os.makedirs(work, exist_ok=True)
+    for stem, cls in DECODER_LAYERS:
+        for dtype in ("f32", "bf16"):
+            path = os.path.join(REPO, "test", "Import", "Inputs", "layers", f"{stem}.{dtype}.mlir")
+            if not os.path.exists(path):
+                continue
+            imp = run_import(os.path.join(bins, "te-opt"), path)
+            row = {"layer": cls, "stem": stem, "dtype": dtype, "status": imp.get("status"),
+                   "ops": [o["op"] for o in imp["ops"]], "torch_left": imp.get("n_left"),
+                   "left": imp.get("left", []), "reasons": imp.get("reasons", [])}
+            lib = os.path.join(work, f"{stem}.{dtype}.so")
+            r = _run([os.path.join(bins, "te-compile"), path, "--partition", "-o", lib],
+                     os.path.join(work, f"{stem}.{dtype}.compile.log"))
+            m = re.search(r"--partition: (.*)", r.stderr)
+            row["summary"] = (m.group(1).strip() if m else _first_diag(r.stderr))
+            row["compiled"] = r.returncode == 0
+            residual = lib[:-3] + ".residual.mlir"
+            if r.returncode == 0:
+                r = _run([os.path.join(bins, "te-opt"), residual, "-o", os.devnull],
+                         os.path.join(work, f"{stem}.{dtype}.parse.log"))
+                row["residual_parses"] = r.returncode == 0
+                if _torch_mlir_ok():
+                    r = _run([sys.executable, os.path.join(HERE, "check_residual.py"), residual],
+                             os.path.join(work, f"{stem}.{dtype}.check.log"))
+                    row["check_residual"] = r.returncode == 0
+            out.append(row)
+    return out
+
+
+def write_docs(rows, path, bins, stamp=None, layers=None):
+    counts = [f"**{dtype}**: {count_line(rows, dtype)}" for dtype in ("f32", "bf16")]
     negs = [r for r in rows if r["block"] == "neg"]
     n_neg_ok = sum(1 for r in negs if not r.get("neg_raised") and r.get("import"))
     lines = [
@@ -929,8 +977,15 @@ def write_docs(rows, path, bins, stamp=None):
         "(the pre-2026-09 decomposition table, tools/export_torch.py HL_DECOMPOSITIONS). "
         "`*_dyn` rows: `Dim('batch')` on x dim 0, numerics at batch 3 and 1.",
         "",
-        "Columns: **raised** = what `te-opt --te-import-torch` produced (te op, "
-        "normalization, activation); **compiled** = `te-compile --train`; **numerics** = "
+        "Columns: **status** = `full` (`te-opt --te-import-torch=strict=true` imports it: "
+        "every op raised), `partial` (the default, partial import raises some modules and "
+        "leaves the other ops, each with a remark; section *Partially raised blocks*), "
+        "`none` (nothing raised); **raised** = what `te-opt --te-import-torch` produced (te op, "
+        "normalization, activation; for partial blocks every te op and the torch ops left); "
+        "**compiled** = `te-compile --train` (partial blocks: `te-compile --partition --train`, "
+        "each library entry run by `te-run --step NAME` against autograd of its PyTorch "
+        "region, MLP regions also under `--checkpoint`; the residual module parsed by te-opt "
+        "and checked by tools/check_residual.py); **numerics** = "
         "`te-run --step main` vs PyTorch autograd, max |error| of the forward output and "
         "of all gradients, and the worst error as a fraction of the tolerance "
         "(TransformerEngine's test_numerics tolerances for the module and dtype; f32 also "
@@ -940,15 +995,17 @@ def write_docs(rows, path, bins, stamp=None):
         "make_goldens' norm_f32); everything else as the model code runs in bf16 on "
         "the CPU. Numerics run for the raw form always (even when the block did not "
         "raise: then te-compile compiles the torch ops it can) and for the other forms "
-        "when they raised. **why not** = the importer's first diagnostic.",
+        "when they raised (full) or were raised in part. **why not / left** = the importer's "
+        "first diagnostic (partial: the distinct reasons of its remarks).",
         "",
         "Summary: " + "; ".join(counts) + f"; negatives left alone {n_neg_ok}/{len(negs)}.",
         "",
         "## Overview",
         "",
         "Per architecture and block: which forms raised and passed their numerics "
-        "(`raw torch raw_hl`; `+` raised with numerics within tolerance where checked, "
-        "`r` raised but numerics not checked or failing, `-` not raised).",
+        "(`raw torch raw_hl`; `+` fully raised with numerics within tolerance, `p` raised "
+        "in part with the raised regions' numerics within tolerance, `r` raised but "
+        "numerics not checked or failing, `-` not raised).",
         "",
         "| architecture | mlp f32 | mlp bf16 | linear f32 | linear bf16 |",
         "| --- | --- | --- | --- | --- |",
@@ -967,16 +1024,18 @@ def write_docs(rows, path, bins, stamp=None):
                 if r is None:
                     continue
                 ok = summarize_numerics(r)[2]
-                cs.append("-" if not r.get("raised") else ("+" if ok in (True, None) and
-                                                           r.get("numerics") else "r"))
+                st = r.get("status")
+                good = ok in (True, None) and r.get("numerics")
+                cs.append("-" if st not in ("full", "partial") else
+                          ("r" if not good else ("+" if st == "full" else "p")))
             cells.append(" ".join(cs) if cs else "")
         lines.append(f"| {a} | " + " | ".join(cells) + " |")
     lines += [
         "",
         "## All cases",
         "",
-        "| architecture | block | dtype | form | raised | compiled | numerics | why not |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| architecture | block | dtype | form | status | raised | compiled | numerics | why not / left |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for r in rows:
         if r["block"] == "neg":
@@ -989,7 +1048,50 @@ def write_docs(rows, path, bins, stamp=None):
                     why = v["why"]
         blk = r["block"] + ("_dyn" if r["dynamic"] else "")
         lines.append(f"| {r['arch']} | {blk} | {r['dtype']} | {r['form']} | "
-                     f"{_md(raised_str(r))} | {comp} | {_md(num)} | {_md(why[:200])} |")
+                     f"{r.get('status') or '-'} | "
+                     f"{_md(raised_str(r))} | {comp} | {_md(num)} | {_md(why[:300])} |")
+    partial = [r for r in rows if r["block"] != "neg" and r.get("status") == "partial"
+               and r["form"] == "raw"]
+    lines += ["", "## Partially raised blocks", "",
+              "What the default import raised, what it left and why (TransformerEngine has "
+              "no module for it), and the numerics of the raised regions: `te-compile "
+              "--partition --train`, each library entry `<func>_<opkind>_<index>` run by "
+              "`te-run --step` (`_fwd` / `_bwd`) on inputs in the entry's argument order "
+              "(`te-run --list`), its forward output and every gradient against PyTorch "
+              "autograd of the region alone, under the full blocks' tolerances (the raw "
+              "form; the other forms in *All cases*).", "",
+              "| block | dtype | raised (library entries: PyTorch region) | left | why | numerics of the raised regions |",
+              "| --- | --- | --- | --- | --- | --- |"]
+    for r in partial:
+        imp = r.get("import") or {}
+        nums = (r.get("numerics") or {}).get("static", {})
+        regs = nums.get("regions", {})
+        raised = "; ".join(f"{n} ({v.get('module')}): {v.get('what', v.get('why', ''))}"
+                           for n, v in regs.items()) or ", ".join("te." + o["op"] for o in imp.get("ops", []))
+        left = ", ".join(x[len("torch."):] for x in imp.get("left", []))
+        why = PARTIAL_WHY.get((r["arch"], r["block"]), "") + \
+            (" (remarks: " + "; ".join(imp.get("reasons", [])) + ")" if imp.get("reasons") else "")
+        lines.append(f"| {r['arch']} {r['block']} | {r['dtype']} | {_md(raised)} | {_md(left)} | "
+                     f"{_md(why)} | {_md(summarize_numerics(r)[1])} |")
+    if layers:
+        lines += ["", "## Whole decoder layers", "",
+                  "test/Import/Inputs/layers (tools/export_decoder_layers.py: a whole layer, "
+                  "attention + norms + MLP, parameters as arguments): the modules the default "
+                  "import raises, the ops it leaves (and the distinct reasons), and "
+                  "`te-compile --partition`'s residual module: parsed by te-opt and checked by "
+                  "tools/check_residual.py (torch-mlir's own lowering). The MLP entries' "
+                  "numerics against PyTorch inside the layer are in "
+                  "test/Tools/te-compile-partition.mlir.", "",
+                  "| layer | dtype | status | modules raised | torch ops left | why left | te-compile --partition | residual verifies |",
+                  "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+        for L in layers:
+            mods = ", ".join("te." + o for o in L["ops"])
+            res = ("parses" if L.get("residual_parses") else "DOES NOT PARSE") if L.get("compiled") else "-"
+            if "check_residual" in L:
+                res += ", check_residual " + ("ok" if L["check_residual"] else "FAILS")
+            lines.append(f"| {L['layer']} | {L['dtype']} | {L['status']} | {mods} | "
+                         f"{L['torch_left']} ({_md(', '.join(x[len('torch.'):] for x in L['left']))}) | "
+                         f"{_md('; '.join(L['reasons']))} | {_md(L['summary'])} | {res} |")
     lines += ["", "## Checked-in golden cases", "",
               "`tools/hf_models.py --write-cases test/Integration/Inputs` writes these in "
               "make_goldens' layout (test/Integration/Inputs/README.md), so "
@@ -1007,11 +1109,18 @@ def write_docs(rows, path, bins, stamp=None):
         lines.append(f"| hf_{hb.Case(*c).name} | {_md(raised_str(r))} | "
                      f"{'ok' if ok else _md((r.get('why') or num).split('; supported:')[0][:160])} |")
     lines += ["", "## Negative blocks (near misses that must not raise)", "",
+              "A negative is left correctly when `strict=true` refuses it and the default "
+              "import raises no te.layernorm_mlp; for a norm near miss no te.layernorm_linear "
+              "either; for an activation near miss the norm + FC1 may be a te.layernorm_linear "
+              "(and FC2 a te.linear) but the activation's torch ops stay. **importer said** = "
+              "the strict import's error.", "",
               "| block | what | dtype | form | raised | importer said |",
               "| --- | --- | --- | --- | --- | --- |"]
     for r in negs:
+        imp = r.get("import") or {}
+        said = imp.get("strict_diag") or imp.get("diag", "")
         lines.append(f"| {r['arch']} | {_md(hb.NEGATIVES[r['arch']][1])} | {r['dtype']} | "
-                     f"{r['form']} | {raised_str(r)} | {_md((r.get('import') or {}).get('diag', '').split('; supported:')[0][:200])} |")
+                     f"{r['form']} | {_md(raised_str(r))} | {_md(said.split('; supported:')[0][:200])} |")
     lines += ["", "## Blocks", "", "| architecture | norm | MLP | first projection |",
               "| --- | --- | --- | --- |"]
     for a, (n, m, l) in ARCH_DOC.items():
@@ -1270,7 +1379,8 @@ def main(argv=None) -> int:
             saved = json.load(f)
         rows = saved["rows"]
         if args.write_docs:
-            write_docs(rows, args.write_docs, saved.get("bin", bins), saved.get("bin_stamp"))
+            write_docs(rows, args.write_docs, saved.get("bin", bins), saved.get("bin_stamp"),
+                       saved.get("layers"))
         if args.status:
             n, c = write_status(rows, args.status, args.failures)
             print(f"status: {n} failing rows, {c} distinct causes -> {args.status}")
@@ -1303,12 +1413,20 @@ def main(argv=None) -> int:
                       f"{summarize_numerics(r)[1][:70]} {(r.get('why') or r.get('error') or '')[:100]}",
                       flush=True)
     print(f"{len(rows)} rows in {time.time() - t0:.0f} s (work dir {work})")
+    layers = decoder_layers(bins, os.path.join(work, "layers")) \
+        if (args.json or args.write_docs) and not args.only else None
+    for L in layers or []:
+        print(f"layer {L['stem']}.{L['dtype']}: {L['status']}; te ops {', '.join(L['ops'])}; "
+              f"{L['torch_left']} torch ops left; residual "
+              f"{'parses' if L.get('residual_parses') else 'DOES NOT PARSE'}"
+              + (f", check_residual {'ok' if L.get('check_residual') else 'FAILS'}"
+                 if 'check_residual' in L else ""))
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"versions": hb.versions(), "bin": bins, "bin_stamp": stamp,
-                       "rows": rows}, f, indent=1)
+                       "rows": rows, "layers": layers}, f, indent=1)
     if args.write_docs:
-        write_docs(rows, args.write_docs, bins, stamp)
+        write_docs(rows, args.write_docs, bins, stamp, layers)
     if args.status:
         n, c = write_status(rows, args.status, args.failures)
         print(f"status: {n} failing rows, {c} distinct causes -> {args.status}")
@@ -1322,6 +1440,10 @@ def main(argv=None) -> int:
         whys = [v["why"] for v in (r.get("numerics") or {}).values() if v.get("why")]
         return whys[0].split("; supported:")[0] if whys else summarize_numerics(r)[1]
     errs = [r for r in rows if r.get("error")]
+    bad_layers = [L for L in layers or [] if not L.get("compiled") or not L.get("residual_parses")
+                  or L.get("check_residual") is False]
+    for L in bad_layers:
+        print(f"FAIL decoder layer {L['stem']}.{L['dtype']}: {L['summary']}")
     for r in bad_neg:
         print(f"FAIL negative raised: {r['name']} {r['form']}: {raised_str(r)}")
     for r in bad_num:
@@ -1330,7 +1452,7 @@ def main(argv=None) -> int:
         print(f"FAIL {r['name']} {r['form']}: {r['error']}")
     print(f"negatives left alone: {sum(1 for r in rows if r['block'] == 'neg' and not r.get('neg_raised'))}"
           f"/{sum(1 for r in rows if r['block'] == 'neg')}")
-    if args.check and (bad_neg or bad_num or errs):
+    if args.check and (bad_neg or bad_num or errs or bad_layers):
         status = 1
     return status
 
