@@ -8,10 +8,11 @@ Requirements: torch==2.14.1 torch-mlir==20261001 transformers==5.24.0 numpy ml_d
 
 Each layer is built with a fixed seed and a tiny config (hidden 32, 2 heads, 4 tokens),
 eager attention, no mask, no cache. Like tools/make_goldens.py's ArgsWrapper, the export
-takes x (and, for LLaMA, the rotary cos/sin) and then EVERY parameter as function
+takes x (and, for LLaMA and Qwen3, the rotary cos/sin) and then EVERY parameter as function
 arguments, in `named_parameters()` order: nothing is frozen, so each file stays small.
 
-Files written, per layer NAME in {gpt2_block, llama_layer} and DTYPE in {f32, bf16}:
+Files written, per layer NAME in {gpt2_block, llama_layer, qwen3_layer} (--layers picks
+some) and DTYPE in {f32, bf16}:
     NAME.DTYPE.mlir        fx.export_and_import(wrapper, *args, output_type="raw",
                            func_name="main"), with a `//` header naming the call
     NAME.DTYPE.mlp/        the MLP sub-block of the layer, as PyTorch runs it inside the
@@ -107,6 +108,42 @@ def llama(dtype):
         mlp_params
 
 
+def qwen3(dtype):
+    from transformers import Qwen3Config
+    from transformers.models.qwen3.modeling_qwen3 import (Qwen3DecoderLayer,
+                                                          Qwen3RotaryEmbedding)
+
+    cfg = Qwen3Config(hidden_size=32, intermediate_size=64, num_attention_heads=2,
+                      num_key_value_heads=1, head_dim=16, max_position_embeddings=16,
+                      num_hidden_layers=1, rms_norm_eps=1e-6)
+    cfg._attn_implementation = "eager"
+    layer = Qwen3DecoderLayer(cfg, layer_idx=0)
+    # RMSNorm weights (the layer's and the attention's q_norm / k_norm, per head) start
+    # at one: perturb them so that gamma matters.
+    with torch.no_grad():
+        for norm in (layer.input_layernorm, layer.post_attention_layernorm,
+                     layer.self_attn.q_norm, layer.self_attn.k_norm):
+            norm.weight.add_(0.1 * torch.randn_like(norm.weight))
+    x = torch.randn(1, 4, 32)
+    pos = torch.arange(4).unsqueeze(0)
+    cos, sin = Qwen3RotaryEmbedding(cfg)(x, pos)
+    call = lambda x, cos, sin: {"hidden_states": x, "position_embeddings": (cos, sin),
+                                "attention_mask": None}
+    wrap = LayerWrapper(layer, call)
+
+    def out_of(o):
+        return o[0] if isinstance(o, tuple) else o
+
+    # post_attention_layernorm + mlp: LayerNormMLP(x, gamma, fc1 = [gate; up], fc2).
+    mlp_params = ["post_attention_layernorm.weight", "mlp.gate_proj.weight",
+                  "mlp.up_proj.weight", "mlp.down_proj.weight"]
+    return layer, wrap, [x, cos, sin], out_of, layer.post_attention_layernorm, layer.mlp, \
+        mlp_params
+
+
+LAYERS = {"gpt2_block": gpt2, "llama_layer": llama, "qwen3_layer": qwen3}
+
+
 def save(path: str, t: torch.Tensor):
     t = t.detach().contiguous()
     if t.dtype == torch.bfloat16:
@@ -194,12 +231,14 @@ def export(name, build, dtype_name, out_dir):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", required=True)
+    ap.add_argument("--layers", default=",".join(LAYERS),
+                    help="comma-separated subset of " + ", ".join(LAYERS))
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     torch.set_num_threads(1)
-    for name, build in (("gpt2_block", gpt2), ("llama_layer", llama)):
+    for name in a.layers.split(","):
         for dtype in ("f32", "bf16"):
-            export(name, build, dtype, a.out)
+            export(name, LAYERS[name], dtype, a.out)
 
 
 if __name__ == "__main__":

@@ -109,3 +109,54 @@
 // OUTLINE-LLAMA-SAME:    %[[X:.+]]: tensor<1x4x32xf32>, %[[G:.+]]: tensor<32xf32>, %[[GATE:.+]]: tensor<64x32xf32>, %[[UP:.+]]: tensor<64x32xf32>, %[[DOWN:.+]]: tensor<32x64xf32>)
 // OUTLINE-LLAMA:         %[[FC1:.+]] = tensor.concat dim(0) %[[GATE]], %[[UP]]
 // OUTLINE-LLAMA:         te.layernorm_mlp %[[X]] norm rms_norm(%[[G]]) fc1(%[[FC1]]) act swiglu fc2(%[[DOWN]])
+//
+// Qwen3 (Qwen3DecoderLayer, f32 and bf16): as LLaMA, input_layernorm + q_proj
+// a LayerNormLinear returning the norm output, k_proj / v_proj te.linear on
+// it, o_proj a Linear, post_attention_layernorm + SwiGLU MLP a LayerNormMLP.
+// The attention's q_norm / k_norm (RMSNorms over each head of q_proj's and
+// k_proj's outputs, before the rotary embedding) are norms of a linear's
+// output with no linear after them: left, as attention is.
+// RUN: te-opt %S/Inputs/layers/qwen3_layer.f32.mlir --te-import-torch 2>%t.qwen3.err | FileCheck %s --check-prefix=QWEN3
+// RUN: FileCheck %s --check-prefix=QWEN3-REMARKS < %t.qwen3.err
+// RUN: FileCheck %s --check-prefix=QWEN3-NORMS < %t.qwen3.err
+// QWEN3-LABEL: func.func @main(
+// QWEN3-SAME:    %[[X:.+]]: !torch.vtensor<[1,4,32],f32>, %{{.+}}: !torch.vtensor<[1,4,16],f32>, %{{.+}}: !torch.vtensor<[1,4,16],f32>, %[[WQ:.+]]: !torch.vtensor<[32,32],f32>, %[[WK:.+]]: !torch.vtensor<[16,32],f32>, %[[WV:.+]]: !torch.vtensor<[16,32],f32>, %[[WO:.+]]: !torch.vtensor<[32,32],f32>, %[[QN:.+]]: !torch.vtensor<[16],f32>, %[[KN:.+]]: !torch.vtensor<[16],f32>
+// QWEN3:         %[[Q:.+]], %[[N:.+]] = te.layernorm_linear %{{.+}} norm rms_norm(%{{.+}}) weight(%{{.+}}) {eps = 9.9999999999999995E-7 : f64, return_layernorm_output} : (tensor<1x4x32xf32>, tensor<32xf32>, tensor<32x32xf32>) -> (tensor<1x4x32xf32>, tensor<1x4x32xf32>)
+// QWEN3:         torch.aten.rms_norm %{{.+}}, %{{.+}}, %[[QN]], %{{.+}} : !torch.vtensor<[1,4,2,16],f32>
+// QWEN3:         te.linear %[[N]] weight(%{{.+}}) : (tensor<1x4x32xf32>, tensor<16x32xf32>) -> tensor<1x4x16xf32>
+// QWEN3:         torch.aten.rms_norm %{{.+}}, %{{.+}}, %[[KN]], %{{.+}} : !torch.vtensor<[1,4,1,16],f32>
+// QWEN3:         te.linear %[[N]] weight(%{{.+}}) : (tensor<1x4x32xf32>, tensor<16x32xf32>) -> tensor<1x4x16xf32>
+// QWEN3:         torch.aten._softmax
+// QWEN3:         te.linear {{.+}} : (tensor<1x4x32xf32>, tensor<32x32xf32>) -> tensor<1x4x32xf32>
+// QWEN3:         %[[FC1:.+]] = tensor.concat dim(0) {{.+}} : (tensor<64x32xf32>, tensor<64x32xf32>) -> tensor<128x32xf32>
+// QWEN3:         te.layernorm_mlp %{{.+}} norm rms_norm(%{{.+}}) fc1(%[[FC1]]) act swiglu fc2(%{{.+}})
+// QWEN3-NORMS-COUNT-2: remark: te-import-torch: left 'torch.aten.rms_norm' as is: a norm of a linear's output with no linear after it (a post-feedforward norm, as in Gemma 2/3 and OLMo 2): TransformerEngine's norms come before their linear; the module before it is raised, this norm is left
+// QWEN3-REMARKS-DAG: remark: te-import-torch: left 'torch.aten._softmax' as is: attention (softmax, batched matmuls, masks) is not part of a TransformerEngine LayerNorm module
+// QWEN3-REMARKS-DAG: remark: te-import-torch: left 'torch.aten.bmm' as is: attention (softmax, batched matmuls, masks)
+// QWEN3-REMARKS-DAG: remark: te-import-torch: left 'torch.aten.neg' as is: not part of a recognized module
+// QWEN3-REMARKS-NOT: remark: te-import-torch: left 'torch.aten.linear'
+// QWEN3-REMARKS-NOT: remark: te-import-torch: left 'torch.aten.silu'
+// QWEN3-REMARKS-NOT: error
+// QWEN3-NORMS-NOT: left 'torch.aten.rms_norm'
+// RUN: te-opt %S/Inputs/layers/qwen3_layer.bf16.mlir --te-import-torch 2>%t.qwen3bf16.err | FileCheck %s --check-prefix=QWEN3-BF16
+// RUN: FileCheck %s --check-prefix=QWEN3-BF16-REMARKS < %t.qwen3bf16.err
+// RUN: FileCheck %s --check-prefix=QWEN3-BF16-NORMS < %t.qwen3bf16.err
+// QWEN3-BF16: %[[Q:.+]], %[[N:.+]] = te.layernorm_linear %{{.+}} norm rms_norm(%{{.+}}) weight(%{{.+}}) {eps = 9.9999999999999995E-7 : f64, return_layernorm_output} : {{.+}}xbf16>
+// QWEN3-BF16-COUNT-2: te.linear %[[N]]
+// QWEN3-BF16: te.linear
+// QWEN3-BF16: te.layernorm_mlp %{{.+}} norm rms_norm(%{{.+}}) fc1(%{{.+}}) act swiglu
+// QWEN3-BF16-NORMS-COUNT-2: remark: te-import-torch: left 'torch.aten.rms_norm' as is: a norm of a linear's output with no linear after it
+// QWEN3-BF16-NORMS-NOT: left 'torch.aten.rms_norm'
+// QWEN3-BF16-REMARKS-NOT: left 'torch.aten.silu'
+// QWEN3-BF16-REMARKS-NOT: left 'torch.aten.linear'
+// RUN: not te-opt %S/Inputs/layers/qwen3_layer.f32.mlir --te-import-torch=strict=true 2>&1 | FileCheck %s --check-prefix=STRICT-QWEN3
+// STRICT-QWEN3: qwen3_layer.f32.mlir:76:11: error: te-import-torch: cannot import 'torch.aten.rms_norm': a norm of a linear's output with no linear after it
+// RUN: te-opt %S/Inputs/layers/qwen3_layer.f32.mlir --te-import-torch --te-outline-raised 2>/dev/null | FileCheck %s --check-prefix=OUTLINE-QWEN3
+// OUTLINE-QWEN3-LABEL: func.func @main(
+// OUTLINE-QWEN3:         %[[LN:.+]]:2 = call @main_layernorm_linear_0(
+// OUTLINE-QWEN3:         torch.aten.rms_norm
+// OUTLINE-QWEN3:         call @main_linear_0(%[[LN]]#1, %{{.+}})
+// OUTLINE-QWEN3:         torch.aten.rms_norm
+// OUTLINE-QWEN3:         call @main_linear_1(%[[LN]]#1, %{{.+}})
+// OUTLINE-QWEN3:         call @main_linear_2(
+// OUTLINE-QWEN3:         call @main_layernorm_mlp_0(%{{.+}}) : (tensor<1x4x32xf32>, tensor<32xf32>, tensor<64x32xf32>, tensor<64x32xf32>, tensor<32x64xf32>) -> tensor<1x4x32xf32>

@@ -37,3 +37,12 @@
 // NOCALL: OK: torch-mlir lowers it to linalg-on-tensors (torch-backend-to-linalg-on-tensors-backend-pipeline); 0 library declarations
 // RUN: not %torch_python %te_src/tools/check_residual.py %S/Inputs/residual-builtin-decl.mlir 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: check_residual: @main_linear_0: not a !torch.vtensor signature
+//
+// Qwen3's layer (f32 under --train, bf16): five declarations, the q_norm /
+// k_norm RMSNorms lowered by torch-mlir with the attention.
+// RUN: te-compile %te_src/test/Import/Inputs/layers/qwen3_layer.f32.mlir -o %t/qwen3.so --partition --train
+// RUN: %torch_python %te_src/tools/check_residual.py %t/qwen3.residual.mlir 2>/dev/null | FileCheck %s --check-prefix=QWEN3
+// QWEN3: check_residual: {{.+}}qwen3.residual.mlir: OK: torch-mlir lowers it {{.+}}; 5 library declarations: main_layernorm_linear_0, main_linear_0, main_linear_1, main_linear_2, main_layernorm_mlp_0; 5 calls
+// RUN: te-compile %te_src/test/Import/Inputs/layers/qwen3_layer.bf16.mlir -o %t/qwen3-bf16.so --partition
+// RUN: %torch_python %te_src/tools/check_residual.py %t/qwen3-bf16.residual.mlir 2>/dev/null | FileCheck %s --check-prefix=QWEN3-BF16
+// QWEN3-BF16: OK: torch-mlir lowers it {{.+}}; 5 library declarations

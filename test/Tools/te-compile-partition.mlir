@@ -128,3 +128,30 @@
 //
 // RUN: not te-compile %S/Inputs/partition-chain.mlir -o %t/x.so --residual=%t/x.mlir 2>&1 | FileCheck %s --check-prefix=RESIDUAL-ALONE
 // RESIDUAL-ALONE: te-compile: error: --residual needs --partition
+//
+// Qwen3 (Qwen3DecoderLayer; tools/export_decoder_layers.py): LLaMA's five
+// regions; the attention's q_norm / k_norm stay in the residual (norms of a
+// linear's output: TE has no module for them). The MLP's numerics against
+// PyTorch inside the layer: f32 within 1e-5 / 1.3e-6 (tighter than TE's
+// fp32 LayerNormMLP 2e-2 / 1e-3), bf16 within TE's LayerNormMLP tolerances.
+// RUN: te-compile %te_src/test/Import/Inputs/layers/qwen3_layer.f32.mlir -o %t/qwen3.so --partition 2>&1 | FileCheck %s --check-prefix=QWEN3
+// QWEN3: te-compile: --partition: 5 regions raised; library entries (main_layernorm_linear_0, main_linear_0, main_linear_1, main_linear_2, main_layernorm_mlp_0) in {{.+}}qwen3.so (+ {{.+}}qwen3.h); 50 torch ops left in {{.+}}qwen3.residual.mlir
+// RUN: te-opt %t/qwen3.residual.mlir | FileCheck %s --check-prefix=QWEN3-RESIDUAL
+// QWEN3-RESIDUAL: func.func private @main_layernorm_linear_0(!torch.vtensor<[1,4,32],f32>, !torch.vtensor<[32],f32>, !torch.vtensor<[32,32],f32>) -> (!torch.vtensor<[1,4,32],f32>, !torch.vtensor<[1,4,32],f32>)
+// QWEN3-RESIDUAL: func.func private @main_layernorm_mlp_0(!torch.vtensor<[1,4,32],f32>, !torch.vtensor<[32],f32>, !torch.vtensor<[64,32],f32>, !torch.vtensor<[64,32],f32>, !torch.vtensor<[32,64],f32>) -> !torch.vtensor<[1,4,32],f32>
+// QWEN3-RESIDUAL: %[[LN:.+]]:2 = call @main_layernorm_linear_0(
+// QWEN3-RESIDUAL: torch.aten.rms_norm
+// QWEN3-RESIDUAL: call @main_linear_0(%[[LN]]#1,
+// QWEN3-RESIDUAL: torch.aten.rms_norm
+// QWEN3-RESIDUAL: call @main_linear_1(%[[LN]]#1,
+// QWEN3-RESIDUAL: torch.aten._softmax
+// QWEN3-RESIDUAL: call @main_linear_2(
+// QWEN3-RESIDUAL: call @main_layernorm_mlp_0(
+// RUN: te-run %t/qwen3.so --entry main_layernorm_mlp_0 --backend cpu --inputs %te_src/test/Import/Inputs/layers/qwen3_layer.f32.mlp --outputs %t/qwen3-mlp
+// RUN: %python %te_src/tools/compare_npy.py --expected %te_src/test/Import/Inputs/layers/qwen3_layer.f32.mlp --actual %t/qwen3-mlp --names result0 --atol 1e-5 --rtol 1.3e-6 | FileCheck %s --check-prefix=NUM
+// RUN: te-compile %te_src/test/Import/Inputs/layers/qwen3_layer.bf16.mlir -o %t/qwen3-bf16.so --partition 2>&1 | FileCheck %s --check-prefix=QWEN3-BF16
+// QWEN3-BF16: 5 regions raised; library entries (main_layernorm_linear_0, main_linear_0, main_linear_1, main_linear_2, main_layernorm_mlp_0) in {{.+}}; 52 torch ops left
+// RUN: te-run %t/qwen3-bf16.so --list | FileCheck %s --check-prefix=BF16-LIST
+// RUN: te-run %t/qwen3-bf16.so --entry main_layernorm_mlp_0 --backend cpu --inputs %te_src/test/Import/Inputs/layers/qwen3_layer.bf16.mlp --outputs %t/qwen3-bf16-mlp
+// RUN: %python %te_src/tools/compare_npy.py --expected %te_src/test/Import/Inputs/layers/qwen3_layer.bf16.mlp --actual %t/qwen3-bf16-mlp --names result0 --atol 5e-2 --rtol 4e-2 | FileCheck %s --check-prefix=NUM-BF16
+// RUN: te-opt %t/qwen3-bf16.residual.mlir | FileCheck %s --check-prefix=BF16-RESIDUAL
