@@ -590,7 +590,8 @@ def run_partition_numerics(bins, mlir, form, work, dtype, arch, block, model, x)
         return res
     res["compiled"] = True
     m = re.search(r"--partition: (.*)", r.stderr)
-    res["summary"] = m.group(1).strip() if m else ""
+    res["summary"] = (m.group(1).strip().replace(os.path.dirname(lib) + os.sep, "")
+                      if m else "")
     entries = list_entries(bins, lib)
     res["entries"] = list(entries)
     regions = region_goldens(arch, block, dtype, model, x, entries, os.path.join(work, "regions"))
@@ -949,7 +950,9 @@ def decoder_layers(bins: str, work: str) -> list:
             r = _run([os.path.join(bins, "te-compile"), path, "--partition", "-o", lib],
                      os.path.join(work, f"{stem}.{dtype}.compile.log"))
             m = re.search(r"--partition: (.*)", r.stderr)
-            row["summary"] = (m.group(1).strip() if m else _first_diag(r.stderr))
+            # Scratch paths out of the docs: the files by their names.
+            row["summary"] = (m.group(1).strip().replace(work + os.sep, "")
+                              if m else _first_diag(r.stderr))
             row["compiled"] = r.returncode == 0
             residual = lib[:-3] + ".residual.mlir"
             if r.returncode == 0:

@@ -48,14 +48,15 @@
 // ERF: te.layernorm_mlp %arg0 norm layer_norm(%arg1, %arg2) fc1(%arg3, %arg4) act gelu_erf fc2(%arg5, %arg6)
 // ERF-NOT: torch.
 //
-// Near misses are not raised, and the error says what they compute:
+// Near misses are not raised; the error, at the activation's first op,
+// says what they compute:
 // RUN: not te-opt --te-import-torch=strict=true %S/Inputs/hf_forms/badgelu.float32.raw.mlir 2>&1 | FileCheck %s --check-prefix=BADGELU
 // A tanh GELU with 0.0447 for 0.044715:
-// BADGELU: error: te-import-torch: cannot import 'torch.aten.linear': the pointwise function of the linear's output (aten.mul.Scalar, aten.pow.Tensor_Scalar, aten.add.Tensor, aten.tanh, aten.add.Scalar, aten.mul.Tensor) is not an activation TransformerEngine fuses: the closest, gelu (tanh approximation), differs by 8.72e-06
+// BADGELU: badgelu.float32.raw.mlir:31:11: error: te-import-torch: cannot import 'torch.aten.mul.Scalar': the pointwise function of the linear's output (aten.mul.Scalar, aten.pow.Tensor_Scalar, aten.add.Tensor, aten.tanh, aten.add.Scalar, aten.mul.Tensor) is not an activation TransformerEngine fuses: the closest, gelu (tanh approximation), differs by 8.72e-06
 // BADGELU-NOT: te.layernorm_mlp
 // RUN: not te-opt --te-import-torch=strict=true %S/Inputs/hf_forms/badsilu.float32.raw.mlir 2>&1 | FileCheck %s --check-prefix=BADSILU
 // x * sigmoid(2x):
-// BADSILU: error: te-import-torch: cannot import 'torch.aten.linear': the pointwise function of the linear's output (aten.mul.Scalar, aten.sigmoid, aten.mul.Tensor) is not an activation TransformerEngine fuses: the closest, quick-gelu x*sigmoid(1.702x), differs by 3.82e-02
+// BADSILU: badsilu.float32.raw.mlir:31:11: error: te-import-torch: cannot import 'torch.aten.mul.Scalar': the pointwise function of the linear's output (aten.mul.Scalar, aten.sigmoid, aten.mul.Tensor) is not an activation TransformerEngine fuses: the closest, quick-gelu x*sigmoid(1.702x), differs by 3.82e-02
 // BADSILU-NOT: te.layernorm_mlp
 //
 // RUN: te-opt --te-import-torch %S/Inputs/hf_forms/gemma.float32.raw_hl.mlir | FileCheck %s --check-prefix=TYPEAS

@@ -223,7 +223,12 @@ LogicalResult FunctionImporter::findGroups() {
       if (!why.empty() && nearMiss.empty()) {
         Value h = lin.op->getResult(0);
         nearMiss = why;
-        nearMissAt = h.hasOneUse() ? *h.getUsers().begin() : lin.op;
+        // At the first op reading FC1's output: where the near miss starts
+        // (the activation's first op), the linear when nothing reads it.
+        nearMissAt = lin.op;
+        for (Operation *u : h.getUsers())
+          if (nearMissAt == lin.op || u->isBeforeInBlock(nearMissAt))
+            nearMissAt = u;
       }
     }
     if (!isMLP) {
