@@ -68,53 +68,37 @@ def _gpu_visible():
 if config.te_enable_cuda and _gpu_visible():
     config.available_features.add("cuda")
 
-# ---- begin hf-wheels (tools/hf_models.py, issue #19; keep this block separate) ------
-# `hf-wheels`: a Python that imports torch, torch_mlir and transformers, for the tests
-# that export Hugging Face blocks (Integration/hf-models.mlir).  The interpreter is the
-# one named by TE_TORCH_PYTHON when that is set (only that one), else python3 on PATH;
-# %hf_python names it.  Without such a Python the tests are UNSUPPORTED, never passed.
-def _hf_wheels_python():
-    env = os.environ.get("TE_TORCH_PYTHON")
-    cands = [env] if env else [shutil.which("python3"), shutil.which("python")]
-    for cand in cands:
-        if not cand:
-            continue
-        try:
-            r = subprocess.run([cand, "-c", "import torch, torch_mlir, transformers"],
-                               capture_output=True, timeout=300)
-        except Exception:
-            continue
-        if r.returncode == 0:
-            return cand
-    return None
-
-_hf_python = _hf_wheels_python()
-if _hf_python:
-    config.available_features.add("hf-wheels")
-    config.substitutions.append(("%hf_python", _hf_python))
-# ---- end hf-wheels -------------------------------------------------------------------
-
-# `torch-mlir-wheel`: a Python that imports the torch-mlir wheel, for
-# tools/check_residual.py (residual modules of te-compile --partition must be
-# valid torch-mlir). TE_TORCH_PYTHON names it; otherwise python3 / python on
-# PATH, when it imports torch_mlir. Without one, those tests are UNSUPPORTED.
-def _torch_mlir_python():
+# Wheels for the tests that need PyTorch's stack: a Python named by
+# TE_TORCH_PYTHON when that is set (only that one), else python3 / python on
+# PATH, that imports the modules. Without one, those tests are UNSUPPORTED,
+# never passed.
+def _python_importing(imports, timeout):
     env = os.environ.get("TE_TORCH_PYTHON")
     candidates = [env] if env else [shutil.which("python3"), shutil.which("python")]
     for python in candidates:
         if not python:
             continue
         try:
-            out = subprocess.run(
-                [python, "-c", "import torch_mlir.ir, torch_mlir.passmanager, torch_mlir.compiler_utils"],
-                capture_output=True, timeout=120)
+            out = subprocess.run([python, "-c", "import " + imports],
+                                 capture_output=True, timeout=timeout)
         except Exception:
             continue
         if out.returncode == 0:
             return python
     return None
 
-_torch_python = _torch_mlir_python()
+# `hf-wheels` (%hf_python): torch, torch_mlir and transformers, for the tests
+# that export Hugging Face blocks (Integration/hf-models.mlir).
+_hf_python = _python_importing("torch, torch_mlir, transformers", 300)
+if _hf_python:
+    config.available_features.add("hf-wheels")
+    config.substitutions.append(("%hf_python", _hf_python))
+
+# `torch-mlir-wheel` (%torch_python): the torch-mlir wheel, for
+# tools/check_residual.py (residual modules of te-compile --partition must be
+# valid torch-mlir).
+_torch_python = _python_importing(
+    "torch_mlir.ir, torch_mlir.passmanager, torch_mlir.compiler_utils", 120)
 if _torch_python:
     config.available_features.add("torch-mlir-wheel")
     config.substitutions.append(("%torch_python", _torch_python))

@@ -37,6 +37,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from export_torch import versions  # the header's tool versions
+
 
 class LayerWrapper(nn.Module):
     """forward(*inputs, *params) == layer(*inputs) with the given parameter values."""
@@ -150,11 +152,6 @@ def save(path: str, t: torch.Tensor):
         np.save(path + ".bf16.npy", t.view(torch.int16).numpy().view(np.uint16))
     else:
         np.save(path + ".npy", t.float().numpy())
-
-
-def versions() -> str:
-    import importlib.metadata as md
-    return ", ".join(f"{p} {md.version(p)}" for p in ("torch", "torch-mlir", "transformers"))
 
 
 def export(name, build, dtype_name, out_dir):

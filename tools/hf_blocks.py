@@ -49,7 +49,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
-from export_torch import _perturb_constant_params, hl_decomposition_table  # noqa: E402
+from export_torch import _perturb_constant_params, hl_decomposition_table, versions  # noqa: E402
 from make_goldens import ArgsWrapper  # noqa: E402
 
 HIDDEN = 32
@@ -657,18 +657,6 @@ def export_block(model: nn.Module, args: list, form: str, dynamic: bool = False,
     text = str(module)
     return (text if text.endswith("\n") else text + "\n"), \
         "fx.export_and_import(ArgsWrapper(block), x, *params, " + ", ".join(call) + ")"
-
-
-def versions() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    out = []
-    for pkg in ("torch", "torch-mlir", "transformers"):
-        try:
-            out.append(f"{pkg} {version(pkg)}")
-        except PackageNotFoundError:
-            pass
-    return ", ".join(out)
 
 
 def header(case_name: str, doc: str, names, args, call: str) -> str:

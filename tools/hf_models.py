@@ -327,30 +327,10 @@ def run_numerics(bins: str, mlir: str, data: str, work: str, dtype: str, module:
         return res
     res["compiled"] = True
     out = os.path.join(work, "run")
-    shutil.rmtree(out, ignore_errors=True)
-    r = _run([os.path.join(bins, "te-run"), lib, "--step", "main", "--inputs",
-              os.path.join(data, "args"), "--grads", os.path.join(data, "grads_in"),
-              "--outputs", out], os.path.join(work, "run.log"))
-    if r.returncode != 0:
-        res["why"] = "te-run: " + (_first_diag(r.stderr) or r.stdout.strip()[:200])
+    step = check_step(bins, lib, "main", data, out, work, dtype, module)
+    res.update(step)
+    if "why" in step:
         return res
-    te_tols = mg.TOLS[(module, dtype)] if (module, dtype) in mg.TOLS else mg.TOLS[("layernorm_mlp", dtype)]
-    fa, fr, ba, br = te_tols
-    checks = {"fwd_te": compare_dirs(os.path.join(data, "expected", "fwd"),
-                                     os.path.join(out, "fwd"), fa, fr),
-              "bwd_te": compare_dirs(os.path.join(data, "expected", "bwd"),
-                                     os.path.join(out, "bwd"), ba, br)}
-    if dtype == "f32":
-        for ph in ("fwd", "bwd"):
-            checks[ph + "_strict"] = compare_dirs(os.path.join(data, "expected", ph),
-                                                  os.path.join(out, ph), *F32_STRICT)
-    res["checks"] = {k: {"max_abs": v["max_abs"], "max_ratio": v["max_ratio"],
-                         "bad": v["bad"][:3]} for k, v in checks.items()}
-    res["tols"] = {"fwd": [fa, fr], "bwd": [ba, br]}
-    if dtype == "f32":
-        res["tols"]["strict"] = list(F32_STRICT)
-    res["numerics_ok"] = all(not v["bad"] for v in checks.values())
-    res["n_grads"] = len(os.listdir(os.path.join(out, "bwd")))
     if checkpoint:
         lib2 = os.path.join(work, "ckpt.so")
         out2 = os.path.join(work, "ckpt")
@@ -363,20 +343,8 @@ def run_numerics(bins: str, mlir: str, data: str, work: str, dtype: str, module:
             r = _run([os.path.join(bins, "te-run"), lib2, "--step", "main", "--inputs",
                       os.path.join(data, "args"), "--grads", os.path.join(data, "grads_in"),
                       "--outputs", out2], os.path.join(work, "ckpt_run.log"))
-            if r.returncode != 0:
-                res["checkpoint"] = "te-run (checkpoint): " + _first_diag(r.stderr)
-            else:
-                diff = []
-                for fn in sorted(os.listdir(os.path.join(out, "bwd"))):
-                    with open(os.path.join(out, "bwd", fn), "rb") as f1:
-                        p = os.path.join(out2, "bwd", fn)
-                        if not os.path.exists(p):
-                            diff.append(fn)
-                            continue
-                        with open(p, "rb") as f2:
-                            if f1.read() != f2.read():
-                                diff.append(fn)
-                res["checkpoint"] = "bit-identical" if not diff else "differs: " + ", ".join(diff)
+            res["checkpoint"] = (same_bwd(out, out2) if r.returncode == 0 else
+                                 "te-run (checkpoint): " + _first_diag(r.stderr))
     return res
 
 
