@@ -1,0 +1,103 @@
+"""te_mlir.compile: te-compile with an on-disk cache keyed by content."""
+import hashlib
+import json
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+
+from ._abi import TeMlirError, find_build
+
+__all__ = ["compile", "te_compile_path", "cache_dir"]
+
+RECIPES = ("bf16", "fp8-delayed", "fp8-current", "fp8-block", "mxfp8", "nvfp4")
+_TOOL_ID = {}
+
+
+def te_compile_path():
+    return find_build("bin/te-compile") / "bin" / "te-compile"
+
+
+def _tool_id(exe):
+    """Identifies the te-compile binary: its `--version` output and its sha256 (the
+    version is LLVM's, the same for every te-mlir build)."""
+    st = exe.stat()
+    key = (str(exe), st.st_mtime_ns, st.st_size)
+    if key not in _TOOL_ID:
+        h = hashlib.sha256(exe.read_bytes()).hexdigest()
+        try:
+            v = subprocess.run([str(exe), "--version"], capture_output=True, text=True,
+                               timeout=60).stdout
+        except (OSError, subprocess.TimeoutExpired):
+            v = ""
+        rt = exe.parent.parent / "lib" / "libte_runtime.so"
+        rh = hashlib.sha256(rt.read_bytes()).hexdigest() if rt.exists() else ""
+        _TOOL_ID[key] = v + "\n" + h + "\n" + rh
+    return _TOOL_ID[key]
+
+
+def cache_dir(cache_dir=None):
+    d = cache_dir or os.environ.get("TE_MLIR_CACHE") or Path.home() / ".cache" / "te-mlir"
+    return Path(d)
+
+
+def _looks_like_path(source):
+    if isinstance(source, os.PathLike):
+        return True
+    return isinstance(source, str) and "\n" not in source and len(source) < 4096 and \
+        ("{" not in source) and Path(source).suffix in (".mlir", ".te", "")  and \
+        Path(source).exists()
+
+
+def compile(source, *, recipe="bf16", train=True, checkpoint=False, weight_cache=False,
+            target="auto", extra_args=(), cache_dir=None):
+    """Compiles `source` (a path to, or the text of, a torch-mlir export or te IR) with
+    te-compile and returns the path of the shared library.
+
+    Cached under `cache_dir` (else $TE_MLIR_CACHE, else ~/.cache/te-mlir) by the sha256
+    of the source text, the options and the te-compile binary (its --version output and
+    sha256, and the runtime's). Raises TeMlirError with te-compile's stderr on failure."""
+    if _looks_like_path(source):
+        text = Path(source).read_text()
+        name = Path(source).stem
+    elif isinstance(source, str):
+        text, name = source, "module"
+    else:
+        raise TypeError(f"te_mlir.compile: source must be a path or MLIR text, got "
+                        f"{type(source).__name__}")
+    if recipe not in RECIPES and not str(recipe).startswith("#te."):
+        raise TeMlirError(f"te_mlir.compile: unknown recipe {recipe!r} (one of "
+                          + ", ".join(RECIPES) + ", or a #te.<recipe> attribute)")
+    if weight_cache and not train:
+        raise TeMlirError("te_mlir.compile: weight_cache=True needs train=True "
+                          "(te-compile --weight-cache emits <fn>_fwd_cached)")
+    exe = te_compile_path()
+    args = [f"--recipe={recipe}", f"--target={target}"]
+    if train:
+        args.append("--train")
+    if checkpoint:
+        args.append("--checkpoint")
+    if weight_cache:
+        args.append("--weight-cache")
+    args += [str(a) for a in extra_args]
+    key = hashlib.sha256(json.dumps({"source": text, "args": args,
+                                     "tool": _tool_id(exe)}).encode()).hexdigest()
+    d = Path(globals()["cache_dir"](cache_dir))
+    d.mkdir(parents=True, exist_ok=True)
+    out = d / f"{name}-{key[:24]}.so"
+    if out.exists():
+        return out
+    with tempfile.TemporaryDirectory(dir=d, prefix=".tmp-") as tmp:
+        src = Path(tmp) / f"{name}.mlir"
+        src.write_text(text)
+        so = Path(tmp) / f"{name}.so"
+        cmd = [str(exe), str(src), "-o", str(so)] + args
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        if p.returncode != 0 or not so.exists():
+            raise TeMlirError(f"te-compile failed (exit {p.returncode}): {' '.join(cmd)}\n"
+                              + (p.stderr.strip() or p.stdout.strip()))
+        os.replace(so, out)  # atomic: concurrent compiles of one key agree
+        h = so.with_suffix(".h")
+        if h.exists():
+            os.replace(h, out.with_suffix(".h"))
+    return out
