@@ -289,11 +289,11 @@ def test_goldens(case):
         new_fwd = outs[1:]
         for spec, t in zip(f.state_specs, new_fwd):
             ref = _npy(d / "expected" / "fwd" / f"state.{spec.roles['te.state']}.npy")
-            # the amaxes are of te-mlir's fp32 values vs the emulation's: 1 ulp apart at most
-            torch.testing.assert_close(t, ref, rtol=1.2e-7, atol=0)
+            # the amaxes are of te-mlir's fp32 values vs the emulation's: a few ulp apart at most (the scales follow them)
+            torch.testing.assert_close(t, ref, rtol=2.5e-7, atol=0)
         for spec, t in zip(f.bwd_state_specs, bstate):
             ref = _npy(d / "expected" / "bwd" / f"state.{spec.roles['te.state']}.npy")
-            torch.testing.assert_close(t, ref, rtol=1.2e-7, atol=0)
+            torch.testing.assert_close(t, ref, rtol=2.5e-7, atol=0)
 
 
 # --------------------------------------------------------------------------- GPU
