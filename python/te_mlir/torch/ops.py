@@ -195,8 +195,11 @@ def fake_entry(entry, args):
                 raise TeMlirError(f"{entry.name}: {spec.label} must have rank {len(spec.shape)} "
                                   f"{spec.shape}, got {list(t.shape)}")
     dims = []
-    for k, (a, d) in enumerate(entry.dim_sources):
-        dims.append(args[a].shape[d])
+    for k, src in enumerate(entry.size_sources):
+        if src is None:
+            raise TeMlirError(f"{entry.name}: dim d{k} appears only in quantized arguments; "
+                              "its fake impl cannot read it from a size")
+        dims.append(args[src[0]].shape[src[1]])
 
     def exact(v, d, text):
         torch._check(v % d == 0, lambda: f"{entry.name}: dim expression {text!r} needs a "
