@@ -246,6 +246,9 @@ class Context:
     def __init__(self, rt, handle, backend, device_index):
         self.rt, self.handle, self.backend, self.device_index = rt, handle, backend, device_index
         self.workspace = None
+        # a context is used by one thread at a time (TERuntime.def): set_stream / arena /
+        # run of one call happen under this lock
+        self.lock = threading.RLock()
 
     def __del__(self):
         try:
