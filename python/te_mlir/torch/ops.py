@@ -144,9 +144,7 @@ def run_entry(entry, args):
     results = []
     for spec in entry.results:
         if spec.is_qtensor:
-            # zeros: the alignment padding between inner tensors is never written, and a
-            # deterministic buffer compares equal across runs (opcheck, CUDA graph replays)
-            results.append(torch.zeros(spec.client_bytes(dims), dtype=torch.uint8, device=dev))
+            results.append(torch.empty(spec.client_bytes(dims), dtype=torch.uint8, device=dev))
         else:
             results.append(torch.empty(spec.client_shape(dims), dtype=TORCH_DTYPES[spec.dtype],
                                        device=dev))
@@ -183,6 +181,13 @@ def _run_locked(entry, rt, L, ctx, dev, xs, results, dims):
     finally:
         if arena is not None:
             L.te_rt_context_set_arena(ctx.handle, None, 0)
+    # The alignment padding between a qtensor's inner tensors is not part of its value
+    # and entries may leave anything there (even scratch bytes): zero it, so results are
+    # deterministic (opcheck's eager-vs-compiled comparison, CUDA graph replays, hashes).
+    for spec, t in zip(entry.results, results):
+        if spec.is_qtensor:
+            for a, b in spec.padding(dims):
+                t[a:b].zero_()
     if legacy_sync:
         rt.check(L.te_rt_synchronize(ctx.handle), f"{entry.name}: te_rt_synchronize")
     return results
