@@ -306,9 +306,21 @@ def test_goldens(case):
 # --------------------------------------------------------------------------- GPU
 
 
+def cuda_ops():
+    """The GPU tests' library: --target=auto (it runs on cuda where a GPU is visible)."""
+    return tet.load(te_mlir.compile(MLP.format(T="bf16"), target="auto"))
+
+
+def test_gpu_libraries_compile():
+    """Compiles what the GPU tests use (so a cache filled here serves a GPU machine that
+    cannot run te-compile: docs/python.md)."""
+    lib = te_mlir.Library(te_mlir.compile(MLP.format(T="bf16"), target="auto"))
+    assert lib.target == "auto" and set(lib.entries) == {"mlp", "mlp_fwd", "mlp_bwd"}
+
+
 @needs_gpu
 def test_cuda_ops_on_a_side_stream():
-    ops = tet.load(te_mlir.compile(MLP.format(T="bf16"), target="cuda"))
+    ops = cuda_ops()
     assert ops.library.backend == "cuda"
     args = [a.cuda() for a in make_args(ops.library.entry("mlp"), 64)]
     for M in (64, 128):
@@ -327,7 +339,7 @@ def test_cuda_ops_on_a_side_stream():
 
 @needs_gpu
 def test_cuda_saved_bundle_memory():
-    ops = tet.load(te_mlir.compile(MLP.format(T="bf16"), target="cuda"))
+    ops = cuda_ops()
     fwd = ops.library.entry("mlp_fwd")
     M = 256
     args = [a.cuda().requires_grad_(a.is_floating_point()) for a in make_args(fwd, M)]

@@ -103,8 +103,10 @@ class _TEModule(nn.Module):
         self._fns = {}  # recipe -> TeFunction
         self._state = {}  # recipe -> (fwd buffer names, bwd buffer names)
         self._weight_cache = None
-        dev = torch.device(device) if device is not None else None
-        self._device = dev
+        if device is None:  # TE's default is the GPU: here, where the library will run
+            from .. import runtime
+            device = "cuda" if runtime().select_backend(target) == "cuda" else "cpu"
+        self._device = torch.device(device)
 
     def _new(self, *shape, init=None):
         p = torch.empty(*shape, dtype=self.params_dtype, device=self._device)
@@ -226,7 +228,8 @@ class LayerNormLinear(_TEModule):
     """TE's LayerNormLinear(in_features, out_features, eps=1e-5, bias=True,
     normalization="LayerNorm", return_layernorm_output=False, zero_centered_gamma=False,
     params_dtype=None, device=None). Parameters: layer_norm_weight, layer_norm_bias
-    (LayerNorm), weight [out, in], bias [out]. te-mlir extras: recipe=, library= (a
+    (LayerNorm), weight [out, in], bias [out]; on `device`, by default where the
+    library runs (cuda when `target` resolves to it). te-mlir extras: recipe=, library= (a
     prebuilt te-compile'd .so whose function `layernorm_linear` has this signature),
     target=, cache_dir=. forward(inp, is_first_microbatch=None) -> out, or (out, ln_out)
     with return_layernorm_output."""
