@@ -29,12 +29,24 @@ def namespace_of(lib):
 
 def load(lib_or_path, backend="auto"):
     """The OpLibrary of a Library or a library path; one per library file content (its
-    sha256), so loading twice returns the same ops."""
+    sha256), so loading twice returns the same ops (a path already loaded is not
+    opened again)."""
+    import hashlib
+    from pathlib import Path
     with _LOCK:
-        lib = lib_or_path if isinstance(lib_or_path, Library) else None
-        if lib is None:
-            lib = Library(lib_or_path, backend=backend)
-        ns = namespace_of(lib)
+        if isinstance(lib_or_path, Library):
+            lib = lib_or_path
+            ns = namespace_of(lib)
+        else:
+            try:
+                digest = hashlib.sha256(Path(lib_or_path).read_bytes()).hexdigest()
+            except OSError as ex:
+                raise TeMlirError(f"te-mlir: cannot read library {lib_or_path}: {ex}") from None
+            ns = "te_mlir_" + digest[:12]
+            lib = None
+            if ns in _LOADED and backend == "auto":
+                return _LOADED[ns]
+            lib = Library(lib_or_path, backend=backend, sha256=digest)
         ops = _LOADED.get(ns)
         if ops is None:
             ops = _LOADED[ns] = OpLibrary(lib)
