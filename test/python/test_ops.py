@@ -353,3 +353,25 @@ def test_cuda_saved_bundle_memory():
     saved = sum(r.client_bytes([M]) for r in fwd.results if r.is_saved)
     out = y.numel() * y.element_size()
     assert saved + out <= held <= saved + out + 512 * (len(fwd.results) + 1)
+
+
+def test_caller_arena(monkeypatch):
+    """Entries take their arena from a torch buffer of te_module_entry_arena_bytes (exact
+    for dynamic dims); one that is too small is a clear error, and the context is reset
+    after it (the next call runs)."""
+    rt = te_mlir.runtime()
+    if not rt.has_arena:
+        pytest.skip("runtime without te_rt_context_set_arena (built before the caller-memory ABI)")
+    ops = mlp_lib("fp8-current", "f32", True)
+    e = ops.library.entry("mlp_fwd")
+    assert e.arena == "dynamic" and e.arena_bytes([16]) > 0
+    assert e.arena_bytes([64]) > e.arena_bytes([16])
+    args = make_args(e, 16)
+    good = ops.op("mlp_fwd")(*args)
+    monkeypatch.setattr(te_mlir.Entry, "arena_bytes", lambda self, dims: 256)
+    with pytest.raises(te_mlir.TeMlirError, match="arena"):
+        ops.op("mlp_fwd")(*args)
+    monkeypatch.undo()
+    again = ops.op("mlp_fwd")(*args)
+    for a, b in zip(good, again):
+        assert torch.equal(a, b)
