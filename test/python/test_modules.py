@@ -333,9 +333,12 @@ def test_compile_fullgraph_no_graph_breaks():
         torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
 
 
-def test_compile_dynamic_tokens_one_graph():
+@pytest.mark.parametrize("recipe", ["bf16", "fp8-current"])
+def test_compile_dynamic_tokens_one_graph(recipe):
+    """One graph for every token count (fp8: every multiple of 8, the recipe's rule
+    becoming a guard of the symbolic dim)."""
     from torch._dynamo.testing import CompileCounterWithBackend
-    model = Block()
+    model = Block(recipe)
     cnt = CompileCounterWithBackend("aot_eager")
     compiled = torch.compile(model, fullgraph=True, backend=cnt)
     for M in (16, 24, 40):
