@@ -367,6 +367,21 @@ def test_compile_fp8_delayed_state_matches_eager():
         assert torch.equal(a, b), n
 
 
+def test_compile_weight_cache():
+    """is_first_microbatch under torch.compile: a Python flag Dynamo guards on; the
+    cached weights stored by the first microbatch are reused by the next."""
+    m = randomize(tet.LayerNormMLP(32, 64, recipe="fp8-current", target="cpu"))
+    cf = torch.compile(lambda x, first: m(x, is_first_microbatch=first), fullgraph=True,
+                       backend="aot_eager")
+    x = torch.randn(16, 32, requires_grad=True)
+    ref = m(x)
+    a, b = cf(x, True), cf(x, False)
+    assert torch.equal(a, ref) and torch.equal(b, ref)
+    ga = torch.autograd.grad(a.sum(), x)[0]
+    gb = torch.autograd.grad(b.sum(), x)[0]
+    assert torch.equal(ga, gb)
+
+
 def test_compile_alignment_rule_is_a_guard():
     """An fp8 token count that breaks d0 % 8 fails clearly under torch.compile too."""
     model = tet.LayerNormLinear(32, 32, recipe="fp8-current", target="cpu")
