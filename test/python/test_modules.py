@@ -445,3 +445,15 @@ def test_cuda_reduce_overhead_fresh_inputs():
         torch.testing.assert_close(yc, ye, rtol=0, atol=0, msg=lambda s, i=i: f"step {i}: {s}")
         for a, b in zip(gc, ge):
             torch.testing.assert_close(a, b, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("recipe", ["bf16", "fp8-current"])
+def test_zero_tokens(recipe):
+    """An empty batch runs (empty tensors get a valid address: the runtime refuses NULL)
+    and gives empty outputs and zero weight gradients."""
+    m = randomize(tet.LayerNormMLP(32, 64, recipe=recipe, target="cpu"))
+    x = torch.randn(0, 32, requires_grad=True)
+    y = m(x)
+    assert y.shape == (0, 32)
+    g = torch.autograd.grad(y.sum(), [x, m.fc1_weight])
+    assert g[0].shape == (0, 32) and torch.equal(g[1], torch.zeros_like(g[1]))

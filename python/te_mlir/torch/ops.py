@@ -178,8 +178,14 @@ def _run_locked(entry, rt, L, ctx, dev, xs, results, dims):
     if arena is not None:
         rt.check(L.te_rt_context_set_arena(ctx.handle, ctypes.c_void_p(arena.data_ptr()),
                                            arena.numel()), f"{entry.name}: te_rt_context_set_arena")
+    # empty tensors (zero tokens) have no storage (data_ptr 0), which the runtime refuses:
+    # give each a distinct, aligned, unused address (te_rt_alloc's "valid unique pointer")
+    empties = [t for t in list(xs) + list(results) if t.numel() == 0]
+    spare = aligned_empty(256 * len(empties), dev) if empties else None
+    ptr = {id(t): spare.data_ptr() + 256 * i for i, t in enumerate(empties)}
     try:
-        a, r = [t.data_ptr() for t in xs], [t.data_ptr() for t in results]
+        a = [ptr.get(id(t), t.data_ptr()) if t.numel() == 0 else t.data_ptr() for t in xs]
+        r = [ptr.get(id(t), t.data_ptr()) if t.numel() == 0 else t.data_ptr() for t in results]
         try:
             entry.run(ctx, a, r, dims)
         except TeMlirError:
