@@ -351,11 +351,12 @@ def test_compile_dynamic_tokens_one_graph(recipe):
     assert cnt.frame_count == 1
 
 
-def test_compile_fp8_delayed_state_matches_eager():
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_compile_fp8_delayed_state_matches_eager(backend):
     """fp8-delayed under torch.compile: the state buffers advance as in eager (the
     forward's copy_ into the buffers and the backward's in-place update are traced)."""
     eager, comp = Block("fp8-delayed"), Block("fp8-delayed")
-    compiled = torch.compile(comp, fullgraph=True, backend="aot_eager")
+    compiled = torch.compile(comp, fullgraph=True, backend=backend)
     for step in range(3):
         x = torch.randn(16, 32, generator=torch.Generator().manual_seed(step))
         ye, ge = _step(eager, x)

@@ -3,7 +3,6 @@ Linear. Each module writes its own te IR (the `te` dialect's module op, the toke
 dynamic), compiles it with te_mlir.compile (cached on disk) for the recipe in use, and
 calls the generated custom ops. Parameters carry TE's names."""
 import contextlib
-import math
 import threading
 
 import torch
