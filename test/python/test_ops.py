@@ -375,3 +375,19 @@ def test_caller_arena(monkeypatch):
     again = ops.op("mlp_fwd")(*args)
     for a, b in zip(good, again):
         assert torch.equal(a, b)
+
+
+@pytest.mark.parametrize("M", [8, 24])
+def test_opcheck_returned_norm_output(M):
+    """LayerNormLinear returning its norm output: the backward reads it through
+    te.alias output:1 (re-saved from the forward's outputs) and its gradient is
+    te.optional_grad."""
+    ops = tet.load(te_mlir.compile(LNL, target="cpu"))
+    lib = ops.library
+    feeds = lib.feeds("lnl")
+    assert (_abi.FEED_RESULT, 1) in feeds
+    torch.library.opcheck(ops.op("lnl"), make_args(lib.entry("lnl"), M))
+    args = make_args(lib.entry("lnl_fwd"), M, requires_grad=True)
+    torch.library.opcheck(ops.op("lnl_fwd"), args)
+    outs = ops.op("lnl_fwd")(*[a.detach() for a in args])
+    torch.library.opcheck(ops.op("lnl_bwd"), bwd_args(ops, "lnl_fwd", args, outs))
