@@ -443,9 +443,12 @@ def test_cuda_reduce_overhead_fresh_inputs():
         x = torch.randn(128, 64, device="cuda", dtype=torch.bfloat16)
         ye, ge = _step(model, x)
         yc, gc = _step(compiled, x)
-        torch.testing.assert_close(yc, ye, rtol=0, atol=0, msg=lambda s, i=i: f"step {i}: {s}")
+        # stale CUDA-graph buffers (work off the capture stream) are O(1) wrong; Inductor's
+        # own ops around the te ops may round differently from eager by a bf16 ulp
+        torch.testing.assert_close(yc, ye, rtol=1.6e-2, atol=1e-2,
+                                   msg=lambda s, i=i: f"step {i}: {s}")
         for a, b in zip(gc, ge):
-            torch.testing.assert_close(a, b, rtol=0, atol=0)
+            torch.testing.assert_close(a, b, rtol=1.6e-2, atol=1e-2)
 
 
 @pytest.mark.parametrize("recipe", ["bf16", "fp8-current"])

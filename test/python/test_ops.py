@@ -328,6 +328,7 @@ def test_cuda_ops_on_a_side_stream():
             ops.library.entry("mlp"), M)])
     ref = ops.op("mlp")(*args)
     s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())  # args were made on the default stream
     with torch.cuda.stream(s):
         xs = [a * 1 for a in args]  # produced on s, no sync
         y = ops.op("mlp")(*xs)
