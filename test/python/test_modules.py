@@ -13,6 +13,11 @@ GATED = set(tet.nn.GATED_ACTIVATIONS)
 
 
 def _act(name, h):
+    if name == "clamped_swiglu":  # GPT-OSS, TE's defaults (transformer-engine.md §8.3)
+        a, b = h.chunk(2, dim=-1)
+        a = torch.clamp(a, max=7.0)
+        b = torch.clamp(b, -7.0, 7.0) + 1.0
+        return a * torch.sigmoid(1.702 * a) * b
     if name in GATED:
         a, b = h.chunk(2, dim=-1)
         return _act({"geglu": "gelu", "glu": "sigmoid", "qgeglu": "qgelu", "reglu": "relu",
@@ -91,6 +96,8 @@ TOLS = {
     ("lnl", torch.bfloat16): (2e-2, 4e-2, 5e-2, 4e-2),
     ("lin", torch.float32): (5e-3, 1.3e-6, 5e-3, 1.3e-6),
     ("lin", torch.bfloat16): (5e-2, 2e-2, 5e-2, 2e-2),
+    ("lin", torch.float16): (5e-2, 1e-2, 5e-2, 1e-2),
+    ("lnl", torch.float16): (2e-3, 4e-2, 5e-2, 4e-2),
 }
 
 
@@ -115,7 +122,7 @@ def check_against_torch(m, kind, shape, seed=1):
                                    msg=lambda s, n=n: f"grad of {n}: {s}")
 
 
-ACTS = [a for a in tet.nn.ACTIVATIONS if a != "clamped_swiglu"]
+ACTS = list(tet.nn.ACTIVATIONS)
 
 
 @pytest.mark.parametrize("activation", ACTS)
@@ -132,7 +139,8 @@ def test_layernorm_mlp(activation, norm, dtype):
     check_against_torch(m, "mlp", (2, 8, 32))
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["f32", "bf16"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16],
+                         ids=["f32", "bf16", "f16"])
 @pytest.mark.parametrize("norm,zc,bias,ret", [("LayerNorm", False, True, False),
                                               ("LayerNorm", True, False, True),
                                               ("RMSNorm", False, True, True),
@@ -145,7 +153,8 @@ def test_layernorm_linear(norm, zc, bias, ret, dtype):
     check_against_torch(m, "lnl", (3, 5, 32), seed=2)  # [batch, seq, hidden], 15 tokens
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["f32", "bf16"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16],
+                         ids=["f32", "bf16", "f16"])
 @pytest.mark.parametrize("bias", [True, False])
 def test_linear(bias, dtype):
     m = randomize(tet.Linear(32, 16, bias=bias, params_dtype=dtype, target="cpu"))
