@@ -192,6 +192,13 @@ def test_errors_are_python_exceptions(tmp_path):
     # an unknown entry
     with pytest.raises(te_mlir.TeMlirError, match="no entry 'nope'"):
         ops.op("nope")
+    # gradients through an inference-only library
+    inf = tet.load(te_mlir.compile(MLP.format(T="f32"), train=False, target="cpu"))
+    xs = [a.clone().requires_grad_() for a in make_args(inf.library.entry("mlp"), 16)]
+    with pytest.raises(te_mlir.TeMlirError, match="has no mlp_fwd/mlp_bwd"):
+        inf.function("mlp")(*xs)
+    with torch.no_grad():
+        inf.function("mlp")(*xs)
     # te-compile errors carry its stderr
     with pytest.raises(te_mlir.TeMlirError, match="(?s)te-compile failed.*custom op 'bogus'"):
         te_mlir.compile("func.func @f() {\n  bogus\n}\n")

@@ -481,6 +481,10 @@ class TeFunction:
                               f"({', '.join(a.label for a in self.arg_specs)}), got {len(args)}")
         ns = getattr(torch.ops, self.ops.namespace)
         grad = self._needs_grad(args) if training is None else training
+        if grad and self.fwd is None:
+            raise TeMlirError(f"{self.name}: gradients are needed but {self.ops.library.path.name}"
+                              f" has no {self.name}_fwd/{self.name}_bwd (compile with "
+                              "train=True, te-compile --train), or run under torch.no_grad()")
         use_fwd = self.fwd is not None and (grad or return_weights or cached_weights is not None)
         if cached_weights is not None:
             if self.cached is None:
