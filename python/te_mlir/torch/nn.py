@@ -61,7 +61,9 @@ def fp8_autocast(enabled=True, calibrating=False, fp8_recipe="fp8-delayed", fp8_
     if fp8_group is not None:
         raise TeMlirError("te_mlir.torch.fp8_autocast: fp8_group (distributed amax "
                           "reduction) is not supported")
-    name = _recipe_name(recipe if recipe is not None else fp8_recipe) if enabled else "bf16"
+    # TE's default recipe (fp8_recipe=None) is DelayedScaling
+    name = (_recipe_name(recipe if recipe is not None else fp8_recipe) or "fp8-delayed"
+            if enabled else "bf16")
     stack = getattr(_AUTOCAST, "stack", None)
     if stack is None:
         stack = _AUTOCAST.stack = []
@@ -72,8 +74,9 @@ def fp8_autocast(enabled=True, calibrating=False, fp8_recipe="fp8-delayed", fp8_
         stack.pop()
 
 
-def autocast(enabled=True, recipe="fp8-delayed"):
-    """te.autocast(enabled, recipe): the same as fp8_autocast(enabled, fp8_recipe=recipe)."""
+def autocast(enabled=True, recipe=None):
+    """te.autocast(enabled, recipe): fp8_autocast(enabled, fp8_recipe=recipe) (None:
+    DelayedScaling, TE's default)."""
     return fp8_autocast(enabled=enabled, fp8_recipe=recipe)
 
 
