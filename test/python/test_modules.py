@@ -392,6 +392,20 @@ def test_compile_weight_cache():
     assert torch.equal(ga, gb)
 
 
+def test_compile_under_fp8_autocast():
+    """fp8_autocast around a compiled module: Dynamo guards on the recipe (one eager
+    step first compiles the library for it)."""
+    m = randomize(tet.LayerNormLinear(32, 32, target="cpu"))
+    cm = torch.compile(m, fullgraph=True, backend="aot_eager")
+    x = torch.randn(16, 32)
+    with tet.fp8_autocast(fp8_recipe="fp8-current"):
+        m(x)
+        a = cm(x)
+        assert torch.equal(a, m(x))
+    b = cm(x)
+    assert torch.equal(b, m(x)) and not torch.equal(a, b)
+
+
 def test_compile_alignment_rule_is_a_guard():
     """An fp8 token count that breaks d0 % 8 fails clearly under torch.compile too."""
     model = tet.LayerNormLinear(32, 32, recipe="fp8-current", target="cpu")
