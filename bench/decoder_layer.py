@@ -184,6 +184,8 @@ def main():
                     help="only build the te_mlir modules (compiles their libraries into the "
                          "cache) on the CPU, and exit")
     ap.add_argument("--no-compile", action="store_true", help="skip the torch.compile engines")
+    ap.add_argument("--compile-recipes", default="bf16,fp8-current",
+                    help="recipes whose te_mlir layer also runs under torch.compile")
     args = ap.parse_args()
     import te_mlir.torch as tet
 
@@ -261,7 +263,7 @@ def main():
             tl.load(W)
             step, tparams = make_step(tl, cos, sin)
             run_engine("te_mlir eager", r, tl, step, tparams, fp8)
-            if not args.no_compile:
+            if not args.no_compile and r in args.compile_recipes.split(","):
                 for mode in ("default", "reduce-overhead"):
                     c = torch.compile(tl, mode=None if mode == "default" else mode, fullgraph=True)
                     step, _ = make_step(c, cos, sin)

@@ -199,9 +199,12 @@ def test_errors_are_python_exceptions(tmp_path):
         inf.function("mlp")(*xs)
     with torch.no_grad():
         inf.function("mlp")(*xs)
-    # te-compile errors carry its stderr
-    with pytest.raises(te_mlir.TeMlirError, match="(?s)te-compile failed.*custom op 'bogus'"):
+    # te-compile errors carry its stderr (where te-compile can run: the GPU machine has
+    # no MLIR and serves these tests from a cache filled elsewhere)
+    with pytest.raises(te_mlir.TeMlirError, match="te-compile failed") as err:
         te_mlir.compile("func.func @f() {\n  bogus\n}\n")
+    if "libMLIR" not in str(err.value):
+        assert "custom op 'bogus'" in str(err.value), str(err.value)
 
 
 def test_no_output_aliases_an_input():

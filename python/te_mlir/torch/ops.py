@@ -85,10 +85,23 @@ def aligned_empty(n, dev, align=256):
 
 
 def _set_workspace(rt, ctx, dev, n):
+    """Gives the context a torch workspace of n bytes, kept alive with the context. A
+    workspace it replaces is kept too (`retired`): CUDA graphs captured with it still
+    use its address on every replay. Allocated outside any capture only (inside one it
+    would come from, and go back to, the graph's private pool)."""
+    if dev.type == "cuda" and torch.cuda.is_current_stream_capturing():
+        raise TeMlirError(
+            f"te-mlir: the runtime's workspace ({n} bytes) would be allocated while a CUDA "
+            "graph is being captured; run the module (or the compiled function) once before "
+            "capturing it (torch.compile's reduce-overhead mode does this by itself)")
     ws = aligned_empty(n, dev)
     rt.check(rt.lib.te_rt_context_set_workspace(ctx.handle, ctypes.c_void_p(ws.data_ptr()), n),
              "te_rt_context_set_workspace")
-    ctx.workspace = ws  # kept alive with the context
+    if ctx.workspace is not None:
+        if not hasattr(ctx, "retired"):
+            ctx.retired = []
+        ctx.retired.append(ctx.workspace)
+    ctx.workspace = ws
 
 
 def _context_for(lib, dev):
