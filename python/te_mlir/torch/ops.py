@@ -1,0 +1,466 @@
+"""One torch.library.custom_op per entry of a te-compile'd library, with fake impls and
+autograd generated from the library's module info (docs/python.md).
+
+    ops = te_mlir.torch.load(lib_or_path)        # OpLibrary, cached per library
+    ops.op("mlp_fwd")                            # torch.ops.te_mlir_<sha12>.mlp_fwd
+    f = ops.function("mlp"); y = f(x, g, b, w1, b1, w2, b2)
+"""
+import ctypes
+import threading
+
+import torch
+
+from .. import _abi
+from .._abi import TeMlirError
+from ..library import Library
+
+__all__ = ["OpLibrary", "TeFunction", "load", "namespace_of", "TORCH_DTYPES"]
+
+TORCH_DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+DTYPE_NAMES = {v: k for k, v in TORCH_DTYPES.items()}
+
+_LOADED = {}
+_LOCK = threading.RLock()
+
+
+def namespace_of(lib):
+    return "te_mlir_" + lib.sha256[:12]
+
+
+def load(lib_or_path, backend="auto"):
+    """The OpLibrary of a Library or a library path; one per library file content (its
+    sha256), so loading twice returns the same ops."""
+    with _LOCK:
+        lib = lib_or_path if isinstance(lib_or_path, Library) else None
+        if lib is None:
+            lib = Library(lib_or_path, backend=backend)
+        ns = namespace_of(lib)
+        ops = _LOADED.get(ns)
+        if ops is None:
+            ops = _LOADED[ns] = OpLibrary(lib)
+        elif ops.library.backend != lib.backend:
+            raise TeMlirError(f"te-mlir: {lib.path.name} is already loaded for backend "
+                              f"{ops.library.backend}; its ops ({ns}) cannot also run on "
+                              f"{lib.backend} in this process")
+        return ops
+
+
+# --------------------------------------------------------------------------- running
+
+
+def _device_of(entry, args):
+    devs = {a.device for a in args}
+    if len(devs) > 1:
+        raise TeMlirError(f"{entry.name}: arguments on different devices: "
+                          + ", ".join(sorted(str(d) for d in devs)))
+    return devs.pop() if devs else torch.device(entry.library.backend)
+
+
+def _check_device(entry, dev):
+    want = entry.library.backend
+    if dev.type != want:
+        raise TeMlirError(f"{entry.name}: the library {entry.library.path.name} runs on the "
+                          f"{want} backend, but its arguments are on {dev} (move them with "
+                          f".to('{want}') or load a library for {dev.type})")
+
+
+def _prepare_context(lib, dev):
+    rt = lib._rt
+    ctx = lib.context(dev.index or 0)
+    L = rt.lib
+    if dev.type == "cuda":
+        if rt.has_workspace and ctx.workspace is None:
+            n = L.te_rt_workspace_bytes()
+            if n > 0:
+                ws = torch.empty(n, dtype=torch.uint8, device=dev)
+                rt.check(L.te_rt_context_set_workspace(ctx.handle, ws.data_ptr(), n),
+                         "te_rt_context_set_workspace")
+                ctx.workspace = ws
+        if rt.has_stream:
+            s = torch.cuda.current_stream(dev).cuda_stream
+            rt.check(L.te_rt_context_set_stream(ctx.handle, ctypes.c_void_p(s)),
+                     "te_rt_context_set_stream")
+    return ctx
+
+
+def run_entry(entry, args):
+    """The real impl: checks and binds `args`, allocates the results with torch.empty
+    (qtensors: uint8 buffers of their byte size), runs the entry on the caller's stream
+    with a torch-allocated arena and returns the results."""
+    lib = entry.library
+    rt = lib._rt
+    if len(args) != len(entry.args):
+        raise TeMlirError(f"{entry.name}: expected {len(entry.args)} arguments, got {len(args)}")
+    dev = _device_of(entry, args)
+    _check_device(entry, dev)
+    xs = []
+    dtypes, shapes = [], []
+    for spec, t in zip(entry.args, args):
+        if not isinstance(t, torch.Tensor):
+            raise TeMlirError(f"{entry.name} {spec.label}: expected a tensor, got "
+                              f"{type(t).__name__}")
+        if spec.is_qtensor:
+            if t.dtype != torch.uint8 or t.dim() != 1:
+                raise TeMlirError(f"{entry.name} {spec.label}: a quantized tensor is a 1-D uint8 "
+                                  f"byte buffer, got {t.dtype} {list(t.shape)}")
+            dtypes.append(None)
+            shapes.append(None)
+        else:
+            want = TORCH_DTYPES[spec.dtype]
+            if t.dtype != want:
+                raise TeMlirError(f"{entry.name}: {spec.label} must be {spec.dtype}, got "
+                                  f"{DTYPE_NAMES.get(t.dtype, str(t.dtype))}")
+            dtypes.append(spec.dtype)
+            shapes.append(list(t.shape))
+        xs.append(t.contiguous())
+    dims = entry.bind_dims(dtypes, shapes)
+    entry.check_dims(dims)
+    for spec, t in zip(entry.args, xs):
+        if spec.is_qtensor:
+            n = spec.client_bytes(dims)
+            if t.numel() != n:
+                raise TeMlirError(f"{entry.name} {spec.label}: quantized buffer of {t.numel()} "
+                                  f"bytes, the entry wants {n} at dims {dims}")
+    results = []
+    for spec in entry.results:
+        if spec.is_qtensor:
+            results.append(torch.empty(spec.client_bytes(dims), dtype=torch.uint8, device=dev))
+        else:
+            results.append(torch.empty(spec.client_shape(dims), dtype=TORCH_DTYPES[spec.dtype],
+                                       device=dev))
+    ctx = _prepare_context(lib, dev)
+    L = rt.lib
+    arena = None
+    if rt.has_arena:
+        n = entry.arena_bytes(dims)
+        if n is not None and n > 0:
+            arena = torch.empty(n, dtype=torch.uint8, device=dev)
+    legacy_sync = dev.type == "cuda" and not rt.has_stream
+    if legacy_sync:  # an older runtime runs on its own stream: order it by hand
+        torch.cuda.current_stream(dev).synchronize()
+    if arena is not None:
+        rt.check(L.te_rt_context_set_arena(ctx.handle, ctypes.c_void_p(arena.data_ptr()),
+                                           arena.numel()), f"{entry.name}: te_rt_context_set_arena")
+    try:
+        entry.run(ctx, [t.data_ptr() for t in xs], [r.data_ptr() for r in results], dims)
+    finally:
+        if arena is not None:
+            L.te_rt_context_set_arena(ctx.handle, None, 0)
+    if legacy_sync:
+        rt.check(L.te_rt_synchronize(ctx.handle), f"{entry.name}: te_rt_synchronize")
+    return results
+
+
+def fake_entry(entry, args):
+    """The fake impl: result shapes from the module info's dim expressions on the
+    arguments' (Sym)sizes; equalities, exact divisions and the recipe's alignment rules
+    as torch._check."""
+    if len(args) != len(entry.args):
+        raise TeMlirError(f"{entry.name}: expected {len(entry.args)} arguments, got {len(args)}")
+    dev = args[0].device if args else torch.device("meta")
+    for spec, t in zip(entry.args, args):
+        if spec.is_qtensor:
+            if t.dtype != torch.uint8 or t.dim() != 1:
+                raise TeMlirError(f"{entry.name} {spec.label}: a quantized tensor is a 1-D uint8 "
+                                  f"byte buffer, got {t.dtype} {list(t.shape)}")
+        else:
+            if t.dtype != TORCH_DTYPES[spec.dtype]:
+                raise TeMlirError(f"{entry.name}: {spec.label} must be {spec.dtype}, got "
+                                  f"{DTYPE_NAMES.get(t.dtype, str(t.dtype))}")
+            if t.dim() != len(spec.shape):
+                raise TeMlirError(f"{entry.name}: {spec.label} must have rank {len(spec.shape)} "
+                                  f"{spec.shape}, got {list(t.shape)}")
+    dims = []
+    for k, (a, d) in enumerate(entry.dim_sources):
+        dims.append(args[a].shape[d])
+
+    def exact(v, d, text):
+        torch._check(v % d == 0, lambda: f"{entry.name}: dim expression {text!r} needs a "
+                                          f"multiple of {d}")
+
+    for k, m in entry.checks:
+        torch._check(dims[k] % m == 0, lambda k=k, m=m: f"{entry.name}: recipe "
+                     f"{entry.library.recipe} needs d{k} % {m} == 0")
+    for spec, t in zip(entry.args, args):
+        if spec.is_qtensor:
+            n = spec.bytes_at(dims, exact)
+            torch._check(t.shape[0] == n, lambda spec=spec: f"{entry.name} {spec.label}: "
+                         "wrong quantized buffer size")
+        else:
+            for j, want in enumerate(spec.shape_at(dims, exact)):
+                torch._check(t.shape[j] == want, lambda spec=spec, j=j, want=want:
+                             f"{entry.name}: {spec.label} dim {j} must be {spec.shape[j]}")
+    out = []
+    for spec in entry.results:
+        if spec.is_qtensor:
+            out.append(torch.empty(spec.bytes_at(dims, exact), dtype=torch.uint8, device=dev))
+        else:
+            out.append(torch.empty(spec.shape_at(dims, exact), dtype=TORCH_DTYPES[spec.dtype],
+                                   device=dev))
+    return out
+
+
+def _schema(names, n_results):
+    res = "Tensor" if n_results == 1 else "(" + ", ".join(["Tensor"] * n_results) + ")"
+    return "(" + ", ".join(f"Tensor {n}" for n in names) + ") -> " + res
+
+
+def _pack(results, n):
+    return results[0] if n == 1 else tuple(results)
+
+
+# --------------------------------------------------------------------------- autograd
+
+
+class _Step:
+    """How <fn>_bwd is fed from a forward entry (<fn>_fwd or <fn>_fwd_cached)."""
+
+    def __init__(self, lib, fwd, bwd, feeds):
+        self.fwd, self.bwd, self.feeds = fwd, bwd, feeds
+        # backward recipe state (fp8-delayed): extra trailing inputs of the forward op
+        self.bwd_state = [i for i, (k, _) in enumerate(feeds) if k == _abi.FEED_STATE]
+        self.n_fwd_args = len(fwd.args)
+        self.grad_of_input = {}  # bwd result index -> forward input index
+        self.bwd_state_results = {}  # bwd result index -> position in bwd_state
+        names = {bwd.args[i].role("te.state"): j for j, i in enumerate(self.bwd_state)}
+        for r in bwd.results:
+            g = r.role("te.grad_of")
+            if g is not None and g.startswith("input:"):
+                self.grad_of_input[r.index] = int(g.split(":")[1])
+            elif r.is_state and r.role("te.state") in names:
+                self.bwd_state_results[r.index] = names[r.role("te.state")]
+
+
+def _register_autograd(ops, op, step):
+    ns = ops.namespace
+    n_in = step.n_fwd_args + len(step.bwd_state)
+    fwd_results = step.fwd.results
+    differentiable = [not (r.is_qtensor or r.is_saved or r.is_state) for r in fwd_results]
+
+    def setup_context(ctx, inputs, output):
+        outs = output if isinstance(output, tuple) else (output,)
+        saved, kinds = [], []
+        for j, (kind, k) in enumerate(step.feeds):
+            if kind == _abi.FEED_INPUT:
+                saved.append(inputs[k])  # te.alias input:N: re-saved from the input
+            elif kind == _abi.FEED_RESULT:
+                saved.append(outs[k])
+            elif kind == _abi.FEED_STATE:
+                saved.append(inputs[step.n_fwd_args + step.bwd_state.index(j)])
+            else:
+                saved.append(None)
+            kinds.append((kind, k))
+        ctx.save_for_backward(*[t for t in saved if t is not None])
+        ctx.te_slots = [t is not None for t in saved]
+        ctx.te_out_meta = [(o.shape, o.dtype, o.device) for o in outs]
+        ctx.mark_non_differentiable(*[o for o, d in zip(outs, differentiable) if not d])
+
+    def backward(ctx, *grads):
+        it = iter(ctx.saved_tensors)
+        bargs = []
+        for (kind, k), has in zip(step.feeds, ctx.te_slots):
+            if has:
+                bargs.append(next(it))
+            else:
+                g = grads[k] if k < len(grads) else None
+                if g is None:  # te.optional_grad output not used: a zero gradient
+                    shape, dtype, dev = ctx.te_out_meta[k]
+                    g = torch.zeros(shape, dtype=dtype, device=dev)
+                bargs.append(g)
+        res = getattr(getattr(torch.ops, ns), step.bwd.name)(*bargs)
+        res = res if isinstance(res, (tuple, list)) else (res,)
+        out = [None] * n_in
+        for r, i in step.grad_of_input.items():
+            if ctx.needs_input_grad[i]:
+                out[i] = res[r]
+        for r, j in step.bwd_state_results.items():
+            state = bargs[step.bwd_state[j]]
+            with torch.no_grad():
+                state.copy_(res[r])  # the new backward recipe state, outside the op
+        return tuple(out)
+
+    op.register_autograd(backward, setup_context=setup_context)
+
+
+# --------------------------------------------------------------------------- the library
+
+
+class OpLibrary:
+    """The custom ops of one Library: ``namespace`` ("te_mlir_<sha256[:12]>"), ``op(name)``
+    (the CustomOpDef of entry `name`: torch.ops.<namespace>.<name>), ``function(name)``
+    (a TeFunction), ``library``."""
+
+    def __init__(self, lib):
+        self.library = lib
+        self.namespace = namespace_of(lib)
+        self._ops = {}
+        self._steps = {}  # forward entry name -> _Step
+        for fn, (fwd, bwd) in lib.steps.items():
+            feeds = lib.feeds(fn)
+            self._steps[fwd] = _Step(lib, lib.entry(fwd), lib.entry(bwd), feeds)
+            for e in lib.entries.values():
+                if e.cached_forward_of == fwd and self._same_results(e, lib.entry(fwd)):
+                    self._steps[e.name] = _Step(lib, e, lib.entry(bwd), feeds)
+        for e in lib.entries.values():
+            self._ops[e.name] = self._define(e)
+        for fwd_name, step in self._steps.items():
+            _register_autograd(self, self._ops[fwd_name], step)
+        self._functions = {}
+
+    @staticmethod
+    def _same_results(a, b):
+        return len(a.results) == len(b.results) and all(
+            x.dtype == y.dtype and x.shape == y.shape and x.roles == y.roles
+            for x, y in zip(a.results, b.results)) and a.args[:len(b.args)] and all(
+            x.dtype == y.dtype and x.shape == y.shape for x, y in zip(a.args, b.args))
+
+    def _define(self, entry):
+        step = self._steps.get(entry.name)
+        names = [a.name for a in entry.args]
+        if step is not None:
+            names += [f"bwd_state{j}" for j in range(len(step.bwd_state))]
+        n_real = len(entry.args)
+        n_res = len(entry.results)
+
+        def impl(*args):
+            return _pack(run_entry(entry, list(args[:n_real])), n_res)
+
+        def fake(*args):
+            return _pack(fake_entry(entry, list(args[:n_real])), n_res)
+
+        op = torch.library.custom_op(f"{self.namespace}::{entry.name}", impl, mutates_args=(),
+                                     device_types=("cpu", "cuda"),
+                                     schema=_schema(names, n_res))
+        op.register_fake(fake)
+        return op
+
+    def op(self, name):
+        """The custom op of entry `name`."""
+        if name not in self._ops:
+            self.library.entry(name)  # raises naming the entries
+        return self._ops[name]
+
+    def ops(self):
+        return dict(self._ops)
+
+    def step(self, fwd_name):
+        return self._steps.get(fwd_name)
+
+    def function(self, name):
+        """The callable of function `name` (see TeFunction)."""
+        f = self._functions.get(name)
+        if f is None:
+            f = self._functions[name] = TeFunction(self, name)
+        return f
+
+    def __repr__(self):
+        return f"<OpLibrary {self.namespace}: " + ", ".join(self._ops) + ">"
+
+
+class TeFunction:
+    """f(*args, bwd_state=None) for function `name` of a library.
+
+    ``args`` are the arguments of the inference entry `name` (= those of `name`_fwd):
+    the module inputs, then, for fp8-delayed, the forward recipe state (te.state:
+    amax history and scales). The result is what the inference entry returns: the
+    outputs, then the new forward state (a tensor when there is one result, else a
+    tuple); the saved bundle of `name`_fwd is hidden.
+
+    With autograd (grad mode on and an input requiring grad, and the library compiled
+    with --train) it runs `name`_fwd and, in backward, `name`_bwd; else the inference
+    entry. ``bwd_state``: the backward recipe state tensors (``self.bwd_state_specs``), a
+    sequence the backward updates in place (copy_) with the state `name`_bwd returns;
+    required when the backward has state and gradients are computed.
+
+    Weight cache (--weight-cache): ``cached_weights=`` the quantized weights (as
+    ``self.call(..., return_weights=True)`` returned them on the first microbatch) runs
+    `name`_fwd_cached instead of re-quantizing them."""
+
+    def __init__(self, ops, name):
+        lib = ops.library
+        self.ops, self.name = ops, name
+        self.inference = lib.entries.get(name)
+        self.fwd = lib.entries.get(name + "_fwd") if name in lib.steps else None
+        if self.inference is None and self.fwd is None:
+            raise TeMlirError(f"{lib.path.name}: no function {name!r}; entries: "
+                              + ", ".join(lib.entries))
+        base = self.fwd or self.inference
+        self.arg_specs = list(base.args)
+        self.state_specs = [a for a in base.args if a.is_state]
+        self.step = ops.step(self.fwd.name) if self.fwd is not None else None
+        self.bwd_state_specs = ([self.step.bwd.args[i] for i in self.step.bwd_state]
+                                if self.step else [])
+        self.cached = next((e for e in lib.entries.values()
+                            if self.fwd is not None and e.cached_forward_of == self.fwd.name
+                            and ops.step(e.name) is not None), None)
+        self.cached_weight_specs = ([a for a in self.cached.args if "te.cached_weight" in a.roles]
+                                    if self.cached else [])
+        self.output_index = [i for i, r in enumerate(base.results) if not r.is_saved]
+
+    def _needs_grad(self, args):
+        return torch.is_grad_enabled() and any(
+            isinstance(a, torch.Tensor) and a.requires_grad for a in args)
+
+    def initial_state(self, device=None, backward=False):
+        """TE's initial recipe state (amax histories 0, scales 1) for the forward
+        (or, backward=True, the backward) state arguments."""
+        specs = self.bwd_state_specs if backward else self.state_specs
+        return [torch.full(s.shape, s.initial_state, dtype=torch.float32, device=device)
+                for s in specs]
+
+    def call(self, *args, bwd_state=None, cached_weights=None, return_weights=False,
+             training=None):
+        """(outputs, weights): outputs as __call__ returns them (always a list);
+        ``weights`` the quantized weights the forward saved, by te.saved name, when
+        return_weights (the first microbatch of a weight cache), else None."""
+        if len(args) != len(self.arg_specs):
+            raise TeMlirError(f"{self.name}: expected {len(self.arg_specs)} arguments "
+                              f"({', '.join(a.label for a in self.arg_specs)}), got {len(args)}")
+        ns = getattr(torch.ops, self.ops.namespace)
+        grad = self._needs_grad(args) if training is None else training
+        use_fwd = self.fwd is not None and (grad or return_weights or cached_weights is not None)
+        if cached_weights is not None:
+            if self.cached is None:
+                raise TeMlirError(f"{self.name}: the library has no weight-cache entry (compile "
+                                  "with weight_cache=True, te-compile --weight-cache)")
+            entry = self.cached
+            extra = []
+            for s in self.cached_weight_specs:
+                w = cached_weights.get(s.roles["te.cached_weight"]) if isinstance(
+                    cached_weights, dict) else None
+                if w is None:
+                    raise TeMlirError(f"{entry.name}: no cached weight "
+                                      f"{s.roles['te.cached_weight']}")
+                extra.append(w)
+            full = list(args) + extra
+        elif use_fwd:
+            entry, full = self.fwd, list(args)
+        else:
+            entry, full = self.inference or self.fwd, list(args)
+        step = self.ops.step(entry.name)
+        if step is not None and step.bwd_state:
+            if bwd_state is None:
+                if grad:
+                    raise TeMlirError(f"{self.name}: the backward has recipe state ("
+                                      + ", ".join(s.roles['te.state']
+                                                  for s in self.bwd_state_specs)
+                                      + "): pass bwd_state=[...] (updated in place)")
+                bwd_state = self.initial_state(device=args[0].device, backward=True)
+            full += list(bwd_state)
+        res = getattr(ns, entry.name)(*full)
+        res = list(res) if isinstance(res, (tuple, list)) else [res]
+        weights = None
+        if return_weights and entry is self.fwd:
+            names = {s.roles["te.cached_weight"] for s in self.cached_weight_specs}
+            weights = {r.roles["te.saved"]: res[r.index].detach() for r in entry.results
+                       if r.roles.get("te.saved") in names}
+        if entry is self.inference and entry is not self.fwd:
+            return res, weights
+        return [res[i] for i in self.output_index], weights
+
+    def __call__(self, *args, bwd_state=None, cached_weights=None):
+        outs, _ = self.call(*args, bwd_state=bwd_state, cached_weights=cached_weights)
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+    def __repr__(self):
+        return f"<TeFunction {self.ops.namespace}.{self.name}>"
