@@ -130,6 +130,7 @@ _OPTIONAL = {
     "te_rt_context_set_arena": (i32, [vp, vp, i64]),
     "te_rt_context_set_workspace": (i32, [vp, vp, i64]),
     "te_rt_workspace_bytes": (i64, []),
+    "te_rt_context_workspace_needed": (i64, [vp]),
 }
 
 BACKEND_CPU, BACKEND_CUDA = 0, 1

@@ -64,6 +64,21 @@ def _check_device(entry, dev):
                           f".to('{want}') or load a library for {dev.type})")
 
 
+def aligned_empty(n, dev, align=256):
+    """A uint8 buffer of `n` bytes starting at a multiple of `align` (the runtime's
+    arena and workspace alignment), from torch's allocator."""
+    raw = torch.empty(n + align, dtype=torch.uint8, device=dev)
+    off = (-raw.data_ptr()) % align
+    return raw[off:off + n]
+
+
+def _set_workspace(rt, ctx, dev, n):
+    ws = aligned_empty(n, dev)
+    rt.check(rt.lib.te_rt_context_set_workspace(ctx.handle, ctypes.c_void_p(ws.data_ptr()), n),
+             "te_rt_context_set_workspace")
+    ctx.workspace = ws  # kept alive with the context
+
+
 def _prepare_context(lib, dev):
     rt = lib._rt
     ctx = lib.context(dev.index or 0)
@@ -72,10 +87,7 @@ def _prepare_context(lib, dev):
         if rt.has_workspace and ctx.workspace is None:
             n = L.te_rt_workspace_bytes()
             if n > 0:
-                ws = torch.empty(n, dtype=torch.uint8, device=dev)
-                rt.check(L.te_rt_context_set_workspace(ctx.handle, ws.data_ptr(), n),
-                         "te_rt_context_set_workspace")
-                ctx.workspace = ws
+                _set_workspace(rt, ctx, dev, n)
         if rt.has_stream:
             s = torch.cuda.current_stream(dev).cuda_stream
             rt.check(L.te_rt_context_set_stream(ctx.handle, ctypes.c_void_p(s)),
@@ -124,7 +136,9 @@ def run_entry(entry, args):
     results = []
     for spec in entry.results:
         if spec.is_qtensor:
-            results.append(torch.empty(spec.client_bytes(dims), dtype=torch.uint8, device=dev))
+            # zeros: the alignment padding between inner tensors is never written, and a
+            # deterministic buffer compares equal across runs (opcheck, CUDA graph replays)
+            results.append(torch.zeros(spec.client_bytes(dims), dtype=torch.uint8, device=dev))
         else:
             results.append(torch.empty(spec.client_shape(dims), dtype=TORCH_DTYPES[spec.dtype],
                                        device=dev))
@@ -134,7 +148,7 @@ def run_entry(entry, args):
     if rt.has_arena:
         n = entry.arena_bytes(dims)
         if n is not None and n > 0:
-            arena = torch.empty(n, dtype=torch.uint8, device=dev)
+            arena = aligned_empty(n, dev)
     legacy_sync = dev.type == "cuda" and not rt.has_stream
     if legacy_sync:  # an older runtime runs on its own stream: order it by hand
         torch.cuda.current_stream(dev).synchronize()
@@ -142,7 +156,17 @@ def run_entry(entry, args):
         rt.check(L.te_rt_context_set_arena(ctx.handle, ctypes.c_void_p(arena.data_ptr()),
                                            arena.numel()), f"{entry.name}: te_rt_context_set_arena")
     try:
-        entry.run(ctx, [t.data_ptr() for t in xs], [r.data_ptr() for r in results], dims)
+        a, r = [t.data_ptr() for t in xs], [t.data_ptr() for t in results]
+        try:
+            entry.run(ctx, a, r, dims)
+        except TeMlirError:
+            # the caller's workspace was too small: grow it to what the call needed, rerun
+            need = (L.te_rt_context_workspace_needed(ctx.handle)
+                    if rt.has.get("te_rt_context_workspace_needed") and dev.type == "cuda" else 0)
+            if need <= 0 or ctx.workspace is None or need <= ctx.workspace.numel():
+                raise
+            _set_workspace(rt, ctx, dev, need)
+            entry.run(ctx, a, r, dims)
     finally:
         if arena is not None:
             L.te_rt_context_set_arena(ctx.handle, None, 0)
