@@ -89,6 +89,7 @@ class Region:
     library: Optional[str] = None
     compile_s: float = 0.0
     where: str = ""                # module path from the parameter names
+    split_of: Optional["Region"] = None   # the refused MLP region this norm + FC1 is cut from
 
     def describe(self) -> str:
         s = f"{self.kind} ({self.norm}) at {self.where or self.root.name}"
@@ -107,20 +108,38 @@ class Report:
 
     @property
     def taken(self):
+        """Every region replaced by a te-mlir function (splits of refused MLPs included)."""
         return [r for r in self.regions if r.status == "taken"]
 
     @property
     def refused(self):
         return [r for r in self.regions if r.status == "refused"]
 
+    @property
+    def candidates(self):
+        """The blocks found (not counting the norm + FC1 splits of refused MLPs)."""
+        return [r for r in self.regions if r.split_of is None]
+
+    @property
+    def blocks_taken(self):
+        """Candidates taken whole."""
+        return [r for r in self.candidates if r.status == "taken"]
+
+    @property
+    def blocks_split(self):
+        """Refused MLP candidates whose norm + FC1 was taken as a LayerNormLinear."""
+        return [r for r in self.candidates if r.status == "refused" and
+                any(s.split_of is r and s.status == "taken" for s in self.regions)]
+
     def summary(self) -> str:
-        lines = [f"te_mlir: {len(self.taken)} of {len(self.regions)} candidate regions taken "
+        split = f", {len(self.blocks_split)} split (norm + FC1 taken)" if self.blocks_split else ""
+        lines = [f"te_mlir: {len(self.blocks_taken)} of {len(self.candidates)} candidate blocks taken{split} "
                  f"({self.graph_nodes} graph nodes, {self.dynamic_dims} dynamic input dims, "
                  f"{self.seconds:.1f} s)"]
         if self.fallback:
             lines.append(f"  whole graph to Inductor: {self.fallback}")
         for r in self.regions:
-            lines.append("  " + r.describe())
+            lines.append(("    " if r.split_of is not None else "  ") + r.describe())
         return "\n".join(lines)
 
     def __str__(self):
@@ -824,7 +843,8 @@ def _split_mlp(gm, r: Region) -> Optional[Region]:
     regions = find_regions(gm, mlp=False)
     for s in regions:
         if s.root is r.root and set(s.nodes) <= set(r.nodes):
-            s.where = r.where
+            s.where = _where(s)
+            s.split_of = r
             return s
     return None
 
