@@ -92,12 +92,12 @@ def run_model(name, args, dtype, device) -> bool:
     eager = CausalLMLoss(copy.deepcopy(base)).train()
     temod = CausalLMLoss(base).train()
     compiled = torch.compile(temod, backend="te_mlir", fullgraph=True,
-                             options={"recipe": args.recipe})
+                             options={"recipe": args.recipe, "checkpoint": args.checkpoint})
     opt_e = torch.optim.AdamW(eager.parameters(), lr=args.lr, weight_decay=0.0)
     opt_t = torch.optim.AdamW(temod.parameters(), lr=args.lr, weight_decay=0.0)
     n_params = sum(p.numel() for p in base.parameters())
     print(f"\n== {name}: {type(base).__name__} {n_params / 1e3:.0f}k parameters, {dtype}, "
-          f"{device}, batch {args.batch}, seq {args.seq}/{args.seq - 4} alternating, "
+          f"recipe {args.recipe}{', checkpoint' if args.checkpoint else ''}, {device}, batch {args.batch}, seq {args.seq}/{args.seq - 4} alternating, "
           f"AdamW lr {args.lr}, {args.steps} steps")
     teb.clear_reports()
     torch._dynamo.utils.counters.clear()
@@ -177,6 +177,8 @@ def main():
     p.add_argument("--vocab", type=int, default=256)
     p.add_argument("--lr", type=float, default=1e-3)
     p.add_argument("--recipe", default="bf16")
+    p.add_argument("--checkpoint", action="store_true",
+                   help="te-compile --checkpoint: LayerNormMLPs recompute in backward")
     p.add_argument("--seed", type=int, default=20)
     p.add_argument("--static", action="store_true", help="one sequence length, no dynamic dims")
     p.add_argument("--atol", type=float, default=None)

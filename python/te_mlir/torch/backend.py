@@ -825,6 +825,10 @@ def _take(gm, r: Region, example_inputs, opts, extra: list) -> None:
         lib = _te_compile(text, opts)
         r.library = str(lib)
         fn = _function_override(mod) if _function_override else _load_function(lib, r.name)
+        if getattr(fn, "state_specs", None) or getattr(fn, "bwd_state_specs", None):
+            raise Refused(f"recipe {opts['recipe']}: the library's function takes recipe state "
+                          "(te.state), which a region of the graph does not carry (use the "
+                          "te_mlir.torch modules for delayed scaling)")
         _replace(gm, r, ext, _as_tuple_fn(fn, len(r.outputs)))
         r.status = "taken"
     except Refused as e:
