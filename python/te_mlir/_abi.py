@@ -29,8 +29,9 @@ def _candidates():
     env = os.environ.get("TE_MLIR_BUILD")
     if env:
         out.append((Path(env), "$TE_MLIR_BUILD"))
-    for name in ("build", "build-new"):
-        out.append((_REPO / name, "the repository"))
+    if (_REPO / "CMakeLists.txt").exists() and (_REPO / "runtime").is_dir():  # run from a checkout
+        for name in ("build", "build-new"):
+            out.append((_REPO / name, "the repository"))
     exe = shutil.which("te-compile")
     if exe:
         out.append((Path(exe).resolve().parent.parent, "te-compile on PATH"))
@@ -53,6 +54,8 @@ def find_build(what="lib/libte_runtime.so"):
             raise TeMlirError(f"te-mlir: $TE_MLIR_BUILD={env} has no {what}")
     if not exe_on_path():
         searched.append("te-compile on $PATH (not found)")
+    if not env:
+        searched.insert(0, "$TE_MLIR_BUILD (not set)")
     raise TeMlirError("te-mlir: cannot find " + what + "; searched: " + "; ".join(searched)
                       + ". Set TE_MLIR_BUILD to a te-mlir build directory (with bin/ and lib/).")
 
@@ -243,6 +246,9 @@ class Context:
     def __init__(self, rt, handle, backend, device_index):
         self.rt, self.handle, self.backend, self.device_index = rt, handle, backend, device_index
         self.workspace = None
+        # a context is used by one thread at a time (TERuntime.def): set_stream / arena /
+        # run of one call happen under this lock
+        self.lock = threading.RLock()
 
     def __del__(self):
         try:

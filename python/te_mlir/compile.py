@@ -19,20 +19,13 @@ def te_compile_path():
 
 
 def _tool_id(exe):
-    """Identifies the te-compile binary: its `--version` output and its sha256 (the
-    version is LLVM's, the same for every te-mlir build)."""
+    """Identifies the te-compile binary by its sha256 (its `--version` prints only
+    LLVM's version, the same for every te-mlir build, and needs the binary to run:
+    a cache filled on one machine then also serves one where te-compile cannot run)."""
     st = exe.stat()
     key = (str(exe), st.st_mtime_ns, st.st_size)
     if key not in _TOOL_ID:
-        h = hashlib.sha256(exe.read_bytes()).hexdigest()
-        try:
-            v = subprocess.run([str(exe), "--version"], capture_output=True, text=True,
-                               timeout=60).stdout
-        except (OSError, subprocess.TimeoutExpired):
-            v = ""
-        rt = exe.parent.parent / "lib" / "libte_runtime.so"
-        rh = hashlib.sha256(rt.read_bytes()).hexdigest() if rt.exists() else ""
-        _TOOL_ID[key] = v + "\n" + h + "\n" + rh
+        _TOOL_ID[key] = "te-compile sha256 " + hashlib.sha256(exe.read_bytes()).hexdigest()
     return _TOOL_ID[key]
 
 
@@ -42,11 +35,12 @@ def cache_dir(cache_dir=None):
 
 
 def _looks_like_path(source):
+    """A PathLike, or a one-line string that is not MLIR (no newline, no func.func /
+    module / braces): a file name."""
     if isinstance(source, os.PathLike):
         return True
-    return isinstance(source, str) and "\n" not in source and len(source) < 4096 and \
-        ("{" not in source) and Path(source).suffix in (".mlir", ".te", "")  and \
-        Path(source).exists()
+    return isinstance(source, str) and "\n" not in source and "{" not in source and \
+        "func.func" not in source
 
 
 def compile(source, *, recipe="bf16", train=True, checkpoint=False, weight_cache=False,
@@ -55,10 +49,12 @@ def compile(source, *, recipe="bf16", train=True, checkpoint=False, weight_cache
     te-compile and returns the path of the shared library.
 
     Cached under `cache_dir` (else $TE_MLIR_CACHE, else ~/.cache/te-mlir) by the sha256
-    of the source text, the options and the te-compile binary (its --version output and
-    sha256, and the runtime's). Raises TeMlirError with te-compile's stderr on failure."""
+    of the source text, the options and the te-compile binary's sha256. Raises TeMlirError with te-compile's stderr on failure."""
     if _looks_like_path(source):
-        text = Path(source).read_text()
+        try:
+            text = Path(source).read_text()
+        except OSError as ex:
+            raise TeMlirError(f"te_mlir.compile: cannot read {source}: {ex}") from None
         name = Path(source).stem
     elif isinstance(source, str):
         text, name = source, "module"

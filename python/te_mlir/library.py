@@ -305,6 +305,16 @@ class Entry:
             raise TeMlirError(f"{library.path}: entry {self.name}: the module info and the "
                               "module client disagree on its arguments")
         self.checks = library._checks.get(self.name, [])
+        # where each symbol can be read off an argument's size: the module info's source,
+        # unless that is a quantized buffer (1-D bytes), then a typed argument with the
+        # bare symbol at some dim (the fake impls read sizes from these)
+        self.size_sources = []
+        for k in range(self.num_dims):
+            src = self.dim_sources[k] if k < len(self.dim_sources) else None
+            if src is None or self.args[src[0]].is_qtensor:
+                src = next(((a.index, j) for a in self.args if not a.is_qtensor
+                            for j, d in enumerate(a.shape) if d == f"d{k}"), None)
+            self.size_sources.append(src)
 
     def state_result(self, arg_index):
         """The result returning the new value of state argument `arg_index`, or None."""

@@ -79,20 +79,28 @@ def _set_workspace(rt, ctx, dev, n):
     ctx.workspace = ws  # kept alive with the context
 
 
-def _prepare_context(lib, dev):
-    rt = lib._rt
-    ctx = lib.context(dev.index or 0)
-    L = rt.lib
+def _context_for(lib, dev):
+    """The library backend's context for device `dev` (created once)."""
     if dev.type == "cuda":
-        if rt.has_workspace and ctx.workspace is None:
-            n = L.te_rt_workspace_bytes()
-            if n > 0:
-                _set_workspace(rt, ctx, dev, n)
-        if rt.has_stream:
-            s = torch.cuda.current_stream(dev).cuda_stream
-            rt.check(L.te_rt_context_set_stream(ctx.handle, ctypes.c_void_p(s)),
-                     "te_rt_context_set_stream")
-    return ctx
+        with torch.cuda.device(dev):  # a cuda context binds the current device
+            return lib.context(dev.index if dev.index is not None else
+                               torch.cuda.current_device())
+    return lib.context(0)
+
+
+def _bind_caller(rt, ctx, dev):
+    """Puts the context on torch's current stream with a torch workspace (cuda)."""
+    L = rt.lib
+    if dev.type != "cuda":
+        return
+    if rt.has_workspace and ctx.workspace is None:
+        n = L.te_rt_workspace_bytes()
+        if n > 0:
+            _set_workspace(rt, ctx, dev, n)
+    if rt.has_stream:
+        s = torch.cuda.current_stream(dev).cuda_stream
+        rt.check(L.te_rt_context_set_stream(ctx.handle, ctypes.c_void_p(s)),
+                 "te_rt_context_set_stream")
 
 
 def run_entry(entry, args):
@@ -142,8 +150,13 @@ def run_entry(entry, args):
         else:
             results.append(torch.empty(spec.client_shape(dims), dtype=TORCH_DTYPES[spec.dtype],
                                        device=dev))
-    ctx = _prepare_context(lib, dev)
-    L = rt.lib
+    ctx = _context_for(lib, dev)
+    with ctx.lock:  # one call at a time per context: stream, arena and run belong together
+        _bind_caller(rt, ctx, dev)
+        return _run_locked(entry, rt, rt.lib, ctx, dev, xs, results, dims)
+
+
+def _run_locked(entry, rt, L, ctx, dev, xs, results, dims):
     arena = None
     if rt.has_arena:
         n = entry.arena_bytes(dims)
@@ -195,8 +208,11 @@ def fake_entry(entry, args):
                 raise TeMlirError(f"{entry.name}: {spec.label} must have rank {len(spec.shape)} "
                                   f"{spec.shape}, got {list(t.shape)}")
     dims = []
-    for k, (a, d) in enumerate(entry.dim_sources):
-        dims.append(args[a].shape[d])
+    for k, src in enumerate(entry.size_sources):
+        if src is None:
+            raise TeMlirError(f"{entry.name}: dim d{k} appears only in quantized arguments; "
+                              "its fake impl cannot read it from a size")
+        dims.append(args[src[0]].shape[src[1]])
 
     def exact(v, d, text):
         torch._check(v % d == 0, lambda: f"{entry.name}: dim expression {text!r} needs a "

@@ -1,0 +1,414 @@
+"""te_mlir.torch.LayerNormLinear / LayerNormMLP / Linear against plain PyTorch (TE's
+tolerances, reference/transformer-engine.md §7.2), recipes, state, weight cache,
+checkpointing, torch.compile."""
+import pytest
+import torch
+import torch.nn.functional as F
+
+import te_mlir
+import te_mlir.torch as tet
+from conftest import needs_gpu
+
+GATED = set(tet.nn.GATED_ACTIVATIONS)
+
+
+def _act(name, h):
+    if name in GATED:
+        a, b = h.chunk(2, dim=-1)
+        return _act({"geglu": "gelu", "glu": "sigmoid", "qgeglu": "qgelu", "reglu": "relu",
+                     "sreglu": "srelu", "swiglu": "silu"}[name], a) * b
+    if name == "gelu":
+        return F.gelu(h, approximate="tanh")
+    if name == "gelu_erf":
+        return F.gelu(h)
+    if name in ("qgelu",):
+        return h * torch.sigmoid(1.702 * h)
+    if name == "relu":
+        return F.relu(h)
+    if name == "srelu":
+        return F.relu(h) ** 2
+    if name == "silu":
+        return F.silu(h)
+    if name == "sigmoid":
+        return torch.sigmoid(h)
+    raise KeyError(name)
+
+
+def _norm(m, x, H):
+    g = m.layer_norm_weight.float()
+    if m.zero_centered_gamma:
+        g = g + 1
+    if m.normalization == "LayerNorm":
+        return F.layer_norm(x, (H,), g, m.layer_norm_bias.float(), m.eps)
+    return F.rms_norm(x, (H,), g, m.eps)
+
+
+def reference(m, x):
+    """The module's math in fp32 on fp32 copies of its parameters (and input); returns
+    (outputs, the fp32 leaves in [x, *params] order)."""
+    leaves = [x.detach().float().requires_grad_()] + [
+        p.detach().float().requires_grad_() for p in m.parameters()]
+    saved = {n: p for (n, _), p in zip(m.named_parameters(), leaves[1:])}
+
+    xs = leaves[0]
+    get = lambda n: saved.get(n)  # noqa: E731
+    if isinstance(m, tet.Linear):
+        return [F.linear(xs, get("weight"), get("bias"))], leaves
+    H = xs.shape[-1]
+    g = get("layer_norm_weight") + (1 if m.zero_centered_gamma else 0)
+    if m.normalization == "LayerNorm":
+        ln = F.layer_norm(xs, (H,), g, get("layer_norm_bias"), m.eps)
+    else:
+        ln = F.rms_norm(xs, (H,), g, m.eps)
+    if isinstance(m, tet.LayerNormLinear):
+        y = F.linear(ln, get("weight"), get("bias"))
+    else:
+        h = _act(m.activation, F.linear(ln, get("fc1_weight"), get("fc1_bias")))
+        y = F.linear(h, get("fc2_weight"), get("fc2_bias"))
+    return ([y, ln] if m.return_layernorm_output else [y]), leaves
+
+
+def randomize(m, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for n, p in m.named_parameters():
+            t = torch.randn(p.shape, generator=g)
+            if p.dim() == 2:
+                t = t * p.shape[1] ** -0.5
+            elif "layer_norm_weight" in n:
+                t = (0.0 if m.zero_centered_gamma else 1.0) + 0.1 * t
+            else:
+                t = 0.1 * t
+            p.copy_(t.to(p.dtype))
+    return m
+
+
+# TE test_numerics tolerances (§7.2): (fwd atol, fwd rtol, grad atol, grad rtol)
+TOLS = {
+    ("mlp", torch.float32): (2e-2, 1e-3, 2e-2, 1e-3),
+    ("mlp", torch.bfloat16): (5e-2, 4e-2, 2e-1, 4e-2),
+    ("lnl", torch.float32): (2.5e-4, 1e-3, 1e-3, 1e-3),
+    ("lnl", torch.bfloat16): (2e-2, 4e-2, 5e-2, 4e-2),
+    ("lin", torch.float32): (5e-3, 1.3e-6, 5e-3, 1.3e-6),
+    ("lin", torch.bfloat16): (5e-2, 2e-2, 5e-2, 2e-2),
+}
+
+
+def check_against_torch(m, kind, shape, seed=1):
+    dtype = m.params_dtype
+    gen = torch.Generator().manual_seed(seed)
+    x = torch.randn(shape, generator=gen).to(dtype).requires_grad_()
+    outs = m(x)
+    outs = list(outs) if isinstance(outs, tuple) else [outs]
+    refs, leaves = reference(m, x)
+    fa, fr, ga, gr = TOLS[(kind, dtype)]
+    dys = [torch.randn(o.shape, generator=gen).to(dtype) for o in outs]
+    for o, r in zip(outs, refs):
+        assert o.shape == r.shape and o.dtype == dtype
+        torch.testing.assert_close(o.float(), r.to(dtype).float(), atol=fa, rtol=fr)
+    got = torch.autograd.grad(outs, [x, *m.parameters()], dys)
+    want = torch.autograd.grad(refs, leaves, [d.float() for d in dys])
+    names = ["input"] + [n for n, _ in m.named_parameters()]
+    for n, a, b in zip(names, got, want):
+        assert a.dtype == dtype and a.shape == b.shape, n
+        torch.testing.assert_close(a.float(), b.to(dtype).float(), atol=ga, rtol=gr,
+                                   msg=lambda s, n=n: f"grad of {n}: {s}")
+
+
+ACTS = [a for a in tet.nn.ACTIVATIONS if a != "clamped_swiglu"]
+
+
+@pytest.mark.parametrize("activation", ACTS)
+@pytest.mark.parametrize("norm,dtype", [("LayerNorm", torch.float32), ("RMSNorm", torch.bfloat16)],
+                         ids=["LayerNorm-f32", "RMSNorm-bf16"])
+def test_layernorm_mlp(activation, norm, dtype):
+    m = randomize(tet.LayerNormMLP(32, 48, normalization=norm, activation=activation,
+                                   params_dtype=dtype, target="cpu"))
+    names = {n for n, _ in m.named_parameters()}
+    want = {"layer_norm_weight", "fc1_weight", "fc1_bias", "fc2_weight", "fc2_bias"}
+    assert names == (want | {"layer_norm_bias"} if norm == "LayerNorm" else want)
+    F1 = 96 if activation in GATED else 48
+    assert m.fc1_weight.shape == (F1, 32) and m.fc2_weight.shape == (32, 48)
+    check_against_torch(m, "mlp", (2, 8, 32))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["f32", "bf16"])
+@pytest.mark.parametrize("norm,zc,bias,ret", [("LayerNorm", False, True, False),
+                                              ("LayerNorm", True, False, True),
+                                              ("RMSNorm", False, True, True),
+                                              ("RMSNorm", True, False, False)])
+def test_layernorm_linear(norm, zc, bias, ret, dtype):
+    m = randomize(tet.LayerNormLinear(32, 24, normalization=norm, zero_centered_gamma=zc,
+                                      bias=bias, return_layernorm_output=ret, params_dtype=dtype,
+                                      eps=1e-3, target="cpu"))
+    check_against_torch(m, "lnl", (16, 32))
+    check_against_torch(m, "lnl", (3, 5, 32), seed=2)  # [batch, seq, hidden], 15 tokens
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["f32", "bf16"])
+@pytest.mark.parametrize("bias", [True, False])
+def test_linear(bias, dtype):
+    m = randomize(tet.Linear(32, 16, bias=bias, params_dtype=dtype, target="cpu"))
+    assert {n for n, _ in m.named_parameters()} == ({"weight", "bias"} if bias else {"weight"})
+    check_against_torch(m, "lin", (2, 4, 32))
+
+
+def test_mlp_checkpoint_is_bit_identical():
+    a = randomize(tet.LayerNormMLP(32, 64, activation="swiglu", normalization="RMSNorm",
+                                   target="cpu"))
+    b = randomize(tet.LayerNormMLP(32, 64, activation="swiglu", normalization="RMSNorm",
+                                   checkpoint=True, target="cpu"))
+    la, lb = a.function().ops.library, b.function().ops.library
+    assert la.sha256 != lb.sha256
+    # the checkpointed forward saves only its operands
+    sa = [r for r in la.entry("layernorm_mlp_fwd").results if r.is_saved]
+    sb = [r for r in lb.entry("layernorm_mlp_fwd").results if r.is_saved]
+    assert len(sb) < len(sa)
+    x = torch.randn(16, 32, requires_grad=True)
+    ya, yb = a(x), b(x)
+    assert torch.equal(ya, yb)
+    ga = torch.autograd.grad(ya.sum(), [x, *a.parameters()])
+    gb = torch.autograd.grad(yb.sum(), [x, *b.parameters()])
+    for u, v in zip(ga, gb):
+        assert torch.equal(u, v)
+
+
+def _rel(a, b):
+    return ((a.float() - b.float()).norm() / b.float().norm()).item()
+
+
+@pytest.mark.parametrize("recipe", ["fp8-current", "fp8-delayed"])
+def test_fp8_module_loose(recipe):
+    """FP8 against the fp32 reference: relative L2 error <= 0.1 (E4M3/E5M2 quantization
+    noise is ~3-8 % on random data, bench/bench.py's FP8_TOL; the exact FP8 emulation
+    is checked by test_ops.py::test_goldens). Delayed scaling after 3 steps (its first
+    step quantizes with scale 1)."""
+    m = randomize(tet.LayerNormMLP(32, 64, recipe=recipe, target="cpu"))
+    x = torch.randn(32, 32, requires_grad=True)
+    for _ in range(3):
+        y = m(x)
+        grads = torch.autograd.grad(y.sum(), [x, *m.parameters()])
+    refs, leaves = reference(m, x)
+    rgrads = torch.autograd.grad(refs[0].sum(), leaves)
+    assert _rel(y, refs[0]) <= 0.1
+    for n, a, b in zip(["x"] + [n for n, _ in m.named_parameters()], grads, rgrads):
+        if b.norm() > 0:
+            assert _rel(a, b) <= 0.1, n
+
+
+def test_fp8_autocast_selects_the_recipe():
+    a = randomize(tet.LayerNormLinear(32, 32, target="cpu"))
+    b = randomize(tet.LayerNormLinear(32, 32, recipe="fp8-current", target="cpu"))
+    x = torch.randn(16, 32)
+    with tet.fp8_autocast(fp8_recipe="fp8-current"):
+        ya = a(x)
+    assert torch.equal(ya, b(x))
+    assert not torch.equal(a(x), ya)  # bf16 outside
+
+
+def test_delayed_state_advances_over_three_steps():
+    """The module's amax-history/scale buffers advance every step exactly as threading
+    the state through TeFunction by hand does (new state = the entries' state results,
+    the backward's updated in place)."""
+    m = randomize(tet.LayerNormMLP(32, 64, recipe="fp8-delayed", target="cpu"))
+    f = m.function()
+    assert [s.roles["te.state"] for s in f.state_specs] == [
+        "layernorm_mlp_0.amax_history_fwd", "layernorm_mlp_0.scales_fwd"]
+    fst = f.initial_state()
+    bst = f.initial_state(backward=True)
+    params = [p.detach().clone().requires_grad_() for p in m.parameters()]
+    bufs = [b for n, b in m.named_buffers()]
+    assert len(bufs) == 4
+    prev = [b.clone() for b in bufs]
+    for step in range(3):
+        x = torch.randn(16, 32, generator=torch.Generator().manual_seed(step))
+        xm = x.clone().requires_grad_()
+        y = m(xm)
+        gm = torch.autograd.grad(y.sum(), [xm, *m.parameters()])
+        xf = x.clone().requires_grad_()
+        y2, *new = f(xf, *params, *fst, bwd_state=bst)
+        g2 = torch.autograd.grad(y2.sum(), [xf, *params])
+        fst = [t.detach() for t in new]
+        assert torch.equal(y, y2)
+        for u, v in zip(gm, g2):
+            assert torch.equal(u, v)
+        now = [b.clone() for b in bufs]
+        hist_f = m.get_buffer("fp8_delayed_layernorm_mlp_0_amax_history_fwd")
+        torch.testing.assert_close(hist_f, fst[0], rtol=0, atol=0)
+        torch.testing.assert_close(m.get_buffer("fp8_delayed_layernorm_mlp_0_scales_bwd"),
+                                   bst[1], rtol=0, atol=0)
+        # the amax histories roll every step (scales may repeat: y.sum()'s gradient is
+        # the same every step)
+        names = [n for n, _ in m.named_buffers()]
+        for n, a, b in zip(names, now, prev):
+            if "amax_history" in n:
+                assert not torch.equal(a, b), f"step {step}: {n}"
+        prev = now
+    # scales of the quantized GEMM operands moved off TE's initial 1 (each GEMM's
+    # output slot is not quantized and keeps it)
+    assert (m.get_buffer("fp8_delayed_layernorm_mlp_0_scales_fwd") != 1).sum() == 4
+
+
+def test_weight_cache_is_first_microbatch():
+    m = randomize(tet.LayerNormMLP(32, 64, recipe="fp8-current", target="cpu"))
+    f = m.function()
+    assert f.cached is not None and len(f.cached_weight_specs) == 2
+    x = torch.randn(16, 32, requires_grad=True)
+    with pytest.raises(te_mlir.TeMlirError, match="before a first microbatch"):
+        m(x, is_first_microbatch=False)
+    y0 = m(x)
+    y1 = m(x, is_first_microbatch=True)
+    assert set(m._weight_cache) == {"layernorm_mlp_0.fc1_weight", "layernorm_mlp_0.fc2_weight"}
+    y2 = m(x, is_first_microbatch=False)
+    assert torch.equal(y0, y1) and torch.equal(y0, y2)
+    g0 = torch.autograd.grad(y0.sum(), [x, *m.parameters()])
+    g2 = torch.autograd.grad(y2.sum(), [x, *m.parameters()])
+    for u, v in zip(g0, g2):
+        assert torch.equal(u, v)
+    # the cached weights are used as they were: changed weights do not show
+    with torch.no_grad():
+        m.fc1_weight.mul_(2)
+    assert torch.equal(m(x, is_first_microbatch=False), y0)
+    assert not torch.equal(m(x, is_first_microbatch=True), y0)
+
+
+def test_refusals():
+    with pytest.raises(te_mlir.TeMlirError, match="sequence_parallel=True is not supported"):
+        tet.LayerNormLinear(32, 32, sequence_parallel=True)
+    with pytest.raises(TypeError, match="unexpected argument 'bogus'"):
+        tet.Linear(32, 32, bogus=1)
+    with pytest.raises(te_mlir.TeMlirError, match="activation 'tanh' is not supported"):
+        tet.LayerNormMLP(32, 64, activation="tanh")
+    with pytest.raises(te_mlir.TeMlirError, match="return_bias=True is not supported"):
+        tet.Linear(32, 32, return_bias=True)
+    with pytest.raises(te_mlir.TeMlirError, match="normalization must be"):
+        tet.LayerNormLinear(32, 32, normalization="BatchNorm")
+
+
+def test_prebuilt_library():
+    a = randomize(tet.LayerNormMLP(32, 64, target="cpu"))
+    b = randomize(tet.LayerNormMLP(32, 64, library=a.function().ops.library.path))
+    assert b.function().ops is a.function().ops
+    x = torch.randn(8, 32)
+    assert torch.equal(a(x), b(x))
+
+
+# --------------------------------------------------------------------------- torch.compile
+
+
+class Block(torch.nn.Module):
+    def __init__(self, recipe=None):
+        super().__init__()
+        self.mlp = randomize(tet.LayerNormMLP(32, 64, recipe=recipe, target="cpu"), 3)
+        self.proj = randomize(tet.LayerNormLinear(32, 16, normalization="RMSNorm", recipe=recipe,
+                                                  target="cpu"), 4)
+        self.out = randomize(tet.Linear(16, 16, recipe=recipe, target="cpu"), 5)
+
+    def forward(self, x):
+        h = x + self.mlp(x)
+        return self.out(torch.relu(self.proj(h)))
+
+
+def _step(model, x, dynamic=False):
+    x = x.clone().requires_grad_()
+    if dynamic:
+        torch._dynamo.mark_dynamic(x, 0)
+    y = model(x)
+    loss = (y * y).sum()
+    grads = torch.autograd.grad(loss, [x, *model.parameters()])
+    return y.detach(), grads
+
+
+def test_compile_fullgraph_no_graph_breaks():
+    model = Block()
+    x = torch.randn(2, 8, 32)
+    ex = torch._dynamo.explain(model)(x)
+    assert ex.graph_break_count == 0 and ex.graph_count == 1, ex.break_reasons
+    torch._dynamo.reset()
+    compiled = torch.compile(model, fullgraph=True)  # Inductor's CPU code generation
+    ye, ge = _step(model, x)
+    yc, gc = _step(compiled, x)
+    torch.testing.assert_close(yc, ye, rtol=1e-6, atol=1e-6)
+    for a, b in zip(gc, ge):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_compile_dynamic_tokens_one_graph():
+    from torch._dynamo.testing import CompileCounterWithBackend
+    model = Block()
+    cnt = CompileCounterWithBackend("aot_eager")
+    compiled = torch.compile(model, fullgraph=True, backend=cnt)
+    for M in (16, 24, 40):
+        x = torch.randn(M, 32)
+        ye, ge = _step(model, x)
+        yc, gc = _step(compiled, x, dynamic=True)
+        assert torch.equal(yc, ye)
+        for a, b in zip(gc, ge):
+            assert torch.equal(a, b)
+    assert cnt.frame_count == 1
+
+
+def test_compile_fp8_delayed_state_matches_eager():
+    """fp8-delayed under torch.compile: the state buffers advance as in eager (the
+    forward's copy_ into the buffers and the backward's in-place update are traced)."""
+    eager, comp = Block("fp8-delayed"), Block("fp8-delayed")
+    compiled = torch.compile(comp, fullgraph=True, backend="aot_eager")
+    for step in range(3):
+        x = torch.randn(16, 32, generator=torch.Generator().manual_seed(step))
+        ye, ge = _step(eager, x)
+        yc, gc = _step(compiled, x)
+        assert torch.equal(yc, ye), step
+        for a, b in zip(gc, ge):
+            assert torch.equal(a, b)
+    for (n, a), (_, b) in zip(eager.named_buffers(), comp.named_buffers()):
+        assert torch.equal(a, b), n
+
+
+def test_compile_alignment_rule_is_a_guard():
+    """An fp8 token count that breaks d0 % 8 fails clearly under torch.compile too."""
+    model = tet.LayerNormLinear(32, 32, recipe="fp8-current", target="cpu")
+    compiled = torch.compile(model, fullgraph=True, backend="aot_eager")
+    compiled(torch.randn(16, 32))
+    with pytest.raises(Exception, match=r"needs d0 % 8 == 0"):
+        compiled(torch.randn(12, 32))
+
+
+# --------------------------------------------------------------------------- GPU
+
+
+@needs_gpu
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["f32", "bf16"])
+def test_cuda_modules_match_torch(dtype):
+    m = randomize(tet.LayerNormMLP(64, 128, activation="gelu", params_dtype=dtype,
+                                   target="cuda", device="cuda"))
+    assert m.function().ops.library.backend == "cuda"
+    check_against_torch_cuda(m, dtype)
+
+
+def check_against_torch_cuda(m, dtype):
+    x = torch.randn(64, 64, device="cuda", dtype=dtype, requires_grad=True)
+    y = m(x)
+    refs, leaves = reference(m, x)
+    fa, fr, ga, gr = TOLS[("mlp", dtype)]
+    torch.testing.assert_close(y.float(), refs[0].to(dtype).float(), atol=fa, rtol=fr)
+    got = torch.autograd.grad(y.sum(), [x, *m.parameters()])
+    want = torch.autograd.grad(refs[0].sum(), leaves)
+    for a, b in zip(got, want):
+        torch.testing.assert_close(a.float(), b.to(dtype).float(), atol=ga, rtol=gr)
+
+
+@needs_gpu
+def test_cuda_reduce_overhead_fresh_inputs():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(
+        randomize(tet.LayerNormMLP(64, 128, params_dtype=torch.bfloat16, target="cuda",
+                                   device="cuda")),
+        randomize(tet.Linear(64, 64, params_dtype=torch.bfloat16, target="cuda", device="cuda")))
+    compiled = torch.compile(model, mode="reduce-overhead", fullgraph=True)
+    for i in range(6):
+        x = torch.randn(128, 64, device="cuda", dtype=torch.bfloat16)
+        ye, ge = _step(model, x)
+        yc, gc = _step(compiled, x)
+        torch.testing.assert_close(yc, ye, rtol=0, atol=0, msg=lambda s, i=i: f"step {i}: {s}")
+        for a, b in zip(gc, ge):
+            torch.testing.assert_close(a, b, rtol=0, atol=0)
