@@ -179,7 +179,7 @@ _POINTWISE_METHODS = {
     "to", "float", "type_as", "type", "bfloat16", "half", "pow", "mean", "rsqrt", "sqrt",
     "add", "sub", "mul", "div", "neg", "sigmoid", "tanh", "exp", "relu", "clamp", "abs",
     "square", "var", "reciprocal", "erf", "size", "item", "contiguous", "view", "reshape",
-    "__getitem__", "expand_as",
+    "__getitem__", "expand_as", "chunk", "split",
 }
 _POINTWISE_FNS = {
     operator.add, operator.sub, operator.mul, operator.truediv, operator.neg, operator.pow,
@@ -191,6 +191,7 @@ _POINTWISE_FNS = {
     torch.nn.functional.leaky_relu, torch.nn.functional.elu, torch.nn.functional.softplus,
     torch.nn.functional.hardswish, torch.nn.functional.hardsigmoid,
     torch.nn.functional.dropout, torch.Size, torch.sym_float, torch.sym_int,
+    torch.chunk, torch.split,  # a fused gate_up projection split in halves (Phi-3)
 } | _LAYER_NORM_FNS | _RMS_NORM_FNS
 
 
@@ -268,10 +269,12 @@ def _norm_core_root(n: fx.Node):
     """(spelling, root) when n is a norm core: F.layer_norm / F.rms_norm (root: its
     input) or an rsqrt of mean(x^2) [+ eps] (root: x before casts / the mean
     subtraction). None otherwise."""
-    if n.op == "call_function" and n.target in _LAYER_NORM_FNS:
-        return "layer_norm", n.args[0]
-    if n.op == "call_function" and n.target in _RMS_NORM_FNS:
-        return "rms_norm", n.args[0]
+    if n.op == "call_function" and (n.target in _LAYER_NORM_FNS or n.target in _RMS_NORM_FNS):
+        a = n.args[0]
+        # OLMo: F.layer_norm(x.to(float32), ...).to(dtype): the upcast is the norm's
+        while isinstance(a, fx.Node) and a.op == "call_method" and a.target in _CAST_METHODS:
+            a = a.args[0]
+        return ("layer_norm" if n.target in _LAYER_NORM_FNS else "rms_norm"), a
     is_rsqrt = (n.op == "call_function" and n.target in _RSQRT) or (n.op == "call_method" and n.target == "rsqrt")
     if not is_rsqrt:
         return None
@@ -476,11 +479,9 @@ def _where(region: Region) -> str:
     for n in region.nodes:
         for a in n.all_input_nodes:
             if a.op == "placeholder" and "_parameters_" in a.name:
+                # L_self_modules_model_modules_layers_modules_0_modules_mlp_parameters_weight_
                 m = a.name.split("_parameters_")[0]
-                for pre in ("l_self_modules_", "L_self_modules_", "l_args_0_modules_", "L_args_0_modules_"):
-                    if m.startswith(pre):
-                        m = m[len(pre):]
-                m = m.replace("_modules_", ".")
+                m = m.split("_modules_", 1)[1].replace("_modules_", ".") if "_modules_" in m else "(root)"
                 if m not in names:
                     names.append(m)
     if not names:
