@@ -262,7 +262,33 @@ def _linear_units(gm: fx.GraphModule) -> list:
                     nodes.append(u)
                     out = u
             units.append(_LinearUnit(nodes, src, out, w))
+        elif n.target in (operator.matmul, torch.matmul) and len(n.args) == 2:
+            # x @ w.T [+ b] (Falcon's FalconLinear)
+            t = n.args[1]
+            if not (isinstance(t, fx.Node) and len(t.users) == 1 and _is_transpose(t) and _is_leaf(t.args[0])):
+                continue
+            nodes, out = [t, n], n
+            if len(n.users) == 1:
+                u = next(iter(n.users))
+                if _is_add(u) and len(u.args) == 2 and u.args[0] is n and _is_leaf(u.args[1]) and \
+                        isinstance(_ev(u.args[1]), torch.Tensor) and _ev(u.args[1]).dim() == 1:
+                    nodes.append(u)
+                    out = u
+            units.append(_LinearUnit(nodes, n.args[0], out, t.args[0]))
     return units
+
+
+def _is_transpose(n: fx.Node) -> bool:
+    if n.op == "call_function" and n.target in (torch.ops.aten.numpy_T.default, torch.ops.aten.numpy_T, torch.t):
+        return True
+    if n.op == "call_method" and n.target == "t":
+        return True
+    if n.op == "call_function" and n.target is getattr and n.args[1] in ("T", "mT"):
+        return True
+    if ((n.op == "call_method" and n.target == "transpose") or
+            (n.op == "call_function" and n.target is torch.transpose)) and len(n.args) == 3:
+        return set(n.args[1:]) in ({0, 1}, {-1, -2}, {0, -1}, {1, -2})
+    return False
 
 
 def _norm_core_root(n: fx.Node):
@@ -443,7 +469,8 @@ def _grow_mlp(root, spelling, body, norm_out, lin, unit_of, order):
                 continue
             seen.add(n)
             for u in n.users:
-                if u.op == "call_function" and (u.target in _LINEAR_FNS or u.target in _ADDMM_FNS):
+                if u.op == "call_function" and (u.target in _LINEAR_FNS or u.target in _ADDMM_FNS or
+                                                u.target in (operator.matmul, torch.matmul)):
                     cands.add(u)
                 elif u.op == "call_method" and u.target in ("view", "reshape") and \
                         any(v.op == "call_function" and v.target in _ADDMM_FNS for v in u.users):
