@@ -655,8 +655,11 @@ def _sample(v: torch.Tensor, dyn: dict, sizes=(3, 5, 7)) -> torch.Tensor:
     return torch.zeros(shape, dtype=v.dtype)
 
 
-def export_region(mod: fx.GraphModule, ext: list, dyn: dict, name: str) -> str:
-    """torch-mlir text of the region (func @name, x and the parameters as arguments)."""
+def export_region(mod: fx.GraphModule, ext: list, dyn: dict, name: str, outputs=None) -> str:
+    """torch-mlir text of the region (func @name, x and the parameters as arguments).
+    With `outputs` (the region's output nodes), the region module is first run on the
+    samples and each result's dtype and rank must be the graph's (an autocast region,
+    whose dtypes come from the autocast state, is refused here)."""
     try:
         from torch_mlir import fx as tmfx
     except ImportError as e:  # checked earlier; kept for direct callers
@@ -664,6 +667,18 @@ def export_region(mod: fx.GraphModule, ext: list, dyn: dict, name: str) -> str:
     from torch.export import Dim
 
     args = [_sample(_ev(ext[0]), dyn)] + [_sample(_ev(p), {}) for p in ext[1:]]
+    if outputs is not None:
+        with torch.no_grad():
+            try:
+                got = mod(*args)
+            except Exception as e:  # noqa: BLE001
+                raise Refused(f"the region does not run on its own: {type(e).__name__}: {e}")
+        got = got if isinstance(got, tuple) else (got,)
+        for o, t in zip(outputs, got):
+            v = _ev(o)
+            if isinstance(v, torch.Tensor) and (v.dtype != t.dtype or v.dim() != t.dim()):
+                raise Refused(f"{o.name}: the graph has {v.dtype} rank {v.dim()}, the region alone "
+                              f"gives {t.dtype} rank {t.dim()} (autocast?)")
     kw = dict(output_type="raw", func_name=name)
     if dyn:
         kw["dynamic_shapes"] = ({d: Dim(f"d{d}", min=1, max=1 << 20) for d in dyn},) + (None,) * (len(args) - 1)
@@ -849,7 +864,7 @@ def _take(gm, r: Region, example_inputs, opts, extra: list) -> None:
     try:
         mod, ext, dyn = build_region_module(gm, r, example_inputs)
         r.name = r.kind
-        text = export_region(mod, ext, dyn, r.name)
+        text = export_region(mod, ext, dyn, r.name, r.outputs)
         lib = _te_compile(text, opts)
         r.library = str(lib)
         fn = _function_override(mod) if _function_override else _load_function(lib, r.name)
