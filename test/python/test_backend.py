@@ -297,16 +297,37 @@ def test_without_torch_mlir_falls_back(monkeypatch):
     Inductor's and the result is eager's. Runs with or without torch_mlir."""
     monkeypatch.setattr(teb, "_torch_mlir_missing", lambda: "torch_mlir is not importable (test)")
     torch.manual_seed(0)
-    m = OddActMLP()
+    m = nn.Sequential(nn.LayerNorm(24), nn.Linear(24, 40))  # never exported: no cached export
     c = _compile(m, inductor=False)
-    x = torch.randn(2, 4, HIDDEN)
+    x = torch.randn(2, 4, 24)
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
         y = c(x)
     assert any("torch_mlir is not importable" in str(i.message) for i in w), [str(i.message) for i in w]
     r = teb.last_report()
     assert "whole graph runs on Inductor" in r.fallback and not r.taken
+    assert "no cached export" in r.regions[0].reason
     torch.testing.assert_close(y, m(x))
+
+
+@needs_torch_mlir
+def test_cached_export_without_torch_mlir(monkeypatch):
+    """A region exported once (here, with torch_mlir) compiles from the export cache when
+    torch_mlir is missing (a machine without the wheel, sharing TE_MLIR_CACHE)."""
+    torch.manual_seed(0)
+    m = nn.Sequential(nn.LayerNorm(HIDDEN), nn.Linear(HIDDEN, 48))
+    x = torch.randn(2, 4, HIDDEN)
+    _compile(m, inductor=False)(x)
+    assert len(teb.last_report().taken) == 1
+    torch._dynamo.reset()
+    teb._exports.clear()  # the disk cache only
+    monkeypatch.setattr(teb, "_torch_mlir_missing", lambda: "torch_mlir is not importable (test)")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        y = _compile(m, inductor=False)(x)
+    r = teb.last_report()
+    assert len(r.taken) == 1 and "from cached exports" in r.fallback, r.summary()
+    torch.testing.assert_close(y, m(x), rtol=1e-5, atol=1e-5)
 
 
 def test_unknown_option_is_an_error():

@@ -818,6 +818,55 @@ def _replace(gm: fx.GraphModule, region: Region, ext: list, fn: Callable) -> Non
         raise RuntimeError(f"te_mlir backend: region nodes still used: {[n.name for n in leftover]}")
 
 
+def _canonical(mod: fx.GraphModule) -> str:
+    """The region graph with its nodes numbered: identical layers give one string."""
+    idx, parts = {}, []
+    for i, n in enumerate(mod.graph.nodes):
+        idx[n] = i
+        t = n.target
+        if callable(t):
+            t = f"{getattr(t, '__module__', '')}.{getattr(t, '__qualname__', repr(t))}"
+        args = fx.node.map_arg(n.args, lambda a: f"%{idx[a]}")
+        kwargs = fx.node.map_arg(n.kwargs, lambda a: f"%{idx[a]}")
+        parts.append(f"{n.op}|{t}|{args!r}|{sorted(kwargs.items())!r}")
+    return "\n".join(parts)
+
+
+_exports: dict = {}  # export key -> torch-mlir text
+
+
+def _export_cached(mod, ext, dyn, name, outputs, opts) -> str:
+    """export_region, cached in this process and on disk (<te_mlir cache>/exports/), keyed
+    by the region graph, the argument shapes and dtypes, the dynamic dims and the torch
+    version. Without torch_mlir, a region exported before (say on another machine with
+    the same cache) still compiles."""
+    spec = [(str(_ev(a).dtype), _shape_key(_ev(a)) if i else tuple(
+        "?" if d in dyn else int(_concrete(s)) for d, s in enumerate(_ev(a).shape)))
+        for i, a in enumerate(ext)]
+    key = hashlib.sha256(repr((_canonical(mod), spec, sorted(dyn), name, torch.__version__)).encode()).hexdigest()
+    if key in _exports:
+        return _exports[key]
+    import importlib
+
+    d = pathlib.Path(importlib.import_module("te_mlir.compile").cache_dir(opts["cache_dir"])) / "exports"
+    f = d / f"{name}-{key[:24]}.mlir"
+    if f.exists():
+        _exports[key] = f.read_text()
+        return _exports[key]
+    if opts.get("_no_torch_mlir"):
+        raise Refused(opts["_no_torch_mlir"] + "; no cached export of this region")
+    text = export_region(mod, ext, dyn, name, outputs)
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        tmp = f.with_suffix(f".tmp{os.getpid()}")
+        tmp.write_text(text)
+        os.replace(tmp, f)
+    except OSError:
+        pass
+    _exports[key] = text
+    return text
+
+
 def _as_tuple_fn(fn: Callable, n_out: int) -> Callable:
     """fn returning a tensor or a tuple -> a function returning a tuple."""
     def call(*args):
@@ -837,18 +886,18 @@ def te_mlir_backend(gm: fx.GraphModule, example_inputs: list, options: Optional[
     with _lock:
         _reports.append(report)
     missing = _torch_mlir_missing()
+    opts["_no_torch_mlir"] = missing
     regions = find_regions(gm, mlp=opts["mlp"])
     report.regions = regions
-    if missing:
-        report.fallback = missing + ": no region can be exported; the whole graph runs on Inductor"
-        for r in regions:
-            r.status, r.reason = "refused", "torch_mlir missing"
-        warnings.warn("te_mlir backend: " + report.fallback, RuntimeWarning, stacklevel=2)
-        return _inductor(gm, example_inputs, opts)
     extra = []
     for i, r in enumerate(regions):
         _take(gm, r, example_inputs, opts, extra)
     report.regions = regions + extra
+    if missing:
+        n = len(report.taken)
+        report.fallback = (missing + (f": {n} region(s) from cached exports, the rest of the graph on Inductor"
+                                      if n else ": no region can be exported; the whole graph runs on Inductor"))
+        warnings.warn("te_mlir backend: " + report.fallback, RuntimeWarning, stacklevel=2)
     gm.graph.lint()
     gm.recompile()
     report.seconds = time.time() - t0
@@ -864,7 +913,7 @@ def _take(gm, r: Region, example_inputs, opts, extra: list) -> None:
     try:
         mod, ext, dyn = build_region_module(gm, r, example_inputs)
         r.name = r.kind
-        text = export_region(mod, ext, dyn, r.name, r.outputs)
+        text = _export_cached(mod, ext, dyn, r.name, r.outputs, opts)
         lib = _te_compile(text, opts)
         r.library = str(lib)
         fn = _function_override(mod) if _function_override else _load_function(lib, r.name)
