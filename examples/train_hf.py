@@ -103,6 +103,7 @@ def run_model(name, args, dtype, device) -> bool:
     torch._dynamo.utils.counters.clear()
     ok = True
     worst = 0.0
+    times = []
     print(f"  {'step':>4} {'tokens':>6} {'loss eager':>11} {'loss te_mlir':>12} {'|diff|':>9} "
           f"{'eager ms':>9} {'te_mlir ms':>10}")
     for step, ids in enumerate(batches(args.steps, args.batch, args.seq, args.vocab, args.seed + 1,
@@ -125,6 +126,7 @@ def run_model(name, args, dtype, device) -> bool:
         opt_t.zero_grad(set_to_none=True)
         sync(device)
         tt = time.perf_counter() - t0
+        times.append((te, tt))
         a, b = le.item(), lt.item()
         d = abs(a - b)
         tol = args.atol + args.rtol * abs(a)
@@ -149,6 +151,11 @@ def run_model(name, args, dtype, device) -> bool:
     print(f"  graphs: {len(reps)} compiled by te_mlir; graph breaks: {breaks} "
           f"(torch._dynamo.explain: {expl.graph_count} graph, {expl.graph_break_count} breaks)")
     print(f"  max |loss diff| {worst:.2e} (tolerance {args.atol} + {args.rtol}*|loss|)")
+    if len(times) > 1:
+        med = lambda v: sorted(v)[len(v) // 2]  # noqa: E731
+        print(f"  step time after the first (median): eager {med([t[0] for t in times[1:]]) * 1e3:.1f} ms, "
+              f"te_mlir {med([t[1] for t in times[1:]]) * 1e3:.1f} ms; first te_mlir step (compiles) "
+              f"{times[0][1]:.1f} s")
     checks = [
         ("losses agree", ok),
         ("no graph break", breaks == 0 and expl.graph_break_count == 0),
