@@ -24,7 +24,7 @@ import torch._dynamo.testing  # noqa: E402
 import torch.nn as nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-import te_mlir.torch  # noqa: E402,F401  (registers the backend)
+import te_mlir.torch  # noqa: E402,F401  (registers the backend)  # pyflakes: used for its side effect
 import te_mlir.torch.backend as teb  # noqa: E402
 
 try:

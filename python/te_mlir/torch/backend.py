@@ -32,9 +32,6 @@ import logging
 import operator
 import os
 import pathlib
-import shutil
-import subprocess
-import tempfile
 import threading
 import time
 import warnings
@@ -546,8 +543,7 @@ def build_region_module(gm: fx.GraphModule, region: Region, example_inputs: list
     if not isinstance(xv, torch.Tensor):
         raise Refused("the norm input has no tensor meta")
     # dims of x that are symbolic
-    dyn = {d: s for d, s in enumerate(xv.shape) if isinstance(s, torch.SymInt) and not isinstance(_concrete(s), type(None))
-           and s.node.expr.free_symbols}
+    dyn = {d: s for d, s in enumerate(xv.shape) if isinstance(s, torch.SymInt) and s.node.expr.free_symbols}
     g = fx.Graph()
     env = {}
     ext: list = [x]
@@ -639,8 +635,7 @@ def _is_identity_view(n: fx.Node) -> bool:
 
 
 def _sample(v: torch.Tensor, dyn: dict, sizes=(3, 5, 7)) -> torch.Tensor:
-    shape = [(sizes[i % len(sizes)] if d in dyn else int(_concrete(s))) for i, (d, s) in
-             enumerate((d, s) for d, s in enumerate(v.shape))]
+    """A tensor like v, its dynamic dims given distinct sizes >= 2 (0 and 1 specialize)."""
     shape = []
     k = 0
     for d, s in enumerate(v.shape):
@@ -749,7 +744,6 @@ def _te_compile_reason(err: str) -> str:
         if ln.startswith(pre):
             ln = ln[len(pre):]
     # drop te-compile's advice about --partition: the backend partitions itself
-    j = ln.find(" (")
     k = ln.find("; --partition")
     if k >= 0:
         ln = ln[:k]
@@ -799,6 +793,14 @@ def _inductor(gm, example_inputs, opts):
 def _replace(gm: fx.GraphModule, region: Region, ext: list, fn: Callable) -> None:
     g = gm.graph
     first = region.nodes[0]
+    order = {n: i for i, n in enumerate(g.nodes)}
+    for a in ext:
+        # a get_attr weight defined after the region starts (inline_inbuilt_nn_modules
+        # off): get_attr has no inputs, so it can move up
+        if order[a] > order[first] and a.op == "get_attr":
+            first.prepend(a)
+        elif order[a] > order[first]:
+            raise Refused(f"{a.name} is defined after the region starts")
     with g.inserting_before(first):
         call = g.call_function(fn, tuple(ext))
         outs = []
@@ -867,12 +869,12 @@ def _export_cached(mod, ext, dyn, name, outputs, opts) -> str:
     return text
 
 
-def _as_tuple_fn(fn: Callable, n_out: int) -> Callable:
+def _as_tuple_fn(fn: Callable, n_out: int, label: str = "te_mlir_region") -> Callable:
     """fn returning a tensor or a tuple -> a function returning a tuple."""
     def call(*args):
         r = fn(*args)
         return tuple(r) if isinstance(r, (tuple, list)) else (r,)
-    call.__name__ = getattr(fn, "__name__", "te_mlir_region")
+    call.__name__ = label
     call.__qualname__ = call.__name__
     return call
 
@@ -921,7 +923,8 @@ def _take(gm, r: Region, example_inputs, opts, extra: list) -> None:
             raise Refused(f"recipe {opts['recipe']}: the library's function takes recipe state "
                           "(te.state), which a region of the graph does not carry (use the "
                           "te_mlir.torch modules for delayed scaling)")
-        _replace(gm, r, ext, _as_tuple_fn(fn, len(r.outputs)))
+        ns = getattr(getattr(fn, "ops", None), "namespace", "te_mlir")
+        _replace(gm, r, ext, _as_tuple_fn(fn, len(r.outputs), f"{ns}_{r.name}"))
         r.status = "taken"
     except Refused as e:
         r.status, r.reason = "refused", str(e)
