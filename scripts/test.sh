@@ -96,6 +96,27 @@ if build_or_fail default "$root/build"; then
     tail -20 "$root/build/main.log"
     failed=$((failed + 1)); failures+=("main job")
   fi
+  # The PyTorch package (python/te_mlir) on the cpu backend, in the venv of
+  # scripts/venv.sh: custom ops (opcheck), modules against PyTorch, the
+  # torch.compile backend. GPU tests are reported as skipped, with why.
+  echo "== [default] Python package tests (pytest test/python, cpu backend)"
+  if ( source "$root/scripts/venv.sh" && te_venv >"$root/build/venv.log" 2>&1 &&
+       cd "$root" && TE_MLIR_BUILD="$root/build" TE_MLIR_CACHE="$root/build/te-mlir-cache" \
+         "$TE_VENV_PYTHON" -m pytest test/python -q -rs -p no:cacheprovider \
+         --junitxml="$root/build/pytest.xml" ); then
+    rc=0
+  else
+    rc=1
+    tail -5 "$root/build/venv.log" 2>/dev/null
+  fi
+  if [[ -f $root/build/pytest.xml ]]; then
+    read -r p f s < <(count_lit "$root/build/pytest.xml")
+    passed=$((passed + p)); failed=$((failed + f))
+    echo "   pytest: $p passed, $f failed, $s skipped"
+  fi
+  if ((rc != 0)); then
+    failures+=("pytest"); [[ ${f:-0} == 0 ]] && failed=$((failed + 1))
+  fi
   echo "== [default] docs (mlir-doc)"
   if ninja -C "$root/build" mlir-doc >/dev/null && [[ -s $root/build/docs/Dialects/TEDialect.md && -s $root/build/docs/TEPasses.md ]]; then
     passed=$((passed + 1))

@@ -195,6 +195,46 @@ for c in ln_linear_f32_mxfp8:MXFP8 ln_mlp_gelu_bf16_nvfp4:NVFP4; do
     echo "  cuda: expected the Blackwell error, got rc=$rc: $(tail -2 "$out/$c-cuda.log")"; status=1
   fi
 done
+# The caller's memory (te-run --caller-memory: the arena from
+# te_module_entry_arena_bytes and the workspace given to every entry, as the
+# PyTorch ops do): bit for bit the results of entries that allocate their
+# own, eagerly and replayed from a CUDA graph, static and dynamic, bf16 and
+# FP8.
+same() { # label dir-a dir-b
+  if python3 -c "import os,sys,numpy as n; a,b=sys.argv[1:]; fs=sorted(os.listdir(a)); sys.exit(0 if fs==sorted(os.listdir(b)) and all((n.load(os.path.join(a,f))==n.load(os.path.join(b,f))).all() for f in fs) else 1)" "$2/fwd" "$3/fwd" &&
+     python3 -c "import os,sys,numpy as n; a,b=sys.argv[1:]; fs=sorted(os.listdir(a)); sys.exit(0 if fs==sorted(os.listdir(b)) and all((n.load(os.path.join(a,f))==n.load(os.path.join(b,f))).all() for f in fs) else 1)" "$2/bwd" "$3/bwd"; then
+    echo "  $1: bit for bit"
+  else
+    echo "  $1: DIFFERS"; status=1
+  fi
+}
+for c in ln_mlp_gelu_bf16 rms_swiglu_f32 ln_mlp_gelu_bf16_fp8_current ln_mlp_gelu_bf16_fp8_delayed ln_mlp_gelu_bf16_fp8_block; do
+  [[ -f $libs/$c.so ]] || continue
+  echo "== $c --caller-memory"
+  mkdir -p "$out/$c-cm" "$out/$c-cmg"
+  step "$c (caller memory)" "$libs/$c.so" "$ins/$c" cuda "$out/$c-cm" --caller-memory
+  same "caller memory vs own" "$out/$c-cuda" "$out/$c-cm"
+  step "$c (caller memory, graph)" "$libs/$c.so" "$ins/$c" cuda "$out/$c-cmg" --caller-memory --bench 3 --graph
+  same "caller memory + graph vs own" "$out/$c-cuda" "$out/$c-cmg"
+done
+for n in 5 16; do
+  c=ln_mlp_gelu_dyn_f32
+  echo "== $c size $n --caller-memory"
+  mkdir -p "$out/dyn$n-cm"
+  step "$c/size$n (caller memory)" "$libs/$c.so" "$ins/$c/size$n" cuda "$out/dyn$n-cm" --caller-memory
+  same "caller memory vs own" "$out/dyn$n-cuda" "$out/dyn$n-cm"
+done
+
+echo "== compute-sanitizer memcheck: te-run ln_mlp_gelu_bf16_fp8_delayed --step main --backend cuda --caller-memory"
+c=ln_mlp_gelu_bf16_fp8_delayed
+mkdir -p "$out/memcheck-cm"
+compute-sanitizer --tool memcheck --error-exitcode 3 --leak-check full "$run" "$libs/$c.so" \
+  --step main --inputs "$ins/$c/args" --grads "$ins/$c/grads_in" --outputs "$out/memcheck-cm" \
+  --backend cuda --caller-memory > "$out/memcheck-cm.txt" 2>&1
+rc=$?
+tail -3 "$out/memcheck-cm.txt"
+((rc == 0)) || { echo "gpu_e2e: caller-memory memcheck rc=$rc"; grep -m20 -i "error\|invalid" "$out/memcheck-cm.txt"; status=1; }
+
 echo "== compute-sanitizer memcheck: te-run ln_mlp_gelu_bf16_fp8_delayed --step main --backend cuda"
 c=ln_mlp_gelu_bf16_fp8_delayed
 mkdir -p "$out/memcheck-fp8"

@@ -31,7 +31,7 @@ def _tool_id(exe):
 
 def cache_dir(cache_dir=None):
     d = cache_dir or os.environ.get("TE_MLIR_CACHE") or Path.home() / ".cache" / "te-mlir"
-    return Path(d)
+    return Path(d).expanduser()
 
 
 def _looks_like_path(source):
@@ -92,8 +92,10 @@ def compile(source, *, recipe="bf16", train=True, checkpoint=False, weight_cache
         if p.returncode != 0 or not so.exists():
             raise TeMlirError(f"te-compile failed (exit {p.returncode}): {' '.join(cmd)}\n"
                               + (p.stderr.strip() or p.stdout.strip()))
-        os.replace(so, out)  # atomic: concurrent compiles of one key agree
-        h = so.with_suffix(".h")
-        if h.exists():
-            os.replace(h, out.with_suffix(".h"))
+        # what else te-compile wrote beside the library (the header, --partition's
+        # residual module, ...) keeps its suffix next to the cached .so
+        for f in Path(tmp).iterdir():
+            if f not in (src, so) and f.name.startswith(name + "."):
+                os.replace(f, d / (out.stem + f.name[len(name):]))
+        os.replace(so, out)  # last and atomic: a cached .so means everything is there
     return out

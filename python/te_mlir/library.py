@@ -274,6 +274,36 @@ class TensorSpec:
                                      f"{self.entry.name} {self.name}")
         return n.value
 
+    def client_layout(self, dims):
+        """A qtensor's inner tensors in its buffer at `dims`: [(name, offset, bytes)]
+        (te_module_tensor_inner_layout)."""
+        L = self.entry.library._L
+        out = []
+        for k, (name, _, _) in enumerate(self.inner):
+            o, b = ctypes.c_int64(), ctypes.c_int64()
+            self.entry.library._rt.check(L.te_module_tensor_inner_layout(
+                self.handle, k, i64s(dims), ctypes.byref(o), ctypes.byref(b)),
+                f"{self.entry.name} {self.name}")
+            out.append((name, o.value, b.value))
+        return out
+
+    def padding(self, dims):
+        """The byte ranges [(start, end)] of a qtensor's buffer that no inner tensor
+        covers (alignment padding), at `dims`; cached per dims."""
+        key = tuple(dims)
+        cache = self.__dict__.setdefault("_padding", {})
+        if key not in cache:
+            total = self.client_bytes(dims)
+            gaps, pos = [], 0
+            for _, o, b in sorted(self.client_layout(dims), key=lambda t: t[1]):
+                if o > pos:
+                    gaps.append((pos, o))
+                pos = max(pos, o + b)
+            if pos < total:
+                gaps.append((pos, total))
+            cache[key] = gaps
+        return cache[key]
+
     def __repr__(self):
         return f"<{self.entry.name} {self.label}: {self.dtype} {self.shape}>"
 

@@ -153,6 +153,7 @@ te_rt_context *te_rt_context_create(int32_t backend) {
       delete ctx;
       return nullptr;
     }
+    ctx->ownStream = ctx->stream;
   }
   return ctx;
 }
@@ -164,6 +165,8 @@ void releaseCudaCache(te_rt_context *ctx) {
   if (ctx->cudaCached.empty())
     return;
   te_rt_internal_cuda_synchronize(ctx->stream);
+  if (ctx->stream != ctx->ownStream)
+    te_rt_internal_cuda_synchronize(ctx->ownStream);
   for (auto &[bytes, ptr] : ctx->cudaCached)
     te_rt_internal_cuda_free(ptr);
   ctx->cudaCached.clear();
@@ -209,8 +212,11 @@ void te_rt_context_destroy(te_rt_context *ctx) {
       delete graph;
     }
     releaseCudaCache(ctx);
+    // The kernel state waits for the stream it last queued on (the
+    // caller's, when one was set, which must still exist), then frees its
+    // buffers; the context's own stream goes last.
     te_rt_internal_cuda_state_destroy(ctx->cuda);
-    te_rt_internal_cuda_stream_destroy(ctx->stream);
+    te_rt_internal_cuda_stream_destroy(ctx->ownStream);
   }
   delete ctx;
 }
@@ -220,6 +226,97 @@ int32_t te_rt_context_backend(const te_rt_context *ctx) {
   if (!c.context(ctx))
     return TE_RT_BACKEND_INVALID;
   return ctx->backend;
+}
+
+int32_t te_rt_context_set_stream(te_rt_context *ctx, void *stream) {
+  Checker c("te_rt_context_set_stream");
+  if (!c.context(ctx))
+    return 1;
+  if (ctx->backend != TE_RT_BACKEND_CUDA)
+    return c.mustBeNull("stream", stream, "a cpu context has no streams") ? 0
+                                                                          : 1;
+  if (ctx->capturing && stream != ctx->stream)
+    return c.fail("cannot change the stream while te_rt_capture_begin's "
+                  "capture of the current one is open"),
+           1;
+  ctx->stream = stream;
+  return 0;
+}
+
+void *te_rt_context_stream(const te_rt_context *ctx) {
+  Checker c("te_rt_context_stream");
+  if (!c.context(ctx))
+    return nullptr;
+  return ctx->stream;
+}
+
+namespace {
+bool aligned(const void *p) {
+  return reinterpret_cast<uintptr_t>(p) % 256 == 0;
+}
+} // namespace
+
+int32_t te_rt_context_set_arena(te_rt_context *ctx, void *ptr, int64_t bytes) {
+  Checker c("te_rt_context_set_arena");
+  if (!c.context(ctx) || !c.nonNegative("bytes", bytes))
+    return 1;
+  if (ptr && !aligned(ptr))
+    return c.fail("ptr is not 256-byte aligned"), 1;
+  ctx->arena = ptr;
+  ctx->arenaBytes = ptr ? bytes : 0;
+  return 0;
+}
+
+int32_t te_rt_context_set_workspace(te_rt_context *ctx, void *ptr,
+                                    int64_t bytes) {
+  Checker c("te_rt_context_set_workspace");
+  if (!c.context(ctx) || !c.nonNegative("bytes", bytes))
+    return 1;
+  if (ptr && !aligned(ptr))
+    return c.fail("ptr is not 256-byte aligned"), 1;
+  if (ptr && bytes < te_rt_gemm_workspace_bytes())
+    return c.fail("a workspace of " + std::to_string(bytes) +
+                  " bytes is smaller than the GEMM workspace (" +
+                  std::to_string(te_rt_gemm_workspace_bytes()) + " bytes)"),
+           1;
+  ctx->workspace = ptr;
+  ctx->workspaceBytes = ptr ? bytes : 0;
+  ctx->workspaceNeeded = 0;
+  return 0;
+}
+
+int64_t te_rt_gemm_workspace_bytes(void) { return int64_t(32) << 20; }
+
+int64_t te_rt_workspace_bytes(void) {
+  return te_rt_gemm_workspace_bytes() + (int64_t(16) << 20);
+}
+
+int64_t te_rt_context_workspace_needed(const te_rt_context *ctx) {
+  Checker c("te_rt_context_workspace_needed");
+  if (!c.context(ctx))
+    return 0;
+  return ctx->workspaceNeeded;
+}
+
+void *te_rt_arena_acquire(te_rt_context *ctx, int64_t bytes) {
+  Checker c("te_rt_arena_acquire");
+  if (!c.context(ctx) || !c.nonNegative("bytes", bytes))
+    return nullptr;
+  if (!ctx->arena)
+    return te_rt_alloc(ctx, bytes);
+  if (bytes > ctx->arenaBytes) {
+    c.fail("the caller's arena has " + std::to_string(ctx->arenaBytes) +
+           " bytes; this entry needs " + std::to_string(bytes) +
+           " (te_module_entry_arena_bytes at these dims)");
+    return nullptr;
+  }
+  return ctx->arena;
+}
+
+void te_rt_arena_release(te_rt_context *ctx, void *arena) {
+  if (!ctx || !arena || arena == ctx->arena)
+    return;
+  te_rt_free(ctx, arena);
 }
 
 int32_t te_rt_context_set_seed(te_rt_context *ctx, uint64_t seed) {

@@ -25,8 +25,21 @@
 struct te_rt_context {
   /// TE_RT_BACKEND_CPU or TE_RT_BACKEND_CUDA (never AUTO).
   int32_t backend = TE_RT_BACKEND_CPU;
-  /// The CUDA backend's stream (cudaStream_t), null on cpu.
+  /// The stream the CUDA backend queues on (cudaStream_t): the context's
+  /// own, or the caller's after te_rt_context_set_stream (null is then the
+  /// legacy default stream); null on cpu.
   void *stream = nullptr;
+  /// The stream the context created (destroyed with it), null on cpu.
+  void *ownStream = nullptr;
+  /// The caller's arena (te_rt_context_set_arena), null when entries
+  /// allocate their own.
+  void *arena = nullptr;
+  int64_t arenaBytes = 0;
+  /// The caller's workspace (te_rt_context_set_workspace), null when the
+  /// kernel state keeps its own; what the last call short of it needed.
+  void *workspace = nullptr;
+  int64_t workspaceBytes = 0;
+  int64_t workspaceNeeded = 0;
   /// The CUDA backend's kernel state (te_kernels_state: cuBLASLt handle,
   /// workspace, device scratch), created by the first compute call.
   void *cuda = nullptr;

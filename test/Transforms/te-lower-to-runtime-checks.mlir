@@ -38,18 +38,18 @@
 // CHECK-NEXT:  %[[F:.*]] = llvm.icmp "ne" %[[S]]
 // CHECK-NEXT:  llvm.cond_br %[[F]], ^[[RET:bb[0-9]+]](%[[S]] : i32), ^bb3
 // CHECK-NOT:   te_rt_check_multiple
-// CHECK:       llvm.call @te_rt_alloc(
+// CHECK:       llvm.call @te_rt_arena_acquire(
 // CHECK-NOT:   te_rt_check_multiple
 // CHECK:       ^[[RET]](%[[ST:.*]]: i32):  // 3 preds: ^bb0, ^bb1, ^bb2
 // CHECK-NEXT:  llvm.return %[[ST]] : i32
 // CHECK-LABEL: llvm.func @te_entry_block_fwd(
 // CHECK:       llvm.call @te_rt_check_multiple(
 // CHECK-NOT:   te_rt_check_multiple
-// CHECK:       llvm.call @te_rt_alloc(
+// CHECK:       llvm.call @te_rt_arena_acquire(
 // CHECK-LABEL: llvm.func @te_entry_block_bwd(
 // CHECK:       llvm.call @te_rt_check_multiple(
 // CHECK-NOT:   te_rt_check_multiple
-// CHECK:       llvm.call @te_rt_alloc(
+// CHECK:       llvm.call @te_rt_arena_acquire(
 func.func @block(%x: tensor<?x128xbf16>, %w: tensor<256x128xbf16>) -> tensor<?x256xbf16> {
   %y = te.linear %x weight(%w) recipe(#te.fp8_block<>) : (tensor<?x128xbf16>, tensor<256x128xbf16>) -> tensor<?x256xbf16>
   return %y : tensor<?x256xbf16>

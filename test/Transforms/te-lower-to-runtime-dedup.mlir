@@ -30,7 +30,7 @@
 // ON:        llvm.call @te_segment_1(
 // ON:        llvm.call @te_segment_0(
 // ON-NOT:    llvm.call @te_rt_norm_fwd
-// ON:        llvm.call @te_rt_free(
+// ON:        llvm.call @te_rt_arena_release(
 // ON-LABEL: llvm.func @te_module_info(
 
 // AUTO:      llvm.func internal @te_segment_0(

@@ -20,7 +20,7 @@
 // CHECK-NOT:  llvm.call @te_rt_quantize_fp8
 // CHECK:      llvm.call @te_rt_copy(
 // CHECK-NOT:  llvm.call @te_rt_gemm
-// CHECK:      llvm.call @te_rt_free(
+// CHECK:      llvm.call @te_rt_arena_release(
 // Backward: quantize dy once (E5M2, both copies), dgrad and wgrad FP8
 // GEMMs, the bias gradient from the high-precision dy, the norm backward.
 // CHECK-LABEL: llvm.func @te_entry_lnl_bwd(

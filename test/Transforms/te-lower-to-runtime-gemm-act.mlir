@@ -19,7 +19,7 @@
 // CHECK-DAG:   %[[PRE:.*]] = llvm.load %[[PP]]
 // CHECK-DAG:   %[[YP:.*]] = llvm.getelementptr %[[RES]][0]
 // CHECK-DAG:   %[[Y:.*]] = llvm.load %[[YP]]
-// CHECK:       llvm.call @te_rt_alloc(
+// CHECK:       llvm.call @te_rt_arena_acquire(
 // CHECK:       %[[GELU:.*]] = llvm.mlir.constant(0 : i32) : i32
 // CHECK-NEXT:  %[[BF16:.*]] = llvm.mlir.constant(1 : i32) : i32
 // CHECK-NEXT:  %[[ONE:.*]] = llvm.mlir.constant(1 : i64) : i64
@@ -39,7 +39,7 @@ func.func @fwd(%x: tensor<?x64xbf16>, %w1: tensor<128x64xbf16>, %b1: tensor<128x
 // the activation lives in the arena (one slot) and feeds FC2.
 // CHECK-LABEL: llvm.func @te_entry_infer(
 // CHECK-SAME:  %[[CTX:[^:]+]]: !llvm.ptr,
-// CHECK:       %[[ARENA:.*]] = llvm.call @te_rt_alloc(
+// CHECK:       %[[ARENA:.*]] = llvm.call @te_rt_arena_acquire(
 // CHECK:       %[[H:.*]] = llvm.getelementptr %[[ARENA]][
 // CHECK:       %[[GELU:.*]] = llvm.mlir.constant(0 : i32) : i32
 // CHECK-NEXT:  %[[F32:.*]] = llvm.mlir.constant(0 : i32) : i32
@@ -70,7 +70,7 @@ func.func @infer(%x: tensor<2x8x64xf32>, %w1: tensor<128x64xf32>, %w2: tensor<64
 // CHECK-NEXT:  %[[PRE:.*]] = llvm.load %[[PP]]
 // CHECK-NEXT:  %[[DXP:.*]] = llvm.getelementptr %[[RES]][0]
 // CHECK-NEXT:  %[[DX:.*]] = llvm.load %[[DXP]]
-// CHECK:       llvm.call @te_rt_alloc(
+// CHECK:       llvm.call @te_rt_arena_acquire(
 // CHECK:       %[[GELU:.*]] = llvm.mlir.constant(0 : i32) : i32
 // CHECK-NEXT:  %[[BF16:.*]] = llvm.mlir.constant(1 : i32) : i32
 // CHECK-NEXT:  %[[ONE:.*]] = llvm.mlir.constant(1 : i64) : i64

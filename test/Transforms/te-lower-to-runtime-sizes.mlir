@@ -39,9 +39,24 @@
 // CHECK-NEXT:  %[[W2:.*]] = llvm.mlir.addressof @linear3d__size2 : !llvm.ptr
 // CHECK-NEXT:  llvm.call @te_rt_check_range(%[[CTX]], %[[A1]], %{{.*}}, %[[EHI]], %[[W2]])
 // CHECK-NOT:   te_rt_check_range
-// CHECK:       llvm.call @te_rt_alloc(
+// CHECK:       llvm.call @te_rt_arena_acquire(
 // CHECK:       ^[[RET]](%[[ST:.*]]: i32):  // 3 preds: ^bb0, ^bb1, ^bb2
 // CHECK-NEXT:  llvm.return %[[ST]] : i32
+// te_arena_bytes_<fn>(dims): the same bounds as a flag, then the arena the
+// entry acquires (here 0: the GEMM writes the result in place), or -1.
+// CHECK-LABEL: llvm.func @te_arena_bytes_linear3d(
+// CHECK-SAME:  %[[ADIMS:[^:]+]]: !llvm.ptr) -> i64
+// CHECK:       %[[AD0:.*]] = llvm.load %{{.*}} : !llvm.ptr -> i64
+// CHECK:       %[[AD1:.*]] = llvm.load %{{.*}} : !llvm.ptr -> i64
+// CHECK:       llvm.icmp "ule" %[[AD0]], %{{.*}} : i64
+// CHECK:       llvm.icmp "ule" %[[AD1]], %{{.*}} : i64
+// CHECK:       "llvm.intr.umul.with.overflow"
+// CHECK:       %[[EOK:.*]] = llvm.icmp "ule" %{{.*}}, %{{.*}} : i64
+// CHECK-NEXT:  %[[OK:.*]] = llvm.and %{{.*}}, %[[EOK]] : i1
+// CHECK-NEXT:  %[[TOTAL:.*]] = llvm.mlir.constant(0 : i64) : i64
+// CHECK-NEXT:  %[[NEG:.*]] = llvm.mlir.constant(-1 : i64) : i64
+// CHECK-NEXT:  %[[R:.*]] = llvm.select %[[OK]], %[[TOTAL]], %[[NEG]] : i1, i64
+// CHECK-NEXT:  llvm.return %[[R]] : i64
 func.func @linear3d(%x: tensor<?x?x64xf32>, %w: tensor<96x64xf32>) -> tensor<?x?x96xf32> {
   %y = te.gemm tn %x, %w : (tensor<?x?x64xf32>, tensor<96x64xf32>) -> tensor<?x?x96xf32>
   return %y : tensor<?x?x96xf32>

@@ -15,7 +15,7 @@
 // CHECK-NEXT: %[[D0:.*]] = llvm.load %[[D0P]] : !llvm.ptr -> i64
 // CHECK:      %[[OUTP:.*]] = llvm.getelementptr %[[RES]][0]
 // CHECK-NEXT: %[[OUT:.*]] = llvm.load %[[OUTP]] : !llvm.ptr -> !llvm.ptr
-// CHECK:      %[[ARENA:.*]] = llvm.call @te_rt_alloc(%[[CTX]], %{{.*}}) : (!llvm.ptr, i64) -> !llvm.ptr
+// CHECK:      %[[ARENA:.*]] = llvm.call @te_rt_arena_acquire(%[[CTX]], %{{.*}}) : (!llvm.ptr, i64) -> !llvm.ptr
 // CHECK:      llvm.cond_br %{{.*}}, ^[[FAIL:bb[0-9]+]](%{{.*}} : i32), ^bb3
 // CHECK:      %[[S1:.*]] = llvm.call @te_rt_norm_fwd(%[[CTX]],
 // CHECK:      llvm.icmp "ne" %[[S1]]
@@ -24,10 +24,10 @@
 // CHECK:      llvm.call @te_rt_act_fwd(
 // CHECK:      llvm.call @te_rt_gemm_fprop(
 // CHECK:      llvm.call @te_rt_add(%[[CTX]], %{{.*}}, %{{.*}}, %{{.*}}, %[[OUT]], %{{.*}})
-// CHECK:      llvm.call @te_rt_free(%[[CTX]], %[[ARENA]])
+// CHECK:      llvm.call @te_rt_arena_release(%[[CTX]], %[[ARENA]])
 // CHECK:      llvm.return %{{.*}} : i32
 // CHECK:      ^[[FAIL]](%[[ST:.*]]: i32):
-// CHECK-NEXT: llvm.call @te_rt_free(%[[CTX]], %[[ARENA]])
+// CHECK-NEXT: llvm.call @te_rt_arena_release(%[[CTX]], %[[ARENA]])
 // CHECK-NEXT: llvm.return %[[ST]] : i32
 // CHECK:      llvm.mlir.global internal constant @te_module_info.json(
 // CHECK-SAME: \22arena_bytes\22:\22dynamic\22,\22arena_slots\22:2

@@ -13,6 +13,11 @@ GATED = set(tet.nn.GATED_ACTIVATIONS)
 
 
 def _act(name, h):
+    if name == "clamped_swiglu":  # GPT-OSS, TE's defaults (transformer-engine.md §8.3)
+        a, b = h.chunk(2, dim=-1)
+        a = torch.clamp(a, max=7.0)
+        b = torch.clamp(b, -7.0, 7.0) + 1.0
+        return a * torch.sigmoid(1.702 * a) * b
     if name in GATED:
         a, b = h.chunk(2, dim=-1)
         return _act({"geglu": "gelu", "glu": "sigmoid", "qgeglu": "qgelu", "reglu": "relu",
@@ -91,6 +96,8 @@ TOLS = {
     ("lnl", torch.bfloat16): (2e-2, 4e-2, 5e-2, 4e-2),
     ("lin", torch.float32): (5e-3, 1.3e-6, 5e-3, 1.3e-6),
     ("lin", torch.bfloat16): (5e-2, 2e-2, 5e-2, 2e-2),
+    ("lin", torch.float16): (5e-2, 1e-2, 5e-2, 1e-2),
+    ("lnl", torch.float16): (2e-3, 4e-2, 5e-2, 4e-2),
 }
 
 
@@ -115,7 +122,7 @@ def check_against_torch(m, kind, shape, seed=1):
                                    msg=lambda s, n=n: f"grad of {n}: {s}")
 
 
-ACTS = [a for a in tet.nn.ACTIVATIONS if a != "clamped_swiglu"]
+ACTS = list(tet.nn.ACTIVATIONS)
 
 
 @pytest.mark.parametrize("activation", ACTS)
@@ -132,7 +139,8 @@ def test_layernorm_mlp(activation, norm, dtype):
     check_against_torch(m, "mlp", (2, 8, 32))
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["f32", "bf16"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16],
+                         ids=["f32", "bf16", "f16"])
 @pytest.mark.parametrize("norm,zc,bias,ret", [("LayerNorm", False, True, False),
                                               ("LayerNorm", True, False, True),
                                               ("RMSNorm", False, True, True),
@@ -145,7 +153,8 @@ def test_layernorm_linear(norm, zc, bias, ret, dtype):
     check_against_torch(m, "lnl", (3, 5, 32), seed=2)  # [batch, seq, hidden], 15 tokens
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["f32", "bf16"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16],
+                         ids=["f32", "bf16", "f16"])
 @pytest.mark.parametrize("bias", [True, False])
 def test_linear(bias, dtype):
     m = randomize(tet.Linear(32, 16, bias=bias, params_dtype=dtype, target="cpu"))
@@ -333,9 +342,12 @@ def test_compile_fullgraph_no_graph_breaks():
         torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
 
 
-def test_compile_dynamic_tokens_one_graph():
+@pytest.mark.parametrize("recipe", ["bf16", "fp8-current"])
+def test_compile_dynamic_tokens_one_graph(recipe):
+    """One graph for every token count (fp8: every multiple of 8, the recipe's rule
+    becoming a guard of the symbolic dim)."""
     from torch._dynamo.testing import CompileCounterWithBackend
-    model = Block()
+    model = Block(recipe)
     cnt = CompileCounterWithBackend("aot_eager")
     compiled = torch.compile(model, fullgraph=True, backend=cnt)
     for M in (16, 24, 40):
@@ -348,11 +360,12 @@ def test_compile_dynamic_tokens_one_graph():
     assert cnt.frame_count == 1
 
 
-def test_compile_fp8_delayed_state_matches_eager():
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_compile_fp8_delayed_state_matches_eager(backend):
     """fp8-delayed under torch.compile: the state buffers advance as in eager (the
     forward's copy_ into the buffers and the backward's in-place update are traced)."""
     eager, comp = Block("fp8-delayed"), Block("fp8-delayed")
-    compiled = torch.compile(comp, fullgraph=True, backend="aot_eager")
+    compiled = torch.compile(comp, fullgraph=True, backend=backend)
     for step in range(3):
         x = torch.randn(16, 32, generator=torch.Generator().manual_seed(step))
         ye, ge = _step(eager, x)
@@ -362,6 +375,35 @@ def test_compile_fp8_delayed_state_matches_eager():
             assert torch.equal(a, b)
     for (n, a), (_, b) in zip(eager.named_buffers(), comp.named_buffers()):
         assert torch.equal(a, b), n
+
+
+def test_compile_weight_cache():
+    """is_first_microbatch under torch.compile: a Python flag Dynamo guards on; the
+    cached weights stored by the first microbatch are reused by the next."""
+    m = randomize(tet.LayerNormMLP(32, 64, recipe="fp8-current", target="cpu"))
+    cf = torch.compile(lambda x, first: m(x, is_first_microbatch=first), fullgraph=True,
+                       backend="aot_eager")
+    x = torch.randn(16, 32, requires_grad=True)
+    ref = m(x)
+    a, b = cf(x, True), cf(x, False)
+    assert torch.equal(a, ref) and torch.equal(b, ref)
+    ga = torch.autograd.grad(a.sum(), x)[0]
+    gb = torch.autograd.grad(b.sum(), x)[0]
+    assert torch.equal(ga, gb)
+
+
+def test_compile_under_fp8_autocast():
+    """fp8_autocast around a compiled module: Dynamo guards on the recipe (one eager
+    step first compiles the library for it)."""
+    m = randomize(tet.LayerNormLinear(32, 32, target="cpu"))
+    cm = torch.compile(m, fullgraph=True, backend="aot_eager")
+    x = torch.randn(16, 32)
+    with tet.fp8_autocast(fp8_recipe="fp8-current"):
+        m(x)
+        a = cm(x)
+        assert torch.equal(a, m(x))
+    b = cm(x)
+    assert torch.equal(b, m(x)) and not torch.equal(a, b)
 
 
 def test_compile_alignment_rule_is_a_guard():
@@ -374,13 +416,30 @@ def test_compile_alignment_rule_is_a_guard():
 
 
 # --------------------------------------------------------------------------- GPU
+# The GPU tests' modules compile with target="auto" (cuda where a GPU is visible).
+
+
+def gpu_models(device):
+    return {
+        "mlp_f32": tet.LayerNormMLP(64, 128, activation="gelu", params_dtype=torch.float32,
+                                    device=device),
+        "mlp_bf16": tet.LayerNormMLP(64, 128, activation="gelu", params_dtype=torch.bfloat16,
+                                     device=device),
+        "lin_bf16": tet.Linear(64, 64, params_dtype=torch.bfloat16, device=device),
+    }
+
+
+def test_gpu_libraries_compile():
+    """Compiles the GPU tests' libraries here too (a cache filled on this machine then
+    serves a GPU machine that cannot run te-compile: docs/python.md)."""
+    for m in gpu_models("cpu").values():
+        assert m.function().ops.library.target == "auto"
 
 
 @needs_gpu
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["f32", "bf16"])
 def test_cuda_modules_match_torch(dtype):
-    m = randomize(tet.LayerNormMLP(64, 128, activation="gelu", params_dtype=dtype,
-                                   target="cuda", device="cuda"))
+    m = randomize(gpu_models("cuda")["mlp_f32" if dtype == torch.float32 else "mlp_bf16"])
     assert m.function().ops.library.backend == "cuda"
     check_against_torch_cuda(m, dtype)
 
@@ -400,15 +459,28 @@ def check_against_torch_cuda(m, dtype):
 @needs_gpu
 def test_cuda_reduce_overhead_fresh_inputs():
     torch.manual_seed(0)
-    model = torch.nn.Sequential(
-        randomize(tet.LayerNormMLP(64, 128, params_dtype=torch.bfloat16, target="cuda",
-                                   device="cuda")),
-        randomize(tet.Linear(64, 64, params_dtype=torch.bfloat16, target="cuda", device="cuda")))
+    ms = gpu_models("cuda")
+    model = torch.nn.Sequential(randomize(ms["mlp_bf16"]), randomize(ms["lin_bf16"]))
     compiled = torch.compile(model, mode="reduce-overhead", fullgraph=True)
     for i in range(6):
         x = torch.randn(128, 64, device="cuda", dtype=torch.bfloat16)
         ye, ge = _step(model, x)
         yc, gc = _step(compiled, x)
-        torch.testing.assert_close(yc, ye, rtol=0, atol=0, msg=lambda s, i=i: f"step {i}: {s}")
+        # stale CUDA-graph buffers (work off the capture stream) are O(1) wrong; Inductor's
+        # own ops around the te ops may round differently from eager by a bf16 ulp
+        torch.testing.assert_close(yc, ye, rtol=1.6e-2, atol=1e-2,
+                                   msg=lambda s, i=i: f"step {i}: {s}")
         for a, b in zip(gc, ge):
-            torch.testing.assert_close(a, b, rtol=0, atol=0)
+            torch.testing.assert_close(a, b, rtol=1.6e-2, atol=1e-2)
+
+
+@pytest.mark.parametrize("recipe", ["bf16", "fp8-current"])
+def test_zero_tokens(recipe):
+    """An empty batch runs (empty tensors get a valid address: the runtime refuses NULL)
+    and gives empty outputs and zero weight gradients."""
+    m = randomize(tet.LayerNormMLP(32, 64, recipe=recipe, target="cpu"))
+    x = torch.randn(0, 32, requires_grad=True)
+    y = m(x)
+    assert y.shape == (0, 32)
+    g = torch.autograd.grad(y.sum(), [x, m.fc1_weight])
+    assert g[0].shape == (0, 32) and torch.equal(g[1], torch.zeros_like(g[1]))

@@ -24,11 +24,16 @@ LNL = """func.func @lnl(%x: tensor<?x32xf32>, %g: tensor<32xf32>, %w: tensor<16x
   return %y, %ln : tensor<?x16xf32>, tensor<?x32xf32>
 }
 """
-TD = {"f32": torch.float32, "bf16": torch.bfloat16}
+LIN = """func.func @mlp(%x: tensor<?x32xf32>, %w: tensor<16x32xf32>) -> tensor<?x16xf32> {
+  %y = te.linear %x weight(%w) : (tensor<?x32xf32>, tensor<16x32xf32>) -> tensor<?x16xf32>
+  return %y : tensor<?x16xf32>
+}
+"""
 
 
 def mlp_lib(recipe="bf16", dtype="f32", weight_cache=False, checkpoint=False):
-    p = te_mlir.compile(MLP.format(T=dtype), recipe=recipe, weight_cache=weight_cache,
+    text = LIN if dtype == "linear" else MLP.format(T=dtype)
+    p = te_mlir.compile(text, recipe=recipe, weight_cache=weight_cache,
                         checkpoint=checkpoint, target="cpu")
     return tet.load(p)
 
@@ -70,8 +75,10 @@ def bwd_args(ops, fwd_name, args, outs):
     return res
 
 
+# (recipe, dtype or "linear": te.linear f32 under the recipe, named @mlp too, whose
+# fp8-delayed backward binds d0 from a saved qtensor, weight cache)
 LIBS = [("bf16", "f32", False), ("bf16", "bf16", False), ("fp8-current", "f32", True),
-        ("fp8-delayed", "f32", True)]
+        ("fp8-delayed", "f32", True), ("fp8-delayed", "linear", True)]
 
 
 @pytest.mark.parametrize("recipe,dtype,wc", LIBS, ids=[f"{r}-{d}" for r, d, _ in LIBS])
@@ -185,6 +192,13 @@ def test_errors_are_python_exceptions(tmp_path):
     # an unknown entry
     with pytest.raises(te_mlir.TeMlirError, match="no entry 'nope'"):
         ops.op("nope")
+    # gradients through an inference-only library
+    inf = tet.load(te_mlir.compile(MLP.format(T="f32"), train=False, target="cpu"))
+    xs = [a.clone().requires_grad_() for a in make_args(inf.library.entry("mlp"), 16)]
+    with pytest.raises(te_mlir.TeMlirError, match="has no mlp_fwd/mlp_bwd"):
+        inf.function("mlp")(*xs)
+    with torch.no_grad():
+        inf.function("mlp")(*xs)
     # te-compile errors carry its stderr
     with pytest.raises(te_mlir.TeMlirError, match="(?s)te-compile failed.*custom op 'bogus'"):
         te_mlir.compile("func.func @f() {\n  bogus\n}\n")
@@ -299,9 +313,21 @@ def test_goldens(case):
 # --------------------------------------------------------------------------- GPU
 
 
+def cuda_ops():
+    """The GPU tests' library: --target=auto (it runs on cuda where a GPU is visible)."""
+    return tet.load(te_mlir.compile(MLP.format(T="bf16"), target="auto"))
+
+
+def test_gpu_libraries_compile():
+    """Compiles what the GPU tests use (so a cache filled here serves a GPU machine that
+    cannot run te-compile: docs/python.md)."""
+    lib = te_mlir.Library(te_mlir.compile(MLP.format(T="bf16"), target="auto"))
+    assert lib.target == "auto" and set(lib.entries) == {"mlp", "mlp_fwd", "mlp_bwd"}
+
+
 @needs_gpu
 def test_cuda_ops_on_a_side_stream():
-    ops = tet.load(te_mlir.compile(MLP.format(T="bf16"), target="cuda"))
+    ops = cuda_ops()
     assert ops.library.backend == "cuda"
     args = [a.cuda() for a in make_args(ops.library.entry("mlp"), 64)]
     for M in (64, 128):
@@ -309,6 +335,7 @@ def test_cuda_ops_on_a_side_stream():
             ops.library.entry("mlp"), M)])
     ref = ops.op("mlp")(*args)
     s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())  # args were made on the default stream
     with torch.cuda.stream(s):
         xs = [a * 1 for a in args]  # produced on s, no sync
         y = ops.op("mlp")(*xs)
@@ -320,7 +347,7 @@ def test_cuda_ops_on_a_side_stream():
 
 @needs_gpu
 def test_cuda_saved_bundle_memory():
-    ops = tet.load(te_mlir.compile(MLP.format(T="bf16"), target="cuda"))
+    ops = cuda_ops()
     fwd = ops.library.entry("mlp_fwd")
     M = 256
     args = [a.cuda().requires_grad_(a.is_floating_point()) for a in make_args(fwd, M)]
@@ -334,3 +361,41 @@ def test_cuda_saved_bundle_memory():
     saved = sum(r.client_bytes([M]) for r in fwd.results if r.is_saved)
     out = y.numel() * y.element_size()
     assert saved + out <= held <= saved + out + 512 * (len(fwd.results) + 1)
+
+
+def test_caller_arena(monkeypatch):
+    """Entries take their arena from a torch buffer of te_module_entry_arena_bytes (exact
+    for dynamic dims); one that is too small is a clear error, and the context is reset
+    after it (the next call runs)."""
+    rt = te_mlir.runtime()
+    if not rt.has_arena:
+        pytest.skip("runtime without te_rt_context_set_arena (built before the caller-memory ABI)")
+    ops = mlp_lib("fp8-current", "f32", True)
+    e = ops.library.entry("mlp_fwd")
+    assert e.arena == "dynamic" and e.arena_bytes([16]) > 0
+    assert e.arena_bytes([64]) > e.arena_bytes([16])
+    args = make_args(e, 16)
+    good = ops.op("mlp_fwd")(*args)
+    monkeypatch.setattr(te_mlir.Entry, "arena_bytes", lambda self, dims: 256)
+    with pytest.raises(te_mlir.TeMlirError, match="arena"):
+        ops.op("mlp_fwd")(*args)
+    monkeypatch.undo()
+    again = ops.op("mlp_fwd")(*args)
+    for a, b in zip(good, again):
+        assert torch.equal(a, b)
+
+
+@pytest.mark.parametrize("M", [8, 24])
+def test_opcheck_returned_norm_output(M):
+    """LayerNormLinear returning its norm output: the backward reads it through
+    te.alias output:1 (re-saved from the forward's outputs) and its gradient is
+    te.optional_grad."""
+    ops = tet.load(te_mlir.compile(LNL, target="cpu"))
+    lib = ops.library
+    feeds = lib.feeds("lnl")
+    assert (_abi.FEED_RESULT, 1) in feeds
+    torch.library.opcheck(ops.op("lnl"), make_args(lib.entry("lnl"), M))
+    args = make_args(lib.entry("lnl_fwd"), M, requires_grad=True)
+    torch.library.opcheck(ops.op("lnl_fwd"), args)
+    outs = ops.op("lnl_fwd")(*[a.detach() for a in args])
+    torch.library.opcheck(ops.op("lnl_bwd"), bwd_args(ops, "lnl_fwd", args, outs))

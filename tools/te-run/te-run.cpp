@@ -53,7 +53,7 @@ struct Options {
   int64_t randomSeed = -1;
   uint64_t rngSeed = 0; ///< the context's seed (NVFP4 stochastic rounding)
   unsigned bench = 0;
-  bool list = false, graph = false;
+  bool list = false, graph = false, callerMemory = false;
 } opts;
 
 const char *const kUsage = R"(usage: te-run LIBRARY.so [options]
@@ -82,6 +82,10 @@ Runs a library made by te-compile.
                          entry (--step: each of NAME_fwd and NAME_bwd) into
                          a CUDA graph after the warm-up and time N graph
                          launches instead of N calls
+  --caller-memory        give each entry its arena and workspace from te-run
+                         (te_rt_context_set_arena / _set_workspace, sized by
+                         te_module_entry_arena_bytes at the bound dims), as
+                         a PyTorch op does, instead of letting it allocate
 bf16 tensors are uint16 .npy files named *.bf16.npy; a quantized tensor
 (!te.qtensor) is its buffer's bytes as a 1-D uint8 .npy. Delayed-scaling
 state arguments not given start as TE's (amax histories 0, scales 1).
@@ -419,13 +423,48 @@ public:
         te_rt_free(ctx, p);
     };
     // te_module_run's message is "<entry> failed: <the entry's error>".
-    auto launch = [&] {
-      return te_module_run(e.entry, ctx, args.data(), results.data(),
-                           dims.data());
-    };
     auto entryError = [&] {
       std::string error = te_rt_last_error(), prefix = e.name + " failed: ";
       return error.rfind(prefix, 0) == 0 ? error.substr(prefix.size()) : error;
+    };
+    // --caller-memory: the arena and workspace are te-run's, set before
+    // every call; a workspace too small for the call's scratch is grown to
+    // what the runtime says it needed and the (functional) call rerun.
+    void *arena = nullptr, *workspace = nullptr;
+    int64_t workspaceBytes = te_rt_workspace_bytes(), arenaBytes = -1;
+    if (opts.callerMemory) {
+      if (te_module_entry_arena_bytes(e.entry, dims.data(), &arenaBytes) != 0)
+        die(te_rt_last_error());
+      if (arenaBytes < 0)
+        die(e.name + ": --caller-memory: the library does not say its arena "
+                     "size at run time (made by an older te-compile)");
+      arena = alloc(arenaBytes);
+      workspace = alloc(workspaceBytes);
+    }
+    auto bindMemory = [&] {
+      if (!opts.callerMemory)
+        return;
+      if (te_rt_context_set_arena(ctx, arena, arenaBytes) != 0 ||
+          te_rt_context_set_workspace(ctx, workspace, workspaceBytes) != 0)
+        die(te_rt_last_error());
+    };
+    auto launch = [&] {
+      bindMemory();
+      int32_t rc = te_module_run(e.entry, ctx, args.data(), results.data(),
+                                 dims.data());
+      if (rc != 0 && opts.callerMemory) {
+        if (int64_t needed = te_rt_context_workspace_needed(ctx);
+            needed > workspaceBytes) {
+          te_rt_synchronize(ctx);
+          te_rt_free(ctx, workspace);
+          workspaceBytes = needed;
+          workspace = alloc(workspaceBytes);
+          bindMemory();
+          rc = te_module_run(e.entry, ctx, args.data(), results.data(),
+                             dims.data());
+        }
+      }
+      return rc;
     };
     auto call = [&] {
       if (launch() != 0)
@@ -479,6 +518,13 @@ public:
                           .count());
     }
     te_rt_graph_destroy(graph); // and the arena the capture allocated
+    if (opts.callerMemory) {
+      te_rt_synchronize(ctx);
+      te_rt_context_set_arena(ctx, nullptr, 0);
+      te_rt_context_set_workspace(ctx, nullptr, 0);
+      te_rt_free(ctx, arena);
+      te_rt_free(ctx, workspace);
+    }
     release();
     return out;
   }
@@ -745,6 +791,8 @@ void parseArguments(int argc, char **argv) {
       opts.bench = unsigned(number("--bench", value(i, "--bench")));
     } else if (a == "--graph") {
       opts.graph = true;
+    } else if (a == "--caller-memory") {
+      opts.callerMemory = true;
     } else if (!a.empty() && a[0] == '-') {
       die("unknown option '" + a + "' (see --help)");
     } else if (opts.library.empty()) {

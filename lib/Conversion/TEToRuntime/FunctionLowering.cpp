@@ -165,15 +165,21 @@ Value FunctionLowering::saturatingDimValue(const Dim &d) {
 }
 
 void FunctionLowering::emitSizeChecks() {
+  unsigned n = 0;
+  forEachSizeCheck([&](Value value, int64_t max, const std::string &what) {
+    call("te_rt_check_range",
+         {ctxArg, value, c64(0), c64(max), messageGlobal(what, "size", n++)},
+         checkFailBlock());
+  });
+}
+
+void FunctionLowering::forEachSizeCheck(
+    llvm::function_ref<void(Value, int64_t, const std::string &)> check) {
   if (shapes.dimClasses.empty())
     return;
-  unsigned n = 0;
   for (auto [k, var] : llvm::enumerate(shapes.dimClasses))
-    call("te_rt_check_range",
-         {ctxArg, dimValues.lookup(var), c64(0), c64(kMaxDimSize),
-          messageGlobal((func.getSymName() + ": dim d" + Twine(k)).str(),
-                        "size", n++)},
-         checkFailBlock());
+    check(dimValues.lookup(var), kMaxDimSize,
+          (func.getSymName() + ": dim d" + Twine(k)).str());
   // Element counts: per set of variables, the largest static factor (the
   // others are below it), in order of first appearance.
   llvm::MapVector<SmallVector<int, 2>, int64_t> largest;
@@ -201,13 +207,9 @@ void FunctionLowering::emitSizeChecks() {
     Dim total{factor, SmallVector<int, 1>(vars.begin(), vars.end())};
     if (total.vars.size() == 1 && factor == 1)
       continue; // a lone variable: checked above
-    call("te_rt_check_range",
-         {ctxArg, saturatingDimValue(total), c64(0), c64(kMaxElements),
-          messageGlobal((func.getSymName() + ": the element count " +
-                         symDimOf(total).str())
-                            .str(),
-                        "size", n++)},
-         checkFailBlock());
+    check(saturatingDimValue(total), kMaxElements,
+          (func.getSymName() + ": the element count " + symDimOf(total).str())
+              .str());
   }
 }
 
@@ -345,19 +347,10 @@ LogicalResult FunctionLowering::run() {
   emitSizeChecks();
   emitAlignmentChecks();
 
-  // Arena: slots sized by their largest member, 256-byte aligned.
-  Value total = c64(0);
+  // Arena: the caller's (te_rt_context_set_arena) or allocated.
   SmallVector<Value> slotOffsets;
-  for (auto &members : memory.slots) {
-    Value size = c64(0);
-    for (Value v : members)
-      size = LLVM::UMaxOp::create(b, loc, size, bytes(v));
-    slotOffsets.push_back(total);
-    Value padded = LLVM::AddOp::create(b, loc, size, c64(kAlignment - 1));
-    padded = LLVM::AndOp::create(b, loc, padded, c64(~(kAlignment - 1)));
-    total = LLVM::AddOp::create(b, loc, total, padded);
-  }
-  arena = LLVM::CallOp::create(b, loc, runtime.lookup("te_rt_alloc"),
+  Value total = arenaLayout(slotOffsets);
+  arena = LLVM::CallOp::create(b, loc, runtime.lookup("te_rt_arena_acquire"),
                                ValueRange{ctxArg, total})
               .getResult();
   // (In plan order: a DenseMap's order would make the IR differ from run
@@ -373,7 +366,7 @@ LogicalResult FunctionLowering::run() {
   {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(failBlock);
-    LLVM::CallOp::create(b, loc, runtime.lookup("te_rt_free"),
+    LLVM::CallOp::create(b, loc, runtime.lookup("te_rt_arena_release"),
                          ValueRange{ctxArg, arena});
     LLVM::ReturnOp::create(b, loc, status);
   }
@@ -398,14 +391,60 @@ LogicalResult FunctionLowering::run() {
     call("te_rt_copy", {ctxArg, loadIndexed(resultsArg, r, ptrTy()), ptr(v),
                         bytes(v)});
   }
-  LLVM::CallOp::create(b, loc, runtime.lookup("te_rt_free"),
+  LLVM::CallOp::create(b, loc, runtime.lookup("te_rt_arena_release"),
                        ValueRange{ctxArg, arena});
   LLVM::ReturnOp::create(b, loc, c32(0));
   if (outlinedAny)
     localizeBuffers();
 
+  buildArenaBytesFunction();
   buildInfo(ret);
   return success();
+}
+
+Value FunctionLowering::arenaLayout(SmallVectorImpl<Value> &slotOffsets) {
+  // Slots sized by their largest member, 256-byte aligned.
+  Value total = c64(0);
+  for (auto &members : memory.slots) {
+    Value size = c64(0);
+    for (Value v : members)
+      size = LLVM::UMaxOp::create(b, loc, size, bytes(v));
+    slotOffsets.push_back(total);
+    total = LLVM::AddOp::create(b, loc, total, alignUp(size));
+  }
+  return total;
+}
+
+void FunctionLowering::buildArenaBytesFunction() {
+  // int64_t te_arena_bytes_<fn>(const int64_t *dims): the arena the entry
+  // acquires at `dims`, or -1 when a dim or an element count is outside
+  // what the entry accepts (the same bounds as its size checks).
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointAfter(entry);
+  loc = func.getLoc();
+  auto fn = LLVM::LLVMFuncOp::create(
+      b, loc, ("te_arena_bytes_" + func.getSymName()).str(),
+      LLVM::LLVMFunctionType::get(i64(), {ptrTy()}));
+  Block *body = fn.addEntryBlock(b);
+  b.setInsertionPointToStart(body);
+  llvm::DenseMap<int, Value> entryDims = std::move(dimValues);
+  dimValues.clear();
+  for (auto [k, var] : llvm::enumerate(shapes.dimClasses))
+    dimValues[var] = loadIndexed(body->getArgument(0), k, i64());
+  Value ok = LLVM::ConstantOp::create(b, loc, b.getI1Type(),
+                                      b.getBoolAttr(true));
+  forEachSizeCheck([&](Value value, int64_t max, const std::string &) {
+    // Unsigned: a negative value is out of range too.
+    Value in = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ule, value,
+                                    c64(max));
+    ok = LLVM::AndOp::create(b, loc, ok, in);
+  });
+  SmallVector<Value> unused;
+  Value total = arenaLayout(unused);
+  LLVM::ReturnOp::create(b, loc,
+                         LLVM::SelectOp::create(b, loc, ok, total, c64(-1))
+                             .getResult());
+  dimValues = std::move(entryDims);
 }
 
 } // namespace mlir::te::runtime_lowering

@@ -309,6 +309,16 @@ private:
   /// that no size computed from them overflows (the verifiers bound the
   /// static ones the same way).
   void emitSizeChecks();
+  /// Calls `check(value, max, what)` for every bound the entry's dims and
+  /// element counts must meet (value in [0, max]); emitSizeChecks turns
+  /// them into te_rt_check_range calls, te_arena_bytes_<fn> into a flag.
+  void forEachSizeCheck(
+      llvm::function_ref<void(Value, int64_t, const std::string &)> check);
+  /// The arena's bytes at the current dims; each slot's offset appended to
+  /// `slotOffsets`.
+  Value arenaLayout(SmallVectorImpl<Value> &slotOffsets);
+  /// Emits te_arena_bytes_<fn>(dims) beside the entry.
+  void buildArenaBytesFunction();
   /// The entry's block that returns the status of a failed check (nothing
   /// allocated yet), created on first use.
   Block *checkFailBlock();

@@ -80,6 +80,7 @@ void FunctionLowering::buildInfo(func::ReturnOp ret) {
   info = llvm::json::Object{
       {"name", name},
       {"symbol", "te_entry_" + name},
+      {"arena_symbol", "te_arena_bytes_" + name},
       {"args", std::move(args)},
       {"results", std::move(results)},
       {"dims", std::move(dims)},

@@ -89,6 +89,8 @@ llvm::StringMap<LLVM::LLVMFuncOp> declareRuntimeFunctions(ModuleOp module,
   for (StringRef name : {
            "te_rt_alloc",
            "te_rt_free",
+           "te_rt_arena_acquire",
+           "te_rt_arena_release",
            "te_rt_copy_to_backend",
            "te_rt_norm_fwd",
            "te_rt_norm_bwd",

@@ -3,7 +3,6 @@ Linear. Each module writes its own te IR (the `te` dialect's module op, the toke
 dynamic), compiles it with te_mlir.compile (cached on disk) for the recipe in use, and
 calls the generated custom ops. Parameters carry TE's names."""
 import contextlib
-import math
 import threading
 
 import torch
@@ -62,7 +61,9 @@ def fp8_autocast(enabled=True, calibrating=False, fp8_recipe="fp8-delayed", fp8_
     if fp8_group is not None:
         raise TeMlirError("te_mlir.torch.fp8_autocast: fp8_group (distributed amax "
                           "reduction) is not supported")
-    name = _recipe_name(recipe if recipe is not None else fp8_recipe) if enabled else "bf16"
+    # TE's default recipe (fp8_recipe=None) is DelayedScaling
+    name = (_recipe_name(recipe if recipe is not None else fp8_recipe) or "fp8-delayed"
+            if enabled else "bf16")
     stack = getattr(_AUTOCAST, "stack", None)
     if stack is None:
         stack = _AUTOCAST.stack = []
@@ -73,8 +74,9 @@ def fp8_autocast(enabled=True, calibrating=False, fp8_recipe="fp8-delayed", fp8_
         stack.pop()
 
 
-def autocast(enabled=True, recipe="fp8-delayed"):
-    """te.autocast(enabled, recipe): the same as fp8_autocast(enabled, fp8_recipe=recipe)."""
+def autocast(enabled=True, recipe=None):
+    """te.autocast(enabled, recipe): fp8_autocast(enabled, fp8_recipe=recipe) (None:
+    DelayedScaling, TE's default)."""
     return fp8_autocast(enabled=enabled, fp8_recipe=recipe)
 
 
@@ -103,8 +105,10 @@ class _TEModule(nn.Module):
         self._fns = {}  # recipe -> TeFunction
         self._state = {}  # recipe -> (fwd buffer names, bwd buffer names)
         self._weight_cache = None
-        dev = torch.device(device) if device is not None else None
-        self._device = dev
+        if device is None:  # TE's default is the GPU: here, where the library will run
+            from .. import runtime
+            device = "cuda" if runtime().select_backend(target) == "cuda" else "cpu"
+        self._device = torch.device(device)
 
     def _new(self, *shape, init=None):
         p = torch.empty(*shape, dtype=self.params_dtype, device=self._device)
@@ -226,7 +230,8 @@ class LayerNormLinear(_TEModule):
     """TE's LayerNormLinear(in_features, out_features, eps=1e-5, bias=True,
     normalization="LayerNorm", return_layernorm_output=False, zero_centered_gamma=False,
     params_dtype=None, device=None). Parameters: layer_norm_weight, layer_norm_bias
-    (LayerNorm), weight [out, in], bias [out]. te-mlir extras: recipe=, library= (a
+    (LayerNorm), weight [out, in], bias [out]; on `device`, by default where the
+    library runs (cuda when `target` resolves to it). te-mlir extras: recipe=, library= (a
     prebuilt te-compile'd .so whose function `layernorm_linear` has this signature),
     target=, cache_dir=. forward(inp, is_first_microbatch=None) -> out, or (out, ln_out)
     with return_layernorm_output."""

@@ -29,12 +29,24 @@ def namespace_of(lib):
 
 def load(lib_or_path, backend="auto"):
     """The OpLibrary of a Library or a library path; one per library file content (its
-    sha256), so loading twice returns the same ops."""
+    sha256), so loading twice returns the same ops (a path already loaded is not
+    opened again)."""
+    import hashlib
+    from pathlib import Path
     with _LOCK:
-        lib = lib_or_path if isinstance(lib_or_path, Library) else None
-        if lib is None:
-            lib = Library(lib_or_path, backend=backend)
-        ns = namespace_of(lib)
+        if isinstance(lib_or_path, Library):
+            lib = lib_or_path
+            ns = namespace_of(lib)
+        else:
+            try:
+                digest = hashlib.sha256(Path(lib_or_path).read_bytes()).hexdigest()
+            except OSError as ex:
+                raise TeMlirError(f"te-mlir: cannot read library {lib_or_path}: {ex}") from None
+            ns = "te_mlir_" + digest[:12]
+            lib = None
+            if ns in _LOADED and backend == "auto":
+                return _LOADED[ns]
+            lib = Library(lib_or_path, backend=backend, sha256=digest)
         ops = _LOADED.get(ns)
         if ops is None:
             ops = _LOADED[ns] = OpLibrary(lib)
@@ -144,9 +156,7 @@ def run_entry(entry, args):
     results = []
     for spec in entry.results:
         if spec.is_qtensor:
-            # zeros: the alignment padding between inner tensors is never written, and a
-            # deterministic buffer compares equal across runs (opcheck, CUDA graph replays)
-            results.append(torch.zeros(spec.client_bytes(dims), dtype=torch.uint8, device=dev))
+            results.append(torch.empty(spec.client_bytes(dims), dtype=torch.uint8, device=dev))
         else:
             results.append(torch.empty(spec.client_shape(dims), dtype=TORCH_DTYPES[spec.dtype],
                                        device=dev))
@@ -168,8 +178,14 @@ def _run_locked(entry, rt, L, ctx, dev, xs, results, dims):
     if arena is not None:
         rt.check(L.te_rt_context_set_arena(ctx.handle, ctypes.c_void_p(arena.data_ptr()),
                                            arena.numel()), f"{entry.name}: te_rt_context_set_arena")
+    # empty tensors (zero tokens) have no storage (data_ptr 0), which the runtime refuses:
+    # give each a distinct, aligned, unused address (te_rt_alloc's "valid unique pointer")
+    empties = [t for t in list(xs) + list(results) if t.numel() == 0]
+    spare = aligned_empty(256 * len(empties), dev) if empties else None
+    ptr = {id(t): spare.data_ptr() + 256 * i for i, t in enumerate(empties)}
     try:
-        a, r = [t.data_ptr() for t in xs], [t.data_ptr() for t in results]
+        a = [ptr.get(id(t), t.data_ptr()) if t.numel() == 0 else t.data_ptr() for t in xs]
+        r = [ptr.get(id(t), t.data_ptr()) if t.numel() == 0 else t.data_ptr() for t in results]
         try:
             entry.run(ctx, a, r, dims)
         except TeMlirError:
@@ -183,6 +199,13 @@ def _run_locked(entry, rt, L, ctx, dev, xs, results, dims):
     finally:
         if arena is not None:
             L.te_rt_context_set_arena(ctx.handle, None, 0)
+    # The alignment padding between a qtensor's inner tensors is not part of its value
+    # and entries may leave anything there (even scratch bytes): zero it, so results are
+    # deterministic (opcheck's eager-vs-compiled comparison, CUDA graph replays, hashes).
+    for spec, t in zip(entry.results, results):
+        if spec.is_qtensor:
+            for a, b in spec.padding(dims):
+                t[a:b].zero_()
     if legacy_sync:
         rt.check(L.te_rt_synchronize(ctx.handle), f"{entry.name}: te_rt_synchronize")
     return results
@@ -458,6 +481,10 @@ class TeFunction:
                               f"({', '.join(a.label for a in self.arg_specs)}), got {len(args)}")
         ns = getattr(torch.ops, self.ops.namespace)
         grad = self._needs_grad(args) if training is None else training
+        if grad and self.fwd is None:
+            raise TeMlirError(f"{self.name}: gradients are needed but {self.ops.library.path.name}"
+                              f" has no {self.name}_fwd/{self.name}_bwd (compile with "
+                              "train=True, te-compile --train), or run under torch.no_grad()")
         use_fwd = self.fwd is not None and (grad or return_weights or cached_weights is not None)
         if cached_weights is not None:
             if self.cached is None:

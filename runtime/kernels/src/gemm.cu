@@ -30,7 +30,7 @@ using namespace te::kernels;
 namespace te::kernels {
 
 namespace {
-constexpr size_t kWorkspaceBytes = size_t(32) << 20;
+constexpr size_t kWorkspaceBytes = kGemmWorkspaceBytes;
 /// Candidates timed on a problem's first call, and timed runs of each
 /// (after one untimed run).
 constexpr int kTuneCandidates = 8;
@@ -77,8 +77,10 @@ const char *ltReady(te_kernels_state *s) {
     s->tuneGemms = env && env[0] == '1';
   }
   if (!s->workspace) {
-    if (const char *err = status(cudaMalloc(&s->workspace, kWorkspaceBytes)))
+    if (const char *err =
+            status(cudaMalloc(&s->ownWorkspace, kWorkspaceBytes)))
       return err;
+    s->workspace = s->ownWorkspace;
     s->workspaceBytes = kWorkspaceBytes;
   }
   return nullptr;

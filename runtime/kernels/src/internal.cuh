@@ -37,13 +37,26 @@ struct te_kernels_gemm_choice {
   bool tuned = false; // timed against the heuristic's other candidates
 };
 
+/// cuBLASLt's workspace (te_rt_gemm_workspace_bytes says the same).
+constexpr size_t kGemmWorkspaceBytes = size_t(32) << 20;
+
 struct te_kernels_state {
   cudaStream_t stream = nullptr;
   cublasLtHandle_t lt = nullptr; // created by the first GEMM
+  /// The GEMM workspace in use: the state's own (ownWorkspace, allocated
+  /// by the first GEMM) or the caller's (te_kernels_state_bind).
   void *workspace = nullptr;
   size_t workspaceBytes = 0;
+  void *ownWorkspace = nullptr;
   float *scratch = nullptr; // grow-only, stream-ordered
   int64_t scratchElems = 0;
+  /// The caller's scratch (the rest of its workspace), used instead of
+  /// `scratch` while bound; a request larger than it fails and leaves the
+  /// workspace bytes that would have sufficed in `scratchNeeded`.
+  bool callerWorkspace = false;
+  float *callerScratch = nullptr;
+  int64_t callerScratchElems = 0;
+  int64_t scratchNeeded = 0;
   /// Scratch buffers replaced by a larger one. A CUDA graph captured before
   /// the growth still reads the old buffer on every replay, so a retired
   /// buffer is freed only with the state (after te_kernels_state_destroy

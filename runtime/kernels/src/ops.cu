@@ -1237,6 +1237,17 @@ const char *transposeBytes(te_kernels_state *s, const uint8_t *src,
 namespace te::kernels {
 
 const char *scratch(te_kernels_state *s, int64_t elems, float **out) {
+  if (s->callerWorkspace) {
+    // The caller's memory: never grown here (no allocation on that path).
+    if (elems > s->callerScratchElems) {
+      s->scratchNeeded = std::max<int64_t>(
+          s->scratchNeeded, int64_t(kGemmWorkspaceBytes) + elems * 4);
+      return "the caller's workspace is too small for this call's scratch "
+             "(te_rt_context_workspace_needed gives the bytes it needs)";
+    }
+    *out = s->callerScratch;
+    return nullptr;
+  }
   if (elems > s->scratchElems) {
     // Inside a capture, cudaMallocAsync would become the graph's own
     // allocation (absent outside replays): refuse the growth instead.
@@ -1303,6 +1314,30 @@ const char *te_kernels_state_create(void *stream, te_kernels_state **state) {
   return nullptr;
 }
 
+void te_kernels_state_bind(te_kernels_state *s, void *stream, void *workspace,
+                           int64_t bytes) {
+  s->stream = static_cast<cudaStream_t>(stream);
+  if (workspace && bytes >= int64_t(kGemmWorkspaceBytes)) {
+    s->callerWorkspace = true;
+    s->workspace = workspace;
+    s->workspaceBytes = kGemmWorkspaceBytes;
+    s->callerScratch = reinterpret_cast<float *>(
+        static_cast<char *>(workspace) + kGemmWorkspaceBytes);
+    s->callerScratchElems = (bytes - int64_t(kGemmWorkspaceBytes)) / 4;
+  } else {
+    s->callerWorkspace = false;
+    s->workspace = s->ownWorkspace;
+    s->workspaceBytes = s->ownWorkspace ? kGemmWorkspaceBytes : 0;
+    s->callerScratch = nullptr;
+    s->callerScratchElems = 0;
+  }
+  s->scratchNeeded = 0;
+}
+
+int64_t te_kernels_state_scratch_needed(const te_kernels_state *s) {
+  return s ? s->scratchNeeded : 0;
+}
+
 void te_kernels_state_destroy(te_kernels_state *s) {
   if (!s)
     return;
@@ -1310,8 +1345,8 @@ void te_kernels_state_destroy(te_kernels_state *s) {
   if (s->scratch)
     cudaFreeAsync(s->scratch, s->stream);
   cudaStreamSynchronize(s->stream);
-  if (s->workspace)
-    cudaFree(s->workspace);
+  if (s->ownWorkspace)
+    cudaFree(s->ownWorkspace);
   if (s->lt)
     cublasLtDestroy(s->lt);
   delete s;

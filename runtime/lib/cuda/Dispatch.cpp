@@ -12,6 +12,7 @@
 #include "Context.h"
 #include "te_kernels/ops.h"
 
+#include <algorithm>
 #include <string>
 
 using te::rt::Checker;
@@ -29,8 +30,15 @@ int32_t onCuda(const Checker &c, te_rt_context *ctx, Launch launch) {
     if (const char *err = te_kernels_state_create(
             ctx->stream, reinterpret_cast<te_kernels_state **>(&ctx->cuda)))
       return c.fail(std::string("cannot set up the cuda backend: ") + err), 1;
-  if (const char *err = launch(static_cast<te_kernels_state *>(ctx->cuda)))
+  auto *state = static_cast<te_kernels_state *>(ctx->cuda);
+  // The stream and workspace of this call: the caller's when given.
+  te_kernels_state_bind(state, ctx->stream, ctx->workspace,
+                        ctx->workspaceBytes);
+  if (const char *err = launch(state)) {
+    if (int64_t needed = te_kernels_state_scratch_needed(state))
+      ctx->workspaceNeeded = std::max(ctx->workspaceNeeded, needed);
     return c.fail(std::string("cuda backend failed: ") + err), 1;
+  }
   return 0;
 #else
   (void)ctx;

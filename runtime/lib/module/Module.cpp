@@ -160,6 +160,9 @@ struct te_module_entry {
   size_t numDims = 0;
   std::vector<te_module_tensor> args, results;
   EntryFn fn = nullptr;
+  /// te_arena_bytes_<fn> (module info's arena_symbol; null in libraries
+  /// older than it).
+  int64_t (*arenaFn)(const int64_t *) = nullptr;
 };
 
 struct te_module {
@@ -332,6 +335,14 @@ int32_t te_module_open(const char *path, te_module **module) {
                                     dlsym(m->handle, e->symbol.c_str()));
     if (!e->fn)
       return fail("'" + library + "' lacks the entry symbol " + e->symbol);
+    if (std::optional<std::string> arenaSymbol =
+            o->getString("arena_symbol")) {
+      const std::string &sym = *arenaSymbol;
+      e->arenaFn = reinterpret_cast<int64_t (*)(const int64_t *)>(
+          dlsym(m->handle, sym.c_str()));
+      if (!e->arenaFn)
+        return fail("'" + library + "' lacks the arena symbol " + sym);
+    }
     const Array *args = o->getArray("args"), *results = o->getArray("results");
     for (size_t i = 0; i < args->size(); ++i)
       e->args.push_back(
@@ -443,10 +454,26 @@ const char *te_module_entry_arena_text(const te_module_entry *entry) {
 
 int32_t te_module_entry_arena_bytes(const te_module_entry *entry,
                                     const int64_t *dims, int64_t *bytes) {
-  (void)dims; // arena_bytes is a number or "dynamic" (validate())
   if (!entry || !bytes)
     return fail("te_module_entry_arena_bytes: entry or bytes is NULL");
-  *bytes = entry->arena.value_or(-1);
+  if (entry->arena) {
+    *bytes = *entry->arena;
+    return 0;
+  }
+  // "dynamic": the library's te_arena_bytes_<fn> at the dims (older
+  // libraries have none: -1, the entry sizes its own arena).
+  if (!entry->arenaFn) {
+    *bytes = -1;
+    return 0;
+  }
+  if (entry->numDims && !dims)
+    return fail("te_module_entry_arena_bytes: " + entry->name +
+                " has dynamic dims and dims is NULL");
+  int64_t n = entry->arenaFn(dims);
+  if (n < 0)
+    return fail("te_module_entry_arena_bytes: " + entry->name +
+                ": a dim or an element count is out of range at these dims");
+  *bytes = n;
   return 0;
 }
 

@@ -101,6 +101,9 @@ private:
     } else {
       return fail(path + ".arena_bytes", "missing");
     }
+    if (const Value *a = e->get("arena_symbol"))
+      if (!a->getAsString() || a->getAsString()->empty())
+        return fail(path + ".arena_symbol", "not a symbol name");
     std::vector<bool> bound(numDims, false);
     for (size_t i = 0; i < args->size(); ++i)
       if (!tensor((*args)[i], path + ".args[" + std::to_string(i) + "]",

@@ -101,8 +101,12 @@ const te_module_tensor *te_module_entry_result(const te_module_entry *entry,
                                                int64_t index);
 /* The JSON text of the entry's arena_bytes: a number or "dynamic". */
 const char *te_module_entry_arena_text(const te_module_entry *entry);
-/* The entry's arena bytes at `dims` in *bytes; -1 when the module info says
- * "dynamic" (the entry sizes it at run time). */
+/* The entry's arena bytes at `dims` in *bytes: the module info's number, or
+ * for "dynamic" the library's te_arena_bytes_<fn>(dims) (module info key
+ * arena_symbol; fails when a dim or an element count is out of the range
+ * the entry accepts). -1 for a "dynamic" entry of a library older than
+ * arena_symbol (it sizes its arena itself). What te_rt_context_set_arena
+ * needs. */
 int32_t te_module_entry_arena_bytes(const te_module_entry *entry,
                                     const int64_t *dims, int64_t *bytes);
 /* The result that returns the new value of recipe-state argument

@@ -26,6 +26,16 @@ extern "C" {
 typedef struct te_kernels_state te_kernels_state;
 
 const char *te_kernels_state_create(void *stream, te_kernels_state **state);
+/* Binds the state to `stream` (a cudaStream_t; 0 is the legacy default
+ * stream) and, when `workspace` is not NULL, to the caller's workspace
+ * [workspace, workspace + bytes): the GEMM workspace (32 MiB) first, the
+ * scratch after it, never grown (a larger request fails; see
+ * te_kernels_state_scratch_needed). NULL: the state's own buffers. */
+void te_kernels_state_bind(te_kernels_state *s, void *stream, void *workspace,
+                           int64_t bytes);
+/* The workspace bytes the last call refused for lack of the caller's
+ * scratch needed (0 when none since the last bind). */
+int64_t te_kernels_state_scratch_needed(const te_kernels_state *s);
 /* Waits for the stream, then frees everything (NULL is fine). */
 void te_kernels_state_destroy(te_kernels_state *state);
 
