@@ -197,10 +197,11 @@ def main():
     # bf16: the te-mlir modules compute the norm in fp32 and round once (TE's way), PyTorch
     # rounds at every op; the difference is a few bf16 ulps of the loss and grows slowly
     # over the optimizer steps. f32: only the order of the sums differs.
+    fp8 = args.recipe != "bf16"  # quantized GEMMs: compared with unquantized eager
     if args.atol is None:
-        args.atol = 1e-2 if dtype == torch.bfloat16 else 1e-4
+        args.atol = 5e-2 if fp8 else 1e-2 if dtype == torch.bfloat16 else 1e-4
     if args.rtol is None:
-        args.rtol = 1e-3 if dtype == torch.bfloat16 else 1e-5
+        args.rtol = 1e-2 if fp8 else 1e-3 if dtype == torch.bfloat16 else 1e-5
     if args.device == "auto":
         device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     else:

@@ -333,3 +333,14 @@ def test_cached_export_without_torch_mlir(monkeypatch):
 def test_unknown_option_is_an_error():
     with pytest.raises(ValueError, match="unknown option"):
         teb.configure(no_such_option=1)
+
+
+@needs_torch_mlir
+def test_fp8_delayed_regions_refused_with_reason():
+    """fp8-delayed libraries take recipe state a graph region has no tensors for."""
+    m = nn.Sequential(nn.LayerNorm(HIDDEN), nn.Linear(HIDDEN, 64))
+    x = torch.randn(2, 16, HIDDEN)
+    y = _compile(m, inductor=False, recipe="fp8-delayed")(x)
+    r = teb.last_report()
+    assert not r.taken and "recipe state" in r.regions[0].reason, r.summary()
+    torch.testing.assert_close(y, m(x))
