@@ -344,3 +344,23 @@ def test_fp8_delayed_regions_refused_with_reason():
     r = teb.last_report()
     assert not r.taken and "recipe state" in r.regions[0].reason, r.summary()
     torch.testing.assert_close(y, m(x))
+
+
+@needs_torch_mlir
+def test_dynamic_true_one_graph():
+    """dynamic=True: Dynamo lifts the norms' float eps to graph inputs (.item()); the
+    backend bakes it and every shape runs in one graph (surgery only, no Inductor)."""
+    torch.manual_seed(0)
+    eager = _perturb(LlamaLayer())
+    model = copy.deepcopy(eager)
+    counter = torch._dynamo.testing.CompileCounterWithBackend("te_mlir")
+    teb.configure(inductor=False)
+    try:
+        c = torch.compile(model, backend=counter, fullgraph=True, dynamic=True)
+        for b, s in [(2, 6), (3, 9)]:
+            x = torch.randn(b, s, HIDDEN)
+            torch.testing.assert_close(c(x), eager(x), rtol=1e-4, atol=1e-4)
+    finally:
+        teb.configure(inductor=True)
+    assert counter.frame_count == 1
+    assert len(teb.last_report().blocks_taken) == 2, teb.last_report().summary()
