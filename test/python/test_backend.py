@@ -177,9 +177,26 @@ def gpt2():
     return _Compiled(GPT2Layer)
 
 
+def _spy_entries(monkeypatch):
+    """The names of the te-mlir entries run (te_mlir.torch.ops.run_entry)."""
+    import te_mlir.torch.ops as tops
+
+    ran, real = [], tops.run_entry
+
+    def spy(entry, args):
+        ran.append(entry.name)
+        return real(entry, args)
+    monkeypatch.setattr(tops, "run_entry", spy)
+    return ran
+
+
 @needs_torch_mlir
-def test_llama_layer_regions_and_numerics(llama):
+def test_llama_layer_regions_and_numerics(llama, monkeypatch):
+    ran = _spy_entries(monkeypatch)
     got, want = llama.step(2, 6)
+    # the compiled forward and backward ran the libraries' training entries
+    assert sorted(set(ran)) == ["layernorm_linear_bwd", "layernorm_linear_fwd",
+                                "layernorm_mlp_bwd", "layernorm_mlp_fwd"], ran
     r = llama.report
     assert [g.kind for g in r.candidates] == ["layernorm_linear", "layernorm_mlp"], r.summary()
     assert len(r.blocks_taken) == 2, r.summary()
