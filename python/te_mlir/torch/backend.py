@@ -450,51 +450,61 @@ def find_regions(gm: fx.GraphModule, mlp: bool = True) -> list:
     return regions
 
 
+def _next_linears(o: fx.Node) -> set:
+    """The linear ops reached from o through pointwise ops."""
+    cands, stack, seen = set(), [o], set()
+    while stack:
+        n = stack.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        for u in n.users:
+            if u.op == "call_function" and (u.target in _LINEAR_FNS or u.target in _ADDMM_FNS or
+                                            u.target in (operator.matmul, torch.matmul)):
+                cands.add(u)
+            elif u.op == "call_method" and u.target in ("view", "reshape") and \
+                    any(v.op == "call_function" and v.target in _ADDMM_FNS for v in u.users):
+                cands |= {v for v in u.users if v.op == "call_function" and v.target in _ADDMM_FNS}
+            elif _is_pointwise(u) and len(seen) < 60:
+                stack.append(u)
+    return cands
+
+
 def _grow_mlp(root, spelling, body, norm_out, lin, unit_of, order):
-    """norm + FC1 (or gate and up) + pointwise + FC2 when the norm output feeds only
-    those linears, the pointwise chain only FC2."""
-    if len(lin) not in (1, 2) or any(u not in {x for l in lin for x in l.nodes} for u in norm_out.users):
+    """norm + FC1 (or gate and up, or a fused gate_up) + pointwise + FC2, when the norm
+    output feeds only linears and the pointwise chain only FC2. Other linears on the
+    same norm output (a parallel block's attention projections: Falcon, Cohere) join the
+    region after the MLP, in that order (te-import-torch raises them as Linears on the
+    LayerNormMLP's returned norm output only when they come after it)."""
+    lin_nodes = {x for l in lin for x in l.nodes}
+    if any(u not in lin_nodes for u in norm_out.users):
         return None
-    fc1_outs = [u.output for u in lin]
-    # the linear reading the pointwise chain
-    cands = set()
-    for o in fc1_outs:
-        stack, seen = [o], set()
-        while stack:
-            n = stack.pop()
-            if n in seen:
-                continue
-            seen.add(n)
-            for u in n.users:
-                if u.op == "call_function" and (u.target in _LINEAR_FNS or u.target in _ADDMM_FNS or
-                                                u.target in (operator.matmul, torch.matmul)):
-                    cands.add(u)
-                elif u.op == "call_method" and u.target in ("view", "reshape") and \
-                        any(v.op == "call_function" and v.target in _ADDMM_FNS for v in u.users):
-                    cands |= {v for v in u.users if v.op == "call_function" and v.target in _ADDMM_FNS}
-                elif _is_pointwise(u) and len(seen) < 60:
-                    stack.append(u)
-    fc2 = None
-    for c in cands:
-        u = next((x for x in unit_of.values() if c in x.nodes), None)
-        if u is not None and u not in lin:
-            fc2 = u
-            break
-    if fc2 is None:
-        return None
-    # the activation: nodes between the FC1 outputs and FC2's input
-    b = _between(fc1_outs, fc2.input, order)
-    if b is None:
-        return None
-    act = set(b) - set(fc1_outs)
-    # every FC1 output must reach FC2 (a gated MLP reads both)
-    nodes = sorted(set(body) | {x for l in lin for x in l.nodes} | act | set(fc2.nodes), key=order.__getitem__)
-    inner = [n for n in nodes if n is not fc2.output]
-    if not _closed(inner, set(), set(nodes)):
-        return None
-    if fc2.input in set(fc1_outs) and len(lin) == 1:
-        return None  # no activation
-    return Region("layernorm_mlp", spelling, nodes, root, [fc2.output])
+    reach: dict = {}
+    for l in lin:
+        for c in _next_linears(l.output):
+            u = next((x for x in unit_of.values() if c in x.nodes), None)
+            if u is not None and not any(u is m for m in lin):
+                reach.setdefault(id(u), (u, []))[1].append(l)
+    for fc2, mlp_lin in sorted(reach.values(), key=lambda kv: (-len(kv[1]), order[kv[0].output])):
+        if len(mlp_lin) > 2:
+            continue
+        fc1_outs = [u.output for u in mlp_lin]
+        b = _between(fc1_outs, fc2.input, order)
+        if b is None:
+            continue
+        act = set(b) - set(fc1_outs)
+        if fc2.input in set(fc1_outs) and len(mlp_lin) == 1:
+            continue  # no activation
+        others = [l for l in lin if not any(l is m for m in mlp_lin)]
+        mlp_nodes = sorted(set(body) | {x for l in mlp_lin for x in l.nodes} | act | set(fc2.nodes),
+                           key=order.__getitem__)
+        other_nodes = sorted({x for l in others for x in l.nodes}, key=order.__getitem__)
+        nodes = mlp_nodes + other_nodes
+        outputs = [fc2.output] + [l.output for l in others]
+        if not _closed(nodes, set(outputs)):
+            continue
+        return Region("layernorm_mlp", spelling, nodes, root, outputs)
+    return None
 
 
 def _where(region: Region) -> str:
