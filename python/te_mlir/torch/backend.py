@@ -444,6 +444,8 @@ def find_regions(gm: fx.GraphModule, mlp: bool = True) -> list:
             if any(u not in set(nodes) for u in norm_out.users):
                 outs.append(norm_out)
             region = Region("layernorm_linear", spelling, nodes, root, outs)
+        if set(region.nodes) & used:
+            continue
         region.where = _where(region)
         used |= set(region.nodes)
         regions.append(region)
