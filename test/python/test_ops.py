@@ -330,9 +330,14 @@ def test_cuda_ops_on_a_side_stream():
     ops = cuda_ops()
     assert ops.library.backend == "cuda"
     args = [a.cuda() for a in make_args(ops.library.entry("mlp"), 64)]
-    for M in (64, 128):
+    for M in (64, 128):  # every op on cuda, two token counts
         torch.library.opcheck(ops.op("mlp"), [a.cuda() for a in make_args(
             ops.library.entry("mlp"), M)])
+        fa = [a.cuda().requires_grad_() for a in make_args(ops.library.entry("mlp_fwd"), M)]
+        torch.library.opcheck(ops.op("mlp_fwd"), fa)
+        outs = ops.op("mlp_fwd")(*[a.detach() for a in fa])
+        torch.library.opcheck(ops.op("mlp_bwd"), [t.cuda() for t in bwd_args(
+            ops, "mlp_fwd", fa, outs)])
     ref = ops.op("mlp")(*args)
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())  # args were made on the default stream
