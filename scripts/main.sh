@@ -1,36 +1,83 @@
 #!/usr/bin/env bash
-# te-mlir's main job on a fresh machine: install what is missing, build, and
-# compile a real model ahead of time, then train one step with it and check
-# the numbers against PyTorch.
+# te-mlir's main job on a fresh machine: build the compiler and the runtime,
+# set up the Python environment, and train real Hugging Face models through
+# torch.compile(model, backend="te_mlir", fullgraph=True) beside an eager
+# copy (examples/train_hf.py, docs/torch-compile.md).
 #
-# The model is a LayerNorm + MLP block (LayerNorm, FC1 with bias, tanh GELU,
-# FC2 with bias; hidden 32, FFN 64, 8 tokens) exported by the torch-mlir
-# wheel with its parameters as function arguments
-# (test/Integration/Inputs/ln_mlp_gelu_<dtype>/model.mlir, made with its
-# PyTorch goldens by tools/make_goldens.py). te-compile raises it to
-# te.layernorm_mlp, generates the backward, decomposes, plans memory and
-# emits a shared library; te-run runs the forward and the backward on the
-# default backend (CUDA when there is a GPU and the backend supports the
-# recipe, else the CPU reference backend) and the results are compared
-# with PyTorch's under TransformerEngine's tolerances.
+# The models are a LLaMA-style LlamaForCausalLM and a GPT-2 GPT2LMHeadModel
+# built from transformers configs (hidden 64, 2 layers, vocab 256, 4 heads,
+# seeded random init, bf16). The te_mlir backend finds every norm ->
+# linear(s) [-> activation -> linear] block of the Dynamo graph, exports it
+# with torch-mlir (parameters as arguments, dynamic batch and sequence),
+# compiles it with te-compile --train into a shared library (cached), and
+# replaces it by the library's function (custom ops with their backward);
+# Inductor compiles the rest. Each step prints the eager and the te_mlir
+# loss, their difference and both step times; the end says how many blocks
+# te-mlir took, why it refused any, the graph breaks (0) and PASS / FAIL
+# (exit status 1 on FAIL). The CPU reference backend without a GPU, CUDA
+# with one.
 #
-# Usage: scripts/main.sh [DTYPE] [--checkpoint]
-#   DTYPE: bf16 (default), f32, or an FP8 variant of a bf16 model:
-#   bf16_fp8_current / bf16_fp8_delayed (TE's per-tensor FP8 recipes, on
-#   the 8-token model), bf16_fp8_block (Float8 block scaling),
-#   bf16_mxfp8 (MXFP8) and bf16_nvfp4 (NVFP4 with the Hadamard transform
-#   and stochastic rounding; MXFP8 and NVFP4 are Blackwell layouts: the CPU
-#   backend here) on a 128-token, hidden 128, FFN 256 model; quantized
-#   results are compared with PyTorch's emulation of the recipe
+# Usage: scripts/main.sh [train_hf.py options]   e.g. --steps 20, --dtype f32,
+#                                                 --models llama, --recipe fp8-current
+#        scripts/main.sh --block [DTYPE] [--checkpoint]
+#   --block: the single-module check instead (a LayerNorm + MLP block exported
+#   by torch-mlir, test/Integration/Inputs/ln_mlp_gelu_<DTYPE>/model.mlir,
+#   compiled with te-compile --train and run by te-run, forward and backward
+#   compared with PyTorch's goldens under TransformerEngine's tolerances; DTYPE
+#   bf16 (default), f32, bf16_fp8_current, bf16_fp8_delayed, bf16_fp8_block,
+#   bf16_mxfp8, bf16_nvfp4). It needs no torch.
+#
+# TE_MAIN_BUILD=DIR uses an existing build instead of building ./build.
+# Python: $TE_VENV_PYTHON when set (an interpreter with torch 2.14.1,
+# torch-mlir, transformers 5.24), else the virtual environment of
+# scripts/venv.sh (te_venv: made once per machine from scripts/requirements.txt).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+mode=train
+if [[ ${1:-} == --block ]]; then
+  mode=block
+  shift
+fi
+
+"$root/scripts/bootstrap.sh"
+if [[ -n ${TE_MAIN_BUILD:-} ]]; then
+  # an existing build (bin/te-compile, lib/libte_runtime.so), used as it is
+  build=$(cd "$TE_MAIN_BUILD" && pwd)
+  echo "main: using the build in $build (TE_MAIN_BUILD)"
+else
+  build=$root/build
+  if [[ ! -f $build/build.ninja ]]; then
+    cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+      -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir >/dev/null
+  fi
+  ninja -C "$build" -j "${TE_JOBS:-2}" te-opt te-compile te-run TERuntime
+fi
+
+if [[ $mode == train ]]; then
+  if [[ -z ${TE_VENV_PYTHON:-} ]]; then
+    if [[ -f $root/scripts/venv.sh ]]; then
+      # shellcheck source=/dev/null
+      source "$root/scripts/venv.sh"
+      te_venv
+    else
+      echo "main: no Python environment: set TE_VENV_PYTHON to a python with torch 2.14.1, torch-mlir and transformers 5.24 (scripts/venv.sh makes one)" >&2
+      exit 1
+    fi
+  fi
+  export PYTHONPATH=$root/python${PYTHONPATH:+:$PYTHONPATH}
+  export TE_MLIR_BUILD=$build
+  echo
+  echo "== examples/train_hf.py $* (python: $TE_VENV_PYTHON)"
+  exec "$TE_VENV_PYTHON" "$root/examples/train_hf.py" "$@"
+fi
+
+# --block: the single-module check
 dtype=${1:-bf16}
 shift || true
 extra=("$@")
 case=ln_mlp_gelu_$dtype
 inputs=$root/test/Integration/Inputs/$case
 [[ -d $inputs ]] || { echo "main: no case '$case' (dtype bf16, f32, bf16_fp8_current, bf16_fp8_delayed, bf16_fp8_block, bf16_mxfp8 or bf16_nvfp4)" >&2; exit 1; }
-"$root/scripts/bootstrap.sh"
 # Debian's Python (with the numpy bootstrap installed), not whatever python3
 # comes first on PATH.
 source "$root/scripts/python.sh"
@@ -40,13 +87,6 @@ recipe=$(cfg recipe)
 [[ -n $recipe ]] && extra+=(--recipe "$recipe")
 # MXFP8 and NVFP4 are Blackwell recipes: their quantized layout is sm_100a's.
 [[ $(cfg arch) == blackwell ]] && extra+=(--arch sm_100a)
-
-build=$root/build
-if [[ ! -f $build/build.ninja ]]; then
-  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir >/dev/null
-fi
-ninja -C "$build" -j "${TE_JOBS:-2}" te-opt te-compile te-run
 
 work=$build/main/$case
 rm -rf "$work" && mkdir -p "$work"
