@@ -89,12 +89,22 @@ if build_or_fail default "$root/build"; then
     echo "   the shim python3 imports numpy: the check would prove nothing"
     failed=$((failed + 1)); failures+=("main job (shim)")
   elif PATH="$shim:$PATH" "$root/scripts/main.sh" >"$root/build/main.log" 2>&1 &&
-       grep -q "main: forward and backward match PyTorch" "$root/build/main.log"; then
-    grep -E "^  (ok|FAIL)|^main:" "$root/build/main.log"
+       grep -q "^PASS: te_mlir training matches eager" "$root/build/main.log"; then
+    grep -E "blocks|graph breaks|^PASS" "$root/build/main.log"
     passed=$((passed + 1))
   else
-    tail -20 "$root/build/main.log"
+    tail -30 "$root/build/main.log"
     failed=$((failed + 1)); failures+=("main job")
+  fi
+  # The single-module check of the compiled library through te-run.
+  echo "== [default] scripts/main.sh --block (one LN-MLP step through te-run vs PyTorch goldens)"
+  if PATH="$shim:$PATH" "$root/scripts/main.sh" --block >"$root/build/main-block.log" 2>&1 &&
+     grep -q "main: forward and backward match PyTorch" "$root/build/main-block.log"; then
+    grep -E "^  (ok|FAIL)|^main:" "$root/build/main-block.log"
+    passed=$((passed + 1))
+  else
+    tail -20 "$root/build/main-block.log"
+    failed=$((failed + 1)); failures+=("main job --block")
   fi
   # The PyTorch package (python/te_mlir) on the cpu backend, in the venv of
   # scripts/venv.sh: custom ops (opcheck), modules against PyTorch, the
