@@ -851,13 +851,15 @@ _exports: dict = {}  # export key -> torch-mlir text
 
 def _export_cached(mod, ext, dyn, name, outputs, opts) -> str:
     """export_region, cached in this process and on disk (<te_mlir cache>/exports/), keyed
-    by the region graph, the argument shapes and dtypes, the dynamic dims and the torch
-    version. Without torch_mlir, a region exported before (say on another machine with
-    the same cache) still compiles."""
+    by the region graph (its ops and their arguments, casts' dtypes included: what the
+    region computes), the argument shapes and dtypes and the dynamic dims, not by
+    the torch version: an export of the same computation is a valid library source under
+    any torch. Without torch_mlir, a region exported before (say on another machine with
+    the same cache, as the H200's, which has no torch-mlir) still compiles."""
     spec = [(str(_ev(a).dtype), _shape_key(_ev(a)) if i else tuple(
         "?" if d in dyn else int(_concrete(s)) for d, s in enumerate(_ev(a).shape)))
         for i, a in enumerate(ext)]
-    key = hashlib.sha256(repr((_canonical(mod), spec, sorted(dyn), name, torch.__version__)).encode()).hexdigest()
+    key = hashlib.sha256(repr((_canonical(mod), spec, sorted(dyn), name)).encode()).hexdigest()
     if key in _exports:
         return _exports[key]
     import importlib
