@@ -310,8 +310,10 @@ class TensorSpec:
 
 class Entry:
     """An entry point: ``name``, ``args``/``results`` (TensorSpec lists), ``num_dims``,
-    ``dim_sources`` ([(arg index, dim)] binding d0, d1, ...), ``checks`` ([(k, multiple)]:
-    the recipe's alignment rules d<k> % multiple == 0 the entry checks on call),
+    ``dim_sources`` ([(arg index, dim)] binding d0, d1, ...), ``checks`` ([(DimExpr,
+    multiple, message)]: the recipe's alignment rules expr % multiple == 0 the entry checks
+    on call: the module info's ``checks``, or in libraries older than it the rules read
+    from the entry's check messages),
     ``forward_of`` / ``backward_of`` / ``cached_forward_of``, ``arena`` ("dynamic" or an
     int)."""
 
@@ -334,7 +336,13 @@ class Entry:
                 len(self.results) != L.te_module_entry_num_results(handle):
             raise TeMlirError(f"{library.path}: entry {self.name}: the module info and the "
                               "module client disagree on its arguments")
-        self.checks = library._checks.get(self.name, [])
+        if "checks" in info:
+            self.checks = [(parse_dim(c["expr"]), int(c["multiple"]), str(c["message"]))
+                           for c in info["checks"]]
+        else:
+            self.checks = [(parse_dim(f"d{k}"), m, f"{self.name}: recipe {library.recipe} "
+                            f"needs d{k} % {m} == 0")
+                           for k, m in library._checks.get(self.name, [])]
         # where each symbol can be read off an argument's size: the module info's source,
         # unless that is a quantized buffer (1-D bytes), then a typed argument with the
         # bare symbol at some dim (the fake impls read sizes from these)
@@ -373,10 +381,10 @@ class Entry:
 
     def check_dims(self, dims):
         """The recipe's alignment rules at `dims` (what the entry checks on call)."""
-        for k, m in self.checks:
-            if dims[k] % m != 0:
-                raise TeMlirError(f"{self.name}: recipe {self.library.recipe} needs d{k} % {m} "
-                                  f"== 0, got {dims[k]}")
+        for expr, m, message in self.checks:
+            v = expr if isinstance(expr, int) else expr.evaluate(dims)
+            if v % m != 0:
+                raise TeMlirError(f"{message}, got {v}")
 
     def arena_bytes(self, dims):
         """The arena the entry needs at `dims`; None when the runtime cannot say

@@ -68,6 +68,24 @@
 // RUN: %python %S/Inputs/fake_library.py %t/sym.so --info-text '{"entries":[{"name":"f","symbol":"te_entry_f","args":[{"dtype":"float32","shape":["d0"]}],"results":[{"dtype":"float32","shape":["d1*2"]}],"dims":[{"arg":0,"dim":0}],"arena_bytes":0}]}'
 // RUN: not te-run %t/sym.so --list 2>&1 | FileCheck %s --check-prefix=SYMBOL
 // SYMBOL: te-run: error: malformed dim expression 'd1*2' at column 3: unknown dim symbol 'd1' (the entry has 1 dim symbols) (in the module info of '{{.*}}sym.so', entries[0].results[0].shape[0])
+// The alignment rules (checks) and the arena symbol, when present, are
+// validated too: a rule's expression in the shapes' grammar, a positive
+// multiple, a message; an arena symbol the library must export.
+// RUN: %python %S/Inputs/fake_library.py %t/checks1.so --info-text '{"entries":[{"name":"f","symbol":"te_entry_f","args":[{"dtype":"float32","shape":["d0"]}],"results":[],"dims":[{"arg":0,"dim":0}],"arena_bytes":0,"checks":{}}]}'
+// RUN: not te-run %t/checks1.so --list 2>&1 | FileCheck %s --check-prefix=CHECKS1
+// CHECKS1: te-run: error: '{{.*}}checks1.so': malformed module info: entries[0].checks: not an array
+// RUN: %python %S/Inputs/fake_library.py %t/checks2.so --info-text '{"entries":[{"name":"f","symbol":"te_entry_f","args":[{"dtype":"float32","shape":["d0"]}],"results":[],"dims":[{"arg":0,"dim":0}],"arena_bytes":0,"checks":[{"expr":"d1","multiple":8,"message":"m"}]}]}'
+// RUN: not te-run %t/checks2.so --list 2>&1 | FileCheck %s --check-prefix=CHECKS2
+// CHECKS2: te-run: error: malformed dim expression 'd1' at column 3: unknown dim symbol 'd1' (the entry has 1 dim symbols) (in the module info of '{{.*}}checks2.so', entries[0].checks[0].expr)
+// RUN: %python %S/Inputs/fake_library.py %t/checks3.so --info-text '{"entries":[{"name":"f","symbol":"te_entry_f","args":[{"dtype":"float32","shape":["d0"]}],"results":[],"dims":[{"arg":0,"dim":0}],"arena_bytes":0,"checks":[{"expr":"d0","multiple":0,"message":"m"}]}]}'
+// RUN: not te-run %t/checks3.so --list 2>&1 | FileCheck %s --check-prefix=CHECKS3
+// CHECKS3: te-run: error: '{{.*}}checks3.so': malformed module info: entries[0].checks[0].multiple: 0 is not a positive integer
+// RUN: %python %S/Inputs/fake_library.py %t/checks4.so --info-text '{"entries":[{"name":"f","symbol":"te_entry_f","args":[{"dtype":"float32","shape":["d0"]}],"results":[],"dims":[{"arg":0,"dim":0}],"arena_bytes":0,"checks":[{"expr":"d0","multiple":8}]}]}'
+// RUN: not te-run %t/checks4.so --list 2>&1 | FileCheck %s --check-prefix=CHECKS4
+// CHECKS4: te-run: error: '{{.*}}checks4.so': malformed module info: entries[0].checks[0].message: missing or not a string
+// RUN: %python %S/Inputs/fake_library.py %t/arenasym.so --info-text '{"entries":[{"name":"f","symbol":"te_entry_f","args":[],"results":[],"dims":[],"arena_bytes":0,"arena_symbol":"te_arena_bytes_f"}]}'
+// RUN: not te-run %t/arenasym.so --list 2>&1 | FileCheck %s --check-prefix=ARENASYM
+// ARENASYM: te-run: error: '{{.*}}arenasym.so' lacks the arena symbol te_arena_bytes_f
 // RUN: %python %S/Inputs/fake_library.py %t/twice.so --info-text '{"entries":[{"name":"f","symbol":"te_entry_f","args":[],"results":[],"dims":[],"arena_bytes":0},{"name":"f","symbol":"te_entry_g","args":[],"results":[],"dims":[],"arena_bytes":0}]}'
 // RUN: not te-run %t/twice.so --list 2>&1 | FileCheck %s --check-prefix=TWICE
 // TWICE: te-run: error: '{{.*}}twice.so': malformed module info: entries[1].name: a second entry named 'f'

@@ -169,7 +169,10 @@ def test_errors_are_python_exceptions(tmp_path):
     with pytest.raises(te_mlir.TeMlirError, match=r"arg3 dim 1 must be 32"):
         f(*bad)
     # a token count breaking the recipe's alignment rule (fp8: d0 % 8)
-    assert ops.library.entry("mlp").checks == [(0, 8)]
+    # (the module info's checks: the rule and the entry's own message)
+    assert ops.library.entry("mlp").info["checks"] == [
+        {"expr": "d0", "multiple": 8, "message": "mlp: recipe fp8-current needs d0 % 8 == 0"}]
+    assert [(e.text, m) for e, m, _ in ops.library.entry("mlp").checks] == [("d0", 8)]
     bad = list(args)
     bad[0] = torch.randn(12, 32)
     with pytest.raises(te_mlir.TeMlirError, match=r"recipe fp8-current needs d0 % 8 == 0, got 12"):

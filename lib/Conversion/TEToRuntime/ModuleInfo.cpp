@@ -87,6 +87,14 @@ void FunctionLowering::buildInfo(func::ReturnOp ret) {
       {"arena_slots", int64_t(memory.slots.size())},
       {"arena_bytes", memory.arenaBytes ? llvm::json::Value(*memory.arenaBytes)
                                  : llvm::json::Value("dynamic")}};
+  // The recipe's alignment rules the entry checks on entry (the fake
+  // tensors of the PyTorch ops check the same as torch._check).
+  llvm::json::Array checks;
+  for (const AlignmentCheck &c : alignmentChecks())
+    checks.push_back(llvm::json::Object{{"expr", symDimOf(c.dim).str()},
+                                        {"multiple", c.multiple},
+                                        {"message", c.what}});
+  info["checks"] = std::move(checks);
   for (NamedAttribute a : func->getAttrs())
     if (auto ref = dyn_cast<FlatSymbolRefAttr>(a.getValue());
         ref && a.getName().strref().starts_with("te."))

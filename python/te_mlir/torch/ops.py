@@ -254,9 +254,9 @@ def fake_entry(entry, args):
         torch._check(v % d == 0, lambda: f"{entry.name}: dim expression {text!r} needs a "
                                           f"multiple of {d}")
 
-    for k, m in entry.checks:
-        torch._check(dims[k] % m == 0, lambda k=k, m=m: f"{entry.name}: recipe "
-                     f"{entry.library.recipe} needs d{k} % {m} == 0")
+    for expr, m, message in entry.checks:
+        v = expr if isinstance(expr, int) else expr.evaluate(dims, exact)
+        torch._check(v % m == 0, lambda message=message: message)
     for spec, t in zip(entry.args, args):
         if spec.is_qtensor:
             n = spec.bytes_at(dims, exact)

@@ -104,6 +104,35 @@ private:
     if (const Value *a = e->get("arena_symbol"))
       if (!a->getAsString() || a->getAsString()->empty())
         return fail(path + ".arena_symbol", "not a symbol name");
+    // Optional (older libraries have none): the recipe's alignment rules,
+    // {expr, multiple, message} with expr in the shapes' grammar.
+    if (const Value *cv = e->get("checks")) {
+      const Array *checks = cv->getAsArray();
+      if (!checks)
+        return fail(path + ".checks", "not an array");
+      for (size_t c = 0; c < checks->size(); ++c) {
+        std::string at = path + ".checks[" + std::to_string(c) + "]";
+        const Object *o = (*checks)[c].getAsObject();
+        if (!o)
+          return fail(at, "not an object");
+        std::optional<std::string> expr = o->getString("expr");
+        int64_t multiple = 0;
+        if (!expr || expr->empty())
+          return fail(at + ".expr", "missing or not a string");
+        dimexpr::Failure failure;
+        if (!dimexpr::checkSyntax(*expr, numDims, failure)) {
+          error = failure.message + " (in the module info of '" + library +
+                  "', " + at + ".expr)";
+          return false;
+        }
+        if (!count(o->get("multiple"), at + ".multiple", multiple))
+          return false;
+        if (multiple < 1)
+          return fail(at + ".multiple", "0 is not a positive integer");
+        if (!o->getString("message"))
+          return fail(at + ".message", "missing or not a string");
+      }
+    }
     std::vector<bool> bound(numDims, false);
     for (size_t i = 0; i < args->size(); ++i)
       if (!tensor((*args)[i], path + ".args[" + std::to_string(i) + "]",
