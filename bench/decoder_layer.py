@@ -25,8 +25,9 @@ The backend="te_mlir" route needs torch-mlir to export the regions, which the H2
 lacks; the te_mlir modules are what a TE user swaps in.
 
 Checks, in the same run, before timing: every engine's output and gradients against torch
-eager: bf16 engines max|a-b|/max|b| <= 5e-2, FP8 engines ||a-b||/||b|| <= 0.1 (both engines'
-FP8 errors are printed side by side). Timing: CUDA events on torch's current stream around
+eager: bf16 engines max|a-b|/max|b| <= 5e-2; FP8 engines ||a-b||/||b|| <= 0.25 (FP8 noise
+through a whole layer, attention included, is ~0.15 for TE and te-mlir alike) and, where TE
+ran the same recipe, te-mlir's error within 10% of TE's. Timing: CUDA events on torch's current stream around
 N back-to-back steps, median (and min/max) of --reps repetitions, after warm-up.
 
 Writes one JSON record per (tokens, engine) to --out and a table to stdout.
@@ -44,7 +45,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 TOL_BF16 = 5e-2
-TOL_FP8 = 0.1
+TOL_FP8 = 0.25
+FP8_VS_TE = 1.10
 
 
 def rotary(S, hd, device, dtype, base=10000.0):
@@ -180,6 +182,8 @@ def main():
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--steps", type=int, default=0, help="steps per repetition (0: by size)")
     ap.add_argument("--out", default="decoder_layer.json")
+    ap.add_argument("--report", nargs="+", metavar="JSON",
+                    help="print the table of earlier runs' JSON files (no GPU needed), and exit")
     ap.add_argument("--prepare", action="store_true",
                     help="only build the te_mlir modules (compiles their libraries into the "
                          "cache) on the CPU, and exit")
@@ -187,6 +191,13 @@ def main():
     ap.add_argument("--compile-recipes", default="bf16,fp8-current",
                     help="recipes whose te_mlir layer also runs under torch.compile")
     args = ap.parse_args()
+    if args.report:
+        runs = [json.load(open(f)) for f in args.report]
+        recs = [r for run in runs for r in run["records"]]
+        rs = list(dict.fromkeys(r["recipe"] for r in recs))
+        report(recs, runs[0]["hidden"], runs[0]["ffn"], runs[0]["heads"],
+               len(recs[0].get("times_us", [])) or args.reps, rs)
+        return 0
     import te_mlir.torch as tet
 
     H, Fh, nh, eps = args.hidden, args.ffn, args.heads, 1e-5
@@ -282,11 +293,31 @@ def main():
     with open(args.out, "w") as f:
         json.dump(dict(hidden=H, ffn=Fh, heads=nh, torch=torch.__version__,
                        device=torch.cuda.get_device_name(), records=records), f, indent=1)
+    report(records, H, Fh, nh, args.reps, recipes)
+    return 0
+
+
+def fp8_verdicts(records):
+    """FP8 records' ok: within TOL_FP8 of torch eager and, where TE ran the recipe at the
+    size, within FP8_VS_TE of TE's error."""
+    for r in records:
+        if r.get("recipe", "bf16") == "bf16" or "fro_rel" not in r:
+            continue
+        te_ = [t for t in records if t["engine"] == "TE eager" and t["recipe"] == r["recipe"]
+               and t["tokens"] == r["tokens"] and "fro_rel" in t]
+        r["te_fro_rel"] = te_[0]["fro_rel"] if te_ else None
+        r["ok"] = r["fro_rel"] <= TOL_FP8 and (
+            not te_ or r["engine"].startswith("TE") or
+            r["fro_rel"] <= FP8_VS_TE * te_[0]["fro_rel"])
+
+
+def report(records, H, Fh, nh, reps, recipes):
+    fp8_verdicts(records)
 
     # The table: each engine's median, and te_mlir's ratio to the best peer of its recipe.
     print(f"\nLLaMA-style decoder layer, hidden {H}, ffn {Fh}, heads {nh}, bf16 params; "
           "training step (fwd + bwd), median us (min-max) of "
-          f"{args.reps}")
+          f"{reps}")
     for tokens in sorted({r["tokens"] for r in records}, reverse=True):
         rows = [r for r in records if r["tokens"] == tokens]
         print(f"\n tokens {tokens}")
@@ -294,7 +325,7 @@ def main():
             if "median_us" in r:
                 print(f"  {r['engine']:32} {r['recipe']:12} {r['median_us']:10.1f} "
                       f"({r['min_us']:.1f}-{r['max_us']:.1f})  max_rel {r['max_rel']:.2e} "
-                      f"fro_rel {r['fro_rel']:.2e} {'ok' if r['ok'] else 'MISMATCH'}")
+                      f"fro_rel {r['fro_rel']:.2e}" + (f" (TE {r['te_fro_rel']:.2e})" if r.get('te_fro_rel') else '') + f" {'ok' if r['ok'] else 'MISMATCH'}")
             else:
                 print(f"  {r['engine']:32} {r['recipe']:12} failed: {r['error']}")
         for rec in recipes:
@@ -308,7 +339,6 @@ def main():
                       f"({p['engine']}, {p['recipe']}) {p['median_us']:.1f} us: "
                       f"{p['median_us'] / b['median_us']:.2f}x "
                       f"(spread {p['min_us'] / b['max_us']:.2f}-{p['max_us'] / b['min_us']:.2f}x)")
-    return 0
 
 
 if __name__ == "__main__":
