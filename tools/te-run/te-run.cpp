@@ -440,6 +440,8 @@ public:
                      "size at run time (made by an older te-compile)");
       arena = alloc(arenaBytes);
       workspace = alloc(workspaceBytes);
+      std::cerr << "te-run: " << e.name << ": caller arena " << arenaBytes
+                << " bytes, workspace " << workspaceBytes << " bytes\n";
     }
     auto bindMemory = [&] {
       if (!opts.callerMemory)
