@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CudaAbiFixture.h"
 #include "te/Runtime/TERuntime.h"
 
 #include <gtest/gtest.h>
@@ -99,33 +100,10 @@ TEST_F(CpuCallerMemory, BadArenasAndWorkspacesAreRefused) {
 // CUDA
 //===----------------------------------------------------------------------===//
 
-class CudaCallerMemory : public ::testing::Test {
+class CudaCallerMemory : public te::test::CudaContextTest {
 protected:
-  void SetUp() override {
-    if (!te_rt_backend_available(TE_RT_BACKEND_CUDA))
-      GTEST_SKIP() << "no CUDA device visible: the caller's stream and "
-                      "workspace are not exercised here";
-    gpu = te_rt_context_create(TE_RT_BACKEND_CUDA);
-    ASSERT_NE(gpu, nullptr) << lastError();
-  }
-  void TearDown() override {
-    for (void *p : buffers)
-      te_rt_free(gpu, p);
-    te_rt_context_destroy(gpu);
-  }
-  void *alloc(int64_t bytes) {
-    void *p = te_rt_alloc(gpu, bytes);
-    EXPECT_NE(p, nullptr) << lastError();
-    buffers.push_back(p);
-    return p;
-  }
-  std::vector<uint8_t> get(const void *dev, int64_t bytes) {
-    std::vector<uint8_t> host(static_cast<size_t>(bytes));
-    EXPECT_EQ(te_rt_synchronize(gpu), 0) << lastError();
-    EXPECT_EQ(te_rt_copy_to_host(gpu, host.data(), dev, bytes), 0)
-        << lastError();
-    return host;
-  }
+  CudaCallerMemory()
+      : CudaContextTest("the caller's stream and workspace") {}
   /// A [rows, cols] f32 matrix of seeded values, on the device.
   void *matrix(int64_t rows, int64_t cols) {
     std::mt19937 rng(11);
@@ -134,11 +112,9 @@ protected:
     for (float &v : host)
       v = dist(rng);
     void *p = alloc(rows * cols * 4);
-    EXPECT_EQ(te_rt_copy_to_backend(gpu, p, host.data(), rows * cols * 4), 0);
+    put(p, host);
     return p;
   }
-  te_rt_context *gpu = nullptr;
-  std::vector<void *> buffers;
 };
 
 // The legacy default stream (0) is a stream like any other: the work of

@@ -82,6 +82,51 @@ inline const char *dtypeName(int32_t dtype) {
                                      : "f16";
 }
 
+/// One cuda context for a test, skipped (saying what is not exercised)
+/// without a CUDA device; the buffers alloc() hands out are freed with it.
+class CudaContextTest : public ::testing::Test {
+protected:
+  explicit CudaContextTest(const char *notExercised)
+      : notExercised(notExercised) {}
+  void SetUp() override {
+    if (!te_rt_backend_available(TE_RT_BACKEND_CUDA))
+      GTEST_SKIP() << "no CUDA device visible: " << notExercised
+                   << " are not exercised here";
+    gpu = te_rt_context_create(TE_RT_BACKEND_CUDA);
+    ASSERT_NE(gpu, nullptr) << te_rt_last_error();
+  }
+  void TearDown() override {
+    for (void *p : buffers)
+      te_rt_free(gpu, p);
+    te_rt_context_destroy(gpu);
+  }
+  void *alloc(int64_t bytes) {
+    void *p = te_rt_alloc(gpu, bytes);
+    EXPECT_NE(p, nullptr) << te_rt_last_error();
+    buffers.push_back(p);
+    return p;
+  }
+  template <typename T> void put(void *dev, const std::vector<T> &host) {
+    ASSERT_EQ(te_rt_copy_to_backend(gpu, dev, host.data(),
+                                    int64_t(host.size() * sizeof(T))),
+              0)
+        << te_rt_last_error();
+  }
+  /// The device bytes, after the context's queued work.
+  std::vector<uint8_t> get(const void *dev, int64_t bytes) {
+    std::vector<uint8_t> host(static_cast<size_t>(bytes));
+    EXPECT_EQ(te_rt_synchronize(gpu), 0) << te_rt_last_error();
+    EXPECT_EQ(te_rt_copy_to_host(gpu, host.data(), dev, bytes), 0)
+        << te_rt_last_error();
+    return host;
+  }
+  std::string lastError() { return te_rt_last_error(); }
+
+  const char *notExercised;
+  te_rt_context *gpu = nullptr;
+  std::vector<void *> buffers;
+};
+
 class CudaAbi : public ::testing::TestWithParam<int32_t> {
 protected:
   void SetUp() override {

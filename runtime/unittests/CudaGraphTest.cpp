@@ -16,26 +16,9 @@ namespace {
 //===----------------------------------------------------------------------===//
 
 /// A cuda context for the graph tests, destroyed at the end of the scope.
-class CudaGraphs : public ::testing::Test {
+class CudaGraphs : public CudaContextTest {
 protected:
-  void SetUp() override {
-    if (!te_rt_backend_available(TE_RT_BACKEND_CUDA))
-      GTEST_SKIP() << "no CUDA device visible: CUDA graph capture and "
-                      "replay are not exercised here";
-    gpu = te_rt_context_create(TE_RT_BACKEND_CUDA);
-    ASSERT_NE(gpu, nullptr) << te_rt_last_error();
-  }
-  void TearDown() override {
-    for (void *p : buffers)
-      te_rt_free(gpu, p);
-    te_rt_context_destroy(gpu);
-  }
-  void *alloc(int64_t bytes) {
-    void *p = te_rt_alloc(gpu, bytes);
-    EXPECT_NE(p, nullptr) << te_rt_last_error();
-    buffers.push_back(p);
-    return p;
-  }
+  CudaGraphs() : CudaContextTest("CUDA graph capture and replay") {}
   /// n random bf16 values in [-2, 2).
   std::vector<uint16_t> randomBF16(int64_t n) {
     std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
@@ -44,24 +27,8 @@ protected:
       h = te::cpu::floatToBF16(dist(rng));
     return v;
   }
-  template <typename T> void put(void *dev, const std::vector<T> &host) {
-    ASSERT_EQ(te_rt_copy_to_backend(gpu, dev, host.data(),
-                                    int64_t(host.size() * sizeof(T))),
-              0)
-        << te_rt_last_error();
-  }
-  std::vector<uint8_t> get(const void *dev, int64_t bytes) {
-    std::vector<uint8_t> host(static_cast<size_t>(bytes));
-    EXPECT_EQ(te_rt_synchronize(gpu), 0) << te_rt_last_error();
-    EXPECT_EQ(te_rt_copy_to_host(gpu, host.data(), dev, bytes), 0)
-        << te_rt_last_error();
-    return host;
-  }
-  std::string lastError() { return te_rt_last_error(); }
 
-  te_rt_context *gpu = nullptr;
   std::mt19937 rng{77};
-  std::vector<void *> buffers;
 };
 
 // LayerNorm -> fprop GEMM (+bias) -> GELU captured once (the GELU's output
