@@ -116,20 +116,8 @@ def run_model(name, args, dtype, device) -> bool:
         if not args.static:
             torch._dynamo.mark_dynamic(ids, 0)
             torch._dynamo.mark_dynamic(ids, 1)
-        t0 = time.perf_counter()
-        le = eager(ids)
-        le.backward()
-        opt_e.step()
-        opt_e.zero_grad(set_to_none=True)
-        sync(device)
-        te = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        lt = compiled(ids)
-        lt.backward()
-        opt_t.step()
-        opt_t.zero_grad(set_to_none=True)
-        sync(device)
-        tt = time.perf_counter() - t0
+        le, te = train_step(eager, opt_e, ids, device)
+        lt, tt = train_step(compiled, opt_t, ids, device)
         times.append((te, tt))
         a, b = le.item(), lt.item()
         d = abs(a - b)
@@ -169,6 +157,17 @@ def run_model(name, args, dtype, device) -> bool:
     for what, good in checks:
         print(f"  {'ok  ' if good else 'FAIL'} {what}")
     return all(g for _, g in checks)
+
+
+def train_step(model, opt, ids, device):
+    """One optimizer step on `ids`: (the loss, seconds to the device's completion)."""
+    t0 = time.perf_counter()
+    loss = model(ids)
+    loss.backward()
+    opt.step()
+    opt.zero_grad(set_to_none=True)
+    sync(device)
+    return loss, time.perf_counter() - t0
 
 
 def sync(device):

@@ -55,14 +55,9 @@ fi
 
 if [[ $mode == train ]]; then
   if [[ -z ${TE_VENV_PYTHON:-} ]]; then
-    if [[ -f $root/scripts/venv.sh ]]; then
-      # shellcheck source=/dev/null
-      source "$root/scripts/venv.sh"
-      te_venv
-    else
-      echo "main: no Python environment: set TE_VENV_PYTHON to a python with torch 2.14.1, torch-mlir and transformers 5.24 (scripts/venv.sh makes one)" >&2
-      exit 1
-    fi
+    # shellcheck source=/dev/null
+    source "$root/scripts/venv.sh"
+    te_venv
   fi
   export PYTHONPATH=$root/python${PYTHONPATH:+:$PYTHONPATH}
   export TE_MLIR_BUILD=$build

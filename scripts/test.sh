@@ -56,6 +56,20 @@ run_suite() { # name build_dir
   if ((rc != 0)); then failures+=("$name ctest"); [[ -z $cf || $cf == 0 ]] && failed=$((failed + 1)); fi
 }
 
+# Runs scripts/main.sh ARGS with the numpy-less python3 ($shim) first on PATH into
+# build/LOG.log; passes when the log has a line matching PASS_RE (then shows the lines
+# matching SHOW_RE, else its last TAIL lines).
+main_job() { # name log pass_re show_re tail args...
+  local name=$1 log=$root/build/$2.log pass_re=$3 show_re=$4 n=$5; shift 5
+  if PATH="$shim:$PATH" "$root/scripts/main.sh" "$@" >"$log" 2>&1 && grep -qE "$pass_re" "$log"; then
+    grep -E "$show_re" "$log"
+    passed=$((passed + 1))
+  else
+    tail -"$n" "$log"
+    failed=$((failed + 1)); failures+=("$name")
+  fi
+}
+
 build_or_fail() { # name dir cmake-args...
   local name=$1 dir=$2; shift 2
   echo "== [$name] build in $dir"
@@ -88,24 +102,13 @@ if build_or_fail default "$root/build"; then
   if PATH="$shim:$PATH" python3 -c 'import numpy' 2>/dev/null; then
     echo "   the shim python3 imports numpy: the check would prove nothing"
     failed=$((failed + 1)); failures+=("main job (shim)")
-  elif PATH="$shim:$PATH" "$root/scripts/main.sh" >"$root/build/main.log" 2>&1 &&
-       grep -q "^PASS: te_mlir training matches eager" "$root/build/main.log"; then
-    grep -E "blocks|graph breaks|^PASS" "$root/build/main.log"
-    passed=$((passed + 1))
   else
-    tail -30 "$root/build/main.log"
-    failed=$((failed + 1)); failures+=("main job")
+    main_job "main job" main "^PASS: te_mlir training matches eager" "blocks|graph breaks|^PASS" 30
   fi
   # The single-module check of the compiled library through te-run.
   echo "== [default] scripts/main.sh --block (one LN-MLP step through te-run vs PyTorch goldens)"
-  if PATH="$shim:$PATH" "$root/scripts/main.sh" --block >"$root/build/main-block.log" 2>&1 &&
-     grep -q "main: forward and backward match PyTorch" "$root/build/main-block.log"; then
-    grep -E "^  (ok|FAIL)|^main:" "$root/build/main-block.log"
-    passed=$((passed + 1))
-  else
-    tail -20 "$root/build/main-block.log"
-    failed=$((failed + 1)); failures+=("main job --block")
-  fi
+  main_job "main job --block" main-block "main: forward and backward match PyTorch" \
+    "^  (ok|FAIL)|^main:" 20 --block
   # The PyTorch package (python/te_mlir) on the cpu backend, in the venv of
   # scripts/venv.sh: custom ops (opcheck), modules against PyTorch, the
   # torch.compile backend. GPU tests are reported as skipped, with why.

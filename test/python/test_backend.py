@@ -89,19 +89,10 @@ class GPT2Layer(nn.Module):
         return out[0] if isinstance(out, tuple) else out
 
 
-class OddActMLP(nn.Module):
-    """LayerNorm -> fc1 -> x * sigmoid(1.7 x) (not an activation TE fuses: quick GELU is
-    1.702) -> fc2."""
-
-    def __init__(self):
-        super().__init__()
-        self.norm = nn.LayerNorm(HIDDEN)
-        self.fc1 = nn.Linear(HIDDEN, INTER)
-        self.fc2 = nn.Linear(INTER, HIDDEN)
-
-    def forward(self, x):
-        h = self.fc1(self.norm(x))
-        return self.fc2(h * torch.sigmoid(1.7 * h))
+# LayerNorm -> fc1 -> x * sigmoid(1.7 x) -> fc2: not an activation TE fuses (quick GELU is
+# 1.702); the importer's negative of the same name in tools/hf_blocks.py.
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
+from hf_blocks import _NegQuickGeluConst as OddActMLP  # noqa: E402
 
 
 def _compile(model, **options):

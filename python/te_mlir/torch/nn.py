@@ -124,6 +124,19 @@ class _TEModule(nn.Module):
     def _ir(self):
         raise NotImplementedError
 
+    def forward(self, inp, is_first_microbatch=None):
+        return self._run(inp, is_first_microbatch)
+
+    def _norm_ir(self):
+        """The norm's part of a LayerNorm* op: `norm <kind>(<weights>)` and the attribute
+        dict (eps, zero_centered_gamma, return_layernorm_output)."""
+        norm = "%layer_norm_weight" + (", %layer_norm_bias" if "layer_norm_bias" in
+                                       self._param_names else "")
+        attrs = _attrs({"eps": _f(self.eps) + " : f64",
+                        "zero_centered_gamma": self.zero_centered_gamma,
+                        "return_layernorm_output": self.return_layernorm_output})
+        return f"norm {_norm_name(self.normalization)}({norm})", attrs
+
     def _active_recipe(self):
         return self.recipe or get_recipe() or "bf16"
 
@@ -273,20 +286,12 @@ class LayerNormLinear(_TEModule):
         shapes = {"layer_norm_weight": [K], "layer_norm_bias": [K], "weight": [N, K],
                   "bias": [N]}
         args = [("x", ["?", K])] + [(n, shapes[n]) for n in self._param_names]
-        norm = "%layer_norm_weight" + (", %layer_norm_bias" if "layer_norm_bias" in
-                                       self._param_names else "")
         w = "%weight" + (", %bias" if self.use_bias else "")
         res = [_tensor(["?", N], dt)] + ([_tensor(["?", K], dt)]
                                          if self.return_layernorm_output else [])
-        attrs = _attrs({"eps": _f(self.eps) + " : f64",
-                        "zero_centered_gamma": self.zero_centered_gamma,
-                        "return_layernorm_output": self.return_layernorm_output})
+        norm, attrs = self._norm_ir()
         return _func_text(self._func, args, dt, res,
-                          f"te.layernorm_linear %x norm {_norm_name(self.normalization)}({norm}) "
-                          f"weight({w}){attrs}")
-
-    def forward(self, inp, is_first_microbatch=None):
-        return self._run(inp, is_first_microbatch)
+                          f"te.layernorm_linear %x {norm} weight({w}){attrs}")
 
 
 class LayerNormMLP(_TEModule):
@@ -347,21 +352,14 @@ class LayerNormMLP(_TEModule):
         dt = _IR_DTYPES[self.params_dtype]
         H = self.hidden_size
         args = [("x", ["?", H])] + [(n, self._shapes[n]) for n in self._param_names]
-        norm = "%layer_norm_weight" + (", %layer_norm_bias" if "layer_norm_bias" in
-                                       self._param_names else "")
         fc1 = "%fc1_weight" + (", %fc1_bias" if self.use_bias else "")
         fc2 = "%fc2_weight" + (", %fc2_bias" if self.use_bias else "")
         res = [_tensor(["?", H], dt)] + ([_tensor(["?", H], dt)]
                                          if self.return_layernorm_output else [])
-        attrs = _attrs({"eps": _f(self.eps) + " : f64",
-                        "zero_centered_gamma": self.zero_centered_gamma,
-                        "return_layernorm_output": self.return_layernorm_output})
+        norm, attrs = self._norm_ir()
         return _func_text(self._func, args, dt, res,
-                          f"te.layernorm_mlp %x norm {_norm_name(self.normalization)}({norm}) "
-                          f"fc1({fc1}) act {self.activation} fc2({fc2}){attrs}")
-
-    def forward(self, inp, is_first_microbatch=None):
-        return self._run(inp, is_first_microbatch)
+                          f"te.layernorm_mlp %x {norm} fc1({fc1}) act {self.activation} "
+                          f"fc2({fc2}){attrs}")
 
 
 class Linear(_TEModule):
@@ -395,9 +393,6 @@ class Linear(_TEModule):
         w = "%weight" + (", %bias" if self.use_bias else "")
         return _func_text(self._func, args, dt, [_tensor(["?", N], dt)],
                           f"te.linear %x weight({w})")
-
-    def forward(self, inp, is_first_microbatch=None):
-        return self._run(inp, is_first_microbatch)
 
 
 def _func_text(name, args, dt, results, op):
