@@ -30,7 +30,35 @@ namespace {
 /// (minRows set), only those with a static row count of at least minRows.
 struct ActEpiloguePolicy {
   std::optional<int64_t> minRows; // unset: on (every eligible GEMM)
+  /// dact-epilogue-max-rows / bias-grad-epilogue-max-rows: unset, no limit.
+  std::optional<int64_t> dactMaxRows, biasGradMaxRows;
 };
+
+/// The rows of a GEMM reading `lhs` (the product of its leading dims: the
+/// tokens), or none when one is dynamic.
+std::optional<int64_t> staticRows(Value lhs) {
+  int64_t rows = 1;
+  for (int64_t d : cast<RankedTensorType>(lhs.getType()).getShape().drop_back()) {
+    if (ShapedType::isDynamic(d))
+      return std::nullopt;
+    rows *= d;
+  }
+  return rows;
+}
+
+/// Why a fold limited to `maxRows` rows (the option `option`) does not
+/// apply to the GEMM reading `lhs`; empty when it may fold.
+std::string whyNotByMaxRows(Value lhs, std::optional<int64_t> maxRows,
+                            StringRef option, StringRef instead) {
+  if (!maxRows)
+    return "";
+  std::optional<int64_t> rows = staticRows(lhs);
+  if (rows && *rows <= *maxRows)
+    return "";
+  return ((rows ? Twine(*rows) + " rows > " : Twine("rows are dynamic; ")) +
+          option + " " + Twine(*maxRows) + " (" + instead + ")")
+      .str();
+}
 
 /// Under auto: why the GEMM reading `lhs` is too small (or of unknown size)
 /// for the epilogue; empty when it may fold. Its rows are the product of
@@ -146,6 +174,11 @@ std::string foldDActEpilogue(DActOp dact, const ActEpiloguePolicy &policy) {
           .str();
   if (std::string why = whyNotBySize(gemm.getLhs(), policy); !why.empty())
     return why;
+  if (std::string why = whyNotByMaxRows(
+          gemm.getLhs(), policy.dactMaxRows, "dact-epilogue-max-rows",
+          "the plain dgrad GEMM + the dGELU kernel run there");
+      !why.empty())
+    return why;
   // The fused op goes where the dact was: the GEMM (hence its operands)
   // comes before it in the same block, and so does the pre-activation.
   OpBuilder b(dact);
@@ -180,6 +213,21 @@ struct TEFuseGemmEpiloguesPass
              "got '"
           << actEpilogues.spelling() << "'";
       return signalPassFailure();
+    }
+    for (auto [name, value, limit] :
+         {std::tuple{"dact-epilogue-max-rows", int64_t(dactEpilogueMaxRows),
+                     &policy.dactMaxRows},
+          std::tuple{"bias-grad-epilogue-max-rows",
+                     int64_t(biasGradEpilogueMaxRows),
+                     &policy.biasGradMaxRows}}) {
+      if (value < -1) {
+        getOperation()->emitError()
+            << "te-fuse-gemm-epilogues: " << name
+            << " must be >= 0 (or -1: no limit), got " << value;
+        return signalPassFailure();
+      }
+      if (value >= 0)
+        *limit = value;
     }
     RemarkEmitter remark(getOperation(), "te-fuse-gemm-epilogues", reportWork);
     if (actEpilogues != ActEpilogues::Off) {
@@ -225,6 +273,15 @@ struct TEFuseGemmEpiloguesPass
                               : "te-fuse-gemm-epilogues: bias gradient not "
                                 "fused: no wgrad GEMM reads the same "
                                 "gradient");
+        continue;
+      }
+      if (std::string why = whyNotByMaxRows(
+              dy, policy.biasGradMaxRows, "bias-grad-epilogue-max-rows",
+              "the column reduction runs there, or the dact kernel's fused "
+              "one");
+          !why.empty()) {
+        remark(bgrad) << "te-fuse-gemm-epilogues: bias gradient not fused: "
+                      << why;
         continue;
       }
       // The fused GEMM goes where the earlier of the two was.

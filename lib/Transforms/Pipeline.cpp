@@ -50,6 +50,8 @@ void mlir::te::buildTEPipeline(OpPassManager &pm,
   TEFuseGemmEpiloguesPassOptions epilogues;
   epilogues.actEpilogues = options.gemmActEpilogues;
   epilogues.actEpilogueMinRows = options.gemmActEpilogueMinRows;
+  epilogues.dactEpilogueMaxRows = options.gemmDActEpilogueMaxRows;
+  epilogues.biasGradEpilogueMaxRows = options.gemmBiasGradEpilogueMaxRows;
   pm.addPass(createTEFuseGemmEpiloguesPass(epilogues));
   pm.addPass(createTEFuseDBiasDActPass());
   pm.addPass(createTEFuseNormQuantizePass());

@@ -90,6 +90,20 @@ static cl::opt<int64_t> gemmActEpilogueMinRows(
     cl::desc("Under --gemm-act-epilogues=auto, the fewest GEMM rows "
              "(tokens) that fold (default 1024)"),
     cl::init(1024), cl::cat(category));
+static cl::opt<int64_t> gemmDActEpilogueMaxRows(
+    "gemm-dact-epilogue-max-rows",
+    cl::desc("The most GEMM rows (tokens) whose dgrad GEMM takes dGELU in "
+             "its epilogue (cuBLASLt DGELU) when --gemm-act-epilogues folds "
+             "it; above, the plain dgrad GEMM + the fused dbias-dGELU kernel "
+             "run (-1: no limit)"),
+    cl::init(te::kDefaultDActEpilogueMaxRows), cl::cat(category));
+static cl::opt<int64_t> gemmBiasGradEpilogueMaxRows(
+    "gemm-bias-grad-epilogue-max-rows",
+    cl::desc("The most GEMM rows (tokens) whose bias gradient comes from the "
+             "wgrad GEMM's epilogue (cuBLASLt BGRADB); above, te-mlir's "
+             "column reduction (or the dact kernel's fused one) computes it "
+             "(-1: no limit)"),
+    cl::init(te::kDefaultBiasGradEpilogueMaxRows), cl::cat(category));
 static cl::opt<bool> strictRecipe(
     "strict-recipe",
     cl::desc("Fail when the recipe cannot apply to a module op (e.g. "
@@ -647,12 +661,20 @@ int main(int argc, char **argv) {
                 actMode.spelling() + "'");
   if (gemmActEpilogueMinRows < 0)
     return fail("--gemm-act-epilogue-min-rows must be >= 0");
+  if (gemmDActEpilogueMaxRows < -1)
+    return fail("--gemm-dact-epilogue-max-rows must be >= 0 (or -1: no "
+                "limit)");
+  if (gemmBiasGradEpilogueMaxRows < -1)
+    return fail("--gemm-bias-grad-epilogue-max-rows must be >= 0 (or -1: no "
+                "limit)");
   if (!dedupLayers.isValid())
     return fail("--dedup-layers must be off, auto or on, got '" +
                 dedupLayers.spelling() + "'");
   options.dedupLayers = dedupLayers;
   options.gemmActEpilogues = actMode;
   options.gemmActEpilogueMinRows = gemmActEpilogueMinRows;
+  options.gemmDActEpilogueMaxRows = gemmDActEpilogueMaxRows;
+  options.gemmBiasGradEpilogueMaxRows = gemmBiasGradEpilogueMaxRows;
   options.arch = *archClass;
   options.strictRecipe = strictRecipe;
   te::buildTEPipeline(pm, options);

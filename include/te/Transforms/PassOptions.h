@@ -103,6 +103,11 @@ constexpr ActEpilogues kDefaultGemmActEpilogues = ActEpilogues::Auto;
 /// The bare pass's (te-fuse-gemm-epilogues act-epilogues): nothing folds
 /// unless asked.
 constexpr ActEpilogues kDefaultPassActEpilogues = ActEpilogues::Off;
+/// The compilation's row limits of the dGELU and bias-gradient epilogues
+/// (te-compile --gemm-dact-epilogue-max-rows /
+/// --gemm-bias-grad-epilogue-max-rows; -1: no limit).
+constexpr int64_t kDefaultDActEpilogueMaxRows = -1;
+constexpr int64_t kDefaultBiasGradEpilogueMaxRows = -1;
 /// The compilation's (te-compile --dedup-layers, te-pipeline dedup-layers).
 constexpr DedupLayers kDefaultDedupLayers = DedupLayers::Auto;
 /// The bare pass's (te-lower-to-runtime dedup-layers): every op inline.

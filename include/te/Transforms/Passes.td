@@ -273,6 +273,20 @@ def TEFuseGemmEpiloguesPass : Pass<"te-fuse-gemm-epilogues"> {
            /*default=*/"1024",
            "Under act-epilogues=auto, the fewest GEMM rows (tokens) that "
            "fold">,
+    Option<"dactEpilogueMaxRows", "dact-epilogue-max-rows", "int64_t",
+           /*default=*/"-1",
+           "The most GEMM rows (tokens) whose dgrad GEMM takes the "
+           "derivative of GELU in its epilogue (DGELU), on top of "
+           "act-epilogues; -1: no limit. Above it (and for dynamic rows) the "
+           "plain dgrad GEMM runs, followed by te.dact (fused with its bias "
+           "gradient by te-fuse-dbias-dact)">,
+    Option<"biasGradEpilogueMaxRows", "bias-grad-epilogue-max-rows",
+           "int64_t", /*default=*/"-1",
+           "The most GEMM rows (tokens) whose bias gradient folds into the "
+           "wgrad GEMM's BGRADB epilogue; -1: no limit. Above it (and for "
+           "dynamic rows) te.bias_grad stays: te-fuse-dbias-dact fuses it "
+           "with an activation's derivative, else the runtime's column "
+           "reduction computes it">,
     Option<"reportWork", "report-work", "bool", /*default=*/"false",
            "Remark the work done: candidates, remarks and operations "
            "numbered to print the remarks' operations (each function once, "

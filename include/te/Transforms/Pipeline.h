@@ -52,6 +52,19 @@ struct TEPipelineOptions : public PassPipelineOptions<TEPipelineOptions> {
                      "(tokens) that fold (te-fuse-gemm-epilogues "
                      "act-epilogue-min-rows)"),
       llvm::cl::init(1024)};
+  Option<int64_t> gemmDActEpilogueMaxRows{
+      *this, "gemm-dact-epilogue-max-rows",
+      llvm::cl::desc("The most GEMM rows (tokens) whose dgrad GEMM takes "
+                     "dGELU in its epilogue (te-fuse-gemm-epilogues "
+                     "dact-epilogue-max-rows); -1: no limit"),
+      llvm::cl::init(kDefaultDActEpilogueMaxRows)};
+  Option<int64_t> gemmBiasGradEpilogueMaxRows{
+      *this, "gemm-bias-grad-epilogue-max-rows",
+      llvm::cl::desc("The most GEMM rows (tokens) whose bias gradient comes "
+                     "from the wgrad GEMM's BGRADB epilogue "
+                     "(te-fuse-gemm-epilogues bias-grad-epilogue-max-rows); "
+                     "-1: no limit"),
+      llvm::cl::init(kDefaultBiasGradEpilogueMaxRows)};
   Option<bool> strictRecipe{
       *this, "strict-recipe",
       llvm::cl::desc("A quantized recipe that cannot apply to a module op is "

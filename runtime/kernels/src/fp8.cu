@@ -350,30 +350,30 @@ template <typename E, bool kBwd, bool kGated> struct ActSource {
   int64_t cols; // of the result
   int64_t half; // gated: the width of a half of x's row
 
+  static constexpr bool kBackward = kBwd;
   /// The 16-byte vectors behind kVec results: x (or its two halves), dy.
+  static constexpr int kLoads = (kBwd ? 1 : 0) + (kGated ? 2 : 1);
   struct Raw {
-    uint4 v[(kBwd ? 1 : 0) + (kGated ? 2 : 1)];
+    uint4 v[kLoads];
   };
-  static __device__ uint4 ld(const T *p) {
-    return __ldg(reinterpret_cast<const uint4 *>(p));
+  /// The address of load j (< kLoads) behind result elements
+  /// (r, c .. c + kVec): x or its halves, dy first in the backward.
+  __device__ const T *ptr(int64_t r, int64_t c, int j) const {
+    if constexpr (!kBwd && !kGated) {
+      return x + r * cols + c;
+    } else if constexpr (!kBwd) {
+      return x + r * 2 * half + (j ? half : 0) + c;
+    } else if constexpr (!kGated) {
+      return j == 0 ? dy + r * cols + c : x + r * cols + c;
+    } else { // paired: c < half
+      return j == 0 ? dy + r * half + c : x + r * cols + (j == 2 ? half : 0) + c;
+    }
   }
   /// The 16-byte loads behind result elements (r, c .. c + kVec).
   __device__ void load(int64_t r, int64_t c, Raw &raw) const {
-    if constexpr (!kBwd && !kGated) {
-      raw.v[0] = ld(x + r * cols + c);
-    } else if constexpr (!kBwd) {
-      const T *row = x + r * 2 * half;
-      raw.v[0] = ld(row + c);
-      raw.v[1] = ld(row + half + c);
-    } else if constexpr (!kGated) {
-      raw.v[0] = ld(dy + r * cols + c);
-      raw.v[1] = ld(x + r * cols + c);
-    } else { // paired: c < half
-      const T *row = x + r * cols;
-      raw.v[0] = ld(dy + r * half + c);
-      raw.v[1] = ld(row + c);
-      raw.v[2] = ld(row + half + c);
-    }
+#pragma unroll
+    for (int j = 0; j < kLoads; ++j)
+      raw.v[j] = __ldg(reinterpret_cast<const uint4 *>(ptr(r, c, j)));
   }
   /// The fp32 values of those elements (not paired).
   __device__ void values(int64_t c, const Raw &raw, float (&f)[kVec]) const {
@@ -439,7 +439,8 @@ template <typename E, bool kBwd, bool kGated> struct ActSource {
 /// bits of dbias depend on the path), reduced by colFinish. Paired sources
 /// (gated backward) run their tiles over the da half and write the db
 /// half's tile from the same loads (a second shared-memory tile).
-template <typename E, int Fmt, int kRows, int kCols, typename Src>
+template <typename E, int Fmt, int kRows, int kCols, typename Src,
+          int kStages>
 __global__ void __launch_bounds__(kThreads)
     actCastTransposeKernel(Src src, QuantArgs a, float *dbiasPartial) {
   constexpr int kVec = perVec<E>();
@@ -449,12 +450,20 @@ __global__ void __launch_bounds__(kThreads)
   constexpr int kTasks = kCols * kChunks / kThreads;
   constexpr int kGroups = kThreads / kRowVecs; // threads sharing columns
   constexpr int kHalves = Src::kHalves;
+  constexpr int kLoads = Src::kLoads;
+  // Only a non-gated backward sums dbias.
+  constexpr bool kDBias = Src::kBackward && !Src::kPaired;
   static_assert(kPer * kThreads == kRows * kRowVecs && kTasks >= 1 &&
                     kTasks * kThreads == kCols * kChunks &&
                     kThreads % kRowVecs == 0 && kThreads % kCols == 0,
                 "tile shape");
   __shared__ __align__(16) uint8_t tile[kHalves][kRows * kCols];
-  __shared__ float colSums[Src::kPaired ? 1 : kGroups * kCols];
+  __shared__ float colSums[kDBias ? kGroups * kCols : 1];
+  // kStages > 0: the whole tiles' loads go through a ring of kStages
+  // thread-private staging slots in shared memory (cp.async), issued
+  // kStages - 1 tiles ahead of the one being cast, so that a block keeps
+  // that many tiles of loads in flight without holding them in registers.
+  __shared__ uint4 stage[kStages > 0 ? kStages * kPer * kLoads * kThreads : 1];
   const float s = *a.scale;
   if (blockIdx.x == 0 && threadIdx.x == 0)
     *a.scaleInv = 1.0f / s;
@@ -463,10 +472,47 @@ __global__ void __launch_bounds__(kThreads)
   const int64_t tileCols = Src::kPaired ? src.half : cols;
   const int64_t tilesC = (tileCols + kCols - 1) / kCols;
   const int64_t tiles = (rows + kRows - 1) / kRows * tilesC;
+  auto isFull = [&](int64_t t) {
+    const int64_t r0 = t / tilesC * kRows, c0 = t % tilesC * kCols;
+    return r0 + kRows <= rows && c0 + kCols <= tileCols;
+  };
+  auto slot = [&](int k, int p, int j) -> uint4 * {
+    return stage + ((k * kPer + p) * kLoads + j) * kThreads + threadIdx.x;
+  };
+  // Issues tile t's loads into ring slot k (none for a ragged tile or past
+  // the end), then commits the group (always, so that the count of groups
+  // in flight is the same for every thread and iteration).
+  auto issue = [&](int64_t t, int k) {
+    if (t < tiles && a.vecLoad && isFull(t)) {
+      const int64_t r0 = t / tilesC * kRows, c0 = t % tilesC * kCols;
+#pragma unroll
+      for (int p = 0; p < kPer; ++p) {
+        int idx = threadIdx.x + p * kThreads;
+        int r = idx / kRowVecs, cv = idx % kRowVecs;
+#pragma unroll
+        for (int j = 0; j < kLoads; ++j)
+          cpAsync16(slot(k, p, j), src.ptr(r0 + r, c0 + cv * kVec, j));
+      }
+    }
+    cpAsyncCommit();
+  };
+  if constexpr (kStages > 0) {
+#pragma unroll
+    for (int k = 0; k + 1 < kStages; ++k)
+      issue(blockIdx.x + int64_t(k) * gridDim.x, k);
+  }
   float m = 0.0f;
+  int ring = 0; // the ring slot of tile t
   for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
     const int64_t r0 = t / tilesC * kRows, c0 = t % tilesC * kCols;
     const bool full = r0 + kRows <= rows && c0 + kCols <= tileCols;
+    if constexpr (kStages > 0) {
+      // The slot tile t + kStages - 1 goes into was read by tile t - 1,
+      // before that iteration's last __syncthreads.
+      issue(t + int64_t(kStages - 1) * gridDim.x,
+            (ring + kStages - 1) % kStages);
+      cpAsyncWait<kStages - 1>(); // tile t's group has landed
+    }
     // Vector path: every thread keeps the columns cv * kVec .. + kVec of
     // its rows (idx % kRowVecs is threadIdx.x % kRowVecs); element path:
     // column threadIdx.x % kCols.
@@ -479,9 +525,15 @@ __global__ void __launch_bounds__(kThreads)
       typename Src::Raw raw[kPer];
 #pragma unroll
       for (int p = 0; p < kPer; ++p) {
-        int idx = threadIdx.x + p * kThreads;
-        int r = idx / kRowVecs, cv = idx % kRowVecs;
-        src.load(r0 + r, c0 + cv * kVec, raw[p]);
+        if constexpr (kStages > 0) {
+#pragma unroll
+          for (int j = 0; j < kLoads; ++j)
+            raw[p].v[j] = *slot(ring, p, j);
+        } else {
+          int idx = threadIdx.x + p * kThreads;
+          int r = idx / kRowVecs, cv = idx % kRowVecs;
+          src.load(r0 + r, c0 + cv * kVec, raw[p]);
+        }
       }
 #pragma unroll
       for (int p = 0; p < kPer; ++p) {
@@ -530,7 +582,7 @@ __global__ void __launch_bounds__(kThreads)
         }
       }
     }
-    if constexpr (!Src::kPaired) {
+    if constexpr (kDBias) {
       if (dbiasPartial) {
         const int groups = vec ? kGroups : kThreads / kCols;
         if (vec) {
@@ -572,9 +624,55 @@ __global__ void __launch_bounds__(kThreads)
       }
     }
     __syncthreads(); // the tiles and colSums are refilled next
+    ring = (ring + 1) % (kStages > 0 ? kStages : 1);
   }
+  if constexpr (kStages > 0)
+    cpAsyncWait<0>(); // no copy outlives the block
   if (a.amaxOut)
     blockAmax(m, a.amaxOut);
+}
+
+/// The cp.async ring depths a fused activation-cast may run with (0: plain
+/// loads into registers) for a source of kLoads 16-byte loads per vector
+/// of E: what fits the 48 KB of static shared memory with a 64x64 tile.
+template <typename E, typename Src> constexpr int maxActStages() {
+  if constexpr (sizeof(typename E::T) != 2 || Src::kPaired)
+    return 0;
+  else
+    return Src::kLoads == 1 ? 3 : 2;
+}
+
+/// The ring depth: TE_KERNELS_ACT_STAGES (0..3, for measurements; read
+/// once) when set, else the default, both capped by maxActStages.
+/// Measured on the H200 (8192x16384 bf16, te-kernels-selftest
+/// --bench-act-cast): see docs/bench.md.
+inline int actStagesWanted() {
+  static const int wanted = [] {
+    const char *env = std::getenv("TE_KERNELS_ACT_STAGES");
+    if (env && *env >= '0' && *env <= '9' && env[1] == 0)
+      return *env - '0';
+    return 3;
+  }();
+  return wanted;
+}
+
+/// Blocks of a persistent grid for `kernel` (as many as are resident at
+/// once on every multiprocessor), at most `tiles`, at least one; cached
+/// per kernel.
+template <typename Kernel>
+unsigned persistentBlocks(Kernel kernel, int64_t tiles, int sms) {
+  static const int perSm = [&] {
+    int n = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, kThreads,
+                                                      0) != cudaSuccess ||
+        n <= 0) {
+      cudaGetLastError();
+      return 4;
+    }
+    return n;
+  }();
+  return static_cast<unsigned>(
+      std::max<int64_t>(1, std::min<int64_t>(tiles, int64_t(perSm) * sms)));
 }
 
 template <typename E, int Fmt, typename Src>
@@ -601,8 +699,21 @@ const char *actCast(te_kernels_state *s, Src src, QuantArgs a, void *dbias) {
       return err;
   // (At least one block: scale_inv is written even when there is nothing
   // to cast.)
-  actCastTransposeKernel<E, Fmt, 64, 64>
-      <<<blocksFor(tiles, sms), kThreads, 0, s->stream>>>(src, a, partial);
+  constexpr int kMax = maxActStages<E, Src>();
+  const int stages = std::min(actStagesWanted(), kMax);
+  auto launch = [&](auto kernel, bool persistent) {
+    unsigned blocks = persistent ? persistentBlocks(kernel, tiles, sms)
+                                 : blocksFor(tiles, sms);
+    kernel<<<blocks, kThreads, 0, s->stream>>>(src, a, partial);
+  };
+  if (kMax >= 3 && stages >= 3)
+    launch(actCastTransposeKernel<E, Fmt, 64, 64, Src, kMax >= 3 ? 3 : 0>,
+           true);
+  else if (kMax >= 2 && stages == 2)
+    launch(actCastTransposeKernel<E, Fmt, 64, 64, Src, kMax >= 2 ? 2 : 0>,
+           true);
+  else
+    launch(actCastTransposeKernel<E, Fmt, 64, 64, Src, 0>, false);
   if (const char *err = launched())
     return err;
   if (!dbias)

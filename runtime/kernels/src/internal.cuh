@@ -100,6 +100,23 @@ inline const char *launched() { return status(cudaGetLastError()); }
 /// graph fails (run the captured work once before capturing).
 const char *scratch(te_kernels_state *s, int64_t elems, float **out);
 
+/// Ampere-style asynchronous 16-byte global -> shared copies (cp.async.cg:
+/// cached in L2 only), their commit groups, and the wait until at most N
+/// of this thread's groups are still in flight. Both addresses 16-byte
+/// aligned.
+__device__ inline void cpAsync16(void *smem, const void *gmem) {
+  unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst),
+               "l"(gmem)
+               : "memory");
+}
+__device__ inline void cpAsyncCommit() {
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+template <int N> __device__ inline void cpAsyncWait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
 inline bool aligned(const void *p, uintptr_t bytes) {
   return reinterpret_cast<uintptr_t>(p) % bytes == 0;
 }
