@@ -1532,7 +1532,8 @@ def peer_table(results, env):
             rec["case"] if rec["case"] != last else "", r + (" cached weights" if cached else ""),
             mine, "%.0f%%" % s["te_mlir_spread_pct"] if "te_mlir" in s else "—",
             fmt_ms(pm.get(te_k)), fmt_ms(pm.get(teg_k)), *torch_cols, best,
-            "%.3f / %.3f" % (e_mine, e_te), "**%.2fx**" % s["ratio"] if "ratio" in s else "—"))
+            "%s / %s" % tuple("—" if v != v else "%.3f" % v for v in (e_mine, e_te)),
+            "**%.2fx**" % s["ratio"] if "ratio" in s else "—"))
         last = rec["case"]
     return "\n".join(lines) + "\n"
 
