@@ -33,6 +33,18 @@ bench/cases/<case>.mlir with `te-compile --train`): <case>.so (bf16) and, per FP
     results equal a normal step's bit for bit on the same inputs and state, and times
     graph launches the same way ("te_graph").
 
+  * --weight-cache libraries <case>.<recipe>.wc.so (16-token FP8 cases): "te_cached", a
+    first microbatch (fwd + bwd) fills the cache, then steps of <fn>_fwd_cached + bwd
+    (asserted bit-identical to the uncached step from the same state, recipe state aside),
+    its CUDA graph, and the bytes / bandwidth floor of such a step;
+  * peers in the same process and inputs: torch.compile(mode="reduce-overhead") (bf16)
+    and, with --te auto|on (transformer_engine.pytorch), TE's LayerNormLinear /
+    LayerNormMLP with the same weights under fp8_autocast of each recipe te-mlir ran,
+    eager and make_graphed_callables (<= --te-graph-max-tokens), and with
+    is_first_microbatch=False where te-mlir has a weight cache; their errors against fp32
+    beside te-mlir's. Summary: te-mlir's best of step / graph over the best peer of the
+    recipe, with spreads; also written as markdown next to --out (<out>.md).
+
 Also: device-to-device copy bandwidth (CUDA events), and te-mlir's norm kernels alone
 (te_rt_norm_fwd / te_rt_norm_bwd through the C ABI) next to torch's.
 
