@@ -33,6 +33,18 @@ bench/cases/<case>.mlir with `te-compile --train`): <case>.so (bf16) and, per FP
     results equal a normal step's bit for bit on the same inputs and state, and times
     graph launches the same way ("te_graph").
 
+  * --weight-cache libraries <case>.<recipe>.wc.so (16-token FP8 cases): "te_cached", a
+    first microbatch (fwd + bwd) fills the cache, then steps of <fn>_fwd_cached + bwd
+    (asserted bit-identical to the uncached step from the same state, recipe state aside),
+    its CUDA graph, and the bytes / bandwidth floor of such a step;
+  * peers in the same process and inputs: torch.compile(mode="reduce-overhead") (bf16)
+    and, with --te auto|on (transformer_engine.pytorch), TE's LayerNormLinear /
+    LayerNormMLP with the same weights under fp8_autocast of each recipe te-mlir ran,
+    eager and make_graphed_callables (<= --te-graph-max-tokens), and with
+    is_first_microbatch=False where te-mlir has a weight cache; their errors against fp32
+    beside te-mlir's. Summary: te-mlir's best of step / graph over the best peer of the
+    recipe, with spreads; also written as markdown next to --out (<out>.md).
+
 Also: device-to-device copy bandwidth (CUDA events), and te-mlir's norm kernels alone
 (te_rt_norm_fwd / te_rt_norm_bwd through the C ABI) next to torch's.
 
@@ -216,6 +228,8 @@ def module_api(L):
     P64, PP = ctypes.POINTER(i64), ctypes.POINTER(vp)
     sigs = {
         "te_module_open": (i32, [cp, PP]), "te_module_close": (None, [vp]),
+        "te_module_num_entries": (i64, [vp]), "te_module_entry_at": (vp, [vp, i64]),
+        "te_module_entry_get": (cp, [vp, cp]),
         "te_module_step_create": (i32, [vp, cp, PP]), "te_module_step_destroy": (None, [vp]),
         "te_module_step_fwd": (vp, [vp]), "te_module_step_bwd": (vp, [vp]),
         "te_module_step_feed": (i32, [vp, i64, ctypes.POINTER(i32), P64]),
@@ -366,6 +380,7 @@ class TEStep:
                       is not None for i in range(n_args)]
         given = iter(inputs)
         shapes = [None if st else next(given, None) for st in state_args]
+        self.fwd_shapes = shapes
         self.fdims = self._bind_dims(fwd, shapes)
         self.bdims = i64s([0] * L.te_module_entry_num_dims(bwd))
         rt.check(L.te_module_step_bwd_dims(self.step, self.fdims, self.bdims),
@@ -585,15 +600,17 @@ def worst(errs):
 # --------------------------------------------------------------------------- CUDA graph
 
 
-def capture(te, rt, copy_state):
+def capture(te, rt, copy_state, call=None):
     """Records one step at parity 0 (fwd entry, bwd entry and, with copy_state, te_rt_copy
-    of every new state buffer B over the old one A) into a graph."""
+    of every new state buffer B over the old one A) into a graph. `call(q)` runs the step
+    (default te.call; CachedStep.call for the weight cache's fwd_cached + bwd)."""
     L = rt.lib
+    call = call or te.call
     g = ctypes.c_void_p()
     rt.check(L.te_rt_capture_begin(rt.ctx), "te_rt_capture_begin")
     err = None
     try:
-        te.call(0)
+        call(0)
         if copy_state:
             for A, B, name in te.pairs:
                 rt.check(L.te_rt_copy(rt.ctx, A.data_ptr(), B.data_ptr(),
@@ -611,12 +628,13 @@ def capture(te, rt, copy_state):
     return g
 
 
-def te_graph(te, rt, args):
+def te_graph(te, rt, args, call=None):
     """te-mlir's step as a CUDA graph: a normal step from state S is the reference; the
     graph, replayed from the same state on poisoned result buffers, must reproduce every
     result bit for bit; then replays are timed like the steps. Returns a dict with
-    'timing' or 'error'."""
+    'timing' or 'error'. `call(q)`: the step (default te.call), as in capture()."""
     L = rt.lib
+    call = call or te.call
     out = {}
     rt.sync()
     te.canon()
@@ -629,26 +647,26 @@ def te_graph(te, rt, args):
 
     te.poison()
     rt.sync()
-    te.call(0)  # reads A (= S), writes B
+    call(0)  # reads A (= S), writes B
     rt.sync()
     ref = [t.clone() for _, t, _ in te.results(0)]
     restore()
     te.poison()
     rt.sync()
-    te.call(0)
+    call(0)
     rt.sync()
     out["step_deterministic"] = all(same_result(t, r, spec)
                                     for (_, t, spec), r in zip(te.results(0), ref))
 
     copy_state = bool(te.pairs)
     try:
-        g = capture(te, rt, copy_state)
+        g = capture(te, rt, copy_state, call)
     except Exception as ex:
         if not copy_state:
             raise
         out["capture_with_state_copy_error"] = repr(ex)[:300]
         copy_state = False
-        g = capture(te, rt, False)
+        g = capture(te, rt, False, call)
     out["state_mode"] = ("no recipe state" if not te.pairs else
                          "advanced: te_rt_copy of the new state over the old inside the graph"
                          if copy_state else
@@ -684,6 +702,196 @@ def te_graph(te, rt, args):
         rt.sync()
         L.te_rt_graph_destroy(g)
     return out
+
+
+# --------------------------------------------------------------------------- FP8 weight cache
+
+
+class CachedStep:
+    """te-mlir's FP8 weight cache (a te-compile --train --weight-cache library, <case>.<recipe>
+    .wc.so): <fn>_fwd_cached (TE's is_first_microbatch=False) takes, after <fn>_fwd's own
+    arguments, the quantized weights <fn>_fwd saved (arguments tagged te.cached_weight = the
+    te.saved name of that forward result) instead of quantizing them, and has <fn>_fwd's
+    results, so <fn>_bwd is fed from its results exactly as after <fn>_fwd (docs/TE.md: its
+    results are bit-identical while the weights are unchanged; under delayed scaling the
+    cached weights' amax slots record 0). A step is fwd_cached + bwd on `te`'s buffers; the
+    cached weights live in their own buffers, filled from a first-microbatch step."""
+
+    def __init__(self, te):
+        self.te, self.rt, L = te, te.rt, te.L
+        self.L = L
+        self.entry = None
+        for i in range(L.te_module_num_entries(te.mod)):
+            e = L.te_module_entry_at(te.mod, i)
+            of = L.te_module_entry_get(e, b"te.cached_forward_of")
+            if of is not None and of.decode() == te.fwd_name:
+                self.entry = e
+        if self.entry is None:
+            raise RuntimeError("no entry with te.cached_forward_of = %s (not a --weight-cache "
+                               "library?)" % te.fwd_name)
+        e = self.entry
+        self.name = L.te_module_entry_name(e).decode()
+        n_fwd, n = L.te_module_entry_num_args(te.fwd_e), L.te_module_entry_num_args(e)
+        if L.te_module_entry_num_results(e) != L.te_module_entry_num_results(te.fwd_e):
+            raise RuntimeError(f"{self.name}: not the results of {te.fwd_name}")
+        self.dims = te._bind_dims(e, te.fwd_shapes + [None] * (n - n_fwd))
+        for i in range(n_fwd):
+            a, b = Spec(self.rt, L.te_module_entry_arg(e, i), self.dims), te._arg_specs[i]
+            if a.dtype != b.dtype or a.shape != b.shape or a.roles != b.roles:
+                raise RuntimeError(f"{self.name} arg {i} ({a.label}) is not {te.fwd_name}'s "
+                                   f"({b.label})")
+        for i in range(L.te_module_entry_num_results(e)):
+            a = Spec(self.rt, L.te_module_entry_result(e, i), self.dims)
+            b = te.fwd_res_specs[i]
+            if a.dtype != b.dtype or a.shape != b.shape or a.bytes != b.bytes:
+                raise RuntimeError(f"{self.name} result {i} ({a.label}) is not {te.fwd_name}'s")
+        saved = {s.get("te.saved"): k for k, s in enumerate(te.fwd_res_specs) if "te.saved" in s}
+        self.weights, self.sources, self.specs = [], [], []
+        for i in range(n_fwd, n):
+            a = Spec(self.rt, L.te_module_entry_arg(e, i), self.dims)
+            w = a.get("te.cached_weight")
+            if w is None or w not in saved:
+                raise RuntimeError(f"{self.name} arg {i} ({a.label}): not a te.cached_weight of "
+                                   f"a te.saved result of {te.fwd_name}")
+            k = saved[w]
+            if te.fwd_res_specs[k].bytes != a.bytes or te.fwd_res_specs[k].dtype != a.dtype:
+                raise RuntimeError(f"{self.name} arg {i}: {w} is not the saved result's size")
+            t = alloc_buffer(a, te.dev)
+            poison(t)
+            self.weights.append(t)
+            self.sources.append(k)
+            self.specs.append(a)
+        if not self.weights:
+            raise RuntimeError(f"{self.name}: no te.cached_weight argument")
+        self.p = [(ptrs(te.fa[q] + self.weights), te.p[q][1], te.p[q][2], te.p[q][3])
+                  for q in (0, 1)]
+
+    def fill(self):
+        """The cache from the forward's saved weights (the last first-microbatch step)."""
+        self.rt.sync()
+        for t, k in zip(self.weights, self.sources):
+            t.copy_(self.te.fr[0][k])  # saved results are the same buffers at both parities
+        self.rt.sync()
+
+    def call(self, q):
+        fa, fr, ba, br = self.p[q]
+        L, te = self.L, self.te
+        rc = L.te_module_run(self.entry, te.ctx, fa, fr, self.dims)
+        if rc:
+            self.rt.check(rc, self.name)
+        rc = L.te_module_run(te.bwd_e, te.ctx, ba, br, te.bdims)
+        if rc:
+            self.rt.check(rc, te.bwd_name)
+
+    def __call__(self):
+        """One later-microbatch step (fwd_cached + bwd); carries the state like TEStep."""
+        self.call(self.te.parity)
+        if self.te.pairs:
+            self.te.parity ^= 1
+
+
+def run_cached(rec, path, rt, dev, args, inputs, names, dy, refs, results):
+    """te-mlir's weight cache for one FP8 recipe of a case (rec["te_cached*"]): the first
+    microbatch (fwd + bwd, fills the cache), then steps of fwd_cached + bwd. Checks, from one
+    recipe state S, that fwd_cached + bwd with the weights cached by the uncached step from
+    S reproduces every non-state result of that step bit for bit (the design's promise;
+    the state results may differ only where the weights' amax is recorded as 0), and
+    the errors against fp32; times the cached step and its CUDA graph."""
+    recipe, flops = rec["recipe"], rec["gemm_tflop"] * 1e12
+    rt.sync()
+    te = TEStep(rt, path, inputs, [dy], dev)
+    cs = CachedStep(te)
+    info = rec["te_cached_info"] = dict(lib=os.path.basename(path), entry=cs.name,
+                                        cached_weights=[(s["te.cached_weight"], s.bytes)
+                                                        for s in cs.specs])
+    for _ in range(DELAYED_WARMUP if te.pairs else 1):  # like run_te's checked step
+        te()
+    rt.sync()
+    te.canon()
+    rt.sync()
+    S = [A.clone() for A, _, _ in te.pairs]
+    te.poison()
+    rt.sync()
+    te.call(0)  # first microbatch from S: the reference, and what fills the cache
+    rt.sync()
+    ref = [t.clone() for _, t, _ in te.results(0)]
+    cs.fill()
+    for (A, _, _), s in zip(te.pairs, S):
+        A.copy_(s)
+    te.poison()
+    rt.sync()
+    cs.call(0)  # a later microbatch from the same S
+    rt.sync()
+    diff, state_diff = [], []
+    for (label, t, spec), r in zip(te.results(0), ref):
+        if not same_result(t, r, spec):
+            (state_diff if "te.state" in spec else diff).append(label)
+    info["identical_to_uncached"] = not diff
+    info["property"] = ("fwd_cached + bwd from state S with the weights the uncached step "
+                        "from S saved: every non-state result bit-identical to that step's")
+    info["state_results_differing"] = state_diff
+    got = [te.outputs[0]] + te.grads(len(inputs))
+    info["te_cached_vs_fp32"] = {label: (norm_rel(t, r) if t is not None else "missing")
+                                 for (label, _, r), t in zip(refs, got)}
+    w, wl = worst(info["te_cached_vs_fp32"])
+    print("check %s %s cached weights: %s  te_cached vs fp32 worst %.2e (%s)%s" % (
+        rec["case"], recipe, "bit-identical to the uncached step" if not diff else
+        "DIFFERS from the uncached step in " + ", ".join(diff[:6]), w, wl,
+        ("  state differing: " + ", ".join(state_diff)) if state_diff else ""), flush=True)
+    if diff:
+        rec["te_cached_error"] = ("fwd_cached + bwd differs from the uncached step (same "
+                                  "state, same weights) in: " + ", ".join(diff))
+        return
+    if w != w or w > args.fp8_tol:
+        rec["te_cached_error"] = "FP8 check failed: worst %.3g on %s; not timed" % (w, wl)
+        return
+    te.parity = 1 if te.pairs else 0  # cs.call(0) read A and wrote B
+
+    # bandwidth floor: the bytes a cached step must move at least, at the copy bandwidth
+    def nbytes(t):
+        return t.numel() * t.element_size()
+    wbytes = sum(s.bytes for s in cs.specs)
+    in_bytes = sum(nbytes(t) for t, n in zip(inputs, names) if not n.startswith("w")) + nbytes(dy)
+    out_bytes = nbytes(te.outputs[0]) + sum(nbytes(t) for t in te.grads(len(inputs))
+                                            if t is not None)
+    state_bytes = 2 * sum(nbytes(A) for A, _, _ in te.pairs)
+    fl = dict(fp8_weight_bytes=wbytes, activation_and_vector_input_bytes=in_bytes,
+              output_and_gradient_bytes=out_bytes, recipe_state_bytes=state_bytes,
+              total_bytes=wbytes + in_bytes + out_bytes + state_bytes)
+    bw = getattr(args, "copy_tb_s", None)
+    if bw:
+        fl["copy_tb_s"] = bw
+        fl["fp8_weights_us"] = wbytes / (bw * 1e12) * 1e6
+        fl["total_us"] = fl["total_bytes"] / (bw * 1e12) * 1e6
+    else:
+        fl["note"] = "no copy bandwidth measured (cpu or --no-extras): bytes only"
+    rec["te_cached_bandwidth_floor"] = fl
+
+    if args.graph != "only":
+        t = time_step(cs, rt.sync, args.reps, args.min_rep_s)
+        rt.sync()
+        rec["te_cached"] = t
+        emit(dict(case=rec["case"], recipe=recipe, engine="te-mlir-cached", **t,
+                  tflops=flops / t["ms"] / 1e9), results)
+    if args.graph != "off":
+        why = rt.graph_skip_reason()
+        if why:
+            rec["te_cached_graph_skipped"] = why
+        else:
+            try:
+                gr = te_graph(te, rt, args, call=cs.call)
+            except Exception as ex:
+                traceback.print_exc()
+                gr = dict(error=repr(ex)[:500])
+            rec["te_cached_graph_info"] = {k: v for k, v in gr.items() if k != "timing"}
+            if "timing" in gr:
+                rec["te_cached_graph"] = gr["timing"]
+                emit(dict(case=rec["case"], recipe=recipe, engine="te-mlir-cached-graph",
+                          **gr["timing"], tflops=flops / gr["timing"]["ms"] / 1e9), results)
+            else:
+                rec["te_cached_graph_error"] = gr.get("error", "no timing")
+    rt.sync()
+    del te, cs
 
 
 # --------------------------------------------------------------------------- one case
@@ -799,8 +1007,10 @@ def run_te(rec, path, rt, dev, args, inputs, dy, refs, eager_err, te_bf16_err, r
     rt.sync()
 
 
-def run_case(name, libs, rt, dev, args, results):
-    """Every recipe library of one case, then PyTorch eager and torch.compile (bf16)."""
+def run_case(name, libs, rt, dev, args, results, TE=None):
+    """Every recipe library of one case (and its weight-cache library), then PyTorch eager,
+    torch.compile and torch.compile(mode="reduce-overhead") (bf16), then TransformerEngine's
+    module for every recipe te-mlir ran (TE: load_te's modules, or None)."""
     kind, M, H, F_ = parse_case(name)
     fn, inputs, names, dy, flops = make_inputs(kind, M, H, F_, dev)
     sync_t = (lambda: torch.cuda.synchronize()) if dev == "cuda" else (lambda: None)
@@ -839,13 +1049,21 @@ def run_case(name, libs, rt, dev, args, results):
         except Exception as ex:
             traceback.print_exc()
             rec["error"] = repr(ex)[:1000]
+            rec["traceback"] = traceback.format_exc()[-4000:]
+        if "wc:" + recipe in libs:  # the FP8 weight cache (second and later microbatches)
+            try:
+                run_cached(rec, libs["wc:" + recipe], rt, dev, args, inputs, names, dy, refs,
+                           results)
+            except Exception as ex:
+                traceback.print_exc()
+                rec["te_cached_error"] = repr(ex)[:1000]
+                rec["te_cached_traceback"] = traceback.format_exc()[-4000:]
         if recipe == "bf16" and "check" in rec:
             te_bf16_err = {k: c["te_vs_fp32"] for k, c in rec["check"].items()
                            if isinstance(c, dict)}
         if dev == "cuda":
             torch.cuda.synchronize()
             torch.cuda.empty_cache()
-    del refs, y32, g32
 
     # --- PyTorch bf16, eager and torch.compile
     torch_rec = {}
@@ -869,13 +1087,58 @@ def run_case(name, libs, rt, dev, args, results):
         except Exception as ex:  # keep going: report the failure
             torch_rec["compile_error"] = repr(ex)[:500]
             traceback.print_exc()
+        # torch.compile(mode="reduce-overhead"): Inductor with CUDA graphs (cuda only)
+        if dev == "cuda":
+            try:
+                torch._dynamo.reset()
+                co = torch.compile(fn, dynamic=False, mode="reduce-overhead")
+
+                def ro():
+                    torch.compiler.cudagraph_mark_step_begin()
+                    return torch_step(co)
+
+                t0 = time.time()
+                ry, rg = ro()
+                torch_rec["compile_ro_s"] = time.time() - t0
+                ry, rg = ro()  # the cudagraph tree records on the first calls
+                got = [ry.detach().clone()] + [g.detach().clone() for g in rg]
+                torch_rec["compile_ro_vs_fp32"] = {lab: norm_rel(t, r) for (lab, _, r), t
+                                                   in zip(refs, got)}
+                torch_rec["compile_ro_vs_eager_y_maxrel"] = max_rel(got[0], ey)
+                del ry, rg, got
+                t_ro = time_step(ro, sync_t, args.reps, args.min_rep_s)
+                torch_rec["compile_ro"] = t_ro
+                emit(dict(case=name, engine="compile-ro", **t_ro, tflops=flops / t_ro["ms"] / 1e9),
+                     results)
+            except Exception as ex:
+                torch_rec["compile_ro_error"] = repr(ex)[:500]
+                torch_rec["compile_ro_traceback"] = traceback.format_exc()[-4000:]
+                traceback.print_exc()
+            torch._dynamo.reset()
+    if dev == "cuda":
+        torch.cuda.synchronize()
+        torch.cuda.empty_cache()
+
+    # --- TransformerEngine's modules, every recipe te-mlir ran, same weights / x / dy
+    if TE is not None:
+        for recipe, rec in recs.items():
+            try:
+                run_te_peers(rec, TE, kind, M, H, F_, inputs, dy, refs, eager_err, args,
+                             "wc:" + recipe in libs, results)
+            except Exception as ex:
+                traceback.print_exc()
+                rec.setdefault("te_pt_errors", {})["all"] = dict(
+                    error=repr(ex)[:1000], traceback=traceback.format_exc()[-4000:])
+    del refs, y32, g32
 
     # --- ratios (speedup = other time / te time; > 1 means te-mlir is faster)
     bf16 = recs.get("bf16", {})
     for recipe, rec in recs.items():
         rec.update(torch_rec)
-        for eng in ("te", "te_graph", "eager", "compile"):
-            if eng in rec:
+        for eng in ("te", "te_graph", "eager", "compile", "compile_ro", "te_cached",
+                    "te_cached_graph", "te_pt", "te_pt_graph", "te_pt_cached",
+                    "te_pt_cached_graph"):
+            if isinstance(rec.get(eng), dict) and "ms" in rec[eng]:
                 rec[eng + "_tflops"] = flops / rec[eng]["ms"] / 1e9
         for eng, pre in (("te", ""), ("te_graph", "graph_")):
             if eng not in rec:
@@ -887,6 +1150,7 @@ def run_case(name, libs, rt, dev, args, results):
                 rec[pre + "speedup_vs_te_bf16"] = bf16[eng]["ms"] / rec[eng]["ms"]
         if "te" in rec and "te_graph" in rec:
             rec["graph_speedup_vs_te"] = rec["te"]["ms"] / rec["te_graph"]["ms"]
+        rec["summary"] = peer_summary(rec)
         emit(dict(rec, what="case"), results)
     del leaves, ey, eg, inputs, dy
 
@@ -914,6 +1178,7 @@ def copy_bandwidth(results, dev):
     bytes_ = 2 * src.numel() * src.element_size()
     emit(dict(what="copy_bw", bytes_read_plus_written=bytes_, ms=ms, tb_s=bytes_ / ms / 1e9), results)
     del src, dst
+    return bytes_ / ms / 1e9
 
 
 def norm_kernels(rt, results, dev, reps, min_rep_s):
@@ -979,16 +1244,342 @@ def norm_kernels(rt, results, dev, reps, min_rep_s):
                      results)
 
 
+# --------------------------------------------------------------------------- TransformerEngine
+
+
+def load_te(mode, dev):
+    """transformer_engine.pytorch for --te auto|on|off: ((te.pytorch, te.common.recipe) or
+    None, a record of what happened). `on` exits with a message when it does not import."""
+    info = dict(mode=mode, used=False)
+    if mode == "off":
+        info["reason"] = "--te off"
+        return None, info
+    if dev != "cuda":
+        info["reason"] = "--device %s: TransformerEngine runs on CUDA only" % dev
+        if mode == "on":
+            sys.exit("bench.py: --te on needs --device cuda")
+        return None, info
+    try:
+        import transformer_engine
+        import transformer_engine.pytorch as tep
+        from transformer_engine.common import recipe as ter
+    except Exception as ex:
+        info["reason"] = "transformer_engine.pytorch does not import: " + repr(ex)[:500]
+        info["traceback"] = traceback.format_exc()[-3000:]
+        if mode == "on":
+            sys.exit("bench.py: --te on, but " + info["reason"] +
+                     " (put TransformerEngine on PYTHONPATH, or use --te auto/off)")
+        return None, info
+    info.update(used=True, version=getattr(transformer_engine, "__version__", None)
+                or getattr(tep, "__version__", "?"),
+                path=os.path.dirname(os.path.abspath(transformer_engine.__file__)))
+    return (tep, ter), info
+
+
+def te_recipe(ter, r):
+    return {"fp8-delayed": ter.DelayedScaling, "fp8-current": ter.Float8CurrentScaling,
+            "fp8-block": ter.Float8BlockScaling}[r]()
+
+
+def te_autocast(TE, r):
+    """fp8_autocast(enabled=r != "bf16", fp8_recipe=...) (te.pytorch.autocast where a newer
+    TE has it); bf16: no autocast (TE then runs its bf16 path, as with enabled=False)."""
+    tep, ter = TE
+    if r == "bf16":
+        import contextlib
+        return contextlib.nullcontext()
+    if hasattr(tep, "autocast"):
+        try:
+            return tep.autocast(enabled=True, recipe=te_recipe(ter, r))
+        except TypeError:
+            pass
+    return tep.fp8_autocast(enabled=True, fp8_recipe=te_recipe(ter, r))
+
+
+def te_reset(TE):
+    """FP8GlobalStateManager.reset() between TE runs (TE's own tests do this), if present."""
+    import importlib
+    for name in ("transformer_engine.pytorch.fp8", "transformer_engine.pytorch.quantization"):
+        try:
+            importlib.import_module(name).FP8GlobalStateManager.reset()
+            return
+        except Exception:
+            continue
+
+
+def te_module(TE, kind, H, F_, inputs):
+    """TE's module for a case with the case's weights copied in (params_dtype bf16), and its
+    parameters in the order of inputs[1:] (so gradients line up with the names). SwiGLU:
+    TE's swiglu puts the first half of fc1's output through SiLU and multiplies by the
+    second, te-mlir's "activated half first": fc1_weight is w1 as it is."""
+    tep, _ = TE
+    dt = torch.bfloat16
+    with torch.no_grad():
+        if kind == "ln_mlp_gelu":
+            m = tep.LayerNormMLP(H, F_, eps=EPS, bias=True, normalization="LayerNorm",
+                                 activation="gelu", params_dtype=dt)
+            pn = ["layer_norm_weight", "layer_norm_bias", "fc1_weight", "fc1_bias",
+                  "fc2_weight", "fc2_bias"]
+        elif kind == "rms_mlp_swiglu":
+            m = tep.LayerNormMLP(H, F_, eps=EPS, bias=False, normalization="RMSNorm",
+                                 activation="swiglu", params_dtype=dt)
+            pn = ["layer_norm_weight", "fc1_weight", "fc2_weight"]
+        else:
+            m = tep.LayerNormLinear(H, F_, eps=EPS, bias=True, normalization="LayerNorm",
+                                    params_dtype=dt)
+            pn = ["layer_norm_weight", "layer_norm_bias", "weight", "bias"]
+        m = m.cuda()
+        params = [getattr(m, n) for n in pn]
+        for p, t in zip(params, inputs[1:]):
+            if p.shape != t.shape:
+                raise RuntimeError("TE %s.%s is %s, the case's is %s" % (
+                    type(m).__name__, pn[len(params) - 1], list(p.shape), list(t.shape)))
+            p.copy_(t)
+    return m, params
+
+
+def te_graphed(TE, m, x, r, caching):
+    """make_graphed_callables(m, (x,), fp8_enabled=..., fp8_recipe=..., fp8_weight_caching=...)
+    (the newer names enabled/recipe/cache_quantized_params where the old ones are gone).
+    With caching the callable needs is_first_microbatch=bool (TE's graph.py asserts it)."""
+    import inspect
+    tep, ter = TE
+    fn = tep.make_graphed_callables
+    try:
+        ps = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        ps = {}
+    fp8 = r != "bf16"
+    old = not ps or "fp8_enabled" in ps
+    kw = {("fp8_enabled" if old else "enabled"): fp8}
+    if fp8:
+        kw["fp8_recipe" if old else "recipe"] = te_recipe(ter, r)
+    if caching:
+        kw["fp8_weight_caching" if old or "cache_quantized_params" not in ps
+           else "cache_quantized_params"] = True
+    return fn(m, (x,), **kw), sorted(kw)
+
+
+def run_te_peers(rec, TE, kind, M, H, F_, inputs, dy, refs, eager_err, args, cached, results):
+    """TransformerEngine's module for one recipe of a case, same weights, x and dy:
+    "te_pt" (eager), "te_pt_graph" (make_graphed_callables, <= --te-graph-max-tokens) and,
+    with `cached` (the case has a te-mlir weight-cache library of the recipe),
+    "te_pt_cached" / "te_pt_cached_graph": a first step with is_first_microbatch=True, then
+    steps with False. Every variant: DELAYED_WARMUP steps, a checked step (y and every
+    gradient against fp32, norm_rel), then time_step like the other engines. A failure is
+    recorded with its traceback in rec["te_pt_errors"][variant]; the others still run."""
+    r = rec["recipe"]
+    sync = torch.cuda.synchronize
+    flops = rec["gemm_tflop"] * 1e12
+    checks = rec.setdefault("te_pt_check", {})
+    errors = rec.setdefault("te_pt_errors", {})
+    skipped = rec.setdefault("te_pt_skipped", {})
+    if r == "fp8-block" and (M % 128 or H % 128 or F_ % 128):
+        skipped["all"] = "fp8-block needs dims that are multiples of 128"
+        return
+    variants = [("te_pt", False, False)]
+    if M <= args.te_graph_max_tokens:
+        variants.append(("te_pt_graph", True, False))
+    else:
+        skipped["te_pt_graph"] = "more than --te-graph-max-tokens %d tokens" % args.te_graph_max_tokens
+    if cached and r != "bf16":
+        variants.append(("te_pt_cached", False, True))
+        if M <= args.te_graph_max_tokens:
+            variants.append(("te_pt_cached_graph", True, True))
+
+    for label, graphed, caching in variants:
+        m = gm = x = f = params = None
+        try:
+            te_reset(TE)
+            m, params = te_module(TE, kind, H, F_, inputs)
+            x = inputs[0].detach().clone().requires_grad_()
+            f = m
+            if graphed:
+                f, kwn = te_graphed(TE, m, x, r, caching)
+                rec.setdefault("te_pt_graph_kwargs", {})[label] = kwn
+
+            def step(first=None):
+                kw = {} if first is None else dict(is_first_microbatch=first)
+                with te_autocast(TE, r):
+                    y = f(x, **kw)
+                return [y] + list(torch.autograd.grad(y, [x] + params, dy))
+
+            later = (lambda: step(False)) if caching else step
+            for _ in range(DELAYED_WARMUP):  # the recipe state evolves, as te-mlir's
+                step(True) if caching else step()
+            if caching:
+                step(True)  # the first microbatch: quantizes and caches the weights
+            sync()
+            got = [t.detach().clone() for t in later()]
+            sync()
+            errs = {lab: norm_rel(t, ref) for (lab, _, ref), t in zip(refs, got)}
+            if r == "bf16":
+                checks[label + "_vs_eager_maxrel"] = {lab: max_rel(t, e) for (lab, e, _), t
+                                                      in zip(refs, got)}
+            checks[label] = errs
+            if label == "te_pt" and isinstance(rec.get("check"), dict):
+                for lab, v in errs.items():
+                    if isinstance(rec["check"].get(lab), dict):
+                        rec["check"][lab]["te_pytorch_vs_fp32"] = v
+            del got
+            t = time_step(later, sync, args.reps, args.min_rep_s)
+            rec[label] = t
+            w, wl = worst(errs)
+            emit(dict(case=rec["case"], recipe=r, engine=label.replace("te_pt", "TE").replace(
+                "_", "-"), **t, tflops=flops / t["ms"] / 1e9, worst_vs_fp32=[w, wl]), results)
+        except Exception as ex:
+            traceback.print_exc()
+            errors[label] = dict(error=repr(ex)[:1000], traceback=traceback.format_exc()[-4000:])
+        finally:
+            del m, gm, x, f, params
+            sync()
+            torch.cuda.empty_cache()
+    te_reset(TE)
+
+
+# --------------------------------------------------------------------------- summary
+
+
+def spread_pct(t):
+    return 100.0 * (t["ms_max"] - t["ms_min"]) / t["ms"] if t and t.get("ms") else float("nan")
+
+
+def peer_summary(rec):
+    """te-mlir's best of step / graph against the best peer of the same recipe (bf16: eager,
+    compile, compile reduce-overhead, TE, TE graphed; FP8: TE and TE graphed of the recipe);
+    with the weight cache, te-mlir's cached step against TE's is_first_microbatch=False.
+    ratio = best peer ms / te-mlir ms (> 1: te-mlir faster); spread = (max - min) / median
+    over the repetitions, in %."""
+    r = rec.get("recipe", "bf16")
+    out = {}
+    groups = [("step", ("te", "te_graph"),
+               ("eager", "compile", "compile_ro", "te_pt", "te_pt_graph") if r == "bf16"
+               else ("te_pt", "te_pt_graph")),
+              ("cached", ("te_cached", "te_cached_graph"), ("te_pt_cached", "te_pt_cached_graph"))]
+    for g, mine, peers in groups:
+        mine = {k: rec[k] for k in mine if isinstance(rec.get(k), dict) and "ms" in rec[k]}
+        peers = {k: rec[k] for k in peers if isinstance(rec.get(k), dict) and "ms" in rec[k]}
+        if not mine and not peers:
+            continue
+        s = dict(peers_ms={k: v["ms"] for k, v in peers.items()},
+                 peers_spread_pct={k: spread_pct(v) for k, v in peers.items()})
+        if mine:
+            b = min(mine, key=lambda k: mine[k]["ms"])
+            s.update(te_mlir=b, te_mlir_ms=mine[b]["ms"], te_mlir_spread_pct=spread_pct(mine[b]))
+        if peers:
+            p = min(peers, key=lambda k: peers[k]["ms"])
+            s.update(best_peer=p, best_peer_ms=peers[p]["ms"],
+                     best_peer_spread_pct=spread_pct(peers[p]))
+        if mine and peers:
+            s["ratio"] = s["best_peer_ms"] / s["te_mlir_ms"]
+        out[g] = s
+    return out
+
+
+PEER_NAMES = dict(eager="torch eager", compile="torch.compile",
+                  compile_ro="compile reduce-overhead", te_pt="TE", te_pt_graph="TE graphed",
+                  te_pt_cached="TE cached", te_pt_cached_graph="TE cached graphed",
+                  te="step", te_graph="graph", te_cached="cached step",
+                  te_cached_graph="cached graph")
+
+
+def fmt_ms(v):
+    if v is None or v != v:
+        return "—"
+    return "%.3f" % v if v >= 1 else "%.4f" % v
+
+
+def peer_rows(results):
+    """One row per case / recipe (and a "+ weight cache" row where there is one)."""
+    rows = []
+    for rec in results:
+        if rec.get("what") != "case" or "summary" not in rec:
+            continue
+        for g, s in rec["summary"].items():
+            rows.append((rec, g, s))
+    return rows
+
+
+def worst_of(d):
+    return worst(d)[0] if isinstance(d, dict) and d else float("nan")
+
+
+def peer_table(results, env):
+    """The summary as a markdown table, in the layout of the peers_h200 tables."""
+    lines = ["# te-mlir against TransformerEngine, PyTorch eager and torch.compile",
+             "", "%s, torch %s, TransformerEngine %s, te-mlir runtime %s, %s; "
+             "fwd+bwd step, ms (median of %s repetitions; spread = (max - min) / median)." % (
+                 env.get("gpu", env.get("device", "?")), env.get("torch"),
+                 env.get("te_pytorch", {}).get("version") or "not run (" + str(
+                     env.get("te_pytorch", {}).get("reason")) + ")",
+                 env.get("te_rt_version"), env.get("date"), env.get("reps")),
+             "", "Last column: the best peer's time over te-mlir's best of step / graph (bf16: "
+             "eager, torch.compile, compile reduce-overhead, TE, TE graphed; FP8: TE and TE "
+             "graphed of the same recipe; \"cached\" rows: the second and later microbatches "
+             "with FP8 weights cached, against TE with is_first_microbatch=False); above 1 "
+             "means te-mlir is faster. Errors: worst ||y or gradient - fp32|| / ||fp32||.", "",
+             "| case | recipe | te-mlir (best of step / graph) | spread | TE | TE + CUDA graph | "
+             "torch eager | torch.compile | compile reduce-overhead | best peer (spread) | "
+             "worst error te-mlir / TE | te-mlir vs best peer |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    last = None
+    for rec, g, s in peer_rows(results):
+        r = rec.get("recipe", "bf16")
+        cached = g == "cached"
+        pm = s["peers_ms"]
+        te_k, teg_k = ("te_pt_cached", "te_pt_cached_graph") if cached else ("te_pt", "te_pt_graph")
+        torch_cols = ["—"] * 3 if (r != "bf16" or cached) else [
+            fmt_ms(pm.get(k)) for k in ("eager", "compile", "compile_ro")]
+        if cached:
+            e_mine = worst_of(rec.get("te_cached_info", {}).get("te_cached_vs_fp32"))
+            e_te = worst_of(rec.get("te_pt_check", {}).get("te_pt_cached"))
+        else:
+            e_mine = rec.get("te_worst_vs_fp32", [float("nan")])[0]
+            e_te = worst_of(rec.get("te_pt_check", {}).get("te_pt"))
+        mine = ("%s (%s)" % (fmt_ms(s["te_mlir_ms"]), PEER_NAMES[s["te_mlir"]])
+                if "te_mlir" in s else "—")
+        best = ("%s %s (%.0f%%)" % (PEER_NAMES[s["best_peer"]], fmt_ms(s["best_peer_ms"]),
+                                    s["best_peer_spread_pct"]) if "best_peer" in s else "—")
+        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            rec["case"] if rec["case"] != last else "", r + (" cached weights" if cached else ""),
+            mine, "%.0f%%" % s["te_mlir_spread_pct"] if "te_mlir" in s else "—",
+            fmt_ms(pm.get(te_k)), fmt_ms(pm.get(teg_k)), *torch_cols, best,
+            "%s / %s" % tuple("—" if v != v else "%.3f" % v for v in (e_mine, e_te)),
+            "**%.2fx**" % s["ratio"] if "ratio" in s else "—"))
+        last = rec["case"]
+    return "\n".join(lines) + "\n"
+
+
+def print_peer_summary(results):
+    print("\nPEERS (ms; ratio = best peer / te-mlir best of step and graph, > 1: te-mlir faster)")
+    print("%-30s %-20s %-22s %-34s %7s  %s" % ("case", "recipe", "te-mlir (spread)",
+                                               "best peer (spread)", "ratio", "all peers"))
+    for rec, g, s in peer_rows(results):
+        mine = ("%s %s (%.0f%%)" % (PEER_NAMES[s["te_mlir"]], fmt_ms(s["te_mlir_ms"]),
+                                    s["te_mlir_spread_pct"]) if "te_mlir" in s else "-")
+        best = ("%s %s (%.0f%%)" % (PEER_NAMES[s["best_peer"]], fmt_ms(s["best_peer_ms"]),
+                                    s["best_peer_spread_pct"]) if "best_peer" in s else "-")
+        print("%-30s %-20s %-22s %-34s %7s  %s" % (
+            rec["case"], rec.get("recipe", "bf16") + (" cached" if g == "cached" else ""), mine,
+            best, "%.2fx" % s["ratio"] if "ratio" in s else "-",
+            " ".join("%s=%s" % (PEER_NAMES[k], fmt_ms(v)) for k, v in s["peers_ms"].items())))
+
+
 # --------------------------------------------------------------------------- main
 
 
 def find_libs(lib_dir, sel, recipes):
-    """{case: {recipe: path}} from <case>.so (bf16) and <case>.<recipe>.so, smallest first."""
+    """{case: {recipe: path}} from <case>.so (bf16) and <case>.<recipe>.so, smallest first;
+    a weight-cache library <case>.<recipe>.wc.so under the key "wc:<recipe>"."""
     libs = {}
     for path in sorted(glob.glob(os.path.join(lib_dir, "*.so"))):
         base = os.path.basename(path)[:-3]
-        case, _, recipe = base.partition(".")
-        recipe = recipe or "bf16"
+        parts = base.split(".")
+        case, recipe = parts[0], (parts[1] if len(parts) > 1 else "bf16")
+        wc = parts[2:] == ["wc"]  # <case>.<recipe>.wc.so: the weight-cache library
+        if len(parts) > 2 and not wc:
+            print("skipping %s: not a case library name" % path, flush=True)
+            continue
         try:
             parse_case(case)
         except ValueError:
@@ -999,7 +1590,7 @@ def find_libs(lib_dir, sel, recipes):
             continue
         if (sel and not any(s in case for s in sel)) or recipe not in recipes:
             continue
-        libs.setdefault(case, {})[recipe] = path
+        libs.setdefault(case, {})[("wc:" if wc else "") + recipe] = path
     return dict(sorted(libs.items(), key=lambda kv: (parse_case(kv[0])[1:], kv[0])))
 
 
@@ -1046,6 +1637,13 @@ def main():
                          "of the output or any gradient exceeds this (default %(default)s)")
     ap.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
     ap.add_argument("--no-compile", action="store_true")
+    ap.add_argument("--te", default="auto", choices=["auto", "on", "off"],
+                    help="TransformerEngine (transformer_engine.pytorch) as a same-run peer: "
+                         "auto (if it imports; the JSON records whether and its version), on "
+                         "(exit if it does not import), off")
+    ap.add_argument("--te-graph-max-tokens", type=int, default=4096,
+                    help="TE + CUDA graph (make_graphed_callables) for cases with at most "
+                         "this many tokens (default %(default)s)")
     ap.add_argument("--no-extras", action="store_true", help="skip copy BW and norm kernels")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--min-rep-s", type=float, default=0.2,
@@ -1076,6 +1674,12 @@ def main():
     env["te_rt_graphs"] = rt.has_graphs
     env["graph_mode"] = args.graph
     env["fp8_tol"] = args.fp8_tol
+    env["reps"] = args.reps
+    env["device"] = dev
+    TE, env["te_pytorch"] = load_te(args.te, dev)
+    print("TransformerEngine peer: " + ("transformer_engine %s (%s)" % (
+        env["te_pytorch"]["version"], env["te_pytorch"]["path"]) if TE else
+        "skipped: " + env["te_pytorch"]["reason"]), flush=True)
     if args.graph != "off" and rt.graph_skip_reason():
         env["graph_note"] = "graph timing skipped: " + rt.graph_skip_reason()
     emit(env, results)
@@ -1084,14 +1688,14 @@ def main():
 
     if dev == "cuda" and not args.no_extras:
         try:
-            copy_bandwidth(results, dev)
+            args.copy_tb_s = copy_bandwidth(results, dev)
         except Exception:
             traceback.print_exc()
 
     sel = [s for s in args.cases.split(",") if s]
     for name, libs in find_libs(args.lib_dir, sel, recipes).items():
         try:
-            run_case(name, libs, rt, dev, args, results)
+            run_case(name, libs, rt, dev, args, results, TE)
         except Exception as ex:
             traceback.print_exc()
             emit(dict(what="case", case=name, error=repr(ex)[:1000]), results)
@@ -1104,9 +1708,18 @@ def main():
     if dev == "cuda" and not args.no_extras:
         norm_kernels(rt, results, dev, args.reps, min(args.min_rep_s, 0.05))
     rt.close()
+    peers = dict(what="peer_summary", rows=[
+        dict(case=rec["case"], recipe=rec.get("recipe", "bf16"), group=g, **s)
+        for rec, g, s in peer_rows(results)])
+    results.append(peers)
     with open(args.out, "w") as f:
         json.dump(results, f, indent=1)
+    md = os.path.splitext(args.out)[0] + ".md"
+    with open(md, "w") as f:
+        f.write(peer_table(results, env))
     summary(results)
+    print_peer_summary(results)
+    print("\nwrote %s and %s" % (args.out, md), flush=True)
 
 
 if __name__ == "__main__":

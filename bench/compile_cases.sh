@@ -11,6 +11,10 @@
 # bench.py --lib-dir. FP8 GEMMs on the GPU need every
 # GEMM dim (tokens, hidden, ffn/out) to be a multiple of 16 (128 for fp8-block, whose
 # ops fall back to bf16 otherwise): cases that are not are skipped for those recipes. te-compile's remarks go to OUT_DIR/<lib>.log.
+# FP8 weight cache: for cases of WC_TOKENS tokens (env, default 16; "" for none) and the
+# recipes in WC_RECIPES (default "fp8-current fp8-delayed", when also in RECIPES), also
+#   <case>.<recipe>.wc.so   --recipe <recipe> --weight-cache (adds <fn>_fwd_cached)
+# which bench.py times as "te_cached" (first microbatch, then fwd_cached + bwd).
 # Runs where MLIR is (te-compile); the GPU machine only needs the .so files and
 # build-rt-cuda/lib/libte_runtime.so.
 #   usage: bench/compile_cases.sh [CASES_DIR [OUT_DIR]]
@@ -20,6 +24,8 @@ tc="${TE_COMPILE:-$root/build/bin/te-compile}"
 cases="${1:-$root/bench/cases}"
 out="${2:-$root/bench/build}"
 recipes="${RECIPES:-bf16 fp8-current fp8-delayed fp8-block}"
+wc_tokens="${WC_TOKENS-16}"
+wc_recipes="${WC_RECIPES:-fp8-current fp8-delayed}"
 mkdir -p "$out"
 rc=0
 for f in "$cases"/*.mlir; do
@@ -44,6 +50,15 @@ for f in "$cases"/*.mlir; do
       echo "compiled $lib"
     else
       echo "FAILED $lib:" >&2; cat "$out/$lib.log" >&2; rc=1
+    fi
+    # the weight-cache library of the same recipe (few tokens only)
+    if [ "$r" != bf16 ] && [[ " $wc_tokens " == *" ${m:-} "* ]] && [[ " $wc_recipes " == *" $r "* ]]; then
+      # shellcheck disable=SC2086
+      if "$tc" "$f" --train --weight-cache ${flags[@]+"${flags[@]}"} ${TE_COMPILE_FLAGS:-} -o "$out/$lib.wc.so" 2>"$out/$lib.wc.log"; then
+        echo "compiled $lib.wc"
+      else
+        echo "FAILED $lib.wc:" >&2; cat "$out/$lib.wc.log" >&2; rc=1
+      fi
     fi
   done
 done

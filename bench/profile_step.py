@@ -9,6 +9,11 @@ Prints the step's total kernel time and the kernels sorted by their share of it,
 timeline: the span from the first kernel's start to the last one's end per step, the idle
 time between consecutive kernels (the difference between span and kernel time), and the
 largest idle gaps with the kernels on either side.
+
+--te: also profiles TransformerEngine's module of the same case and recipe (the recipe from
+the library name; same seeded weights, x and dy; bench.py's te_module / te_autocast, as
+/work/shared/anchors/profile_pair.py did) over the same number of steps, and prints its
+kernels the same way (total ms and count per step, share of the step's kernel time).
 """
 import argparse
 import collections
@@ -29,18 +34,45 @@ def main():
         "libte_runtime.so"))
     ap.add_argument("--steps", type=int, default=5)
     ap.add_argument("--top", type=int, default=25)
+    ap.add_argument("--te", action="store_true",
+                    help="also profile TransformerEngine's module of the same case and recipe")
     args = ap.parse_args()
-    name = os.path.basename(args.lib).split(".")[0]
+    parts = os.path.basename(args.lib).split(".")
+    name = parts[0]
+    recipe = parts[1] if len(parts) > 2 else "bf16"
     kind, M, H, F_ = bench.parse_case(name)
     _, inputs, _, dy, flops = bench.make_inputs(kind, M, H, F_, "cuda")
     rt = bench.Runtime(args.runtime, 1)  # TE_RT_BACKEND_CUDA
     te = bench.TEStep(rt, args.lib, inputs, [dy], "cuda")
+    report(f"te-mlir {name} {recipe}", te, rt, args, flops)
+    del te
+    rt.sync()
+    torch.cuda.empty_cache()
+    if args.te:
+        TE, info = bench.load_te("on", "cuda")
+        print(f"\nTransformerEngine {info['version']} ({info['path']})")
+        m, params = bench.te_module(TE, kind, H, F_, inputs)
+        x = inputs[0].detach().clone().requires_grad_()
+
+        def te_step():
+            with bench.te_autocast(TE, recipe):
+                y = m(x)
+            torch.autograd.grad(y, [x] + params, dy)
+
+        for _ in range(bench.DELAYED_WARMUP):
+            te_step()
+        report(f"TE {name} {recipe}", te_step, rt, args, flops)
+
+
+def report(label, step, rt, args, flops):
+    """`args.steps` steps of `step` under torch.profiler (after 3 more): per kernel name its
+    total time and count per step and share of the step's kernel time; then the timeline."""
     for _ in range(3):
-        te()
+        step()
     rt.sync()
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
         for _ in range(args.steps):
-            te()
+            step()
         rt.sync()
     per = collections.defaultdict(lambda: [0.0, 0])
     for e in prof.events():
@@ -48,10 +80,12 @@ def main():
             per[e.name][0] += e.device_time_total if hasattr(e, "device_time_total") else e.cuda_time_total
             per[e.name][1] += 1
     total = sum(t for t, _ in per.values())
-    print(f"{name}: {args.steps} steps, kernel time {total / args.steps / 1e3:.3f} ms per step, "
-          f"GEMM work {flops / 1e12:.2f} TFLOP per step")
+    print(f"== {label}: {args.steps} steps, kernel time {total / args.steps / 1e3:.3f} ms per "
+          f"step, GEMM work {flops / 1e12:.2f} TFLOP per step")
+    print(f"  {'share':>6s}  {'ms/step':>9s}  {'count':<6s} kernel")
     for n, (t, c) in sorted(per.items(), key=lambda kv: -kv[1][0])[:args.top]:
-        print(f"  {100 * t / total:5.1f}%  {t / args.steps:9.1f} us/step  x{c // args.steps:<3d} {n[:110]}")
+        print(f"  {100 * t / max(total, 1e-9):5.1f}%  {t / args.steps / 1e3:9.4f}  "
+              f"x{c / args.steps:<5.3g} {n[:110]}")
     # Timeline: device activity in start order; overlapping events (none on one stream)
     # are merged, so idle = span - busy.
     ev = sorted(((e.time_range.start, e.time_range.end, e.name) for e in prof.events()
