@@ -3,6 +3,10 @@
 // RUN: not te-compile %s --dedup-layers= --emit=mlir -o %t.mlir 2>&1 | FileCheck %s --check-prefix=DEDUP
 // RUN: te-compile %s --gemm-act-epilogues= --emit=mlir -o - | FileCheck %s --check-prefix=EMPTY-ON
 // RUN: te-compile %s --arch=sm_100a --emit=mlir -o - | FileCheck %s --check-prefix=BLACKWELL
+// RUN: not te-compile %s --gemm-dact-epilogue-max-rows=-2 --emit=mlir -o %t.mlir 2>&1 | FileCheck %s --check-prefix=DACT-ROWS
+// RUN: not te-compile %s --gemm-bias-grad-epilogue-max-rows=-3 --emit=mlir -o %t.mlir 2>&1 | FileCheck %s --check-prefix=BGRAD-ROWS
+// RUN: te-compile %s --train --gemm-act-epilogues=on --emit=mlir -o - | FileCheck %s --check-prefix=DACT-ON
+// RUN: te-compile %s --train --gemm-act-epilogues=on --gemm-dact-epilogue-max-rows=4 --emit=mlir -o - | FileCheck %s --check-prefix=DACT-OFF
 //
 // te-compile's enum-valued flags (te/Transforms/PassOptions.h): an invalid
 // value is te-compile's error, before anything is compiled; an empty
@@ -12,6 +16,14 @@
 // ARCH:      te-compile: error: --arch must be sm_90a or sm_100a, got 'sm_80'
 // ACT:       te-compile: error: --gemm-act-epilogues must be off, auto or on, got 'maybe'
 // DEDUP:     te-compile: error: --dedup-layers must be off, auto or on, got ''
+// DACT-ROWS: te-compile: error: --gemm-dact-epilogue-max-rows must be >= 0 (or -1: no limit)
+// BGRAD-ROWS: te-compile: error: --gemm-bias-grad-epilogue-max-rows must be >= 0 (or -1: no limit)
+
+// The 8-token backward's dGELU folds into the dgrad GEMM (DGELU) unless
+// --gemm-dact-epilogue-max-rows is below 8.
+// DACT-ON:   llvm.call @te_rt_gemm_dgrad_dact(
+// DACT-OFF-NOT: llvm.call @te_rt_gemm_dgrad_dact(
+// DACT-OFF:  llvm.call @te_rt_act_bwd(
 
 // The GELU of this 8-token MLP folds into the fprop GEMM only when forced.
 // EMPTY-ON:  llvm.call @te_rt_gemm_fprop_act(

@@ -56,7 +56,7 @@ struct QuantArgs {
   uint8_t *data;      // [rows, cols] or null
   uint8_t *transpose; // [cols, rows] or null
   float *scaleInv;    // [1], or null (the amax kernel)
-  float *amaxOut;     // atomicMax of max |x| into a zeroed cell, or null
+  AmaxOut amaxOut;    // max |x| over the grid (blockAmax), or none
   bool vecLoad;       // 16-byte loads of x (set by quantize)
   bool vecData;       // vector stores of data
   bool vecTrans;      // 16-byte stores of transposed rows
@@ -116,7 +116,7 @@ __device__ inline void storeTo(const Packed<Fmt, kVec> &q, uint8_t *p,
 
 constexpr int kUnroll = 4; // 16-byte loads in flight per thread
 
-/// *a.amaxOut = max |x| (atomicMax into a zeroed cell): current scaling's
+/// *a.amaxOut.out = max |x| (blockAmax): current scaling's
 /// first pass. NaN is skipped (fmaxf), as std::max skips it on the CPU.
 template <typename E>
 __global__ void __launch_bounds__(kThreads) amaxKernel(QuantArgs a) {
@@ -299,8 +299,8 @@ const char *quantize(te_kernels_state *s, QuantArgs a) {
     amaxKernel<E><<<blocksFor(vecWork, sms), kThreads, 0, s->stream>>>(flat);
     if (const char *err = launched())
       return err;
-    a.amaxIn = flat.amaxIn = a.amaxOut;
-    a.amaxOut = flat.amaxOut = nullptr;
+    a.amaxIn = flat.amaxIn = a.amaxOut.out;
+    a.amaxOut = flat.amaxOut = AmaxOut{};
   }
   if (!a.transpose) {
     castKernel<E, Fmt>
@@ -1038,14 +1038,13 @@ const char *te_kernels_quantize_fp8(te_kernels_state *s, int dtype,
   // kernels derive the scale from it, and there is no amax pass or output
   // (amax is NULL then).
   a.amaxIn = amax_in;
-  a.amaxOut = amax_in ? nullptr : amax;
+  float *cell = amax_in ? nullptr : amax;
   // Current scaling needs an amax cell even when the caller wants none.
   if (!scale && !amax_in && !amax)
-    if (const char *err = scratch(s, 1, &a.amaxOut))
+    if (const char *err = scratch(s, 1, &cell))
       return err;
-  if (a.amaxOut)
-    if (const char *err = zeroAmax(s->stream, a.amaxOut))
-      return err;
+  // (No memset: the reduction's last block writes the cell.)
+  a.amaxOut = amaxOut(s, cell);
   return byDtype(dtype, [&](auto e) {
     using E = decltype(e);
     return format == kE4M3 ? quantize<E, kE4M3>(s, a)
@@ -1054,8 +1053,8 @@ const char *te_kernels_quantize_fp8(te_kernels_state *s, int dtype,
 }
 
 /// The quantization half of a fused activation-cast (delayed scaling).
-static QuantArgs fusedCastArgs(int format, int64_t rows, int64_t cols,
-                               const float *scale, void *data,
+static QuantArgs fusedCastArgs(te_kernels_state *s, int format, int64_t rows,
+                               int64_t cols, const float *scale, void *data,
                                void *transpose, float *scale_inv,
                                float *amax) {
   QuantArgs a{};
@@ -1066,7 +1065,7 @@ static QuantArgs fusedCastArgs(int format, int64_t rows, int64_t cols,
   a.data = static_cast<uint8_t *>(data);
   a.transpose = static_cast<uint8_t *>(transpose);
   a.scaleInv = scale_inv;
-  a.amaxOut = amax;
+  a.amaxOut = amaxOut(s, amax);
   return a;
 }
 
@@ -1085,11 +1084,8 @@ const char *te_kernels_act_quantize_fp8(te_kernels_state *s, int act,
   if (gated && cols % 2)
     return "fused activation-cast: a gated activation needs an even cols";
   const int64_t yCols = gated ? cols / 2 : cols;
-  QuantArgs a = fusedCastArgs(format, rows, yCols, scale, data, transpose,
+  QuantArgs a = fusedCastArgs(s, format, rows, yCols, scale, data, transpose,
                               scale_inv, amax);
-  if (amax)
-    if (const char *err = zeroAmax(s->stream, amax))
-      return err;
   return byDtype(dtype, [&](auto e) {
     using E = decltype(e);
     auto run = [&](auto gatedTag) {
@@ -1117,11 +1113,8 @@ const char *te_kernels_dact_quantize_fp8(
     return "fused activation-cast: scale is NULL (delayed scaling only)";
   if (gated && cols % 2)
     return "fused activation-cast: a gated activation needs an even cols";
-  QuantArgs a = fusedCastArgs(format, rows, cols, scale, data, transpose,
+  QuantArgs a = fusedCastArgs(s, format, rows, cols, scale, data, transpose,
                               scale_inv, amax);
-  if (amax)
-    if (const char *err = zeroAmax(s->stream, amax))
-      return err;
   return byDtype(dtype, [&](auto e) {
     using E = decltype(e);
     using T = typename E::T;

@@ -72,12 +72,19 @@ struct te_kernels_state {
   /// (te_kernels_gemm_act_fallbacks).
   int64_t gemmActFallbacks = 0;
   bool tuneGemms = true;
+  /// The amax reductions' two counters (te::kernels::AmaxOut): the running
+  /// max of the float bits and the blocks done; zero between kernels (the
+  /// last block of each reduction resets them). Allocated and zeroed with
+  /// the state.
+  unsigned *amaxTicket = nullptr;
 
   ~te_kernels_state() {
     for (float *p : retiredScratch)
       cudaFreeAsync(p, stream);
     if (!retiredScratch.empty())
       cudaStreamSynchronize(stream);
+    if (amaxTicket)
+      cudaFree(amaxTicket);
   }
 };
 
@@ -150,13 +157,31 @@ __device__ inline int64_t globalStride() {
 // Per-tensor amax (current scaling; fp8.cu, and the producers in ops.cu)
 //===----------------------------------------------------------------------===//
 
-/// Folds the thread's max |x| into *amax, a cell zeroed on the stream
-/// before the kernel (zeroAmax): warp shuffles, the warps' maxima through
-/// shared memory, one atomicMax of the float bits per block (non-negative
-/// floats, never NaN, order like unsigned integers). Every thread of the
-/// block calls it, once per kernel (blockDim.x a multiple of 32, at most
-/// 1024).
-__device__ inline void blockAmax(float m, float *amax) {
+/// A kernel's amax output: the cell `out` that receives max |x| over the
+/// whole grid (null: no amax), and the state's ticket (te_kernels_state::
+/// amaxTicket) its blocks reduce through. Build it on the host with
+/// amaxOut(s, cell).
+struct AmaxOut {
+  float *out = nullptr;
+  unsigned *ticket = nullptr;
+  __host__ __device__ explicit operator bool() const { return out; }
+};
+
+inline AmaxOut amaxOut(te_kernels_state *s, float *cell) {
+  return AmaxOut{cell, cell ? s->amaxTicket : nullptr};
+}
+
+/// Folds the thread's max |x| into the grid's amax, which the last block
+/// to finish writes to amax.out: warp shuffles, the warps' maxima through
+/// shared memory, then per block one atomicMax of the float bits into
+/// ticket[0] (non-negative floats, never NaN, order like unsigned
+/// integers) and, after a fence, one atomicAdd of ticket[1]; the block
+/// that counts last takes ticket[0] (resetting both to 0 for the next
+/// kernel) and stores it. So the cell needs no memset before the kernel
+/// (one graph node less per amax), and kernels of one state, which run in
+/// stream order, share the ticket. Every thread of every block calls it,
+/// once per kernel (blockDim.x a multiple of 32, at most 1024).
+__device__ inline void blockAmax(float m, AmaxOut amax) {
   __shared__ float part[32];
   for (int o = 16; o > 0; o >>= 1)
     m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
@@ -168,13 +193,24 @@ __device__ inline void blockAmax(float m, float *amax) {
     m = lane < static_cast<int>(blockDim.x >> 5) ? part[lane] : 0.0f;
     for (int o = 16; o > 0; o >>= 1)
       m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
-    if (lane == 0 && m > 0.0f)
-      atomicMax(reinterpret_cast<unsigned int *>(amax), __float_as_uint(m));
+    if (lane == 0) {
+      if (m > 0.0f)
+        atomicMax(amax.ticket, __float_as_uint(m));
+      __threadfence(); // the max before the count
+      const unsigned blocks = gridDim.x * gridDim.y * gridDim.z;
+      if (atomicAdd(amax.ticket + 1, 1u) == blocks - 1) {
+        __threadfence();
+        const unsigned bits = atomicExch(amax.ticket, 0u);
+        atomicExch(amax.ticket + 1, 0u);
+        *amax.out = __uint_as_float(bits);
+      }
+    }
   }
 }
 
-/// Zeroes the amax cell on `stream` (an async memset: capturable in CUDA
-/// graphs), before the kernel that reduces into it.
+/// Zeroes an amax cell on `stream` (an async memset: capturable in CUDA
+/// graphs): for outputs no reduction kernel writes (empty inputs) and for
+/// cells reduced by other means.
 inline const char *zeroAmax(cudaStream_t stream, float *amax) {
   return status(cudaMemsetAsync(amax, 0, sizeof(float), stream));
 }

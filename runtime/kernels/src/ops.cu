@@ -166,7 +166,7 @@ template <typename E>
 __global__ void
 normFwdKernel(bool rms, const typename E::T *x, const typename E::T *gamma,
               const typename E::T *beta, float eps, bool zc, int64_t cols,
-              typename E::T *z, float *mu, float *rsigma, float *amax) {
+              typename E::T *z, float *mu, float *rsigma, AmaxOut amax) {
   int64_t row = blockIdx.x;
   const typename E::T *xr = x + row * cols;
   typename E::T *zr = z + row * cols;
@@ -374,7 +374,8 @@ __device__ inline void groupSum(float (&v)[K], float *red, int &phase) {
 struct NormOut {
   void *z;
   const float *scale;
-  float *scaleInv, *amax;
+  float *scaleInv;
+  AmaxOut amax;
 };
 
 template <typename E, int W, int kFmt, bool kAmax>
@@ -798,7 +799,7 @@ __device__ inline typename E::T storeFold(float v, float &m) {
 }
 
 /// The block's amax of the stored values: m rounded to E (see above).
-template <typename E> __device__ inline void blockAmaxOf(float m, float *amax) {
+template <typename E> __device__ inline void blockAmaxOf(float m, AmaxOut amax) {
   blockAmax(E::load(E::store(m)), amax);
 }
 
@@ -808,7 +809,7 @@ template <typename E> __device__ inline void blockAmaxOf(float m, float *amax) {
 template <typename E, bool kAmax>
 __device__ __forceinline__ void
 actFwdVec(ActParams p, bool gated, const typename E::T *x, typename E::T *y,
-          int64_t rows, int64_t yCols, float *amax) {
+          int64_t rows, int64_t yCols, AmaxOut amax) {
   using T = typename E::T;
   constexpr int N = 16 / sizeof(T);
   using V = Vec<T, N>;
@@ -840,7 +841,7 @@ actFwdVec(ActParams p, bool gated, const typename E::T *x, typename E::T *y,
 template <typename E>
 __global__ void actFwdVecKernel(ActParams p, bool gated, const typename E::T *x,
                                 typename E::T *y, int64_t rows, int64_t yCols,
-                                float *amax) {
+                                AmaxOut amax) {
   actFwdVec<E, false>(p, gated, x, y, rows, yCols, amax);
 }
 
@@ -851,7 +852,7 @@ template <typename E>
 __global__ void __launch_bounds__(kThreads, 8)
     actFwdVecAmaxKernel(ActParams p, bool gated, const typename E::T *x,
                         typename E::T *y, int64_t rows, int64_t yCols,
-                        float *amax) {
+                        AmaxOut amax) {
   actFwdVec<E, true>(p, gated, x, y, rows, yCols, amax);
 }
 
@@ -865,7 +866,7 @@ template <typename E, bool kAmax>
 __global__ void dbiasDactVecKernel(int act, const typename E::T *dy,
                                    const typename E::T *x, typename E::T *dx,
                                    int64_t rows, int64_t cols, int64_t chunk,
-                                   float *partial, float *amax) {
+                                   float *partial, AmaxOut amax) {
   using T = typename E::T;
   constexpr int N = 16 / sizeof(T);
   using V = Vec<T, N>;
@@ -905,7 +906,7 @@ template <typename E, bool kAmax>
 __device__ __forceinline__ void
 actBwdVec(ActParams p, bool gated, const typename E::T *dy,
           const typename E::T *x, typename E::T *dx, int64_t rows,
-          int64_t yCols, float *amax) {
+          int64_t yCols, AmaxOut amax) {
   using T = typename E::T;
   constexpr int N = 16 / sizeof(T);
   using V = Vec<T, N>;
@@ -944,7 +945,7 @@ template <typename E>
 __global__ void actBwdVecKernel(ActParams p, bool gated,
                                 const typename E::T *dy, const typename E::T *x,
                                 typename E::T *dx, int64_t rows, int64_t yCols,
-                                float *amax) {
+                                AmaxOut amax) {
   actBwdVec<E, false>(p, gated, dy, x, dx, rows, yCols, amax);
 }
 
@@ -953,7 +954,7 @@ template <typename E>
 __global__ void __launch_bounds__(kThreads, 8)
     actBwdVecAmaxKernel(ActParams p, bool gated, const typename E::T *dy,
                         const typename E::T *x, typename E::T *dx, int64_t rows,
-                        int64_t yCols, float *amax) {
+                        int64_t yCols, AmaxOut amax) {
   actBwdVec<E, true>(p, gated, dy, x, dx, rows, yCols, amax);
 }
 
@@ -967,7 +968,7 @@ __device__ inline void put(typename E::T *out, int64_t k, float v, float &m) {
 template <typename E, bool kAmax>
 __global__ void actFwdKernel(ActParams p, bool gated, const typename E::T *x,
                              typename E::T *y, int64_t rows, int64_t cols,
-                             float *amax) {
+                             AmaxOut amax) {
   int64_t yCols = gated ? cols / 2 : cols, n = rows * yCols;
   float m = 0.0f;
   for (int64_t k = globalId(); k < n; k += globalStride()) {
@@ -1001,7 +1002,7 @@ template <typename E> struct Dact {
 template <typename E, bool kAmax>
 __global__ void actBwdKernel(ActParams p, bool gated, const typename E::T *dy,
                              const typename E::T *x, typename E::T *dx,
-                             int64_t rows, int64_t cols, float *amax) {
+                             int64_t rows, int64_t cols, AmaxOut amax) {
   int64_t yCols = gated ? cols / 2 : cols, n = rows * yCols;
   Dact<E> dact{p.act, dy, x, cols};
   float m = 0.0f;
@@ -1124,9 +1125,9 @@ const char *normForward(te_kernels_state *s, bool rms, int dtype,
                         NormOut out, float *mu, float *rsigma, int fmt,
                         bool *ran) {
   *ran = false;
-  if (rows == 0) {
+  if (rows == 0) { // no kernel: the amax of nothing is 0
     *ran = true;
-    return nullptr;
+    return out.amax ? zeroAmax(s->stream, out.amax.out) : nullptr;
   }
   return byDtype(dtype, [&](auto e) -> const char * {
     using E = decltype(e);
@@ -1152,7 +1153,7 @@ const char *normForward(te_kernels_state *s, bool rms, int dtype,
                                               rsigma);
           return launched();
         };
-        const bool a = out.amax != nullptr;
+        const bool a = bool(out.amax);
         if (fmt == kE4M3)
           return a ? launch(normFwdFast<E, W, kE4M3, true>)
                    : launch(normFwdFast<E, W, kE4M3, false>);
@@ -1301,6 +1302,12 @@ const char *broadcastRows(te_kernels_state *s, int dtype, const void *bias,
   });
 }
 
+/// Zeroes the amax ticket of a new state.
+__global__ void zeroTicketKernel(unsigned *ticket) {
+  if (threadIdx.x < 2)
+    ticket[threadIdx.x] = 0;
+}
+
 } // namespace te::kernels
 
 extern "C" {
@@ -1310,6 +1317,30 @@ const char *te_kernels_state_create(void *stream, te_kernels_state **state) {
   if (!s)
     return "out of host memory";
   s->stream = static_cast<cudaStream_t>(stream);
+  // The amax ticket: allocated outside any capture's rules (relaxed mode,
+  // as te_rt_alloc does), zeroed by a kernel on the stream, which a
+  // capture in progress records (its replays zero it again, harmlessly);
+  // outside a capture the stream is synchronized once, so that kernels of
+  // a later stream (te_kernels_state_bind) find it zeroed.
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  cudaThreadExchangeStreamCaptureMode(&mode);
+  cudaError_t err = cudaMalloc(&s->amaxTicket, 2 * sizeof(unsigned));
+  cudaThreadExchangeStreamCaptureMode(&mode);
+  if (err != cudaSuccess) {
+    s->amaxTicket = nullptr;
+    delete s;
+    return status(err);
+  }
+  zeroTicketKernel<<<1, 32, 0, s->stream>>>(s->amaxTicket);
+  const char *launchErr = launched();
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  if (!launchErr && cudaStreamIsCapturing(s->stream, &capture) == cudaSuccess &&
+      capture == cudaStreamCaptureStatusNone)
+    launchErr = status(cudaStreamSynchronize(s->stream));
+  if (launchErr) {
+    delete s;
+    return launchErr;
+  }
   *state = s;
   return nullptr;
 }
@@ -1360,7 +1391,7 @@ const char *te_kernels_norm_fwd(te_kernels_state *s, int rms, int dtype,
   bool ran = false;
   return normForward(s, rms != 0, dtype, x, gamma, beta, eps,
                      zero_centered != 0, rows, cols,
-                     NormOut{z, nullptr, nullptr, nullptr}, mu, rsigma, -1,
+                     NormOut{z, nullptr, nullptr, AmaxOut{}}, mu, rsigma, -1,
                      &ran);
 }
 
@@ -1384,12 +1415,11 @@ const char *te_kernels_norm_quantize_fp8(
     float *buf = nullptr;
     if (const char *err = scratch(s, zFloats + 4, &buf))
       return err;
-    float *cell = amax ? amax : buf + zFloats;
-    if (const char *err = zeroAmax(s->stream, cell))
-      return err;
+    float *cell = amax ? amax : buf + zFloats; // written by the reduction
     if (const char *err = normForward(
             s, rms != 0, dtype, x, gamma, beta, eps, zero_centered != 0, rows,
-            cols, NormOut{buf, nullptr, nullptr, cell}, mu, rsigma, -1, &ran))
+            cols, NormOut{buf, nullptr, nullptr, amaxOut(s, cell)}, mu, rsigma,
+            -1, &ran))
       return err;
     return te_kernels_quantize_fp8(s, dtype, buf, rows, cols, format, nullptr,
                                    pow2_scale, data, transpose, scale_inv,
@@ -1403,12 +1433,10 @@ const char *te_kernels_norm_quantize_fp8(
       return err;
   uint8_t *q = data ? static_cast<uint8_t *>(data)
                     : reinterpret_cast<uint8_t *>(buf);
-  if (amax)
-    if (const char *err = zeroAmax(s->stream, amax))
-      return err;
-  if (const char *err = normForward(
-          s, rms != 0, dtype, x, gamma, beta, eps, zero_centered != 0, rows,
-          cols, NormOut{q, scale, scale_inv, amax}, mu, rsigma, format, &ran))
+  if (const char *err = normForward(s, rms != 0, dtype, x, gamma, beta, eps,
+                                    zero_centered != 0, rows, cols,
+                                    NormOut{q, scale, scale_inv, amaxOut(s, amax)},
+                                    mu, rsigma, format, &ran))
     return err;
   if (!ran) {
     // No FP8-writing kernel for the shape or alignment: z in the scratch,
@@ -1417,7 +1445,7 @@ const char *te_kernels_norm_quantize_fp8(
       return err;
     if (const char *err = normForward(s, rms != 0, dtype, x, gamma, beta, eps,
                                       zero_centered != 0, rows, cols,
-                                      NormOut{buf, nullptr, nullptr, nullptr},
+                                      NormOut{buf, nullptr, nullptr, AmaxOut{}},
                                       mu, rsigma, -1, &ran))
       return err;
     return te_kernels_quantize_fp8(s, dtype, buf, rows, cols, format, scale, 0,
@@ -1477,11 +1505,9 @@ const char *te_kernels_act_fwd(te_kernels_state *s, int act, int dtype,
                                float offset, float *amax) {
   bool gated = isGated(act);
   int64_t n = rows * (gated ? cols / 2 : cols);
-  if (amax) // zero, also the amax of an empty output
-    if (const char *err = zeroAmax(s->stream, amax))
-      return err;
-  if (n == 0)
-    return nullptr;
+  if (n == 0) // the amax of an empty output (no kernel writes it)
+    return amax ? zeroAmax(s->stream, amax) : nullptr;
+  const AmaxOut out = amaxOut(s, amax);
   return byDtype(dtype, [&](auto e) {
     return withAmax(amax, [&](auto amaxOn) {
       using E = decltype(e);
@@ -1493,12 +1519,12 @@ const char *te_kernels_act_fwd(te_kernels_state *s, int act, int dtype,
         auto kernel = A ? actFwdVecAmaxKernel<E> : actFwdVecKernel<E>;
         kernel<<<producerGrid<A>(n / N), kThreads, 0, s->stream>>>(
             ActParams{act, limit, alpha, offset}, gated,
-            static_cast<const T *>(x), static_cast<T *>(y), rows, yCols, amax);
+            static_cast<const T *>(x), static_cast<T *>(y), rows, yCols, out);
         return launched();
       }
       actFwdKernel<E, A><<<producerGrid<A>(n), kThreads, 0, s->stream>>>(
           ActParams{act, limit, alpha, offset}, gated,
-          static_cast<const T *>(x), static_cast<T *>(y), rows, cols, amax);
+          static_cast<const T *>(x), static_cast<T *>(y), rows, cols, out);
       return launched();
     });
   });
@@ -1510,11 +1536,9 @@ const char *te_kernels_act_bwd(te_kernels_state *s, int act, int dtype,
                                float alpha, float offset, float *amax) {
   bool gated = isGated(act);
   int64_t n = rows * (gated ? cols / 2 : cols);
-  if (amax)
-    if (const char *err = zeroAmax(s->stream, amax))
-      return err;
-  if (n == 0)
-    return nullptr;
+  if (n == 0) // the amax of an empty output (no kernel writes it)
+    return amax ? zeroAmax(s->stream, amax) : nullptr;
+  const AmaxOut out = amaxOut(s, amax);
   return byDtype(dtype, [&](auto e) {
     return withAmax(amax, [&](auto amaxOn) {
       using E = decltype(e);
@@ -1527,13 +1551,13 @@ const char *te_kernels_act_bwd(te_kernels_state *s, int act, int dtype,
         kernel<<<producerGrid<A>(n / N), kThreads, 0, s->stream>>>(
             ActParams{act, limit, alpha, offset}, gated,
             static_cast<const T *>(dy), static_cast<const T *>(x),
-            static_cast<T *>(dx), rows, yCols, amax);
+            static_cast<T *>(dx), rows, yCols, out);
         return launched();
       }
       actBwdKernel<E, A><<<producerGrid<A>(n), kThreads, 0, s->stream>>>(
           ActParams{act, limit, alpha, offset}, gated,
           static_cast<const T *>(dy), static_cast<const T *>(x),
-          static_cast<T *>(dx), rows, cols, amax);
+          static_cast<T *>(dx), rows, cols, out);
       return launched();
     });
   });
@@ -1554,16 +1578,14 @@ const char *te_kernels_dbias_dact(te_kernels_state *s, int act, int dtype,
       float *partial = nullptr;
       if (const char *err = scratch(s, chunks * cols, &partial))
         return err;
-      if (amax)
-        if (const char *err = zeroAmax(s->stream, amax))
-          return err;
       dim3 grid(static_cast<unsigned>((cols / N + kThreads - 1) / kThreads),
                 static_cast<unsigned>(chunks));
       if (const char *err = withAmax(amax, [&](auto amaxOn) {
             constexpr bool A = decltype(amaxOn)::value;
             dbiasDactVecKernel<E, A><<<grid, kThreads, 0, s->stream>>>(
                 act, static_cast<const T *>(dy), static_cast<const T *>(x),
-                static_cast<T *>(dx), rows, cols, chunk, partial, amax);
+                static_cast<T *>(dx), rows, cols, chunk, partial,
+                amaxOut(s, amax));
             return launched();
           }))
         return err;
