@@ -34,13 +34,13 @@
 // CHECK:      llvm.call @te_rt_arena_release(
 // CHECK:      @te_module_info.json(
 // CHECK-SAME: \22arena_bytes\22:256,\22arena_slots\22:1,
-func.func @placed(%x: tensor<1xf32>, %y: tensor<1xf32>, %h: tensor<8x4xf32>, %s: tensor<4xf32>) -> (tensor<8x4xf32>, tensor<4xf32>) {
+func.func @placed(%x: tensor<1xf32>, %y: tensor<1xf32>, %h: tensor<1024x4xf32>, %s: tensor<4xf32>) -> (tensor<1024x4xf32>, tensor<4xf32>) {
   %a = arith.addf %x, %y : tensor<1xf32>
   %b = arith.addf %y, %y : tensor<1xf32>
   %z = arith.constant dense<0.000000e+00> : tensor<1xf32>
   %c = tensor.concat dim(0) %a, %z, %z, %b : (tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<4xf32>
-  %nh, %ns = te.amax_update %h, %s, %c recipe(#te.fp8_delayed<>) : tensor<8x4xf32>, tensor<4xf32>
-  return %nh, %ns : tensor<8x4xf32>, tensor<4xf32>
+  %nh, %ns = te.amax_update %h, %s, %c recipe(#te.fp8_delayed<>) : tensor<1024x4xf32>, tensor<4xf32>
+  return %nh, %ns : tensor<1024x4xf32>, tensor<4xf32>
 }
 
 // -----
@@ -83,15 +83,18 @@ func.func @in_place(%x: tensor<16x4xf32>, %y: tensor<16x4xf32>) -> tensor<32x4xf
 // CHECK:      llvm.call @te_rt_add(
 // CHECK-NOT:  llvm.call @te_rt_zero
 // c1 = [x, a, b]: three copies, at bytes 0, 4 and 8.
-// CHECK:      %[[C1:.*]] = llvm.getelementptr %{{.*}}[%{{.*}}] : (!llvm.ptr, i64) -> !llvm.ptr, i8
-// CHECK-NEXT: %[[C1X:.*]] = llvm.getelementptr %[[C1]][%{{.*}}]
-// CHECK:      llvm.call @te_rt_copy(%[[CTX]], %[[C1X]],
-// CHECK:      %[[C4:.*]] = llvm.mlir.constant(4 : i64) : i64
-// CHECK-NEXT: %[[C1A:.*]] = llvm.getelementptr %[[C1]][%[[C4]]]
-// CHECK:      llvm.call @te_rt_copy(%[[CTX]], %[[C1A]],
-// CHECK:      %[[C8:.*]] = llvm.mlir.constant(8 : i64) : i64
-// CHECK-NEXT: %[[C1B:.*]] = llvm.getelementptr %[[C1]][%[[C8]]]
-// CHECK:      llvm.call @te_rt_copy(%[[CTX]], %[[C1B]],
+// CHECK:      %[[O0:.*]] = llvm.mlir.constant(0 : i64) : i64
+// CHECK-NEXT: %[[D0:.*]] = llvm.getelementptr %[[C1:[0-9a-z_]+]][%[[O0]]]
+// CHECK-NEXT: %{{.*}} = llvm.mlir.constant(4 : i64) : i64
+// CHECK-NEXT: llvm.call @te_rt_copy(%[[CTX]], %[[D0]],
+// CHECK:      %[[O4:.*]] = llvm.mlir.constant(4 : i64) : i64
+// CHECK-NEXT: %[[D4:.*]] = llvm.getelementptr %[[C1]][%[[O4]]]
+// CHECK-NEXT: %{{.*}} = llvm.mlir.constant(4 : i64) : i64
+// CHECK-NEXT: llvm.call @te_rt_copy(%[[CTX]], %[[D4]],
+// CHECK:      %[[O8:.*]] = llvm.mlir.constant(8 : i64) : i64
+// CHECK-NEXT: %[[D8:.*]] = llvm.getelementptr %[[C1]][%[[O8]]]
+// CHECK-NEXT: %{{.*}} = llvm.mlir.constant(4 : i64) : i64
+// CHECK-NEXT: llvm.call @te_rt_copy(%[[CTX]], %[[D8]],
 // c2 = [a, 0]: a copied, the zero part memset.
 // CHECK:      llvm.call @te_rt_copy(
 // CHECK-NOT:  llvm.call @te_rt_copy
@@ -142,10 +145,10 @@ func.func @not_placed(%x: tensor<1xf32>, %y: tensor<1xf32>, %m: tensor<8x4xf32>)
 // CHECK:      llvm.call @te_rt_amax_update(%[[CTX]], %{{.*}}, %{{.*}}, %[[BUF]],
 // CHECK-NOT:  llvm.call @te_rt_copy
 // CHECK:      llvm.call @te_rt_arena_release(
-func.func @dynamic(%x: tensor<?x64xbf16>, %h: tensor<8x2xf32>, %s: tensor<2xf32>) -> (!te.qtensor<?x64xe4m3, #te.fp8_delayed<>, both, hopper>, tensor<8x2xf32>, tensor<2xf32>) {
+func.func @dynamic(%x: tensor<?x64xbf16>, %h: tensor<1024x2xf32>, %s: tensor<2xf32>) -> (!te.qtensor<?x64xe4m3, #te.fp8_delayed<>, both, hopper>, tensor<1024x2xf32>, tensor<2xf32>) {
   %q, %amax = te.quantize %x scale(%s[0]) : tensor<?x64xbf16>, tensor<2xf32> -> !te.qtensor<?x64xe4m3, #te.fp8_delayed<>, both, hopper>, tensor<1xf32>
   %z = arith.constant dense<0.000000e+00> : tensor<1xf32>
   %c = tensor.concat dim(0) %amax, %z : (tensor<1xf32>, tensor<1xf32>) -> tensor<2xf32>
-  %nh, %ns = te.amax_update %h, %s, %c recipe(#te.fp8_delayed<>) : tensor<8x2xf32>, tensor<2xf32>
-  return %q, %nh, %ns : !te.qtensor<?x64xe4m3, #te.fp8_delayed<>, both, hopper>, tensor<8x2xf32>, tensor<2xf32>
+  %nh, %ns = te.amax_update %h, %s, %c recipe(#te.fp8_delayed<>) : tensor<1024x2xf32>, tensor<2xf32>
+  return %q, %nh, %ns : !te.qtensor<?x64xe4m3, #te.fp8_delayed<>, both, hopper>, tensor<1024x2xf32>, tensor<2xf32>
 }

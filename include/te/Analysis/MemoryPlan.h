@@ -85,8 +85,10 @@ public:
   /// The byte offset of `v` in its root's buffer (through views).
   int64_t offsetInRoot(Value v) const {
     int64_t offset = 0;
-    for (; Value src = aliasOf.lookup(v); v = src)
+    while (Value src = aliasOf.lookup(v)) {
       offset += viewOffset.lookup(v);
+      v = src;
+    }
     return offset;
   }
 
