@@ -72,7 +72,7 @@ func.func @in_place(%x: tensor<16x4xf32>, %y: tensor<16x4xf32>) -> tensor<32x4xf
 // Parts that stay copies: an argument (x); a value two concats read (a,
 // copied into both); a value one concat reads twice (d); a returned value
 // (b, computed in place in result 3); a part of several elements at an
-// offset that is not a multiple of 256 (e, at byte 32: kernels may assume
+// offset that is not a multiple of 256 (e, at byte 128: kernels may assume
 // aligned buffers), while f at offset 0 is placed. The zero constant has no
 // buffer: c2's concat zeroes its slice.
 // CHECK-LABEL: llvm.func @te_entry_not_placed(
@@ -103,11 +103,11 @@ func.func @in_place(%x: tensor<16x4xf32>, %y: tensor<16x4xf32>) -> tensor<32x4xf
 // CHECK:      llvm.call @te_rt_copy(
 // CHECK:      llvm.call @te_rt_copy(
 // CHECK-NOT:  llvm.call @te_rt_copy
-// c4 = [f, e]: f's add writes c4 itself; e copied at byte 32.
+// c4 = [f, e]: f's add writes c4 itself; e copied at byte 128.
 // CHECK:      llvm.call @te_rt_add(
 // CHECK:      llvm.call @te_rt_add(
-// CHECK:      %[[C32:.*]] = llvm.mlir.constant(32 : i64) : i64
-// CHECK-NEXT: llvm.getelementptr %{{.*}}[%[[C32]]]
+// CHECK:      %[[C128:.*]] = llvm.mlir.constant(128 : i64) : i64
+// CHECK-NEXT: llvm.getelementptr %{{.*}}[%[[C128]]]
 // CHECK:      llvm.call @te_rt_copy(
 // CHECK-NOT:  llvm.call @te_rt_copy
 // CHECK-NOT:  llvm.call @te_rt_zero
