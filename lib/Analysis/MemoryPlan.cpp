@@ -1,7 +1,8 @@
 //===- MemoryPlan.cpp - The arena plan of a function ------------*- C++ -*-===//
 //
-// Views, in-place results, last uses, then a greedy first-fit of each
-// value into a slot whose members are all dead.
+// Views, in-place results, concat parts placed in their concat's buffer,
+// last uses, then a greedy first-fit of each value into a slot whose
+// members are all dead.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,6 +37,26 @@ std::optional<int64_t> mlir::te::staticBytes(Value tensor) {
   return t.getNumElements() * (t.getElementType().getIntOrFloatBitWidth() / 8);
 }
 
+bool mlir::te::isZeroSplatConstant(Value v) {
+  auto cst = v.getDefiningOp<arith::ConstantOp>();
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  if (!cst || !type || !isa<FloatType>(type.getElementType()))
+    return false;
+  auto dense = dyn_cast<DenseElementsAttr>(cst.getValue());
+  return dense && dense.isSplat() &&
+         llvm::all_of(dense.getRawData(), [](char c) { return c == 0; });
+}
+
+/// A concat whose parts can be written in place: along dim 0, static.
+static bool isStaticDim0Concat(Operation *op) {
+  auto c = dyn_cast<tensor::ConcatOp>(op);
+  return c && c.getDim() == 0 && c.getResultType().hasStaticShape() &&
+         llvm::all_of(c.getInputs(), [](Value in) {
+           auto t = dyn_cast<RankedTensorType>(in.getType());
+           return t && t.hasStaticShape();
+         });
+}
+
 LogicalResult MemoryPlan::run(func::FuncOp func) {
   Block &body = func.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
@@ -68,6 +89,45 @@ LogicalResult MemoryPlan::run(func::FuncOp func) {
         !viewed.contains(v))
       inPlaceResult[v] = r;
 
+  // Destination passing: each part an op of the block produces only for
+  // one static dim-0 concat is a view of the concat's buffer at its offset
+  // (its producer writes the slice). Not arguments, constants or empties,
+  // not views, not read by views, not returned, not used twice by concats;
+  // at a 256-byte aligned offset (what kernels may assume of a buffer)
+  // unless it is one element (an amax cell).
+  llvm::DenseMap<Value, unsigned> concatUses;
+  for (Operation &op : body)
+    if (auto c = dyn_cast<tensor::ConcatOp>(op))
+      for (Value in : c.getInputs())
+        ++concatUses[in];
+  for (Operation &op : body) {
+    if (!isStaticDim0Concat(&op))
+      continue;
+    auto c = cast<tensor::ConcatOp>(op);
+    int64_t offset = 0;
+    for (Value in : c.getInputs()) {
+      Operation *def = in.getDefiningOp();
+      if (def && def->getBlock() == &body &&
+          !isa<arith::ConstantOp, tensor::EmptyOp>(def) &&
+          !aliasOf.count(in) && !viewed.contains(in) &&
+          !returnCount.count(in) && concatUses.lookup(in) == 1 &&
+          (offset % kBufferAlignment == 0 ||
+           cast<RankedTensorType>(in.getType()).getNumElements() == 1)) {
+        aliasOf[in] = c.getResult();
+        if (offset)
+          viewOffset[in] = offset;
+        viewed.insert(c.getResult());
+      }
+      offset += *staticBytes(in);
+    }
+  }
+  // Zero constants only such concats read: they zero the slices instead.
+  for (Operation &op : body)
+    if (op.getNumResults() == 1 && isZeroSplatConstant(op.getResult(0)) &&
+        !op.use_empty() &&
+        llvm::all_of(op.getUsers(), isStaticDim0Concat))
+      zeroFilled.insert(op.getResult(0));
+
   // Last use of each root (through views).
   llvm::DenseMap<Value, unsigned> lastUse;
   for (Operation &op : body)
@@ -78,18 +138,25 @@ LogicalResult MemoryPlan::run(func::FuncOp func) {
   SmallVector<unsigned> slotFreeAt;
   for (Operation &op : body) {
     for (Value result : op.getResults()) {
-      if (!shapeOfType(result.getType()) || aliasOf.count(result) ||
-          inPlaceResult.count(result))
+      // A value's buffer is live from its definition; a concat's whose
+      // parts are placed, from its first placed part's.
+      Value v = root(result);
+      if (v != result && (isa<BlockArgument>(v) ||
+                          index[v.getDefiningOp()] < index[&op]))
         continue;
-      if (isa<tensor::EmptyOp>(op) ||
-          (isa<arith::ConstantOp>(op) && isa<RankedTensorType>(result.getType()) &&
+      if (!shapeOfType(v.getType()) || slotOf.count(v) ||
+          inPlaceResult.count(v) || zeroFilled.contains(v))
+        continue;
+      Operation *def = v.getDefiningOp();
+      if (isa<tensor::EmptyOp>(def) ||
+          (isa<arith::ConstantOp>(def) && isa<RankedTensorType>(v.getType()) &&
            !isa<FloatType>(
-               cast<RankedTensorType>(result.getType()).getElementType())))
+               cast<RankedTensorType>(v.getType()).getElementType())))
         continue;
-      unsigned def = index[&op];
+      unsigned start = index[&op];
       unsigned slot = slots.size();
       for (unsigned s = 0; s < slots.size(); ++s)
-        if (slotFreeAt[s] < def) {
+        if (slotFreeAt[s] < start) {
           slot = s;
           break;
         }
@@ -97,10 +164,10 @@ LogicalResult MemoryPlan::run(func::FuncOp func) {
         slots.emplace_back();
         slotFreeAt.push_back(0);
       }
-      slots[slot].push_back(result);
-      slotOf[result] = slot;
-      slotFreeAt[slot] = std::max(def, lastUse.lookup(result));
-      liveRange[result] = {def, slotFreeAt[slot]};
+      slots[slot].push_back(v);
+      slotOf[v] = slot;
+      slotFreeAt[slot] = std::max(start, lastUse.lookup(v));
+      liveRange[v] = {start, slotFreeAt[slot]};
     }
   }
   // Peak bytes when everything is static.

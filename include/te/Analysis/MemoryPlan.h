@@ -6,6 +6,18 @@
 // keeps the columnwise copy) share their source's buffer; returned values
 // are computed in place in the caller's result buffers.
 //
+// Destination passing for static dim-0 tensor.concat: a part that an op of
+// the block produces only for that concat is placed in the concat's buffer,
+// a view at the part's static byte offset (viewOffset), so its producer
+// writes the slice and the concat copies nothing. A part is placed when it
+// is a ranked tensor result of an op of the block other than a constant or
+// a tensor.empty, not a view of anything, read by no view, not returned,
+// and an operand of this one concat exactly once (a part of two concats, or
+// twice of one, is copied). The concat's result then is live from the
+// first placed part's definition to the last use of it or of any part.
+// Zero-splat float constants whose every use is such a concat have no
+// buffer (zeroFilled): the concat zeroes their slices itself.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef TE_ANALYSIS_MEMORYPLAN_H
@@ -16,6 +28,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 
@@ -53,6 +66,10 @@ inline SmallVector<InnerTensor> bufferParts(QuantizedTensorType q) {
 /// 256-byte aligned), when its shape is static.
 std::optional<int64_t> staticBytes(Value tensor);
 
+/// Whether `v` is an arith.constant whose every element is 0.0 (an unused
+/// amax slot, say): a memset, no data.
+bool isZeroSplatConstant(Value v);
+
 /// Liveness-based slot assignment over the one block of a function.
 class MemoryPlan {
 public:
@@ -65,9 +82,25 @@ public:
       v = src;
     return v;
   }
+  /// The byte offset of `v` in its root's buffer (through views).
+  int64_t offsetInRoot(Value v) const {
+    int64_t offset = 0;
+    while (Value src = aliasOf.lookup(v)) {
+      offset += viewOffset.lookup(v);
+      v = src;
+    }
+    return offset;
+  }
 
-  /// Views: a value that is another value's buffer (reshapes).
+  /// Views: a value that is (a part of) another value's buffer: reshapes
+  /// and columnwise drop_usage at offset 0, placed concat parts at their
+  /// offset in the concat's result.
   llvm::DenseMap<Value, Value> aliasOf;
+  /// The byte offset of a view in its source's buffer, when not 0.
+  llvm::DenseMap<Value, int64_t> viewOffset;
+  /// Zero-splat constants that need no buffer: every use is a concat that
+  /// zeroes their slices.
+  llvm::DenseSet<Value> zeroFilled;
   /// Arena slot of each planned value, and the slots' members.
   llvm::DenseMap<Value, unsigned> slotOf;
   SmallVector<SmallVector<Value>> slots;
@@ -79,8 +112,8 @@ public:
   /// arena (slots are 256-byte aligned, in order), when static.
   SmallVector<std::optional<int64_t>> slotBytes, slotOffsets;
   /// The live range of each planned value: the positions in the block of
-  /// its definition and of its last use (through views), or its definition
-  /// when it is never used.
+  /// its definition (a concat's: its first placed part's) and of its last
+  /// use (through views), or its definition when it is never used.
   llvm::DenseMap<Value, std::pair<unsigned, unsigned>> liveRange;
 };
 

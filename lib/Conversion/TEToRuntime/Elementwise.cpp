@@ -1,8 +1,9 @@
 //===- Elementwise.cpp - Lowering of the upstream ops -----------*- C++ -*-===//
 //
 // arith.constant (copied from a global), arith.addf, arith.extf/truncf,
-// linalg.transpose and the row-block copies of tensor.concat,
-// tensor.extract_slice and tensor.insert_slice.
+// linalg.transpose, tensor.concat (the parts the memory plan could not
+// place in its buffer copied, zero parts memset) and the row-block copies
+// of tensor.extract_slice and tensor.insert_slice.
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,6 +38,8 @@ struct ConstantLowering : public RuntimeCallPattern<arith::ConstantOp> {
     auto type = cast<RankedTensorType>(op.getType());
     if (!isa<FloatType>(type.getElementType()))
       return success(); // shape operands of reshapes; no data at run time
+    if (l.memory.zeroFilled.contains(op.getResult()))
+      return success(); // only concats read it; they zero its slices
     ArrayRef<char> raw;
     std::vector<char> splat;
     if (auto dense = dyn_cast<DenseElementsAttr>(op.getValue())) {
@@ -124,22 +127,42 @@ struct TransposeLowering : public RuntimeCallPattern<linalg::TransposeOp> {
 
 // Row-block copies: concat and slices along dim 0 of static tensors.
 
+/// A static dim-0 concat: its placed parts (the memory plan's views of its
+/// buffer) are written there by their producers; zero constants are one
+/// te_rt_zero per run of adjacent zero parts, into the slices; the other
+/// parts are copied.
 struct ConcatLowering : public RuntimeCallPattern<tensor::ConcatOp> {
   using RuntimeCallPattern::RuntimeCallPattern;
   LogicalResult lower(tensor::ConcatOp c, FunctionLowering &l) const override {
     if (c.getDim() != 0)
       return c->emitError("te-lower-to-runtime: only concatenation along "
                           "dim 0");
+    Value out = c.getResult();
     int64_t offset = 0;
+    // The pending run of zero parts, [zerosFrom, offset) (none: -1).
+    int64_t zerosFrom = -1;
+    auto flushZeros = [&] {
+      if (zerosFrom >= 0)
+        l.call("te_rt_zero", {l.ctxArg, l.gep(l.ptr(out), l.c64(zerosFrom)),
+                              l.c64(offset - zerosFrom)});
+      zerosFrom = -1;
+    };
     for (Value in : c.getInputs()) {
       std::optional<int64_t> n = staticBytes(in);
       if (!n)
         return c->emitError("te-lower-to-runtime: dynamic concatenation");
-      l.call("te_rt_copy",
-             {l.ctxArg, l.gep(l.ptr(c.getResult()), l.c64(offset)), l.ptr(in),
-              l.c64(*n)});
+      if (isZeroSplatConstant(in)) {
+        if (zerosFrom < 0)
+          zerosFrom = offset;
+      } else {
+        flushZeros();
+        if (l.memory.aliasOf.lookup(in) != out)
+          l.call("te_rt_copy", {l.ctxArg, l.gep(l.ptr(out), l.c64(offset)),
+                                l.ptr(in), l.c64(*n)});
+      }
       offset += *n;
     }
+    flushZeros();
     return success();
   }
 };

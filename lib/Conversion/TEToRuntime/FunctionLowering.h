@@ -269,7 +269,13 @@ public:
   void call(StringRef name, ArrayRef<Value> operands, Block *fail = nullptr);
   void call(LLVM::LLVMFuncOp callee, ArrayRef<Value> operands,
             Block *fail = nullptr);
-  Value ptr(Value tensor) { return buffers.lookup(root(tensor)); }
+  /// The buffer of `tensor`: its root's, at its offset there (a concat
+  /// part placed in its concat's buffer).
+  Value ptr(Value tensor) {
+    Value base = buffers.lookup(root(tensor));
+    int64_t offset = memory.offsetInRoot(tensor);
+    return base && offset ? gep(base, c64(offset)) : base;
+  }
   /// &scales[slot]: the fp8-delayed scale a per-tensor cast reads.
   Value slotPtr(Value scales, int64_t slot) {
     return gep(ptr(scales), c64(4 * slot));

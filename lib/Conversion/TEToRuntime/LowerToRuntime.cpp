@@ -16,7 +16,11 @@
 // per call; buffers whose lifetimes do not overlap share a slot (slots are
 // sized by their largest member at run time, so the plan holds for every
 // value of the dynamic dims). Values returned by the function are computed
-// in place in the caller's result buffers. A JSON description of the
+// in place in the caller's result buffers. A static dim-0 tensor.concat is
+// built by destination passing: each part an op produces for it alone is
+// written by that op straight into the concat's buffer (a view at the
+// part's byte offset), the concat copies only the other parts and memsets
+// each run of zero-constant parts in place. A JSON description of the
 // entries (signatures, dims, planned arena bytes) is returned by the
 // generated `te_module_info()`.
 //

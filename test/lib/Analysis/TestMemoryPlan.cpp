@@ -5,7 +5,8 @@
 // remarks, for test/Analysis/memory-plan.mlir: the arena's slots and bytes
 // at the function, and at each op what each tensor result gets: a slot
 // (its offset and bytes, the value's live range), a view of another
-// buffer, the caller's result buffer, or no buffer.
+// buffer (at a byte offset: a concat part placed in the concat's buffer),
+// the caller's result buffer, or no buffer.
 //
 //===----------------------------------------------------------------------===//
 
@@ -61,6 +62,8 @@ struct TestMemoryPlanPass
           else
             remark << "result #" << cast<OpResult>(source).getResultNumber()
                    << " of '" << source.getDefiningOp()->getName() << "'";
+          if (int64_t offset = plan.viewOffset.lookup(result))
+            remark << " at byte offset " << offset;
         } else if (auto it = plan.inPlaceResult.find(result);
                    it != plan.inPlaceResult.end()) {
           remark << "in place in the function's result #" << it->second;
@@ -71,6 +74,8 @@ struct TestMemoryPlanPass
                  << staticOrUnknown(plan.slotOffsets[it->second]) << ", "
                  << staticOrUnknown(staticBytes(result)) << " bytes, live ["
                  << def << ", " << end << "]";
+        } else if (plan.zeroFilled.contains(result)) {
+          remark << "no buffer (its concats zero its slices)";
         } else {
           remark << "no buffer";
         }
