@@ -23,7 +23,8 @@ using namespace mlir::te::fusion;
 
 namespace {
 
-/// True when every use of `op`'s results is after `point` (same block).
+/// True when every use of `op`'s results is after `point` (same block as
+/// `op`; uses in nested regions count at their ancestor in that block).
 bool usedOnlyAfter(Operation *op, Operation *point) {
   for (Value r : op->getResults())
     for (Operation *user : r.getUsers()) {
@@ -87,26 +88,22 @@ struct TEFuseDBiasQuantizePass
                                       : why);
         continue;
       }
-      // The fused op goes where the earlier of the two was when the scales
-      // are available there, else at the later one, whose partner's results
-      // must not have been read yet.
-      Operation *first = bgrad, *second = quantize;
-      if (quantize->isBeforeInBlock(bgrad))
-        std::swap(first, second);
-      Operation *point = first;
+      // The fused op goes where the earlier of the two was. The scales are
+      // an operand of the quantization, so only a bias gradient before it
+      // can precede them; the fused op then goes at the quantization, where
+      // the bias gradient must not have been read yet.
+      Operation *point =
+          quantize->isBeforeInBlock(bgrad) ? quantize.getOperation() : bgrad;
       if (Value scales = quantize.getScales();
-          scales && !availableBefore(scales, first)) {
-        if (!usedOnlyAfter(first, second)) {
+          point == bgrad.getOperation() && scales &&
+          !availableBefore(scales, bgrad)) {
+        if (!usedOnlyAfter(bgrad, quantize)) {
           remark(bgrad) << "te-fuse-dbias-quantize: bias gradient not fused: "
-                        << (first == bgrad.getOperation()
-                                ? "the bias gradient is read before the "
-                                  "quantization's scales are computed"
-                                : "the quantization is read before the "
-                                  "bias gradient's position and its scales "
-                                  "are computed after");
+                           "the bias gradient is read before the "
+                           "quantization's scales are computed";
           continue;
         }
-        point = second;
+        point = quantize;
       }
       OpBuilder b(point);
       auto fused = DBiasQuantizeOp::create(
