@@ -12,7 +12,7 @@
 // LLVM-NOT:   llvm.call @te_rt_quantize_fp8(
 // LLVM:       %[[OFF:.*]] = llvm.mlir.constant(8 : i64) : i64
 // LLVM-NEXT:  %[[SCALE:.*]] = llvm.getelementptr %{{.*}}[%[[OFF]]] : (!llvm.ptr, i64) -> !llvm.ptr, i8
-// LLVM:       llvm.call @te_rt_dbias_quantize_fp8({{([^,]*, ){6}}}%[[SCALE]], {{([^,]*, ){5}[^,]*}}) : (!llvm.ptr, i32, !llvm.ptr, i64, i64, i32, !llvm.ptr, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> i32
+// LLVM:       llvm.call @te_rt_dbias_quantize_fp8({{([^,]*, ){5}[^,]*}}, %[[SCALE]], {{([^,]*, ){5}[^,]*}}) : (!llvm.ptr, i32, !llvm.ptr, i64, i64, i32, !llvm.ptr, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> i32
 // LLVM-NOT:   llvm.call @te_rt_bias_grad(
 // LLVM-NOT:   llvm.call @te_rt_quantize_fp8(
 func.func @delayed(%dy: tensor<64x256xbf16>, %s: tensor<6xf32>) -> (!te.qtensor<64x256xe5m2, #te.fp8_delayed<>, both, hopper>, tensor<1xf32>, tensor<256xbf16>) {
