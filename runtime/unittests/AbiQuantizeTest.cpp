@@ -168,6 +168,8 @@ TEST_F(Abi, DBiasQuantizeFP8IsBiasGradThenQuantize) {
               v *= 3;
             auto X = bytesOf(t, x);
             const size_t sz = t == TE_RT_DTYPE_F32 ? 4 : 2;
+            if (X.empty())
+              X.resize(sz); // zero rows: x is still a valid pointer
             const float scale = fmt == TE_RT_FP8_E4M3 ? 300.0f : 38000.0f;
             const float *sc = mode == Delayed ? &scale : nullptr;
             const bool wantData = outs != TransposeOnly,
