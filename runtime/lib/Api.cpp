@@ -479,8 +479,8 @@ int32_t te_rt_dbias_quantize_fp8(te_rt_context *ctx, int32_t dtype,
                                  const void *x, int64_t rows, int64_t cols,
                                  int32_t format, const float *scale,
                                  int32_t pow2_scale, void *data,
-                                 void *transpose, float *scale_inv,
-                                 float *amax, void *dbias) {
+                                 void *transpose, float *scale_inv, float *amax,
+                                 void *dbias) {
   Checker c("te_rt_dbias_quantize_fp8");
   int64_t n = 0;
   if (!c.context(ctx) || !c.dtype(dtype) || !c.matrix(rows, cols, &n) ||

@@ -54,8 +54,8 @@ TEST_F(Abi, ErrorMessagesNameTheCallAndTheArgument) {
                                              nullptr, p),
                     "te_rt_dbias_quantize_fp8: ctx is NULL");
   EXPECT_FAILS_WITH(te_rt_dbias_quantize_fp8(ctx, TE_RT_DTYPE_F32, p, 2, -3, 0,
-                                             nullptr, 0, p, nullptr, s,
-                                             nullptr, p),
+                                             nullptr, 0, p, nullptr, s, nullptr,
+                                             p),
                     "te_rt_dbias_quantize_fp8: cols must be >= 0, got -3");
 
   // Normalization.

@@ -157,12 +157,11 @@ TEST_F(Abi, DBiasQuantizeFP8IsBiasGradThenQuantize) {
         for (int mode : {Current, CurrentPow2, Delayed})
           for (int outs : {Both, DataOnly, TransposeOnly}) {
             const int64_t rows = sh.rows, cols = sh.cols, n = rows * cols;
-            std::string what = std::string(dtypeNameOf(t)) + " format " +
-                               std::to_string(fmt) + " mode " +
-                               std::to_string(mode) + " outs " +
-                               std::to_string(outs) + " " +
-                               std::to_string(rows) + "x" +
-                               std::to_string(cols);
+            std::string what =
+                std::string(dtypeNameOf(t)) + " format " + std::to_string(fmt) +
+                " mode " + std::to_string(mode) + " outs " +
+                std::to_string(outs) + " " + std::to_string(rows) + "x" +
+                std::to_string(cols);
             auto x = exactRandom(n, 61 + static_cast<unsigned>(cols));
             for (float &v : x)
               v *= 3;
@@ -182,11 +181,11 @@ TEST_F(Abi, DBiasQuantizeFP8IsBiasGradThenQuantize) {
             ASSERT_EQ(te_rt_bias_grad(ctx, t, X.data(), db1.data(), rows, cols),
                       0)
                 << lastError();
-            ASSERT_EQ(te_rt_quantize_fp8(
-                          ctx, t, X.data(), rows, cols, fmt, sc,
-                          mode == CurrentPow2, wantData ? q1.data() : nullptr,
-                          wantT ? t1.data() : nullptr, &si1,
-                          wantAmax ? &am1 : nullptr, nullptr),
+            ASSERT_EQ(te_rt_quantize_fp8(ctx, t, X.data(), rows, cols, fmt, sc,
+                                         mode == CurrentPow2,
+                                         wantData ? q1.data() : nullptr,
+                                         wantT ? t1.data() : nullptr, &si1,
+                                         wantAmax ? &am1 : nullptr, nullptr),
                       0)
                 << lastError();
             ASSERT_EQ(te_rt_dbias_quantize_fp8(
@@ -298,8 +297,8 @@ TEST_F(Abi, FP8ArgumentChecks) {
                     "given (amax_in is the amax)");
   // The fused bias gradient + cast: the quantization's checks, and dbias.
   EXPECT_FAILS_WITH(te_rt_dbias_quantize_fp8(ctx, TE_RT_DTYPE_F32, f, 2, 2, 3,
-                                             nullptr, 0, q, nullptr, f,
-                                             nullptr, f),
+                                             nullptr, 0, q, nullptr, f, nullptr,
+                                             f),
                     "te_rt_dbias_quantize_fp8: unknown format 3 (0 E4M3, 1 "
                     "E5M2)");
   EXPECT_FAILS_WITH(te_rt_dbias_quantize_fp8(ctx, TE_RT_DTYPE_F32, f, 2, 2, 0,
@@ -312,8 +311,8 @@ TEST_F(Abi, FP8ArgumentChecks) {
                     "te_rt_dbias_quantize_fp8: pow2_scale applies to current "
                     "scaling only (scale must be NULL)");
   EXPECT_FAILS_WITH(te_rt_dbias_quantize_fp8(ctx, TE_RT_DTYPE_F32, f, 2, 2, 0,
-                                             nullptr, 2, q, nullptr, f,
-                                             nullptr, f),
+                                             nullptr, 2, q, nullptr, f, nullptr,
+                                             f),
                     "te_rt_dbias_quantize_fp8: pow2_scale must be 0 or 1, got "
                     "2");
   EXPECT_FAILS_WITH(te_rt_dbias_quantize_fp8(ctx, TE_RT_DTYPE_F32, nullptr, 2,
@@ -325,15 +324,16 @@ TEST_F(Abi, FP8ArgumentChecks) {
                                              nullptr, f),
                     "te_rt_dbias_quantize_fp8: scale_inv is NULL");
   EXPECT_FAILS_WITH(te_rt_dbias_quantize_fp8(ctx, TE_RT_DTYPE_F32, f, 2, 2, 0,
-                                             nullptr, 0, q, nullptr, f,
-                                             nullptr, nullptr),
+                                             nullptr, 0, q, nullptr, f, nullptr,
+                                             nullptr),
                     "te_rt_dbias_quantize_fp8: dbias is NULL");
-  EXPECT_FAILS_WITH(te_rt_dbias_quantize_fp8(ctx, 9, f, 2, 2, 0, nullptr, 0, q,
-                                             nullptr, f, nullptr, f),
-                    "te_rt_dbias_quantize_fp8: unknown dtype 9 (0 f32, 1 bf16, 2 f16)");
+  EXPECT_FAILS_WITH(
+      te_rt_dbias_quantize_fp8(ctx, 9, f, 2, 2, 0, nullptr, 0, q, nullptr, f,
+                               nullptr, f),
+      "te_rt_dbias_quantize_fp8: unknown dtype 9 (0 f32, 1 bf16, 2 f16)");
   EXPECT_FAILS_WITH(te_rt_dbias_quantize_fp8(ctx, TE_RT_DTYPE_F32, f, -1, 2, 0,
-                                             nullptr, 0, q, nullptr, f,
-                                             nullptr, f),
+                                             nullptr, 0, q, nullptr, f, nullptr,
+                                             f),
                     "te_rt_dbias_quantize_fp8: rows must be >= 0, got -1");
   EXPECT_FAILS_WITH(te_rt_gemm_fp8(ctx, TE_RT_DTYPE_F32, TE_RT_FP8_E5M2, q, f,
                                    TE_RT_FP8_E5M2, q, f, nullptr, f, 1, 1, 1,

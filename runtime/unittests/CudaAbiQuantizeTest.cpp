@@ -96,9 +96,10 @@ TEST_P(CudaAbi, QuantizeFp8) {
 // both formats, data and/or transpose, aligned shapes (the 16-byte tiles;
 // 128-row tiles for 16-bit inputs of 128 rows or more) and ragged ones
 // (odd cols, rows not a multiple of the tile: the element path; zero rows
-// are the selftest's and RobustnessTest's): the quantized bytes, scale_inv and amax equal the cpu ones bit for
-// bit, dbias is the cpu's within its tolerance (the fp32 sums are grouped
-// per tile and thread on the GPU, in row order on the cpu).
+// are the selftest's and RobustnessTest's): the quantized bytes, scale_inv and
+// amax equal the cpu ones bit for bit, dbias is the cpu's within its tolerance
+// (the fp32 sums are grouped per tile and thread on the GPU, in row order on
+// the cpu).
 TEST_P(CudaAbi, DBiasQuantizeFp8) {
   int32_t t = GetParam();
   struct Shape {
@@ -130,8 +131,7 @@ TEST_P(CudaAbi, DBiasQuantizeFp8) {
                    delayed ? static_cast<float *>(scale.dev) : nullptr,
                    mode == CurrentPow2, wantData ? data.dev : nullptr,
                    wantT ? tr.dev : nullptr, static_cast<float *>(si.dev),
-                   wantAmax ? static_cast<float *>(am.dev) : nullptr,
-                   db.dev));
+                   wantAmax ? static_cast<float *>(am.dev) : nullptr, db.dev));
           std::string tag = std::string("dbias_quantize ") +
                             (fmt == TE_RT_FP8_E4M3 ? "e4m3 " : "e5m2 ") +
                             (mode == Current       ? "current "

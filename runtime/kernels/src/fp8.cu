@@ -221,7 +221,7 @@ __global__ void __launch_bounds__(kThreads)
   constexpr int kPer = kRows * kRowVecs / kThreads; // vectors per thread
   constexpr int kChunks = kRows / 16; // 16-byte pieces per transposed row
   constexpr int kTasks = kCols * kChunks / kThreads; // pieces per thread
-  constexpr int kGroups = kThreads / kRowVecs; // threads sharing columns
+  constexpr int kGroups = kThreads / kRowVecs;       // threads sharing columns
   static_assert(kPer * kThreads == kRows * kRowVecs && kTasks >= 1 &&
                     kTasks * kThreads == kCols * kChunks &&
                     kThreads % kRowVecs == 0 && kThreads % kCols == 0,
@@ -370,8 +370,7 @@ const char *quantize(te_kernels_state *s, QuantArgs a) {
     }
   }
   castTransposeKernel<E, Fmt, 64, 64, false>
-      <<<blocksFor(tilesOf(64, 64), sms), kThreads, 0, s->stream>>>(a,
-                                                                    nullptr);
+      <<<blocksFor(tilesOf(64, 64), sms), kThreads, 0, s->stream>>>(a, nullptr);
   return launched();
 }
 
@@ -1057,13 +1056,10 @@ const char *te_kernels_quantize_fp8(te_kernels_state *s, int dtype,
   });
 }
 
-const char *te_kernels_dbias_quantize_fp8(te_kernels_state *s, int dtype,
-                                          const void *x, int64_t rows,
-                                          int64_t cols, int format,
-                                          const float *scale, int pow2_scale,
-                                          void *data, void *transpose,
-                                          float *scale_inv, float *amax,
-                                          void *dbias) {
+const char *te_kernels_dbias_quantize_fp8(
+    te_kernels_state *s, int dtype, const void *x, int64_t rows, int64_t cols,
+    int format, const float *scale, int pow2_scale, void *data, void *transpose,
+    float *scale_inv, float *amax, void *dbias) {
   if (format != kE4M3 && format != kE5M2)
     return "FP8 quantize: unknown format";
   if (!data && !transpose)

@@ -405,9 +405,9 @@ void checkDBiasQuantize(te_kernels_state *s, cudaStream_t stream,
               c, tag) ||
       !cudaOk(cudaMemcpy(gotTr.data(), tr.p, n + 1, cudaMemcpyDeviceToHost), c,
               tag) ||
-      !cudaOk(cudaMemcpy(gotDb.data(), db.p, cols * sz + 1,
-                         cudaMemcpyDeviceToHost),
-              c, tag) ||
+      !cudaOk(
+          cudaMemcpy(gotDb.data(), db.p, cols * sz + 1, cudaMemcpyDeviceToHost),
+          c, tag) ||
       !cudaOk(cudaMemcpy(&gotSi, si.p, 4, cudaMemcpyDeviceToHost), c, tag) ||
       !cudaOk(cudaMemcpy(&gotAmax, am.p, 4, cudaMemcpyDeviceToHost), c, tag))
     return;
@@ -457,7 +457,7 @@ void checkDBiasQuantizeAll(te_kernels_state *s, cudaStream_t stream,
                            std::mt19937 &rng, Checker &c) {
   // Whole 64- and 128-row tiles; odd cols; rows not a multiple of the tile
   // (ragged row tile, rows % 16 != 0); one row; zero rows.
-  const int64_t shapes[][2] = {{256, 512}, {64, 128}, {33, 47},  {130, 67},
+  const int64_t shapes[][2] = {{256, 512}, {64, 128}, {33, 47},    {130, 67},
                                {200, 72},  {1, 1},    {1000, 333}, {0, 40}};
   for (int dtype = 0; dtype < 3; ++dtype)
     for (int fmt = 0; fmt < 2; ++fmt)
@@ -1747,13 +1747,13 @@ void benchDBiasCast(te_kernels_state *s, cudaStream_t stream) {
                     bytes / (ms * 1e-3) / 1e9);
       };
       line("cast-transpose, then bias_grad", timeMs(stream, 20, [&](int) {
-             te_kernels_quantize_fp8(s, 1, x.p, rows, cols, 1, scale, 0,
-                                     data.p, tr.p, sInv, amax, nullptr);
+             te_kernels_quantize_fp8(s, 1, x.p, rows, cols, 1, scale, 0, data.p,
+                                     tr.p, sInv, amax, nullptr);
              te_kernels_bias_grad(s, 1, x.p, db.p, rows, cols);
            }));
       line("cast-transpose alone", timeMs(stream, 20, [&](int) {
-             te_kernels_quantize_fp8(s, 1, x.p, rows, cols, 1, scale, 0,
-                                     data.p, tr.p, sInv, amax, nullptr);
+             te_kernels_quantize_fp8(s, 1, x.p, rows, cols, 1, scale, 0, data.p,
+                                     tr.p, sInv, amax, nullptr);
            }));
       line("fused dbias + cast-transpose", timeMs(stream, 20, [&](int) {
              te_kernels_dbias_quantize_fp8(s, 1, x.p, rows, cols, 1, scale, 0,

@@ -162,13 +162,10 @@ const char *te_kernels_quantize_fp8(te_kernels_state *s, int dtype,
  * sums into the scratch, then one reduction kernel (colFinish). Current
  * scaling (scale NULL) reduces the amax first, as te_kernels_quantize_fp8
  * does. */
-const char *te_kernels_dbias_quantize_fp8(te_kernels_state *s, int dtype,
-                                          const void *x, int64_t rows,
-                                          int64_t cols, int format,
-                                          const float *scale, int pow2_scale,
-                                          void *data, void *transpose,
-                                          float *scale_inv, float *amax,
-                                          void *dbias);
+const char *te_kernels_dbias_quantize_fp8(
+    te_kernels_state *s, int dtype, const void *x, int64_t rows, int64_t cols,
+    int format, const float *scale, int pow2_scale, void *data, void *transpose,
+    float *scale_inv, float *amax, void *dbias);
 const char *te_kernels_gemm_fp8(te_kernels_state *s, int out_dtype,
                                 int a_format, const void *a,
                                 const float *a_scale_inv, int b_format,
