@@ -337,6 +337,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                                in.flag(), q, t, si, amax, nullptr),
             d == Dims::Invalid || badDtype || !x || !si ||
                 (format != 0 && format != 1));
+      // The same cast with the bias gradient fused (after the plain one:
+      // the inputs read before stay what they were).
+      void *db = in.ptr();
+      check("te_rt_dbias_quantize_fp8",
+            te_rt_dbias_quantize_fp8(ctx, dtype, x, rows, cols, format, scale,
+                                     in.flag(), q, t, si, amax, db),
+            d == Dims::Invalid || badDtype || !x || !si || !db ||
+                (format != 0 && format != 1) || (!q && !t));
       break;
     }
     case 16: {

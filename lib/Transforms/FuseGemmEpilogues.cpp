@@ -269,7 +269,8 @@ struct TEFuseGemmEpiloguesPass
                               ? "te-fuse-gemm-epilogues: bias gradient not "
                                 "fused: the wgrad GEMM reads the quantized "
                                 "gradient (an FP8 GEMM has no bias-gradient "
-                                "epilogue; TE sums the high-precision one)"
+                                "epilogue; te-fuse-dbias-quantize fuses it "
+                                "with a per-tensor FP8 cast)"
                               : "te-fuse-gemm-epilogues: bias gradient not "
                                 "fused: no wgrad GEMM reads the same "
                                 "gradient");

@@ -56,6 +56,7 @@ void mlir::te::buildTEPipeline(OpPassManager &pm,
   pm.addPass(createTEFuseDBiasDActPass());
   pm.addPass(createTEFuseNormQuantizePass());
   pm.addPass(createTEFuseQuantizeAmaxPass());
+  pm.addPass(createTEFuseDBiasQuantizePass());
   pm.addPass(createTEFuseActQuantizePass());
   TELowerToRuntimePassOptions lower;
   lower.dedupLayers = options.dedupLayers;
@@ -69,7 +70,7 @@ void mlir::te::registerTEPipeline() {
       "runs): te-import-torch, te-apply-recipe, te-generate-backward, "
       "te-thread-recipe-state, te-decompose, te-weight-cache, cse, "
       "te-fuse-gemm-epilogues, te-fuse-dbias-dact, te-fuse-norm-quantize, "
-      "te-fuse-quantize-amax, "
+      "te-fuse-quantize-amax, te-fuse-dbias-quantize, "
       "te-fuse-act-quantize, te-lower-to-runtime",
       buildTEPipeline);
 }

@@ -475,6 +475,34 @@ int32_t te_rt_quantize_fp8(te_rt_context *ctx, int32_t dtype, const void *x,
                                    amax_in, n);
 }
 
+int32_t te_rt_dbias_quantize_fp8(te_rt_context *ctx, int32_t dtype,
+                                 const void *x, int64_t rows, int64_t cols,
+                                 int32_t format, const float *scale,
+                                 int32_t pow2_scale, void *data,
+                                 void *transpose, float *scale_inv, float *amax,
+                                 void *dbias) {
+  Checker c("te_rt_dbias_quantize_fp8");
+  int64_t n = 0;
+  if (!c.context(ctx) || !c.dtype(dtype) || !c.matrix(rows, cols, &n) ||
+      !fp8Format(c, format, "format") || !c.flag("pow2_scale", pow2_scale) ||
+      !c.notNull("x", x) || !c.notNull("scale_inv", scale_inv) ||
+      !c.notNull("dbias", dbias))
+    return 1;
+  if (!data && !transpose)
+    return c.fail("data and transpose are both NULL (nothing to write)"), 1;
+  if (scale && pow2_scale)
+    return c.fail("pow2_scale applies to current scaling only (scale must "
+                  "be NULL)"),
+           1;
+  if (ctx->backend == TE_RT_BACKEND_CUDA)
+    return te::rt::cuda::dbias_quantize_fp8(c, ctx, dtype, x, rows, cols,
+                                            format, scale, pow2_scale, data,
+                                            transpose, scale_inv, amax, dbias);
+  return te::rt::cpu::dbias_quantize_fp8(c, ctx, dtype, x, rows, cols, format,
+                                         scale, pow2_scale, data, transpose,
+                                         scale_inv, amax, dbias);
+}
+
 int32_t te_rt_act_quantize_fp8(te_rt_context *ctx, int32_t act, int32_t dtype,
                                const void *x, int64_t rows, int64_t cols,
                                float limit, float alpha, float offset,

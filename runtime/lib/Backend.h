@@ -109,6 +109,12 @@ int32_t quantize_fp8(const Checker &c, te_rt_context *ctx, int32_t dtype,
                      void *transpose, float *scale_inv, float *amax,
                      const float *amax_in, int64_t n);
 
+int32_t dbias_quantize_fp8(const Checker &c, te_rt_context *ctx, int32_t dtype,
+                           const void *x, int64_t rows, int64_t cols,
+                           int32_t format, const float *scale,
+                           int32_t pow2_scale, void *data, void *transpose,
+                           float *scale_inv, float *amax, void *dbias);
+
 int32_t act_quantize_fp8(const Checker &c, te_rt_context *ctx, int32_t act,
                          int32_t dtype, const void *x, int64_t rows,
                          int64_t cols, float limit, float alpha, float offset,
@@ -289,6 +295,12 @@ int32_t quantize_fp8(const Checker &c, te_rt_context *ctx, int32_t dtype,
                      const float *scale, int32_t pow2_scale, void *data,
                      void *transpose, float *scale_inv, float *amax,
                      const float *amax_in);
+
+int32_t dbias_quantize_fp8(const Checker &c, te_rt_context *ctx, int32_t dtype,
+                           const void *x, int64_t rows, int64_t cols,
+                           int32_t format, const float *scale,
+                           int32_t pow2_scale, void *data, void *transpose,
+                           float *scale_inv, float *amax, void *dbias);
 
 int32_t act_quantize_fp8(const Checker &c, te_rt_context *ctx, int32_t act,
                          int32_t dtype, const void *x, int64_t rows,

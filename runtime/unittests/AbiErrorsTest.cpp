@@ -49,6 +49,14 @@ TEST_F(Abi, ErrorMessagesNameTheCallAndTheArgument) {
   EXPECT_FAILS_WITH(
       te_rt_gemm_dgrad(nullptr, TE_RT_DTYPE_F32, p, p, p, 2, 2, 2),
       "te_rt_gemm_dgrad: ctx is NULL");
+  EXPECT_FAILS_WITH(te_rt_dbias_quantize_fp8(nullptr, TE_RT_DTYPE_F32, p, 2, 2,
+                                             0, nullptr, 0, p, nullptr, s,
+                                             nullptr, p),
+                    "te_rt_dbias_quantize_fp8: ctx is NULL");
+  EXPECT_FAILS_WITH(te_rt_dbias_quantize_fp8(ctx, TE_RT_DTYPE_F32, p, 2, -3, 0,
+                                             nullptr, 0, p, nullptr, s, nullptr,
+                                             p),
+                    "te_rt_dbias_quantize_fp8: cols must be >= 0, got -3");
 
   // Normalization.
   EXPECT_FAILS_WITH(te_rt_norm_fwd(ctx, 2, TE_RT_DTYPE_F32, p, p, nullptr, 1e-5,

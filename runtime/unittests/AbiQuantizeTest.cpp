@@ -140,6 +140,96 @@ TEST_F(Abi, QuantizeFP8WithTheProducersAmax) {
       }
 }
 
+// The fused bias gradient + cast (te_rt_dbias_quantize_fp8) is, on the cpu
+// backend, te_rt_bias_grad followed by te_rt_quantize_fp8 bit for bit: every
+// dtype and format, delayed (a saturating scale) and current scaling (with
+// and without pow2 scales; with and without an amax), data and/or
+// transpose, aligned and ragged shapes (zero rows: dbias is zeros).
+TEST_F(Abi, DBiasQuantizeFP8IsBiasGradThenQuantize) {
+  struct Shape {
+    int64_t rows, cols;
+  } shapes[] = {{24, 40}, {33, 47}, {1, 1}, {130, 64}, {0, 16}};
+  enum { Current, CurrentPow2, Delayed };
+  enum { Both, DataOnly, TransposeOnly };
+  for (Shape sh : shapes)
+    for (int32_t t : {TE_RT_DTYPE_F32, TE_RT_DTYPE_BF16, TE_RT_DTYPE_F16})
+      for (int32_t fmt : {TE_RT_FP8_E4M3, TE_RT_FP8_E5M2})
+        for (int mode : {Current, CurrentPow2, Delayed})
+          for (int outs : {Both, DataOnly, TransposeOnly}) {
+            const int64_t rows = sh.rows, cols = sh.cols, n = rows * cols;
+            std::string what =
+                std::string(dtypeNameOf(t)) + " format " + std::to_string(fmt) +
+                " mode " + std::to_string(mode) + " outs " +
+                std::to_string(outs) + " " + std::to_string(rows) + "x" +
+                std::to_string(cols);
+            auto x = exactRandom(n, 61 + static_cast<unsigned>(cols));
+            for (float &v : x)
+              v *= 3;
+            auto X = bytesOf(t, x);
+            const size_t sz = t == TE_RT_DTYPE_F32 ? 4 : 2;
+            if (X.empty())
+              X.resize(sz); // zero rows: x is still a valid pointer
+            const float scale = fmt == TE_RT_FP8_E4M3 ? 300.0f : 38000.0f;
+            const float *sc = mode == Delayed ? &scale : nullptr;
+            const bool wantData = outs != TransposeOnly,
+                       wantT = outs != DataOnly, wantAmax = outs != DataOnly;
+            // (At least one byte: an empty vector's data() may be NULL.)
+            const size_t nb = std::max<int64_t>(n, 1);
+            std::vector<uint8_t> q1(nb, 0x5A), t1(nb, 0x5A), q2(nb, 0xA5),
+                t2(nb, 0xA5), db1(cols * sz, 0x11), db2(cols * sz, 0x22);
+            float si1 = 0, am1 = -1, si2 = 1, am2 = -2;
+            ASSERT_EQ(te_rt_bias_grad(ctx, t, X.data(), db1.data(), rows, cols),
+                      0)
+                << lastError();
+            ASSERT_EQ(te_rt_quantize_fp8(ctx, t, X.data(), rows, cols, fmt, sc,
+                                         mode == CurrentPow2,
+                                         wantData ? q1.data() : nullptr,
+                                         wantT ? t1.data() : nullptr, &si1,
+                                         wantAmax ? &am1 : nullptr, nullptr),
+                      0)
+                << lastError();
+            ASSERT_EQ(te_rt_dbias_quantize_fp8(
+                          ctx, t, X.data(), rows, cols, fmt, sc,
+                          mode == CurrentPow2, wantData ? q2.data() : nullptr,
+                          wantT ? t2.data() : nullptr, &si2,
+                          wantAmax ? &am2 : nullptr, db2.data()),
+                      0)
+                << lastError();
+            if (wantData && n > 0)
+              EXPECT_EQ(q2, q1) << what;
+            if (wantT && n > 0)
+              EXPECT_EQ(t2, t1) << what;
+            EXPECT_EQ(bitsOf(si2), bitsOf(si1)) << what;
+            if (wantAmax)
+              EXPECT_EQ(bitsOf(am2), bitsOf(am1)) << what;
+            EXPECT_EQ(db2, db1) << what;
+            if (rows == 0)
+              for (size_t j = 0; j < static_cast<size_t>(cols); ++j)
+                EXPECT_EQ(valueAt(t, db2.data(), j), 0.0f) << what;
+          }
+}
+
+// The bias gradient by hand: columns {1 + 2 + 0.5, -2 + 0.25 + 4} of a
+// [3, 2] f32 tensor, current scaling of amax 4 (scale 112).
+TEST_F(Abi, DBiasQuantizeFP8ByHand) {
+  std::vector<float> x = {1, -2, 2, 0.25f, 0.5f, 4}, db(2, -1);
+  std::vector<uint8_t> q(6), tr(6);
+  float si = 0, amax = 0;
+  ASSERT_EQ(te_rt_dbias_quantize_fp8(ctx, TE_RT_DTYPE_F32, x.data(), 3, 2,
+                                     TE_RT_FP8_E4M3, nullptr, 0, q.data(),
+                                     tr.data(), &si, &amax, db.data()),
+            0)
+      << lastError();
+  EXPECT_EQ(db, (std::vector<float>{3.5f, 2.25f}));
+  EXPECT_EQ(amax, 4.0f);
+  EXPECT_EQ(si, 4.0f / 448.0f);
+  // 1 * 112 = 112 (0x6E), 4 * 112 = 448 (0x7E); transposed: x[0][1] = -2
+  // (-224, 0xF6) is tr[1 * 3 + 0].
+  EXPECT_EQ(q[0], 0x6E);
+  EXPECT_EQ(q[5], 0x7E);
+  EXPECT_EQ(tr[3], 0xF6);
+}
+
 TEST_F(Abi, GemmFP8IsTheGemmOfTheDequantizedOperands) {
   // a [2, 2] E4M3 {1, 2; 3, 0.5} * 0.5, b [1, 2] E5M2 {2, -1} * 4:
   // d = a' . b'^T = {0.5*8 + 1*-4, 1.5*8 + 0.25*-4} = {0, 11}, + bias 1.
@@ -205,6 +295,46 @@ TEST_F(Abi, FP8ArgumentChecks) {
                                        nullptr, 0, q, nullptr, f, f + 1, f),
                     "te_rt_quantize_fp8: amax must be NULL when amax_in is "
                     "given (amax_in is the amax)");
+  // The fused bias gradient + cast: the quantization's checks, and dbias.
+  EXPECT_FAILS_WITH(te_rt_dbias_quantize_fp8(ctx, TE_RT_DTYPE_F32, f, 2, 2, 3,
+                                             nullptr, 0, q, nullptr, f, nullptr,
+                                             f),
+                    "te_rt_dbias_quantize_fp8: unknown format 3 (0 E4M3, 1 "
+                    "E5M2)");
+  EXPECT_FAILS_WITH(te_rt_dbias_quantize_fp8(ctx, TE_RT_DTYPE_F32, f, 2, 2, 0,
+                                             nullptr, 0, nullptr, nullptr, f,
+                                             nullptr, f),
+                    "te_rt_dbias_quantize_fp8: data and transpose are both "
+                    "NULL (nothing to write)");
+  EXPECT_FAILS_WITH(te_rt_dbias_quantize_fp8(ctx, TE_RT_DTYPE_F32, f, 2, 2, 0,
+                                             f, 1, q, nullptr, f, nullptr, f),
+                    "te_rt_dbias_quantize_fp8: pow2_scale applies to current "
+                    "scaling only (scale must be NULL)");
+  EXPECT_FAILS_WITH(te_rt_dbias_quantize_fp8(ctx, TE_RT_DTYPE_F32, f, 2, 2, 0,
+                                             nullptr, 2, q, nullptr, f, nullptr,
+                                             f),
+                    "te_rt_dbias_quantize_fp8: pow2_scale must be 0 or 1, got "
+                    "2");
+  EXPECT_FAILS_WITH(te_rt_dbias_quantize_fp8(ctx, TE_RT_DTYPE_F32, nullptr, 2,
+                                             2, 0, nullptr, 0, q, nullptr, f,
+                                             nullptr, f),
+                    "te_rt_dbias_quantize_fp8: x is NULL");
+  EXPECT_FAILS_WITH(te_rt_dbias_quantize_fp8(ctx, TE_RT_DTYPE_F32, f, 2, 2, 0,
+                                             nullptr, 0, q, nullptr, nullptr,
+                                             nullptr, f),
+                    "te_rt_dbias_quantize_fp8: scale_inv is NULL");
+  EXPECT_FAILS_WITH(te_rt_dbias_quantize_fp8(ctx, TE_RT_DTYPE_F32, f, 2, 2, 0,
+                                             nullptr, 0, q, nullptr, f, nullptr,
+                                             nullptr),
+                    "te_rt_dbias_quantize_fp8: dbias is NULL");
+  EXPECT_FAILS_WITH(
+      te_rt_dbias_quantize_fp8(ctx, 9, f, 2, 2, 0, nullptr, 0, q, nullptr, f,
+                               nullptr, f),
+      "te_rt_dbias_quantize_fp8: unknown dtype 9 (0 f32, 1 bf16, 2 f16)");
+  EXPECT_FAILS_WITH(te_rt_dbias_quantize_fp8(ctx, TE_RT_DTYPE_F32, f, -1, 2, 0,
+                                             nullptr, 0, q, nullptr, f, nullptr,
+                                             f),
+                    "te_rt_dbias_quantize_fp8: rows must be >= 0, got -1");
   EXPECT_FAILS_WITH(te_rt_gemm_fp8(ctx, TE_RT_DTYPE_F32, TE_RT_FP8_E5M2, q, f,
                                    TE_RT_FP8_E5M2, q, f, nullptr, f, 1, 1, 1,
                                    0, 0),

@@ -91,6 +91,62 @@ TEST_P(CudaAbi, QuantizeFp8) {
           }
 }
 
+// The fused bias gradient + cast (te_rt_dbias_quantize_fp8): delayed
+// (saturating scale) and current scaling (with and without pow2 scales),
+// both formats, data and/or transpose, aligned shapes (the 16-byte tiles;
+// 128-row tiles for 16-bit inputs of 128 rows or more) and ragged ones
+// (odd cols, rows not a multiple of the tile: the element path; zero rows
+// are the selftest's and RobustnessTest's): the quantized bytes, scale_inv and
+// amax equal the cpu ones bit for bit, dbias is the cpu's within its tolerance
+// (the fp32 sums are grouped per tile and thread on the GPU, in row order on
+// the cpu).
+TEST_P(CudaAbi, DBiasQuantizeFp8) {
+  int32_t t = GetParam();
+  struct Shape {
+    int64_t rows, cols;
+  } shapes[] = {{33, 47},  {1, 1},    {256, 512}, {64, 96},
+                {130, 80}, {200, 72}, {1000, 333}};
+  enum { Current, CurrentPow2, Delayed };
+  enum { Both, DataOnly, TransposeOnly };
+  for (Shape sh : shapes)
+    for (int32_t fmt : {TE_RT_FP8_E4M3, TE_RT_FP8_E5M2})
+      for (int mode : {Current, CurrentPow2, Delayed})
+        for (int outs : {Both, DataOnly, TransposeOnly}) {
+          const int64_t n = sh.rows * sh.cols;
+          Pair &x = random(t, n, -4, 4);
+          Pair &scale = scalar(fmt == TE_RT_FP8_E4M3 ? 300.0f : 38000.0f);
+          bool delayed = mode == Delayed;
+          bool wantData = outs != TransposeOnly, wantT = outs != DataOnly;
+          bool wantAmax = (mode + outs) % 2 == 0;
+          Pair &data = output(n), &tr = output(n), &si = output(4),
+               &am = output(4), &db = output(sh.cols * sizeOf(t));
+          BOTH(te_rt_dbias_quantize_fp8(
+                   cpu, t, x.host.data(), sh.rows, sh.cols, fmt,
+                   delayed ? scale.h<float>() : nullptr, mode == CurrentPow2,
+                   wantData ? data.host.data() : nullptr,
+                   wantT ? tr.host.data() : nullptr, si.h<float>(),
+                   wantAmax ? am.h<float>() : nullptr, db.host.data()),
+               te_rt_dbias_quantize_fp8(
+                   gpu, t, x.dev, sh.rows, sh.cols, fmt,
+                   delayed ? static_cast<float *>(scale.dev) : nullptr,
+                   mode == CurrentPow2, wantData ? data.dev : nullptr,
+                   wantT ? tr.dev : nullptr, static_cast<float *>(si.dev),
+                   wantAmax ? static_cast<float *>(am.dev) : nullptr, db.dev));
+          std::string tag = std::string("dbias_quantize ") +
+                            (fmt == TE_RT_FP8_E4M3 ? "e4m3 " : "e5m2 ") +
+                            (mode == Current       ? "current "
+                             : mode == CurrentPow2 ? "current-pow2 "
+                                                   : "delayed ") +
+                            std::to_string(sh.rows) + "x" +
+                            std::to_string(sh.cols);
+          expectBytes(tag + " data", data);
+          expectBytes(tag + " transpose", tr);
+          expectBytes(tag + " scale_inv", si);
+          expectBytes(tag + " amax", am);
+          expectClose((tag + " dbias").c_str(), t, db, ulpTol(t, 1e-4));
+        }
+}
+
 // FP8 TN GEMMs for the three supported format pairs with output `dtype`,
 // with and without bias and accumulation, against the cpu backend's fp32
 // GEMM of the dequantized operands.

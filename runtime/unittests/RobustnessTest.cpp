@@ -66,6 +66,19 @@ TEST_F(Robustness, FusedFp8CallsOnZeroRows) {
               0)
         << lastError();
     EXPECT_EQ(dbias, std::vector<float>(cols, 0.0f)) << "dbias sums no rows";
+    // The fused bias gradient + cast, current and delayed scaling.
+    for (const float *sc : {static_cast<const float *>(nullptr), &scale}) {
+      std::vector<float> db(cols, 5.0f);
+      amax = -1;
+      EXPECT_EQ(te_rt_dbias_quantize_fp8(ctx, TE_RT_DTYPE_F32, x.data(), 0,
+                                         cols, TE_RT_FP8_E5M2, sc, 0,
+                                         data.data(), transpose.data(),
+                                         &scaleInv, &amax, db.data()),
+                0)
+          << lastError();
+      EXPECT_EQ(amax, 0.0f);
+      EXPECT_EQ(db, std::vector<float>(cols, 0.0f)) << "dbias sums no rows";
+    }
   }
 }
 

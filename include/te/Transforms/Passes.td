@@ -351,6 +351,50 @@ def TEFuseQuantizeAmaxPass : Pass<"te-fuse-quantize-amax"> {
   let dependentDialects = ["::mlir::te::TEDialect"];
 }
 
+def TEFuseDBiasQuantizePass : Pass<"te-fuse-dbias-quantize"> {
+  let summary = "Fuse a bias gradient with the per-tensor FP8 cast of the same tensor";
+  let description = [{
+    In an FP8 backward the wgrad GEMM reads the quantized output gradient,
+    and an FP8 GEMM has no bias-gradient epilogue, so te-fuse-gemm-epilogues
+    leaves `te.bias_grad %dy` as its own reduction over `dy`.
+    TransformerEngine sums the columns in the cast-transpose of `dy`
+    instead (`cast_transpose_dbias` + `reduce_dbias`, `tex.bgrad_quantize`,
+    §3.2). A `te.bias_grad %x` and a per-tensor FP8 `te.quantize %x`
+    (`#te.fp8_delayed` with `scale(%s[slot])`, or `#te.fp8_current`) of
+    the same value in the same block become one `te.dbias_quantize`. The
+    quantized bytes, `scale_inv`, the recorded amax and the bias gradient
+    are unchanged (the bias gradient is the fp32 column sums of `x`,
+    rounded once, as `te.bias_grad` computes it).
+
+    ```mlir
+    %db = te.bias_grad %dy : (tensor<64x256xbf16>) -> tensor<256xbf16>
+    %q, %a = te.quantize %dy scale(%s[2]) : tensor<64x256xbf16>, tensor<6xf32>
+        -> !te.qtensor<64x256xe5m2, #te.fp8_delayed<>, both, hopper>, tensor<1xf32>
+    // becomes
+    %q, %a, %db = te.dbias_quantize %dy scale(%s[2]) : tensor<64x256xbf16>, tensor<6xf32>
+        -> !te.qtensor<64x256xe5m2, #te.fp8_delayed<>, both, hopper>, tensor<1xf32>,
+           tensor<256xbf16>
+    ```
+
+    Runs after te-fuse-gemm-epilogues (a high-precision wgrad GEMM takes
+    the bias gradient into its epilogue first) and te-fuse-dbias-dact (an
+    activation's derivative takes its own bias gradient, then its cast in
+    te-fuse-act-quantize), and after te-fuse-quantize-amax. Every bias
+    gradient left unfused gets a remark saying why: no quantization of the
+    same value, a block-scaled recipe (fp8-block, MXFP8, NVFP4: the
+    gradient is summed separately, as TE does), a current-scaling
+    quantization that takes its producer's amax (`amax(...)`), another
+    block, or the scales computed after a read of the bias gradient.
+  }];
+  let options = [
+    Option<"reportWork", "report-work", "bool", /*default=*/"false",
+           "Remark the work done: candidates, remarks and operations "
+           "numbered to print the remarks' operations (each function once, "
+           "again after a fusion; linear in the function, for tests)">,
+  ];
+  let dependentDialects = ["::mlir::te::TEDialect"];
+}
+
 def TEFuseActQuantizePass : Pass<"te-fuse-act-quantize"> {
   let summary = "Fuse an activation (or its derivative) with its delayed-scaling FP8 cast";
   let description = [{

@@ -1,8 +1,9 @@
 //===- Quantize.cpp - Lowering of the casts to quantized tensors --*- C++
 //-*-===//
 //
-// te.quantize per recipe (per-tensor FP8, fp8-block, MXFP8, NVFP4) and
-// te.drop_usage (a view, or a copy of the rowwise parts).
+// te.quantize per recipe (per-tensor FP8, fp8-block, MXFP8, NVFP4),
+// te.dbias_quantize (the per-tensor FP8 cast fused with the bias gradient)
+// and te.drop_usage (a view, or a copy of the rowwise parts).
 //
 //===----------------------------------------------------------------------===//
 
@@ -84,11 +85,30 @@ struct QuantizeLowering : public RuntimeCallPattern<QuantizeOp> {
   }
 };
 
+struct DBiasQuantizeLowering : public RuntimeCallPattern<DBiasQuantizeOp> {
+  using RuntimeCallPattern::RuntimeCallPattern;
+  LogicalResult lower(DBiasQuantizeOp qz, FunctionLowering &l) const override {
+    auto q = cast<QuantizedTensorType>(qz.getResult().getType());
+    QPtrs out = l.qptrs(qz.getResult());
+    Value scale =
+        qz.getScales() ? l.slotPtr(qz.getScales(), *qz.getSlot()) : l.nullPtr();
+    l.call("te_rt_dbias_quantize_fp8",
+           {l.ctxArg, l.dtype(qz.getInput()), l.ptr(qz.getInput()),
+            l.rows(qz.getInput()), l.c64(l.lastDim(qz.getInput())),
+            l.c32(fp8Code(q.getFormat())), scale, l.pow2Flag(q),
+            l.part(out, "data"), l.part(out, "transpose"),
+            l.part(out, "scale_inv"), l.ptr(qz.getAmax()),
+            l.ptr(qz.getBiasGrad())});
+    return success();
+  }
+};
+
 } // namespace
 
 void populateQuantizeToRuntimePatterns(FunctionLowering &lowering,
                                        RewritePatternSet &patterns) {
-  patterns.add<DropUsageLowering, QuantizeLowering>(lowering);
+  patterns.add<DropUsageLowering, QuantizeLowering, DBiasQuantizeLowering>(
+      lowering);
 }
 
 } // namespace mlir::te::runtime_lowering

@@ -1,7 +1,8 @@
 //===- fp8.cu - Per-tensor FP8: quantize, GEMM, delayed-scaling update ----===//
 //
-// The CUDA side of te_rt_quantize_fp8, te_rt_gemm_fp8 and te_rt_amax_update
-// (DelayedScaling and Float8CurrentScaling, per-tensor scales):
+// The CUDA side of te_rt_quantize_fp8, te_rt_dbias_quantize_fp8,
+// te_rt_gemm_fp8 and te_rt_amax_update (DelayedScaling and
+// Float8CurrentScaling, per-tensor scales):
 //
 // - quantize: current scaling reduces amax = max |x| on the device (16-byte
 //   loads, one atomicMax of the float bits per block into a zeroed cell),
@@ -20,6 +21,9 @@
 //   and pointers allow, element by element elsewhere. Data alone is a flat
 //   vectorized kernel. On the H200, 8192x4096 bf16 with data and transpose
 //   runs at ~89% of a device-to-device copy's bandwidth (f32: ~85-92%).
+//   With the bias gradient (te_rt_dbias_quantize_fp8, TE's
+//   cast_transpose_dbias) the same tiles also sum their columns in fp32
+//   into a scratch partial per tile-row band, which colFinish reduces.
 // - GEMM: cuBLASLt's FP8 TN matmul (fp32 compute; split accumulation unless
 //   the caller asks for fast accumulation, TE's fprop default) with the
 //   operands' scale_inv as its A/B scale
@@ -202,18 +206,28 @@ __global__ void __launch_bounds__(kThreads) castKernel(QuantArgs a) {
 /// kRows x kCols tiles: cast row-wise (16-byte loads, one vector of fp8 per
 /// load) into shared memory, then written column-wise, 16 bytes (16 rows of
 /// x) per thread and task. Ragged or misaligned tiles go element by element.
-template <typename E, int Fmt, int kRows, int kCols>
-__global__ void __launch_bounds__(kThreads) castTransposeKernel(QuantArgs a) {
+/// kDBias (te_kernels_dbias_quantize_fp8, TE's cast_transpose_dbias): the
+/// fp32 column sums of each tile row's x go to dbiasPartial[tileRow * cols
+/// + c], as actCastTransposeKernel sums its values (each thread its rows of
+/// its columns, then the threads' sums in thread order), reduced by
+/// colFinish; the transpose is optional then. The plain cast (kDBias false)
+/// compiles to what it was.
+template <typename E, int Fmt, int kRows, int kCols, bool kDBias>
+__global__ void __launch_bounds__(kThreads)
+    castTransposeKernel(QuantArgs a, float *dbiasPartial) {
   using T = typename E::T;
   constexpr int kVec = perVec<E>();
   constexpr int kRowVecs = kCols / kVec;            // vectors per tile row
   constexpr int kPer = kRows * kRowVecs / kThreads; // vectors per thread
   constexpr int kChunks = kRows / 16; // 16-byte pieces per transposed row
   constexpr int kTasks = kCols * kChunks / kThreads; // pieces per thread
+  constexpr int kGroups = kThreads / kRowVecs;       // threads sharing columns
   static_assert(kPer * kThreads == kRows * kRowVecs && kTasks >= 1 &&
-                    kTasks * kThreads == kCols * kChunks,
+                    kTasks * kThreads == kCols * kChunks &&
+                    kThreads % kRowVecs == 0 && kThreads % kCols == 0,
                 "tile shape");
   __shared__ __align__(16) uint8_t tile[kRows * kCols];
+  __shared__ float colSums[kDBias ? kGroups * kCols : 1];
   const float s = quantScale(a);
   if (blockIdx.x == 0 && threadIdx.x == 0)
     *a.scaleInv = 1.0f / s;
@@ -225,7 +239,15 @@ __global__ void __launch_bounds__(kThreads) castTransposeKernel(QuantArgs a) {
   for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
     const int64_t r0 = t / tilesC * kRows, c0 = t % tilesC * kCols;
     const bool full = r0 + kRows <= rows && c0 + kCols <= cols;
-    if (full && a.vecLoad) {
+    // kDBias: vector path, every thread sums the columns cv * kVec .. + kVec
+    // of its rows (idx % kRowVecs is threadIdx.x % kRowVecs); element path,
+    // column threadIdx.x % kCols.
+    float sum[kDBias ? kVec : 1];
+#pragma unroll
+    for (int e = 0; e < (kDBias ? kVec : 1); ++e)
+      sum[e] = 0.0f;
+    const bool vec = full && a.vecLoad;
+    if (vec) {
       uint4 raw[kPer];
 #pragma unroll
       for (int p = 0; p < kPer; ++p) {
@@ -241,8 +263,11 @@ __global__ void __launch_bounds__(kThreads) castTransposeKernel(QuantArgs a) {
         float f[kVec];
         unpack<E>(raw[p], f);
 #pragma unroll
-        for (int e = 0; e < kVec; ++e)
+        for (int e = 0; e < kVec; ++e) {
           m = fmaxf(m, fabsf(f[e]));
+          if constexpr (kDBias)
+            sum[e] += f[e];
+        }
         Packed<Fmt, kVec> q(f, s);
         q.store(tile + swizzled<kCols>(r, cv * kVec));
         if (a.data)
@@ -255,6 +280,8 @@ __global__ void __launch_bounds__(kThreads) castTransposeKernel(QuantArgs a) {
           int64_t i = (r0 + r) * cols + c0 + c;
           float f = E::load(x[i]);
           m = fmaxf(m, fabsf(f));
+          if constexpr (kDBias)
+            sum[0] += f;
           uint8_t q = toFP8<Fmt>(f * s);
           tile[swizzled<kCols>(r, c)] = q;
           if (a.data)
@@ -262,11 +289,29 @@ __global__ void __launch_bounds__(kThreads) castTransposeKernel(QuantArgs a) {
         }
       }
     }
+    if constexpr (kDBias) {
+      const int groups = vec ? kGroups : kThreads / kCols;
+      if (vec) {
+        const int g = threadIdx.x / kRowVecs, cv = threadIdx.x % kRowVecs;
+#pragma unroll
+        for (int e = 0; e < kVec; ++e)
+          colSums[g * kCols + cv * kVec + e] = sum[e];
+      } else {
+        colSums[(threadIdx.x / kCols) * kCols + threadIdx.x % kCols] = sum[0];
+      }
+      __syncthreads();
+      if (threadIdx.x < kCols && c0 + threadIdx.x < cols) {
+        float total = 0.0f;
+        for (int g = 0; g < groups; ++g)
+          total += colSums[g * kCols + threadIdx.x];
+        dbiasPartial[(r0 / kRows) * cols + c0 + threadIdx.x] = total;
+      }
+    }
     __syncthreads();
     // Task (c, q) writes transpose row c0 + c, columns r0 + 16q .. +16;
     // consecutive threads take consecutive pieces of a row.
 #pragma unroll 1
-    for (int k = 0; k < kTasks; ++k) {
+    for (int k = 0; k < ((kDBias && !a.transpose) ? 0 : kTasks); ++k) {
       const int id = threadIdx.x + k * kThreads;
       const int c = id / kChunks, q = id % kChunks;
       uint8_t *out = a.transpose + (c0 + c) * rows + r0 + 16 * q;
@@ -277,7 +322,7 @@ __global__ void __launch_bounds__(kThreads) castTransposeKernel(QuantArgs a) {
           out[i] = tile[swizzled<kCols>(16 * q + i, c)];
       }
     }
-    __syncthreads(); // the tile is refilled next
+    __syncthreads(); // the tile (and colSums) are refilled next
   }
   if (a.amaxOut)
     blockAmax(m, a.amaxOut);
@@ -318,13 +363,82 @@ const char *quantize(te_kernels_state *s, QuantArgs a) {
   };
   if constexpr (sizeof(typename E::T) == 2) {
     if (a.rows >= 128) {
-      castTransposeKernel<E, Fmt, 128, 64>
-          <<<blocksFor(tilesOf(128, 64), sms), kThreads, 0, s->stream>>>(a);
+      castTransposeKernel<E, Fmt, 128, 64, false>
+          <<<blocksFor(tilesOf(128, 64), sms), kThreads, 0, s->stream>>>(
+              a, nullptr);
       return launched();
     }
   }
-  castTransposeKernel<E, Fmt, 64, 64>
-      <<<blocksFor(tilesOf(64, 64), sms), kThreads, 0, s->stream>>>(a);
+  castTransposeKernel<E, Fmt, 64, 64, false>
+      <<<blocksFor(tilesOf(64, 64), sms), kThreads, 0, s->stream>>>(a, nullptr);
+  return launched();
+}
+
+/// quantize() with the bias gradient (TE's cast_transpose_dbias + its
+/// reduce_dbias): current scaling's amax pass first, then one
+/// castTransposeKernel<kDBias> pass (the transpose optional: data alone
+/// goes through the tiles too) writing each tile-row band's column sums
+/// into the scratch, reduced into dbias by colFinish. a.amaxOut is the
+/// caller's amax cell or null.
+template <typename E, int Fmt>
+const char *dbiasQuantize(te_kernels_state *s, QuantArgs a, void *dbias) {
+  constexpr int kVec = perVec<E>();
+  const int sms = smCount();
+  const int64_t n = a.rows * a.cols;
+  // The same tiles as quantize(): 128x64 for 16-bit inputs of 128 rows or
+  // more, else 64x64.
+  const bool tall = sizeof(typename E::T) == 2 && a.rows >= 128;
+  const int64_t tileRows = tall ? 128 : 64;
+  const int64_t rowTiles = (a.rows + tileRows - 1) / tileRows;
+  const int64_t tiles = rowTiles * ((a.cols + 63) / 64);
+  // One scratch request (the state has one buffer): the partial sums, then
+  // the amax cell current scaling needs when the caller wants no amax.
+  const bool cell = !a.scale && !a.amaxOut;
+  const int64_t elems = rowTiles * a.cols + (cell ? 1 : 0);
+  float *buf = nullptr;
+  if (elems > 0)
+    if (const char *err = scratch(s, elems, &buf))
+      return err;
+  float *partial = buf;
+  if (cell)
+    a.amaxOut = buf + rowTiles * a.cols;
+  if (a.amaxOut)
+    if (const char *err = zeroAmax(s->stream, a.amaxOut))
+      return err;
+  if (!a.scale) { // current scaling: the amax first
+    QuantArgs flat = a;
+    flat.vecLoad = aligned(a.x, 16);
+    const int64_t vecWork =
+        (n / kVec + kThreads * kUnroll - 1) / (kThreads * kUnroll);
+    amaxKernel<E><<<blocksFor(vecWork, sms), kThreads, 0, s->stream>>>(flat);
+    if (const char *err = launched())
+      return err;
+    a.amaxIn = a.amaxOut;
+    a.amaxOut = nullptr;
+  }
+  a.vecLoad = aligned(a.x, 16) && a.cols % kVec == 0;
+  a.vecData = aligned(a.data, kVec) && a.cols % kVec == 0;
+  a.vecTrans = aligned(a.transpose, 16) && a.rows % 16 == 0;
+  // (At least one block: scale_inv is written even when there is nothing
+  // to cast.)
+  if constexpr (sizeof(typename E::T) == 2) {
+    if (tall)
+      castTransposeKernel<E, Fmt, 128, 64, true>
+          <<<blocksFor(tiles, sms), kThreads, 0, s->stream>>>(a, partial);
+    else
+      castTransposeKernel<E, Fmt, 64, 64, true>
+          <<<blocksFor(tiles, sms), kThreads, 0, s->stream>>>(a, partial);
+  } else {
+    castTransposeKernel<E, Fmt, 64, 64, true>
+        <<<blocksFor(tiles, sms), kThreads, 0, s->stream>>>(a, partial);
+  }
+  if (const char *err = launched())
+    return err;
+  if (a.cols == 0)
+    return nullptr;
+  colFinish<E><<<blocksFor((a.cols + kThreads - 1) / kThreads, sms), kThreads,
+                 0, s->stream>>>(partial, rowTiles, a.cols,
+                                 static_cast<typename E::T *>(dbias));
   return launched();
 }
 
@@ -1049,6 +1163,32 @@ const char *te_kernels_quantize_fp8(te_kernels_state *s, int dtype,
     using E = decltype(e);
     return format == kE4M3 ? quantize<E, kE4M3>(s, a)
                            : quantize<E, kE5M2>(s, a);
+  });
+}
+
+const char *te_kernels_dbias_quantize_fp8(
+    te_kernels_state *s, int dtype, const void *x, int64_t rows, int64_t cols,
+    int format, const float *scale, int pow2_scale, void *data, void *transpose,
+    float *scale_inv, float *amax, void *dbias) {
+  if (format != kE4M3 && format != kE5M2)
+    return "FP8 quantize: unknown format";
+  if (!data && !transpose)
+    return "FP8 quantize + dbias: data and transpose are both NULL";
+  QuantArgs a{};
+  a.x = x;
+  a.rows = rows;
+  a.cols = cols;
+  a.scale = scale;
+  a.fp8Max = format == kE4M3 ? 448.0f : 57344.0f;
+  a.pow2 = pow2_scale != 0;
+  a.data = static_cast<uint8_t *>(data);
+  a.transpose = static_cast<uint8_t *>(transpose);
+  a.scaleInv = scale_inv;
+  a.amaxOut = amax;
+  return byDtype(dtype, [&](auto e) {
+    using E = decltype(e);
+    return format == kE4M3 ? dbiasQuantize<E, kE4M3>(s, a, dbias)
+                           : dbiasQuantize<E, kE5M2>(s, a, dbias);
   });
 }
 

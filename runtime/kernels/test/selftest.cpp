@@ -337,6 +337,142 @@ void checkQuantizeAll(te_kernels_state *s, cudaStream_t stream,
 }
 
 //===----------------------------------------------------------------------===//
+// The fused bias gradient + cast (te_kernels_dbias_quantize_fp8)
+//===----------------------------------------------------------------------===//
+
+/// te_kernels_dbias_quantize_fp8 against a host reference: the bytes,
+/// transpose, scale_inv and amax exactly as the plain quantization's
+/// reference, dbias against the fp64 column sums of x within the fp32
+/// summation's error plus one rounding to the dtype. offset: x starts that
+/// many bytes into its buffer (misaligned: the element path).
+void checkDBiasQuantize(te_kernels_state *s, cudaStream_t stream,
+                        std::mt19937 &rng, Checker &c, int dtype, int fmt,
+                        Mode mode, Outputs outs, int64_t rows, int64_t cols,
+                        int offset) {
+  const int64_t n = rows * cols, sz = sizeOf(dtype);
+  char tag[160];
+  std::snprintf(tag, sizeof(tag),
+                "dbias quantize %s->%s %lldx%lld mode=%d outs=%d offset %d",
+                dtypeName(dtype), fmtName(fmt), (long long)rows,
+                (long long)cols, int(mode), int(outs), offset);
+  ++c.checks;
+  std::normal_distribution<float> dist(0.0f, 3.0f);
+  std::vector<uint8_t> raw(n * sz);
+  for (int64_t i = 0; i < n; ++i)
+    encodeAt(dtype, raw, i, dist(rng));
+  const float fp8Max = fmt == 0 ? 448.0f : 57344.0f;
+  float amax = 0.0f;
+  for (int64_t i = 0; i < n; ++i)
+    amax = std::max(amax, std::fabs(decodeAt(dtype, raw, i)));
+  const float given = fmt == 0 ? 97.5f : 9000.0f;
+  const float scale =
+      mode == Delayed ? given : hostScale(amax, fp8Max, mode == CurrentPow2);
+  std::vector<uint8_t> q(n), qt(n);
+  std::vector<double> ref(cols, 0.0), mag(cols, 0.0);
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = decodeAt(dtype, raw, i);
+    const uint8_t b = hostFP8(v * scale, fmt);
+    q[i] = b;
+    qt[(i % cols) * rows + i / cols] = b;
+    ref[i % cols] += v;
+    mag[i % cols] += std::fabs(v);
+  }
+  Dev xb(raw.size() + offset), data(n + 1), tr(n + 1), sc(4), si(4), am(4),
+      db(cols * sz + 1);
+  if (!xb.p || !data.p || !tr.p || !sc.p || !si.p || !am.p || !db.p)
+    return c.fail(std::string(tag) + ": cudaMalloc failed");
+  void *x = xb.get<uint8_t>() + offset;
+  const bool wantData = outs != TransposeOnly, wantTr = outs != DataOnly;
+  if (!cudaOk(cudaMemcpy(x, raw.data(), raw.size(), cudaMemcpyHostToDevice), c,
+              tag) ||
+      !cudaOk(cudaMemcpy(sc.p, &given, 4, cudaMemcpyHostToDevice), c, tag) ||
+      !cudaOk(cudaMemset(data.p, 0xa5, n + 1), c, tag) ||
+      !cudaOk(cudaMemset(tr.p, 0xa5, n + 1), c, tag) ||
+      !cudaOk(cudaMemset(db.p, 0xa5, cols * sz + 1), c, tag) ||
+      !cudaOk(cudaDeviceSynchronize(), c, tag))
+    return;
+  if (!ok(te_kernels_dbias_quantize_fp8(
+              s, dtype, x, rows, cols, fmt,
+              mode == Delayed ? sc.get<float>() : nullptr, mode == CurrentPow2,
+              wantData ? data.p : nullptr, wantTr ? tr.p : nullptr,
+              si.get<float>(), am.get<float>(), db.p),
+          c, tag) ||
+      !cudaOk(cudaStreamSynchronize(stream), c, tag))
+    return;
+  std::vector<uint8_t> gotData(n + 1), gotTr(n + 1), gotDb(cols * sz + 1);
+  float gotSi = 0, gotAmax = 0;
+  if (!cudaOk(cudaMemcpy(gotData.data(), data.p, n + 1, cudaMemcpyDeviceToHost),
+              c, tag) ||
+      !cudaOk(cudaMemcpy(gotTr.data(), tr.p, n + 1, cudaMemcpyDeviceToHost), c,
+              tag) ||
+      !cudaOk(
+          cudaMemcpy(gotDb.data(), db.p, cols * sz + 1, cudaMemcpyDeviceToHost),
+          c, tag) ||
+      !cudaOk(cudaMemcpy(&gotSi, si.p, 4, cudaMemcpyDeviceToHost), c, tag) ||
+      !cudaOk(cudaMemcpy(&gotAmax, am.p, 4, cudaMemcpyDeviceToHost), c, tag))
+    return;
+  auto diff = [&](const std::vector<uint8_t> &got,
+                  const std::vector<uint8_t> &want, bool written,
+                  const char *what) {
+    int64_t bad = 0, firstBad = -1;
+    for (int64_t i = 0; i < n; ++i)
+      if (got[i] != (written ? want[i] : 0xa5))
+        if (!bad++)
+          firstBad = i;
+    if (got[n] != 0xa5)
+      ++bad;
+    if (bad)
+      c.fail(std::string(tag) + ": " + what + ": " + std::to_string(bad) +
+             " bytes differ (first at " + std::to_string(firstBad) + ")");
+  };
+  diff(gotData, q, wantData, "data");
+  diff(gotTr, qt, wantTr, "transpose");
+  if (floatBits(gotSi) != floatBits(1.0f / scale))
+    c.fail(std::string(tag) + ": scale_inv differs");
+  if (floatBits(gotAmax) != floatBits(amax))
+    c.fail(std::string(tag) + ": amax differs");
+  // One rounding to the dtype (half an ulp, relative) plus fp32 sums of
+  // `rows` terms in any grouping.
+  const double half = dtype == 0 ? 0x1p-24 : dtype == 1 ? 0x1p-8 : 0x1p-11;
+  double worst = 0;
+  int64_t at = -1;
+  for (int64_t j = 0; j < cols; ++j) {
+    const double got = decodeAt(dtype, gotDb, j);
+    const double tol =
+        2 * half * std::fabs(ref[j]) + 0x1p-24 * (rows + 1) * mag[j] + 1e-30;
+    const double e = std::fabs(got - ref[j]) / tol;
+    if (!(e <= worst)) {
+      worst = e;
+      at = j;
+    }
+  }
+  if (gotDb[cols * sz] != 0xa5)
+    c.fail(std::string(tag) + ": dbias written past the end");
+  if (!(worst <= 1.0))
+    c.fail(std::string(tag) + ": dbias off by " + std::to_string(worst) +
+           "x its tolerance at column " + std::to_string(at));
+}
+
+void checkDBiasQuantizeAll(te_kernels_state *s, cudaStream_t stream,
+                           std::mt19937 &rng, Checker &c) {
+  // Whole 64- and 128-row tiles; odd cols; rows not a multiple of the tile
+  // (ragged row tile, rows % 16 != 0); one row; zero rows.
+  const int64_t shapes[][2] = {{256, 512}, {64, 128}, {33, 47},    {130, 67},
+                               {200, 72},  {1, 1},    {1000, 333}, {0, 40}};
+  for (int dtype = 0; dtype < 3; ++dtype)
+    for (int fmt = 0; fmt < 2; ++fmt)
+      for (auto &sh : shapes)
+        for (int mode : {Current, CurrentPow2, Delayed})
+          for (int outs = 0; outs < 3; ++outs)
+            checkDBiasQuantize(s, stream, rng, c, dtype, fmt, Mode(mode),
+                               Outputs(outs), sh[0], sh[1], 0);
+  // Misaligned x (whole tiles, element path).
+  for (int dtype = 0; dtype < 3; ++dtype)
+    checkDBiasQuantize(s, stream, rng, c, dtype, 1, Delayed, DataAndTranspose,
+                       256, 512, 2);
+}
+
+//===----------------------------------------------------------------------===//
 // The producers' amax (te_kernels_act_fwd / _act_bwd / _dbias_dact)
 //===----------------------------------------------------------------------===//
 
@@ -1580,6 +1716,53 @@ void benchActCast(te_kernels_state *s, cudaStream_t stream) {
   }
 }
 
+/// The FP8 backward's output gradient (bf16, delayed and current scaling):
+/// the fused bias gradient + cast-transpose against the cast-transpose then
+/// te_kernels_bias_grad, at 8192 x 12288 and 8192 x 4096. Bandwidth: the
+/// bytes the fused call must move (read x, write data + transpose, write
+/// dbias) over its time; the unfused pair moves x once more.
+void benchDBiasCast(te_kernels_state *s, cudaStream_t stream) {
+  std::printf("te-kernels-selftest: dbias + cast-transpose (median of 20)\n");
+  for (auto [rows, cols] :
+       {std::pair<int64_t, int64_t>{8192, 12288}, {8192, 4096}}) {
+    const int64_t n = rows * cols;
+    std::vector<uint8_t> raw(n * 2);
+    std::mt19937 rng(11);
+    std::normal_distribution<float> dist(0.0f, 1.0f);
+    for (int64_t i = 0; i < n; ++i)
+      encodeAt(1, raw, i, dist(rng));
+    Dev x(n * 2), db(cols * 2), data(n), tr(n), sc(4), si(4), am(4);
+    cudaMemcpy(x.p, raw.data(), n * 2, cudaMemcpyHostToDevice);
+    const float one = 1.0f;
+    cudaMemcpy(sc.p, &one, 4, cudaMemcpyHostToDevice);
+    cudaDeviceSynchronize();
+    float *sInv = si.get<float>(), *amax = am.get<float>();
+    const double bytes = double(n) * 2 + 2.0 * n + double(cols) * 2;
+    for (bool delayed : {true, false}) {
+      const float *scale = delayed ? sc.get<float>() : nullptr;
+      auto line = [&](const char *what, float ms) {
+        std::printf("  %lldx%lld %-9s %-34s %8.1f us %7.0f GB/s\n",
+                    (long long)rows, (long long)cols,
+                    delayed ? "delayed" : "current", what, ms * 1e3,
+                    bytes / (ms * 1e-3) / 1e9);
+      };
+      line("cast-transpose, then bias_grad", timeMs(stream, 20, [&](int) {
+             te_kernels_quantize_fp8(s, 1, x.p, rows, cols, 1, scale, 0, data.p,
+                                     tr.p, sInv, amax, nullptr);
+             te_kernels_bias_grad(s, 1, x.p, db.p, rows, cols);
+           }));
+      line("cast-transpose alone", timeMs(stream, 20, [&](int) {
+             te_kernels_quantize_fp8(s, 1, x.p, rows, cols, 1, scale, 0, data.p,
+                                     tr.p, sInv, amax, nullptr);
+           }));
+      line("fused dbias + cast-transpose", timeMs(stream, 20, [&](int) {
+             te_kernels_dbias_quantize_fp8(s, 1, x.p, rows, cols, 1, scale, 0,
+                                           data.p, tr.p, sInv, amax, db.p);
+           }));
+    }
+  }
+}
+
 void bench(te_kernels_state *s, cudaStream_t stream) {
   const int64_t rows = 8192, cols = 4096, n = rows * cols;
   std::printf("te-kernels-selftest: bench (median of 30, 4 rotating inputs)\n");
@@ -1808,6 +1991,10 @@ int runFp8Checks(bool doBench) {
   std::printf("te-kernels-selftest: fused act-cast: %d cases, %d failed\n",
               c.checks - before, c.failures - beforeFails);
   before = c.checks, beforeFails = c.failures;
+  checkDBiasQuantizeAll(s, stream, rng, c);
+  std::printf("te-kernels-selftest: fused dbias cast: %d cases, %d failed\n",
+              c.checks - before, c.failures - beforeFails);
+  before = c.checks, beforeFails = c.failures;
   checkFusedNormCastAll(s, stream, rng, c);
   std::printf("te-kernels-selftest: fused norm-cast: %d cases, %d failed\n",
               c.checks - before, c.failures - beforeFails);
@@ -1840,6 +2027,7 @@ int runFp8Checks(bool doBench) {
   if (doBench && !c.failures) {
     bench(s, stream);
     benchActCast(s, stream);
+    benchDBiasCast(s, stream);
   }
   te_kernels_state_destroy(s);
   cudaStreamDestroy(stream);
@@ -1869,15 +2057,22 @@ int main(int argc, char **argv) {
     return 1;
   }
   bool doBench = argc > 1 && std::strcmp(argv[1], "--bench") == 0;
-  if (argc > 1 && std::strcmp(argv[1], "--bench-act-cast") == 0) {
-    // Only the fused activation-cast's timing (no checks).
+  const bool actCast =
+      argc > 1 && std::strcmp(argv[1], "--bench-act-cast") == 0;
+  const bool dbiasCast =
+      argc > 1 && std::strcmp(argv[1], "--bench-dbias-cast") == 0;
+  if (actCast || dbiasCast) {
+    // Only the fused activation-cast's (or dbias-cast's) timing (no checks).
     cudaStream_t stream = nullptr;
     te_kernels_state *s = nullptr;
     if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) !=
             cudaSuccess ||
         te_kernels_state_create(stream, &s))
       return 1;
-    benchActCast(s, stream);
+    if (actCast)
+      benchActCast(s, stream);
+    else
+      benchDBiasCast(s, stream);
     te_kernels_state_destroy(s);
     cudaStreamDestroy(stream);
     return 0;

@@ -637,6 +637,21 @@ int32_t quantize_fp8(const Checker &c, te_rt_context *ctx, int32_t dtype,
   });
 }
 
+int32_t dbias_quantize_fp8(const Checker &c, te_rt_context *ctx, int32_t dtype,
+                           const void *x, int64_t rows, int64_t cols,
+                           int32_t format, const float *scale,
+                           int32_t pow2_scale, void *data, void *transpose,
+                           float *scale_inv, float *amax, void *dbias) {
+  // The CPU reference is the unfused pair by definition (the bias gradient
+  // reads x, which the quantization does not change).
+  (void)c;
+  if (te_rt_bias_grad(ctx, dtype, x, dbias, rows, cols))
+    return 1;
+  return te_rt_quantize_fp8(ctx, dtype, x, rows, cols, format, scale,
+                            pow2_scale, data, transpose, scale_inv, amax,
+                            nullptr);
+}
+
 int32_t act_quantize_fp8(const Checker &c, te_rt_context *ctx, int32_t act,
                          int32_t dtype, const void *x, int64_t rows,
                          int64_t cols, float limit, float alpha, float offset,

@@ -225,6 +225,18 @@ int32_t quantize_fp8(const Checker &c, te_rt_context *ctx, int32_t dtype,
   });
 }
 
+int32_t dbias_quantize_fp8(const Checker &c, te_rt_context *ctx, int32_t dtype,
+                           const void *x, int64_t rows, int64_t cols,
+                           int32_t format, const float *scale,
+                           int32_t pow2_scale, void *data, void *transpose,
+                           float *scale_inv, float *amax, void *dbias) {
+  return onCuda(c, ctx, [&](auto *s) {
+    return te_kernels_dbias_quantize_fp8(s, dtype, x, rows, cols, format, scale,
+                                         pow2_scale, data, transpose, scale_inv,
+                                         amax, dbias);
+  });
+}
+
 int32_t act_quantize_fp8(const Checker &c, te_rt_context *ctx, int32_t act,
                          int32_t dtype, const void *x, int64_t rows,
                          int64_t cols, float limit, float alpha, float offset,

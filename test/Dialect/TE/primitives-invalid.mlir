@@ -872,3 +872,86 @@ func.func @act_loose_param(%x: tensor<8x64xf32>) {
   %y = te.act clamped_swiglu %x {alpha = 1.5 : f64} : (tensor<8x64xf32>) -> tensor<8x32xf32>
   return
 }
+
+// -----
+
+// te.dbias_quantize: the input has no static feature dim.
+func.func @dbias_quantize_rank(%x: tensor<256xbf16>, %s: tensor<6xf32>) {
+  // expected-error @+1 {{'te.dbias_quantize' op input must be [..., features] with a static feature dim, got 'tensor<256xbf16>'}}
+  %q, %a, %db = te.dbias_quantize %x scale(%s[0]) : tensor<256xbf16>, tensor<6xf32> -> !te.qtensor<256xe5m2, #te.fp8_delayed<>, rowwise, hopper>, tensor<1xf32>, tensor<256xbf16>
+  return
+}
+
+// -----
+
+// te.dbias_quantize: a block-scaled recipe (the bias gradient is summed
+// separately).
+func.func @dbias_quantize_block(%x: tensor<64x256xbf16>) {
+  // expected-error @+1 {{'te.dbias_quantize' op casts to per-tensor FP8 (fp8-delayed or fp8-current), got mxfp8, which scales blocks (use te.quantize and te.bias_grad)}}
+  %q, %a, %db = te.dbias_quantize %x : tensor<64x256xbf16> -> !te.qtensor<64x256xe5m2, #te.mxfp8<>, both, blackwell>, tensor<1xf32>, tensor<256xbf16>
+  return
+}
+
+// -----
+
+// te.dbias_quantize: the result's shape is not the input's.
+func.func @dbias_quantize_shape(%x: tensor<64x256xbf16>, %s: tensor<6xf32>) {
+  // expected-error @+1 {{'te.dbias_quantize' op result shape must be the input's ('tensor<64x256xbf16>'), got '!te.qtensor<32x256xe5m2, #te.fp8_delayed<>, both, hopper>'}}
+  %q, %a, %db = te.dbias_quantize %x scale(%s[0]) : tensor<64x256xbf16>, tensor<6xf32> -> !te.qtensor<32x256xe5m2, #te.fp8_delayed<>, both, hopper>, tensor<1xf32>, tensor<256xbf16>
+  return
+}
+
+// -----
+
+// te.dbias_quantize: delayed scaling without its scale.
+func.func @dbias_quantize_no_scale(%x: tensor<64x256xbf16>) {
+  // expected-error @+1 {{'te.dbias_quantize' op fp8-delayed takes its scale from the recipe state: scale(%scales[slot]) is required}}
+  %q, %a, %db = te.dbias_quantize %x : tensor<64x256xbf16> -> !te.qtensor<64x256xe5m2, #te.fp8_delayed<>, both, hopper>, tensor<1xf32>, tensor<256xbf16>
+  return
+}
+
+// -----
+
+// te.dbias_quantize: current scaling given a scale.
+func.func @dbias_quantize_current_scale(%x: tensor<64x256xbf16>, %s: tensor<6xf32>) {
+  // expected-error @+1 {{'te.dbias_quantize' op fp8-current computes its scale from the amax; scale(...) is only for fp8-delayed}}
+  %q, %a, %db = te.dbias_quantize %x scale(%s[0]) : tensor<64x256xbf16>, tensor<6xf32> -> !te.qtensor<64x256xe5m2, #te.fp8_current<>, both, hopper>, tensor<1xf32>, tensor<256xbf16>
+  return
+}
+
+// -----
+
+// te.dbias_quantize: the slot is outside the scales.
+func.func @dbias_quantize_slot(%x: tensor<64x256xbf16>, %s: tensor<6xf32>) {
+  // expected-error @+1 {{'te.dbias_quantize' op slot 6 is outside scales (6 slots)}}
+  %q, %a, %db = te.dbias_quantize %x scale(%s[6]) : tensor<64x256xbf16>, tensor<6xf32> -> !te.qtensor<64x256xe5m2, #te.fp8_delayed<>, both, hopper>, tensor<1xf32>, tensor<256xbf16>
+  return
+}
+
+// -----
+
+// te.dbias_quantize: a slot without scales (generic form: the custom one
+// ties them).
+func.func @dbias_quantize_slot_without_scales(%x: tensor<64x256xbf16>) {
+  // expected-error @+1 {{'te.dbias_quantize' op slot must be given exactly with scales}}
+  %q, %a, %db = "te.dbias_quantize"(%x) {slot = 0 : i64} : (tensor<64x256xbf16>) -> (!te.qtensor<64x256xe5m2, #te.fp8_current<>, both, hopper>, tensor<1xf32>, tensor<256xbf16>)
+  return
+}
+
+// -----
+
+// te.dbias_quantize: the amax is not one fp32.
+func.func @dbias_quantize_amax(%x: tensor<64x256xbf16>, %s: tensor<6xf32>) {
+  // expected-error @+1 {{'te.dbias_quantize' op amax result must be 'tensor<1xf32>', got 'tensor<2xf32>'}}
+  %q, %a, %db = te.dbias_quantize %x scale(%s[0]) : tensor<64x256xbf16>, tensor<6xf32> -> !te.qtensor<64x256xe5m2, #te.fp8_delayed<>, both, hopper>, tensor<2xf32>, tensor<256xbf16>
+  return
+}
+
+// -----
+
+// te.dbias_quantize: the bias gradient is not [N] of the input's dtype.
+func.func @dbias_quantize_dbias(%x: tensor<64x256xbf16>, %s: tensor<6xf32>) {
+  // expected-error @+1 {{'te.dbias_quantize' op bias_grad must be 'tensor<256xbf16>', got 'tensor<256xf32>'}}
+  %q, %a, %db = te.dbias_quantize %x scale(%s[0]) : tensor<64x256xbf16>, tensor<6xf32> -> !te.qtensor<64x256xe5m2, #te.fp8_delayed<>, both, hopper>, tensor<1xf32>, tensor<256xf32>
+  return
+}

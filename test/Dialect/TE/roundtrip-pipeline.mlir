@@ -29,16 +29,18 @@
 // FP8-DAG: te.bias_grad
 // FP8-DAG: te.amax
 // RUN: te-opt %s --te-apply-recipe=recipe=fp8-delayed --te-generate-backward --te-thread-recipe-state --te-decompose \
-// RUN:   --te-fuse-gemm-epilogues --te-fuse-dbias-dact --te-fuse-norm-quantize --te-fuse-quantize-amax --te-fuse-act-quantize \
+// RUN:   --te-fuse-gemm-epilogues --te-fuse-dbias-dact --te-fuse-norm-quantize --te-fuse-quantize-amax --te-fuse-dbias-quantize --te-fuse-act-quantize \
 // RUN:   | te-opt --verify-roundtrip | FileCheck %s --check-prefix=FUSED
 // FUSED-DAG: te.norm_quantize
 // FUSED-DAG: te.act_quantize
 // FUSED-DAG: te.dact_quantize
+// FUSED-DAG: te.dbias_quantize
 // RUN: te-opt %s --te-apply-recipe=recipe=fp8-current --te-generate-backward --te-decompose \
-// RUN:   --te-fuse-gemm-epilogues --te-fuse-dbias-dact --te-fuse-norm-quantize --te-fuse-quantize-amax --te-fuse-act-quantize \
+// RUN:   --te-fuse-gemm-epilogues --te-fuse-dbias-dact --te-fuse-norm-quantize --te-fuse-quantize-amax --te-fuse-dbias-quantize --te-fuse-act-quantize \
 // RUN:   | te-opt --verify-roundtrip | FileCheck %s --check-prefix=CURRENT
 // CURRENT-DAG: te.norm_quantize
 // CURRENT-DAG: te.dbias_dact
+// CURRENT-DAG: te.dbias_quantize
 //
 // bf16 with the GELU GEMM epilogues.
 // RUN: te-opt %s --te-generate-backward --te-decompose --te-fuse-gemm-epilogues=act-epilogues=on --te-fuse-dbias-dact \

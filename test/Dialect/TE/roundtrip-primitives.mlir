@@ -115,3 +115,14 @@ func.func @fused_casts(%x: tensor<64x256xbf16>, %dy: tensor<64x128xbf16>, %s: te
   %nq2, %rs2, %na2 = te.norm_quantize %n norm rms_norm(%g) {eps = 1.0e-05 : f64, zero_centered_gamma} : (tensor<?x128xbf16>, tensor<128xbf16>) -> (!te.qtensor<?x128xe4m3, #te.fp8_current<power_2_scales = true>, columnwise, hopper>, tensor<?xf32>, tensor<1xf32>)
   return %q, %a, %d, %da, %e, %ea, %eb, %nq, %rs, %na, %mu, %nq2 : !te.qtensor<64x128xe4m3, #te.fp8_delayed<>, both, hopper>, tensor<1xf32>, !te.qtensor<64x256xe5m2, #te.fp8_delayed<>, both, hopper>, tensor<1xf32>, !te.qtensor<64x256xe5m2, #te.fp8_delayed<>, columnwise, hopper>, tensor<1xf32>, tensor<256xbf16>, !te.qtensor<?x128xe4m3, #te.fp8_delayed<>, both, hopper>, tensor<?xf32>, tensor<1xf32>, tensor<?xf32>, !te.qtensor<?x128xe4m3, #te.fp8_current<power_2_scales = true>, columnwise, hopper>
 }
+
+// te.dbias_quantize: delayed (scale(...)) and current scaling, a dynamic
+// leading dim, the columnwise usage.
+// CHECK-LABEL: func.func @dbias_quantize(
+// CHECK:       te.dbias_quantize %{{.+}} scale(%{{.+}}[2]) : tensor<64x256xbf16>, tensor<6xf32> -> !te.qtensor<64x256xe5m2, #te.fp8_delayed<>, both, hopper>, tensor<1xf32>, tensor<256xbf16>
+// CHECK:       te.dbias_quantize %{{.+}} : tensor<?x128xf32> -> !te.qtensor<?x128xe4m3, #te.fp8_current<power_2_scales = true>, columnwise, hopper>, tensor<1xf32>, tensor<128xf32>
+func.func @dbias_quantize(%dy: tensor<64x256xbf16>, %s: tensor<6xf32>, %g: tensor<?x128xf32>) -> (!te.qtensor<64x256xe5m2, #te.fp8_delayed<>, both, hopper>, tensor<1xf32>, tensor<256xbf16>, !te.qtensor<?x128xe4m3, #te.fp8_current<power_2_scales = true>, columnwise, hopper>, tensor<1xf32>, tensor<128xf32>) {
+  %q, %a, %db = te.dbias_quantize %dy scale(%s[2]) : tensor<64x256xbf16>, tensor<6xf32> -> !te.qtensor<64x256xe5m2, #te.fp8_delayed<>, both, hopper>, tensor<1xf32>, tensor<256xbf16>
+  %q2, %a2, %db2 = te.dbias_quantize %g : tensor<?x128xf32> -> !te.qtensor<?x128xe4m3, #te.fp8_current<power_2_scales = true>, columnwise, hopper>, tensor<1xf32>, tensor<128xf32>
+  return %q, %a, %db, %q2, %a2, %db2 : !te.qtensor<64x256xe5m2, #te.fp8_delayed<>, both, hopper>, tensor<1xf32>, tensor<256xbf16>, !te.qtensor<?x128xe4m3, #te.fp8_current<power_2_scales = true>, columnwise, hopper>, tensor<1xf32>, tensor<128xf32>
+}

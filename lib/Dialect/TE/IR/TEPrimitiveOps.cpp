@@ -536,6 +536,29 @@ LogicalResult DActQuantizeOp::verify() {
                        x.getElementType());
 }
 
+LogicalResult DBiasQuantizeOp::verify() {
+  Shapes s{*this};
+  FailureOr<int64_t> n = s.features("input", getInput());
+  if (failed(n))
+    return failure();
+  RankedTensorType x = s.type(getInput());
+  auto q = cast<QuantizedTensorType>(getResult().getType());
+  RecipeAttrInterface recipe = q.getRecipe();
+  if (!isa<FP8DelayedRecipeAttr, FP8CurrentRecipeAttr>(recipe))
+    return emitOpError() << "casts to per-tensor FP8 (fp8-delayed or "
+                            "fp8-current), got "
+                         << recipe.getRecipeName()
+                         << ", which scales blocks (use te.quantize and "
+                            "te.bias_grad)";
+  if (q.getShape() != x.getShape())
+    return emitOpError() << "result shape must be the input's (" << x
+                         << "), got " << q;
+  if (failed(verifyStateScale(*this, recipe, "its scale from the amax")) ||
+      failed(verifyAmaxResult(*this, getAmax())))
+    return failure();
+  return s.expectShape("bias_grad", getBiasGrad(), {*n}, x.getElementType());
+}
+
 LogicalResult NormQuantizeOp::verify() {
   FailureOr<RankedTensorType> x = verifyNormFwd(*this);
   if (failed(x))

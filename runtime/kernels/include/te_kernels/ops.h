@@ -156,6 +156,16 @@ const char *te_kernels_quantize_fp8(te_kernels_state *s, int dtype,
                                     int pow2_scale, void *data, void *transpose,
                                     float *scale_inv, float *amax,
                                     const float *amax_in);
+/* te_rt_dbias_quantize_fp8: te_kernels_quantize_fp8 of x (amax_in NULL)
+ * with dbias [cols] (dtype) = the fp32 column sums of x, rounded once, from
+ * the same pass (TE's cast_transpose_dbias): each tile-row band's column
+ * sums into the scratch, then one reduction kernel (colFinish). Current
+ * scaling (scale NULL) reduces the amax first, as te_kernels_quantize_fp8
+ * does. */
+const char *te_kernels_dbias_quantize_fp8(
+    te_kernels_state *s, int dtype, const void *x, int64_t rows, int64_t cols,
+    int format, const float *scale, int pow2_scale, void *data, void *transpose,
+    float *scale_inv, float *amax, void *dbias);
 const char *te_kernels_gemm_fp8(te_kernels_state *s, int out_dtype,
                                 int a_format, const void *a,
                                 const float *a_scale_inv, int b_format,

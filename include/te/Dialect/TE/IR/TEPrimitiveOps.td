@@ -372,6 +372,41 @@ def TE_DActQuantizeOp : TE_PrimitiveOp<"dact_quantize"> {
   }];
 }
 
+def TE_DBiasQuantizeOp : TE_PrimitiveOp<"dbias_quantize"> {
+  let summary = "a gradient's per-tensor FP8 cast (+ transpose) fused with "
+                "its bias gradient";
+  let description = [{
+    `te.bias_grad %x` and a per-tensor FP8 `te.quantize %x` of the same
+    value in one pass over `x [..., N]` (TransformerEngine's
+    `cast_transpose_dbias`, `tex.bgrad_quantize`, §3.2): `result` and `amax`
+    are what that `te.quantize` gives (same usages and layout rules, the
+    data and, on Hopper, its transposed copy), `bias_grad [N]` (x's dtype)
+    what `te.bias_grad` gives: the column sums of `x` summed in fp32 and
+    rounded once. Under `#te.fp8_delayed` the scale is element `slot` of
+    `scales` (`scale(%s[slot])`); under `#te.fp8_current` (no `scale(...)`)
+    the amax pass runs first, then the fused cast. `amax` is `max |x|`, the
+    value TE records. The block-scaled recipes (fp8-block, MXFP8, NVFP4)
+    are not fused this way. Made by te-fuse-dbias-quantize. Kernel:
+    `te_rt_dbias_quantize_fp8`.
+
+    ```mlir
+    %q, %a, %db = te.dbias_quantize %dy scale(%s[2]) : tensor<16x32xbf16>, tensor<4xf32>
+        -> !te.qtensor<16x32xe5m2, #te.fp8_delayed<>, both, hopper>, tensor<1xf32>, tensor<32xbf16>
+    %q2, %a2, %db2 = te.dbias_quantize %dy : tensor<16x32xbf16>
+        -> !te.qtensor<16x32xe5m2, #te.fp8_current<>, both, hopper>, tensor<1xf32>, tensor<32xbf16>
+    ```
+  }];
+  let arguments = (ins TE_FloatTensor:$input, Optional<TE_F32Vector>:$scales,
+                       OptionalAttr<I64Attr>:$slot);
+  let results = (outs TE_QuantizedTensorType:$result, TE_F32Vector:$amax,
+                      TE_FloatTensor:$bias_grad);
+  let assemblyFormat = [{
+    $input (`scale` `(` $scales^ `[` $slot `]` `)`)?
+    attr-dict `:` type($input) (`,` type($scales)^)?
+    `->` qualified(type($result)) `,` type($amax) `,` type($bias_grad)
+  }];
+}
+
 def TE_NormQuantizeOp : TE_PrimitiveOp<"norm_quantize",
                                        [AttrSizedOperandSegments]> {
   let summary = "LayerNorm / RMSNorm forward fused with its per-tensor FP8 cast";
