@@ -400,11 +400,8 @@ const char *dbiasQuantize(te_kernels_state *s, QuantArgs a, void *dbias) {
     if (const char *err = scratch(s, elems, &buf))
       return err;
   float *partial = buf;
-  if (cell)
-    a.amaxOut = buf + rowTiles * a.cols;
-  if (a.amaxOut)
-    if (const char *err = zeroAmax(s->stream, a.amaxOut))
-      return err;
+  if (cell) // (no memset: the reduction's last block writes the cell)
+    a.amaxOut = amaxOut(s, buf + rowTiles * a.cols);
   if (!a.scale) { // current scaling: the amax first
     QuantArgs flat = a;
     flat.vecLoad = aligned(a.x, 16);
@@ -413,8 +410,8 @@ const char *dbiasQuantize(te_kernels_state *s, QuantArgs a, void *dbias) {
     amaxKernel<E><<<blocksFor(vecWork, sms), kThreads, 0, s->stream>>>(flat);
     if (const char *err = launched())
       return err;
-    a.amaxIn = a.amaxOut;
-    a.amaxOut = nullptr;
+    a.amaxIn = a.amaxOut.out;
+    a.amaxOut = AmaxOut{};
   }
   a.vecLoad = aligned(a.x, 16) && a.cols % kVec == 0;
   a.vecData = aligned(a.data, kVec) && a.cols % kVec == 0;
@@ -1184,7 +1181,7 @@ const char *te_kernels_dbias_quantize_fp8(
   a.data = static_cast<uint8_t *>(data);
   a.transpose = static_cast<uint8_t *>(transpose);
   a.scaleInv = scale_inv;
-  a.amaxOut = amax;
+  a.amaxOut = amaxOut(s, amax);
   return byDtype(dtype, [&](auto e) {
     using E = decltype(e);
     return format == kE4M3 ? dbiasQuantize<E, kE4M3>(s, a, dbias)
