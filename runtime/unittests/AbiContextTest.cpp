@@ -122,6 +122,12 @@ TEST_F(Abi, CopiesAndZero) {
   EXPECT_FAILS_WITH(te_rt_copy(ctx, bytes, bytes + 3, 4),
                     "te_rt_copy: dst and src overlap");
   EXPECT_EQ(te_rt_copy(ctx, bytes + 4, bytes, 4), 0); // adjacent is fine
+  // Onto itself: nothing moves, nothing fails (a weight-cache forward whose
+  // saved weight result is the cached-weight argument's buffer).
+  EXPECT_EQ(te_rt_copy(ctx, bytes, bytes, 8), 0);
+  ASSERT_EQ(te_rt_copy_to_host(ctx, back, a, 8), 0);
+  const char same[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  EXPECT_EQ(std::memcmp(back, same, 8), 0); // a's bytes after the copies above
   EXPECT_FAILS_WITH(te_rt_copy(ctx, nullptr, a, 4), "te_rt_copy: dst is NULL");
   EXPECT_FAILS_WITH(te_rt_copy(ctx, b, a, -2),
                     "te_rt_copy: bytes must be >= 0, got -2");
