@@ -262,6 +262,16 @@ def TEFuseGemmEpiloguesPass : Pass<"te-fuse-gemm-epilogues"> {
     at 16 tokens x 4096 x 16384 (0.245 against 0.232 ms): at few rows the
     epilogue GEMM kernels are slower than the plain GEMM plus a small
     activation kernel. Dynamic row counts do not fold under `auto`.
+
+    `dact-epilogue-max-rows` and `bias-grad-epilogue-max-rows` (default -1:
+    no limit) keep the DGELU and BGRADB folds to GEMMs of at most that many
+    static rows, for measuring each fold on its own. On the H200 (bf16,
+    2026-12-02, bench/results/h200_2026-12-02_*): without the DGELU fold
+    LN-MLP 8192x4096x16384 ran 10.097 against 10.106 ms (within the
+    spread) and 4096x1024x4096 0.404 against 0.394 ms (the fold is
+    faster); without BGRADB above 64 rows LN-MLP 8192 ran 10.13 against
+    10.05-10.11 ms and LN-Linear 8192x4096->12288 3.736 against 3.750-3.766
+    ms: no limit is the default.
   }];
   let options = [
     Option<"actEpilogues", "act-epilogues", "::mlir::te::ActEpiloguesOption",
