@@ -129,14 +129,18 @@ inline void expectNear(const float *got, std::vector<float> want, float tol,
 
 /// Bytes of `v` in dtype t (rounded to nearest even for bf16/f16).
 inline std::vector<uint8_t> bytesOf(int32_t t, const std::vector<float> &v) {
+  // (No memcpy of an empty vector: its data() may be NULL, which memcpy
+  // must not be given even for 0 bytes.)
   if (t == TE_RT_DTYPE_F32) {
     std::vector<uint8_t> b(v.size() * 4);
-    std::memcpy(b.data(), v.data(), b.size());
+    if (!b.empty())
+      std::memcpy(b.data(), v.data(), b.size());
     return b;
   }
   std::vector<uint16_t> h = t == TE_RT_DTYPE_BF16 ? toBF16(v) : toF16(v);
   std::vector<uint8_t> b(h.size() * 2);
-  std::memcpy(b.data(), h.data(), b.size());
+  if (!b.empty())
+    std::memcpy(b.data(), h.data(), b.size());
   return b;
 }
 
