@@ -76,6 +76,12 @@ typedef struct te_rt_context te_rt_context;
 /* A captured CUDA graph of a context's work (te_rt_capture_*); opaque. */
 typedef struct te_rt_graph te_rt_graph;
 
+typedef struct te_rt_comm te_rt_comm;
+
+enum { TE_RT_COMM_NCCL = 0, TE_RT_COMM_MPI = 1 };
+enum { TE_RT_GROUP_TP = 0, TE_RT_GROUP_COUNT = 1 };
+enum { TE_RT_REDUCE_SUM = 0, TE_RT_REDUCE_MAX = 1 };
+
 #define TE_RT_FUNC(ret, name, params) ret name params;
 #include "te/Runtime/TERuntime.def"
 
