@@ -53,6 +53,34 @@ LogicalResult ShapeAnalysis::define(Operation *op) {
         d[i] = rows;
         continue;
       }
+      // A collective's dim 0 is its input's times (all-gather) or divided
+      // by (reduce-scatter) the group size. A dynamic dim that the group
+      // size does not divide (the gathered rows of a backward's argument)
+      // is a fresh variable, defined later by the unifications it meets
+      // (`scaled`: input var = size x the fresh one).
+      if (i == 0 && isa<AllGatherOp, ReduceScatterOp>(op)) {
+        Dim in = shapes.lookup(op->getOperand(0))[0];
+        if (auto gather = dyn_cast<AllGatherOp>(op)) {
+          in.value *= gather.getGroupSize();
+        } else {
+          int64_t size = cast<ReduceScatterOp>(op).getGroupSize();
+          if (in.value % size == 0) {
+            in.value /= size;
+          } else if (in.vars.size() == 1 && in.value == 1) {
+            int fresh = numVars++;
+            classes.insert(fresh);
+            scaled.push_back({in.vars[0], size, fresh});
+            in = Dim{1, {fresh}};
+          } else {
+            return op->emitError() << "te-lower-to-runtime: cannot divide "
+                                      "dim 0 of the reduce-scatter's input "
+                                      "by the group size "
+                                   << size;
+          }
+        }
+        d[i] = in;
+        continue;
+      }
       // Otherwise a leading dim of an operand of the same rank.
       bool found = false;
       for (Value operand : op->getOperands()) {
@@ -121,12 +149,47 @@ LogicalResult ShapeAnalysis::run(func::FuncOp func) {
   for (Operation &op : func.getBody().front())
     if (failed(define(&op)))
       return failure();
+  // Variables that are a multiple of another (a sequence-parallel
+  // backward's gathered rows): every dim with one is rewritten over the
+  // other, so that the argument shapes say `2*d0` and te_module_bind_dims
+  // checks the relation.
+  for (unsigned round = 0; round < scaled.size(); ++round) {
+    bool changed = false;
+    for (const Scaled &sc : scaled) {
+      int from = leader(sc.var), to = leader(sc.base);
+      if (from == to)
+        return func.emitError()
+               << "te-lower-to-runtime: a dynamic dim would be " << sc.factor
+               << " times itself (inconsistent gathered rows)";
+      for (auto &entry : shapes)
+        for (Dim &dim : entry.second)
+          for (int &v : dim.vars)
+            if (leader(v) == from) {
+              v = to;
+              dim.value *= sc.factor;
+              changed = true;
+            }
+    }
+    if (!changed)
+      break;
+  }
   // Class leaders in order of first appearance in the arguments.
   llvm::DenseSet<int> seen;
   for (BlockArgument arg : func.getArguments())
     for (Dim d : dims(arg))
       if (!d.isStatic() && seen.insert(d.vars[0]).second)
         dimClasses.push_back(d.vars[0]);
+  // Every class must be given by some argument dim as it is (the caller
+  // binds it from there).
+  for (int var : dimClasses) {
+    bool given = llvm::any_of(func.getArguments(), [&](BlockArgument arg) {
+      return llvm::any_of(dims(arg), [&](const Dim &d) { return d.isVar(var); });
+    });
+    if (!given)
+      return func.emitError()
+             << "te-lower-to-runtime: a dynamic dim appears in the arguments "
+                "only as a multiple of itself; no argument gives it";
+  }
   return success();
 }
 

@@ -279,6 +279,39 @@ private:
         b, loc, RankedTensorType::get({t.getShape().back()}, t.getElementType()),
         dy);
   }
+  /// Collectives of a tensor-parallel op (reference/tensor-parallel.md
+  /// §1-2): dim 0 gathered from, or reduce-scattered to, the group's ranks;
+  /// all-reduced sums. Identity without `tp`.
+  static RankedTensorType withDim0(Value v, int64_t mul, int64_t div) {
+    auto t = cast<RankedTensorType>(v.getType());
+    SmallVector<int64_t> shape(t.getShape());
+    if (!ShapedType::isDynamic(shape[0]))
+      shape[0] = shape[0] / div * mul;
+    return RankedTensorType::get(shape, t.getElementType());
+  }
+  Value allGather(Location loc, Value v, TensorParallelAttr tp) {
+    if (!tp || !tp.getSequenceParallel())
+      return v;
+    return AllGatherOp::create(b, loc, withDim0(v, tp.getSize(), 1), v,
+                               tp.getSize());
+  }
+  /// A row-parallel GEMM's partial sums: reduce-scattered with sequence
+  /// parallelism, else all-reduced.
+  Value reducePartial(Location loc, Value v, TensorParallelAttr tp) {
+    if (!tp)
+      return v;
+    if (tp.getSequenceParallel())
+      return ReduceScatterOp::create(b, loc, withDim0(v, 1, tp.getSize()), v,
+                                     tp.getSize());
+    return AllReduceOp::create(b, loc, v.getType(), v, tp.getSize());
+  }
+  /// A parameter gradient that is a partial sum under sequence parallelism:
+  /// all-reduced when the layout asks for it, else returned partial.
+  Value reduceParamGrad(Location loc, Value g, TensorParallelAttr tp) {
+    if (!g || !tp || !tp.getReduceParamGrads())
+      return g;
+    return AllReduceOp::create(b, loc, g.getType(), g, tp.getSize());
+  }
   /// fp32 [rows] with the rows of `x` (dynamic if any leading dim is).
   Type rowsVector(Value x) {
     auto t = cast<RankedTensorType>(x.getType());
@@ -350,7 +383,10 @@ LogicalResult Decomposer::forward(Operation *op) {
       return failure();
     Norm n = norm(loc, ln.getInput(), ln.getLnWeight(), ln.getLnBias(),
                   ln.getNormalization(), ln.getEps(), ln.getZeroCenteredGamma());
-    Value lhs = n.out, w = ln.getWeight(), lnSaved = n.out, wSaved = w;
+    // Column-parallel (§2): the sequence-parallel norm output is gathered
+    // before the GEMM; the rank's rows are what is saved.
+    Value lhs = allGather(loc, n.out, ln.getTpAttr()), w = ln.getWeight(),
+          lnSaved = n.out, wSaved = w;
     if (*q) {
       lhs = quantize(loc, n.out, *q, false, 0, amaxes, QuantUsage::Rowwise,
                      source, "ln_out", &lnSaved);
@@ -371,8 +407,11 @@ LogicalResult Decomposer::forward(Operation *op) {
                   mlp.getNormalization(), mlp.getEps(),
                   mlp.getZeroCenteredGamma());
     Type element = elementOf(n.out);
-    Value lhs = n.out, w1 = mlp.getFc1Weight(), w2 = mlp.getFc2Weight();
-    Value lnSaved = lhs, w1Saved = w1, w2Saved = w2;
+    TensorParallelAttr tp = mlp.getTpAttr();
+    // FC1 column-parallel on the gathered rows, FC2 row-parallel (§1).
+    Value lhs = allGather(loc, n.out, tp), w1 = mlp.getFc1Weight(),
+          w2 = mlp.getFc2Weight();
+    Value lnSaved = n.out, w1Saved = w1, w2Saved = w2;
     if (*q) {
       lhs = quantize(loc, n.out, *q, false, 0, amaxes, QuantUsage::Rowwise,
                      source, "ln_out", &lnSaved);
@@ -393,7 +432,17 @@ LogicalResult Decomposer::forward(Operation *op) {
       w2 = quantize(loc, w2, *q, false, 4, amaxes, QuantUsage::Rowwise, source,
                     "fc2_weight", &w2Saved);
     }
-    Value y = gemm(loc, GemmLayout::TN, act2, w2, mlp.getFc2Bias(), element);
+    Value y;
+    if (tp) {
+      // The bias is added after the reduction of the partial sums (TE's
+      // gemm_bias_unfused_add).
+      y = reducePartial(loc, gemm(loc, GemmLayout::TN, act2, w2, {}, element),
+                        tp);
+      if (Value b2 = mlp.getFc2Bias())
+        y = BiasAddOp::create(b, loc, y.getType(), y, b2);
+    } else {
+      y = gemm(loc, GemmLayout::TN, act2, w2, mlp.getFc2Bias(), element);
+    }
     saved = {{"ln_out", lnSaved},   {"fc1_weight", w1Saved},
              {"fc1_out", fc1},      {"act_out", actSaved},
              {"fc2_weight", w2Saved}, {"rsigma", n.rsigma}, {"mu", n.mu}};
@@ -438,9 +487,14 @@ LogicalResult Decomposer::backward(Operation *op) {
       return failure();
     Value dy = ln.getGradOutput();
     Type element = elementOf(dy);
+    TensorParallelAttr tp = ln.getTpAttr();
     Value dyq = quantizeGrad(dy, *q, 0);
-    Value dLn = gemm(loc, GemmLayout::NN, dyq, ln.getWeight(), {}, element);
-    Value dW = gemm(loc, GemmLayout::NT, dyq, ln.getLnOut(), {}, element);
+    // The dgrad is a partial sum over the ranks' features; the wgrad reads
+    // the norm output gathered again from the saved rows (§2).
+    Value dLn = reducePartial(
+        loc, gemm(loc, GemmLayout::NN, dyq, ln.getWeight(), {}, element), tp);
+    Value dW = gemm(loc, GemmLayout::NT, dyq, allGather(loc, ln.getLnOut(), tp),
+                    {}, element);
     Value dBias = ln.getWithBias() ? biasGrad(loc, dy) : Value();
     if (Value extra = ln.getGradLnOutput())
       dLn = arith::AddFOp::create(b, loc, dLn, extra);
@@ -449,7 +503,9 @@ LogicalResult Decomposer::backward(Operation *op) {
         TypeRange(ln->getResultTypes()).take_front(ln.getWithLnBias() ? 3 : 2),
         dLn, ln.getInput(), ln.getLnWeight(), ln.getRsigma(), ln.getMu(),
         ln.getNormalization(), ln.getZeroCenteredGamma(), ln.getWithLnBias());
-    llvm::append_range(grads, nb.getResults());
+    grads.push_back(nb.getResult(0));
+    for (Value g : nb->getResults().drop_front())
+      grads.push_back(reduceParamGrad(loc, g, tp));
     grads.push_back(dW);
     if (dBias)
       grads.push_back(dBias);
@@ -460,18 +516,29 @@ LogicalResult Decomposer::backward(Operation *op) {
       return failure();
     Value dy = mlp.getGradOutput();
     Type element = elementOf(dy);
+    TensorParallelAttr tp = mlp.getTpAttr();
+    // Row-parallel FC2 (§1): the bias gradient from the rank's rows (a
+    // partial sum under sequence parallelism), then the gathered dy.
+    Value dB2 = mlp.getWithFc2Bias()
+                    ? reduceParamGrad(loc, biasGrad(loc, dy), tp)
+                    : Value();
+    dy = allGather(loc, dy, tp);
     Value dyq = quantizeGrad(dy, *q, 2);
     Value dAct = gemm(loc, GemmLayout::NN, dyq, mlp.getFc2Weight(), {}, element);
     Value dW2 = gemm(loc, GemmLayout::NT, dyq, mlp.getActOut(), {}, element);
-    Value dB2 = mlp.getWithFc2Bias() ? biasGrad(loc, dy) : Value();
     Value dFc1 = DActOp::create(b, loc, mlp.getFc1Out().getType(),
                                 /*amax=*/Type(), dAct,
                                 mlp.getFc1Out(), mlp.getActivation())
                      .getResult();
     Value dB1 = mlp.getWithFc1Bias() ? biasGrad(loc, dFc1) : Value();
     Value dFc1q = quantizeGrad(dFc1, *q, 0);
-    Value dLn = gemm(loc, GemmLayout::NN, dFc1q, mlp.getFc1Weight(), {}, element);
-    Value dW1 = gemm(loc, GemmLayout::NT, dFc1q, mlp.getLnOut(), {}, element);
+    // FC1's dgrad is a partial sum; its wgrad reads the norm output
+    // gathered again from the saved rows.
+    Value dLn = reducePartial(
+        loc,
+        gemm(loc, GemmLayout::NN, dFc1q, mlp.getFc1Weight(), {}, element), tp);
+    Value dW1 = gemm(loc, GemmLayout::NT, dFc1q,
+                     allGather(loc, mlp.getLnOut(), tp), {}, element);
     if (Value extra = mlp.getGradLnOutput())
       dLn = arith::AddFOp::create(b, loc, dLn, extra);
     auto nb = NormBwdOp::create(
@@ -481,7 +548,9 @@ LogicalResult Decomposer::backward(Operation *op) {
         dLn, mlp.getInput(), mlp.getLnWeight(), mlp.getRsigma(), mlp.getMu(),
         mlp.getNormalization(), mlp.getZeroCenteredGamma(),
         mlp.getWithLnBias());
-    llvm::append_range(grads, nb.getResults());
+    grads.push_back(nb.getResult(0));
+    for (Value g : nb->getResults().drop_front())
+      grads.push_back(reduceParamGrad(loc, g, tp));
     llvm::append_range(grads, concat({dW1, dB1, dW2, dB2}));
   } else if (auto lin = dyn_cast<LinearBwdOp>(op)) {
     FailureOr<Quant> q =

@@ -407,7 +407,7 @@ LogicalResult BackwardGenerator::backpropModule(Operation *op, OpBuilder &b) {
         get("rsigma"), get("weight"), get("ln_out"), bwdScales,
         ln.getNormalization(),
         ln.getZeroCenteredGamma(), bool(ln.getLnBias()), bool(ln.getBias()),
-        ln.getRecipeAttr());
+        ln.getRecipeAttr(), ln.getTpAttr());
     llvm::append_range(gradResults, bwdOp->getResults());
   } else if (auto mlp = dyn_cast<LayerNormMLPOp>(op)) {
     llvm::StringMap<Value> values;
@@ -475,7 +475,8 @@ LogicalResult BackwardGenerator::backpropModule(Operation *op, OpBuilder &b) {
         values.lookup("act_out"), values.lookup("fc2_weight"), bwdScales,
         mlp.getNormalization(), mlp.getActivation(),
         mlp.getZeroCenteredGamma(), bool(mlp.getLnBias()),
-        bool(mlp.getFc1Bias()), bool(mlp.getFc2Bias()), mlp.getRecipeAttr());
+        bool(mlp.getFc1Bias()), bool(mlp.getFc2Bias()), mlp.getRecipeAttr(),
+        mlp.getTpAttr());
     llvm::append_range(gradResults, bwdOp->getResults());
   } else if (auto lin = dyn_cast<LinearOp>(op)) {
     SmallVector<Type> types = gradTypes(op);
@@ -674,6 +675,9 @@ LogicalResult BackwardGenerator::buildBackward() {
     unsigned argNo = bundle.size() + j;
     argAttrs[argNo].set("te.grad_of",
                    StringAttr::get(ctx, "output:" + Twine(i)));
+    // A tensor-parallel gradient has its output's layout.
+    if (auto shard = func.getResultAttrOfType<StringAttr>(i, "te.tp_shard"))
+      argAttrs[argNo].set("te.tp_shard", shard);
     // A returned norm output's gradient may be absent at run time.
     Value result = ret.getOperand(i);
     if (auto owner = dyn_cast<OpResult>(result);
@@ -699,6 +703,13 @@ LogicalResult BackwardGenerator::buildBackward() {
     results.push_back(*g);
     resultAttrs[j].set("te.grad_of",
                       StringAttr::get(ctx, "input:" + Twine(i)));
+    // A tensor-parallel gradient has its input's layout, or is a partial
+    // sum over the group (te.tp_grad: a replicated parameter under
+    // sequence parallelism).
+    if (auto shard = func.getArgAttrOfType<StringAttr>(i, "te.tp_shard")) {
+      auto grad = func.getArgAttrOfType<StringAttr>(i, "te.tp_grad");
+      resultAttrs[j].set("te.tp_shard", grad ? grad : shard);
+    }
   }
   // Updated backward state (unchanged for an op no gradient reached).
   for (auto &[op, prefix] : delayedOps) {
@@ -722,6 +733,9 @@ LogicalResult BackwardGenerator::buildBackward() {
   bwd.setAllArgAttrs(dicts(argAttrs));
   bwd.setAllResultAttrs(dicts(resultAttrs));
   bwd->setAttr("te.backward_of", FlatSymbolRefAttr::get(func.getSymNameAttr()));
+  for (StringRef key : {"te.tp", "te.sequence_parallel"})
+    if (Attribute a = func->getAttr(key))
+      bwd->setAttr(key, a);
   return success();
 }
 

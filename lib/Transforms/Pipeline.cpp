@@ -33,6 +33,13 @@ void mlir::te::buildTEPipeline(OpPassManager &pm,
     recipe.override = true;
     pm.addPass(createTEApplyRecipePass(recipe));
   }
+  if (options.tp > 1) {
+    TETensorParallelPassOptions tp;
+    tp.size = options.tp;
+    tp.sequenceParallel = options.sequenceParallel;
+    tp.reduceParamGrads = options.tpReduceParamGrads;
+    pm.addPass(createTETensorParallelPass(tp));
+  }
   if (options.train) {
     TEGenerateBackwardPassOptions backward;
     backward.arch = options.arch;
@@ -67,7 +74,8 @@ void mlir::te::registerTEPipeline() {
   PassPipelineRegistration<TEPipelineOptions>(
       "te-pipeline",
       "The whole te-mlir compilation to the LLVM dialect (what te-compile "
-      "runs): te-import-torch, te-apply-recipe, te-generate-backward, "
+      "runs): te-import-torch, te-apply-recipe, te-tensor-parallel (tp > 1), "
+      "te-generate-backward, "
       "te-thread-recipe-state, te-decompose, te-weight-cache, cse, "
       "te-fuse-gemm-epilogues, te-fuse-dbias-dact, te-fuse-norm-quantize, "
       "te-fuse-quantize-amax, te-fuse-dbias-quantize, "

@@ -104,6 +104,26 @@ static cl::opt<int64_t> gemmBiasGradEpilogueMaxRows(
              "column reduction (or the dact kernel's fused one) computes it "
              "(-1: no limit)"),
     cl::init(te::kDefaultBiasGradEpilogueMaxRows), cl::cat(category));
+static cl::opt<int64_t> tensorParallel(
+    "tp", cl::value_desc("N"),
+    cl::desc("Compile one rank's program of a tensor-parallel group of N "
+             "ranks (te-tensor-parallel): LayerNormLinear column-parallel, "
+             "LayerNormMLP FC1 column / FC2 row-parallel, collectives through "
+             "the runtime's communicator (NCCL on cuda, MPI on cpu); the "
+             "model is the single-device one, in global shapes (default 1)"),
+    cl::init(1), cl::cat(category));
+static cl::opt<bool> sequenceParallel(
+    "sequence-parallel",
+    cl::desc("With --tp: sequence parallelism (the norm region on the "
+             "rank's rows; all-gather before FC1, reduce-scatter after FC2)"),
+    cl::cat(category));
+static cl::opt<bool> tpReduceParamGrads(
+    "tp-reduce-param-grads",
+    cl::desc("With --sequence-parallel: all-reduce the norm-weight and "
+             "FC2-bias gradients in the backward (default: returned as "
+             "partial sums, te.tp_grad = partial, for the caller to sum as "
+             "Megatron-LM does)"),
+    cl::cat(category));
 static cl::opt<bool> strictRecipe(
     "strict-recipe",
     cl::desc("Fail when the recipe cannot apply to a module op (e.g. "
@@ -545,6 +565,14 @@ int main(int argc, char **argv) {
     return fail("--checkpoint needs --train");
   if (weightCache && !train)
     return fail("--weight-cache needs --train");
+  if (tensorParallel < 1 || tensorParallel > te::kMaxTensorParallelSize)
+    return fail("--tp must be in [1, " +
+                std::to_string(te::kMaxTensorParallelSize) + "], got " +
+                std::to_string(tensorParallel));
+  if (sequenceParallel && tensorParallel == 1)
+    return fail("--sequence-parallel needs --tp N with N > 1");
+  if (tpReduceParamGrads && !sequenceParallel)
+    return fail("--tp-reduce-param-grads needs --sequence-parallel");
   if (!residualFile.empty() && !partition)
     return fail("--residual needs --partition");
   // --mlir-timing: the passes, then the LLVM phases, in one report.
@@ -677,6 +705,9 @@ int main(int argc, char **argv) {
   options.gemmBiasGradEpilogueMaxRows = gemmBiasGradEpilogueMaxRows;
   options.arch = *archClass;
   options.strictRecipe = strictRecipe;
+  options.tp = tensorParallel;
+  options.sequenceParallel = sequenceParallel;
+  options.tpReduceParamGrads = tpReduceParamGrads;
   te::buildTEPipeline(pm, options);
   if (failed(pm.run(*module)))
     return fail("compilation of " + inputFile + " failed (see above)");

@@ -51,10 +51,26 @@ public:
 
 private:
   void unify(Operation *op, ArrayRef<Dim> a, ArrayRef<Dim> b) {
-    for (auto [x, y] : llvm::zip(a, b))
-      if (x.vars.size() == 1 && y.vars.size() == 1 && x.value == y.value)
+    for (auto [x, y] : llvm::zip(a, b)) {
+      if (x.vars.size() != 1 || y.vars.size() != 1)
+        continue;
+      if (x.value == y.value)
         classes.unionSets(x.vars[0], y.vars[0]);
+      // c*u == v (a gathered tensor against an argument of its rows):
+      // v is c times u.
+      else if (y.value == 1 && x.value > 1)
+        scaled.push_back({y.vars[0], x.value, x.vars[0]});
+      else if (x.value == 1 && y.value > 1)
+        scaled.push_back({x.vars[0], y.value, y.vars[0]});
+    }
   }
+  /// var = factor x base.
+  struct Scaled {
+    int var;
+    int64_t factor;
+    int base;
+  };
+  SmallVector<Scaled> scaled;
   LogicalResult define(Operation *op);
 
   llvm::DenseMap<Value, SmallVector<Dim>> shapes;

@@ -83,6 +83,56 @@ def TEDescribePass : Pass<"te-describe", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::te::TEDialect"];
 }
 
+def TETensorParallelPass : Pass<"te-tensor-parallel", "::mlir::ModuleOp"> {
+  let summary = "Shard te module ops over a tensor-parallel group (TE's layout)";
+  let description = [{
+    Turns every function of a single-device model (global shapes, as
+    exported) into one rank's program of a tensor-parallel group of `size`
+    ranks, with TransformerEngine's placements (reference/tensor-parallel.md
+    §1-2, §9): each `te.layernorm_linear` column-parallel, each
+    `te.layernorm_mlp` FC1 column- then FC2 row-parallel, with sequence
+    parallelism when asked. The argument and result types become the
+    rank's shapes, the ops get `tp = #te.tp<...>`, and te-decompose places
+    the collectives.
+
+    Every argument and result gets `te.tp_shard`, how the rank's tensor
+    relates to the global one (what te-run --tp and the PyTorch layer slice
+    and gather by): `rows` (dim 0 split into `size` blocks, block `rank`),
+    `cols` (the last dim split), `gated_rows` (a gated FC1 weight or bias:
+    each half of dim 0 split, the rank holding its block of both) or
+    `replicated`. Replicated parameters whose gradients are partial sums
+    under sequence parallelism (the norm weights, FC2's bias; Megatron-LM
+    sums them over the group) also get `te.tp_grad = "partial"`, unless
+    `reduce-param-grads` makes the backward all-reduce them. The function
+    gets `te.tp = "<size>"` and `te.sequence_parallel`.
+
+    Values flow between module ops, and through elementwise ops (a residual
+    add), only with the same layout (an MLP's sequence-parallel output into
+    the next MLP); anything else (a column-sharded LayerNormLinear output
+    into a module op, a reshape of a sharded value) is an error naming the
+    op: te-mlir places no resharding collectives of its own. `te.linear` is
+    not sharded yet.
+
+    ```
+    te-opt --te-tensor-parallel="size=2 sequence-parallel" model.mlir
+    ```
+  }];
+  let options = [
+    Option<"size", "size", "int64_t", /*default=*/"2",
+           "ranks of the tensor-parallel group (2..1024)">,
+    Option<"sequenceParallel", "sequence-parallel", "bool",
+           /*default=*/"false",
+           "shard the norm region along the rows (Megatron-LM's sequence "
+           "parallelism): all-gather before FC1, reduce-scatter after FC2">,
+    Option<"reduceParamGrads", "reduce-param-grads", "bool",
+           /*default=*/"false",
+           "with sequence-parallel: all-reduce the norm-weight and FC2-bias "
+           "gradients in the backward instead of returning them partial">,
+  ];
+  let dependentDialects = ["::mlir::te::TEDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
 def TEGenerateBackwardPass : Pass<"te-generate-backward", "::mlir::ModuleOp"> {
   let summary = "Emit forward (with saved bundle) and backward functions";
   let description = [{

@@ -77,6 +77,22 @@ struct TEPipelineOptions : public PassPipelineOptions<TEPipelineOptions> {
                      "dedup-layers): off, auto (segments that repeat in "
                      "their function) or on (every segment)"),
       llvm::cl::init(kDefaultDedupLayers)};
+  Option<int64_t> tp{
+      *this, "tp",
+      llvm::cl::desc("Tensor-parallel group size (te-tensor-parallel size); "
+                     "1: one device"),
+      llvm::cl::init(1)};
+  Option<bool> sequenceParallel{
+      *this, "sequence-parallel",
+      llvm::cl::desc("With tp > 1: sequence parallelism "
+                     "(te-tensor-parallel sequence-parallel)"),
+      llvm::cl::init(false)};
+  Option<bool> tpReduceParamGrads{
+      *this, "tp-reduce-param-grads",
+      llvm::cl::desc("With sequence-parallel: the backward all-reduces the "
+                     "norm-weight and FC2-bias gradients "
+                     "(te-tensor-parallel reduce-param-grads)"),
+      llvm::cl::init(false)};
   Option<ArchOption> arch{
       *this, "arch",
       llvm::cl::desc("Architecture class of quantized saves: hopper or "

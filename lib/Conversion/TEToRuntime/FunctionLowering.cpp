@@ -240,6 +240,7 @@ void populateTEToRuntimePatterns(FunctionLowering &lowering,
   populateGemmToRuntimePatterns(lowering, patterns);
   populateActivationToRuntimePatterns(lowering, patterns);
   populateStateToRuntimePatterns(lowering, patterns);
+  populateCollectiveToRuntimePatterns(lowering, patterns);
   populateElementwiseToRuntimePatterns(lowering, patterns);
 }
 

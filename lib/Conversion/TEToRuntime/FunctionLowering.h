@@ -437,6 +437,8 @@ void populateActivationToRuntimePatterns(FunctionLowering &lowering,
                                          RewritePatternSet &patterns);
 void populateStateToRuntimePatterns(FunctionLowering &lowering,
                                     RewritePatternSet &patterns);
+void populateCollectiveToRuntimePatterns(FunctionLowering &lowering,
+                                         RewritePatternSet &patterns);
 void populateElementwiseToRuntimePatterns(FunctionLowering &lowering,
                                           RewritePatternSet &patterns);
 

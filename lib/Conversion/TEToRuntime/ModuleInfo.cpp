@@ -95,10 +95,14 @@ void FunctionLowering::buildInfo(func::ReturnOp ret) {
                                         {"multiple", c.multiple},
                                         {"message", c.what}});
   info["checks"] = std::move(checks);
-  for (NamedAttribute a : func->getAttrs())
-    if (auto ref = dyn_cast<FlatSymbolRefAttr>(a.getValue());
-        ref && a.getName().strref().starts_with("te."))
+  for (NamedAttribute a : func->getAttrs()) {
+    if (!a.getName().strref().starts_with("te."))
+      continue;
+    if (auto ref = dyn_cast<FlatSymbolRefAttr>(a.getValue()))
       info[a.getName().strref()] = ref.getValue();
+    else if (auto str = dyn_cast<StringAttr>(a.getValue()))
+      info[a.getName().strref()] = str.getValue(); // te.tp, ...
+  }
 }
 
 void emitModuleInfo(ModuleOp module, OpBuilder &b, llvm::json::Array entries) {

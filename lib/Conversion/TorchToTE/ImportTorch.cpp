@@ -368,7 +368,7 @@ LogicalResult FunctionImporter::emitGroup(Group &g) {
     OperationState state(loc, LayerNormLinearOp::getOperationName());
     LayerNormLinearOp::build(builder, state, *x, gamma, beta, fc1W, fc1B,
                              /*scales=*/Value(), normAttr, eps, zc, ret,
-                             recipe);
+                             recipe, /*tp=*/TensorParallelAttr());
     created = builder.create(state);
   } else {
     FailureOr<Value> w2 = get(g.fc2.weight), b2 = getOpt(g.fc2.bias);
@@ -379,7 +379,7 @@ LogicalResult FunctionImporter::emitGroup(Group &g) {
         builder, state, *x, gamma, beta, fc1W, fc1B, *w2, *b2,
         /*scales=*/Value(), normAttr,
         ActivationAttr::get(builder.getContext(), g.activation), eps, zc, ret,
-        UnitAttr(), recipe);
+        UnitAttr(), recipe, /*tp=*/TensorParallelAttr());
     created = builder.create(state);
   }
   if (failed(verifyCreated(created))) {

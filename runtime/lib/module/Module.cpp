@@ -500,6 +500,11 @@ int32_t te_module_bind_dims(const te_module_entry *entry,
       (entry->numDims && !dims))
     return fail(name + ": te_module_bind_dims: shapes, ranks or dims is NULL");
   std::vector<int64_t> bound(entry->numDims, -1);
+  struct Deferred {
+    size_t arg, dim;
+    int64_t got;
+  };
+  std::vector<Deferred> deferred;
   for (size_t i = 0; i < entry->args.size(); ++i) {
     const te_module_tensor &a = entry->args[i];
     if (dtypes && dtypes[i] && a.dtype != dtypes[i])
@@ -520,7 +525,11 @@ int32_t te_module_bind_dims(const te_module_entry *entry,
         continue;
       }
       std::optional<size_t> k = te::dimexpr::symbolIndex(sym);
-      if (!k || *k >= bound.size())
+      if (!k) {
+        deferred.push_back({i, d, got[d]}); // an expression: checked below
+        continue;
+      }
+      if (*k >= bound.size())
         return fail(name + ": malformed dim symbol '" + sym + "'");
       if (bound[*k] >= 0 && bound[*k] != got[d])
         return fail(name + ": " + a.label + " dim " + str(d) + " is " +
@@ -534,6 +543,20 @@ int32_t te_module_bind_dims(const te_module_entry *entry,
       return fail(name + ": the dim symbol d" + str(int64_t(k)) +
                   " is not bound: no argument with it was given as a tensor "
                   "(quantized tensors read from files carry no shape)");
+  // Argument dims that are expressions of the others (`2*d0`) must have
+  // their value.
+  for (const Deferred &x : deferred) {
+    const te_module_tensor &a = entry->args[x.arg];
+    const std::string &expr = a.dims[x.dim].text;
+    int64_t want = 0;
+    if (te_module_eval_dim(expr.c_str(), bound.data(),
+                           int64_t(bound.size()), &want, nullptr) != 0)
+      return fail(name + ": " + a.label + " dim " + str(x.dim) + " (" +
+                  expr + "): " + te_rt_last_error());
+    if (want != x.got)
+      return fail(name + ": " + a.label + " dim " + str(x.dim) + " must be " +
+                  expr + " = " + str(want) + ", got " + str(x.got));
+  }
   std::copy(bound.begin(), bound.end(), dims);
   return 0;
 }

@@ -197,11 +197,20 @@ private:
                                  "string (a dim symbol or expression)");
       if (symbolsOnly) {
         std::optional<size_t> k = dimexpr::symbolIndex(*s);
-        if (!k || *k >= numDims)
-          return fail(p, "'" + *s + "' is not a dim symbol d0..d" +
-                             std::to_string(int64_t(numDims) - 1));
-        if (bound)
-          (*bound)[*k] = true;
+        if (k && *k < numDims) {
+          if (bound)
+            (*bound)[*k] = true;
+          continue;
+        }
+        // An expression of symbols bound by other arguments (`2*d0`: the
+        // gathered rows of a tensor-parallel backward's output gradient),
+        // checked by te_module_bind_dims.
+        dimexpr::Failure failure;
+        if (dimexpr::symbolIndex(*s) ||
+            !dimexpr::checkSyntax(*s, numDims, failure))
+          return fail(p, "'" + *s + "' is neither a dim symbol d0..d" +
+                             std::to_string(int64_t(numDims) - 1) +
+                             " nor an expression of them");
         continue;
       }
       dimexpr::Failure failure;

@@ -59,6 +59,21 @@ bool NVFP4RecipeAttr::isQuantized() const { return true; }
 //===----------------------------------------------------------------------===//
 
 LogicalResult
+TensorParallelAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                           int64_t size, bool sequenceParallel,
+                           bool reduceParamGrads) {
+  // NCCL's and MPI's communicators count ranks in int32.
+  if (size < 2 || size > kMaxTensorParallelSize)
+    return emitError() << "tp size must be in [2, " << kMaxTensorParallelSize
+                       << "], got " << size;
+  if (reduceParamGrads && !sequenceParallel)
+    return emitError() << "tp reduce_param_grads needs sequence_parallel "
+                          "(without it the norm and FC2-bias gradients are "
+                          "already whole on every rank)";
+  return success();
+}
+
+LogicalResult
 FP8DelayedRecipeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                              int64_t margin, int64_t amaxHistoryLen,
                              AmaxComputeAlgo, FP8Format) {

@@ -92,6 +92,15 @@ public:
     s.push_back(SymDim(features));
     return s;
   }
+  /// [..., features] with dim 0 gathered over a sequence-parallel group
+  /// (what a tensor-parallel op computes between its all-gather and its
+  /// reduce-scatter).
+  SmallVector<SymDim> gathered(int64_t features) const {
+    SmallVector<SymDim> s = act(features);
+    if (gather > 1 && s.size() >= 2)
+      s[0] = s[0] * SymDim(gather);
+    return s;
+  }
   SmallVector<SymDim> matrix(int64_t r, int64_t c) const {
     return {SymDim(r), SymDim(c)};
   }
@@ -242,6 +251,8 @@ public:
   SmallVector<SymDim> leading;
   SymDim rows;
   bool rowScaled = false;
+  /// The sequence-parallel group size (1 without sequence parallelism).
+  int64_t gather = 1;
   ModuleDescription desc;
 };
 
@@ -269,6 +280,8 @@ NormParts normStatistics(Describer &d, NormalizationKind kind) {
 
 ModuleDescription LayerNormLinearOp::describe(const DescribeOptions &options) {
   Describer d(*this, getInput(), getRecipeOrDefault(), options);
+  if (TensorParallelAttr tp = getTpAttr(); tp && tp.getSequenceParallel())
+    d.gather = tp.getSize();
   int64_t k = getInput().getType().getShape().back();
   int64_t n = getWeight().getType().getDimSize(0);
   bool returnsNorm = getReturnLayernormOutput();
@@ -276,10 +289,10 @@ ModuleDescription LayerNormLinearOp::describe(const DescribeOptions &options) {
   SmallVector<std::pair<StringRef, SmallVector<SymDim>>> gemmOperands = {
       {"ln_out", d.act(k)}, {"weight", d.matrix(n, k)}};
   if (options.training)
-    gemmOperands.push_back({"grad_output", d.act(n)});
+    gemmOperands.push_back({"grad_output", d.gathered(n)});
   d.checkAlignment(gemmOperands);
 
-  d.desc.outputs.push_back(d.highPrecision("output", d.act(n)));
+  d.desc.outputs.push_back(d.highPrecision("output", d.gathered(n)));
   if (returnsNorm)
     d.desc.outputs.push_back(d.highPrecision("ln_output", d.act(k)));
 
@@ -331,7 +344,7 @@ ModuleDescription LayerNormLinearOp::describe(const DescribeOptions &options) {
   d.desc.workspaceBytes = workspace;
 
   if (options.training) {
-    d.gradIn(d.highPrecision("grad_output", d.act(n)), "output", false);
+    d.gradIn(d.highPrecision("grad_output", d.gathered(n)), "output", false);
     if (returnsNorm)
       d.gradIn(d.highPrecision("grad_ln_output", d.act(k)), "ln_output", true);
     d.gradOut("input", getInput());
@@ -352,6 +365,8 @@ ModuleDescription LayerNormLinearOp::describe(const DescribeOptions &options) {
 
 ModuleDescription LayerNormMLPOp::describe(const DescribeOptions &options) {
   Describer d(*this, getInput(), getRecipeOrDefault(), options);
+  if (TensorParallelAttr tp = getTpAttr(); tp && tp.getSequenceParallel())
+    d.gather = tp.getSize();
   int64_t h = getInput().getType().getShape().back();
   int64_t f1 = getFc1Weight().getType().getDimSize(0);
   int64_t f = getFfnSize();
@@ -375,8 +390,8 @@ ModuleDescription LayerNormMLPOp::describe(const DescribeOptions &options) {
 
   NormParts stats = normStatistics(d, getNormalization());
   TensorDesc lnOutHP = d.highPrecision("ln_out", d.act(h));
-  TensorDesc fc1Out = d.highPrecision("fc1_out", d.act(f1));
-  TensorDesc actOutHP = d.highPrecision("act_out", d.act(f));
+  TensorDesc fc1Out = d.highPrecision("fc1_out", d.gathered(f1));
+  TensorDesc actOutHP = d.highPrecision("act_out", d.gathered(f));
   Alias lnAlias = returnsNorm ? Alias{Alias::Output, 1} : Alias{};
   SymDim workspace(0);
 

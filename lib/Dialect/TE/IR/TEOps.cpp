@@ -7,6 +7,7 @@
 
 #include "te/Dialect/TE/IR/TEOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/PatternMatch.h"
@@ -193,11 +194,14 @@ static RankedTensorType withLastDim(Type inputType, int64_t lastDim) {
 }
 
 /// Shared inference: [..., outFeatures] and optionally the norm output.
+/// `gather` > 1 multiplies the output's dim 0 (a sequence-parallel
+/// LayerNormLinear's output has the group's rows).
 static LogicalResult inferModuleResults(std::optional<Location> loc,
                                         StringRef opName, Value input,
                                         Value weight, int64_t outDimIndex,
                                         bool returnNormOutput,
-                                        SmallVectorImpl<Type> &inferred) {
+                                        SmallVectorImpl<Type> &inferred,
+                                        int64_t gather = 1) {
   auto inputType =
       dyn_cast_or_null<RankedTensorType>(input ? input.getType() : Type());
   auto weightType =
@@ -210,8 +214,14 @@ static LogicalResult inferModuleResults(std::optional<Location> loc,
     return emitOptionalError(loc, "'", opName,
                              "' op cannot infer result types: the output "
                              "weight must be a 2-D tensor");
-  inferred.push_back(
-      withLastDim(inputType, weightType.getDimSize(outDimIndex)));
+  RankedTensorType out =
+      withLastDim(inputType, weightType.getDimSize(outDimIndex));
+  if (gather > 1 && out.getRank() >= 2 && !out.isDynamicDim(0)) {
+    SmallVector<int64_t> shape(out.getShape());
+    shape[0] *= gather;
+    out = RankedTensorType::get(shape, out.getElementType());
+  }
+  inferred.push_back(out);
   if (returnNormOutput)
     inferred.push_back(inputType);
   return success();
@@ -221,11 +231,12 @@ static LogicalResult inferModuleResults(std::optional<Location> loc,
 /// message that says which result and why.
 static LogicalResult verifyInferredResults(Operation *op, Value input,
                                            Value weight,
-                                           bool returnNormOutput) {
+                                           bool returnNormOutput,
+                                           int64_t gather = 1) {
   SmallVector<Type> inferred;
   if (failed(inferModuleResults(op->getLoc(), op->getName().getStringRef(),
                                 input, weight, /*outDimIndex=*/0,
-                                returnNormOutput, inferred)))
+                                returnNormOutput, inferred, gather)))
     return failure();
   for (auto [index, actual, expected] :
        llvm::enumerate(op->getResultTypes(), inferred)) {
@@ -234,8 +245,12 @@ static LogicalResult verifyInferredResults(Operation *op, Value input,
     return op->emitOpError()
            << "result #" << index << " has type " << actual
            << " but the inferred type is " << expected
-           << (index == 0 ? " ([..., out_features] with the input's leading "
-                            "dimensions)"
+           << (index == 0 ? (gather > 1
+                                 ? " ([..., out_features] with the input's "
+                                   "leading dimensions, dim 0 gathered over "
+                                   "the sequence-parallel group)"
+                                 : " ([..., out_features] with the input's "
+                                   "leading dimensions)")
                           : " (the norm output has the input's type)");
   }
   return success();
@@ -243,14 +258,20 @@ static LogicalResult verifyInferredResults(Operation *op, Value input,
 
 /// Reifies [..., lastDim] from the input's (possibly dynamic) leading dims.
 static void reifyLike(OpBuilder &b, Location loc, Value input, int64_t lastDim,
-                      ReifiedRankedShapedTypeDims &shapes) {
+                      ReifiedRankedShapedTypeDims &shapes, int64_t gather = 1) {
   auto type = cast<RankedTensorType>(input.getType());
   SmallVector<OpFoldResult> dims;
   for (int64_t i = 0, e = type.getRank() - 1; i < e; ++i) {
-    if (type.isDynamicDim(i))
-      dims.push_back(tensor::DimOp::create(b, loc, input, i).getResult());
-    else
-      dims.push_back(b.getIndexAttr(type.getDimSize(i)));
+    int64_t factor = i == 0 ? gather : 1;
+    if (type.isDynamicDim(i)) {
+      Value d = tensor::DimOp::create(b, loc, input, i).getResult();
+      if (factor > 1)
+        d = arith::MulIOp::create(
+            b, loc, d, arith::ConstantIndexOp::create(b, loc, factor));
+      dims.push_back(d);
+    } else {
+      dims.push_back(b.getIndexAttr(type.getDimSize(i) * factor));
+    }
   }
   dims.push_back(b.getIndexAttr(lastDim));
   shapes.push_back(std::move(dims));
@@ -289,6 +310,32 @@ struct DropUnusedNormOutput : public OpRewritePattern<OpTy> {
 };
 } // namespace
 
+/// The rows a module op's output gathers: the group size for a
+/// sequence-parallel LayerNormLinear, else 1.
+static int64_t gatheredRows(TensorParallelAttr tp) {
+  return tp && tp.getSequenceParallel() ? tp.getSize() : 1;
+}
+
+/// What a tensor-parallel module op cannot do yet, each with the reason.
+static LogicalResult verifyTensorParallel(Operation *op, TensorParallelAttr tp,
+                                          RecipeAttrInterface recipe,
+                                          bool returnNormOutput) {
+  if (!tp)
+    return success();
+  if (recipe && recipe.isQuantized())
+    return op->emitOpError()
+           << "tp with recipe " << recipe.getRecipeName()
+           << " is not supported yet: tensor parallelism runs the bf16 "
+              "recipe (high-precision collectives); the FP8 all-gather with a "
+              "group-reduced amax is not implemented";
+  if (returnNormOutput)
+    return op->emitOpError()
+           << "tp with return_layernorm_output is not supported: the norm "
+              "output would be the gathered one (TE's "
+              "return_layernorm_output_gathered)";
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // LayerNormLinearOp
 //===----------------------------------------------------------------------===//
@@ -315,10 +362,13 @@ LogicalResult LayerNormLinearOp::verify() {
   if (failed(v.verifyRecipe(getRecipeAttr())) ||
       failed(
           v.verifyNormOutputResult(getReturnLayernormOutput(), getLnOutput())) ||
-      failed(verifyDelayedScales(*this, getRecipeAttr(), getScales(), 3)))
+      failed(verifyDelayedScales(*this, getRecipeAttr(), getScales(), 3)) ||
+      failed(verifyTensorParallel(*this, getTpAttr(), getRecipeAttr(),
+                                  getReturnLayernormOutput())))
     return failure();
   return verifyInferredResults(*this, getInput(), getWeight(),
-                               getReturnLayernormOutput());
+                               getReturnLayernormOutput(),
+                               gatheredRows(getTpAttr()));
 }
 
 LogicalResult LayerNormLinearOp::inferReturnTypes(
@@ -328,14 +378,15 @@ LogicalResult LayerNormLinearOp::inferReturnTypes(
   Adaptor adaptor(operands, attributes, properties, regions);
   return inferModuleResults(loc, getOperationName(), adaptor.getInput(),
                             adaptor.getWeight(), /*outDimIndex=*/0,
-                            adaptor.getReturnLayernormOutput(), inferred);
+                            adaptor.getReturnLayernormOutput(), inferred,
+                            gatheredRows(adaptor.getTpAttr()));
 }
 
 LogicalResult
 LayerNormLinearOp::reifyResultShapes(OpBuilder &b,
                                      ReifiedRankedShapedTypeDims &shapes) {
   reifyLike(b, getLoc(), getInput(), getWeight().getType().getDimSize(0),
-            shapes);
+            shapes, gatheredRows(getTpAttr()));
   if (getLnOutput())
     reifyLike(b, getLoc(), getInput(), getInput().getType().getShape().back(),
               shapes);
@@ -416,7 +467,9 @@ LogicalResult LayerNormMLPOp::verify() {
   if (failed(v.verifyRecipe(getRecipeAttr())) ||
       failed(
           v.verifyNormOutputResult(getReturnLayernormOutput(), getLnOutput())) ||
-      failed(verifyDelayedScales(*this, getRecipeAttr(), getScales(), 6)))
+      failed(verifyDelayedScales(*this, getRecipeAttr(), getScales(), 6)) ||
+      failed(verifyTensorParallel(*this, getTpAttr(), getRecipeAttr(),
+                                  getReturnLayernormOutput())))
     return failure();
   return verifyInferredResults(*this, getInput(), getFc2Weight(),
                                getReturnLayernormOutput());

@@ -588,3 +588,63 @@ LogicalResult BiasGradOp::verify() {
   return s.expectShape("result", getResult(), {*n},
                        s.type(getGrad()).getElementType());
 }
+
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The rules of a collective: a group of 2..kMaxTensorParallelSize ranks, a
+/// ranked input of rank >= 1 and a result of the same element type whose
+/// dims past the first are the input's. Dim 0 of the result is
+/// `in * mul / div` (static when the input's is, dynamic otherwise).
+LogicalResult verifyCollective(Operation *op, Value input, Value result,
+                               int64_t size, int64_t mul, int64_t div) {
+  if (size < 2 || size > kMaxTensorParallelSize)
+    return op->emitOpError() << "group size must be in [2, "
+                             << kMaxTensorParallelSize << "], got " << size;
+  auto in = cast<RankedTensorType>(input.getType());
+  auto out = cast<RankedTensorType>(result.getType());
+  if (in.getRank() < 1)
+    return op->emitOpError() << "input must have rank >= 1, got " << in;
+  SmallVector<int64_t> shape(in.getShape());
+  if (!ShapedType::isDynamic(shape[0])) {
+    if (shape[0] % div != 0)
+      return op->emitOpError()
+             << "input dim 0 (" << shape[0] << ") must be a multiple of the "
+             << "group size " << size;
+    shape[0] = shape[0] / div * mul;
+  }
+  auto expected = RankedTensorType::get(shape, in.getElementType());
+  if (out != expected)
+    return op->emitOpError() << "result must be " << expected << ", got "
+                             << out;
+  return success();
+}
+} // namespace
+
+LogicalResult AllGatherOp::verify() {
+  return verifyCollective(*this, getInput(), getResult(), getGroupSize(),
+                          getGroupSize(), 1);
+}
+
+LogicalResult ReduceScatterOp::verify() {
+  return verifyCollective(*this, getInput(), getResult(), getGroupSize(), 1,
+                          getGroupSize());
+}
+
+LogicalResult AllReduceOp::verify() {
+  return verifyCollective(*this, getInput(), getResult(), getGroupSize(), 1,
+                          1);
+}
+
+LogicalResult BiasAddOp::verify() {
+  Shapes s{*this};
+  FailureOr<int64_t> n = s.features("input", getInput());
+  if (failed(n))
+    return failure();
+  Type element = s.type(getInput()).getElementType();
+  if (failed(s.expectShape("bias", getBias(), {*n}, element)))
+    return failure();
+  return s.expect("result", getResult(), getInput().getType());
+}

@@ -79,10 +79,15 @@ namespace {
 /// leading dims of every activation-like tensor are the input's.
 class BackwardVerifier {
 public:
-  BackwardVerifier(Operation *op, RecipeAttrInterface recipe, Value gradOutput)
-      : op(op), recipe(recipe) {
+  /// Leading dims from `rowsOf` (default: the output gradient); `gather`
+  /// is the factor of dim 0 of the gathered activations (gathered()).
+  BackwardVerifier(Operation *op, RecipeAttrInterface recipe, Value gradOutput,
+                   Value rowsOf = {}, int64_t gather = 1)
+      : op(op), recipe(recipe), gather(gather) {
     elementType = cast<RankedTensorType>(gradOutput.getType()).getElementType();
-    auto shape = cast<RankedTensorType>(gradOutput.getType()).getShape();
+    auto shape =
+        cast<RankedTensorType>((rowsOf ? rowsOf : gradOutput).getType())
+            .getShape();
     leading.assign(shape.begin(), shape.end() - 1);
     rows = 1;
     for (int64_t d : leading)
@@ -94,6 +99,13 @@ public:
   SmallVector<int64_t> act(int64_t features) const {
     SmallVector<int64_t> s(leading);
     s.push_back(features);
+    return s;
+  }
+  /// [..., features] with dim 0 gathered over a sequence-parallel group.
+  SmallVector<int64_t> gathered(int64_t features) const {
+    SmallVector<int64_t> s = act(features);
+    if (s.size() >= 2 && !ShapedType::isDynamic(s[0]))
+      s[0] *= gather;
     return s;
   }
   RankedTensorType tensor(ArrayRef<int64_t> shape) const {
@@ -206,6 +218,7 @@ public:
   Type elementType;
   SmallVector<int64_t> leading;
   int64_t rows;
+  int64_t gather;
   bool anyOperand = false, isQuantized = false;
   std::string firstName;
 };
@@ -240,8 +253,34 @@ FailureOr<int64_t> features(Operation *op, StringRef name, Value v,
 // LayerNormLinearBwdOp
 //===----------------------------------------------------------------------===//
 
+/// A backward op's tensor-parallel layout: the forward's rules (bf16
+/// only); returns the gather factor of its sequence-parallel activations.
+static FailureOr<int64_t> backwardTensorParallel(Operation *op,
+                                                 TensorParallelAttr tp,
+                                                 RecipeAttrInterface recipe,
+                                                 Value gradLnOutput) {
+  if (!tp)
+    return int64_t(1);
+  if (recipe && recipe.isQuantized())
+    return op->emitOpError()
+           << "tp with recipe " << recipe.getRecipeName()
+           << " is not supported yet (bf16 only)";
+  if (gradLnOutput)
+    return op->emitOpError()
+           << "tp with a norm-output gradient is not supported (the forward "
+              "cannot return the norm output under tp)";
+  return tp.getSequenceParallel() ? tp.getSize() : int64_t(1);
+}
+
 LogicalResult LayerNormLinearBwdOp::verify() {
-  BackwardVerifier v(*this, getRecipeAttr(), getGradOutput());
+  FailureOr<int64_t> gather = backwardTensorParallel(
+      *this, getTpAttr(), getRecipeAttr(), getGradLnOutput());
+  if (failed(gather))
+    return failure();
+  // Under tp the leading dims are the input's (the rank's rows); the output
+  // gradient has the gathered rows with sequence parallelism.
+  BackwardVerifier v(*this, getRecipeAttr(), getGradOutput(),
+                     getTpAttr() ? getInput() : Value(), *gather);
   size_t rank = getGradOutput().getType().getRank();
   FailureOr<int64_t> k = features(*this, "input", getInput(), rank);
   FailureOr<std::pair<int64_t, int64_t>> w =
@@ -252,7 +291,7 @@ LogicalResult LayerNormLinearBwdOp::verify() {
   if (wk != *k)
     return emitOpError() << "weight in_features " << wk
                          << " does not match the input feature size " << *k;
-  if (failed(v.checkTensor("grad_output", getGradOutput(), v.act(n))) ||
+  if (failed(v.checkTensor("grad_output", getGradOutput(), v.gathered(n))) ||
       failed(v.checkTensor("input", getInput(), v.act(*k))) ||
       (getGradLnOutput() &&
        failed(v.checkTensor("grad_ln_output", getGradLnOutput(), v.act(*k)))) ||
@@ -280,7 +319,13 @@ LogicalResult LayerNormLinearBwdOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult LayerNormMLPBwdOp::verify() {
-  BackwardVerifier v(*this, getRecipeAttr(), getGradOutput());
+  FailureOr<int64_t> gather = backwardTensorParallel(
+      *this, getTpAttr(), getRecipeAttr(), getGradLnOutput());
+  if (failed(gather))
+    return failure();
+  // Under sequence parallelism fc1_out and act_out have the gathered rows.
+  BackwardVerifier v(*this, getRecipeAttr(), getGradOutput(), Value(),
+                     *gather);
   size_t rank = getGradOutput().getType().getRank();
   FailureOr<int64_t> h = features(*this, "input", getInput(), rank);
   FailureOr<std::pair<int64_t, int64_t>> w1 =
@@ -312,10 +357,10 @@ LogicalResult LayerNormMLPBwdOp::verify() {
       failed(v.checkVector("ln_weight", getLnWeight(), *h)) ||
       failed(v.checkStats(getNormalization(), getMu(), getRsigma(),
                           getWithLnBias())) ||
-      failed(v.checkTensor("fc1_out", getFc1Out(), v.act(f1))) ||
+      failed(v.checkTensor("fc1_out", getFc1Out(), v.gathered(f1))) ||
       failed(v.checkSaved("ln_out", getLnOut(), v.act(*h), true)) ||
       failed(v.checkSaved("fc1_weight", getFc1Weight(), {f1, *h}, true)) ||
-      failed(v.checkSaved("act_out", getActOut(), v.act(f), true)) ||
+      failed(v.checkSaved("act_out", getActOut(), v.gathered(f), true)) ||
       failed(v.checkSaved("fc2_weight", getFc2Weight(), {*h, f}, true)))
     return failure();
 

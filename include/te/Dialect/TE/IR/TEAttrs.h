@@ -33,6 +33,9 @@ namespace mlir::te {
 /// The longest delayed-scaling amax history the dialect accepts (TE's
 /// default is 1024).
 constexpr int64_t kMaxAmaxHistoryLen = int64_t(1) << 20;
+/// The largest tensor-parallel group a te op is compiled for (ranks beyond
+/// one node's GPUs are data- or pipeline-parallel in practice).
+constexpr int64_t kMaxTensorParallelSize = 1024;
 /// The largest delayed-scaling margin (scales are divided by 2^margin).
 constexpr int64_t kMaxFP8Margin = 64;
 

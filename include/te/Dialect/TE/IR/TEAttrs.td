@@ -292,4 +292,40 @@ def TE_ActivationAttr : TE_Attr<"Activation", "act",
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// Tensor-parallel layout
+//===----------------------------------------------------------------------===//
+
+def TE_TensorParallelAttr : TE_Attr<"TensorParallel", "tp"> {
+  let summary = "a module op's tensor-parallel layout (TransformerEngine's)";
+  let description = [{
+    The op runs on one rank of a tensor-parallel group of `size` ranks, with
+    the placements TransformerEngine fixes (reference/tensor-parallel.md
+    §1-2): `te.layernorm_linear` is column-parallel (its weight and bias
+    hold `N / size` output features), `te.layernorm_mlp` is FC1
+    column-parallel and FC2 row-parallel (FC1 holds `F / size` features, per
+    half for the gated activations; FC2 `[H, F / size]`). The op's types are
+    the rank's (local) shapes.
+
+    With `sequence_parallel` the norm runs on the rank's rows (`[M / size,
+    H]`): the norm output is all-gathered before the first GEMM and FC2's
+    partial sums are reduce-scattered; without it the rows are replicated
+    and FC2 (and every dgrad) is all-reduced. Under sequence parallelism the
+    gradients of the norm weights and of FC2's bias are partial sums over
+    the group (Megatron-LM's contract: the caller sums them) unless
+    `reduce_param_grads` asks the backward to all-reduce them.
+
+    ```mlir
+    #te.tp<size = 2, sequence_parallel = true>
+    ```
+  }];
+  let parameters = (ins
+    "int64_t":$size,
+    DefaultValuedParameter<"bool", "false">:$sequence_parallel,
+    DefaultValuedParameter<"bool", "false">:$reduce_param_grads
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 #endif // TE_DIALECT_TE_IR_TEATTRS_TD

@@ -48,6 +48,11 @@ def TE_LayerNormLinearOp : TE_ModuleOp<"layernorm_linear",
     - With `return_layernorm_output` the op has a second result, the norm
       output `[..., K]`, as TransformerEngine returns it.
     - `recipe` selects the quantization recipe; none means `#te.bf16`.
+    - `tp` (a `#te.tp`) makes the op one rank's column-parallel part of a
+      tensor-parallel group: `weight`/`bias` hold `N / size` features and,
+      with sequence parallelism, `input` holds the rank's `M / size` rows
+      while the output has the gathered `M` (TransformerEngine gathers the
+      norm output before the GEMM).
     - `scales` (delayed scaling only) are the forward quantizers' scales,
       `[3 * GEMMs]` fp32 in TE's slot order (input, weight, output per
       GEMM), taken from the caller's recipe state; te-generate-backward
@@ -73,7 +78,8 @@ def TE_LayerNormLinearOp : TE_ModuleOp<"layernorm_linear",
     DefaultValuedAttr<F64Attr, "1.0e-5">:$eps,
     UnitAttr:$zero_centered_gamma,
     UnitAttr:$return_layernorm_output,
-    OptionalAttr<TE_RecipeAttrInterface>:$recipe
+    OptionalAttr<TE_RecipeAttrInterface>:$recipe,
+    OptionalAttr<TE_TensorParallelAttr>:$tp
   );
   let results = (outs
     TE_FloatTensor:$output,
@@ -83,6 +89,7 @@ def TE_LayerNormLinearOp : TE_ModuleOp<"layernorm_linear",
     $input `norm` `` $normalization `(` $ln_weight (`,` $ln_bias^)? `)`
     `weight` `(` $weight (`,` $bias^)? `)`
     (`recipe` `(` $recipe^ `)`)? (`scales` `(` $scales^ `)`)?
+    (`tp` `(` $tp^ `)`)?
     attr-dict `:` functional-type(operands, results)
   }];
   let hasCanonicalizer = 1;
@@ -111,6 +118,10 @@ def TE_LayerNormMLPOp : TE_ModuleOp<"layernorm_mlp",
       glu_linear_offset = 1.0>` takes TE's parameters (defaults 7.0, 1.702,
       1.0), which other activations reject.
     - `return_layernorm_output` adds the norm output as a second result.
+    - `tp` (a `#te.tp`) makes the op one rank's part of a tensor-parallel
+      group: FC1 column-parallel (`F / size` features, per half when gated),
+      FC2 row-parallel (`[H, F / size]`); with sequence parallelism `input`
+      and the output hold the rank's `M / size` rows.
 
     ```mlir
     %y = te.layernorm_mlp %x norm rms_norm(%gamma) fc1(%w1) act swiglu
@@ -134,7 +145,8 @@ def TE_LayerNormMLPOp : TE_ModuleOp<"layernorm_mlp",
     UnitAttr:$zero_centered_gamma,
     UnitAttr:$return_layernorm_output,
     UnitAttr:$checkpoint,
-    OptionalAttr<TE_RecipeAttrInterface>:$recipe
+    OptionalAttr<TE_RecipeAttrInterface>:$recipe,
+    OptionalAttr<TE_TensorParallelAttr>:$tp
   );
   let results = (outs
     TE_FloatTensor:$output,
@@ -146,6 +158,7 @@ def TE_LayerNormMLPOp : TE_ModuleOp<"layernorm_mlp",
     `act` custom<Activation>($activation)
     `fc2` `(` $fc2_weight (`,` $fc2_bias^)? `)`
     (`recipe` `(` $recipe^ `)`)? (`scales` `(` $scales^ `)`)?
+    (`tp` `(` $tp^ `)`)?
     attr-dict `:` functional-type(operands, results)
   }];
   let hasCanonicalizer = 1;

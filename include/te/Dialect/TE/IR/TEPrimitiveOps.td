@@ -464,4 +464,70 @@ def TE_BiasGradOp : TE_PrimitiveOp<"bias_grad"> {
   let assemblyFormat = "$grad attr-dict `:` functional-type(operands, results)";
 }
 
+//===----------------------------------------------------------------------===//
+// Tensor-parallel collectives (reference/tensor-parallel.md §1-3)
+//===----------------------------------------------------------------------===//
+
+/// A collective over the op's tensor-parallel group (`group_size` ranks,
+/// the communicator of group `tp` on the runtime context). Every rank runs
+/// the same program, so the collectives are issued in the same order on
+/// every rank; they have value semantics like the other primitives.
+class TE_CollectiveOp<string mnemonic, list<Trait> traits = []>
+    : TE_PrimitiveOp<mnemonic, traits> {
+  let arguments = (ins TE_FloatTensor:$input, I64Attr:$group_size);
+  let results = (outs TE_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `group` `(` $group_size `)` attr-dict `:` type($input) `->`
+    type($result)
+  }];
+}
+
+def TE_AllGatherOp : TE_CollectiveOp<"all_gather"> {
+  let summary = "concatenate the ranks' tensors along dim 0";
+  let description = [{
+    `result [size * m, ...]` holds every rank's `input [m, ...]` in rank
+    order: the sequence-parallel gather of the norm output before FC1 (and
+    of the saved norm output and the output gradient in the backward).
+    Kernel: `te_rt_all_gather` (bytes).
+
+    ```mlir
+    %g = te.all_gather %ln group(2) : tensor<?x64xbf16> -> tensor<?x64xbf16>
+    ```
+  }];
+}
+
+def TE_ReduceScatterOp : TE_CollectiveOp<"reduce_scatter"> {
+  let summary = "sum over the ranks, each keeping its block of dim 0";
+  let description = [{
+    `result [m / size, ...]` is block `rank` (along dim 0) of the sum over
+    the ranks of `input [m, ...]`: the sequence-parallel reduction of a
+    row-parallel GEMM's partial sums (FC2 forward, dgrads backward). Kernel:
+    `te_rt_reduce_scatter`.
+  }];
+}
+
+def TE_AllReduceOp : TE_CollectiveOp<"all_reduce"> {
+  let summary = "sum over the ranks";
+  let description = [{
+    `result` is the sum over the ranks of `input` (same type): the reduction
+    of a row-parallel GEMM's partial sums without sequence parallelism, and
+    of the partial norm-weight gradients when the backward reduces them.
+    Kernel: `te_rt_all_reduce`.
+  }];
+}
+
+def TE_BiasAddOp : TE_PrimitiveOp<"bias_add"> {
+  let summary = "add a bias to every row";
+  let description = [{
+    `result [..., N] = input [..., N] + bias [N]`, in fp32 rounded once: the
+    bias of a row-parallel GEMM, added after the reduction of its partial
+    sums (TE's `gemm_bias_unfused_add`). Kernel: `te_rt_bias_add`.
+  }];
+  let arguments = (ins TE_FloatTensor:$input, TE_FloatTensor:$bias);
+  let results = (outs TE_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $bias attr-dict `:` functional-type(operands, results)
+  }];
+}
+
 #endif // TE_DIALECT_TE_IR_TEPRIMITIVEOPS_TD

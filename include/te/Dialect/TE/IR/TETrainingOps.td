@@ -106,7 +106,8 @@ def TE_LayerNormLinearBwdOp : TE_BackwardOp<"layernorm_linear_bwd",
     UnitAttr:$zero_centered_gamma,
     UnitAttr:$with_ln_bias,
     UnitAttr:$with_bias,
-    OptionalAttr<TE_RecipeAttrInterface>:$recipe
+    OptionalAttr<TE_RecipeAttrInterface>:$recipe,
+    OptionalAttr<TE_TensorParallelAttr>:$tp
   );
   let assemblyFormat = [{
     $grad_output (`ln_grad` `(` $grad_ln_output^ `)`)?
@@ -114,6 +115,7 @@ def TE_LayerNormLinearBwdOp : TE_BackwardOp<"layernorm_linear_bwd",
     (`mu` `(` $mu^ `)`)? `rsigma` `(` $rsigma `)`
     `weight` `(` $weight `)` `ln_out` `(` $ln_out `)`
     (`recipe` `(` $recipe^ `)`)? (`scales` `(` $scales^ `)`)?
+    (`tp` `(` $tp^ `)`)?
     attr-dict `:` functional-type(operands, results)
   }];
 }
@@ -135,6 +137,11 @@ def TE_LayerNormMLPBwdOp : TE_BackwardOp<"layernorm_mlp_bwd",
     the op's recipe or all high precision; `fc1_out` is always high
     precision. For a checkpointed MLP these operands come from a
     `te.recompute` region.
+
+    With `tp` (the forward's layout) the operands are the rank's: `ln_out`
+    is the rank's rows of the norm output under sequence parallelism (TE
+    saves the local one and gathers it again for the FC1 wgrad), `fc1_out`
+    and `act_out` have the gathered rows.
   }];
   let arguments = (ins
     TE_FloatTensor:$grad_output,
@@ -155,7 +162,8 @@ def TE_LayerNormMLPBwdOp : TE_BackwardOp<"layernorm_mlp_bwd",
     UnitAttr:$with_ln_bias,
     UnitAttr:$with_fc1_bias,
     UnitAttr:$with_fc2_bias,
-    OptionalAttr<TE_RecipeAttrInterface>:$recipe
+    OptionalAttr<TE_RecipeAttrInterface>:$recipe,
+    OptionalAttr<TE_TensorParallelAttr>:$tp
   );
   let assemblyFormat = [{
     $grad_output (`ln_grad` `(` $grad_ln_output^ `)`)?
@@ -165,6 +173,7 @@ def TE_LayerNormMLPBwdOp : TE_BackwardOp<"layernorm_mlp_bwd",
     `fc1_out` `(` $fc1_out `)` `act` custom<Activation>($activation) `act_out` `(` $act_out `)`
     `fc2` `(` $fc2_weight `)`
     (`recipe` `(` $recipe^ `)`)? (`scales` `(` $scales^ `)`)?
+    (`tp` `(` $tp^ `)`)?
     attr-dict `:` functional-type(operands, results)
   }];
 }

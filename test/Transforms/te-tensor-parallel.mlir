@@ -1,0 +1,69 @@
+// RUN: te-opt %s --split-input-file --te-tensor-parallel="size=2 sequence-parallel" | FileCheck %s --check-prefix=SP
+// RUN: te-opt %s --split-input-file --te-tensor-parallel="size=4" | FileCheck %s --check-prefix=TP
+// RUN: te-opt %s --split-input-file --te-tensor-parallel="size=2 sequence-parallel reduce-param-grads" | FileCheck %s --check-prefix=RED
+// A single-device model becomes one rank's program: the rank's shapes,
+// #te.tp on the module ops, te.tp_shard on every argument and result.
+
+// SP-LABEL: func.func @mlp(
+// SP-SAME: %arg0: tensor<?x64xbf16> {te.tp_shard = "rows"}
+// SP-SAME: %arg1: tensor<64xbf16> {te.tp_grad = "partial", te.tp_shard = "replicated"}
+// SP-SAME: %arg2: tensor<64xbf16> {te.tp_grad = "partial", te.tp_shard = "replicated"}
+// SP-SAME: %arg3: tensor<128x64xbf16> {te.tp_shard = "gated_rows"}
+// SP-SAME: %arg4: tensor<128xbf16> {te.tp_shard = "gated_rows"}
+// SP-SAME: %arg5: tensor<64x64xbf16> {te.tp_shard = "cols"}
+// SP-SAME: %arg6: tensor<64xbf16> {te.tp_grad = "partial", te.tp_shard = "replicated"}
+// SP-SAME: -> (tensor<?x64xbf16> {te.tp_shard = "rows"})
+// SP-SAME: attributes {te.sequence_parallel = "true", te.tp = "2"}
+// SP: te.layernorm_mlp {{.*}} tp(#te.tp<size = 2, sequence_parallel = true>) : (tensor<?x64xbf16>, tensor<64xbf16>, tensor<64xbf16>, tensor<128x64xbf16>, tensor<128xbf16>, tensor<64x64xbf16>, tensor<64xbf16>) -> tensor<?x64xbf16>
+// The residual add keeps the rows' layout.
+// SP: arith.addf {{.*}} : tensor<?x64xbf16>
+
+// TP-LABEL: func.func @mlp(
+// TP-SAME: %arg0: tensor<?x64xbf16> {te.tp_shard = "replicated"}
+// TP-SAME: %arg1: tensor<64xbf16> {te.tp_shard = "replicated"}
+// TP-SAME: %arg3: tensor<64x64xbf16> {te.tp_shard = "gated_rows"}
+// TP-SAME: %arg5: tensor<64x32xbf16> {te.tp_shard = "cols"}
+// TP-SAME: %arg6: tensor<64xbf16> {te.tp_shard = "replicated"}
+// TP-SAME: -> (tensor<?x64xbf16> {te.tp_shard = "replicated"})
+// TP-SAME: attributes {te.sequence_parallel = "false", te.tp = "4"}
+// TP: tp(#te.tp<size = 4>)
+
+// RED-LABEL: func.func @mlp(
+// RED-SAME: %arg1: tensor<64xbf16> {te.tp_shard = "replicated"}
+// RED: tp(#te.tp<size = 2, sequence_parallel = true, reduce_param_grads = true>)
+func.func @mlp(%x: tensor<?x64xbf16>, %g: tensor<64xbf16>, %beta: tensor<64xbf16>, %w1: tensor<256x64xbf16>, %b1: tensor<256xbf16>, %w2: tensor<64x128xbf16>, %b2: tensor<64xbf16>) -> tensor<?x64xbf16> {
+  %y = te.layernorm_mlp %x norm layer_norm(%g, %beta) fc1(%w1, %b1) act swiglu fc2(%w2, %b2) : (tensor<?x64xbf16>, tensor<64xbf16>, tensor<64xbf16>, tensor<256x64xbf16>, tensor<256xbf16>, tensor<64x128xbf16>, tensor<64xbf16>) -> tensor<?x64xbf16>
+  %r = arith.addf %x, %y : tensor<?x64xbf16>
+  return %r : tensor<?x64xbf16>
+}
+
+// -----
+
+// LayerNormLinear is column-parallel: weight and bias rows, the output's
+// columns; with sequence parallelism its output has the gathered rows.
+// SP-LABEL: func.func @linear(
+// SP-SAME: %arg0: tensor<8x4x64xf32> {te.tp_shard = "rows"}
+// SP-SAME: %arg2: tensor<48x64xf32> {te.tp_shard = "rows"}
+// SP-SAME: %arg3: tensor<48xf32> {te.tp_shard = "rows"}
+// SP-SAME: -> (tensor<16x4x48xf32> {te.tp_shard = "cols"})
+// TP-LABEL: func.func @linear(
+// TP-SAME: %arg0: tensor<16x4x64xf32> {te.tp_shard = "replicated"}
+// TP-SAME: %arg2: tensor<24x64xf32> {te.tp_shard = "rows"}
+// TP-SAME: -> (tensor<16x4x24xf32> {te.tp_shard = "cols"})
+func.func @linear(%x: tensor<16x4x64xf32>, %g: tensor<64xf32>, %w: tensor<96x64xf32>, %b: tensor<96xf32>) -> tensor<16x4x96xf32> {
+  %y = te.layernorm_linear %x norm rms_norm(%g) weight(%w, %b) : (tensor<16x4x64xf32>, tensor<64xf32>, tensor<96x64xf32>, tensor<96xf32>) -> tensor<16x4x96xf32>
+  return %y : tensor<16x4x96xf32>
+}
+
+// -----
+
+// Two MLPs in a row: the first's sequence-parallel output is the second's
+// input as it is.
+// SP-LABEL: func.func @two_layers(
+// SP-SAME: -> (tensor<4x64xbf16> {te.tp_shard = "rows"})
+// SP-COUNT-2: te.layernorm_mlp {{.*}} -> tensor<4x64xbf16>
+func.func @two_layers(%x: tensor<8x64xbf16>, %g: tensor<64xbf16>, %w1: tensor<128x64xbf16>, %w2: tensor<64x128xbf16>) -> tensor<8x64xbf16> {
+  %y = te.layernorm_mlp %x norm rms_norm(%g) fc1(%w1) act gelu fc2(%w2) : (tensor<8x64xbf16>, tensor<64xbf16>, tensor<128x64xbf16>, tensor<64x128xbf16>) -> tensor<8x64xbf16>
+  %z = te.layernorm_mlp %y norm rms_norm(%g) fc1(%w1) act gelu fc2(%w2) : (tensor<8x64xbf16>, tensor<64xbf16>, tensor<128x64xbf16>, tensor<64x128xbf16>) -> tensor<8x64xbf16>
+  return %z : tensor<8x64xbf16>
+}
