@@ -156,8 +156,12 @@ state arguments not given start as TE's (amax histories 0, scales 1).
 #ifdef TE_RUN_HAVE_MPI
   if (tpJob.active) {
     // One rank's error stops every rank (no rank waits in a collective).
-    std::cerr << "te-run: error: rank " << tpJob.rank << " of " << tpJob.size
-              << ": " << message << std::endl;
+    // One write, so that the ranks' lines do not interleave.
+    std::string line = "te-run: error: rank " + std::to_string(tpJob.rank) +
+                       " of " + std::to_string(tpJob.size) + ": " + message +
+                       "\n";
+    std::fwrite(line.data(), 1, line.size(), stderr);
+    std::fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
 #endif
@@ -323,8 +327,7 @@ Tensor localPart(Tensor t, Shard shard, const std::string &what) {
   if (!te::tp::localShape(t.shape, shard, opts.tp, local, error) ||
       !te::tp::slice(t.data, t.shape, elementBytes(t.dtype), shard, opts.tp,
                      tpJob.rank, data, error))
-    die(what + ": the global " + t.dtype + " " + shapeString(t.shape) + ": " +
-        error);
+    die(what + ": " + error);
   return Tensor{t.dtype, local, std::move(data)};
 }
 
@@ -1162,11 +1165,22 @@ te_rt_comm *setUpComm(te_rt_context *ctx) {
 }
 
 void printList(const std::vector<Entry> &entries) {
+  // A tensor-parallel library's fields (te-compile --tp), where present.
+  auto tpField = [](const char *key, const char *value) {
+    return value ? std::string(" (") + key + "=" + value + ")" : "";
+  };
   for (const Entry &e : entries) {
-    std::cout << e.name << "\n";
+    std::cout << e.name
+              << tpField("te.tp", te_module_entry_get(e.entry, "te.tp"))
+              << tpField("te.sequence_parallel",
+                         te_module_entry_get(e.entry, "te.sequence_parallel"))
+              << "\n";
     for (size_t i = 0; i < e.numArgs; ++i)
       std::cout << "  " << e.argLabel(i) << ": " << dtypeOf(e.arg(i)) << " "
-                << te_module_tensor_shape_text(e.arg(i)) << "\n";
+                << te_module_tensor_shape_text(e.arg(i))
+                << tpField("te.tp_shard",
+                           te_module_tensor_get(e.arg(i), "te.tp_shard"))
+                << "\n";
     for (size_t i = 0; i < e.numResults; ++i) {
       const te_module_tensor *r = e.result(i);
       std::cout << "  -> result" << i << ": " << dtypeOf(r) << " "
@@ -1174,7 +1188,8 @@ void printList(const std::vector<Entry> &entries) {
       for (auto [role, key] : kNamingRoles)
         if (auto s = roleOf(r, role))
           std::cout << " (" << key << "=" << *s << ")";
-      std::cout << "\n";
+      std::cout << tpField("te.tp_shard", te_module_tensor_get(r, "te.tp_shard"))
+                << "\n";
     }
     std::cout << "  arena: " << te_module_entry_arena_text(e.entry)
               << " bytes\n";
