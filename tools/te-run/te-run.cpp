@@ -875,7 +875,7 @@ std::vector<int64_t> generatedDims(const Entry &e,
       if (choice[k] % scale[k] != 0)
         die(e.name + ": " + where[k] + ": its global value of d" + str(k) +
             " = " + str(choice[k]) + " is not a multiple of --tp " +
-            str(opts.tp));
+            str(opts.tp) + " (give the input with --input or --inputs)");
       chosen[k] = true, dims[k] = choice[k] / scale[k];
     }
   // The expressions of the quantized tensors' inner shapes: their exact
