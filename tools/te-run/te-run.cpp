@@ -903,7 +903,11 @@ std::vector<int64_t> generatedDims(const Entry &e,
         continue; // fine, or an error reported where the shape is used
       for (size_t k : symbolsOf(x))
         if (chosen[k] && choice[k] < (int64_t(1) << 20)) {
-          choice[k] = std::lcm(choice[k], divisor * scale[k]);
+          int64_t multiple; // the global multiple (local x --tp's N)
+          if (divisor < 0 || divisor > (int64_t(1) << 30) ||
+              __builtin_mul_overflow(divisor, scale[k], &multiple))
+            continue; // no such dim: reported where the shape is used
+          choice[k] = std::lcm(choice[k], multiple);
           dims[k] = choice[k] / scale[k];
           raised = true;
           break;
@@ -976,7 +980,11 @@ runEntry(Runner &runner, const Entry &e, unsigned bench,
     if (k == refusal.symbols.end() || attempt >= 8 ||
         choice[*k] >= (int64_t(1) << 20))
       die(e.name + " failed: " + refusal.message);
-    choice[*k] = std::lcm(choice[*k], refusal.multiple * dimScales(e)[*k]);
+    int64_t multiple; // global: the refused local multiple x --tp's N
+    if (refusal.multiple > (int64_t(1) << 30) ||
+        __builtin_mul_overflow(refusal.multiple, dimScales(e)[*k], &multiple))
+      die(e.name + " failed: " + refusal.message);
+    choice[*k] = std::lcm(choice[*k], multiple);
     if (printingRank())
       std::cerr << "te-run: note: " << e.name << ": generating inputs with d"
                 << *k << " = " << choice[*k] << (opts.tp ? " (global)" : "")
