@@ -145,8 +145,10 @@ Runs a library made by te-compile.
                          partial ones summed over the ranks in fp32 and
                          rounded once. Arguments and results without
                          te.tp_shard (the saved bundle, recipe state) are
-                         per-rank: never sliced, and not written. An error
-                         on any rank ends the whole job (MPI_Abort).
+                         per-rank: never sliced, and not written, nor are
+                         split quantized results. An error on any rank ends
+                         the whole job (MPI_Abort). Needs te-run built with
+                         MPI (else --tp is an error).
 bf16 tensors are uint16 .npy files named *.bf16.npy; a quantized tensor
 (!te.qtensor) is its buffer's bytes as a 1-D uint8 .npy. Delayed-scaling
 state arguments not given start as TE's (amax histories 0, scales 1).
@@ -302,6 +304,11 @@ Shard shardOf(const te_module_tensor *t, const std::string &what, bool isArg) {
   if (opts.tp == 0)
     return Shard::None;
   const char *text = te_module_tensor_get(t, "te.tp_shard");
+  // reference/tensor-parallel.md §9 item 4 tags partial gradients
+  // te.partial = "tp"; te.tp_shard, where present, says it.
+  if (const char *partial = te_module_tensor_get(t, "te.partial");
+      !text && !isArg && partial && std::string_view(partial) == "tp")
+    text = "partial";
   std::optional<Shard> shard = te::tp::parseShard(text);
   if (!shard)
     die(what + ": unknown te.tp_shard '" + text +
