@@ -10,6 +10,17 @@
 // --bench N reports the median and spread of N timed calls (--graph: N
 // launches of a CUDA graph captured from one call).
 //
+// --tp N runs a tensor-parallel library (te-compile --tp N: its entries say
+// "te.tp" = N, its arguments and results "te.tp_shard") under
+// `mpirun -np N`: each rank sets its runtime communicator (MPI on the cpu
+// backend, NCCL from a unique id broadcast over MPI on cuda, one GPU per
+// local rank), reads the same GLOBAL inputs and keeps its part by each
+// argument's shard (TP.h), and rank 0 writes GLOBAL results (split ones
+// gathered, replicated ones checked identical on every rank, partial ones
+// summed in fp32): the files of a tp=1 run of the same model, for
+// tools/compare_npy.py. An error on any rank stops the whole job
+// (MPI_Abort) with a message naming the rank.
+//
 // Nothing read is trusted: the library is opened, checked and described by
 // the module client (te/Runtime/TEModule.h: the file checked before
 // dlopen, the module info validated before use, dim expressions evaluated
@@ -22,6 +33,7 @@
 
 #include "DimExpr.h"
 #include "Npy.h"
+#include "TP.h"
 #include "te/Runtime/TEModule.h"
 #include "te/Runtime/TERuntime.h"
 
@@ -42,6 +54,25 @@
 #include <sys/sysinfo.h>
 #include <vector>
 
+#ifdef TE_RUN_HAVE_MPI
+// MPI's C API only (Open MPI's and MPICH's mpi.h would pull in their
+// deprecated C++ bindings, which MPI::MPI_C does not link).
+#define OMPI_SKIP_MPICXX 1
+#define MPICH_SKIP_MPICXX 1
+#include <mpi.h>
+#endif
+
+// The runtime's communicator ABI (TERuntime.def, "Tensor parallelism") is
+// referenced weakly: te-run links against a libte_runtime.so without it and
+// says so at run time (--tp) instead of failing to link or load.
+#pragma weak te_rt_comm_available
+#pragma weak te_rt_nccl_unique_id
+#pragma weak te_rt_comm_create_nccl
+#pragma weak te_rt_comm_wrap_mpi
+#pragma weak te_rt_comm_destroy
+#pragma weak te_rt_comm_size
+#pragma weak te_rt_context_set_comm
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -53,8 +84,18 @@ struct Options {
   int64_t randomSeed = -1;
   uint64_t rngSeed = 0; ///< the context's seed (NVFP4 stochastic rounding)
   unsigned bench = 0;
+  int64_t tp = 0; ///< --tp N (0: not a tensor-parallel run)
   bool list = false, graph = false, callerMemory = false;
 } opts;
+
+/// The MPI job of --tp: this process's rank of `size` (active once MPI is
+/// initialized).
+struct TPJob {
+  bool active = false;
+  int rank = 0, size = 1;
+} tpJob;
+
+using te::tp::Shard;
 
 const char *const kUsage = R"(usage: te-run LIBRARY.so [options]
 Runs a library made by te-compile.
@@ -86,15 +127,52 @@ Runs a library made by te-compile.
                          (te_rt_context_set_arena / _set_workspace, sized by
                          te_module_entry_arena_bytes at the bound dims), as
                          a PyTorch op does, instead of letting it allocate
+  --tp N                 run a tensor-parallel library (te-compile --tp N)
+                         under `mpirun -np N te-run LIB.so --tp N ...`: the
+                         entry (--step: NAME_fwd) must say te.tp = N. Each
+                         rank uses the runtime communicator (cpu: MPI; cuda:
+                         NCCL, one GPU per local rank unless
+                         CUDA_VISIBLE_DEVICES is set). Inputs, --grads and
+                         --random values are GLOBAL (the tp=1 shapes and,
+                         for --random, the tp=1 values; the default dynamic
+                         dim 8 is global too); each rank keeps its part by
+                         the argument's te.tp_shard (rows: a block of dim 0;
+                         cols: of the last dim; gated_rows: a block of each
+                         half of dim 0; replicated: all of it). Rank 0
+                         prints and writes GLOBAL results under the tp=1
+                         names: rows/cols/gated_rows gathered, replicated
+                         ones checked bitwise identical on every rank,
+                         partial ones summed over the ranks in fp32 and
+                         rounded once. Arguments and results without
+                         te.tp_shard (the saved bundle, recipe state) are
+                         per-rank: never sliced, and not written, nor are
+                         split quantized results. An error on any rank ends
+                         the whole job (MPI_Abort). Needs te-run built with
+                         MPI (else --tp is an error).
 bf16 tensors are uint16 .npy files named *.bf16.npy; a quantized tensor
 (!te.qtensor) is its buffer's bytes as a 1-D uint8 .npy. Delayed-scaling
 state arguments not given start as TE's (amax histories 0, scales 1).
 )";
 
 [[noreturn]] void die(const std::string &message) {
+#ifdef TE_RUN_HAVE_MPI
+  if (tpJob.active) {
+    // One rank's error stops every rank (no rank waits in a collective).
+    // One write, so that the ranks' lines do not interleave.
+    std::string line = "te-run: error: rank " + std::to_string(tpJob.rank) +
+                       " of " + std::to_string(tpJob.size) + ": " + message +
+                       "\n";
+    std::fwrite(line.data(), 1, line.size(), stderr);
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+#endif
   std::cerr << "te-run: error: " << message << "\n";
   std::exit(1);
 }
+
+/// Rank 0 prints (stdout, notes) for the job; the other ranks stay quiet.
+bool printingRank() { return tpJob.rank == 0; }
 
 std::string str(int64_t v) { return std::to_string(v); }
 bool endsWith(std::string_view s, std::string_view suffix) {
@@ -220,6 +298,57 @@ std::string dtypeOf(const te_module_tensor *t) {
   return te_module_tensor_dtype(t);
 }
 
+/// The te.tp_shard of an argument or result (`what`) under --tp;
+/// Shard::None without --tp or without the field (a per-rank tensor).
+Shard shardOf(const te_module_tensor *t, const std::string &what, bool isArg) {
+  if (opts.tp == 0)
+    return Shard::None;
+  const char *text = te_module_tensor_get(t, "te.tp_shard");
+  // reference/tensor-parallel.md §9 item 4 tags partial gradients
+  // te.partial = "tp"; te.tp_shard, where present, says it.
+  if (const char *partial = te_module_tensor_get(t, "te.partial");
+      !text && !isArg && partial && std::string_view(partial) == "tp")
+    text = "partial";
+  std::optional<Shard> shard = te::tp::parseShard(text);
+  if (!shard)
+    die(what + ": unknown te.tp_shard '" + text +
+        "' (rows, cols, gated_rows, replicated or partial)");
+  if (isArg && *shard == Shard::Partial)
+    die(what + ": te.tp_shard 'partial' marks results (partial gradient "
+               "sums), not arguments");
+  return *shard;
+}
+
+/// This rank's part of the GLOBAL value `t` of an argument (`what`) with
+/// te.tp_shard `shard`: its block for the split shards, all of it else.
+Tensor localPart(Tensor t, Shard shard, const std::string &what) {
+  if (!te::tp::isSplit(shard))
+    return t;
+  if (t.dtype == "qtensor")
+    die(what + ": te-run --tp cannot slice a quantized tensor's bytes "
+               "(te.tp_shard " +
+        te::tp::shardName(shard) + "); let --random make it (all-zero)");
+  std::vector<int64_t> local;
+  std::vector<char> data;
+  std::string error;
+  if (!te::tp::localShape(t.shape, shard, opts.tp, local, error) ||
+      !te::tp::slice(t.data, t.shape, elementBytes(t.dtype), shard, opts.tp,
+                     tpJob.rank, data, error))
+    die(what + ": " + error);
+  return Tensor{t.dtype, local, std::move(data)};
+}
+
+/// The GLOBAL shape of a local one of a tensor (`what`) with `shard`.
+std::vector<int64_t> globalShapeOf(const std::vector<int64_t> &local,
+                                   Shard shard, const std::string &what) {
+  std::vector<int64_t> global;
+  std::string error;
+  if (!te::tp::globalShape(local, shard, std::max<int64_t>(opts.tp, 1),
+                           global, error))
+    die(what + ": " + error);
+  return global;
+}
+
 /// The values of the dims symbols `d<k>` from the inputs, checked.
 std::vector<int64_t> bindDims(const Entry &e, const std::vector<Tensor> &in) {
   std::vector<const char *> dtypes;
@@ -300,6 +429,90 @@ void saveNpy(const std::string &dir, const std::string &stem, const Tensor &t) {
   std::string error;
   if (!te::npy::write(path, a, error))
     die(error);
+}
+
+/// --tp: every rank's `local` bytes, in rank order, on rank 0 (empty on
+/// the others); every rank calls it. The ranks' sizes must agree.
+std::vector<char> gatherBytes(const std::vector<char> &local,
+                              const std::string &what) {
+#ifdef TE_RUN_HAVE_MPI
+  int64_t bytes = int64_t(local.size());
+  std::vector<int64_t> sizes(size_t(tpJob.size));
+  MPI_Allgather(&bytes, 1, MPI_INT64_T, sizes.data(), 1, MPI_INT64_T,
+                MPI_COMM_WORLD);
+  for (int r = 0; r < tpJob.size; ++r)
+    if (sizes[size_t(r)] != bytes)
+      die(what + ": rank " + std::to_string(r) + " has " +
+          str(sizes[size_t(r)]) + " bytes, this rank " + str(bytes));
+  if (bytes > INT32_MAX)
+    die(what + ": " + str(bytes) +
+        " bytes per rank, more than one MPI_Gather moves (2^31 - 1)");
+  int64_t total = byteCount(bytes, tpJob.size, what + " of every rank");
+  std::vector<char> all;
+  if (tpJob.rank == 0)
+    all = hostBuffer(total, what + " of every rank");
+  MPI_Gather(local.data(), int(bytes), MPI_BYTE, all.data(), int(bytes),
+             MPI_BYTE, 0, MPI_COMM_WORLD);
+  return all;
+#else
+  (void)local;
+  die(what + ": te-run was built without MPI");
+#endif
+}
+
+/// Writes result `t` (`what`) as `stem` in `dir`. Under --tp its GLOBAL
+/// value by its te.tp_shard `r`, on rank 0 (every rank takes part).
+void writeResult(const std::string &dir, const std::string &stem,
+                 const Tensor &t, const te_module_tensor *r,
+                 const std::string &what) {
+  if (opts.tp == 0)
+    return saveNpy(dir, stem, t);
+  Shard shard = shardOf(r, what, false);
+  auto skip = [&](const std::string &why) {
+    if (printingRank())
+      std::cerr << "te-run: note: --tp: " << stem << " (" << what
+                << ") not written: " << why << "\n";
+  };
+  if (shard == Shard::None)
+    return skip("per-rank (no te.tp_shard)");
+  if (t.dtype == "qtensor" && shard != Shard::Replicated)
+    return skip(std::string("a quantized tensor with te.tp_shard ") +
+                te::tp::shardName(shard));
+  std::vector<char> all = gatherBytes(t.data, what);
+  if (!printingRank())
+    return;
+  Tensor global{t.dtype, t.shape, {}};
+  std::string error;
+  int64_t bytes = int64_t(t.data.size());
+  std::optional<te::tp::DType> dtype = te::tp::dtypeFromName(t.dtype);
+  if (te::tp::isSplit(shard)) {
+    global.shape = globalShapeOf(t.shape, shard, what);
+    if (!te::tp::gather(all, t.shape, elementBytes(t.dtype), shard, opts.tp,
+                        global.data, error))
+      die(what + ": " + error);
+  } else if (shard == Shard::Replicated) {
+    // Every rank must hold the same bits.
+    for (int64_t k = 1; k < opts.tp; ++k)
+      if (bytes && std::memcmp(all.data() + k * bytes, all.data(),
+                               size_t(bytes)) != 0)
+        die(what + ": te.tp_shard replicated, but rank " + str(k) +
+            "'s value differs from rank 0's" +
+            (dtype ? " (max abs difference " +
+                         std::to_string(te::tp::maxAbsDifference(
+                             all.data() + k * bytes, all.data(),
+                             bytes / te::tp::dtypeBytes(*dtype), *dtype)) +
+                         ")"
+                   : std::string(" (its bytes)")));
+    all.resize(size_t(bytes));
+    global.data = std::move(all);
+  } else { // partial
+    if (!dtype)
+      die(what + ": te.tp_shard partial on a " + t.dtype + " result");
+    if (!te::tp::sumPartial(all, elementCount(t.shape, what), *dtype, opts.tp,
+                            global.data, error))
+      die(what + ": " + error);
+  }
+  saveNpy(dir, stem, global);
 }
 
 /// TE's initial recipe state (§4.1) for a te.state argument, as the module
@@ -573,7 +786,10 @@ std::vector<Tensor> givenInputs(const Entry &e) {
     if (!index || *index >= n)
       die("--input " + name + ": " + e.name + " has no such argument (" +
           str(n) + " arguments; see --list)");
-    preset[*index] = loadNpy(file, dtypeOf(e.arg(*index)));
+    std::string what = e.name + ": " + e.argLabel(*index) + " ('" + file + "')";
+    preset[*index] =
+        localPart(loadNpy(file, dtypeOf(e.arg(*index))),
+                  shardOf(e.arg(*index), what, true), what);
     have[*index] = true;
   }
   for (size_t i = 0; i < n; ++i) {
@@ -582,7 +798,9 @@ std::vector<Tensor> givenInputs(const Entry &e) {
     std::string path = findNpy(opts.inputsDir, "arg" + std::to_string(i));
     if (path.empty())
       continue;
-    preset[i] = loadNpy(path, dtypeOf(e.arg(i)));
+    std::string what = e.name + ": " + e.argLabel(i) + " ('" + path + "')";
+    preset[i] = localPart(loadNpy(path, dtypeOf(e.arg(i))),
+                          shardOf(e.arg(i), what, true), what);
     have[i] = true;
   }
   return preset;
@@ -603,6 +821,34 @@ std::vector<size_t> symbolsOf(const std::string &text) {
       symbols.push_back(*k);
   }
   return symbols;
+}
+
+/// --tp: the factor between the global and the local value of each dim
+/// symbol: N for the symbol of a split argument's sharded dim (its value
+/// in the signature is local; te-run chooses the global one), else 1.
+/// `where` names such an argument.
+std::vector<int64_t> dimScales(const Entry &e,
+                               std::vector<std::string> *where = nullptr) {
+  std::vector<int64_t> scale(e.numDims, 1);
+  if (where)
+    where->assign(e.numDims, "");
+  if (opts.tp <= 1)
+    return scale;
+  for (size_t i = 0; i < e.numArgs; ++i) {
+    const te_module_tensor *a = e.arg(i);
+    Shard shard = shardOf(a, e.name + ": " + e.argLabel(i), true);
+    int64_t d = te::tp::shardedDim(shard, size_t(te_module_tensor_rank(a)));
+    if (d < 0)
+      continue;
+    if (auto k = te::dimexpr::symbolIndex(te_module_tensor_dim(a, d));
+        k && *k < e.numDims && scale[*k] == 1) {
+      scale[*k] = opts.tp;
+      if (where)
+        (*where)[*k] = e.argLabel(i) + " (te.tp_shard " +
+                       te::tp::shardName(shard) + ", dim " + str(d) + ")";
+    }
+  }
+  return scale;
 }
 
 /// The dim values of the inputs te-run generates. Dims bound by the given
@@ -627,10 +873,18 @@ std::vector<int64_t> generatedDims(const Entry &e,
           k && dims[*k] < 0)
         dims[*k] = given[i].shape[d];
   }
+  // Under --tp a choice is global: a sharded dim's local value is 1/N.
+  std::vector<std::string> where;
+  std::vector<int64_t> scale = dimScales(e, &where);
   chosen.assign(numDims, false);
   for (size_t k = 0; k < numDims; ++k)
-    if (dims[k] < 0)
-      chosen[k] = true, dims[k] = choice[k];
+    if (dims[k] < 0) {
+      if (choice[k] % scale[k] != 0)
+        die(e.name + ": " + where[k] + ": its global value of d" + str(k) +
+            " = " + str(choice[k]) + " is not a multiple of --tp " +
+            str(opts.tp) + " (give the input with --input or --inputs)");
+      chosen[k] = true, dims[k] = choice[k] / scale[k];
+    }
   // The expressions of the quantized tensors' inner shapes: their exact
   // divisions are the recipe's alignment (a plain result's shape that does
   // not divide is an error, reported where it is evaluated).
@@ -656,7 +910,12 @@ std::vector<int64_t> generatedDims(const Entry &e,
         continue; // fine, or an error reported where the shape is used
       for (size_t k : symbolsOf(x))
         if (chosen[k] && choice[k] < (int64_t(1) << 20)) {
-          choice[k] = dims[k] = std::lcm(choice[k], divisor);
+          int64_t multiple; // the global multiple (local x --tp's N)
+          if (divisor < 0 || divisor > (int64_t(1) << 30) ||
+              __builtin_mul_overflow(divisor, scale[k], &multiple))
+            continue; // no such dim: reported where the shape is used
+          choice[k] = std::lcm(choice[k], multiple);
+          dims[k] = choice[k] / scale[k];
           raised = true;
           break;
         }
@@ -691,8 +950,14 @@ std::vector<Tensor> completeInputs(const Entry &e, std::vector<Tensor> preset,
           Tensor{"qtensor", shape, hostBuffer(bufferBytes(a, dims), what)};
       continue;
     }
-    preset[i] =
-        randomTensor(a, unsigned(opts.randomSeed) * 7919u + unsigned(i), shape);
+    // Under --tp the values are those of the GLOBAL tensor (the tp=1
+    // library's, same seed), and this rank keeps its part.
+    std::string what = e.name + ": " + e.argLabel(i);
+    Shard shard = shardOf(a, what, true);
+    preset[i] = localPart(
+        randomTensor(a, unsigned(opts.randomSeed) * 7919u + unsigned(i),
+                     globalShapeOf(shape, shard, what)),
+        shard, what + " (--random)");
   }
   return preset;
 }
@@ -722,14 +987,20 @@ runEntry(Runner &runner, const Entry &e, unsigned bench,
     if (k == refusal.symbols.end() || attempt >= 8 ||
         choice[*k] >= (int64_t(1) << 20))
       die(e.name + " failed: " + refusal.message);
-    choice[*k] = std::lcm(choice[*k], refusal.multiple);
-    std::cerr << "te-run: note: " << e.name << ": generating inputs with d"
-              << *k << " = " << choice[*k] << " (" << refusal.message << ")\n";
+    int64_t multiple; // global: the refused local multiple x --tp's N
+    if (refusal.multiple > (int64_t(1) << 30) ||
+        __builtin_mul_overflow(refusal.multiple, dimScales(e)[*k], &multiple))
+      die(e.name + " failed: " + refusal.message);
+    choice[*k] = std::lcm(choice[*k], multiple);
+    if (printingRank())
+      std::cerr << "te-run: note: " << e.name << ": generating inputs with d"
+                << *k << " = " << choice[*k] << (opts.tp ? " (global)" : "")
+                << " (" << refusal.message << ")\n";
   }
 }
 
 void report(std::string what, std::vector<double> times) {
-  if (times.empty())
+  if (times.empty() || !printingRank())
     return;
   if (opts.graph)
     what += " (graph)";
@@ -795,6 +1066,11 @@ void parseArguments(int argc, char **argv) {
       opts.graph = true;
     } else if (a == "--caller-memory") {
       opts.callerMemory = true;
+    } else if (is("--tp")) {
+      uint64_t n = number("--tp", value(i, "--tp"));
+      if (n < 1 || n > 1u << 20)
+        die("--tp expects the number of ranks (1 or more), got " + str(int64_t(n)));
+      opts.tp = int64_t(n);
     } else if (!a.empty() && a[0] == '-') {
       die("unknown option '" + a + "' (see --help)");
     } else if (opts.library.empty()) {
@@ -809,12 +1085,117 @@ void parseArguments(int argc, char **argv) {
     die("--graph times graph launches: give --bench N (N > 0) too");
 }
 
+/// --tp: joins the MPI job (one GPU per local rank on cuda), which must
+/// have --tp's number of ranks.
+void startTP(int &argc, char **&argv) {
+#ifndef TE_RUN_HAVE_MPI
+  (void)argc, (void)argv;
+  die("--tp " + str(opts.tp) +
+      ": te-run was built without MPI (install Open MPI or MPICH and "
+      "reconfigure)");
+#else
+  // Before anything may touch CUDA: each rank of a node gets its own GPU.
+  if (!std::getenv("CUDA_VISIBLE_DEVICES")) {
+    const char *local = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+    if (!local)
+      local = std::getenv("LOCAL_RANK");
+    if (local && parseUnsigned(local))
+      setenv("CUDA_VISIBLE_DEVICES", local, 1);
+  }
+  if (MPI_Init(&argc, &argv) != MPI_SUCCESS)
+    die("--tp: MPI_Init failed");
+  MPI_Comm_rank(MPI_COMM_WORLD, &tpJob.rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &tpJob.size);
+  tpJob.active = true;
+  if (tpJob.size != opts.tp)
+    die("te-run --tp " + str(opts.tp) + " needs " + str(opts.tp) +
+        " MPI ranks, but the job has " + str(tpJob.size) +
+        (tpJob.size == 1 ? " (start it with mpirun -np " + str(opts.tp) + ")"
+                         : " (mpirun -np " + str(opts.tp) + ")"));
+#endif
+}
+
+/// The library's te.tp on `e` (the entry run) against --tp.
+void checkTP(const Entry &e) {
+  const std::string &library = opts.library;
+  const char *tp = te_module_entry_get(e.entry, "te.tp");
+  std::optional<uint64_t> n = tp ? parseUnsigned(tp) : std::nullopt;
+  if (tp && (!n || *n < 1))
+    die(library + ": " + e.name + ": te.tp '" + tp +
+        "' is not a number of ranks");
+  if (opts.tp == 0) {
+    if (n && *n > 1)
+      die(library + " was compiled for tp=" + tp + " (" + e.name +
+          "): run it as mpirun -np " + tp + " te-run " + library + " --tp " +
+          tp);
+    return;
+  }
+  if (!tp)
+    die(library + " is not compiled for tensor parallelism (te-compile --tp; " +
+        e.name + " has no te.tp), but te-run --tp " + str(opts.tp) +
+        " was given");
+  if (int64_t(*n) != opts.tp)
+    die(library + " was compiled for tp=" + tp + ", te-run --tp " +
+        str(opts.tp));
+}
+
+/// --tp: the context's TP communicator: MPI's (MPI_COMM_WORLD) on the cpu
+/// backend, NCCL's on cuda (rank 0's unique id broadcast over MPI).
+te_rt_comm *setUpComm(te_rt_context *ctx) {
+#ifndef TE_RUN_HAVE_MPI
+  (void)ctx;
+  die("te-run was built without MPI");
+#else
+  if (!&te_rt_comm_available || !&te_rt_nccl_unique_id ||
+      !&te_rt_comm_create_nccl || !&te_rt_comm_wrap_mpi ||
+      !&te_rt_comm_destroy || !&te_rt_comm_size || !&te_rt_context_set_comm)
+    die("--tp: this libte_runtime.so has no communicators (te_rt_comm_*: "
+        "built before tensor parallelism)");
+  bool cuda = te_rt_context_backend(ctx) == TE_RT_BACKEND_CUDA;
+  if (!te_rt_comm_available(cuda ? TE_RT_COMM_NCCL : TE_RT_COMM_MPI))
+    die(cuda ? "--tp on cuda: the runtime cannot make NCCL communicators "
+               "(libnccl.so.2 not loadable?)"
+             : "--tp on cpu: the runtime was built without MPI (its cpu "
+               "backend has no communicator)");
+  te_rt_comm *comm = nullptr;
+  if (cuda) {
+    char id[128] = {};
+    if (tpJob.rank == 0 && te_rt_nccl_unique_id(id) != 0)
+      die(std::string("--tp: NCCL's unique id: ") + te_rt_last_error());
+    MPI_Bcast(id, 128, MPI_BYTE, 0, MPI_COMM_WORLD);
+    comm = te_rt_comm_create_nccl(ctx, id, int32_t(opts.tp),
+                                  int32_t(tpJob.rank));
+  } else {
+    comm = te_rt_comm_wrap_mpi(ctx, nullptr);
+  }
+  if (!comm)
+    die(std::string("--tp: the communicator: ") + te_rt_last_error());
+  if (te_rt_comm_size(comm) != opts.tp)
+    die("--tp " + str(opts.tp) + ": the communicator has " +
+        str(te_rt_comm_size(comm)) + " ranks");
+  if (te_rt_context_set_comm(ctx, TE_RT_GROUP_TP, comm) != 0)
+    die(std::string("--tp: ") + te_rt_last_error());
+  return comm;
+#endif
+}
+
 void printList(const std::vector<Entry> &entries) {
+  // A tensor-parallel library's fields (te-compile --tp), where present.
+  auto tpField = [](const char *key, const char *value) {
+    return value ? std::string(" (") + key + "=" + value + ")" : "";
+  };
   for (const Entry &e : entries) {
-    std::cout << e.name << "\n";
+    std::cout << e.name
+              << tpField("te.tp", te_module_entry_get(e.entry, "te.tp"))
+              << tpField("te.sequence_parallel",
+                         te_module_entry_get(e.entry, "te.sequence_parallel"))
+              << "\n";
     for (size_t i = 0; i < e.numArgs; ++i)
       std::cout << "  " << e.argLabel(i) << ": " << dtypeOf(e.arg(i)) << " "
-                << te_module_tensor_shape_text(e.arg(i)) << "\n";
+                << te_module_tensor_shape_text(e.arg(i))
+                << tpField("te.tp_shard",
+                           te_module_tensor_get(e.arg(i), "te.tp_shard"))
+                << "\n";
     for (size_t i = 0; i < e.numResults; ++i) {
       const te_module_tensor *r = e.result(i);
       std::cout << "  -> result" << i << ": " << dtypeOf(r) << " "
@@ -822,7 +1203,8 @@ void printList(const std::vector<Entry> &entries) {
       for (auto [role, key] : kNamingRoles)
         if (auto s = roleOf(r, role))
           std::cout << " (" << key << "=" << *s << ")";
-      std::cout << "\n";
+      std::cout << tpField("te.tp_shard", te_module_tensor_get(r, "te.tp_shard"))
+                << "\n";
     }
     std::cout << "  arena: " << te_module_entry_arena_text(e.entry)
               << " bytes\n";
@@ -833,6 +1215,8 @@ void printList(const std::vector<Entry> &entries) {
 
 int run(int argc, char **argv) {
   parseArguments(argc, argv);
+  if (opts.tp)
+    startTP(argc, argv);
   const std::string &library = opts.library;
 
   // The module client checks the file before dlopen and validates the
@@ -851,8 +1235,26 @@ int run(int argc, char **argv) {
   };
 
   if (opts.list) {
-    printList(order);
+    if (printingRank())
+      printList(order);
     return 0;
+  }
+
+  // The entry run (--step: NAME_fwd) says which tensor parallelism the
+  // library was compiled for; it must be --tp's.
+  std::string name = opts.entry;
+  if (opts.step.empty()) {
+    if (name.empty()) {
+      if (order.size() != 1)
+        die("the library has " + str(order.size()) +
+            " entries; choose one with --entry (see --list)");
+      name = order.front().name;
+    }
+    if (!find(name))
+      die("no entry '" + name + "' (see --list)");
+    checkTP(*find(name));
+  } else if (const Entry *fwd = find(opts.step + "_fwd")) {
+    checkTP(*fwd);
   }
 
   std::string backend = opts.backend;
@@ -872,6 +1274,25 @@ int run(int argc, char **argv) {
                     "context runs on ") +
         te_rt_backend_name(te_rt_context_backend(ctx)) +
         "; use --backend cuda)");
+  te_rt_comm *comm = opts.tp ? setUpComm(ctx) : nullptr;
+  std::string tpText;
+  if (opts.tp) {
+    const Entry *e = opts.step.empty() ? find(name) : find(opts.step + "_fwd");
+    const char *sp =
+        e ? te_module_entry_get(e->entry, "te.sequence_parallel") : nullptr;
+    tpText = ", tp=" + str(opts.tp) +
+             (sp && std::string_view(sp) == "true" ? " (sequence parallel)"
+                                                   : "");
+  }
+  auto finish = [&] {
+    if (comm) {
+      te_rt_synchronize(ctx);
+      te_rt_context_set_comm(ctx, TE_RT_GROUP_TP, nullptr);
+      te_rt_comm_destroy(comm);
+    }
+    te_rt_context_destroy(ctx);
+    te_module_close(module);
+  };
   Runner runner(ctx);
   const std::string &outputsDir = opts.outputsDir;
   if (!outputsDir.empty() && (fs::create_directories(outputsDir, ec), ec))
@@ -910,12 +1331,19 @@ int run(int argc, char **argv) {
         if (path.empty() && opts.randomSeed < 0)
           die("--step: no gradient for forward result " + str(k) +
               " (give --grads DIR with result" + str(k) + ".npy, or --random)");
-        bwdIn[i] = path.empty()
-                       ? randomTensor(a,
-                                      unsigned(opts.randomSeed) + 1000u +
-                                          unsigned(k),
-                                      out[size_t(k)].shape)
-                       : loadNpy(path, dtypeOf(a));
+        // Under --tp the gradients are GLOBAL (as the tp=1 run's) and
+        // each rank keeps its part by the bwd argument's te.tp_shard.
+        std::string what = bwd.name + ": " + bwd.argLabel(i) + " (" +
+                           (path.empty() ? "--random" : "'" + path + "'") +
+                           ", the gradient of forward result " + str(k) + ")";
+        Shard shard = shardOf(a, what, true);
+        bwdIn[i] = localPart(
+            path.empty()
+                ? randomTensor(a, unsigned(opts.randomSeed) + 1000u +
+                                      unsigned(k),
+                               globalShapeOf(out[size_t(k)].shape, shard, what))
+                : loadNpy(path, dtypeOf(a)),
+            shard, what);
       } else {
         // The backward's recipe state starts as TE initializes it.
         bwdIn[i] = std::move(*initialState(a, shapeOf(a, nullptr)));
@@ -930,52 +1358,50 @@ int run(int argc, char **argv) {
       size_t numResults = 0;
       for (size_t i = 0; i < fwd.numResults; ++i) {
         const te_module_tensor *r = fwd.result(i);
+        std::string what = fwd.name + ": result" + std::to_string(i);
         if (auto state = roleOf(r, TE_MODULE_ROLE_STATE))
-          saveNpy(fwdDir, "state." + *state, out[i]);
+          writeResult(fwdDir, "state." + *state, out[i], r, what);
         else if (!roleOf(r, TE_MODULE_ROLE_SAVED))
-          saveNpy(fwdDir, "result" + std::to_string(numResults++), out[i]);
+          writeResult(fwdDir, "result" + std::to_string(numResults++), out[i],
+                      r, what);
       }
       for (size_t i = 0; i < grads.size(); ++i) {
         const te_module_tensor *r = bwd.result(i);
+        std::string what = bwd.name + ": result" + std::to_string(i);
         if (auto of = roleOf(r, TE_MODULE_ROLE_GRAD_OF))
-          saveNpy(bwdDir, "grad_arg" + of->substr(of->find(':') + 1), grads[i]);
+          writeResult(bwdDir, "grad_arg" + of->substr(of->find(':') + 1),
+                      grads[i], r, what);
         else if (auto state = roleOf(r, TE_MODULE_ROLE_STATE))
-          saveNpy(bwdDir, "state." + *state, grads[i]);
+          writeResult(bwdDir, "state." + *state, grads[i], r, what);
         else
-          saveNpy(bwdDir, "result" + std::to_string(i), grads[i]);
+          writeResult(bwdDir, "result" + std::to_string(i), grads[i], r, what);
       }
     }
-    std::cout << "te-run: step " << stepName << ": " << fwd.name << " ("
-              << out.size() << " results) and " << bwd.name << " ("
-              << grads.size() << " results) on "
-              << te_rt_backend_name(te_rt_context_backend(ctx)) << "\n";
+    if (printingRank())
+      std::cout << "te-run: step " << stepName << ": " << fwd.name << " ("
+                << out.size() << " results) and " << bwd.name << " ("
+                << grads.size() << " results) on "
+                << te_rt_backend_name(te_rt_context_backend(ctx)) << tpText
+                << "\n";
     report(fwd.name, fwdTimes);
     report(bwd.name, bwdTimes);
-    te_rt_context_destroy(ctx);
-    te_module_close(module);
+    finish();
     return 0;
   }
 
-  std::string name = opts.entry;
-  if (name.empty()) {
-    if (order.size() != 1)
-      die("the library has " + str(order.size()) +
-          " entries; choose one with --entry (see --list)");
-    name = order.front().name;
-  }
   const Entry *entry = find(name);
-  if (!entry)
-    die("no entry '" + name + "' (see --list)");
   std::vector<double> times;
   std::vector<Tensor> out = runEntry(runner, *entry, bench, times).second;
   if (!outputsDir.empty())
     for (size_t i = 0; i < out.size(); ++i)
-      saveNpy(outputsDir, "result" + std::to_string(i), out[i]);
-  std::cout << "te-run: " << name << ": " << out.size() << " results on "
-            << te_rt_backend_name(te_rt_context_backend(ctx)) << "\n";
+      writeResult(outputsDir, "result" + std::to_string(i), out[i],
+                  entry->result(i), name + ": result" + std::to_string(i));
+  if (printingRank())
+    std::cout << "te-run: " << name << ": " << out.size() << " results on "
+              << te_rt_backend_name(te_rt_context_backend(ctx)) << tpText
+              << "\n";
   report(name, times);
-  te_rt_context_destroy(ctx);
-  te_module_close(module);
+  finish();
   return 0;
 }
 
@@ -983,7 +1409,12 @@ int main(int argc, char **argv) {
   // Sizes are checked before anything is allocated (hostBuffer); an
   // allocation that still fails is reported, not an abort.
   try {
-    return run(argc, argv);
+    int rc = run(argc, argv);
+#ifdef TE_RUN_HAVE_MPI
+    if (tpJob.active)
+      MPI_Finalize();
+#endif
+    return rc;
   } catch (const std::bad_alloc &) {
     die("out of host memory");
   } catch (const std::length_error &) {
