@@ -289,27 +289,41 @@ private:
       shape[0] = shape[0] / div * mul;
     return RankedTensorType::get(shape, t.getElementType());
   }
-  Value allGather(Location loc, Value v, TensorParallelAttr tp) {
+  /// Each collective placed is a remark saying what and why.
+  static void placed(Location loc, StringRef collective, TensorParallelAttr tp,
+                     StringRef what) {
+    emitRemark(loc) << "te-decompose: " << collective << " over "
+                    << tp.getSize() << " ranks: " << what;
+  }
+  Value allGather(Location loc, Value v, TensorParallelAttr tp,
+                  StringRef what) {
     if (!tp || !tp.getSequenceParallel())
       return v;
+    placed(loc, "all-gather", tp, what);
     return AllGatherOp::create(b, loc, withDim0(v, tp.getSize(), 1), v,
                                tp.getSize());
   }
   /// A row-parallel GEMM's partial sums: reduce-scattered with sequence
   /// parallelism, else all-reduced.
-  Value reducePartial(Location loc, Value v, TensorParallelAttr tp) {
+  Value reducePartial(Location loc, Value v, TensorParallelAttr tp,
+                      StringRef what) {
     if (!tp)
       return v;
-    if (tp.getSequenceParallel())
+    if (tp.getSequenceParallel()) {
+      placed(loc, "reduce-scatter", tp, what);
       return ReduceScatterOp::create(b, loc, withDim0(v, 1, tp.getSize()), v,
                                      tp.getSize());
+    }
+    placed(loc, "all-reduce", tp, what);
     return AllReduceOp::create(b, loc, v.getType(), v, tp.getSize());
   }
   /// A parameter gradient that is a partial sum under sequence parallelism:
   /// all-reduced when the layout asks for it, else returned partial.
-  Value reduceParamGrad(Location loc, Value g, TensorParallelAttr tp) {
+  Value reduceParamGrad(Location loc, Value g, TensorParallelAttr tp,
+                        StringRef what) {
     if (!g || !tp || !tp.getReduceParamGrads())
       return g;
+    placed(loc, "all-reduce", tp, what);
     return AllReduceOp::create(b, loc, g.getType(), g, tp.getSize());
   }
   /// fp32 [rows] with the rows of `x` (dynamic if any leading dim is).
@@ -385,7 +399,9 @@ LogicalResult Decomposer::forward(Operation *op) {
                   ln.getNormalization(), ln.getEps(), ln.getZeroCenteredGamma());
     // Column-parallel (§2): the sequence-parallel norm output is gathered
     // before the GEMM; the rank's rows are what is saved.
-    Value lhs = allGather(loc, n.out, ln.getTpAttr()), w = ln.getWeight(),
+    Value lhs = allGather(loc, n.out, ln.getTpAttr(),
+                          "the norm output's rows, before the GEMM"),
+          w = ln.getWeight(),
           lnSaved = n.out, wSaved = w;
     if (*q) {
       lhs = quantize(loc, n.out, *q, false, 0, amaxes, QuantUsage::Rowwise,
@@ -409,7 +425,9 @@ LogicalResult Decomposer::forward(Operation *op) {
     Type element = elementOf(n.out);
     TensorParallelAttr tp = mlp.getTpAttr();
     // FC1 column-parallel on the gathered rows, FC2 row-parallel (§1).
-    Value lhs = allGather(loc, n.out, tp), w1 = mlp.getFc1Weight(),
+    Value lhs = allGather(loc, n.out, tp,
+                          "the norm output's rows, before FC1"),
+          w1 = mlp.getFc1Weight(),
           w2 = mlp.getFc2Weight();
     Value lnSaved = n.out, w1Saved = w1, w2Saved = w2;
     if (*q) {
@@ -437,7 +455,7 @@ LogicalResult Decomposer::forward(Operation *op) {
       // The bias is added after the reduction of the partial sums (TE's
       // gemm_bias_unfused_add).
       y = reducePartial(loc, gemm(loc, GemmLayout::TN, act2, w2, {}, element),
-                        tp);
+                        tp, "FC2's partial sums (its bias added after)");
       if (Value b2 = mlp.getFc2Bias())
         y = BiasAddOp::create(b, loc, y.getType(), y, b2);
     } else {
@@ -492,8 +510,11 @@ LogicalResult Decomposer::backward(Operation *op) {
     // The dgrad is a partial sum over the ranks' features; the wgrad reads
     // the norm output gathered again from the saved rows (§2).
     Value dLn = reducePartial(
-        loc, gemm(loc, GemmLayout::NN, dyq, ln.getWeight(), {}, element), tp);
-    Value dW = gemm(loc, GemmLayout::NT, dyq, allGather(loc, ln.getLnOut(), tp),
+        loc, gemm(loc, GemmLayout::NN, dyq, ln.getWeight(), {}, element), tp,
+        "the dgrad's partial sums");
+    Value dW = gemm(loc, GemmLayout::NT, dyq,
+                    allGather(loc, ln.getLnOut(), tp,
+                              "the saved norm output's rows, for the wgrad"),
                     {}, element);
     Value dBias = ln.getWithBias() ? biasGrad(loc, dy) : Value();
     if (Value extra = ln.getGradLnOutput())
@@ -505,7 +526,8 @@ LogicalResult Decomposer::backward(Operation *op) {
         ln.getNormalization(), ln.getZeroCenteredGamma(), ln.getWithLnBias());
     grads.push_back(nb.getResult(0));
     for (Value g : nb->getResults().drop_front())
-      grads.push_back(reduceParamGrad(loc, g, tp));
+      grads.push_back(reduceParamGrad(loc, g, tp,
+                                      "a norm weight's partial gradient"));
     grads.push_back(dW);
     if (dBias)
       grads.push_back(dBias);
@@ -520,9 +542,11 @@ LogicalResult Decomposer::backward(Operation *op) {
     // Row-parallel FC2 (§1): the bias gradient from the rank's rows (a
     // partial sum under sequence parallelism), then the gathered dy.
     Value dB2 = mlp.getWithFc2Bias()
-                    ? reduceParamGrad(loc, biasGrad(loc, dy), tp)
+                    ? reduceParamGrad(loc, biasGrad(loc, dy), tp,
+                                      "FC2's partial bias gradient")
                     : Value();
-    dy = allGather(loc, dy, tp);
+    dy = allGather(loc, dy, tp, "the output gradient's rows, before FC2's "
+                                "dgrad and wgrad");
     Value dyq = quantizeGrad(dy, *q, 2);
     Value dAct = gemm(loc, GemmLayout::NN, dyq, mlp.getFc2Weight(), {}, element);
     Value dW2 = gemm(loc, GemmLayout::NT, dyq, mlp.getActOut(), {}, element);
@@ -536,9 +560,13 @@ LogicalResult Decomposer::backward(Operation *op) {
     // gathered again from the saved rows.
     Value dLn = reducePartial(
         loc,
-        gemm(loc, GemmLayout::NN, dFc1q, mlp.getFc1Weight(), {}, element), tp);
+        gemm(loc, GemmLayout::NN, dFc1q, mlp.getFc1Weight(), {}, element), tp,
+        "FC1's dgrad partial sums");
     Value dW1 = gemm(loc, GemmLayout::NT, dFc1q,
-                     allGather(loc, mlp.getLnOut(), tp), {}, element);
+                     allGather(loc, mlp.getLnOut(), tp,
+                               "the saved norm output's rows, for FC1's "
+                               "wgrad"),
+                     {}, element);
     if (Value extra = mlp.getGradLnOutput())
       dLn = arith::AddFOp::create(b, loc, dLn, extra);
     auto nb = NormBwdOp::create(
@@ -550,7 +578,8 @@ LogicalResult Decomposer::backward(Operation *op) {
         mlp.getWithLnBias());
     grads.push_back(nb.getResult(0));
     for (Value g : nb->getResults().drop_front())
-      grads.push_back(reduceParamGrad(loc, g, tp));
+      grads.push_back(reduceParamGrad(loc, g, tp,
+                                      "a norm weight's partial gradient"));
     llvm::append_range(grads, concat({dW1, dB1, dW2, dB2}));
   } else if (auto lin = dyn_cast<LinearBwdOp>(op)) {
     FailureOr<Quant> q =

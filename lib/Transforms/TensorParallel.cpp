@@ -309,7 +309,7 @@ struct TETensorParallelPass
     if (size < 2 || size > kMaxTensorParallelSize) {
       getOperation().emitError()
           << "te-tensor-parallel: size must be in [2, "
-          << kMaxTensorParallelSize << "], got " << size;
+          << kMaxTensorParallelSize << "], got " << int64_t(size);
       return signalPassFailure();
     }
     if (reduceParamGrads && !sequenceParallel) {

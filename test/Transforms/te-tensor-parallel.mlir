@@ -14,7 +14,7 @@
 // SP-SAME: %arg6: tensor<64xbf16> {te.tp_grad = "partial", te.tp_shard = "replicated"}
 // SP-SAME: -> (tensor<?x64xbf16> {te.tp_shard = "rows"})
 // SP-SAME: attributes {te.sequence_parallel = "true", te.tp = "2"}
-// SP: te.layernorm_mlp {{.*}} tp(#te.tp<size = 2, sequence_parallel = true>) : (tensor<?x64xbf16>, tensor<64xbf16>, tensor<64xbf16>, tensor<128x64xbf16>, tensor<128xbf16>, tensor<64x64xbf16>, tensor<64xbf16>) -> tensor<?x64xbf16>
+// SP: te.layernorm_mlp {{.*}} tp(<size = 2, sequence_parallel = true>) : (tensor<?x64xbf16>, tensor<64xbf16>, tensor<64xbf16>, tensor<128x64xbf16>, tensor<128xbf16>, tensor<64x64xbf16>, tensor<64xbf16>) -> tensor<?x64xbf16>
 // The residual add keeps the rows' layout.
 // SP: arith.addf {{.*}} : tensor<?x64xbf16>
 
@@ -26,11 +26,11 @@
 // TP-SAME: %arg6: tensor<64xbf16> {te.tp_shard = "replicated"}
 // TP-SAME: -> (tensor<?x64xbf16> {te.tp_shard = "replicated"})
 // TP-SAME: attributes {te.sequence_parallel = "false", te.tp = "4"}
-// TP: tp(#te.tp<size = 4>)
+// TP: tp(<size = 4>)
 
 // RED-LABEL: func.func @mlp(
 // RED-SAME: %arg1: tensor<64xbf16> {te.tp_shard = "replicated"}
-// RED: tp(#te.tp<size = 2, sequence_parallel = true, reduce_param_grads = true>)
+// RED: tp(<size = 2, sequence_parallel = true, reduce_param_grads = true>)
 func.func @mlp(%x: tensor<?x64xbf16>, %g: tensor<64xbf16>, %beta: tensor<64xbf16>, %w1: tensor<256x64xbf16>, %b1: tensor<256xbf16>, %w2: tensor<64x128xbf16>, %b2: tensor<64xbf16>) -> tensor<?x64xbf16> {
   %y = te.layernorm_mlp %x norm layer_norm(%g, %beta) fc1(%w1, %b1) act swiglu fc2(%w2, %b2) : (tensor<?x64xbf16>, tensor<64xbf16>, tensor<64xbf16>, tensor<256x64xbf16>, tensor<256xbf16>, tensor<64x128xbf16>, tensor<64xbf16>) -> tensor<?x64xbf16>
   %r = arith.addf %x, %y : tensor<?x64xbf16>
