@@ -1,7 +1,8 @@
 //===- CommTest.cpp - the cpu backend's collectives under MPI --*- C++ -*-===//
 //
-// TERuntimeCommTests: run by ctest under mpiexec with 1, 2 and 4 ranks
-// (its main calls MPI_Init and MPI_Finalize). Every rank checks its own
+// TERuntimeCommTests: run by ctest under mpiexec with 1, 2 and 4 ranks, and
+// with 2 where TE_RT_MPI_MAX_COUNT=7 sends every call in pieces (its main
+// calls MPI_Init and MPI_Finalize). Every rank checks its own
 // results of te_rt_all_gather, te_rt_reduce_scatter and te_rt_all_reduce on
 // a cpu context with an MPI communicator against values it computes by hand
 // from (rank, index): bytes for the gather, exact fp32 integers and bf16 /
