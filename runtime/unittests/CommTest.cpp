@@ -122,6 +122,10 @@ const char *dtypeName(int32_t t) {
 }
 
 TEST_F(MpiComm, SizeAndRankAreMpis) {
+  // TE_COMM_TEST_FAIL_RANK=r fails this check on rank r only: ctest's
+  // mpi2.rank1fails expects mpiexec to fail then.
+  if (const char *r = std::getenv("TE_COMM_TEST_FAIL_RANK"))
+    EXPECT_NE(std::atoi(r), rank) << "the failure asked for on rank " << rank;
   EXPECT_EQ(te_rt_comm_size(comm), size);
   EXPECT_EQ(te_rt_comm_rank(comm), rank);
   EXPECT_EQ(te_rt_comm_available(TE_RT_COMM_MPI), 1);
