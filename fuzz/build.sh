@@ -39,8 +39,8 @@ for f in DimExpr Json ModuleInfo; do
   te_run+=("$(obj "$root/runtime/lib/module/$f.cpp")")
 done
 runtime=()
-for f in TERuntime Context Api cpu/Backend cpu/Convert cpu/Gemm cpu/Quantize \
-  cpu/Reference cuda/Dispatch; do
+for f in TERuntime Context Api Comm cpu/Backend cpu/Convert cpu/Gemm cpu/Mpi cpu/Quantize \
+  cpu/Reference cuda/Dispatch cuda/Nccl; do
   runtime+=("$(obj "$root/runtime/lib/$f.cpp")")
 done
 

@@ -93,6 +93,10 @@ int32_t dbias_dact(const Checker &c, te_rt_context *ctx, int32_t act,
 int32_t add(const Checker &c, te_rt_context *ctx, int32_t dtype, const void *a,
             const void *b, void *c_, int64_t n);
 
+int32_t bias_add(const Checker &c, te_rt_context *ctx, int32_t dtype,
+                 const void *x, const void *bias, void *out, int64_t rows,
+                 int64_t cols);
+
 int32_t cast(const Checker &c, te_rt_context *ctx, int32_t src_dtype,
              int32_t dst_dtype, const void *src, void *dst, int64_t n);
 
@@ -279,6 +283,10 @@ int32_t dbias_dact(const Checker &c, te_rt_context *ctx, int32_t act,
 
 int32_t add(const Checker &c, te_rt_context *ctx, int32_t dtype, const void *a,
             const void *b, void *c_, int64_t n);
+
+int32_t bias_add(const Checker &c, te_rt_context *ctx, int32_t dtype,
+                 const void *x, const void *bias, void *out, int64_t rows,
+                 int64_t cols);
 
 int32_t cast(const Checker &c, te_rt_context *ctx, int32_t src_dtype,
              int32_t dst_dtype, const void *src, void *dst, int64_t n);

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Comm.h"
 #include "Context.h"
 
 #include <algorithm>
@@ -201,6 +202,8 @@ void releaseGraphBuffers(te_rt_context *ctx, te_rt_graph *graph,
 void te_rt_context_destroy(te_rt_context *ctx) {
   if (!ctx)
     return;
+  // Its communicators stay alive: the caller owns them.
+  te_rt_internal_comm_detach(ctx);
   if (ctx->backend == TE_RT_BACKEND_CUDA) {
     if (te_rt_graph *graph = ctx->capturing) {
       // A capture left open: end it and drop what it recorded.

@@ -2,8 +2,8 @@
 //
 // The execution context behind the ABI's opaque te_rt_context (backend,
 // CUDA stream and kernel state, buffer cache, fp32 staging buffers of the
-// CPU backend), the captured CUDA graph behind te_rt_graph, and the
-// argument checks every te_rt_* call runs before it touches memory.
+// CPU backend, communicators), the captured CUDA graph behind te_rt_graph,
+// and the argument checks every te_rt_* call runs before it touches memory.
 //
 //===----------------------------------------------------------------------===//
 
@@ -72,6 +72,10 @@ struct te_rt_context {
   te_rt_graph *capturing = nullptr;
   std::unordered_map<void *, bool> graphOwned;
 
+  /// The communicator of each group (te_rt_context_set_comm; null when
+  /// unset), borrowed: the context never destroys one (Comm.h).
+  te_rt_comm *comms[TE_RT_GROUP_COUNT] = {};
+
 private:
   std::unique_ptr<float[]> buffers[kScratchSlots];
   int64_t capacity[kScratchSlots] = {};
@@ -129,12 +133,16 @@ private:
 /// an allocation the OS or a sanitizer allocator aborts on).
 int64_t hostMemoryBytes();
 
+/// Thrown by a guarded() body whose failure is already the last error.
+struct Reported {};
+
 /// Runs `body` and turns a C++ exception (out of memory, no thread) into the
 /// last error; returns 0 or 1 for the ABI.
 template <typename Body> int32_t guarded(const Checker &c, Body body) {
   try {
     body();
     return 0;
+  } catch (const Reported &) {
   } catch (const std::bad_alloc &) {
     c.fail("out of host memory");
   } catch (const std::exception &e) {

@@ -1,12 +1,13 @@
 //===- ops.cu - CUDA backend of the runtime's compute primitives ----------===//
 //
 // LayerNorm/RMSNorm forward and backward, the 13 activations and their
-// derivatives, bias gradients, add, cast and transpose. fp32 math with the
-// CPU reference's formulas (runtime/lib/cpu/Reference.cpp); each output is
-// rounded once, to nearest even, with the same bit conversions as the CPU
-// backend. Column sums (dgamma, dbeta, dbias) are deterministic: fixed row
-// chunks summed per column, then the chunk partials summed in order (the
-// norms' fast path: one partial row per CTA, summed in a fixed order).
+// derivatives, bias gradients, add, bias add, cast and transpose. fp32
+// math with the CPU reference's formulas (runtime/lib/cpu/Reference.cpp);
+// each output is rounded once, to nearest even, with the same bit
+// conversions as the CPU backend. Column sums (dgamma, dbeta, dbias) are
+// deterministic: fixed row chunks summed per column, then the chunk
+// partials summed in order (the norms' fast path: one partial row per
+// CTA, summed in a fixed order).
 // The activation kernels (forward, backward, dbias + dact) optionally
 // reduce the amax of what they store (an atomicMax per block: max is
 // order-independent), for a current-scaling FP8 quantization of their
@@ -1060,6 +1061,33 @@ __global__ void addKernel(const typename E::T *a, const typename E::T *b,
     c[i] = E::store(E::load(a[i]) + E::load(b[i]));
 }
 
+/// out[r, c] = x[r, c] + bias[c] (te_rt_bias_add; out may be x). With vec
+/// (x, bias and out 16-byte aligned and cols a multiple of N) each thread
+/// adds N elements of one row per 16-byte access.
+template <typename E>
+__global__ void biasAddKernel(const typename E::T *x, const typename E::T *bias,
+                              typename E::T *out, int64_t n, int64_t cols,
+                              bool vec) {
+  using T = typename E::T;
+  constexpr int N = 16 / sizeof(T);
+  if (vec) {
+    using V = Vec<T, N>;
+    int64_t nv = n / N, colVecs = cols / N;
+    for (int64_t i = globalId(); i < nv; i += globalStride()) {
+      V vx = reinterpret_cast<const V *>(x)[i];
+      V vb = reinterpret_cast<const V *>(bias)[i % colVecs];
+      V vo;
+#pragma unroll
+      for (int e = 0; e < N; ++e)
+        vo.v[e] = E::store(E::load(vx.v[e]) + E::load(vb.v[e]));
+      reinterpret_cast<V *>(out)[i] = vo;
+    }
+    return;
+  }
+  for (int64_t i = globalId(); i < n; i += globalStride())
+    out[i] = E::store(E::load(x[i]) + E::load(bias[i % cols]));
+}
+
 /// dst = D(S(src)); widening to fp32 is exact, so one rounding.
 template <typename S, typename D>
 __global__ void castKernel(const typename S::T *src, typename D::T *dst,
@@ -1626,6 +1654,25 @@ const char *te_kernels_add(te_kernels_state *s, int dtype, const void *a,
                    s->stream>>>(static_cast<const T *>(a),
                                 static_cast<const T *>(b), static_cast<T *>(c),
                                 n, vec);
+    return launched();
+  });
+}
+
+const char *te_kernels_bias_add(te_kernels_state *s, int dtype, const void *x,
+                                const void *bias, void *out, int64_t rows,
+                                int64_t cols) {
+  if (rows == 0 || cols == 0)
+    return nullptr;
+  int64_t n = rows * cols;
+  return byDtype(dtype, [&](auto e) {
+    using E = decltype(e);
+    using T = typename E::T;
+    constexpr int N = 16 / sizeof(T);
+    bool vec = cols % N == 0 && aligned16(x) && aligned16(bias) &&
+               aligned16(out);
+    biasAddKernel<E><<<gridFor(vec ? n / N : n), kThreads, 0, s->stream>>>(
+        static_cast<const T *>(x), static_cast<const T *>(bias),
+        static_cast<T *>(out), n, cols, vec);
     return launched();
   });
 }

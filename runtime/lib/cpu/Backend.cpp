@@ -565,6 +565,27 @@ int32_t add(const Checker &c, te_rt_context *ctx, int32_t dtype, const void *a,
   });
 }
 
+int32_t bias_add(const Checker &c, te_rt_context *ctx, int32_t dtype,
+                 const void *x, const void *bias, void *out, int64_t rows,
+                 int64_t cols) {
+  return guarded(c, [&] {
+    dispatch(dtypeOf(dtype), [&](auto e) {
+      using E = decltype(e);
+      using T = typename E::T;
+      const T *px = static_cast<const T *>(x),
+              *pb = static_cast<const T *>(bias);
+      T *po = static_cast<T *>(out);
+      // Rows in parallel; out may be x (each element read before written).
+      te::cpu::parallelFor(rows, cols, [&](int64_t r0, int64_t r1) {
+        for (int64_t r = r0; r < r1; ++r)
+          for (int64_t j = 0; j < cols; ++j)
+            po[r * cols + j] =
+                E::store(E::load(px[r * cols + j]) + E::load(pb[j]));
+      });
+    });
+  });
+}
+
 int32_t cast(const Checker &c, te_rt_context *ctx, int32_t src_dtype,
              int32_t dst_dtype, const void *src, void *dst, int64_t n) {
   return guarded(c, [&] {

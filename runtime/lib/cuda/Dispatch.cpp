@@ -195,6 +195,14 @@ int32_t add(const Checker &c, te_rt_context *ctx, int32_t dtype, const void *a,
                 [&](auto *s) { return te_kernels_add(s, dtype, a, b, c_, n); });
 }
 
+int32_t bias_add(const Checker &c, te_rt_context *ctx, int32_t dtype,
+                 const void *x, const void *bias, void *out, int64_t rows,
+                 int64_t cols) {
+  return onCuda(c, ctx, [&](auto *s) {
+    return te_kernels_bias_add(s, dtype, x, bias, out, rows, cols);
+  });
+}
+
 int32_t cast(const Checker &c, te_rt_context *ctx, int32_t src_dtype,
              int32_t dst_dtype, const void *src, void *dst, int64_t n) {
   return onCuda(c, ctx, [&](auto *s) {

@@ -137,6 +137,10 @@ const char *te_kernels_bias_grad(te_kernels_state *s, int dtype, const void *dy,
                                  void *dbias, int64_t rows, int64_t cols);
 const char *te_kernels_add(te_kernels_state *s, int dtype, const void *a,
                            const void *b, void *c, int64_t n);
+/* out[rows, cols] = x + bias[cols] broadcast over the rows (out may be x). */
+const char *te_kernels_bias_add(te_kernels_state *s, int dtype, const void *x,
+                                const void *bias, void *out, int64_t rows,
+                                int64_t cols);
 const char *te_kernels_cast(te_kernels_state *s, int src_dtype, int dst_dtype,
                             const void *src, void *dst, int64_t n);
 const char *te_kernels_transpose(te_kernels_state *s, int dtype,
