@@ -418,15 +418,17 @@ int32_t te_rt_bias_add(te_rt_context *ctx, int32_t dtype, const void *x,
       !c.notNull("x", x) || !c.notNull("bias", bias) || !c.notNull("out", out))
     return 1;
   // out may be x (in place); any other overlap would read what it wrote.
-  int64_t size = te::cpu::dtypeSize(static_cast<te::cpu::DType>(dtype));
-  uintptr_t o = reinterpret_cast<uintptr_t>(out),
-            xs = reinterpret_cast<uintptr_t>(x),
-            b = reinterpret_cast<uintptr_t>(bias);
-  uint64_t bytes = uint64_t(n * size), biasBytes = uint64_t(cols * size);
-  if (bytes && o != xs && o < xs + bytes && xs < o + bytes)
-    return c.fail("out overlaps x (in place is out == x)"), 1;
-  if (bytes && o < b + biasBytes && b < o + bytes)
-    return c.fail("out overlaps bias"), 1;
+  if (n > 0) { // (then cols <= n, and both byte counts fit)
+    int64_t size = te::cpu::dtypeSize(static_cast<te::cpu::DType>(dtype));
+    uintptr_t o = reinterpret_cast<uintptr_t>(out),
+              xs = reinterpret_cast<uintptr_t>(x),
+              b = reinterpret_cast<uintptr_t>(bias);
+    uint64_t bytes = uint64_t(n * size), biasBytes = uint64_t(cols * size);
+    if (o != xs && o < xs + bytes && xs < o + bytes)
+      return c.fail("out overlaps x (in place is out == x)"), 1;
+    if (o < b + biasBytes && b < o + bytes)
+      return c.fail("out overlaps bias"), 1;
+  }
   if (ctx->backend == TE_RT_BACKEND_CUDA)
     return te::rt::cuda::bias_add(c, ctx, dtype, x, bias, out, rows, cols);
   return te::rt::cpu::bias_add(c, ctx, dtype, x, bias, out, rows, cols);

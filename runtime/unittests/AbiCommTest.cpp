@@ -64,6 +64,10 @@ TEST_F(Abi, BiasAddRoundsTheFp32SumOnce) {
   EXPECT_EQ(te_rt_bias_add(ctx, TE_RT_DTYPE_F32, &sentinel, &sentinel,
                            &sentinel, 3, 0),
             0);
+  EXPECT_EQ(te_rt_bias_add(ctx, TE_RT_DTYPE_BF16, &sentinel, &sentinel,
+                           &sentinel, 0, INT64_MAX),
+            0)
+      << lastError();
   EXPECT_EQ(sentinel, 7.0f);
 }
 
@@ -174,6 +178,25 @@ TEST_F(Abi, CommunicatorArgumentErrors) {
   EXPECT_EQ(lastError(), "te_rt_comm_wrap_mpi: ctx is NULL");
   EXPECT_FAILS_WITH(te_rt_nccl_unique_id(nullptr),
                     "te_rt_nccl_unique_id: id128 is NULL");
+}
+
+TEST_F(Abi, NcclUniqueIdLoadsNcclAtRunTime) {
+  // No device is needed for an id: libnccl is dlopen'ed (TE_RT_NCCL_LIBRARY
+  // or libnccl.so.2) on first use; without it, or without CUDA built in,
+  // the reason is the error.
+  char id[128] = {};
+  if (te_rt_nccl_unique_id(id) == 0) {
+    int nonzero = 0;
+    for (char b : id)
+      nonzero += b != 0;
+    EXPECT_GT(nonzero, 0);
+    return;
+  }
+  std::string e = lastError();
+  EXPECT_TRUE(e.rfind("te_rt_nccl_unique_id: cannot load NCCL (", 0) == 0 ||
+              e.rfind("te_rt_nccl_unique_id: NCCL needs the cuda backend", 0) ==
+                  0)
+      << e;
 }
 
 TEST_F(Abi, WrapMpiWithoutMpiInitIsAnError) {
