@@ -12,6 +12,10 @@ their raw bits in a uint16 array and is decoded before comparing; any other `.np
 hold a numeric array (float, int or bool).  A 2-byte void array (what NumPy makes of an
 ml_dtypes bfloat16 file) is also read as bf16 bits.
 
+With --atol-scale S the absolute tolerance of a file is atol + S * max|expected| (a bound
+at the tensor's scale, for sums split over ranks whose parts are rounded at the parts'
+magnitude: tensor-parallel runs against one device).
+
 With --max-norm-rel X a file must also satisfy ||actual - expected|| / ||expected|| <= X
 (2-norms over its finite elements; ||actual - expected|| <= X when expected is all zero): a
 check that a quantized computation follows the same rounding decisions as its emulation,
@@ -100,7 +104,12 @@ def fmt(v: float) -> str:
 
 
 def compare(name: str, exp: np.ndarray, act: np.ndarray, atol: float, rtol: float,
-            equal_nan: bool, max_norm_rel: float | None = None) -> tuple[bool, str]:
+            equal_nan: bool, max_norm_rel: float | None = None,
+            atol_scale: float = 0.0) -> tuple[bool, str]:
+    if atol_scale and exp.size:
+        finite_exp = exp[np.isfinite(exp)]
+        if finite_exp.size:
+            atol = atol + atol_scale * float(np.abs(finite_exp).max())
     tol = f"(atol={atol:g}, rtol={rtol:g})"
     if exp.shape != act.shape:
         return False, f"MISMATCH {name}: shape {list(act.shape)} != expected {list(exp.shape)}"
@@ -163,13 +172,17 @@ def main(argv=None) -> int:
     ap.add_argument("--equal-nan", action="store_true", help="NaN facing NaN is equal")
     ap.add_argument("--max-norm-rel", type=float, default=None,
                     help="also require ||actual - expected|| / ||expected|| <= this per file")
+    ap.add_argument("--atol-scale", type=float, default=0.0,
+                    help="per file, add this times max|expected| to --atol (a bound "
+                         "at the tensor's scale: sums split over ranks round their "
+                         "parts at the parts' magnitude, not the result's)")
     args = ap.parse_args(argv)
 
     for what, d in (("--expected", args.expected), ("--actual", args.actual)):
         if not os.path.isdir(d):
             print(f"ERROR {what} {d!r} is not a directory", file=sys.stderr)
             return 2
-    checks = [("--atol", args.atol), ("--rtol", args.rtol)]
+    checks = [("--atol", args.atol), ("--rtol", args.rtol), ("--atol-scale", args.atol_scale)]
     if args.max_norm_rel is not None:
         checks.append(("--max-norm-rel", args.max_norm_rel))
     for what, v in checks:
@@ -213,7 +226,7 @@ def main(argv=None) -> int:
             failed += 1
             continue
         good, line = compare(name, exp, act, args.atol, args.rtol, args.equal_nan,
-                             args.max_norm_rel)
+                             args.max_norm_rel, args.atol_scale)
         print(line)
         if good:
             ok += 1

@@ -539,17 +539,19 @@ LogicalResult Decomposer::backward(Operation *op) {
     Value dy = mlp.getGradOutput();
     Type element = elementOf(dy);
     TensorParallelAttr tp = mlp.getTpAttr();
-    // Row-parallel FC2 (§1): the bias gradient from the rank's rows (a
-    // partial sum under sequence parallelism), then the gathered dy.
-    Value dB2 = mlp.getWithFc2Bias()
-                    ? reduceParamGrad(loc, biasGrad(loc, dy), tp,
-                                      "FC2's partial bias gradient")
-                    : Value();
+    // Row-parallel FC2 (§1): its GEMMs on the gathered dy, its bias
+    // gradient from the rank's rows (a partial sum under sequence
+    // parallelism).
+    Value dyRows = dy;
     dy = allGather(loc, dy, tp, "the output gradient's rows, before FC2's "
                                 "dgrad and wgrad");
     Value dyq = quantizeGrad(dy, *q, 2);
     Value dAct = gemm(loc, GemmLayout::NN, dyq, mlp.getFc2Weight(), {}, element);
     Value dW2 = gemm(loc, GemmLayout::NT, dyq, mlp.getActOut(), {}, element);
+    Value dB2 = mlp.getWithFc2Bias()
+                    ? reduceParamGrad(loc, biasGrad(loc, dyRows), tp,
+                                      "FC2's partial bias gradient")
+                    : Value();
     Value dFc1 = DActOp::create(b, loc, mlp.getFc1Out().getType(),
                                 /*amax=*/Type(), dAct,
                                 mlp.getFc1Out(), mlp.getActivation())

@@ -14,6 +14,8 @@
 #include "te/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 
 namespace mlir::te {
@@ -109,10 +111,39 @@ LogicalResult Sharder::require(Value v, Shard want, Operation *user,
   }
   Operation *producer = v.getDefiningOp();
   auto it = layout.find(v);
-  if (it == layout.end())
+  if (it == layout.end()) {
+    // What torch-mlir exports put between a parameter and its module op
+    // (te-import-torch): the layout is pulled through to the parameters.
+    if (auto concat = dyn_cast<tensor::ConcatOp>(producer);
+        concat && want == Shard::GatedRows && concat.getDim() == 0 &&
+        concat.getInputs().size() == 2 &&
+        concat.getInputs()[0].getType() == concat.getInputs()[1].getType()) {
+      // A gated FC1 weight [gate; up]: each half split along its rows.
+      for (auto [i, half] : llvm::enumerate(concat.getInputs()))
+        if (failed(require(half, Shard::Rows, concat,
+                           i == 0 ? "first half" : "second half")))
+          return failure();
+      layout[v] = want;
+      return success();
+    }
+    if (auto t = dyn_cast<linalg::TransposeOp>(producer);
+        t && t.getPermutation().size() == 2 && t.getPermutation()[0] == 1 &&
+        (want == Shard::Rows || want == Shard::Cols) &&
+        t.getInit().getDefiningOp<tensor::EmptyOp>() &&
+        t.getInit().getDefiningOp()->getNumOperands() == 0 &&
+        t.getInit().hasOneUse()) {
+      // A transposed weight (GPT-2's Conv1D): the other dim of the source.
+      if (failed(require(t.getInput(),
+                         want == Shard::Rows ? Shard::Cols : Shard::Rows, t,
+                         "input")))
+        return failure();
+      layout[v] = want;
+      return success();
+    }
     return user->emitError()
            << "te-tensor-parallel: the " << here << " comes from '"
            << producer->getName() << "', which is not sharded";
+  }
   if (it->second != want)
     return user->emitError()
            << "te-tensor-parallel: the " << here << " must be "
@@ -175,11 +206,20 @@ LogicalResult Sharder::visit(Operation *op) {
     return success();
   }
   if (isa<func::ReturnOp>(op)) {
-    for (Value v : op->getOperands())
-      if (isa<BlockArgument>(v) && !layout.count(v))
-        layout[v] = Shard::Replicated; // returned as it came
+    for (Value v : op->getOperands()) {
+      if (layout.count(v))
+        continue;
+      if (!isa<BlockArgument>(v))
+        return op->emitError() << "te-tensor-parallel: a result comes from '"
+                               << v.getDefiningOp()->getName()
+                               << "', which is not sharded";
+      layout[v] = Shard::Replicated; // returned as it came
+    }
     return success();
   }
+  // Shaped by the module op that reads them (require()), or an error there.
+  if (isa<tensor::EmptyOp, tensor::ConcatOp, linalg::TransposeOp>(op))
+    return success();
   if (op->hasTrait<OpTrait::Elementwise>() && op->getNumResults() == 1) {
     // All operands in one layout (a residual add of a sequence-parallel
     // input and an MLP's output); arguments not seen yet take it.
@@ -264,6 +304,22 @@ LogicalResult Sharder::apply() {
         return failure();
       for (auto [r, t] : llvm::zip(op.getResults(), types))
         r.setType(t);
+    } else if (auto concat = dyn_cast<tensor::ConcatOp>(op)) {
+      if (!layout.count(concat.getResult()))
+        continue;
+      auto in = cast<RankedTensorType>(concat.getInputs()[0].getType());
+      SmallVector<int64_t> shape(in.getShape());
+      shape[0] *= 2;
+      concat.getResult().setType(
+          RankedTensorType::get(shape, in.getElementType()));
+    } else if (auto t = dyn_cast<linalg::TransposeOp>(op)) {
+      if (!layout.count(t->getResult(0)))
+        continue;
+      auto in = cast<RankedTensorType>(t.getInput().getType());
+      auto type = RankedTensorType::get({in.getDimSize(1), in.getDimSize(0)},
+                                        in.getElementType());
+      t.getInit().setType(type);
+      t->getResult(0).setType(type);
     } else if (op.hasTrait<OpTrait::Elementwise>() &&
                op.getNumResults() == 1) {
       auto in = cast<RankedTensorType>(op.getOperand(0).getType());

@@ -25,10 +25,10 @@
 // SP-SAME: %arg9: tensor<?x64xbf16> {te.grad_of = "output:0", te.tp_shard = "rows"}
 // SP-SAME: tensor<64xbf16> {te.grad_of = "input:1", te.tp_shard = "partial"}
 // SP-SAME: tensor<64xbf16> {te.grad_of = "input:6", te.tp_shard = "partial"}
-// SP: %[[DB2:.*]] = te.bias_grad %arg9
 // SP: %[[DY:.*]] = te.all_gather %arg9 group(2)
 // SP: %[[DACT:.*]] = te.gemm nn %[[DY]], %arg6
 // SP: %[[DW2:.*]] = te.gemm nt %[[DY]], %arg5
+// SP: %[[DB2:.*]] = te.bias_grad %arg9
 // SP: %[[DFC1:.*]] = te.dact gelu %[[DACT]], %arg4
 // SP: %[[DB1:.*]] = te.bias_grad %[[DFC1]]
 // SP: %[[DLN:.*]] = te.gemm nn %[[DFC1]], %arg3

@@ -75,3 +75,21 @@ func.func @fp8(%x: tensor<8x64xbf16>, %g: tensor<64xbf16>, %w: tensor<64x64xbf16
   %y = te.layernorm_linear %x norm rms_norm(%g) weight(%w) recipe(#te.fp8_current<>) : (tensor<8x64xbf16>, tensor<64xbf16>, tensor<64x64xbf16>) -> tensor<8x64xbf16>
   return %y : tensor<8x64xbf16>
 }
+
+// -----
+
+// A concat is only a gated FC1 weight's two halves.
+func.func @concat_rows(%x: tensor<8x64xbf16>, %g: tensor<64xbf16>, %a: tensor<32x64xbf16>, %b: tensor<32x64xbf16>, %w2: tensor<64x64xbf16>) -> tensor<8x64xbf16> {
+  %w1 = tensor.concat dim(0) %a, %b : (tensor<32x64xbf16>, tensor<32x64xbf16>) -> tensor<64x64xbf16>
+  // expected-error @+1 {{te-tensor-parallel: the fc1_weight of 'te.layernorm_mlp' comes from 'tensor.concat', which is not sharded}}
+  %y = te.layernorm_mlp %x norm rms_norm(%g) fc1(%w1) act gelu fc2(%w2) : (tensor<8x64xbf16>, tensor<64xbf16>, tensor<64x64xbf16>, tensor<64x64xbf16>) -> tensor<8x64xbf16>
+  return %y : tensor<8x64xbf16>
+}
+
+// -----
+
+func.func @result_unsharded(%x: tensor<8x64xbf16>, %a: tensor<32x64xbf16>) -> tensor<64x64xbf16> {
+  %c = tensor.concat dim(0) %a, %a : (tensor<32x64xbf16>, tensor<32x64xbf16>) -> tensor<64x64xbf16>
+  // expected-error @+1 {{te-tensor-parallel: a result comes from 'tensor.concat', which is not sharded}}
+  return %c : tensor<64x64xbf16>
+}

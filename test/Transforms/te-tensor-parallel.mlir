@@ -67,3 +67,37 @@ func.func @two_layers(%x: tensor<8x64xbf16>, %g: tensor<64xbf16>, %w1: tensor<12
   %z = te.layernorm_mlp %y norm rms_norm(%g) fc1(%w1) act gelu fc2(%w2) : (tensor<8x64xbf16>, tensor<64xbf16>, tensor<128x64xbf16>, tensor<64x128xbf16>) -> tensor<8x64xbf16>
   return %z : tensor<8x64xbf16>
 }
+
+// -----
+
+// As te-import-torch raises a Llama MLP: the gated FC1 weight is the
+// concat of gate_proj and up_proj, each split along its rows.
+// SP-LABEL: func.func @llama(
+// SP-SAME: %arg2: tensor<32x32xbf16> {te.tp_shard = "rows"}, %arg3: tensor<32x32xbf16> {te.tp_shard = "rows"}, %arg4: tensor<32x32xbf16> {te.tp_shard = "cols"}
+// SP: tensor.concat dim(0) %arg2, %arg3 : (tensor<32x32xbf16>, tensor<32x32xbf16>) -> tensor<64x32xbf16>
+// SP: te.layernorm_mlp {{.*}} : (tensor<1x4x32xbf16>, tensor<32xbf16>, tensor<64x32xbf16>, tensor<32x32xbf16>) -> tensor<1x4x32xbf16>
+func.func @llama(%x: tensor<2x4x32xbf16>, %g: tensor<32xbf16>, %gate: tensor<64x32xbf16>, %up: tensor<64x32xbf16>, %down: tensor<32x64xbf16>) -> tensor<2x4x32xbf16> {
+  %w1 = tensor.concat dim(0) %gate, %up : (tensor<64x32xbf16>, tensor<64x32xbf16>) -> tensor<128x32xbf16>
+  %y = te.layernorm_mlp %x norm rms_norm(%g) fc1(%w1) act swiglu fc2(%down) : (tensor<2x4x32xbf16>, tensor<32xbf16>, tensor<128x32xbf16>, tensor<32x64xbf16>) -> tensor<2x4x32xbf16>
+  return %y : tensor<2x4x32xbf16>
+}
+
+// -----
+
+// As te-import-torch raises a GPT-2 MLP: Conv1D weights are [in, out] and
+// transposed, so c_fc is split along its columns and c_proj along its rows.
+// SP-LABEL: func.func @gpt2(
+// SP-SAME: %arg3: tensor<32x32xbf16> {te.tp_shard = "cols"}
+// SP-SAME: %arg4: tensor<32x32xbf16> {te.tp_shard = "rows"}
+// SP: %[[E:.*]] = tensor.empty() : tensor<32x32xbf16>
+// SP: linalg.transpose ins(%arg3 : tensor<32x32xbf16>) outs(%[[E]] : tensor<32x32xbf16>)
+// SP: linalg.transpose ins(%arg4 : tensor<32x32xbf16>) outs(%{{.*}} : tensor<32x32xbf16>)
+// SP: te.layernorm_mlp {{.*}} : (tensor<1x4x32xbf16>, tensor<32xbf16>, tensor<32x32xbf16>, tensor<32x32xbf16>) -> tensor<1x4x32xbf16>
+func.func @gpt2(%x: tensor<2x4x32xbf16>, %g: tensor<32xbf16>, %b: tensor<32xbf16>, %fc: tensor<32x64xbf16>, %proj: tensor<64x32xbf16>) -> tensor<2x4x32xbf16> {
+  %0 = tensor.empty() : tensor<64x32xbf16>
+  %w1 = linalg.transpose ins(%fc : tensor<32x64xbf16>) outs(%0 : tensor<64x32xbf16>) permutation = [1, 0]
+  %1 = tensor.empty() : tensor<32x64xbf16>
+  %w2 = linalg.transpose ins(%proj : tensor<64x32xbf16>) outs(%1 : tensor<32x64xbf16>) permutation = [1, 0]
+  %y = te.layernorm_mlp %x norm layer_norm(%g, %b) fc1(%w1) act gelu fc2(%w2) : (tensor<2x4x32xbf16>, tensor<32xbf16>, tensor<32xbf16>, tensor<64x32xbf16>, tensor<32x64xbf16>) -> tensor<2x4x32xbf16>
+  return %y : tensor<2x4x32xbf16>
+}

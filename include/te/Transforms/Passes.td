@@ -106,8 +106,12 @@ def TETensorParallelPass : Pass<"te-tensor-parallel", "::mlir::ModuleOp"> {
     `reduce-param-grads` makes the backward all-reduce them. The function
     gets `te.tp = "<size>"` and `te.sequence_parallel`.
 
-    Values flow between module ops, and through elementwise ops (a residual
-    add), only with the same layout (an MLP's sequence-parallel output into
+    Parameters may reach their module op as torch-mlir exports them
+    (te-import-torch): a gated FC1 weight as the `tensor.concat` of its two
+    halves (each split along its rows) and a transposed weight as a
+    `linalg.transpose` (GPT-2's Conv1D: the other dim of the parameter is
+    split). Values flow between module ops, and through elementwise ops (a
+    residual add), only with the same layout (an MLP's sequence-parallel output into
     the next MLP); anything else (a column-sharded LayerNormLinear output
     into a module op, a reshape of a sharded value) is an error naming the
     op: te-mlir places no resharding collectives of its own. `te.linear` is
