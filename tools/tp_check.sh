@@ -14,7 +14,11 @@
 # bf16 rtol 1.6e-2 / atol 1e-5, f32 rtol 1e-3 / atol 1e-5), the absolute
 # one raised to a few ulps of each tensor's largest element (see below), and
 # a relative 2-norm bound of about one unit roundoff that a wrong slice or
-# a missing reduction cannot meet. With TP_CHECK_IDENTICAL=DIR the tp outputs must also be
+# a missing reduction cannot meet. With TP_GOLDENS=CASE_DIR (a
+# test/Integration/Inputs case: args/, grads_in/, expected/, config.json)
+# both runs take the case's inputs instead of random ones and the tp
+# outputs must also match the case's PyTorch goldens at its tolerances.
+# With TP_CHECK_IDENTICAL=DIR the tp outputs must also be
 # bit-identical to those already in DIR (the checkpointed backward against
 # the stored one).
 #
@@ -50,9 +54,13 @@ done
 echo "tp_check: $(basename "$model") tp=$ranks ${parallel[*]}"
 "$compile" "$model" --train "${single[@]}" -o "$out/tp1.so"
 "$compile" "$model" --train --tp "$ranks" "${parallel[@]}" -o "$out/tp$ranks.so"
-"$run" "$out/tp1.so" --step main --random 7 --outputs "$out/ref" > "$out/ref.log"
+data=(--random 7)
+if [[ -n ${TP_GOLDENS:-} ]]; then
+  data=(--inputs "$TP_GOLDENS/args" --grads "$TP_GOLDENS/grads_in")
+fi
+"$run" "$out/tp1.so" --step main "${data[@]}" --outputs "$out/ref" > "$out/ref.log"
 "$mpiexec" -n "$ranks" "$run" "$out/tp$ranks.so" --tp "$ranks" --step main \
-  --random 7 --outputs "$out/tp" > "$out/tp.log" 2>&1 || {
+  "${data[@]}" --outputs "$out/tp" > "$out/tp.log" 2>&1 || {
   cat "$out/tp.log" >&2
   echo "tp_check: the tp=$ranks step failed" >&2
   exit 1
@@ -89,5 +97,15 @@ if [[ -n ${TP_CHECK_IDENTICAL:-} ]]; then
   echo "tp_check: bit-identical to $TP_CHECK_IDENTICAL"
   "$python" "$root/tools/compare_npy.py" --expected "$TP_CHECK_IDENTICAL" \
     --actual "$out/tp" --atol 0 --rtol 0 --names "${names[@]}"
+fi
+if [[ -n ${TP_GOLDENS:-} ]]; then
+  # The PyTorch goldens of the case, at its own tolerances (config.json).
+  cfg() { "$python" -c "import json,sys;print(json.load(open(sys.argv[1]))[sys.argv[2]])" "$TP_GOLDENS/config.json" "$1"; }
+  echo "tp_check: against the PyTorch goldens of $(basename "$TP_GOLDENS")"
+  "$python" "$root/tools/compare_npy.py" --expected "$TP_GOLDENS/expected" \
+    --actual "$out/tp" --atol "$(cfg fwd_atol)" --rtol "$(cfg fwd_rtol)" --names fwd/result0
+  mapfile -t bwd < <(printf '%s\n' "${names[@]}" | grep '^bwd/')
+  "$python" "$root/tools/compare_npy.py" --expected "$TP_GOLDENS/expected" \
+    --actual "$out/tp" --atol "$(cfg bwd_atol)" --rtol "$(cfg bwd_rtol)" --names "${bwd[@]}"
 fi
 echo "tp_check: OK (${#names[@]} tensors, $grads gradients)"
