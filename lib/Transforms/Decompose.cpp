@@ -507,15 +507,15 @@ LogicalResult Decomposer::backward(Operation *op) {
     Type element = elementOf(dy);
     TensorParallelAttr tp = ln.getTpAttr();
     Value dyq = quantizeGrad(dy, *q, 0);
-    // The dgrad is a partial sum over the ranks' features; the wgrad reads
-    // the norm output gathered again from the saved rows (§2).
+    // The wgrad reads the norm output gathered again from the saved rows
+    // (§2; issued first, as TE's async gather); the dgrad is a partial sum
+    // over the ranks' features.
+    Value lnOut = allGather(loc, ln.getLnOut(), tp,
+                            "the saved norm output's rows, for the wgrad");
     Value dLn = reducePartial(
         loc, gemm(loc, GemmLayout::NN, dyq, ln.getWeight(), {}, element), tp,
         "the dgrad's partial sums");
-    Value dW = gemm(loc, GemmLayout::NT, dyq,
-                    allGather(loc, ln.getLnOut(), tp,
-                              "the saved norm output's rows, for the wgrad"),
-                    {}, element);
+    Value dW = gemm(loc, GemmLayout::NT, dyq, lnOut, {}, element);
     Value dBias = ln.getWithBias() ? biasGrad(loc, dy) : Value();
     if (Value extra = ln.getGradLnOutput())
       dLn = arith::AddFOp::create(b, loc, dLn, extra);
@@ -545,6 +545,11 @@ LogicalResult Decomposer::backward(Operation *op) {
     Value dyRows = dy;
     dy = allGather(loc, dy, tp, "the output gradient's rows, before FC2's "
                                 "dgrad and wgrad");
+    // The saved norm output's rows gathered again for FC1's wgrad, issued
+    // first as TE issues it (async) before FC2's GEMMs: the recomputed
+    // (checkpointed) backward has it as early, so both fuse the same way.
+    Value lnOut = allGather(loc, mlp.getLnOut(), tp,
+                            "the saved norm output's rows, for FC1's wgrad");
     Value dyq = quantizeGrad(dy, *q, 2);
     Value dAct = gemm(loc, GemmLayout::NN, dyq, mlp.getFc2Weight(), {}, element);
     Value dW2 = gemm(loc, GemmLayout::NT, dyq, mlp.getActOut(), {}, element);
@@ -564,11 +569,7 @@ LogicalResult Decomposer::backward(Operation *op) {
         loc,
         gemm(loc, GemmLayout::NN, dFc1q, mlp.getFc1Weight(), {}, element), tp,
         "FC1's dgrad partial sums");
-    Value dW1 = gemm(loc, GemmLayout::NT, dFc1q,
-                     allGather(loc, mlp.getLnOut(), tp,
-                               "the saved norm output's rows, for FC1's "
-                               "wgrad"),
-                     {}, element);
+    Value dW1 = gemm(loc, GemmLayout::NT, dFc1q, lnOut, {}, element);
     if (Value extra = mlp.getGradLnOutput())
       dLn = arith::AddFOp::create(b, loc, dLn, extra);
     auto nb = NormBwdOp::create(

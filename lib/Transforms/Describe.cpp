@@ -42,6 +42,62 @@ llvm::json::Array gradsToJSON(ArrayRef<GradDesc> grads) {
   return a;
 }
 
+/// A tensor-parallel op's layout and the collectives te-decompose places
+/// for it (the rank's bytes in, the bytes out), in program order.
+llvm::json::Value tensorParallelJSON(Operation *op,
+                                     const DescribeOptions &options) {
+  auto tp = op->getAttrOfType<TensorParallelAttr>("tp");
+  if (!tp)
+    return nullptr;
+  auto input = cast<RankedTensorType>(op->getOperand(0).getType());
+  int64_t t = tp.getSize();
+  bool sp = tp.getSequenceParallel();
+  int64_t elem = input.getElementType().getIntOrFloatBitWidth() / 8;
+  // The rank's rows and the group's (gathered under sequence parallelism).
+  SymDim rows(1);
+  for (unsigned i = 0, e = input.getRank() - 1; i < e; ++i)
+    rows = rows * SymDim::dimOf(input, i);
+  SymDim all = sp ? rows * SymDim(t) : rows;
+  SymDim hidden(input.getShape().back() * elem);
+  llvm::json::Array collectives;
+  auto add = [&](StringRef pass, StringRef kind, StringRef of, SymDim in,
+                 SymDim out) {
+    collectives.push_back(llvm::json::Object{{"pass", pass},
+                                             {"collective", kind},
+                                             {"of", of},
+                                             {"bytes_in", in.toJSON()},
+                                             {"bytes_out", out.toJSON()}});
+  };
+  bool mlp = isa<LayerNormMLPOp>(op);
+  if (sp)
+    add("forward", "all_gather", "ln_out", rows * hidden, all * hidden);
+  if (mlp)
+    add("forward", sp ? "reduce_scatter" : "all_reduce", "fc2_output",
+        all * hidden, (sp ? rows : all) * hidden);
+  if (options.training) {
+    if (mlp && sp)
+      add("backward", "all_gather", "grad_output", rows * hidden,
+          all * hidden);
+    add("backward", sp ? "reduce_scatter" : "all_reduce",
+        mlp ? "fc1_dgrad" : "dgrad", all * hidden, (sp ? rows : all) * hidden);
+    if (sp)
+      add("backward", "all_gather", "ln_out", rows * hidden, all * hidden);
+    if (tp.getReduceParamGrads()) {
+      add("backward", "all_reduce", "grad_ln_weight", hidden, hidden);
+      bool lnBias = mlp ? bool(cast<LayerNormMLPOp>(op).getLnBias())
+                        : bool(cast<LayerNormLinearOp>(op).getLnBias());
+      if (lnBias)
+        add("backward", "all_reduce", "grad_ln_bias", hidden, hidden);
+      if (mlp && cast<LayerNormMLPOp>(op).getFc2Bias())
+        add("backward", "all_reduce", "grad_fc2_bias", hidden, hidden);
+    }
+  }
+  return llvm::json::Object{{"size", t},
+                            {"sequence_parallel", sp},
+                            {"reduce_param_grads", tp.getReduceParamGrads()},
+                            {"collectives", std::move(collectives)}};
+}
+
 llvm::json::Object recordFor(Operation *op, const ModuleDescription &d,
                              const DescribeOptions &options) {
   std::string loc;
@@ -85,6 +141,7 @@ llvm::json::Object recordFor(Operation *op, const ModuleDescription &d,
                                    {"out", gradsToJSON(d.gradsOut)}}},
       {"state", std::move(state)},
       {"workspace_bytes", d.workspaceBytes.toJSON()},
+      {"tp", tensorParallelJSON(op, options)},
   };
 }
 

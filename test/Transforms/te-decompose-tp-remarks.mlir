@@ -19,8 +19,8 @@ func.func @mlp_tp(%x: tensor<8x64xbf16>, %g: tensor<64xbf16>, %w1: tensor<64x64x
 // -----
 
 func.func @ln_linear_bwd(%dy: tensor<16x32xbf16>, %x: tensor<8x64xbf16>, %g: tensor<64xbf16>, %rs: tensor<8xf32>, %w: tensor<32x64xbf16>, %ln: tensor<8x64xbf16>) -> (tensor<8x64xbf16>, tensor<64xbf16>, tensor<32x64xbf16>) {
-  // expected-remark @+3 {{te-decompose: reduce-scatter over 2 ranks: the dgrad's partial sums}}
-  // expected-remark @+2 {{te-decompose: all-gather over 2 ranks: the saved norm output's rows, for the wgrad}}
+  // expected-remark @+3 {{te-decompose: all-gather over 2 ranks: the saved norm output's rows, for the wgrad}}
+  // expected-remark @+2 {{te-decompose: reduce-scatter over 2 ranks: the dgrad's partial sums}}
   // expected-remark @+1 {{te-decompose: all-reduce over 2 ranks: a norm weight's partial gradient}}
   %dx, %dg, %dw = te.layernorm_linear_bwd %dy input(%x) norm rms_norm(%g) rsigma(%rs) weight(%w) ln_out(%ln) tp(#te.tp<size = 2, sequence_parallel = true, reduce_param_grads = true>) : (tensor<16x32xbf16>, tensor<8x64xbf16>, tensor<64xbf16>, tensor<8xf32>, tensor<32x64xbf16>, tensor<8x64xbf16>) -> (tensor<8x64xbf16>, tensor<64xbf16>, tensor<32x64xbf16>)
   return %dx, %dg, %dw : tensor<8x64xbf16>, tensor<64xbf16>, tensor<32x64xbf16>

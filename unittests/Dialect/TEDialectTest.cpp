@@ -60,14 +60,16 @@ TEST_F(TEDialectTest, BuildersInferDynamicResultTypes) {
   ValueRange args =
       makeFunc({tensor({ShapedType::kDynamic, ShapedType::kDynamic, 64}),
                 tensor({64}), tensor({512, 64}), tensor({64, 256}),
-                tensor({ShapedType::kDynamic, 64}), tensor({128, 64})});
+                tensor({ShapedType::kDynamic, 64}), tensor({128, 64}),
+                tensor({8, 64})});
   auto mlp = LayerNormMLPOp::create(
       builder, loc, args[0], args[1], /*ln_bias=*/Value(), args[2],
       /*fc1_bias=*/Value(), args[3], /*fc2_bias=*/Value(), /*scales=*/Value(),
       NormalizationKind::RMSNorm,
       ActivationAttr::get(&context, ActivationKind::SwiGLU), APFloat(1e-6),
       /*zero_centered_gamma=*/false, /*return_layernorm_output=*/false,
-      /*checkpoint=*/true, getDefaultRecipe(&context, "mxfp8"));
+      /*checkpoint=*/true, getDefaultRecipe(&context, "mxfp8"),
+      /*tp=*/TensorParallelAttr());
   EXPECT_EQ(mlp.getOutput().getType(),
             tensor({ShapedType::kDynamic, ShapedType::kDynamic, 64}));
   EXPECT_FALSE(mlp.getLnOutput());
@@ -77,8 +79,19 @@ TEST_F(TEDialectTest, BuildersInferDynamicResultTypes) {
   auto ln = LayerNormLinearOp::create(
       builder, loc, args[4], args[1], Value(), args[5], Value(),
       /*scales=*/Value(), NormalizationKind::LayerNorm, APFloat(1e-5), false,
-      /*return_layernorm_output=*/true, RecipeAttrInterface());
+      /*return_layernorm_output=*/true, RecipeAttrInterface(),
+      /*tp=*/TensorParallelAttr());
   ASSERT_EQ(ln->getNumResults(), 2u);
+  // Sequence parallel: the rank's 8 rows in, the group's 16 out (the norm
+  // output is gathered before the column-parallel GEMM).
+  auto sp = LayerNormLinearOp::create(
+      builder, loc, args[6], args[1], Value(), args[5], Value(),
+      /*scales=*/Value(), NormalizationKind::RMSNorm, APFloat(1e-5), false,
+      /*return_layernorm_output=*/false, RecipeAttrInterface(),
+      TensorParallelAttr::get(&context, 2, /*sequence_parallel=*/true,
+                              /*reduce_param_grads=*/false));
+  EXPECT_EQ(sp.getOutput().getType(), tensor({16, 128}));
+  EXPECT_TRUE(succeeded(verify(sp)));
   EXPECT_EQ(ln.getOutput().getType(), tensor({ShapedType::kDynamic, 128}));
   EXPECT_EQ(ln.getLnOutput().getType(), tensor({ShapedType::kDynamic, 64}));
   EXPECT_EQ(ln.getRecipeOrDefault().getRecipeName(), "bf16");
