@@ -78,10 +78,10 @@ llvm::json::Value tensorParallelJSON(Operation *op,
     if (mlp && sp)
       add("backward", "all_gather", "grad_output", rows * hidden,
           all * hidden);
-    add("backward", sp ? "reduce_scatter" : "all_reduce",
-        mlp ? "fc1_dgrad" : "dgrad", all * hidden, (sp ? rows : all) * hidden);
     if (sp)
       add("backward", "all_gather", "ln_out", rows * hidden, all * hidden);
+    add("backward", sp ? "reduce_scatter" : "all_reduce",
+        mlp ? "fc1_dgrad" : "dgrad", all * hidden, (sp ? rows : all) * hidden);
     if (tp.getReduceParamGrads()) {
       add("backward", "all_reduce", "grad_ln_weight", hidden, hidden);
       bool lnBias = mlp ? bool(cast<LayerNormMLPOp>(op).getLnBias())

@@ -62,16 +62,6 @@
 #include <mpi.h>
 #endif
 
-// The runtime's communicator ABI (TERuntime.def, "Tensor parallelism") is
-// referenced weakly: te-run links against a libte_runtime.so without it and
-// says so at run time (--tp) instead of failing to link or load.
-#pragma weak te_rt_comm_available
-#pragma weak te_rt_nccl_unique_id
-#pragma weak te_rt_comm_create_nccl
-#pragma weak te_rt_comm_wrap_mpi
-#pragma weak te_rt_comm_destroy
-#pragma weak te_rt_comm_size
-#pragma weak te_rt_context_set_comm
 
 namespace fs = std::filesystem;
 
@@ -1146,11 +1136,6 @@ te_rt_comm *setUpComm(te_rt_context *ctx) {
   (void)ctx;
   die("te-run was built without MPI");
 #else
-  if (!&te_rt_comm_available || !&te_rt_nccl_unique_id ||
-      !&te_rt_comm_create_nccl || !&te_rt_comm_wrap_mpi ||
-      !&te_rt_comm_destroy || !&te_rt_comm_size || !&te_rt_context_set_comm)
-    die("--tp: this libte_runtime.so has no communicators (te_rt_comm_*: "
-        "built before tensor parallelism)");
   bool cuda = te_rt_context_backend(ctx) == TE_RT_BACKEND_CUDA;
   if (!te_rt_comm_available(cuda ? TE_RT_COMM_NCCL : TE_RT_COMM_MPI))
     die(cuda ? "--tp on cuda: the runtime cannot make NCCL communicators "
