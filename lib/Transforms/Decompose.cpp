@@ -404,7 +404,9 @@ LogicalResult Decomposer::forward(Operation *op) {
           w = ln.getWeight(),
           lnSaved = n.out, wSaved = w;
     if (*q) {
-      lhs = quantize(loc, n.out, *q, false, 0, amaxes, QuantUsage::Rowwise,
+      // Quantized after the gather: the amax is the group's (TE reduces it
+      // over the group before the scale); saved gathered.
+      lhs = quantize(loc, lhs, *q, false, 0, amaxes, QuantUsage::Rowwise,
                      source, "ln_out", &lnSaved);
       w = quantize(loc, w, *q, false, 1, amaxes, QuantUsage::Rowwise, source,
                    "weight", &wSaved);
@@ -431,7 +433,8 @@ LogicalResult Decomposer::forward(Operation *op) {
           w2 = mlp.getFc2Weight();
     Value lnSaved = n.out, w1Saved = w1, w2Saved = w2;
     if (*q) {
-      lhs = quantize(loc, n.out, *q, false, 0, amaxes, QuantUsage::Rowwise,
+      // Quantized after the gather, with the group's amax; saved gathered.
+      lhs = quantize(loc, lhs, *q, false, 0, amaxes, QuantUsage::Rowwise,
                      source, "ln_out", &lnSaved);
       w1 = quantize(loc, w1, *q, false, 1, amaxes, QuantUsage::Rowwise, source,
                     "fc1_weight", &w1Saved);
@@ -510,8 +513,11 @@ LogicalResult Decomposer::backward(Operation *op) {
     // The wgrad reads the norm output gathered again from the saved rows
     // (§2; issued first, as TE's async gather); the dgrad is a partial sum
     // over the ranks' features.
-    Value lnOut = allGather(loc, ln.getLnOut(), tp,
-                            "the saved norm output's rows, for the wgrad");
+    Value lnOut = isa<QuantizedTensorType>(ln.getLnOut().getType())
+                      ? ln.getLnOut() // saved gathered
+                      : allGather(loc, ln.getLnOut(), tp,
+                                  "the saved norm output's rows, for the "
+                                  "wgrad");
     Value dLn = reducePartial(
         loc, gemm(loc, GemmLayout::NN, dyq, ln.getWeight(), {}, element), tp,
         "the dgrad's partial sums");
@@ -548,8 +554,11 @@ LogicalResult Decomposer::backward(Operation *op) {
     // The saved norm output's rows gathered again for FC1's wgrad, issued
     // first as TE issues it (async) before FC2's GEMMs: the recomputed
     // (checkpointed) backward has it as early, so both fuse the same way.
-    Value lnOut = allGather(loc, mlp.getLnOut(), tp,
-                            "the saved norm output's rows, for FC1's wgrad");
+    Value lnOut = isa<QuantizedTensorType>(mlp.getLnOut().getType())
+                      ? mlp.getLnOut() // saved gathered
+                      : allGather(loc, mlp.getLnOut(), tp,
+                                  "the saved norm output's rows, for FC1's "
+                                  "wgrad");
     Value dyq = quantizeGrad(dy, *q, 2);
     Value dAct = gemm(loc, GemmLayout::NN, dyq, mlp.getFc2Weight(), {}, element);
     Value dW2 = gemm(loc, GemmLayout::NT, dyq, mlp.getActOut(), {}, element);

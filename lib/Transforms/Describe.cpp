@@ -123,7 +123,7 @@ llvm::json::Object recordFor(Operation *op, const ModuleDescription &d,
   for (const std::string &c : d.runtimeChecks)
     checks.push_back(c);
 
-  return llvm::json::Object{
+  llvm::json::Object record{
       {"op", op->getName().getStringRef()},
       {"loc", loc},
       {"arch", stringifyTargetArch(options.arch)},
@@ -141,8 +141,11 @@ llvm::json::Object recordFor(Operation *op, const ModuleDescription &d,
                                    {"out", gradsToJSON(d.gradsOut)}}},
       {"state", std::move(state)},
       {"workspace_bytes", d.workspaceBytes.toJSON()},
-      {"tp", tensorParallelJSON(op, options)},
   };
+  // Only tensor-parallel ops say "tp" (older readers see the same keys).
+  if (op->hasAttr("tp"))
+    record["tp"] = tensorParallelJSON(op, options);
+  return record;
 }
 
 /// The saved bundle of a function made by te-generate-backward, read from

@@ -2,6 +2,7 @@
 // RUN: te-opt %s --split-input-file --te-tensor-parallel="size=4" --te-generate-backward --te-decompose | FileCheck %s --check-prefix=TP
 // RUN: te-opt %s --split-input-file --te-tensor-parallel="size=2 sequence-parallel reduce-param-grads" --te-generate-backward --te-decompose | FileCheck %s --check-prefix=RED
 // RUN: te-opt %s --split-input-file --te-tensor-parallel="size=2 sequence-parallel" --te-generate-backward="checkpoint" --te-decompose | FileCheck %s --check-prefix=CKPT
+// RUN: te-opt %s --split-input-file --te-apply-recipe="recipe=fp8-current" --te-tensor-parallel="size=2 sequence-parallel" --te-generate-backward --te-decompose | FileCheck %s --check-prefix=FP8
 // te-decompose places TransformerEngine's collectives
 // (reference/tensor-parallel.md §1-2) for the ops' #te.tp.
 
@@ -71,6 +72,21 @@
 // CKPT: te.all_gather %arg{{[0-9]+}} group(2)
 // CKPT: te.reduce_scatter
 
+// fp8-current: the norm output and the output gradient are quantized after
+// their gathers (the amax of the gathered rows is the group's, as TE
+// reduces it before the scale); the quantized norm output is saved
+// gathered and not gathered again.
+// FP8-LABEL: func.func @main_fwd(
+// FP8: %[[LN:.*]], %{{.*}}, %{{.*}} = te.norm_fwd %arg0
+// FP8: %[[G:.*]] = te.all_gather %[[LN]] group(2) : tensor<?x64xbf16> -> tensor<?x64xbf16>
+// FP8: %[[Q:.*]], %{{.*}} = te.quantize %[[G]] : tensor<?x64xbf16> -> !te.qtensor<?x64xe4m3, #te.fp8_current<>, both, hopper>
+// FP8: te.gemm tn %[[Q]], %{{.*}} bias(%arg4)
+// FP8-LABEL: func.func @main_bwd(
+// FP8-SAME: %arg2: !te.qtensor<?x64xe4m3, #te.fp8_current<>, both, hopper> {te.saved = "layernorm_mlp_0.ln_out"}
+// FP8: %[[DY:.*]] = te.all_gather %arg{{[0-9]+}} group(2)
+// FP8: te.quantize %[[DY]] : tensor<?x64xbf16> -> !te.qtensor<?x64xe5m2, #te.fp8_current<>, both, hopper>
+// FP8: te.gemm nt %{{.*}}, %arg2 :
+// FP8: te.reduce_scatter
 func.func @main(%x: tensor<?x64xbf16>, %g: tensor<64xbf16>, %beta: tensor<64xbf16>,
                 %w1: tensor<128x64xbf16>, %b1: tensor<128xbf16>,
                 %w2: tensor<64x128xbf16>, %b2: tensor<64xbf16>) -> tensor<?x64xbf16> {

@@ -92,7 +92,7 @@ func.func @llama(%x: tensor<2x4x32xbf16>, %g: tensor<32xbf16>, %gate: tensor<64x
 // SP: %[[E:.*]] = tensor.empty() : tensor<32x32xbf16>
 // SP: linalg.transpose ins(%arg3 : tensor<32x32xbf16>) outs(%[[E]] : tensor<32x32xbf16>)
 // SP: linalg.transpose ins(%arg4 : tensor<32x32xbf16>) outs(%{{.*}} : tensor<32x32xbf16>)
-// SP: te.layernorm_mlp {{.*}} : (tensor<1x4x32xbf16>, tensor<32xbf16>, tensor<32x32xbf16>, tensor<32x32xbf16>) -> tensor<1x4x32xbf16>
+// SP: te.layernorm_mlp {{.*}} : (tensor<1x4x32xbf16>, tensor<32xbf16>, tensor<32xbf16>, tensor<32x32xbf16>, tensor<32x32xbf16>) -> tensor<1x4x32xbf16>
 func.func @gpt2(%x: tensor<2x4x32xbf16>, %g: tensor<32xbf16>, %b: tensor<32xbf16>, %fc: tensor<32x64xbf16>, %proj: tensor<64x32xbf16>) -> tensor<2x4x32xbf16> {
   %0 = tensor.empty() : tensor<64x32xbf16>
   %w1 = linalg.transpose ins(%fc : tensor<32x64xbf16>) outs(%0 : tensor<64x32xbf16>) permutation = [1, 0]

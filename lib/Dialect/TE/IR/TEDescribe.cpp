@@ -287,7 +287,7 @@ ModuleDescription LayerNormLinearOp::describe(const DescribeOptions &options) {
   bool returnsNorm = getReturnLayernormOutput();
 
   SmallVector<std::pair<StringRef, SmallVector<SymDim>>> gemmOperands = {
-      {"ln_out", d.act(k)}, {"weight", d.matrix(n, k)}};
+      {"ln_out", d.gathered(k)}, {"weight", d.matrix(n, k)}};
   if (options.training)
     gemmOperands.push_back({"grad_output", d.gathered(n)});
   d.checkAlignment(gemmOperands);
@@ -300,16 +300,19 @@ ModuleDescription LayerNormLinearOp::describe(const DescribeOptions &options) {
   TensorDesc lnOutHP = d.highPrecision("ln_out", d.act(k));
   SymDim workspace(0);
   if (d.quantized()) {
-    TensorDesc lnOut = d.addQuantized("ln_out", d.act(k), Role::Activation);
+    // Under sequence parallelism the norm output is quantized after its
+    // all-gather (the group's amax) and saved gathered.
+    TensorDesc lnOut =
+        d.addQuantized("ln_out", d.gathered(k), Role::Activation);
     TensorDesc weight = d.addQuantized("weight", d.matrix(n, k), Role::Weight);
     if (options.training) {
       if (d.quantizedBackward()) {
-        d.addQuantized("grad_output", d.act(n), Role::Grad);
+        d.addQuantized("grad_output", d.gathered(n), Role::Grad);
         // TE §1.4: the norm output keeps only its columnwise copy (for the
         // wgrad GEMM); the weight workspace keeps both usages
         // (update_usage(columnwise_usage=True) adds, it does not drop).
         TensorDesc savedLn = d.quantizedTensor(
-            "ln_out", d.act(k), Role::Activation, QuantUsage::Columnwise);
+            "ln_out", d.gathered(k), Role::Activation, QuantUsage::Columnwise);
         TensorDesc savedW = weight;
         workspace = d.transientPart(lnOut, savedLn);
         d.saveAlias("input", getInput());
@@ -374,13 +377,13 @@ ModuleDescription LayerNormMLPOp::describe(const DescribeOptions &options) {
   bool checkpointed = getCheckpoint() && options.training;
 
   SmallVector<std::pair<StringRef, SmallVector<SymDim>>> gemmOperands = {
-      {"ln_out", d.act(h)},
+      {"ln_out", d.gathered(h)},
       {"fc1_weight", d.matrix(f1, h)},
-      {"act_out", d.act(f)},
+      {"act_out", d.gathered(f)},
       {"fc2_weight", d.matrix(h, f)}};
   if (options.training) {
-    gemmOperands.push_back({"fc2_grad_output", d.act(h)});
-    gemmOperands.push_back({"fc1_grad_output", d.act(f1)});
+    gemmOperands.push_back({"fc2_grad_output", d.gathered(h)});
+    gemmOperands.push_back({"fc1_grad_output", d.gathered(f1)});
   }
   d.checkAlignment(gemmOperands);
 
@@ -404,16 +407,16 @@ ModuleDescription LayerNormMLPOp::describe(const DescribeOptions &options) {
     if (checkpointed)
       actUsage = QuantUsage::Rowwise;
     forwardTensors.push_back(
-        d.addQuantized("ln_out", d.act(h), Role::Activation, actUsage));
+        d.addQuantized("ln_out", d.gathered(h), Role::Activation, actUsage));
     forwardTensors.push_back(
         d.addQuantized("fc1_weight", d.matrix(f1, h), Role::Weight));
     forwardTensors.push_back(
-        d.addQuantized("act_out", d.act(f), Role::Activation, actUsage));
+        d.addQuantized("act_out", d.gathered(f), Role::Activation, actUsage));
     forwardTensors.push_back(
         d.addQuantized("fc2_weight", d.matrix(h, f), Role::Weight));
     if (options.training && d.quantizedBackward()) {
-      d.addQuantized("fc2_grad_output", d.act(h), Role::Grad);
-      d.addQuantized("fc1_grad_output", d.act(f1), Role::Grad);
+      d.addQuantized("fc2_grad_output", d.gathered(h), Role::Grad);
+      d.addQuantized("fc1_grad_output", d.gathered(f1), Role::Grad);
     }
   } else {
     if (!returnsNorm)

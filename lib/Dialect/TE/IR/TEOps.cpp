@@ -322,12 +322,16 @@ static LogicalResult verifyTensorParallel(Operation *op, TensorParallelAttr tp,
                                           bool returnNormOutput) {
   if (!tp)
     return success();
-  if (recipe && recipe.isQuantized())
+  // Current scaling quantizes a gathered tensor with the group's amax (the
+  // amax of the gathered rows), as TE does with its amax reduction group;
+  // delayed scaling would need every quantizer's amax reduced over the
+  // group before its history update, block scaling and FP4 their own
+  // gathers.
+  if (recipe && recipe.isQuantized() && !isa<FP8CurrentRecipeAttr>(recipe))
     return op->emitOpError()
            << "tp with recipe " << recipe.getRecipeName()
-           << " is not supported yet: tensor parallelism runs the bf16 "
-              "recipe (high-precision collectives); the FP8 all-gather with a "
-              "group-reduced amax is not implemented";
+           << " is not supported yet: tensor parallelism runs bf16 and "
+              "fp8-current";
   if (returnNormOutput)
     return op->emitOpError()
            << "tp with return_layernorm_output is not supported: the norm "

@@ -261,15 +261,26 @@ static FailureOr<int64_t> backwardTensorParallel(Operation *op,
                                                  Value gradLnOutput) {
   if (!tp)
     return int64_t(1);
-  if (recipe && recipe.isQuantized())
+  if (recipe && recipe.isQuantized() && !isa<FP8CurrentRecipeAttr>(recipe))
     return op->emitOpError()
            << "tp with recipe " << recipe.getRecipeName()
-           << " is not supported yet (bf16 only)";
+           << " is not supported yet (bf16 and fp8-current only)";
   if (gradLnOutput)
     return op->emitOpError()
            << "tp with a norm-output gradient is not supported (the forward "
               "cannot return the norm output under tp)";
   return tp.getSequenceParallel() ? tp.getSize() : int64_t(1);
+}
+
+/// The saved norm output: the rank's rows, or under sequence parallelism
+/// with a quantized recipe the gathered ones (quantized after the gather
+/// with the group's amax, saved as the wgrad reads them).
+template <typename OpTy>
+static SmallVector<int64_t> savedNormShapeOf(OpTy op, const BackwardVerifier &v,
+                                             int64_t features) {
+  return isa<QuantizedTensorType>(op.getLnOut().getType())
+             ? v.gathered(features)
+             : v.act(features);
 }
 
 LogicalResult LayerNormLinearBwdOp::verify() {
@@ -299,7 +310,7 @@ LogicalResult LayerNormLinearBwdOp::verify() {
       failed(v.checkStats(getNormalization(), getMu(), getRsigma(),
                           getWithLnBias())) ||
       failed(v.checkSaved("weight", getWeight(), {n, *k}, true)) ||
-      failed(v.checkSaved("ln_out", getLnOut(), v.act(*k), true)))
+      failed(v.checkSaved("ln_out", getLnOut(), savedNormShapeOf(*this, v, *k), true)))
     return failure();
 
   if (failed(verifyDelayedScales(*this, getRecipeAttr(), getScales(), 2)))
@@ -358,7 +369,7 @@ LogicalResult LayerNormMLPBwdOp::verify() {
       failed(v.checkStats(getNormalization(), getMu(), getRsigma(),
                           getWithLnBias())) ||
       failed(v.checkTensor("fc1_out", getFc1Out(), v.gathered(f1))) ||
-      failed(v.checkSaved("ln_out", getLnOut(), v.act(*h), true)) ||
+      failed(v.checkSaved("ln_out", getLnOut(), savedNormShapeOf(*this, v, *h), true)) ||
       failed(v.checkSaved("fc1_weight", getFc1Weight(), {f1, *h}, true)) ||
       failed(v.checkSaved("act_out", getActOut(), v.gathered(f), true)) ||
       failed(v.checkSaved("fc2_weight", getFc2Weight(), {*h, f}, true)))
