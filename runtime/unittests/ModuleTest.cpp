@@ -251,6 +251,35 @@ TEST_F(ModuleTest, BindDimsDisagree) {
             "an earlier argument (these dims must be equal)");
 }
 
+// Argument dims that are expressions of the others (a sequence-parallel
+// backward's gathered rows, `2*d0`) are checked once the symbols are bound.
+TEST(ModuleBind, ArgumentExpression) {
+  te_module *module = nullptr;
+  ASSERT_EQ(te_module_open(TE_TEST_GATHERED_LIBRARY, &module), 0)
+      << lastError();
+  const te_module_entry *e = te_module_find_entry(module, "gathered");
+  ASSERT_NE(e, nullptr) << lastError();
+  int64_t x[2] = {3, 4}, dy[2] = {6, 4}, dims[1] = {-1};
+  const int64_t *shapes[2] = {x, dy};
+  int64_t ranks[2] = {2, 2};
+  ASSERT_EQ(te_module_bind_dims(e, nullptr, shapes, ranks, dims), 0)
+      << lastError();
+  EXPECT_EQ(dims[0], 3);
+  dy[0] = 5;
+  EXPECT_NE(te_module_bind_dims(e, nullptr, shapes, ranks, dims), 0);
+  EXPECT_EQ(lastError(), "gathered: arg1 dim 0 must be 2*d0 = 6, got 5");
+  te_module_close(module);
+}
+
+TEST(ModuleOpen, MalformedArgumentExpression) {
+  te_module *module = nullptr;
+  EXPECT_NE(te_module_open(TE_TEST_MALFORMED_GATHERED_LIBRARY, &module), 0);
+  EXPECT_NE(lastError().find("args[1].shape[0]: '2*' is neither a dim symbol "
+                             "d0..d0 nor an expression of them"),
+            std::string::npos)
+      << lastError();
+}
+
 TEST_F(ModuleTest, QuantizedLayout) {
   const te_module_entry *q = entry("q");
   const te_module_tensor *t = te_module_entry_arg(q, 0);
