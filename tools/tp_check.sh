@@ -18,7 +18,8 @@
 # test/Integration/Inputs case: args/, grads_in/, expected/, config.json)
 # both runs take the case's inputs instead of random ones and the tp
 # outputs must also match the case's PyTorch goldens at its tolerances.
-# With TP_CHECK_IDENTICAL=DIR the tp outputs must also be
+# With TP_EXACT=REGEX the files whose names match must equal tp=1's bit
+# for bit. With TP_CHECK_IDENTICAL=DIR the tp outputs must also be
 # bit-identical to those already in DIR (the checkpointed backward against
 # the stored one).
 #
@@ -97,6 +98,18 @@ if [[ -n ${TP_CHECK_IDENTICAL:-} ]]; then
   echo "tp_check: bit-identical to $TP_CHECK_IDENTICAL"
   "$python" "$root/tools/compare_npy.py" --expected "$TP_CHECK_IDENTICAL" \
     --actual "$out/tp" --atol 0 --rtol 0 --names "${names[@]}"
+fi
+if [[ -n ${TP_EXACT:-} ]]; then
+  # These (an extended regular expression over the names) bit for bit: the
+  # delayed-scaling state, whose amaxes are the group's.
+  mapfile -t exact < <(printf '%s\n' "${names[@]}" | grep -E "$TP_EXACT" || true)
+  if ((${#exact[@]} == 0)); then
+    echo "tp_check: nothing matches TP_EXACT=$TP_EXACT" >&2
+    exit 1
+  fi
+  echo "tp_check: bit-identical to tp=1: ${exact[*]}"
+  "$python" "$root/tools/compare_npy.py" --expected "$out/ref" --actual "$out/tp" \
+    --atol 0 --rtol 0 --names "${exact[@]}"
 fi
 if [[ -n ${TP_GOLDENS:-} ]]; then
   # The PyTorch goldens of the case, at its own tolerances (config.json).

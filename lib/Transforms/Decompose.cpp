@@ -240,7 +240,11 @@ private:
   }
   /// Replaces the te.amax users of `source` with the vector of `amaxes`
   /// (one tensor<1xf32> per quantizer slot, 0 where none was recorded).
-  LogicalResult replaceAmax(Value source, ArrayRef<Value> amaxes) {
+  /// Under tensor parallelism the amaxes are the group's maximum (TE's
+  /// reduce_amax over the TP group), so every rank's history and scales
+  /// stay the same.
+  LogicalResult replaceAmax(Value source, ArrayRef<Value> amaxes,
+                            TensorParallelAttr tp = {}) {
     for (Operation *user : llvm::make_early_inc_range(source.getUsers())) {
       auto amax = dyn_cast<AmaxOp>(user);
       if (!amax)
@@ -268,6 +272,12 @@ private:
                       ? parts[0]
                       : tensor::ConcatOp::create(b, amax.getLoc(), 0, parts)
                             .getResult();
+      if (tp) {
+        placed(amax.getLoc(), "all-reduce (max)", tp,
+               "the recorded amaxes, before their history update");
+        all = AllReduceOp::create(b, amax.getLoc(), all.getType(), all,
+                                  tp.getSize(), /*max=*/true);
+      }
       amax.replaceAllUsesWith(all);
       amax.erase();
     }
@@ -484,7 +494,9 @@ LogicalResult Decomposer::forward(Operation *op) {
     saved = {{"input", xSaved}, {"weight", wSaved}};
     results = {gemm(loc, GemmLayout::TN, x, w, lin.getBias(), element)};
   }
-  if (failed(replaceSaved(source, saved)) || failed(replaceAmax(source, amaxes)))
+  if (failed(replaceSaved(source, saved)) ||
+      failed(replaceAmax(source, amaxes,
+                         op->getAttrOfType<TensorParallelAttr>("tp"))))
     return failure();
   op->replaceAllUsesWith(results);
   op->erase();
@@ -606,7 +618,8 @@ LogicalResult Decomposer::backward(Operation *op) {
          gemm(loc, GemmLayout::NT, dyq, lin.getInput(), {}, element),
          lin.getWithBias() ? biasGrad(loc, dy) : Value()});
   }
-  if (failed(replaceAmax(op->getResult(0), amaxes)))
+  if (failed(replaceAmax(op->getResult(0), amaxes,
+                         op->getAttrOfType<TensorParallelAttr>("tp"))))
     return failure();
   op->replaceAllUsesWith(grads);
   op->erase();

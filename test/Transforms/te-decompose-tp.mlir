@@ -3,6 +3,7 @@
 // RUN: te-opt %s --split-input-file --te-tensor-parallel="size=2 sequence-parallel reduce-param-grads" --te-generate-backward --te-decompose | FileCheck %s --check-prefix=RED
 // RUN: te-opt %s --split-input-file --te-tensor-parallel="size=2 sequence-parallel" --te-generate-backward="checkpoint" --te-decompose | FileCheck %s --check-prefix=CKPT
 // RUN: te-opt %s --split-input-file --te-apply-recipe="recipe=fp8-current" --te-tensor-parallel="size=2 sequence-parallel" --te-generate-backward --te-decompose | FileCheck %s --check-prefix=FP8
+// RUN: te-opt %s --split-input-file --te-apply-recipe="recipe=fp8-delayed" --te-tensor-parallel="size=2 sequence-parallel" --te-generate-backward --te-thread-recipe-state --te-decompose | FileCheck %s --check-prefix=DELAYED
 // te-decompose places TransformerEngine's collectives
 // (reference/tensor-parallel.md §1-2) for the ops' #te.tp.
 
@@ -87,6 +88,17 @@
 // FP8: te.quantize %[[DY]] : tensor<?x64xbf16> -> !te.qtensor<?x64xe5m2, #te.fp8_current<>, both, hopper>
 // FP8: te.gemm nt %{{.*}}, %arg2 :
 // FP8: te.reduce_scatter
+
+// fp8-delayed: the amaxes recorded in a step are the group's maximum
+// before their history update (TE's reduce_amax), forward and backward.
+// DELAYED-LABEL: func.func @main_fwd(
+// DELAYED: %[[A:.*]] = tensor.concat dim(0)
+// DELAYED: %[[R:.*]] = te.all_reduce %[[A]] group(2) max : tensor<6xf32> -> tensor<6xf32>
+// DELAYED: te.amax_update %{{.*}}, %{{.*}}, %[[R]]
+// DELAYED-LABEL: func.func @main_bwd(
+// DELAYED: %[[B:.*]] = tensor.concat dim(0)
+// DELAYED: %[[S:.*]] = te.all_reduce %[[B]] group(2) max : tensor<4xf32> -> tensor<4xf32>
+// DELAYED: te.amax_update %{{.*}}, %{{.*}}, %[[S]] recipe(#te.fp8_delayed<>) backward
 func.func @main(%x: tensor<?x64xbf16>, %g: tensor<64xbf16>, %beta: tensor<64xbf16>,
                 %w1: tensor<128x64xbf16>, %b1: tensor<128xbf16>,
                 %w2: tensor<64x128xbf16>, %b2: tensor<64xbf16>) -> tensor<?x64xbf16> {

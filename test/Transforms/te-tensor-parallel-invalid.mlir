@@ -69,10 +69,11 @@ func.func @sharded_twice(%x: tensor<8x64xbf16>) -> tensor<8x64xbf16> attributes 
 
 // -----
 
-// A model in delayed scaling is refused by the op's verifier once sharded.
-func.func @fp8(%x: tensor<8x64xbf16>, %g: tensor<64xbf16>, %w: tensor<64x64xbf16>, %s: tensor<3xf32>) -> tensor<8x64xbf16> {
-  // expected-error @+1 {{'te.layernorm_linear' op tp with recipe fp8-delayed is not supported yet: tensor parallelism runs bf16 and fp8-current}}
-  %y = te.layernorm_linear %x norm rms_norm(%g) weight(%w) recipe(#te.fp8_delayed<>) scales(%s) : (tensor<8x64xbf16>, tensor<64xbf16>, tensor<64x64xbf16>, tensor<3xf32>) -> tensor<8x64xbf16>
+// A model in Float8 block scaling is refused by the op's verifier once
+// sharded.
+func.func @fp8(%x: tensor<8x64xbf16>, %g: tensor<64xbf16>, %w: tensor<64x64xbf16>) -> tensor<8x64xbf16> {
+  // expected-error @+1 {{'te.layernorm_linear' op tp with recipe fp8-block is not supported yet: tensor parallelism runs bf16, fp8-current and fp8-delayed}}
+  %y = te.layernorm_linear %x norm rms_norm(%g) weight(%w) recipe(#te.fp8_block<>) : (tensor<8x64xbf16>, tensor<64xbf16>, tensor<64x64xbf16>) -> tensor<8x64xbf16>
   return %y : tensor<8x64xbf16>
 }
 

@@ -46,7 +46,8 @@ struct AllReduceLowering : public RuntimeCallPattern<AllReduceOp> {
   LogicalResult lower(AllReduceOp op, FunctionLowering &l) const override {
     l.call("te_rt_all_reduce",
            {l.ctxArg, l.c32(TE_RT_GROUP_TP), l.c32(op.getGroupSize()),
-            l.dtype(op.getInput()), l.c32(TE_RT_REDUCE_SUM),
+            l.dtype(op.getInput()),
+            l.c32(op.getMax() ? TE_RT_REDUCE_MAX : TE_RT_REDUCE_SUM),
             l.ptr(op.getInput()), l.ptr(op.getResult()),
             l.numElements(op.getResult())});
     return success();

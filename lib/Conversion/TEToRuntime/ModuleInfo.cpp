@@ -56,6 +56,11 @@ void FunctionLowering::buildInfo(func::ReturnOp ret) {
           o[a.getName().strref()] = true;
       }
     }
+    // A tensor-parallel entry's recipe state is the same on every rank
+    // (its amaxes are reduced over the group before the update).
+    if (func->hasAttr("te.tp") && o.getString("te.state") &&
+        !o.getString("te.tp_shard"))
+      o["te.tp_shard"] = "replicated";
     return o;
   };
   llvm::json::Array args, results, dims;

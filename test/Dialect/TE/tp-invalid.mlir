@@ -18,7 +18,7 @@ func.func private @reduce_without_sp() attributes {t = #te.tp<size = 2, reduce_p
 // -----
 
 func.func @fp8(%x: tensor<16x64xbf16>, %g: tensor<64xbf16>, %w: tensor<32x64xbf16>) {
-  // expected-error @+1 {{'te.layernorm_linear' op tp with recipe fp8-block is not supported yet: tensor parallelism runs bf16 and fp8-current}}
+  // expected-error @+1 {{'te.layernorm_linear' op tp with recipe fp8-block is not supported yet: tensor parallelism runs bf16, fp8-current and fp8-delayed}}
   %y = te.layernorm_linear %x norm rms_norm(%g) weight(%w) recipe(#te.fp8_block<>) tp(#te.tp<size = 2>) : (tensor<16x64xbf16>, tensor<64xbf16>, tensor<32x64xbf16>) -> tensor<16x32xbf16>
   return
 }
@@ -51,8 +51,8 @@ func.func @sp_rows(%x: tensor<16x64xbf16>, %g: tensor<64xbf16>, %w: tensor<32x64
 // -----
 
 func.func @bwd_fp8(%dy: tensor<16x32xbf16>, %x: tensor<16x64xbf16>, %g: tensor<64xbf16>, %rs: tensor<16xf32>, %w: tensor<32x64xbf16>, %ln: tensor<16x64xbf16>) {
-  // expected-error @+1 {{'te.layernorm_linear_bwd' op tp with recipe fp8-delayed is not supported yet (bf16 and fp8-current only)}}
-  %dx, %dg, %dw = te.layernorm_linear_bwd %dy input(%x) norm rms_norm(%g) rsigma(%rs) weight(%w) ln_out(%ln) recipe(#te.fp8_delayed<>) tp(#te.tp<size = 2>) : (tensor<16x32xbf16>, tensor<16x64xbf16>, tensor<64xbf16>, tensor<16xf32>, tensor<32x64xbf16>, tensor<16x64xbf16>) -> (tensor<16x64xbf16>, tensor<64xbf16>, tensor<32x64xbf16>)
+  // expected-error @+1 {{'te.layernorm_linear_bwd' op tp with recipe mxfp8 is not supported yet (bf16, fp8-current and fp8-delayed only)}}
+  %dx, %dg, %dw = te.layernorm_linear_bwd %dy input(%x) norm rms_norm(%g) rsigma(%rs) weight(%w) ln_out(%ln) recipe(#te.mxfp8) tp(#te.tp<size = 2>) : (tensor<16x32xbf16>, tensor<16x64xbf16>, tensor<64xbf16>, tensor<16xf32>, tensor<32x64xbf16>, tensor<16x64xbf16>) -> (tensor<16x64xbf16>, tensor<64xbf16>, tensor<32x64xbf16>)
   return
 }
 

@@ -19,11 +19,13 @@ func.func @layout(%x: tensor<?x64xbf16>, %x8: tensor<8x64xbf16>, %g: tensor<64xb
 // CHECK: te.reduce_scatter %{{.*}} group(4) : tensor<32x64xf32> -> tensor<8x64xf32>
 // CHECK: te.all_reduce %{{.*}} group(2) : tensor<64xbf16> -> tensor<64xbf16>
 // CHECK: te.bias_add %{{.*}}, %{{.*}} : (tensor<8x64xf32>, tensor<64xf32>) -> tensor<8x64xf32>
-func.func @collectives(%x: tensor<?x64xbf16>, %y: tensor<8x64xf32>, %g: tensor<64xbf16>, %b: tensor<64xf32>) {
+// CHECK: te.all_reduce %{{.*}} group(2) max : tensor<6xf32> -> tensor<6xf32>
+func.func @collectives(%x: tensor<?x64xbf16>, %y: tensor<8x64xf32>, %g: tensor<64xbf16>, %b: tensor<64xf32>, %a: tensor<6xf32>) {
   %0 = te.all_gather %x group(2) : tensor<?x64xbf16> -> tensor<?x64xbf16>
   %1 = te.all_gather %y group(4) : tensor<8x64xf32> -> tensor<32x64xf32>
   %2 = te.reduce_scatter %1 group(4) : tensor<32x64xf32> -> tensor<8x64xf32>
   %3 = te.all_reduce %g group(2) : tensor<64xbf16> -> tensor<64xbf16>
   %4 = te.bias_add %2, %b : (tensor<8x64xf32>, tensor<64xf32>) -> tensor<8x64xf32>
+  %5 = te.all_reduce %a group(2) max : tensor<6xf32> -> tensor<6xf32>
   return
 }

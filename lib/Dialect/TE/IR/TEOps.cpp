@@ -324,14 +324,15 @@ static LogicalResult verifyTensorParallel(Operation *op, TensorParallelAttr tp,
     return success();
   // Current scaling quantizes a gathered tensor with the group's amax (the
   // amax of the gathered rows), as TE does with its amax reduction group;
-  // delayed scaling would need every quantizer's amax reduced over the
-  // group before its history update, block scaling and FP4 their own
-  // gathers.
-  if (recipe && recipe.isQuantized() && !isa<FP8CurrentRecipeAttr>(recipe))
+  // delayed scaling reduces every recorded amax over the group before its
+  // history update (te-decompose); block scaling and FP4 would need their
+  // own gathers.
+  if (recipe && recipe.isQuantized() &&
+      !isa<FP8CurrentRecipeAttr, FP8DelayedRecipeAttr>(recipe))
     return op->emitOpError()
            << "tp with recipe " << recipe.getRecipeName()
-           << " is not supported yet: tensor parallelism runs bf16 and "
-              "fp8-current";
+           << " is not supported yet: tensor parallelism runs bf16, "
+              "fp8-current and fp8-delayed";
   if (returnNormOutput)
     return op->emitOpError()
            << "tp with return_layernorm_output is not supported: the norm "

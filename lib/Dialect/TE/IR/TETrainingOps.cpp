@@ -261,10 +261,12 @@ static FailureOr<int64_t> backwardTensorParallel(Operation *op,
                                                  Value gradLnOutput) {
   if (!tp)
     return int64_t(1);
-  if (recipe && recipe.isQuantized() && !isa<FP8CurrentRecipeAttr>(recipe))
+  if (recipe && recipe.isQuantized() &&
+      !isa<FP8CurrentRecipeAttr, FP8DelayedRecipeAttr>(recipe))
     return op->emitOpError()
            << "tp with recipe " << recipe.getRecipeName()
-           << " is not supported yet (bf16 and fp8-current only)";
+           << " is not supported yet (bf16, fp8-current and fp8-delayed "
+              "only)";
   if (gradLnOutput)
     return op->emitOpError()
            << "tp with a norm-output gradient is not supported (the forward "

@@ -507,12 +507,24 @@ def TE_ReduceScatterOp : TE_CollectiveOp<"reduce_scatter"> {
 }
 
 def TE_AllReduceOp : TE_CollectiveOp<"all_reduce"> {
-  let summary = "sum over the ranks";
+  let summary = "sum (or max) over the ranks";
   let description = [{
     `result` is the sum over the ranks of `input` (same type): the reduction
     of a row-parallel GEMM's partial sums without sequence parallelism, and
     of the partial norm-weight gradients when the backward reduces them.
-    Kernel: `te_rt_all_reduce`.
+    With `max`, the maximum: delayed scaling's amaxes, reduced over the
+    group before their history update (TE's `reduce_amax`) so that every
+    rank keeps the same scales. Kernel: `te_rt_all_reduce`.
+
+    ```mlir
+    %a = te.all_reduce %amaxes group(2) max : tensor<6xf32> -> tensor<6xf32>
+    ```
+  }];
+  let arguments = (ins TE_FloatTensor:$input, I64Attr:$group_size,
+                       UnitAttr:$max);
+  let assemblyFormat = [{
+    $input `group` `(` $group_size `)` (`max` $max^)? attr-dict `:`
+    type($input) `->` type($result)
   }];
 }
 
