@@ -58,6 +58,11 @@ bool NVFP4RecipeAttr::isQuantized() const { return true; }
 // Verifiers
 //===----------------------------------------------------------------------===//
 
+bool mlir::te::runsUnderTensorParallel(RecipeAttrInterface recipe) {
+  return !recipe || !recipe.isQuantized() ||
+         isa<FP8CurrentRecipeAttr, FP8DelayedRecipeAttr>(recipe);
+}
+
 LogicalResult
 TensorParallelAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                            int64_t size, bool sequenceParallel,

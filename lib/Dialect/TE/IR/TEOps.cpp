@@ -322,13 +322,7 @@ static LogicalResult verifyTensorParallel(Operation *op, TensorParallelAttr tp,
                                           bool returnNormOutput) {
   if (!tp)
     return success();
-  // Current scaling quantizes a gathered tensor with the group's amax (the
-  // amax of the gathered rows), as TE does with its amax reduction group;
-  // delayed scaling reduces every recorded amax over the group before its
-  // history update (te-decompose); block scaling and FP4 would need their
-  // own gathers.
-  if (recipe && recipe.isQuantized() &&
-      !isa<FP8CurrentRecipeAttr, FP8DelayedRecipeAttr>(recipe))
+  if (!runsUnderTensorParallel(recipe))
     return op->emitOpError()
            << "tp with recipe " << recipe.getRecipeName()
            << " is not supported yet: tensor parallelism runs bf16, "

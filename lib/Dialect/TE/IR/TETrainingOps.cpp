@@ -261,8 +261,7 @@ static FailureOr<int64_t> backwardTensorParallel(Operation *op,
                                                  Value gradLnOutput) {
   if (!tp)
     return int64_t(1);
-  if (recipe && recipe.isQuantized() &&
-      !isa<FP8CurrentRecipeAttr, FP8DelayedRecipeAttr>(recipe))
+  if (!runsUnderTensorParallel(recipe))
     return op->emitOpError()
            << "tp with recipe " << recipe.getRecipeName()
            << " is not supported yet (bf16, fp8-current and fp8-delayed "

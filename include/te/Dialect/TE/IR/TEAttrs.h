@@ -49,6 +49,12 @@ RecipeAttrInterface getDefaultRecipe(MLIRContext *ctx, llvm::StringRef name);
 /// The recipe names accepted by getDefaultRecipe, in a stable order.
 llvm::ArrayRef<llvm::StringRef> getRecipeNames();
 
+/// True for the recipes a tensor-parallel (`#te.tp`) module op and its
+/// backward run: none (bf16), fp8-current (quantized after the gather, the
+/// group's amax) and fp8-delayed (amaxes reduced over the group before the
+/// history update). Block scaling and FP4 would need their own gathers.
+bool runsUnderTensorParallel(RecipeAttrInterface recipe);
+
 /// The `custom<Activation>` directive of the ops that carry an activation:
 /// `gelu`, `clamped_swiglu<limit = 5.0>` (the #te.act body without its
 /// wrapper; parameters at their defaults are not printed).
