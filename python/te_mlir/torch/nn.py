@@ -12,6 +12,8 @@ from .. import compile as _te_compile
 from .._abi import TeMlirError
 from .ops import load
 
+_compiling = torch.compiler.is_compiling
+
 __all__ = ["LayerNormLinear", "LayerNormMLP", "Linear", "fp8_autocast", "autocast",
            "ACTIVATIONS", "GATED_ACTIVATIONS", "get_recipe"]
 
@@ -103,6 +105,7 @@ class _TEModule(nn.Module):
         self.cache_dir = cache_dir
         self._library_path = library
         self._fns = {}  # recipe -> TeFunction
+        self._runners = {}  # recipe -> its forward (_runner)
         self._state = {}  # recipe -> (fwd buffer names, bwd buffer names)
         self._weight_cache = None
         if device is None:  # TE's default is the GPU: here, where the library will run
@@ -178,18 +181,66 @@ class _TEModule(nn.Module):
         return fn if fn is not None else self._build(recipe)
 
     def _run(self, inp, is_first_microbatch):
-        recipe = self._active_recipe()
+        recipe = self.recipe or get_recipe() or "bf16"
+        if _compiling():  # traced once: plain attribute reads, the op's autograd
+            fn = self.function(recipe)
+            fnames, bnames = self._state[recipe]
+            x = inp.reshape(-1, inp.shape[-1])
+            if x.dtype != self.params_dtype:
+                x = x.to(self.params_dtype)
+            args = ([x] + [getattr(self, n) for n in self._param_names]
+                    + [getattr(self, n) for n in fnames])
+            return self._run_general(fn, inp, args, bnames, is_first_microbatch,
+                                     self._finisher(len(fnames), fnames))
+        run = self._runners.get(recipe)
+        if run is None:
+            run = self._runners[recipe] = self._runner(recipe)
+        return run(self, inp, is_first_microbatch)
+
+    def _runner(self, recipe):
+        """The forward for `recipe`, with what depends only on the module and the recipe
+        (the function, the parameter and state names, the entry's autograd.Function)
+        worked out once: a call reads the parameters, reshapes and runs."""
         fn = self._fns.get(recipe)
         if fn is None:
             fn = self._build(recipe)
-        hidden = inp.shape[-1]
-        lead = inp.shape[:-1]
-        x = inp.reshape(-1, hidden)
-        if x.dtype != self.params_dtype:
-            x = x.to(self.params_dtype)
-        params = [getattr(self, n) for n in self._param_names]
         fnames, bnames = self._state[recipe]
-        fstate = [getattr(self, n) for n in fnames]
+        pnames = list(self._param_names)
+        dtype = self.params_dtype
+        fast = fn.training_function()
+        finish = self._finisher(len(fnames), fnames)
+
+        # (the closures hold no module: a deepcopy of the module shares them safely)
+        def run(mod, inp, is_first_microbatch):
+            params, buffers = mod._parameters, mod._buffers
+            x = inp if inp.dim() == 2 else inp.reshape(-1, inp.shape[-1])
+            if x.dtype != dtype:
+                x = x.to(dtype)
+            args = [x] + [params[n] for n in pnames] + [buffers[n] for n in fnames]
+            if (fast is not None and is_first_microbatch is None and torch.is_grad_enabled()
+                    and any(a.requires_grad for a in args)):
+                return finish(mod, inp, list(fast.apply(*args, *[buffers[n] for n in bnames])))
+            return mod._run_general(fn, inp, args, bnames, is_first_microbatch, finish)
+
+        return run
+
+    @staticmethod
+    def _finisher(n_state, fnames):
+        """outs -> the module's result: the new forward recipe state copied into its
+        buffers, the outputs reshaped to the input's leading dims."""
+        def finish(mod, inp, outs):
+            if n_state:
+                with torch.no_grad():
+                    for n, new in zip(fnames, outs[len(outs) - n_state:]):
+                        getattr(mod, n).copy_(new)
+                outs = outs[:len(outs) - n_state]
+            if inp.dim() != 2:
+                lead = inp.shape[:-1]
+                outs = [o.reshape(*lead, o.shape[-1]) for o in outs]
+            return outs[0] if len(outs) == 1 else tuple(outs)
+        return finish
+
+    def _run_general(self, fn, inp, args, bnames, is_first_microbatch, finish):
         bstate = [getattr(self, n) for n in bnames] if bnames else None
         cached = None
         want_weights = False
@@ -201,17 +252,11 @@ class _TEModule(nn.Module):
                 if cached is None:
                     raise TeMlirError(f"{type(self).__name__}: is_first_microbatch=False before "
                                       "a first microbatch stored the cached weights")
-        outs, weights = fn.call(x, *params, *fstate, bwd_state=bstate, cached_weights=cached,
+        outs, weights = fn.call(*args, bwd_state=bstate, cached_weights=cached,
                                 return_weights=want_weights)
         if want_weights:
             self._weight_cache = weights
-        n_out = len(outs) - len(fstate)
-        if fstate:
-            with torch.no_grad():
-                for b, new in zip(fstate, outs[n_out:]):
-                    b.copy_(new)
-        outs = [o.reshape(*lead, o.shape[-1]) for o in outs[:n_out]]
-        return outs[0] if len(outs) == 1 else tuple(outs)
+        return finish(self, inp, outs)
 
     def extra_repr(self):
         return f"recipe={self.recipe or 'autocast/bf16'}, params_dtype={self.params_dtype}"

@@ -14,7 +14,7 @@ from .. import _abi
 from .._abi import TeMlirError
 from ..library import Library
 
-__all__ = ["OpLibrary", "TeFunction", "load", "namespace_of", "TORCH_DTYPES"]
+__all__ = ["OpLibrary", "TeFunction", "load", "namespace_of", "kernel_info", "TORCH_DTYPES"]
 
 TORCH_DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 DTYPE_NAMES = {v: k for k, v in TORCH_DTYPES.items()}
@@ -55,6 +55,106 @@ def load(lib_or_path, backend="auto"):
                               f"{ops.library.backend}; its ops ({ns}) cannot also run on "
                               f"{lib.backend} in this process")
         return ops
+
+
+# --------------------------------------------------------------------------- the C++ kernels
+
+_CPP_INTERFACE = 1  # te_torch_ops_version() this module speaks
+
+
+class _CppOps:
+    """libte_torch_ops.so (python/csrc): the C++ kernels of the ops, on torch's stable
+    ABI. Loaded RTLD_LOCAL after the runtime (it links libte_runtime.so, matched by
+    soname); ``register`` is called once per op, then calls of the op run in C++."""
+
+    def __init__(self, path):
+        L = ctypes.CDLL(str(path), mode=ctypes.RTLD_LOCAL)
+        L.te_torch_ops_version.restype = ctypes.c_int32
+        L.te_torch_ops_target_version.restype = ctypes.c_uint64
+        L.te_torch_ops_last_error.restype = ctypes.c_char_p
+        L.te_torch_ops_register.restype = ctypes.c_int32
+        L.te_torch_ops_register.argtypes = [
+            ctypes.c_char_p, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_int32, ctypes.c_int64,
+            ctypes.POINTER(ctypes.c_char_p), ctypes.POINTER(ctypes.c_int64),
+            ctypes.POINTER(ctypes.c_char_p)]
+        L.te_torch_ops_calls.restype = ctypes.c_int64
+        L.te_torch_ops_calls.argtypes = [ctypes.c_int32]
+        self.lib, self.path = L, path
+        if L.te_torch_ops_version() != _CPP_INTERFACE:
+            raise TeMlirError(f"{path}: interface {L.te_torch_ops_version()}, this package "
+                              f"speaks {_CPP_INTERFACE} (rebuild it: scripts/build_torch_ops.sh)")
+        v = L.te_torch_ops_target_version()
+        self.target = (v >> 56 & 0xFF, v >> 48 & 0xFF)
+
+    def register(self, namespace, entry):
+        n = len(entry.checks)
+        exprs = (ctypes.c_char_p * max(1, n))(*[
+            (str(e) if isinstance(e, int) else e.text).encode() for e, _, _ in entry.checks])
+        mults = (ctypes.c_int64 * max(1, n))(*[m for _, m, _ in entry.checks])
+        msgs = (ctypes.c_char_p * max(1, n))(*[msg.encode() for _, _, msg in entry.checks])
+        backend = _abi.BACKEND_CUDA if entry.library.backend == "cuda" else _abi.BACKEND_CPU
+        slot = self.lib.te_torch_ops_register(namespace.encode(), entry.name.encode(),
+                                              entry.handle, backend, n, exprs, mults, msgs)
+        if slot < 0:
+            raise TeMlirError(f"{namespace}::{entry.name}: "
+                              + self.lib.te_torch_ops_last_error().decode(errors="replace"))
+        return slot
+
+    def calls(self, slot):
+        return self.lib.te_torch_ops_calls(slot)
+
+
+_CPP = None
+_CPP_WHY = None  # why the C++ kernels are not used (None: not tried yet or in use)
+
+
+def _torch_version():
+    import re
+    m = re.match(r"(\d+)\.(\d+)", torch.__version__)
+    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+
+
+def _cpp_ops():
+    """The loaded _CppOps, or None (the ctypes fallback: warned once, with why).
+    $TE_MLIR_TORCH_OPS: a path to libte_torch_ops.so, or "python" for the fallback."""
+    global _CPP, _CPP_WHY
+    if _CPP is not None or _CPP_WHY is not None:
+        return _CPP
+    import os
+    import warnings
+    from pathlib import Path
+    with _LOCK:
+        if _CPP is not None or _CPP_WHY is not None:
+            return _CPP
+        env = os.environ.get("TE_MLIR_TORCH_OPS", "")
+        rt = _abi.runtime()  # first: the op library links it
+        path = Path(env) if env else rt.path.parent / "libte_torch_ops.so"
+        if env == "python":
+            _CPP_WHY = "TE_MLIR_TORCH_OPS=python"
+        elif not path.exists():
+            _CPP_WHY = (f"the C++ op library {path} is not built (scripts/build_torch_ops.sh "
+                        "BUILD_DIR PYTHON builds it)")
+        else:
+            try:
+                cpp = _CppOps(path)
+                if _torch_version() < cpp.target:
+                    _CPP_WHY = (f"torch {torch.__version__} is older than {path.name}'s stable "
+                                f"ABI target {cpp.target[0]}.{cpp.target[1]}")
+                else:
+                    _CPP = cpp
+            except (OSError, AttributeError, TeMlirError) as ex:
+                _CPP_WHY = f"cannot load {path}: {ex}"
+        if _CPP is None:
+            warnings.warn(f"te_mlir: {_CPP_WHY}; te-mlir ops run through the ctypes fallback "
+                          "(Python on every call: more host time per op)", RuntimeWarning,
+                          stacklevel=3)
+        return _CPP
+
+
+def kernel_info():
+    """("c++", path) when the ops' kernels are libte_torch_ops.so's, else ("python", why)."""
+    cpp = _cpp_ops()
+    return ("c++", str(cpp.path)) if cpp is not None else ("python", _CPP_WHY)
 
 
 # --------------------------------------------------------------------------- running
@@ -293,6 +393,9 @@ def fake_entry(entry, args):
     return out
 
 
+_compiling = torch.compiler.is_compiling
+
+
 def _schema(names, n_results):
     res = "Tensor" if n_results == 1 else "(" + ", ".join(["Tensor"] * n_results) + ")"
     return "(" + ", ".join(f"Tensor {n}" for n in names) + ") -> " + res
@@ -372,7 +475,86 @@ def _register_autograd(ops, op, step):
                 state.copy_(res[r])  # the new backward recipe state, outside the op
         return tuple(out)
 
-    op.register_autograd(backward, setup_context=setup_context)
+    torch.library.register_autograd(f"{ns}::{step.fwd.name}", backward,
+                                    setup_context=setup_context, lib=ops._lib)
+
+
+def _fast_function(ops, step, output_index):
+    """The eager autograd path of forward entry `step.fwd`: an autograd.Function whose
+    forward calls the op below the Autograd key (its C++ kernel directly, no Python
+    autograd kernel on the way) and returns only the entry's outputs (indices
+    `output_index`), keeping the saved bundle in ctx; its backward calls `<fn>_bwd`. The
+    same computation as the op's registered autograd (which torch.compile traces), with
+    what the step's feeds decide worked out here, once."""
+    fwd_op = ops.op(step.fwd.name)
+    bwd_op = ops.op(step.bwd.name)
+    n_fwd = step.n_fwd_args
+    results = step.fwd.results
+    out_pos = {r: j for j, r in enumerate(output_index)}
+    nondiff = [j for j, r in enumerate(output_index)
+               if results[r].is_qtensor or results[r].is_saved or results[r].is_state]
+    # per backward argument: ("in", k) forward input, ("res", k) forward result,
+    # ("grad", j) gradient of returned output j, ("state", k) trailing input
+    plan = []
+    for j, (kind, k) in enumerate(step.feeds):
+        if kind == _abi.FEED_INPUT:
+            plan.append((0, k))
+        elif kind == _abi.FEED_RESULT:
+            plan.append((1, k))
+        elif kind == _abi.FEED_STATE:
+            plan.append((0, n_fwd + step.bwd_state.index(j)))
+        else:
+            plan.append((2, out_pos[k]))
+    grad_js = sorted({k for w, k in plan if w == 2})
+    grad_of = sorted(step.grad_of_input.items())
+    state_results = [(r, step.bwd_state[j]) for r, j in step.bwd_state_results.items()]
+    n_in = n_fwd + len(step.bwd_state)
+    below = torch._C._AutoDispatchBelowAutograd
+
+    class Fn(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, *inputs):
+            with below():
+                res = fwd_op(*inputs)
+            if not isinstance(res, tuple):
+                res = (res,)
+            saved = [inputs[k] if w == 0 else res[k] for w, k in plan if w != 2]
+            ctx.save_for_backward(*saved)
+            outs = tuple(res[r] for r in output_index)
+            ctx.te_meta = {j: (outs[j].shape, outs[j].dtype, outs[j].device) for j in grad_js}
+            if nondiff:
+                ctx.mark_non_differentiable(*[outs[j] for j in nondiff])
+            ctx.set_materialize_grads(False)
+            return outs
+
+        @staticmethod
+        def backward(ctx, *grads):
+            it = iter(ctx.saved_tensors)
+            bargs = []
+            for w, k in plan:
+                if w != 2:
+                    bargs.append(next(it))
+                else:
+                    g = grads[k]
+                    if g is None:  # an output not used: a zero gradient
+                        shape, dtype, dev = ctx.te_meta[k]
+                        g = torch.zeros(shape, dtype=dtype, device=dev)
+                    bargs.append(g)
+            res = bwd_op(*bargs)
+            if not isinstance(res, tuple):
+                res = (res,)
+            out = [None] * n_in
+            need = ctx.needs_input_grad
+            for r, i in grad_of:
+                if need[i]:
+                    out[i] = res[r]
+            for r, j in state_results:
+                with torch.no_grad():
+                    bargs[j].copy_(res[r])  # the new backward recipe state
+            return tuple(out)
+
+    Fn.__name__ = Fn.__qualname__ = f"{ops.namespace}_{step.fwd.name}"
+    return Fn
 
 
 # --------------------------------------------------------------------------- the library
@@ -387,6 +569,9 @@ class OpLibrary:
         self.library = lib
         self.namespace = namespace_of(lib)
         self._ops = {}
+        self._slots = {}  # entry name -> slot of its C++ kernel
+        # the op definitions live as long as this OpLibrary (kept in _LOADED)
+        self._lib = torch.library.Library(self.namespace, "FRAGMENT")
         self._steps = {}  # forward entry name -> _Step
         for fn, (fwd, bwd) in lib.steps.items():
             feeds = lib.feeds(fn)
@@ -408,6 +593,8 @@ class OpLibrary:
             x.dtype == y.dtype and x.shape == y.shape for x, y in zip(a.args, b.args))
 
     def _define(self, entry):
+        """Defines op <namespace>::<entry> (schema, fake impl) and registers its kernel:
+        the C++ one of libte_torch_ops.so, or (fallback) run_entry through ctypes."""
         step = self._steps.get(entry.name)
         names = [a.name for a in entry.args]
         if step is not None:
@@ -415,20 +602,35 @@ class OpLibrary:
         n_real = len(entry.args)
         n_res = len(entry.results)
 
-        def impl(*args):
-            return _pack(run_entry(entry, list(args[:n_real])), n_res)
-
         def fake(*args):
             return _pack(fake_entry(entry, list(args[:n_real])), n_res)
 
-        op = torch.library.custom_op(f"{self.namespace}::{entry.name}", impl, mutates_args=(),
-                                     device_types=("cpu", "cuda"),
-                                     schema=_schema(names, n_res))
-        op.register_fake(fake)
-        return op
+        qual = f"{self.namespace}::{entry.name}"
+        self._lib.define(entry.name + _schema(names, n_res))
+        torch.library.register_fake(qual, fake, lib=self._lib)
+        cpp = _cpp_ops()
+        if cpp is not None:
+            self._slots[entry.name] = cpp.register(self.namespace, entry)
+        else:
+            def impl(*args):
+                return _pack(run_entry(entry, list(args[:n_real])), n_res)
+
+            self._lib.impl(entry.name, impl, "CPU")
+            self._lib.impl(entry.name, impl, "CUDA")
+        return getattr(getattr(torch.ops, self.namespace), entry.name).default
+
+    @property
+    def kernel(self):
+        """"c++" (libte_torch_ops.so's kernels) or "python" (the ctypes fallback)."""
+        return "c++" if self._slots else "python"
+
+    def calls(self, name):
+        """How many times the C++ kernel of entry `name` ran (-1: not a C++ op)."""
+        slot = self._slots.get(name)
+        return -1 if slot is None else _cpp_ops().calls(slot)
 
     def op(self, name):
-        """The custom op of entry `name`."""
+        """The op (OpOverload torch.ops.<namespace>.<name>.default) of entry `name`."""
         if name not in self._ops:
             self.library.entry(name)  # raises naming the entries
         return self._ops[name]
@@ -489,6 +691,7 @@ class TeFunction:
         self.cached_weight_specs = ([a for a in self.cached.args if "te.cached_weight" in a.roles]
                                     if self.cached else [])
         self.output_index = [i for i, r in enumerate(base.results) if not r.is_saved]
+        self._fast = {}  # forward entry name -> its eager autograd.Function
 
     def _needs_grad(self, args):
         return torch.is_grad_enabled() and any(
@@ -544,6 +747,13 @@ class TeFunction:
                                       + "): pass bwd_state=[...] (updated in place)")
                 bwd_state = self.initial_state(device=args[0].device, backward=True)
             full += list(bwd_state)
+        if grad and step is not None and not return_weights and not _compiling():
+            # eager training: the op's kernel below autograd, under an autograd.Function
+            # built once per entry (torch.compile traces the op's registered autograd)
+            fast = self._fast.get(entry.name)
+            if fast is None:
+                fast = self._fast[entry.name] = _fast_function(self.ops, step, self.output_index)
+            return list(fast.apply(*full)), None
         res = getattr(ns, entry.name)(*full)
         res = list(res) if isinstance(res, (tuple, list)) else [res]
         weights = None
@@ -554,6 +764,18 @@ class TeFunction:
         if entry is self.inference and entry is not self.fwd:
             return res, weights
         return [res[i] for i in self.output_index], weights
+
+    def training_function(self):
+        """The eager autograd.Function of `name`_fwd (inputs: its arguments, then the
+        backward recipe state; outputs: the function's outputs and new forward state),
+        or None without a training step."""
+        if self.fwd is None or self.step is None:
+            return None
+        fast = self._fast.get(self.fwd.name)
+        if fast is None:
+            fast = self._fast[self.fwd.name] = _fast_function(self.ops, self.step,
+                                                              self.output_index)
+        return fast
 
     def __call__(self, *args, bwd_state=None, cached_weights=None):
         outs, _ = self.call(*args, bwd_state=bwd_state, cached_weights=cached_weights)

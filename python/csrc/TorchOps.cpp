@@ -1,0 +1,592 @@
+//===- TorchOps.cpp - te-mlir's PyTorch op kernels (stable ABI) ----*- C++ -*-===//
+//
+// The C++ kernel of every op te_mlir.torch defines for a library entry. It is
+// built once against PyTorch's LibTorch stable ABI (torch/csrc/stable, shims
+// only, TORCH_TARGET_VERSION 2.11), so one binary serves every torch from 2.11
+// on. Python defines each op (its schema, fake impl and autograd) and calls
+// te_torch_ops_register once per op; from then on a call of the op runs here,
+// with no Python: check the arguments, bind the dims through the module client
+// (cached per argument signature), allocate the results and the arena from
+// torch's allocator, put the runtime context on torch's current stream, and
+// run te_module_run.
+//
+//===----------------------------------------------------------------------===//
+
+#include "te/Runtime/TEModule.h"
+#include "te/Runtime/TERuntime.h"
+
+#include <torch/csrc/inductor/aoti_torch/c/shim.h>
+#include <torch/csrc/stable/c/shim.h>
+#include <torch/csrc/stable/library.h>
+#include <torch/csrc/stable/ops.h>
+#include <torch/csrc/stable/tensor.h>
+
+#include <dlfcn.h>
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#define TE_TORCH_OPS_API extern "C" __attribute__((visibility("default")))
+
+namespace {
+
+using torch::stable::Tensor;
+
+/// Interface version of the te_torch_ops_* C functions (what Python checks).
+constexpr int32_t kInterfaceVersion = 1;
+/// How many ops one process can register (one boxed trampoline each).
+constexpr int kMaxOps = 2048;
+/// The runtime's arena and workspace alignment.
+constexpr int64_t kAlign = 256;
+
+thread_local std::string lastError;
+
+[[noreturn]] void fail(const std::string &msg) { throw std::runtime_error(msg); }
+
+void checkTorch(AOTITorchError err, const char *what) {
+  if (err != AOTI_TORCH_SUCCESS)
+    fail(std::string("te-mlir: torch call failed: ") + what);
+}
+
+std::string runtimeError() {
+  const char *e = te_rt_last_error();
+  return e && *e ? e : "(no error text)";
+}
+
+//===----------------------------------------------------------------------===//
+// Dtypes and devices
+//===----------------------------------------------------------------------===//
+
+struct Dtypes {
+  int32_t f32, bf16, f16, u8;
+  int32_t cpu, cuda;
+};
+
+const Dtypes &dtypes() {
+  static const Dtypes d{aoti_torch_dtype_float32(), aoti_torch_dtype_bfloat16(),
+                        aoti_torch_dtype_float16(),  aoti_torch_dtype_uint8(),
+                        aoti_torch_device_type_cpu(), aoti_torch_device_type_cuda()};
+  return d;
+}
+
+/// The torch dtype of a module-info dtype ("qtensor": uint8 bytes), or -1.
+int32_t torchDtype(const char *name) {
+  const Dtypes &d = dtypes();
+  if (!std::strcmp(name, "float32"))
+    return d.f32;
+  if (!std::strcmp(name, "bfloat16"))
+    return d.bf16;
+  if (!std::strcmp(name, "float16"))
+    return d.f16;
+  if (!std::strcmp(name, "qtensor"))
+    return d.u8;
+  return -1;
+}
+
+const char *dtypeName(int32_t dt) {
+  const Dtypes &d = dtypes();
+  if (dt == d.f32)
+    return "float32";
+  if (dt == d.bf16)
+    return "bfloat16";
+  if (dt == d.f16)
+    return "float16";
+  if (dt == d.u8)
+    return "uint8";
+  return "another dtype";
+}
+
+/// torch's current CUDA stream of `device`, through the CUDA shim of
+/// libtorch_cuda (looked up at run time: a CPU-only torch has none).
+void *currentCudaStream(int32_t device) {
+  using Fn = AOTITorchError (*)(int32_t, void **);
+  static Fn fn = [] {
+    void *f = dlsym(RTLD_DEFAULT, "aoti_torch_get_current_cuda_stream");
+    if (!f)
+      if (void *h = dlopen("libtorch_cuda.so", RTLD_LAZY | RTLD_NOLOAD))
+        f = dlsym(h, "aoti_torch_get_current_cuda_stream");
+    return reinterpret_cast<Fn>(f);
+  }();
+  if (!fn)
+    fail("te-mlir: this torch has no CUDA stream shim "
+         "(aoti_torch_get_current_cuda_stream); cannot run on cuda");
+  void *stream = nullptr;
+  checkTorch(fn(device, &stream), "aoti_torch_get_current_cuda_stream");
+  return stream;
+}
+
+/// A contiguous uninitialized tensor from torch's allocator.
+Tensor emptyTensor(const std::vector<int64_t> &sizes, int32_t dtype,
+                   int32_t deviceType, int32_t deviceIndex) {
+  std::vector<int64_t> strides(sizes.size());
+  int64_t s = 1;
+  for (size_t i = sizes.size(); i-- > 0;) {
+    strides[i] = s;
+    s *= sizes[i] > 0 ? sizes[i] : 1;
+  }
+  AtenTensorHandle h = nullptr;
+  checkTorch(aoti_torch_empty_strided(static_cast<int64_t>(sizes.size()),
+                                      sizes.data(), strides.data(), dtype,
+                                      deviceType, deviceIndex, &h),
+             "aoti_torch_empty_strided");
+  return Tensor(h);
+}
+
+/// `bytes` bytes at a multiple of kAlign inside a fresh uint8 tensor (kept
+/// alive by `holder`).
+void *alignedBytes(int64_t bytes, int32_t deviceType, int32_t deviceIndex,
+                   Tensor &holder) {
+  holder = emptyTensor({bytes + kAlign}, dtypes().u8, deviceType, deviceIndex);
+  auto p = reinterpret_cast<uintptr_t>(holder.data_ptr());
+  return reinterpret_cast<void *>((p + kAlign - 1) / kAlign * kAlign);
+}
+
+//===----------------------------------------------------------------------===//
+// Runtime contexts: one per (backend, device), for the process
+//===----------------------------------------------------------------------===//
+
+struct Context {
+  te_rt_context *handle = nullptr;
+  int32_t backend = TE_RT_BACKEND_CPU;
+  int32_t deviceType = 0, deviceIndex = 0;
+  std::mutex lock; // one call at a time: stream, arena and run belong together
+  Tensor workspace;
+  int64_t workspaceBytes = 0;
+  /// Workspaces replaced by larger ones: CUDA graphs captured with them keep
+  /// using their addresses on every replay.
+  std::vector<Tensor> retired;
+};
+
+Context &contextFor(int32_t backend, int32_t deviceType, int32_t deviceIndex) {
+  static std::mutex mapLock;
+  static std::map<std::pair<int32_t, int32_t>, std::unique_ptr<Context>> map;
+  std::lock_guard<std::mutex> guard(mapLock);
+  auto &slot = map[{backend, deviceIndex}];
+  if (!slot) {
+    auto ctx = std::make_unique<Context>();
+    ctx->backend = backend;
+    ctx->deviceType = deviceType;
+    ctx->deviceIndex = deviceIndex;
+    if (backend == TE_RT_BACKEND_CUDA) {
+      // a cuda context binds the current device
+      torch::stable::accelerator::DeviceGuard dg(deviceIndex);
+      ctx->handle = te_rt_context_create(backend);
+    } else {
+      ctx->handle = te_rt_context_create(backend);
+    }
+    if (!ctx->handle)
+      fail("te_rt_context_create: " + runtimeError());
+    slot = std::move(ctx);
+  }
+  return *slot;
+}
+
+void setWorkspace(Context &ctx, int64_t bytes) {
+  Tensor holder;
+  void *p = alignedBytes(bytes, ctx.deviceType, ctx.deviceIndex, holder);
+  if (te_rt_context_set_workspace(ctx.handle, p, bytes) != 0)
+    fail("te_rt_context_set_workspace: " + runtimeError());
+  if (ctx.workspace.defined())
+    ctx.retired.push_back(std::move(ctx.workspace));
+  ctx.workspace = std::move(holder);
+  ctx.workspaceBytes = bytes;
+}
+
+//===----------------------------------------------------------------------===//
+// Registered ops
+//===----------------------------------------------------------------------===//
+
+struct Check {
+  std::string expr, message;
+  int64_t multiple;
+};
+
+struct ResultPlan {
+  std::vector<int64_t> sizes;
+  int32_t dtype;
+};
+
+/// What one argument signature (dtypes and sizes) decides.
+struct Plan {
+  std::vector<int64_t> key;
+  std::vector<int64_t> dims;
+  std::vector<ResultPlan> results;
+  int64_t arenaBytes = 0; // -1: the entry sizes its arena itself
+};
+
+struct ArgSpec {
+  std::string label;
+  const char *dtypeName;
+  int32_t dtype;
+  int64_t rank;
+  bool qtensor;
+};
+
+struct Op {
+  std::string name; // "<namespace>::<entry>"
+  std::string entryName;
+  const te_module_entry *entry = nullptr;
+  int32_t backend = TE_RT_BACKEND_CPU;
+  int64_t numArgs = 0;    // the entry's arguments (the op may take more)
+  int64_t numResults = 0; //
+  std::vector<ArgSpec> args;
+  std::vector<const te_module_tensor *> results;
+  std::vector<Check> checks;
+  std::mutex planLock;
+  std::vector<std::unique_ptr<Plan>> plans;
+  std::atomic<int64_t> calls{0};
+};
+
+std::array<std::unique_ptr<Op>, kMaxOps> ops;
+std::atomic<int> numOps{0};
+std::mutex registerLock;
+
+/// The checks of a signature's arguments, and what they decide.
+std::unique_ptr<Plan> makePlan(Op &op, const std::vector<Tensor> &xs,
+                               std::vector<int64_t> key) {
+  auto plan = std::make_unique<Plan>();
+  plan->key = std::move(key);
+  size_t n = op.args.size();
+  std::vector<const char *> dts(n);
+  std::vector<std::vector<int64_t>> shapes(n);
+  std::vector<const int64_t *> shapePtrs(n);
+  std::vector<int64_t> ranks(n);
+  for (size_t i = 0; i < n; ++i) {
+    const ArgSpec &a = op.args[i];
+    if (a.qtensor) {
+      dts[i] = nullptr;
+      ranks[i] = -1;
+      shapePtrs[i] = nullptr;
+      continue;
+    }
+    dts[i] = a.dtypeName;
+    auto s = xs[i].sizes();
+    shapes[i].assign(s.begin(), s.end());
+    ranks[i] = static_cast<int64_t>(shapes[i].size());
+    shapePtrs[i] = shapes[i].data();
+  }
+  plan->dims.assign(std::max<int64_t>(1, te_module_entry_num_dims(op.entry)), 0);
+  if (te_module_bind_dims(op.entry, dts.data(), shapePtrs.data(), ranks.data(),
+                          plan->dims.data()) != 0)
+    fail(runtimeError());
+  const int64_t *dims = plan->dims.data();
+  for (const Check &c : op.checks) {
+    int64_t v = 0, inexact = 0;
+    if (te_module_eval_dim(c.expr.c_str(), dims, static_cast<int64_t>(plan->dims.size()),
+                           &v, &inexact) != 0)
+      fail(op.entryName + ": " + runtimeError());
+    if (v % c.multiple != 0)
+      fail(c.message + ", got " + std::to_string(v));
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (!op.args[i].qtensor)
+      continue;
+    int64_t want = 0;
+    if (te_module_tensor_bytes(te_module_entry_arg(op.entry, static_cast<int64_t>(i)),
+                               dims, &want) != 0)
+      fail(op.entryName + ": " + runtimeError());
+    if (xs[i].numel() != want)
+      fail(op.entryName + " " + op.args[i].label + ": quantized buffer of " +
+           std::to_string(xs[i].numel()) + " bytes, the entry wants " +
+           std::to_string(want));
+  }
+  for (const te_module_tensor *r : op.results) {
+    ResultPlan rp;
+    if (!std::strcmp(te_module_tensor_dtype(r), "qtensor")) {
+      int64_t bytes = 0;
+      if (te_module_tensor_bytes(r, dims, &bytes) != 0)
+        fail(op.entryName + ": " + runtimeError());
+      rp.sizes = {bytes};
+      rp.dtype = dtypes().u8;
+    } else {
+      rp.sizes.assign(std::max<int64_t>(1, te_module_tensor_rank(r)), 0);
+      if (te_module_tensor_shape(r, dims, rp.sizes.data()) != 0)
+        fail(op.entryName + ": " + runtimeError());
+      rp.sizes.resize(te_module_tensor_rank(r));
+      rp.dtype = torchDtype(te_module_tensor_dtype(r));
+    }
+    plan->results.push_back(std::move(rp));
+  }
+  if (te_module_entry_arena_bytes(op.entry, dims, &plan->arenaBytes) != 0)
+    fail(op.entryName + ": " + runtimeError());
+  return plan;
+}
+
+const Plan &planFor(Op &op, const std::vector<Tensor> &xs) {
+  // The signature: each argument's dtype and sizes (a qtensor's byte count).
+  std::vector<int64_t> key;
+  key.reserve(xs.size() * 4);
+  for (const Tensor &t : xs) {
+    auto s = t.sizes();
+    key.push_back(static_cast<int64_t>(s.size()));
+    key.insert(key.end(), s.begin(), s.end());
+  }
+  std::lock_guard<std::mutex> guard(op.planLock);
+  for (size_t i = op.plans.size(); i-- > 0;)
+    if (op.plans[i]->key == key)
+      return *op.plans[i];
+  auto plan = makePlan(op, xs, std::move(key));
+  if (op.plans.size() >= 64) // a bounded cache: many token counts are fine
+    op.plans.erase(op.plans.begin());
+  op.plans.push_back(std::move(plan));
+  return *op.plans.back();
+}
+
+/// The kernel: stack[0..numArgs) holds the op's arguments (owned), and gets
+/// its results.
+void runOp(int slot, StableIValue *stack, uint64_t numArgs, uint64_t numOutputs) {
+  Op &op = *ops[slot];
+  op.calls.fetch_add(1, std::memory_order_relaxed);
+  std::vector<Tensor> xs;
+  xs.reserve(numArgs);
+  for (uint64_t i = 0; i < numArgs; ++i) // take ownership of every argument
+    xs.push_back(torch::stable::detail::to<Tensor>(stack[i]));
+  if (static_cast<int64_t>(numArgs) < op.numArgs ||
+      static_cast<int64_t>(numOutputs) != op.numResults)
+    fail(op.entryName + ": expected " + std::to_string(op.numArgs) +
+         " arguments, got " + std::to_string(numArgs));
+  xs.resize(op.numArgs); // trailing backward recipe state: autograd's, not ours
+
+  // The device: one for every argument, the library's backend.
+  const Dtypes &d = dtypes();
+  int32_t devType = op.backend == TE_RT_BACKEND_CUDA ? d.cuda : d.cpu;
+  int32_t devIndex = 0;
+  bool first = true;
+  for (int64_t i = 0; i < op.numArgs; ++i) {
+    int32_t t = 0, idx = 0;
+    checkTorch(aoti_torch_get_device_type(xs[i].get(), &t), "get_device_type");
+    checkTorch(aoti_torch_get_device_index(xs[i].get(), &idx), "get_device_index");
+    if (t != devType)
+      fail(op.entryName + ": the library runs on the " +
+           (op.backend == TE_RT_BACKEND_CUDA ? "cuda" : "cpu") +
+           " backend, but " + op.args[i].label + " is on " +
+           (t == d.cuda ? "cuda" : t == d.cpu ? "cpu" : "another device") +
+           " (move the arguments there or load a library for that device)");
+    if (first)
+      devIndex = idx;
+    else if (idx != devIndex)
+      fail(op.entryName + ": arguments on different devices (" +
+           std::to_string(devIndex) + " and " + std::to_string(idx) + ")");
+    first = false;
+  }
+  if (devType == d.cpu)
+    devIndex = 0;
+
+  // dtypes, ranks and layout
+  for (int64_t i = 0; i < op.numArgs; ++i) {
+    const ArgSpec &a = op.args[i];
+    int32_t dt = 0;
+    checkTorch(aoti_torch_get_dtype(xs[i].get(), &dt), "get_dtype");
+    if (a.qtensor) {
+      if (dt != d.u8 || xs[i].dim() != 1)
+        fail(op.entryName + " " + a.label +
+             ": a quantized tensor is a 1-D uint8 byte buffer, got " + dtypeName(dt));
+    } else if (dt != a.dtype) {
+      fail(op.entryName + ": " + a.label + " must be " + a.dtypeName + ", got " +
+           dtypeName(dt));
+    }
+    if (!xs[i].is_contiguous())
+      xs[i] = torch::stable::contiguous(xs[i]);
+  }
+
+  const Plan &plan = planFor(op, xs);
+  std::vector<Tensor> results;
+  results.reserve(plan.results.size());
+  for (const ResultPlan &r : plan.results)
+    results.push_back(emptyTensor(r.sizes, r.dtype, devType, devIndex));
+
+  // Buffers: zero-size tensors have no storage; the runtime wants a valid,
+  // unique address, which they never touch.
+  std::vector<void *> argPtrs(op.numArgs), resPtrs(results.size());
+  Tensor spare;
+  int64_t empties = 0;
+  auto addr = [&](const Tensor &t, void *&out) {
+    out = t.numel() == 0 ? nullptr : t.data_ptr();
+    if (!out)
+      ++empties;
+  };
+  for (int64_t i = 0; i < op.numArgs; ++i)
+    addr(xs[i], argPtrs[i]);
+  for (size_t i = 0; i < results.size(); ++i)
+    addr(results[i], resPtrs[i]);
+  if (empties) {
+    auto *base = static_cast<char *>(
+        alignedBytes(kAlign * empties, devType, devIndex, spare));
+    int64_t k = 0;
+    for (void *&p : argPtrs)
+      if (!p)
+        p = base + kAlign * k++;
+    for (void *&p : resPtrs)
+      if (!p)
+        p = base + kAlign * k++;
+  }
+
+  Context &ctx = contextFor(op.backend, devType, devIndex);
+  Tensor arenaHolder;
+  void *arena = nullptr;
+  if (plan.arenaBytes > 0)
+    arena = alignedBytes(plan.arenaBytes, devType, devIndex, arenaHolder);
+  {
+    std::lock_guard<std::mutex> guard(ctx.lock);
+    if (op.backend == TE_RT_BACKEND_CUDA) {
+      if (!ctx.workspace.defined()) {
+        int64_t n = te_rt_workspace_bytes();
+        if (n > 0)
+          setWorkspace(ctx, n);
+      }
+      if (te_rt_context_set_stream(ctx.handle, currentCudaStream(devIndex)) != 0)
+        fail(op.entryName + ": te_rt_context_set_stream: " + runtimeError());
+    }
+    if (arena && te_rt_context_set_arena(ctx.handle, arena, plan.arenaBytes) != 0)
+      fail(op.entryName + ": te_rt_context_set_arena: " + runtimeError());
+    int32_t rc = te_module_run(op.entry, ctx.handle, argPtrs.data(),
+                               resPtrs.data(), plan.dims.data());
+    if (rc != 0 && op.backend == TE_RT_BACKEND_CUDA) {
+      // the workspace was too small for this call: grow it, run again
+      int64_t need = te_rt_context_workspace_needed(ctx.handle);
+      if (need > ctx.workspaceBytes) {
+        std::string why = runtimeError();
+        setWorkspace(ctx, need);
+        rc = te_module_run(op.entry, ctx.handle, argPtrs.data(), resPtrs.data(),
+                           plan.dims.data());
+      }
+    }
+    std::string why = rc != 0 ? runtimeError() : std::string();
+    if (arena)
+      te_rt_context_set_arena(ctx.handle, nullptr, 0);
+    if (rc != 0)
+      fail(why);
+  }
+  for (size_t i = 0; i < results.size(); ++i)
+    stack[i] = torch::stable::detail::from(results[i]);
+}
+
+template <int Slot>
+void boxed(StableIValue *stack, uint64_t numArgs, uint64_t numOutputs) {
+  runOp(Slot, stack, numArgs, numOutputs);
+}
+
+using BoxedFn = void (*)(StableIValue *, uint64_t, uint64_t);
+
+template <int... I>
+constexpr std::array<BoxedFn, sizeof...(I)>
+makeTrampolines(std::integer_sequence<int, I...>) {
+  return {&boxed<I>...};
+}
+
+const std::array<BoxedFn, kMaxOps> trampolines =
+    makeTrampolines(std::make_integer_sequence<int, kMaxOps>());
+
+/// The IMPL libraries, one per (namespace, dispatch key), kept for the process
+/// (destroying one would deregister its kernels).
+torch::stable::detail::StableLibrary &implLibrary(const std::string &ns,
+                                                   const char *key) {
+  static std::map<std::pair<std::string, std::string>,
+                  std::unique_ptr<torch::stable::detail::StableLibrary>>
+      libs;
+  auto &lib = libs[{ns, key}];
+  if (!lib)
+    lib = std::make_unique<torch::stable::detail::StableLibrary>(
+        torch::stable::detail::StableLibrary::Kind::IMPL, ns.c_str(), key,
+        __FILE__, __LINE__);
+  return *lib;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// The C interface (Python calls it once per op, through ctypes)
+//===----------------------------------------------------------------------===//
+
+/// The version of this interface.
+TE_TORCH_OPS_API int32_t te_torch_ops_version(void) { return kInterfaceVersion; }
+
+/// The torch stable ABI version this library was built to target.
+TE_TORCH_OPS_API uint64_t te_torch_ops_target_version(void) {
+  return TORCH_FEATURE_VERSION;
+}
+
+/// Why the last te_torch_ops_* call of this thread failed.
+TE_TORCH_OPS_API const char *te_torch_ops_last_error(void) {
+  return lastError.c_str();
+}
+
+/// Registers the kernel of op `ns`::`name` (defined already) for the CPU and
+/// CUDA dispatch keys: it runs `entry` of an open module on `backend`
+/// (TE_RT_BACKEND_CPU or _CUDA), taking the op's first num_args arguments.
+/// `checks` are the recipe's alignment rules: expression, multiple, message.
+/// Returns the op's slot (>= 0), or -1 with te_torch_ops_last_error set.
+TE_TORCH_OPS_API int32_t te_torch_ops_register(
+    const char *ns, const char *name, const te_module_entry *entry,
+    int32_t backend, int64_t numChecks, const char *const *checkExprs,
+    const int64_t *checkMultiples, const char *const *checkMessages) {
+  try {
+    if (!ns || !name || !entry)
+      fail("te_torch_ops_register: null namespace, name or entry");
+    if (backend != TE_RT_BACKEND_CPU && backend != TE_RT_BACKEND_CUDA)
+      fail("te_torch_ops_register: backend must be cpu or cuda");
+    if (numChecks < 0 || (numChecks > 0 && (!checkExprs || !checkMultiples ||
+                                            !checkMessages)))
+      fail("te_torch_ops_register: bad checks");
+    std::lock_guard<std::mutex> guard(registerLock);
+    int slot = numOps.load();
+    if (slot >= kMaxOps)
+      fail("te_torch_ops_register: more than " + std::to_string(kMaxOps) +
+           " te-mlir ops in one process");
+    auto op = std::make_unique<Op>();
+    op->name = std::string(ns) + "::" + name;
+    op->entryName = te_module_entry_name(entry);
+    op->entry = entry;
+    op->backend = backend;
+    op->numArgs = te_module_entry_num_args(entry);
+    op->numResults = te_module_entry_num_results(entry);
+    for (int64_t i = 0; i < op->numArgs; ++i) {
+      const te_module_tensor *t = te_module_entry_arg(entry, i);
+      ArgSpec a;
+      a.label = te_module_tensor_label(t);
+      a.dtypeName = te_module_tensor_dtype(t);
+      a.dtype = torchDtype(a.dtypeName);
+      a.rank = te_module_tensor_rank(t);
+      a.qtensor = !std::strcmp(a.dtypeName, "qtensor");
+      if (a.dtype < 0)
+        fail(op->entryName + " " + a.label + ": unknown dtype " + a.dtypeName);
+      op->args.push_back(std::move(a));
+    }
+    for (int64_t i = 0; i < op->numResults; ++i) {
+      const te_module_tensor *t = te_module_entry_result(entry, i);
+      if (torchDtype(te_module_tensor_dtype(t)) < 0)
+        fail(op->entryName + ": result " + std::to_string(i) + " has unknown dtype " +
+             te_module_tensor_dtype(t));
+      op->results.push_back(t);
+    }
+    for (int64_t i = 0; i < numChecks; ++i) {
+      if (!checkExprs[i] || !checkMessages[i] || checkMultiples[i] <= 0)
+        fail("te_torch_ops_register: bad check " + std::to_string(i));
+      op->checks.push_back({checkExprs[i], checkMessages[i], checkMultiples[i]});
+    }
+    ops[slot] = std::move(op);
+    numOps.store(slot + 1);
+    implLibrary(ns, "CPU").impl(name, trampolines[slot]);
+    implLibrary(ns, "CUDA").impl(name, trampolines[slot]);
+    return slot;
+  } catch (const std::exception &ex) {
+    lastError = ex.what();
+    return -1;
+  }
+}
+
+/// How many times the kernel of slot `slot` ran (tests: the C++ path ran).
+TE_TORCH_OPS_API int64_t te_torch_ops_calls(int32_t slot) {
+  if (slot < 0 || slot >= numOps.load() || !ops[slot])
+    return -1;
+  return ops[slot]->calls.load();
+}

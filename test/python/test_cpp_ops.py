@@ -1,0 +1,253 @@
+"""The C++ op layer (libte_torch_ops.so, PyTorch's stable ABI): every op's kernel is
+C++; its results are bit for bit the ctypes path's; each call shows in torch.profiler
+as its op; the modules' eager step runs through it; the fallback warns."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import torch
+
+import te_mlir
+import te_mlir.torch as tet
+from te_mlir import _abi
+from conftest import REPO, needs_gpu
+from test_ops import LIBS, bwd_args, make_args, mlp_lib
+
+
+def test_kernels_are_cpp():
+    """The test command builds the op library: the ops must not fall back to ctypes."""
+    kind, where = tet.ops.kernel_info()
+    assert kind == "c++", where
+    cpp = tet.ops._cpp_ops()
+    # built for the stable ABI of torch 2.11 (one binary for 2.11 .. this torch)
+    assert cpp.target == (2, 11), cpp.target
+    ops = mlp_lib("bf16", "f32")
+    assert ops.kernel == "c++"
+
+
+def _step_args(ops, fwd_name, M):
+    lib = ops.library
+    step = ops.step(fwd_name)
+    args = make_args(lib.entry(fwd_name), M)
+    bst = [torch.full(step.bwd.args[i].shape, step.bwd.args[i].initial_state)
+           for i in step.bwd_state]
+    return args, bst
+
+
+def _same(a, b, what):
+    assert a.dtype == b.dtype and a.shape == b.shape, what
+    assert torch.equal(a.view(torch.uint8) if a.dtype != torch.uint8 else a,
+                       b.view(torch.uint8) if b.dtype != torch.uint8 else b), what
+
+
+@pytest.mark.parametrize("recipe,dtype,wc", LIBS, ids=[f"{r}-{d}" for r, d, _ in LIBS])
+@pytest.mark.parametrize("M", [16, 40])
+def test_cpp_bitwise_equals_ctypes(recipe, dtype, wc, M):
+    """Forward, backward and inference entries: the C++ kernel's results (quantized
+    buffers included, padding and all) are the ctypes path's, byte for byte; the C++
+    kernel ran (its call counter moved)."""
+    ops = mlp_lib(recipe, dtype, wc)
+    lib = ops.library
+    run = tet.ops.run_entry
+    inf = lib.entry("mlp")
+    a = make_args(inf, M)
+    before = ops.calls("mlp")
+    got = ops.op("mlp")(*a)
+    assert ops.calls("mlp") == before + 1
+    got = got if isinstance(got, tuple) else (got,)
+    for k, (x, y) in enumerate(zip(got, run(inf, a))):
+        _same(x, y, f"mlp result {k}")
+    args, bst = _step_args(ops, "mlp_fwd", M)
+    outs = ops.op("mlp_fwd")(*args, *bst)
+    want = run(lib.entry("mlp_fwd"), args)
+    for k, (x, y) in enumerate(zip(outs, want)):
+        _same(x, y, f"mlp_fwd result {k}")
+    bargs = bwd_args(ops, "mlp_fwd", args, outs)
+    b0 = ops.calls("mlp_bwd")
+    grads = ops.op("mlp_bwd")(*bargs)
+    assert ops.calls("mlp_bwd") == b0 + 1
+    for k, (x, y) in enumerate(zip(grads, run(lib.entry("mlp_bwd"), bargs))):
+        _same(x, y, f"mlp_bwd result {k}")
+
+
+def test_quantized_padding_is_zero():
+    """A quantized result's alignment padding comes back zeroed from the kernel (the
+    runtime leaves it so; no per-gap memsets in the caller), however dirty the memory
+    the allocator hands out."""
+    ops = mlp_lib("fp8-current", "f32", True)
+    e = ops.library.entry("mlp_fwd")
+    args, bst = _step_args(ops, "mlp_fwd", 16)
+    q = [r for r in e.results if r.is_qtensor]
+    assert q, "the fp8 forward saves quantized tensors"
+    for _ in range(3):
+        junk = [torch.full((1 << 16,), 0xAB, dtype=torch.uint8) for _ in range(8)]
+        del junk  # freed memory, full of 0xAB, for the next allocations
+        outs = ops.op("mlp_fwd")(*args, *bst)
+        for r in q:
+            t = outs[r.index]
+            for lo, hi in r.padding([16]):
+                assert not t[lo:hi].any(), f"{r.label}: padding [{lo}, {hi}) not zero"
+
+
+def _profiled(fn):
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        fn()
+    return [e.name for e in prof.events() if e.name.startswith("te_mlir_")]
+
+
+def test_profiler_shows_each_op_eager_module():
+    """A module's eager fwd+bwd shows its two entries as ops, by entry name."""
+    m = tet.LayerNormMLP(32, 64, params_dtype=torch.float32, device="cpu", target="cpu")
+    x = torch.randn(2, 8, 32, requires_grad=True)
+    ns = m.function().ops.namespace
+    names = _profiled(lambda: m(x).sum().backward())
+    assert f"{ns}::layernorm_mlp_fwd" in names, names
+    assert f"{ns}::layernorm_mlp_bwd" in names, names
+    # and the module's eager step ran the C++ kernels
+    ops = m.function().ops
+    c = ops.calls("layernorm_mlp_fwd"), ops.calls("layernorm_mlp_bwd")
+    m(x).sum().backward()
+    assert (ops.calls("layernorm_mlp_fwd"), ops.calls("layernorm_mlp_bwd")) == (c[0] + 1,
+                                                                                c[1] + 1)
+
+
+def test_profiler_shows_each_op_compiled_module():
+    """Under torch.compile(fullgraph=True) the module's ops are still calls of the ops."""
+    m = tet.LayerNormLinear(32, 48, params_dtype=torch.float32, device="cpu", target="cpu")
+    x = torch.randn(16, 32, requires_grad=True)
+    ns = m.function().ops.namespace
+    cm = torch.compile(m, fullgraph=True)
+    cm(x).sum().backward()
+    names = _profiled(lambda: cm(x).sum().backward())
+    assert f"{ns}::layernorm_linear_fwd" in names, names
+    assert f"{ns}::layernorm_linear_bwd" in names, names
+
+
+def test_eager_module_matches_op_autograd():
+    """The modules' eager path (an autograd.Function over the ops below autograd) and
+    the ops' registered autograd (what torch.compile traces) give the same bits."""
+    for recipe in ("bf16", "fp8-delayed"):
+        m = tet.LayerNormMLP(32, 64, params_dtype=torch.float32, device="cpu", target="cpu",
+                             recipe=recipe)
+        fn = m.function()
+        x = torch.randn(16, 32, requires_grad=True)
+        params = [x] + [getattr(m, n) for n in m._param_names]
+        fstate = fn.initial_state()
+        bstate_a = fn.initial_state(backward=True)
+        bstate_b = fn.initial_state(backward=True)
+        fast = fn.training_function()
+        ya = fast.apply(*params, *fstate, *bstate_a)
+        ga = torch.autograd.grad(ya[0].square().sum(), params)
+        yb = fn.ops.op("layernorm_mlp_fwd")(*params, *fstate, *bstate_b)
+        gb = torch.autograd.grad(yb[0].square().sum(), params)
+        assert torch.equal(ya[0], yb[0])
+        for k, (a, b) in enumerate(zip(ga, gb)):
+            assert torch.equal(a, b), f"{recipe}: gradient {k}"
+        for a, b in zip(bstate_a, bstate_b):  # the backward state, updated in place
+            assert torch.equal(a, b), recipe
+
+
+def test_ctypes_fallback_warns_and_matches():
+    """TE_MLIR_TORCH_OPS=python (or a torch older than the op library's target): the
+    ops run through ctypes, with a RuntimeWarning saying why, and give the same bits."""
+    code = textwrap.dedent("""
+        import torch
+        import te_mlir.torch as tet
+        torch.manual_seed(0)
+        m = tet.LayerNormLinear(32, 48, params_dtype=torch.bfloat16, device="cpu",
+                                target="cpu")
+        x = torch.randn(16, 32, dtype=torch.bfloat16, requires_grad=True)
+        y = m(x); y.float().square().sum().backward()
+        print("KERNEL", tet.ops.kernel_info()[0], m.function().ops.kernel)
+        import hashlib
+        h = hashlib.sha256()
+        for t in (y, x.grad, *[p.grad for p in m.parameters()]):
+            h.update(t.detach().float().numpy().tobytes())
+        print("HASH", h.hexdigest())
+    """)
+    out = {}
+    for mode in ("python", ""):
+        env = {**os.environ, "PYTHONPATH": str(REPO / "python"), "TE_MLIR_TORCH_OPS": mode}
+        r = subprocess.run([sys.executable, "-W", "always", "-c", code], env=env,
+                           capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr[-3000:]
+        lines = dict(ln.split(" ", 1) for ln in r.stdout.splitlines() if " " in ln)
+        out[mode] = (lines, r.stderr)
+    py, cpp = out["python"], out[""]
+    assert py[0]["KERNEL"] == "python python", py
+    assert "ctypes fallback" in py[1] and "TE_MLIR_TORCH_OPS=python" in py[1], py[1][-2000:]
+    assert cpp[0]["KERNEL"] == "c++ c++", cpp
+    assert "ctypes fallback" not in cpp[1]
+    assert py[0]["HASH"] == cpp[0]["HASH"]
+
+
+def test_cpp_kernel_errors():
+    """Bad arguments to a C++ kernel: clear RuntimeErrors naming the argument, never a
+    crash (wrong device, qtensor buffer of the wrong size or dtype, wrong rank)."""
+    ops = mlp_lib("fp8-current", "f32", True)
+    args, bst = _step_args(ops, "mlp_fwd", 16)
+    outs = ops.op("mlp_fwd")(*args, *bst)
+    bargs = bwd_args(ops, "mlp_fwd", args, outs)
+    step = ops.step("mlp_fwd")
+    qi = next(j for j, a in enumerate(step.bwd.args) if a.is_qtensor)
+    bad = list(bargs)
+    bad[qi] = bargs[qi][:-1]
+    with pytest.raises(RuntimeError, match="quantized buffer of .* bytes, the entry wants"):
+        ops.op("mlp_bwd")(*bad)
+    bad[qi] = bargs[qi].view(torch.int8)
+    with pytest.raises(RuntimeError, match="a quantized tensor is a 1-D uint8 byte buffer"):
+        ops.op("mlp_bwd")(*bad)
+    bad = list(args)
+    bad[1] = bad[1].reshape(2, 16)
+    with pytest.raises(RuntimeError, match="arg1"):
+        ops.op("mlp_fwd")(*bad, *bst)
+    # non-contiguous inputs are made contiguous: the same bits
+    bad = list(args)
+    bad[0] = torch.randn(32, 16).t()
+    assert not bad[0].is_contiguous()
+    got = ops.op("mlp_fwd")(*bad, *bst)
+    want = ops.op("mlp_fwd")(*[a.contiguous() for a in bad], *bst)
+    for a, b in zip(got, want):
+        assert torch.equal(a, b)
+
+
+def _auto_lib(recipe, dtype, wc):
+    from test_ops import LIN, MLP
+    text = LIN if dtype == "linear" else MLP.format(T=dtype)
+    return te_mlir.compile(text, recipe=recipe, weight_cache=wc, target="auto")
+
+
+def test_gpu_cpp_libraries_compile():
+    """Compiles the libraries test_cuda_cpp_bitwise_equals_ctypes runs (target auto), so
+    the cache filled here serves the GPU machine, which has no te-compile."""
+    for recipe, dtype, wc in LIBS:
+        assert te_mlir.Library(_auto_lib(recipe, dtype, wc)).target == "auto"
+
+
+@needs_gpu
+@pytest.mark.parametrize("recipe,dtype,wc", LIBS, ids=[f"{r}-{d}" for r, d, _ in LIBS])
+def test_cuda_cpp_bitwise_equals_ctypes(recipe, dtype, wc):
+    """On the GPU: every entry's C++ kernel gives the ctypes path's bytes, at two token
+    counts, on torch's current stream."""
+    ops = tet.load(_auto_lib(recipe, dtype, wc))
+    assert ops.library.backend == "cuda" and ops.kernel == "c++"
+    lib = ops.library
+    run = tet.ops.run_entry
+    for M in (16, 40):
+        a = [t.cuda() for t in make_args(lib.entry("mlp"), M)]
+        got = ops.op("mlp")(*a)
+        got = got if isinstance(got, tuple) else (got,)
+        for k, (x, y) in enumerate(zip(got, run(lib.entry("mlp"), a))):
+            _same(x, y, f"mlp result {k}")
+        args, bst = _step_args(ops, "mlp_fwd", M)
+        args, bst = [t.cuda() for t in args], [t.cuda() for t in bst]
+        outs = ops.op("mlp_fwd")(*args, *bst)
+        for k, (x, y) in enumerate(zip(outs, run(lib.entry("mlp_fwd"), args))):
+            _same(x, y, f"mlp_fwd result {k}")
+        bargs = [t.cuda() for t in bwd_args(ops, "mlp_fwd", args, outs)]
+        grads = ops.op("mlp_bwd")(*bargs)
+        for k, (x, y) in enumerate(zip(grads, run(lib.entry("mlp_bwd"), bargs))):
+            _same(x, y, f"mlp_bwd result {k}")
+    torch.cuda.synchronize()
