@@ -463,6 +463,42 @@ int32_t te_rt_transpose(te_rt_context *ctx, int32_t dtype, const void *src,
   return te::rt::cpu::transpose(c, ctx, dtype, src, dst, rows, cols);
 }
 
+int32_t te_rt_zero_ranges(te_rt_context *ctx, void *const *ptrs,
+                          const int64_t *bytes, int64_t count) {
+  Checker c("te_rt_zero_ranges");
+  if (!c.context(ctx) || !c.nonNegative("count", count))
+    return 1;
+  if (count && (!c.notNull("ptrs", ptrs) || !c.notNull("bytes", bytes)))
+    return 1;
+  // No machine addresses 2^48 bytes (te_rt_alloc's limit): a larger range
+  // is a size computed wrong upstream.
+  constexpr int64_t kMaxBytes = int64_t(1) << 48;
+  for (int64_t i = 0; i < count; ++i) {
+    std::string at = "[" + std::to_string(i) + "]";
+    int64_t n = bytes[i];
+    uintptr_t end;
+    if (n < 0)
+      return c.fail("bytes" + at + " must be >= 0, got " + std::to_string(n)),
+             1;
+    if (n > kMaxBytes)
+      return c.fail("bytes" + at + " = " + std::to_string(n) +
+                    " is too large (the limit is 2^48)"),
+             1;
+    if (n && !ptrs[i])
+      return c.fail("ptrs" + at + " is NULL (bytes" + at + " = " +
+                    std::to_string(n) + ")"),
+             1;
+    if (__builtin_add_overflow(reinterpret_cast<uintptr_t>(ptrs[i]),
+                               static_cast<uintptr_t>(n), &end))
+      return c.fail("ptrs" + at + " + bytes" + at +
+                    " overflows the address space"),
+             1;
+  }
+  if (ctx->backend == TE_RT_BACKEND_CUDA)
+    return te::rt::cuda::zero_ranges(c, ctx, ptrs, bytes, count);
+  return te::rt::cpu::zero_ranges(c, ctx, ptrs, bytes, count);
+}
+
 //===----------------------------------------------------------------------===//
 // Per-tensor FP8
 //===----------------------------------------------------------------------===//

@@ -103,6 +103,9 @@ int32_t cast(const Checker &c, te_rt_context *ctx, int32_t src_dtype,
 int32_t transpose(const Checker &c, te_rt_context *ctx, int32_t dtype,
                   const void *src, void *dst, int64_t rows, int64_t cols);
 
+int32_t zero_ranges(const Checker &c, te_rt_context *ctx, void *const *ptrs,
+                    const int64_t *bytes, int64_t count);
+
 //===----------------------------------------------------------------------===//
 // Per-tensor FP8
 //===----------------------------------------------------------------------===//
@@ -293,6 +296,9 @@ int32_t cast(const Checker &c, te_rt_context *ctx, int32_t src_dtype,
 
 int32_t transpose(const Checker &c, te_rt_context *ctx, int32_t dtype,
                   const void *src, void *dst, int64_t rows, int64_t cols);
+
+int32_t zero_ranges(const Checker &c, te_rt_context *ctx, void *const *ptrs,
+                    const int64_t *bytes, int64_t count);
 
 //===----------------------------------------------------------------------===//
 // Per-tensor FP8

@@ -144,6 +144,61 @@ TEST_F(Abi, CopiesAndZero) {
   te_rt_free(ctx, b);
 }
 
+// Many ranges (more than one cuda launch holds) at odd offsets and sizes,
+// overlapping, empty ones with and without a pointer: exactly their union
+// is zeroed.
+TEST_F(Abi, ZeroRanges) {
+  std::vector<uint8_t> buf(5000, 0xAB), want = buf;
+  std::vector<void *> ptrs;
+  std::vector<int64_t> bytes;
+  std::mt19937 rng(3);
+  for (int i = 0; i < 300; ++i) {
+    int64_t at = rng() % 4900, n = i % 7 == 0 ? 0 : rng() % 37;
+    ptrs.push_back(i % 14 == 0 ? nullptr : buf.data() + at);
+    bytes.push_back(n);
+    if (ptrs.back())
+      std::fill(want.begin() + at, want.begin() + at + n, 0);
+  }
+  ASSERT_EQ(te_rt_zero_ranges(ctx, ptrs.data(), bytes.data(), 300), 0)
+      << lastError();
+  EXPECT_EQ(buf, want);
+  EXPECT_EQ(te_rt_zero_ranges(ctx, nullptr, nullptr, 0), 0);
+}
+
+TEST_F(Abi, ZeroRangesErrors) {
+  uint8_t buf[16];
+  std::memset(buf, 0xAB, sizeof(buf));
+  void *ptrs[2] = {buf, buf + 8};
+  int64_t bytes[2] = {8, 8};
+  EXPECT_FAILS_WITH(te_rt_zero_ranges(nullptr, ptrs, bytes, 2),
+                    "te_rt_zero_ranges: ctx is NULL");
+  EXPECT_FAILS_WITH(te_rt_zero_ranges(ctx, ptrs, bytes, -1),
+                    "te_rt_zero_ranges: count must be >= 0, got -1");
+  EXPECT_FAILS_WITH(te_rt_zero_ranges(ctx, nullptr, bytes, 2),
+                    "te_rt_zero_ranges: ptrs is NULL");
+  EXPECT_FAILS_WITH(te_rt_zero_ranges(ctx, ptrs, nullptr, 2),
+                    "te_rt_zero_ranges: bytes is NULL");
+  bytes[1] = -3;
+  EXPECT_FAILS_WITH(te_rt_zero_ranges(ctx, ptrs, bytes, 2),
+                    "te_rt_zero_ranges: bytes[1] must be >= 0, got -3");
+  bytes[1] = (int64_t(1) << 48) + 1;
+  EXPECT_FAILS_WITH(te_rt_zero_ranges(ctx, ptrs, bytes, 2),
+                    "te_rt_zero_ranges: bytes[1] = 281474976710657 is too "
+                    "large (the limit is 2^48)");
+  bytes[1] = 8;
+  ptrs[1] = nullptr;
+  EXPECT_FAILS_WITH(te_rt_zero_ranges(ctx, ptrs, bytes, 2),
+                    "te_rt_zero_ranges: ptrs[1] is NULL (bytes[1] = 8)");
+  ptrs[1] = reinterpret_cast<void *>(~uintptr_t(0) - 3);
+  EXPECT_FAILS_WITH(te_rt_zero_ranges(ctx, ptrs, bytes, 2),
+                    "te_rt_zero_ranges: ptrs[1] + bytes[1] overflows the "
+                    "address space");
+  // Every range is checked first: a failed call zeroes nothing, not even
+  // the ranges before the bad one.
+  for (uint8_t b : buf)
+    EXPECT_EQ(b, 0xAB);
+}
+
 TEST_F(Abi, SuccessKeepsTheLastError) {
   EXPECT_NE(te_rt_zero(ctx, nullptr, 4), 0);
   char buf[4];

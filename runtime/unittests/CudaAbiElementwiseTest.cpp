@@ -1,7 +1,8 @@
 //===- CudaAbiElementwiseTest.cpp - cuda vs cpu: elementwise ----*- C++ -*-===//
 //
 // The cuda backend against the cpu backend (split from CudaAbiTest.cpp by
-// family; the fixture is CudaAbiFixture.h): bias gradients, elementwise calls, the recipe-state update and the buffer cache.
+// family; the fixture is CudaAbiFixture.h): bias gradients, elementwise calls,
+// te_rt_zero_ranges, the recipe-state update and the buffer cache.
 //
 //===----------------------------------------------------------------------===//
 
@@ -64,6 +65,37 @@ TEST_P(CudaAbi, BiasGradAndElementwise) {
   expectClose("copy", t, d, -1);
   BOTH(te_rt_zero(cpu, d.host.data(), 501), te_rt_zero(gpu, d.dev, 501));
   expectClose("zero", t, d, -1);
+}
+
+// te_rt_zero_ranges: 300 ranges (three launches) at every alignment, empty
+// ones, overlapping ones and large ones (several blocks of 16-byte stores):
+// the bytes of the cpu backend's memsets. Independent of the dtype: runs
+// once.
+TEST_P(CudaAbi, ZeroRanges) {
+  if (GetParam() != TE_RT_DTYPE_F32)
+    return;
+  const int64_t size = (int64_t(1) << 21) + 77;
+  Pair &p = output(size);
+  std::vector<void *> hostPtrs, devPtrs;
+  std::vector<int64_t> bytes;
+  for (int i = 0; i < 300; ++i) {
+    int64_t n = i % 9 == 0    ? 0
+                : i % 10 == 0 ? (1 << 20) + rng() % 31
+                              : rng() % 300;
+    int64_t at = rng() % (size - n);
+    hostPtrs.push_back(p.host.data() + at);
+    devPtrs.push_back(static_cast<uint8_t *>(p.dev) + at);
+    bytes.push_back(n);
+  }
+  BOTH(te_rt_zero_ranges(cpu, hostPtrs.data(), bytes.data(), 300),
+       te_rt_zero_ranges(gpu, devPtrs.data(), bytes.data(), 300));
+  expectBytes("zero_ranges (300 ranges)", p);
+  // Checked as on cpu: nothing is launched for a bad list.
+  bytes[3] = -1;
+  EXPECT_NE(te_rt_zero_ranges(gpu, devPtrs.data(), bytes.data(), 300), 0);
+  EXPECT_EQ(std::string(te_rt_last_error()),
+            "te_rt_zero_ranges: bytes[3] must be >= 0, got -1");
+  expectBytes("zero_ranges (refused)", p);
 }
 
 //===----------------------------------------------------------------------===//

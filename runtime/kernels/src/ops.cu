@@ -1,7 +1,9 @@
 //===- ops.cu - CUDA backend of the runtime's compute primitives ----------===//
 //
 // LayerNorm/RMSNorm forward and backward, the 13 activations and their
-// derivatives, bias gradients, add, bias add, cast and transpose. fp32
+// derivatives, bias gradients, add, bias add, cast, transpose and the
+// zeroing of lists of byte ranges (one launch for up to
+// TE_RT_ZERO_RANGES_PER_LAUNCH of them, passed by value). fp32
 // math with the CPU reference's formulas (runtime/lib/cpu/Reference.cpp);
 // each output is rounded once, to nearest even, with the same bit
 // conversions as the CPU backend. Column sums (dgamma, dbeta, dbias) are
@@ -17,7 +19,7 @@
 
 #include "act.cuh"
 #include "internal.cuh"
-#include "te/Runtime/TERuntime.h" // TE_RT_ACT_*
+#include "te/Runtime/TERuntime.h" // TE_RT_ACT_*, TE_RT_ZERO_RANGES_PER_LAUNCH
 
 #include <algorithm>
 #include <new>
@@ -1135,6 +1137,33 @@ __global__ void transposeKernel(const T *src, T *dst, int64_t rows,
   }
 }
 
+/// The ranges of one te_kernels_zero_ranges launch, passed by value in the
+/// kernel's parameters (2 KiB of the 4 KiB they may hold).
+struct ZeroRanges {
+  unsigned char *ptr[TE_RT_ZERO_RANGES_PER_LAUNCH];
+  int64_t bytes[TE_RT_ZERO_RANGES_PER_LAUNCH];
+};
+
+/// Zeroes range blockIdx.y of `r`, the blocks along x striding over it:
+/// single bytes up to its first 16-byte boundary and after its last one,
+/// 16-byte stores between.
+__global__ void zeroRangesKernel(ZeroRanges r) {
+  unsigned char *p = r.ptr[blockIdx.y];
+  int64_t n = r.bytes[blockIdx.y];
+  int64_t head = min(n, static_cast<int64_t>(
+                            (16 - reinterpret_cast<uintptr_t>(p) % 16) % 16));
+  int64_t nv = (n - head) / 16, tail = head + nv * 16;
+  int64_t id = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  if (id < head) // head < 16 <= blockDim.x
+    p[id] = 0;
+  uint4 *v = reinterpret_cast<uint4 *>(p + head);
+  for (int64_t i = id; i < nv; i += stride)
+    v[i] = make_uint4(0, 0, 0, 0);
+  if (id < n - tail) // n - tail < 16
+    p[tail + id] = 0;
+}
+
 template <typename E>
 __global__ void broadcastKernel(const typename E::T *bias, typename E::T *y,
                                 int64_t rows, int64_t cols) {
@@ -1719,6 +1748,32 @@ const char *te_kernels_transpose(te_kernels_state *s, int dtype,
         static_cast<const uint16_t *>(src), static_cast<uint16_t *>(dst), rows,
         cols);
   return launched();
+}
+
+const char *te_kernels_zero_ranges(te_kernels_state *s, void *const *ptrs,
+                                   const int64_t *bytes, int64_t count) {
+  // The non-empty ranges, TE_RT_ZERO_RANGES_PER_LAUNCH a launch.
+  ZeroRanges r;
+  int k = 0;
+  int64_t most = 0;
+  auto launch = [&]() -> const char * {
+    dim3 grid(gridFor(most / 16), static_cast<unsigned>(k));
+    zeroRangesKernel<<<grid, kThreads, 0, s->stream>>>(r);
+    k = 0;
+    most = 0;
+    return launched();
+  };
+  for (int64_t i = 0; i < count; ++i) {
+    if (bytes[i] == 0)
+      continue;
+    r.ptr[k] = static_cast<unsigned char *>(ptrs[i]);
+    r.bytes[k] = bytes[i];
+    most = std::max(most, bytes[i]);
+    if (++k == TE_RT_ZERO_RANGES_PER_LAUNCH)
+      if (const char *err = launch())
+        return err;
+  }
+  return k ? launch() : nullptr;
 }
 
 } // extern "C"

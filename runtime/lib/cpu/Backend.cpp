@@ -624,6 +624,16 @@ int32_t transpose(const Checker &c, te_rt_context *ctx, int32_t dtype,
   });
 }
 
+int32_t zero_ranges(const Checker &c, te_rt_context *ctx, void *const *ptrs,
+                    const int64_t *bytes, int64_t count) {
+  (void)c;
+  (void)ctx;
+  for (int64_t i = 0; i < count; ++i)
+    if (bytes[i])
+      std::memset(ptrs[i], 0, static_cast<size_t>(bytes[i]));
+  return 0;
+}
+
 //===----------------------------------------------------------------------===//
 // Per-tensor FP8
 //===----------------------------------------------------------------------===//

@@ -217,6 +217,13 @@ int32_t transpose(const Checker &c, te_rt_context *ctx, int32_t dtype,
   });
 }
 
+int32_t zero_ranges(const Checker &c, te_rt_context *ctx, void *const *ptrs,
+                    const int64_t *bytes, int64_t count) {
+  return onCuda(c, ctx, [&](auto *s) {
+    return te_kernels_zero_ranges(s, ptrs, bytes, count);
+  });
+}
+
 //===----------------------------------------------------------------------===//
 // Per-tensor FP8
 //===----------------------------------------------------------------------===//

@@ -4,7 +4,10 @@
 // the library file checked before dlopen (Elf.h), te_module_info() parsed
 // (Json.h) and validated (ModuleInfo.h) once, every shape evaluated with
 // overflow checks (DimExpr.h), and entries and training steps run on the
-// caller's buffers. Errors go to te_rt_last_error().
+// caller's buffers, the padding of their quantized results zeroed after
+// them (Padding.h; the ranges cached per entry and dims; one
+// te_rt_zero_ranges call, one kernel launch on cuda, per 128 ranges).
+// Errors go to te_rt_last_error().
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,13 +17,17 @@
 #include "Elf.h"
 #include "Json.h"
 #include "ModuleInfo.h"
+#include "Padding.h"
 #include "RuntimeInternal.h"
 
+#include <algorithm>
 #include <cstring>
 #include <dlfcn.h>
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <new>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -163,6 +170,22 @@ struct te_module_entry {
   /// te_arena_bytes_<fn> (module info's arena_symbol; null in libraries
   /// older than it).
   int64_t (*arenaFn)(const int64_t *) = nullptr;
+  /// The qtensor results: te_module_run zeroes their padding.
+  std::vector<size_t> quantizedResults;
+
+  using Padding = std::shared_ptr<const std::vector<te::padding::Range>>;
+  /// The padding of the quantized results at the dims of the last runs,
+  /// most recent first (at most kPaddingCacheSize): a run at dims seen
+  /// before neither evaluates a shape nor allocates. Runs on several
+  /// threads (one context each) share it under the mutex.
+  static constexpr size_t kPaddingCacheSize = 8;
+  mutable std::mutex paddingMutex;
+  mutable std::vector<std::pair<std::vector<int64_t>, Padding>> paddingCache;
+
+  /// The padding ranges of the quantized results at `dims` (numDims
+  /// values), from the cache or computed (null, with the last error, when a
+  /// layout cannot be evaluated there).
+  Padding padding(const int64_t *dims) const;
 };
 
 struct te_module {
@@ -265,7 +288,77 @@ bool isFloatState(const te_module_tensor &t) {
   return t.roles[TE_MODULE_ROLE_STATE] && t.dtype == "float32";
 }
 
+/// Zeroes the padding of `entry`'s quantized results in `results` at
+/// `dims`: one te_rt_zero_ranges call (one kernel launch on cuda) per
+/// TE_RT_ZERO_RANGES_PER_LAUNCH ranges, their pointers on the stack.
+bool zeroPadding(const te_module_entry &entry, te_rt_context *ctx,
+                 void *const *results, const int64_t *dims) {
+  te_module_entry::Padding padding = entry.padding(dims);
+  if (!padding)
+    return false;
+  void *ptrs[TE_RT_ZERO_RANGES_PER_LAUNCH];
+  int64_t bytes[TE_RT_ZERO_RANGES_PER_LAUNCH];
+  int64_t n = 0;
+  auto flush = [&] {
+    bool ok = te_rt_zero_ranges(ctx, ptrs, bytes, n) == 0;
+    n = 0;
+    return ok ? true
+              : (fail(std::string("zeroing the padding of its quantized "
+                                  "results: ") +
+                      te_rt_last_error()),
+                 false);
+  };
+  for (const te::padding::Range &r : *padding) {
+    void *base = results[r.result];
+    if (!base)
+      return fail(entry.results[size_t(r.result)].label +
+                  " is NULL (a quantized result's buffer, whose padding is "
+                  "zeroed after the entry)"),
+             false;
+    ptrs[n] = static_cast<char *>(base) + r.offset;
+    bytes[n] = r.bytes;
+    if (++n == TE_RT_ZERO_RANGES_PER_LAUNCH && !flush())
+      return false;
+  }
+  return n == 0 || flush();
+}
+
 } // namespace
+
+te_module_entry::Padding te_module_entry::padding(const int64_t *dims) const {
+  {
+    std::lock_guard<std::mutex> lock(paddingMutex);
+    for (auto it = paddingCache.begin(); it != paddingCache.end(); ++it)
+      if (std::equal(it->first.begin(), it->first.end(), dims)) {
+        std::rotate(paddingCache.begin(), it, it + 1); // most recent first
+        return paddingCache.front().second;
+      }
+  }
+  // Not seen: the layouts at these dims (outside the lock; another thread
+  // may compute the same, which is harmless).
+  try {
+    std::vector<int64_t> key(dims, dims + numDims);
+    auto ranges = std::make_shared<std::vector<te::padding::Range>>();
+    for (size_t i : quantizedResults) {
+      const te_module_tensor &t = results[i];
+      std::vector<int64_t> offsets, sizes;
+      int64_t total;
+      std::string error;
+      if (!t.layout(key, &offsets, &sizes, total))
+        return fail(t.label + ": " + te_rt_last_error()), nullptr;
+      if (!te::padding::append(int64_t(i), offsets, sizes, total, *ranges,
+                               error))
+        return fail(t.label + ": " + error), nullptr;
+    }
+    std::lock_guard<std::mutex> lock(paddingMutex);
+    paddingCache.insert(paddingCache.begin(), {std::move(key), ranges});
+    if (paddingCache.size() > kPaddingCacheSize)
+      paddingCache.pop_back();
+    return ranges;
+  } catch (const std::bad_alloc &) {
+    return fail("out of host memory"), nullptr;
+  }
+}
 
 extern "C" {
 
@@ -347,9 +440,12 @@ int32_t te_module_open(const char *path, te_module **module) {
     for (size_t i = 0; i < args->size(); ++i)
       e->args.push_back(
           makeTensor(e.get(), (*args)[i].getAsObject(), true, i));
-    for (size_t i = 0; i < results->size(); ++i)
+    for (size_t i = 0; i < results->size(); ++i) {
       e->results.push_back(
           makeTensor(e.get(), (*results)[i].getAsObject(), false, i));
+      if (e->results.back().dtype == "qtensor")
+        e->quantizedResults.push_back(i);
+    }
     m->byName[e->name] = e.get();
     m->entries.push_back(std::move(e));
   }
@@ -579,6 +675,12 @@ int32_t te_module_run(const te_module_entry *entry, te_rt_context *ctx,
     return fail(name + " failed: dims is NULL (" + str(entry->numDims) +
                 " dim symbols)");
   if (entry->fn(ctx, args, results, dims) != 0)
+    return fail(name + " failed: " + te_rt_last_error());
+  // After the entry: it may copy into a result's padding (a prefix view of
+  // its own buffer, padding included), and its checks of the dims come
+  // first.
+  if (!entry->quantizedResults.empty() &&
+      !zeroPadding(*entry, ctx, results, dims))
     return fail(name + " failed: " + te_rt_last_error());
   return 0;
 }

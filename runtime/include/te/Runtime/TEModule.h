@@ -6,8 +6,9 @@
 |* and their arguments and results, bind dynamic dims from argument shapes, *|
 |* evaluate every shape and size, and run an entry or a training step       *|
 |* (<fn>_fwd, then <fn>_bwd fed with the saved bundle) on caller-provided   *|
-|* buffers on the caller's context. Nothing here allocates behind a run:    *|
-|* te_module_tensor_alloc is the only allocating call, and it is optional.  *|
+|* buffers on the caller's context, quantized results' padding zeroed.      *|
+|* Nothing here allocates a buffer behind a run: te_module_tensor_alloc is  *|
+|* the only call that does, and it is optional.                             *|
 |*                                                                          *|
 |* Plain C, <stdint.h> and TERuntime.h only. int32_t results are 0 on       *|
 |* success and non-zero on failure; te_rt_last_error() then says why,       *|
@@ -128,8 +129,17 @@ int32_t te_module_bind_dims(const te_module_entry *entry,
 
 /* Runs `entry` on `ctx` with the caller's buffers (one per argument and per
  * result, on the context's backend) at `dims`. Queues the work on the
- * context's stream; does not synchronize, allocate or free. On failure the
- * last error is "<entry> failed: <why>". */
+ * context's stream; does not synchronize, allocate or free. Every quantized
+ * (qtensor) result comes out with its padding zeroed: the bytes between its
+ * inner tensors and after the last one, up to te_module_tensor_bytes, which
+ * the entry itself leaves as they were or fills with other data; so a
+ * result buffer may start uninitialized and still come out the same bytes
+ * for the same inputs. The zeroing is queued after the entry: one
+ * te_rt_zero_ranges call (on cuda one kernel launch, recorded by a CUDA
+ * graph capture) per TE_RT_ZERO_RANGES_PER_LAUNCH padding ranges, the
+ * ranges cached per entry for its last 8 dims (computing them at new dims
+ * allocates; nothing else does). A quantized result's buffer must not be
+ * NULL. On failure the last error is "<entry> failed: <why>". */
 int32_t te_module_run(const te_module_entry *entry, te_rt_context *ctx,
                       void *const *args, void *const *results,
                       const int64_t *dims);

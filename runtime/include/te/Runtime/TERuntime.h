@@ -70,6 +70,9 @@ static inline int te_rt_act_fn(int32_t act) {
 /* FP8 element formats of quantized data (reference §4). */
 enum { TE_RT_FP8_E4M3 = 0, TE_RT_FP8_E5M2 = 1 };
 
+/* The ranges one launch of te_rt_zero_ranges' kernel zeroes on cuda. */
+enum { TE_RT_ZERO_RANGES_PER_LAUNCH = 128 };
+
 /* An execution context (backend, handles, workspace); opaque. */
 typedef struct te_rt_context te_rt_context;
 

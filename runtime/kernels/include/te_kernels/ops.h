@@ -146,6 +146,12 @@ const char *te_kernels_cast(te_kernels_state *s, int src_dtype, int dst_dtype,
 const char *te_kernels_transpose(te_kernels_state *s, int dtype,
                                  const void *src, void *dst, int64_t rows,
                                  int64_t cols);
+/* te_rt_zero_ranges: bytes[i] zero bytes from ptrs[i], i < count (checked
+ * by the runtime: no negative size, no NULL pointer of a non-empty range).
+ * One launch per TE_RT_ZERO_RANGES_PER_LAUNCH non-empty ranges, passed by
+ * value in the kernel's parameters; none when every range is empty. */
+const char *te_kernels_zero_ranges(te_kernels_state *s, void *const *ptrs,
+                                   const int64_t *bytes, int64_t count);
 
 /* Per-tensor FP8 (te_rt_quantize_fp8, te_rt_gemm_fp8, te_rt_amax_update;
  * format: 0 E4M3, 1 E5M2). scale NULL: current scaling (amax reduced on

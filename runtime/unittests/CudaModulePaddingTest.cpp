@@ -1,0 +1,128 @@
+//===- CudaModulePaddingTest.cpp - quantized padding on cuda ----*- C++ -*-===//
+//
+// te_module_run on a cuda context leaves the padding of every quantized
+// result zeroed (ModulePaddingTest.cpp has the cpu side): runs of
+// fixtures/qtensor_library.c into device buffers filled with 0xAB against
+// runs into zeroed ones and against the cpu backend's bytes, with more
+// ranges than one launch holds, and replayed from a CUDA graph (the zeroing
+// is captured with the entry). te_rt_zero_ranges' kernel itself is tested
+// in CudaAbiElementwiseTest.cpp. Skipped without a CUDA device.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaAbiFixture.h"
+#include "ModulePaddingCheck.h"
+#include "te/Runtime/TEModule.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+using namespace te::test;
+
+namespace {
+
+class CudaModulePadding : public CudaContextTest {
+protected:
+  CudaModulePadding()
+      : CudaContextTest("the zeroed padding of quantized results on cuda") {}
+  void SetUp() override {
+    CudaContextTest::SetUp();
+    if (IsSkipped() || HasFatalFailure())
+      return;
+    ASSERT_EQ(te_module_open(TE_TEST_QTENSOR_LIBRARY, &module), 0)
+        << lastError();
+    cpu = te_rt_context_create(TE_RT_BACKEND_CPU);
+    ASSERT_NE(cpu, nullptr) << lastError();
+  }
+  void TearDown() override {
+    te_rt_context_destroy(cpu);
+    te_module_close(module);
+    CudaContextTest::TearDown();
+  }
+  const te_module_entry *entry(const char *name) {
+    const te_module_entry *e = te_module_find_entry(module, name);
+    EXPECT_NE(e, nullptr) << lastError();
+    return e;
+  }
+  /// `name` at `dims` on `args` into 0xAB-filled and into zeroed device
+  /// buffers, checked, and against the cpu backend's bytes; the padding
+  /// bytes checked.
+  int64_t check(const char *name, const std::vector<Bytes> &args,
+                const std::vector<int64_t> &dims) {
+    const te_module_entry *e = entry(name);
+    std::vector<Bytes> filled = runFilled(gpu, e, args, dims, 0xAB),
+                       zeroed = runFilled(gpu, e, args, dims, 0x00),
+                       host = runFilled(cpu, e, args, dims, 0xAB);
+    EXPECT_EQ(filled, host) << name << ": cuda and cpu differ";
+    return expectPaddingZeroed(e, dims, filled, zeroed);
+  }
+  te_module *module = nullptr;
+  te_rt_context *cpu = nullptr;
+};
+
+TEST_F(CudaModulePadding, QuantizedResultsComeOutWithZeroPadding) {
+  for (auto [rows, cols] : {std::pair<int64_t, int64_t>{24, 20},
+                            {16, 16},
+                            {1, 1},
+                            {40, 136},
+                            {24, 20}})
+    EXPECT_GT(check("quantize", {randomInput(rows * cols, 9)}, {rows, cols}), 0)
+        << rows << "x" << cols;
+}
+
+// 160 ranges: two te_rt_zero_ranges calls of one launch each.
+TEST_F(CudaModulePadding, MoreRangesThanOneLaunch) {
+  EXPECT_EQ(check("many", {randomInput(10, 5)}, {10}), 80 * (252 + 246));
+}
+
+// The entry and the zeroing captured once, replayed into buffers refilled
+// with 0xAB before each launch: the padding is zeroed by the replay.
+TEST_F(CudaModulePadding, ZeroingIsCapturedInAGraph) {
+  const te_module_entry *e = entry("quantize");
+  const int64_t rows = 24, cols = 20;
+  std::vector<int64_t> dims = {rows, cols};
+  Bytes x = randomInput(rows * cols, 4);
+  std::vector<Bytes> zeroed = runFilled(gpu, e, {x}, dims, 0x00);
+  void *in = alloc(int64_t(x.size()));
+  put(in, x);
+  std::vector<void *> results;
+  std::vector<int64_t> sizes;
+  auto refill = [&] {
+    for (size_t i = 0; i < results.size(); ++i)
+      put(results[i], Bytes(size_t(sizes[i]), 0xAB));
+  };
+  for (int64_t i = 0; i < 3; ++i) {
+    int64_t n = 0;
+    ASSERT_EQ(
+        te_module_tensor_bytes(te_module_entry_result(e, i), dims.data(), &n),
+        0);
+    results.push_back(alloc(n));
+    sizes.push_back(n);
+  }
+  void *args[1] = {in};
+  // Eager first: the kernel state and scratch exist before the capture.
+  refill();
+  ASSERT_EQ(te_module_run(e, gpu, args, results.data(), dims.data()), 0)
+      << lastError();
+  ASSERT_EQ(te_rt_synchronize(gpu), 0) << lastError();
+  refill();
+  ASSERT_EQ(te_rt_capture_begin(gpu), 0) << lastError();
+  ASSERT_EQ(te_module_run(e, gpu, args, results.data(), dims.data()), 0)
+      << lastError();
+  te_rt_graph *graph = nullptr;
+  ASSERT_EQ(te_rt_capture_end(gpu, &graph), 0) << lastError();
+  for (int replay = 0; replay < 2; ++replay) {
+    refill();
+    ASSERT_EQ(te_rt_graph_launch(gpu, graph), 0) << lastError();
+    std::vector<Bytes> out;
+    for (size_t i = 0; i < results.size(); ++i)
+      out.push_back(get(results[i], sizes[i]));
+    EXPECT_GT(expectPaddingZeroed(e, dims, out, zeroed), 0) << replay;
+  }
+  te_rt_graph_destroy(graph);
+}
+
+} // namespace
