@@ -61,6 +61,8 @@ if [[ $mode == train ]]; then
   fi
   export PYTHONPATH=$root/python${PYTHONPATH:+:$PYTHONPATH}
   export TE_MLIR_BUILD=$build
+  # the ops' C++ kernels (PyTorch's stable ABI) for this venv's torch
+  "$root/scripts/build_torch_ops.sh" "$build" "$TE_VENV_PYTHON" >/dev/null
   echo
   echo "== examples/train_hf.py $* (python: $TE_VENV_PYTHON)"
   exec "$TE_VENV_PYTHON" "$root/examples/train_hf.py" "$@"

@@ -114,6 +114,7 @@ if build_or_fail default "$root/build"; then
   # torch.compile backend. GPU tests are reported as skipped, with why.
   echo "== [default] Python package tests (pytest test/python, cpu backend)"
   if ( source "$root/scripts/venv.sh" && te_venv >"$root/build/venv.log" 2>&1 &&
+       "$root/scripts/build_torch_ops.sh" "$root/build" "$TE_VENV_PYTHON" &&
        cd "$root" && TE_MLIR_BUILD="$root/build" TE_MLIR_CACHE="$root/build/te-mlir-cache" \
          "$TE_VENV_PYTHON" -m pytest test/python -q -rs -p no:cacheprovider \
          --junitxml="$root/build/pytest.xml" ); then

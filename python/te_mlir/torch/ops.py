@@ -297,6 +297,13 @@ def _plan(entry, args):
     return dims, result_specs
 
 
+def _runtime_zeroes_padding(rt):
+    z = getattr(rt, "_zeroes_padding", None)
+    if z is None:
+        z = rt._zeroes_padding = hasattr(rt.lib, "te_rt_zero_ranges")
+    return z
+
+
 def _run_locked(entry, rt, L, ctx, dev, xs, results, dims):
     arena = None
     n = entry.arena_bytes(dims) if rt.has_arena else None
@@ -329,13 +336,14 @@ def _run_locked(entry, rt, L, ctx, dev, xs, results, dims):
     finally:
         if arena is not None:
             L.te_rt_context_set_arena(ctx.handle, None, 0)
-    # The alignment padding between a qtensor's inner tensors is not part of its value
-    # and entries may leave anything there (even scratch bytes): zero it, so results are
-    # deterministic (opcheck's eager-vs-compiled comparison, CUDA graph replays, hashes).
-    for spec, t in zip(entry.results, results):
-        if spec.is_qtensor:
-            for a, b in spec.padding(dims):
-                t[a:b].zero_()
+    # te_module_run leaves a qtensor result's alignment padding zeroed (runtimes with
+    # te_rt_zero_ranges); an older runtime may leave anything there: zero it here, so
+    # results are deterministic (opcheck, CUDA graph replays, hashes).
+    if not _runtime_zeroes_padding(rt):
+        for spec, t in zip(entry.results, results):
+            if spec.is_qtensor:
+                for a, b in spec.padding(dims):
+                    t[a:b].zero_()
     if legacy_sync:
         rt.check(L.te_rt_synchronize(ctx.handle), f"{entry.name}: te_rt_synchronize")
     return results
@@ -486,8 +494,9 @@ def _fast_function(ops, step, output_index):
     `output_index`), keeping the saved bundle in ctx; its backward calls `<fn>_bwd`. The
     same computation as the op's registered autograd (which torch.compile traces), with
     what the step's feeds decide worked out here, once."""
-    fwd_op = ops.op(step.fwd.name)
-    bwd_op = ops.op(step.bwd.name)
+    # the OpOverloads' C++ callables (one Python frame less per call)
+    fwd_op = getattr(ops.op(step.fwd.name), "_op", ops.op(step.fwd.name))
+    bwd_op = getattr(ops.op(step.bwd.name), "_op", ops.op(step.bwd.name))
     n_fwd = step.n_fwd_args
     results = step.fwd.results
     out_pos = {r: j for j, r in enumerate(output_index)}
