@@ -1,9 +1,11 @@
 """ctypes bindings of libte_runtime.so: the te_rt_* ABI (runtime/include/te/Runtime/
 TERuntime.def) and the module client te_module_* (runtime/include/te/Runtime/TEModule.h).
 
-Nothing here imports torch. The runtime is found once (``find_build``) and loaded with
-RTLD_GLOBAL, so te-compile'd libraries (which link against it) resolve their te_rt_*
-symbols to this copy.
+Nothing here imports torch. The runtime is found once (``find_build``) and loaded
+RTLD_LOCAL (its symbols stay out of the process's global scope): te-compile'd libraries,
+which link against it (DT_NEEDED libte_runtime.so), still resolve their te_rt_* symbols to
+this copy, since the dynamic loader matches an already loaded object by its SONAME
+(libte_runtime.so) before it searches paths.
 """
 import ctypes
 import os
@@ -147,32 +149,39 @@ def i64s(values):
     return (ctypes.c_int64 * max(1, len(values)))(*values)
 
 
+# A guest in the caller's process: nothing of ours in the global scope (where it could
+# interpose on, or be interposed by, another library's symbols); every symbol bound now.
+_RTLD_LOCAL = os.RTLD_LOCAL | os.RTLD_NOW
+
+
 def _preload_cuda_libs():
     """libte_runtime.so's runpath may lack the CUDA libraries; torch's nvidia wheels
-    ship the same sonames (as bench/bench.py does)."""
+    ship the same sonames (as bench/bench.py does). Loaded RTLD_LOCAL: the runtime's
+    DT_NEEDED libcudart.so.13 / libcublasLt.so.13 match these by soname."""
     for so in ("libcudart.so.13", "libcublasLt.so.13", "libcudart.so.12", "libcublasLt.so.12"):
         for d in [os.path.join(p, "nvidia", sub, "lib") for p in sys.path if p
                   for sub in ("cu13", "cuda_runtime", "cublas")] + ["/usr/local/cuda/lib64"]:
             f = os.path.join(d, so)
             if os.path.exists(f):
                 try:
-                    ctypes.CDLL(f, mode=ctypes.RTLD_GLOBAL)
+                    ctypes.CDLL(f, mode=_RTLD_LOCAL)
                 except OSError:
                     pass
                 break
 
 
 class Runtime:
-    """The loaded libte_runtime.so with its signatures set."""
+    """The loaded libte_runtime.so with its signatures set (loaded RTLD_LOCAL; compiled
+    libraries bind to this copy by its SONAME)."""
 
     def __init__(self, path):
         self.path = Path(path)
         try:
-            L = ctypes.CDLL(str(self.path), mode=ctypes.RTLD_GLOBAL)
+            L = ctypes.CDLL(str(self.path), mode=_RTLD_LOCAL)
         except OSError:
             _preload_cuda_libs()
             try:
-                L = ctypes.CDLL(str(self.path), mode=ctypes.RTLD_GLOBAL)
+                L = ctypes.CDLL(str(self.path), mode=_RTLD_LOCAL)
             except OSError as ex:
                 raise TeMlirError(f"te-mlir: cannot load the runtime {self.path}: {ex}") from None
         for name, (res, args) in _SIGS.items():

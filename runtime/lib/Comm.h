@@ -3,10 +3,11 @@
 // The communicator behind the ABI's opaque te_rt_comm (an NCCL communicator
 // on the cuda backend, an MPI one on the cpu backend), which contexts it is
 // set on, and the two transports Comm.cpp calls once a call's arguments are
-// checked: te::rt::mpi (cpu/Mpi.cpp, with TE_RT_HAVE_MPI) and te::rt::nccl
-// (cuda/Nccl.cpp: libnccl loaded with dlopen, with TE_RT_HAVE_CUDA). Each
-// transport function takes the call's Checker, returns the ABI's 0 / 1 and
-// sets the last error; without its transport built in it only says why.
+// checked: te::rt::mpi (cpu/Mpi.cpp: libmpi loaded with dlopen, with
+// TE_RT_HAVE_MPI) and te::rt::nccl (cuda/Nccl.cpp: libnccl loaded with
+// dlopen, with TE_RT_HAVE_CUDA). Each transport function takes the call's
+// Checker, returns the ABI's 0 / 1 and sets the last error; without its
+// transport built in it only says why.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,8 +34,10 @@ struct te_rt_comm {
   void *nccl = nullptr;
   bool owned = false;
 #ifdef TE_RT_HAVE_MPI
-  /// MPI: the caller's communicator (always borrowed).
-  MPI_Comm mpi = MPI_COMM_NULL;
+  /// MPI: the caller's communicator (always borrowed); set by wrap (not
+  /// MPI_COMM_NULL here: Open MPI's is the address of a libmpi object, and
+  /// the runtime does not link libmpi, cpu/Mpi.cpp).
+  MPI_Comm mpi{};
 #endif
   /// The (context, group) slots this communicator is set in: destroying it
   /// unsets it there, destroying a context removes that context's entries
@@ -48,10 +51,13 @@ void te_rt_internal_comm_detach(te_rt_context *ctx);
 
 namespace te::rt::mpi {
 
-/// Null when communicators can wrap MPI (built with MPI), else why not.
+/// Null when communicators can wrap MPI (built with MPI and libmpi loaded,
+/// loading it on the first call), else why not (no MPI built in; dlopen's
+/// or dlsym's error).
 const char *unavailable();
 /// Fills comm (kind, size, rank, mpi) from *mpiComm (an MPI_Comm; NULL:
-/// MPI_COMM_WORLD). MPI must be initialized and not finalized.
+/// MPI_COMM_WORLD), loading libmpi on the first call. MPI must be
+/// initialized and not finalized.
 int32_t wrap(const Checker &c, te_rt_comm *comm, const void *mpiComm);
 /// The collectives on host buffers; counts > 0, pointers set, checked.
 int32_t allGather(const Checker &c, te_rt_context *ctx, te_rt_comm *comm,

@@ -65,55 +65,57 @@ enum {
  * for this machine whose headers and segments lie inside the file), dlopens
  * it, parses and validates te_module_info() and resolves every entry's
  * symbol. */
-int32_t te_module_open(const char *path, te_module **module);
+TE_RT_API int32_t te_module_open(const char *path, te_module **module);
 /* Closes the module (dlclose); null is fine. */
-void te_module_close(te_module *module);
+TE_RT_API void te_module_close(te_module *module);
 /* The path it was opened with. */
-const char *te_module_path(const te_module *module);
+TE_RT_API const char *te_module_path(const te_module *module);
 /* The text of te_module_info(). */
-const char *te_module_info_text(const te_module *module);
+TE_RT_API const char *te_module_info_text(const te_module *module);
 /* A top-level string field of the module info ("target", "arch", "source",
  * "format"), or NULL when absent. */
-const char *te_module_get(const te_module *module, const char *key);
+TE_RT_API const char *te_module_get(const te_module *module, const char *key);
 
-int64_t te_module_num_entries(const te_module *module);
+TE_RT_API int64_t te_module_num_entries(const te_module *module);
 /* Entry `index` in the module info's order; NULL when out of range. */
-const te_module_entry *te_module_entry_at(const te_module *module,
-                                          int64_t index);
+TE_RT_API const te_module_entry *te_module_entry_at(const te_module *module,
+                                                    int64_t index);
 /* The entry named `name`; NULL (with the last error) when there is none. */
-const te_module_entry *te_module_find_entry(const te_module *module,
-                                            const char *name);
+TE_RT_API const te_module_entry *te_module_find_entry(const te_module *module,
+                                                      const char *name);
 
 /*===------------------------------------------------------------------===*
  * Entries
  *===------------------------------------------------------------------===*/
 
-const char *te_module_entry_name(const te_module_entry *entry);
-const char *te_module_entry_symbol(const te_module_entry *entry);
+TE_RT_API const char *te_module_entry_name(const te_module_entry *entry);
+TE_RT_API const char *te_module_entry_symbol(const te_module_entry *entry);
 /* A string field of the entry ("te.forward_of", "te.backward_of"), or NULL. */
-const char *te_module_entry_get(const te_module_entry *entry, const char *key);
-int64_t te_module_entry_num_args(const te_module_entry *entry);
-int64_t te_module_entry_num_results(const te_module_entry *entry);
+TE_RT_API const char *te_module_entry_get(const te_module_entry *entry,
+                                          const char *key);
+TE_RT_API int64_t te_module_entry_num_args(const te_module_entry *entry);
+TE_RT_API int64_t te_module_entry_num_results(const te_module_entry *entry);
 /* The number of dynamic dims d0, d1, ... (the length of a dims array). */
-int64_t te_module_entry_num_dims(const te_module_entry *entry);
-const te_module_tensor *te_module_entry_arg(const te_module_entry *entry,
-                                            int64_t index);
-const te_module_tensor *te_module_entry_result(const te_module_entry *entry,
-                                               int64_t index);
+TE_RT_API int64_t te_module_entry_num_dims(const te_module_entry *entry);
+TE_RT_API const te_module_tensor *
+te_module_entry_arg(const te_module_entry *entry, int64_t index);
+TE_RT_API const te_module_tensor *
+te_module_entry_result(const te_module_entry *entry, int64_t index);
 /* The JSON text of the entry's arena_bytes: a number or "dynamic". */
-const char *te_module_entry_arena_text(const te_module_entry *entry);
+TE_RT_API const char *te_module_entry_arena_text(const te_module_entry *entry);
 /* The entry's arena bytes at `dims` in *bytes: the module info's number, or
  * for "dynamic" the library's te_arena_bytes_<fn>(dims) (module info key
  * arena_symbol; fails when a dim or an element count is out of the range
  * the entry accepts). -1 for a "dynamic" entry of a library older than
  * arena_symbol (it sizes its arena itself). What te_rt_context_set_arena
  * needs. */
-int32_t te_module_entry_arena_bytes(const te_module_entry *entry,
-                                    const int64_t *dims, int64_t *bytes);
+TE_RT_API int32_t te_module_entry_arena_bytes(const te_module_entry *entry,
+                                              const int64_t *dims,
+                                              int64_t *bytes);
 /* The result that returns the new value of recipe-state argument
  * `arg_index` (the same te.state name), or -1. */
-int64_t te_module_entry_state_result(const te_module_entry *entry,
-                                     int64_t arg_index);
+TE_RT_API int64_t te_module_entry_state_result(const te_module_entry *entry,
+                                               int64_t arg_index);
 
 /* Binds the dims d<k> of `entry` from its arguments' shapes. For argument
  * i: dtypes[i] (NULL array or entry: not checked) must be its dtype;
@@ -122,10 +124,10 @@ int64_t te_module_entry_state_result(const te_module_entry *entry,
  * agree on every symbol. Writes te_module_entry_num_dims values to `dims`;
  * fails naming the argument when a dim is wrong or a symbol is left
  * unbound. */
-int32_t te_module_bind_dims(const te_module_entry *entry,
-                            const char *const *dtypes,
-                            const int64_t *const *shapes, const int64_t *ranks,
-                            int64_t *dims);
+TE_RT_API int32_t te_module_bind_dims(const te_module_entry *entry,
+                                      const char *const *dtypes,
+                                      const int64_t *const *shapes,
+                                      const int64_t *ranks, int64_t *dims);
 
 /* Runs `entry` on `ctx` with the caller's buffers (one per argument and per
  * result, on the context's backend) at `dims`. Queues the work on the
@@ -140,76 +142,81 @@ int32_t te_module_bind_dims(const te_module_entry *entry,
  * ranges cached per entry for its last 8 dims (computing them at new dims
  * allocates; nothing else does). A quantized result's buffer must not be
  * NULL. On failure the last error is "<entry> failed: <why>". */
-int32_t te_module_run(const te_module_entry *entry, te_rt_context *ctx,
-                      void *const *args, void *const *results,
-                      const int64_t *dims);
+TE_RT_API int32_t te_module_run(const te_module_entry *entry,
+                                te_rt_context *ctx, void *const *args,
+                                void *const *results, const int64_t *dims);
 
 /*===------------------------------------------------------------------===*
  * Arguments and results
  *===------------------------------------------------------------------===*/
 
 /* "float32", "bfloat16", "float16" or "qtensor". */
-const char *te_module_tensor_dtype(const te_module_tensor *tensor);
+TE_RT_API const char *te_module_tensor_dtype(const te_module_tensor *tensor);
 /* "arg<N>" or "result<N>", followed by its roles, e.g.
  * "arg2 (te.saved=linear_0.input)". */
-const char *te_module_tensor_label(const te_module_tensor *tensor);
-int64_t te_module_tensor_rank(const te_module_tensor *tensor);
+TE_RT_API const char *te_module_tensor_label(const te_module_tensor *tensor);
+TE_RT_API int64_t te_module_tensor_rank(const te_module_tensor *tensor);
 /* The text of dim `d`: "128", "d0" or an expression "roundup(d0/32, 4)". */
-const char *te_module_tensor_dim(const te_module_tensor *tensor, int64_t d);
+TE_RT_API const char *te_module_tensor_dim(const te_module_tensor *tensor,
+                                           int64_t d);
 /* The JSON text of the shape, e.g. ["d0",128]. */
-const char *te_module_tensor_shape_text(const te_module_tensor *tensor);
+TE_RT_API const char *
+te_module_tensor_shape_text(const te_module_tensor *tensor);
 /* The value of a TE_MODULE_ROLE_* ("layernorm_mlp_0.mu", "output:0"), or
  * NULL when the tensor does not have that role. */
-const char *te_module_tensor_role(const te_module_tensor *tensor,
-                                  int32_t role);
+TE_RT_API const char *te_module_tensor_role(const te_module_tensor *tensor,
+                                            int32_t role);
 /* Any string field ("type" of a qtensor, ...), or NULL. */
-const char *te_module_tensor_get(const te_module_tensor *tensor,
-                                 const char *key);
+TE_RT_API const char *te_module_tensor_get(const te_module_tensor *tensor,
+                                           const char *key);
 /* A qtensor's alignment of its inner tensors (256 unless stated); 0 for
  * other dtypes. */
-int64_t te_module_tensor_alignment(const te_module_tensor *tensor);
+TE_RT_API int64_t te_module_tensor_alignment(const te_module_tensor *tensor);
 /* A qtensor's inner tensors (TransformerEngine's names: data, scale_inv,
  * ...); 0 for other dtypes. */
-int64_t te_module_tensor_num_inner(const te_module_tensor *tensor);
-const char *te_module_tensor_inner_name(const te_module_tensor *tensor,
-                                        int64_t index);
-const char *te_module_tensor_inner_dtype(const te_module_tensor *tensor,
-                                         int64_t index);
+TE_RT_API int64_t te_module_tensor_num_inner(const te_module_tensor *tensor);
+TE_RT_API const char *
+te_module_tensor_inner_name(const te_module_tensor *tensor, int64_t index);
+TE_RT_API const char *
+te_module_tensor_inner_dtype(const te_module_tensor *tensor, int64_t index);
 /* The rank and dim `d` (as te_module_tensor_dim) of inner tensor `index`. */
-int64_t te_module_tensor_inner_rank(const te_module_tensor *tensor,
-                                    int64_t index);
-const char *te_module_tensor_inner_dim(const te_module_tensor *tensor,
-                                       int64_t index, int64_t d);
+TE_RT_API int64_t te_module_tensor_inner_rank(const te_module_tensor *tensor,
+                                              int64_t index);
+TE_RT_API const char *te_module_tensor_inner_dim(const te_module_tensor *tensor,
+                                                 int64_t index, int64_t d);
 /* Inner tensor `index` in the qtensor's buffer at `dims`: its first byte
  * (a multiple of the alignment) and its bytes. */
-int32_t te_module_tensor_inner_layout(const te_module_tensor *tensor,
-                                      int64_t index, const int64_t *dims,
-                                      int64_t *offset, int64_t *bytes);
+TE_RT_API int32_t te_module_tensor_inner_layout(const te_module_tensor *tensor,
+                                                int64_t index,
+                                                const int64_t *dims,
+                                                int64_t *offset,
+                                                int64_t *bytes);
 /* The shape at `dims` (te_module_tensor_rank values), every expression
  * evaluated with overflow and exactness checks. */
-int32_t te_module_tensor_shape(const te_module_tensor *tensor,
-                               const int64_t *dims, int64_t *shape);
+TE_RT_API int32_t te_module_tensor_shape(const te_module_tensor *tensor,
+                                         const int64_t *dims, int64_t *shape);
 /* The buffer bytes at `dims`: elements times element size, or for a
  * qtensor the sum of its inner tensors, each padded to the alignment. */
-int32_t te_module_tensor_bytes(const te_module_tensor *tensor,
-                               const int64_t *dims, int64_t *bytes);
+TE_RT_API int32_t te_module_tensor_bytes(const te_module_tensor *tensor,
+                                         const int64_t *dims, int64_t *bytes);
 /* For a float32 te.state tensor: TE's initial value of every element (amax
  * histories 0, scales 1) in *value; fails for other tensors. */
-int32_t te_module_tensor_initial_state(const te_module_tensor *tensor,
-                                       float *value);
+TE_RT_API int32_t te_module_tensor_initial_state(const te_module_tensor *tensor,
+                                                 float *value);
 /* Optional: te_rt_alloc of the tensor's bytes at `dims` on `ctx` into *ptr
  * (*bytes, when not NULL, gets the size). Free it with te_rt_free. */
-int32_t te_module_tensor_alloc(const te_module_tensor *tensor,
-                               te_rt_context *ctx, const int64_t *dims,
-                               void **ptr, int64_t *bytes);
+TE_RT_API int32_t te_module_tensor_alloc(const te_module_tensor *tensor,
+                                         te_rt_context *ctx,
+                                         const int64_t *dims, void **ptr,
+                                         int64_t *bytes);
 
 /* Evaluates the dim expression `expr` (the grammar of the module info's
  * shapes) at `dims` (num_dims values) into *value. Returns 0, or 1 with the
  * last error set; *inexact_divisor (when not NULL) is the divisor of a
  * division that was not exact, 0 for other failures. */
-int32_t te_module_eval_dim(const char *expr, const int64_t *dims,
-                           int64_t num_dims, int64_t *value,
-                           int64_t *inexact_divisor);
+TE_RT_API int32_t te_module_eval_dim(const char *expr, const int64_t *dims,
+                                     int64_t num_dims, int64_t *value,
+                                     int64_t *inexact_divisor);
 
 /*===------------------------------------------------------------------===*
  * Training steps
@@ -218,36 +225,41 @@ int32_t te_module_eval_dim(const char *expr, const int64_t *dims,
 /* The training step `name`: entries <name>_fwd and <name>_bwd. With a NULL
  * name, the one pair linked by te.forward_of / te.backward_of. Checks that
  * every backward argument can be fed (te_module_step_feed). */
-int32_t te_module_step_create(const te_module *module, const char *name,
-                              te_module_step **step);
-void te_module_step_destroy(te_module_step *step);
-const te_module_entry *te_module_step_fwd(const te_module_step *step);
-const te_module_entry *te_module_step_bwd(const te_module_step *step);
+TE_RT_API int32_t te_module_step_create(const te_module *module,
+                                        const char *name,
+                                        te_module_step **step);
+TE_RT_API void te_module_step_destroy(te_module_step *step);
+TE_RT_API const te_module_entry *te_module_step_fwd(const te_module_step *step);
+TE_RT_API const te_module_entry *te_module_step_bwd(const te_module_step *step);
 /* Where backward argument `bwd_arg` comes from: *kind is a
  * TE_MODULE_FEED_*, *index the forward argument or result it names (-1 for
  * TE_MODULE_FEED_STATE). */
-int32_t te_module_step_feed(const te_module_step *step, int64_t bwd_arg,
-                            int32_t *kind, int64_t *index);
+TE_RT_API int32_t te_module_step_feed(const te_module_step *step,
+                                      int64_t bwd_arg, int32_t *kind,
+                                      int64_t *index);
 /* Fills bwd_args[i] for every backward argument fed from the forward:
  * fwd_args / fwd_results as the forward ran, grads[k] the gradient of
  * forward result k (NULL where the backward takes none). Recipe-state
  * arguments are left as the caller set them. */
-int32_t te_module_step_bwd_args(const te_module_step *step,
-                                void *const *fwd_args,
-                                void *const *fwd_results, void *const *grads,
-                                void **bwd_args);
+TE_RT_API int32_t te_module_step_bwd_args(const te_module_step *step,
+                                          void *const *fwd_args,
+                                          void *const *fwd_results,
+                                          void *const *grads, void **bwd_args);
 /* The backward's dims from the forward's (the shapes of what feeds it). */
-int32_t te_module_step_bwd_dims(const te_module_step *step,
-                                const int64_t *fwd_dims, int64_t *bwd_dims);
+TE_RT_API int32_t te_module_step_bwd_dims(const te_module_step *step,
+                                          const int64_t *fwd_dims,
+                                          int64_t *bwd_dims);
 /* One step: the forward on fwd_args/fwd_results at fwd_dims, then the
  * backward on bwd_args (te_module_step_bwd_args filled in; state arguments
  * from the caller) and bwd_results. New recipe state lands in the state
  * results (te_module_entry_state_result); carrying it to the next step is
  * the caller's (swap or copy the buffers). Queues work, no sync. */
-int32_t te_module_step_run(const te_module_step *step, te_rt_context *ctx,
-                           void *const *fwd_args, void *const *fwd_results,
-                           void *const *grads, void **bwd_args,
-                           void *const *bwd_results, const int64_t *fwd_dims);
+TE_RT_API int32_t te_module_step_run(const te_module_step *step,
+                                     te_rt_context *ctx, void *const *fwd_args,
+                                     void *const *fwd_results,
+                                     void *const *grads, void **bwd_args,
+                                     void *const *bwd_results,
+                                     const int64_t *fwd_dims);
 
 #ifdef __cplusplus
 }

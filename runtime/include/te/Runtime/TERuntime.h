@@ -85,7 +85,18 @@ enum { TE_RT_COMM_NCCL = 0, TE_RT_COMM_MPI = 1 };
 enum { TE_RT_GROUP_TP = 0, TE_RT_GROUP_COUNT = 1 };
 enum { TE_RT_REDUCE_SUM = 0, TE_RT_REDUCE_MAX = 1 };
 
-#define TE_RT_FUNC(ret, name, params) ret name params;
+/* TE_RT_API: the visibility every function of the ABI (TERuntime.def,
+ * TEModule.h) is declared with. libte_runtime.so is built with hidden
+ * visibility and a version script (runtime/lib/te_runtime.map) so that it
+ * exports these and nothing else; the explicit default visibility keeps them
+ * exported (the definitions take it from these declarations). */
+#if defined(__GNUC__) || defined(__clang__)
+#define TE_RT_API __attribute__((visibility("default")))
+#else
+#define TE_RT_API
+#endif
+
+#define TE_RT_FUNC(ret, name, params) TE_RT_API ret name params;
 #include "te/Runtime/TERuntime.def"
 
 #ifdef __cplusplus
