@@ -6,16 +6,18 @@
 
 For LayerNormLinear and LayerNormMLP at 16 tokens, hidden 32 (FFN 128), bf16: the
 median CPU time of `y = m(x); y.backward(dy)` over rounds of iterations (one thread),
-and the median fwd + bwd of te-run --step main --bench N on the module's library
+and the median fwd + bwd of te-run --step NAME --bench N on the module's library, on
+the same inputs, parameters and output gradient
 (te-run --step takes the function's name). Both on one thread (TE_RT_CPU_THREADS=1,
 torch.set_num_threads(1)); both wall time per step (te-run's --bench reports wall
 medians; CPU time is reported too for the module). Prints the ratio module / te-run
 (issue 30's target: at most 2.5x).
 """
-import argparse, json, os, re, statistics, subprocess, sys, time
+import argparse, json, os, re, statistics, subprocess, sys, tempfile, time
 from pathlib import Path
 
 os.environ.setdefault("TE_RT_CPU_THREADS", "1")  # both sides on one thread
+import numpy as np
 import torch
 
 ap = argparse.ArgumentParser()
@@ -51,11 +53,21 @@ for kind in ("LayerNormLinear", "LayerNormMLP"):
     fn = m.function()
     lib = fn.ops.library.path
     terun = te_mlir.find_build("bin/te-run") / "bin" / "te-run"
-    r = subprocess.run([str(terun), str(lib), "--step", fn.name, "--random", "1", "--backend",
-                        "cpu", "--bench", str(args.iters * 2)], capture_output=True, text=True,
+    # te-run gets the module's very data: x, the parameters and dy (its --random values,
+    # uniform in [-1, 1) for the weights too, run another code path's speed)
+    d = Path(tempfile.mkdtemp())
+    (d / "grads").mkdir()
+    save = lambda f, t: np.save(f, t.detach().contiguous().view(torch.int16).numpy().view(np.uint16))
+    for i, t in enumerate([x] + [getattr(m, n) for n in m._param_names]):
+        save(d / f"arg{i}.bf16.npy", t)
+    save(d / "grads" / "result0.bf16.npy", dy)
+    r = subprocess.run([str(terun), str(lib), "--step", fn.name, "--inputs", str(d), "--grads",
+                        str(d / "grads"), "--backend", "cpu", "--bench", str(args.iters * 2)],
+                       capture_output=True, text=True,
                        env={**os.environ, "OMP_NUM_THREADS": "1"})
     if r.returncode != 0:
         sys.exit(f"te-run failed: {r.stderr}")
+    print(" ".join(map(str, r.args)), file=sys.stderr)
     med = [float(v) for v in re.findall(r"median ([0-9.]+) us", r.stdout)]
     step_us = sum(med)
     mod_us = statistics.median(times)

@@ -210,16 +210,28 @@ class _TEModule(nn.Module):
         fast = fn.training_function()
         finish = self._finisher(len(fnames), fnames)
 
+        grad_enabled = torch.is_grad_enabled
+
         # (the closures hold no module: a deepcopy of the module shares them safely)
         def run(mod, inp, is_first_microbatch):
-            params, buffers = mod._parameters, mod._buffers
+            params = mod._parameters
             x = inp if inp.dim() == 2 else inp.reshape(-1, inp.shape[-1])
             if x.dtype != dtype:
                 x = x.to(dtype)
-            args = [x] + [params[n] for n in pnames] + [buffers[n] for n in fnames]
-            if (fast is not None and is_first_microbatch is None and torch.is_grad_enabled()
-                    and any(a.requires_grad for a in args)):
-                return finish(mod, inp, list(fast.apply(*args, *[buffers[n] for n in bnames])))
+            args = [x]
+            args += [params[n] for n in pnames]
+            if fnames:
+                args += [mod._buffers[n] for n in fnames]
+            if fast is not None and is_first_microbatch is None and grad_enabled():
+                for a in args:
+                    if a.requires_grad:
+                        if bnames:
+                            outs = fast.apply(*args, *[mod._buffers[n] for n in bnames])
+                        else:
+                            outs = fast.apply(*args)
+                        if not fnames and inp.dim() == 2 and len(outs) == 1:
+                            return outs[0]
+                        return finish(mod, inp, list(outs))
             return mod._run_general(fn, inp, args, bnames, is_first_microbatch, finish)
 
         return run

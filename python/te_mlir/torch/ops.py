@@ -514,7 +514,15 @@ def _fast_function(ops, step, output_index):
             plan.append((0, n_fwd + step.bwd_state.index(j)))
         else:
             plan.append((2, out_pos[k]))
-    grad_js = sorted({k for w, k in plan if w == 2})
+    saved_plan = [(w, k) for w, k in plan if w != 2]
+    # per backward argument: (1, position in saved_tensors) or (0, gradient index)
+    bwd_plan, n_saved = [], 0
+    for w, k in plan:
+        if w == 2:
+            bwd_plan.append((0, k))
+        else:
+            bwd_plan.append((1, n_saved))
+            n_saved += 1
     grad_of = sorted(step.grad_of_input.items())
     state_results = [(r, step.bwd_state[j]) for r, j in step.bwd_state_results.items()]
     n_in = n_fwd + len(step.bwd_state)
@@ -527,28 +535,18 @@ def _fast_function(ops, step, output_index):
                 res = fwd_op(*inputs)
             if not isinstance(res, tuple):
                 res = (res,)
-            saved = [inputs[k] if w == 0 else res[k] for w, k in plan if w != 2]
-            ctx.save_for_backward(*saved)
+            ctx.save_for_backward(*[inputs[k] if w == 0 else res[k] for w, k in saved_plan])
             outs = tuple(res[r] for r in output_index)
-            ctx.te_meta = {j: (outs[j].shape, outs[j].dtype, outs[j].device) for j in grad_js}
             if nondiff:
                 ctx.mark_non_differentiable(*[outs[j] for j in nondiff])
-            ctx.set_materialize_grads(False)
+            # (autograd materializes an unused output's gradient as zeros: what a
+            # te.optional_grad output's missing gradient must be)
             return outs
 
         @staticmethod
         def backward(ctx, *grads):
-            it = iter(ctx.saved_tensors)
-            bargs = []
-            for w, k in plan:
-                if w != 2:
-                    bargs.append(next(it))
-                else:
-                    g = grads[k]
-                    if g is None:  # an output not used: a zero gradient
-                        shape, dtype, dev = ctx.te_meta[k]
-                        g = torch.zeros(shape, dtype=dtype, device=dev)
-                    bargs.append(g)
+            saved = ctx.saved_tensors
+            bargs = [saved[k] if w else grads[k] for w, k in bwd_plan]
             res = bwd_op(*bargs)
             if not isinstance(res, tuple):
                 res = (res,)
