@@ -244,6 +244,7 @@ struct Op {
   std::mutex planLock;
   std::vector<std::unique_ptr<Plan>> plans;
   std::atomic<int64_t> calls{0};
+  std::atomic<Context *> context{nullptr}; // the last call's (contexts live forever)
 };
 
 std::array<std::unique_ptr<Op>, kMaxOps> ops;
@@ -322,9 +323,11 @@ std::unique_ptr<Plan> makePlan(Op &op, const std::vector<Tensor> &xs,
 }
 
 const Plan &planFor(Op &op, const std::vector<Tensor> &xs) {
-  // The signature: each argument's dtype and sizes (a qtensor's byte count).
-  std::vector<int64_t> key;
-  key.reserve(xs.size() * 4);
+  // The signature: each argument's rank and sizes (a qtensor's byte count);
+  // the dtypes are checked before. Built in a per-thread buffer: no
+  // allocation per call.
+  thread_local std::vector<int64_t> key;
+  key.clear();
   for (const Tensor &t : xs) {
     auto s = t.sizes();
     key.push_back(static_cast<int64_t>(s.size()));
@@ -334,7 +337,7 @@ const Plan &planFor(Op &op, const std::vector<Tensor> &xs) {
   for (size_t i = op.plans.size(); i-- > 0;)
     if (op.plans[i]->key == key)
       return *op.plans[i];
-  auto plan = makePlan(op, xs, std::move(key));
+  auto plan = makePlan(op, xs, key);
   if (op.plans.size() >= 64) // a bounded cache: many token counts are fine
     op.plans.erase(op.plans.begin());
   op.plans.push_back(std::move(plan));
@@ -430,7 +433,11 @@ void runOp(int slot, StableIValue *stack, uint64_t numArgs, uint64_t numOutputs)
         p = base + kAlign * k++;
   }
 
-  Context &ctx = contextFor(op.backend, devType, devIndex);
+  Context *cached = op.context.load(std::memory_order_acquire);
+  Context &ctx = cached && cached->deviceIndex == devIndex
+                     ? *cached
+                     : contextFor(op.backend, devType, devIndex);
+  op.context.store(&ctx, std::memory_order_release);
   Tensor arenaHolder;
   void *arena = nullptr;
   if (plan.arenaBytes > 0)
