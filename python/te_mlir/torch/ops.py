@@ -436,64 +436,39 @@ class _Step:
 
 
 def _register_autograd(ops, op, step):
-    ns = ops.namespace
-    n_in = step.n_fwd_args + len(step.bwd_state)
-    fwd_results = step.fwd.results
-    differentiable = [not (r.is_qtensor or r.is_saved or r.is_state) for r in fwd_results]
+    """The op's Autograd kernel: with grad needed, the op's autograd.Function (all the
+    entry's results out, saved/state/quantized ones non-differentiable); else the op
+    below autograd. What AOTAutograd traces under torch.compile, and what a direct call
+    of the op runs in eager."""
+    full = _fast_function(ops, step, list(range(len(step.fwd.results))), materialize=False)
+    raw = getattr(op, "_op", op)
+    below = torch._C._AutoDispatchBelowAutograd
+    grad_enabled = torch.is_grad_enabled
+    n_res = len(step.fwd.results)
 
-    def setup_context(ctx, inputs, output):
-        outs = output if isinstance(output, tuple) else (output,)
-        saved, kinds = [], []
-        for j, (kind, k) in enumerate(step.feeds):
-            if kind == _abi.FEED_INPUT:
-                saved.append(inputs[k])  # te.alias input:N: re-saved from the input
-            elif kind == _abi.FEED_RESULT:
-                saved.append(outs[k])
-            elif kind == _abi.FEED_STATE:
-                saved.append(inputs[step.n_fwd_args + step.bwd_state.index(j)])
-            else:
-                saved.append(None)
-            kinds.append((kind, k))
-        ctx.save_for_backward(*[t for t in saved if t is not None])
-        ctx.te_slots = [t is not None for t in saved]
-        ctx.te_out_meta = [(o.shape, o.dtype, o.device) for o in outs]
-        ctx.mark_non_differentiable(*[o for o, d in zip(outs, differentiable) if not d])
+    def autograd_kernel(keyset, *args):
+        if grad_enabled():
+            for a in args:
+                if isinstance(a, torch.Tensor) and a.requires_grad:
+                    out = full.apply(*args)
+                    return out[0] if n_res == 1 else out
+        with below():
+            return raw(*args)
 
-    def backward(ctx, *grads):
-        it = iter(ctx.saved_tensors)
-        bargs = []
-        for (kind, k), has in zip(step.feeds, ctx.te_slots):
-            if has:
-                bargs.append(next(it))
-            else:
-                g = grads[k] if k < len(grads) else None
-                if g is None:  # te.optional_grad output not used: a zero gradient
-                    shape, dtype, dev = ctx.te_out_meta[k]
-                    g = torch.zeros(shape, dtype=dtype, device=dev)
-                bargs.append(g)
-        res = getattr(getattr(torch.ops, ns), step.bwd.name)(*bargs)
-        res = res if isinstance(res, (tuple, list)) else (res,)
-        out = [None] * n_in
-        for r, i in step.grad_of_input.items():
-            if ctx.needs_input_grad[i]:
-                out[i] = res[r]
-        for r, j in step.bwd_state_results.items():
-            state = bargs[step.bwd_state[j]]
-            with torch.no_grad():
-                state.copy_(res[r])  # the new backward recipe state, outside the op
-        return tuple(out)
-
-    torch.library.register_autograd(f"{ns}::{step.fwd.name}", backward,
-                                    setup_context=setup_context, lib=ops._lib)
+    ops._lib.impl(step.fwd.name, autograd_kernel, "Autograd", with_keyset=True)
 
 
-def _fast_function(ops, step, output_index):
-    """The eager autograd path of forward entry `step.fwd`: an autograd.Function whose
-    forward calls the op below the Autograd key (its C++ kernel directly, no Python
-    autograd kernel on the way) and returns only the entry's outputs (indices
-    `output_index`), keeping the saved bundle in ctx; its backward calls `<fn>_bwd`. The
-    same computation as the op's registered autograd (which torch.compile traces), with
-    what the step's feeds decide worked out here, once."""
+def _fast_function(ops, step, output_index, materialize=True):
+    """The autograd.Function of forward entry `step.fwd`: its forward calls the op below
+    the Autograd key (the C++ kernel directly), saves exactly what `<fn>_bwd` is fed
+    (`te_module_step_feed`: te.alias input:N re-saved from the inputs, te.alias
+    output:N and te.saved from the results, backward recipe state from the trailing
+    inputs) and returns the results at `output_index` (the modules: only the outputs;
+    the op's Autograd kernel: all of them, saved/state/quantized ones marked
+    non-differentiable); its backward calls `<fn>_bwd` and copies the new backward
+    recipe state into its tensors. What the feeds decide is worked out here, once.
+    ``materialize``: an unused output's gradient comes as zeros from autograd (else the
+    backward makes zeros for the fed gradients only)."""
     # the OpOverloads' C++ callables (one Python frame less per call)
     fwd_op = getattr(ops.op(step.fwd.name), "_op", ops.op(step.fwd.name))
     bwd_op = getattr(ops.op(step.bwd.name), "_op", ops.op(step.bwd.name))
@@ -523,6 +498,7 @@ def _fast_function(ops, step, output_index):
         else:
             bwd_plan.append((1, n_saved))
             n_saved += 1
+    grad_js = sorted({k for w, k in bwd_plan if not w})
     grad_of = sorted(step.grad_of_input.items())
     state_results = [(r, step.bwd_state[j]) for r, j in step.bwd_state_results.items()]
     n_in = n_fwd + len(step.bwd_state)
@@ -539,7 +515,11 @@ def _fast_function(ops, step, output_index):
             outs = tuple(res[r] for r in output_index)
             if nondiff:
                 ctx.mark_non_differentiable(*[outs[j] for j in nondiff])
-            # (autograd materializes an unused output's gradient as zeros: what a
+            if not materialize:
+                ctx.set_materialize_grads(False)
+                ctx.te_meta = {j: (outs[j].shape, outs[j].dtype, outs[j].device)
+                               for j in grad_js}
+            # (else autograd materializes an unused output's gradient as zeros: what a
             # te.optional_grad output's missing gradient must be)
             return outs
 
@@ -547,6 +527,11 @@ def _fast_function(ops, step, output_index):
         def backward(ctx, *grads):
             saved = ctx.saved_tensors
             bargs = [saved[k] if w else grads[k] for w, k in bwd_plan]
+            if not materialize:
+                for j, (w, k) in enumerate(bwd_plan):
+                    if not w and bargs[j] is None:
+                        shape, dtype, dev = ctx.te_meta[k]
+                        bargs[j] = torch.zeros(shape, dtype=dtype, device=dev)
             res = bwd_op(*bargs)
             if not isinstance(res, tuple):
                 res = (res,)
