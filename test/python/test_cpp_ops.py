@@ -251,3 +251,43 @@ def test_cuda_cpp_bitwise_equals_ctypes(recipe, dtype, wc):
         for k, (x, y) in enumerate(zip(grads, run(lib.entry("mlp_bwd"), bargs))):
             _same(x, y, f"mlp_bwd result {k}")
     torch.cuda.synchronize()
+
+
+# The block recipes on 128-wide GEMMs (fp8-block's 128x128 weight blocks; MXFP8 and
+# NVFP4 are Blackwell layouts, lowered for the cpu backend with --arch=sm_100a), at two
+# token counts each that meet the recipe's alignment.
+BLOCK = [("fp8-block", (), (128, 256)), ("mxfp8", ("--arch=sm_100a",), (32, 64)),
+         ("nvfp4", ("--arch=sm_100a",), (16, 48))]
+
+
+@pytest.mark.parametrize("recipe,extra,Ms", BLOCK, ids=[b[0] for b in BLOCK])
+def test_opcheck_block_recipes_cpp(recipe, extra, Ms):
+    """opcheck of every op of a block-recipe library (inference, fwd, fwd with cached
+    weights, bwd) through the C++ kernels, and the kernels' bytes equal the ctypes
+    path's."""
+    from test_ops import MLP
+    text = MLP.replace("32", "128").replace("64", "256").format(T="bf16")
+    ops = tet.load(te_mlir.compile(text, recipe=recipe, weight_cache=True, target="cpu",
+                                   extra_args=extra))
+    lib = ops.library
+    assert lib.recipe == recipe and ops.kernel == "c++"
+    run = tet.ops.run_entry
+    for M in Ms:
+        a = make_args(lib.entry("mlp"), M)
+        torch.library.opcheck(ops.op("mlp"), a)
+        args = make_args(lib.entry("mlp_fwd"), M, requires_grad=True)
+        torch.library.opcheck(ops.op("mlp_fwd"), args)
+        outs = ops.op("mlp_fwd")(*[t.detach() for t in args])
+        for k, (x, y) in enumerate(zip(outs, run(lib.entry("mlp_fwd"),
+                                                  [t.detach() for t in args]))):
+            _same(x, y, f"{recipe} mlp_fwd result {k}")
+        cached = lib.entry("mlp_fwd_cached")
+        names = {c.roles["te.cached_weight"] for c in cached.args if "te.cached_weight" in c.roles}
+        extra_w = [outs[r.index] for r in lib.entry("mlp_fwd").results
+                   if r.roles.get("te.saved") in names]
+        torch.library.opcheck(ops.op("mlp_fwd_cached"), args + extra_w)
+        bargs = bwd_args(ops, "mlp_fwd", args, outs)
+        torch.library.opcheck(ops.op("mlp_bwd"), bargs)
+        grads = ops.op("mlp_bwd")(*bargs)
+        for k, (x, y) in enumerate(zip(grads, run(lib.entry("mlp_bwd"), bargs))):
+            _same(x, y, f"{recipe} mlp_bwd result {k}")
