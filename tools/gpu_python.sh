@@ -12,7 +12,8 @@
 # STEPS (comma list, default unit,pytest,seed): te (install TransformerEngine from
 # .te-peer), unit (TERuntimeTests *Cuda* and the guest tests), pytest (test/python), seed
 # (anchors' seed_overhead.py), decoder16, decoder8192 (bench/decoder_layer.py), memory
-# (anchors' module_memory.py). Logs and JSON go to OUT.
+# (anchors' module_memory.py). Logs and JSON go to OUT. DECODER16_ARGS / DECODER8192_ARGS:
+# extra decoder_layer.py arguments (e.g. --recipes bf16 --no-compile).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 if [[ ${1:-} == --pack ]]; then
@@ -65,7 +66,7 @@ if has unit; then
 fi
 if has pytest; then
   echo "== pytest test/python (GPU tests, the C++ op layer, the guest tests)"
-  timeout 400 python3 -m pytest test/python -q -rs -p no:cacheprovider -k "cuda or gpu or cpp or guest" \
+  timeout 400 python3 -m pytest test/python -q -rs -p no:cacheprovider -k "${PYTEST_K:-cuda or gpu or cpp or guest}" \
     > "$out/pytest.log" 2>&1
   rc=$?; grep -E "passed|failed|^FAILED|^ERROR" "$out/pytest.log" | tail -15; ((rc == 0)) || status=1
 fi
@@ -78,7 +79,9 @@ fi
 for t in 16 8192; do
   if has decoder$t; then
     echo "== decoder_layer.py $t tokens"
-    timeout 420 python3 bench/decoder_layer.py --tokens $t --out "$out/decoder_$t.json" > "$out/decoder_$t.log" 2>&1
+    args_var=DECODER${t}_ARGS
+    timeout 420 python3 bench/decoder_layer.py --tokens $t ${!args_var:-} --out "$out/decoder_$t.json" \
+      > "$out/decoder_$t.log" 2>&1
     tail -14 "$out/decoder_$t.log"
   fi
 done

@@ -14,7 +14,8 @@ from conftest import REPO
 STEP = textwrap.dedent("""
     import torch
     import te_mlir.torch as tet
-    m = tet.LayerNormMLP(32, 64, params_dtype=torch.bfloat16, device=DEV)
+    m = tet.LayerNormMLP(32, 64, params_dtype=torch.bfloat16, device=DEV,
+                         target="cpu" if DEV == "cpu" else "auto")
     x = torch.randn(16, 32, dtype=torch.bfloat16, device=DEV, requires_grad=True)
     m(x).float().square().sum().backward()
     assert x.grad is not None and torch.isfinite(x.grad.float()).all()
@@ -23,7 +24,9 @@ STEP = textwrap.dedent("""
 
 
 def _run(code, **env):
-    e = {**os.environ, "PYTHONPATH": str(REPO / "python"), **env}
+    path = os.environ.get("PYTHONPATH")
+    e = {**os.environ, "PYTHONPATH": str(REPO / "python") + (os.pathsep + path if path else ""),
+         **env}
     return subprocess.run([sys.executable, "-c", code], env=e, capture_output=True, text=True,
                           timeout=600)
 
