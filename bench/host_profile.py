@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+"""Where a te_mlir module's host time goes, step by step (CPU µs per call, median of
+rounds), on the seeds' shape [8, 2, 256] (LayerNormLinear 256 -> 768, bf16):
+
+  te_module_run (ctypes, buffers preallocated)  the compiled entries alone
+  op below autograd (fwd, bwd)                  + the dispatcher and the C++ kernel
+  Function.apply fwd                            + the autograd.Function
+  module fwd                                    + nn.Module and the module's forward
+  module fwd + y.backward(dy)                   + the autograd engine
+  module fwd + loss backward                    seed_overhead.py's step
+  torch eager, same two steps                   the reference
+
+    python bench/host_profile.py --device cuda [--out FILE.json]
+"""
+import argparse, ctypes, json, os, statistics, time
+
+import torch
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--device", default="cuda")
+ap.add_argument("--out", default=None)
+ap.add_argument("--iters", type=int, default=300)
+args = ap.parse_args()
+torch.set_num_threads(1)
+import te_mlir.torch as tet
+from te_mlir import _abi
+from te_mlir._abi import i64s
+
+dev = torch.device(args.device)
+sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
+m = tet.LayerNormLinear(256, 768, params_dtype=torch.bfloat16, device=dev)
+x = torch.randn(8, 2, 256, dtype=torch.bfloat16, device=dev, requires_grad=True)
+y = m(x)
+dy = torch.randn_like(y)
+fn = m.function()
+ops = fn.ops
+fwd = ops.op("layernorm_linear_fwd")._op
+bwd = ops.op("layernorm_linear_bwd")._op
+ps = [x.detach().reshape(16, 256)] + [p.detach() for p in m.parameters()]
+below = torch._C._AutoDispatchBelowAutograd
+with below():
+    outs = fwd(*ps)
+step = ops.step("layernorm_linear_fwd")
+bargs = [ps[k] if kind == _abi.FEED_INPUT else
+         (outs[k] if kind == _abi.FEED_RESULT else dy.reshape(16, 768))
+         for kind, k in step.feeds]
+
+
+def tm(f, n=args.iters):
+    for _ in range(20):
+        f()
+    sync()
+    ts = []
+    for _ in range(7):
+        c0 = time.process_time()
+        for _ in range(n):
+            f()
+        sync()
+        ts.append((time.process_time() - c0) / n * 1e6)
+    return round(statistics.median(ts), 1)
+
+
+res = {}
+lib = ops.library
+for name, a_, r_ in (("layernorm_linear_fwd", ps, outs), ("layernorm_linear_bwd", bargs, None)):
+    e = lib.entry(name)
+    with below():
+        r_ = r_ if r_ is not None else bwd(*bargs)
+    ctx = lib.context(dev.index or 0) if dev.type == "cuda" else lib.context(0)
+    L, rt = lib._L, lib._rt
+    if dev.type == "cuda":
+        ws = torch.empty(rt.lib.te_rt_workspace_bytes() + 256, dtype=torch.uint8, device=dev)
+        rt.lib.te_rt_context_set_workspace(ctx.handle, ctypes.c_void_p((ws.data_ptr() + 255) // 256 * 256),
+                                           rt.lib.te_rt_workspace_bytes())
+        rt.lib.te_rt_context_set_stream(ctx.handle, ctypes.c_void_p(torch.cuda.current_stream().cuda_stream))
+    n = e.arena_bytes([16])
+    arena = torch.empty(n + 256, dtype=torch.uint8, device=dev)
+    if n:
+        rt.lib.te_rt_context_set_arena(ctx.handle, ctypes.c_void_p((arena.data_ptr() + 255) // 256 * 256), n)
+    aa = (ctypes.c_void_p * len(a_))(*[t.data_ptr() for t in a_])
+    rr = (ctypes.c_void_p * len(r_))(*[t.data_ptr() for t in r_])
+    d = i64s([16])
+    run = L.te_module_run
+    h, ch = e.handle, ctx.handle
+    res[f"te_module_run {name}"] = tm(lambda: run(h, ch, aa, rr, d))
+    if n:
+        rt.lib.te_rt_context_set_arena(ctx.handle, None, 0)
+
+
+def f1():
+    with below():
+        fwd(*ps)
+
+
+def f2():
+    with below():
+        bwd(*bargs)
+
+
+res["op fwd (below autograd)"] = tm(f1)
+res["op bwd (below autograd)"] = tm(f2)
+Fn = fn.training_function()
+pl = [x.reshape(16, 256)] + list(m.parameters())
+res["Function.apply fwd"] = tm(lambda: Fn.apply(*pl))
+res["module fwd"] = tm(lambda: m(x))
+
+
+def s1():
+    x.grad = None
+    m(x).backward(dy)
+
+
+def s2():
+    x.grad = None
+    m(x).float().square().sum().backward()
+
+
+res["module fwd + backward(dy)"] = tm(s1)
+res["module fwd + loss backward"] = tm(s2)
+ref = torch.nn.Sequential(torch.nn.LayerNorm(256), torch.nn.Linear(256, 768)).to(dev, torch.bfloat16)
+
+
+def t1():
+    x.grad = None
+    ref(x).backward(dy)
+
+
+def t2():
+    x.grad = None
+    ref(x).float().square().sum().backward()
+
+
+res["torch fwd + backward(dy)"] = tm(t1)
+res["torch fwd + loss backward"] = tm(t2)
+yy = ref(x).detach().requires_grad_()
+res["loss alone (fwd + backward)"] = tm(lambda: yy.float().square().sum().backward())
+for k, v in res.items():
+    print(f"{k:40s} {v:8.1f} us")
+if args.out:
+    json.dump(res, open(args.out, "w"), indent=1)
+import cProfile, pstats
+pr = cProfile.Profile()
+pr.enable()
+for _ in range(300):
+    s1()
+sync()
+pr.disable()
+pstats.Stats(pr).sort_stats("tottime").print_stats(18)
