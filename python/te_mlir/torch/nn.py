@@ -127,9 +127,6 @@ class _TEModule(nn.Module):
     def _ir(self):
         raise NotImplementedError
 
-    def forward(self, inp, is_first_microbatch=None):
-        return self._run(inp, is_first_microbatch)
-
     def _norm_ir(self):
         """The norm's part of a LayerNorm* op: `norm <kind>(<weights>)` and the attribute
         dict (eps, zero_centered_gamma, return_layernorm_output)."""
@@ -180,7 +177,7 @@ class _TEModule(nn.Module):
         fn = self._fns.get(recipe)
         return fn if fn is not None else self._build(recipe)
 
-    def _run(self, inp, is_first_microbatch):
+    def forward(self, inp, is_first_microbatch=None):
         recipe = self.recipe or get_recipe() or "bf16"
         if _compiling():  # traced once: plain attribute reads, the op's autograd
             fn = self.function(recipe)
@@ -196,6 +193,7 @@ class _TEModule(nn.Module):
         if run is None:
             run = self._runners[recipe] = self._runner(recipe)
         return run(self, inp, is_first_microbatch)
+
 
     def _runner(self, recipe):
         """The forward for `recipe`, with what depends only on the module and the recipe

@@ -503,6 +503,7 @@ def _fast_function(ops, step, output_index, materialize=True):
     state_results = [(r, step.bwd_state[j]) for r, j in step.bwd_state_results.items()]
     n_in = n_fwd + len(step.bwd_state)
     below = torch._C._AutoDispatchBelowAutograd
+    single, first = len(output_index) == 1, output_index[0] if output_index else 0
 
     class Fn(torch.autograd.Function):
         @staticmethod
@@ -512,7 +513,7 @@ def _fast_function(ops, step, output_index, materialize=True):
             if not isinstance(res, tuple):
                 res = (res,)
             ctx.save_for_backward(*[inputs[k] if w == 0 else res[k] for w, k in saved_plan])
-            outs = tuple(res[r] for r in output_index)
+            outs = (res[first],) if single else tuple([res[r] for r in output_index])
             if nondiff:
                 ctx.mark_non_differentiable(*[outs[j] for j in nondiff])
             if not materialize:
