@@ -227,17 +227,15 @@ struct ArgSpec {
   std::string label;
   const char *dtypeName;
   int32_t dtype;
-  int64_t rank;
   bool qtensor;
 };
 
 struct Op {
-  std::string name; // "<namespace>::<entry>"
   std::string entryName;
   const te_module_entry *entry = nullptr;
   int32_t backend = TE_RT_BACKEND_CPU;
   int64_t numArgs = 0;    // the entry's arguments (the op may take more)
-  int64_t numResults = 0; //
+  int64_t numResults = 0;
   std::vector<ArgSpec> args;
   std::vector<const te_module_tensor *> results;
   std::vector<Check> checks;
@@ -461,7 +459,6 @@ void runOp(int slot, StableIValue *stack, uint64_t numArgs, uint64_t numOutputs)
       // the workspace was too small for this call: grow it, run again
       int64_t need = te_rt_context_workspace_needed(ctx.handle);
       if (need > ctx.workspaceBytes) {
-        std::string why = runtimeError();
         setWorkspace(ctx, need);
         rc = te_module_run(op.entry, ctx.handle, argPtrs.data(), resPtrs.data(),
                            plan.dims.data());
@@ -550,7 +547,6 @@ TE_TORCH_OPS_API int32_t te_torch_ops_register(
       fail("te_torch_ops_register: more than " + std::to_string(kMaxOps) +
            " te-mlir ops in one process");
     auto op = std::make_unique<Op>();
-    op->name = std::string(ns) + "::" + name;
     op->entryName = te_module_entry_name(entry);
     op->entry = entry;
     op->backend = backend;
@@ -562,7 +558,6 @@ TE_TORCH_OPS_API int32_t te_torch_ops_register(
       a.label = te_module_tensor_label(t);
       a.dtypeName = te_module_tensor_dtype(t);
       a.dtype = torchDtype(a.dtypeName);
-      a.rank = te_module_tensor_rank(t);
       a.qtensor = !std::strcmp(a.dtypeName, "qtensor");
       if (a.dtype < 0)
         fail(op->entryName + " " + a.label + ": unknown dtype " + a.dtypeName);

@@ -136,6 +136,9 @@ _OPTIONAL = {
     "te_rt_context_set_workspace": (i32, [vp, vp, i64]),
     "te_rt_workspace_bytes": (i64, []),
     "te_rt_context_workspace_needed": (i64, [vp]),
+    # te_module_run zeroes quantized results' padding with it (a runtime without it
+    # leaves that to the caller)
+    "te_rt_zero_ranges": (i32, [vp, PP, P64, i64]),
 }
 
 BACKEND_CPU, BACKEND_CUDA = 0, 1

@@ -10,9 +10,7 @@ import torch.nn as nn
 
 from .. import compile as _te_compile
 from .._abi import TeMlirError
-from .ops import load
-
-_compiling = torch.compiler.is_compiling
+from .ops import _compiling, load
 
 __all__ = ["LayerNormLinear", "LayerNormMLP", "Linear", "fp8_autocast", "autocast",
            "ACTIVATIONS", "GATED_ACTIVATIONS", "get_recipe"]
@@ -194,7 +192,6 @@ class _TEModule(nn.Module):
             run = self._runners[recipe] = self._runner(recipe)
         return run(self, inp, is_first_microbatch)
 
-
     def _runner(self, recipe):
         """The forward for `recipe`, with what depends only on the module and the recipe
         (the function, the parameter and state names, the entry's autograd.Function)
@@ -207,7 +204,6 @@ class _TEModule(nn.Module):
         dtype = self.params_dtype
         fast = fn.training_function()
         finish = self._finisher(len(fnames), fnames)
-
         grad_enabled = torch.is_grad_enabled
 
         # (the closures hold no module: a deepcopy of the module shares them safely)

@@ -297,13 +297,6 @@ def _plan(entry, args):
     return dims, result_specs
 
 
-def _runtime_zeroes_padding(rt):
-    z = getattr(rt, "_zeroes_padding", None)
-    if z is None:
-        z = rt._zeroes_padding = hasattr(rt.lib, "te_rt_zero_ranges")
-    return z
-
-
 def _run_locked(entry, rt, L, ctx, dev, xs, results, dims):
     arena = None
     n = entry.arena_bytes(dims) if rt.has_arena else None
@@ -339,7 +332,7 @@ def _run_locked(entry, rt, L, ctx, dev, xs, results, dims):
     # te_module_run leaves a qtensor result's alignment padding zeroed (runtimes with
     # te_rt_zero_ranges); an older runtime may leave anything there: zero it here, so
     # results are deterministic (opcheck, CUDA graph replays, hashes).
-    if not _runtime_zeroes_padding(rt):
+    if not rt.has["te_rt_zero_ranges"]:
         for spec, t in zip(entry.results, results):
             if spec.is_qtensor:
                 for a, b in spec.padding(dims):
@@ -477,27 +470,21 @@ def _fast_function(ops, step, output_index, materialize=True):
     out_pos = {r: j for j, r in enumerate(output_index)}
     nondiff = [j for j, r in enumerate(output_index)
                if results[r].is_qtensor or results[r].is_saved or results[r].is_state]
-    # per backward argument: ("in", k) forward input, ("res", k) forward result,
-    # ("grad", j) gradient of returned output j, ("state", k) trailing input
-    plan = []
+    # saved_plan: what forward saves, in order: (0, forward input k) or (1, result k);
+    # bwd_plan, per backward argument: (1, position in saved_tensors) or (0, index of
+    # the returned output whose gradient it is)
+    saved_plan, bwd_plan = [], []
     for j, (kind, k) in enumerate(step.feeds):
+        if kind == _abi.FEED_GRAD:
+            bwd_plan.append((0, out_pos[k]))
+            continue
+        bwd_plan.append((1, len(saved_plan)))
         if kind == _abi.FEED_INPUT:
-            plan.append((0, k))
+            saved_plan.append((0, k))
         elif kind == _abi.FEED_RESULT:
-            plan.append((1, k))
-        elif kind == _abi.FEED_STATE:
-            plan.append((0, n_fwd + step.bwd_state.index(j)))
-        else:
-            plan.append((2, out_pos[k]))
-    saved_plan = [(w, k) for w, k in plan if w != 2]
-    # per backward argument: (1, position in saved_tensors) or (0, gradient index)
-    bwd_plan, n_saved = [], 0
-    for w, k in plan:
-        if w == 2:
-            bwd_plan.append((0, k))
-        else:
-            bwd_plan.append((1, n_saved))
-            n_saved += 1
+            saved_plan.append((1, k))
+        else:  # FEED_STATE: the trailing backward-state inputs
+            saved_plan.append((0, n_fwd + step.bwd_state.index(j)))
     grad_js = sorted({k for w, k in bwd_plan if not w})
     grad_of = sorted(step.grad_of_input.items())
     state_results = [(r, step.bwd_state[j]) for r, j in step.bwd_state_results.items()]
@@ -743,10 +730,7 @@ class TeFunction:
         if grad and step is not None and not return_weights and not _compiling():
             # eager training: the op's kernel below autograd, under an autograd.Function
             # built once per entry (torch.compile traces the op's registered autograd)
-            fast = self._fast.get(entry.name)
-            if fast is None:
-                fast = self._fast[entry.name] = _fast_function(self.ops, step, self.output_index)
-            return list(fast.apply(*full)), None
+            return list(self._fast_for(entry.name, step).apply(*full)), None
         res = getattr(ns, entry.name)(*full)
         res = list(res) if isinstance(res, (tuple, list)) else [res]
         weights = None
@@ -764,10 +748,13 @@ class TeFunction:
         or None without a training step."""
         if self.fwd is None or self.step is None:
             return None
-        fast = self._fast.get(self.fwd.name)
+        return self._fast_for(self.fwd.name, self.step)
+
+    def _fast_for(self, name, step):
+        """The eager autograd.Function of forward entry `name` (built once)."""
+        fast = self._fast.get(name)
         if fast is None:
-            fast = self._fast[self.fwd.name] = _fast_function(self.ops, self.step,
-                                                              self.output_index)
+            fast = self._fast[name] = _fast_function(self.ops, step, self.output_index)
         return fast
 
     def __call__(self, *args, bwd_state=None, cached_weights=None):
