@@ -10,7 +10,7 @@ bench/cases/<case>.mlir with `te-compile --train`): <case>.so (bf16) and, per FP
     and torch.compile(default mode), plus an fp32 reference (same inputs upcast, no TF32);
   * for every recipe library of the case: loads libte_runtime.so (RTLD_GLOBAL) with
     ctypes and opens the library with its module client (te_module_*, the one te-run
-    uses: runtime/include/te/Runtime/TEModule.h), which reads te_module_info(), binds the
+    uses: include/te/Runtime/TEModule.h), which reads te_module_info(), binds the
     dims, sizes every buffer and says how <fn>_bwd is fed from <fn>_fwd (te.alias
     input:N/output:N, te.saved names, te.grad_of output:N); te_module_step_run runs
     both. Quantized tensors (dtype "qtensor") are byte buffers of the size the client
@@ -25,7 +25,7 @@ bench/cases/<case>.mlir with `te-compile --train`): <case>.so (bf16) and, per FP
   * times a full step (fwd + bwd) of each engine by wall clock between device
     synchronizations (te_rt_synchronize + torch.cuda.synchronize), median of --reps
     repetitions of N back-to-back steps after warm-up. te-mlir runs on its own
-    non-blocking CUDA stream (runtime/lib/Context.cpp), which is not exported, so CUDA
+    non-blocking CUDA stream (lib/Runtime/Context.cpp), which is not exported, so CUDA
     events on torch's stream cannot time it; all engines use the same wall-clock method;
   * --graph (default both): when the runtime exports te_rt_capture_begin, also captures
     one te-mlir step (fwd entry + bwd entry, plus te_rt_copy of the new recipe state
@@ -215,7 +215,7 @@ def ptrs(tensors):
     return arr
 
 
-# The runtime's module client (runtime/include/te/Runtime/TEModule.h): the library's
+# The runtime's module client (include/te/Runtime/TEModule.h): the library's
 # module info, dims, shapes, sizes, the backward's feed and the step itself come from it.
 ROLE_SAVED, ROLE_GRAD_OF, ROLE_STATE, ROLE_CACHED_WEIGHT, ROLE_ALIAS = range(5)
 FEED_INPUT, FEED_RESULT, FEED_GRAD, FEED_STATE = range(4)

@@ -14,13 +14,13 @@ command -v "$cxx" >/dev/null || { echo "fuzz/build.sh: $cxx not found (install c
 mkdir -p "$out/obj"
 flags=(-std=c++17 -O1 -g -fno-omit-frame-pointer
        -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
-       -I"$root/runtime/include" -I"$root/tools/te-run" -I"$root/runtime/lib"
-       -I"$root/runtime/lib/module" -I"$root/runtime/kernels/include")
+       -I"$root/include" -I"$root/tools/te-run" -I"$root/lib/Runtime"
+       -I"$root/lib/Runtime/module" -I"$root/runtime-kernels/include")
 link=(-fsanitize=fuzzer,address,undefined -pthread)
 
 # The headers every object may include.
-mapfile -t headers < <(find "$root/runtime/include" "$root/runtime/lib" \
-  "$root/tools/te-run" "$root/runtime/kernels/include" \
+mapfile -t headers < <(find "$root/include" "$root/lib/Runtime" \
+  "$root/tools/te-run" "$root/runtime-kernels/include" \
   \( -name '*.h' -o -name '*.def' \) -type f)
 
 # Compiles $1 to an object (again only when it or a header is newer).
@@ -36,12 +36,12 @@ obj() {
 te_run=()
 te_run+=("$(obj "$root/tools/te-run/Npy.cpp")")
 for f in DimExpr Json ModuleInfo; do
-  te_run+=("$(obj "$root/runtime/lib/module/$f.cpp")")
+  te_run+=("$(obj "$root/lib/Runtime/module/$f.cpp")")
 done
 runtime=()
 for f in TERuntime Context Api Comm cpu/Backend cpu/Convert cpu/Gemm cpu/Mpi cpu/Quantize \
   cpu/Reference cuda/Dispatch cuda/Nccl; do
-  runtime+=("$(obj "$root/runtime/lib/$f.cpp")")
+  runtime+=("$(obj "$root/lib/Runtime/$f.cpp")")
 done
 
 build() {

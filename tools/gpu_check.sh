@@ -2,7 +2,7 @@
 # Runs te-mlir's GPU checks on a machine with an NVIDIA GPU and the CUDA
 # toolkit (the H200 test machine); MLIR is not needed there.
 #   tools/gpu_check.sh [OUT_DIR]
-# Builds runtime/kernels/ for sm_90a, runs the kernel self-test, compares
+# Builds runtime-kernels/ for sm_90a, runs the kernel self-test, compares
 # te_kernels/formats.h with CUDA's FP8/FP4/E8M0 conversions over every fp32
 # bit pattern, then runs the self-test under compute-sanitizer memcheck and
 # racecheck. Logs go to OUT_DIR
@@ -15,7 +15,7 @@ build=${TE_GPU_BUILD:-/tmp/te-kernels-build}
 status=0
 
 nvidia-smi -L | tee "$out/nvidia-smi.txt"
-cmake -S "$root/runtime/kernels" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+cmake -S "$root/runtime-kernels" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_CUDA_ARCHITECTURES=90a > "$out/configure.log" 2>&1 \
   && ninja -C "$build" > "$out/build.log" 2>&1 \
   || { echo "gpu_check: build failed"; tail -30 "$out/build.log" "$out/configure.log"; exit 1; }

@@ -133,7 +133,7 @@ E4M3 for every tensor, gradients included; one E8M0 (power-of-2) scale per 32 co
 elements; no 2-D blocks (weights are blocked like every other tensor); stateless.  MXFP8
 GEMMs are a Blackwell feature: config.json "arch" is "blackwell" (te-compile --arch
 sm_100a).  On the 2-D view [M, K] (M, K multiples of 32), bit for bit the runtime's
-quantizeMXFP8Rowwise / quantizeMXFP8Columnwise (runtime/lib/cpu/Quantize.cpp):
+quantizeMXFP8Rowwise / quantizeMXFP8Columnwise (lib/Runtime/cpu/Quantize.cpp):
 
     qdq_mx(t, rowwise)            per row i and 32-column block (1x32): amax = max|t[i, b]|
     qdq_mx(t, columnwise)         per column j and 32-row block (32x1): amax over t[b, j];
@@ -184,7 +184,7 @@ global amax per copy; weights in 16x16 tiles; the random Hadamard transform on t
 columnwise (wgrad) copies of the norm output, the activation and the gradients; gradients
 rounded stochastically.  TE's fp32 activations need the transform off: the f32 case
 compiles with te-compile --recipe '#te.nvfp4<rht = false>'.  qdq_nvfp4 is the runtime's
-te_rt_quantize_nvfp4 (runtime/lib/cpu), bit for bit:
+te_rt_quantize_nvfp4 (lib/Runtime/cpu), bit for bit:
 
     copy                          rowwise: t [M, K], 1x16 blocks along rows; columnwise:
                                   t^T [K, M] (blocks run down t's columns), after rht_rows
@@ -797,7 +797,7 @@ I32 = torch.int32
 
 def e8m0_round_up(q: torch.Tensor) -> torch.Tensor:
     """fp32 -> E8M0 biased exponent (int32 tensor), rounding toward +inf and saturating,
-    bit for bit floatToE8M0RoundUp (runtime/kernels/include/te_kernels/formats.h; the
+    bit for bit floatToE8M0RoundUp (runtime-kernels/include/te_kernels/formats.h; the
     hardware's cvt.rp.satfinite.ue8m0): of |q|'s bits, a normal value gives its exponent
     field, plus 1 when its mantissa is not zero, at most 254 (inf included: 2^127); zero
     and fp32 subnormals give 1 above 2^-127 (bits 0x00400000) and 0 up to it (e = 0 is
@@ -821,7 +821,7 @@ def qdq_mx(t: torch.Tensor, columnwise: bool) -> torch.Tensor:
     """MXFP8BlockScaling quantize-dequantize (E4M3) of the 2-D view [M, K] of t (leading
     dims flattened; M and K multiples of 32), result shaped like t, fp32; bit for bit the
     runtime's quantizeMXFP8Rowwise / quantizeMXFP8Columnwise + dequantize
-    (runtime/lib/cpu/Quantize.cpp).  Rowwise: one scale per row and 32-column block (1x32);
+    (lib/Runtime/cpu/Quantize.cpp).  Rowwise: one scale per row and 32-column block (1x32);
     columnwise: one per column and 32-row block (32x1), an independent quantization of the
     same values.  Per block: amax = max|t| (fp32; NaN elements ignored, as the runtime's
     std::max loop does), e = e8m0_round_up(fp32(amax / 448)) (the smallest power of two

@@ -1,5 +1,5 @@
-"""ctypes bindings of libte_runtime.so: the te_rt_* ABI (runtime/include/te/Runtime/
-TERuntime.def) and the module client te_module_* (runtime/include/te/Runtime/TEModule.h).
+"""ctypes bindings of libte_runtime.so: the te_rt_* ABI (include/te/Runtime/
+TERuntime.def) and the module client te_module_* (include/te/Runtime/TEModule.h).
 
 Nothing here imports torch. The runtime is found once (``find_build``) and loaded
 RTLD_LOCAL (its symbols stay out of the process's global scope): te-compile'd libraries,
@@ -31,7 +31,7 @@ def _candidates():
     env = os.environ.get("TE_MLIR_BUILD")
     if env:
         out.append((Path(env), "$TE_MLIR_BUILD"))
-    if (_REPO / "CMakeLists.txt").exists() and (_REPO / "runtime").is_dir():  # run from a checkout
+    if (_REPO / "CMakeLists.txt").exists() and (_REPO / "lib" / "Runtime").is_dir():  # run from a checkout
         for name in ("build", "build-new"):
             out.append((_REPO / name, "the repository"))
     exe = shutil.which("te-compile")

@@ -18,7 +18,7 @@ __all__ = ["Library", "Entry", "TensorSpec", "DimExpr", "parse_dim"]
 
 
 class DimExpr:
-    """A parsed dim expression of the module info (runtime/lib/module/DimExpr.h):
+    """A parsed dim expression of the module info (lib/Runtime/module/DimExpr.h):
 
         expr   := term (('+' | '-') term)*
         term   := factor (('*' | '/') factor)*      ('/' divides exactly)

@@ -4,7 +4,7 @@
 // te_rt_bias_grad), and on the cpu backend the bias gradient is bit for bit
 // what the unfused te_rt_bias_grad gives: the fp32 column sums of dy in row
 // order, rounded once to bf16 (recomputed here in numpy), while the
-// quantized bytes are te_rt_quantize_fp8's (runtime/unittests
+// quantized bytes are te_rt_quantize_fp8's (unittests/Runtime
 // AbiQuantizeTest DBiasQuantizeFP8IsBiasGradThenQuantize checks the cpu call
 // against the unfused pair byte for byte; the goldens' fp8 cases run the
 // fused step against PyTorch).

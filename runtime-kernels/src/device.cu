@@ -1,6 +1,6 @@
 //===- device.cu - Device discovery and the kernel self-test --------------===//
 //
-// The first kernel of runtime/kernels/: a vectorized axpy with a scalar tail,
+// The first kernel of runtime-kernels/: a vectorized axpy with a scalar tail,
 // used to prove that the library was built for and loads on the device.
 //
 //===----------------------------------------------------------------------===//

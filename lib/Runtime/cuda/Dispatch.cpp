@@ -1,7 +1,7 @@
 //===- Dispatch.cpp - te-mlir runtime: the CUDA backend's calls -*- C++ -*-===//
 //
 // The te_rt_* compute primitives on a cuda context, after Api.cpp's checks:
-// the kernels of runtime/kernels/ (te_kernels/ops.h) queued on the
+// the kernels of runtime-kernels/ (te_kernels/ops.h) queued on the
 // context's stream, with the context's kernel state. Compiled in every
 // build: without TE_RT_HAVE_CUDA a cuda context cannot exist, and these
 // only report why.
@@ -19,7 +19,7 @@ using te::rt::Checker;
 
 namespace {
 
-/// Runs `launch` (a te_kernels_* call of runtime/kernels/, given the
+/// Runs `launch` (a te_kernels_* call of runtime-kernels/, given the
 /// context's kernel state) for a cuda context, after the checks above; its
 /// error becomes the call's last error. Without CUDA built in, a cuda
 /// context cannot be created, and this only reports why.

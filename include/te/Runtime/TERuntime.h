@@ -87,7 +87,7 @@ enum { TE_RT_REDUCE_SUM = 0, TE_RT_REDUCE_MAX = 1 };
 
 /* TE_RT_API: the visibility every function of the ABI (TERuntime.def,
  * TEModule.h) is declared with. libte_runtime.so is built with hidden
- * visibility and a version script (runtime/lib/te_runtime.map) so that it
+ * visibility and a version script (lib/Runtime/te_runtime.map) so that it
  * exports these and nothing else; the explicit default visibility keeps them
  * exported (the definitions take it from these declarations). */
 #if defined(__GNUC__) || defined(__clang__)

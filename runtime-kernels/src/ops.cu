@@ -4,7 +4,7 @@
 // derivatives, bias gradients, add, bias add, cast, transpose and the
 // zeroing of lists of byte ranges (one launch for up to
 // TE_RT_ZERO_RANGES_PER_LAUNCH of them, passed by value). fp32
-// math with the CPU reference's formulas (runtime/lib/cpu/Reference.cpp);
+// math with the CPU reference's formulas (lib/Runtime/cpu/Reference.cpp);
 // each output is rounded once, to nearest even, with the same bit
 // conversions as the CPU backend. Column sums (dgamma, dbeta, dbias) are
 // deterministic: fixed row chunks summed per column, then the chunk
@@ -776,7 +776,7 @@ const char *normBwdLaunch(te_kernels_state *s, bool rms,
 }
 
 //===----------------------------------------------------------------------===//
-// Activations (runtime/lib/cpu/Reference.cpp's formulas)
+// Activations (lib/Runtime/cpu/Reference.cpp's formulas)
 //===----------------------------------------------------------------------===//
 
 template <typename T, int N> struct alignas(sizeof(T) * N) Vec { T v[N]; };

@@ -5,7 +5,7 @@
 //
 // Checks: te_kernels_norm_fwd/bwd (LayerNorm and RMSNorm, zero-centered
 // gamma or not, f32/bf16/f16) against a host fp32 implementation of the
-// reference formulas (runtime/lib/cpu/Reference.cpp) on shapes that take
+// reference formulas (lib/Runtime/cpu/Reference.cpp) on shapes that take
 // the fast path and shapes that take the generic one (cols not a multiple
 // of 16 bytes, misaligned pointers, very wide rows), with the CudaAbiTest
 // tolerances; at the large bench shapes the fast path against the generic
@@ -192,7 +192,7 @@ void fill(int dt, void *p, int64_t n, uint32_t seed, float lo, float hi) {
   CK(cudaGetLastError());
 }
 
-// Host reference: runtime/lib/cpu/Reference.cpp's formulas in fp32.
+// Host reference: lib/Runtime/cpu/Reference.cpp's formulas in fp32.
 void refFwd(bool ln, const float *x, const float *g, const float *b, float eps,
             bool zc, int64_t rows, int64_t cols, float *z, float *mu,
             float *rs) {

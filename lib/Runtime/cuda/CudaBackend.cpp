@@ -2,10 +2,10 @@
 //
 // Host side of the CUDA backend: device discovery, the kernel self-test,
 // the buffers, streams and kernel state of CUDA contexts, and the capture
-// and replay of CUDA graphs (the compute primitives reach runtime/kernels/
+// and replay of CUDA graphs (the compute primitives reach runtime-kernels/
 // through cuda/Dispatch.cpp, after Api.cpp's checks; the graph calls'
 // checks and buffer ownership are in Context.cpp).
-// Compiled only with TE_ENABLE_CUDA; the kernels live in runtime/kernels/.
+// Compiled only with TE_ENABLE_CUDA; the kernels live in runtime-kernels/.
 //
 //===----------------------------------------------------------------------===//
 
