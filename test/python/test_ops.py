@@ -379,9 +379,6 @@ def test_caller_arena(monkeypatch):
     """Entries take their arena from a torch buffer of te_module_entry_arena_bytes (exact
     for dynamic dims); one that is too small is a clear error, and the context is reset
     after it (the next call runs)."""
-    rt = te_mlir.runtime()
-    if not rt.has_arena:
-        pytest.skip("runtime without te_rt_context_set_arena (built before the caller-memory ABI)")
     ops = mlp_lib("fp8-current", "f32", True)
     e = ops.library.entry("mlp_fwd")
     assert e.arena == "dynamic" and e.arena_bytes([16]) > 0
