@@ -204,3 +204,27 @@ def test_dim_expr_corpus_covers_both_outcomes():
     outcomes = {(_runtime_eval(t, d)[0] is None, _runtime_eval(t, d)[1] != 0)
                 for t in CORPUS for d in DIMS}
     assert outcomes == {(False, False), (True, False), (True, True)}
+
+
+# --------------------------------------------------------------------------- contexts
+
+
+def test_context_calls_on_cpu():
+    """The Context methods bench/ and the ops use, on the cpu backend: stream 0, arena and
+    workspace set and unset, a copy, and a graph capture, which cpu refuses clearly."""
+    import numpy as np
+
+    ctx = te_mlir.runtime().context("cpu")
+    ctx.set_stream(0)
+    src = np.arange(64, dtype=np.uint8)
+    dst = np.zeros(64, dtype=np.uint8)
+    ctx.copy(dst.ctypes.data, src.ctypes.data, 64)
+    ctx.synchronize()
+    assert (dst == src).all()
+    arena = np.zeros(4096 + 256, dtype=np.uint8)
+    ctx.set_arena((arena.ctypes.data + 255) // 256 * 256, 4096)
+    ctx.set_arena(None, 0)
+    ctx.set_workspace(None, 0)
+    assert ctx.workspace_needed() == 0
+    with pytest.raises(te_mlir.TeMlirError, match="te_rt_capture_begin"):
+        ctx.capture_begin()
