@@ -184,7 +184,7 @@ def aligned_empty(n, dev, align=256):
     return raw[off:off + n]
 
 
-def _set_workspace(rt, ctx, dev, n):
+def _set_workspace(ctx, dev, n):
     """Gives the context a torch workspace of n bytes, kept alive with the context. A
     workspace it replaces is kept too (`retired`): CUDA graphs captured with it still
     use its address on every replay. Allocated outside any capture only (inside one it
@@ -219,7 +219,7 @@ def _bind_caller(rt, ctx, dev):
     if ctx.workspace is None:
         n = rt.workspace_bytes()
         if n > 0:
-            _set_workspace(rt, ctx, dev, n)
+            _set_workspace(ctx, dev, n)
     ctx.set_stream(torch.cuda.current_stream(dev).cuda_stream)
 
 
@@ -254,7 +254,7 @@ def run_entry(entry, args):
     ctx = _context_for(lib, dev)
     with ctx.lock:  # one call at a time per context: stream, arena and run belong together
         _bind_caller(rt, ctx, dev)
-        return _run_locked(entry, rt, ctx, dev, xs, results, dims)
+        return _run_locked(entry, ctx, dev, xs, results, dims)
 
 
 def _plan(entry, args):
@@ -292,7 +292,7 @@ def _plan(entry, args):
     return dims, result_specs
 
 
-def _run_locked(entry, rt, ctx, dev, xs, results, dims):
+def _run_locked(entry, ctx, dev, xs, results, dims):
     arena = None
     n = entry.arena_bytes(dims)
     if n is not None and n > 0:
@@ -313,7 +313,7 @@ def _run_locked(entry, rt, ctx, dev, xs, results, dims):
             need = ctx.workspace_needed() if dev.type == "cuda" else 0
             if need <= 0 or ctx.workspace is None or need <= ctx.workspace.numel():
                 raise
-            _set_workspace(rt, ctx, dev, need)
+            _set_workspace(ctx, dev, need)
             entry.run(ctx, a, r, dims)
     finally:
         if arena is not None:
