@@ -14,10 +14,11 @@ bench/cases/<case>.mlir with `te-compile --train`): <case>.so (bf16) and, per FP
     (te_module_*, the one te-run uses: include/te/Runtime/TEModule.h), which reads
     te_module_info(), binds the dims, sizes every buffer and says how <fn>_bwd is fed
     from <fn>_fwd (te.alias input:N/output:N, te.saved names, te.grad_of output:N);
-    te_mlir.Step.run (te_module_step_run) runs both. Quantized tensors (dtype "qtensor") are byte buffers of the size the client
-    gives. Delayed-scaling state (args/results tagged
-    te.state) starts as TE initializes it (amax histories 0, scales 1) and is carried
-    from step to step: two buffer sets per state tensor, swapped after every step;
+    te_mlir.Step.run (te_module_step_run) runs both. Quantized tensors (dtype
+    "qtensor") are byte buffers of the size the client gives. Delayed-scaling state
+    (args/results tagged te.state) starts as TE initializes it (amax histories 0,
+    scales 1) and is carried from step to step: two buffer sets per state tensor,
+    swapped after every step;
   * checks te-mlir's output and every gradient: bf16 against eager (max|a-b|/max|b|
     <= 5e-2); FP8 against the fp32 reference (||a-ref||/||ref|| <= 0.1; a failing FP8
     case is recorded with its errors and not timed), with the bf16 engines' errors
@@ -28,10 +29,11 @@ bench/cases/<case>.mlir with `te-compile --train`): <case>.so (bf16) and, per FP
     repetitions of N back-to-back steps after warm-up. te-mlir runs on its own
     non-blocking CUDA stream (lib/Runtime/Context.cpp), which is not exported, so CUDA
     events on torch's stream cannot time it; all engines use the same wall-clock method;
-  * --graph (default both): on the cuda backend, also captures one te-mlir step (fwd entry + bwd entry, plus te_rt_copy of the new recipe state
-    over the old, so replays advance it) into a CUDA graph, checks that a replay's
-    results equal a normal step's bit for bit on the same inputs and state, and times
-    graph launches the same way ("te_graph").
+  * --graph (default both): on the cuda backend, also captures one te-mlir step (fwd
+    entry + bwd entry, plus te_rt_copy of the new recipe state over the old, so replays
+    advance it) into a CUDA graph, checks that a replay's results equal a normal step's
+    bit for bit on the same inputs and state, and times graph launches the same way
+    ("te_graph").
 
   * --weight-cache libraries <case>.<recipe>.wc.so (16-token FP8 cases): "te_cached", a
     first microbatch (fwd + bwd) fills the cache, then steps of <fn>_fwd_cached + bwd
