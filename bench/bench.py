@@ -8,15 +8,17 @@ bench/cases/<case>.mlir with `te-compile --train`): <case>.so (bf16) and, per FP
   * PyTorch runs the step in bf16 (F.layer_norm / F.rms_norm, F.linear, tanh GELU or
     SwiGLU, torch.autograd.grad) on seeded bf16 tensors and an output gradient, eager
     and torch.compile(default mode), plus an fp32 reference (same inputs upcast, no TF32);
-  * for every recipe library of the case: loads libte_runtime.so (RTLD_GLOBAL) with
-    ctypes and opens the library with its module client (te_module_*, the one te-run
-    uses: include/te/Runtime/TEModule.h), which reads te_module_info(), binds the
-    dims, sizes every buffer and says how <fn>_bwd is fed from <fn>_fwd (te.alias
-    input:N/output:N, te.saved names, te.grad_of output:N); te_module_step_run runs
-    both. Quantized tensors (dtype "qtensor") are byte buffers of the size the client
-    gives. Delayed-scaling state (args/results tagged
-    te.state) starts as TE initializes it (amax histories 0, scales 1) and is carried
-    from step to step: two buffer sets per state tensor, swapped after every step;
+  * for every recipe library of the case: loads libte_runtime.so (--runtime) through
+    te_mlir (python/te_mlir: its ctypes bindings, checked against the runtime's headers)
+    and opens the library as a te_mlir.Library, i.e. with the runtime's module client
+    (te_module_*, the one te-run uses: include/te/Runtime/TEModule.h), which reads
+    te_module_info(), binds the dims, sizes every buffer and says how <fn>_bwd is fed
+    from <fn>_fwd (te.alias input:N/output:N, te.saved names, te.grad_of output:N);
+    te_mlir.Step.run (te_module_step_run) runs both. Quantized tensors (dtype
+    "qtensor") are byte buffers of the size the client gives. Delayed-scaling state
+    (args/results tagged te.state) starts as TE initializes it (amax histories 0,
+    scales 1) and is carried from step to step: two buffer sets per state tensor,
+    swapped after every step;
   * checks te-mlir's output and every gradient: bf16 against eager (max|a-b|/max|b|
     <= 5e-2); FP8 against the fp32 reference (||a-ref||/||ref|| <= 0.1; a failing FP8
     case is recorded with its errors and not timed), with the bf16 engines' errors
@@ -27,11 +29,11 @@ bench/cases/<case>.mlir with `te-compile --train`): <case>.so (bf16) and, per FP
     repetitions of N back-to-back steps after warm-up. te-mlir runs on its own
     non-blocking CUDA stream (lib/Runtime/Context.cpp), which is not exported, so CUDA
     events on torch's stream cannot time it; all engines use the same wall-clock method;
-  * --graph (default both): when the runtime exports te_rt_capture_begin, also captures
-    one te-mlir step (fwd entry + bwd entry, plus te_rt_copy of the new recipe state
-    over the old, so replays advance it) into a CUDA graph, checks that a replay's
-    results equal a normal step's bit for bit on the same inputs and state, and times
-    graph launches the same way ("te_graph").
+  * --graph (default both): on the cuda backend, also captures one te-mlir step (fwd
+    entry + bwd entry, plus te_rt_copy of the new recipe state over the old, so replays
+    advance it) into a CUDA graph, checks that a replay's results equal a normal step's
+    bit for bit on the same inputs and state, and times graph launches the same way
+    ("te_graph").
 
   * --weight-cache libraries <case>.<recipe>.wc.so (16-token FP8 cases): "te_cached", a
     first microbatch (fwd + bwd) fills the cache, then steps of <fn>_fwd_cached + bwd
@@ -46,14 +48,13 @@ bench/cases/<case>.mlir with `te-compile --train`): <case>.so (bf16) and, per FP
     recipe, with spreads; also written as markdown next to --out (<out>.md).
 
 Also: device-to-device copy bandwidth (CUDA events), and te-mlir's norm kernels alone
-(te_rt_norm_fwd / te_rt_norm_bwd through the C ABI) next to torch's.
+(te_rt_norm_fwd / te_rt_norm_bwd through te_mlir's bindings of the C ABI) next to torch's.
 
 Prints one JSON line per measurement and writes everything to --out.
 `--device cpu --no-compile` runs the same flow on the runtime's cpu backend (a syntax
 and plumbing check on a machine without a GPU, with tiny case libraries; no graphs).
 """
 import argparse
-import ctypes
 import glob
 import json
 import math
@@ -67,6 +68,11 @@ import traceback
 
 import torch
 import torch.nn.functional as F
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "python"))
+import te_mlir  # noqa: E402
+from te_mlir import _abi  # noqa: E402
 
 EPS = 1e-5
 TOL = 5e-2  # bf16 tolerance on max|te - eager| / max|eager|
@@ -132,65 +138,22 @@ DTYPES = {"bfloat16": torch.bfloat16, "float32": torch.float32, "float16": torch
 
 
 class Runtime:
-    def __init__(self, path, backend):
-        try:
-            self.lib = ctypes.CDLL(os.path.abspath(path), mode=ctypes.RTLD_GLOBAL)
-        except OSError as ex:
-            # libte_runtime.so's runpath is /usr/local/cuda/lib; fall back to the CUDA 13
-            # libraries of torch's nvidia wheels (same sonames) if that is not there.
-            print("loading the runtime failed (%s); preloading torch's CUDA libraries" % ex,
-                  flush=True)
-            for so in ("libcudart.so.13", "libcublasLt.so.13"):
-                for d in [os.path.join(p, "nvidia", sub, "lib") for p in sys.path if p
-                          for sub in ("cu13", "cuda_runtime", "cublas")] + ["/usr/local/cuda/lib64"]:
-                    if os.path.exists(os.path.join(d, so)):
-                        ctypes.CDLL(os.path.join(d, so), mode=ctypes.RTLD_GLOBAL)
-                        break
-            self.lib = ctypes.CDLL(os.path.abspath(path), mode=ctypes.RTLD_GLOBAL)
-        L = self.lib
-        L.te_rt_version.restype = ctypes.c_char_p
-        L.te_rt_last_error.restype = ctypes.c_char_p
-        L.te_rt_context_create.restype = ctypes.c_void_p
-        L.te_rt_context_create.argtypes = [ctypes.c_int32]
-        L.te_rt_context_destroy.argtypes = [ctypes.c_void_p]
-        L.te_rt_synchronize.argtypes = [ctypes.c_void_p]
-        L.te_rt_synchronize.restype = ctypes.c_int32
-        vp, i32, i64 = ctypes.c_void_p, ctypes.c_int32, ctypes.c_int64
-        L.te_rt_norm_fwd.argtypes = [vp, i32, i32, vp, vp, vp, ctypes.c_double, i32, i64, i64, vp,
-                                     vp, vp]
-        L.te_rt_norm_fwd.restype = i32
-        L.te_rt_norm_bwd.argtypes = [vp, i32, i32, vp, vp, vp, vp, vp, i32, i64, i64, vp, vp, vp]
-        L.te_rt_norm_bwd.restype = i32
-        L.te_rt_copy.argtypes = [vp, vp, vp, i64]
-        L.te_rt_copy.restype = i32
-        # CUDA graphs (TERuntime.def's last section); runtimes built before it lack them.
-        self.has_graphs = all(hasattr(L, s) for s in (
-            "te_rt_capture_begin", "te_rt_capture_end", "te_rt_graph_launch",
-            "te_rt_graph_destroy"))
-        if self.has_graphs:
-            L.te_rt_capture_begin.argtypes = [vp]
-            L.te_rt_capture_begin.restype = i32
-            L.te_rt_capture_end.argtypes = [vp, ctypes.POINTER(vp)]
-            L.te_rt_capture_end.restype = i32
-            L.te_rt_graph_launch.argtypes = [vp, vp]
-            L.te_rt_graph_launch.restype = i32
-            L.te_rt_graph_destroy.argtypes = [vp]
-            L.te_rt_graph_destroy.restype = None
-        self.ctx = L.te_rt_context_create(backend)
-        if not self.ctx:
-            raise RuntimeError("te_rt_context_create: " + self.error())
-        self.cuda = backend == 1
+    """te-mlir's runtime as the benchmark drives it: te_mlir's (python/te_mlir/_abi.py)
+    loaded from `path`, and one context of the device's backend. te-mlir runs on the
+    context's own non-blocking CUDA stream; sync() waits for it and for torch's."""
 
-    def error(self):
-        e = self.lib.te_rt_last_error()
-        return e.decode() if e else "(no error text)"
+    def __init__(self, path, dev):
+        self.rt = te_mlir.runtime(os.path.abspath(path))
+        self.lib = self.rt.lib
+        self.version = self.rt.version
+        self.ctx = self.rt.context(dev)
+        self.cuda = dev == "cuda"
 
     def check(self, rc, what):
-        if rc != 0:
-            raise RuntimeError(f"{what} returned {rc}: {self.error()}")
+        self.rt.check(rc, what)
 
     def sync(self):
-        self.check(self.lib.te_rt_synchronize(self.ctx), "te_rt_synchronize")
+        self.ctx.synchronize()
         if self.cuda:
             torch.cuda.synchronize()
 
@@ -198,98 +161,23 @@ class Runtime:
         """Why graph mode cannot run here (None when it can)."""
         if not self.cuda:
             return "cpu backend: CUDA graphs need the cuda backend"
-        if not self.has_graphs:
-            return "the runtime does not export te_rt_capture_begin (built before the graph ABI)"
         return None
-
-    def close(self):
-        if self.ctx:
-            self.lib.te_rt_context_destroy(self.ctx)
-            self.ctx = None
 
 
 def ptrs(tensors):
-    arr = (ctypes.c_void_p * max(1, len(tensors)))()
-    for i, t in enumerate(tensors):
-        arr[i] = t.data_ptr() if t is not None else None
-    return arr
-
-
-# The runtime's module client (include/te/Runtime/TEModule.h): the library's
-# module info, dims, shapes, sizes, the backward's feed and the step itself come from it.
-ROLE_SAVED, ROLE_GRAD_OF, ROLE_STATE, ROLE_CACHED_WEIGHT, ROLE_ALIAS = range(5)
-FEED_INPUT, FEED_RESULT, FEED_GRAD, FEED_STATE = range(4)
-ROLE_KEYS = ("te.saved", "te.grad_of", "te.state", "te.cached_weight", "te.alias")
-
-
-def module_api(L):
-    """ctypes signatures of the te_module_* functions of libte_runtime.so `L`."""
-    vp, i32, i64, cp = ctypes.c_void_p, ctypes.c_int32, ctypes.c_int64, ctypes.c_char_p
-    P64, PP = ctypes.POINTER(i64), ctypes.POINTER(vp)
-    sigs = {
-        "te_module_open": (i32, [cp, PP]), "te_module_close": (None, [vp]),
-        "te_module_num_entries": (i64, [vp]), "te_module_entry_at": (vp, [vp, i64]),
-        "te_module_entry_get": (cp, [vp, cp]),
-        "te_module_step_create": (i32, [vp, cp, PP]), "te_module_step_destroy": (None, [vp]),
-        "te_module_step_fwd": (vp, [vp]), "te_module_step_bwd": (vp, [vp]),
-        "te_module_step_feed": (i32, [vp, i64, ctypes.POINTER(i32), P64]),
-        "te_module_step_bwd_dims": (i32, [vp, P64, P64]),
-        "te_module_step_run": (i32, [vp, vp, PP, PP, PP, PP, PP, P64]),
-        "te_module_entry_name": (cp, [vp]), "te_module_entry_symbol": (cp, [vp]),
-        "te_module_entry_num_args": (i64, [vp]), "te_module_entry_num_results": (i64, [vp]),
-        "te_module_entry_num_dims": (i64, [vp]),
-        "te_module_entry_arg": (vp, [vp, i64]), "te_module_entry_result": (vp, [vp, i64]),
-        "te_module_entry_arena_bytes": (i32, [vp, P64, P64]),
-        "te_module_entry_state_result": (i64, [vp, i64]),
-        "te_module_bind_dims": (i32, [vp, ctypes.POINTER(cp), ctypes.POINTER(P64), P64, P64]),
-        "te_module_run": (i32, [vp, vp, PP, PP, P64]),
-        "te_module_tensor_dtype": (cp, [vp]), "te_module_tensor_label": (cp, [vp]),
-        "te_module_tensor_rank": (i64, [vp]), "te_module_tensor_role": (cp, [vp, i32]),
-        "te_module_tensor_alignment": (i64, [vp]), "te_module_tensor_num_inner": (i64, [vp]),
-        "te_module_tensor_inner_name": (cp, [vp, i64]),
-        "te_module_tensor_inner_layout": (i32, [vp, i64, P64, P64, P64]),
-        "te_module_tensor_shape": (i32, [vp, P64, P64]),
-        "te_module_tensor_bytes": (i32, [vp, P64, P64]),
-        "te_module_tensor_initial_state": (i32, [vp, ctypes.POINTER(ctypes.c_float)]),
-    }
-    for name, (res, args) in sigs.items():
-        f = getattr(L, name)
-        f.restype, f.argtypes = res, args
-    return L
-
-
-def i64s(values):
-    return (ctypes.c_int64 * max(1, len(values)))(*values)
+    return _abi.addresses([t.data_ptr() if t is not None else None for t in tensors])
 
 
 class Spec:
     """An argument or result of an entry at bound dims, as the module client gives it:
     dtype, roles, shape, buffer bytes and, for a qtensor, its inner tensors' byte ranges."""
 
-    def __init__(self, rt, t, dims):
-        L, self.rt = rt.lib, rt
-        self.dtype = L.te_module_tensor_dtype(t).decode()
-        self.label = L.te_module_tensor_label(t).decode()
-        self.roles = {}
-        for r, key in enumerate(ROLE_KEYS):
-            v = L.te_module_tensor_role(t, r)
-            if v is not None:
-                self.roles[key] = v.decode()
-        shape = i64s([0] * L.te_module_tensor_rank(t))
-        rt.check(L.te_module_tensor_shape(t, dims, shape), "te_module_tensor_shape")
-        self.shape = list(shape)[:L.te_module_tensor_rank(t)]
-        n = ctypes.c_int64()
-        rt.check(L.te_module_tensor_bytes(t, dims, ctypes.byref(n)), "te_module_tensor_bytes")
-        self.bytes, self.alignment = n.value, L.te_module_tensor_alignment(t)
-        self.inner = []  # (name, first byte, bytes)
-        for k in range(L.te_module_tensor_num_inner(t)):
-            o, b = ctypes.c_int64(), ctypes.c_int64()
-            rt.check(L.te_module_tensor_inner_layout(t, k, dims, ctypes.byref(o), ctypes.byref(b)),
-                     "te_module_tensor_inner_layout")
-            self.inner.append((L.te_module_tensor_inner_name(t, k).decode(), o.value, b.value))
-        v = ctypes.c_float()
-        self.initial = (v.value if L.te_module_tensor_initial_state(t, ctypes.byref(v)) == 0
-                        else None)
+    def __init__(self, tensor, dims):
+        self.dtype, self.label, self.roles = tensor.dtype, tensor.label, tensor.roles
+        self.shape = tensor.client_shape(dims)
+        self.bytes, self.alignment = tensor.client_bytes(dims), tensor.alignment
+        self.inner = tensor.client_layout(dims)  # (name, first byte, bytes)
+        self.initial = tensor.initial_state
 
     def get(self, key, default=None):
         return self.roles.get(key, default)
@@ -363,28 +251,18 @@ class TEStep:
 
     def __init__(self, rt, path, inputs, dys, dev):
         self.rt, self.dev = rt, dev
-        L = module_api(rt.lib)
-        self.L = L
-        self.mod, self.step = ctypes.c_void_p(), ctypes.c_void_p()
-        rt.check(L.te_module_open(os.path.abspath(path).encode(), ctypes.byref(self.mod)),
-                 "te_module_open")
-        rt.check(L.te_module_step_create(self.mod, None, ctypes.byref(self.step)),
-                 "te_module_step_create")
-        fwd, bwd = L.te_module_step_fwd(self.step), L.te_module_step_bwd(self.step)
-        self.fwd_name = L.te_module_entry_name(fwd).decode()
-        self.bwd_name = L.te_module_entry_name(bwd).decode()
+        self.lib = te_mlir.Library(path, backend=dev)
+        self.step = self.lib.step()
+        fwd, bwd = self.step.fwd, self.step.bwd
+        self.fwd_name, self.bwd_name = fwd.name, bwd.name
         self.fwd_e, self.bwd_e = fwd, bwd
-        n_args = L.te_module_entry_num_args(fwd)
         # forward dims from the module inputs (in order; recipe state after them)
-        state_args = [L.te_module_tensor_role(L.te_module_entry_arg(fwd, i), ROLE_STATE)
-                      is not None for i in range(n_args)]
         given = iter(inputs)
-        shapes = [None if st else next(given, None) for st in state_args]
+        shapes = [None if a.is_state else next(given, None) for a in fwd.args]
         self.fwd_shapes = shapes
         self.fdims = self._bind_dims(fwd, shapes)
-        self.bdims = i64s([0] * L.te_module_entry_num_dims(bwd))
-        rt.check(L.te_module_step_bwd_dims(self.step, self.fdims, self.bdims),
-                 "te_module_step_bwd_dims")
+        self.bdims = self.step.bwd_dims(self.fdims)
+        self.dims = _abi.i64s(self.fdims)
         self.arena = {"fwd": self._arena(fwd, self.fdims), "bwd": self._arena(bwd, self.bdims)}
         self.pairs = []  # (A, B, name) per carried state tensor
         self.feed = []
@@ -410,18 +288,15 @@ class TEStep:
         self.grads_in = [None] * len(fres)
 
         def feed_bwd(i, a):
-            kind, k = ctypes.c_int32(), ctypes.c_int64()
-            rt.check(L.te_module_step_feed(self.step, i, ctypes.byref(kind), ctypes.byref(k)),
-                     "te_module_step_feed")
-            k = k.value
-            if kind.value == FEED_INPUT:
+            kind, k = self.step.feeds[i]
+            if kind == _abi.FEED_INPUT:
                 t, how = inputs[k], a["te.alias"]
-            elif kind.value == FEED_RESULT:
+            elif kind == _abi.FEED_RESULT:
                 if "te.state" in self.fwd_res_specs[k]:
                     raise RuntimeError(f"{self.bwd_name} arg {i}: alias of a state result")
                 t = fres[k]
                 how = a["te.alias"] if "te.alias" in a else "saved " + a["te.saved"]
-            elif kind.value == FEED_GRAD:
+            elif kind == _abi.FEED_GRAD:
                 t, how = dys[k], "grad_of " + a["te.grad_of"]
                 self.grads_in[k] = t
             else:
@@ -443,34 +318,25 @@ class TEStep:
         self.ctx = rt.ctx
         self.parity = 0
 
-    def _bind_dims(self, e, tensors):
-        L = self.L
-        n = L.te_module_entry_num_args(e)
-        shapes = [i64s(list(t.shape)) if t is not None else None for t in tensors]
-        ranks = i64s([t.dim() if t is not None else -1 for t in tensors])
-        arr = (ctypes.POINTER(ctypes.c_int64) * max(1, n))(
-            *[ctypes.cast(s, ctypes.POINTER(ctypes.c_int64)) if s is not None else None
-              for s in shapes])
-        dims = i64s([0] * L.te_module_entry_num_dims(e))
-        self.rt.check(L.te_module_bind_dims(e, None, arr, ranks, dims), "te_module_bind_dims")
-        return dims
+    @staticmethod
+    def _bind_dims(e, tensors):
+        """Entry e's dims from the shapes of `tensors` (None: not given)."""
+        return e.bind_dims([None] * len(tensors),
+                           [list(t.shape) if t is not None else None for t in tensors])
 
-    def _arena(self, e, dims):
-        n = ctypes.c_int64()
-        self.rt.check(self.L.te_module_entry_arena_bytes(e, dims, ctypes.byref(n)),
-                      "te_module_entry_arena_bytes")
-        return "dynamic" if n.value < 0 else n.value
+    @staticmethod
+    def _arena(e, dims):
+        n = e.arena_bytes(dims)
+        return "dynamic" if n is None else n
 
     def _bind(self, e, dims, feed):
         """Argument and result tensors of entry `e` at parity 0 and 1 (they differ only
         in the state buffers), a label and a Spec per result."""
-        L = self.L
-        name = L.te_module_entry_name(e).decode()
+        name = e.name
         args, res = ([], []), ([], [])
         state = {}  # te.state name -> (A, B)
-        specs = [Spec(self.rt, L.te_module_entry_arg(e, i), dims)
-                 for i in range(L.te_module_entry_num_args(e))]
-        if e == self.fwd_e:
+        specs = [Spec(a, dims) for a in e.args]
+        if e is self.fwd_e:
             self._arg_specs = list(specs)
         else:
             self._arg_specs += specs
@@ -478,7 +344,7 @@ class TEStep:
             if "te.state" in a:
                 A = initial_state(a, self.dev)
                 state[a["te.state"]] = (A, A.clone())
-                if e == self.bwd_e:
+                if e is self.bwd_e:
                     self.feed.append("state " + a["te.state"])
                 args[0].append(A)
                 args[1].append(state[a["te.state"]][1])
@@ -488,8 +354,8 @@ class TEStep:
             args[0].append(t)
             args[1].append(t)
         labels, rspecs = [], []
-        for i in range(L.te_module_entry_num_results(e)):
-            r = Spec(self.rt, L.te_module_entry_result(e, i), dims)
+        for i, tensor in enumerate(e.results):
+            r = Spec(tensor, dims)
             sname = r.get("te.state")
             if sname is not None and sname in state:
                 A, B = state.pop(sname)
@@ -508,9 +374,7 @@ class TEStep:
 
     def call(self, q):
         fa, fr, ba, br = self.p[q]
-        rc = self.L.te_module_step_run(self.step, self.ctx, fa, fr, self.g, ba, br, self.fdims)
-        if rc:
-            self.rt.check(rc, "te_module_step_run")
+        self.step.run(self.ctx, fa, fr, self.g, ba, br, self.dims)
 
     def __call__(self):
         """One training step; the state it returns feeds the next."""
@@ -604,27 +468,26 @@ def capture(te, rt, copy_state, call=None):
     """Records one step at parity 0 (fwd entry, bwd entry and, with copy_state, te_rt_copy
     of every new state buffer B over the old one A) into a graph. `call(q)` runs the step
     (default te.call; CachedStep.call for the weight cache's fwd_cached + bwd)."""
-    L = rt.lib
     call = call or te.call
-    g = ctypes.c_void_p()
-    rt.check(L.te_rt_capture_begin(rt.ctx), "te_rt_capture_begin")
+    rt.ctx.capture_begin()
     err = None
     try:
         call(0)
         if copy_state:
             for A, B, name in te.pairs:
-                rt.check(L.te_rt_copy(rt.ctx, A.data_ptr(), B.data_ptr(),
-                                      B.numel() * B.element_size()), "te_rt_copy " + name)
+                rt.ctx.copy(A.data_ptr(), B.data_ptr(), B.numel() * B.element_size())
     except Exception as ex:  # end the capture before reporting
         err = ex
-    rc = L.te_rt_capture_end(rt.ctx, ctypes.byref(g))
+    try:
+        g = rt.ctx.capture_end()
+    except te_mlir.TeMlirError:
+        if err is None:
+            raise
+        g = None
     if err is not None:
-        if g.value:
-            L.te_rt_graph_destroy(g)
+        if g is not None:
+            g.destroy()
         raise err
-    rt.check(rc, "te_rt_capture_end")
-    if not g.value:
-        raise RuntimeError("te_rt_capture_end gave no graph")
     return g
 
 
@@ -633,7 +496,6 @@ def te_graph(te, rt, args, call=None):
     graph, replayed from the same state on poisoned result buffers, must reproduce every
     result bit for bit; then replays are timed like the steps. Returns a dict with
     'timing' or 'error'. `call(q)`: the step (default te.call), as in capture()."""
-    L = rt.lib
     call = call or te.call
     out = {}
     rt.sync()
@@ -675,7 +537,7 @@ def te_graph(te, rt, args, call=None):
         restore()
         te.poison()
         rt.sync()
-        rt.check(L.te_rt_graph_launch(rt.ctx, g), "te_rt_graph_launch")
+        g.launch()
         rt.sync()
         bad = [label for (label, t, spec), r in zip(te.results(0), ref)
                if not same_result(t, r, spec)]
@@ -690,17 +552,12 @@ def te_graph(te, rt, args, call=None):
             return out
         y_ref = te.outputs[0].clone()
 
-        def launch():
-            rc = L.te_rt_graph_launch(rt.ctx, g)
-            if rc:
-                rt.check(rc, "te_rt_graph_launch")
-
-        out["timing"] = time_step(launch, rt.sync, args.reps, args.min_rep_s)
+        out["timing"] = time_step(g.launch, rt.sync, args.reps, args.min_rep_s)
         rt.sync()
         out["rerun_identical"] = same_bits(te.outputs[0], y_ref)
     finally:
         rt.sync()
-        L.te_rt_graph_destroy(g)
+        g.destroy()
     return out
 
 
@@ -718,37 +575,34 @@ class CachedStep:
     cached weights live in their own buffers, filled from a first-microbatch step."""
 
     def __init__(self, te):
-        self.te, self.rt, L = te, te.rt, te.L
-        self.L = L
+        self.te, self.rt = te, te.rt
         self.entry = None
-        for i in range(L.te_module_num_entries(te.mod)):
-            e = L.te_module_entry_at(te.mod, i)
-            of = L.te_module_entry_get(e, b"te.cached_forward_of")
-            if of is not None and of.decode() == te.fwd_name:
+        for e in te.lib.entries.values():
+            if e.cached_forward_of == te.fwd_name:
                 self.entry = e
         if self.entry is None:
             raise RuntimeError("no entry with te.cached_forward_of = %s (not a --weight-cache "
                                "library?)" % te.fwd_name)
         e = self.entry
-        self.name = L.te_module_entry_name(e).decode()
-        n_fwd, n = L.te_module_entry_num_args(te.fwd_e), L.te_module_entry_num_args(e)
-        if L.te_module_entry_num_results(e) != L.te_module_entry_num_results(te.fwd_e):
+        self.name = e.name
+        n_fwd, n = len(te.fwd_e.args), len(e.args)
+        if len(e.results) != len(te.fwd_e.results):
             raise RuntimeError(f"{self.name}: not the results of {te.fwd_name}")
         self.dims = te._bind_dims(e, te.fwd_shapes + [None] * (n - n_fwd))
         for i in range(n_fwd):
-            a, b = Spec(self.rt, L.te_module_entry_arg(e, i), self.dims), te._arg_specs[i]
+            a, b = Spec(e.args[i], self.dims), te._arg_specs[i]
             if a.dtype != b.dtype or a.shape != b.shape or a.roles != b.roles:
                 raise RuntimeError(f"{self.name} arg {i} ({a.label}) is not {te.fwd_name}'s "
                                    f"({b.label})")
-        for i in range(L.te_module_entry_num_results(e)):
-            a = Spec(self.rt, L.te_module_entry_result(e, i), self.dims)
+        for i, tensor in enumerate(e.results):
+            a = Spec(tensor, self.dims)
             b = te.fwd_res_specs[i]
             if a.dtype != b.dtype or a.shape != b.shape or a.bytes != b.bytes:
                 raise RuntimeError(f"{self.name} result {i} ({a.label}) is not {te.fwd_name}'s")
         saved = {s.get("te.saved"): k for k, s in enumerate(te.fwd_res_specs) if "te.saved" in s}
         self.weights, self.sources, self.specs = [], [], []
         for i in range(n_fwd, n):
-            a = Spec(self.rt, L.te_module_entry_arg(e, i), self.dims)
+            a = Spec(e.args[i], self.dims)
             w = a.get("te.cached_weight")
             if w is None or w not in saved:
                 raise RuntimeError(f"{self.name} arg {i} ({a.label}): not a te.cached_weight of "
@@ -768,6 +622,7 @@ class CachedStep:
             raise RuntimeError(f"{self.name}: no te.cached_weight argument")
         self.p = [(ptrs(te.fa[q] + self.weights), te.p[q][1], te.p[q][2], te.p[q][3])
                   for q in (0, 1)]
+        self._dims, self._bdims = _abi.i64s(self.dims), _abi.i64s(te.bdims)
 
     def fill(self):
         """The cache from the forward's saved weights (the last first-microbatch step): they
@@ -780,13 +635,9 @@ class CachedStep:
 
     def call(self, q):
         fa, fr, ba, br = self.p[q]
-        L, te = self.L, self.te
-        rc = L.te_module_run(self.entry, te.ctx, fa, fr, self.dims)
-        if rc:
-            self.rt.check(rc, self.name)
-        rc = L.te_module_run(te.bwd_e, te.ctx, ba, br, te.bdims)
-        if rc:
-            self.rt.check(rc, te.bwd_name)
+        te = self.te
+        self.entry.run(te.ctx, fa, fr, self._dims)
+        te.bwd_e.run(te.ctx, ba, br, self._bdims)
 
     def __call__(self):
         """One later-microbatch step (fwd_cached + bwd); carries the state like TEStep."""
@@ -1211,11 +1062,11 @@ def norm_kernels(rt, results, dev, reps, min_rep_s):
                 torch.cuda.synchronize()
 
                 def fwd():
-                    rt.check(L.te_rt_norm_fwd(rt.ctx, kind, 1, P(x), P(gamma), P(beta), EPS, 0,
+                    rt.check(L.te_rt_norm_fwd(rt.ctx.handle, kind, 1, P(x), P(gamma), P(beta), EPS, 0,
                                               rows, cols, P(z), P(mu), P(rs)), "te_rt_norm_fwd")
 
                 def bwd():
-                    rt.check(L.te_rt_norm_bwd(rt.ctx, kind, 1, P(dz), P(x), P(mu), P(rs),
+                    rt.check(L.te_rt_norm_bwd(rt.ctx.handle, kind, 1, P(dz), P(x), P(mu), P(rs),
                                               P(gamma), 0, rows, cols, P(dx), P(dgamma),
                                               P(dbeta)), "te_rt_norm_bwd")
 
@@ -1639,7 +1490,7 @@ def main():
     ap.add_argument("--graph", default="both", choices=["both", "off", "only"],
                     help="te-mlir as a CUDA graph too (both), not (off), or only the graph "
                          "(the normal step still runs for the checks); skipped with a note "
-                         "where the runtime has no te_rt_capture_begin or on cpu")
+                         "on cpu")
     ap.add_argument("--fp8-tol", type=float, default=FP8_TOL,
                     help="FP8 libraries fail (and are not timed) when ||te - fp32|| / ||fp32|| "
                          "of the output or any gradient exceeds this (default %(default)s)")
@@ -1677,9 +1528,9 @@ def main():
         except Exception as ex:
             env["nvidia_smi"] = repr(ex)
     torch.manual_seed(0)
-    rt = Runtime(args.runtime, 1 if dev == "cuda" else 0)
-    env["te_rt_version"] = rt.lib.te_rt_version().decode()
-    env["te_rt_graphs"] = rt.has_graphs
+    rt = Runtime(args.runtime, dev)
+    env["te_rt_version"] = rt.version
+    env["te_rt_graphs"] = True  # the runtime's ABI has CUDA graphs (te_rt_capture_begin)
     env["graph_mode"] = args.graph
     env["fp8_tol"] = args.fp8_tol
     env["reps"] = args.reps
@@ -1715,7 +1566,6 @@ def main():
 
     if dev == "cuda" and not args.no_extras:
         norm_kernels(rt, results, dev, args.reps, min(args.min_rep_s, 0.05))
-    rt.close()
     peers = dict(what="peer_summary", rows=[
         dict(case=rec["case"], recipe=rec.get("recipe", "bf16"), group=g, **s)
         for rec, g, s in peer_rows(results)])

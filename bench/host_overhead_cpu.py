@@ -71,7 +71,7 @@ for kind in ("LayerNormLinear", "LayerNormMLP"):
     med = [float(v) for v in re.findall(r"median ([0-9.]+) us", r.stdout)]
     step_us = sum(med)
     mod_us = statistics.median(times)
-    rec = dict(module=kind, tokens=T, hidden=H, dtype="bf16", kernel=(tet.ops.kernel_info()[0] if hasattr(tet.ops, "kernel_info") else "python (ctypes)"),
+    rec = dict(module=kind, tokens=T, hidden=H, dtype="bf16", kernel=tet.ops.kernel_info()[0],
                module_us=round(mod_us, 1), module_us_min=round(min(times), 1),
                module_us_max=round(max(times), 1), module_cpu_us=round(statistics.median(cpu), 1),
                te_run_step_us=round(step_us, 1),

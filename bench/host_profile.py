@@ -2,7 +2,7 @@
 """Where a te_mlir module's host time goes, step by step (CPU µs per call, median of
 rounds), on the seeds' shape [8, 2, 256] (LayerNormLinear 256 -> 768, bf16):
 
-  te_module_run (ctypes, buffers preallocated)  the compiled entries alone
+  te_module_run (Entry.run, arrays prebuilt)    the compiled entries alone
   op below autograd (fwd, bwd)                  + the dispatcher and the C++ kernel
   Function.apply fwd                            + the autograd.Function
   module fwd                                    + nn.Module and the module's forward
@@ -12,7 +12,7 @@ rounds), on the seeds' shape [8, 2, 256] (LayerNormLinear 256 -> 768, bf16):
 
     python bench/host_profile.py --device cuda [--out FILE.json]
 """
-import argparse, ctypes, json, os, statistics, time
+import argparse, json, os, statistics, time
 
 import torch
 
@@ -67,24 +67,22 @@ for name, a_, r_ in (("layernorm_linear_fwd", ps, outs), ("layernorm_linear_bwd"
     with below():
         r_ = r_ if r_ is not None else bwd(*bargs)
     ctx = lib.context(dev.index or 0) if dev.type == "cuda" else lib.context(0)
-    L, rt = lib._L, lib._rt
     if dev.type == "cuda":
-        ws = torch.empty(rt.lib.te_rt_workspace_bytes() + 256, dtype=torch.uint8, device=dev)
-        rt.lib.te_rt_context_set_workspace(ctx.handle, ctypes.c_void_p((ws.data_ptr() + 255) // 256 * 256),
-                                           rt.lib.te_rt_workspace_bytes())
-        rt.lib.te_rt_context_set_stream(ctx.handle, ctypes.c_void_p(torch.cuda.current_stream().cuda_stream))
+        nws = lib._rt.workspace_bytes()
+        ws = torch.empty(nws + 256, dtype=torch.uint8, device=dev)
+        ctx.set_workspace((ws.data_ptr() + 255) // 256 * 256, nws)
+        ctx.set_stream(torch.cuda.current_stream().cuda_stream)
     n = e.arena_bytes([16])
     arena = torch.empty(n + 256, dtype=torch.uint8, device=dev)
     if n:
-        rt.lib.te_rt_context_set_arena(ctx.handle, ctypes.c_void_p((arena.data_ptr() + 255) // 256 * 256), n)
-    aa = (ctypes.c_void_p * len(a_))(*[t.data_ptr() for t in a_])
-    rr = (ctypes.c_void_p * len(r_))(*[t.data_ptr() for t in r_])
+        ctx.set_arena((arena.data_ptr() + 255) // 256 * 256, n)
+    # the arrays built once: what is timed is Entry.run's te_module_run call
+    aa = _abi.addresses([t.data_ptr() for t in a_])
+    rr = _abi.addresses([t.data_ptr() for t in r_])
     d = i64s([16])
-    run = L.te_module_run
-    h, ch = e.handle, ctx.handle
-    res[f"te_module_run {name}"] = tm(lambda: run(h, ch, aa, rr, d))
+    res[f"te_module_run {name}"] = tm(lambda: e.run(ctx, aa, rr, d))
     if n:
-        rt.lib.te_rt_context_set_arena(ctx.handle, None, 0)
+        ctx.set_arena(None, 0)
 
 
 def f1():

@@ -12,7 +12,7 @@ from pathlib import Path
 from . import _abi
 from ._abi import TeMlirError, i64s
 
-__all__ = ["Library", "Entry", "TensorSpec", "DimExpr", "parse_dim"]
+__all__ = ["Library", "Entry", "Step", "TensorSpec", "DimExpr", "parse_dim"]
 
 # --------------------------------------------------------------------------- dim expressions
 
@@ -27,7 +27,10 @@ class DimExpr:
 
     ``evaluate(dims, exact=...)`` works on ints and on torch SymInts alike (only +, -, *,
     //, % and comparisons are used); ``exact(value, divisor, text)`` is called for every
-    '/' (default: raise unless divisible; the fake impls pass a torch._check)."""
+    '/' (default: raise unless divisible; the fake impls pass a torch._check). On ints it
+    fails where the runtime's evaluation does (te_module_eval_dim; test/python/test_abi.py
+    compares the two): a value outside int64, a division by a non-positive value, an
+    inexact division, a symbol beyond `dims`, a negative result."""
 
     def __init__(self, text):
         self.text = str(text)
@@ -95,9 +98,9 @@ class DimExpr:
                            else f"unexpected {self.text[self._pos]!r}")
             word = m.group(0)
             self._pos += len(word)
-            if word.isdigit():
+            if word.isdigit() and len(word) <= 18:  # fits in int64, as the runtime reads it
                 return ("n", int(word))
-            if re.fullmatch(r"d\d+", word):
+            if re.fullmatch(r"d\d{1,18}", word):
                 return ("d", int(word[1:]))
             if word in ("ceildiv", "roundup"):
                 self._expect("(")
@@ -127,6 +130,11 @@ class DimExpr:
                 raise TeMlirError(f"dim expression {self.text!r}: {v} is not divisible by {d} "
                                   f"(the recipe needs a multiple of {d} there)")
 
+        def fits(v):
+            if isinstance(v, int) and not _INT64_MIN <= v <= _INT64_MAX:
+                raise TeMlirError(f"dim expression {self.text!r} overflows int64")
+            return v
+
         def ev(t):
             op = t[0]
             if op == "n":
@@ -137,25 +145,30 @@ class DimExpr:
                 return dims[t[1]]
             a, b = ev(t[1]), ev(t[2])
             if op == "+":
-                return a + b
+                return fits(a + b)
             if op == "-":
-                return a - b
+                return fits(a - b)
             if op == "*":
-                return a * b
+                return fits(a * b)
             if isinstance(b, int) and b <= 0:
                 raise TeMlirError(f"dim expression {self.text!r}: division by {b}")
             if op == "/":
                 ex(a, b)
                 return a // b
             q = -((-a) // b)  # ceil(a / b)
-            return q if op == "ceildiv" else q * b
+            return q if op == "ceildiv" else fits(q * b)
 
-        return ev(self.tree)
+        v = ev(self.tree)
+        if isinstance(v, int) and v < 0:
+            raise TeMlirError(f"dim expression {self.text!r} is {v} at these dims (a dim must "
+                              "be >= 0)")
+        return v
 
     def __repr__(self):
         return f"DimExpr({self.text!r})"
 
 
+_INT64_MIN, _INT64_MAX = -2 ** 63, 2 ** 63 - 1
 _DIM_CACHE = {}
 
 
@@ -387,23 +400,86 @@ class Entry:
                 raise TeMlirError(f"{message}, got {v}")
 
     def arena_bytes(self, dims):
-        """The arena the entry needs at `dims`; None when the runtime cannot say
-        (an older runtime's "dynamic")."""
+        """The arena the entry needs at `dims`; None when the library cannot say (a
+        "dynamic" entry of a library older than the module info's arena_symbol, which
+        sizes its arena itself)."""
         n = ctypes.c_int64()
         self.library._rt.check(self.library._L.te_module_entry_arena_bytes(
             self.handle, i64s(dims), ctypes.byref(n)), f"{self.name}: arena bytes")
         return None if n.value < 0 else n.value
 
     def run(self, ctx, args, results, dims):
-        """te_module_run on context `ctx` with buffer addresses `args` / `results`."""
-        a = (ctypes.c_void_p * max(1, len(args)))(*args)
-        r = (ctypes.c_void_p * max(1, len(results)))(*results)
-        rc = self.library._L.te_module_run(self.handle, ctx.handle, a, r, i64s(dims))
+        """te_module_run on context `ctx` (queued on its stream, no synchronization) with
+        buffer addresses `args` / `results` (int lists, or arrays of _abi.addresses) at
+        `dims` (an int list or an _abi.i64s array; a caller timing the host side builds
+        the arrays once)."""
+        rc = self.library._L.te_module_run(self.handle, ctx.handle, _addresses(args),
+                                           _addresses(results), _int64s(dims))
         if rc != 0:
             raise TeMlirError(self.library._rt.error())
 
     def __repr__(self):
         return f"<Entry {self.name}: {len(self.args)} args, {len(self.results)} results>"
+
+
+def _addresses(values):
+    return values if isinstance(values, ctypes.Array) else _abi.addresses(values)
+
+
+def _int64s(values):
+    return values if isinstance(values, ctypes.Array) else i64s(values)
+
+
+class Step:
+    """A training step of a library (te_module_step_*): ``name``, ``fwd`` and ``bwd``
+    (its Entries), ``feeds`` ([(kind, index)] per backward argument, as
+    Library.feeds). ``run`` runs the forward then the backward in one call."""
+
+    def __init__(self, library, name=None):
+        L, rt = library._L, library._rt
+        self.library = library
+        self.handle = ctypes.c_void_p()
+        rt.check(L.te_module_step_create(library._mod, name.encode() if name else None,
+                                         ctypes.byref(self.handle)),
+                 f"{library.path.name}: step {name or '(the one pair)'}")
+        self.fwd = library.entry(L.te_module_entry_name(L.te_module_step_fwd(self.handle))
+                                 .decode())
+        self.bwd = library.entry(L.te_module_entry_name(L.te_module_step_bwd(self.handle))
+                                 .decode())
+        self.name = self.fwd.forward_of or self.fwd.name
+        self.feeds = []
+        for i in range(len(self.bwd.args)):
+            kind, idx = ctypes.c_int32(), ctypes.c_int64()
+            rt.check(L.te_module_step_feed(self.handle, i, ctypes.byref(kind), ctypes.byref(idx)),
+                     f"{self.bwd.name}: feed of arg{i}")
+            self.feeds.append((kind.value, idx.value))
+
+    def bwd_dims(self, fwd_dims):
+        """The backward's dims from the forward's (te_module_step_bwd_dims)."""
+        out = i64s([0] * self.bwd.num_dims)
+        self.library._rt.check(self.library._L.te_module_step_bwd_dims(
+            self.handle, i64s(fwd_dims), out), f"{self.bwd.name}: dims")
+        return list(out)[:self.bwd.num_dims]
+
+    def run(self, ctx, fwd_args, fwd_results, grads, bwd_args, bwd_results, fwd_dims):
+        """te_module_step_run on `ctx`: the forward, then the backward with its arguments fed
+        from the forward's (`bwd_args` is filled in; recipe-state arguments stay as given).
+        Buffers as Entry.run takes them; `grads` per forward result (None where the
+        backward takes none). Queued on the context's stream, no synchronization."""
+        if not isinstance(bwd_args, ctypes.Array):
+            bwd_args = _abi.addresses(bwd_args)
+        rc = self.library._L.te_module_step_run(
+            self.handle, ctx.handle, _addresses(fwd_args), _addresses(fwd_results),
+            _addresses(grads), bwd_args, _addresses(bwd_results), _int64s(fwd_dims))
+        if rc != 0:
+            raise TeMlirError(self.library._rt.error())
+
+    def __del__(self):
+        try:
+            if self.handle:
+                self.library._L.te_module_step_destroy(self.handle)
+        except Exception:
+            pass
 
 
 _CHECK_RE = re.compile(rb"([A-Za-z_][A-Za-z0-9_]*): recipe ([A-Za-z0-9_.-]+) needs d(\d+) % "
@@ -477,21 +553,12 @@ class Library:
         """[(kind, index)] per backward argument of training step `step`
         (te_module_step_feed: FEED_INPUT forward arg, FEED_RESULT forward result,
         FEED_GRAD the gradient of forward result `index`, FEED_STATE recipe state)."""
-        s = ctypes.c_void_p()
-        self._rt.check(self._L.te_module_step_create(self._mod, step.encode(), ctypes.byref(s)),
-                       f"{self.path.name}: step {step}")
-        try:
-            bwd = self.entry(self.steps[step][1])
-            out = []
-            for i in range(len(bwd.args)):
-                kind, idx = ctypes.c_int32(), ctypes.c_int64()
-                self._rt.check(self._L.te_module_step_feed(s, i, ctypes.byref(kind),
-                                                           ctypes.byref(idx)),
-                               f"{bwd.name}: feed of arg{i}")
-                out.append((kind.value, idx.value))
-            return out
-        finally:
-            self._L.te_module_step_destroy(s)
+        return self.step(step).feeds
+
+    def step(self, name=None):
+        """The training step `name` (<name>_fwd and <name>_bwd; None: the library's one
+        linked pair) as a Step."""
+        return Step(self, name)
 
     def context(self, device_index=0):
         return self._rt.context(self.backend, device_index)

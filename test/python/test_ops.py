@@ -379,9 +379,6 @@ def test_caller_arena(monkeypatch):
     """Entries take their arena from a torch buffer of te_module_entry_arena_bytes (exact
     for dynamic dims); one that is too small is a clear error, and the context is reset
     after it (the next call runs)."""
-    rt = te_mlir.runtime()
-    if not rt.has_arena:
-        pytest.skip("runtime without te_rt_context_set_arena (built before the caller-memory ABI)")
     ops = mlp_lib("fp8-current", "f32", True)
     e = ops.library.entry("mlp_fwd")
     assert e.arena == "dynamic" and e.arena_bytes([16]) > 0
@@ -413,3 +410,38 @@ def test_opcheck_returned_norm_output(M):
     torch.library.opcheck(ops.op("lnl_fwd"), args)
     outs = ops.op("lnl_fwd")(*[a.detach() for a in args])
     torch.library.opcheck(ops.op("lnl_bwd"), bwd_args(ops, "lnl_fwd", args, outs))
+
+
+def test_step_run_matches_the_ops():
+    """te_mlir.Step.run (te_module_step_run: the forward, then the backward fed from it;
+    what bench/bench.py times) on caller buffers gives the ops' results (cpu)."""
+    ops = mlp_lib("bf16", "f32")
+    lib = ops.library
+    step = lib.step("mlp")
+    assert (step.fwd.name, step.bwd.name) == lib.steps["mlp"]
+    assert step.feeds == lib.feeds("mlp")
+    args = make_args(step.fwd, 16)
+    outs = ops.op("mlp_fwd")(*args)
+    bargs = bwd_args(ops, "mlp_fwd", args, outs)
+    want = ops.op("mlp_bwd")(*bargs)
+
+    dims = step.fwd.bind_dims([a.dtype for a in step.fwd.args], [list(t.shape) for t in args])
+    bdims = step.bwd_dims(dims)
+
+    def empty(specs, at):
+        return [torch.empty(s.client_shape(at), dtype=tet.ops.TORCH_DTYPES[s.dtype])
+                for s in specs]
+
+    fr, br = empty(step.fwd.results, dims), empty(step.bwd.results, bdims)
+    grads = [None] * len(fr)
+    for (kind, k), t in zip(step.feeds, bargs):
+        if kind == _abi.FEED_GRAD:
+            grads[k] = t
+    ctx = lib.context()
+    step.run(ctx, [t.data_ptr() for t in args], [t.data_ptr() for t in fr],
+             [t.data_ptr() if t is not None else None for t in grads], [None] * len(bargs),
+             [t.data_ptr() for t in br], dims)
+    ctx.synchronize()
+    assert len(fr) == len(outs) and len(br) == len(want)
+    assert all(torch.equal(a, b) for a, b in zip(fr, outs))
+    assert all(torch.equal(a, b) for a, b in zip(br, want))

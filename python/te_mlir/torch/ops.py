@@ -184,7 +184,7 @@ def aligned_empty(n, dev, align=256):
     return raw[off:off + n]
 
 
-def _set_workspace(rt, ctx, dev, n):
+def _set_workspace(ctx, dev, n):
     """Gives the context a torch workspace of n bytes, kept alive with the context. A
     workspace it replaces is kept too (`retired`): CUDA graphs captured with it still
     use its address on every replay. Allocated outside any capture only (inside one it
@@ -195,8 +195,7 @@ def _set_workspace(rt, ctx, dev, n):
             "graph is being captured; run the module (or the compiled function) once before "
             "capturing it (torch.compile's reduce-overhead mode does this by itself)")
     ws = aligned_empty(n, dev)
-    rt.check(rt.lib.te_rt_context_set_workspace(ctx.handle, ctypes.c_void_p(ws.data_ptr()), n),
-             "te_rt_context_set_workspace")
+    ctx.set_workspace(ws.data_ptr(), n)
     if ctx.workspace is not None:
         if not hasattr(ctx, "retired"):
             ctx.retired = []
@@ -215,17 +214,13 @@ def _context_for(lib, dev):
 
 def _bind_caller(rt, ctx, dev):
     """Puts the context on torch's current stream with a torch workspace (cuda)."""
-    L = rt.lib
     if dev.type != "cuda":
         return
-    if rt.has_workspace and ctx.workspace is None:
-        n = L.te_rt_workspace_bytes()
+    if ctx.workspace is None:
+        n = rt.workspace_bytes()
         if n > 0:
-            _set_workspace(rt, ctx, dev, n)
-    if rt.has_stream:
-        s = torch.cuda.current_stream(dev).cuda_stream
-        rt.check(L.te_rt_context_set_stream(ctx.handle, ctypes.c_void_p(s)),
-                 "te_rt_context_set_stream")
+            _set_workspace(ctx, dev, n)
+    ctx.set_stream(torch.cuda.current_stream(dev).cuda_stream)
 
 
 def run_entry(entry, args):
@@ -259,7 +254,7 @@ def run_entry(entry, args):
     ctx = _context_for(lib, dev)
     with ctx.lock:  # one call at a time per context: stream, arena and run belong together
         _bind_caller(rt, ctx, dev)
-        return _run_locked(entry, rt, rt.lib, ctx, dev, xs, results, dims)
+        return _run_locked(entry, ctx, dev, xs, results, dims)
 
 
 def _plan(entry, args):
@@ -297,17 +292,12 @@ def _plan(entry, args):
     return dims, result_specs
 
 
-def _run_locked(entry, rt, L, ctx, dev, xs, results, dims):
+def _run_locked(entry, ctx, dev, xs, results, dims):
     arena = None
-    n = entry.arena_bytes(dims) if rt.has_arena else None
+    n = entry.arena_bytes(dims)
     if n is not None and n > 0:
         arena = aligned_empty(n, dev)
-    legacy_sync = dev.type == "cuda" and not rt.has_stream
-    if legacy_sync:  # an older runtime runs on its own stream: order it by hand
-        torch.cuda.current_stream(dev).synchronize()
-    if arena is not None:
-        rt.check(L.te_rt_context_set_arena(ctx.handle, ctypes.c_void_p(arena.data_ptr()),
-                                           arena.numel()), f"{entry.name}: te_rt_context_set_arena")
+        ctx.set_arena(arena.data_ptr(), arena.numel())
     # empty tensors (zero tokens) have no storage (data_ptr 0), which the runtime refuses:
     # give each a distinct, aligned, unused address (te_rt_alloc's "valid unique pointer")
     empties = [t for t in list(xs) + list(results) if t.numel() == 0]
@@ -320,25 +310,16 @@ def _run_locked(entry, rt, L, ctx, dev, xs, results, dims):
             entry.run(ctx, a, r, dims)
         except TeMlirError:
             # the caller's workspace was too small: grow it to what the call needed, rerun
-            need = (L.te_rt_context_workspace_needed(ctx.handle)
-                    if rt.has.get("te_rt_context_workspace_needed") and dev.type == "cuda" else 0)
+            need = ctx.workspace_needed() if dev.type == "cuda" else 0
             if need <= 0 or ctx.workspace is None or need <= ctx.workspace.numel():
                 raise
-            _set_workspace(rt, ctx, dev, need)
+            _set_workspace(ctx, dev, need)
             entry.run(ctx, a, r, dims)
     finally:
         if arena is not None:
-            L.te_rt_context_set_arena(ctx.handle, None, 0)
-    # te_module_run leaves a qtensor result's alignment padding zeroed (runtimes with
-    # te_rt_zero_ranges); an older runtime may leave anything there: zero it here, so
-    # results are deterministic (opcheck, CUDA graph replays, hashes).
-    if not rt.has["te_rt_zero_ranges"]:
-        for spec, t in zip(entry.results, results):
-            if spec.is_qtensor:
-                for a, b in spec.padding(dims):
-                    t[a:b].zero_()
-    if legacy_sync:
-        rt.check(L.te_rt_synchronize(ctx.handle), f"{entry.name}: te_rt_synchronize")
+            ctx.set_arena(None, 0)
+    # te_module_run leaves a qtensor result's alignment padding zeroed, so results are
+    # deterministic (opcheck, CUDA graph replays, hashes)
     return results
 
 
