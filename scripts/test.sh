@@ -86,7 +86,7 @@ if build_or_fail default "$root/build"; then
     "$root/build/bin/te-kernels-selftest"
     rc=$?
     if ((rc == 0)); then passed=$((passed + 1))
-    elif ((rc == 77)); then echo "   (GPU tests skipped: no GPU on this machine; they run on the H200 via tools/gpu_check.sh)"
+    elif ((rc == 77)); then echo "   (GPU tests skipped: no GPU on this machine; they run on the H200 via utils/gpu_check.sh)"
     else failed=$((failed + 1)); failures+=("cuda selftest"); fi
   else
     echo "== CUDA: not built (no CUDA toolkit found); GPU code is not compiled on this machine"

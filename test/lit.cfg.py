@@ -95,7 +95,7 @@ if _hf_python:
     config.substitutions.append(("%hf_python", _hf_python))
 
 # `torch-mlir-wheel` (%torch_python): the torch-mlir wheel, for
-# tools/check_residual.py (residual modules of te-compile --partition must be
+# utils/check_residual.py (residual modules of te-compile --partition must be
 # valid torch-mlir).
 _torch_python = _python_importing(
     "torch_mlir.ir, torch_mlir.passmanager, torch_mlir.compiler_utils", 120)

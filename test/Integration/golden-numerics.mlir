@@ -1,5 +1,5 @@
 // End to end on the CPU backend: every case of Inputs/ (a real torch-mlir
-// export with PyTorch goldens, made by tools/make_goldens.py) is compiled
+// export with PyTorch goldens, made by test/Integration/golden/make_goldens.py) is compiled
 // with te-compile --train, run with te-run --step (forward, then backward on
 // the saved bundle), and compared with PyTorch under TransformerEngine's
 // tolerances; each MLP is compiled again with --checkpoint and its
