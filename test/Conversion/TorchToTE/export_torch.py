@@ -617,7 +617,8 @@ def main(argv=None) -> int:
 def export_hf(args) -> int:
     """--hf: the norm + MLP / norm + linear sub-blocks of test/Integration/hf/hf_blocks.py (and its
     near-miss negatives), every form of hf_blocks.FORMS that --variants names."""
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                    "..", "..", "Integration", "hf"))
     import hf_blocks as hb
 
     cases = [hb.Case(a, b, d) for a in hb.ARCHS for b in ("mlp", "linear") for d in hb.DTYPES]

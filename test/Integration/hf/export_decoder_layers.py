@@ -32,12 +32,15 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 
 import numpy as np
 import torch
 from torch import nn
 
-from export_torch import versions  # the header's tool versions
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "Conversion", "TorchToTE"))
+from export_torch import versions  # noqa: E402  (the header's tool versions)
 
 
 class LayerWrapper(nn.Module):

@@ -45,9 +45,12 @@ import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-if HERE not in sys.path:
-    sys.path.insert(0, HERE)
+# export_torch (the importer tests' exporter) and make_goldens (the golden cases' layout)
+# live beside the tests that use their outputs.
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+for _d in ("test/Conversion/TorchToTE", "test/Integration/golden"):
+    if os.path.join(REPO, _d) not in sys.path:
+        sys.path.insert(0, os.path.join(REPO, _d))
 
 from export_torch import _perturb_constant_params, hl_decomposition_table, versions  # noqa: E402
 from make_goldens import ArgsWrapper  # noqa: E402

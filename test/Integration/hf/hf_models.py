@@ -58,9 +58,11 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(HERE)
-if HERE not in sys.path:
-    sys.path.insert(0, HERE)
+REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+UTILS = os.path.join(REPO, "utils")  # compare_npy.py, check_residual.py
+for _d in (UTILS, os.path.join(REPO, "test", "Integration", "golden"), HERE):
+    if _d not in sys.path:
+        sys.path.insert(0, _d)
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
@@ -602,7 +604,7 @@ def run_partition_numerics(bins, mlir, form, work, dtype, arch, block, model, x)
     if _torch_mlir_ok():
         # the default stage (torchdynamo-export-to-torch-backend-pipeline first) for every
         # form: an output_type="torch" export still has torch.constant ops to fold
-        r = _run([sys.executable, os.path.join(HERE, "check_residual.py"), residual],
+        r = _run([sys.executable, os.path.join(UTILS, "check_residual.py"), residual],
                  os.path.join(work, "check_residual.log"))
         res["check_residual"] = r.returncode == 0
         if r.returncode != 0:
@@ -907,7 +909,7 @@ def decoder_layers(bins: str, work: str) -> list:
     os.makedirs(work, exist_ok=True)
     for stem, cls in DECODER_LAYERS:
         for dtype in ("f32", "bf16"):
-            path = os.path.join(REPO, "test", "Import", "Inputs", "layers", f"{stem}.{dtype}.mlir")
+            path = os.path.join(REPO, "test", "Conversion", "TorchToTE", "Inputs", "layers", f"{stem}.{dtype}.mlir")
             if not os.path.exists(path):
                 continue
             imp = run_import(os.path.join(bins, "te-opt"), path)
@@ -928,7 +930,7 @@ def decoder_layers(bins: str, work: str) -> list:
                          os.path.join(work, f"{stem}.{dtype}.parse.log"))
                 row["residual_parses"] = r.returncode == 0
                 if _torch_mlir_ok():
-                    r = _run([sys.executable, os.path.join(HERE, "check_residual.py"), residual],
+                    r = _run([sys.executable, os.path.join(UTILS, "check_residual.py"), residual],
                              os.path.join(work, f"{stem}.{dtype}.check.log"))
                     row["check_residual"] = r.returncode == 0
             out.append(row)
