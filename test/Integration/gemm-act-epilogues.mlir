@@ -5,7 +5,7 @@
 // FC2's dgrad GEMM the GELU derivative (te_rt_gemm_dgrad_dact); FC1's bias
 // gradient still comes out of its wgrad GEMM. The forward outputs and every
 // gradient match the same PyTorch goldens as the unfused build
-// (golden-numerics.mlir), under the same TransformerEngine tolerances.
+// (Integration/golden/), under the same TransformerEngine tolerances.
 //
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: te-compile %te_src/test/Integration/Inputs/ln_mlp_gelu_bf16/model.mlir --train --gemm-act-epilogues --emit=mlir -o - | FileCheck %s --check-prefix=IR

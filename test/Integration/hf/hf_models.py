@@ -1080,7 +1080,7 @@ def write_docs(rows, path, bins, stamp=None, layers=None):
     lines += ["", "## Checked-in golden cases", "",
               "`test/Integration/hf/hf_models.py --write-cases test/Integration/Inputs` writes these in "
               "make_goldens' layout (test/Integration/Inputs/README.md), so "
-              "Integration/golden-numerics.mlir (run_goldens.sh) runs them without torch; "
+              "Integration/golden/ (run_goldens.sh, one lit test per case) runs them without torch; "
               "Integration/hf-models.mlir regenerates them (REQUIRES: hf-wheels) and "
               "requires byte-identical goldens. Their state with these binaries (the raw "
               "row above):", "",
