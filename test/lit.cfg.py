@@ -13,7 +13,7 @@ from lit.llvm.subst import ToolSubst
 config.name = "TE"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir"]
-config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "expected-imports.txt", "check_imports.sh", "check_backward.sh", "run_goldens.sh", "check_block_layout.py", "fake_module.py"]
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "expected-imports.txt", "check_imports.sh", "check_backward.sh", "check_block_layout.py", "fake_module.py"]
 
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.te_obj_root, "test")
