@@ -1,8 +1,8 @@
 """TransformerEngine's quantization recipes emulated in PyTorch: what te-mlir computes for
 one training step of a LayerNormLinear / LayerNormMLP under a recipe (fp8_step), from its
 quantizers (qdq, qdq_block, qdq_mx, qdq_nvfp4) and the delayed-scaling state update, with
-the self-checks that guard them.  make_goldens.py writes the goldens of every recipe
-configuration with it; hf_models.py and the Python tests import it.
+the self-checks that guard them; and the activations as PyTorch computes them.
+make_goldens.py, beside it, writes the goldens of every recipe configuration with it.
 
 The recipes (a recipe configuration of make_goldens.py: Config.recipe set; FP8_CONFIGS there)
 ---------------------------------------------------------------------------------------------
@@ -203,7 +203,6 @@ failure fails the run):
 from __future__ import annotations
 
 import math
-
 from typing import Callable
 
 import numpy as np
