@@ -2,7 +2,7 @@
 """Mutation fuzzing of te-opt and te-compile over te IR and torch-mlir exports.
 
 Seeds are the repository's own inputs (lit tests split at `// -----`, the
-torch-mlir exports under test/Import/Inputs, examples/). Each case is a seed
+torch-mlir exports under test/Conversion/TorchToTE/Inputs, examples/). Each case is a seed
 mutated a few times (numbers swapped for boundary values, lines deleted,
 duplicated or swapped, keywords exchanged for others of the dialect, operands
 dropped, the text truncated or bytes flipped), then run through one of the

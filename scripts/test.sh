@@ -2,16 +2,19 @@
 # te-mlir's test command on a fresh machine (and what .ci/run calls):
 #   1. install what is missing (scripts/bootstrap.sh),
 #   2. build everything, CUDA code included when a toolkit is present,
-#   3. run the lit suite (check-te), the GoogleTest unit tests and the CUDA
-#      kernel self-test (reported as SKIPPED when no GPU is visible),
+#   3. run the lit suite (check-te, one test per golden case) and the ctest
+#      suite: the GoogleTest unit tests, the CUDA kernel self-test (skipped
+#      when no GPU is visible) and the Python package's tests (pytest in the
+#      venv of scripts/venv.sh; test/CMakeLists.txt registers both),
 #   4. rebuild with ASan+UBSan and assertions (Debian's LLVM has them off)
 #      and run the lit suite and unit tests again,
 #   5. generate the dialect and pass docs (mlir-doc),
 #   6. run the main job with a python3 first on PATH that lacks numpy,
 #   7. fuzz for a bounded time under the sanitizers (mutated IR through
 #      te-opt/te-compile; libFuzzer targets of the runtime and te-run).
-# Ends with one line "N passed, N failed" over all of it; exits non-zero on
-# any failure.
+# Ends with one line "N passed, N failed" over all of it, counted from the
+# JUnit reports of lit, ctest and pytest (each of pytest's tests counts, not
+# the one ctest test that runs them); exits non-zero on any failure.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 jobs=${TE_JOBS:-2}
@@ -21,39 +24,67 @@ failures=()
 
 "$root/scripts/bootstrap.sh" || exit 1
 
-# Counts lit results from its xunit report.
-count_lit() { # xml
-  python3 - "$1" <<'PY'
+# Counts the test cases of a JUnit report (lit --xunit-xml-output, ctest
+# --output-junit, pytest --junitxml): prints "passed failed skipped"; a case
+# named EXCLUDE is left out.
+count_junit() { # xml [exclude]
+  python3 - "$@" <<'PY'
 import sys, xml.etree.ElementTree as ET
-root = ET.parse(sys.argv[1]).getroot()
-suites = [root] if root.tag == "testsuite" else root.findall("testsuite")
-t = sum(int(s.get("tests", 0)) for s in suites)
-f = sum(int(s.get("failures", 0)) + int(s.get("errors", 0)) for s in suites)
-sk = sum(int(s.get("skipped", 0)) for s in suites)
-print(t - f - sk, f, sk)
+skip_name = sys.argv[2] if len(sys.argv) > 2 else None
+p = f = s = 0
+for case in ET.parse(sys.argv[1]).getroot().iter("testcase"):
+    if case.get("name") == skip_name:
+        continue
+    if case.find("failure") is not None or case.find("error") is not None or case.get("status") == "fail":
+        f += 1
+    elif case.find("skipped") is not None or case.get("status") in ("notrun", "disabled"):
+        s += 1
+    else:
+        p += 1
+print(p, f, s)
 PY
 }
 
-run_suite() { # name build_dir
-  local name=$1 build=$2
-  echo "== [$name] lit (check-te)"
-  "/usr/lib/llvm-22/bin/lit" -sv --xunit-xml-output="$build/lit.xml" "$build/test"
-  local rc=$?
-  if [[ -f $build/lit.xml ]]; then
-    read -r p f s < <(count_lit "$build/lit.xml")
-    passed=$((passed + p)); failed=$((failed + f))
-    echo "   lit: $p passed, $f failed, $s unsupported"
-  fi
-  ((rc == 0)) || failures+=("$name lit")
+# Adds a JUnit report's counts to the totals; prints them as "   WHAT: ...".
+add_junit() { # what xml [exclude]
+  local what=$1 p f s
+  shift
+  read -r p f s < <(count_junit "$@") || return 1
+  passed=$((passed + p)); failed=$((failed + f))
+  echo "   $what: $p passed, $f failed, $s skipped or unsupported"
+}
 
-  echo "== [$name] unit tests (ctest)"
-  (cd "$build" && ctest --output-on-failure) | tee "$build/ctest.log"
-  rc=${PIPESTATUS[0]}
-  local cp cf
-  cp=$(grep -oE '[0-9]+ tests failed out of [0-9]+' "$build/ctest.log" | awk '{print $6-$1}')
-  cf=$(grep -oE '[0-9]+ tests failed out of [0-9]+' "$build/ctest.log" | awk '{print $1}')
-  passed=$((passed + ${cp:-0})); failed=$((failed + ${cf:-0}))
-  if ((rc != 0)); then failures+=("$name ctest"); [[ -z $cf || $cf == 0 ]] && failed=$((failed + 1)); fi
+run_suite() { # name build_dir
+  local name=$1 build=$2 rc
+  echo "== [$name] lit (check-te)"
+  rm -f "$build/lit.xml"
+  "/usr/lib/llvm-22/bin/lit" -sv --xunit-xml-output="$build/lit.xml" "$build/test"
+  rc=$?
+  [[ -f $build/lit.xml ]] && add_junit lit "$build/lit.xml"
+  if ((rc != 0)); then
+    failures+=("$name lit")
+    [[ -f $build/lit.xml ]] || failed=$((failed + 1))
+  fi
+
+  # Unit tests, the CUDA kernel self-test (SKIP_RETURN_CODE 77 without a GPU)
+  # and pytest (its own report: each of its tests counts).
+  echo "== [$name] ctest (unit tests, CUDA kernel self-test, pytest)"
+  rm -f "$build/ctest.xml" "$build/pytest.xml"
+  (cd "$build" && ctest --output-on-failure --output-junit "$build/ctest.xml")
+  rc=$?
+  if [[ -f $build/ctest.xml ]]; then
+    add_junit ctest "$build/ctest.xml" pytest
+    if [[ -f $build/pytest.xml ]]; then
+      add_junit pytest "$build/pytest.xml"
+    elif grep -q '<testcase name="pytest"' "$build/ctest.xml"; then
+      failed=$((failed + 1)); echo "   pytest: no report (the venv or the op library failed: $build/venv.log)"
+    fi
+    grep -q 'name="te-kernels-selftest".*status="notrun"' "$build/ctest.xml" &&
+      echo "   (CUDA kernel self-test skipped: no GPU on this machine; utils/gpu_check.sh runs it on the H200)"
+  else
+    failed=$((failed + 1))
+  fi
+  ((rc == 0)) || failures+=("$name ctest")
 }
 
 # Runs scripts/main.sh ARGS with the numpy-less python3 ($shim) first on PATH into
@@ -81,16 +112,8 @@ build_or_fail() { # name dir cmake-args...
 # 1. Release build, CUDA included when available.
 if build_or_fail default "$root/build"; then
   run_suite default "$root/build"
-  if [[ -x $root/build/bin/te-kernels-selftest ]]; then
-    echo "== [default] CUDA kernel self-test"
-    "$root/build/bin/te-kernels-selftest"
-    rc=$?
-    if ((rc == 0)); then passed=$((passed + 1))
-    elif ((rc == 77)); then echo "   (GPU tests skipped: no GPU on this machine; they run on the H200 via tools/gpu_check.sh)"
-    else failed=$((failed + 1)); failures+=("cuda selftest"); fi
-  else
+  [[ -x $root/build/bin/te-kernels-selftest ]] ||
     echo "== CUDA: not built (no CUDA toolkit found); GPU code is not compiled on this machine"
-  fi
   # A fresh machine's first python3 may be anyone's (pyenv, conda) and lack
   # numpy: the main job must not depend on it. A python3 without
   # site-packages stands first on PATH for this run.
@@ -109,28 +132,6 @@ if build_or_fail default "$root/build"; then
   echo "== [default] scripts/main.sh --block (one LN-MLP step through te-run vs PyTorch goldens)"
   main_job "main job --block" main-block "main: forward and backward match PyTorch" \
     "^  (ok|FAIL)|^main:" 20 --block
-  # The PyTorch package (python/te_mlir) on the cpu backend, in the venv of
-  # scripts/venv.sh: custom ops (opcheck), modules against PyTorch, the
-  # torch.compile backend. GPU tests are reported as skipped, with why.
-  echo "== [default] Python package tests (pytest test/python, cpu backend)"
-  if ( source "$root/scripts/venv.sh" && te_venv >"$root/build/venv.log" 2>&1 &&
-       "$root/scripts/build_torch_ops.sh" "$root/build" "$TE_VENV_PYTHON" &&
-       cd "$root" && TE_MLIR_BUILD="$root/build" TE_MLIR_CACHE="$root/build/te-mlir-cache" \
-         "$TE_VENV_PYTHON" -m pytest test/python -q -rs -p no:cacheprovider \
-         --junitxml="$root/build/pytest.xml" ); then
-    rc=0
-  else
-    rc=1
-    tail -5 "$root/build/venv.log" 2>/dev/null
-  fi
-  if [[ -f $root/build/pytest.xml ]]; then
-    read -r p f s < <(count_lit "$root/build/pytest.xml")
-    passed=$((passed + p)); failed=$((failed + f))
-    echo "   pytest: $p passed, $f failed, $s skipped"
-  fi
-  if ((rc != 0)); then
-    failures+=("pytest"); [[ ${f:-0} == 0 ]] && failed=$((failed + 1))
-  fi
   echo "== [default] docs (mlir-doc)"
   if ninja -C "$root/build" mlir-doc >/dev/null && [[ -s $root/build/docs/Dialects/TEDialect.md && -s $root/build/docs/TEPasses.md ]]; then
     passed=$((passed + 1))

@@ -13,7 +13,7 @@ from lit.llvm.subst import ToolSubst
 config.name = "TE"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir"]
-config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "expected-imports.txt", "check_imports.sh", "check_backward.sh", "run_goldens.sh", "check_block_layout.py", "fake_module.py"]
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "expected-imports.txt", "check_imports.sh", "check_backward.sh", "check_block_layout.py", "fake_module.py"]
 
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.te_obj_root, "test")
@@ -95,7 +95,7 @@ if _hf_python:
     config.substitutions.append(("%hf_python", _hf_python))
 
 # `torch-mlir-wheel` (%torch_python): the torch-mlir wheel, for
-# tools/check_residual.py (residual modules of te-compile --partition must be
+# utils/check_residual.py (residual modules of te-compile --partition must be
 # valid torch-mlir).
 _torch_python = _python_importing(
     "torch_mlir.ir, torch_mlir.passmanager, torch_mlir.compiler_utils", 120)

@@ -12,7 +12,7 @@
 //   delayed scaling reads scale[0] and fuses the amax into the cast. The cast
 //   computes fp8(float(x) * scale) (round to nearest even, saturating, NaN ->
 //   0x7F) with the sm_89+ `cvt.rn.satfinite` instruction, which
-//   te-formats-check (tools/gpu_check.sh) proves bit-identical to
+//   te-formats-check (utils/gpu_check.sh) proves bit-identical to
 //   te_kernels/formats.h, the CPU backend's conversion, over all 2^32 fp32
 //   inputs; formats.h itself is used below sm_89. Data and transpose are
 //   written in one pass over x through shared-memory tiles (128x64 for

@@ -5,7 +5,7 @@
 // FC2's dgrad GEMM the GELU derivative (te_rt_gemm_dgrad_dact); FC1's bias
 // gradient still comes out of its wgrad GEMM. The forward outputs and every
 // gradient match the same PyTorch goldens as the unfused build
-// (golden-numerics.mlir), under the same TransformerEngine tolerances.
+// (Integration/golden/), under the same TransformerEngine tolerances.
 //
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: te-compile %te_src/test/Integration/Inputs/ln_mlp_gelu_bf16/model.mlir --train --gemm-act-epilogues --emit=mlir -o - | FileCheck %s --check-prefix=IR
@@ -31,8 +31,8 @@
 // bf16 (atol/rtol from Inputs/ln_mlp_gelu_bf16/config.json).
 // RUN: te-compile %te_src/test/Integration/Inputs/ln_mlp_gelu_bf16/model.mlir --train --gemm-act-epilogues -o %t/bf16.so
 // RUN: te-run %t/bf16.so --backend cpu --step main --inputs %te_src/test/Integration/Inputs/ln_mlp_gelu_bf16/args --grads %te_src/test/Integration/Inputs/ln_mlp_gelu_bf16/grads_in --outputs %t/bf16
-// RUN: %python %te_src/tools/compare_npy.py --expected %te_src/test/Integration/Inputs/ln_mlp_gelu_bf16/expected/fwd --actual %t/bf16/fwd --atol 0.05 --rtol 0.04 | FileCheck %s --check-prefix=FWD
-// RUN: %python %te_src/tools/compare_npy.py --expected %te_src/test/Integration/Inputs/ln_mlp_gelu_bf16/expected/bwd --actual %t/bf16/bwd --atol 0.2 --rtol 0.04 | FileCheck %s --check-prefix=BWD
+// RUN: %python %te_src/utils/compare_npy.py --expected %te_src/test/Integration/Inputs/ln_mlp_gelu_bf16/expected/fwd --actual %t/bf16/fwd --atol 0.05 --rtol 0.04 | FileCheck %s --check-prefix=FWD
+// RUN: %python %te_src/utils/compare_npy.py --expected %te_src/test/Integration/Inputs/ln_mlp_gelu_bf16/expected/bwd --actual %t/bf16/bwd --atol 0.2 --rtol 0.04 | FileCheck %s --check-prefix=BWD
 // FWD: PASSED: 1 files
 // BWD: PASSED: 7 files
 //
@@ -46,10 +46,10 @@
 // RUN: te-compile %te_src/test/Integration/Inputs/ln_mlp_gelu_dyn_f32/model.mlir --train --gemm-act-epilogues -o %t/dyn.so
 // RUN: te-run %t/dyn.so --backend cpu --step main --inputs %te_src/test/Integration/Inputs/ln_mlp_gelu_dyn_f32/size5/args --grads %te_src/test/Integration/Inputs/ln_mlp_gelu_dyn_f32/size5/grads_in --outputs %t/dyn5
 // RUN: te-run %t/dyn.so --backend cpu --step main --inputs %te_src/test/Integration/Inputs/ln_mlp_gelu_dyn_f32/size16/args --grads %te_src/test/Integration/Inputs/ln_mlp_gelu_dyn_f32/size16/grads_in --outputs %t/dyn16
-// RUN: %python %te_src/tools/compare_npy.py --expected %te_src/test/Integration/Inputs/ln_mlp_gelu_dyn_f32/size5/expected/fwd --actual %t/dyn5/fwd --atol 0.02 --rtol 0.001 | FileCheck %s --check-prefix=FWD
-// RUN: %python %te_src/tools/compare_npy.py --expected %te_src/test/Integration/Inputs/ln_mlp_gelu_dyn_f32/size5/expected/bwd --actual %t/dyn5/bwd --atol 0.02 --rtol 0.001 | FileCheck %s --check-prefix=BWD
-// RUN: %python %te_src/tools/compare_npy.py --expected %te_src/test/Integration/Inputs/ln_mlp_gelu_dyn_f32/size16/expected/fwd --actual %t/dyn16/fwd --atol 0.02 --rtol 0.001 | FileCheck %s --check-prefix=FWD
-// RUN: %python %te_src/tools/compare_npy.py --expected %te_src/test/Integration/Inputs/ln_mlp_gelu_dyn_f32/size16/expected/bwd --actual %t/dyn16/bwd --atol 0.02 --rtol 0.001 | FileCheck %s --check-prefix=BWD
+// RUN: %python %te_src/utils/compare_npy.py --expected %te_src/test/Integration/Inputs/ln_mlp_gelu_dyn_f32/size5/expected/fwd --actual %t/dyn5/fwd --atol 0.02 --rtol 0.001 | FileCheck %s --check-prefix=FWD
+// RUN: %python %te_src/utils/compare_npy.py --expected %te_src/test/Integration/Inputs/ln_mlp_gelu_dyn_f32/size5/expected/bwd --actual %t/dyn5/bwd --atol 0.02 --rtol 0.001 | FileCheck %s --check-prefix=BWD
+// RUN: %python %te_src/utils/compare_npy.py --expected %te_src/test/Integration/Inputs/ln_mlp_gelu_dyn_f32/size16/expected/fwd --actual %t/dyn16/fwd --atol 0.02 --rtol 0.001 | FileCheck %s --check-prefix=FWD
+// RUN: %python %te_src/utils/compare_npy.py --expected %te_src/test/Integration/Inputs/ln_mlp_gelu_dyn_f32/size16/expected/bwd --actual %t/dyn16/bwd --atol 0.02 --rtol 0.001 | FileCheck %s --check-prefix=BWD
 //
 // Without the flag (default auto) the same model keeps the separate
 // activation kernels: its 8 tokens are under auto's 1024 rows

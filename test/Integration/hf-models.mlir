@@ -1,6 +1,6 @@
-// Real Hugging Face blocks (issue #19; docs/models.md): tools/hf_models.py
+// Real Hugging Face blocks (issue #19; docs/models.md): test/Integration/hf/hf_models.py
 // exports the norm + MLP and norm + linear sub-blocks of every architecture
-// of tools/hf_blocks.py (f32 and bf16; raw, torch and raw_hl forms; the
+// of test/Integration/hf/hf_blocks.py (f32 and bf16; raw, torch and raw_hl forms; the
 // dynamic-batch LLaMA and GPT-2 MLPs) and imports each with te-import-torch:
 // status `full` when --te-import-torch=strict=true imports it, `partial` when
 // the default import raises some modules and leaves other ops (Gemma 2/3's
@@ -12,11 +12,11 @@
 // one. Partial blocks: te-compile --partition --train, each library entry
 // (te-run --step NAME) against autograd of its PyTorch region under the same
 // tolerances (MLP regions under --checkpoint too), the residual module parsed
-// by te-opt and checked by tools/check_residual.py. Negatives: strict=true
+// by te-opt and checked by utils/check_residual.py. Negatives: strict=true
 // must refuse them, and the default import must raise no te.layernorm_mlp
 // (norm near misses: no te.layernorm_linear either; activation near misses:
 // the activation's torch ops stay). The whole decoder layers of
-// test/Import/Inputs/layers (GPT-2, LLaMA, Qwen3; f32, bf16) go through
+// test/Conversion/TorchToTE/Inputs/layers (GPT-2, LLaMA, Qwen3; f32, bf16) go through
 // te-compile --partition and check_residual. --check fails on a raised block
 // (full or partial) that misses its numerics, a negative wrongly raised, a
 // layer whose residual does not verify, or an export that failed.
@@ -28,9 +28,9 @@
 // REQUIRES: hf-wheels
 //
 // RUN: rm -rf %t && mkdir -p %t
-// RUN: %hf_python %te_src/tools/hf_models.py --bin %te_bin --work %t/work --jobs 2 --check --json %t/hf.json --write-docs %t/models.md > %t/log 2>&1
+// RUN: %hf_python %te_src/test/Integration/hf/hf_models.py --bin %te_bin --work %t/work --jobs 2 --check --json %t/hf.json --write-docs %t/models.md > %t/log 2>&1
 // RUN: FileCheck %s --input-file %t/log
-// RUN: %hf_python %te_src/tools/hf_models.py --bin %te_bin --verify-cases %te_src/test/Integration/Inputs > %t/verify.log 2>&1
+// RUN: %hf_python %te_src/test/Integration/hf/hf_models.py --bin %te_bin --verify-cases %te_src/test/Integration/Inputs > %t/verify.log 2>&1
 // RUN: FileCheck %s --check-prefix=GOLD --input-file %t/verify.log
 //
 // CHECK: hf_models: torch

@@ -91,8 +91,8 @@ class GPT2Layer(nn.Module):
 
 
 # LayerNorm -> fc1 -> x * sigmoid(1.7 x) -> fc2: not an activation TE fuses (quick GELU is
-# 1.702); the importer's negative of the same name in tools/hf_blocks.py.
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
+# 1.702); the importer's negative of the same name in test/Integration/hf/hf_blocks.py.
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "test" / "Integration" / "hf"))
 from hf_blocks import _NegQuickGeluConst as OddActMLP  # noqa: E402
 
 

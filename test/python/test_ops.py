@@ -283,7 +283,7 @@ GOLDENS = ["ln_linear_f32", "ln_mlp_gelu_f32", "ln_mlp_gelu_bf16", "rms_swiglu_f
 @pytest.mark.parametrize("case", GOLDENS)
 def test_goldens(case):
     """The committed torch-mlir exports (parameters as arguments) through te_mlir.compile
-    and the custom ops, against tools/make_goldens.py's expected values (autograd; FP8:
+    and the custom ops, against test/Integration/golden/make_goldens.py's expected values (autograd; FP8:
     its emulation of the FP8 step) under the config's tolerances (TE's, §7.2); for
     fp8-delayed also the first step's new recipe state."""
     d = INPUTS / case

@@ -5,7 +5,7 @@
 // E5M2 (FP8), E2M1 (FP4) and E8M0 (MXFP8 block scales). Conversions from
 // fp32 round to nearest even and saturate to the largest finite value, as
 // the hardware's `cvt.rn.satfinite` does; E8M0 rounds toward +inf
-// (`cvt.rp.satfinite`). tools/gpu_check.sh compares every fp32 bit pattern
+// (`cvt.rp.satfinite`). utils/gpu_check.sh compares every fp32 bit pattern
 // against the CUDA conversion intrinsics on the GPU.
 //
 // Plain C++17 when not compiled by nvcc.

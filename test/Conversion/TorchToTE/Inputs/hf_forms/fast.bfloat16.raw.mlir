@@ -1,0 +1,80 @@
+// fast.bfloat16.raw: test/Integration/hf/export_hf_forms.py (transformers 5.24.0, torch 2.14.1+cu130)
+module {
+  func.func @fast(%arg0: !torch.vtensor<[4,16],bf16>, %arg1: !torch.vtensor<[16],bf16>, %arg2: !torch.vtensor<[16],bf16>, %arg3: !torch.vtensor<[32,16],bf16>, %arg4: !torch.vtensor<[32],bf16>, %arg5: !torch.vtensor<[16,32],bf16>, %arg6: !torch.vtensor<[16],bf16>) -> !torch.vtensor<[4,16],bf16> {
+    %int6 = torch.constant.int 6
+    %0 = torch.prims.convert_element_type %arg0, %int6 : !torch.vtensor<[4,16],bf16>, !torch.int -> !torch.vtensor<[4,16],f32>
+    %int1 = torch.constant.int 1
+    %1 = torch.prim.ListConstruct %int1 : (!torch.int) -> !torch.list<int>
+    %int0 = torch.constant.int 0
+    %true = torch.constant.bool true
+    %result0, %result1 = torch.aten.var_mean.correction %0, %1, %int0, %true : !torch.vtensor<[4,16],f32>, !torch.list<int>, !torch.int, !torch.bool -> !torch.vtensor<[4,1],f32>, !torch.vtensor<[4,1],f32>
+    %float1.000000e-05 = torch.constant.float 1.000000e-05
+    %int1_0 = torch.constant.int 1
+    %2 = torch.aten.add.Scalar %result0, %float1.000000e-05, %int1_0 : !torch.vtensor<[4,1],f32>, !torch.float, !torch.int -> !torch.vtensor<[4,1],f32>
+    %3 = torch.aten.rsqrt %2 : !torch.vtensor<[4,1],f32> -> !torch.vtensor<[4,1],f32>
+    %int1_1 = torch.constant.int 1
+    %4 = torch.aten.sub.Tensor %0, %result1, %int1_1 : !torch.vtensor<[4,16],f32>, !torch.vtensor<[4,1],f32>, !torch.int -> !torch.vtensor<[4,16],f32>
+    %5 = torch.aten.mul.Tensor %4, %3 : !torch.vtensor<[4,16],f32>, !torch.vtensor<[4,1],f32> -> !torch.vtensor<[4,16],f32>
+    %6 = torch.aten.mul.Tensor %5, %arg1 : !torch.vtensor<[4,16],f32>, !torch.vtensor<[16],bf16> -> !torch.vtensor<[4,16],f32>
+    %int1_2 = torch.constant.int 1
+    %7 = torch.aten.add.Tensor %6, %arg2, %int1_2 : !torch.vtensor<[4,16],f32>, !torch.vtensor<[16],bf16>, !torch.int -> !torch.vtensor<[4,16],f32>
+    %int15 = torch.constant.int 15
+    %8 = torch.prims.convert_element_type %7, %int15 : !torch.vtensor<[4,16],f32>, !torch.int -> !torch.vtensor<[4,16],bf16>
+    %int1_3 = torch.constant.int 1
+    %int0_4 = torch.constant.int 0
+    %9 = torch.prim.ListConstruct %int1_3, %int0_4 : (!torch.int, !torch.int) -> !torch.list<int>
+    %10 = torch.aten.permute %arg3, %9 : !torch.vtensor<[32,16],bf16>, !torch.list<int> -> !torch.vtensor<[16,32],bf16>
+    %int6_5 = torch.constant.int 6
+    %11 = torch.prims.convert_element_type %arg4, %int6_5 : !torch.vtensor<[32],bf16>, !torch.int -> !torch.vtensor<[32],f32>
+    %int6_6 = torch.constant.int 6
+    %12 = torch.prims.convert_element_type %8, %int6_6 : !torch.vtensor<[4,16],bf16>, !torch.int -> !torch.vtensor<[4,16],f32>
+    %int6_7 = torch.constant.int 6
+    %13 = torch.prims.convert_element_type %10, %int6_7 : !torch.vtensor<[16,32],bf16>, !torch.int -> !torch.vtensor<[16,32],f32>
+    %14 = torch.aten.mm %12, %13 : !torch.vtensor<[4,16],f32>, !torch.vtensor<[16,32],f32> -> !torch.vtensor<[4,32],f32>
+    %int1_8 = torch.constant.int 1
+    %15 = torch.aten.mul.Scalar %14, %int1_8 : !torch.vtensor<[4,32],f32>, !torch.int -> !torch.vtensor<[4,32],f32>
+    %int1_9 = torch.constant.int 1
+    %16 = torch.aten.mul.Scalar %11, %int1_9 : !torch.vtensor<[32],f32>, !torch.int -> !torch.vtensor<[32],f32>
+    %int1_10 = torch.constant.int 1
+    %17 = torch.aten.add.Tensor %15, %16, %int1_10 : !torch.vtensor<[4,32],f32>, !torch.vtensor<[32],f32>, !torch.int -> !torch.vtensor<[4,32],f32>
+    %int15_11 = torch.constant.int 15
+    %18 = torch.prims.convert_element_type %17, %int15_11 : !torch.vtensor<[4,32],f32>, !torch.int -> !torch.vtensor<[4,32],bf16>
+    %float5.000000e-01 = torch.constant.float 5.000000e-01
+    %19 = torch.aten.mul.Scalar %18, %float5.000000e-01 : !torch.vtensor<[4,32],bf16>, !torch.float -> !torch.vtensor<[4,32],bf16>
+    %float7.978840e-01 = torch.constant.float 0.79788456080000003
+    %20 = torch.aten.mul.Scalar %18, %float7.978840e-01 : !torch.vtensor<[4,32],bf16>, !torch.float -> !torch.vtensor<[4,32],bf16>
+    %float4.471500e-02 = torch.constant.float 4.471500e-02
+    %21 = torch.aten.mul.Scalar %18, %float4.471500e-02 : !torch.vtensor<[4,32],bf16>, !torch.float -> !torch.vtensor<[4,32],bf16>
+    %22 = torch.aten.mul.Tensor %21, %18 : !torch.vtensor<[4,32],bf16>, !torch.vtensor<[4,32],bf16> -> !torch.vtensor<[4,32],bf16>
+    %float1.000000e00 = torch.constant.float 1.000000e+00
+    %int1_12 = torch.constant.int 1
+    %23 = torch.aten.add.Scalar %22, %float1.000000e00, %int1_12 : !torch.vtensor<[4,32],bf16>, !torch.float, !torch.int -> !torch.vtensor<[4,32],bf16>
+    %24 = torch.aten.mul.Tensor %20, %23 : !torch.vtensor<[4,32],bf16>, !torch.vtensor<[4,32],bf16> -> !torch.vtensor<[4,32],bf16>
+    %25 = torch.aten.tanh %24 : !torch.vtensor<[4,32],bf16> -> !torch.vtensor<[4,32],bf16>
+    %float1.000000e00_13 = torch.constant.float 1.000000e+00
+    %int1_14 = torch.constant.int 1
+    %26 = torch.aten.add.Scalar %25, %float1.000000e00_13, %int1_14 : !torch.vtensor<[4,32],bf16>, !torch.float, !torch.int -> !torch.vtensor<[4,32],bf16>
+    %27 = torch.aten.mul.Tensor %19, %26 : !torch.vtensor<[4,32],bf16>, !torch.vtensor<[4,32],bf16> -> !torch.vtensor<[4,32],bf16>
+    %int1_15 = torch.constant.int 1
+    %int0_16 = torch.constant.int 0
+    %28 = torch.prim.ListConstruct %int1_15, %int0_16 : (!torch.int, !torch.int) -> !torch.list<int>
+    %29 = torch.aten.permute %arg5, %28 : !torch.vtensor<[16,32],bf16>, !torch.list<int> -> !torch.vtensor<[32,16],bf16>
+    %int6_17 = torch.constant.int 6
+    %30 = torch.prims.convert_element_type %arg6, %int6_17 : !torch.vtensor<[16],bf16>, !torch.int -> !torch.vtensor<[16],f32>
+    %int6_18 = torch.constant.int 6
+    %31 = torch.prims.convert_element_type %27, %int6_18 : !torch.vtensor<[4,32],bf16>, !torch.int -> !torch.vtensor<[4,32],f32>
+    %int6_19 = torch.constant.int 6
+    %32 = torch.prims.convert_element_type %29, %int6_19 : !torch.vtensor<[32,16],bf16>, !torch.int -> !torch.vtensor<[32,16],f32>
+    %33 = torch.aten.mm %31, %32 : !torch.vtensor<[4,32],f32>, !torch.vtensor<[32,16],f32> -> !torch.vtensor<[4,16],f32>
+    %int1_20 = torch.constant.int 1
+    %34 = torch.aten.mul.Scalar %33, %int1_20 : !torch.vtensor<[4,16],f32>, !torch.int -> !torch.vtensor<[4,16],f32>
+    %int1_21 = torch.constant.int 1
+    %35 = torch.aten.mul.Scalar %30, %int1_21 : !torch.vtensor<[16],f32>, !torch.int -> !torch.vtensor<[16],f32>
+    %int1_22 = torch.constant.int 1
+    %36 = torch.aten.add.Tensor %34, %35, %int1_22 : !torch.vtensor<[4,16],f32>, !torch.vtensor<[16],f32>, !torch.int -> !torch.vtensor<[4,16],f32>
+    %int15_23 = torch.constant.int 15
+    %37 = torch.prims.convert_element_type %36, %int15_23 : !torch.vtensor<[4,16],f32>, !torch.int -> !torch.vtensor<[4,16],bf16>
+    return %37 : !torch.vtensor<[4,16],bf16>
+  }
+}
+

@@ -1,0 +1,87 @@
+// gpt2.bfloat16.raw: test/Integration/hf/export_hf_forms.py (transformers 5.24.0, torch 2.14.1+cu130)
+module {
+  func.func @gpt2(%arg0: !torch.vtensor<[4,16],bf16>, %arg1: !torch.vtensor<[16],bf16>, %arg2: !torch.vtensor<[16],bf16>, %arg3: !torch.vtensor<[16,32],bf16>, %arg4: !torch.vtensor<[32],bf16>, %arg5: !torch.vtensor<[32,16],bf16>, %arg6: !torch.vtensor<[16],bf16>) -> !torch.vtensor<[4,16],bf16> {
+    %int6 = torch.constant.int 6
+    %0 = torch.prims.convert_element_type %arg0, %int6 : !torch.vtensor<[4,16],bf16>, !torch.int -> !torch.vtensor<[4,16],f32>
+    %int1 = torch.constant.int 1
+    %1 = torch.prim.ListConstruct %int1 : (!torch.int) -> !torch.list<int>
+    %int0 = torch.constant.int 0
+    %true = torch.constant.bool true
+    %result0, %result1 = torch.aten.var_mean.correction %0, %1, %int0, %true : !torch.vtensor<[4,16],f32>, !torch.list<int>, !torch.int, !torch.bool -> !torch.vtensor<[4,1],f32>, !torch.vtensor<[4,1],f32>
+    %float1.000000e-05 = torch.constant.float 1.000000e-05
+    %int1_0 = torch.constant.int 1
+    %2 = torch.aten.add.Scalar %result0, %float1.000000e-05, %int1_0 : !torch.vtensor<[4,1],f32>, !torch.float, !torch.int -> !torch.vtensor<[4,1],f32>
+    %3 = torch.aten.rsqrt %2 : !torch.vtensor<[4,1],f32> -> !torch.vtensor<[4,1],f32>
+    %int1_1 = torch.constant.int 1
+    %4 = torch.aten.sub.Tensor %0, %result1, %int1_1 : !torch.vtensor<[4,16],f32>, !torch.vtensor<[4,1],f32>, !torch.int -> !torch.vtensor<[4,16],f32>
+    %5 = torch.aten.mul.Tensor %4, %3 : !torch.vtensor<[4,16],f32>, !torch.vtensor<[4,1],f32> -> !torch.vtensor<[4,16],f32>
+    %6 = torch.aten.mul.Tensor %5, %arg1 : !torch.vtensor<[4,16],f32>, !torch.vtensor<[16],bf16> -> !torch.vtensor<[4,16],f32>
+    %int1_2 = torch.constant.int 1
+    %7 = torch.aten.add.Tensor %6, %arg2, %int1_2 : !torch.vtensor<[4,16],f32>, !torch.vtensor<[16],bf16>, !torch.int -> !torch.vtensor<[4,16],f32>
+    %int15 = torch.constant.int 15
+    %8 = torch.prims.convert_element_type %7, %int15 : !torch.vtensor<[4,16],f32>, !torch.int -> !torch.vtensor<[4,16],bf16>
+    %int-1 = torch.constant.int -1
+    %int16 = torch.constant.int 16
+    %9 = torch.prim.ListConstruct %int-1, %int16 : (!torch.int, !torch.int) -> !torch.list<int>
+    %10 = torch.aten.view %8, %9 : !torch.vtensor<[4,16],bf16>, !torch.list<int> -> !torch.vtensor<[4,16],bf16>
+    %int6_3 = torch.constant.int 6
+    %11 = torch.prims.convert_element_type %arg4, %int6_3 : !torch.vtensor<[32],bf16>, !torch.int -> !torch.vtensor<[32],f32>
+    %int6_4 = torch.constant.int 6
+    %12 = torch.prims.convert_element_type %10, %int6_4 : !torch.vtensor<[4,16],bf16>, !torch.int -> !torch.vtensor<[4,16],f32>
+    %int6_5 = torch.constant.int 6
+    %13 = torch.prims.convert_element_type %arg3, %int6_5 : !torch.vtensor<[16,32],bf16>, !torch.int -> !torch.vtensor<[16,32],f32>
+    %14 = torch.aten.mm %12, %13 : !torch.vtensor<[4,16],f32>, !torch.vtensor<[16,32],f32> -> !torch.vtensor<[4,32],f32>
+    %int1_6 = torch.constant.int 1
+    %15 = torch.aten.mul.Scalar %14, %int1_6 : !torch.vtensor<[4,32],f32>, !torch.int -> !torch.vtensor<[4,32],f32>
+    %int1_7 = torch.constant.int 1
+    %16 = torch.aten.mul.Scalar %11, %int1_7 : !torch.vtensor<[32],f32>, !torch.int -> !torch.vtensor<[32],f32>
+    %int1_8 = torch.constant.int 1
+    %17 = torch.aten.add.Tensor %15, %16, %int1_8 : !torch.vtensor<[4,32],f32>, !torch.vtensor<[32],f32>, !torch.int -> !torch.vtensor<[4,32],f32>
+    %int15_9 = torch.constant.int 15
+    %18 = torch.prims.convert_element_type %17, %int15_9 : !torch.vtensor<[4,32],f32>, !torch.int -> !torch.vtensor<[4,32],bf16>
+    %int4 = torch.constant.int 4
+    %int32 = torch.constant.int 32
+    %19 = torch.prim.ListConstruct %int4, %int32 : (!torch.int, !torch.int) -> !torch.list<int>
+    %20 = torch.aten.view %18, %19 : !torch.vtensor<[4,32],bf16>, !torch.list<int> -> !torch.vtensor<[4,32],bf16>
+    %float5.000000e-01 = torch.constant.float 5.000000e-01
+    %21 = torch.aten.mul.Scalar %20, %float5.000000e-01 : !torch.vtensor<[4,32],bf16>, !torch.float -> !torch.vtensor<[4,32],bf16>
+    %float3.000000e00 = torch.constant.float 3.000000e+00
+    %22 = torch.aten.pow.Tensor_Scalar %20, %float3.000000e00 : !torch.vtensor<[4,32],bf16>, !torch.float -> !torch.vtensor<[4,32],bf16>
+    %float4.471500e-02 = torch.constant.float 4.471500e-02
+    %23 = torch.aten.mul.Scalar %22, %float4.471500e-02 : !torch.vtensor<[4,32],bf16>, !torch.float -> !torch.vtensor<[4,32],bf16>
+    %int1_10 = torch.constant.int 1
+    %24 = torch.aten.add.Tensor %20, %23, %int1_10 : !torch.vtensor<[4,32],bf16>, !torch.vtensor<[4,32],bf16>, !torch.int -> !torch.vtensor<[4,32],bf16>
+    %float7.978850e-01 = torch.constant.float 0.79788456080286541
+    %25 = torch.aten.mul.Scalar %24, %float7.978850e-01 : !torch.vtensor<[4,32],bf16>, !torch.float -> !torch.vtensor<[4,32],bf16>
+    %26 = torch.aten.tanh %25 : !torch.vtensor<[4,32],bf16> -> !torch.vtensor<[4,32],bf16>
+    %float1.000000e00 = torch.constant.float 1.000000e+00
+    %int1_11 = torch.constant.int 1
+    %27 = torch.aten.add.Scalar %26, %float1.000000e00, %int1_11 : !torch.vtensor<[4,32],bf16>, !torch.float, !torch.int -> !torch.vtensor<[4,32],bf16>
+    %28 = torch.aten.mul.Tensor %21, %27 : !torch.vtensor<[4,32],bf16>, !torch.vtensor<[4,32],bf16> -> !torch.vtensor<[4,32],bf16>
+    %int-1_12 = torch.constant.int -1
+    %int32_13 = torch.constant.int 32
+    %29 = torch.prim.ListConstruct %int-1_12, %int32_13 : (!torch.int, !torch.int) -> !torch.list<int>
+    %30 = torch.aten.view %28, %29 : !torch.vtensor<[4,32],bf16>, !torch.list<int> -> !torch.vtensor<[4,32],bf16>
+    %int6_14 = torch.constant.int 6
+    %31 = torch.prims.convert_element_type %arg6, %int6_14 : !torch.vtensor<[16],bf16>, !torch.int -> !torch.vtensor<[16],f32>
+    %int6_15 = torch.constant.int 6
+    %32 = torch.prims.convert_element_type %30, %int6_15 : !torch.vtensor<[4,32],bf16>, !torch.int -> !torch.vtensor<[4,32],f32>
+    %int6_16 = torch.constant.int 6
+    %33 = torch.prims.convert_element_type %arg5, %int6_16 : !torch.vtensor<[32,16],bf16>, !torch.int -> !torch.vtensor<[32,16],f32>
+    %34 = torch.aten.mm %32, %33 : !torch.vtensor<[4,32],f32>, !torch.vtensor<[32,16],f32> -> !torch.vtensor<[4,16],f32>
+    %int1_17 = torch.constant.int 1
+    %35 = torch.aten.mul.Scalar %34, %int1_17 : !torch.vtensor<[4,16],f32>, !torch.int -> !torch.vtensor<[4,16],f32>
+    %int1_18 = torch.constant.int 1
+    %36 = torch.aten.mul.Scalar %31, %int1_18 : !torch.vtensor<[16],f32>, !torch.int -> !torch.vtensor<[16],f32>
+    %int1_19 = torch.constant.int 1
+    %37 = torch.aten.add.Tensor %35, %36, %int1_19 : !torch.vtensor<[4,16],f32>, !torch.vtensor<[16],f32>, !torch.int -> !torch.vtensor<[4,16],f32>
+    %int15_20 = torch.constant.int 15
+    %38 = torch.prims.convert_element_type %37, %int15_20 : !torch.vtensor<[4,16],f32>, !torch.int -> !torch.vtensor<[4,16],bf16>
+    %int4_21 = torch.constant.int 4
+    %int16_22 = torch.constant.int 16
+    %39 = torch.prim.ListConstruct %int4_21, %int16_22 : (!torch.int, !torch.int) -> !torch.list<int>
+    %40 = torch.aten.view %38, %39 : !torch.vtensor<[4,16],bf16>, !torch.list<int> -> !torch.vtensor<[4,16],bf16>
+    return %40 : !torch.vtensor<[4,16],bf16>
+  }
+}
+

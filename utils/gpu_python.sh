@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# te-mlir's PyTorch layer on the H200 (no MLIR, no torch-mlir there), from a bundle
+# made here by `utils/gpu_python.sh --pack`:
+#   utils/gpu_python.sh --pack            # CPU machine: build-gpu.tar.xz = te-compile (for
+#                                         # the cache keys), te-run, libte_runtime.so,
+#                                         # libte_torch_ops.so, TERuntime unit tests and
+#                                         # fixtures, the compiled-library cache
+#                                         # (TE_MLIR_CACHE=build-gpu/cache filled by the
+#                                         # pytest suite, seed_overhead --prefill and
+#                                         # decoder_layer --prepare), the anchors' scripts
+#   utils/gpu_python.sh OUT [STEPS]       # GPU machine, with build-gpu.tar.xz and .te-peer
+# STEPS (comma list, default unit,pytest,seed): te (install TransformerEngine from
+# .te-peer), unit (TERuntimeTests *Cuda* and the guest tests), pytest (test/python), seed
+# (anchors' seed_overhead.py), decoder16, decoder8192 (bench/decoder_layer.py), memory
+# (anchors' module_memory.py). Logs and JSON go to OUT. DECODER16_ARGS / DECODER8192_ARGS:
+# extra decoder_layer.py arguments (e.g. --recipes bf16 --no-compile).
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+if [[ ${1:-} == --pack ]]; then
+  b=$root/build
+  g=$root/build-gpu
+  mkdir -p "$g/bin" "$g/lib" "$g/unittests" "$g/cache" "$g/anchors"
+  cp "$b/bin/te-compile" "$b/bin/te-run" "$g/bin/"
+  cp "$b/lib/libte_runtime.so" "$b/lib/libte_torch_ops.so" "$g/lib/"
+  cp "$b/unittests/TERuntimeTests" "$b/unittests/TERuntimeGuestTests" "$g/unittests/"
+  cp -r "$b/unittests/fixtures" "$g/unittests/"
+  cp "$root"/../shared/anchors/{seed_overhead,module_memory,layer_memory}.py "$g/anchors/" 2>/dev/null
+  # smaller to carry (64 MiB a call, TransformerEngine's 40 MB included); te-compile stays
+  # as built: the cache keys hold its sha256
+  strip --strip-unneeded "$g"/unittests/TERuntime* "$g"/lib/*.so "$g/bin/te-run"
+  (cd "$root" && tar cf - build-gpu | xz -9e -T2 > build-gpu.tar.xz)
+  ls -la "$root/build-gpu.tar.xz"
+  exit 0
+fi
+out=${1:?usage: utils/gpu_python.sh OUT [STEPS]}
+steps=${2:-unit,pytest,seed}
+mkdir -p "$out"
+cd "$root"
+export PYTHONUNBUFFERED=1
+[[ -d build-gpu ]] || tar xJf build-gpu.tar.xz
+# the unit tests' fixtures and their runtime at the paths they were built with
+src_build=$(strings build-gpu/unittests/TERuntimeTests | grep -m1 -oE '/[^"]*/unittests/fixtures/' | sed 's#/unittests/fixtures/##')
+if [[ -n $src_build && ! -e $src_build/unittests/fixtures ]]; then
+  mkdir -p "$src_build/unittests" "$src_build/lib"
+  cp -r build-gpu/unittests/fixtures "$src_build/unittests/"
+  cp build-gpu/lib/libte_runtime.so "$src_build/lib/"
+fi
+export TE_MLIR_BUILD=$root/build-gpu TE_MLIR_CACHE=$root/build-gpu/cache
+export PYTHONPATH=$root/python${PYTHONPATH:+:$PYTHONPATH}
+has() { [[ ,$steps, == *,$1,* ]]; }
+status=0
+python3 -c 'import torch; print("torch", torch.__version__, torch.cuda.get_device_name(0))' | tee "$out/env.txt"
+if has te; then
+  echo "== TransformerEngine (te-peer)"
+  bash .te-peer/setup_device.sh > "$out/te_setup.log" 2>&1 || { echo "te setup failed"; tail -5 "$out/te_setup.log"; }
+fi
+[[ -d /tmp/site/transformer_engine ]] && export PYTHONPATH=/tmp/site:$PYTHONPATH
+if has unit; then
+  echo "== exports"
+  nm -D --defined-only build-gpu/lib/libte_runtime.so | grep -vc ' te_rt_\| te_module_' | tee "$out/exports_other.txt"
+  echo "== TERuntimeTests (CUDA)"
+  build-gpu/unittests/TERuntimeTests --gtest_filter='*Cuda*:*ZeroRanges*:*ModulePadding*' > "$out/unit_cuda.log" 2>&1
+  rc=$?; tail -3 "$out/unit_cuda.log"; ((rc == 0)) || status=1
+  build-gpu/unittests/TERuntimeGuestTests > "$out/unit_guest.log" 2>&1; rc=$?; tail -2 "$out/unit_guest.log"
+  ((rc == 0)) || status=1
+fi
+if has pytest; then
+  echo "== pytest test/python (GPU tests, the C++ op layer, the guest tests)"
+  timeout 400 python3 -m pytest test/python -q -rs -p no:cacheprovider -k "${PYTEST_K:-cuda or gpu or cpp or guest}" \
+    > "$out/pytest.log" 2>&1
+  rc=$?; grep -E "passed|failed|^FAILED|^ERROR" "$out/pytest.log" | tail -15; ((rc == 0)) || status=1
+fi
+if has seed; then
+  echo "== seed_overhead.py"
+  timeout 360 python3 build-gpu/anchors/seed_overhead.py --device cuda --out "$out/seed_overhead.json" \
+    > "$out/seed_overhead.log" 2>&1
+  tail -8 "$out/seed_overhead.log"
+fi
+for t in 16 8192; do
+  if has decoder$t; then
+    echo "== decoder_layer.py $t tokens"
+    args_var=DECODER${t}_ARGS
+    timeout 420 python3 bench/decoder_layer.py --tokens $t ${!args_var:-} --out "$out/decoder_$t.json" \
+      > "$out/decoder_$t.log" 2>&1
+    tail -14 "$out/decoder_$t.log"
+  fi
+done
+if has memory; then
+  timeout 200 python3 build-gpu/anchors/module_memory.py > "$out/module_memory.log" 2>&1; tail -12 "$out/module_memory.log"
+fi
+exit $status
