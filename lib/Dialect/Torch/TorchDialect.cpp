@@ -2,7 +2,7 @@
 //
 // Types of torch-mlir's `torch` dialect and parse/print hooks for its
 // operations, in the textual forms torch-mlir prints (reference/torch-mlir.md
-// and the real exports under test/Import/Inputs). Operations are created
+// and the real exports under test/Conversion/TorchToTE/Inputs). Operations are created
 // unregistered; the dialect allows unknown operations.
 //
 //===----------------------------------------------------------------------===//
