@@ -39,8 +39,9 @@ for f in DimExpr Json ModuleInfo; do
   te_run+=("$(obj "$root/lib/Runtime/module/$f.cpp")")
 done
 runtime=()
-for f in TERuntime Context Api Comm cpu/Backend cpu/Convert cpu/Gemm cpu/Mpi cpu/Quantize \
-  cpu/Reference cuda/Dispatch cuda/Nccl; do
+for f in TERuntime Context Comm api/Checks api/Elementwise api/NormGemm api/Quantize \
+  cpu/Backend cpu/BackendElementwise cpu/BackendNormGemm cpu/BackendQuantize cpu/Convert \
+  cpu/Gemm cpu/Mpi cpu/Quantize cpu/Reference cuda/Dispatch cuda/Nccl; do
   runtime+=("$(obj "$root/lib/Runtime/$f.cpp")")
 done
 

@@ -2,11 +2,13 @@
 //
 // te_rt_context_* (NVFP4's seed included), te_rt_alloc/free, the copies,
 // te_rt_zero, te_rt_synchronize and the CUDA graph calls (te_rt_capture_*,
-// te_rt_graph_*) for both backends, and the argument checks shared by
-// every te_rt_* call.
+// te_rt_graph_*) for both backends, the binding of a context to its
+// backend's table (Backend.h), and the argument checks shared by every
+// te_rt_* call.
 //
 //===----------------------------------------------------------------------===//
 
+#include "Backend.h"
 #include "Comm.h"
 #include "Context.h"
 
@@ -126,6 +128,21 @@ bool Checker::count(const char *name, int64_t n, int64_t elemBytes) const {
   return true;
 }
 
+//===----------------------------------------------------------------------===//
+// Backends
+//===----------------------------------------------------------------------===//
+
+void bindBackend(te_rt_context *ctx, int32_t backend) {
+  ctx->backend = backend;
+  ctx->ops = backend == TE_RT_BACKEND_CUDA ? &cudaOps : &cpuOps;
+}
+
+int32_t unsupported(const Checker &c, const te_rt_context *ctx) {
+  return c.fail(std::string("the ") + ctx->ops->name +
+                " backend does not implement this call"),
+         1;
+}
+
 } // namespace te::rt
 
 //===----------------------------------------------------------------------===//
@@ -147,7 +164,7 @@ te_rt_context *te_rt_context_create(int32_t backend) {
     c.fail("out of host memory");
     return nullptr;
   }
-  ctx->backend = resolved;
+  te::rt::bindBackend(ctx, resolved);
   if (resolved == TE_RT_BACKEND_CUDA) {
     if (const char *err = te_rt_internal_cuda_stream_create(&ctx->stream)) {
       c.fail(std::string("cannot create a CUDA stream: ") + err);
@@ -531,7 +548,8 @@ int32_t te_rt_copy(te_rt_context *ctx, void *dst, const void *src,
   uint64_t n = static_cast<uint64_t>(bytes);
   // A buffer copied onto itself is already the result: nothing moves (a
   // weight-cache forward whose saved weight result is the cached-weight
-  // argument's buffer; docs/TE.md). Any other overlap is an error.
+  // argument's buffer; docs/passes.md, te-weight-cache). Any other overlap
+  // is an error.
   if (d == s)
     return 0;
   if (n && d < s + n && s < d + n)

@@ -1,9 +1,10 @@
 //===- Context.h - te_rt_context and argument checking ----------*- C++ -*-===//
 //
-// The execution context behind the ABI's opaque te_rt_context (backend,
-// CUDA stream and kernel state, buffer cache, fp32 staging buffers of the
-// CPU backend, communicators), the captured CUDA graph behind te_rt_graph,
-// and the argument checks every te_rt_* call runs before it touches memory.
+// The execution context behind the ABI's opaque te_rt_context (backend and
+// its table of calls, CUDA stream and kernel state, buffer cache, fp32
+// staging buffers of the CPU backend, communicators), the captured CUDA
+// graph behind te_rt_graph, and the argument checks every te_rt_* call
+// runs before it touches memory.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,9 +23,17 @@
 #include <string>
 #include <vector>
 
+namespace te::rt {
+struct BackendOps;
+extern const BackendOps cpuOps;
+} // namespace te::rt
+
 struct te_rt_context {
-  /// TE_RT_BACKEND_CPU or TE_RT_BACKEND_CUDA (never AUTO).
+  /// TE_RT_BACKEND_CPU or TE_RT_BACKEND_CUDA (never AUTO), and the table of
+  /// that backend the compute calls go through (Backend.h); both set by
+  /// te::rt::bindBackend.
   int32_t backend = TE_RT_BACKEND_CPU;
+  const te::rt::BackendOps *ops = &te::rt::cpuOps;
   /// The stream the CUDA backend queues on (cudaStream_t): the context's
   /// own, or the caller's after te_rt_context_set_stream (null is then the
   /// legacy default stream); null on cpu.

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "AbiFixture.h"
+#include "Backend.h"
 
 using namespace te::test;
 
@@ -23,6 +24,31 @@ TEST(AbiContext, CpuCreateAndDestroy) {
   EXPECT_EQ(te_rt_synchronize(ctx), 0);
   te_rt_context_destroy(ctx);
   te_rt_context_destroy(nullptr); // a no-op
+}
+
+TEST(AbiContext, BoundToItsBackendsTable) {
+  // A context's calls go through its backend's table (Backend.h): set at
+  // creation, complete in both backends (no null entry), and a call a
+  // backend lacks fails naming the call and the backend.
+  ScopedEnv env("TE_RT_BACKEND", nullptr);
+  te_rt_context *ctx = te_rt_context_create(TE_RT_BACKEND_CPU);
+  ASSERT_NE(ctx, nullptr);
+  EXPECT_EQ(ctx->ops, &te::rt::cpuOps);
+  te_rt_context_destroy(ctx);
+  for (const te::rt::BackendOps *ops : {&te::rt::cpuOps, &te::rt::cudaOps}) {
+    ASSERT_NE(ops->name, nullptr);
+#define TE_RT_BACKEND_CALL(Name, Ret, Params)                                  \
+  EXPECT_NE(ops->Name, nullptr) << ops->name << " lacks " #Name;
+#include "BackendCalls.def"
+  }
+  te_rt_context cuda;
+  te::rt::bindBackend(&cuda, TE_RT_BACKEND_CUDA);
+  EXPECT_EQ(cuda.backend, TE_RT_BACKEND_CUDA);
+  EXPECT_EQ(cuda.ops, &te::rt::cudaOps);
+  EXPECT_FAILS_WITH(te::rt::unsupported(te::rt::Checker("te_rt_some_call"),
+                                        &cuda),
+                    "te_rt_some_call: the cuda backend does not implement "
+                    "this call");
 }
 
 TEST(AbiContext, AutoResolvesThroughSelectBackend) {

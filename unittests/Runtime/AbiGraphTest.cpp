@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "AbiFixture.h"
+#include "Backend.h"
 
 using namespace te::test;
 
@@ -58,7 +59,7 @@ TEST(AbiCuda, GraphBookkeepingWithoutADevice) {
   // capture in progress set by hand: the checks and the buffer ownership
   // that involve no CUDA call.
   te_rt_context cuda;
-  cuda.backend = TE_RT_BACKEND_CUDA;
+  te::rt::bindBackend(&cuda, TE_RT_BACKEND_CUDA);
   te_rt_context *ctx = &cuda;
   te_rt_graph *none = nullptr;
   EXPECT_FAILS_WITH(te_rt_capture_end(ctx, &none),
@@ -69,7 +70,7 @@ TEST(AbiCuda, GraphBookkeepingWithoutADevice) {
   EXPECT_FAILS_WITH(te_rt_graph_launch(ctx, nullptr),
                     "te_rt_graph_launch: graph is NULL");
   te_rt_context other;
-  other.backend = TE_RT_BACKEND_CUDA;
+  te::rt::bindBackend(&other, TE_RT_BACKEND_CUDA);
   te_rt_graph foreign;
   foreign.ctx = &other;
   EXPECT_FAILS_WITH(te_rt_graph_launch(ctx, &foreign),
@@ -132,7 +133,7 @@ TEST(AbiCuda, ArgumentChecksComeFirstOnCuda) {
   // a GPU: the primitives refuse bad arguments with the cpu path's messages
   // before queuing anything (CudaAbiTest.cpp runs them on a device).
   te_rt_context cuda;
-  cuda.backend = TE_RT_BACKEND_CUDA;
+  te::rt::bindBackend(&cuda, TE_RT_BACKEND_CUDA);
   te_rt_context *ctx = &cuda;
   float b[8] = {}, s[2] = {};
   float *p = b;
@@ -178,7 +179,7 @@ TEST(AbiCuda, NVFP4NeedsBlackwell) {
   // te_rt_context_set_seed and te_rt_nvfp4_random_bits work on every
   // backend.
   te_rt_context cuda;
-  cuda.backend = TE_RT_BACKEND_CUDA;
+  te::rt::bindBackend(&cuda, TE_RT_BACKEND_CUDA);
   te_rt_context *ctx = &cuda;
   const std::string refusal =
       "NVFP4 is a Blackwell (sm_100+) recipe: its GEMMs need FP4 (E2M1) "

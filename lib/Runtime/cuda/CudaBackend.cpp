@@ -3,7 +3,7 @@
 // Host side of the CUDA backend: device discovery, the kernel self-test,
 // the buffers, streams and kernel state of CUDA contexts, and the capture
 // and replay of CUDA graphs (the compute primitives reach runtime-kernels/
-// through cuda/Dispatch.cpp, after Api.cpp's checks; the graph calls'
+// through cuda/Dispatch.cpp, after the checks of api/*.cpp; the graph calls'
 // checks and buffer ownership are in Context.cpp).
 // Compiled only with TE_ENABLE_CUDA; the kernels live in runtime-kernels/.
 //

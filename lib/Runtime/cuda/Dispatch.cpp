@@ -1,10 +1,10 @@
 //===- Dispatch.cpp - te-mlir runtime: the CUDA backend's calls -*- C++ -*-===//
 //
-// The te_rt_* compute primitives on a cuda context, after Api.cpp's checks:
-// the kernels of runtime-kernels/ (te_kernels/ops.h) queued on the
-// context's stream, with the context's kernel state. Compiled in every
-// build: without TE_RT_HAVE_CUDA a cuda context cannot exist, and these
-// only report why.
+// The te_rt_* compute primitives on a cuda context, after the checks of
+// api/*.cpp: the kernels of runtime-kernels/ (te_kernels/ops.h) queued on
+// the context's stream, with the context's kernel state, and the backend's
+// table (te::rt::cudaOps). Compiled in every build: without TE_RT_HAVE_CUDA
+// a cuda context cannot exist, and these only report why.
 //
 //===----------------------------------------------------------------------===//
 
@@ -76,8 +76,9 @@ namespace te::rt::cuda {
 int32_t norm_fwd(const Checker &c, te_rt_context *ctx, int32_t kind,
                  int32_t dtype, const void *x, const void *gamma,
                  const void *beta, double eps, int32_t zero_centered,
-                 int64_t rows, int64_t cols, void *z, float *mu, float *rsigma,
-                 bool rms) {
+                 int64_t rows, int64_t cols, void *z, float *mu,
+                 float *rsigma) {
+  bool rms = kind == TE_RT_NORM_RMSNORM;
   return onCuda(c, ctx, [&](auto *s) {
     return te_kernels_norm_fwd(s, rms, dtype, x, gamma, beta,
                                static_cast<float>(eps), zero_centered, rows,
@@ -89,7 +90,8 @@ int32_t norm_bwd(const Checker &c, te_rt_context *ctx, int32_t kind,
                  int32_t dtype, const void *dz, const void *x, const float *mu,
                  const float *rsigma, const void *gamma, int32_t zero_centered,
                  int64_t rows, int64_t cols, void *dx, void *dgamma,
-                 void *dbeta, bool rms) {
+                 void *dbeta) {
+  bool rms = kind == TE_RT_NORM_RMSNORM;
   return onCuda(c, ctx, [&](auto *s) {
     return te_kernels_norm_bwd(s, rms, dtype, dz, x, mu, rsigma, gamma,
                                zero_centered, rows, cols, dx, dgamma, dbeta);
@@ -270,7 +272,8 @@ int32_t norm_quantize_fp8(const Checker &c, te_rt_context *ctx, int32_t kind,
                           int64_t rows, int64_t cols, float *mu, float *rsigma,
                           int32_t format, const float *scale,
                           int32_t pow2_scale, void *data, void *transpose,
-                          float *scale_inv, float *amax, bool rms) {
+                          float *scale_inv, float *amax) {
+  bool rms = kind == TE_RT_NORM_RMSNORM;
   return onCuda(c, ctx, [&](auto *s) {
     return te_kernels_norm_quantize_fp8(
         s, rms, dtype, x, gamma, beta, static_cast<float>(eps), zero_centered,
@@ -388,3 +391,9 @@ int32_t amax_update(const Checker &c, te_rt_context *ctx, const float *history,
 }
 
 } // namespace te::rt::cuda
+
+const te::rt::BackendOps te::rt::cudaOps = {
+    "cuda",
+#define TE_RT_BACKEND_CALL(Name, Ret, Params) &te::rt::cuda::Name,
+#include "BackendCalls.def"
+};

@@ -1,0 +1,120 @@
+//===- ModuleImpl.h - te-mlir module client: shared parts -------*- C++ -*-===//
+//
+// What the module client's two halves share: the objects behind
+// TEModule.h's opaque handles, built by Module.cpp (loading, the
+// descriptions) and used by ModuleRun.cpp (running entries and training
+// steps), and the helpers both call. Not part of the ABI.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TE_LIB_RUNTIME_MODULE_MODULEIMPL_H
+#define TE_LIB_RUNTIME_MODULE_MODULEIMPL_H
+
+#include "te/Runtime/TEModule.h"
+
+#include "Json.h"
+#include "Padding.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace te::module {
+
+using EntryFn = int32_t (*)(te_rt_context *, void *const *, void *const *,
+                            const int64_t *);
+
+/// Records `message` as the last error; returns 1.
+int32_t fail(const std::string &message);
+
+inline std::string str(int64_t v) { return std::to_string(v); }
+
+/// "[2x3]".
+std::string shapeString(const std::vector<int64_t> &shape);
+
+/// One dim of a validated shape: an integer, or a symbol or expression.
+struct Dim {
+  std::string text;
+  std::optional<int64_t> value;
+};
+
+/// The value of dim expression `expr` at `dims`, which must be >= 0.
+bool evaluateDim(const std::string &expr, const std::vector<int64_t> &dims,
+                 int64_t &out, int64_t *inexactDivisor = nullptr);
+
+/// A shape at `dims`.
+bool evaluateShape(const std::vector<Dim> &shapeDims,
+                   const std::vector<int64_t> &dims,
+                   std::vector<int64_t> &shape);
+
+} // namespace te::module
+
+struct te_module_tensor {
+  struct Inner {
+    std::string name, dtype;
+    std::vector<te::module::Dim> dims;
+  };
+  const te_module_entry *entry = nullptr;
+  const te::json::Object *info = nullptr;
+  std::string dtype, label, shapeText;
+  std::vector<te::module::Dim> dims;
+  std::optional<std::string> roles[5];
+  int64_t alignment = 0;
+  std::vector<Inner> inner;
+
+  /// The entry's dims as a vector (null: none, as for a state's shape).
+  std::vector<int64_t> dimsOf(const int64_t *values) const;
+  bool layout(const std::vector<int64_t> &dims, std::vector<int64_t> *offsets,
+              std::vector<int64_t> *sizes, int64_t &total) const;
+};
+
+struct te_module_entry {
+  const te_module *module = nullptr;
+  const te::json::Object *info = nullptr;
+  std::string name, symbol, arenaText;
+  std::optional<int64_t> arena; ///< nullopt: "dynamic"
+  size_t numDims = 0;
+  std::vector<te_module_tensor> args, results;
+  te::module::EntryFn fn = nullptr;
+  /// te_arena_bytes_<fn> (module info's arena_symbol; null in libraries
+  /// older than it).
+  int64_t (*arenaFn)(const int64_t *) = nullptr;
+  /// The qtensor results: te_module_run zeroes their padding.
+  std::vector<size_t> quantizedResults;
+
+  using Padding = std::shared_ptr<const std::vector<te::padding::Range>>;
+  /// The padding of the quantized results at the dims of the last runs,
+  /// most recent first (at most kPaddingCacheSize): a run at dims seen
+  /// before neither evaluates a shape nor allocates. Runs on several
+  /// threads (one context each) share it under the mutex.
+  static constexpr size_t kPaddingCacheSize = 8;
+  mutable std::mutex paddingMutex;
+  mutable std::vector<std::pair<std::vector<int64_t>, Padding>> paddingCache;
+
+  /// The padding ranges of the quantized results at `dims` (numDims
+  /// values), from the cache or computed (null, with the last error, when a
+  /// layout cannot be evaluated there).
+  Padding padding(const int64_t *dims) const;
+};
+
+struct te_module {
+  std::string path;
+  void *handle = nullptr;
+  std::string infoText;
+  te::json::Value info;
+  std::vector<std::unique_ptr<te_module_entry>> entries;
+  std::map<std::string, const te_module_entry *> byName;
+};
+
+struct te_module_step {
+  const te_module_entry *fwd = nullptr, *bwd = nullptr;
+  /// Per backward argument: TE_MODULE_FEED_* and the index.
+  std::vector<std::pair<int32_t, int64_t>> feed;
+};
+
+#endif // TE_LIB_RUNTIME_MODULE_MODULEIMPL_H

@@ -1,0 +1,446 @@
+//===- ModuleRun.cpp - te-mlir module client: running -----------*- C++ -*-===//
+//
+// The module client's running half (te/Runtime/TEModule.h): the dims bound
+// from the arguments' shapes, entries run on the caller's buffers, the
+// padding of their quantized results zeroed after them (Padding.h; the
+// ranges cached per entry and dims; one te_rt_zero_ranges call, one kernel
+// launch on cuda, per 128 ranges), buffers of an entry's arguments, and
+// training steps (a forward and its backward, the backward's arguments fed
+// from the forward's). Loading is Module.cpp's. Errors go to
+// te_rt_last_error().
+//
+//===----------------------------------------------------------------------===//
+
+#include "ModuleImpl.h"
+
+#include "DimExpr.h"
+#include "Json.h"
+#include "Padding.h"
+#include "RuntimeInternal.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+using te::json::Array;
+using te::json::Object;
+using namespace te::module;
+
+namespace {
+
+/// "input:N" / "output:N": the kind and N < limit.
+bool parseRef(const std::string &ref, size_t limit, std::string &kind,
+              int64_t &n) {
+  size_t colon = ref.find(':');
+  std::optional<uint64_t> k =
+      colon == std::string::npos
+          ? std::nullopt
+          : te::dimexpr::parseUnsigned(std::string_view(ref).substr(colon + 1));
+  if (!k || *k >= limit)
+    return false;
+  kind = ref.substr(0, colon);
+  n = int64_t(*k);
+  return true;
+}
+
+bool isFloatState(const te_module_tensor &t) {
+  return t.roles[TE_MODULE_ROLE_STATE] && t.dtype == "float32";
+}
+
+/// Zeroes the padding of `entry`'s quantized results in `results` at
+/// `dims`: one te_rt_zero_ranges call (one kernel launch on cuda) per
+/// TE_RT_ZERO_RANGES_PER_LAUNCH ranges, their pointers on the stack.
+bool zeroPadding(const te_module_entry &entry, te_rt_context *ctx,
+                 void *const *results, const int64_t *dims) {
+  te_module_entry::Padding padding = entry.padding(dims);
+  if (!padding)
+    return false;
+  void *ptrs[TE_RT_ZERO_RANGES_PER_LAUNCH];
+  int64_t bytes[TE_RT_ZERO_RANGES_PER_LAUNCH];
+  int64_t n = 0;
+  auto flush = [&] {
+    bool ok = te_rt_zero_ranges(ctx, ptrs, bytes, n) == 0;
+    n = 0;
+    return ok ? true
+              : (fail(std::string("zeroing the padding of its quantized "
+                                  "results: ") +
+                      te_rt_last_error()),
+                 false);
+  };
+  for (const te::padding::Range &r : *padding) {
+    void *base = results[r.result];
+    if (!base)
+      return fail(entry.results[size_t(r.result)].label +
+                  " is NULL (a quantized result's buffer, whose padding is "
+                  "zeroed after the entry)"),
+             false;
+    ptrs[n] = static_cast<char *>(base) + r.offset;
+    bytes[n] = r.bytes;
+    if (++n == TE_RT_ZERO_RANGES_PER_LAUNCH && !flush())
+      return false;
+  }
+  return n == 0 || flush();
+}
+
+} // namespace
+
+te_module_entry::Padding te_module_entry::padding(const int64_t *dims) const {
+  {
+    std::lock_guard<std::mutex> lock(paddingMutex);
+    for (auto it = paddingCache.begin(); it != paddingCache.end(); ++it)
+      if (std::equal(it->first.begin(), it->first.end(), dims)) {
+        std::rotate(paddingCache.begin(), it, it + 1); // most recent first
+        return paddingCache.front().second;
+      }
+  }
+  // Not seen: the layouts at these dims (outside the lock; another thread
+  // may compute the same, which is harmless).
+  try {
+    std::vector<int64_t> key(dims, dims + numDims);
+    auto ranges = std::make_shared<std::vector<te::padding::Range>>();
+    for (size_t i : quantizedResults) {
+      const te_module_tensor &t = results[i];
+      std::vector<int64_t> offsets, sizes;
+      int64_t total;
+      std::string error;
+      if (!t.layout(key, &offsets, &sizes, total))
+        return fail(t.label + ": " + te_rt_last_error()), nullptr;
+      if (!te::padding::append(int64_t(i), offsets, sizes, total, *ranges,
+                               error))
+        return fail(t.label + ": " + error), nullptr;
+    }
+    std::lock_guard<std::mutex> lock(paddingMutex);
+    paddingCache.insert(paddingCache.begin(), {std::move(key), ranges});
+    if (paddingCache.size() > kPaddingCacheSize)
+      paddingCache.pop_back();
+    return ranges;
+  } catch (const std::bad_alloc &) {
+    return fail("out of host memory"), nullptr;
+  }
+}
+
+extern "C" {
+
+int32_t te_module_bind_dims(const te_module_entry *entry,
+                            const char *const *dtypes,
+                            const int64_t *const *shapes, const int64_t *ranks,
+                            int64_t *dims) {
+  if (!entry)
+    return fail("te_module_bind_dims: entry is NULL");
+  const std::string &name = entry->name;
+  if ((!entry->args.empty() && (!shapes || !ranks)) ||
+      (entry->numDims && !dims))
+    return fail(name + ": te_module_bind_dims: shapes, ranks or dims is NULL");
+  std::vector<int64_t> bound(entry->numDims, -1);
+  struct Deferred {
+    size_t arg, dim;
+    int64_t got;
+  };
+  std::vector<Deferred> deferred;
+  for (size_t i = 0; i < entry->args.size(); ++i) {
+    const te_module_tensor &a = entry->args[i];
+    if (dtypes && dtypes[i] && a.dtype != dtypes[i])
+      return fail(name + ": " + a.label + " must be " + a.dtype + ", got " +
+                  dtypes[i]);
+    if (ranks[i] < 0)
+      continue; // raw bytes (a quantized tensor from a file): no shape
+    std::vector<int64_t> got(shapes[i], shapes[i] + ranks[i]);
+    if (got.size() != a.dims.size())
+      return fail(name + ": " + a.label + " must have rank " +
+                  str(a.dims.size()) + ", got " + shapeString(got));
+    for (size_t d = 0; d < a.dims.size(); ++d) {
+      const std::string &sym = a.dims[d].text;
+      if (std::optional<int64_t> n = a.dims[d].value) {
+        if (*n != got[d])
+          return fail(name + ": " + a.label + " dim " + str(d) + " must be " +
+                      str(*n) + ", got " + shapeString(got));
+        continue;
+      }
+      std::optional<size_t> k = te::dimexpr::symbolIndex(sym);
+      if (!k) {
+        deferred.push_back({i, d, got[d]}); // an expression: checked below
+        continue;
+      }
+      if (*k >= bound.size())
+        return fail(name + ": malformed dim symbol '" + sym + "'");
+      if (bound[*k] >= 0 && bound[*k] != got[d])
+        return fail(name + ": " + a.label + " dim " + str(d) + " is " +
+                    str(got[d]) + " but " + sym + " = " + str(bound[*k]) +
+                    " from an earlier argument (these dims must be equal)");
+      bound[*k] = got[d];
+    }
+  }
+  for (size_t k = 0; k < bound.size(); ++k)
+    if (bound[k] < 0)
+      return fail(name + ": the dim symbol d" + str(int64_t(k)) +
+                  " is not bound: no argument with it was given as a tensor "
+                  "(quantized tensors read from files carry no shape)");
+  // Argument dims that are expressions of the others (`2*d0`) must have
+  // their value.
+  for (const Deferred &x : deferred) {
+    const te_module_tensor &a = entry->args[x.arg];
+    const std::string &expr = a.dims[x.dim].text;
+    int64_t want = 0;
+    if (te_module_eval_dim(expr.c_str(), bound.data(),
+                           int64_t(bound.size()), &want, nullptr) != 0)
+      return fail(name + ": " + a.label + " dim " + str(x.dim) + " (" +
+                  expr + "): " + te_rt_last_error());
+    if (want != x.got)
+      return fail(name + ": " + a.label + " dim " + str(x.dim) + " must be " +
+                  expr + " = " + str(want) + ", got " + str(x.got));
+  }
+  std::copy(bound.begin(), bound.end(), dims);
+  return 0;
+}
+
+int32_t te_module_run(const te_module_entry *entry, te_rt_context *ctx,
+                      void *const *args, void *const *results,
+                      const int64_t *dims) {
+  if (!entry)
+    return fail("te_module_run: entry is NULL");
+  const std::string &name = entry->name;
+  if (!ctx)
+    return fail(name + " failed: the context is NULL");
+  if (!args && !entry->args.empty())
+    return fail(name + " failed: args is NULL (" + str(entry->args.size()) +
+                " arguments)");
+  if (!results && !entry->results.empty())
+    return fail(name + " failed: results is NULL (" +
+                str(entry->results.size()) + " results)");
+  if (!dims && entry->numDims)
+    return fail(name + " failed: dims is NULL (" + str(entry->numDims) +
+                " dim symbols)");
+  if (entry->fn(ctx, args, results, dims) != 0)
+    return fail(name + " failed: " + te_rt_last_error());
+  // After the entry: it may copy into a result's padding (a prefix view of
+  // its own buffer, padding included), and its checks of the dims come
+  // first.
+  if (!entry->quantizedResults.empty() &&
+      !zeroPadding(*entry, ctx, results, dims))
+    return fail(name + " failed: " + te_rt_last_error());
+  return 0;
+}
+
+int32_t te_module_tensor_initial_state(const te_module_tensor *tensor,
+                                       float *value) {
+  if (!tensor || !value)
+    return fail("te_module_tensor_initial_state: tensor or value is NULL");
+  if (!isFloatState(*tensor))
+    return fail(tensor->entry->name + ": " + tensor->label +
+                " is not float32 recipe state (te.state)");
+  // TE's initial recipe state (§4.1): amax histories zero, scales one.
+  *value = tensor->roles[TE_MODULE_ROLE_STATE]->find("scales") !=
+                   std::string::npos
+               ? 1.0f
+               : 0.0f;
+  return 0;
+}
+
+int32_t te_module_tensor_alloc(const te_module_tensor *tensor,
+                               te_rt_context *ctx, const int64_t *dims,
+                               void **ptr, int64_t *bytes) {
+  if (!tensor || !ptr)
+    return fail("te_module_tensor_alloc: tensor or ptr is NULL");
+  *ptr = nullptr;
+  int64_t n;
+  if (te_module_tensor_bytes(tensor, dims, &n) != 0)
+    return 1;
+  void *p = te_rt_alloc(ctx, n);
+  if (!p)
+    return fail(tensor->entry->name + ": " + tensor->label + ": " +
+                te_rt_last_error());
+  *ptr = p;
+  if (bytes)
+    *bytes = n;
+  return 0;
+}
+
+int32_t te_module_eval_dim(const char *expr, const int64_t *dims,
+                           int64_t num_dims, int64_t *value,
+                           int64_t *inexact_divisor) {
+  if (inexact_divisor)
+    *inexact_divisor = 0;
+  if (!expr || !value || num_dims < 0 || (num_dims && !dims))
+    return fail("te_module_eval_dim: expr, value or dims is NULL");
+  std::vector<int64_t> d(dims, dims + num_dims);
+  return evaluateDim(expr, d, *value, inexact_divisor) ? 0 : 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Training steps
+//===----------------------------------------------------------------------===//
+
+int32_t te_module_step_create(const te_module *module, const char *name,
+                              te_module_step **step) {
+  if (!module || !step)
+    return fail("te_module_step_create: module or step is NULL");
+  *step = nullptr;
+  auto s = std::make_unique<te_module_step>();
+  if (name) {
+    auto fwd = module->byName.find(std::string(name) + "_fwd");
+    auto bwd = module->byName.find(std::string(name) + "_bwd");
+    if (fwd == module->byName.end() || bwd == module->byName.end())
+      return fail(std::string("the library has no ") + name + "_fwd/_bwd " +
+                  "(compile with te-compile --train)");
+    s->fwd = fwd->second;
+    s->bwd = bwd->second;
+  } else {
+    for (const auto &e : module->entries) {
+      const char *of = te_module_entry_get(e.get(), "te.forward_of");
+      if (!of)
+        continue;
+      if (s->fwd)
+        return fail("'" + module->path +
+                    "' has several training steps; name one");
+      s->fwd = e.get();
+      for (const auto &b : module->entries)
+        if (const char *bof = te_module_entry_get(b.get(), "te.backward_of");
+            bof && std::strcmp(bof, of) == 0)
+          s->bwd = b.get();
+      if (!s->bwd)
+        return fail("'" + module->path + "': " + e->name +
+                    " has no backward (te.backward_of '" + of + "')");
+    }
+    if (!s->fwd)
+      return fail("'" + module->path +
+                  "' has no training step (compile with te-compile --train)");
+  }
+  const te_module_entry &fwd = *s->fwd, &bwd = *s->bwd;
+  std::map<std::string, int64_t> savedResult;
+  for (size_t i = 0; i < fwd.results.size(); ++i)
+    if (const auto &saved = fwd.results[i].roles[TE_MODULE_ROLE_SAVED])
+      savedResult[*saved] = int64_t(i);
+  for (const te_module_tensor &a : bwd.args) {
+    std::string kind;
+    int64_t k;
+    if (const auto &alias = a.roles[TE_MODULE_ROLE_ALIAS]) {
+      size_t limit = alias->rfind("input:", 0) == 0 ? fwd.args.size()
+                                                    : fwd.results.size();
+      if (!parseRef(*alias, limit, kind, k))
+        return fail("malformed reference '" + *alias + "' in " + bwd.name);
+      s->feed.push_back(
+          {kind == "input" ? TE_MODULE_FEED_INPUT : TE_MODULE_FEED_RESULT, k});
+    } else if (const auto &saved = a.roles[TE_MODULE_ROLE_SAVED]) {
+      auto it = savedResult.find(*saved);
+      if (it == savedResult.end())
+        return fail(fwd.name + " does not return the saved tensor '" + *saved +
+                    "'");
+      s->feed.push_back({TE_MODULE_FEED_RESULT, it->second});
+    } else if (const auto &of = a.roles[TE_MODULE_ROLE_GRAD_OF]) {
+      if (!parseRef(*of, fwd.results.size(), kind, k))
+        return fail("malformed reference '" + *of + "' in " + bwd.name);
+      s->feed.push_back({TE_MODULE_FEED_GRAD, k});
+    } else if (isFloatState(a)) {
+      // The backward's recipe state: TE's initial value, or carried.
+      s->feed.push_back({TE_MODULE_FEED_STATE, -1});
+    } else {
+      return fail("cannot feed " + a.label);
+    }
+  }
+  *step = s.release();
+  return 0;
+}
+
+void te_module_step_destroy(te_module_step *step) { delete step; }
+
+const te_module_entry *te_module_step_fwd(const te_module_step *step) {
+  return step ? step->fwd : nullptr;
+}
+
+const te_module_entry *te_module_step_bwd(const te_module_step *step) {
+  return step ? step->bwd : nullptr;
+}
+
+int32_t te_module_step_feed(const te_module_step *step, int64_t bwd_arg,
+                            int32_t *kind, int64_t *index) {
+  if (!step || !kind || !index)
+    return fail("te_module_step_feed: step, kind or index is NULL");
+  if (bwd_arg < 0 || bwd_arg >= int64_t(step->feed.size()))
+    return fail(step->bwd->name + " has no argument " + str(bwd_arg));
+  *kind = step->feed[size_t(bwd_arg)].first;
+  *index = step->feed[size_t(bwd_arg)].second;
+  return 0;
+}
+
+int32_t te_module_step_bwd_args(const te_module_step *step,
+                                void *const *fwd_args,
+                                void *const *fwd_results, void *const *grads,
+                                void **bwd_args) {
+  if (!step || !bwd_args)
+    return fail("te_module_step_bwd_args: step or bwd_args is NULL");
+  for (size_t i = 0; i < step->feed.size(); ++i) {
+    auto [kind, k] = step->feed[i];
+    void *const *from = kind == TE_MODULE_FEED_INPUT    ? fwd_args
+                        : kind == TE_MODULE_FEED_RESULT ? fwd_results
+                        : kind == TE_MODULE_FEED_GRAD   ? grads
+                                                        : nullptr;
+    if (kind == TE_MODULE_FEED_STATE)
+      continue;
+    if (!from || !from[k])
+      return fail(step->bwd->name + ": no buffer for " +
+                  step->bwd->args[i].label +
+                  (kind == TE_MODULE_FEED_GRAD
+                       ? " (the gradient of forward result " + str(k) + ")"
+                       : std::string(" (forward ") +
+                             (kind == TE_MODULE_FEED_INPUT ? "argument "
+                                                           : "result ") +
+                             str(k) + ")"));
+    bwd_args[i] = from[k];
+  }
+  return 0;
+}
+
+int32_t te_module_step_bwd_dims(const te_module_step *step,
+                                const int64_t *fwd_dims, int64_t *bwd_dims) {
+  if (!step || (!bwd_dims && step->bwd->numDims) ||
+      (!fwd_dims && step->fwd->numDims))
+    return fail("te_module_step_bwd_dims: step or dims is NULL");
+  const te_module_entry &fwd = *step->fwd, &bwd = *step->bwd;
+  const Array *dims = bwd.info->getArray("dims");
+  for (size_t k = 0; k < dims->size(); ++k) {
+    const Object *d = (*dims)[k].getAsObject();
+    size_t arg = size_t(*d->getInteger("arg")), dim = size_t(*d->getInteger("dim"));
+    auto [kind, i] = step->feed[arg];
+    const te_module_tensor *from =
+        kind == TE_MODULE_FEED_INPUT ? &fwd.args[size_t(i)]
+        : kind == TE_MODULE_FEED_STATE ? &bwd.args[arg]
+                                       : &fwd.results[size_t(i)];
+    std::vector<int64_t> shape;
+    if (!evaluateShape(from->dims,
+                       kind == TE_MODULE_FEED_STATE ? std::vector<int64_t>{}
+                                                    : from->dimsOf(fwd_dims),
+                       shape))
+      return 1;
+    if (dim >= shape.size())
+      return fail(bwd.name + ": " + bwd.args[arg].label + " has rank " +
+                  str(bwd.args[arg].dims.size()) + " but its source " +
+                  from->entry->name + " " + from->label + " has rank " +
+                  str(shape.size()));
+    bwd_dims[k] = shape[dim];
+  }
+  return 0;
+}
+
+int32_t te_module_step_run(const te_module_step *step, te_rt_context *ctx,
+                           void *const *fwd_args, void *const *fwd_results,
+                           void *const *grads, void **bwd_args,
+                           void *const *bwd_results, const int64_t *fwd_dims) {
+  if (!step)
+    return fail("te_module_step_run: step is NULL");
+  std::vector<int64_t> bwdDims(step->bwd->numDims);
+  if (te_module_step_bwd_args(step, fwd_args, fwd_results, grads, bwd_args) ||
+      te_module_step_bwd_dims(step, fwd_dims, bwdDims.data()) ||
+      te_module_run(step->fwd, ctx, fwd_args, fwd_results, fwd_dims) ||
+      te_module_run(step->bwd, ctx, bwd_args, bwd_results, bwdDims.data()))
+    return 1;
+  return 0;
+}
+
+} // extern "C"
