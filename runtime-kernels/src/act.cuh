@@ -2,7 +2,7 @@
 //
 // f and f' of TransformerEngine's activations (lib/Runtime/cpu/Reference.cpp's
 // formulas), shared by the activation kernels (activation.cu) and the fused
-// activation-casts (fp8.cu).
+// activation-casts (quantize_act.cu).
 //
 //===----------------------------------------------------------------------===//
 

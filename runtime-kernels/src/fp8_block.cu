@@ -20,7 +20,7 @@
 //       maxima in shared memory) and one scale for both copies.
 //   The columnwise bytes of x^T are produced through shared memory: every
 //   thread stores its fp8(x * column scale) row-wise into a 128x128-byte
-//   tile (XOR-swizzled words, as fp8.cu's transpose), then each thread
+//   tile (XOR-swizzled words, as quantize.cu's transpose), then each thread
 //   gathers 16 rows of one column and writes them as 16 contiguous bytes
 //   of columnwise_data (a 128-byte line per 8 threads). Edge tiles (any
 //   rows, cols >= 1) read zeros outside x (a zero never raises an amax) and
@@ -34,8 +34,8 @@
 //   fp32, the E4M3 conversion of internal.cuh, scale_inv = 1 / scale.
 // - GEMM: cuBLASLt's block-scaled FP8 matmul (Hopper, cuBLAS 12.9+: scale
 //   modes VEC128_32F for 1-D and BLK128x128_32F for 2-D operands) through
-//   fp8.cu's fp8Matmul; see te_kernels_gemm_fp8_block for the scale layouts
-//   and the fallback.
+//   gemm_fp8.cu's fp8Matmul; see te_kernels_gemm_fp8_block for the scale
+//   layouts and the fallback.
 //
 //===----------------------------------------------------------------------===//
 
