@@ -118,92 +118,44 @@ template <typename E, bool kBwd, bool kGated> struct ActSource {
   }
 };
 
-/// castTransposeKernel with the values computed from the activation's
-/// inputs (ActSource) instead of read: each value rounded to E once (the
-/// value te_kernels_act_fwd / _act_bwd would store), then cast with the
-/// given scale into data (optional) and the transpose (optional), the amax
-/// of the rounded values into a.amaxOut (optional). With dbiasPartial, the
-/// column sums of the unrounded values of each tile row go to
-/// dbiasPartial[tileRow * cols + c] (each thread sums its rows of the
-/// column, then the threads' sums are added in thread order; the grouping
-/// differs between whole aligned tiles and the element path, so the last
-/// bits of dbias depend on the path), reduced by colFinish. Paired sources
-/// (gated backward) run their tiles over the da half and write the db
-/// half's tile from the same loads (a second shared-memory tile).
-template <typename E, int Fmt, int kRows, int kCols, typename Src,
-          int kStages>
-__global__ void __launch_bounds__(kThreads)
-    actCastTransposeKernel(Src src, QuantArgs a, float *dbiasPartial) {
-  constexpr int kVec = perVec<E>();
-  constexpr int kRowVecs = kCols / kVec;
-  constexpr int kPer = kRows * kRowVecs / kThreads;
-  constexpr int kChunks = kRows / 16;
-  constexpr int kTasks = kCols * kChunks / kThreads;
-  constexpr int kGroups = kThreads / kRowVecs; // threads sharing columns
-  constexpr int kHalves = Src::kHalves;
-  constexpr int kLoads = Src::kLoads;
+/// actCastTransposeKernel's tile shape and the steps of one tile, each
+/// force-inlined into the kernel (the kernel's code, moved: the same
+/// operations in the same order).
+template <typename E, int Fmt, int kRows, int kCols, typename Src, int kStages>
+struct ActCastTile {
+  static constexpr int kVec = perVec<E>();
+  static constexpr int kRowVecs = kCols / kVec;
+  static constexpr int kPer = kRows * kRowVecs / kThreads;
+  static constexpr int kChunks = kRows / 16;
+  static constexpr int kTasks = kCols * kChunks / kThreads;
+  static constexpr int kGroups = kThreads / kRowVecs; // threads sharing columns
+  static constexpr int kHalves = Src::kHalves;
+  static constexpr int kLoads = Src::kLoads;
   // Only a non-gated backward sums dbias.
-  constexpr bool kDBias = Src::kBackward && !Src::kPaired;
+  static constexpr bool kDBias = Src::kBackward && !Src::kPaired;
   static_assert(kPer * kThreads == kRows * kRowVecs && kTasks >= 1 &&
                     kTasks * kThreads == kCols * kChunks &&
                     kThreads % kRowVecs == 0 && kThreads % kCols == 0,
                 "tile shape");
-  __shared__ __align__(16) uint8_t tile[kHalves][kRows * kCols];
-  __shared__ float colSums[kDBias ? kGroups * kCols : 1];
-  // kStages > 0: the whole tiles' loads go through a ring of kStages
-  // thread-private staging slots in shared memory (cp.async), issued
-  // kStages - 1 tiles ahead of the one being cast, so that a block keeps
-  // that many tiles of loads in flight without holding them in registers.
-  __shared__ uint4 stage[kStages > 0 ? kStages * kPer * kLoads * kThreads : 1];
-  const float s = *a.scale;
-  if (blockIdx.x == 0 && threadIdx.x == 0)
-    *a.scaleInv = 1.0f / s;
-  // Tiles run over the result's columns, or the da half's when paired.
-  const int64_t rows = a.rows, cols = a.cols;
-  const int64_t tileCols = Src::kPaired ? src.half : cols;
-  const int64_t tilesC = (tileCols + kCols - 1) / kCols;
-  const int64_t tiles = (rows + kRows - 1) / kRows * tilesC;
-  auto isFull = [&](int64_t t) {
-    const int64_t r0 = t / tilesC * kRows, c0 = t % tilesC * kCols;
-    return r0 + kRows <= rows && c0 + kCols <= tileCols;
-  };
-  auto slot = [&](int k, int p, int j) -> uint4 * {
+  using Tiles = uint8_t[kHalves][kRows * kCols];
+
+  /// The calling thread's staging slot of load j of its vector p in ring
+  /// slot k.
+  static __device__ __forceinline__ uint4 *slot(uint4 *stage, int k, int p,
+                                                int j) {
     return stage + ((k * kPer + p) * kLoads + j) * kThreads + threadIdx.x;
-  };
-  // Issues tile t's loads into ring slot k (none for a ragged tile or past
-  // the end), then commits the group (always, so that the count of groups
-  // in flight is the same for every thread and iteration).
-  auto issue = [&](int64_t t, int k) {
-    if (t < tiles && a.vecLoad && isFull(t)) {
-      const int64_t r0 = t / tilesC * kRows, c0 = t % tilesC * kCols;
-#pragma unroll
-      for (int p = 0; p < kPer; ++p) {
-        int idx = threadIdx.x + p * kThreads;
-        int r = idx / kRowVecs, cv = idx % kRowVecs;
-#pragma unroll
-        for (int j = 0; j < kLoads; ++j)
-          cpAsync16(slot(k, p, j), src.ptr(r0 + r, c0 + cv * kVec, j));
-      }
-    }
-    cpAsyncCommit();
-  };
-  if constexpr (kStages > 0) {
-#pragma unroll
-    for (int k = 0; k + 1 < kStages; ++k)
-      issue(blockIdx.x + int64_t(k) * gridDim.x, k);
   }
-  float m = 0.0f;
-  int ring = 0; // the ring slot of tile t
-  for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
-    const int64_t r0 = t / tilesC * kRows, c0 = t % tilesC * kCols;
-    const bool full = r0 + kRows <= rows && c0 + kCols <= tileCols;
-    if constexpr (kStages > 0) {
-      // The slot tile t + kStages - 1 goes into was read by tile t - 1,
-      // before that iteration's last __syncthreads.
-      issue(t + int64_t(kStages - 1) * gridDim.x,
-            (ring + kStages - 1) % kStages);
-      cpAsyncWait<kStages - 1>(); // tile t's group has landed
-    }
+
+  /// Casts the tile at (r0, c0) into the shared tiles and data: its values
+  /// rounded to E, times s, the amax of the rounded values into m; with
+  /// kDBias and dbiasPartial also its column sums. Whole (full) tiles of
+  /// aligned rows go by vectors (from ring slot `ring` with kStages, else
+  /// loaded here), the others by elements (castRagged).
+  static __device__ __forceinline__ void
+  castTile(const Src &src, const QuantArgs &a, float s, uint4 *stage, int ring,
+           bool full, int64_t r0, int64_t c0, int64_t rows, int64_t cols,
+           int64_t tileCols, Tiles &tile, float *colSums, float *dbiasPartial,
+           float &m) {
     // Vector path: every thread keeps the columns cv * kVec .. + kVec of
     // its rows (idx % kRowVecs is threadIdx.x % kRowVecs); element path:
     // column threadIdx.x % kCols.
@@ -219,7 +171,7 @@ __global__ void __launch_bounds__(kThreads)
         if constexpr (kStages > 0) {
 #pragma unroll
           for (int j = 0; j < kLoads; ++j)
-            raw[p].v[j] = *slot(ring, p, j);
+            raw[p].v[j] = *slot(stage, ring, p, j);
         } else {
           int idx = threadIdx.x + p * kThreads;
           int r = idx / kRowVecs, cv = idx % kRowVecs;
@@ -246,60 +198,157 @@ __global__ void __launch_bounds__(kThreads)
           Packed<Fmt, kVec> q(f[h], s);
           q.store(tile[h] + swizzled<kCols>(r, cv * kVec));
           if (a.data)
-            storeTo(q, a.data + (r0 + r) * cols + h * src.half + c0 +
-                          cv * kVec,
-                      a.vecData);
+            storeTo(q, a.data + (r0 + r) * cols + h * src.half + c0 + cv * kVec,
+                    a.vecData);
         }
       }
     } else {
-      for (int idx = threadIdx.x; idx < kRows * kCols; idx += kThreads) {
-        int r = idx / kCols, c = idx % kCols;
-        if (r0 + r < rows && c0 + c < tileCols) {
-          float v[kHalves];
-          if constexpr (Src::kPaired)
-            src.at(r0 + r, c0 + c, v);
-          else
-            v[0] = src.at(r0 + r, c0 + c);
-#pragma unroll
-          for (int h = 0; h < kHalves; ++h) {
-            sum[0] += v[h];
-            float f = E::load(E::store(v[h]));
-            m = fmaxf(m, fabsf(f));
-            uint8_t q = toFP8<Fmt>(f * s);
-            tile[h][swizzled<kCols>(r, c)] = q;
-            if (a.data)
-              a.data[(r0 + r) * cols + h * src.half + c0 + c] = q;
-          }
-        }
-      }
+      castRagged(src, a, s, r0, c0, rows, cols, tileCols, tile, sum, m);
     }
     if constexpr (kDBias) {
-      if (dbiasPartial) {
-        const int groups = vec ? kGroups : kThreads / kCols;
-        if (vec) {
-          const int g = threadIdx.x / kRowVecs, cv = threadIdx.x % kRowVecs;
+      if (dbiasPartial)
+        sumColumns(colSums, sum, vec, r0, c0, cols, dbiasPartial);
+    }
+  }
+
+  /// castTile's element path: one element at a time, the sums of column
+  /// threadIdx.x % kCols into sum[0].
+  static __device__ __forceinline__ void
+  castRagged(const Src &src, const QuantArgs &a, float s, int64_t r0,
+             int64_t c0, int64_t rows, int64_t cols, int64_t tileCols,
+             Tiles &tile, float (&sum)[kVec], float &m) {
+    for (int idx = threadIdx.x; idx < kRows * kCols; idx += kThreads) {
+      int r = idx / kCols, c = idx % kCols;
+      if (r0 + r < rows && c0 + c < tileCols) {
+        float v[kHalves];
+        if constexpr (Src::kPaired)
+          src.at(r0 + r, c0 + c, v);
+        else
+          v[0] = src.at(r0 + r, c0 + c);
 #pragma unroll
-          for (int e = 0; e < kVec; ++e)
-            colSums[g * kCols + cv * kVec + e] = sum[e];
-        } else {
-          colSums[(threadIdx.x / kCols) * kCols + threadIdx.x % kCols] =
-              sum[0];
-        }
-        __syncthreads();
-        if (threadIdx.x < kCols && c0 + threadIdx.x < cols) {
-          float total = 0.0f;
-          for (int g = 0; g < groups; ++g)
-            total += colSums[g * kCols + threadIdx.x];
-          dbiasPartial[(r0 / kRows) * cols + c0 + threadIdx.x] = total;
+        for (int h = 0; h < kHalves; ++h) {
+          sum[0] += v[h];
+          float f = E::load(E::store(v[h]));
+          m = fmaxf(m, fabsf(f));
+          uint8_t q = toFP8<Fmt>(f * s);
+          tile[h][swizzled<kCols>(r, c)] = q;
+          if (a.data)
+            a.data[(r0 + r) * cols + h * src.half + c0 + c] = q;
         }
       }
     }
+  }
+
+  /// The tile's column sums (the threads' sums in thread order, through
+  /// colSums) into dbiasPartial[(r0 / kRows) * cols + c]; vec says which
+  /// path made sum.
+  static __device__ __forceinline__ void
+  sumColumns(float *colSums, const float (&sum)[kVec], bool vec, int64_t r0,
+             int64_t c0, int64_t cols, float *dbiasPartial) {
+    const int groups = vec ? kGroups : kThreads / kCols;
+    if (vec) {
+      const int g = threadIdx.x / kRowVecs, cv = threadIdx.x % kRowVecs;
+#pragma unroll
+      for (int e = 0; e < kVec; ++e)
+        colSums[g * kCols + cv * kVec + e] = sum[e];
+    } else {
+      colSums[(threadIdx.x / kCols) * kCols + threadIdx.x % kCols] = sum[0];
+    }
+    __syncthreads();
+    if (threadIdx.x < kCols && c0 + threadIdx.x < cols) {
+      float total = 0.0f;
+      for (int g = 0; g < groups; ++g)
+        total += colSums[g * kCols + threadIdx.x];
+      dbiasPartial[(r0 / kRows) * cols + c0 + threadIdx.x] = total;
+    }
+  }
+};
+
+/// castTransposeKernel with the values computed from the activation's
+/// inputs (ActSource) instead of read: each value rounded to E once (the
+/// value te_kernels_act_fwd / _act_bwd would store), then cast with the
+/// given scale into data (optional) and the transpose (optional), the amax
+/// of the rounded values into a.amaxOut (optional). With dbiasPartial, the
+/// column sums of the unrounded values of each tile row go to
+/// dbiasPartial[tileRow * cols + c] (each thread sums its rows of the
+/// column, then the threads' sums are added in thread order; the grouping
+/// differs between whole aligned tiles and the element path, so the last
+/// bits of dbias depend on the path), reduced by colFinish. Paired sources
+/// (gated backward) run their tiles over the da half and write the db
+/// half's tile from the same loads (a second shared-memory tile).
+template <typename E, int Fmt, int kRows, int kCols, typename Src,
+          int kStages>
+__global__ void __launch_bounds__(kThreads)
+    actCastTransposeKernel(Src src, QuantArgs a, float *dbiasPartial) {
+  using Tile = ActCastTile<E, Fmt, kRows, kCols, Src, kStages>;
+  constexpr int kVec = Tile::kVec, kRowVecs = Tile::kRowVecs;
+  constexpr int kPer = Tile::kPer, kLoads = Tile::kLoads;
+  constexpr int kChunks = Tile::kChunks;
+  __shared__ __align__(16) typename Tile::Tiles tile;
+  __shared__ float colSums[Tile::kDBias ? Tile::kGroups * kCols : 1];
+  // kStages > 0: the whole tiles' loads go through a ring of kStages
+  // thread-private staging slots in shared memory (cp.async), issued
+  // kStages - 1 tiles ahead of the one being cast, so that a block keeps
+  // that many tiles of loads in flight without holding them in registers.
+  __shared__ uint4 stage[kStages > 0 ? kStages * kPer * kLoads * kThreads : 1];
+  const float s = *a.scale;
+  if (blockIdx.x == 0 && threadIdx.x == 0)
+    *a.scaleInv = 1.0f / s;
+  // Tiles run over the result's columns, or the da half's when paired.
+  const int64_t rows = a.rows, cols = a.cols;
+  const int64_t tileCols = Src::kPaired ? src.half : cols;
+  const int64_t tilesC = (tileCols + kCols - 1) / kCols;
+  const int64_t tiles = (rows + kRows - 1) / kRows * tilesC;
+  auto isFull = [&](int64_t t) {
+    const int64_t r0 = t / tilesC * kRows, c0 = t % tilesC * kCols;
+    return r0 + kRows <= rows && c0 + kCols <= tileCols;
+  };
+  // Issues tile t's loads into ring slot k (none for a ragged tile or past
+  // the end), then commits the group (always, so that the count of groups
+  // in flight is the same for every thread and iteration).
+  auto issue = [&](int64_t t, int k) {
+    if (t < tiles && a.vecLoad && isFull(t)) {
+      const int64_t r0 = t / tilesC * kRows, c0 = t % tilesC * kCols;
+#pragma unroll
+      for (int p = 0; p < kPer; ++p) {
+        int idx = threadIdx.x + p * kThreads;
+        int r = idx / kRowVecs, cv = idx % kRowVecs;
+#pragma unroll
+        for (int j = 0; j < kLoads; ++j)
+          cpAsync16(Tile::slot(stage, k, p, j),
+                    src.ptr(r0 + r, c0 + cv * kVec, j));
+      }
+    }
+    cpAsyncCommit();
+  };
+  if constexpr (kStages > 0) {
+#pragma unroll
+    for (int k = 0; k + 1 < kStages; ++k)
+      issue(blockIdx.x + int64_t(k) * gridDim.x, k);
+  }
+  float m = 0.0f;
+  int ring = 0; // the ring slot of tile t
+  for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+    const int64_t r0 = t / tilesC * kRows, c0 = t % tilesC * kCols;
+    const bool full = r0 + kRows <= rows && c0 + kCols <= tileCols;
+    if constexpr (kStages > 0) {
+      // The slot tile t + kStages - 1 goes into was read by tile t - 1,
+      // before that iteration's last __syncthreads.
+      issue(t + int64_t(kStages - 1) * gridDim.x,
+            (ring + kStages - 1) % kStages);
+      cpAsyncWait<kStages - 1>(); // tile t's group has landed
+    }
+    Tile::castTile(src, a, s, stage, ring, full, r0, c0, rows, cols, tileCols,
+                   tile, colSums, dbiasPartial, m);
     __syncthreads();
     if (a.transpose) {
+      // Task (c, q) of half h writes transpose row h * half + c0 + c,
+      // columns r0 + 16q .. +16; consecutive threads take consecutive
+      // pieces of a row.
 #pragma unroll
-      for (int h = 0; h < kHalves; ++h) {
+      for (int h = 0; h < Tile::kHalves; ++h) {
 #pragma unroll 1
-        for (int k = 0; k < kTasks; ++k) {
+        for (int k = 0; k < Tile::kTasks; ++k) {
           const int id = threadIdx.x + k * kThreads;
           const int c = id / kChunks, q = id % kChunks;
           uint8_t *out =
