@@ -1,8 +1,8 @@
 //===- act.cuh - The activation functions of the CUDA kernels ----*- CUDA -*-===//
 //
 // f and f' of TransformerEngine's activations (lib/Runtime/cpu/Reference.cpp's
-// formulas), shared by the activation kernels (ops.cu) and the fused
-// activation-casts (fp8.cu).
+// formulas), shared by the activation kernels (activation.cu) and the fused
+// activation-casts (quantize_act.cu).
 //
 //===----------------------------------------------------------------------===//
 

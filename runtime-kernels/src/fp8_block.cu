@@ -20,7 +20,7 @@
 //       maxima in shared memory) and one scale for both copies.
 //   The columnwise bytes of x^T are produced through shared memory: every
 //   thread stores its fp8(x * column scale) row-wise into a 128x128-byte
-//   tile (XOR-swizzled words, as fp8.cu's transpose), then each thread
+//   tile (XOR-swizzled words, as quantize.cu's transpose), then each thread
 //   gathers 16 rows of one column and writes them as 16 contiguous bytes
 //   of columnwise_data (a 128-byte line per 8 threads). Edge tiles (any
 //   rows, cols >= 1) read zeros outside x (a zero never raises an amax) and
@@ -34,8 +34,8 @@
 //   fp32, the E4M3 conversion of internal.cuh, scale_inv = 1 / scale.
 // - GEMM: cuBLASLt's block-scaled FP8 matmul (Hopper, cuBLAS 12.9+: scale
 //   modes VEC128_32F for 1-D and BLK128x128_32F for 2-D operands) through
-//   fp8.cu's fp8Matmul; see te_kernels_gemm_fp8_block for the scale layouts
-//   and the fallback.
+//   gemm_fp8.cu's fp8Matmul; see te_kernels_gemm_fp8_block for the scale
+//   layouts and the fallback.
 //
 //===----------------------------------------------------------------------===//
 
@@ -98,39 +98,30 @@ __device__ inline uint8_t byteOf(const uint32_t *w, int e) {
   return static_cast<uint8_t>(w[e / 4] >> (8 * (e % 4)));
 }
 
-template <typename E>
-__global__ void __launch_bounds__(kThreads, 2)
-    quantizeBlockKernel(BlockArgs a) {
+/// quantizeBlockKernel's tile layout and the steps of one tile, each
+/// force-inlined into the kernel (its code, moved: the same operations in
+/// the same order). Thread t holds kVec values of kPasses rows of the
+/// tile: columns c .. c + kVec - 1 (c = t % kRowThreads * kVec) of rows
+/// rFirst + p * kRowsPerPass (rFirst = t / kRowThreads).
+template <typename E> struct BlockTile {
   using T = typename E::T;
-  constexpr int kVec = perVec<E>();          // values per 16 bytes
-  constexpr int kRowThreads = kBlock / kVec; // threads per tile row
-  constexpr int kRowsPerPass = kThreads / kRowThreads;
-  constexpr int kPasses = kBlock / kRowsPerPass; // rows per thread
-  constexpr int kChunks = kBlock / 16;           // 16-byte pieces of a
-                                                 // transposed tile row
-  constexpr int kTasks = kBlock * kChunks / kThreads;
+  static constexpr int kVec = perVec<E>();          // values per 16 bytes
+  static constexpr int kRowThreads = kBlock / kVec; // threads per tile row
+  static constexpr int kRowsPerPass = kThreads / kRowThreads;
+  static constexpr int kPasses = kBlock / kRowsPerPass; // rows per thread
+  static constexpr int kChunks = kBlock / 16;           // 16-byte pieces of a
+                                                        // transposed tile row
+  static constexpr int kTasks = kBlock * kChunks / kThreads;
   static_assert(kRowThreads <= 32 && kPasses * kRowsPerPass == kBlock &&
                     kTasks * kThreads == kBlock * kChunks,
                 "tile shape");
-  __shared__ __align__(16) uint8_t tile[kBlock * kBlock];
-  __shared__ float colPart[kWarps][kBlock];
-  __shared__ float colScale[kBlock];
-  __shared__ float warpMax[kWarps];
 
-  const T *x = static_cast<const T *>(a.x);
-  const int64_t rows = a.rows, cols = a.cols;
-  const bool rowwise = a.data != nullptr, colwise = a.cwData != nullptr;
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const int c = threadIdx.x % kRowThreads * kVec; // first tile column
-  const int rFirst = threadIdx.x / kRowThreads;   // tile row of pass 0
-
-  for (int64_t t = blockIdx.x; t < a.rowTiles * a.colTiles; t += gridDim.x) {
-    const int64_t ib = t / a.colTiles, jb = t % a.colTiles;
-    const int64_t r0 = ib * kBlock, c0 = jb * kBlock, gc = c0 + c;
-
-    // Load: row rFirst + p * kRowsPerPass, columns c .. c + kVec - 1;
-    // zeros outside x.
-    float f[kPasses][kVec];
+  /// The thread's values of the tile whose rows start at r0: rows r0 +
+  /// rFirst + p * kRowsPerPass, columns gc .. gc + kVec - 1; zeros outside
+  /// x.
+  static __device__ __forceinline__ void
+  load(const BlockArgs &a, const T *x, int64_t rows, int64_t cols, int64_t r0,
+       int64_t gc, int rFirst, float (&f)[kPasses][kVec]) {
     if (a.vecLoad) {
       uint4 raw[kPasses];
 #pragma unroll
@@ -154,11 +145,14 @@ __global__ void __launch_bounds__(kThreads, 2)
                                                : 0.0f;
       }
     }
+  }
 
-    // The amaxes: per row (over this thread's vector, then the row's
-    // threads), per column (over this thread's rows). fmaxf skips NaN, as
-    // std::max(amax, NaN) does on the CPU.
-    float rowMax[kPasses], colMax[kVec];
+  /// The amaxes: per row (over this thread's vector), per column (over
+  /// this thread's rows). fmaxf skips NaN, as std::max(amax, NaN) does on
+  /// the CPU.
+  static __device__ __forceinline__ void amaxes(const float (&f)[kPasses][kVec],
+                                                float (&rowMax)[kPasses],
+                                                float (&colMax)[kVec]) {
 #pragma unroll
     for (int e = 0; e < kVec; ++e)
       colMax[e] = 0.0f;
@@ -173,21 +167,158 @@ __global__ void __launch_bounds__(kThreads, 2)
       }
       rowMax[p] = m;
     }
+  }
+
+  /// 2-D: the amax of the tile, over the thread's rows (rowMax), warp
+  /// shuffles, then the warps' maxima through warpMax.
+  static __device__ __forceinline__ float
+  tileAmax(const float (&rowMax)[kPasses], float *warpMax, int lane, int warp) {
+    float m = 0.0f;
+#pragma unroll
+    for (int p = 0; p < kPasses; ++p)
+      m = fmaxf(m, rowMax[p]);
+    for (int o = 16; o > 0; o >>= 1)
+      m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+    if (lane == 0)
+      warpMax[warp] = m;
+    __syncthreads();
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w)
+      m = fmaxf(m, warpMax[w]);
+    return m;
+  }
+
+  /// 1-D: rowwise, each row's amax over the row's threads (rowMax);
+  /// colwise, each column's over the tile's rows, turned into the column
+  /// scales (colScale) and the columnwise scale_inv of tile row ib.
+  static __device__ __forceinline__ void
+  reduce1d(const BlockArgs &a, float (&rowMax)[kPasses], float (&colMax)[kVec],
+           float (&colPart)[kWarps][kBlock], float *colScale, int lane,
+           int warp, int c, int64_t ib, int64_t c0, int64_t cols, bool rowwise,
+           bool colwise) {
+    if (rowwise) {
+#pragma unroll
+      for (int p = 0; p < kPasses; ++p)
+        for (int o = kRowThreads / 2; o > 0; o >>= 1)
+          rowMax[p] =
+              fmaxf(rowMax[p], __shfl_xor_sync(0xffffffffu, rowMax[p], o));
+    }
+    if (colwise) {
+      // The lanes of a warp that hold the same columns (16-bit inputs:
+      // lane l and l + 16), then the warps.
+#pragma unroll
+      for (int e = 0; e < kVec; ++e)
+        for (int o = 16; o >= kRowThreads; o >>= 1)
+          colMax[e] =
+              fmaxf(colMax[e], __shfl_xor_sync(0xffffffffu, colMax[e], o));
+      if (lane < kRowThreads)
+#pragma unroll
+        for (int e = 0; e < kVec; ++e)
+          colPart[warp][c + e] = colMax[e];
+      __syncthreads();
+      if (threadIdx.x < kBlock) {
+        const int col = threadIdx.x;
+        float m = 0.0f;
+#pragma unroll
+        for (int w = 0; w < kWarps; ++w)
+          m = fmaxf(m, colPart[w][col]);
+        const float s = scaleFromAmax(m, kE4M3Max, a.pow2);
+        colScale[col] = s;
+        const int64_t g = c0 + col; // row g of x^T
+        if (g < a.cwLd)
+          a.cwScaleInv[ib * a.cwLd + g] = g < cols ? 1.0f / s : 0.0f;
+      }
+      __syncthreads();
+    }
+  }
+
+  /// Rowwise copy: data straight from the registers (and 1-D's scale_inv
+  /// of each row).
+  static __device__ __forceinline__ void
+  storeRowwise(const BlockArgs &a, const float (&f)[kPasses][kVec],
+               const float (&rowMax)[kPasses], float tileScale, int64_t r0,
+               int64_t gc, int rFirst, int c, int64_t jb, int64_t rows,
+               int64_t cols) {
+#pragma unroll
+    for (int p = 0; p < kPasses; ++p) {
+      const int64_t gr = r0 + rFirst + p * kRowsPerPass;
+      const float s =
+          a.block2d ? tileScale : scaleFromAmax(rowMax[p], kE4M3Max, a.pow2);
+      float sv[kVec];
+#pragma unroll
+      for (int e = 0; e < kVec; ++e)
+        sv[e] = s;
+      uint32_t w[kVec / 4];
+      packE4M3<kVec>(f[p], sv, w);
+      if (gr < rows) {
+        uint8_t *out = a.data + gr * cols + gc;
+        if (a.vecData && gc < cols)
+          storePacked<kVec>(out, w);
+        else if (!a.vecData)
+#pragma unroll
+          for (int e = 0; e < kVec; ++e)
+            if (gc + e < cols)
+              out[e] = byteOf(w, e);
+      }
+      if (!a.block2d && c == 0 && gr < a.ld)
+        a.scaleInv[jb * a.ld + gr] = gr < rows ? 1.0f / s : 0.0f;
+    }
+  }
+
+  /// The columnwise copy's bytes from the shared tile (filled by the
+  /// kernel) into columnwise_data: task (col, q) writes row c0 + col of
+  /// x^T, its bytes r0 + 16q .. + 16; consecutive threads take consecutive
+  /// pieces of a row.
+  static __device__ __forceinline__ void
+  storeTransposed(const BlockArgs &a, const uint8_t *tile, int64_t r0,
+                  int64_t c0, int64_t rows, int64_t cols) {
+#pragma unroll
+    for (int k = 0; k < kTasks; ++k) {
+      const int id = threadIdx.x + k * kThreads;
+      const int col = id / kChunks, q = id % kChunks;
+      const int64_t g = c0 + col, gr = r0 + 16 * q;
+      if (g >= cols || gr >= rows)
+        continue;
+      uint8_t *out = a.cwData + g * rows + gr;
+      if (a.vecCw) { // rows % 16 == 0: the piece is whole
+        *reinterpret_cast<uint4 *>(out) = transposedPiece<kBlock>(tile, q, col);
+      } else {
+        for (int i = 0; i < 16 && gr + i < rows; ++i)
+          out[i] = tile[swizzled<kBlock>(16 * q + i, col)];
+      }
+    }
+  }
+};
+
+template <typename E>
+__global__ void __launch_bounds__(kThreads, 2)
+    quantizeBlockKernel(BlockArgs a) {
+  using T = typename E::T;
+  using Tile = BlockTile<E>;
+  constexpr int kVec = Tile::kVec, kPasses = Tile::kPasses;
+  __shared__ __align__(16) uint8_t tile[kBlock * kBlock];
+  __shared__ float colPart[kWarps][kBlock];
+  __shared__ float colScale[kBlock];
+  __shared__ float warpMax[kWarps];
+
+  const T *x = static_cast<const T *>(a.x);
+  const int64_t rows = a.rows, cols = a.cols;
+  const bool rowwise = a.data != nullptr, colwise = a.cwData != nullptr;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int c = threadIdx.x % Tile::kRowThreads * kVec; // first tile column
+  const int rFirst = threadIdx.x / Tile::kRowThreads;   // tile row of pass 0
+
+  for (int64_t t = blockIdx.x; t < a.rowTiles * a.colTiles; t += gridDim.x) {
+    const int64_t ib = t / a.colTiles, jb = t % a.colTiles;
+    const int64_t r0 = ib * kBlock, c0 = jb * kBlock, gc = c0 + c;
+    float f[kPasses][kVec];
+    Tile::load(a, x, rows, cols, r0, gc, rFirst, f);
+    float rowMax[kPasses], colMax[kVec];
+    Tile::amaxes(f, rowMax, colMax);
 
     float tileScale = 1.0f; // 2-D: the tile's scale
     if (a.block2d) {
-      float m = 0.0f;
-#pragma unroll
-      for (int p = 0; p < kPasses; ++p)
-        m = fmaxf(m, rowMax[p]);
-      for (int o = 16; o > 0; o >>= 1)
-        m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
-      if (lane == 0)
-        warpMax[warp] = m;
-      __syncthreads();
-#pragma unroll
-      for (int w = 0; w < kWarps; ++w)
-        m = fmaxf(m, warpMax[w]);
+      const float m = Tile::tileAmax(rowMax, warpMax, lane, warp);
       tileScale = scaleFromAmax(m, kE4M3Max, a.pow2);
       if (threadIdx.x == 0) {
         const float inv = 1.0f / tileScale;
@@ -207,69 +338,13 @@ __global__ void __launch_bounds__(kThreads, 2)
         }
       }
     } else {
-      if (rowwise) {
-#pragma unroll
-        for (int p = 0; p < kPasses; ++p)
-          for (int o = kRowThreads / 2; o > 0; o >>= 1)
-            rowMax[p] =
-                fmaxf(rowMax[p], __shfl_xor_sync(0xffffffffu, rowMax[p], o));
-      }
-      if (colwise) {
-        // The lanes of a warp that hold the same columns (16-bit inputs:
-        // lane l and l + 16), then the warps.
-#pragma unroll
-        for (int e = 0; e < kVec; ++e)
-          for (int o = 16; o >= kRowThreads; o >>= 1)
-            colMax[e] =
-                fmaxf(colMax[e], __shfl_xor_sync(0xffffffffu, colMax[e], o));
-        if (lane < kRowThreads)
-#pragma unroll
-          for (int e = 0; e < kVec; ++e)
-            colPart[warp][c + e] = colMax[e];
-        __syncthreads();
-        if (threadIdx.x < kBlock) {
-          const int col = threadIdx.x;
-          float m = 0.0f;
-#pragma unroll
-          for (int w = 0; w < kWarps; ++w)
-            m = fmaxf(m, colPart[w][col]);
-          const float s = scaleFromAmax(m, kE4M3Max, a.pow2);
-          colScale[col] = s;
-          const int64_t g = c0 + col; // row g of x^T
-          if (g < a.cwLd)
-            a.cwScaleInv[ib * a.cwLd + g] = g < cols ? 1.0f / s : 0.0f;
-        }
-        __syncthreads();
-      }
+      Tile::reduce1d(a, rowMax, colMax, colPart, colScale, lane, warp, c, ib,
+                     c0, cols, rowwise, colwise);
     }
 
-    // Rowwise copy: data straight from the registers.
-    if (rowwise) {
-#pragma unroll
-      for (int p = 0; p < kPasses; ++p) {
-        const int64_t gr = r0 + rFirst + p * kRowsPerPass;
-        const float s =
-            a.block2d ? tileScale : scaleFromAmax(rowMax[p], kE4M3Max, a.pow2);
-        float sv[kVec];
-#pragma unroll
-        for (int e = 0; e < kVec; ++e)
-          sv[e] = s;
-        uint32_t w[kVec / 4];
-        packE4M3<kVec>(f[p], sv, w);
-        if (gr < rows) {
-          uint8_t *out = a.data + gr * cols + gc;
-          if (a.vecData && gc < cols)
-            storePacked<kVec>(out, w);
-          else if (!a.vecData)
-#pragma unroll
-            for (int e = 0; e < kVec; ++e)
-              if (gc + e < cols)
-                out[e] = byteOf(w, e);
-        }
-        if (!a.block2d && c == 0 && gr < a.ld)
-          a.scaleInv[jb * a.ld + gr] = gr < rows ? 1.0f / s : 0.0f;
-      }
-    }
+    if (rowwise)
+      Tile::storeRowwise(a, f, rowMax, tileScale, r0, gc, rFirst, c, jb, rows,
+                         cols);
 
     // Columnwise copy: the bytes of x^T through the shared tile.
     if (colwise) {
@@ -281,28 +356,11 @@ __global__ void __launch_bounds__(kThreads, 2)
       for (int p = 0; p < kPasses; ++p) {
         uint32_t w[kVec / 4];
         packE4M3<kVec>(f[p], sv, w);
-        storePacked<kVec>(tile + swizzled<kBlock>(rFirst + p * kRowsPerPass, c),
-                          w);
+        storePacked<kVec>(
+            tile + swizzled<kBlock>(rFirst + p * Tile::kRowsPerPass, c), w);
       }
       __syncthreads();
-      // Task (col, q): row c0 + col of x^T, its bytes r0 + 16q .. + 16;
-      // consecutive threads take consecutive pieces of a row.
-#pragma unroll
-      for (int k = 0; k < kTasks; ++k) {
-        const int id = threadIdx.x + k * kThreads;
-        const int col = id / kChunks, q = id % kChunks;
-        const int64_t g = c0 + col, gr = r0 + 16 * q;
-        if (g >= cols || gr >= rows)
-          continue;
-        uint8_t *out = a.cwData + g * rows + gr;
-        if (a.vecCw) { // rows % 16 == 0: the piece is whole
-          *reinterpret_cast<uint4 *>(out) =
-              transposedPiece<kBlock>(tile, q, col);
-        } else {
-          for (int i = 0; i < 16 && gr + i < rows; ++i)
-            out[i] = tile[swizzled<kBlock>(16 * q + i, col)];
-        }
-      }
+      Tile::storeTransposed(a, tile, r0, c0, rows, cols);
     }
     __syncthreads(); // the shared arrays are refilled by the next tile
   }

@@ -154,7 +154,7 @@ __device__ inline int64_t globalStride() {
 }
 
 //===----------------------------------------------------------------------===//
-// Per-tensor amax (current scaling; fp8.cu, and the producers in ops.cu)
+// Per-tensor amax (current scaling: quantize.cu; activation.cu, norm_fwd.cu)
 //===----------------------------------------------------------------------===//
 
 /// A kernel's amax output: the cell `out` that receives max |x| over the
@@ -445,7 +445,7 @@ const char *runMatmul(te_kernels_state *s, const GemmKey &key, Descriptors &g,
                       bool *unsupported);
 
 //===----------------------------------------------------------------------===//
-// Shared by the GEMMs (ops.cu, fp8.cu)
+// Shared by the GEMMs (elementwise.cu, gemm_fp8.cu)
 //===----------------------------------------------------------------------===//
 
 /// dbias[cols] = column sums of dy (the bias-gradient kernel), for the

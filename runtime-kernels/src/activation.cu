@@ -1,0 +1,402 @@
+//===- activation.cu - Activations and their derivatives ------------------===//
+//
+// te_kernels_act_fwd, te_kernels_act_bwd and te_kernels_dbias_dact: the
+// 13 activations of act.cuh (lib/Runtime/cpu/Reference.cpp's formulas)
+// and their derivatives in fp32, each output rounded once; 16-byte
+// accesses where the pointers and rows allow. The kernels optionally
+// reduce the amax of what they store (an atomicMax per block: max is
+// order-independent), for a current-scaling FP8 quantization of their
+// output that then skips its own amax pass (te_kernels_quantize_fp8's
+// amax_in). dbias is deterministic: fixed row chunks summed per column,
+// then the chunk partials summed in order.
+//
+//===----------------------------------------------------------------------===//
+
+#include "act.cuh"
+#include "launch.cuh"
+
+#include <algorithm>
+#include <type_traits>
+
+using namespace te::kernels;
+
+namespace {
+
+/// Calls fn(std::true_type{}) when the optional amax output is given, else
+/// fn(std::false_type{}): the producer kernels are instantiated with and
+/// without their amax reduction (kAmax).
+template <typename Fn> const char *withAmax(const float *amax, Fn fn) {
+  return amax ? fn(std::true_type{}) : fn(std::false_type{});
+}
+
+/// The grid of a grid-stride producer kernel over n items: gridFor(n), or
+/// with its amax reduction (kAmax) at most 32 blocks per multiprocessor.
+/// On the H200 (8192x4096), one block per 256 items made the blocks'
+/// reductions cost 15-30% of the kernel; 16 blocks per multiprocessor
+/// slowed the f32 kernels (too few loads in flight), 64 the bf16 ones.
+template <bool kAmax> unsigned producerGrid(int64_t n) {
+  if constexpr (kAmax)
+    return static_cast<unsigned>(
+        std::min<int64_t>(gridFor(n), int64_t(32) * smCount()));
+  return gridFor(n);
+}
+
+// The producers' amax (kAmax; te_rt_act_fwd's amax, ...): each thread
+// keeps max |v| over the fp32 values v it rounds and stores (one max per
+// element, NaN skipped) in a register, rounds that maximum to E once, and
+// blockAmax folds the block's into the zeroed cell at the end (every
+// thread reaches it: grid-stride loops, no early return). Rounding to
+// nearest even is monotone and odd (|r(v)| = r(|v|)), so r(max |v|) is
+// exactly the max |r(v)| of the stored values. The amax variants run on a
+// capped grid (producerGrid: fewer block reductions and atomics, each
+// thread looping over several vectors), the vectorized ones with at most
+// 32 registers a thread. Without an amax the kernels are instantiated with
+// kAmax false, on their usual grid, and do nothing more than before.
+
+/// E::store(v), with kAmax m = max(m, |v|) (NaN skipped).
+template <typename E, bool kAmax>
+__device__ inline typename E::T storeFold(float v, float &m) {
+  if constexpr (kAmax)
+    m = fmaxf(m, fabsf(v));
+  return E::store(v);
+}
+
+/// The block's amax of the stored values: m rounded to E (see above).
+template <typename E> __device__ inline void blockAmaxOf(float m, AmaxOut amax) {
+  blockAmax(E::load(E::store(m)), amax);
+}
+
+/// Activation forward with 16-byte accesses: non-gated over n / N vectors,
+/// gated over rows of yCols / N vectors (a at j, b at yCols + j). The body
+/// of actFwdVecKernel and actFwdVecAmaxKernel.
+template <typename E, bool kAmax>
+__device__ __forceinline__ void
+actFwdVec(ActParams p, bool gated, const typename E::T *x, typename E::T *y,
+          int64_t rows, int64_t yCols, AmaxOut amax) {
+  using T = typename E::T;
+  constexpr int N = 16 / sizeof(T);
+  using V = Vec<T, N>;
+  const int64_t rowVecs = yCols / N, nv = rows * rowVecs;
+  float m = 0.0f;
+  for (int64_t v = globalId(); v < nv; v += globalStride()) {
+    V out;
+    if (!gated) {
+      V in = reinterpret_cast<const V *>(x)[v];
+#pragma unroll
+      for (int e = 0; e < N; ++e)
+        out.v[e] = storeFold<E, kAmax>(actF(p.act, E::load(in.v[e])), m);
+    } else {
+      int64_t i = v / rowVecs, jv = v - i * rowVecs;
+      const V *row = reinterpret_cast<const V *>(x + i * 2 * yCols);
+      V a = row[jv], b = row[rowVecs + jv];
+#pragma unroll
+      for (int e = 0; e < N; ++e) {
+        out.v[e] = storeFold<E, kAmax>(
+            gatedF(p, E::load(a.v[e]), E::load(b.v[e])), m);
+      }
+    }
+    reinterpret_cast<V *>(y)[v] = out;
+  }
+  if constexpr (kAmax)
+    blockAmaxOf<E>(m, amax);
+}
+
+template <typename E>
+__global__ void actFwdVecKernel(ActParams p, bool gated, const typename E::T *x,
+                                typename E::T *y, int64_t rows, int64_t yCols,
+                                AmaxOut amax) {
+  actFwdVec<E, false>(p, gated, x, y, rows, yCols, amax);
+}
+
+/// With the amax: at most 32 registers a thread, so that 8 blocks fit on a
+/// multiprocessor (the amax's register would otherwise cost occupancy; on
+/// the H200 a quarter of the bf16 kernels' speed with the capped grid).
+template <typename E>
+__global__ void __launch_bounds__(kThreads, 8)
+    actFwdVecAmaxKernel(ActParams p, bool gated, const typename E::T *x,
+                        typename E::T *y, int64_t rows, int64_t yCols,
+                        AmaxOut amax) {
+  actFwdVec<E, true>(p, gated, x, y, rows, yCols, amax);
+}
+
+/// Fused dbias + dact of a non-gated activation with 16-byte accesses: each
+/// thread owns N adjacent columns of one chunk of rows, writes dx and sums
+/// the fp32 dact down its columns in row order (the order colPartial uses,
+/// so dbias is the same as columnSums of Dact). colFinish adds the chunks.
+/// Threads past the last column do nothing (with kAmax they still join the
+/// block's amax reduction).
+template <typename E, bool kAmax>
+__global__ void dbiasDactVecKernel(int act, const typename E::T *dy,
+                                   const typename E::T *x, typename E::T *dx,
+                                   int64_t rows, int64_t cols, int64_t chunk,
+                                   float *partial, AmaxOut amax) {
+  using T = typename E::T;
+  constexpr int N = 16 / sizeof(T);
+  using V = Vec<T, N>;
+  const int64_t colVecs = cols / N;
+  int64_t jv = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  float m = 0.0f;
+  if (jv < colVecs) {
+    int64_t c = blockIdx.y;
+    int64_t r0 = c * chunk, r1 = min(rows, r0 + chunk);
+    float sum[N];
+#pragma unroll
+    for (int e = 0; e < N; ++e)
+      sum[e] = 0.0f;
+    const V *g = reinterpret_cast<const V *>(dy);
+    const V *in = reinterpret_cast<const V *>(x);
+    V *out = reinterpret_cast<V *>(dx);
+    for (int64_t i = r0; i < r1; ++i) {
+      V gv = g[i * colVecs + jv], xv = in[i * colVecs + jv], d;
+#pragma unroll
+      for (int e = 0; e < N; ++e) {
+        float v = E::load(gv.v[e]) * actDf(act, E::load(xv.v[e]));
+        sum[e] += v;
+        d.v[e] = storeFold<E, kAmax>(v, m);
+      }
+      out[i * colVecs + jv] = d;
+    }
+#pragma unroll
+    for (int e = 0; e < N; ++e)
+      partial[c * cols + jv * N + e] = sum[e];
+  }
+  if constexpr (kAmax)
+    blockAmaxOf<E>(m, amax);
+}
+
+/// Activation backward with 16-byte accesses (see actFwdVec).
+template <typename E, bool kAmax>
+__device__ __forceinline__ void
+actBwdVec(ActParams p, bool gated, const typename E::T *dy,
+          const typename E::T *x, typename E::T *dx, int64_t rows,
+          int64_t yCols, AmaxOut amax) {
+  using T = typename E::T;
+  constexpr int N = 16 / sizeof(T);
+  using V = Vec<T, N>;
+  const int64_t rowVecs = yCols / N, nv = rows * rowVecs;
+  float m = 0.0f;
+  for (int64_t v = globalId(); v < nv; v += globalStride()) {
+    V g = reinterpret_cast<const V *>(dy)[v];
+    if (!gated) {
+      V in = reinterpret_cast<const V *>(x)[v], out;
+#pragma unroll
+      for (int e = 0; e < N; ++e)
+        out.v[e] = storeFold<E, kAmax>(
+            E::load(g.v[e]) * actDf(p.act, E::load(in.v[e])), m);
+      reinterpret_cast<V *>(dx)[v] = out;
+      continue;
+    }
+    int64_t i = v / rowVecs, jv = v - i * rowVecs;
+    const V *row = reinterpret_cast<const V *>(x + i * 2 * yCols);
+    V *drow = reinterpret_cast<V *>(dx + i * 2 * yCols);
+    V a = row[jv], b = row[rowVecs + jv], da, db;
+#pragma unroll
+    for (int e = 0; e < N; ++e) {
+      float fa, fb;
+      gatedDf(p, E::load(a.v[e]), E::load(b.v[e]), E::load(g.v[e]), fa, fb);
+      da.v[e] = storeFold<E, kAmax>(fa, m);
+      db.v[e] = storeFold<E, kAmax>(fb, m);
+    }
+    drow[jv] = da;
+    drow[rowVecs + jv] = db;
+  }
+  if constexpr (kAmax)
+    blockAmaxOf<E>(m, amax);
+}
+
+template <typename E>
+__global__ void actBwdVecKernel(ActParams p, bool gated,
+                                const typename E::T *dy, const typename E::T *x,
+                                typename E::T *dx, int64_t rows, int64_t yCols,
+                                AmaxOut amax) {
+  actBwdVec<E, false>(p, gated, dy, x, dx, rows, yCols, amax);
+}
+
+/// With the amax (see actFwdVecAmaxKernel).
+template <typename E>
+__global__ void __launch_bounds__(kThreads, 8)
+    actBwdVecAmaxKernel(ActParams p, bool gated, const typename E::T *dy,
+                        const typename E::T *x, typename E::T *dx, int64_t rows,
+                        int64_t yCols, AmaxOut amax) {
+  actBwdVec<E, true>(p, gated, dy, x, dx, rows, yCols, amax);
+}
+
+/// out[k] = v rounded to E, with kAmax m = max(m, |v|) (the element-wise
+/// kernels' store).
+template <typename E, bool kAmax>
+__device__ inline void put(typename E::T *out, int64_t k, float v, float &m) {
+  out[k] = storeFold<E, kAmax>(v, m);
+}
+
+template <typename E, bool kAmax>
+__global__ void actFwdKernel(ActParams p, bool gated, const typename E::T *x,
+                             typename E::T *y, int64_t rows, int64_t cols,
+                             AmaxOut amax) {
+  int64_t yCols = gated ? cols / 2 : cols, n = rows * yCols;
+  float m = 0.0f;
+  for (int64_t k = globalId(); k < n; k += globalStride()) {
+    if (!gated) {
+      put<E, kAmax>(y, k, actF(p.act, E::load(x[k])), m);
+      continue;
+    }
+    int64_t i = k / yCols, j = k - i * yCols;
+    put<E, kAmax>(y, k,
+                  gatedF(p, E::load(x[i * cols + j]),
+                         E::load(x[i * cols + yCols + j])),
+                  m);
+  }
+  if constexpr (kAmax)
+    blockAmaxOf<E>(m, amax);
+}
+
+/// dy * act'(x) of a non-gated activation, in fp32.
+template <typename E> struct Dact {
+  int act;
+  const typename E::T *dy, *x;
+  int64_t cols;
+  __device__ float at(int64_t k) const {
+    return E::load(dy[k]) * actDf(act, E::load(x[k]));
+  }
+  __device__ float2 operator()(int64_t i, int64_t j) const {
+    return make_float2(at(i * cols + j), 0.0f);
+  }
+};
+
+template <typename E, bool kAmax>
+__global__ void actBwdKernel(ActParams p, bool gated, const typename E::T *dy,
+                             const typename E::T *x, typename E::T *dx,
+                             int64_t rows, int64_t cols, AmaxOut amax) {
+  int64_t yCols = gated ? cols / 2 : cols, n = rows * yCols;
+  Dact<E> dact{p.act, dy, x, cols};
+  float m = 0.0f;
+  for (int64_t k = globalId(); k < n; k += globalStride()) {
+    if (!gated) {
+      put<E, kAmax>(dx, k, dact.at(k), m);
+      continue;
+    }
+    int64_t i = k / yCols, j = k - i * yCols;
+    int64_t ia = i * cols + j, ib = ia + yCols;
+    float da, db;
+    gatedDf(p, E::load(x[ia]), E::load(x[ib]), E::load(dy[k]), da, db);
+    put<E, kAmax>(dx, ia, da, m);
+    put<E, kAmax>(dx, ib, db, m);
+  }
+  if constexpr (kAmax)
+    blockAmaxOf<E>(m, amax);
+}
+
+} // namespace
+
+extern "C" {
+
+const char *te_kernels_act_fwd(te_kernels_state *s, int act, int dtype,
+                               const void *x, void *y, int64_t rows,
+                               int64_t cols, float limit, float alpha,
+                               float offset, float *amax) {
+  bool gated = isGated(act);
+  int64_t n = rows * (gated ? cols / 2 : cols);
+  if (n == 0) // the amax of an empty output (no kernel writes it)
+    return amax ? zeroAmax(s->stream, amax) : nullptr;
+  const AmaxOut out = amaxOut(s, amax);
+  return byDtype(dtype, [&](auto e) {
+    return withAmax(amax, [&](auto amaxOn) {
+      using E = decltype(e);
+      using T = typename E::T;
+      constexpr bool A = decltype(amaxOn)::value;
+      constexpr int N = 16 / sizeof(T);
+      int64_t yCols = gated ? cols / 2 : cols;
+      if (aligned16(x) && aligned16(y) && yCols % N == 0) {
+        auto kernel = A ? actFwdVecAmaxKernel<E> : actFwdVecKernel<E>;
+        kernel<<<producerGrid<A>(n / N), kThreads, 0, s->stream>>>(
+            ActParams{act, limit, alpha, offset}, gated,
+            static_cast<const T *>(x), static_cast<T *>(y), rows, yCols, out);
+        return launched();
+      }
+      actFwdKernel<E, A><<<producerGrid<A>(n), kThreads, 0, s->stream>>>(
+          ActParams{act, limit, alpha, offset}, gated,
+          static_cast<const T *>(x), static_cast<T *>(y), rows, cols, out);
+      return launched();
+    });
+  });
+}
+
+const char *te_kernels_act_bwd(te_kernels_state *s, int act, int dtype,
+                               const void *dy, const void *x, void *dx,
+                               int64_t rows, int64_t cols, float limit,
+                               float alpha, float offset, float *amax) {
+  bool gated = isGated(act);
+  int64_t n = rows * (gated ? cols / 2 : cols);
+  if (n == 0) // the amax of an empty output (no kernel writes it)
+    return amax ? zeroAmax(s->stream, amax) : nullptr;
+  const AmaxOut out = amaxOut(s, amax);
+  return byDtype(dtype, [&](auto e) {
+    return withAmax(amax, [&](auto amaxOn) {
+      using E = decltype(e);
+      using T = typename E::T;
+      constexpr bool A = decltype(amaxOn)::value;
+      constexpr int N = 16 / sizeof(T);
+      int64_t yCols = gated ? cols / 2 : cols;
+      if (aligned16(dy) && aligned16(x) && aligned16(dx) && yCols % N == 0) {
+        auto kernel = A ? actBwdVecAmaxKernel<E> : actBwdVecKernel<E>;
+        kernel<<<producerGrid<A>(n / N), kThreads, 0, s->stream>>>(
+            ActParams{act, limit, alpha, offset}, gated,
+            static_cast<const T *>(dy), static_cast<const T *>(x),
+            static_cast<T *>(dx), rows, yCols, out);
+        return launched();
+      }
+      actBwdKernel<E, A><<<producerGrid<A>(n), kThreads, 0, s->stream>>>(
+          ActParams{act, limit, alpha, offset}, gated,
+          static_cast<const T *>(dy), static_cast<const T *>(x),
+          static_cast<T *>(dx), rows, cols, out);
+      return launched();
+    });
+  });
+}
+
+const char *te_kernels_dbias_dact(te_kernels_state *s, int act, int dtype,
+                                  const void *dy, const void *x, void *dx,
+                                  void *dbias, int64_t rows, int64_t cols,
+                                  float limit, float alpha, float offset,
+                                  float *amax) {
+  if (rows > 0 && cols > 0 && aligned16(dy) && aligned16(x) && aligned16(dx) &&
+      cols % (dtype == 0 ? 4 : 8) == 0)
+    return byDtype(dtype, [&](auto e) -> const char * {
+      using E = decltype(e);
+      using T = typename E::T;
+      constexpr int N = 16 / sizeof(T);
+      int64_t chunk = chunkRows(rows), chunks = (rows + chunk - 1) / chunk;
+      float *partial = nullptr;
+      if (const char *err = scratch(s, chunks * cols, &partial))
+        return err;
+      dim3 grid(static_cast<unsigned>((cols / N + kThreads - 1) / kThreads),
+                static_cast<unsigned>(chunks));
+      if (const char *err = withAmax(amax, [&](auto amaxOn) {
+            constexpr bool A = decltype(amaxOn)::value;
+            dbiasDactVecKernel<E, A><<<grid, kThreads, 0, s->stream>>>(
+                act, static_cast<const T *>(dy), static_cast<const T *>(x),
+                static_cast<T *>(dx), rows, cols, chunk, partial,
+                amaxOut(s, amax));
+            return launched();
+          }))
+        return err;
+      colFinish<E><<<gridFor(cols), kThreads, 0, s->stream>>>(
+          partial, chunks, cols, static_cast<T *>(dbias));
+      return launched();
+    });
+  // Unaligned or ragged: the element-wise dact (which reduces the amax),
+  // then the column sums.
+  if (const char *err = te_kernels_act_bwd(s, act, dtype, dy, x, dx, rows, cols,
+                                           limit, alpha, offset, amax))
+    return err;
+  return byDtype(dtype, [&](auto e) {
+    using E = decltype(e);
+    using T = typename E::T;
+    // The column sums recompute the fp32 dact (not the rounded dx).
+    return columnSums<E>(s,
+                         Dact<E>{act, static_cast<const T *>(dy),
+                                 static_cast<const T *>(x), cols},
+                         rows, cols, static_cast<T *>(dbias), nullptr);
+  });
+}
+
+} // extern "C"

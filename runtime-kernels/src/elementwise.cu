@@ -1,0 +1,303 @@
+//===- elementwise.cu - Add, bias, cast, transpose, zeroing ---------------===//
+//
+// te_kernels_add, _bias_add, _cast, _transpose, _bias_grad and
+// _zero_ranges (one launch for up to TE_RT_ZERO_RANGES_PER_LAUNCH byte
+// ranges, passed by value), and the GEMMs' bias helpers (broadcastRows,
+// biasGrad). fp32 math, each output rounded once, to nearest even, with
+// the CPU backend's bit conversions; bias gradients are deterministic
+// column sums (launch.cuh).
+//
+//===----------------------------------------------------------------------===//
+
+#include "launch.cuh"
+#include "te/Runtime/TERuntime.h" // TE_RT_ZERO_RANGES_PER_LAUNCH
+
+#include <algorithm>
+
+using namespace te::kernels;
+
+namespace {
+
+/// dy at (i, j): the terms of the bias gradient.
+template <typename E> struct Load2D {
+  const typename E::T *p;
+  int64_t cols;
+  __device__ float2 operator()(int64_t i, int64_t j) const {
+    return make_float2(E::load(p[i * cols + j]), 0.0f);
+  }
+};
+
+/// c = a + b; N elements per 16-byte access when vec (all aligned).
+template <typename E>
+__global__ void addKernel(const typename E::T *a, const typename E::T *b,
+                          typename E::T *c, int64_t n, bool vec) {
+  using T = typename E::T;
+  constexpr int N = 16 / sizeof(T);
+  int64_t done = 0;
+  if (vec) {
+    using V = Vec<T, N>;
+    int64_t nv = n / N;
+    for (int64_t i = globalId(); i < nv; i += globalStride()) {
+      V va = reinterpret_cast<const V *>(a)[i];
+      V vb = reinterpret_cast<const V *>(b)[i];
+      V vc;
+#pragma unroll
+      for (int e = 0; e < N; ++e)
+        vc.v[e] = E::store(E::load(va.v[e]) + E::load(vb.v[e]));
+      reinterpret_cast<V *>(c)[i] = vc;
+    }
+    done = nv * N;
+  }
+  for (int64_t i = done + globalId(); i < n; i += globalStride())
+    c[i] = E::store(E::load(a[i]) + E::load(b[i]));
+}
+
+/// out[r, c] = x[r, c] + bias[c] (te_rt_bias_add; out may be x). With vec
+/// (x, bias and out 16-byte aligned and cols a multiple of N) each thread
+/// adds N elements of one row per 16-byte access.
+template <typename E>
+__global__ void biasAddKernel(const typename E::T *x, const typename E::T *bias,
+                              typename E::T *out, int64_t n, int64_t cols,
+                              bool vec) {
+  using T = typename E::T;
+  constexpr int N = 16 / sizeof(T);
+  if (vec) {
+    using V = Vec<T, N>;
+    int64_t nv = n / N, colVecs = cols / N;
+    for (int64_t i = globalId(); i < nv; i += globalStride()) {
+      V vx = reinterpret_cast<const V *>(x)[i];
+      V vb = reinterpret_cast<const V *>(bias)[i % colVecs];
+      V vo;
+#pragma unroll
+      for (int e = 0; e < N; ++e)
+        vo.v[e] = E::store(E::load(vx.v[e]) + E::load(vb.v[e]));
+      reinterpret_cast<V *>(out)[i] = vo;
+    }
+    return;
+  }
+  for (int64_t i = globalId(); i < n; i += globalStride())
+    out[i] = E::store(E::load(x[i]) + E::load(bias[i % cols]));
+}
+
+/// dst = D(S(src)); widening to fp32 is exact, so one rounding.
+template <typename S, typename D>
+__global__ void castKernel(const typename S::T *src, typename D::T *dst,
+                           int64_t n, bool vec) {
+  constexpr int N = 4;
+  int64_t done = 0;
+  if (vec) {
+    using VS = Vec<typename S::T, N>;
+    using VD = Vec<typename D::T, N>;
+    int64_t nv = n / N;
+    for (int64_t i = globalId(); i < nv; i += globalStride()) {
+      VS vs = reinterpret_cast<const VS *>(src)[i];
+      VD vd;
+#pragma unroll
+      for (int e = 0; e < N; ++e)
+        vd.v[e] = D::store(S::load(vs.v[e]));
+      reinterpret_cast<VD *>(dst)[i] = vd;
+    }
+    done = nv * N;
+  }
+  for (int64_t i = done + globalId(); i < n; i += globalStride())
+    dst[i] = D::store(S::load(src[i]));
+}
+
+/// dst[cols, rows] = src[rows, cols]^T through 32x32 shared-memory tiles.
+template <typename T>
+__global__ void transposeKernel(const T *src, T *dst, int64_t rows,
+                                int64_t cols) {
+  __shared__ T tile[32][33];
+  int64_t tilesY = (rows + 31) / 32;
+  for (int64_t by = blockIdx.y; by < tilesY; by += gridDim.y) {
+    int64_t i0 = by * 32, j0 = static_cast<int64_t>(blockIdx.x) * 32;
+    for (int r = threadIdx.y; r < 32; r += blockDim.y) {
+      int64_t i = i0 + r, j = j0 + threadIdx.x;
+      if (i < rows && j < cols)
+        tile[r][threadIdx.x] = src[i * cols + j];
+    }
+    __syncthreads();
+    for (int r = threadIdx.y; r < 32; r += blockDim.y) {
+      int64_t j = j0 + r, i = i0 + threadIdx.x;
+      if (i < rows && j < cols)
+        dst[j * rows + i] = tile[threadIdx.x][r];
+    }
+    __syncthreads();
+  }
+}
+
+/// The ranges of one te_kernels_zero_ranges launch, passed by value in the
+/// kernel's parameters (2 KiB of the 4 KiB they may hold).
+struct ZeroRanges {
+  unsigned char *ptr[TE_RT_ZERO_RANGES_PER_LAUNCH];
+  int64_t bytes[TE_RT_ZERO_RANGES_PER_LAUNCH];
+};
+
+/// Zeroes range blockIdx.y of `r`, the blocks along x striding over it:
+/// single bytes up to its first 16-byte boundary and after its last one,
+/// 16-byte stores between.
+__global__ void zeroRangesKernel(ZeroRanges r) {
+  unsigned char *p = r.ptr[blockIdx.y];
+  int64_t n = r.bytes[blockIdx.y];
+  int64_t head = min(n, static_cast<int64_t>(
+                            (16 - reinterpret_cast<uintptr_t>(p) % 16) % 16));
+  int64_t nv = (n - head) / 16, tail = head + nv * 16;
+  int64_t id = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  if (id < head) // head < 16 <= blockDim.x
+    p[id] = 0;
+  uint4 *v = reinterpret_cast<uint4 *>(p + head);
+  for (int64_t i = id; i < nv; i += stride)
+    v[i] = make_uint4(0, 0, 0, 0);
+  if (id < n - tail) // n - tail < 16
+    p[tail + id] = 0;
+}
+
+template <typename E>
+__global__ void broadcastKernel(const typename E::T *bias, typename E::T *y,
+                                int64_t rows, int64_t cols) {
+  int64_t n = rows * cols;
+  for (int64_t k = globalId(); k < n; k += globalStride())
+    y[k] = E::store(bias ? 0.0f + E::load(bias[k % cols]) : 0.0f);
+}
+
+} // namespace
+
+namespace te::kernels {
+
+const char *biasGrad(te_kernels_state *s, int dtype, const void *dy,
+                     void *dbias, int64_t rows, int64_t cols) {
+  return byDtype(dtype, [&](auto e) {
+    using E = decltype(e);
+    using T = typename E::T;
+    return columnSums<E>(s, Load2D<E>{static_cast<const T *>(dy), cols}, rows,
+                         cols, static_cast<T *>(dbias), nullptr);
+  });
+}
+
+const char *broadcastRows(te_kernels_state *s, int dtype, const void *bias,
+                          void *y, int64_t rows, int64_t cols) {
+  return byDtype(dtype, [&](auto e) {
+    using E = decltype(e);
+    using T = typename E::T;
+    broadcastKernel<E><<<gridFor(rows * cols), kThreads, 0, s->stream>>>(
+        static_cast<const T *>(bias), static_cast<T *>(y), rows, cols);
+    return launched();
+  });
+}
+
+} // namespace te::kernels
+
+extern "C" {
+
+const char *te_kernels_bias_grad(te_kernels_state *s, int dtype, const void *dy,
+                                 void *dbias, int64_t rows, int64_t cols) {
+  return biasGrad(s, dtype, dy, dbias, rows, cols);
+}
+
+const char *te_kernels_add(te_kernels_state *s, int dtype, const void *a,
+                           const void *b, void *c, int64_t n) {
+  if (n == 0)
+    return nullptr;
+  bool vec = aligned16(a) && aligned16(b) && aligned16(c);
+  return byDtype(dtype, [&](auto e) {
+    using E = decltype(e);
+    using T = typename E::T;
+    addKernel<E><<<gridFor(vec ? n / (16 / sizeof(T)) + 1 : n), kThreads, 0,
+                   s->stream>>>(static_cast<const T *>(a),
+                                static_cast<const T *>(b), static_cast<T *>(c),
+                                n, vec);
+    return launched();
+  });
+}
+
+const char *te_kernels_bias_add(te_kernels_state *s, int dtype, const void *x,
+                                const void *bias, void *out, int64_t rows,
+                                int64_t cols) {
+  if (rows == 0 || cols == 0)
+    return nullptr;
+  int64_t n = rows * cols;
+  return byDtype(dtype, [&](auto e) {
+    using E = decltype(e);
+    using T = typename E::T;
+    constexpr int N = 16 / sizeof(T);
+    bool vec = cols % N == 0 && aligned16(x) && aligned16(bias) &&
+               aligned16(out);
+    biasAddKernel<E><<<gridFor(vec ? n / N : n), kThreads, 0, s->stream>>>(
+        static_cast<const T *>(x), static_cast<const T *>(bias),
+        static_cast<T *>(out), n, cols, vec);
+    return launched();
+  });
+}
+
+const char *te_kernels_cast(te_kernels_state *s, int src_dtype, int dst_dtype,
+                            const void *src, void *dst, int64_t n) {
+  if (n == 0 || src == dst)
+    return nullptr;
+  if (src_dtype == dst_dtype) // bits unchanged, NaN payloads included
+    return status(cudaMemcpyAsync(
+        dst, src, static_cast<size_t>(n) * (src_dtype == 0 ? 4 : 2),
+        cudaMemcpyDeviceToDevice, s->stream));
+  // 4 elements per access: 16 bytes of f32, 8 of bf16/f16.
+  bool vec =
+      reinterpret_cast<uintptr_t>(src) % (src_dtype == 0 ? 16 : 8) == 0 &&
+      reinterpret_cast<uintptr_t>(dst) % (dst_dtype == 0 ? 16 : 8) == 0;
+  return byDtype(src_dtype, [&](auto se) {
+    return byDtype(dst_dtype, [&](auto de) {
+      using S = decltype(se);
+      using D = decltype(de);
+      castKernel<S, D>
+          <<<gridFor(vec ? n / 4 + 1 : n), kThreads, 0, s->stream>>>(
+              static_cast<const typename S::T *>(src),
+              static_cast<typename D::T *>(dst), n, vec);
+      return launched();
+    });
+  });
+}
+
+const char *te_kernels_transpose(te_kernels_state *s, int dtype,
+                                 const void *src, void *dst, int64_t rows,
+                                 int64_t cols) {
+  if (rows == 0 || cols == 0)
+    return nullptr;
+  dim3 block(32, 8);
+  dim3 grid(static_cast<unsigned>((cols + 31) / 32),
+            static_cast<unsigned>(std::min<int64_t>((rows + 31) / 32, 65535)));
+  if (dtype == 0)
+    transposeKernel<<<grid, block, 0, s->stream>>>(
+        static_cast<const uint32_t *>(src), static_cast<uint32_t *>(dst), rows,
+        cols);
+  else
+    transposeKernel<<<grid, block, 0, s->stream>>>(
+        static_cast<const uint16_t *>(src), static_cast<uint16_t *>(dst), rows,
+        cols);
+  return launched();
+}
+
+const char *te_kernels_zero_ranges(te_kernels_state *s, void *const *ptrs,
+                                   const int64_t *bytes, int64_t count) {
+  // The non-empty ranges, TE_RT_ZERO_RANGES_PER_LAUNCH a launch.
+  ZeroRanges r;
+  int k = 0;
+  int64_t most = 0;
+  auto launch = [&]() -> const char * {
+    dim3 grid(gridFor(most / 16), static_cast<unsigned>(k));
+    zeroRangesKernel<<<grid, kThreads, 0, s->stream>>>(r);
+    k = 0;
+    most = 0;
+    return launched();
+  };
+  for (int64_t i = 0; i < count; ++i) {
+    if (bytes[i] == 0)
+      continue;
+    r.ptr[k] = static_cast<unsigned char *>(ptrs[i]);
+    r.bytes[k] = bytes[i];
+    most = std::max(most, bytes[i]);
+    if (++k == TE_RT_ZERO_RANGES_PER_LAUNCH)
+      if (const char *err = launch())
+        return err;
+  }
+  return k ? launch() : nullptr;
+}
+
+} // extern "C"

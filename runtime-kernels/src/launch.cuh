@@ -1,0 +1,89 @@
+//===- launch.cuh - Launch helpers the kernels share -----------*- CUDA -*-===//
+//
+// The block size of the grid-stride kernels and their grid, 16-byte
+// vectors of elements, and the deterministic column sums (dgamma, dbeta,
+// dbias): fixed row chunks summed per column, then the chunk partials
+// summed in order (colFinish).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TE_KERNELS_SRC_LAUNCH_CUH
+#define TE_KERNELS_SRC_LAUNCH_CUH
+
+#include "internal.cuh"
+
+#include <algorithm>
+
+namespace te::kernels {
+
+constexpr int kThreads = 256;
+
+/// Blocks of kThreads for a grid-stride loop over n items.
+inline unsigned gridFor(int64_t n) {
+  return static_cast<unsigned>(std::max<int64_t>(
+      1, std::min<int64_t>((n + kThreads - 1) / kThreads, int64_t(1) << 20)));
+}
+
+inline bool aligned16(const void *p) {
+  return reinterpret_cast<uintptr_t>(p) % 16 == 0;
+}
+
+template <typename T, int N> struct alignas(sizeof(T) * N) Vec { T v[N]; };
+
+/// Rows per chunk of the column sums: a function of rows only, so the
+/// summation order does not depend on the device.
+inline int64_t chunkRows(int64_t rows) {
+  return std::max<int64_t>(64, (rows + 32767) / 32768);
+}
+
+/// partial[c * cols + j] (and, with two outputs, partial[(chunks + c) *
+/// cols + j]) = sums of fn(i, j) over the rows of chunk c, in row order.
+template <typename Fn>
+__global__ void colPartial(Fn fn, int64_t rows, int64_t cols, int64_t chunk,
+                           int64_t chunks, bool two, float *partial) {
+  int64_t j = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (j >= cols)
+    return;
+  int64_t c = blockIdx.y;
+  int64_t r0 = c * chunk, r1 = min(rows, r0 + chunk);
+  float s0 = 0.0f, s1 = 0.0f;
+  for (int64_t i = r0; i < r1; ++i) {
+    float2 v = fn(i, j);
+    s0 += v.x;
+    s1 += v.y;
+  }
+  partial[c * cols + j] = s0;
+  if (two)
+    partial[(chunks + c) * cols + j] = s1;
+}
+
+/// Column sums of fn over [rows, cols] into out0 (and out1 when non-null).
+template <typename E, typename Fn>
+const char *columnSums(te_kernels_state *s, Fn fn, int64_t rows, int64_t cols,
+                       typename E::T *out0, typename E::T *out1) {
+  if (cols == 0)
+    return nullptr;
+  int64_t chunk = chunkRows(rows), chunks = (rows + chunk - 1) / chunk;
+  float *partial = nullptr;
+  int64_t per = out1 ? 2 : 1;
+  if (chunks > 0) {
+    if (const char *err = scratch(s, per * chunks * cols, &partial))
+      return err;
+    dim3 grid(static_cast<unsigned>((cols + kThreads - 1) / kThreads),
+              static_cast<unsigned>(chunks));
+    colPartial<<<grid, kThreads, 0, s->stream>>>(fn, rows, cols, chunk, chunks,
+                                                 out1 != nullptr, partial);
+    if (const char *err = launched())
+      return err;
+  }
+  colFinish<E>
+      <<<gridFor(cols), kThreads, 0, s->stream>>>(partial, chunks, cols, out0);
+  if (out1)
+    colFinish<E><<<gridFor(cols), kThreads, 0, s->stream>>>(
+        partial + chunks * cols, chunks, cols, out1);
+  return launched();
+}
+
+} // namespace te::kernels
+
+#endif // TE_KERNELS_SRC_LAUNCH_CUH
