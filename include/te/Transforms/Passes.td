@@ -435,7 +435,7 @@ def TEFuseGemmEpiloguesPass : Pass<"te-fuse-gemm-epilogues"> {
     default -1: no limit) keep the DGELU and BGRADB folds to GEMMs of at
     most that many static rows, with a remark for the others, for measuring
     each fold on its own. On the H200 (bf16, the 2026-12-02 run of
-    [bench.md](../bench.md), bench/results/h200_2026-12-02_*) neither limit
+    [bench.md](../bench.md), `bench/results/h200_2026-12-02_*`) neither limit
     paid at 8192 tokens, and the DGELU fold is faster at 4096: without the
     DGELU fold LN-MLP 8192x4096x16384 ran 10.097 against 10.106 ms (within
     the spread) and 4096x1024x4096 0.404 against 0.394 ms; without BGRADB
