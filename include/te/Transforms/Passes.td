@@ -603,10 +603,10 @@ def TEFuseActQuantizePass : Pass<"te-fuse-act-quantize"> {
 
     ```mlir
     %y = te.act gelu %x : (tensor<64x256xbf16>) -> tensor<64x256xbf16>
-    %q, %a = te.quantize %y scale(%s[0]) : tensor<64x256xbf16>, tensor<6xf32>
+    %q, %a = te.quantize %y scale(%s[3]) : tensor<64x256xbf16>, tensor<6xf32>
         -> !te.qtensor<64x256xe4m3, #te.fp8_delayed<>, both, hopper>, tensor<1xf32>
     // becomes
-    %q, %a = te.act_quantize gelu %x scale(%s[0]) : tensor<64x256xbf16>, tensor<6xf32>
+    %q, %a = te.act_quantize gelu %x scale(%s[3]) : tensor<64x256xbf16>, tensor<6xf32>
         -> !te.qtensor<64x256xe4m3, #te.fp8_delayed<>, both, hopper>, tensor<1xf32>
     ```
 
@@ -650,7 +650,9 @@ def TEFuseNormQuantizePass : Pass<"te-fuse-norm-quantize"> {
     kernel takes the amax while it normalizes, then casts;
     `power_2_scales` from the recipe). The norm's `rsigma` and `mu` and the
     quantization's `amax` are the fused op's results, `mu` last so that
-    only one result is optional:
+    only one result is optional: `%q, %rs, %a[, %mu] = te.norm_quantize %x
+    norm layer_norm(%g, %b) [scale(%s[0])] {eps = ...} : (...) ->
+    (!te.qtensor<..>, tensor<Mxf32>, tensor<1xf32>[, tensor<Mxf32>])`, e.g.
 
     ```mlir
     %z, %rs, %mu = te.norm_fwd %x norm layer_norm(%g, %b) {eps = 1.0e-05 : f64}
