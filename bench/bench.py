@@ -569,7 +569,7 @@ class CachedStep:
     .wc.so): <fn>_fwd_cached (TE's is_first_microbatch=False) takes, after <fn>_fwd's own
     arguments, the quantized weights <fn>_fwd saved (arguments tagged te.cached_weight = the
     te.saved name of that forward result) instead of quantizing them, and has <fn>_fwd's
-    results, so <fn>_bwd is fed from its results exactly as after <fn>_fwd (docs/passes.md, te-weight-cache: its
+    results, so <fn>_bwd is fed from its results exactly as after <fn>_fwd (docs/generated/TEPasses.md, te-weight-cache: its
     results are bit-identical while the weights are unchanged; under delayed scaling the
     cached weights' amax slots record 0). A step is fwd_cached + bwd on `te`'s buffers; the
     cached weights live in their own buffers, filled from a first-microbatch step."""

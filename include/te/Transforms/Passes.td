@@ -12,14 +12,17 @@ include "mlir/Pass/PassBase.td"
 def TEApplyRecipePass : Pass<"te-apply-recipe"> {
   let summary = "Set the quantization recipe of te module ops";
   let description = [{
-    Attaches a recipe, with TransformerEngine's default parameters, to every
-    `te.layernorm_linear`, `te.layernorm_mlp` and `te.linear` nested under the
-    pass's anchor. Ops that already carry a recipe keep it unless `override`
-    is set. The recipe names are those of `te-compile --recipe`: `bf16`,
-    `fp8-delayed`, `fp8-current`, `fp8-block`, `mxfp8`, `nvfp4`. An unknown
-    name is an error, and an op the recipe cannot run (for example `nvfp4`
-    with RHT on f32 activations) fails verification after the pass, with the
-    op's location.
+    Attaches a recipe to every `te.layernorm_linear`, `te.layernorm_mlp` and
+    `te.linear` nested under the pass's anchor: a recipe name, with
+    TransformerEngine's default parameters, or a recipe attribute with its
+    own parameters (`recipe=#te.nvfp4<rht = false>`, what te-compile
+    `--recipe` passes through). Ops that already carry a recipe keep it
+    unless `override` is set. The pass backs `te-compile --recipe`, and the
+    recipe names are its: `bf16`, `fp8-delayed`, `fp8-current`, `fp8-block`,
+    `mxfp8`, `nvfp4` (what each means: [dialect.md](../dialect.md#recipes)).
+    An unknown name is an error listing the valid ones, and an op the recipe
+    cannot run (for example `nvfp4` with RHT on f32 activations) fails
+    verification after the pass, with the op's location.
 
     ```mlir
     // te-opt --te-apply-recipe="recipe=fp8-delayed"
@@ -44,7 +47,8 @@ def TEApplyRecipePass : Pass<"te-apply-recipe"> {
 def TEDescribePass : Pass<"te-describe", "::mlir::ModuleOp"> {
   let summary = "Report what every te op produces, saves and consumes (JSON)";
   let description = [{
-    Writes one JSON record per te module op, in program order, describing it
+    The fake-tensor report of [dialect.md](../dialect.md#fake-tensor-semantics):
+    writes one JSON record per te module op, in program order, describing it
     without running anything (its fake-tensor semantics): `op`, `loc`,
     `recipe` and `effective_recipe` (`bf16` when the recipe's alignment is
     not met and the op falls back, with `fallback` saying why and a remark at
@@ -89,7 +93,8 @@ def TETensorParallelPass : Pass<"te-tensor-parallel", "::mlir::ModuleOp"> {
     Turns every function of a single-device model (global shapes, as
     exported) into one rank's program of a tensor-parallel group of `size`
     ranks, with TransformerEngine's placements (reference/tensor-parallel.md
-    §1-2, §9): each `te.layernorm_linear` column-parallel, each
+    §1-2, §9; what te-mlir does with them:
+    [tensor-parallel.md](../tensor-parallel.md)): each `te.layernorm_linear` column-parallel, each
     `te.layernorm_mlp` FC1 column- then FC2 row-parallel, with sequence
     parallelism when asked. The argument and result types become the
     rank's shapes, the ops get `tp = #te.tp<...>`, and te-decompose places
@@ -140,30 +145,78 @@ def TETensorParallelPass : Pass<"te-tensor-parallel", "::mlir::ModuleOp"> {
 def TEGenerateBackwardPass : Pass<"te-generate-backward", "::mlir::ModuleOp"> {
   let summary = "Emit forward (with saved bundle) and backward functions";
   let description = [{
-    For every public function `@f` that contains te module ops, adds
+    For every public function `@f` that contains te module ops, adds, next
+    to it,
 
-    - `@f_fwd`: `@f`'s arguments; `@f`'s results followed by the saved
-      bundle's fresh entries (result attribute `te.saved = "<name>"`);
-    - `@f_bwd`: the whole saved bundle in order (argument attribute
-      `te.saved`; entries that alias a forward argument or result also carry
-      `te.alias = "input:N"` / `"output:N"`: the caller passes its own copy
-      and nothing is saved twice), then one gradient per float result
-      (`te.grad_of = "output:N"`; a returned norm output's gradient is marked
-      `te.optional_grad`); results: one gradient per float argument
-      (`te.grad_of = "input:N"`).
+    - `@f_fwd(args...) -> (results..., fresh bundle entries...)`: `@f`'s
+      arguments; `@f`'s results followed by the saved bundle's fresh
+      entries (result attribute `te.saved = "<name>"`);
+    - `@f_bwd(bundle..., one gradient per float result) -> (one gradient
+      per float argument)`: the whole saved bundle in order (argument
+      attribute `te.saved`; entries that alias a forward argument or result
+      also carry `te.alias = "input:N"` / `"output:N"`), then one gradient
+      per float result (`te.grad_of = "output:N"`; a returned norm output's
+      gradient is marked `te.optional_grad`); results: one gradient per
+      float argument (`te.grad_of = "input:N"`).
 
-    `@f` itself stays (the inference entry). What each module op saves comes
-    from its description (`ModuleOpInterface::describe`, as te-describe
-    reports it): intermediates are taken with `te.saved`, quantized ones with
-    only the usages the backward reads. A value saved by several ops is
-    saved once. Module ops get their backward ops (`te.layernorm_linear_bwd`,
-    `te.layernorm_mlp_bwd`, `te.linear_bwd`); the residual adds, casts,
-    reshapes, concatenations, slices and transposes that the importer leaves
-    between and before module ops are differentiated too, and gradients of a
-    value used several times are summed. A checkpointed `te.layernorm_mlp`
-    saves only its inputs and parameters; its backward starts with a
-    `te.recompute` region that re-runs norm, FC1 and the activation.
-    An op with no derivative rule is an error at its location.
+    `@f` itself stays (the inference entry).
+
+    **The saved bundle.** What each module op saves comes from its
+    description (the same `ModuleOpInterface::describe` te-describe prints,
+    in training mode). An intermediate (`mu`, `rsigma`, `ln_out`, `fc1_out`,
+    `act_out`, a quantized weight workspace) is taken with `te.saved`
+    (`%mu = te.saved %y["mu"]`, verified against the description: name,
+    exact type, not an alias), a quantized one with only the usages the
+    backward reads. A saved value that is an argument or a result of `@f`
+    is not saved again: the bundle records it as `input:N` / `output:N` and
+    the caller passes its own copy. A value several ops need (a shared
+    input, a block's output feeding the next block) is one entry. Constants
+    (weights frozen into an export) are rematerialized in `@f_bwd`, never
+    saved. Names are `<op>_<index>.<what>`, e.g. `layernorm_mlp_0.fc1_out`.
+    te-describe adds a record per trained function with the bundle's
+    layout, `bundle_bytes` (what the forward keeps) and `aliased_bytes`
+    (what dedup spared); `dedup=false` saves copies, to measure.
+
+    **Backward ops.** Module ops get their backward ops
+    (`te.layernorm_linear_bwd`, `te.layernorm_mlp_bwd`, `te.linear_bwd`),
+    which take the gradients in and the saved tensors by name and produce
+    one gradient per forward operand (biases per `with_*` flags). Their
+    verifiers check shapes against each other, that saved GEMM operands are
+    all quantized (under the op's recipe, with the columnwise copy the
+    dgrad/wgrad GEMM reads) or all high precision (bf16, or an alignment
+    fallback), and the gradient types. The glue the importer leaves between
+    and before module ops is differentiated too: residual `arith.addf`,
+    casts, static reshapes, `tensor.concat` of gated FC1 weights,
+    `tensor.extract_slice`, weight `linalg.transpose`; the gradients of a
+    value used several times (a residual block's input, read by the block
+    and by the add) are summed.
+    Any other op on a gradient path, one with no derivative rule, is an
+    error at its location.
+
+    **Checkpointing.** A `te.layernorm_mlp` with `checkpoint` saves only its
+    operands (inputs and parameters). `@f_bwd` starts its backward with a
+    `te.recompute` region that re-runs norm, FC1 and the activation: the
+    inputs become block arguments, the forward op (without `checkpoint`)
+    runs inside, and only `te.saved` intermediates are yielded, so FC2 is
+    dead. The region is `IsolatedFromAbove` and side-effect free, and its
+    verifier rejects backward ops, nested checkpoints, side effects and
+    yields of anything but `te.saved` values: CSE cannot merge across it, so
+    recompute never turns back into saving. `checkpoint=true`
+    (`te-compile --checkpoint`) checkpoints every MLP.
+
+    **Delayed scaling state** is explicit. Module ops take an optional
+    `scales(%s)` operand (`[3 x GEMMs]` forward, `[2 x GEMMs]` backward),
+    `te.amax` reads the amaxes an op recorded, and `te.amax_update` does
+    TE's history roll and scale update (§4.1). The pass adds, per delayed
+    op, `amax_history_fwd`/`scales_fwd` arguments and updated results to
+    `@f_fwd` (tagged `te.state`), and the backward pair to `@f_bwd`. A
+    checkpointed MLP keeps the forward scales in its bundle so that the
+    recompute quantizes exactly as the forward did.
+
+    Measured: every committed export under every recipe, with and without
+    checkpointing (242 configurations; NVFP4 with RHT is rejected on the f32
+    exports, as the verifier requires), generates and verifies
+    (`test/Transforms/te-generate-backward-exports.mlir`).
   }];
   let options = [
     Option<"arch", "arch", "::mlir::te::ArchOption",
@@ -206,12 +259,13 @@ def TEDecomposePass : Pass<"te-decompose", "::mlir::ModuleOp"> {
   let summary = "Decompose module ops into L2 primitives";
   let description = [{
     Rewrites `te.layernorm_linear`, `te.layernorm_mlp`, `te.linear`, their
-    backward ops and `te.recompute` regions into primitives, in
-    TransformerEngine's kernel order:
+    backward ops and `te.recompute` regions into level-2 primitives, in
+    TransformerEngine's kernel order (§1.3, §1.5, §2.3, §2.5):
 
-    - LayerNormLinear: `te.norm_fwd`, `te.gemm tn` (bias in the GEMM);
-      backward: `te.gemm nn` (dgrad), `te.gemm nt` (wgrad), `te.bias_grad`,
-      the returned norm output's gradient added, `te.norm_bwd`.
+    - LayerNormLinear: `te.norm_fwd`, `te.gemm tn` (fprop, bias in the
+      GEMM); backward: `te.gemm nn` (dgrad), `te.gemm nt` (wgrad),
+      `te.bias_grad`, the returned norm output's gradient added,
+      `te.norm_bwd`.
     - LayerNormMLP: norm, FC1 `tn`, `te.act`, FC2 `tn`; backward: FC2 dgrad
       and wgrad, FC2 bias gradient, `te.dact` on the saved pre-activation,
       FC1 bias gradient, FC1 dgrad and wgrad, norm backward.
@@ -221,23 +275,60 @@ def TEDecomposePass : Pass<"te-decompose", "::mlir::ModuleOp"> {
     `te.recompute` region is inlined into the backward, where its unused FC2
     is dead and removed.
 
-    Per-tensor FP8 recipes (`fp8-current`, `fp8-delayed`, Hopper layout)
-    decompose the way TE sequences them (§1.3, §1.5, §2.3, §2.5): the norm
-    output, each weight and the activation output are quantized with
-    `te.quantize` (forward format) and the GEMMs read the quantized operands;
-    in the backward the incoming gradient and the activation gradient are
-    quantized (backward format) before their dgrad/wgrad GEMMs, bias
-    gradients come from the high-precision gradients, the activation
-    derivative reads the saved high-precision pre-activation. Under
-    delayed scaling each quantization takes its scale from the op's
-    `scales` vector at its TE quantizer slot (§0.2), and `te.amax` becomes
-    the vector of the amaxes the quantizations recorded (0 for unused
-    slots). Float8 block scaling (`fp8-block`) quantizes at the same points
-    with per-role block shapes and no state; MXFP8 (`mxfp8`) likewise in
-    Blackwell's layout. `arch` is the GPU class the quantized values are
-    laid out for: hopper (per-tensor FP8, fp8-block) or blackwell (mxfp8);
-    a recipe not lowered for it, NVFP4 and Blackwell per-tensor layouts are
-    an error naming the recipe.
+    **Per-tensor FP8** (`fp8-current`, `fp8-delayed`; Hopper layout)
+    decomposes the way TE quantizes (§0.1, §0.2, §1.3-§2.5): `te.quantize`
+    turns the norm output, each weight (marked `{weight}`) and the
+    activation output into `!te.qtensor` values in the forward format (E4M3
+    under HYBRID), and, before their dgrad/wgrad GEMMs, the incoming
+    gradient and the activation gradient into the backward format (E5M2)
+    with both copies. The GEMMs read the quantized operands in the usage
+    TE's `general_gemm` reads (`tn`: both rowwise; `nn`: lhs rowwise, rhs
+    columnwise; `nt`: both columnwise). Bias gradients come from the
+    high-precision gradients (an FP8 GEMM has no bias-gradient epilogue: the
+    remark of te-fuse-gemm-epilogues says so), the activation derivative
+    reads the saved high-precision pre-activation. A save that keeps only
+    the columnwise copy (LayerNormLinear's `ln_out`, Linear's input) is a
+    `te.drop_usage` of the `both` value. Delayed scaling: each quantization
+    takes `scale(%scales[slot])`, its scale from the op's `scales` vector at
+    TE's quantizer slot (§0.2; forward: GEMM1 input, weight, output, GEMM2
+    input, weight, output; backward: GRAD_OUTPUT1, GRAD_INPUT1,
+    GRAD_OUTPUT2, GRAD_INPUT2), and `te.amax` becomes the `tensor.concat` of
+    the amaxes the quantizations recorded (0 for unused slots), which
+    `te.amax_update` folds into the history.
+
+    **Float8 block scaling** (`fp8-block`, §4.4; Hopper) decomposes at the
+    same points with E4M3 everywhere (gradients too) and the block shape of
+    each role: 1x128 blocks for the norm/activation outputs (`x_block_dim`)
+    and gradients (`grad_block_dim`), 128x128 (`block_2d` on the type) for
+    weights (`w_block_dim`), power-of-two scales unless `fp32_scales`.
+    Columnwise copies are quantized from the transposed high-precision
+    tensor (independently of the rowwise copy for 1x128 blocks, the byte
+    transpose for 128x128). The recipe is stateless: no scales operand, no
+    amax (`te.quantize` has no amax result), no `te.amax`. Bias gradients
+    are the high-precision sums, as in TE.
+
+    **MXFP8** (`mxfp8`, §4.3) is a Blackwell recipe: E4M3 everywhere, one
+    E8M0 scale per 32 elements along the contraction dim, every columnwise
+    copy (weights included) a separate quantization in the tensor's own
+    layout, scales `swizzled` for the GEMM; stateless like fp8-block.
+
+    **NVFP4** (`nvfp4`, §4.5) is Blackwell's too: E2M1 everywhere with E4M3
+    block scales (`swizzled`) and an fp32 global amax per copy inside the
+    qtensor; weights in 16x16 tiles (`block_2d` when `weight_2d`), the norm
+    output, the activation and the gradients with the random Hadamard
+    transform on their columnwise (wgrad) copies (the type's `rht` flag
+    when the recipe's `rht`; te.gemm refuses a GEMM whose transformed
+    operand meets an untransformed one), gradients rounded stochastically
+    (`te.quantize {stochastic_rounding, seed = N}`, the function's SR
+    quantizations numbered 0, 1, ... in program order).
+
+    `arch` is the GPU class the quantized values are laid out for: hopper
+    (per-tensor FP8, fp8-block) or blackwell (mxfp8, nvfp4). A recipe asked
+    for in the other class's layout is an error naming the recipe and the
+    `--arch` it needs (so MXFP8 and NVFP4 decompose only for
+    `--arch blackwell` saves, and Blackwell per-tensor layouts are
+    refused). Row-scaled NVFP4 stops here with an error too: it is not
+    decomposed yet (an op on its alignment fallback runs the bf16 path).
 
     A module op whose quantized recipe cannot apply (e.g. `fp8-block` or
     `mxfp8` with a GEMM dim that is not a multiple of the block) runs on the
@@ -262,18 +353,26 @@ def TEDecomposePass : Pass<"te-decompose", "::mlir::ModuleOp"> {
 def TEWeightCachePass : Pass<"te-weight-cache", "::mlir::ModuleOp"> {
   let summary = "Add forward entries that reuse cached FP8 weights";
   let description = [{
-    TransformerEngine's FP8 weight cache (reference §1.2): with
-    `is_first_microbatch` true the quantized weight is refreshed, with false
-    it is reused. Ahead of time that is two entry points: for every
-    decomposed training forward `@f_fwd` whose weights are quantized
-    (`te.quantize {weight}` of a function argument), this pass adds
-    `@f_fwd_cached`, the same forward taking each quantized weight as an
-    extra argument (tagged `te.cached_weight` with the saved-bundle name
-    `@f_fwd` returns it under) instead of quantizing it. Call `@f_fwd` on
-    the first micro-batch and `@f_fwd_cached` with its saved weights on the
-    following ones; the results are bit-identical while the weights are
-    unchanged. Under delayed scaling the cached weights' amax slots record
-    0 (no quantization ran), as in TE. Runs after te-decompose.
+    TransformerEngine's FP8 weight cache (reference §1.2) ahead of time
+    (`te-compile --weight-cache`): with `is_first_microbatch` true TE
+    refreshes the quantized weight, with false it reuses it. Ahead of time
+    that is two entry points. For every decomposed training forward
+    `@f_fwd` whose weights are quantized (`te.quantize {weight}` of a
+    function argument), which quantizes them and returns them in its saved
+    bundle (`is_first_microbatch` true), this pass adds `@f_fwd_cached`
+    (false): the same forward taking each quantized weight as an extra
+    argument (tagged `te.cached_weight` with the saved-bundle name `@f_fwd`
+    returns it under) instead of quantizing it. Call `@f_fwd` on the first
+    micro-batch and `@f_fwd_cached` with its saved weights on the following
+    ones; the results are bit-identical while the weights are unchanged.
+    Under delayed scaling the cached weights' amax slots record 0 (no
+    quantization ran), as in TE.
+
+    `@f_fwd_cached` returns the cached weights again as its saved results
+    (the backward reads them there); a caller that passes those result
+    buffers themselves as the cached-weight arguments (bench/bench.py does)
+    moves no weight bytes for that, since `te_rt_copy` of a buffer onto
+    itself does nothing. Runs after te-decompose.
   }];
   let dependentDialects = ["::mlir::te::TEDialect",
                            "::mlir::arith::ArithDialect"];
@@ -286,46 +385,63 @@ def TEFuseGemmEpiloguesPass : Pass<"te-fuse-gemm-epilogues"> {
     reads becomes that GEMM's second result: the bias gradient comes out of
     the GEMM's epilogue (cuBLASLt BGRADB), as TransformerEngine's bf16
     backward does for both biases of LayerNormLinear and LayerNormMLP. A
-    bias gradient with no such GEMM stays and gets a remark saying why.
+    bias gradient with no such GEMM stays and gets a remark saying why (an
+    FP8 GEMM has no bias-gradient epilogue, for one).
 
-    With `act-epilogues` (a mode: `off`, the default here, `auto` or
-    `on`), the activation goes into the GEMMs' epilogues too, first (so
-    FC1's bias gradient, the bias gradient of the activation's derivative,
-    still folds into FC1's wgrad GEMM):
+    **GELU in the GEMM epilogues.** With `act-epilogues` (a mode: `off`,
+    `auto` or `on`; te-compile `--gemm-act-epilogues=off|auto|on` and
+    te-pipeline `gemm-act-epilogues` default to `auto`, the pass alone to
+    `off`), the activation goes into the GEMMs' epilogues too, before the
+    BGRADB folding (so FC1's bias gradient, the bias gradient of the
+    activation derivative's result, still comes out of FC1's wgrad GEMM):
 
     - `%pre = te.gemm tn %x, %w bias(%b)` whose result a `te.act gelu %pre`
-      reads becomes `te.gemm_act gelu` (cuBLASLt GELU_AUX_BIAS), with the
-      `pre` result (the aux output) only when something else (the saved
-      activation of the backward) reads `%pre`;
+      reads becomes `%y[, %pre] = te.gemm_act gelu %x, %w [bias(%b)]`
+      (cuBLASLt GELU_AUX_BIAS), with the `pre` result (the aux output) only
+      when something else (the saved pre-activation of the backward) reads
+      `%pre`;
     - `te.dact gelu %dh, %pre` of a `%dh = te.gemm nn %dy, %w` (dgrad) that
-      nothing else reads becomes `te.gemm_dact gelu` (cuBLASLt DGELU).
+      nothing else reads becomes `%dx = te.gemm_dact gelu %dy, %w pre(%pre)`
+      (cuBLASLt DGELU).
 
-    High-precision GEMMs only: the FP8 recipes fuse the activation with its
-    cast instead (te-fuse-act-quantize). Each `te.act` / `te.dact` that does
-    not fold gets a remark saying why (another activation, quantized
-    operands, an amax result, no GEMM of the right layout, other readers of
-    the GEMM result, another block, and under `auto` the GEMM's rows).
+    They lower to `te_rt_gemm_fprop_act` (aux null without `pre`) and
+    `te_rt_gemm_dgrad_dact`, whose results agree with the unfused pair to
+    one rounding (the activation reads the fp32 GEMM result).
+    High-precision GEMMs only (the FP8 recipes fuse the activation with its
+    cast instead, te-fuse-act-quantize), GELU (tanh) only. Each `te.act` /
+    `te.dact` that does not fold gets a remark saying why (another
+    activation, quantized operands, an amax result, no GEMM of the right
+    layout, other readers of the GEMM result, another block, and under
+    `auto` the GEMM's rows).
 
-    `on` folds every eligible pair. `auto` (te-pipeline's and te-compile's
-    default) folds only GEMMs whose row count (the product of the leading
-    dims of the GEMM's lhs: the tokens) is static and at least
-    `act-epilogue-min-rows` (1024): on the H200 (bf16 LayerNorm + GELU MLP
-    training step, against the unfused build) the epilogues made the step
+    `on` folds every eligible pair. `auto` folds only GEMMs whose row count
+    (the product of the leading dims of the GEMM's lhs: the tokens) is
+    static and at least `act-epilogue-min-rows` (te-compile
+    `--gemm-act-epilogue-min-rows`, te-pipeline `gemm-act-epilogue-min-rows`;
+    1024), and says so in the remark for the others ("16 rows < 1024; auto
+    folds static row counts >= 1024 only ...", "rows are dynamic; ...").
+    The reason is the H200 (bf16 LayerNorm + GELU MLP training step, against
+    the unfused build in the same session): the epilogues made the step
     2.2% faster at 8192 tokens x 4096 x 16384 (10.06 against 10.29 ms) and
-    2.5% at 4096 x 1024 x 4096 (0.393 against 0.403 ms), but 5.5% slower
-    at 16 tokens x 4096 x 16384 (0.245 against 0.232 ms): at few rows the
+    2.5% at 4096 x 1024 x 4096 (0.393 against 0.403 ms), but 5.5% slower at
+    16 tokens x 4096 x 16384 (0.245 against 0.232 ms): at few rows the
     epilogue GEMM kernels are slower than the plain GEMM plus a small
-    activation kernel. Dynamic row counts do not fold under `auto`.
+    activation kernel. A library compiled for dynamic tokens keeps the
+    separate kernels under `auto` (its size is unknown at compile time);
+    `--gemm-act-epilogues` (bare, meaning `on`) forces the fold.
 
-    `dact-epilogue-max-rows` and `bias-grad-epilogue-max-rows` (default -1:
-    no limit) keep the DGELU and BGRADB folds to GEMMs of at most that many
-    static rows, for measuring each fold on its own. On the H200 (bf16,
-    2026-12-02, bench/results/h200_2026-12-02_*): without the DGELU fold
-    LN-MLP 8192x4096x16384 ran 10.097 against 10.106 ms (within the
-    spread) and 4096x1024x4096 0.404 against 0.394 ms (the fold is
-    faster); without BGRADB above 64 rows LN-MLP 8192 ran 10.13 against
-    10.05-10.11 ms and LN-Linear 8192x4096->12288 3.736 against 3.750-3.766
-    ms: no limit is the default.
+    `dact-epilogue-max-rows` and `bias-grad-epilogue-max-rows` (te-compile
+    `--gemm-dact-epilogue-max-rows` / `--gemm-bias-grad-epilogue-max-rows`;
+    default -1: no limit) keep the DGELU and BGRADB folds to GEMMs of at
+    most that many static rows, with a remark for the others, for measuring
+    each fold on its own. On the H200 (bf16, the 2026-12-02 run of
+    [bench.md](../bench.md), `bench/results/h200_2026-12-02_*`) neither limit
+    paid at 8192 tokens, and the DGELU fold is faster at 4096: without the
+    DGELU fold LN-MLP 8192x4096x16384 ran 10.097 against 10.106 ms (within
+    the spread) and 4096x1024x4096 0.404 against 0.394 ms; without BGRADB
+    above 64 rows LN-MLP 8192 ran 10.13 against 10.05-10.11 ms and
+    LN-Linear 8192x4096->12288 3.736 against 3.750-3.766 ms. No limit is
+    the default.
   }];
   let options = [
     Option<"actEpilogues", "act-epilogues", "::mlir::te::ActEpiloguesOption",
@@ -385,10 +501,13 @@ def TEFuseQuantizeAmaxPass : Pass<"te-fuse-quantize-amax"> {
     Float8 current scaling needs `max |x|` before it can cast `x`: unfused,
     `te.quantize` reads `x` twice (an amax pass, then the cast and the
     transposed copy). When `x` is the result of `te.act`, `te.dact` or
-    `te.dbias_dact`, that kernel computes the amax while it writes `x`
-    (TransformerEngine's fused activation + amax for current scaling, §1.3,
-    §2.5) and the quantization takes it as `amax(%a)`, skipping its own
-    pass. The quantized bytes, the scale and the recorded amax are the same.
+    `te.dbias_dact`, that op gets an amax result: its kernel computes the
+    amax while it writes `x` (TransformerEngine's fused activation + amax
+    for current scaling, §1.3, §2.5; the `amax` argument of
+    `te_rt_act_fwd`, `te_rt_act_bwd`, `te_rt_dbias_dact`), and the
+    quantization takes it as `amax(%a)`, so that `te_rt_quantize_fp8` skips
+    its own amax pass (`amax_in`). The quantized bytes, the scale and the
+    recorded amax are the same.
 
     ```mlir
     %y = te.act gelu %x : (tensor<64x256xbf16>) -> tensor<64x256xbf16>
@@ -401,10 +520,12 @@ def TEFuseQuantizeAmaxPass : Pass<"te-fuse-quantize-amax"> {
     ```
 
     A current-scaling quantization of any other value (a weight, an
-    incoming gradient, a norm output that te-fuse-norm-quantize, which runs
-    first in te-pipeline, left unfused) keeps its amax pass and gets a
-    remark saying why. Delayed scaling needs no such fusion (its cast records the
-    amax in the same pass); the block-scaled recipes record none.
+    incoming gradient, a norm output that te-fuse-norm-quantize left
+    unfused) keeps its amax pass and gets a remark saying why. In
+    te-pipeline this runs after te-fuse-dbias-dact and
+    te-fuse-norm-quantize. Delayed scaling needs no such fusion (its cast
+    records the amax in the same pass); the block-scaled recipes record
+    none.
   }];
   let options = [
     Option<"reportWork", "report-work", "bool", /*default=*/"false",
@@ -420,15 +541,14 @@ def TEFuseDBiasQuantizePass : Pass<"te-fuse-dbias-quantize"> {
   let description = [{
     In an FP8 backward the wgrad GEMM reads the quantized output gradient,
     and an FP8 GEMM has no bias-gradient epilogue, so te-fuse-gemm-epilogues
-    leaves `te.bias_grad %dy` as its own reduction over `dy`.
+    leaves `te.bias_grad %dy` as a reduction of its own over `dy`.
     TransformerEngine sums the columns in the cast-transpose of `dy`
     instead (`cast_transpose_dbias` + `reduce_dbias`, `tex.bgrad_quantize`,
     §3.2). A `te.bias_grad %x` and a per-tensor FP8 `te.quantize %x`
-    (`#te.fp8_delayed` with `scale(%s[slot])`, or `#te.fp8_current`) of
-    the same value in the same block become one `te.dbias_quantize`. The
-    quantized bytes, `scale_inv`, the recorded amax and the bias gradient
-    are unchanged (the bias gradient is the fp32 column sums of `x`,
-    rounded once, as `te.bias_grad` computes it).
+    (`#te.fp8_delayed` with `scale(%s[slot])`, or `#te.fp8_current`
+    without `amax(...)`) of the same value in the same block become one
+    `te.dbias_quantize`. In LayerNormLinear's backward and LayerNormMLP's
+    FC2 that value is `dy`.
 
     ```mlir
     %db = te.bias_grad %dy : (tensor<64x256xbf16>) -> tensor<256xbf16>
@@ -439,6 +559,14 @@ def TEFuseDBiasQuantizePass : Pass<"te-fuse-dbias-quantize"> {
         -> !te.qtensor<64x256xe5m2, #te.fp8_delayed<>, both, hopper>, tensor<1xf32>,
            tensor<256xbf16>
     ```
+
+    It lowers to `te_rt_dbias_quantize_fp8`: the cast-transpose kernel also
+    sums each tile-row band's columns in fp32 into a scratch partial,
+    reduced by one small kernel (under current scaling the amax pass runs
+    first). The quantized bytes, `scale_inv`, the recorded amax and the bias
+    gradient are those of `te_rt_bias_grad` + `te_rt_quantize_fp8` (the bias
+    gradient is the fp32 column sums of `x`, rounded once, as `te.bias_grad`
+    computes it; bit for bit on the cpu backend, which runs that pair).
 
     Runs after te-fuse-gemm-epilogues (a high-precision wgrad GEMM takes
     the bias gradient into its epilogue first) and te-fuse-dbias-dact (an
@@ -462,32 +590,41 @@ def TEFuseDBiasQuantizePass : Pass<"te-fuse-dbias-quantize"> {
 def TEFuseActQuantizePass : Pass<"te-fuse-act-quantize"> {
   let summary = "Fuse an activation (or its derivative) with its delayed-scaling FP8 cast";
   let description = [{
-    Under Float8 delayed scaling the cast's scale is known before the
-    tensor is (element `slot` of the recipe state), so the kernel computing
-    an activation can cast its result directly (TransformerEngine's fused
-    activation-cast, and `dbias_d<act>` + cast in the backward, §1.3, §2.5)
-    and the high-precision tensor is never written. A `te.quantize
-    scale(%s[slot])` under `#te.fp8_delayed` of the main result of
-    `te.act`, `te.dact` or `te.dbias_dact` becomes one `te.act_quantize` or
-    `te.dact_quantize` (which keeps `te.dbias_dact`'s bias gradient) when
-    that quantization is the result's only use and the producer's `amax`
-    result, if any, is unused. The quantized bytes, `scale_inv` and the
-    recorded amax are unchanged.
+    The delayed-scaling counterpart of te-fuse-quantize-amax. Under Float8
+    delayed scaling the cast's scale is known before the tensor is (element
+    `slot` of the recipe state), so the kernel computing an activation can
+    cast its result directly (TransformerEngine's fused activation-cast,
+    and `dbias_d<act>` + cast in the backward, §1.3, §2.5) and the
+    high-precision tensor is never written. A `te.quantize scale(%s[slot])`
+    under `#te.fp8_delayed` of the main result of `te.act`, `te.dact` or
+    `te.dbias_dact` becomes one `te.act_quantize` or `te.dact_quantize`
+    when that quantization is the result's only use and the producer's
+    `amax` result, if any, is unused:
 
     ```mlir
     %y = te.act gelu %x : (tensor<64x256xbf16>) -> tensor<64x256xbf16>
-    %q, %a = te.quantize %y scale(%s[0]) : tensor<64x256xbf16>, tensor<6xf32>
+    %q, %a = te.quantize %y scale(%s[3]) : tensor<64x256xbf16>, tensor<6xf32>
         -> !te.qtensor<64x256xe4m3, #te.fp8_delayed<>, both, hopper>, tensor<1xf32>
     // becomes
-    %q, %a = te.act_quantize gelu %x scale(%s[0]) : tensor<64x256xbf16>, tensor<6xf32>
+    %q, %a = te.act_quantize gelu %x scale(%s[3]) : tensor<64x256xbf16>, tensor<6xf32>
         -> !te.qtensor<64x256xe4m3, #te.fp8_delayed<>, both, hopper>, tensor<1xf32>
     ```
 
-    A delayed-scaling quantization of an activation's result that cannot be
-    fused (another op reads the high-precision tensor, e.g. it is saved
-    for the backward or returned) gets a remark saying which. Current
-    scaling is te-fuse-quantize-amax's (its scale needs the amax first);
-    the block-scaled recipes are not fused.
+    and, in the backward, `%q, %a[, %db] = te.dact_quantize gelu %dy, %x
+    scale(%s[4]) : ... -> !te.qtensor<..>, tensor<1xf32>[, tensor<Kxbf16>]`,
+    which keeps `te.dbias_dact`'s bias gradient as its last result. They
+    lower to `te_rt_act_quantize_fp8` and `te_rt_dact_quantize_fp8`: the
+    quantized bytes, `scale_inv` and the recorded amax are those of the
+    unfused pair. In the LayerNormMLP step that is FC2's input in the
+    forward and FC1's gradient (with its bias gradient) in the backward.
+
+    Runs after te-fuse-dbias-quantize. A delayed-scaling quantization of an
+    activation's result that cannot be fused (another op reads the
+    high-precision tensor, e.g. it is saved for the backward or returned)
+    stays, with a remark naming that op. Current scaling cannot fuse this
+    way (its scale needs the amax first: te-fuse-quantize-amax's case), and
+    the fused ops' verifiers reject any recipe but fp8-delayed; the
+    block-scaled recipes are not fused.
   }];
   let options = [
     Option<"reportWork", "report-work", "bool", /*default=*/"false",
@@ -502,16 +639,20 @@ def TEFuseNormQuantizePass : Pass<"te-fuse-norm-quantize"> {
   let summary = "Fuse a normalization with the per-tensor FP8 cast of its output";
   let description = [{
     TransformerEngine's LayerNorm / RMSNorm kernels write an FP8 output
-    directly when the following GEMM reads it quantized (§1.3): the
-    normalized tensor is cast (and its transposed copy written) as it is
-    computed and never stored in high precision. A per-tensor FP8
+    directly when the following GEMM reads it quantized (§1.3; issue #6):
+    the normalized tensor is cast (and its transposed copy written) as it
+    is computed and never stored in high precision. A per-tensor FP8
     `te.quantize` of the output of `te.norm_fwd` that is that output's only
     use becomes one `te.norm_quantize`, under delayed scaling
-    (`scale(%s[slot])`, the scale known beforehand) and under current
-    scaling (without `amax(...)`: the kernel takes the amax while it
-    normalizes, then casts). The norm's `rsigma` and `mu` and the
-    quantization's `amax` are the fused op's; the quantized bytes,
-    `scale_inv`, the recorded amax and the statistics are unchanged.
+    (`scale(%s[slot])`, the scale known beforehand; the fused op sits where
+    the norm was when the scales are available there, else at the
+    quantization) and under current scaling (without `amax(...)`: the
+    kernel takes the amax while it normalizes, then casts;
+    `power_2_scales` from the recipe). The norm's `rsigma` and `mu` and the
+    quantization's `amax` are the fused op's results, `mu` last so that
+    only one result is optional: `%q, %rs, %a[, %mu] = te.norm_quantize %x
+    norm layer_norm(%g, %b) [scale(%s[0])] {eps = ...} : (...) ->
+    (!te.qtensor<..>, tensor<Mxf32>, tensor<1xf32>[, tensor<Mxf32>])`, e.g.
 
     ```mlir
     %z, %rs, %mu = te.norm_fwd %x norm layer_norm(%g, %b) {eps = 1.0e-05 : f64}
@@ -525,6 +666,11 @@ def TEFuseNormQuantizePass : Pass<"te-fuse-norm-quantize"> {
         -> (!te.qtensor<64x128xe4m3, #te.fp8_current<>, both, hopper>,
             tensor<64xf32>, tensor<1xf32>, tensor<64xf32>)
     ```
+
+    It lowers to `te_rt_norm_quantize_fp8`: the quantized bytes,
+    `scale_inv`, the recorded amax and the statistics are those of
+    `te_rt_norm_fwd` followed by `te_rt_quantize_fp8`, and the
+    high-precision norm output is never stored.
 
     A per-tensor FP8 quantization of a norm output that another op also
     reads (LayerNormLinear's `return_layernorm_output`, a second
