@@ -19,6 +19,7 @@
 #include "te/Conversion/TorchConversion.h"
 #include "te/Dialect/TE/IR/TEDialect.h"
 #include "te/Dialect/Torch/TorchDialect.h"
+#include "te/Transforms/BackwardRules.h"
 #include "te/Transforms/Passes.h"
 #include "te/Transforms/Pipeline.h"
 
@@ -29,14 +30,15 @@ inline void registerTEDialect(DialectRegistry &registry) {
   registry.insert<TEDialect>();
 }
 
-/// The minimal registry of te-opt: `te`, the `torch` import subset, and the
-/// upstream dialects the pipeline produces.
+/// The minimal registry of te-opt: `te`, the `torch` import subset, the
+/// upstream dialects the pipeline produces and their backward rules.
 inline void registerAllTEDialects(DialectRegistry &registry) {
   registry
       .insert<TEDialect, torch::TorchDialect, torch_c::TorchConversionDialect,
               arith::ArithDialect,
               func::FuncDialect, linalg::LinalgDialect, LLVM::LLVMDialect,
               memref::MemRefDialect, scf::SCFDialect, tensor::TensorDialect>();
+  registerBackwardOpInterfaceExternalModels(registry);
 }
 
 /// Every te-mlir pass.

@@ -8,17 +8,19 @@
 // values that are function arguments or results are aliases (the caller
 // passes its own copy to @f_bwd), values several ops need are saved once,
 // and checkpointed MLPs save only their inputs and recompute the rest in a
-// te.recompute region.
+// te.recompute region. The reverse sweep calls each op's rule
+// (BackwardOpInterface: module ops in lib/Dialect/TE/IR/Backward/, upstream
+// ops in lib/Transforms/Backward/); this file keeps the bundle and the
+// recipe state.
 //
 //===----------------------------------------------------------------------===//
 
 #include "te/Dialect/TE/IR/TEOps.h"
+#include "te/Transforms/BackwardRules.h"
 #include "te/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringMap.h"
 
@@ -46,13 +48,28 @@ struct BundleEntry {
   Value backward;     ///< the @f_bwd argument
 };
 
-class BackwardGenerator {
+/// Builds @f_fwd and @f_bwd of one function; to the ops' backward rules it
+/// is the GradientContext of the reverse sweep.
+class BackwardGenerator : public GradientContext {
 public:
   BackwardGenerator(func::FuncOp func, TargetArch arch, bool dedup,
                     bool checkpointAll)
       : func(func), arch(arch), dedup(dedup), checkpointAll(checkpointAll) {}
 
   LogicalResult run();
+
+  // GradientContext.
+  OpBuilder &getBuilder() override { return *builder; }
+  TargetArch getArch() const override { return arch; }
+  Value getGradient(Value forward) override { return grads.lookup(forward); }
+  FailureOr<Value> getGradientOrZeros(Value forward) override;
+  void accumulate(Value forward, Value grad) override;
+  FailureOr<Value> zeros(Location loc, Type type) override;
+  Value lookupBackward(Value forward) override;
+  Value getSaved(StringRef name) override;
+  llvm::StringMap<Value> getAllSaved() override;
+  Value getBackwardScales() override;
+  void setBackwardOp(Operation *backwardOp) override;
 
 private:
   LogicalResult buildForward();
@@ -62,13 +79,9 @@ private:
   /// index.
   unsigned addToBundle(Value v, StringRef name);
 
-  /// Reverse-mode rules.
-  LogicalResult backprop(Operation *op, OpBuilder &b);
-  LogicalResult backpropModule(Operation *op, OpBuilder &b);
-  void accumulate(Value forward, Value grad, OpBuilder &b);
-  FailureOr<Value> zeros(Location loc, Type type, OpBuilder &b);
-  /// The gradients of a module op's results (zeros where none flows).
-  FailureOr<Value> gradOrZeros(Value forward, OpBuilder &b);
+  /// Runs the backward rule of `op` (BackwardOpInterface) when a gradient
+  /// reached it.
+  LogicalResult backprop(Operation *op);
 
   func::FuncOp func;
   TargetArch arch;
@@ -82,11 +95,11 @@ private:
   /// Constants the backward needs: cloned into @f_bwd, never saved.
   llvm::DenseMap<Value, Value> clonedConstants;
 
-  /// The @f_bwd value of a forward value the backward needs: a bundle
-  /// argument, or a clone of a constant.
-  Value inBackward(Value forward);
   /// Forward value -> accumulated gradient in @f_bwd.
   llvm::MapVector<Value, Value> grads;
+  /// The reverse sweep's builder and the op whose rule runs.
+  OpBuilder *builder = nullptr;
+  Operation *current = nullptr;
 
   /// Delayed-scaling ops in @f_fwd, in order, with their name prefix; and in
   /// @f_bwd, each one's backward state arguments.
@@ -96,7 +109,6 @@ private:
   SmallVector<std::pair<Value, std::string>> forwardState;
   /// Updated backward state, returned after the gradients.
   SmallVector<std::pair<Value, std::string>> newBackwardState;
-
 };
 
 /// The delayed-scaling `scales` operand of a module op.
@@ -106,15 +118,6 @@ Value getScales(Operation *op) {
 }
 void setScales(Operation *op, Value scales) {
   cast<ModuleOpInterface>(op).setScalesOperand(scales);
-}
-
-/// The types of a module op's gradients: its operands' but the scales'.
-SmallVector<Type> gradTypes(Operation *op) {
-  SmallVector<Type> types;
-  for (Value v : op->getOperands())
-    if (v != getScales(op))
-      types.push_back(v.getType());
-  return types;
 }
 
 /// The quantizer slots of a module op under delayed scaling (§0.2).
@@ -331,7 +334,7 @@ LogicalResult BackwardGenerator::buildForward() {
   return success();
 }
 
-Value BackwardGenerator::inBackward(Value forward) {
+Value BackwardGenerator::lookupBackward(Value forward) {
   if (auto constant = forward.getDefiningOp<arith::ConstantOp>()) {
     Value &clone = clonedConstants[forward];
     if (!clone) {
@@ -343,262 +346,73 @@ Value BackwardGenerator::inBackward(Value forward) {
   return bundle[bundleIndex.lookup(forward)].backward;
 }
 
-void BackwardGenerator::accumulate(Value forward, Value grad, OpBuilder &b) {
+Value BackwardGenerator::getSaved(StringRef name) {
+  llvm::StringMap<Value> &saved = savedOf[current];
+  auto it = saved.find(name);
+  return it == saved.end() ? Value() : lookupBackward(it->second);
+}
+
+llvm::StringMap<Value> BackwardGenerator::getAllSaved() {
+  llvm::StringMap<Value> values;
+  for (auto &entry : savedOf[current])
+    values[entry.getKey()] = lookupBackward(entry.getValue());
+  return values;
+}
+
+Value BackwardGenerator::getBackwardScales() {
+  auto state = backwardState.find(current);
+  return state == backwardState.end() ? Value() : state->second.second;
+}
+
+void BackwardGenerator::setBackwardOp(Operation *backwardOp) {
+  auto state = backwardState.find(current);
+  if (state == backwardState.end())
+    return;
+  auto recipe = cast<FP8DelayedRecipeAttr>(
+      cast<ModuleOpInterface>(current).getRecipeOrDefault());
+  state->second = updateState(*builder, backwardOp, recipe, state->second.first,
+                              state->second.second,
+                              /*backward=*/true);
+}
+
+void BackwardGenerator::accumulate(Value forward, Value grad) {
   auto [it, inserted] = grads.try_emplace(forward, grad);
   if (!inserted)
     it->second =
-        arith::AddFOp::create(b, grad.getLoc(), it->second, grad).getResult();
+        arith::AddFOp::create(*builder, grad.getLoc(), it->second, grad)
+            .getResult();
 }
 
-FailureOr<Value> BackwardGenerator::zeros(Location loc, Type type,
-                                          OpBuilder &b) {
+FailureOr<Value> BackwardGenerator::zeros(Location loc, Type type) {
   auto rt = cast<RankedTensorType>(type);
   if (!rt.hasStaticShape())
     return emitError(loc) << "te-generate-backward: a zero gradient of "
                              "dynamic shape "
                           << type << " is needed but not supported";
   return arith::ConstantOp::create(
-             b, loc, DenseElementsAttr::get(
-                         rt, b.getFloatAttr(rt.getElementType(), 0.0)))
+             *builder, loc,
+             DenseElementsAttr::get(
+                 rt, builder->getFloatAttr(rt.getElementType(), 0.0)))
       .getResult();
 }
 
-FailureOr<Value> BackwardGenerator::gradOrZeros(Value forward, OpBuilder &b) {
+FailureOr<Value> BackwardGenerator::getGradientOrZeros(Value forward) {
   auto it = grads.find(forward);
   if (it != grads.end())
     return it->second;
-  return zeros(forward.getLoc(), forward.getType(), b);
+  return zeros(forward.getLoc(), forward.getType());
 }
 
-LogicalResult BackwardGenerator::backpropModule(Operation *op, OpBuilder &b) {
-  Location loc = op->getLoc();
-  bool anyGrad = llvm::any_of(op->getResults(),
-                              [&](Value r) { return grads.count(r); });
-  if (!anyGrad)
-    return success();
-  llvm::StringMap<Value> &saved = savedOf[op];
-  auto get = [&](StringRef name) -> Value {
-    auto it = saved.find(name);
-    return it == saved.end() ? Value() : inBackward(it->second);
-  };
-
-  FailureOr<Value> dy = gradOrZeros(op->getResult(0), b);
-  if (failed(dy))
-    return failure();
-  Value dLn;
-  if (op->getNumResults() > 1) {
-    auto it = grads.find(op->getResult(1));
-    if (it != grads.end())
-      dLn = it->second;
-  }
-
-  // Delayed scaling: the backward quantizers' scales from the caller.
-  Value bwdScales;
-  auto state = backwardState.find(op);
-  if (state != backwardState.end())
-    bwdScales = state->second.second;
-
-  SmallVector<Value> gradResults;
-  Operation *bwdOp = nullptr;
-  if (auto ln = dyn_cast<LayerNormLinearOp>(op)) {
-    SmallVector<Type> types = gradTypes(op);
-    bwdOp = LayerNormLinearBwdOp::create(
-        b, loc, types, *dy, dLn, get("input"), get("ln_weight"), get("mu"),
-        get("rsigma"), get("weight"), get("ln_out"), bwdScales,
-        ln.getNormalization(),
-        ln.getZeroCenteredGamma(), bool(ln.getLnBias()), bool(ln.getBias()),
-        ln.getRecipeAttr(), ln.getTpAttr());
-    llvm::append_range(gradResults, bwdOp->getResults());
-  } else if (auto mlp = dyn_cast<LayerNormMLPOp>(op)) {
-    llvm::StringMap<Value> values;
-    for (auto &entry : saved)
-      values[entry.getKey()] = inBackward(entry.getValue());
-    if (mlp.getCheckpoint()) {
-      // Inputs (all aliases) in operand order, then the region re-runs the
-      // op without checkpointing and yields its saved intermediates.
-      DescribeOptions options;
-      options.arch = arch;
-      SmallVector<Value> inputs;
-      for (Value operand : mlp->getOperands()) {
-        inputs.push_back(inBackward(operand));
-      }
-      // Build the body in a result-less op, then move it into the final one.
-      auto scratch = RecomputeOp::create(b, loc, TypeRange{}, inputs);
-      Block *body = new Block();
-      scratch.getBody().push_back(body);
-      IRMapping map;
-      for (Value operand : mlp->getOperands())
-        map.map(operand, body->addArgument(operand.getType(), loc));
-      OpBuilder rb = OpBuilder::atBlockBegin(body);
-      OperationState state(loc, mlp->getName());
-      for (Value operand : mlp->getOperands())
-        state.addOperands(map.lookup(operand));
-      state.addTypes(mlp.getOutput().getType());
-      LayerNormMLPOp::Properties props = mlp.getProperties();
-      props.checkpoint = nullptr;
-      props.return_layernorm_output = nullptr;
-      state.useProperties(props);
-      auto inner = cast<LayerNormMLPOp>(rb.create(state));
-      ModuleDescription desc = inner.describe(options);
-      SmallVector<Value> yielded;
-      SmallVector<std::string> names;
-      for (const SavedDesc &sd : desc.saved) {
-        if (sd.alias.kind != Alias::None)
-          continue;
-        yielded.push_back(SavedOp::create(rb, loc,
-                                          sd.tensor.getType(b.getContext()),
-                                          inner.getOutput(), sd.tensor.name));
-        names.push_back(sd.tensor.name);
-      }
-      YieldOp::create(rb, loc, yielded);
-      // Now that the body is known, create the op with its results.
-      SmallVector<Type> types;
-      for (Value v : yielded)
-        types.push_back(v.getType());
-      auto recompute = RecomputeOp::create(b, loc, types, inputs);
-      recompute.getBody().takeBody(scratch.getBody());
-      scratch.erase();
-      for (auto [name, result] : llvm::zip(names, recompute.getResults()))
-        values[name] = result;
-      // Aliased saves of the non-checkpointed op are the inputs themselves.
-      for (const SavedDesc &sd : desc.saved)
-        if (sd.alias.kind == Alias::Input)
-          values[sd.tensor.name] =
-              inBackward(mlp->getOperand(sd.alias.index));
-    }
-    SmallVector<Type> types = gradTypes(op);
-    bwdOp = LayerNormMLPBwdOp::create(
-        b, loc, types, *dy, dLn, values.lookup("input"),
-        values.lookup("ln_weight"), values.lookup("mu"),
-        values.lookup("rsigma"), values.lookup("ln_out"),
-        values.lookup("fc1_weight"), values.lookup("fc1_out"),
-        values.lookup("act_out"), values.lookup("fc2_weight"), bwdScales,
-        mlp.getNormalization(), mlp.getActivation(),
-        mlp.getZeroCenteredGamma(), bool(mlp.getLnBias()),
-        bool(mlp.getFc1Bias()), bool(mlp.getFc2Bias()), mlp.getRecipeAttr(),
-        mlp.getTpAttr());
-    llvm::append_range(gradResults, bwdOp->getResults());
-  } else if (auto lin = dyn_cast<LinearOp>(op)) {
-    SmallVector<Type> types = gradTypes(op);
-    bwdOp =
-        LinearBwdOp::create(b, loc, types, *dy, get("input"), get("weight"),
-                            bwdScales, bool(lin.getBias()),
-                            lin.getRecipeAttr());
-    llvm::append_range(gradResults, bwdOp->getResults());
-  } else {
-    return op->emitError("te-generate-backward: unknown module op");
-  }
-  if (state != backwardState.end()) {
-    auto recipe = cast<FP8DelayedRecipeAttr>(
-        cast<ModuleOpInterface>(op).getRecipeOrDefault());
-    state->second = updateState(b, bwdOp, recipe, state->second.first,
-                                state->second.second, /*backward=*/true);
-  }
-  // The scales operand (last, if any) has no gradient.
-  for (auto [operand, grad] : llvm::zip(op->getOperands(), gradResults))
-    accumulate(operand, grad, b);
-  return success();
-}
-
-LogicalResult BackwardGenerator::backprop(Operation *op, OpBuilder &b) {
-  if (isa<ModuleOpInterface>(op))
-    return backpropModule(op, b);
-  if (isa<SavedOp, arith::ConstantOp, tensor::EmptyOp>(op))
-    return success();
+LogicalResult BackwardGenerator::backprop(Operation *op) {
   // Ops that no gradient reaches need no rule.
-  bool anyGrad = llvm::any_of(op->getResults(),
-                              [&](Value r) { return grads.count(r); });
-  if (!anyGrad)
+  if (llvm::none_of(op->getResults(), [&](Value r) { return grads.count(r); }))
     return success();
-  Location loc = op->getLoc();
-  Value g = grads.lookup(op->getResult(0));
-
-  if (auto add = dyn_cast<arith::AddFOp>(op)) {
-    if (add.getLhs().getType() != add.getRhs().getType())
-      return op->emitError("te-generate-backward: arith.addf operands of "
-                           "different types");
-    accumulate(add.getLhs(), g, b);
-    accumulate(add.getRhs(), g, b);
-    return success();
-  }
-  if (auto ext = dyn_cast<arith::ExtFOp>(op)) {
-    accumulate(ext.getIn(),
-               arith::TruncFOp::create(b, loc, ext.getIn().getType(), g), b);
-    return success();
-  }
-  if (auto trunc = dyn_cast<arith::TruncFOp>(op)) {
-    accumulate(trunc.getIn(),
-               arith::ExtFOp::create(b, loc, trunc.getIn().getType(), g), b);
-    return success();
-  }
-  if (auto reshape = dyn_cast<tensor::ReshapeOp>(op)) {
-    auto srcType = cast<RankedTensorType>(reshape.getSource().getType());
-    if (!srcType.hasStaticShape())
-      return op->emitError("te-generate-backward: the gradient of a "
-                           "dynamic-shaped tensor.reshape is not supported");
-    auto shapeType = RankedTensorType::get({srcType.getRank()},
-                                           b.getI64Type());
-    Value shape = arith::ConstantOp::create(
-        b, loc, DenseIntElementsAttr::get(shapeType, srcType.getShape()));
-    accumulate(reshape.getSource(),
-               tensor::ReshapeOp::create(b, loc, srcType, g, shape), b);
-    return success();
-  }
-  if (auto concat = dyn_cast<tensor::ConcatOp>(op)) {
-    int64_t offset = 0;
-    int64_t dim = concat.getDim();
-    for (Value input : concat.getInputs()) {
-      auto t = cast<RankedTensorType>(input.getType());
-      if (!t.hasStaticShape())
-        return op->emitError("te-generate-backward: the gradient of a "
-                             "dynamic-shaped tensor.concat is not supported");
-      SmallVector<OpFoldResult> offsets(t.getRank(), b.getIndexAttr(0)),
-          strides(t.getRank(), b.getIndexAttr(1)), sizes;
-      for (int64_t d : t.getShape())
-        sizes.push_back(b.getIndexAttr(d));
-      offsets[dim] = b.getIndexAttr(offset);
-      offset += t.getDimSize(dim);
-      accumulate(input,
-                 tensor::ExtractSliceOp::create(b, loc, t, g, offsets, sizes,
-                                                strides),
-                 b);
-    }
-    return success();
-  }
-  if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op)) {
-    auto srcType = slice.getSourceType();
-    if (!srcType.hasStaticShape() || !slice.hasUnitStride())
-      return op->emitError("te-generate-backward: only static unit-stride "
-                           "tensor.extract_slice ops are differentiated");
-    FailureOr<Value> zero = zeros(loc, srcType, b);
-    if (failed(zero))
-      return failure();
-    accumulate(slice.getSource(),
-               tensor::InsertSliceOp::create(
-                   b, loc, g, *zero, slice.getMixedOffsets(),
-                   slice.getMixedSizes(), slice.getMixedStrides()),
-               b);
-    return success();
-  }
-  if (auto transpose = dyn_cast<linalg::TransposeOp>(op)) {
-    auto srcType = cast<RankedTensorType>(transpose.getInput().getType());
-    if (!srcType.hasStaticShape())
-      return op->emitError("te-generate-backward: the gradient of a "
-                           "dynamic-shaped linalg.transpose is not supported");
-    ArrayRef<int64_t> perm = transpose.getPermutation();
-    SmallVector<int64_t> inverse(perm.size());
-    for (auto [i, p] : llvm::enumerate(perm))
-      inverse[p] = i;
-    Value init = tensor::EmptyOp::create(b, loc, srcType.getShape(),
-                                         srcType.getElementType());
-    accumulate(transpose.getInput(),
-               linalg::TransposeOp::create(b, loc, g, init, inverse)
-                   ->getResult(0),
-               b);
-    return success();
-  }
-  return op->emitError() << "te-generate-backward: no derivative rule for '"
-                         << op->getName() << "'";
+  auto rule = dyn_cast<BackwardOpInterface>(op);
+  if (!rule)
+    return op->emitError() << "te-generate-backward: no derivative rule for '"
+                           << op->getName() << "'";
+  current = op;
+  return rule.buildBackward(*this);
 }
 
 LogicalResult BackwardGenerator::buildBackward() {
@@ -671,6 +485,7 @@ LogicalResult BackwardGenerator::buildBackward() {
                                      entry->getArgument(argNo + 1)};
   }
   b.setInsertionPointToStart(entry);
+  builder = &b;
   for (auto [j, i] : llvm::enumerate(gradArgs)) {
     unsigned argNo = bundle.size() + j;
     argAttrs[argNo].set("te.grad_of",
@@ -684,7 +499,7 @@ LogicalResult BackwardGenerator::buildBackward() {
         owner && isa<ModuleOpInterface>(owner.getOwner()) &&
         owner.getResultNumber() == 1)
       argAttrs[argNo].set("te.optional_grad", UnitAttr::get(ctx));
-    accumulate(result, entry->getArgument(argNo), b);
+    accumulate(result, entry->getArgument(argNo));
   }
 
   // Reverse sweep over the forward body.
@@ -692,12 +507,12 @@ LogicalResult BackwardGenerator::buildBackward() {
   for (Operation &op : fwd.getBody().front().without_terminator())
     ops.push_back(&op);
   for (Operation *op : llvm::reverse(ops))
-    if (failed(backprop(op, b)))
+    if (failed(backprop(op)))
       return failure();
 
   SmallVector<Value> results;
   for (auto [j, i] : llvm::enumerate(gradResults)) {
-    FailureOr<Value> g = gradOrZeros(fwd.getArgument(i), b);
+    FailureOr<Value> g = getGradientOrZeros(fwd.getArgument(i));
     if (failed(g))
       return failure();
     results.push_back(*g);
@@ -753,6 +568,11 @@ LogicalResult BackwardGenerator::run() {
 struct TEGenerateBackwardPass
     : public te::impl::TEGenerateBackwardPassBase<TEGenerateBackwardPass> {
   using Base::Base;
+
+  void getDependentDialects(DialectRegistry &registry) const override {
+    Base::getDependentDialects(registry);
+    registerBackwardOpInterfaceExternalModels(registry);
+  }
 
   void runOnOperation() override {
     ModuleOp module = getOperation();

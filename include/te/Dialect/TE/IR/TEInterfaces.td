@@ -1,7 +1,8 @@
 //===- TEInterfaces.td - TE op interfaces ------------------*- tablegen -*-===//
 //
 // The interface every module op implements to describe, without running
-// anything, what it produces, saves for backward and consumes.
+// anything, what it produces, saves for backward and consumes; and the
+// interface of ops te-generate-backward differentiates.
 //
 //===----------------------------------------------------------------------===//
 
@@ -51,6 +52,28 @@ def TE_ModuleOpInterface : OpInterface<"ModuleOpInterface"> {
     InterfaceMethod<
       "TE's delayed-scaling quantizer slots of the backward (grad output, "
       "grad input per GEMM).", "int64_t", "getNumBackwardSlots">
+  ];
+}
+
+def TE_BackwardOpInterface : OpInterface<"BackwardOpInterface"> {
+  let cppNamespace = "::mlir::te";
+  let description = [{
+    An op te-generate-backward differentiates (reverse mode). `buildBackward`
+    is called once per op, in reverse order of the forward function, when a
+    gradient reached at least one of its results; it reads those gradients
+    from the `GradientContext`, builds the backward computation at the
+    context's builder and accumulates one gradient per differentiated
+    operand. Module ops implement it in ODS (lib/Dialect/TE/IR/Backward/);
+    the upstream ops the importer leaves between them (arith, tensor,
+    linalg.transpose) get it as external models
+    (`registerBackwardOpInterfaceExternalModels`).
+  }];
+  let methods = [
+    InterfaceMethod<
+      "Builds the op's backward with `ctx`; an op it cannot differentiate "
+      "is an error at its location.",
+      "::llvm::LogicalResult", "buildBackward",
+      (ins "::mlir::te::GradientContext &":$ctx)>
   ];
 }
 

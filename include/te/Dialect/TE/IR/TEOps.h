@@ -15,6 +15,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "te/Dialect/TE/IR/TEAttrs.h"
+#include "te/Dialect/TE/IR/TEBackward.h"
 #include "te/Dialect/TE/IR/TEDialect.h"
 #include "te/Dialect/TE/IR/TEFakeTensors.h"
 #include "te/Dialect/TE/IR/TETypes.h"

@@ -15,11 +15,12 @@ include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
 /// Traits shared by the module ops: value semantics, optional operands and
-/// results inferred from the operands.
+/// results inferred from the operands, a description and a backward rule.
 class TE_ModuleOp<string mnemonic, list<Trait> traits = []>
     : TE_Op<mnemonic, !listconcat(traits, [
         Pure,
         DeclareOpInterfaceMethods<TE_ModuleOpInterface>,
+        DeclareOpInterfaceMethods<TE_BackwardOpInterface>,
         DeclareOpInterfaceMethods<InferTypeOpInterface>,
         DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface,
                                   ["reifyResultShapes"]>])> {

@@ -12,6 +12,7 @@
 include "te/Dialect/TE/IR/TEBase.td"
 include "te/Dialect/TE/IR/TEAttrs.td"
 include "te/Dialect/TE/IR/TETypes.td"
+include "te/Dialect/TE/IR/TEInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
 /// A saved tensor: high precision, or quantized with the usages the
@@ -23,7 +24,8 @@ def TE_SavedTensor : AnyTypeOf<[TE_FloatTensor, TE_QuantizedTensorType],
 // SavedOp
 //===----------------------------------------------------------------------===//
 
-def TE_SavedOp : TE_Op<"saved", [Pure]> {
+def TE_SavedOp : TE_Op<"saved", [Pure,
+    DeclareOpInterfaceMethods<TE_BackwardOpInterface>]> {
   let summary = "an intermediate a module op saves for its backward";
   let description = [{
     Names one tensor that the module op producing `source` computes on the
