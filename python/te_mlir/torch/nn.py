@@ -11,6 +11,7 @@ import torch.nn as nn
 from .. import compile as _te_compile
 from .._abi import TeMlirError
 from .ops import _compiling, load
+from .recipe import QUANTIZED, recipe_kind, recipe_spec
 
 __all__ = ["LayerNormLinear", "LayerNormMLP", "Linear", "fp8_autocast", "autocast",
            "ACTIVATIONS", "GATED_ACTIVATIONS", "get_recipe"]
@@ -18,7 +19,6 @@ __all__ = ["LayerNormLinear", "LayerNormMLP", "Linear", "fp8_autocast", "autocas
 ACTIVATIONS = ("gelu", "qgelu", "relu", "srelu", "silu", "gelu_erf", "geglu", "glu", "qgeglu",
                "reglu", "sreglu", "swiglu", "clamped_swiglu")
 GATED_ACTIVATIONS = ("geglu", "glu", "qgeglu", "reglu", "sreglu", "swiglu", "clamped_swiglu")
-QUANTIZED = ("fp8-delayed", "fp8-current", "fp8-block", "mxfp8", "nvfp4")
 _IR_DTYPES = {torch.float32: "f32", torch.bfloat16: "bf16", torch.float16: "f16"}
 
 # --------------------------------------------------------------------------- recipes
@@ -33,26 +33,17 @@ def get_recipe():
 
 
 def _recipe_name(r):
-    if r is None:
-        return None
-    if isinstance(r, str):
-        return r
-    # TE-style recipe objects: DelayedScaling, Float8CurrentScaling, ... by class name
-    n = type(r).__name__
-    table = {"DelayedScaling": "fp8-delayed", "Float8CurrentScaling": "fp8-current",
-             "Float8BlockScaling": "fp8-block", "MXFP8BlockScaling": "mxfp8",
-             "NVFP4BlockScaling": "nvfp4"}
-    if n in table:
-        return table[n]
-    raise TeMlirError(f"te_mlir.torch: unknown recipe {r!r} (a te-compile --recipe name: bf16, "
-                      + ", ".join(QUANTIZED) + ")")
+    """te-compile's --recipe text for `r` (see recipe.py): TE recipe objects are read
+    field by field."""
+    return recipe_spec(r)
 
 
 @contextlib.contextmanager
 def fp8_autocast(enabled=True, calibrating=False, fp8_recipe="fp8-delayed", fp8_group=None,
                  recipe=None):
     """TE's fp8_autocast: modules constructed without ``recipe=`` run under this
-    recipe (a te-compile --recipe name, or a TE recipe object by class name). The
+    recipe (a te-compile --recipe name or #te.<recipe> attribute, or a TE recipe
+    object, its fields passed through: te_mlir.torch.recipe). The
     library for a recipe is compiled the first time a module runs under it (do one
     eager step before torch.compile so compilation is not traced). ``calibrating``
     and ``fp8_group`` are not supported (refused when set)."""
@@ -140,7 +131,7 @@ class _TEModule(nn.Module):
 
     def _compile_options(self, recipe):
         return dict(recipe=recipe, train=True, checkpoint=getattr(self, "checkpoint", False),
-                    weight_cache=recipe in QUANTIZED, target=self.target,
+                    weight_cache=recipe_kind(recipe) in QUANTIZED, target=self.target,
                     cache_dir=self.cache_dir)
 
     @torch.compiler.disable
@@ -160,9 +151,11 @@ class _TEModule(nn.Module):
         names = ([], [])
         for which, specs in ((0, fn.state_specs), (1, fn.bwd_state_specs)):
             for s, t in zip(specs, fn.initial_state(device=dev, backward=bool(which))):
-                bname = (recipe.replace("-", "_") + "_" +
+                bname = (recipe_kind(recipe).replace("-", "_") + "_" +
                          s.roles["te.state"].replace(".", "_"))
-                if not hasattr(self, bname):
+                old = self._buffers.get(bname)
+                # (another DelayedScaling's amax_history_len: a fresh history of its length)
+                if old is None or old.shape != t.shape:
                     self.register_buffer(bname, t, persistent=True)
                 names[which].append(bname)
         self._state[recipe] = names
