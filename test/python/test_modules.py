@@ -570,3 +570,23 @@ def test_te_recipe_fields_are_passed_through():
 def test_te_recipe_fields_refused_by_name(cls, field, value):
     with pytest.raises(te_mlir.TeMlirError, match=f"{cls}.*{field}"):
         tet.Linear(32, 32, recipe=_te_recipe(cls, **{field: value}), target="cpu")
+
+
+def test_compile_warnings_reach_python(tmp_path, monkeypatch):
+    """te-compile's warning (fp8-block needs dims % 128: this op runs unquantized) is a
+    TeMlirWarning on the compile and on every cache hit; strict makes it an error."""
+    monkeypatch.delenv("TE_MLIR_STRICT", raising=False)
+    for _ in range(2):  # compiled, then from the cache
+        with pytest.warns(te_mlir.TeMlirWarning, match="divisible by 128.*unquantized"):
+            tet.Linear(32, 32, recipe="fp8-block", target="cpu", cache_dir=tmp_path)
+    with pytest.raises(te_mlir.TeMlirError, match="divisible by 128"):
+        tet.Linear(32, 32, recipe="fp8-block", target="cpu", cache_dir=tmp_path, strict=True)
+    monkeypatch.setenv("TE_MLIR_STRICT", "1")
+    with pytest.raises(te_mlir.TeMlirError, match="strict"):
+        tet.Linear(32, 32, recipe="fp8-block", target="cpu", cache_dir=tmp_path)
+    with pytest.raises(te_mlir.TeMlirError, match="strict"):  # a fresh compile too
+        tet.Linear(32, 64, recipe="fp8-block", target="cpu", cache_dir=tmp_path)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an aligned module compiles without one
+        tet.Linear(128, 128, recipe="fp8-block", target="cpu", cache_dir=tmp_path)

@@ -84,7 +84,7 @@ class _TEModule(nn.Module):
 
     _func = None  # the IR function name
 
-    def _setup(self, recipe, library, target, cache_dir, params_dtype, device):
+    def _setup(self, recipe, library, target, cache_dir, params_dtype, device, strict):
         self.params_dtype = params_dtype if params_dtype is not None else torch.get_default_dtype()
         if self.params_dtype not in _IR_DTYPES:
             raise TeMlirError(f"{type(self).__name__}: params_dtype {self.params_dtype} is not "
@@ -92,6 +92,7 @@ class _TEModule(nn.Module):
         self.recipe = _recipe_name(recipe)
         self.target = target
         self.cache_dir = cache_dir
+        self.strict = strict  # te-compile's warnings as errors (None: TE_MLIR_STRICT)
         self._library_path = library
         self._fns = {}  # recipe -> TeFunction
         self._runners = {}  # recipe -> its forward (_runner)
@@ -132,7 +133,7 @@ class _TEModule(nn.Module):
     def _compile_options(self, recipe):
         return dict(recipe=recipe, train=True, checkpoint=getattr(self, "checkpoint", False),
                     weight_cache=recipe_kind(recipe) in QUANTIZED, target=self.target,
-                    cache_dir=self.cache_dir)
+                    cache_dir=self.cache_dir, strict=self.strict)
 
     @torch.compiler.disable
     def _build(self, recipe):
@@ -290,7 +291,8 @@ class LayerNormLinear(_TEModule):
     (LayerNorm), weight [out, in], bias [out]; on `device`, by default where the
     library runs (cuda when `target` resolves to it). te-mlir extras: recipe=, library= (a
     prebuilt te-compile'd .so whose function `layernorm_linear` has this signature),
-    target=, cache_dir=. forward(inp, is_first_microbatch=None) -> out, or (out, ln_out)
+    target=, cache_dir=, strict= (te-compile's warnings, TeMlirWarning, as errors;
+    default TE_MLIR_STRICT). forward(inp, is_first_microbatch=None) -> out, or (out, ln_out)
     with return_layernorm_output."""
 
     _func = "layernorm_linear"
@@ -298,11 +300,11 @@ class LayerNormLinear(_TEModule):
     def __init__(self, in_features, out_features, eps=1e-5, bias=True,
                  normalization="LayerNorm", return_layernorm_output=False,
                  zero_centered_gamma=False, params_dtype=None, device=None, recipe=None,
-                 library=None, target="auto", cache_dir=None, return_bias=False,
+                 library=None, target="auto", cache_dir=None, strict=None, return_bias=False,
                  init_method=None, **unsupported):
         super().__init__()
         _refuse(type(self).__name__, unsupported, return_bias)
-        self._setup(recipe, library, target, cache_dir, params_dtype, device)
+        self._setup(recipe, library, target, cache_dir, params_dtype, device, strict)
         self.in_features, self.out_features = in_features, out_features
         self.eps, self.use_bias, self.normalization = eps, bias, normalization
         self.return_layernorm_output = return_layernorm_output
@@ -352,14 +354,15 @@ class LayerNormMLP(_TEModule):
     def __init__(self, hidden_size, ffn_hidden_size, eps=1e-5, bias=True,
                  normalization="LayerNorm", activation="gelu", return_layernorm_output=False,
                  zero_centered_gamma=False, params_dtype=None, device=None, checkpoint=False,
-                 recipe=None, library=None, target="auto", cache_dir=None, return_bias=False,
-                 init_method=None, output_layer_init_method=None, **unsupported):
+                 recipe=None, library=None, target="auto", cache_dir=None, strict=None,
+                 return_bias=False, init_method=None, output_layer_init_method=None,
+                 **unsupported):
         super().__init__()
         _refuse(type(self).__name__, unsupported, return_bias)
         if activation not in ACTIVATIONS:
             raise TeMlirError(f"LayerNormMLP: activation {activation!r} is not supported; one "
                               "of " + ", ".join(ACTIVATIONS))
-        self._setup(recipe, library, target, cache_dir, params_dtype, device)
+        self._setup(recipe, library, target, cache_dir, params_dtype, device, strict)
         self.hidden_size, self.ffn_hidden_size = hidden_size, ffn_hidden_size
         self.eps, self.use_bias, self.normalization = eps, bias, normalization
         self.activation, self.checkpoint = activation, checkpoint
@@ -413,11 +416,11 @@ class Linear(_TEModule):
     _func = "linear"
 
     def __init__(self, in_features, out_features, bias=True, params_dtype=None, device=None,
-                 recipe=None, library=None, target="auto", cache_dir=None, return_bias=False,
-                 init_method=None, **unsupported):
+                 recipe=None, library=None, target="auto", cache_dir=None, strict=None,
+                 return_bias=False, init_method=None, **unsupported):
         super().__init__()
         _refuse(type(self).__name__, unsupported, return_bias)
-        self._setup(recipe, library, target, cache_dir, params_dtype, device)
+        self._setup(recipe, library, target, cache_dir, params_dtype, device, strict)
         self.in_features, self.out_features, self.use_bias = in_features, out_features, bias
         self.weight = self._new(out_features, in_features)
         names = ["weight"]
