@@ -590,3 +590,30 @@ def test_compile_warnings_reach_python(tmp_path, monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # an aligned module compiles without one
         tet.Linear(128, 128, recipe="fp8-block", target="cpu", cache_dir=tmp_path)
+
+
+@pytest.mark.parametrize("recipe", ["mxfp8", "nvfp4"])
+def test_blackwell_recipes_compile(recipe):
+    """MXFP8 / NVFP4 compile for sm_100a (te-compile refuses their layout for the default
+    sm_90a), on the cpu backend too, and run there."""
+    m = randomize(tet.LayerNormMLP(64, 128, recipe=recipe, target="cpu",
+                                   params_dtype=torch.bfloat16))  # (nvfp4's RHT: bf16)
+    x = torch.randn(32, 64, dtype=torch.bfloat16, requires_grad=True)
+    y = m(x)
+    ref, _ = reference(m, x)
+    assert _rel(y, ref[0]) <= 0.25
+    y.sum().backward()
+    assert x.grad is not None and torch.isfinite(x.grad).all()
+
+
+def test_blackwell_recipes_refused_on_hopper(monkeypatch):
+    m = tet.Linear(64, 64, device="cpu", target="cpu")  # bf16
+    monkeypatch.setattr(te_mlir.runtime(), "select_backend", lambda target: "cuda")
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda d=None: (9, 0))
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda d=None: "NVIDIA H200")
+    with pytest.raises(te_mlir.TeMlirError, match=r"recipe nvfp4 needs a Blackwell.*H200.*9\.0"):
+        tet.Linear(64, 64, recipe="nvfp4", device="cpu")
+    with tet.fp8_autocast(fp8_recipe=_te_recipe("MXFP8BlockScaling")):
+        with pytest.raises(te_mlir.TeMlirError, match=r"recipe mxfp8 needs.*capability 9\.0"):
+            m(torch.randn(32, 64))

@@ -11,7 +11,7 @@ import torch.nn as nn
 from .. import compile as _te_compile
 from .._abi import TeMlirError
 from .ops import _compiling, load
-from .recipe import QUANTIZED, recipe_kind, recipe_spec
+from .recipe import BLACKWELL, QUANTIZED, recipe_kind, recipe_spec
 
 __all__ = ["LayerNormLinear", "LayerNormMLP", "Linear", "fp8_autocast", "autocast",
            "ACTIVATIONS", "GATED_ACTIVATIONS", "get_recipe"]
@@ -131,9 +131,13 @@ class _TEModule(nn.Module):
         return self.recipe or get_recipe() or "bf16"
 
     def _compile_options(self, recipe):
+        extra = ()
+        if recipe_kind(recipe) in BLACKWELL:  # their GEMM layouts are Blackwell's
+            _check_blackwell(recipe, self.target, self._device)
+            extra = ("--arch=sm_100a",)
         return dict(recipe=recipe, train=True, checkpoint=getattr(self, "checkpoint", False),
                     weight_cache=recipe_kind(recipe) in QUANTIZED, target=self.target,
-                    cache_dir=self.cache_dir, strict=self.strict)
+                    cache_dir=self.cache_dir, strict=self.strict, extra_args=extra)
 
     @torch.compiler.disable
     def _build(self, recipe):
@@ -260,6 +264,23 @@ class _TEModule(nn.Module):
 
     def extra_repr(self):
         return f"recipe={self.recipe or 'autocast/bf16'}, params_dtype={self.params_dtype}"
+
+
+def _check_blackwell(recipe, target, device):
+    """mxfp8 / nvfp4 compile for sm_100a (on the cpu backend too: it emulates that
+    layout); on a cuda device that is not a Blackwell (compute capability 10.x) they
+    cannot run: refused here, naming the recipe and the device."""
+    from .. import runtime
+    if runtime().select_backend(target) != "cuda":
+        return
+    dev = device if device.type == "cuda" else torch.device("cuda",
+                                                            torch.cuda.current_device())
+    cap = torch.cuda.get_device_capability(dev)
+    if cap[0] != 10:
+        raise TeMlirError(f"te_mlir.torch: recipe {recipe} needs a Blackwell GPU (sm_100a, "
+                          f"compute capability 10.x); {dev} ({torch.cuda.get_device_name(dev)}) "
+                          f"has compute capability {cap[0]}.{cap[1]} (use target='cpu', or "
+                          "fp8-current / fp8-delayed / fp8-block here)")
 
 
 def _tensor(shape, dt):
