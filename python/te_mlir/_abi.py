@@ -14,12 +14,18 @@ import sys
 import threading
 from pathlib import Path
 
-__all__ = ["TeMlirError", "find_build", "runtime", "Runtime", "Context", "Graph"]
+__all__ = ["TeMlirError", "TeMlirWarning", "find_build", "runtime", "Runtime", "Context", "Graph"]
 
 
 class TeMlirError(RuntimeError):
     """A te-mlir failure: a runtime call that returned non-zero (with te_rt_last_error's
     text), a bad argument caught before a call, or a missing tool."""
+
+
+class TeMlirWarning(UserWarning):
+    """Something te-mlir did differently from what was asked, e.g. te-compile's warning
+    that a module op whose dims do not fit the recipe's alignment runs unquantized.
+    ``strict=True`` (or TE_MLIR_STRICT=1) makes these errors."""
 
 
 _REPO = Path(__file__).resolve().parents[2]  # python/te_mlir/_abi.py -> repository root

@@ -4,9 +4,10 @@ import json
 import os
 import subprocess
 import tempfile
+import warnings
 from pathlib import Path
 
-from ._abi import TeMlirError, find_build
+from ._abi import TeMlirError, TeMlirWarning, find_build
 
 __all__ = ["compile", "te_compile_path", "cache_dir"]
 
@@ -43,13 +44,48 @@ def _looks_like_path(source):
         "func.func" not in source
 
 
+def strict_default(strict=None):
+    """`strict`, else TE_MLIR_STRICT=1 (te-compile's warnings become errors)."""
+    if strict is not None:
+        return bool(strict)
+    return os.environ.get("TE_MLIR_STRICT", "") not in ("", "0")
+
+
+def _warnings_of(stderr):
+    """te-compile's diagnostics `FILE:LINE:COL: warning: TEXT` -> [TEXT]."""
+    out = []
+    for line in stderr.splitlines():
+        _, sep, text = line.partition(": warning: ")
+        if sep and text not in out:
+            out.append(text.strip())
+    return out
+
+
+def _report(found, name, args, strict):
+    """te-compile's warnings of a library, raised as TeMlirWarning (TeMlirError when
+    strict), on every compile and every cache hit."""
+    if not found:
+        return
+    what = f"te-compile ({name}, {' '.join(args)})"
+    if strict:
+        raise TeMlirError(f"{what}: " + "; ".join(found) + " (strict: warnings are errors; "
+                          "strict=False / TE_MLIR_STRICT=0 runs it anyway)")
+    for w in found:
+        warnings.warn(f"{what}: {w}", TeMlirWarning, stacklevel=3)
+
+
 def compile(source, *, recipe="bf16", train=True, checkpoint=False, weight_cache=False,
-            target="auto", extra_args=(), cache_dir=None):
+            target="auto", extra_args=(), cache_dir=None, strict=None):
     """Compiles `source` (a path to, or the text of, a torch-mlir export or te IR) with
     te-compile and returns the path of the shared library.
 
     Cached under `cache_dir` (else $TE_MLIR_CACHE, else ~/.cache/te-mlir) by the sha256
-    of the source text, the options and the te-compile binary's sha256. Raises TeMlirError with te-compile's stderr on failure."""
+    of the source text, the options and the te-compile binary's sha256. Raises TeMlirError with te-compile's stderr on failure.
+
+    te-compile's warnings (e.g. a module op that runs unquantized because its dims do not
+    fit the recipe's alignment) are kept beside the cached library (`<stem>.warnings.json`)
+    and raised as TeMlirWarning each time the library is compiled or found in the cache;
+    with `strict` (default: TE_MLIR_STRICT=1) they are a TeMlirError instead."""
     if _looks_like_path(source):
         try:
             text = Path(source).read_text()
@@ -81,7 +117,14 @@ def compile(source, *, recipe="bf16", train=True, checkpoint=False, weight_cache
     d = Path(globals()["cache_dir"](cache_dir))
     d.mkdir(parents=True, exist_ok=True)
     out = d / f"{name}-{key[:24]}.so"
+    strict = strict_default(strict)
+    warn_file = out.with_suffix(".warnings.json")
     if out.exists():
+        try:
+            found = json.loads(warn_file.read_text()) if warn_file.exists() else []
+        except (OSError, ValueError):
+            found = []
+        _report(found, name, args, strict)
         return out
     with tempfile.TemporaryDirectory(dir=d, prefix=".tmp-") as tmp:
         src = Path(tmp) / f"{name}.mlir"
@@ -92,10 +135,14 @@ def compile(source, *, recipe="bf16", train=True, checkpoint=False, weight_cache
         if p.returncode != 0 or not so.exists():
             raise TeMlirError(f"te-compile failed (exit {p.returncode}): {' '.join(cmd)}\n"
                               + (p.stderr.strip() or p.stdout.strip()))
+        found = _warnings_of(p.stderr)
+        if found:
+            (Path(tmp) / f"{name}.warnings.json").write_text(json.dumps(found))
         # what else te-compile wrote beside the library (the header, --partition's
         # residual module, ...) keeps its suffix next to the cached .so
         for f in Path(tmp).iterdir():
             if f not in (src, so) and f.name.startswith(name + "."):
                 os.replace(f, d / (out.stem + f.name[len(name):]))
         os.replace(so, out)  # last and atomic: a cached .so means everything is there
+    _report(found, name, args, strict)
     return out

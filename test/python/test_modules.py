@@ -486,3 +486,134 @@ def test_zero_tokens(recipe):
     assert y.shape == (0, 32)
     g = torch.autograd.grad(y.sum(), [x, m.fc1_weight])
     assert g[0].shape == (0, 32) and torch.equal(g[1], torch.zeros_like(g[1]))
+
+
+# --------------------------------------------------------------------------- drop-in (issue #32)
+
+class Format(__import__("enum").Enum):  # TE's recipe.Format, by member name
+    E4M3 = "e4m3"
+    E5M2 = "e5m2"
+    HYBRID = "hybrid"
+
+
+def _te_recipe(cls_name, **fields):
+    """An object of TE's recipe class `cls_name` (only its name and fields are read)."""
+    defaults = {
+        "DelayedScaling": dict(margin=0, fp8_format=Format.HYBRID, amax_history_len=1024,
+                               amax_compute_algo="max", scaling_factor_compute_algo=None,
+                               reduce_amax=True, fp8_dpa=False, fp8_mha=False,
+                               backward_override=None),
+        "Float8CurrentScaling": dict(fp8_format=Format.HYBRID, use_power_2_scales=False,
+                                     fp8_dpa=False, fp8_mha=False, backward_override=None),
+        "Float8BlockScaling": dict(fp8_format=Format.E4M3, use_f32_scales=False,
+                                   x_block_scaling_dim=1, w_block_scaling_dim=2,
+                                   grad_block_scaling_dim=1, backward_override=None),
+        "MXFP8BlockScaling": dict(margin=0, fp8_format=Format.E4M3,
+                                  enable_2d_quantization=False, backward_override=None),
+        "NVFP4BlockScaling": dict(disable_rht=False, disable_stochastic_rounding=False,
+                                  disable_2d_quantization=False, row_scaled_activation=False,
+                                  nvfp4_4over6="none", backward_override=None),
+    }[cls_name]
+    obj = type(cls_name, (), {})()
+    for k, v in {**defaults, **fields}.items():
+        setattr(obj, k, v)
+    return obj
+
+
+def test_te_recipe_fields_are_passed_through():
+    spec = tet.nn.recipe_spec
+    assert spec(_te_recipe("DelayedScaling")) == "fp8-delayed"
+    r = _te_recipe("DelayedScaling", amax_history_len=16, margin=3, fp8_format=Format.E4M3,
+                   amax_compute_algo="most_recent")
+    assert spec(r) == ("#te.fp8_delayed<margin = 3, amax_history_len = 16, "
+                       "amax_compute_algo = most_recent, format = e4m3>")
+    assert spec(_te_recipe("Float8CurrentScaling", fp8_format=Format.E4M3)) == \
+        "#te.fp8_current<format = e4m3>"
+    assert spec(_te_recipe("Float8BlockScaling", use_f32_scales=True, x_block_scaling_dim=2,
+                           w_block_scaling_dim=1)) == \
+        "#te.fp8_block<x_block_dim = 2, w_block_dim = 1, fp32_scales = true>"
+    assert spec(_te_recipe("NVFP4BlockScaling", disable_rht=True,
+                           disable_2d_quantization=True)) == \
+        "#te.nvfp4<rht = false, weight_2d = false>"
+    assert spec(_te_recipe("MXFP8BlockScaling")) == "mxfp8"
+    # the history length sizes the state; the margin and format change the numbers
+    m = randomize(tet.LayerNormLinear(32, 32, recipe=r, target="cpu"))
+    d = randomize(tet.LayerNormLinear(32, 32, recipe="fp8-delayed", target="cpu"))
+    assert m.get_buffer("fp8_delayed_layernorm_linear_0_amax_history_fwd").shape[0] == 16
+    assert d.get_buffer("fp8_delayed_layernorm_linear_0_amax_history_fwd").shape[0] == 1024
+    assert m.function().ops.library.path != d.function().ops.library.path
+    x = torch.randn(16, 32, requires_grad=True)
+    for _ in range(2):
+        ym, yd = m(x), d(x)
+    assert not torch.equal(ym, yd)
+    # under fp8_autocast too, and Float8CurrentScaling's format reaches the backward
+    a = randomize(tet.LayerNormLinear(32, 32, target="cpu"))
+    gs = []
+    dy = torch.randn(16, 32)
+    for fmt in (Format.HYBRID, Format.E4M3):
+        with tet.fp8_autocast(fp8_recipe=_te_recipe("Float8CurrentScaling", fp8_format=fmt)):
+            gs.append(torch.autograd.grad(a(x), x, dy)[0])
+    assert not torch.equal(gs[0], gs[1])
+
+
+@pytest.mark.parametrize("cls,field,value", [
+    ("DelayedScaling", "amax_compute_algo", lambda h: h.max()),
+    ("DelayedScaling", "backward_override", "high_precision"),
+    ("DelayedScaling", "scaling_factor_compute_algo", lambda *a: 1.0),
+    ("DelayedScaling", "fp8_dpa", True),
+    ("Float8CurrentScaling", "backward_override", "dequantized"),
+    ("Float8BlockScaling", "w_block_scaling_dim", 3),
+    ("Float8BlockScaling", "grad_block_scaling_dim", 2),
+    ("MXFP8BlockScaling", "enable_2d_quantization", True),
+    ("NVFP4BlockScaling", "nvfp4_4over6", "all"),
+])
+def test_te_recipe_fields_refused_by_name(cls, field, value):
+    with pytest.raises(te_mlir.TeMlirError, match=f"{cls}.*{field}"):
+        tet.Linear(32, 32, recipe=_te_recipe(cls, **{field: value}), target="cpu")
+
+
+def test_compile_warnings_reach_python(tmp_path, monkeypatch):
+    """te-compile's warning (fp8-block needs dims % 128: this op runs unquantized) is a
+    TeMlirWarning on the compile and on every cache hit; strict makes it an error."""
+    monkeypatch.delenv("TE_MLIR_STRICT", raising=False)
+    for _ in range(2):  # compiled, then from the cache
+        with pytest.warns(te_mlir.TeMlirWarning, match="divisible by 128.*unquantized"):
+            tet.Linear(32, 32, recipe="fp8-block", target="cpu", cache_dir=tmp_path)
+    with pytest.raises(te_mlir.TeMlirError, match="divisible by 128"):
+        tet.Linear(32, 32, recipe="fp8-block", target="cpu", cache_dir=tmp_path, strict=True)
+    monkeypatch.setenv("TE_MLIR_STRICT", "1")
+    with pytest.raises(te_mlir.TeMlirError, match="strict"):
+        tet.Linear(32, 32, recipe="fp8-block", target="cpu", cache_dir=tmp_path)
+    with pytest.raises(te_mlir.TeMlirError, match="strict"):  # a fresh compile too
+        tet.Linear(32, 64, recipe="fp8-block", target="cpu", cache_dir=tmp_path)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an aligned module compiles without one
+        tet.Linear(128, 128, recipe="fp8-block", target="cpu", cache_dir=tmp_path)
+
+
+@pytest.mark.parametrize("recipe", ["mxfp8", "nvfp4"])
+def test_blackwell_recipes_compile(recipe):
+    """MXFP8 / NVFP4 compile for sm_100a (te-compile refuses their layout for the default
+    sm_90a), on the cpu backend too, and run there."""
+    m = randomize(tet.LayerNormMLP(64, 128, recipe=recipe, target="cpu",
+                                   params_dtype=torch.bfloat16))  # (nvfp4's RHT: bf16)
+    x = torch.randn(32, 64, dtype=torch.bfloat16, requires_grad=True)
+    y = m(x)
+    ref, _ = reference(m, x)
+    assert _rel(y, ref[0]) <= 0.25
+    y.sum().backward()
+    assert x.grad is not None and torch.isfinite(x.grad).all()
+
+
+def test_blackwell_recipes_refused_on_hopper(monkeypatch):
+    m = tet.Linear(64, 64, device="cpu", target="cpu")  # bf16
+    monkeypatch.setattr(te_mlir.runtime(), "select_backend", lambda target: "cuda")
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda d=None: (9, 0))
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda d=None: "NVIDIA H200")
+    with pytest.raises(te_mlir.TeMlirError, match=r"recipe nvfp4 needs a Blackwell.*H200.*9\.0"):
+        tet.Linear(64, 64, recipe="nvfp4", device="cpu")
+    with tet.fp8_autocast(fp8_recipe=_te_recipe("MXFP8BlockScaling")):
+        with pytest.raises(te_mlir.TeMlirError, match=r"recipe mxfp8 needs.*capability 9\.0"):
+            m(torch.randn(32, 64))

@@ -11,6 +11,7 @@ import torch.nn as nn
 from .. import compile as _te_compile
 from .._abi import TeMlirError
 from .ops import _compiling, load
+from .recipe import BLACKWELL, QUANTIZED, recipe_kind, recipe_spec
 
 __all__ = ["LayerNormLinear", "LayerNormMLP", "Linear", "fp8_autocast", "autocast",
            "ACTIVATIONS", "GATED_ACTIVATIONS", "get_recipe"]
@@ -18,7 +19,6 @@ __all__ = ["LayerNormLinear", "LayerNormMLP", "Linear", "fp8_autocast", "autocas
 ACTIVATIONS = ("gelu", "qgelu", "relu", "srelu", "silu", "gelu_erf", "geglu", "glu", "qgeglu",
                "reglu", "sreglu", "swiglu", "clamped_swiglu")
 GATED_ACTIVATIONS = ("geglu", "glu", "qgeglu", "reglu", "sreglu", "swiglu", "clamped_swiglu")
-QUANTIZED = ("fp8-delayed", "fp8-current", "fp8-block", "mxfp8", "nvfp4")
 _IR_DTYPES = {torch.float32: "f32", torch.bfloat16: "bf16", torch.float16: "f16"}
 
 # --------------------------------------------------------------------------- recipes
@@ -33,26 +33,17 @@ def get_recipe():
 
 
 def _recipe_name(r):
-    if r is None:
-        return None
-    if isinstance(r, str):
-        return r
-    # TE-style recipe objects: DelayedScaling, Float8CurrentScaling, ... by class name
-    n = type(r).__name__
-    table = {"DelayedScaling": "fp8-delayed", "Float8CurrentScaling": "fp8-current",
-             "Float8BlockScaling": "fp8-block", "MXFP8BlockScaling": "mxfp8",
-             "NVFP4BlockScaling": "nvfp4"}
-    if n in table:
-        return table[n]
-    raise TeMlirError(f"te_mlir.torch: unknown recipe {r!r} (a te-compile --recipe name: bf16, "
-                      + ", ".join(QUANTIZED) + ")")
+    """te-compile's --recipe text for `r` (see recipe.py): TE recipe objects are read
+    field by field."""
+    return recipe_spec(r)
 
 
 @contextlib.contextmanager
 def fp8_autocast(enabled=True, calibrating=False, fp8_recipe="fp8-delayed", fp8_group=None,
                  recipe=None):
     """TE's fp8_autocast: modules constructed without ``recipe=`` run under this
-    recipe (a te-compile --recipe name, or a TE recipe object by class name). The
+    recipe (a te-compile --recipe name or #te.<recipe> attribute, or a TE recipe
+    object, its fields passed through: te_mlir.torch.recipe). The
     library for a recipe is compiled the first time a module runs under it (do one
     eager step before torch.compile so compilation is not traced). ``calibrating``
     and ``fp8_group`` are not supported (refused when set)."""
@@ -93,7 +84,7 @@ class _TEModule(nn.Module):
 
     _func = None  # the IR function name
 
-    def _setup(self, recipe, library, target, cache_dir, params_dtype, device):
+    def _setup(self, recipe, library, target, cache_dir, params_dtype, device, strict):
         self.params_dtype = params_dtype if params_dtype is not None else torch.get_default_dtype()
         if self.params_dtype not in _IR_DTYPES:
             raise TeMlirError(f"{type(self).__name__}: params_dtype {self.params_dtype} is not "
@@ -101,6 +92,7 @@ class _TEModule(nn.Module):
         self.recipe = _recipe_name(recipe)
         self.target = target
         self.cache_dir = cache_dir
+        self.strict = strict  # te-compile's warnings as errors (None: TE_MLIR_STRICT)
         self._library_path = library
         self._fns = {}  # recipe -> TeFunction
         self._runners = {}  # recipe -> its forward (_runner)
@@ -139,9 +131,13 @@ class _TEModule(nn.Module):
         return self.recipe or get_recipe() or "bf16"
 
     def _compile_options(self, recipe):
+        extra = ()
+        if recipe_kind(recipe) in BLACKWELL:  # their GEMM layouts are Blackwell's
+            _check_blackwell(recipe, self.target, self._device)
+            extra = ("--arch=sm_100a",)
         return dict(recipe=recipe, train=True, checkpoint=getattr(self, "checkpoint", False),
-                    weight_cache=recipe in QUANTIZED, target=self.target,
-                    cache_dir=self.cache_dir)
+                    weight_cache=recipe_kind(recipe) in QUANTIZED, target=self.target,
+                    cache_dir=self.cache_dir, strict=self.strict, extra_args=extra)
 
     @torch.compiler.disable
     def _build(self, recipe):
@@ -160,9 +156,11 @@ class _TEModule(nn.Module):
         names = ([], [])
         for which, specs in ((0, fn.state_specs), (1, fn.bwd_state_specs)):
             for s, t in zip(specs, fn.initial_state(device=dev, backward=bool(which))):
-                bname = (recipe.replace("-", "_") + "_" +
+                bname = (recipe_kind(recipe).replace("-", "_") + "_" +
                          s.roles["te.state"].replace(".", "_"))
-                if not hasattr(self, bname):
+                old = self._buffers.get(bname)
+                # (another DelayedScaling's amax_history_len: a fresh history of its length)
+                if old is None or old.shape != t.shape:
                     self.register_buffer(bname, t, persistent=True)
                 names[which].append(bname)
         self._state[recipe] = names
@@ -268,6 +266,23 @@ class _TEModule(nn.Module):
         return f"recipe={self.recipe or 'autocast/bf16'}, params_dtype={self.params_dtype}"
 
 
+def _check_blackwell(recipe, target, device):
+    """mxfp8 / nvfp4 compile for sm_100a (on the cpu backend too: it emulates that
+    layout); on a cuda device that is not a Blackwell (compute capability 10.x) they
+    cannot run: refused here, naming the recipe and the device."""
+    from .. import runtime
+    if runtime().select_backend(target) != "cuda":
+        return
+    dev = device if device.type == "cuda" else torch.device("cuda",
+                                                            torch.cuda.current_device())
+    cap = torch.cuda.get_device_capability(dev)
+    if cap[0] != 10:
+        raise TeMlirError(f"te_mlir.torch: recipe {recipe} needs a Blackwell GPU (sm_100a, "
+                          f"compute capability 10.x); {dev} ({torch.cuda.get_device_name(dev)}) "
+                          f"has compute capability {cap[0]}.{cap[1]} (use target='cpu', or "
+                          "fp8-current / fp8-delayed / fp8-block here)")
+
+
 def _tensor(shape, dt):
     return "tensor<" + "x".join(str(s) for s in shape) + "x" + dt + ">"
 
@@ -297,7 +312,8 @@ class LayerNormLinear(_TEModule):
     (LayerNorm), weight [out, in], bias [out]; on `device`, by default where the
     library runs (cuda when `target` resolves to it). te-mlir extras: recipe=, library= (a
     prebuilt te-compile'd .so whose function `layernorm_linear` has this signature),
-    target=, cache_dir=. forward(inp, is_first_microbatch=None) -> out, or (out, ln_out)
+    target=, cache_dir=, strict= (te-compile's warnings, TeMlirWarning, as errors;
+    default TE_MLIR_STRICT). forward(inp, is_first_microbatch=None) -> out, or (out, ln_out)
     with return_layernorm_output."""
 
     _func = "layernorm_linear"
@@ -305,11 +321,11 @@ class LayerNormLinear(_TEModule):
     def __init__(self, in_features, out_features, eps=1e-5, bias=True,
                  normalization="LayerNorm", return_layernorm_output=False,
                  zero_centered_gamma=False, params_dtype=None, device=None, recipe=None,
-                 library=None, target="auto", cache_dir=None, return_bias=False,
+                 library=None, target="auto", cache_dir=None, strict=None, return_bias=False,
                  init_method=None, **unsupported):
         super().__init__()
         _refuse(type(self).__name__, unsupported, return_bias)
-        self._setup(recipe, library, target, cache_dir, params_dtype, device)
+        self._setup(recipe, library, target, cache_dir, params_dtype, device, strict)
         self.in_features, self.out_features = in_features, out_features
         self.eps, self.use_bias, self.normalization = eps, bias, normalization
         self.return_layernorm_output = return_layernorm_output
@@ -359,14 +375,15 @@ class LayerNormMLP(_TEModule):
     def __init__(self, hidden_size, ffn_hidden_size, eps=1e-5, bias=True,
                  normalization="LayerNorm", activation="gelu", return_layernorm_output=False,
                  zero_centered_gamma=False, params_dtype=None, device=None, checkpoint=False,
-                 recipe=None, library=None, target="auto", cache_dir=None, return_bias=False,
-                 init_method=None, output_layer_init_method=None, **unsupported):
+                 recipe=None, library=None, target="auto", cache_dir=None, strict=None,
+                 return_bias=False, init_method=None, output_layer_init_method=None,
+                 **unsupported):
         super().__init__()
         _refuse(type(self).__name__, unsupported, return_bias)
         if activation not in ACTIVATIONS:
             raise TeMlirError(f"LayerNormMLP: activation {activation!r} is not supported; one "
                               "of " + ", ".join(ACTIVATIONS))
-        self._setup(recipe, library, target, cache_dir, params_dtype, device)
+        self._setup(recipe, library, target, cache_dir, params_dtype, device, strict)
         self.hidden_size, self.ffn_hidden_size = hidden_size, ffn_hidden_size
         self.eps, self.use_bias, self.normalization = eps, bias, normalization
         self.activation, self.checkpoint = activation, checkpoint
@@ -420,11 +437,11 @@ class Linear(_TEModule):
     _func = "linear"
 
     def __init__(self, in_features, out_features, bias=True, params_dtype=None, device=None,
-                 recipe=None, library=None, target="auto", cache_dir=None, return_bias=False,
-                 init_method=None, **unsupported):
+                 recipe=None, library=None, target="auto", cache_dir=None, strict=None,
+                 return_bias=False, init_method=None, **unsupported):
         super().__init__()
         _refuse(type(self).__name__, unsupported, return_bias)
-        self._setup(recipe, library, target, cache_dir, params_dtype, device)
+        self._setup(recipe, library, target, cache_dir, params_dtype, device, strict)
         self.in_features, self.out_features, self.use_bias = in_features, out_features, bias
         self.weight = self._new(out_features, in_features)
         names = ["weight"]
