@@ -100,6 +100,16 @@ bool epilogueActivation(const Checker &c, int32_t act) {
                 std::to_string(act) + name);
 }
 
+bool fp8CastOutputs(const Checker &c, const float *scale, int32_t pow2_scale,
+                    const void *data, const void *transpose) {
+  if (!data && !transpose)
+    return c.fail("data and transpose are both NULL (nothing to write)");
+  if (scale && pow2_scale)
+    return c.fail("pow2_scale applies to current scaling only (scale must "
+                  "be NULL)");
+  return true;
+}
+
 /// The checks of the fused activation-casts beyond the activation's own.
 bool fusedCastArgs(const Checker &c, int32_t format, const float *scale,
                    const void *data, const void *transpose,

@@ -46,6 +46,11 @@ bool blockCopies(const Checker &c, const void *data, const void *scale_inv,
 /// cuBLASLt's GELU_AUX_BIAS / DGELU compute it.
 bool epilogueActivation(const Checker &c, int32_t act);
 
+/// The outputs and scaling mode of a per-tensor FP8 cast: at least one of
+/// data and transpose, and pow2_scale only under current scaling (no scale).
+bool fp8CastOutputs(const Checker &c, const float *scale, int32_t pow2_scale,
+                    const void *data, const void *transpose);
+
 /// The checks of the fused activation-casts beyond the activation's own.
 bool fusedCastArgs(const Checker &c, int32_t format, const float *scale,
                    const void *data, const void *transpose,

@@ -35,12 +35,8 @@ int32_t te_rt_quantize_fp8(te_rt_context *ctx, int32_t dtype, const void *x,
       !fp8Format(c, format, "format") || !c.flag("pow2_scale", pow2_scale) ||
       !c.notNull("x", x) || !c.notNull("scale_inv", scale_inv))
     return 1;
-  if (!data && !transpose)
-    return c.fail("data and transpose are both NULL (nothing to write)"), 1;
-  if (scale && pow2_scale)
-    return c.fail("pow2_scale applies to current scaling only (scale must "
-                  "be NULL)"),
-           1;
+  if (!fp8CastOutputs(c, scale, pow2_scale, data, transpose))
+    return 1;
   // A precomputed amax replaces current scaling's amax pass; it is then the
   // amax, so there is none to write.
   if ((scale && !c.mustBeNull("amax_in", amax_in,
@@ -66,12 +62,8 @@ int32_t te_rt_dbias_quantize_fp8(te_rt_context *ctx, int32_t dtype,
       !c.notNull("x", x) || !c.notNull("scale_inv", scale_inv) ||
       !c.notNull("dbias", dbias))
     return 1;
-  if (!data && !transpose)
-    return c.fail("data and transpose are both NULL (nothing to write)"), 1;
-  if (scale && pow2_scale)
-    return c.fail("pow2_scale applies to current scaling only (scale must "
-                  "be NULL)"),
-           1;
+  if (!fp8CastOutputs(c, scale, pow2_scale, data, transpose))
+    return 1;
   return ctx->ops->dbias_quantize_fp8(c, ctx, dtype, x, rows, cols, format,
                                       scale, pow2_scale, data, transpose,
                                       scale_inv, amax, dbias);
@@ -117,12 +109,8 @@ int32_t te_rt_norm_quantize_fp8(te_rt_context *ctx, int32_t kind, int32_t dtype,
       !c.notNull("rsigma", rsigma) || !fp8Format(c, format, "format") ||
       !c.flag("pow2_scale", pow2_scale) || !c.notNull("scale_inv", scale_inv))
     return 1;
-  if (!data && !transpose)
-    return c.fail("data and transpose are both NULL (nothing to write)"), 1;
-  if (scale && pow2_scale)
-    return c.fail("pow2_scale applies to current scaling only (scale must "
-                  "be NULL)"),
-           1;
+  if (!fp8CastOutputs(c, scale, pow2_scale, data, transpose))
+    return 1;
   return ctx->ops->norm_quantize_fp8(
       c, ctx, kind, dtype, x, gamma, beta, eps, zero_centered, rows, cols, mu,
       rsigma, format, scale, pow2_scale, data, transpose, scale_inv, amax);
