@@ -94,14 +94,21 @@ class _TEModule(nn.Module):
         self.cache_dir = cache_dir
         self.strict = strict  # te-compile's warnings as errors (None: TE_MLIR_STRICT)
         self._library_path = library
-        self._fns = {}  # recipe -> TeFunction
-        self._runners = {}  # recipe -> its forward (_runner)
-        self._state = {}  # recipe -> (fwd buffer names, bwd buffer names)
+        self._fns = {}  # (recipe, activation dtype) -> TeFunction
+        self._runners = {}  # (recipe, activation dtype) -> its forward (_runner)
+        self._state = {}  # (recipe, activation dtype) -> (fwd buffer names, bwd buffer names)
+        self._state_buffers = set()  # names of the recipe-state buffers (the extra state)
         self._weight_cache = None
+        self._pending_wgrads = []  # delay_wgrad_compute: (parameter, gradient) for backward_dw
         if device is None:  # TE's default is the GPU: here, where the library will run
             from .. import runtime
             device = "cuda" if runtime().select_backend(target) == "cuda" else "cpu"
         self._device = torch.device(device)
+
+    def _wgrad_options(self, return_bias, fuse_wgrad_accumulation, delay_wgrad_compute):
+        self.return_bias = bool(return_bias)
+        self.fuse_wgrad_accumulation = bool(fuse_wgrad_accumulation)
+        self.delay_wgrad_compute = bool(delay_wgrad_compute)
 
     def _new(self, *shape, init=None):
         p = torch.empty(*shape, dtype=self.params_dtype, device=self._device)
@@ -140,11 +147,16 @@ class _TEModule(nn.Module):
                     cache_dir=self.cache_dir, strict=self.strict, extra_args=extra)
 
     @torch.compiler.disable
-    def _build(self, recipe):
+    def _build(self, recipe, dtype=None):
+        dtype = dtype or self.params_dtype
         if self._library_path is not None:
+            if dtype != self.params_dtype:
+                raise TeMlirError(f"{type(self).__name__}: torch.autocast to {dtype} with a "
+                                  f"prebuilt library= (compiled for {self.params_dtype}); "
+                                  "leave library= unset to compile one for the autocast dtype")
             path = self._library_path
         else:
-            path = _te_compile(self._ir(), **self._compile_options(recipe))
+            path = _te_compile(self._ir(dtype), **self._compile_options(recipe))
         ops = load(path)
         fn = ops.function(self._func)
         n = len(self._param_names) + 1
@@ -161,45 +173,87 @@ class _TEModule(nn.Module):
                 old = self._buffers.get(bname)
                 # (another DelayedScaling's amax_history_len: a fresh history of its length)
                 if old is None or old.shape != t.shape:
-                    self.register_buffer(bname, t, persistent=True)
+                    self.register_buffer(bname, t, persistent=False)
+                self._state_buffers.add(bname)
                 names[which].append(bname)
-        self._state[recipe] = names
-        self._fns[recipe] = fn
+        self._state[(recipe, dtype)] = names
+        self._fns[(recipe, dtype)] = fn
         return fn
 
-    def function(self, recipe=None):
-        """The TeFunction for `recipe` (default: the active one), compiling if needed."""
-        recipe = recipe or self._active_recipe()
-        fn = self._fns.get(recipe)
-        return fn if fn is not None else self._build(recipe)
+    def function(self, recipe=None, dtype=None):
+        """The TeFunction for `recipe` (default: the active one) and activation `dtype`
+        (default: params_dtype), compiling if needed."""
+        key = (recipe or self._active_recipe(), dtype or self.params_dtype)
+        fn = self._fns.get(key)
+        return fn if fn is not None else self._build(*key)
+
+    def _activation_dtype(self, inp):
+        """TE's activation dtype: torch.autocast's when it is on for the input's device
+        (parameters and input are cast to it), else the input's, which must be the
+        parameters' (TE asserts the same)."""
+        if not isinstance(inp, torch.Tensor):
+            raise TypeError(f"{type(self).__name__}: input must be a torch.Tensor, got "
+                            f"{type(inp).__name__}")
+        if inp.dim() == 0 or inp.shape[-1] != self._in_features:
+            raise ValueError(f"{type(self).__name__}: input of shape {tuple(inp.shape)}: the "
+                             f"last dimension must be in_features = {self._in_features}")
+        dev = inp.device.type
+        if torch.is_autocast_enabled(dev):
+            return torch.get_autocast_dtype(dev)
+        if inp.dtype != self.params_dtype:
+            raise TypeError(f"{type(self).__name__}: input dtype {inp.dtype} does not match "
+                            f"the parameters' {self.params_dtype} (cast the input, or run under "
+                            "torch.autocast, as TransformerEngine requires)")
+        return self.params_dtype
 
     def forward(self, inp, is_first_microbatch=None):
         recipe = self.recipe or get_recipe() or "bf16"
+        dtype = self._activation_dtype(inp)
+        key = (recipe, dtype)
         if _compiling():  # traced once: plain attribute reads, the op's autograd
-            fn = self.function(recipe)
-            fnames, bnames = self._state[recipe]
+            if self.fuse_wgrad_accumulation or self.delay_wgrad_compute:
+                raise TeMlirError(f"{type(self).__name__}: fuse_wgrad_accumulation / "
+                                  "delay_wgrad_compute run in eager only, not under "
+                                  "torch.compile")
+            fn = self.function(recipe, dtype)
+            fnames, bnames = self._state[key]
             x = inp.reshape(-1, inp.shape[-1])
-            if x.dtype != self.params_dtype:
-                x = x.to(self.params_dtype)
-            args = ([x] + [getattr(self, n) for n in self._param_names]
+            if x.dtype != dtype:
+                x = x.to(dtype)
+            args = ([x] + [getattr(self, n).to(dtype) for n in self._param_names]
                     + [getattr(self, n) for n in fnames])
-            return self._run_general(fn, inp, args, bnames, is_first_microbatch,
-                                     self._finisher(len(fnames), fnames))
-        run = self._runners.get(recipe)
-        if run is None:
-            run = self._runners[recipe] = self._runner(recipe)
-        return run(self, inp, is_first_microbatch)
+            out = self._run_general(fn, inp, args, bnames, is_first_microbatch,
+                                    self._finisher(len(fnames), fnames, rebind=False))
+        else:
+            run = self._runners.get(key)
+            if run is None:
+                run = self._runners[key] = self._runner(recipe, dtype)
+            out = run(self, inp, is_first_microbatch)
+        if self.return_bias:  # TE's order: (out, bias, ln_out)
+            bias = self._returned_bias()
+            bias = bias.to(dtype) if bias is not None else torch.empty(0, dtype=dtype,
+                                                                       device=inp.device)
+            return (out[0], bias) + tuple(out[1:]) if isinstance(out, tuple) else (out, bias)
+        return out
 
-    def _runner(self, recipe):
-        """The forward for `recipe`, with what depends only on the module and the recipe
-        (the function, the parameter and state names, the entry's autograd.Function)
-        worked out once: a call reads the parameters, reshapes and runs."""
-        fn = self._fns.get(recipe)
+    def _returned_bias(self):
+        return getattr(self, "bias", None)
+
+    def _runner(self, recipe, dtype):
+        """The forward for `recipe` in activation `dtype`, with what depends only on the
+        module, the recipe and the dtype (the function, the parameter and state names,
+        the entry's autograd.Function) worked out once: a call reads the parameters,
+        reshapes and runs."""
+        fn = self._fns.get((recipe, dtype))
         if fn is None:
-            fn = self._build(recipe)
-        fnames, bnames = self._state[recipe]
+            fn = self._build(recipe, dtype)
+        fnames, bnames = self._state[(recipe, dtype)]
         pnames = list(self._param_names)
-        dtype = self.params_dtype
+        cast = dtype != self.params_dtype  # torch.autocast: parameters cast per call
+        # fuse_wgrad_accumulation / delay_wgrad_compute: the weights' gradients routed
+        route = ([i + 1 for i, n in enumerate(pnames) if n.endswith("weight")
+                  and not n.startswith("layer_norm")]
+                 if self.fuse_wgrad_accumulation or self.delay_wgrad_compute else [])
         fast = fn.training_function()
         finish = self._finisher(len(fnames), fnames)
         grad_enabled = torch.is_grad_enabled
@@ -211,7 +265,14 @@ class _TEModule(nn.Module):
             if x.dtype != dtype:
                 x = x.to(dtype)
             args = [x]
-            args += [params[n] for n in pnames]
+            if cast:
+                args += [params[n].to(dtype) for n in pnames]
+            else:
+                args += [params[n] for n in pnames]
+            if route and grad_enabled():
+                for i in route:
+                    if args[i].requires_grad:
+                        args[i] = _WgradRoute.apply(args[i], mod, params[pnames[i - 1]])
             if fnames:
                 args += [mod._buffers[n] for n in fnames]
             if fast is not None and is_first_microbatch is None and grad_enabled():
@@ -229,14 +290,22 @@ class _TEModule(nn.Module):
         return run
 
     @staticmethod
-    def _finisher(n_state, fnames):
-        """outs -> the module's result: the new forward recipe state copied into its
-        buffers, the outputs reshaped to the input's leading dims."""
+    def _finisher(n_state, fnames, rebind=True):
+        """outs -> the module's result: the new forward recipe state made the module's
+        buffers, the outputs reshaped to the input's leading dims. In eager the new
+        state tensors replace the buffers (``rebind``): the old ones, which a pending
+        backward or a checkpointed recompute may have saved, are left as they were.
+        Traced (torch.compile) they are copied in, a mutation functionalization sees."""
         def finish(mod, inp, outs):
             if n_state:
-                with torch.no_grad():
+                if rebind:
+                    bufs = mod._buffers
                     for n, new in zip(fnames, outs[len(outs) - n_state:]):
-                        getattr(mod, n).copy_(new)
+                        bufs[n] = new
+                else:
+                    with torch.no_grad():
+                        for n, new in zip(fnames, outs[len(outs) - n_state:]):
+                            getattr(mod, n).copy_(new)
                 outs = outs[:len(outs) - n_state]
             if inp.dim() != 2:
                 lead = inp.shape[:-1]
@@ -262,6 +331,101 @@ class _TEModule(nn.Module):
             self._weight_cache = weights
         return finish(self, inp, outs)
 
+    def backward_dw(self):
+        """delay_wgrad_compute=True: the weight gradients the last backward(s) held back,
+        added to the weights' .grad (or, with fuse_wgrad_accumulation, to main_grad).
+        te-mlir's backward entry computes them with the other gradients (one compiled
+        step), so this hands them over; it does not defer the GEMMs."""
+        pending, self._pending_wgrads = self._pending_wgrads, []
+        with torch.no_grad():
+            for param, g in pending:
+                if self.fuse_wgrad_accumulation:
+                    _to_main_grad(param, g)
+                elif param.grad is None:
+                    param.grad = g.to(param.dtype)
+                else:
+                    param.grad += g
+
+    # -- state: recipe-state buffers as the module's extra state; pickling; .half()
+
+    def get_extra_state(self):
+        """The recipe state (fp8-delayed amax histories and scales), by buffer name:
+        `state_dict()["_extra_state"]`, so a fresh module loads it whatever recipe it was
+        built with."""
+        return {n: self._buffers[n] for n in sorted(self._state_buffers) if n in self._buffers}
+
+    def set_extra_state(self, state):
+        if isinstance(state, torch.Tensor):  # TransformerEngine's serialized FP8 metadata
+            import warnings
+            from .._abi import TeMlirWarning
+            warnings.warn(f"{type(self).__name__}: TransformerEngine's FP8 metadata in the "
+                          "state dict is not read; the recipe state starts fresh",
+                          TeMlirWarning, stacklevel=3)
+            return
+        if state is None:
+            return
+        if not isinstance(state, dict) or not all(
+                isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in state.items()):
+            raise TeMlirError(f"{type(self).__name__}: _extra_state must be a dict of recipe "
+                              f"state tensors, got {type(state).__name__}")
+        dev = self._device
+        for n, t in state.items():
+            if not n.startswith(tuple(k.replace("-", "_") + "_" for k in QUANTIZED)):
+                raise TeMlirError(f"{type(self).__name__}: _extra_state has {n!r}, which is "
+                                  "not a recipe-state buffer")
+            old = self._buffers.get(n)
+            if old is not None:
+                dev = old.device
+            self.register_buffer(n, t.detach().to(device=dev, dtype=torch.float32).clone(),
+                                 persistent=False)
+            self._state_buffers.add(n)
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
+                              unexpected_keys, error_msgs):
+        # state dicts written before the recipe state was extra state: its buffers by name
+        kinds = tuple(k.replace("-", "_") + "_" for k in QUANTIZED)
+        old = {k[len(prefix):]: state_dict[k] for k in list(state_dict)
+               if k.startswith(prefix) and "." not in k[len(prefix):]
+               and k[len(prefix):].startswith(kinds)}
+        if old and prefix + "_extra_state" not in state_dict:
+            state_dict = dict(state_dict)
+            for n in old:
+                del state_dict[prefix + n]
+            state_dict[prefix + "_extra_state"] = old
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict,
+                                      missing_keys, unexpected_keys, error_msgs)
+
+    _TRANSIENT = ("_fns", "_runners", "_state")
+
+    def __getstate__(self):
+        """deepcopy / pickle / torch.save: the libraries' handles are not copied; a copy
+        loads them again (from the compile cache, or library=) at its first call."""
+        d = dict(self.__dict__)
+        for k in self._TRANSIENT:
+            d[k] = {}
+        d["_weight_cache"] = None
+        d["_pending_wgrads"] = []
+        return d
+
+    def _apply(self, fn, recurse=True):
+        # .to(device) / .cuda() move the recipe state; .half() / .to(dtype) leave it fp32
+        state = {n: self._buffers.pop(n) for n in list(self._state_buffers)
+                 if n in self._buffers}
+        try:
+            super()._apply(fn, recurse)
+        finally:
+            for n, t in state.items():
+                self._buffers[n] = t.to(device=fn(t[:0]).device)
+        p = next(iter(self._parameters.values()), None)
+        if p is not None and (p.dtype != self.params_dtype or p.device != self._device):
+            if p.dtype not in _IR_DTYPES:
+                raise TeMlirError(f"{type(self).__name__}: parameters of dtype {p.dtype} are "
+                                  "not supported (float32, bfloat16 or float16)")
+            self.params_dtype, self._device = p.dtype, p.device
+            self._runners = {}
+            self._weight_cache = None
+        return self
+
     def extra_repr(self):
         return f"recipe={self.recipe or 'autocast/bf16'}, params_dtype={self.params_dtype}"
 
@@ -281,6 +445,47 @@ def _check_blackwell(recipe, target, device):
                           f"compute capability 10.x); {dev} ({torch.cuda.get_device_name(dev)}) "
                           f"has compute capability {cap[0]}.{cap[1]} (use target='cpu', or "
                           "fp8-current / fp8-delayed / fp8-block here)")
+
+
+def _to_main_grad(param, g):
+    """fuse_wgrad_accumulation: `g` added to param.main_grad in its dtype (fp32: the
+    Megatron convention), or copied over it when param.overwrite_main_grad is set."""
+    main = getattr(param, "main_grad", None)
+    if main is None:
+        raise TeMlirError("fuse_wgrad_accumulation=True: the weight has no main_grad (give each "
+                          "weight a main_grad tensor, fp32, of its shape, as Megatron-LM does)")
+    if main.shape != param.shape:
+        raise TeMlirError(f"fuse_wgrad_accumulation=True: main_grad of shape "
+                          f"{tuple(main.shape)} for a weight of shape {tuple(param.shape)}")
+    if getattr(param, "overwrite_main_grad", False):
+        main.copy_(g)
+    else:
+        main.add_(g)
+
+
+class _WgradRoute(torch.autograd.Function):
+    """Identity on a weight whose gradient goes elsewhere: held for backward_dw()
+    (delay_wgrad_compute) or added to main_grad (fuse_wgrad_accumulation). The weight's
+    own .grad then gets nothing, or, where Megatron marks the weight with
+    grad_added_to_main_grad, zeros (TE's dummy wgrad)."""
+
+    @staticmethod
+    def forward(ctx, w, mod, param):
+        ctx.mod, ctx.param = mod, param
+        return w.view_as(w)
+
+    @staticmethod
+    def backward(ctx, g):
+        mod, param = ctx.mod, ctx.param
+        if mod.delay_wgrad_compute:
+            mod._pending_wgrads.append((param, g))
+            return None, None, None
+        with torch.no_grad():
+            _to_main_grad(param, g)
+        if hasattr(param, "grad_added_to_main_grad"):
+            param.grad_added_to_main_grad = True
+            return torch.zeros_like(g), None, None
+        return None, None, None
 
 
 def _tensor(shape, dt):
@@ -322,11 +527,14 @@ class LayerNormLinear(_TEModule):
                  normalization="LayerNorm", return_layernorm_output=False,
                  zero_centered_gamma=False, params_dtype=None, device=None, recipe=None,
                  library=None, target="auto", cache_dir=None, strict=None, return_bias=False,
-                 init_method=None, **unsupported):
+                 init_method=None, fuse_wgrad_accumulation=False, delay_wgrad_compute=False,
+                 **unsupported):
         super().__init__()
-        _refuse(type(self).__name__, unsupported, return_bias)
+        _refuse(type(self).__name__, unsupported)
         self._setup(recipe, library, target, cache_dir, params_dtype, device, strict)
+        self._wgrad_options(return_bias, fuse_wgrad_accumulation, delay_wgrad_compute)
         self.in_features, self.out_features = in_features, out_features
+        self._in_features = in_features
         self.eps, self.use_bias, self.normalization = eps, bias, normalization
         self.return_layernorm_output = return_layernorm_output
         self.zero_centered_gamma = zero_centered_gamma
@@ -341,19 +549,20 @@ class LayerNormLinear(_TEModule):
         names.append("weight")
         if bias:
             self.bias = self._new(out_features, init="zeros")
-            names.append("bias")
+            if not self.return_bias:  # (else returned, not added: not the library's)
+                names.append("bias")
         self._param_names = names
         if init_method is not None:
             init_method(self.weight)
         self._build(self._active_recipe())
 
-    def _ir(self):
-        dt = _IR_DTYPES[self.params_dtype]
+    def _ir(self, dtype):
+        dt = _IR_DTYPES[dtype]
         K, N = self.in_features, self.out_features
         shapes = {"layer_norm_weight": [K], "layer_norm_bias": [K], "weight": [N, K],
                   "bias": [N]}
         args = [("x", ["?", K])] + [(n, shapes[n]) for n in self._param_names]
-        w = "%weight" + (", %bias" if self.use_bias else "")
+        w = "%weight" + (", %bias" if "bias" in self._param_names else "")
         res = [_tensor(["?", N], dt)] + ([_tensor(["?", K], dt)]
                                          if self.return_layernorm_output else [])
         norm, attrs = self._norm_ir()
@@ -377,14 +586,20 @@ class LayerNormMLP(_TEModule):
                  zero_centered_gamma=False, params_dtype=None, device=None, checkpoint=False,
                  recipe=None, library=None, target="auto", cache_dir=None, strict=None,
                  return_bias=False, init_method=None, output_layer_init_method=None,
-                 **unsupported):
+                 fuse_wgrad_accumulation=False, delay_wgrad_compute=False,
+                 activation_params=None, **unsupported):
         super().__init__()
-        _refuse(type(self).__name__, unsupported, return_bias)
+        _refuse(type(self).__name__, unsupported)
         if activation not in ACTIVATIONS:
             raise TeMlirError(f"LayerNormMLP: activation {activation!r} is not supported; one "
                               "of " + ", ".join(ACTIVATIONS))
+        if activation_params:
+            raise TeMlirError(f"LayerNormMLP: activation_params={activation_params!r} is not "
+                              "supported (te-mlir's activations take TE's default constants)")
         self._setup(recipe, library, target, cache_dir, params_dtype, device, strict)
+        self._wgrad_options(return_bias, fuse_wgrad_accumulation, delay_wgrad_compute)
         self.hidden_size, self.ffn_hidden_size = hidden_size, ffn_hidden_size
+        self._in_features = hidden_size
         self.eps, self.use_bias, self.normalization = eps, bias, normalization
         self.activation, self.checkpoint = activation, checkpoint
         self.return_layernorm_output = return_layernorm_output
@@ -406,7 +621,8 @@ class LayerNormMLP(_TEModule):
         names.append("fc2_weight")
         if bias:
             self.fc2_bias = self._new(H, init="zeros")
-            names.append("fc2_bias")
+            if not self.return_bias:  # (else returned, not added: not the library's)
+                names.append("fc2_bias")
         self._param_names = names
         self._shapes = {"layer_norm_weight": [H], "layer_norm_bias": [H], "fc1_weight": [F1, H],
                         "fc1_bias": [F1], "fc2_weight": [H, F], "fc2_bias": [H]}
@@ -416,12 +632,15 @@ class LayerNormMLP(_TEModule):
             output_layer_init_method(self.fc2_weight)
         self._build(self._active_recipe())
 
-    def _ir(self):
-        dt = _IR_DTYPES[self.params_dtype]
+    def _returned_bias(self):
+        return getattr(self, "fc2_bias", None)
+
+    def _ir(self, dtype):
+        dt = _IR_DTYPES[dtype]
         H = self.hidden_size
         args = [("x", ["?", H])] + [(n, self._shapes[n]) for n in self._param_names]
-        fc1 = "%fc1_weight" + (", %fc1_bias" if self.use_bias else "")
-        fc2 = "%fc2_weight" + (", %fc2_bias" if self.use_bias else "")
+        fc1 = "%fc1_weight" + (", %fc1_bias" if "fc1_bias" in self._param_names else "")
+        fc2 = "%fc2_weight" + (", %fc2_bias" if "fc2_bias" in self._param_names else "")
         res = [_tensor(["?", H], dt)] + ([_tensor(["?", H], dt)]
                                          if self.return_layernorm_output else [])
         norm, attrs = self._norm_ir()
@@ -438,27 +657,31 @@ class Linear(_TEModule):
 
     def __init__(self, in_features, out_features, bias=True, params_dtype=None, device=None,
                  recipe=None, library=None, target="auto", cache_dir=None, strict=None,
-                 return_bias=False, init_method=None, **unsupported):
+                 return_bias=False, init_method=None, fuse_wgrad_accumulation=False,
+                 delay_wgrad_compute=False, **unsupported):
         super().__init__()
-        _refuse(type(self).__name__, unsupported, return_bias)
+        _refuse(type(self).__name__, unsupported)
         self._setup(recipe, library, target, cache_dir, params_dtype, device, strict)
+        self._wgrad_options(return_bias, fuse_wgrad_accumulation, delay_wgrad_compute)
         self.in_features, self.out_features, self.use_bias = in_features, out_features, bias
+        self._in_features = in_features
         self.weight = self._new(out_features, in_features)
         names = ["weight"]
         if bias:
             self.bias = self._new(out_features, init="zeros")
-            names.append("bias")
+            if not self.return_bias:
+                names.append("bias")
         self._param_names = names
         if init_method is not None:
             init_method(self.weight)
         self._build(self._active_recipe())
 
-    def _ir(self):
-        dt = _IR_DTYPES[self.params_dtype]
+    def _ir(self, dtype):
+        dt = _IR_DTYPES[dtype]
         K, N = self.in_features, self.out_features
         shapes = {"weight": [N, K], "bias": [N]}
         args = [("x", ["?", K])] + [(n, shapes[n]) for n in self._param_names]
-        w = "%weight" + (", %bias" if self.use_bias else "")
+        w = "%weight" + (", %bias" if "bias" in self._param_names else "")
         return _func_text(self._func, args, dt, [_tensor(["?", N], dt)],
                           f"te.linear %x weight({w})")
 
@@ -477,9 +700,9 @@ def _func_text(name, args, dt, results, op):
 # TE arguments that only change parallelism/memory management (accepted at their
 # defaults, refused otherwise: they would silently change nothing here).
 _NEUTRAL = {"sequence_parallel": False, "tp_group": None, "tp_size": 1, "get_rng_state_tracker": None,
-            "fuse_wgrad_accumulation": False, "parallel_mode": None, "ub_overlap_ag": False,
+            "parallel_mode": None, "ub_overlap_ag": False,
             "ub_overlap_rs": False, "ub_overlap_rs_dgrad": False, "ub_bulk_dgrad": False,
-            "ub_bulk_wgrad": False, "ub_name": None, "delay_wgrad_compute": False,
+            "ub_bulk_wgrad": False, "ub_name": None, "return_layernorm_output_gathered": False,
             "set_parallel_mode": False, "skip_weight_param_allocation": False,
             "rng_tracker_name": None, "symmetric_ar_type": None, "name": None,
             "parameters_split": None, "ub_overlap_ag_fprop": False, "ub_overlap_rs_fprop": False,
@@ -487,10 +710,7 @@ _NEUTRAL = {"sequence_parallel": False, "tp_group": None, "tp_size": 1, "get_rng
             "seq_length": None, "micro_batch_size": None}
 
 
-def _refuse(cls, unsupported, return_bias):
-    if return_bias:
-        raise TeMlirError(f"{cls}: return_bias=True is not supported (add the bias outside, or "
-                          "use bias=True)")
+def _refuse(cls, unsupported):
     for k, v in unsupported.items():
         if k not in _NEUTRAL:
             raise TypeError(f"{cls}: unexpected argument {k!r}")

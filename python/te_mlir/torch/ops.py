@@ -454,10 +454,19 @@ def _fast_function(ops, step, output_index, materialize=True):
     # saved_plan: what forward saves, in order: (0, forward input k) or (1, result k);
     # bwd_plan, per backward argument: (1, position in saved_tensors) or (0, index of
     # the returned output whose gradient it is)
+    # In eager (materialize), the backward recipe state is not saved but held live
+    # (bwd_plan (2, position)): each backward reads the state as the backwards before
+    # it left it and updates it in place, as sequential steps would, so a module run
+    # twice before one backward (shared weights, microbatches summed into one loss)
+    # or recomputed under checkpointing works; a saved tensor would fail autograd's
+    # version check after the first backward's update.
     saved_plan, bwd_plan = [], []
     for j, (kind, k) in enumerate(step.feeds):
         if kind == _abi.FEED_GRAD:
             bwd_plan.append((0, out_pos[k]))
+            continue
+        if kind == _abi.FEED_STATE and materialize:
+            bwd_plan.append((2, step.bwd_state.index(j)))
             continue
         bwd_plan.append((1, len(saved_plan)))
         if kind == _abi.FEED_INPUT:
@@ -470,6 +479,7 @@ def _fast_function(ops, step, output_index, materialize=True):
     grad_of = sorted(step.grad_of_input.items())
     state_results = [(r, step.bwd_state[j]) for r, j in step.bwd_state_results.items()]
     n_in = n_fwd + len(step.bwd_state)
+    live_state = materialize and bool(step.bwd_state)
     below = torch._C._AutoDispatchBelowAutograd
     single, first = len(output_index) == 1, output_index[0] if output_index else 0
 
@@ -481,6 +491,8 @@ def _fast_function(ops, step, output_index, materialize=True):
             if not isinstance(res, tuple):
                 res = (res,)
             ctx.save_for_backward(*[inputs[k] if w == 0 else res[k] for w, k in saved_plan])
+            if live_state:
+                ctx.te_state = inputs[n_fwd:]
             outs = (res[first],) if single else tuple([res[r] for r in output_index])
             if nondiff:
                 ctx.mark_non_differentiable(*[outs[j] for j in nondiff])
@@ -495,7 +507,12 @@ def _fast_function(ops, step, output_index, materialize=True):
         @staticmethod
         def backward(ctx, *grads):
             saved = ctx.saved_tensors
-            bargs = [saved[k] if w else grads[k] for w, k in bwd_plan]
+            if live_state:
+                live = ctx.te_state
+                bargs = [grads[k] if w == 0 else saved[k] if w == 1 else live[k]
+                         for w, k in bwd_plan]
+            else:
+                bargs = [saved[k] if w else grads[k] for w, k in bwd_plan]
             if not materialize:
                 for j, (w, k) in enumerate(bwd_plan):
                     if not w and bargs[j] is None:
@@ -651,6 +668,12 @@ class TeFunction:
                             and ops.step(e.name) is not None), None)
         self.cached_weight_specs = ([a for a in self.cached.args if "te.cached_weight" in a.roles]
                                     if self.cached else [])
+        if self.cached is not None:
+            # a checkpointed forward saves no quantized weights (its backward recomputes
+            # them): nothing to cache, each microbatch quantizes its weights again
+            saved = {r.roles.get("te.saved") for r in self.fwd.results}
+            if any(a.roles["te.cached_weight"] not in saved for a in self.cached_weight_specs):
+                self.cached, self.cached_weight_specs = None, []
         self.output_index = [i for i, r in enumerate(base.results) if not r.is_saved]
         self._fast = {}  # forward entry name -> its eager autograd.Function
 
