@@ -74,8 +74,27 @@ def _report(found, name, args, strict):
         warnings.warn(f"{what}: {w}", TeMlirWarning, stacklevel=3)
 
 
+def _digest(path):
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _intact(out):
+    """A cached library matches the size and sha256 recorded when it was compiled
+    (`<stem>.sha256`: "<sha256> <size>"). Entries cached before the record existed pass."""
+    rec = out.with_suffix(".sha256")
+    try:
+        want = rec.read_text().split()
+    except OSError:
+        return True
+    try:
+        return (len(want) == 2 and out.stat().st_size == int(want[1])
+                and _digest(out) == want[0])
+    except (OSError, ValueError):
+        return False
+
+
 def compile(source, *, recipe="bf16", train=True, checkpoint=False, weight_cache=False,
-            target="auto", extra_args=(), cache_dir=None, strict=None):
+            target="auto", extra_args=(), cache_dir=None, strict=None, rebuild=False):
     """Compiles `source` (a path to, or the text of, a torch-mlir export or te IR) with
     te-compile and returns the path of the shared library.
 
@@ -85,7 +104,12 @@ def compile(source, *, recipe="bf16", train=True, checkpoint=False, weight_cache
     te-compile's warnings (e.g. a module op that runs unquantized because its dims do not
     fit the recipe's alignment) are kept beside the cached library (`<stem>.warnings.json`)
     and raised as TeMlirWarning each time the library is compiled or found in the cache;
-    with `strict` (default: TE_MLIR_STRICT=1) they are a TeMlirError instead."""
+    with `strict` (default: TE_MLIR_STRICT=1) they are a TeMlirError instead.
+
+    A cached library whose size or sha256 is not the one recorded when it was compiled
+    (truncated by a full disk or a killed copy, or edited) is compiled again, with a
+    TeMlirWarning; ``rebuild=True`` compiles again whatever the cache holds (the
+    modules do so once when a cached library fails to load)."""
     if _looks_like_path(source):
         try:
             text = Path(source).read_text()
@@ -119,7 +143,12 @@ def compile(source, *, recipe="bf16", train=True, checkpoint=False, weight_cache
     out = d / f"{name}-{key[:24]}.so"
     strict = strict_default(strict)
     warn_file = out.with_suffix(".warnings.json")
-    if out.exists():
+    if out.exists() and not rebuild and not _intact(out):
+        warnings.warn(f"te_mlir.compile: the cached library {out} is not the one compiled "
+                      "there (its size or sha256 differs from the record: truncated or "
+                      "edited); compiling it again", TeMlirWarning, stacklevel=2)
+        rebuild = True
+    if out.exists() and not rebuild:
         try:
             found = json.loads(warn_file.read_text()) if warn_file.exists() else []
         except (OSError, ValueError):
@@ -143,6 +172,8 @@ def compile(source, *, recipe="bf16", train=True, checkpoint=False, weight_cache
         for f in Path(tmp).iterdir():
             if f not in (src, so) and f.name.startswith(name + "."):
                 os.replace(f, d / (out.stem + f.name[len(name):]))
+        (Path(tmp) / "record").write_text(f"{_digest(so)} {so.stat().st_size}\n")
+        os.replace(Path(tmp) / "record", out.with_suffix(".sha256"))
         os.replace(so, out)  # last and atomic: a cached .so means everything is there
     _report(found, name, args, strict)
     return out

@@ -157,7 +157,20 @@ class _TEModule(nn.Module):
             path = self._library_path
         else:
             path = _te_compile(self._ir(dtype), **self._compile_options(recipe))
-        ops = load(path)
+        try:
+            ops = load(path)
+        except TeMlirError as ex:
+            if self._library_path is not None:
+                raise
+            # a cached library that does not load (damaged where no record tells):
+            # compiled again, once
+            import warnings
+            from .._abi import TeMlirWarning
+            warnings.warn(f"{type(self).__name__}: the cached library {path} does not load "
+                          f"({str(ex).splitlines()[0]}); compiling it again", TeMlirWarning,
+                          stacklevel=3)
+            path = _te_compile(self._ir(dtype), rebuild=True, **self._compile_options(recipe))
+            ops = load(path)
         fn = ops.function(self._func)
         n = len(self._param_names) + 1
         if len(fn.arg_specs) - len(fn.state_specs) != n:
