@@ -147,6 +147,49 @@ def test_delay_wgrad_compute(kind, recipe):
         assert torch.equal(ga[n], b.get_parameter(n).grad), n
 
 
+# ------------------------------------------------------------------- backward_override
+
+
+@pytest.mark.parametrize("kind", ["lin", "lnl"])
+@pytest.mark.parametrize("cls", ["Float8CurrentScaling", "DelayedScaling"])
+def test_backward_override_high_precision(kind, cls):
+    """TE's backward_override="high_precision": the output is the quantized recipe's,
+    bit for bit; the gradients are the unquantized backward's, bit for bit; with
+    DelayedScaling the forward state advances as the quantized forward's and the
+    backward state is not touched (TE runs no backward quantizer)."""
+    from test_modules import _te_recipe
+    plain = "fp8-current" if cls == "Float8CurrentScaling" else "fp8-delayed"
+    o = randomize(MODULES[kind](recipe=_te_recipe(cls, backward_override="high_precision")))
+    q = randomize(MODULES[kind](recipe=plain))
+    hp = randomize(MODULES[kind]())
+    for step in range(2):
+        x = torch.randn(16, 32, generator=torch.Generator().manual_seed(step))
+        yo, gxo, go = _step(o, x, seed=step)
+        with torch.no_grad():
+            yq = q(x)
+        yh, gxh, gh = _step(hp, x, seed=step)
+        assert torch.equal(yo[0], yq) and not torch.equal(yo[0], yh[0])
+        assert torch.equal(gxo, gxh)
+        for n in go:
+            assert torch.equal(go[n], gh[n]), n
+    so, sq = _states(o), _states(q)
+    for n in so:
+        if n.endswith("_fwd"):
+            assert torch.equal(so[n], sq[n]), n
+        else:  # the backward state: TE's initial (history 0, scales 1)
+            assert torch.equal(so[n], torch.full_like(so[n], 0.0 if "amax" in n else 1.0)), n
+
+
+def test_backward_override_refusals():
+    from test_modules import _te_recipe
+    with pytest.raises(te_mlir.TeMlirError, match="backward_override='dequantized'"):
+        MODULES["lnl"](recipe=_te_recipe("Float8CurrentScaling", backward_override="dequantized"))
+    m = MODULES["mlp"](recipe=_te_recipe("Float8CurrentScaling",
+                                         backward_override="high_precision"))
+    with pytest.raises(te_mlir.TeMlirError, match="LayerNormMLP: backward_override"):
+        m(torch.randn(4, 32))
+
+
 # ------------------------------------------------------------------- fp8-delayed state
 
 

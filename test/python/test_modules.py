@@ -557,7 +557,7 @@ def test_te_recipe_fields_are_passed_through():
 
 @pytest.mark.parametrize("cls,field,value", [
     ("DelayedScaling", "amax_compute_algo", lambda h: h.max()),
-    ("DelayedScaling", "backward_override", "high_precision"),
+    ("DelayedScaling", "backward_override", "dequantized"),
     ("DelayedScaling", "scaling_factor_compute_algo", lambda *a: 1.0),
     ("DelayedScaling", "fp8_dpa", True),
     ("Float8CurrentScaling", "backward_override", "dequantized"),

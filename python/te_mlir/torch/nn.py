@@ -11,7 +11,7 @@ import torch.nn as nn
 from .. import compile as _te_compile
 from .._abi import TeMlirError
 from .ops import _compiling, load
-from .recipe import BLACKWELL, QUANTIZED, recipe_kind, recipe_spec
+from .recipe import BLACKWELL, QUANTIZED, recipe_kind, recipe_spec, split_override
 
 __all__ = ["LayerNormLinear", "LayerNormMLP", "Linear", "fp8_autocast", "autocast",
            "ACTIVATIONS", "GATED_ACTIVATIONS", "get_recipe"]
@@ -135,7 +135,8 @@ class _TEModule(nn.Module):
         return f"norm {_norm_name(self.normalization)}({norm})", attrs
 
     def _active_recipe(self):
-        return self.recipe or get_recipe() or "bf16"
+        """The recipe te-compile builds for now (a backward_override is the module's)."""
+        return split_override(self.recipe or get_recipe() or "bf16")[0]
 
     def _compile_options(self, recipe):
         extra = ()
@@ -223,7 +224,9 @@ class _TEModule(nn.Module):
         recipe = self.recipe or get_recipe() or "bf16"
         dtype = self._activation_dtype(inp)
         key = (recipe, dtype)
-        if _compiling():  # traced once: plain attribute reads, the op's autograd
+        if "@" in recipe:  # recipe.py: a backward_override
+            out = self._forward_high_precision_backward(inp, recipe, dtype)
+        elif _compiling():  # traced once: plain attribute reads, the op's autograd
             if self.fuse_wgrad_accumulation or self.delay_wgrad_compute:
                 raise TeMlirError(f"{type(self).__name__}: fuse_wgrad_accumulation / "
                                   "delay_wgrad_compute run in eager only, not under "
@@ -251,6 +254,34 @@ class _TEModule(nn.Module):
 
     def _returned_bias(self):
         return getattr(self, "bias", None)
+
+    def _forward_high_precision_backward(self, inp, recipe, dtype):
+        """TE's backward_override="high_precision": the forward's values are the
+        quantized recipe's (its inference entry, which also advances fp8-delayed's
+        forward state), the backward is the unquantized one (TE saves the unquantized
+        norm output and weight; here the unquantized library's forward saves them)."""
+        base, override = split_override(recipe)
+        name = type(self).__name__
+        if isinstance(self, LayerNormMLP):
+            raise TeMlirError(f"{name}: backward_override={override!r} is not supported "
+                              "(TransformerEngine's LayerNormMLP refuses it too)")
+        if _compiling():
+            raise TeMlirError(f"{name}: backward_override={override!r} runs in eager only")
+        hp = self._runners.get(("bf16", dtype))
+        if hp is None:
+            hp = self._runners[("bf16", dtype)] = self._runner("bf16", dtype)
+        hp = hp(self, inp, None)
+        fn = self._fns.get((base, dtype)) or self._build(base, dtype)
+        fnames, _ = self._state[(base, dtype)]
+        x = inp.reshape(-1, inp.shape[-1]).to(dtype)
+        with torch.no_grad():
+            args = ([x] + [getattr(self, n).to(dtype) for n in self._param_names]
+                    + [getattr(self, n) for n in fnames])
+            outs, _ = fn.call(*args, training=False)
+            q = self._finisher(len(fnames), fnames)(self, inp, outs)
+        if isinstance(q, tuple):
+            return tuple(_ValueOf.apply(a, b) for a, b in zip(q, hp))
+        return _ValueOf.apply(q, hp)
 
     def _runner(self, recipe, dtype):
         """The forward for `recipe` in activation `dtype`, with what depends only on the
@@ -499,6 +530,18 @@ class _WgradRoute(torch.autograd.Function):
             param.grad_added_to_main_grad = True
             return torch.zeros_like(g), None, None
         return None, None, None
+
+
+class _ValueOf(torch.autograd.Function):
+    """The values of `q` with the gradient of `hp` (backward_override)."""
+
+    @staticmethod
+    def forward(ctx, q, hp):
+        return q.clone()
+
+    @staticmethod
+    def backward(ctx, g):
+        return None, g
 
 
 def _tensor(shape, dt):

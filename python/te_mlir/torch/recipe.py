@@ -5,7 +5,7 @@ NVFP4BlockScaling is either passed through, checked to be at a value te-mlir com
 anyway, or refused by name (include/te/Dialect/TE/IR/TEAttrs.td has the parameters)."""
 from .._abi import TeMlirError
 
-__all__ = ["QUANTIZED", "recipe_spec", "recipe_kind", "BLACKWELL"]
+__all__ = ["QUANTIZED", "recipe_spec", "recipe_kind", "split_override", "BLACKWELL"]
 
 QUANTIZED = ("fp8-delayed", "fp8-current", "fp8-block", "mxfp8", "nvfp4")
 NAMES = ("bf16",) + QUANTIZED
@@ -16,11 +16,26 @@ _MNEMONIC = {"bf16": "bf16", "fp8_delayed": "fp8-delayed", "fp8_current": "fp8-c
              "fp8_block": "fp8-block", "mxfp8": "mxfp8", "nvfp4": "nvfp4"}
 
 
+# A spec may end in "@high_precision": TE's backward_override, which is the modules'
+# business (an unquantized backward), not te-compile's.
+OVERRIDE = "@"
+
+
+def split_override(spec):
+    """spec -> (te-compile's --recipe text, backward_override or None)."""
+    if spec is None or OVERRIDE not in spec:
+        return spec, None
+    base, _, override = spec.partition(OVERRIDE)
+    return base, override
+
+
 def recipe_kind(spec):
     """The --recipe name of a spec ("fp8-delayed" for "#te.fp8_delayed<margin = 3>")."""
     if spec is None or spec in NAMES:
         return spec
-    s = str(spec)
+    s = split_override(str(spec))[0]
+    if s in NAMES:
+        return s
     if s.startswith("#te."):
         m = s[4:].split("<", 1)[0].strip()
         if m in _MNEMONIC:
@@ -49,8 +64,9 @@ def _want(cls, r, field, ok, why):
 
 
 def _common(cls, r):
-    _want(cls, r, "backward_override", lambda v: v is None,
-          "te-mlir's backward is always the quantized one; backward_override must be None")
+    _want(cls, r, "backward_override", lambda v: v in (None, "high_precision"),
+          "'high_precision' (an unquantized backward) is supported; 'dequantized' (a "
+          "backward from the dequantized FP8 operands) is not")
     _want(cls, r, "fp8_dpa", lambda v: not v, "no FP8 attention in te-mlir's modules")
     _want(cls, r, "fp8_mha", lambda v: not v, "no FP8 attention in te-mlir's modules")
 
@@ -172,6 +188,6 @@ def recipe_spec(r):
                           + ", ".join(_TE_CLASSES) + ")")
     mnemonic, fields = _TE_CLASSES[cls](cls, r)
     diff = [f"{k} = {_value(v)}" for k, v, default in fields if v != default]
-    if not diff:
-        return _MNEMONIC[mnemonic]
-    return f"#te.{mnemonic}<" + ", ".join(diff) + ">"
+    spec = f"#te.{mnemonic}<" + ", ".join(diff) + ">" if diff else _MNEMONIC[mnemonic]
+    override = getattr(r, "backward_override", None)
+    return spec + OVERRIDE + override if override else spec
