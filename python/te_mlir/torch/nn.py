@@ -220,7 +220,10 @@ class _TEModule(nn.Module):
                             "torch.autocast, as TransformerEngine requires)")
         return self.params_dtype
 
-    def forward(self, inp, is_first_microbatch=None):
+    def forward(self, inp, is_first_microbatch=None, fp8_output=False, fp8_grad=False):
+        if fp8_output or fp8_grad:
+            raise TeMlirError(f"{type(self).__name__}: fp8_output / fp8_grad (quantized "
+                              "tensors between modules) are not supported")
         recipe = self.recipe or get_recipe() or "bf16"
         dtype = self._activation_dtype(inp)
         key = (recipe, dtype)
