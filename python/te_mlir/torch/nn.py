@@ -104,6 +104,7 @@ class _TEModule(nn.Module):
             from .. import runtime
             device = "cuda" if runtime().select_backend(target) == "cuda" else "cpu"
         self._device = torch.device(device)
+        self._dev_type = self._device.type
 
     def _wgrad_options(self, return_bias, fuse_wgrad_accumulation, delay_wgrad_compute):
         self.return_bias = bool(return_bias)
@@ -225,7 +226,11 @@ class _TEModule(nn.Module):
             raise TeMlirError(f"{type(self).__name__}: fp8_output / fp8_grad (quantized "
                               "tensors between modules) are not supported")
         recipe = self.recipe or get_recipe() or "bf16"
-        dtype = self._activation_dtype(inp)
+        # TE's activation dtype (the common case inline: one host microsecond matters here)
+        dtype = self.params_dtype
+        if (torch.is_autocast_enabled(self._dev_type) or inp.dtype != dtype
+                or not inp.dim() or inp.shape[-1] != self._in_features):
+            dtype = self._activation_dtype(inp)
         key = (recipe, dtype)
         if "@" in recipe:  # recipe.py: a backward_override
             out = self._forward_high_precision_backward(inp, recipe, dtype)
@@ -468,7 +473,7 @@ class _TEModule(nn.Module):
             if p.dtype not in _IR_DTYPES:
                 raise TeMlirError(f"{type(self).__name__}: parameters of dtype {p.dtype} are "
                                   "not supported (float32, bfloat16 or float16)")
-            self.params_dtype, self._device = p.dtype, p.device
+            self.params_dtype, self._device, self._dev_type = p.dtype, p.device, p.device.type
             self._runners = {}
             self._weight_cache = None
         return self
