@@ -49,6 +49,13 @@
 // RUN: %python -c "import numpy as n; print(n.load('%t/v2/result0.npy').shape)" | FileCheck %s --check-prefix=V2
 // V2: (5, 32)
 //
+// Module info edited after te-compile wrote it (one byte of its JSON, as a
+// bad copy or a hand edit would): te_module_info_digest() no longer matches,
+// refused at open.
+// RUN: %python -c "import sys; b = open(sys.argv[1], 'rb').read(); i = b.index(b'\"name\":\"lin\"'); open(sys.argv[2], 'wb').write(b[:i + 9] + b'x' + b[i + 10:])" %t/lin.so %t/edited.so
+// RUN: not te-run %t/edited.so --list 2>&1 | FileCheck %s --check-prefix=EDITED
+// EDITED: te-run: error: '{{.*}}edited.so': its module info does not match the digest te-compile recorded (edited or damaged after compilation: digest {{[0-9a-f]+}}, recorded {{[0-9a-f]+}}); compile it again
+//
 // Module info: validated before use, messages naming the field.
 // RUN: %python %S/Inputs/fake_library.py %t/bigdim.so --info-text '{"entries":[{"name":"f","symbol":"te_entry_f","args":[{"dtype":"float32","shape":[9.2233720368547758e18,4]}],"results":[],"dims":[],"arena_bytes":0}]}'
 // RUN: not te-run %t/bigdim.so --entry f --random 1 2>&1 | FileCheck %s --check-prefix=BIGDIM

@@ -456,3 +456,19 @@ def test_truncated_cache_entry_is_rebuilt(tmp_path, record):
     again = path.read_bytes()
     assert len(again) == len(whole) and total2 == total
     assert path.with_suffix(".sha256").read_text().split()[0] == hashlib.sha256(again).hexdigest()
+
+
+def test_edited_module_info_is_refused(tmp_path):
+    """A library whose module info was edited after te-compile wrote it (one byte of
+    its JSON) is refused at open with a clear error: te_module_info_digest() does not
+    match; the module's library= path gives the same error."""
+    m = tet.Linear(32, 48, target="cpu", cache_dir=tmp_path / "cache")
+    data = m.function().ops.library.path.read_bytes()
+    i = data.index(b'"name":"linear"')
+    edited = tmp_path / "edited.so"
+    edited.write_bytes(data[:i + 9] + b"x" + data[i + 10:])  # "linear" -> "lxnear"
+    with pytest.raises(te_mlir.TeMlirError, match="does not match the digest te-compile "
+                                                  "recorded.*compile it again"):
+        te_mlir.Library(edited)
+    with pytest.raises(te_mlir.TeMlirError, match="does not match the digest"):
+        tet.Linear(32, 48, target="cpu", library=edited)

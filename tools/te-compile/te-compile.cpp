@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "te/Conversion/ModuleInfo.h"
 #include "te/Conversion/Passes.h"
 #include "te/Conversion/TorchConversion.h"
 #include "te/InitAll.h"
@@ -199,18 +200,6 @@ static bool isTorchExport(ModuleOp module) {
         torch = true;
   });
   return torch;
-}
-
-/// The JSON that te-lower-to-runtime stored in the module.
-static std::string moduleInfo(ModuleOp module) {
-  if (auto global = module.lookupSymbol<LLVM::GlobalOp>("te_module_info.json"))
-    if (auto str = dyn_cast_or_null<StringAttr>(global.getValueOrNull())) {
-      std::string s = str.str();
-      if (!s.empty() && s.back() == '\0')
-        s.pop_back();
-      return s;
-    }
-  return "";
 }
 
 static std::string cIdentifier(StringRef s) {
@@ -741,7 +730,7 @@ int main(int argc, char **argv) {
   }
 
   // The default backend goes into the module description.
-  std::string info = moduleInfo(*module);
+  std::string info = te::getModuleInfo(*module);
   if (auto parsed = llvm::json::parse(info)) {
     parsed->getAsObject()->try_emplace("target", std::string(target));
     parsed->getAsObject()->try_emplace("arch", std::string(arch));
@@ -750,12 +739,8 @@ int main(int argc, char **argv) {
     llvm::raw_string_ostream os(updated);
     os << *parsed;
     info = updated;
-    auto global = module->lookupSymbol<LLVM::GlobalOp>("te_module_info.json");
-    OpBuilder b(global);
-    updated.push_back('\0');
-    global.setValueAttr(b.getStringAttr(updated));
-    global.setGlobalType(
-        LLVM::LLVMArrayType::get(b.getI8Type(), updated.size()));
+    if (failed(te::setModuleInfo(*module, updated)))
+      return fail("internal: no module description to amend");
   } else {
     llvm::consumeError(parsed.takeError());
     return fail("internal: no module description");

@@ -63,8 +63,10 @@ enum {
 
 /* Opens the library at `path`: checks the file (a 64-bit ELF shared object
  * for this machine whose headers and segments lie inside the file), dlopens
- * it, parses and validates te_module_info() and resolves every entry's
- * symbol. */
+ * it, checks te_module_info() against the digest te-compile recorded
+ * (te_module_info_digest(), FNV-1a 64 of the text: an edited or damaged
+ * module info is refused; hand-made libraries without it are not checked),
+ * parses and validates it and resolves every entry's symbol. */
 TE_RT_API int32_t te_module_open(const char *path, te_module **module);
 /* Closes the module (dlclose); null is fine. */
 TE_RT_API void te_module_close(te_module *module);

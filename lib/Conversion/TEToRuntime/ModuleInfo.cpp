@@ -7,9 +7,49 @@
 //===----------------------------------------------------------------------===//
 
 #include "FunctionLowering.h"
+#include "te/Conversion/ModuleInfo.h"
 
 using namespace mlir;
 using namespace mlir::te;
+
+static constexpr StringLiteral kInfoGlobal = "te_module_info.json";
+static constexpr StringLiteral kDigestFn = "te_module_info_digest";
+
+uint64_t mlir::te::moduleInfoDigest(StringRef text) {
+  uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : text)
+    h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+std::string mlir::te::getModuleInfo(ModuleOp module) {
+  if (auto global = module.lookupSymbol<LLVM::GlobalOp>(kInfoGlobal))
+    if (auto str = dyn_cast_or_null<StringAttr>(global.getValueOrNull())) {
+      std::string s = str.str();
+      if (!s.empty() && s.back() == '\0')
+        s.pop_back();
+      return s;
+    }
+  return "";
+}
+
+LogicalResult mlir::te::setModuleInfo(ModuleOp module, StringRef json) {
+  auto global = module.lookupSymbol<LLVM::GlobalOp>(kInfoGlobal);
+  auto digestFn = module.lookupSymbol<LLVM::LLVMFuncOp>(kDigestFn);
+  if (!global || !digestFn || digestFn.getBody().empty())
+    return failure();
+  auto digest = dyn_cast<LLVM::ConstantOp>(&digestFn.getBody().front().front());
+  if (!digest)
+    return failure();
+  OpBuilder b(global);
+  std::string text = json.str();
+  text.push_back('\0');
+  global.setValueAttr(b.getStringAttr(text));
+  global.setGlobalType(LLVM::LLVMArrayType::get(b.getI8Type(), text.size()));
+  digest.setValueAttr(
+      b.getI64IntegerAttr(static_cast<int64_t>(moduleInfoDigest(json))));
+  return success();
+}
 
 namespace mlir::te::runtime_lowering {
 
@@ -122,7 +162,7 @@ void emitModuleInfo(ModuleOp module, OpBuilder &b, llvm::json::Array entries) {
   auto type = LLVM::LLVMArrayType::get(b.getI8Type(), json.size());
   auto global = LLVM::GlobalOp::create(
       b, module.getLoc(), type, /*isConstant=*/true, LLVM::Linkage::Internal,
-      "te_module_info.json", b.getStringAttr(json));
+      kInfoGlobal, b.getStringAttr(json));
   auto infoFn = LLVM::LLVMFuncOp::create(
       b, module.getLoc(), "te_module_info",
       LLVM::LLVMFunctionType::get(LLVM::LLVMPointerType::get(ctx), {}));
@@ -131,6 +171,20 @@ void emitModuleInfo(ModuleOp module, OpBuilder &b, llvm::json::Array entries) {
   LLVM::ReturnOp::create(b, module.getLoc(),
                          LLVM::AddressOfOp::create(b, module.getLoc(), global)
                              .getResult());
+
+  // te_module_info_digest(): the text's digest (set by setModuleInfo).
+  b.setInsertionPointToEnd(module.getBody());
+  auto digestFn = LLVM::LLVMFuncOp::create(
+      b, module.getLoc(), kDigestFn,
+      LLVM::LLVMFunctionType::get(b.getI64Type(), {}));
+  b.setInsertionPointToStart(digestFn.addEntryBlock(b));
+  LLVM::ReturnOp::create(b, module.getLoc(),
+                         LLVM::ConstantOp::create(b, module.getLoc(),
+                                                  b.getI64Type(),
+                                                  b.getI64IntegerAttr(0))
+                             .getResult());
+  json.pop_back(); // (the NUL: setModuleInfo adds it back)
+  (void)setModuleInfo(module, json);
 }
 
 } // namespace mlir::te::runtime_lowering

@@ -242,6 +242,19 @@ int32_t te_module_open(const char *path, te_module **module) {
     return fail("'" + library +
                 "': malformed module info: te_module_info() returned NULL");
   m->infoText = infoText;
+  // te-compile records the info's digest beside it (te_module_info_digest); a
+  // mismatch means the text was edited or damaged after compilation. Hand-made
+  // libraries (tests, fixtures) may have no digest.
+  if (auto digestFn = reinterpret_cast<uint64_t (*)()>(
+          dlsym(m->handle, "te_module_info_digest"))) {
+    uint64_t want = digestFn(), got = te::moduleinfo::digest(m->infoText);
+    if (want != got)
+      return fail("'" + library +
+                  "': its module info does not match the digest te-compile "
+                  "recorded (edited or damaged after compilation: digest " +
+                  te::moduleinfo::hex(got) + ", recorded " +
+                  te::moduleinfo::hex(want) + "); compile it again");
+  }
   std::string error;
   std::optional<Value> info = te::json::parse(m->infoText, error);
   if (!info)

@@ -12,6 +12,7 @@
 
 #include "Json.h"
 
+#include <cstdint>
 #include <string>
 
 namespace te::moduleinfo {
@@ -25,6 +26,13 @@ bool isTensorDtype(const std::string &dtype);
 /// integer nor a string".
 bool validate(const json::Value &root, const std::string &library,
               std::string &error);
+
+/// The FNV-1a 64 digest of the module info text, as te-compile records it in
+/// te_module_info_digest() (lib/Conversion/TEToRuntime/ModuleInfo.cpp).
+uint64_t digest(const std::string &text);
+
+/// `v` as 16 lowercase hex digits.
+std::string hex(uint64_t v);
 
 } // namespace te::moduleinfo
 

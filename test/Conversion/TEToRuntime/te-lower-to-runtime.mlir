@@ -35,6 +35,9 @@
 // CHECK-SAME: \22dims\22:[{\22arg\22:0,\22dim\22:0}]
 // CHECK-SAME: \22symbol\22:\22te_entry_mlp\22
 // CHECK:      llvm.func @te_module_info() -> !llvm.ptr
+// CHECK:      llvm.func @te_module_info_digest() -> i64
+// CHECK-NEXT: %[[DIGEST:.*]] = llvm.mlir.constant({{-?[1-9][0-9]*}} : i64) : i64
+// CHECK-NEXT: llvm.return %[[DIGEST]] : i64
 // CHECK-NOT:  func.func
 func.func @mlp(%x: tensor<?x64xbf16>, %g: tensor<64xbf16>, %w1: tensor<128x64xbf16>, %w2: tensor<64x128xbf16>) -> tensor<?x64xbf16> {
   %y = te.layernorm_mlp %x norm rms_norm(%g) fc1(%w1) act gelu fc2(%w2) : (tensor<?x64xbf16>, tensor<64xbf16>, tensor<128x64xbf16>, tensor<64x128xbf16>) -> tensor<?x64xbf16>
