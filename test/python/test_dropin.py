@@ -7,6 +7,7 @@ transformer-engine.md §1) on the cpu backend; the numerics against torch are
 test_modules.py's."""
 import copy
 import io
+import os
 import pickle
 
 import pytest
@@ -16,22 +17,30 @@ import te_mlir
 import te_mlir.torch as tet
 from test_modules import TOLS, check_against_torch, randomize, reference
 
+# TE_MLIR_TEST_TARGET=auto (utils/gpu_python.sh on the H200) runs these on the GPU: the
+# modules on cuda, inputs made on the CPU (seeded generators) and moved to them
+TARGET = os.environ.get("TE_MLIR_TEST_TARGET", "cpu")
 MODULES = {
-    "lin": lambda **k: tet.Linear(32, 48, target="cpu", **k),
-    "lnl": lambda **k: tet.LayerNormLinear(32, 48, target="cpu", **k),
-    "mlp": lambda **k: tet.LayerNormMLP(32, 48, target="cpu", **k),
+    "lin": lambda **k: tet.Linear(32, 48, target=TARGET, **k),
+    "lnl": lambda **k: tet.LayerNormLinear(32, 48, target=TARGET, **k),
+    "mlp": lambda **k: tet.LayerNormMLP(32, 48, target=TARGET, **k),
 }
+
+
+def _on(m, t):
+    """`t` on module `m`'s device."""
+    return t.to(next(m.parameters()).device)
 BIAS = {"lin": "bias", "lnl": "bias", "mlp": "fc2_bias"}
 
 
 def _step(m, x, seed=7):
     """One fwd+bwd: (outputs, input grad, {param name: grad})."""
     m.zero_grad()
-    xx = x.detach().clone().requires_grad_()
+    xx = _on(m, x.detach()).clone().requires_grad_()
     y = m(xx)
     outs = list(y) if isinstance(y, tuple) else [y]
     gen = torch.Generator().manual_seed(seed)
-    dys = [torch.randn(o.shape, generator=gen).to(o.dtype) for o in outs]
+    dys = [torch.randn(o.shape, generator=gen).to(o.device, o.dtype) for o in outs]
     torch.autograd.backward(outs, dys)
     return outs, xx.grad, {n: p.grad for n, p in m.named_parameters()}
 
@@ -50,7 +59,7 @@ def test_return_bias(kind, dtype):
     m = randomize(MODULES[kind](return_bias=True, **kw))
     # the library does not take the returned bias
     assert BIAS[kind] not in m._param_names and hasattr(m, BIAS[kind])
-    x = torch.randn(2, 8, 32).to(dtype).requires_grad_()
+    x = _on(m, torch.randn(2, 8, 32).to(dtype)).requires_grad_()
     res = m(x)
     assert isinstance(res, tuple) and len(res) == (3 if kind == "lnl" else 2)
     out, bias = res[0], res[1]
@@ -68,8 +77,8 @@ def test_return_bias(kind, dtype):
 
 
 def test_return_bias_without_bias():
-    m = tet.Linear(32, 16, bias=False, return_bias=True, target="cpu")
-    out, bias = m(torch.randn(4, 32))
+    m = tet.Linear(32, 16, bias=False, return_bias=True, target=TARGET)
+    out, bias = m(_on(m, torch.randn(4, 32)))
     assert out.shape == (4, 16) and bias.numel() == 0
 
 
@@ -89,10 +98,10 @@ def test_fuse_wgrad_accumulation_two_microbatches(kind):
     init = {}
     for n in weights:
         p = fused.get_parameter(n)
-        p.main_grad = torch.randn(p.shape, dtype=torch.float32)
+        p.main_grad = torch.randn(p.shape, dtype=torch.float32).to(p.device)
         init[n] = p.main_grad.clone()
     xs = [torch.randn(16, 32).to(torch.bfloat16) for _ in range(2)]
-    wsum = {n: torch.zeros(fused.get_parameter(n).shape) for n in weights}
+    wsum = {n: torch.zeros_like(fused.get_parameter(n), dtype=torch.float32) for n in weights}
     for i, x in enumerate(xs):
         ref.zero_grad()
         _, gx_r, g_r = _step(ref, x, seed=i)
@@ -166,7 +175,7 @@ def test_backward_override_high_precision(kind, cls):
         x = torch.randn(16, 32, generator=torch.Generator().manual_seed(step))
         yo, gxo, go = _step(o, x, seed=step)
         with torch.no_grad():
-            yq = q(x)
+            yq = q(_on(q, x))
         yh, gxh, gh = _step(hp, x, seed=step)
         assert torch.equal(yo[0], yq) and not torch.equal(yo[0], yh[0])
         assert torch.equal(gxo, gxh)
@@ -206,7 +215,7 @@ def test_delayed_reuse_before_backward():
     gradients are the two steps' sum within FP8 noise."""
     a = randomize(MODULES["mlp"](recipe="fp8-delayed"))
     b = randomize(MODULES["mlp"](recipe="fp8-delayed"))
-    x = torch.randn(16, 32)
+    x = _on(a, torch.randn(16, 32))
     # sequential: two steps
     xa = x.clone().requires_grad_()
     for _ in range(2):
@@ -257,7 +266,7 @@ def test_checkpoint_with_first_microbatch():
     b = randomize(MODULES["mlp"](recipe="fp8-current", checkpoint=True))
     assert b.function().cached is None and a.function().cached is not None
     for first in (True, False):
-        x = torch.randn(16, 32)
+        x = _on(a, torch.randn(16, 32))
         ya = a(x.clone().requires_grad_(), is_first_microbatch=first)
         yb = b(x.clone().requires_grad_(), is_first_microbatch=first)
         assert torch.equal(ya, yb)
@@ -381,9 +390,9 @@ def test_torch_autocast_runs_in_its_dtype():
     with torch.no_grad():
         for p, q in zip(a.parameters(), b.parameters()):
             q.copy_(p.to(torch.bfloat16))
-    x = torch.randn(16, 32)
+    x = _on(a, torch.randn(16, 32))
     xa = x.clone().requires_grad_()
-    with torch.autocast("cpu", dtype=torch.bfloat16):
+    with torch.autocast(x.device.type, dtype=torch.bfloat16):
         ya = a(xa)
     yb = b(x.to(torch.bfloat16).requires_grad_())
     assert ya.dtype == torch.bfloat16 and torch.equal(ya, yb)
