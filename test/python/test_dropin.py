@@ -189,10 +189,74 @@ def test_backward_override_high_precision(kind, cls):
             assert torch.equal(so[n], torch.full_like(so[n], 0.0 if "amax" in n else 1.0)), n
 
 
+def _fp8_dq(t):
+    """TE's per-tensor current scaling of `t` to E4M3 and back, in fp32 (scale =
+    448 / amax): an independent emulation."""
+    t = t.detach().float()
+    scale = 448.0 / t.abs().max()
+    return (t * scale).to(torch.float8_e4m3fn).float() / scale
+
+
+@pytest.mark.parametrize("kind", ["lin", "lnl"])
+def test_backward_override_dequantized(kind):
+    """TE's backward_override="dequantized": the output is the quantized recipe's, bit
+    for bit; the backward is unquantized but its GEMM operands are the forward's
+    quantized tensors dequantized: dgrad = dy . dq(W), wgrad = dy^T . dq(x or ln_out).
+    Checked against an fp32 emulation of those formulas (TE's tolerances), and closer
+    to it than high_precision's gradients are."""
+    from test_modules import _te_recipe, _norm
+    d = randomize(MODULES[kind](recipe=_te_recipe("Float8CurrentScaling",
+                                                  backward_override="dequantized")))
+    q = randomize(MODULES[kind](recipe="fp8-current"))
+    h = randomize(MODULES[kind](recipe=_te_recipe("Float8CurrentScaling",
+                                                  backward_override="high_precision")))
+    x = torch.randn(16, 32, generator=torch.Generator().manual_seed(3))
+    yd, gxd, gd = _step(d, x)
+    with torch.no_grad():
+        assert torch.equal(yd[0], q(_on(q, x)))
+    _, gxh, gh = _step(h, x)
+    dy = torch.randn(yd[0].shape, generator=torch.Generator().manual_seed(7)).to(yd[0])
+    xx = _on(d, x).float()
+    a = _norm(d, xx, 32) if kind == "lnl" else xx
+    wgrad = dy.float().t() @ _fp8_dq(a)
+    dgrad = dy.float() @ _fp8_dq(d.weight)
+    torch.testing.assert_close(gd["weight"].float(), wgrad, rtol=1.3e-6 * 10, atol=1e-4)
+    assert (gd["weight"].float() - wgrad).norm() < (gh["weight"].float() - wgrad).norm()
+    if kind == "lin":
+        torch.testing.assert_close(gxd.float(), dgrad, rtol=1e-5, atol=1e-4)
+        assert (gxd.float() - dgrad).norm() < (gxh.float() - dgrad).norm()
+
+
+def test_backward_override_dequantized_delayed_state():
+    """With DelayedScaling the dequantized override's forward advances the forward
+    state exactly as the quantized forward does, over steps; the backward state stays
+    TE's initial one (no backward quantizer)."""
+    from test_modules import _te_recipe
+    d = randomize(MODULES["lnl"](recipe=_te_recipe("DelayedScaling",
+                                                   backward_override="dequantized")))
+    q = randomize(MODULES["lnl"](recipe="fp8-delayed"))
+    for step in range(3):
+        x = torch.randn(16, 32, generator=torch.Generator().manual_seed(step))
+        yd, _, g = _step(d, x)
+        with torch.no_grad():
+            assert torch.equal(yd[0], q(_on(q, x))), step
+        assert all(v is not None for v in g.values())
+    sd, sq = _states(d), _states(q)
+    for n in sd:
+        if n.endswith("_fwd"):
+            assert torch.equal(sd[n], sq[n]), n
+        else:
+            assert torch.equal(sd[n], torch.full_like(sd[n], 0.0 if "amax" in n else 1.0)), n
+
+
 def test_backward_override_refusals():
     from test_modules import _te_recipe
-    with pytest.raises(te_mlir.TeMlirError, match="backward_override='dequantized'"):
-        MODULES["lnl"](recipe=_te_recipe("Float8CurrentScaling", backward_override="dequantized"))
+    with pytest.raises(te_mlir.TeMlirError, match="backward_override='dequantized' is "
+                                                  "supported with the per-tensor"):
+        MODULES["lnl"](recipe=_te_recipe("Float8BlockScaling", backward_override="dequantized"))(
+            torch.randn(4, 32))
+    with pytest.raises(te_mlir.TeMlirError, match="backward_override='bogus'"):
+        MODULES["lnl"](recipe=_te_recipe("Float8CurrentScaling", backward_override="bogus"))
     m = MODULES["mlp"](recipe=_te_recipe("Float8CurrentScaling",
                                          backward_override="high_precision"))
     with pytest.raises(te_mlir.TeMlirError, match="LayerNormMLP: backward_override"):

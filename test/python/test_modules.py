@@ -557,10 +557,10 @@ def test_te_recipe_fields_are_passed_through():
 
 @pytest.mark.parametrize("cls,field,value", [
     ("DelayedScaling", "amax_compute_algo", lambda h: h.max()),
-    ("DelayedScaling", "backward_override", "dequantized"),
+    ("DelayedScaling", "backward_override", "fp8"),
     ("DelayedScaling", "scaling_factor_compute_algo", lambda *a: 1.0),
     ("DelayedScaling", "fp8_dpa", True),
-    ("Float8CurrentScaling", "backward_override", "dequantized"),
+    ("Float8CurrentScaling", "backward_override", "fp8"),
     ("Float8BlockScaling", "w_block_scaling_dim", 3),
     ("Float8BlockScaling", "grad_block_scaling_dim", 2),
     ("MXFP8BlockScaling", "enable_2d_quantization", True),

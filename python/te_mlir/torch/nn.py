@@ -10,6 +10,7 @@ import torch.nn as nn
 
 from .. import compile as _te_compile
 from .._abi import TeMlirError
+from ..library import eval_dim
 from .ops import _compiling, load
 from .recipe import BLACKWELL, QUANTIZED, recipe_kind, recipe_spec, split_override
 
@@ -263,6 +264,33 @@ class _TEModule(nn.Module):
     def _returned_bias(self):
         return getattr(self, "bias", None)
 
+    def _forward_dequantized_backward(self, inp, base, dtype):
+        """TE's backward_override="dequantized": the quantized forward (its training
+        entry: fp8-delayed's forward state advances), and a backward without
+        quantization whose GEMM operands are the forward's quantized tensors dequantized
+        (the saved norm output or input, the weight). Here: the unquantized library's
+        backward entry, fed by te.saved name with the quantized entry's saved tensors,
+        each quantized one dequantized (data x scale_inv). Per-tensor FP8 recipes only
+        (fp8-current, fp8-delayed)."""
+        kind = recipe_kind(base)
+        if kind not in ("fp8-current", "fp8-delayed"):
+            raise TeMlirError(f"{type(self).__name__}: backward_override='dequantized' is "
+                              f"supported with the per-tensor FP8 recipes (DelayedScaling, "
+                              f"Float8CurrentScaling), not {kind}")
+        key = ("dequantized", base, dtype)
+        run = self._runners.get(key)
+        if run is None:
+            qfn = self._fns.get((base, dtype)) or self._build(base, dtype)
+            hfn = self._fns.get(("bf16", dtype)) or self._build("bf16", dtype)
+            fmt = torch.float8_e5m2 if "format = e5m2" in base else torch.float8_e4m3fn
+            run = self._runners[key] = _dequantized_function(qfn, hfn, fmt)
+        fnames, _ = self._state[(base, dtype)]
+        x = inp.reshape(-1, inp.shape[-1]).to(dtype)
+        args = ([x] + [getattr(self, n).to(dtype) for n in self._param_names]
+                + [getattr(self, n) for n in fnames])
+        outs = list(run.apply(*args))
+        return self._finisher(len(fnames), fnames)(self, inp, outs)
+
     def _forward_high_precision_backward(self, inp, recipe, dtype):
         """TE's backward_override="high_precision": the forward's values are the
         quantized recipe's (its inference entry, which also advances fp8-delayed's
@@ -275,6 +303,8 @@ class _TEModule(nn.Module):
                               "(TransformerEngine's LayerNormMLP refuses it too)")
         if _compiling():
             raise TeMlirError(f"{name}: backward_override={override!r} runs in eager only")
+        if override == "dequantized":
+            return self._forward_dequantized_backward(inp, base, dtype)
         hp = self._runners.get(("bf16", dtype))
         if hp is None:
             hp = self._runners[("bf16", dtype)] = self._runner("bf16", dtype)
@@ -538,6 +568,87 @@ class _WgradRoute(torch.autograd.Function):
             param.grad_added_to_main_grad = True
             return torch.zeros_like(g), None, None
         return None, None, None
+
+
+def _dequantize(spec, t, dims, fmt, dtype):
+    """A per-tensor FP8 qtensor result `t` (its bytes, as `spec` lays them out at
+    `dims`) as a `dtype` tensor: its rowwise data (or, where only the transpose was
+    kept, the transpose transposed back: per-tensor scaling, the same values) times
+    its scale_inv."""
+    layout = {n: (o, b) for n, o, b in spec.client_layout(dims)}
+    shapes = {n: [eval_dim(d, dims) for d in s] for n, _, s in spec.inner}
+    part = "data" if "data" in shapes else "transpose"
+    o, b = layout[part]
+    data = t.view(torch.uint8)[o:o + b].view(fmt).reshape(shapes[part])
+    if part == "transpose":
+        data = data.t()
+    o, b = layout["scale_inv"]
+    scale_inv = t.view(torch.uint8)[o:o + b].view(torch.float32)
+    return (data.to(torch.float32) * scale_inv).to(dtype)
+
+
+def _dequantized_function(qfn, hfn, fmt):
+    """The autograd.Function of backward_override="dequantized" over the quantized
+    function `qfn` and the unquantized `hfn` (see _forward_dequantized_backward)."""
+    bwd = hfn.step.bwd
+    bwd_op = hfn.ops.op(bwd.name)
+    bwd_op = getattr(bwd_op, "_op", bwd_op)
+    n_in = len(qfn.arg_specs)
+    plan = []  # per argument of hfn's backward: ("grad", output k) / ("saved", name) / ("input", k)
+    for a in bwd.args:
+        g, saved, alias = a.role("te.grad_of"), a.role("te.saved"), a.role("te.alias")
+        if g is not None:
+            plan.append(("grad", int(g.split(":")[1])))
+        elif saved in {r.roles["te.saved"] for r in qfn.fwd.results if r.is_saved}:
+            plan.append(("saved", saved))
+        elif alias is not None and alias.startswith("input:"):
+            plan.append(("input", int(alias.split(":")[1])))
+        else:
+            raise TeMlirError(f"backward_override='dequantized': {bwd.name} argument "
+                              f"{a.label} has no counterpart in {qfn.fwd.name}")
+    grad_of = [(r.index, int(r.role("te.grad_of").split(":")[1])) for r in bwd.results
+               if (r.role("te.grad_of") or "").startswith("input:")]
+    specs = {r.roles["te.saved"]: r for r in qfn.fwd.results if r.is_saved}
+    below = torch._C._AutoDispatchBelowAutograd
+    n_state = len(qfn.state_specs)
+
+    class Fn(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, *inputs):
+            outs, saved, entry = qfn.forward_saved(*inputs)
+            dims = entry.bind_dims([None] * len(inputs), [list(t.shape) for t in inputs])
+            names = sorted(n for k, n in plan if k == "saved")
+            ctx.save_for_backward(*inputs, *[saved[n] for n in names])
+            ctx.te = (names, dims, inputs[0].dtype)
+            state = outs[len(outs) - n_state:] if n_state else []
+            if state:
+                ctx.mark_non_differentiable(*state)
+            return tuple(outs)
+
+        @staticmethod
+        def backward(ctx, *grads):
+            names, dims, dtype = ctx.te
+            st = ctx.saved_tensors
+            inputs, saved = st[:n_in], dict(zip(names, st[n_in:]))
+            args = []
+            for k, v in plan:
+                if k == "grad":  # (materialized: zeros for an unused output)
+                    args.append(grads[v])
+                elif k == "input":
+                    args.append(inputs[v])
+                else:
+                    t, spec = saved[v], specs[v]
+                    args.append(_dequantize(spec, t, dims, fmt, dtype) if spec.is_qtensor else t)
+            with below():
+                res = bwd_op(*args)
+            res = res if isinstance(res, (tuple, list)) else [res]
+            out = [None] * n_in
+            for r, i in grad_of:
+                if ctx.needs_input_grad[i]:
+                    out[i] = res[r]
+            return tuple(out)
+
+    return Fn
 
 
 class _ValueOf(torch.autograd.Function):

@@ -746,6 +746,24 @@ class TeFunction:
             return res, weights
         return [res[i] for i in self.output_index], weights
 
+    def forward_saved(self, *args):
+        """`name`_fwd below autograd on `args` (the inference entry's arguments): (the
+        outputs and new forward state, as call() returns them; {te.saved name: result};
+        the entry). A backward recipe state the op takes is TE's initial one (for callers
+        that run another backward, backward_override)."""
+        if self.fwd is None:
+            raise TeMlirError(f"{self.name}: the library has no {self.name}_fwd (compile with "
+                              "train=True)")
+        full = list(args)
+        if self.step is not None and self.step.bwd_state:
+            full += self.initial_state(device=args[0].device, backward=True)
+        op = self.ops.op(self.fwd.name)
+        with torch._C._AutoDispatchBelowAutograd():
+            res = getattr(op, "_op", op)(*full)
+        res = list(res) if isinstance(res, (tuple, list)) else [res]
+        saved = {r.roles["te.saved"]: res[r.index] for r in self.fwd.results if r.is_saved}
+        return [res[i] for i in self.output_index], saved, self.fwd
+
     def training_function(self):
         """The eager autograd.Function of `name`_fwd (inputs: its arguments, then the
         backward recipe state; outputs: the function's outputs and new forward state),

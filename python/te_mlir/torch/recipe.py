@@ -64,9 +64,8 @@ def _want(cls, r, field, ok, why):
 
 
 def _common(cls, r):
-    _want(cls, r, "backward_override", lambda v: v in (None, "high_precision"),
-          "'high_precision' (an unquantized backward) is supported; 'dequantized' (a "
-          "backward from the dequantized FP8 operands) is not")
+    _want(cls, r, "backward_override", lambda v: v in (None, "high_precision", "dequantized"),
+          "one of None, 'high_precision', 'dequantized'")
     _want(cls, r, "fp8_dpa", lambda v: not v, "no FP8 attention in te-mlir's modules")
     _want(cls, r, "fp8_mha", lambda v: not v, "no FP8 attention in te-mlir's modules")
 
