@@ -11,7 +11,6 @@
 #include "te/Dialect/TE/IR/TEOps.h"
 
 #include "llvm/ADT/STLExtras.h"
-#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/InterleavedRange.h"
 
 using namespace mlir;
@@ -284,6 +283,8 @@ static SmallVector<int64_t> savedNormShapeOf(OpTy op, const BackwardVerifier &v,
              : v.act(features);
 }
 
+int64_t LayerNormLinearBwdOp::getNumSlots() { return 2; }
+
 LogicalResult LayerNormLinearBwdOp::verify() {
   FailureOr<int64_t> gather = backwardTensorParallel(
       *this, getTpAttr(), getRecipeAttr(), getGradLnOutput());
@@ -329,6 +330,8 @@ LogicalResult LayerNormLinearBwdOp::verify() {
 //===----------------------------------------------------------------------===//
 // LayerNormMLPBwdOp
 //===----------------------------------------------------------------------===//
+
+int64_t LayerNormMLPBwdOp::getNumSlots() { return 4; }
 
 LogicalResult LayerNormMLPBwdOp::verify() {
   FailureOr<int64_t> gather = backwardTensorParallel(
@@ -395,6 +398,8 @@ LogicalResult LayerNormMLPBwdOp::verify() {
 // LinearBwdOp
 //===----------------------------------------------------------------------===//
 
+int64_t LinearBwdOp::getNumSlots() { return 2; }
+
 LogicalResult LinearBwdOp::verify() {
   BackwardVerifier v(*this, getRecipeAttr(), getGradOutput());
   FailureOr<std::pair<int64_t, int64_t>> w =
@@ -421,17 +426,11 @@ LogicalResult LinearBwdOp::verify() {
 
 /// The quantizer slots and scales operand of a delayed-scaling op, or 0.
 static std::pair<int64_t, Value> delayedSlots(Operation *op) {
-  return llvm::TypeSwitch<Operation *, std::pair<int64_t, Value>>(op)
-      .Case([](LayerNormLinearOp o) { return std::make_pair(3, o.getScales()); })
-      .Case([](LayerNormMLPOp o) { return std::make_pair(6, o.getScales()); })
-      .Case([](LinearOp o) { return std::make_pair(3, o.getScales()); })
-      .Case([](LayerNormLinearBwdOp o) {
-        return std::make_pair(2, o.getScales());
-      })
-      .Case(
-          [](LayerNormMLPBwdOp o) { return std::make_pair(4, o.getScales()); })
-      .Case([](LinearBwdOp o) { return std::make_pair(2, o.getScales()); })
-      .Default([](Operation *) { return std::make_pair(0, Value()); });
+  if (auto m = dyn_cast<ModuleOpInterface>(op))
+    return {m.getNumForwardSlots(), m.getScalesOperand()};
+  if (auto b = dyn_cast<ModuleBackwardOpInterface>(op))
+    return {b.getNumSlots(), b.getScalesOperand()};
+  return {0, Value()};
 }
 
 LogicalResult AmaxOp::verify() {
@@ -488,8 +487,7 @@ LogicalResult RecomputeOp::verify() {
 LogicalResult RecomputeOp::verifyRegions() {
   Block &body = getBody().front();
   for (Operation &op : body.without_terminator()) {
-    if (isa<LayerNormLinearBwdOp, LayerNormMLPBwdOp, LinearBwdOp, RecomputeOp>(
-            op))
+    if (isa<ModuleBackwardOpInterface, RecomputeOp>(op))
       return op.emitOpError()
              << "is not allowed in a te.recompute region, which re-runs "
                 "forward computations only";

@@ -77,4 +77,22 @@ def TE_BackwardOpInterface : OpInterface<"BackwardOpInterface"> {
   ];
 }
 
+def TE_ModuleBackwardOpInterface : OpInterface<"ModuleBackwardOpInterface"> {
+  let cppNamespace = "::mlir::te";
+  let description = [{
+    The backward op of a module op (`te.<op>_bwd`, built by its
+    `buildBackward`): what the dialect's checks ask of it without naming it
+    (te.amax's quantizer-slot count, te.recompute's "forward only" rule).
+  }];
+  let methods = [
+    InterfaceMethod<
+      "TE's delayed-scaling quantizer slots of this backward (its module "
+      "op's getNumBackwardSlots).", "int64_t", "getNumSlots">,
+    InterfaceMethod<
+      "The delayed-scaling state operand `scales` (null when absent).",
+      "::mlir::Value", "getScalesOperand", (ins), [{}],
+      [{ return $_op.getScales(); }]>
+  ];
+}
+
 #endif // TE_DIALECT_TE_IR_TEINTERFACES_TD

@@ -60,7 +60,8 @@ def TE_SavedOp : TE_Op<"saved", [Pure,
 /// quantizers' scales (`[2 * GEMMs]`, TE's slots grad_output, grad_input per
 /// GEMM) from the caller's recipe state.
 class TE_BackwardOp<string mnemonic, list<Trait> traits = []>
-    : TE_Op<mnemonic, !listconcat(traits, [Pure])> {
+    : TE_Op<mnemonic, !listconcat(traits, [Pure,
+        DeclareOpInterfaceMethods<TE_ModuleBackwardOpInterface>])> {
   let hasVerifier = 1;
   /// Results: the gradients, one per differentiable forward operand, in
   /// forward operand order (optional ones present per the with_* flags).
