@@ -61,7 +61,7 @@ std::vector<Tensor> givenInputs(const Entry &e) {
 }
 
 /// The dim symbols of `text` (a dim expression).
-std::vector<size_t> symbolsOf(const std::string &text) {
+static std::vector<size_t> symbolsOf(const std::string &text) {
   std::vector<size_t> symbols;
   for (size_t i = 0; i < text.size(); ++i) {
     if (text[i] != 'd' ||

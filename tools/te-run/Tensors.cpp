@@ -23,14 +23,14 @@ namespace fs = std::filesystem;
 namespace te::run {
 
 std::string str(int64_t v) { return std::to_string(v); }
-bool endsWith(std::string_view s, std::string_view suffix) {
+static bool endsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() &&
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 int64_t elementBytes(const std::string &dtype) {
   return dtype == "float32" ? 4 : dtype == "qtensor" ? 1 : 2;
 }
-std::string descrOf(const std::string &dtype) {
+static std::string descrOf(const std::string &dtype) {
   return dtype == "float32"    ? "<f4"
          : dtype == "bfloat16" ? "<u2"
          : dtype == "qtensor"  ? "|u1"
@@ -45,7 +45,7 @@ std::string shapeString(const std::vector<int64_t> &shape) {
 
 /// The bytes of this machine's memory (RAM and swap): no host buffer of
 /// te-run may be larger, whatever a library's module info asks for.
-int64_t hostMemoryBytes() {
+static int64_t hostMemoryBytes() {
   struct sysinfo info;
   if (sysinfo(&info) != 0)
     return int64_t(1) << 40;
@@ -229,7 +229,8 @@ std::string findNpy(const std::string &dir, const std::string &stem) {
   return "";
 }
 
-void saveNpy(const std::string &dir, const std::string &stem, const Tensor &t) {
+static void saveNpy(const std::string &dir, const std::string &stem,
+                    const Tensor &t) {
   std::string path =
       dir + "/" + stem + (t.dtype == "bfloat16" ? ".bf16.npy" : ".npy");
   // A quantized tensor is written as its buffer's bytes.
