@@ -22,7 +22,7 @@ struct TEPipelineOptions : public PassPipelineOptions<TEPipelineOptions> {
                            llvm::cl::desc("Raise torch-mlir ops first"),
                            llvm::cl::init(true)};
   // The options te-compile shares, from their one declaration.
-#define TE_PIPELINE_OPTION(MEMBER, FLAG, TYPE, DEFAULT, VALUE, HELP,          \
+#define TE_PIPELINE_OPTION(MEMBER, FLAG, TYPE, DEFAULT, VALUE, HELP,           \
                            FLAG_HELP)                                          \
   Option<TYPE> MEMBER{*this, FLAG, llvm::cl::desc(HELP),                       \
                       llvm::cl::init(DEFAULT)};
