@@ -244,7 +244,7 @@ void populateTEToRuntimePatterns(FunctionLowering &lowering,
   populateElementwiseToRuntimePatterns(lowering, patterns);
 }
 
-LogicalResult FunctionLowering::run() {
+void FunctionLowering::indexPatterns() {
   // The patterns by root op. (Not a PatternApplicator: it moves the
   // rewriter to the matched op, and the calls go into the entry instead.)
   populateTEToRuntimePatterns(*this, patterns);
@@ -258,35 +258,37 @@ LogicalResult FunctionLowering::run() {
                       [](const RewritePattern *x, const RewritePattern *y) {
                         return x->getBenefit() > y->getBenefit();
                       });
-  if (!func.getBody().hasOneBlock())
-    return func.emitError("te-lower-to-runtime: functions must have one block");
+}
+
+LogicalResult FunctionLowering::checkQuantized(Type t, Location where) {
   // Quantized values: per-tensor FP8 and Float8 block scaling in Hopper's
   // layout, MXFP8 and NVFP4 in Blackwell's; dynamic dims size their inner
   // tensors at run time (runtimeParts).
-  auto checkQuantized = [&](Type t, Location where) -> LogicalResult {
-    auto q = dyn_cast<QuantizedTensorType>(t);
-    if (!q)
-      return success();
-    bool perTensor =
-        isa<FP8DelayedRecipeAttr, FP8CurrentRecipeAttr>(q.getRecipe());
-    bool blackwell = isa<MXFP8RecipeAttr, NVFP4RecipeAttr>(q.getRecipe());
-    bool lowered =
-        blackwell ? q.getArch() == TargetArch::Blackwell && !q.getRowScaled()
-                  : q.getArch() == TargetArch::Hopper &&
-                        (perTensor || isa<FP8BlockRecipeAttr>(q.getRecipe()));
-    if (!lowered)
-      return emitError(where) << "te-lower-to-runtime: " << q
-                              << " is not lowered (per-tensor FP8 and "
-                                 "fp8-block on hopper, mxfp8 and nvfp4 "
-                                 "without row_scaled on blackwell)";
-    if (blackwell && q.getSwizzled() != true)
-      return emitError(where) << "te-lower-to-runtime: " << q
-                              << " has compact scales; the runtime's "
-                              << q.getRecipe().getRecipeName()
-                              << " GEMMs take them swizzled (as TE's "
-                                 "quantizers write them for GEMMs)";
+  auto q = dyn_cast<QuantizedTensorType>(t);
+  if (!q)
     return success();
-  };
+  bool perTensor =
+      isa<FP8DelayedRecipeAttr, FP8CurrentRecipeAttr>(q.getRecipe());
+  bool blackwell = isa<MXFP8RecipeAttr, NVFP4RecipeAttr>(q.getRecipe());
+  bool lowered =
+      blackwell ? q.getArch() == TargetArch::Blackwell && !q.getRowScaled()
+                : q.getArch() == TargetArch::Hopper &&
+                      (perTensor || isa<FP8BlockRecipeAttr>(q.getRecipe()));
+  if (!lowered)
+    return emitError(where) << "te-lower-to-runtime: " << q
+                            << " is not lowered (per-tensor FP8 and "
+                               "fp8-block on hopper, mxfp8 and nvfp4 "
+                               "without row_scaled on blackwell)";
+  if (blackwell && q.getSwizzled() != true)
+    return emitError(where) << "te-lower-to-runtime: " << q
+                            << " has compact scales; the runtime's "
+                            << q.getRecipe().getRecipeName()
+                            << " GEMMs take them swizzled (as TE's "
+                               "quantizers write them for GEMMs)";
+  return success();
+}
+
+LogicalResult FunctionLowering::checkValueTypes() {
   for (BlockArgument arg : func.getArguments())
     if (failed(checkQuantized(arg.getType(), func.getLoc())))
       return failure();
@@ -317,11 +319,10 @@ LogicalResult FunctionLowering::run() {
             [&] { return func.emitError() << "te-lower-to-runtime: "; }, *shape,
             ("argument #" + Twine(arg.getArgNumber())).str())))
       return failure();
-  if (failed(shapes.run(func)) || failed(memory.run(func)))
-    return failure();
+  return success();
+}
 
-  // The entry point.
-  OpBuilder::InsertionGuard guard(b);
+void FunctionLowering::buildEntryPrologue() {
   b.setInsertionPoint(func);
   auto fnType = LLVM::LLVMFunctionType::get(
       i32(), {ptrTy(), ptrTy(), ptrTy(), ptrTy()});
@@ -347,7 +348,9 @@ LogicalResult FunctionLowering::run() {
       buffers[v] = loadIndexed(resultsArg, r, ptrTy());
   emitSizeChecks();
   emitAlignmentChecks();
+}
 
+void FunctionLowering::acquireArena() {
   // Arena: the caller's (te_rt_context_set_arena) or allocated.
   SmallVector<Value> slotOffsets;
   Value total = arenaLayout(slotOffsets);
@@ -378,11 +381,9 @@ LogicalResult FunctionLowering::run() {
   LLVM::CondBrOp::create(b, loc, allocFailed, failBlock, ValueRange{c32(1)},
                          next, ValueRange{});
   b.setInsertionPointToStart(next);
+}
 
-  // The body, in order.
-  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
-  if (failed(lowerBody()))
-    return failure();
+void FunctionLowering::buildEntryEpilogue(func::ReturnOp ret) {
   // Results not computed in place are copied out.
   loc = ret.getLoc();
   for (auto [r, v] : llvm::enumerate(ret.getOperands())) {
@@ -395,6 +396,25 @@ LogicalResult FunctionLowering::run() {
   LLVM::CallOp::create(b, loc, runtime.lookup("te_rt_arena_release"),
                        ValueRange{ctxArg, arena});
   LLVM::ReturnOp::create(b, loc, c32(0));
+}
+
+LogicalResult FunctionLowering::run() {
+  indexPatterns();
+  if (!func.getBody().hasOneBlock())
+    return func.emitError("te-lower-to-runtime: functions must have one block");
+  if (failed(checkValueTypes()))
+    return failure();
+  if (failed(shapes.run(func)) || failed(memory.run(func)))
+    return failure();
+
+  // The entry point: its checks, the arena, the body in order, the results.
+  OpBuilder::InsertionGuard guard(b);
+  buildEntryPrologue();
+  acquireArena();
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  if (failed(lowerBody()))
+    return failure();
+  buildEntryEpilogue(ret);
   if (outlinedAny)
     localizeBuffers();
 

@@ -297,6 +297,23 @@ public:
   SmallVector<Value> activationOperands(OpTy a, ArrayRef<Value> buffers);
 
 private:
+  /// The steps of run(), in order.
+  /// Indexes the patterns by root op, most beneficial first (patternsByOp).
+  void indexPatterns();
+  /// An error unless the types of the function's values can be lowered:
+  /// tensors (quantized ones of a lowered recipe) within the shape bounds.
+  LogicalResult checkValueTypes();
+  /// An error at `where` unless quantized type `t` (if it is one) has a
+  /// runtime lowering.
+  LogicalResult checkQuantized(Type t, Location where);
+  /// Creates the entry, loads its dims and buffers, emits its checks.
+  void buildEntryPrologue();
+  /// Acquires the arena, places the slots' buffers in it and creates the
+  /// failure exit that releases it.
+  void acquireArena();
+  /// Copies out the results not computed in place, releases the arena and
+  /// returns 0.
+  void buildEntryEpilogue(func::ReturnOp ret);
   /// A recipe's alignment condition on a dynamic dim: `dim % multiple == 0`,
   /// `what` the error message ("<entry>: recipe R needs <condition>").
   struct AlignmentCheck {

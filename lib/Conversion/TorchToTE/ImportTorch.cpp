@@ -9,11 +9,12 @@
 // is never silently mis-compiled.
 //
 // The recognition of each block is in Norm.cpp, Linear.cpp, Activation.cpp
-// and MLP.cpp; the recomposition of decomposed forms in Recompose.cpp.
+// and MLP.cpp; the recomposition of decomposed forms in Recompose.cpp; the
+// partial import in PartialImport.cpp.
 //
 //===----------------------------------------------------------------------===//
 
-#include "TorchToTE.h"
+#include "ImportTorchInternal.h"
 #include "te/Conversion/Passes.h"
 #include "te/Conversion/TorchConversion.h"
 
@@ -25,7 +26,6 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Verifier.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringMap.h"
@@ -39,75 +39,23 @@ using namespace mlir;
 using namespace mlir::te;
 using namespace mlir::te::torch_import;
 
-namespace {
+bool mlir::te::torch_import::isExportMetadata(Operation *op) {
+  StringRef name = op->getName().getStringRef();
+  return name.starts_with("torch.constant.") ||
+         name == "torch.prim.ListConstruct" || name == "torch.symbolic_int" ||
+         name == "torch.bind_symbolic_shape" ||
+         name == "torch.aten._assert_tensor_metadata";
+}
+
+bool mlir::te::torch_import::isBookkeeping(Operation *op) {
+  StringRef name = op->getName().getStringRef();
+  return isExportMetadata(op) || name == "torch.aten.size.int" ||
+         name == "torch.aten.mul.int" || name == "torch.vtensor.literal";
+}
 
 //===----------------------------------------------------------------------===//
 // Rewriting one function
 //===----------------------------------------------------------------------===//
-
-class FunctionImporter {
-public:
-  FunctionImporter(func::FuncOp func, RecipeAttrInterface recipe,
-                   bool partial = false)
-      : func(func), recipe(recipe), builder(func.getContext()),
-        partial(partial) {}
-
-  /// All or nothing: the whole function on builtin tensors, or an error.
-  LogicalResult run();
-
-  /// Raises the recognized blocks in place and leaves the rest with a
-  /// remark each; fails only on malformed torch ops.
-  LogicalResult runPartial();
-
-private:
-  LogicalResult findGroups();
-  LogicalResult emitGroup(Group &g);
-  /// An error (strict) or, in partial mode, `why` recorded as the reason
-  /// `op` is left; fails in strict mode only.
-  LogicalResult reject(Operation *op, const Twine &why);
-  /// Verifies a created te op; in partial mode its diagnostic goes to
-  /// `lastWhy` instead of the output.
-  LogicalResult verifyCreated(Operation *created);
-  /// The builtin tensor for a torch value, bridged once (partial mode).
-  FailureOr<Value> bridge(Value torchValue);
-  /// Why a torch value cannot reach a te op (empty when it can).
-  std::string cannotBridge(Value torchValue);
-  void raiseGroup(Group &g);
-  void raiseLinear(Operation *op, const LinearMatch &lin);
-  /// Replaces the torch results by `emitted`'s te values (through
-  /// from_builtin_tensor) and erases `ops`; false (nothing changed) when a
-  /// type differs.
-  bool replaceOutputs(ArrayRef<Operation *> ops);
-  void leave(ArrayRef<Operation *> ops, const Twine &why);
-  void eraseDeadBridges();
-  void remarkLeftOps();
-  FailureOr<Value> lookup(Operation *user, Value torchValue);
-  FailureOr<Type> convertType(Operation *where, Type t);
-  Value concatRows(Location loc, Value a, Value b);
-  Value zeros(Location loc, RankedTensorType type);
-  Value ones(Location loc, RankedTensorType type);
-
-  func::FuncOp func;
-  RecipeAttrInterface recipe;
-  OpBuilder builder;
-  IRMapping mapping;
-  std::vector<Group> groups;
-  llvm::DenseMap<Operation *, Group *> anchors;
-  llvm::DenseSet<Operation *> consumed;
-  /// Linears on a norm output that is also a module's returned norm output.
-  llvm::DenseMap<Operation *, Value> linearsOnNorm;
-
-  // Partial mode.
-  bool partial;
-  /// Why each op left in torch was not raised (first reason wins).
-  llvm::DenseMap<Operation *, std::string> leftWhy;
-  /// The reason of the last failure (verifier message, unbridgeable type).
-  std::string lastWhy;
-  /// The last bridge of a function argument (they come first, in order).
-  Operation *lastArgBridge = nullptr;
-  /// (torch value, te value) pairs of the last emitted module.
-  SmallVector<std::pair<Value, Value>> emitted;
-};
 
 LogicalResult FunctionImporter::reject(Operation *op, const Twine &why) {
   if (!partial)
@@ -286,6 +234,53 @@ Value FunctionImporter::ones(Location loc, RankedTensorType type) {
                              builder.getFloatAttr(type.getElementType(), 1.0)));
 }
 
+Value FunctionImporter::literalConstant(Operation *literal, Type type) {
+  auto value = dyn_cast_if_present<ElementsAttr>(literal->getAttr("value"));
+  if (!value || value.getType() != type)
+    return Value();
+  return arith::ConstantOp::create(builder, literal->getLoc(),
+                                   cast<TypedAttr>(value));
+}
+
+Value FunctionImporter::transposeWeight(Location loc, Value w) {
+  auto wType = cast<RankedTensorType>(w.getType());
+  Value init = tensor::EmptyOp::create(
+      builder, loc,
+      SmallVector<int64_t>{wType.getDimSize(1), wType.getDimSize(0)},
+      wType.getElementType());
+  return linalg::TransposeOp::create(builder, loc, w, init,
+                                     SmallVector<int64_t>{1, 0})
+      ->getResult(0);
+}
+
+FailureOr<Value> FunctionImporter::emitLinear(Operation *op,
+                                              const LinearMatch &lin) {
+  FailureOr<Value> x = lookup(op, lin.input), w = lookup(op, lin.weight);
+  if (failed(x) || failed(w))
+    return failure();
+  Value b;
+  if (lin.bias) {
+    FailureOr<Value> bm = lookup(op, lin.bias);
+    if (failed(bm))
+      return failure();
+    b = *bm;
+  }
+  OperationState state(op->getLoc(), LinearOp::getOperationName());
+  LinearOp::build(builder, state, *x, *w, b, /*scales=*/Value(), recipe);
+  Operation *created = builder.create(state);
+  if (failed(verifyCreated(created))) {
+    created->erase();
+    if (partial) {
+      lastWhy = "its operands do not form a TransformerEngine Linear: " +
+                lastWhy;
+      return failure();
+    }
+    return unsupported(op, "its operands do not form a TransformerEngine "
+                           "Linear (see the error above)");
+  }
+  return created->getResult(0);
+}
+
 LogicalResult FunctionImporter::emitGroup(Group &g) {
   Location loc = g.anchor->getLoc();
   auto get = [&](Value v) -> FailureOr<Value> { return lookup(g.anchor, v); };
@@ -403,17 +398,31 @@ LogicalResult FunctionImporter::emitGroup(Group &g) {
   return success();
 }
 
-LogicalResult FunctionImporter::run() {
-  if (!func.getBody().hasOneBlock())
-    return func.emitError("te-import-torch: functions must have one block");
-  if (failed(verifyTorchSignatures(func)))
-    return failure();
-  recomposeDecomposedForms(func);
-  if (failed(findGroups()))
-    return failure();
+//===----------------------------------------------------------------------===//
+// The whole import
+//===----------------------------------------------------------------------===//
 
-  // The new signature.
-  SmallVector<Type> inputs, results;
+const llvm::StringMap<FunctionImporter::Handler> &
+FunctionImporter::handlers() {
+  static const llvm::StringMap<Handler> table = {
+      {"torch.vtensor.literal", &FunctionImporter::importLiteral},
+      {"torch.aten.linear", &FunctionImporter::importLinear},
+      {"torch.aten.view", &FunctionImporter::importReshape},
+      {"torch.aten.reshape", &FunctionImporter::importReshape},
+      {"torch.aten._unsafe_view", &FunctionImporter::importReshape},
+      // The casts of castSource.
+      {"torch.prims.convert_element_type", &FunctionImporter::importCast},
+      {"torch.aten.to.dtype", &FunctionImporter::importCast},
+      {"torch.aten.type_as", &FunctionImporter::importCast},
+      {"torch.aten.t", &FunctionImporter::importTranspose},
+      {"torch.aten.add.Tensor", &FunctionImporter::importAdd},
+  };
+  return table;
+}
+
+LogicalResult
+FunctionImporter::convertSignature(SmallVectorImpl<Type> &inputs,
+                                   SmallVectorImpl<Type> &results) {
   for (Type t : func.getArgumentTypes()) {
     FailureOr<Type> c = convertType(func, t);
     if (failed(c))
@@ -426,151 +435,158 @@ LogicalResult FunctionImporter::run() {
       return failure();
     results.push_back(*c);
   }
+  return success();
+}
 
+LogicalResult FunctionImporter::importOp(Operation &op) {
+  if (auto it = anchors.find(&op); it != anchors.end())
+    return emitGroup(*it->second);
+  if (consumed.contains(&op))
+    return success();
+  if (isa<func::ReturnOp>(op))
+    return importReturn(op);
+  // Scalars, lists and shape bookkeeping: read by the patterns above.
+  if (isExportMetadata(&op))
+    return success();
+  const llvm::StringMap<Handler> &table = handlers();
+  if (auto it = table.find(op.getName().getStringRef()); it != table.end())
+    return (this->*it->second)(op);
+  return notImported(op);
+}
+
+LogicalResult FunctionImporter::notImported(Operation &op) {
+  if (op.getName().getStringRef().starts_with("torch.")) {
+    std::string why = explainUnraised(&op);
+    return unsupported(&op, (why.empty() ? "not part of a recognized module"
+                                         : why) +
+                                "; " + kSupported);
+  }
+  return unsupported(&op, "only torch operations are expected here");
+}
+
+LogicalResult FunctionImporter::importReturn(Operation &op) {
+  SmallVector<Value> values;
+  for (Value v : op.getOperands()) {
+    FailureOr<Value> m = lookup(&op, v);
+    if (failed(m))
+      return failure();
+    values.push_back(*m);
+  }
+  func::ReturnOp::create(builder, op.getLoc(), values);
+  return success();
+}
+
+LogicalResult FunctionImporter::importLiteral(Operation &op) {
+  FailureOr<Type> type = convertType(&op, op.getResult(0).getType());
+  Value constant = succeeded(type) ? literalConstant(&op, *type) : Value();
+  if (!constant)
+    return unsupported(&op, "the literal must be a dense tensor of the "
+                            "result's shape and dtype");
+  mapping.map(op.getResult(0), constant);
+  return success();
+}
+
+LogicalResult FunctionImporter::importLinear(Operation &op) {
+  std::optional<LinearMatch> lin = matchLinear(&op);
+  if (!lin)
+    return notImported(op);
+  FailureOr<Value> result = emitLinear(&op, *lin);
+  if (failed(result))
+    return failure();
+  mapping.map(op.getResult(0), *result);
+  return success();
+}
+
+LogicalResult FunctionImporter::importReshape(Operation &op) {
+  // A reshape between modules (static shapes).
+  FailureOr<Value> src = lookup(&op, op.getOperand(0));
+  FailureOr<Type> type = convertType(&op, op.getResult(0).getType());
+  if (failed(src) || failed(type))
+    return failure();
+  auto resultType = cast<RankedTensorType>(*type);
+  if (!resultType.hasStaticShape() ||
+      !cast<RankedTensorType>(src->getType()).hasStaticShape())
+    return unsupported(&op, "a reshape between modules needs static "
+                            "shapes (dynamic ones are supported inside "
+                            "recognized modules only)");
+  auto shapeType =
+      RankedTensorType::get({resultType.getRank()}, builder.getI64Type());
+  Value shape = arith::ConstantOp::create(
+      builder, op.getLoc(),
+      DenseElementsAttr::get(shapeType, resultType.getShape()));
+  mapping.map(op.getResult(0), tensor::ReshapeOp::create(
+                                   builder, op.getLoc(), resultType, *src,
+                                   shape));
+  return success();
+}
+
+LogicalResult FunctionImporter::importCast(Operation &op) {
+  // A float cast between modules.
+  FailureOr<Value> src = lookup(&op, op.getOperand(0));
+  FailureOr<Type> type = convertType(&op, op.getResult(0).getType());
+  if (failed(src) || failed(type))
+    return failure();
+  auto from = cast<RankedTensorType>(src->getType()).getElementType();
+  auto to = cast<RankedTensorType>(*type).getElementType();
+  Value v = *src;
+  if (from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth())
+    v = arith::ExtFOp::create(builder, op.getLoc(), *type, v);
+  else if (from != to &&
+           from.getIntOrFloatBitWidth() > to.getIntOrFloatBitWidth())
+    v = arith::TruncFOp::create(builder, op.getLoc(), *type, v);
+  else if (from != to)
+    return unsupported(&op, "casts between bf16 and f16 are not supported");
+  mapping.map(op.getResult(0), v);
+  return success();
+}
+
+LogicalResult FunctionImporter::importTranspose(Operation &op) {
+  if (rankOf(op.getOperand(0)) != 2)
+    return notImported(op);
+  // A transposed weight (GPT-2's Conv1D stores [in, out]).
+  FailureOr<Value> w = lookup(&op, op.getOperand(0));
+  if (failed(w))
+    return failure();
+  mapping.map(op.getResult(0), transposeWeight(op.getLoc(), *w));
+  return success();
+}
+
+LogicalResult FunctionImporter::importAdd(Operation &op) {
+  if (constNumber(op.getOperand(2)) != 1.0)
+    return notImported(op);
+  FailureOr<Value> a = lookup(&op, op.getOperand(0)),
+                   b = lookup(&op, op.getOperand(1));
+  if (failed(a) || failed(b))
+    return failure();
+  if (a->getType() != b->getType())
+    return unsupported(&op, "both operands must have the same tensor type "
+                            "(broadcasting adds are not supported)");
+  mapping.map(op.getResult(0),
+              arith::AddFOp::create(builder, op.getLoc(), *a, *b));
+  return success();
+}
+
+LogicalResult FunctionImporter::run() {
+  if (!func.getBody().hasOneBlock())
+    return func.emitError("te-import-torch: functions must have one block");
+  if (failed(verifyTorchSignatures(func)))
+    return failure();
+  recomposeDecomposedForms(func);
+  if (failed(findGroups()))
+    return failure();
+
+  // The new signature, then each op of the old body into the new one.
+  SmallVector<Type> inputs, results;
+  if (failed(convertSignature(inputs, results)))
+    return failure();
   Block &oldBody = func.getBody().front();
   auto newBlock = std::make_unique<Block>();
   for (auto [arg, type] : llvm::zip(oldBody.getArguments(), inputs))
     mapping.map(arg, newBlock->addArgument(type, arg.getLoc()));
   builder.setInsertionPointToStart(newBlock.get());
-
-  for (Operation &op : oldBody) {
-    StringRef name = op.getName().getStringRef();
-    if (auto it = anchors.find(&op); it != anchors.end()) {
-      if (failed(emitGroup(*it->second)))
-        return failure();
-      continue;
-    }
-    if (consumed.contains(&op))
-      continue;
-    if (isa<func::ReturnOp>(op)) {
-      SmallVector<Value> values;
-      for (Value v : op.getOperands()) {
-        FailureOr<Value> m = lookup(&op, v);
-        if (failed(m))
-          return failure();
-        values.push_back(*m);
-      }
-      func::ReturnOp::create(builder, op.getLoc(), values);
-      continue;
-    }
-    // Scalars, lists and shape bookkeeping: read by the patterns above.
-    if (name.starts_with("torch.constant.") ||
-        name == "torch.prim.ListConstruct" || name == "torch.symbolic_int" ||
-        name == "torch.bind_symbolic_shape" ||
-        name == "torch.aten._assert_tensor_metadata")
-      continue;
-    if (name == "torch.vtensor.literal") {
-      auto value = dyn_cast<ElementsAttr>(op.getAttr("value"));
-      FailureOr<Type> type = convertType(&op, op.getResult(0).getType());
-      if (!value || failed(type) || value.getType() != *type)
-        return unsupported(&op, "the literal must be a dense tensor of the "
-                                "result's shape and dtype");
-      mapping.map(op.getResult(0),
-                  arith::ConstantOp::create(builder, op.getLoc(),
-                                            cast<TypedAttr>(value)));
-      continue;
-    }
-    if (auto linMatch = matchLinear(&op)) {
-      LinearMatch lin = *linMatch;
-      FailureOr<Value> x = lookup(&op, lin.input), w = lookup(&op, lin.weight);
-      if (failed(x) || failed(w))
-        return failure();
-      Value b;
-      if (lin.bias) {
-        FailureOr<Value> bm = lookup(&op, lin.bias);
-        if (failed(bm))
-          return failure();
-        b = *bm;
-      }
-      OperationState state(op.getLoc(), LinearOp::getOperationName());
-      LinearOp::build(builder, state, *x, *w, b, /*scales=*/Value(), recipe);
-      Operation *created = builder.create(state);
-      if (failed(mlir::verify(created))) {
-        created->erase();
-        return unsupported(&op, "its operands do not form a TransformerEngine "
-                                "Linear (see the error above)");
-      }
-      mapping.map(op.getResult(0), created->getResult(0));
-      continue;
-    }
-    if (name == "torch.aten.view" || name == "torch.aten.reshape" ||
-        name == "torch.aten._unsafe_view") {
-      // A reshape between modules (static shapes).
-      FailureOr<Value> src = lookup(&op, op.getOperand(0));
-      FailureOr<Type> type = convertType(&op, op.getResult(0).getType());
-      if (failed(src) || failed(type))
-        return failure();
-      auto resultType = cast<RankedTensorType>(*type);
-      if (!resultType.hasStaticShape() ||
-          !cast<RankedTensorType>(src->getType()).hasStaticShape())
-        return unsupported(&op, "a reshape between modules needs static "
-                                "shapes (dynamic ones are supported inside "
-                                "recognized modules only)");
-      auto shapeType =
-          RankedTensorType::get({resultType.getRank()}, builder.getI64Type());
-      Value shape = arith::ConstantOp::create(
-          builder, op.getLoc(),
-          DenseElementsAttr::get(shapeType, resultType.getShape()));
-      mapping.map(op.getResult(0),
-                  tensor::ReshapeOp::create(builder, op.getLoc(), resultType,
-                                            *src, shape));
-      continue;
-    }
-    if (castSource(&op)) {
-      // A float cast between modules.
-      FailureOr<Value> src = lookup(&op, op.getOperand(0));
-      FailureOr<Type> type = convertType(&op, op.getResult(0).getType());
-      if (failed(src) || failed(type))
-        return failure();
-      auto from = cast<RankedTensorType>(src->getType()).getElementType();
-      auto to = cast<RankedTensorType>(*type).getElementType();
-      Value v = *src;
-      if (from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth())
-        v = arith::ExtFOp::create(builder, op.getLoc(), *type, v);
-      else if (from != to &&
-               from.getIntOrFloatBitWidth() > to.getIntOrFloatBitWidth())
-        v = arith::TruncFOp::create(builder, op.getLoc(), *type, v);
-      else if (from != to)
-        return unsupported(&op, "casts between bf16 and f16 are not supported");
-      mapping.map(op.getResult(0), v);
-      continue;
-    }
-    if (name == "torch.aten.t" && rankOf(op.getOperand(0)) == 2) {
-      // A transposed weight (GPT-2's Conv1D stores [in, out]).
-      FailureOr<Value> w = lookup(&op, op.getOperand(0));
-      if (failed(w))
-        return failure();
-      auto wType = cast<RankedTensorType>(w->getType());
-      Value init = tensor::EmptyOp::create(
-          builder, op.getLoc(),
-          SmallVector<int64_t>{wType.getDimSize(1), wType.getDimSize(0)},
-          wType.getElementType());
-      auto transpose = linalg::TransposeOp::create(
-          builder, op.getLoc(), *w, init, SmallVector<int64_t>{1, 0});
-      mapping.map(op.getResult(0), transpose->getResult(0));
-      continue;
-    }
-    if (name == "torch.aten.add.Tensor" &&
-        constNumber(op.getOperand(2)) == 1.0) {
-      FailureOr<Value> a = lookup(&op, op.getOperand(0)),
-                       b = lookup(&op, op.getOperand(1));
-      if (failed(a) || failed(b))
-        return failure();
-      if (a->getType() != b->getType())
-        return unsupported(&op, "both operands must have the same tensor type "
-                                "(broadcasting adds are not supported)");
-      mapping.map(op.getResult(0),
-                  arith::AddFOp::create(builder, op.getLoc(), *a, *b));
-      continue;
-    }
-    if (name.starts_with("torch.")) {
-      std::string why = explainUnraised(&op);
-      return unsupported(&op, (why.empty() ? "not part of a recognized module"
-                                           : why) +
-                                  "; " + kSupported);
-    }
-    return unsupported(&op, "only torch operations are expected here");
-  }
+  for (Operation &op : oldBody)
+    if (failed(importOp(op)))
+      return failure();
 
   // Swap in the new body and signature.
   func.getBody().front().dropAllDefinedValueUses();
@@ -580,270 +596,7 @@ LogicalResult FunctionImporter::run() {
   return success();
 }
 
-//===----------------------------------------------------------------------===//
-// Partial raising
-//===----------------------------------------------------------------------===//
-
-std::string FunctionImporter::cannotBridge(Value v) {
-  auto vt = dyn_cast<tt::ValueTensorType>(v.getType());
-  RankedTensorType builtin = vt ? vt.toBuiltinTensor() : RankedTensorType();
-  if (!builtin ||
-      !isa<Float32Type, BFloat16Type, Float16Type>(builtin.getElementType())) {
-    std::string why;
-    llvm::raw_string_ostream os(why);
-    os << "an operand of type " << v.getType()
-       << " cannot be passed to a te op (it needs a !torch.vtensor with known "
-          "sizes and an f32, bf16 or f16 dtype)";
-    return why;
-  }
-  return "";
-}
-
-FailureOr<Value> FunctionImporter::bridge(Value v) {
-  if (Value mapped = mapping.lookupOrNull(v))
-    return mapped;
-  std::string why = cannotBridge(v);
-  if (!why.empty()) {
-    lastWhy = why;
-    return failure();
-  }
-  OpBuilder::InsertionGuard guard(builder);
-  Operation *def = v.getDefiningOp();
-  if (def)
-    builder.setInsertionPointAfter(def);
-  else if (lastArgBridge)
-    builder.setInsertionPointAfter(lastArgBridge);
-  else
-    builder.setInsertionPointToStart(cast<BlockArgument>(v).getOwner());
-  Location loc = def ? def->getLoc() : func.getLoc();
-  Value result;
-  if (isA(def, "torch.vtensor.literal")) {
-    // A frozen weight: the same dense value as a builtin constant.
-    auto value = dyn_cast<ElementsAttr>(def->getAttr("value"));
-    if (value && value.getType() == builtinType(v.getType()))
-      result = arith::ConstantOp::create(builder, loc, cast<TypedAttr>(value));
-  } else if (isA(def, "torch.aten.t") && rankOf(def->getOperand(0)) == 2 &&
-             cannotBridge(def->getOperand(0)).empty()) {
-    // A transposed weight (GPT-2's Conv1D stores [in, out]): the transpose
-    // moves with the module.
-    FailureOr<Value> w = bridge(def->getOperand(0));
-    if (failed(w))
-      return failure();
-    auto wType = cast<RankedTensorType>(w->getType());
-    Value init = tensor::EmptyOp::create(
-        builder, loc,
-        SmallVector<int64_t>{wType.getDimSize(1), wType.getDimSize(0)},
-        wType.getElementType());
-    result = linalg::TransposeOp::create(builder, loc, *w, init,
-                                         SmallVector<int64_t>{1, 0})
-                 ->getResult(0);
-  }
-  if (!result) {
-    result = torch_c::createToBuiltinTensor(builder, loc, v,
-                                            builtinType(v.getType()));
-    if (!def)
-      lastArgBridge = result.getDefiningOp(); // arguments' bridges in order
-  }
-  mapping.map(v, result);
-  return result;
-}
-
-void FunctionImporter::leave(ArrayRef<Operation *> ops, const Twine &why) {
-  for (Operation *op : ops)
-    leftWhy.try_emplace(op, why.str());
-}
-
-bool FunctionImporter::replaceOutputs(ArrayRef<Operation *> ops) {
-  for (auto [torchValue, teValue] : emitted)
-    if (teValue.getType() != builtinType(torchValue.getType())) {
-      std::string why;
-      llvm::raw_string_ostream os(why);
-      os << "the te op's result type " << teValue.getType()
-         << " differs from the torch result's " << torchValue.getType();
-      lastWhy = why;
-      return false;
-    }
-  for (auto [torchValue, teValue] : emitted) {
-    mapping.erase(torchValue);
-    if (torchValue.use_empty())
-      continue;
-    builder.setInsertionPointAfter(teValue.getDefiningOp());
-    Value from = torch_c::createFromBuiltinTensor(
-        builder, teValue.getLoc(), teValue, torchValue.getType());
-    torchValue.replaceAllUsesWith(from);
-    mapping.map(from, teValue);
-  }
-  // The module's torch ops, last first.
-  SmallVector<Operation *> sorted(ops.begin(), ops.end());
-  llvm::sort(sorted,
-             [](Operation *a, Operation *b) { return b->isBeforeInBlock(a); });
-  sorted.erase(llvm::unique(sorted), sorted.end());
-  for (Operation *op : sorted) {
-    for (Value r : op->getResults())
-      mapping.erase(r);
-    if (op->use_empty())
-      op->erase();
-  }
-  return true;
-}
-
-void FunctionImporter::raiseGroup(Group &g) {
-  llvm::SmallPtrSet<Operation *, 16> inGroup(g.ops.begin(), g.ops.end());
-  Operation *last = g.kind == Group::NormMLP ? g.fc2.op : g.fc1.op;
-  // The values the te op reads must be bridgeable; the module's
-  // intermediates must stay inside it; its outputs must be read after it.
-  SmallVector<Value> inputs = {g.norm.op ? g.norm.input : g.fc1.input,
-                               g.norm.gamma,
-                               g.norm.beta,
-                               g.fc1.weight,
-                               g.fc1.bias,
-                               g.fc1b.weight,
-                               g.fc1b.bias,
-                               g.fc2.weight,
-                               g.fc2.bias};
-  for (Value v : inputs) {
-    if (!v)
-      continue;
-    std::string why = cannotBridge(v);
-    if (!why.empty())
-      return leave(g.ops, why);
-  }
-  for (Operation *op : g.ops)
-    for (Value r : op->getResults()) {
-      bool output =
-          r == last->getResult(0) || (g.returnsNorm && r == g.normResult);
-      for (Operation *user : r.getUsers()) {
-        if (inGroup.contains(user))
-          continue;
-        if (!output)
-          return leave(g.ops, "an intermediate value of the module ('" +
-                                  op->getName().getStringRef() +
-                                  "') is also used outside it");
-        if (user->isBeforeInBlock(g.anchor))
-          return leave(g.ops, "an output of the module is used before the "
-                              "module's last op");
-      }
-    }
-  builder.setInsertionPoint(g.anchor);
-  emitted.clear();
-  if (failed(emitGroup(g)))
-    return leave(g.ops, lastWhy);
-  Operation *created = emitted.front().second.getDefiningOp();
-  if (!replaceOutputs(g.ops)) {
-    created->erase();
-    return leave(g.ops, lastWhy);
-  }
-}
-
-void FunctionImporter::raiseLinear(Operation *op, const LinearMatch &lin) {
-  for (Value v : {lin.input, lin.weight, lin.bias}) {
-    if (!v)
-      continue;
-    std::string why = cannotBridge(v);
-    if (!why.empty())
-      return leave(op, why);
-  }
-  builder.setInsertionPoint(op);
-  FailureOr<Value> x = bridge(lin.input), w = bridge(lin.weight);
-  FailureOr<Value> b = lin.bias ? bridge(lin.bias) : FailureOr<Value>(Value());
-  if (failed(x) || failed(w) || failed(b))
-    return leave(op, lastWhy);
-  builder.setInsertionPoint(op);
-  OperationState state(op->getLoc(), LinearOp::getOperationName());
-  LinearOp::build(builder, state, *x, *w, *b, /*scales=*/Value(), recipe);
-  Operation *created = builder.create(state);
-  if (failed(verifyCreated(created))) {
-    created->erase();
-    return leave(op, "its operands do not form a TransformerEngine Linear: " +
-                         lastWhy);
-  }
-  emitted.assign({{op->getResult(0), created->getResult(0)}});
-  if (!replaceOutputs(op)) {
-    created->erase();
-    return leave(op, lastWhy);
-  }
-}
-
-/// The bookkeeping of an export: no remark when left, erased when dead.
-static bool isBookkeeping(Operation *op) {
-  StringRef name = op->getName().getStringRef();
-  return name.starts_with("torch.constant.") ||
-         name == "torch.prim.ListConstruct" || name == "torch.symbolic_int" ||
-         name == "torch.bind_symbolic_shape" ||
-         name == "torch.aten._assert_tensor_metadata" ||
-         name == "torch.aten.size.int" || name == "torch.aten.mul.int" ||
-         name == "torch.vtensor.literal";
-}
-
-void FunctionImporter::eraseDeadBridges() {
-  Block &body = func.getBody().front();
-  bool erased = true;
-  while (erased) {
-    erased = false;
-    for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body))) {
-      if (!op.use_empty() || op.getNumResults() == 0)
-        continue;
-      bool dead = torch_c::isBridge(&op) ||
-                  (isBookkeeping(&op) && op.getName().getStringRef() !=
-                                             "torch.bind_symbolic_shape") ||
-                  isA(&op, "torch.aten.t") ||
-                  (op.isRegistered() && wouldOpBeTriviallyDead(&op));
-      if (dead) {
-        op.erase();
-        erased = true;
-      }
-    }
-  }
-}
-
-void FunctionImporter::remarkLeftOps() {
-  for (Operation &op : func.getBody().front()) {
-    StringRef ns = op.getName().getDialectNamespace();
-    if (ns != "torch" || isBookkeeping(&op))
-      continue;
-    auto it = leftWhy.find(&op);
-    std::string why =
-        it != leftWhy.end() ? it->second : explainUnraised(&op);
-    op.emitRemark() << "te-import-torch: left '" << op.getName() << "' as is: "
-                    << (why.empty() ? "not part of a recognized module"
-                                    : StringRef(why));
-  }
-}
-
-LogicalResult FunctionImporter::runPartial() {
-  if (!func.getBody().hasOneBlock()) {
-    func.emitRemark("te-import-torch: left the function as is: functions must "
-                    "have one block");
-    return success();
-  }
-  if (failed(verifyTorchSignatures(func)))
-    return failure();
-  recomposeDecomposedForms(func);
-  if (failed(findGroups()))
-    return failure();
-  // Program order; raising erases ops at or before the one it visits.
-  SmallVector<Operation *> ops;
-  for (Operation &op : func.getBody().front())
-    ops.push_back(&op);
-  llvm::DenseSet<Operation *> erased;
-  for (Operation *op : ops) {
-    if (auto it = anchors.find(op); it != anchors.end()) {
-      for (Operation *o : it->second->ops)
-        erased.insert(o);
-      raiseGroup(*it->second);
-      continue;
-    }
-    if (consumed.contains(op) || erased.contains(op))
-      continue;
-    if (std::optional<LinearMatch> lin = matchLinear(op)) {
-      erased.insert(op);
-      raiseLinear(op, *lin);
-    }
-  }
-  eraseDeadBridges();
-  remarkLeftOps();
-  return success();
-}
+namespace {
 
 /// True when the function's signature or body uses the torch dialect.
 bool usesTorch(func::FuncOp func) {
