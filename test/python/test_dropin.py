@@ -275,8 +275,9 @@ def test_delayed_reuse_before_backward():
     microbatches summed into one loss) works (it failed autograd's version check); the
     state afterwards is what two sequential steps leave: the forward state exactly; the
     backward state holds the same two amax records (autograd runs the second forward's
-    backward first, so they come in the other order) and the same scales; the
-    gradients are the two steps' sum within FP8 noise."""
+    backward first, so they come in the other order, each paired with the other
+    backward scale: equal to FP8 noise, 1e-2, exactly on the cpu backend here) and
+    the scales they give; the gradients are the two steps' sum within FP8 noise."""
     a = randomize(MODULES["mlp"](recipe="fp8-delayed"))
     b = randomize(MODULES["mlp"](recipe="fp8-delayed"))
     x = _on(a, torch.randn(16, 32))
@@ -291,8 +292,11 @@ def test_delayed_reuse_before_backward():
     assert sa.keys() == sb.keys() and len(sa) == 4
     for n in sa:
         if n.endswith("amax_history_bwd"):
-            assert torch.equal(sa[n].sort(dim=0).values, sb[n].sort(dim=0).values), n
+            torch.testing.assert_close(sa[n].sort(dim=0).values, sb[n].sort(dim=0).values,
+                                       rtol=1e-2, atol=0, msg=n)
             assert not torch.equal(sa[n], sb[n])  # (the records' order)
+        elif n.endswith("_bwd"):
+            torch.testing.assert_close(sa[n], sb[n], rtol=1e-2, atol=0, msg=n)
         else:
             assert torch.equal(sa[n], sb[n]), n
     # (the gradients pair each forward scale with another backward scale than the
