@@ -14,14 +14,23 @@ from conftest import REPO
 STEP = textwrap.dedent("""
     import torch
     import te_mlir.torch as tet
-    # (target auto: cpu here, cuda on a GPU machine; one compile-cache key, so a cache
-    # filled here serves the GPU machine, which cannot run te-compile)
-    m = tet.LayerNormMLP(32, 64, params_dtype=torch.bfloat16, device=DEV, target="auto")
+    m = tet.LayerNormMLP(32, 64, params_dtype=torch.bfloat16, device=DEV,
+                         target="cpu" if DEV == "cpu" else "auto")
     x = torch.randn(16, 32, dtype=torch.bfloat16, device=DEV, requires_grad=True)
     m(x).float().square().sum().backward()
     assert x.grad is not None and torch.isfinite(x.grad.float()).all()
     print("STEP OK", m.function().ops.kernel)
 """)
+
+
+def test_guest_libraries_compile():
+    """The steps' libraries for both targets, compiled here too: a compile cache filled
+    on this machine then serves the GPU machine, which cannot run te-compile."""
+    import torch
+    import te_mlir.torch as tet
+    for target in ("cpu", "auto"):
+        m = tet.LayerNormMLP(32, 64, params_dtype=torch.bfloat16, device="cpu", target=target)
+        assert m.function().ops.library.target == target
 
 
 def _run(code, **env):
