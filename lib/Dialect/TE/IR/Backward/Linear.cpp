@@ -26,8 +26,9 @@ LogicalResult LinearOp::buildBackward(GradientContext &ctx) {
   if (!ctx.wantsGradient(getWeight()))
     skipped.push_back(getWeightMutable().getOperandNumber());
   SmallVector<Type> types = getModuleGradientTypes(*this, skipped);
-  auto bwdOp = LinearBwdOp::create(
-      b, getLoc(), types, *dy, skipped.empty() ? ctx.getSaved("input") : Value(),
-      ctx.getSaved("weight"), bwdScales, bool(getBias()), getRecipeAttr());
+  Value input = skipped.empty() ? ctx.getSaved("input") : Value();
+  auto bwdOp = LinearBwdOp::create(b, getLoc(), types, *dy, input,
+                                   ctx.getSaved("weight"), bwdScales,
+                                   bool(getBias()), getRecipeAttr());
   return finishModuleBackward(ctx, *this, bwdOp, skipped);
 }
