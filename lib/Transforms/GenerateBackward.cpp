@@ -8,7 +8,10 @@
 // values that are function arguments or results are aliases (the caller
 // passes its own copy to @f_bwd), values several ops need are saved once,
 // and checkpointed MLPs save only their inputs and recompute the rest in a
-// te.recompute region. The reverse sweep calls each op's rule
+// te.recompute region. Arguments marked `te.frozen` want no gradient: @f_bwd
+// returns none for them, and the rules leave out the weight-gradient GEMMs
+// of frozen weights and what only those read (BackwardOpInterface::
+// needsSaved). The reverse sweep calls each op's rule
 // (BackwardOpInterface: module ops in lib/Dialect/TE/IR/Backward/, upstream
 // ops in lib/Transforms/Backward/); this file keeps the bundle and the
 // recipe state.
@@ -21,6 +24,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringMap.h"
 
@@ -61,6 +65,9 @@ public:
   // GradientContext.
   OpBuilder &getBuilder() override { return *builder; }
   TargetArch getArch() const override { return arch; }
+  bool wantsGradient(Value forward) const override {
+    return !frozen.contains(forward);
+  }
   Value getGradient(Value forward) override { return grads.lookup(forward); }
   FailureOr<Value> getGradientOrZeros(Value forward) override;
   void accumulate(Value forward, Value grad) override;
@@ -73,6 +80,8 @@ public:
 
 private:
   LogicalResult buildForward();
+  /// Fills `frozen` from @f_fwd's `te.frozen` arguments.
+  void findFrozen();
   LogicalResult buildBackward();
 
   /// Adds `v` (saved by a module op as `name`) to the bundle; returns its
@@ -95,6 +104,9 @@ private:
   /// Constants the backward needs: cloned into @f_bwd, never saved.
   llvm::DenseMap<Value, Value> clonedConstants;
 
+  /// Values of @f_fwd no gradient is wanted for: `te.frozen` arguments and
+  /// what is computed from those (and constants) only.
+  llvm::DenseSet<Value> frozen;
   /// Forward value -> accumulated gradient in @f_bwd.
   llvm::MapVector<Value, Value> grads;
   /// The reverse sweep's builder and the op whose rule runs.
@@ -228,6 +240,29 @@ unsigned BackwardGenerator::addToBundle(Value v, StringRef name) {
   return bundle.size() - 1;
 }
 
+/// The attribute of an argument that wants no gradient.
+constexpr StringLiteral kFrozenAttr = "te.frozen";
+
+void BackwardGenerator::findFrozen() {
+  for (BlockArgument arg : fwd.getArguments())
+    if (fwd.getArgAttr(arg.getArgNumber(), kFrozenAttr))
+      frozen.insert(arg);
+  if (frozen.empty())
+    return;
+  auto isConstant = [](Value v) {
+    return bool(v.getDefiningOp<arith::ConstantOp>());
+  };
+  for (Operation &op : fwd.getBody().front().without_terminator()) {
+    bool anyFrozen = llvm::any_of(op.getOperands(),
+                                  [&](Value v) { return frozen.contains(v); });
+    bool allFrozen = llvm::all_of(op.getOperands(), [&](Value v) {
+      return frozen.contains(v) || isConstant(v);
+    });
+    if (anyFrozen && allFrozen && op.getNumRegions() == 0)
+      frozen.insert(op.result_begin(), op.result_end());
+  }
+}
+
 /// A short prefix naming the i-th module op of a function.
 std::string opPrefix(Operation *op, unsigned i) {
   return (op->getName().stripDialect() + "_" + Twine(i)).str();
@@ -268,12 +303,17 @@ LogicalResult BackwardGenerator::buildForward() {
     forwardState.push_back({state.first, s.prefix + ".amax_history_fwd"});
     forwardState.push_back({state.second, s.prefix + ".scales_fwd"});
   }
+  findFrozen();
   for (auto [i, op] : llvm::enumerate(modules)) {
     ModuleDescription desc = cast<ModuleOpInterface>(op).describe(options);
     std::string prefix = opPrefix(op, i);
     OpBuilder ob(op->getContext());
     ob.setInsertionPointAfter(op);
+    auto rule = cast<BackwardOpInterface>(op);
     for (const SavedDesc &s : desc.saved) {
+      // What only a frozen weight's wgrad reads is not saved.
+      if (!rule.needsSaved(s.tensor.name, *this))
+        continue;
       Value v;
       switch (s.alias.kind) {
       case Alias::Input:
@@ -376,6 +416,8 @@ void BackwardGenerator::setBackwardOp(Operation *backwardOp) {
 }
 
 void BackwardGenerator::accumulate(Value forward, Value grad) {
+  if (frozen.contains(forward))
+    return;
   auto [it, inserted] = grads.try_emplace(forward, grad);
   if (!inserted)
     it->second =
@@ -446,7 +488,8 @@ LogicalResult BackwardGenerator::buildBackward() {
   llvm::append_range(argTypes, stateTypes);
   SmallVector<unsigned> gradResults;
   for (unsigned i = 0; i < func.getNumArguments(); ++i)
-    if (isFloatTensor(func.getArgumentTypes()[i])) {
+    if (isFloatTensor(func.getArgumentTypes()[i]) &&
+        !func.getArgAttr(i, kFrozenAttr)) {
       gradResults.push_back(i);
       resultTypes.push_back(func.getArgumentTypes()[i]);
     }

@@ -177,6 +177,22 @@ def TEGenerateBackwardPass : Pass<"te-generate-backward", "::mlir::ModuleOp"> {
     layout, `bundle_bytes` (what the forward keeps) and `aliased_bytes`
     (what dedup spared); `dedup=false` saves copies, to measure.
 
+    **Frozen arguments.** An argument with the unit attribute `te.frozen`
+    (`%w: tensor<32x64xbf16> {te.frozen}`: a weight with
+    `requires_grad=False`) wants no gradient: `@f_bwd` returns none for it
+    (its `te.grad_of = "input:N"` result is simply absent), nor for values
+    computed from frozen arguments (and constants) only. A frozen weight of
+    `te.linear`, `te.layernorm_linear` or `te.layernorm_mlp` (FC1 and FC2
+    each) has no wgrad GEMM, and what only that GEMM reads is not saved:
+    the GEMM input of `te.linear`, the norm output (`ln_out`) of
+    `te.layernorm_linear` and of the MLP's FC1, the activation output
+    (`act_out`) of its FC2 (BackwardOpInterface::needsSaved). Under FP8 the
+    gradient that only the left-out wgrad reads transposed (the output
+    gradient, the activation's gradient for FC1) is quantized rowwise only,
+    and the forward quantizes the unsaved input rowwise only, as
+    TransformerEngine does for `requires_grad=False`. A frozen bias gets no
+    gradient. Without `te.frozen` nothing changes.
+
     **Backward ops.** Module ops get their backward ops
     (`te.layernorm_linear_bwd`, `te.layernorm_mlp_bwd`, `te.linear_bwd`),
     which take the gradients in and the saved tensors by name and produce

@@ -324,8 +324,11 @@ SmallVector<Value> Decomposer::concat(std::initializer_list<Value> values) {
 }
 
 Value Decomposer::quantizeGrad(Location loc, Value g, const Quant &q,
-                               int64_t slot, SmallVectorImpl<Value> &amaxes) {
-  return q ? quantize(loc, g, q, true, slot, amaxes, QuantUsage::Both) : g;
+                               int64_t slot, SmallVectorImpl<Value> &amaxes,
+                               bool wgrad) {
+  return q ? quantize(loc, g, q, true, slot, amaxes,
+                      wgrad ? QuantUsage::Both : QuantUsage::Rowwise)
+           : g;
 }
 
 LogicalResult Decomposer::finishForward(Operation *op,

@@ -60,10 +60,10 @@ public:
                  QuantUsage usage = QuantUsage::Rowwise, Value source = {},
                  StringRef name = {}, Value *saveOut = nullptr);
   /// A gradient quantized with both usages (the dgrad GEMM reads it
-  /// rowwise, the wgrad columnwise) at backward quantizer `slot`; `g`
-  /// itself without `q`.
+  /// rowwise, the wgrad columnwise; rowwise only without a `wgrad`, a
+  /// frozen weight's) at backward quantizer `slot`; `g` itself without `q`.
   Value quantizeGrad(Location loc, Value g, const Quant &q, int64_t slot,
-                     SmallVectorImpl<Value> &amaxes);
+                     SmallVectorImpl<Value> &amaxes, bool wgrad = true);
   /// Replaces the te.amax users of `source` with the vector of `amaxes`
   /// (one tensor<1xf32> per quantizer slot, 0 where none was recorded).
   /// Under tensor parallelism the amaxes are the group's maximum (TE's

@@ -82,19 +82,21 @@ struct DecomposeLayerNormLinearBwd
     Value dy = ln.getGradOutput();
     Type element = Decomposer::elementOf(dy);
     TensorParallelAttr tp = ln.getTpAttr();
-    Value dyq = d.quantizeGrad(loc, dy, *q, 0, amaxes);
+    // No saved norm output: a frozen weight, no wgrad (nor dy's columnwise
+    // copy).
+    Value lnOut = ln.getLnOut();
+    Value dyq = d.quantizeGrad(loc, dy, *q, 0, amaxes, bool(lnOut));
     // The wgrad reads the norm output gathered again from the saved rows
     // (§2; issued first, as TE's async gather); the dgrad is a partial sum
     // over the ranks' features.
-    Value lnOut = isa<QuantizedTensorType>(ln.getLnOut().getType())
-                      ? ln.getLnOut() // saved gathered
-                      : d.allGather(loc, ln.getLnOut(), tp,
-                                    "the saved norm output's rows, for the "
-                                    "wgrad");
+    if (lnOut && !isa<QuantizedTensorType>(lnOut.getType()))
+      lnOut = d.allGather(loc, lnOut, tp,
+                          "the saved norm output's rows, for the wgrad");
     Value dLn = d.reducePartial(
         loc, d.gemm(loc, GemmLayout::NN, dyq, ln.getWeight(), {}, element), tp,
         "the dgrad's partial sums");
-    Value dW = d.gemm(loc, GemmLayout::NT, dyq, lnOut, {}, element);
+    Value dW =
+        lnOut ? d.gemm(loc, GemmLayout::NT, dyq, lnOut, {}, element) : Value();
     Value dBias = ln.getWithBias() ? d.biasGrad(loc, dy) : Value();
     if (Value extra = ln.getGradLnOutput())
       dLn = arith::AddFOp::create(rewriter, loc, dLn, extra);
@@ -107,9 +109,7 @@ struct DecomposeLayerNormLinearBwd
     for (Value g : nb->getResults().drop_front())
       grads.push_back(
           d.reduceParamGrad(loc, g, tp, "a norm weight's partial gradient"));
-    grads.push_back(dW);
-    if (dBias)
-      grads.push_back(dBias);
+    llvm::append_range(grads, Decomposer::concat({dW, dBias}));
     return d.finishBackward(ln, amaxes, grads);
   }
 

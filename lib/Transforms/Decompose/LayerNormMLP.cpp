@@ -120,15 +120,17 @@ struct DecomposeLayerNormMLPBwd : public OpRewritePattern<LayerNormMLPBwdOp> {
     // The saved norm output's rows gathered again for FC1's wgrad, issued
     // first as TE issues it (async) before FC2's GEMMs: the recomputed
     // (checkpointed) backward has it as early, so both fuse the same way.
-    Value lnOut = isa<QuantizedTensorType>(mlp.getLnOut().getType())
-                      ? mlp.getLnOut() // saved gathered
-                      : d.allGather(loc, mlp.getLnOut(), tp,
-                                    "the saved norm output's rows, for FC1's "
-                                    "wgrad");
-    Value dyq = d.quantizeGrad(loc, dy, *q, 2, amaxes);
+    // No saved norm output (activation output): a frozen FC1 (FC2) weight,
+    // no wgrad, nor the columnwise copy of the gradient it would read.
+    Value lnOut = mlp.getLnOut(), actOut = mlp.getActOut();
+    if (lnOut && !isa<QuantizedTensorType>(lnOut.getType()))
+      lnOut = d.allGather(loc, lnOut, tp,
+                          "the saved norm output's rows, for FC1's wgrad");
+    Value dyq = d.quantizeGrad(loc, dy, *q, 2, amaxes, bool(actOut));
     Value dAct =
         d.gemm(loc, GemmLayout::NN, dyq, mlp.getFc2Weight(), {}, element);
-    Value dW2 = d.gemm(loc, GemmLayout::NT, dyq, mlp.getActOut(), {}, element);
+    Value dW2 = actOut ? d.gemm(loc, GemmLayout::NT, dyq, actOut, {}, element)
+                       : Value();
     Value dB2 = mlp.getWithFc2Bias()
                     ? d.reduceParamGrad(loc, d.biasGrad(loc, dyRows), tp,
                                         "FC2's partial bias gradient")
@@ -138,14 +140,15 @@ struct DecomposeLayerNormMLPBwd : public OpRewritePattern<LayerNormMLPBwdOp> {
                                 mlp.getActivation())
                      .getResult();
     Value dB1 = mlp.getWithFc1Bias() ? d.biasGrad(loc, dFc1) : Value();
-    Value dFc1q = d.quantizeGrad(loc, dFc1, *q, 0, amaxes);
+    Value dFc1q = d.quantizeGrad(loc, dFc1, *q, 0, amaxes, bool(lnOut));
     // FC1's dgrad is a partial sum; its wgrad reads the norm output
     // gathered again from the saved rows.
     Value dLn = d.reducePartial(
         loc,
         d.gemm(loc, GemmLayout::NN, dFc1q, mlp.getFc1Weight(), {}, element), tp,
         "FC1's dgrad partial sums");
-    Value dW1 = d.gemm(loc, GemmLayout::NT, dFc1q, lnOut, {}, element);
+    Value dW1 = lnOut ? d.gemm(loc, GemmLayout::NT, dFc1q, lnOut, {}, element)
+                      : Value();
     if (Value extra = mlp.getGradLnOutput())
       dLn = arith::AddFOp::create(rewriter, loc, dLn, extra);
     auto nb =

@@ -62,10 +62,12 @@ struct DecomposeLinearBwd : public OpRewritePattern<LinearBwdOp> {
       return failure();
     Value dy = lin.getGradOutput();
     Type element = Decomposer::elementOf(dy);
-    Value dyq = d.quantizeGrad(loc, dy, *q, 0, amaxes);
+    // No saved input: a frozen weight, no wgrad (nor dy's columnwise copy).
+    Value input = lin.getInput();
+    Value dyq = d.quantizeGrad(loc, dy, *q, 0, amaxes, bool(input));
     SmallVector<Value> grads = Decomposer::concat(
         {d.gemm(loc, GemmLayout::NN, dyq, lin.getWeight(), {}, element),
-         d.gemm(loc, GemmLayout::NT, dyq, lin.getInput(), {}, element),
+         input ? d.gemm(loc, GemmLayout::NT, dyq, input, {}, element) : Value(),
          lin.getWithBias() ? d.biasGrad(loc, dy) : Value()});
     return d.finishBackward(lin, amaxes, grads);
   }

@@ -13,21 +13,33 @@ using namespace mlir::te;
 
 GradientContext::~GradientContext() = default;
 
-SmallVector<Type> mlir::te::getModuleGradientTypes(Operation *moduleOp) {
+/// The operands of `moduleOp` its backward op has gradients for.
+static SmallVector<Value> gradientOperands(Operation *moduleOp,
+                                           ArrayRef<unsigned> skipped) {
   Value scales = cast<ModuleOpInterface>(moduleOp).getScalesOperand();
+  SmallVector<Value> operands;
+  for (OpOperand &operand : moduleOp->getOpOperands())
+    if (operand.get() != scales &&
+        !llvm::is_contained(skipped, operand.getOperandNumber()))
+      operands.push_back(operand.get());
+  return operands;
+}
+
+SmallVector<Type> mlir::te::getModuleGradientTypes(Operation *moduleOp,
+                                                   ArrayRef<unsigned> skipped) {
   SmallVector<Type> types;
-  for (Value v : moduleOp->getOperands())
-    if (v != scales)
-      types.push_back(v.getType());
+  for (Value v : gradientOperands(moduleOp, skipped))
+    types.push_back(v.getType());
   return types;
 }
 
 LogicalResult mlir::te::finishModuleBackward(GradientContext &ctx,
                                              Operation *moduleOp,
-                                             Operation *backwardOp) {
+                                             Operation *backwardOp,
+                                             ArrayRef<unsigned> skipped) {
   ctx.setBackwardOp(backwardOp);
-  for (auto [operand, grad] :
-       llvm::zip(moduleOp->getOperands(), backwardOp->getResults()))
+  for (auto [operand, grad] : llvm::zip(gradientOperands(moduleOp, skipped),
+                                        backwardOp->getResults()))
     ctx.accumulate(operand, grad);
   return success();
 }

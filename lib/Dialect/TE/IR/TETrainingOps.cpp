@@ -278,7 +278,7 @@ static FailureOr<int64_t> backwardTensorParallel(Operation *op,
 template <typename OpTy>
 static SmallVector<int64_t> savedNormShapeOf(OpTy op, const BackwardVerifier &v,
                                              int64_t features) {
-  return isa<QuantizedTensorType>(op.getLnOut().getType())
+  return op.getLnOut() && isa<QuantizedTensorType>(op.getLnOut().getType())
              ? v.gathered(features)
              : v.act(features);
 }
@@ -312,7 +312,9 @@ LogicalResult LayerNormLinearBwdOp::verify() {
       failed(v.checkStats(getNormalization(), getMu(), getRsigma(),
                           getWithLnBias())) ||
       failed(v.checkSaved("weight", getWeight(), {n, *k}, true)) ||
-      failed(v.checkSaved("ln_out", getLnOut(), savedNormShapeOf(*this, v, *k), true)))
+      (getLnOut() &&
+       failed(v.checkSaved("ln_out", getLnOut(),
+                           savedNormShapeOf(*this, v, *k), true))))
     return failure();
 
   if (failed(verifyDelayedScales(*this, getRecipeAttr(), getScales(), 2)))
@@ -321,7 +323,9 @@ LogicalResult LayerNormLinearBwdOp::verify() {
       {"input", v.tensor(v.act(*k))}, {"ln_weight", v.tensor({*k})}};
   if (getWithLnBias())
     grads.push_back({"ln_bias", v.tensor({*k})});
-  grads.push_back({"weight", v.tensor({n, *k})});
+  // No wgrad without the saved norm output (a frozen weight).
+  if (getLnOut())
+    grads.push_back({"weight", v.tensor({n, *k})});
   if (getWithBias())
     grads.push_back({"bias", v.tensor({n})});
   return v.checkGrads(grads);
@@ -373,9 +377,12 @@ LogicalResult LayerNormMLPBwdOp::verify() {
       failed(v.checkStats(getNormalization(), getMu(), getRsigma(),
                           getWithLnBias())) ||
       failed(v.checkTensor("fc1_out", getFc1Out(), v.gathered(f1))) ||
-      failed(v.checkSaved("ln_out", getLnOut(), savedNormShapeOf(*this, v, *h), true)) ||
+      (getLnOut() &&
+       failed(v.checkSaved("ln_out", getLnOut(),
+                           savedNormShapeOf(*this, v, *h), true))) ||
       failed(v.checkSaved("fc1_weight", getFc1Weight(), {f1, *h}, true)) ||
-      failed(v.checkSaved("act_out", getActOut(), v.gathered(f), true)) ||
+      (getActOut() &&
+       failed(v.checkSaved("act_out", getActOut(), v.gathered(f), true))) ||
       failed(v.checkSaved("fc2_weight", getFc2Weight(), {*h, f}, true)))
     return failure();
 
@@ -385,10 +392,13 @@ LogicalResult LayerNormMLPBwdOp::verify() {
       {"input", v.tensor(v.act(*h))}, {"ln_weight", v.tensor({*h})}};
   if (getWithLnBias())
     grads.push_back({"ln_bias", v.tensor({*h})});
-  grads.push_back({"fc1_weight", v.tensor({f1, *h})});
+  // No wgrad of a weight whose wgrad operand is not saved (frozen).
+  if (getLnOut())
+    grads.push_back({"fc1_weight", v.tensor({f1, *h})});
   if (getWithFc1Bias())
     grads.push_back({"fc1_bias", v.tensor({f1})});
-  grads.push_back({"fc2_weight", v.tensor({*h, f})});
+  if (getActOut())
+    grads.push_back({"fc2_weight", v.tensor({*h, f})});
   if (getWithFc2Bias())
     grads.push_back({"fc2_bias", v.tensor({*h})});
   return v.checkGrads(grads);
@@ -408,13 +418,17 @@ LogicalResult LinearBwdOp::verify() {
     return failure();
   auto [n, k] = *w;
   if (failed(v.checkTensor("grad_output", getGradOutput(), v.act(n))) ||
-      failed(v.checkSaved("input", getInput(), v.act(k), true)) ||
+      (getInput() &&
+       failed(v.checkSaved("input", getInput(), v.act(k), true))) ||
       failed(v.checkSaved("weight", getWeight(), {n, k}, true)))
     return failure();
   if (failed(verifyDelayedScales(*this, getRecipeAttr(), getScales(), 2)))
     return failure();
   SmallVector<std::pair<StringRef, RankedTensorType>> grads = {
-      {"input", v.tensor(v.act(k))}, {"weight", v.tensor({n, k})}};
+      {"input", v.tensor(v.act(k))}};
+  // No wgrad without the saved input (a frozen weight).
+  if (getInput())
+    grads.push_back({"weight", v.tensor({n, k})});
   if (getWithBias())
     grads.push_back({"bias", v.tensor({n})});
   return v.checkGrads(grads);

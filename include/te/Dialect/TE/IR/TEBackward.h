@@ -28,6 +28,11 @@ public:
   /// The architecture class quantized tensors are laid out for.
   virtual TargetArch getArch() const = 0;
 
+  /// Whether a gradient of `forward` is wanted: false for the function's
+  /// arguments marked `te.frozen` and values computed from those only (and
+  /// constants). Gradients of such values are not accumulated.
+  virtual bool wantsGradient(Value forward) const = 0;
+
   /// The gradient accumulated so far for `forward` (null when none).
   virtual Value getGradient(Value forward) = 0;
   /// The gradient of `forward`, or zeros when none reached it (an error,
@@ -55,14 +60,19 @@ public:
   virtual void setBackwardOp(Operation *backwardOp) = 0;
 };
 
-/// The types of a module op's gradients: its operands' but the `scales'.
-SmallVector<Type> getModuleGradientTypes(Operation *moduleOp);
+/// The types of a module op's gradients: its operands' but the `scales'
+/// and those of the operands numbered in `skipped` (frozen weights whose
+/// weight-gradient GEMM the backward op leaves out).
+SmallVector<Type> getModuleGradientTypes(Operation *moduleOp,
+                                         ArrayRef<unsigned> skipped = {});
 
 /// Ends a module op's rule: records `backwardOp` (ctx.setBackwardOp) and
 /// accumulates its results, in order, into `moduleOp`'s operands (the
-/// `scales` operand, last when present, gets none).
+/// `scales` operand, last when present, and the operands numbered in
+/// `skipped` get none).
 LogicalResult finishModuleBackward(GradientContext &ctx, Operation *moduleOp,
-                                   Operation *backwardOp);
+                                   Operation *backwardOp,
+                                   ArrayRef<unsigned> skipped = {});
 
 } // namespace mlir::te
 

@@ -73,7 +73,15 @@ def TE_BackwardOpInterface : OpInterface<"BackwardOpInterface"> {
       "Builds the op's backward with `ctx`; an op it cannot differentiate "
       "is an error at its location.",
       "::llvm::LogicalResult", "buildBackward",
-      (ins "::mlir::te::GradientContext &":$ctx)>
+      (ins "::mlir::te::GradientContext &":$ctx)>,
+    InterfaceMethod<
+      "Whether the backward reads the tensor the op saves as `name`, given "
+      "which of its operands want a gradient (`ctx.wantsGradient`: all but "
+      "those computed from `te.frozen` arguments only). A module op's saved "
+      "tensor that only a skipped weight-gradient GEMM reads is not saved.",
+      "bool", "needsSaved",
+      (ins "::llvm::StringRef":$name, "::mlir::te::GradientContext &":$ctx),
+      /*methodBody=*/"", /*defaultImplementation=*/[{ return true; }]>
   ];
 }
 

@@ -20,7 +20,7 @@ class TE_ModuleOp<string mnemonic, list<Trait> traits = []>
     : TE_Op<mnemonic, !listconcat(traits, [
         Pure,
         DeclareOpInterfaceMethods<TE_ModuleOpInterface>,
-        DeclareOpInterfaceMethods<TE_BackwardOpInterface>,
+        DeclareOpInterfaceMethods<TE_BackwardOpInterface, ["needsSaved"]>,
         DeclareOpInterfaceMethods<InferTypeOpInterface>,
         DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface,
                                   ["reifyResultShapes"]>])> {

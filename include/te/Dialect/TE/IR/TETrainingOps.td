@@ -64,7 +64,8 @@ class TE_BackwardOp<string mnemonic, list<Trait> traits = []>
         DeclareOpInterfaceMethods<TE_ModuleBackwardOpInterface>])> {
   let hasVerifier = 1;
   /// Results: the gradients, one per differentiable forward operand, in
-  /// forward operand order (optional ones present per the with_* flags).
+  /// forward operand order (optional ones present per the with_* flags; a
+  /// weight's absent when the saved tensor its wgrad reads is).
   let results = (outs Variadic<TE_FloatTensor>:$grads);
 }
 
@@ -79,7 +80,10 @@ def TE_LayerNormLinearBwdOp : TE_BackwardOp<"layernorm_linear_bwd",
     sequence (§1.5): dgrad GEMM (NN) with the weight's columnwise copy,
     wgrad GEMM (NT) with the saved norm output's columnwise copy and the
     bias gradient, the norm-output gradient added in, then the norm
-    backward.
+    backward. Without `ln_out` (a frozen weight: te-generate-backward saves
+    no norm output) there is no wgrad GEMM and no weight gradient, and under
+    an FP8 recipe the output gradient is quantized rowwise only (TE's
+    requires_grad=False weight).
 
     `weight` and `ln_out` are quantized (`!te.qtensor` with a columnwise
     copy, under the op's recipe) or both high precision (bf16 recipe or an
@@ -103,7 +107,7 @@ def TE_LayerNormLinearBwdOp : TE_BackwardOp<"layernorm_linear_bwd",
     Optional<TE_F32Vector>:$mu,
     TE_F32Vector:$rsigma,
     TE_SavedTensor:$weight,
-    TE_SavedTensor:$ln_out,
+    Optional<TE_SavedTensor>:$ln_out,
     Optional<TE_F32Vector>:$scales,
     TE_NormalizationKindAttr:$normalization,
     UnitAttr:$zero_centered_gamma,
@@ -116,7 +120,7 @@ def TE_LayerNormLinearBwdOp : TE_BackwardOp<"layernorm_linear_bwd",
     $grad_output (`ln_grad` `(` $grad_ln_output^ `)`)?
     `input` `(` $input `)` `norm` `` $normalization `(` $ln_weight `)`
     (`mu` `(` $mu^ `)`)? `rsigma` `(` $rsigma `)`
-    `weight` `(` $weight `)` `ln_out` `(` $ln_out `)`
+    `weight` `(` $weight `)` (`ln_out` `(` $ln_out^ `)`)?
     (`recipe` `(` $recipe^ `)`)? (`scales` `(` $scales^ `)`)?
     (`tp` `(` $tp^ `)`)?
     attr-dict `:` functional-type(operands, results)
@@ -141,6 +145,12 @@ def TE_LayerNormMLPBwdOp : TE_BackwardOp<"layernorm_mlp_bwd",
     precision. For a checkpointed MLP these operands come from a
     `te.recompute` region.
 
+    Without `ln_out` (a frozen FC1 weight) there is no FC1 wgrad GEMM and no
+    `fc1_weight` gradient; without `act_out` (a frozen FC2 weight) none for
+    FC2. The gradient that only the left-out wgrad would read transposed
+    (`dy` for FC2, the activation's gradient for FC1) is then quantized
+    rowwise only under an FP8 recipe.
+
     With `tp` (the forward's layout) the operands are the rank's: `ln_out`
     is the rank's rows of the norm output under sequence parallelism (TE
     saves the local one and gathers it again for the FC1 wgrad), `fc1_out`
@@ -153,10 +163,10 @@ def TE_LayerNormMLPBwdOp : TE_BackwardOp<"layernorm_mlp_bwd",
     TE_FloatTensor:$ln_weight,
     Optional<TE_F32Vector>:$mu,
     TE_F32Vector:$rsigma,
-    TE_SavedTensor:$ln_out,
+    Optional<TE_SavedTensor>:$ln_out,
     TE_SavedTensor:$fc1_weight,
     TE_FloatTensor:$fc1_out,
-    TE_SavedTensor:$act_out,
+    Optional<TE_SavedTensor>:$act_out,
     TE_SavedTensor:$fc2_weight,
     Optional<TE_F32Vector>:$scales,
     TE_NormalizationKindAttr:$normalization,
@@ -172,8 +182,8 @@ def TE_LayerNormMLPBwdOp : TE_BackwardOp<"layernorm_mlp_bwd",
     $grad_output (`ln_grad` `(` $grad_ln_output^ `)`)?
     `input` `(` $input `)` `norm` `` $normalization `(` $ln_weight `)`
     (`mu` `(` $mu^ `)`)? `rsigma` `(` $rsigma `)`
-    `ln_out` `(` $ln_out `)` `fc1` `(` $fc1_weight `)`
-    `fc1_out` `(` $fc1_out `)` `act` custom<Activation>($activation) `act_out` `(` $act_out `)`
+    (`ln_out` `(` $ln_out^ `)`)? `fc1` `(` $fc1_weight `)`
+    `fc1_out` `(` $fc1_out `)` `act` custom<Activation>($activation) (`act_out` `(` $act_out^ `)`)?
     `fc2` `(` $fc2_weight `)`
     (`recipe` `(` $recipe^ `)`)? (`scales` `(` $scales^ `)`)?
     (`tp` `(` $tp^ `)`)?
@@ -181,24 +191,27 @@ def TE_LayerNormMLPBwdOp : TE_BackwardOp<"layernorm_mlp_bwd",
   }];
 }
 
-def TE_LinearBwdOp : TE_BackwardOp<"linear_bwd"> {
+def TE_LinearBwdOp : TE_BackwardOp<"linear_bwd",
+                                    [AttrSizedOperandSegments]> {
   let summary = "backward of te.linear";
   let description = [{
     Computes the gradients of a `te.linear`'s operands: input, weight, bias
     (`with_bias`). `input` is the saved GEMM input (its columnwise copy when
     quantized) and `weight` the saved weight; both quantized under the op's
-    recipe or both high precision.
+    recipe or both high precision. Without `input` (a frozen weight) there
+    is no wgrad GEMM and no weight gradient, and under an FP8 recipe the
+    output gradient is quantized rowwise only.
   }];
   let arguments = (ins
     TE_FloatTensor:$grad_output,
-    TE_SavedTensor:$input,
+    Optional<TE_SavedTensor>:$input,
     TE_SavedTensor:$weight,
     Optional<TE_F32Vector>:$scales,
     UnitAttr:$with_bias,
     OptionalAttr<TE_RecipeAttrInterface>:$recipe
   );
   let assemblyFormat = [{
-    $grad_output `input` `(` $input `)` `weight` `(` $weight `)`
+    $grad_output (`input` `(` $input^ `)`)? `weight` `(` $weight `)`
     (`recipe` `(` $recipe^ `)`)? (`scales` `(` $scales^ `)`)?
     attr-dict `:` functional-type(operands, results)
   }];

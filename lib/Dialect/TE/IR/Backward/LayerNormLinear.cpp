@@ -2,7 +2,9 @@
 //
 // The backward of te.layernorm_linear: one te.layernorm_linear_bwd on the
 // output gradient, the norm output's gradient (when the norm output is
-// returned and used) and the tensors the op saved.
+// returned and used) and the tensors the op saved. A frozen weight (no
+// gradient wanted) has no wgrad: the norm output, which only the wgrad
+// reads, is neither saved nor passed, and the weight gets no gradient.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +13,10 @@
 using namespace mlir;
 using namespace mlir::te;
 
+bool LayerNormLinearOp::needsSaved(StringRef name, GradientContext &ctx) {
+  return name != "ln_out" || ctx.wantsGradient(getWeight());
+}
+
 LogicalResult LayerNormLinearOp::buildBackward(GradientContext &ctx) {
   OpBuilder &b = ctx.getBuilder();
   FailureOr<Value> dy = ctx.getGradientOrZeros(getOutput());
@@ -18,12 +24,16 @@ LogicalResult LayerNormLinearOp::buildBackward(GradientContext &ctx) {
     return failure();
   Value dLn = getLnOutput() ? ctx.getGradient(getLnOutput()) : Value();
   Value bwdScales = ctx.getBackwardScales();
-  SmallVector<Type> types = getModuleGradientTypes(*this);
+  SmallVector<unsigned> skipped;
+  if (!ctx.wantsGradient(getWeight()))
+    skipped.push_back(getWeightMutable().getOperandNumber());
+  SmallVector<Type> types = getModuleGradientTypes(*this, skipped);
   auto bwdOp = LayerNormLinearBwdOp::create(
       b, getLoc(), types, *dy, dLn, ctx.getSaved("input"),
       ctx.getSaved("ln_weight"), ctx.getSaved("mu"), ctx.getSaved("rsigma"),
-      ctx.getSaved("weight"), ctx.getSaved("ln_out"), bwdScales,
+      ctx.getSaved("weight"),
+      skipped.empty() ? ctx.getSaved("ln_out") : Value(), bwdScales,
       getNormalization(), getZeroCenteredGamma(), bool(getLnBias()),
       bool(getBias()), getRecipeAttr(), getTpAttr());
-  return finishModuleBackward(ctx, *this, bwdOp);
+  return finishModuleBackward(ctx, *this, bwdOp, skipped);
 }

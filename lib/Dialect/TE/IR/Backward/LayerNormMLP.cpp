@@ -4,7 +4,10 @@
 // gradient, the norm output's gradient and the saved tensors. A
 // checkpointed MLP saved only its inputs: its backward first re-runs the op
 // (without checkpointing) in a te.recompute region that yields the
-// intermediates the non-checkpointed op would have saved.
+// intermediates the non-checkpointed op would have saved. A frozen FC1
+// (FC2) weight has no wgrad: the norm output (activation output), which only
+// that wgrad reads, is neither saved nor passed, and the weight gets no
+// gradient.
 //
 //===----------------------------------------------------------------------===//
 
@@ -73,6 +76,14 @@ static void recompute(LayerNormMLPOp mlp, GradientContext &ctx,
           ctx.lookupBackward(mlp->getOperand(sd.alias.index));
 }
 
+bool LayerNormMLPOp::needsSaved(StringRef name, GradientContext &ctx) {
+  if (name == "ln_out")
+    return ctx.wantsGradient(getFc1Weight());
+  if (name == "act_out")
+    return ctx.wantsGradient(getFc2Weight());
+  return true;
+}
+
 LogicalResult LayerNormMLPOp::buildBackward(GradientContext &ctx) {
   OpBuilder &b = ctx.getBuilder();
   FailureOr<Value> dy = ctx.getGradientOrZeros(getOutput());
@@ -83,7 +94,17 @@ LogicalResult LayerNormMLPOp::buildBackward(GradientContext &ctx) {
   llvm::StringMap<Value> values = ctx.getAllSaved();
   if (getCheckpoint())
     recompute(*this, ctx, values);
-  SmallVector<Type> types = getModuleGradientTypes(*this);
+  // A frozen weight's wgrad operand is not passed (recomputed or not).
+  SmallVector<unsigned> skipped;
+  if (!ctx.wantsGradient(getFc1Weight())) {
+    skipped.push_back(getFc1WeightMutable().getOperandNumber());
+    values.erase("ln_out");
+  }
+  if (!ctx.wantsGradient(getFc2Weight())) {
+    skipped.push_back(getFc2WeightMutable().getOperandNumber());
+    values.erase("act_out");
+  }
+  SmallVector<Type> types = getModuleGradientTypes(*this, skipped);
   auto bwdOp = LayerNormMLPBwdOp::create(
       b, getLoc(), types, *dy, dLn, values.lookup("input"),
       values.lookup("ln_weight"), values.lookup("mu"), values.lookup("rsigma"),
@@ -92,5 +113,5 @@ LogicalResult LayerNormMLPOp::buildBackward(GradientContext &ctx) {
       values.lookup("fc2_weight"), bwdScales, getNormalization(),
       getActivation(), getZeroCenteredGamma(), bool(getLnBias()),
       bool(getFc1Bias()), bool(getFc2Bias()), getRecipeAttr(), getTpAttr());
-  return finishModuleBackward(ctx, *this, bwdOp);
+  return finishModuleBackward(ctx, *this, bwdOp, skipped);
 }
