@@ -263,6 +263,74 @@ def test_backward_override_refusals():
         m(torch.randn(4, 32))
 
 
+# ------------------------------------------------------------------- frozen weights
+
+
+def _saved_bytes(m, x):
+    """Bytes autograd holds for the backward of one forward of `m` (the tensors saved
+    between forward and backward, each storage once; the parameters, held anyway,
+    excluded)."""
+    seen = {}
+    params = {p.untyped_storage().data_ptr() for p in m.parameters()}
+
+    def pack(t):
+        if t.untyped_storage().data_ptr() not in params:
+            seen[t.untyped_storage().data_ptr()] = t.untyped_storage().nbytes()
+        return t
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        y = m(x)
+    return y, sum(seen.values())
+
+
+@pytest.mark.parametrize("recipe", ["bf16", "fp8-current"])
+@pytest.mark.parametrize("kind,frozen", [("lin", ("weight",)), ("lnl", ("weight",)),
+                                         ("mlp", ("fc1_weight",)), ("mlp", ("fc2_weight",)),
+                                         ("mlp", ("fc1_weight", "fc2_weight"))])
+def test_frozen_weights_skip_the_wgrad(kind, frozen, recipe):
+    """requires_grad=False on a weight compiles it te.frozen: no gradient, no wgrad
+    GEMM, and nothing saved only for it (TE frees ln_out / the FC input there), so the
+    step holds less between forward and backward; every other gradient and the output
+    are the full library's, bit for bit (an FC1 bias whose weight is frozen: its sum no
+    longer comes from the wgrad GEMM's epilogue, equal to a bf16 rounding)."""
+    full = randomize(MODULES[kind](recipe=recipe))
+    part = randomize(MODULES[kind](recipe=recipe))
+    for n in frozen:
+        part.get_parameter(n).requires_grad_(False)
+    x = _on(full, torch.randn(64, 32, generator=torch.Generator().manual_seed(5)))
+    yf, held_full = _saved_bytes(full, x.clone().requires_grad_())
+    yp, held_part = _saved_bytes(part, x.clone().requires_grad_())
+    assert torch.equal(yf, yp)
+    assert held_part < held_full, (held_part, held_full)
+    key = [k for k in part._fns if len(k) == 3]
+    assert key and key[0][2] == frozen
+    _, gxf, gf = _step(full, x)
+    _, gxp, gp = _step(part, x)
+    assert torch.equal(gxf, gxp)
+    for n in gf:
+        if n in frozen:
+            assert gp[n] is None
+        elif n == "fc1_bias" and "fc1_weight" in frozen:
+            torch.testing.assert_close(gp[n], gf[n], rtol=1.6e-2, atol=1e-5)
+        else:
+            assert torch.equal(gf[n], gp[n]), n
+
+
+def test_frozen_after_construction_and_back():
+    """Freezing a weight after construction (the usual fine-tuning pattern) switches to
+    the frozen library at the next call, and unfreezing back."""
+    m = randomize(MODULES["lnl"]())
+    ref = randomize(MODULES["lnl"]())
+    x = torch.randn(16, 32)
+    for frozen in (False, True, False):
+        m.weight.requires_grad_(not frozen)
+        _, gx, g = _step(m, x)
+        _, gxr, gr = _step(ref, x)
+        assert torch.equal(gx, gxr)
+        assert (g["weight"] is None) == frozen
+        if not frozen:
+            assert torch.equal(g["weight"], gr["weight"])
+
+
 # ------------------------------------------------------------------- fp8-delayed state
 
 

@@ -150,16 +150,18 @@ class _TEModule(nn.Module):
                     cache_dir=self.cache_dir, strict=self.strict, extra_args=extra)
 
     @torch.compiler.disable
-    def _build(self, recipe, dtype=None):
+    def _build(self, recipe, dtype=None, frozen=()):
         dtype = dtype or self.params_dtype
         if self._library_path is not None:
+            if frozen:  # (a prebuilt library computes every gradient; unused ones dropped)
+                return self.function(recipe, dtype)
             if dtype != self.params_dtype:
                 raise TeMlirError(f"{type(self).__name__}: torch.autocast to {dtype} with a "
                                   f"prebuilt library= (compiled for {self.params_dtype}); "
                                   "leave library= unset to compile one for the autocast dtype")
             path = self._library_path
         else:
-            path = _te_compile(self._ir(dtype), **self._compile_options(recipe))
+            path = _te_compile(self._ir(dtype, frozen), **self._compile_options(recipe))
         try:
             ops = load(path)
         except TeMlirError as ex:
@@ -172,7 +174,8 @@ class _TEModule(nn.Module):
             warnings.warn(f"{type(self).__name__}: the cached library {path} does not load "
                           f"({str(ex).splitlines()[0]}); compiling it again", TeMlirWarning,
                           stacklevel=3)
-            path = _te_compile(self._ir(dtype), rebuild=True, **self._compile_options(recipe))
+            path = _te_compile(self._ir(dtype, frozen), rebuild=True,
+                               **self._compile_options(recipe))
             ops = load(path)
         fn = ops.function(self._func)
         n = len(self._param_names) + 1
@@ -192,8 +195,9 @@ class _TEModule(nn.Module):
                     self.register_buffer(bname, t, persistent=False)
                 self._state_buffers.add(bname)
                 names[which].append(bname)
-        self._state[(recipe, dtype)] = names
-        self._fns[(recipe, dtype)] = fn
+        key = (recipe, dtype, frozen) if frozen else (recipe, dtype)
+        self._state[key] = names
+        self._fns[key] = fn
         return fn
 
     def function(self, recipe=None, dtype=None):
@@ -250,9 +254,14 @@ class _TEModule(nn.Module):
             out = self._run_general(fn, inp, args, bnames, is_first_microbatch,
                                     self._finisher(len(fnames), fnames, rebind=False))
         else:
+            if torch.is_grad_enabled():  # parameters with requires_grad=False: te.frozen
+                ps = self._parameters
+                frozen = tuple(n for n in self._param_names if not ps[n].requires_grad)
+                if frozen:
+                    key = (recipe, dtype, frozen)
             run = self._runners.get(key)
             if run is None:
-                run = self._runners[key] = self._runner(recipe, dtype)
+                run = self._runners[key] = self._runner(*key)
             out = run(self, inp, is_first_microbatch)
         if self.return_bias:  # TE's order: (out, bias, ln_out)
             bias = self._returned_bias()
@@ -321,15 +330,17 @@ class _TEModule(nn.Module):
             return tuple(_ValueOf.apply(a, b) for a, b in zip(q, hp))
         return _ValueOf.apply(q, hp)
 
-    def _runner(self, recipe, dtype):
-        """The forward for `recipe` in activation `dtype`, with what depends only on the
-        module, the recipe and the dtype (the function, the parameter and state names,
-        the entry's autograd.Function) worked out once: a call reads the parameters,
-        reshapes and runs."""
-        fn = self._fns.get((recipe, dtype))
+    def _runner(self, recipe, dtype, frozen=()):
+        """The forward for `recipe` in activation `dtype` with the parameters `frozen`
+        (requires_grad=False: compiled te.frozen), with what depends only on those (the
+        function, the parameter and state names, the entry's autograd.Function) worked
+        out once: a call reads the parameters, reshapes and runs."""
+        key = (recipe, dtype, frozen) if frozen else (recipe, dtype)
+        fn = self._fns.get(key)
         if fn is None:
-            fn = self._build(recipe, dtype)
-        fnames, bnames = self._state[(recipe, dtype)]
+            fn = self._build(recipe, dtype, frozen)
+            key = key if key in self._state else (recipe, dtype)  # (library=: not frozen)
+        fnames, bnames = self._state[key]
         pnames = list(self._param_names)
         cast = dtype != self.params_dtype  # torch.autocast: parameters cast per call
         # fuse_wgrad_accumulation / delay_wgrad_compute: the weights' gradients routed
@@ -731,7 +742,7 @@ class LayerNormLinear(_TEModule):
             init_method(self.weight)
         self._build(self._active_recipe())
 
-    def _ir(self, dtype):
+    def _ir(self, dtype, frozen=()):
         dt = _IR_DTYPES[dtype]
         K, N = self.in_features, self.out_features
         shapes = {"layer_norm_weight": [K], "layer_norm_bias": [K], "weight": [N, K],
@@ -742,7 +753,7 @@ class LayerNormLinear(_TEModule):
                                          if self.return_layernorm_output else [])
         norm, attrs = self._norm_ir()
         return _func_text(self._func, args, dt, res,
-                          f"te.layernorm_linear %x {norm} weight({w}){attrs}")
+                          f"te.layernorm_linear %x {norm} weight({w}){attrs}", frozen)
 
 
 class LayerNormMLP(_TEModule):
@@ -810,7 +821,7 @@ class LayerNormMLP(_TEModule):
     def _returned_bias(self):
         return getattr(self, "fc2_bias", None)
 
-    def _ir(self, dtype):
+    def _ir(self, dtype, frozen=()):
         dt = _IR_DTYPES[dtype]
         H = self.hidden_size
         args = [("x", ["?", H])] + [(n, self._shapes[n]) for n in self._param_names]
@@ -821,7 +832,7 @@ class LayerNormMLP(_TEModule):
         norm, attrs = self._norm_ir()
         return _func_text(self._func, args, dt, res,
                           f"te.layernorm_mlp %x {norm} fc1({fc1}) act {self.activation} "
-                          f"fc2({fc2}){attrs}")
+                          f"fc2({fc2}){attrs}", frozen)
 
 
 class Linear(_TEModule):
@@ -851,18 +862,21 @@ class Linear(_TEModule):
             init_method(self.weight)
         self._build(self._active_recipe())
 
-    def _ir(self, dtype):
+    def _ir(self, dtype, frozen=()):
         dt = _IR_DTYPES[dtype]
         K, N = self.in_features, self.out_features
         shapes = {"weight": [N, K], "bias": [N]}
         args = [("x", ["?", K])] + [(n, shapes[n]) for n in self._param_names]
         w = "%weight" + (", %bias" if "bias" in self._param_names else "")
         return _func_text(self._func, args, dt, [_tensor(["?", N], dt)],
-                          f"te.linear %x weight({w})")
+                          f"te.linear %x weight({w})", frozen)
 
 
-def _func_text(name, args, dt, results, op):
-    sig = ", ".join(f"%{n}: {_tensor(s, dt)}" for n, s in args)
+def _func_text(name, args, dt, results, op, frozen=()):
+    # te.frozen: a parameter with requires_grad=False, no gradient (no wgrad GEMM, and
+    # nothing saved only for it)
+    sig = ", ".join(f"%{n}: {_tensor(s, dt)}" + (" {te.frozen}" if n in frozen else "")
+                    for n, s in args)
     types = ", ".join(_tensor(s, dt) for _, s in args)
     rt = results[0] if len(results) == 1 else "(" + ", ".join(results) + ")"
     vals = ", ".join(f"%r{i}" for i in range(len(results)))
