@@ -620,3 +620,25 @@ def test_edited_module_info_is_refused(tmp_path):
         te_mlir.Library(edited)
     with pytest.raises(te_mlir.TeMlirError, match="does not match the digest"):
         tet.Linear(32, 48, target="cpu", library=edited)
+
+
+def test_under_torch_compile():
+    """return_bias, torch.autocast and a frozen weight under torch.compile(fullgraph)
+    give eager's results (the compiled path calls the full library: a frozen weight's
+    gradient is computed there and dropped)."""
+    torch.manual_seed(0)
+    m = MODULES["lnl"](return_bias=True, return_layernorm_output=True)
+    x = _on(m, torch.randn(16, 32)).requires_grad_()
+    for a, b in zip(m(x), torch.compile(m, fullgraph=True)(x)):
+        assert torch.equal(a, b)
+    m2 = randomize(MODULES["mlp"](params_dtype=torch.float32))
+    with torch.autocast(x.device.type, dtype=torch.bfloat16):
+        a, b = m2(x), torch.compile(m2, fullgraph=True)(x)
+    assert a.dtype == b.dtype == torch.bfloat16 and torch.equal(a, b)
+    m3 = randomize(MODULES["lnl"]())
+    m3.weight.requires_grad_(False)
+    _, gx, g = _step(m3, x)
+    _, gxc, gc = _step(torch.compile(m3, fullgraph=True), x)
+    gc = {k.replace("_orig_mod.", ""): v for k, v in gc.items()}
+    assert g["weight"] is None and gc["weight"] is None and torch.equal(gx, gxc)
+    assert torch.equal(g["bias"], gc["bias"])
