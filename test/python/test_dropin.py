@@ -642,3 +642,22 @@ def test_under_torch_compile():
     gc = {k.replace("_orig_mod.", ""): v for k, v in gc.items()}
     assert g["weight"] is None and gc["weight"] is None and torch.equal(gx, gxc)
     assert torch.equal(g["bias"], gc["bias"])
+
+
+def test_te_context_managers_refuse_by_name():
+    """TE's context managers exist under their names: what te-mlir cannot do is refused
+    naming the argument (not an AttributeError or an unexpected-keyword TypeError)."""
+    with pytest.raises(te_mlir.TeMlirError, match="quantized_model_init.*FP8 primary"):
+        with tet.quantized_model_init(enabled=True):
+            pass
+    with tet.fp8_model_init(enabled=False):  # a no-op
+        m = MODULES["lin"]()
+    assert m.weight.dtype == torch.get_default_dtype()
+    with pytest.raises(te_mlir.TeMlirError, match="calibrating=True"):
+        with tet.autocast(calibrating=True):
+            pass
+    with pytest.raises(te_mlir.TeMlirError, match="fp8_group"):
+        with tet.autocast(amax_reduction_group=object()):
+            pass
+    with tet.autocast(enabled=True, recipe="fp8-current"):
+        assert tet.nn.get_recipe() == "fp8-current"

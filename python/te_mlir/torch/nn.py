@@ -15,6 +15,7 @@ from .ops import _compiling, load
 from .recipe import BLACKWELL, QUANTIZED, recipe_kind, recipe_spec, split_override
 
 __all__ = ["LayerNormLinear", "LayerNormMLP", "Linear", "fp8_autocast", "autocast",
+           "quantized_model_init", "fp8_model_init",
            "ACTIVATIONS", "GATED_ACTIVATIONS", "get_recipe"]
 
 ACTIVATIONS = ("gelu", "qgelu", "relu", "srelu", "silu", "gelu_erf", "geglu", "glu", "qgeglu",
@@ -66,10 +67,29 @@ def fp8_autocast(enabled=True, calibrating=False, fp8_recipe="fp8-delayed", fp8_
         stack.pop()
 
 
-def autocast(enabled=True, recipe=None):
-    """te.autocast(enabled, recipe): fp8_autocast(enabled, fp8_recipe=recipe) (None:
-    DelayedScaling, TE's default)."""
-    return fp8_autocast(enabled=enabled, fp8_recipe=recipe)
+def autocast(enabled=True, calibrating=False, recipe=None, amax_reduction_group=None,
+             _graph=False):
+    """te.autocast(enabled, calibrating, recipe, amax_reduction_group): fp8_autocast(enabled,
+    fp8_recipe=recipe) (None: DelayedScaling, TE's default); calibrating and an amax
+    reduction group are refused by name (fp8_autocast)."""
+    return fp8_autocast(enabled=enabled, calibrating=calibrating, fp8_recipe=recipe,
+                        fp8_group=amax_reduction_group)
+
+
+@contextlib.contextmanager
+def quantized_model_init(enabled=True, recipe=None, preserve_high_precision_init_val=False):
+    """TE's quantized_model_init (fp8_model_init): modules built inside keep FP8 primary
+    weights. Not supported: te-mlir's modules keep their weights in params_dtype and
+    quantize them per step (or per first microbatch); enabled=True is refused by name,
+    enabled=False is a no-op."""
+    if enabled:
+        raise TeMlirError("te_mlir.torch.quantized_model_init(enabled=True): FP8 primary "
+                          "weights are not supported (the weights stay in params_dtype and are "
+                          "quantized each step, or once per is_first_microbatch)")
+    yield
+
+
+fp8_model_init = quantized_model_init
 
 
 def _f(x):
