@@ -258,7 +258,7 @@ class _TEModule(nn.Module):
             dtype = self._activation_dtype(inp)
         key = (recipe, dtype)
         if "@" in recipe:  # recipe.py: a backward_override
-            out = self._forward_high_precision_backward(inp, recipe, dtype)
+            out = self._forward_backward_override(inp, recipe, dtype)
         elif _compiling():  # traced once: plain attribute reads, the op's autograd
             if self.fuse_wgrad_accumulation or self.delay_wgrad_compute:
                 raise TeMlirError(f"{type(self).__name__}: fuse_wgrad_accumulation / "
@@ -266,11 +266,7 @@ class _TEModule(nn.Module):
                                   "torch.compile")
             fn = self.function(recipe, dtype)
             fnames, bnames = self._state[key]
-            x = inp.reshape(-1, inp.shape[-1])
-            if x.dtype != dtype:
-                x = x.to(dtype)
-            args = ([x] + [getattr(self, n).to(dtype) for n in self._param_names]
-                    + [getattr(self, n) for n in fnames])
+            args = self._args(inp, dtype, fnames)
             out = self._run_general(fn, inp, args, bnames, is_first_microbatch,
                                     self._finisher(len(fnames), fnames, rebind=False))
         else:
@@ -279,10 +275,7 @@ class _TEModule(nn.Module):
                 frozen = tuple(n for n in self._param_names if not ps[n].requires_grad)
                 if frozen:
                     key = (recipe, dtype, frozen)
-            run = self._runners.get(key)
-            if run is None:
-                run = self._runners[key] = self._runner(*key)
-            out = run(self, inp, is_first_microbatch)
+            out = self._runner_for(key)(self, inp, is_first_microbatch)
         if self.return_bias:  # TE's order: (out, bias, ln_out)
             bias = self._returned_bias()
             bias = bias.to(dtype) if bias is not None else torch.empty(0, dtype=dtype,
@@ -292,6 +285,35 @@ class _TEModule(nn.Module):
 
     def _returned_bias(self):
         return getattr(self, "bias", None)
+
+    def _args(self, inp, dtype, fnames):
+        """The library's arguments, read from the module (the paths that are not the
+        per-call fast runner): the input as [tokens, features] and the parameters in
+        `dtype`, then the forward recipe state buffers `fnames`."""
+        return ([inp.reshape(-1, inp.shape[-1]).to(dtype)]
+                + [getattr(self, n).to(dtype) for n in self._param_names]
+                + [getattr(self, n) for n in fnames])
+
+    def _runner_for(self, key):
+        """The forward of `key` ((recipe, dtype[, frozen]): _runner), built once."""
+        run = self._runners.get(key)
+        if run is None:
+            run = self._runners[key] = self._runner(*key)
+        return run
+
+    def _forward_backward_override(self, inp, recipe, dtype):
+        """TE's recipe field backward_override (recipe.py keeps it after "@"): Linear and
+        LayerNormLinear, eager."""
+        base, override = split_override(recipe)
+        name = type(self).__name__
+        if isinstance(self, LayerNormMLP):
+            raise TeMlirError(f"{name}: backward_override={override!r} is not supported "
+                              "(TransformerEngine's LayerNormMLP refuses it too)")
+        if _compiling():
+            raise TeMlirError(f"{name}: backward_override={override!r} runs in eager only")
+        if override == "dequantized":
+            return self._forward_dequantized_backward(inp, base, dtype)
+        return self._forward_high_precision_backward(inp, base, dtype)
 
     def _forward_dequantized_backward(self, inp, base, dtype):
         """TE's backward_override="dequantized": the quantized forward (its training
@@ -309,42 +331,24 @@ class _TEModule(nn.Module):
         key = ("dequantized", base, dtype)
         run = self._runners.get(key)
         if run is None:
-            qfn = self._fns.get((base, dtype)) or self._build(base, dtype)
-            hfn = self._fns.get(("bf16", dtype)) or self._build("bf16", dtype)
+            qfn, hfn = self.function(base, dtype), self.function("bf16", dtype)
             fmt = torch.float8_e5m2 if "format = e5m2" in base else torch.float8_e4m3fn
             run = self._runners[key] = _dequantized_function(qfn, hfn, fmt)
         fnames, _ = self._state[(base, dtype)]
-        x = inp.reshape(-1, inp.shape[-1]).to(dtype)
-        args = ([x] + [getattr(self, n).to(dtype) for n in self._param_names]
-                + [getattr(self, n) for n in fnames])
-        outs = list(run.apply(*args))
+        outs = list(run.apply(*self._args(inp, dtype, fnames)))
         return self._finisher(len(fnames), fnames)(self, inp, outs)
 
-    def _forward_high_precision_backward(self, inp, recipe, dtype):
+    def _forward_high_precision_backward(self, inp, base, dtype):
         """TE's backward_override="high_precision": the forward's values are the
-        quantized recipe's (its inference entry, which also advances fp8-delayed's
-        forward state), the backward is the unquantized one (TE saves the unquantized
-        norm output and weight; here the unquantized library's forward saves them)."""
-        base, override = split_override(recipe)
-        name = type(self).__name__
-        if isinstance(self, LayerNormMLP):
-            raise TeMlirError(f"{name}: backward_override={override!r} is not supported "
-                              "(TransformerEngine's LayerNormMLP refuses it too)")
-        if _compiling():
-            raise TeMlirError(f"{name}: backward_override={override!r} runs in eager only")
-        if override == "dequantized":
-            return self._forward_dequantized_backward(inp, base, dtype)
-        hp = self._runners.get(("bf16", dtype))
-        if hp is None:
-            hp = self._runners[("bf16", dtype)] = self._runner("bf16", dtype)
-        hp = hp(self, inp, None)
-        fn = self._fns.get((base, dtype)) or self._build(base, dtype)
+        quantized recipe `base`'s (its inference entry, which also advances
+        fp8-delayed's forward state), the backward is the unquantized one (TE saves the
+        unquantized norm output and weight; here the unquantized library's forward
+        saves them)."""
+        hp = self._runner_for(("bf16", dtype))(self, inp, None)
+        fn = self.function(base, dtype)
         fnames, _ = self._state[(base, dtype)]
-        x = inp.reshape(-1, inp.shape[-1]).to(dtype)
         with torch.no_grad():
-            args = ([x] + [getattr(self, n).to(dtype) for n in self._param_names]
-                    + [getattr(self, n) for n in fnames])
-            outs, _ = fn.call(*args, training=False)
+            outs, _ = fn.call(*self._args(inp, dtype, fnames), training=False)
             q = self._finisher(len(fnames), fnames)(self, inp, outs)
         if isinstance(q, tuple):
             return tuple(_ValueOf.apply(a, b) for a, b in zip(q, hp))
@@ -625,12 +629,13 @@ def _dequantized_function(qfn, hfn, fmt):
     bwd_op = hfn.ops.op(bwd.name)
     bwd_op = getattr(bwd_op, "_op", bwd_op)
     n_in = len(qfn.arg_specs)
+    specs = {r.roles["te.saved"]: r for r in qfn.fwd.results if r.is_saved}
     plan = []  # per argument of hfn's backward: ("grad", output k) / ("saved", name) / ("input", k)
     for a in bwd.args:
         g, saved, alias = a.role("te.grad_of"), a.role("te.saved"), a.role("te.alias")
         if g is not None:
             plan.append(("grad", int(g.split(":")[1])))
-        elif saved in {r.roles["te.saved"] for r in qfn.fwd.results if r.is_saved}:
+        elif saved in specs:
             plan.append(("saved", saved))
         elif alias is not None and alias.startswith("input:"):
             plan.append(("input", int(alias.split(":")[1])))
@@ -639,7 +644,6 @@ def _dequantized_function(qfn, hfn, fmt):
                               f"{a.label} has no counterpart in {qfn.fwd.name}")
     grad_of = [(r.index, int(r.role("te.grad_of").split(":")[1])) for r in bwd.results
                if (r.role("te.grad_of") or "").startswith("input:")]
-    specs = {r.roles["te.saved"]: r for r in qfn.fwd.results if r.is_saved}
     below = torch._C._AutoDispatchBelowAutograd
     n_state = len(qfn.state_specs)
 
