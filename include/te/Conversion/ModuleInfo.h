@@ -1,12 +1,12 @@
 //===- ModuleInfo.h - a lowered module's te_module_info() -------*- C++ -*-===//
 //
 // te-lower-to-runtime stores the library's JSON description in the global
-// `te_module_info.json` (returned by te_module_info()) and its FNV-1a 64
-// digest as the constant of te_module_info_digest(), which te_module_open
-// recomputes: a library whose description was edited or damaged after
-// te-compile wrote it is refused at open. Tools that amend the description
-// (te-compile adds the target, arch and source) go through setModuleInfo so
-// the digest follows.
+// `te_module_info.json` (returned by te_module_info()) and its digest
+// (te/Runtime/ModuleInfoDigest.h) as the constant of te_module_info_digest(),
+// which te_module_open recomputes: a library whose description was edited or
+// damaged after te-compile wrote it is refused at open. Tools that amend the
+// description (te-compile adds the target, arch and source) go through
+// setModuleInfo so the digest follows.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,7 +15,6 @@
 
 #include "mlir/IR/BuiltinOps.h"
 
-#include <cstdint>
 #include <string>
 
 namespace mlir::te {
@@ -27,9 +26,6 @@ std::string getModuleInfo(ModuleOp module);
 /// json's; fails when the module has no te_module_info.json /
 /// te_module_info_digest.
 LogicalResult setModuleInfo(ModuleOp module, StringRef json);
-
-/// FNV-1a 64 of `text` (lib/Runtime/module/ModuleInfo.cpp computes the same).
-uint64_t moduleInfoDigest(StringRef text);
 
 } // namespace mlir::te
 

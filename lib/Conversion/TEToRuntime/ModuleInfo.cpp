@@ -8,19 +8,13 @@
 
 #include "FunctionLowering.h"
 #include "te/Conversion/ModuleInfo.h"
+#include "te/Runtime/ModuleInfoDigest.h"
 
 using namespace mlir;
 using namespace mlir::te;
 
 static constexpr StringLiteral kInfoGlobal = "te_module_info.json";
 static constexpr StringLiteral kDigestFn = "te_module_info_digest";
-
-uint64_t mlir::te::moduleInfoDigest(StringRef text) {
-  uint64_t h = 14695981039346656037ull;
-  for (unsigned char c : text)
-    h = (h ^ c) * 1099511628211ull;
-  return h;
-}
 
 std::string mlir::te::getModuleInfo(ModuleOp module) {
   if (auto global = module.lookupSymbol<LLVM::GlobalOp>(kInfoGlobal))
@@ -47,7 +41,8 @@ LogicalResult mlir::te::setModuleInfo(ModuleOp module, StringRef json) {
   global.setValueAttr(b.getStringAttr(text));
   global.setGlobalType(LLVM::LLVMArrayType::get(b.getI8Type(), text.size()));
   digest.setValueAttr(
-      b.getI64IntegerAttr(static_cast<int64_t>(moduleInfoDigest(json))));
+      b.getI64IntegerAttr(static_cast<int64_t>(
+          te_module_info_digest_of(json.data(), json.size()))));
   return success();
 }
 

@@ -18,6 +18,7 @@
 #include "Json.h"
 #include "ModuleInfo.h"
 #include "RuntimeInternal.h"
+#include "te/Runtime/ModuleInfoDigest.h"
 
 #include <dlfcn.h>
 #include <filesystem>
@@ -247,7 +248,8 @@ int32_t te_module_open(const char *path, te_module **module) {
   // libraries (tests, fixtures) may have no digest.
   if (auto digestFn = reinterpret_cast<uint64_t (*)()>(
           dlsym(m->handle, "te_module_info_digest"))) {
-    uint64_t want = digestFn(), got = te::moduleinfo::digest(m->infoText);
+    uint64_t want = digestFn(),
+             got = te_module_info_digest_of(m->infoText.data(), m->infoText.size());
     if (want != got)
       return fail("'" + library +
                   "': its module info does not match the digest te-compile "

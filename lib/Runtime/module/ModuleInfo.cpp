@@ -282,13 +282,6 @@ bool validate(const Value &root, const std::string &library,
   return Validator(library, error).module(root);
 }
 
-uint64_t digest(const std::string &text) {
-  uint64_t h = 14695981039346656037ull;
-  for (unsigned char c : text)
-    h = (h ^ c) * 1099511628211ull;
-  return h;
-}
-
 std::string hex(uint64_t v) {
   static const char digits[] = "0123456789abcdef";
   std::string s(16, '0');

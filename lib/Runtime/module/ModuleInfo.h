@@ -27,10 +27,6 @@ bool isTensorDtype(const std::string &dtype);
 bool validate(const json::Value &root, const std::string &library,
               std::string &error);
 
-/// The FNV-1a 64 digest of the module info text, as te-compile records it in
-/// te_module_info_digest() (lib/Conversion/TEToRuntime/ModuleInfo.cpp).
-uint64_t digest(const std::string &text);
-
 /// `v` as 16 lowercase hex digits.
 std::string hex(uint64_t v);
 
