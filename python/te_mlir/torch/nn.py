@@ -12,6 +12,7 @@ from .. import compile as _te_compile
 from .._abi import TeMlirError
 from ..library import eval_dim
 from .ops import _compiling, load
+from .primary import Dequantized, StandIn
 from .recipe import BLACKWELL, QUANTIZED, recipe_kind, recipe_spec, split_override
 
 __all__ = ["LayerNormLinear", "LayerNormMLP", "Linear", "fp8_autocast", "autocast",
@@ -78,15 +79,22 @@ def autocast(enabled=True, calibrating=False, recipe=None, amax_reduction_group=
 
 @contextlib.contextmanager
 def quantized_model_init(enabled=True, recipe=None, preserve_high_precision_init_val=False):
-    """TE's quantized_model_init (fp8_model_init): modules built inside keep FP8 primary
-    weights. Not supported: te-mlir's modules keep their weights in params_dtype and
-    quantize them per step (or per first microbatch); enabled=True is refused by name,
-    enabled=False is a no-op."""
-    if enabled:
-        raise TeMlirError("te_mlir.torch.quantized_model_init(enabled=True): FP8 primary "
-                          "weights are not supported (the weights stay in params_dtype and are "
-                          "quantized each step, or once per is_first_microbatch)")
-    yield
+    """TE's quantized_model_init (fp8_model_init): the Linear / LayerNormLinear /
+    LayerNormMLP built inside keep their GEMM weights only in FP8 (primary.QuantizedWeight:
+    the bytes their library's weight-cache entry reads, quantized once here and again
+    on each in-place update), for `recipe` (None: DelayedScaling, TE's default).
+    Per-tensor FP8 recipes; others are refused by name at construction.
+    ``preserve_high_precision_init_val`` keeps the initial values on the CPU
+    (``weight.get_high_precision_init_val()``)."""
+    if not enabled:
+        yield
+        return
+    from .primary import pop, push
+    push(_recipe_name(recipe) or "fp8-delayed", bool(preserve_high_precision_init_val))
+    try:
+        yield
+    finally:
+        pop()
 
 
 fp8_model_init = quantized_model_init
@@ -131,6 +139,115 @@ class _TEModule(nn.Module):
         self.return_bias = bool(return_bias)
         self.fuse_wgrad_accumulation = bool(fuse_wgrad_accumulation)
         self.delay_wgrad_compute = bool(delay_wgrad_compute)
+
+    # -- FP8 primary weights (quantized_model_init; primary.py)
+
+    _primary = None  # the recipe the weights are kept quantized for, or None
+
+    def _primary_plan(self, fn, recipe, dtype):
+        """How a step under `recipe` feeds the FP8 primary weights: [(argument index,
+        parameter name, the cached-weight name its bytes go to, or None: its values
+        dequantized)], or None without primary weights. The weight-cache entry of the
+        weights' own recipe kind reads their bytes; an unquantized recipe their values
+        (as TE's modules dequantize them); another quantized kind is refused, as TE does."""
+        if self._primary is None:
+            return None
+        kind = recipe_kind(split_override(recipe)[0])
+        names = self._gemm_weights()
+        index = {n: i + 1 for i, n in enumerate(self._param_names)}
+        if kind not in QUANTIZED:
+            return [(index[n], n, None) for n in names]
+        if kind != recipe_kind(self._primary):
+            raise TeMlirError(f"{type(self).__name__}: its weights are kept in FP8 for "
+                              f"{recipe_kind(self._primary)} (quantized_model_init) and the "
+                              f"step's recipe is {kind}: recipe mismatch (TransformerEngine "
+                              "refuses it too)")
+        if fn.cached is None:
+            raise TeMlirError(f"{type(self).__name__}: FP8 primary weights need the library's "
+                              "weight-cache entry (not with checkpoint=True)")
+        saved = {s.roles["te.cached_weight"].rsplit(".", 1)[-1]: s.roles["te.cached_weight"]
+                 for s in fn.cached_weight_specs}
+        return [(index[n], n, saved[n]) for n in names]
+
+    def _finish_init(self):
+        """The end of construction: the library of the active recipe built; inside
+        quantized_model_init the GEMM weights quantized and kept only so."""
+        from .primary import primary_recipe
+        self._build(self._active_recipe())
+        init = primary_recipe()
+        if init is None:
+            return
+        from .primary import attach, check_recipe
+        spec, preserve = init
+        name = type(self).__name__
+        self._primary = check_recipe(name, spec)
+        if getattr(self, "checkpoint", False):
+            raise TeMlirError(f"{name}: quantized_model_init with checkpoint=True is not "
+                              "supported (a checkpointed library keeps no quantized weights)")
+        if self._library_path is not None:
+            raise TeMlirError(f"{name}: quantized_model_init with a prebuilt library= is not "
+                              "supported (the module compiles the library its weights need)")
+        values = {n: self._parameters[n].detach() for n in self._gemm_weights()}
+        for n, (qbytes, parts, fmt) in self._primary_bytes(values).items():
+            attach(self, n, values[n], qbytes, parts, fmt, preserve)
+
+    def _gemm_weights(self):
+        """The GEMM weights' parameter names, in GEMM order (TE's slot 3g+1)."""
+        return [n for n in self._param_names
+                if n.endswith("weight") and not n.startswith("layer_norm")]
+
+    def _primary_function(self):
+        fn = self.function(self._primary, self.params_dtype)
+        if fn.cached is None:
+            raise TeMlirError(f"{type(self).__name__}: the library of {self._primary} has no "
+                              "weight-cache entry for FP8 primary weights")
+        return fn
+
+    def _primary_bytes(self, values):
+        """{name: (quantized bytes, parts, fp8 dtype)} of the GEMM weights `values`
+        ({name: values}), quantized by the library's training forward on zero tokens
+        (as few as its alignment allows; its saved weights, return_weights): what a step
+        would make of them. The forward recipe state is a copy (nothing advances)."""
+        from .primary import _layout
+        fn, dtype = self._primary_function(), self.params_dtype
+        fnames, _ = self._state[(self._primary, dtype)]
+        ps = self._parameters
+        import math
+        tokens = math.lcm(1, *(m for _, m, _ in fn.fwd.checks))  # the recipe's alignment
+        x = torch.zeros(tokens, self._in_features, dtype=dtype, device=self._device)
+        args = [x]
+        for n in self._param_names:
+            v = values.get(n)
+            if v is None:
+                p = ps[n]
+                v = (torch.zeros(p.shape, dtype=dtype, device=self._device)
+                     if n in self._gemm_weights() else p.detach())
+            args.append(v.to(dtype))
+        args += [self._buffers[n].clone() for n in fnames]
+        with torch.no_grad():
+            _, weights = fn.call(*args, return_weights=True)
+        fmt = torch.float8_e5m2 if "format = e5m2" in self._primary else torch.float8_e4m3fn
+        dims = [1] * fn.cached.num_dims  # (a weight's layout has no token dim)
+        out = {}
+        for s in fn.cached_weight_specs:
+            saved = s.roles["te.cached_weight"]
+            n = saved.rsplit(".", 1)[-1]
+            if n in values:
+                out[n] = (weights[saved], _layout(s, dims), fmt)
+        return out
+
+    def _quantize_primary(self, q, hp):
+        """An in-place update of QuantizedWeight `q` (values `hp`): its bytes quantized
+        again (in place, so every alias sees them). Under DelayedScaling the weight's
+        amax goes into the newest row of its slot's history, as TE's quantizer records it."""
+        name = q._name
+        new = self._primary_bytes({name: hp})[name][0]
+        q._qbytes.copy_(new)
+        if recipe_kind(self._primary) == "fp8-delayed":
+            g = self._gemm_weights().index(name)
+            fnames, _ = self._state[(self._primary, self.params_dtype)]
+            hist = next(self._buffers[n] for n in fnames if n.endswith("amax_history_fwd"))
+            hist[0, 3 * g + 1] = hp.detach().abs().max().to(hist.dtype)
 
     def _new(self, *shape, init=None):
         p = torch.empty(*shape, dtype=self.params_dtype, device=self._device)
@@ -260,6 +377,10 @@ class _TEModule(nn.Module):
         if "@" in recipe:  # recipe.py: a backward_override
             out = self._forward_backward_override(inp, recipe, dtype)
         elif _compiling():  # traced once: plain attribute reads, the op's autograd
+            if self._primary is not None:
+                raise TeMlirError(f"{type(self).__name__}: FP8 primary weights "
+                                  "(quantized_model_init) run in eager only, not under "
+                                  "torch.compile")
             if self.fuse_wgrad_accumulation or self.delay_wgrad_compute:
                 raise TeMlirError(f"{type(self).__name__}: fuse_wgrad_accumulation / "
                                   "delay_wgrad_compute run in eager only, not under "
@@ -374,6 +495,7 @@ class _TEModule(nn.Module):
         fast = fn.training_function()
         finish = self._finisher(len(fnames), fnames)
         grad_enabled = torch.is_grad_enabled
+        primary = self._primary_plan(fn, recipe, dtype)
 
         # (the closures hold no module: a deepcopy of the module shares them safely)
         def run(mod, inp, is_first_microbatch):
@@ -386,12 +508,23 @@ class _TEModule(nn.Module):
                 args += [params[n].to(dtype) for n in pnames]
             else:
                 args += [params[n] for n in pnames]
+            cached = None
+            if primary is not None:  # FP8 primary weights: their bytes, or their values
+                cached = {}
+                for i, n, saved in primary:
+                    p = params[n]
+                    if saved is None:
+                        args[i] = Dequantized.apply(p, dtype)
+                    else:
+                        args[i], cached[saved] = StandIn.apply(p, dtype), p._qbytes
             if route and grad_enabled():
                 for i in route:
                     if args[i].requires_grad:
                         args[i] = _WgradRoute.apply(args[i], mod, params[pnames[i - 1]])
             if fnames:
                 args += [mod._buffers[n] for n in fnames]
+            if cached:
+                return mod._run_general(fn, inp, args, bnames, None, finish, cached)
             if fast is not None and is_first_microbatch is None and grad_enabled():
                 for a in args:
                     if a.requires_grad:
@@ -430,11 +563,10 @@ class _TEModule(nn.Module):
             return outs[0] if len(outs) == 1 else tuple(outs)
         return finish
 
-    def _run_general(self, fn, inp, args, bnames, is_first_microbatch, finish):
+    def _run_general(self, fn, inp, args, bnames, is_first_microbatch, finish, cached=None):
         bstate = [getattr(self, n) for n in bnames] if bnames else None
-        cached = None
         want_weights = False
-        if is_first_microbatch is not None and fn.cached is not None:
+        if cached is None and is_first_microbatch is not None and fn.cached is not None:
             if is_first_microbatch:
                 want_weights = True
             else:
@@ -523,6 +655,13 @@ class _TEModule(nn.Module):
         d["_weight_cache"] = None
         d["_pending_wgrads"] = []
         return d
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        import weakref
+        for p in self._parameters.values():  # FP8 primary weights: this module quantizes
+            if hasattr(p, "_qbytes"):
+                p._owner = weakref.ref(self)
 
     def _apply(self, fn, recurse=True):
         # .to(device) / .cuda() move the recipe state; .half() / .to(dtype) leave it fp32
@@ -764,7 +903,7 @@ class LayerNormLinear(_TEModule):
         self._param_names = names
         if init_method is not None:
             init_method(self.weight)
-        self._build(self._active_recipe())
+        self._finish_init()
 
     def _ir(self, dtype, frozen=()):
         dt = _IR_DTYPES[dtype]
@@ -840,7 +979,7 @@ class LayerNormMLP(_TEModule):
             init_method(self.fc1_weight)
         if output_layer_init_method is not None:
             output_layer_init_method(self.fc2_weight)
-        self._build(self._active_recipe())
+        self._finish_init()
 
     def _returned_bias(self):
         return getattr(self, "fc2_bias", None)
@@ -884,7 +1023,7 @@ class Linear(_TEModule):
         self._param_names = names
         if init_method is not None:
             init_method(self.weight)
-        self._build(self._active_recipe())
+        self._finish_init()
 
     def _ir(self, dtype, frozen=()):
         dt = _IR_DTYPES[dtype]

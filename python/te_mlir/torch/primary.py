@@ -1,0 +1,233 @@
+"""FP8 primary weights (TE's quantized_model_init / fp8_model_init).
+
+A module built inside ``quantized_model_init(recipe=...)`` keeps each GEMM weight only
+quantized: a ``QuantizedWeight`` parameter holds the bytes of the weight as the module's
+library takes them on its weight-cache entry (`<fn>_fwd_cached`: the FP8 data, its
+transpose and scale_inv, laid out by the library), and no high-precision copy. Every step
+runs that entry, so the weight is never quantized again in the step. The parameter's
+nominal dtype is params_dtype: its gradient is a plain tensor of that dtype, and any other
+torch op sees the dequantized values (data x scale_inv). An in-place update (the
+optimizer's ``add_`` / ``addcdiv_``, ``copy_`` from a state dict) is done on the
+dequantized values and quantized again by the module's own library (its training forward
+on one zero token, ``return_weights``), so the bytes are exactly what a step of the
+library would have made from those values: with Float8CurrentScaling a scale from the
+new amax, with DelayedScaling the module's current delayed scale for the weight's slot
+(whose amax history then records the weight's amax, as TE's quantizer does on update).
+
+Per-tensor FP8 recipes (DelayedScaling, Float8CurrentScaling) only; the block-scaled ones
+are refused by name (their dequantization is not written here)."""
+import threading
+import weakref
+
+import torch
+from torch.utils._pytree import tree_map
+
+from .._abi import TeMlirError
+
+__all__ = ["QuantizedWeight", "primary_recipe"]
+
+_PRIMARY = threading.local()
+_PER_TENSOR = ("fp8-current", "fp8-delayed")
+
+
+def push(spec, preserve):
+    stack = getattr(_PRIMARY, "stack", None)
+    if stack is None:
+        stack = _PRIMARY.stack = []
+    stack.append((spec, preserve))
+
+
+def pop():
+    _PRIMARY.stack.pop()
+
+
+def primary_recipe():
+    """(recipe spec, preserve_high_precision_init_val) of the innermost enabled
+    quantized_model_init, or None."""
+    stack = getattr(_PRIMARY, "stack", None)
+    return stack[-1] if stack else None
+
+
+def _layout(spec, dims):
+    """{part: (byte offset, bytes, shape)} of the library's quantized-weight bytes."""
+    from ..library import eval_dim
+    shapes = {n: [eval_dim(d, dims) for d in s] for n, _, s in spec.inner}
+    return {n: (o, b, shapes[n]) for n, o, b in spec.client_layout(dims)}
+
+
+class QuantizedWeight(torch.Tensor):
+    """A weight kept in FP8 (see the module docstring). ``_qbytes``: the library's
+    cached-weight bytes; ``_parts``: where its data, transpose and scale_inv lie;
+    ``_owner``: the module that quantizes updates (weakly held), ``_name`` the
+    parameter's name there."""
+
+    @staticmethod
+    def __new__(cls, qbytes, parts, fp8_dtype, shape, dtype, requires_grad=False):
+        t = torch.Tensor._make_wrapper_subclass(cls, shape, dtype=dtype, device=qbytes.device,
+                                                requires_grad=requires_grad)
+        t._qbytes, t._parts, t._fp8 = qbytes, parts, fp8_dtype
+        t._owner, t._name = None, None
+        return t
+
+    def _part(self, name, dtype):
+        o, b, shape = self._parts[name]
+        return self._qbytes[o:o + b].view(dtype).reshape(shape)
+
+    def scale_inv(self):
+        return self._part("scale_inv", torch.float32)
+
+    def fp8_data(self):
+        """The rowwise FP8 data [out, in] (a view of the bytes)."""
+        return self._part("data", self._fp8)
+
+    def dequantize(self, dtype=None):
+        """data x scale_inv, in `dtype` (default: the nominal dtype)."""
+        with torch.no_grad():
+            d = self.fp8_data().to(torch.float32) * self.scale_inv()
+            return d.to(dtype or self.dtype)
+
+    def _same_bytes(self, requires_grad=None):
+        t = QuantizedWeight(self._qbytes, self._parts, self._fp8, self.shape, self.dtype,
+                            self.requires_grad if requires_grad is None else requires_grad)
+        t._owner, t._name = self._owner, self._name
+        return t
+
+    def _requantize(self, hp):
+        owner = self._owner() if self._owner is not None else None
+        if owner is None:
+            raise TeMlirError("QuantizedWeight: an in-place update of an FP8 primary weight "
+                              "that belongs to no live te_mlir module (it quantizes updates)")
+        owner._quantize_primary(self, hp)
+
+    # TE's preserve_high_precision_init_val
+    def get_high_precision_init_val(self):
+        return getattr(self, "_high_precision_init_val", None)
+
+    def clear_high_precision_init_val(self):
+        if hasattr(self, "_high_precision_init_val"):
+            del self._high_precision_init_val
+
+    def __repr__(self, *, tensor_contents=None):
+        return (f"QuantizedWeight(shape={tuple(self.shape)}, dtype={self.dtype}, "
+                f"fp8={self._fp8}, scale_inv={float(self.scale_inv()):.6g}, "
+                f"device={self.device})")
+
+    def __deepcopy__(self, memo):
+        t = QuantizedWeight(self._qbytes.clone(), self._parts, self._fp8, self.shape,
+                            self.dtype, self.requires_grad)
+        t._owner, t._name = None, self._name  # the copied module claims it
+        memo[id(self)] = t
+        return t
+
+    def __reduce_ex__(self, protocol):
+        return (_rebuild, (self._qbytes, self._parts, str(self._fp8).split(".")[-1],
+                           tuple(self.shape), str(self.dtype).split(".")[-1],
+                           self.requires_grad, self._name))
+
+    @classmethod
+    def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        aten = torch.ops.aten
+        if func in (aten.detach.default, aten.alias.default):
+            return args[0]._same_bytes(requires_grad=False)
+        if func is aten._to_copy.default and isinstance(args[0], QuantizedWeight):
+            src = args[0]
+            dev = kwargs.get("device") or src.device
+            dt = kwargs.get("dtype") or src.dtype
+            if kwargs.get("layout") not in (None, torch.strided):
+                raise TeMlirError("QuantizedWeight: only the strided layout")
+            t = QuantizedWeight(src._qbytes.to(dev), src._parts, src._fp8, src.shape, dt)
+            t._owner, t._name = src._owner, src._name
+            return t
+        hp = {}  # id(QuantizedWeight) -> (it, its dequantized values)
+
+        def unwrap(x):
+            if isinstance(x, QuantizedWeight):
+                if id(x) not in hp:
+                    hp[id(x)] = (x, x.dequantize())
+                return hp[id(x)][1]
+            return x
+
+        out = func(*tree_map(unwrap, args), **tree_map(unwrap, kwargs))
+        written = [a.name for a in func._schema.arguments
+                   if a.alias_info is not None and a.alias_info.is_write]
+        if not written or not hp:
+            return out
+        # an in-place op on a QuantizedWeight: its new values quantized again
+        named = dict(zip([a.name for a in func._schema.arguments], args))
+        named.update(kwargs)
+        back = {}
+        for name in written:
+            for leaf in (named.get(name) if isinstance(named.get(name), (list, tuple))
+                         else [named.get(name)]):
+                if isinstance(leaf, QuantizedWeight):
+                    q, values = hp[id(leaf)]
+                    q._requantize(values)
+                    back[id(values)] = q
+        return tree_map(lambda o: back.get(id(o), o), out)
+
+
+def _rebuild(qbytes, parts, fp8, shape, dtype, requires_grad, name):
+    t = QuantizedWeight(qbytes, parts, getattr(torch, fp8), shape, getattr(torch, dtype),
+                        requires_grad)
+    t._name = name
+    return t
+
+
+class StandIn(torch.autograd.Function):
+    """A QuantizedWeight as the plain argument the weight-cache entry takes in its
+    place (the entry reads the cached bytes, not this argument): a view of the weight's
+    own bytes where they are large enough, else an uninitialized tensor; the gradient
+    goes to the weight."""
+
+    @staticmethod
+    def forward(ctx, w, dtype):
+        n = w.numel() * dtype.itemsize
+        if w._qbytes.numel() >= n:
+            return w._qbytes[:n].view(dtype).view(w.shape)
+        return torch.empty(w.shape, dtype=dtype, device=w.device)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g, None
+
+
+class Dequantized(torch.autograd.Function):
+    """A QuantizedWeight's values as a plain tensor (recipes other than the weight's, a
+    checkpointed library that has no weight-cache entry); gradient to the weight."""
+
+    @staticmethod
+    def forward(ctx, w, dtype):
+        return w.dequantize(dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g, None
+
+
+def check_recipe(cls_name, spec):
+    from .recipe import recipe_kind, split_override
+    base, override = split_override(spec)
+    kind = recipe_kind(base)
+    if kind not in _PER_TENSOR:
+        raise TeMlirError(f"{cls_name}: quantized_model_init(recipe={kind}): FP8 primary "
+                          "weights are supported with the per-tensor FP8 recipes "
+                          "(DelayedScaling, Float8CurrentScaling), not " + kind)
+    if override is not None:
+        raise TeMlirError(f"{cls_name}: quantized_model_init with backward_override="
+                          f"{override!r} is not supported")
+    return base
+
+
+def attach(module, name, hp, qbytes, parts, fp8_dtype, preserve):
+    """Make parameter `name` of `module` a QuantizedWeight over `qbytes` (the weight's
+    quantized bytes), keeping `hp` on the CPU when `preserve` (TE's
+    preserve_high_precision_init_val)."""
+    old = module._parameters[name]
+    q = QuantizedWeight(qbytes, parts, fp8_dtype, old.shape, old.dtype)
+    p = torch.nn.Parameter(q, requires_grad=old.requires_grad)
+    p._owner, p._name = weakref.ref(module), name
+    if preserve:
+        p._high_precision_init_val = hp.detach().cpu()
+    module._parameters[name] = p
+    return p
