@@ -202,8 +202,11 @@ def test_disabled_is_plain():
 
 
 def test_refusals_name_the_problem():
-    with pytest.raises(te_mlir.TeMlirError, match="per-tensor FP8 recipes"):
-        with tet.quantized_model_init(recipe="fp8-block"):
+    with pytest.raises(te_mlir.TeMlirError, match="FP8 primary weights are supported"):
+        with tet.quantized_model_init(recipe="mxfp8"):
+            MODULES["lin"](params_dtype=torch.bfloat16)
+    with pytest.raises(te_mlir.TeMlirError, match="alignment"):  # 32 columns: no fp8-block
+        with pytest.warns(te_mlir.TeMlirWarning), tet.quantized_model_init(recipe="fp8-block"):
             MODULES["lin"](params_dtype=torch.bfloat16)
     with pytest.raises(te_mlir.TeMlirError, match="checkpoint=True"):
         with tet.quantized_model_init(recipe="fp8-current"):
@@ -216,3 +219,45 @@ def test_refusals_name_the_problem():
     with pytest.raises(te_mlir.TeMlirError, match="no live te_mlir module"):
         with torch.no_grad():
             orphan.add_(1.0)
+
+
+@pytest.mark.parametrize("kind", ["lin", "mlp"])
+def test_block_scaling(kind):
+    """Float8BlockScaling: the weight in 128x128 blocks, each with its own scale; a step
+    equals the dequantized twin's first-microbatch step, and an update keeps it FP8."""
+    recipe = "fp8-block"
+    def init(w):  # one block 64x larger: its scale_inv 64x larger
+        with torch.no_grad():
+            w.normal_(0.0, 0.023)
+            w[:128, :128] *= 64
+    make = {"lin": lambda **k: tet.Linear(256, 384, target=TARGET, init_method=init, **k),
+            "mlp": lambda **k: tet.LayerNormMLP(256, 384, target=TARGET, init_method=init,
+                                                output_layer_init_method=init, **k)}[kind]
+    torch.manual_seed(3)
+    hp = make(params_dtype=torch.bfloat16)
+    torch.manual_seed(3)
+    with tet.quantized_model_init(recipe=recipe):
+        m = make(params_dtype=torch.bfloat16)
+    for n in m._gemm_weights():
+        q, w = getattr(m, n), getattr(hp, n).detach().float()
+        assert isinstance(q, QuantizedWeight)
+        s = q.scale_inv()
+        assert s.shape[0] == -(-w.shape[0] // 128)  # one scale per 128 rows (2-D blocks)
+        # each block within E4M3's half ulp (2^-4 relative) of the block's amax / 448 scale
+        err = (q.dequantize().float() - w).abs()
+        assert float(err.max()) <= float(w.abs().max()) * 2 ** -4
+        assert torch.equal(s[0, 0], s[-1, 1] * 64)  # each block its own scale_inv
+    twin = make(params_dtype=torch.bfloat16)
+    with torch.no_grad():
+        for n, p in twin.named_parameters():
+            v = getattr(m, n)
+            p.copy_(v.dequantize() if isinstance(v, QuantizedWeight) else v)
+    x = torch.randn(128, 256, generator=torch.Generator().manual_seed(5)).bfloat16()
+    _same(_step(m, recipe, x), _step(twin, recipe, x, first=True))
+    w0 = m._gemm_weights()[0]
+    before = getattr(m, w0).dequantize().clone()
+    torch.optim.SGD(m.parameters(), lr=1.0).step()
+    q = getattr(m, w0)
+    assert isinstance(q, QuantizedWeight) and not torch.equal(q.dequantize(), before)
+    want = (before.float() - q.grad.float()).bfloat16().float()
+    assert float((q.dequantize().float() - want).abs().max()) <= float(want.abs().max()) * 2 ** -4

@@ -83,7 +83,8 @@ def quantized_model_init(enabled=True, recipe=None, preserve_high_precision_init
     LayerNormMLP built inside keep their GEMM weights only in FP8 (primary.QuantizedWeight:
     the bytes their library's weight-cache entry reads, quantized once here and again
     on each in-place update), for `recipe` (None: DelayedScaling, TE's default).
-    Per-tensor FP8 recipes; others are refused by name at construction.
+    The FP8 recipes (delayed, current, block scaling); MXFP8 / NVFP4 are refused by name
+    at construction.
     ``preserve_high_precision_init_val`` keeps the initial values on the CPU
     (``weight.get_high_precision_init_val()``)."""
     if not enabled:
@@ -199,8 +200,9 @@ class _TEModule(nn.Module):
     def _primary_function(self):
         fn = self.function(self._primary, self.params_dtype)
         if fn.cached is None:
-            raise TeMlirError(f"{type(self).__name__}: the library of {self._primary} has no "
-                              "weight-cache entry for FP8 primary weights")
+            raise TeMlirError(f"{type(self).__name__}: FP8 primary weights for {self._primary}: "
+                              "its library quantizes no weight (the dims do not fit the "
+                              "recipe's alignment: see te-compile's warning)")
         return fn
 
     def _primary_bytes(self, values):

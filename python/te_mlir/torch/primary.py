@@ -14,7 +14,7 @@ library would have made from those values: with Float8CurrentScaling a scale fro
 new amax, with DelayedScaling the module's current delayed scale for the weight's slot
 (whose amax history then records the weight's amax, as TE's quantizer does on update).
 
-Per-tensor FP8 recipes (DelayedScaling, Float8CurrentScaling) only; the block-scaled ones
+The FP8 recipes (DelayedScaling, Float8CurrentScaling, Float8BlockScaling); MXFP8 and NVFP4
 are refused by name (their dequantization is not written here)."""
 import threading
 import weakref
@@ -27,7 +27,7 @@ from .._abi import TeMlirError
 __all__ = ["QuantizedWeight", "primary_recipe"]
 
 _PRIMARY = threading.local()
-_PER_TENSOR = ("fp8-current", "fp8-delayed")
+_SUPPORTED = ("fp8-current", "fp8-delayed", "fp8-block")
 
 
 def push(spec, preserve):
@@ -73,18 +73,32 @@ class QuantizedWeight(torch.Tensor):
         o, b, shape = self._parts[name]
         return self._qbytes[o:o + b].view(dtype).reshape(shape)
 
+    @property
+    def _blocked(self):
+        return "rowwise_data" in self._parts  # Float8BlockScaling's layout
+
     def scale_inv(self):
-        return self._part("scale_inv", torch.float32)
+        """The rowwise scale_inv: [1] per tensor; Float8BlockScaling's per block
+        ([ceil(out/128), in blocks] for 128x128 blocks, [out, in blocks] for 1x128;
+        the block columns padded as the library lays them out)."""
+        return self._part("rowwise_scale_inv" if self._blocked else "scale_inv",
+                          torch.float32)
 
     def fp8_data(self):
         """The rowwise FP8 data [out, in] (a view of the bytes)."""
-        return self._part("data", self._fp8)
+        return self._part("rowwise_data" if self._blocked else "data", self._fp8)
 
     def dequantize(self, dtype=None):
-        """data x scale_inv, in `dtype` (default: the nominal dtype)."""
+        """data x scale_inv (per tensor, or each 128x128 / 1x128 block by its own), in
+        `dtype` (default: the nominal dtype)."""
         with torch.no_grad():
-            d = self.fp8_data().to(torch.float32) * self.scale_inv()
-            return d.to(dtype or self.dtype)
+            d = self.fp8_data().to(torch.float32)
+            s = self.scale_inv()
+            if self._blocked:
+                rows, cols = d.shape
+                br = 1 if s.shape[0] == rows and rows != 1 else 128
+                s = s.repeat_interleave(br, 0)[:rows].repeat_interleave(128, 1)[:, :cols]
+            return (d * s).to(dtype or self.dtype)
 
     def _same_bytes(self, requires_grad=None):
         t = QuantizedWeight(self._qbytes, self._parts, self._fp8, self.shape, self.dtype,
@@ -209,10 +223,10 @@ def check_recipe(cls_name, spec):
     from .recipe import recipe_kind, split_override
     base, override = split_override(spec)
     kind = recipe_kind(base)
-    if kind not in _PER_TENSOR:
+    if kind not in _SUPPORTED:
         raise TeMlirError(f"{cls_name}: quantized_model_init(recipe={kind}): FP8 primary "
-                          "weights are supported with the per-tensor FP8 recipes "
-                          "(DelayedScaling, Float8CurrentScaling), not " + kind)
+                          "weights are supported with the FP8 recipes (DelayedScaling, "
+                          "Float8CurrentScaling, Float8BlockScaling), not " + kind)
     if override is not None:
         raise TeMlirError(f"{cls_name}: quantized_model_init with backward_override="
                           f"{override!r} is not supported")
