@@ -261,3 +261,40 @@ def test_block_scaling(kind):
     assert isinstance(q, QuantizedWeight) and not torch.equal(q.dequantize(), before)
     want = (before.float() - q.grad.float()).bfloat16().float()
     assert float((q.dequantize().float() - want).abs().max()) <= float(want.abs().max()) * 2 ** -4
+
+
+@pytest.mark.parametrize("recipe", RECIPES)
+def test_step_holds_the_weight_bytes_not_a_copy(recipe):
+    """Between forward and backward the step holds the weights' own bytes (what
+    <fn>_fwd_cached copies into its saved results is not kept), as TE holds its FP8
+    weights; the same for TE's weight cache (is_first_microbatch=False)."""
+    m = _build("mlp", recipe)
+    saved = []
+
+    def pack(t):
+        saved.append(t)
+        return t
+    x = _x().requires_grad_()
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t), \
+            tet.autocast(recipe=recipe):
+        y = m(x)
+    sizes = {}
+    for t in saved:
+        sizes.setdefault(t.numel() * t.element_size(), set()).add(t.data_ptr())
+    own = {}
+    for n in m._gemm_weights():
+        q = getattr(m, n)._qbytes
+        own.setdefault(q.numel(), set()).add(q.data_ptr())
+    for size, ptrs in own.items():
+        assert sizes.get(size) == ptrs  # the weights' bytes themselves, and no copy
+    y.float().sum().backward()
+    # the plain module's weight cache: the cached weights, not copies
+    twin = _twin(m, "mlp")
+    with tet.autocast(recipe=recipe):
+        twin(x, is_first_microbatch=True)
+        saved.clear()
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            twin(x, is_first_microbatch=False)
+    ptrs = {t.data_ptr() for t in saved}
+    for w in twin._weight_cache.values():
+        assert w.data_ptr() in ptrs

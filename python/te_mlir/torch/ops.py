@@ -460,6 +460,12 @@ def _fast_function(ops, step, output_index, materialize=True):
     # twice before one backward (shared weights, microbatches summed into one loss)
     # or recomputed under checkpointing works; a saved tensor would fail autograd's
     # version check after the first backward's update.
+    # A weight-cache entry (<fn>_fwd_cached) returns the cached weights it took as saved
+    # results, copies of those arguments: the arguments themselves are saved instead, so
+    # between forward and backward only the caller's cache holds them (as TE holds its
+    # FP8 weights), not a copy per step.
+    cached_arg = {a.role("te.cached_weight"): i for i, a in enumerate(step.fwd.args)
+                  if a.role("te.cached_weight") is not None}
     saved_plan, bwd_plan = [], []
     for j, (kind, k) in enumerate(step.feeds):
         if kind == _abi.FEED_GRAD:
@@ -472,7 +478,8 @@ def _fast_function(ops, step, output_index, materialize=True):
         if kind == _abi.FEED_INPUT:
             saved_plan.append((0, k))
         elif kind == _abi.FEED_RESULT:
-            saved_plan.append((1, k))
+            arg = cached_arg.get(results[k].role("te.saved"))
+            saved_plan.append((1, k) if arg is None else (0, arg))
         else:  # FEED_STATE: the trailing backward-state inputs
             saved_plan.append((0, n_fwd + step.bwd_state.index(j)))
     grad_js = sorted({k for w, k in bwd_plan if not w})
