@@ -158,9 +158,9 @@ for kind in a.kinds.split(","):
         torch.manual_seed(0)
         mods = {e: build(ns, kind) for e, ns in (("te", tep), ("te_mlir", tem))}
         with torch.no_grad():  # the same weights in both
-            for (n, p), (_, q) in zip(mods["te"].named_parameters(),
-                                      mods["te_mlir"].named_parameters()):
-                q.copy_(p)
+            ref = dict(mods["te"].named_parameters())
+            for n, q in mods["te_mlir"].named_parameters():
+                q.copy_(ref[n])
         x = torch.randn(a.tokens, a.hidden, dtype=DT, device="cuda", requires_grad=True)
         out = 3 * a.hidden if kind == "ln_linear" else a.hidden
         dy = torch.randn(a.tokens, out, dtype=DT, device="cuda")
