@@ -648,7 +648,7 @@ def test_te_context_managers_refuse_by_name():
     """TE's context managers exist under their names: what te-mlir cannot do is refused
     naming the argument (not an AttributeError or an unexpected-keyword TypeError)."""
     with pytest.raises(te_mlir.TeMlirError, match="quantized_model_init.*FP8 primary"):
-        with tet.quantized_model_init(enabled=True, recipe="mxfp8"):
+        with tet.quantized_model_init(enabled=True, recipe="nvfp4"):
             MODULES["lin"]()
     with tet.fp8_model_init(enabled=False):  # a no-op
         m = MODULES["lin"]()

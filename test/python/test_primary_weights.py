@@ -203,7 +203,7 @@ def test_disabled_is_plain():
 
 def test_refusals_name_the_problem():
     with pytest.raises(te_mlir.TeMlirError, match="FP8 primary weights are supported"):
-        with tet.quantized_model_init(recipe="mxfp8"):
+        with tet.quantized_model_init(recipe="nvfp4"):
             MODULES["lin"](params_dtype=torch.bfloat16)
     with pytest.raises(te_mlir.TeMlirError, match="alignment"):  # 32 columns: no fp8-block
         with pytest.warns(te_mlir.TeMlirWarning), tet.quantized_model_init(recipe="fp8-block"):
@@ -298,3 +298,42 @@ def test_step_holds_the_weight_bytes_not_a_copy(recipe):
     ptrs = {t.data_ptr() for t in saved}
     for w in twin._weight_cache.values():
         assert w.data_ptr() in ptrs
+
+
+def test_mxfp8():
+    """MXFP8BlockScaling: E8M0 scales per 1x32 block (swizzled in the bytes, as cuBLAS
+    reads them); a step equals the plain module's cached-weight step on the same bytes, and
+    the dequantized values are the hp ones to E4M3's precision."""
+    from te_mlir import runtime
+    if runtime().select_backend(TARGET) == "cuda" and \
+            torch.cuda.get_device_capability()[0] != 10:
+        pytest.skip("MXFP8 runs on a Blackwell GPU or the cpu backend, not on this GPU")
+    recipe = "mxfp8"
+    make = lambda **k: tet.Linear(256, 384, target=TARGET, **k)  # noqa: E731
+    torch.manual_seed(3)
+    hp = make(params_dtype=torch.bfloat16).weight.detach().float()
+    torch.manual_seed(3)
+    with tet.quantized_model_init(recipe=recipe):
+        m = make(params_dtype=torch.bfloat16)
+    q = m.weight
+    assert isinstance(q, QuantizedWeight) and "swizzled" in q._qtype
+    e = q.scale_inv()[:384].int()  # one E8M0 byte per 1x32 block: 2^ceil(log2(amax / 448))
+    amax = hp.abs().reshape(384, 8, 32).amax(-1).cpu()
+    assert torch.equal(e[:, :8].cpu(), (torch.ceil(torch.log2(amax / 448)) + 127).int())
+    err = (q.dequantize().float() - hp).abs()
+    assert float(err.max()) <= float(hp.abs().max()) * 2 ** -4
+    twin = make(params_dtype=torch.bfloat16)
+    with torch.no_grad():
+        for n, p in twin.named_parameters():
+            v = getattr(m, n)
+            p.copy_(v.dequantize() if isinstance(v, QuantizedWeight) else v)
+    x = torch.randn(32, 256, generator=torch.Generator().manual_seed(5)).bfloat16()
+    _step(twin, recipe, x, first=True)
+    (name,) = twin._weight_cache
+    twin._weight_cache[name] = q._qbytes.clone()
+    _same(_step(m, recipe, x), _step(twin, recipe, x, first=False))
+    before = q.dequantize().clone()
+    torch.optim.SGD(m.parameters(), lr=1.0).step()
+    want = (before.float() - q.grad.float()).bfloat16().float()
+    assert isinstance(m.weight, QuantizedWeight)
+    assert float((q.dequantize().float() - want).abs().max()) <= float(want.abs().max()) * 2 ** -4

@@ -83,8 +83,8 @@ def quantized_model_init(enabled=True, recipe=None, preserve_high_precision_init
     LayerNormMLP built inside keep their GEMM weights only in FP8 (primary.QuantizedWeight:
     the bytes their library's weight-cache entry reads, quantized once here and again
     on each in-place update), for `recipe` (None: DelayedScaling, TE's default).
-    The FP8 recipes (delayed, current, block scaling); MXFP8 / NVFP4 are refused by name
-    at construction.
+    The FP8 recipes (delayed, current, block scaling, MXFP8); NVFP4 is refused by name at
+    construction.
     ``preserve_high_precision_init_val`` keeps the initial values on the CPU
     (``weight.get_high_precision_init_val()``)."""
     if not enabled:
@@ -189,8 +189,8 @@ class _TEModule(nn.Module):
             raise TeMlirError(f"{name}: quantized_model_init with a prebuilt library= is not "
                               "supported (the module compiles the library its weights need)")
         values = {n: self._parameters[n].detach() for n in self._gemm_weights()}
-        for n, (qbytes, parts, fmt) in self._primary_bytes(values).items():
-            attach(self, n, values[n], qbytes, parts, fmt, preserve)
+        for n, (qbytes, parts, fmt, qtype) in self._primary_bytes(values).items():
+            attach(self, n, values[n], qbytes, parts, fmt, preserve, qtype)
 
     def _gemm_weights(self):
         """The GEMM weights' parameter names, in GEMM order (TE's slot 3g+1)."""
@@ -235,7 +235,7 @@ class _TEModule(nn.Module):
             saved = s.roles["te.cached_weight"]
             n = saved.rsplit(".", 1)[-1]
             if n in values:
-                out[n] = (weights[saved], _layout(s, dims), fmt)
+                out[n] = (weights[saved], _layout(s, dims), fmt, s.info.get("type"))
         return out
 
     def _quantize_primary(self, q, hp):

@@ -14,8 +14,8 @@ library would have made from those values: with Float8CurrentScaling a scale fro
 new amax, with DelayedScaling the module's current delayed scale for the weight's slot
 (whose amax history then records the weight's amax, as TE's quantizer does on update).
 
-The FP8 recipes (DelayedScaling, Float8CurrentScaling, Float8BlockScaling); MXFP8 and NVFP4
-are refused by name (their dequantization is not written here)."""
+The FP8 recipes (DelayedScaling, Float8CurrentScaling, Float8BlockScaling, MXFP8BlockScaling);
+NVFP4 is refused by name (its dequantization is not written here)."""
 import threading
 import weakref
 
@@ -27,7 +27,7 @@ from .._abi import TeMlirError
 __all__ = ["QuantizedWeight", "primary_recipe"]
 
 _PRIMARY = threading.local()
-_SUPPORTED = ("fp8-current", "fp8-delayed", "fp8-block")
+_SUPPORTED = ("fp8-current", "fp8-delayed", "fp8-block", "mxfp8")
 
 
 def push(spec, preserve):
@@ -62,10 +62,10 @@ class QuantizedWeight(torch.Tensor):
     parameter's name there."""
 
     @staticmethod
-    def __new__(cls, qbytes, parts, fp8_dtype, shape, dtype, requires_grad=False):
+    def __new__(cls, qbytes, parts, fp8_dtype, shape, dtype, requires_grad=False, qtype=None):
         t = torch.Tensor._make_wrapper_subclass(cls, shape, dtype=dtype, device=qbytes.device,
                                                 requires_grad=requires_grad)
-        t._qbytes, t._parts, t._fp8 = qbytes, parts, fp8_dtype
+        t._qbytes, t._parts, t._fp8, t._qtype = qbytes, parts, fp8_dtype, qtype
         t._owner, t._name = None, None
         return t
 
@@ -75,12 +75,20 @@ class QuantizedWeight(torch.Tensor):
 
     @property
     def _blocked(self):
-        return "rowwise_data" in self._parts  # Float8BlockScaling's layout
+        return "rowwise_data" in self._parts  # Float8BlockScaling's and MXFP8's layout
+
+    @property
+    def _mx(self):
+        return "#te.mxfp8" in (self._qtype or "")
 
     def scale_inv(self):
         """The rowwise scale_inv: [1] per tensor; Float8BlockScaling's per block
         ([ceil(out/128), in blocks] for 128x128 blocks, [out, in blocks] for 1x128;
-        the block columns padded as the library lays them out)."""
+        the block columns padded as the library lays them out); MXFP8's E8M0 bytes, one
+        per 1x32 block, unswizzled ([rows padded, in/32 padded to 4])."""
+        if self._mx:
+            return _unswizzle(self._part("rowwise_scale_inv", torch.uint8),
+                              "swizzled" in self._qtype)
         return self._part("rowwise_scale_inv" if self._blocked else "scale_inv",
                           torch.float32)
 
@@ -94,6 +102,10 @@ class QuantizedWeight(torch.Tensor):
         with torch.no_grad():
             d = self.fp8_data().to(torch.float32)
             s = self.scale_inv()
+            if self._mx:  # 2^(e - 127) per 1x32 block along the row
+                rows, cols = d.shape
+                s = torch.exp2(s[:rows].to(torch.float32) - 127.0)
+                return (d * s.repeat_interleave(32, 1)[:, :cols]).to(dtype or self.dtype)
             if self._blocked:
                 rows, cols = d.shape
                 br = 1 if s.shape[0] == rows and rows != 1 else 128
@@ -102,7 +114,8 @@ class QuantizedWeight(torch.Tensor):
 
     def _same_bytes(self, requires_grad=None):
         t = QuantizedWeight(self._qbytes, self._parts, self._fp8, self.shape, self.dtype,
-                            self.requires_grad if requires_grad is None else requires_grad)
+                            self.requires_grad if requires_grad is None else requires_grad,
+                            self._qtype)
         t._owner, t._name = self._owner, self._name
         return t
 
@@ -128,7 +141,7 @@ class QuantizedWeight(torch.Tensor):
 
     def __deepcopy__(self, memo):
         t = QuantizedWeight(self._qbytes.clone(), self._parts, self._fp8, self.shape,
-                            self.dtype, self.requires_grad)
+                            self.dtype, self.requires_grad, self._qtype)
         t._owner, t._name = None, self._name  # the copied module claims it
         memo[id(self)] = t
         return t
@@ -136,7 +149,7 @@ class QuantizedWeight(torch.Tensor):
     def __reduce_ex__(self, protocol):
         return (_rebuild, (self._qbytes, self._parts, str(self._fp8).split(".")[-1],
                            tuple(self.shape), str(self.dtype).split(".")[-1],
-                           self.requires_grad, self._name))
+                           self.requires_grad, self._name, self._qtype))
 
     @classmethod
     def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
@@ -150,7 +163,8 @@ class QuantizedWeight(torch.Tensor):
             dt = kwargs.get("dtype") or src.dtype
             if kwargs.get("layout") not in (None, torch.strided):
                 raise TeMlirError("QuantizedWeight: only the strided layout")
-            t = QuantizedWeight(src._qbytes.to(dev), src._parts, src._fp8, src.shape, dt)
+            t = QuantizedWeight(src._qbytes.to(dev), src._parts, src._fp8, src.shape, dt,
+                                False, src._qtype)
             t._owner, t._name = src._owner, src._name
             return t
         hp = {}  # id(QuantizedWeight) -> (it, its dequantized values)
@@ -181,9 +195,23 @@ class QuantizedWeight(torch.Tensor):
         return tree_map(lambda o: back.get(id(o), o), out)
 
 
-def _rebuild(qbytes, parts, fp8, shape, dtype, requires_grad, name):
+def _unswizzle(scales, swizzled):
+    """MXFP8 scale bytes [rows, cols] (rows padded to 128, cols to 4) in row-major order,
+    from cuBLAS's tile order when `swizzled` (128x4 tiles of 512 bytes, row-major over the
+    tiles; in a tile row r, column c at (r % 32) * 16 + (r // 32) * 4 + c)."""
+    if not swizzled:
+        return scales
+    rows, cols = scales.shape
+    i = torch.arange(rows, device=scales.device)[:, None]
+    j = torch.arange(cols, device=scales.device)[None, :]
+    r = i % 128
+    off = ((i // 128) * (cols // 4) + j // 4) * 512 + (r % 32) * 16 + (r // 32) * 4 + j % 4
+    return scales.reshape(-1)[off]
+
+
+def _rebuild(qbytes, parts, fp8, shape, dtype, requires_grad, name, qtype=None):
     t = QuantizedWeight(qbytes, parts, getattr(torch, fp8), shape, getattr(torch, dtype),
-                        requires_grad)
+                        requires_grad, qtype)
     t._name = name
     return t
 
@@ -226,19 +254,20 @@ def check_recipe(cls_name, spec):
     if kind not in _SUPPORTED:
         raise TeMlirError(f"{cls_name}: quantized_model_init(recipe={kind}): FP8 primary "
                           "weights are supported with the FP8 recipes (DelayedScaling, "
-                          "Float8CurrentScaling, Float8BlockScaling), not " + kind)
+                          "Float8CurrentScaling, Float8BlockScaling, MXFP8BlockScaling), "
+                          "not " + kind)
     if override is not None:
         raise TeMlirError(f"{cls_name}: quantized_model_init with backward_override="
                           f"{override!r} is not supported")
     return base
 
 
-def attach(module, name, hp, qbytes, parts, fp8_dtype, preserve):
+def attach(module, name, hp, qbytes, parts, fp8_dtype, preserve, qtype=None):
     """Make parameter `name` of `module` a QuantizedWeight over `qbytes` (the weight's
     quantized bytes), keeping `hp` on the CPU when `preserve` (TE's
     preserve_high_precision_init_val)."""
     old = module._parameters[name]
-    q = QuantizedWeight(qbytes, parts, fp8_dtype, old.shape, old.dtype)
+    q = QuantizedWeight(qbytes, parts, fp8_dtype, old.shape, old.dtype, qtype=qtype)
     p = torch.nn.Parameter(q, requires_grad=old.requires_grad)
     p._owner, p._name = weakref.ref(module), name
     if preserve:
