@@ -12,7 +12,9 @@
 # STEPS (comma list, default unit,pytest,seed): te (install TransformerEngine from
 # .te-peer), unit (TERuntimeTests *Cuda* and the guest tests), pytest (test/python), seed
 # (anchors' seed_overhead.py), decoder16, decoder8192 (bench/decoder_layer.py), memory
-# (anchors' module_memory.py). Logs and JSON go to OUT. DECODER16_ARGS / DECODER8192_ARGS:
+# (anchors' module_memory.py), dropin (the modules' drop-in tests with
+# TE_MLIR_TEST_TARGET=auto), weights (bench/weights_memory.py), energy (bench/energy.py;
+# ENERGY_ARGS). Logs and JSON go to OUT. DECODER16_ARGS / DECODER8192_ARGS:
 # extra decoder_layer.py arguments (e.g. --recipes bf16 --no-compile).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -85,6 +87,25 @@ for t in 16 8192; do
     tail -14 "$out/decoder_$t.log"
   fi
 done
+if has dropin; then
+  echo "== pytest: the modules' drop-in tests on the GPU (TE_MLIR_TEST_TARGET=auto)"
+  files=$(ls test/python/test_dropin.py test/python/test_primary_weights.py \
+    test/python/test_norm_modules.py 2>/dev/null)
+  TE_MLIR_TEST_TARGET=auto timeout 400 python3 -m pytest $files -q -rs -p no:cacheprovider \
+    > "$out/dropin.log" 2>&1
+  rc=$?; grep -E "passed|failed|^FAILED|^ERROR" "$out/dropin.log" | tail -15; ((rc == 0)) || status=1
+fi
+if has weights; then
+  echo "== bench/weights_memory.py"
+  timeout 300 python3 bench/weights_memory.py --recipes ${WEIGHTS_RECIPES:-bf16,fp8-current,fp8-delayed,fp8-block} \
+    --out "$out/weights_memory.json" > "$out/weights_memory.log" 2>&1
+  tail -20 "$out/weights_memory.log"
+fi
+if has energy; then
+  echo "== bench/energy.py"
+  timeout 420 python3 bench/energy.py ${ENERGY_ARGS:-} --out "$out/energy.json" > "$out/energy.log" 2>&1
+  tail -22 "$out/energy.log"
+fi
 if has memory; then
   timeout 200 python3 build-gpu/anchors/module_memory.py > "$out/module_memory.log" 2>&1; tail -12 "$out/module_memory.log"
 fi
