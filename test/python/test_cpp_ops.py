@@ -291,3 +291,27 @@ def test_opcheck_block_recipes_cpp(recipe, extra, Ms):
         grads = ops.op("mlp_bwd")(*bargs)
         for k, (x, y) in enumerate(zip(grads, run(lib.entry("mlp_bwd"), bargs))):
             _same(x, y, f"{recipe} mlp_bwd result {k}")
+
+
+def test_full_op_table_falls_back_with_one_warning(monkeypatch):
+    """libte_torch_ops.so has a fixed number of kernel slots per process: past them, a
+    library's ops run through ctypes (the same bits: test_cpp_bitwise_equals_ctypes)
+    with one warning, not an error."""
+    cpp = tet.ops._cpp_ops()
+    assert cpp is not None
+
+    def full(namespace, entry):
+        raise te_mlir.TeMlirError(f"{namespace}::{entry.name}: te_torch_ops_register: more "
+                                  "than 2048 te-mlir ops in one process")
+    monkeypatch.setattr(cpp, "register", full)
+    monkeypatch.setattr(tet.ops, "_CPP_FULL_WARNED", False)
+    torch.manual_seed(0)
+    with pytest.warns(te_mlir.TeMlirWarning, match="ctypes path"):
+        m = tet.LayerNormLinear(32, 72, params_dtype=torch.bfloat16, device="cpu",
+                                target="cpu")
+    assert m.function().ops.kernel == "python"
+    x = torch.randn(16, 32, dtype=torch.bfloat16, requires_grad=True)
+    y = m(x)
+    y.float().square().sum().backward()
+    assert torch.isfinite(y.float()).all() and x.grad is not None
+    assert all(p.grad is not None for p in m.parameters())

@@ -7,11 +7,12 @@ autograd generated from the library's module info (docs/python.md).
 """
 import ctypes
 import threading
+import warnings
 
 import torch
 
 from .. import _abi
-from .._abi import TeMlirError
+from .._abi import TeMlirError, TeMlirWarning
 from ..library import Library
 
 __all__ = ["OpLibrary", "TeFunction", "load", "namespace_of", "kernel_info", "TORCH_DTYPES"]
@@ -106,6 +107,20 @@ class _CppOps:
 
 _CPP = None
 _CPP_WHY = None  # why the C++ kernels are not used (None: not tried yet or in use)
+# libte_torch_ops.so has a fixed number of kernel slots per process (its error says so);
+# past them, ops get the ctypes kernel, with one warning
+_CPP_FULL = "te-mlir ops in one process"
+_CPP_FULL_WARNED = False
+
+
+def _warn_cpp_full(why):
+    global _CPP_FULL_WARNED
+    if not _CPP_FULL_WARNED:
+        _CPP_FULL_WARNED = True
+        warnings.warn(f"te_mlir.torch: {why}; the ops of further libraries run through the "
+                      "slower ctypes path (each library's C++ kernels take slots: fewer "
+                      "distinct module shapes or recipes per process avoid it)", TeMlirWarning,
+                      stacklevel=4)
 
 
 def _torch_version():
@@ -594,8 +609,16 @@ class OpLibrary:
         self._lib.define(entry.name + _schema(names, n_res))
         torch.library.register_fake(qual, fake, lib=self._lib)
         cpp = _cpp_ops()
+        slot = None
         if cpp is not None:
-            self._slots[entry.name] = cpp.register(self.namespace, entry)
+            try:
+                slot = cpp.register(self.namespace, entry)
+            except TeMlirError as ex:
+                if _CPP_FULL not in str(ex):
+                    raise
+                _warn_cpp_full(str(ex))
+        if slot is not None:
+            self._slots[entry.name] = slot
         else:
             def impl(*args):
                 return _pack(run_entry(entry, list(args[:n_real])), n_res)
