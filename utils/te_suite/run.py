@@ -91,7 +91,7 @@ def environment(args, tmp, recipe):
 
 
 def _group_key(msg):
-    return re.sub(r"-?\d+(\.\d+)?(e-?\d+)?", "#", msg)
+    return re.sub(r"-?\d+(\.\d+)?(e-?\d+)?", "#", re.sub(r"\.tmp-\w+", ".tmp-#", msg))
 
 
 def summarize(res, files):
@@ -106,7 +106,8 @@ def summarize(res, files):
             key = _group_key(r["message"])
             messages[r["status"]][key] += 1
             examples.setdefault(key, (nodeid.split("/")[-1], r["message"]))
-            cases[nodeid.split("/")[-1]] = [r["status"], r["message"]]
+            if r["status"] != "skipped":  # (skips: counted by message only)
+                cases[nodeid.split("/")[-1]] = [r["status"], r["message"]]
     for nodeid, reason in res["deselected"].items():
         f = nodeid.split("::")[0].rsplit("/", 1)[-1]
         counts.setdefault(f, collections.Counter())["deselected: " + reason.split(" (")[0]] += 1
@@ -134,7 +135,9 @@ def print_report(rep):
         if rep["messages"][s]:
             print(f"\n== {s}, by message")
             for m in rep["messages"][s]:
-                print(f"{m['count']:6}  {m['message'][:300]}\n        e.g. {m['example']}")
+                head, _, err = m["message"].partition(" | ")
+                text = head[:200] + (" ... | " + err[:300] if err else "")
+                print(f"{m['count']:6}  {text}\n        e.g. {m['example']}")
 
 
 def main():
@@ -146,7 +149,8 @@ def main():
                     + ", ".join(DEFAULT_TESTS) + ")")
     ap.add_argument("-k", help="pytest -k expression")
     ap.add_argument("--sample", type=int, default=1,
-                    help="run one target case in N (chosen by a hash of its id)")
+                    help="run one target case in N (chosen by a hash of its id) of each test "
+                    "function with at least 100 target cases")
     ap.add_argument("--fill-cuda-cache", action="store_true",
                     help="cpu mode: compile each library for target auto (CPU and CUDA code) "
                     "into $TE_MLIR_CACHE, which a gpu-mode run then reads")

@@ -4,9 +4,11 @@ keeps only the tests of te_mlir's modules, and classifies every case.
 
 Environment (set by run.py): TE_SUITE_MODE (cpu | gpu), TE_SUITE_RESULTS (the JSON file
 written at the end), TE_SUITE_SAMPLE (keep one target case in N, chosen by a hash of its
-id; default 1: all), TE_SUITE_TARGET (the modules' te-compile target)."""
+id, of each test function with at least SAMPLED cases; default 1: all), TE_SUITE_TARGET (the modules' te-compile target)."""
+import collections
 import json
 import os
+import re
 import sys
 import zlib
 from pathlib import Path
@@ -44,6 +46,7 @@ CPU_ONLY_OUT = {
         "measures torch.cuda.max_memory_allocated (no CUDA memory on the CPU)",
 }
 
+SAMPLED = 100  # TE_SUITE_SAMPLE thins only test functions with this many target cases
 _results = {}  # nodeid -> {"status", "message"}
 _deselected = {}  # nodeid -> reason
 
@@ -83,10 +86,13 @@ def _target_reason(item):
 
 def pytest_collection_modifyitems(session, config, items):
     sample = max(1, int(os.environ.get("TE_SUITE_SAMPLE", "1")))
+    reasons = [_target_reason(item) for item in items]
+    per_test = collections.Counter(item.nodeid.split("[")[0] for item, r in zip(items, reasons)
+                                   if r is None)
     keep, drop = [], []
-    for item in items:
-        reason = _target_reason(item)
-        if reason is None and sample > 1 and zlib.crc32(item.nodeid.encode()) % sample:
+    for item, reason in zip(items, reasons):
+        if (reason is None and sample > 1 and per_test[item.nodeid.split("[")[0]] >= SAMPLED
+                and zlib.crc32(item.nodeid.encode()) % sample):
             reason = f"sampled out (one target case in {sample} runs)"
         if reason is None:
             keep.append(item)
@@ -109,27 +115,39 @@ def _te_mlir_dirs():
 
 
 def _first_line(exc):
-    text = str(exc).strip()
-    line = text.splitlines()[0] if text else ""
-    return f"{type(exc).__name__}: {line[:400]}"
+    """The exception's type and first line, and when it has more (te-compile's command, then
+    its stderr) the first error line after it, or the last line."""
+    lines = [ln for ln in str(exc).strip().splitlines() if ln.strip()]
+    msg = f"{type(exc).__name__}: {lines[0][:400] if lines else ''}"
+    if len(lines) > 1:
+        errs = [ln for ln in lines[1:] if "error" in ln.lower() and "see above" not in ln]
+        msg += f" | {(errs or lines[-1:])[0].strip()[:400]}"
+    return msg
+
+
+# te-compile's error line when it refuses a construct by name (not a crash or a verifier
+# failure, which are bugs)
+REFUSAL = re.compile(r"not supported|unsupported|not implemented|not decomposed yet")
 
 
 def classify(excinfo):
     """("unsupported" | "failed", message) for a test body's exception: unsupported when
     te_mlir refused the case by name (a TeMlirError or NotImplementedError raised in
-    te_mlir's Python, te-compile's own failures excepted)."""
+    te_mlir's Python; a te-compile failure only when its error line is a refusal, REFUSAL)."""
     exc = excinfo.value
     msg = _first_line(exc)
     try:
         from te_mlir import TeMlirError
     except ImportError:  # pragma: no cover
         TeMlirError = ()
-    if isinstance(exc, (TeMlirError, NotImplementedError)) and not str(exc).startswith(
-            "te-compile failed"):
-        where = str(excinfo.traceback[-1].path)
-        if any(where.startswith(d) for d in _te_mlir_dirs()):
-            return "unsupported", msg
-    return "failed", msg
+    if not isinstance(exc, (TeMlirError, NotImplementedError)):
+        return "failed", msg
+    where = str(excinfo.traceback[-1].path)
+    if not any(where.startswith(d) for d in _te_mlir_dirs()):
+        return "failed", msg
+    if str(exc).startswith("te-compile failed"):  # a refusal by name, or a compiler bug
+        return ("unsupported" if REFUSAL.search(msg.split(" | ", 1)[-1]) else "failed"), msg
+    return "unsupported", msg
 
 
 @pytest.hookimpl(hookwrapper=True)
