@@ -4,6 +4,7 @@ every case (docs/python.md, "Running TransformerEngine's tests").
 
   run.py --te-src TE [--mode cpu|gpu] [--tests test_numerics.py::test_linear_accuracy,...]
          [--sample N] [-k EXPR] [--fill-cuda-cache] --json OUT.json
+  run.py --te-src TE --export DIR     # the TE files a run needs, for a machine without TE
 
 TE is a TransformerEngine checkout or git directory (the mirror's bare repo; --te-rev
 picks the revision, default HEAD). Its test files are extracted into a temporary
@@ -156,8 +157,19 @@ def main():
                     "into $TE_MLIR_CACHE, which a gpu-mode run then reads")
     ap.add_argument("--python", default=sys.executable)
     ap.add_argument("--keep", action="store_true", help="keep the extracted test directory")
-    ap.add_argument("--json", required=True)
+    ap.add_argument("--export", metavar="DIR",
+                    help="only write the TE files a run reads into DIR, in a checkout's layout "
+                    "(a --te-src for a machine without TE's source, such as the H200)")
+    ap.add_argument("--json")
     args = ap.parse_args()
+    if args.export:
+        for f in [f"tests/pytorch/{t}" for t in DEFAULT_TESTS] + list(HELPERS) + [RECIPE_SRC]:
+            (Path(args.export) / f).parent.mkdir(parents=True, exist_ok=True)
+            (Path(args.export) / f).write_text(te_file(args.te_src, args.te_rev, f))
+        print("wrote", args.export)
+        return 0
+    if not args.json:
+        ap.error("--json is required")
     if args.fill_cuda_cache and args.mode != "cpu":
         ap.error("--fill-cuda-cache is for cpu mode (the GPU machine has no te-compile)")
     tmp = Path(tempfile.mkdtemp(prefix="te_suite-"))
