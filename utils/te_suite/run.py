@@ -91,8 +91,36 @@ def environment(args, tmp, recipe):
     return env
 
 
+def _pytest(cmd, env, tmp, chunk=None):
+    """Runs pytest once (on the chunk "i/n" of the target cases) -> (results, exit code)."""
+    out = tmp / "results.json"
+    out.unlink(missing_ok=True)
+    env = dict(env, **({"TE_SUITE_CHUNK": chunk} if chunk else {}))
+    print("+", f"TE_SUITE_CHUNK={chunk}" if chunk else "", " ".join(cmd), flush=True)
+    rc = subprocess.run(cmd, cwd=tmp, env=env).returncode
+    if not out.exists():
+        sys.exit(f"run.py: pytest exited {rc} without results (collection failed?)")
+    return json.loads(out.read_text()), rc
+
+
+def run_chunks(args, cmd, env, tmp):
+    """The target cases in processes of at most --chunk cases each (every library a process
+    loads stays registered with torch: the op library holds at most 2048 ops), merged."""
+    if args.chunk <= 0:
+        return _pytest(cmd, env, tmp)
+    res, _ = _pytest(cmd + ["--collect-only", "-q"], env, tmp)
+    n = max(1, -(-res.get("targets", 0) // args.chunk))
+    merged, worst = {"cases": {}, "deselected": res["deselected"]}, 0
+    for i in range(n):
+        r, rc = _pytest(cmd, env, tmp, f"{i}/{n}")
+        merged["cases"].update(r["cases"])
+        worst = max(worst, rc)
+    return merged, worst
+
+
 def _group_key(msg):
-    return re.sub(r"-?\d+(\.\d+)?(e-?\d+)?", "#", re.sub(r"\.tmp-\w+", ".tmp-#", msg))
+    msg = re.sub(r"te_mlir_[0-9a-f]{12}", "te_mlir_#", re.sub(r"\.tmp-\w+", ".tmp-#", msg))
+    return re.sub(r"-?\d+(\.\d+)?(e-?\d+)?", "#", msg)
 
 
 def summarize(res, files):
@@ -155,6 +183,10 @@ def main():
     ap.add_argument("--fill-cuda-cache", action="store_true",
                     help="cpu mode: compile each library for target auto (CPU and CUDA code) "
                     "into $TE_MLIR_CACHE, which a gpu-mode run then reads")
+    ap.add_argument("--chunk", type=int, default=200, metavar="N",
+                    help="at most N target cases per pytest process (0: one process; default "
+                    "200: a process keeps every library it loaded, and torch's op table of "
+                    "te_mlir's op library is bounded)")
     ap.add_argument("--python", default=sys.executable)
     ap.add_argument("--keep", action="store_true", help="keep the extracted test directory")
     ap.add_argument("--export", metavar="DIR",
@@ -177,12 +209,8 @@ def main():
         files, cmd = pytest_command(args, tmp)
         recipe = extract(args.te_src, args.te_rev, files, tmp)
         env = environment(args, tmp, recipe)
-        print("+", " ".join(cmd), flush=True)
         start = datetime.datetime.now(datetime.timezone.utc)
-        rc = subprocess.run(cmd, cwd=tmp, env=env).returncode
-        if not (tmp / "results.json").exists():
-            sys.exit(f"run.py: pytest exited {rc} without results (collection failed?)")
-        res = json.loads((tmp / "results.json").read_text())
+        res, rc = run_chunks(args, cmd, env, tmp)
         rep = summarize(res, files)
         rep.update(mode=args.mode, te_src=str(args.te_src), te_rev=args.te_rev,
                    tests=args.tests or ",".join(DEFAULT_TESTS), sample=args.sample, k=args.k,

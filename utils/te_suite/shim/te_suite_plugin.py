@@ -3,7 +3,8 @@ te_mlir.torch under TransformerEngine's names before the test modules import the
 keeps only the tests of te_mlir's modules, and classifies every case.
 
 Environment (set by run.py): TE_SUITE_MODE (cpu | gpu), TE_SUITE_RESULTS (the JSON file
-written at the end), TE_SUITE_SAMPLE (keep one target case in N, chosen by a hash of its
+written at the end), TE_SUITE_CHUNK ("i/n": run only the i-th of n slices of the target
+cases), TE_SUITE_SAMPLE (keep one target case in N, chosen by a hash of its
 id, of each test function with at least SAMPLED cases; default 1: all), TE_SUITE_TARGET (the modules' te-compile target)."""
 import collections
 import json
@@ -49,6 +50,7 @@ CPU_ONLY_OUT = {
 SAMPLED = 100  # TE_SUITE_SAMPLE thins only test functions with this many target cases
 _results = {}  # nodeid -> {"status", "message"}
 _deselected = {}  # nodeid -> reason
+_counts = {}  # "targets": the target cases before TE_SUITE_CHUNK's slicing
 
 
 def _install():
@@ -99,6 +101,13 @@ def pytest_collection_modifyitems(session, config, items):
         else:
             drop.append(item)
             _deselected[item.nodeid] = reason
+    _counts["targets"] = len(keep)
+    chunk = os.environ.get("TE_SUITE_CHUNK")  # "i/n": the i-th of n contiguous slices
+    if chunk:
+        i, n = map(int, chunk.split("/"))
+        lo, hi = i * len(keep) // n, (i + 1) * len(keep) // n
+        drop += keep[:lo] + keep[hi:]
+        keep = keep[lo:hi]
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
@@ -127,6 +136,7 @@ def _first_line(exc):
 
 # te-compile's error line when it refuses a construct by name (not a crash or a verifier
 # failure, which are bugs)
+CAPACITY = re.compile(r"more than \d+ te-mlir ops in one process")
 REFUSAL = re.compile(r"not supported|unsupported|not implemented|not decomposed yet")
 
 
@@ -144,6 +154,8 @@ def classify(excinfo):
         return "failed", msg
     where = str(excinfo.traceback[-1].path)
     if not any(where.startswith(d) for d in _te_mlir_dirs()):
+        return "failed", msg
+    if CAPACITY.search(msg):  # a process-wide limit, not a refusal of this case
         return "failed", msg
     if str(exc).startswith("te-compile failed"):  # a refusal by name, or a compiler bug
         return ("unsupported" if REFUSAL.search(msg.split(" | ", 1)[-1]) else "failed"), msg
@@ -175,4 +187,4 @@ def pytest_sessionfinish(session, exitstatus):
     out = os.environ.get("TE_SUITE_RESULTS")
     if out:
         Path(out).write_text(json.dumps({"mode": MODE, "cases": _results,
-                                         "deselected": _deselected}))
+                                         "deselected": _deselected, **_counts}))
