@@ -6,9 +6,11 @@
 #       by run.py --fill-cuda-cache), TE's test files (run.py --export), a copy of pytest
 #   utils/te_suite/gpu.sh OUT [run.py args]     # GPU machine, with build-tes/ and .te-peer/
 #       (../shared/tools/te-peer) carried: installs TE, runs run.py --mode gpu, JSON in OUT
+# TE_SUITE_BUILD (default build-tes) and TE_PEER (default .te-peer) name them elsewhere.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-b=$root/build-tes
+b=${TE_SUITE_BUILD:-$root/build-tes}   # where the pack is
+peer=${TE_PEER:-$root/.te-peer}
 if [[ ${1:-} == --pack ]]; then
   te_src=${2:?usage: gpu.sh --pack TE_SRC CACHE}; cache=${3:?usage: gpu.sh --pack TE_SRC CACHE}
   build=${TE_MLIR_BUILD:-$root/build}
@@ -33,7 +35,7 @@ fi
 out=${1:?usage: gpu.sh OUT [run.py args]}; shift
 mkdir -p "$out" "$b/run"
 tar xJf "$b/pack.tar.xz" -C "$b/run"
-bash "$root/.te-peer/setup_device.sh" > "$out/te_setup.log" 2>&1 || { tail -5 "$out/te_setup.log"; exit 1; }
+bash "$peer/setup_device.sh" > "$out/te_setup.log" 2>&1 || { tail -5 "$out/te_setup.log"; exit 1; }
 export PYTHONPATH=/tmp/site
 python3 -c 'import pytest' 2>/dev/null || export PYTHONPATH=$PYTHONPATH:$b/run/py
 export TE_MLIR_BUILD=$b/run TE_MLIR_CACHE=$b/run/cache PYTHONUNBUFFERED=1
