@@ -2,10 +2,8 @@
 names (te_suite_modules.py), TE's availability checks answered for te_mlir's CPU backend
 (every recipe is available: FP8 is emulated, MXFP8 / NVFP4 compile for sm_100a and run on
 the CPU backend), and the few helpers the selected tests call; the rest is a stub."""
-import math
 import sys
 
-import torch
 
 from transformer_engine import _stubs
 import te_suite_modules
