@@ -4,7 +4,6 @@ names (te_suite_modules.py), TE's availability checks answered for te_mlir's CPU
 the CPU backend), and the few helpers the selected tests call; the rest is a stub."""
 import sys
 
-
 from transformer_engine import _stubs
 import te_suite_modules
 
