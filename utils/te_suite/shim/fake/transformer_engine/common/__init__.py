@@ -1,0 +1,1 @@
+"""cpu mode's stand-in for transformer_engine.common (only `recipe` is real)."""
