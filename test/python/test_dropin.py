@@ -551,7 +551,7 @@ def test_input_checks():
         m(torch.randn(4, 31, dtype=torch.bfloat16))
     with pytest.raises(te_mlir.TeMlirError, match="activation_params"):
         tet.LayerNormMLP(32, 64, activation="clamped_swiglu",
-                         activation_params={"limit": 5.0})
+                         activation_params={"limit": 5.0, "beta": 1.0})
 
 
 # ------------------------------------------------------------------------ the cache
@@ -661,3 +661,53 @@ def test_te_context_managers_refuse_by_name():
             pass
     with tet.autocast(enabled=True, recipe="fp8-current"):
         assert tet.nn.get_recipe() == "fp8-current"
+
+
+def test_activation_params_of_clamped_swiglu():
+    """TE's activation_params for clamped_swiglu (limit, alpha, glu_linear_offset): TE's
+    defaults give the default library; other values reach the op and change the result
+    as TE's formula says; other keys, or params for another activation, are refused."""
+    torch.manual_seed(0)
+    mk = lambda p: tet.LayerNormMLP(32, 48, activation="clamped_swiglu",  # noqa: E731
+                                    activation_params=p, target=TARGET)
+    base = randomize(mk(None))
+    same = mk({"limit": 7.0, "alpha": 1.702})
+    assert same._ir(torch.float32) == base._ir(torch.float32)
+    other = mk({"limit": 0.5, "alpha": 1.0, "glu_linear_offset": 0.5})
+    assert "clamped_swiglu<limit = " in other._ir(torch.float32)
+    other.load_state_dict(base.state_dict())
+    x = _on(base, torch.randn(16, 32))
+    with torch.no_grad():
+        ln = torch.nn.functional.layer_norm(x, (32,), base.layer_norm_weight,
+                                            base.layer_norm_bias, base.eps)
+        h = ln @ base.fc1_weight.t() + base.fc1_bias
+        a, b = h.chunk(2, dim=-1)
+        a = a.clamp(max=0.5)
+        b = b.clamp(-0.5, 0.5)
+        act = a * torch.sigmoid(1.0 * a) * (b + 0.5)
+        want = act @ base.fc2_weight.t() + base.fc2_bias
+        got = other(x)
+    atol, rtol = TOLS[("mlp", torch.float32)][:2]
+    torch.testing.assert_close(got, want, atol=atol, rtol=rtol)
+    assert not torch.allclose(got, base(x), atol=atol, rtol=rtol)
+    with pytest.raises(te_mlir.TeMlirError, match="beta"):
+        mk({"beta": 1.0})
+    with pytest.raises(te_mlir.TeMlirError, match="only clamped_swiglu"):
+        tet.LayerNormMLP(32, 48, activation="gelu", activation_params={"limit": 1.0},
+                         target=TARGET)
+
+
+def test_save_original_input_accepted_same_bits():
+    """TE's Linear(save_original_input=True): the same results (TE saves the input
+    unquantized and quantizes it again); refused with DelayedScaling, as TE does."""
+    torch.manual_seed(0)
+    a = randomize(MODULES["lin"](params_dtype=torch.bfloat16))
+    b = MODULES["lin"](params_dtype=torch.bfloat16, save_original_input=True)
+    b.load_state_dict(a.state_dict())
+    x = torch.randn(16, 32).bfloat16()
+    with tet.autocast(recipe="fp8-current"):
+        ra, rb = _step(a, x), _step(b, x)
+    assert torch.equal(ra[0][0], rb[0][0]) and torch.equal(ra[1], rb[1])
+    with pytest.raises(ValueError, match="DelayedScaling"):
+        with tet.autocast(recipe="fp8-delayed"):
+            b(_on(b, x))

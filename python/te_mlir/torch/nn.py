@@ -144,6 +144,7 @@ class _TEModule(nn.Module):
     # -- FP8 primary weights (quantized_model_init; primary.py)
 
     _primary = None  # the recipe the weights are kept quantized for, or None
+    save_original_input = False  # (Linear's argument)
 
     def _primary_plan(self, fn, recipe, dtype):
         """How a step under `recipe` feeds the FP8 primary weights: [(argument index,
@@ -370,6 +371,9 @@ class _TEModule(nn.Module):
             raise TeMlirError(f"{type(self).__name__}: fp8_output / fp8_grad (quantized "
                               "tensors between modules) are not supported")
         recipe = self.recipe or get_recipe() or "bf16"
+        if self.save_original_input and recipe_kind(split_override(recipe)[0]) == "fp8-delayed":
+            raise ValueError(f"{type(self).__name__}: save_original_input=True with "
+                             "DelayedScaling is not supported (as in TransformerEngine)")
         # TE's activation dtype (the common case inline: one host microsecond matters here)
         dtype = self.params_dtype
         if (torch.is_autocast_enabled(self._dev_type) or inp.dtype != dtype
@@ -944,9 +948,7 @@ class LayerNormMLP(_TEModule):
         if activation not in ACTIVATIONS:
             raise TeMlirError(f"LayerNormMLP: activation {activation!r} is not supported; one "
                               "of " + ", ".join(ACTIVATIONS))
-        if activation_params:
-            raise TeMlirError(f"LayerNormMLP: activation_params={activation_params!r} is not "
-                              "supported (te-mlir's activations take TE's default constants)")
+        self._act = _activation_ir(activation, activation_params)
         self._setup(recipe, library, target, cache_dir, params_dtype, device, strict)
         self._wgrad_options(return_bias, fuse_wgrad_accumulation, delay_wgrad_compute)
         self.hidden_size, self.ffn_hidden_size = hidden_size, ffn_hidden_size
@@ -996,8 +998,38 @@ class LayerNormMLP(_TEModule):
                                          if self.return_layernorm_output else [])
         norm, attrs = self._norm_ir()
         return _func_text(self._func, args, dt, res,
-                          f"te.layernorm_mlp %x {norm} fc1({fc1}) act {self.activation} "
+                          f"te.layernorm_mlp %x {norm} fc1({fc1}) act {self._act} "
                           f"fc2({fc2}){attrs}", frozen)
+
+
+_ACT_PARAMS = {"limit": 7.0, "alpha": 1.702, "glu_linear_offset": 1.0}  # TE's defaults
+
+
+def _activation_ir(activation, params):
+    """The activation's text in the op: TE's ``activation_params`` (clamped_swiglu's
+    limit, alpha, glu_linear_offset) as its parameters, those at TE's defaults left out
+    (the IR, and so the compile cache key, of TE's defaults is the plain name)."""
+    if not params:
+        return activation
+    if not isinstance(params, dict):
+        raise TypeError(f"LayerNormMLP: activation_params must be a dict, got "
+                        f"{type(params).__name__}")
+    if activation != "clamped_swiglu":
+        raise TeMlirError(f"LayerNormMLP: activation_params={params!r} with activation "
+                          f"{activation!r}: only clamped_swiglu takes parameters (limit, "
+                          "alpha, glu_linear_offset)")
+    unknown = sorted(set(params) - set(_ACT_PARAMS))
+    if unknown:
+        raise TeMlirError(f"LayerNormMLP: activation_params {unknown} are not clamped_swiglu's "
+                          "(limit, alpha, glu_linear_offset)")
+    given = []
+    for k, default in _ACT_PARAMS.items():
+        v = params.get(k, default)
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise TypeError(f"LayerNormMLP: activation_params[{k!r}] must be a number, got {v!r}")
+        if float(v) != default:
+            given.append(f"{k} = {_f(v)}")
+    return activation + (f"<{', '.join(given)}>" if given else "")
 
 
 class Linear(_TEModule):
@@ -1009,9 +1041,13 @@ class Linear(_TEModule):
     def __init__(self, in_features, out_features, bias=True, params_dtype=None, device=None,
                  recipe=None, library=None, target="auto", cache_dir=None, strict=None,
                  return_bias=False, init_method=None, fuse_wgrad_accumulation=False,
-                 delay_wgrad_compute=False, **unsupported):
+                 delay_wgrad_compute=False, save_original_input=False, **unsupported):
         super().__init__()
         _refuse(type(self).__name__, unsupported)
+        # TE: save the unquantized input and quantize it again in the backward (memory
+        # shared with a caller that keeps it anyway); the results are the same bits. Here
+        # the library saves what its backward reads: accepted, with no effect.
+        self.save_original_input = bool(save_original_input)
         self._setup(recipe, library, target, cache_dir, params_dtype, device, strict)
         self._wgrad_options(return_bias, fuse_wgrad_accumulation, delay_wgrad_compute)
         self.in_features, self.out_features, self.use_bias = in_features, out_features, bias

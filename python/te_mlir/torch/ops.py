@@ -21,6 +21,7 @@ TORCH_DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16":
 DTYPE_NAMES = {v: k for k, v in TORCH_DTYPES.items()}
 
 _LOADED = {}
+_FAILED = {}  # namespace -> why its ops could not be registered (not retried)
 _LOCK = threading.RLock()
 
 
@@ -50,7 +51,13 @@ def load(lib_or_path, backend="auto"):
             lib = Library(lib_or_path, backend=backend, sha256=digest)
         ops = _LOADED.get(ns)
         if ops is None:
-            ops = _LOADED[ns] = OpLibrary(lib)
+            if ns in _FAILED:  # (its ops are partly defined: the same error, not a clash)
+                raise TeMlirError(_FAILED[ns])
+            try:
+                ops = _LOADED[ns] = OpLibrary(lib)
+            except (TeMlirError, RuntimeError) as ex:
+                _FAILED[ns] = f"te-mlir: the ops of {lib.path.name} could not be registered: {ex}"
+                raise TeMlirError(_FAILED[ns]) from ex
         elif ops.library.backend != lib.backend:
             raise TeMlirError(f"te-mlir: {lib.path.name} is already loaded for backend "
                               f"{ops.library.backend}; its ops ({ns}) cannot also run on "
