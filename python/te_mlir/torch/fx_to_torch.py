@@ -323,7 +323,7 @@ def _write_node(w: _Writer, n: fx.Node, env: dict, metas: dict) -> None:
     if kind == "call_function" and t in (operator.matmul, torch.matmul):
         env[n] = op("matmul", [val(n.args[0]), val(n.args[1])])
         return
-    if kind == "call_method" and t in ("view", "reshape"):
+    if (kind == "call_method" and t in ("view", "reshape")) or (kind == "call_function" and t is torch.reshape):
         shape = w.int_list([w.size(s) for s in v.shape])
         env[n] = op("view", [val(n.args[0]), shape])
         return
@@ -337,7 +337,8 @@ def _write_node(w: _Writer, n: fx.Node, env: dict, metas: dict) -> None:
         dims = n.args[1] if len(n.args) == 2 and isinstance(n.args[1], (tuple, list)) else n.args[1:]
         env[n] = op("permute", [val(n.args[0]), w.int_list([int(d) for d in dims])])
         return
-    if (kind == "call_method" and t in ("chunk", "split")) or (kind == "call_function" and t in (torch.chunk, torch.split)):
+    if (kind == "call_method" and t in ("chunk", "split")) or \
+            (kind == "call_function" and t in (torch.chunk, torch.split)):
         env[n] = _split(w, n, "chunk" if t in ("chunk", torch.chunk) else "split", val, w.types)
         return
     if kind == "call_function" and t is operator.getitem and isinstance(env.get(n.args[0]), list) \
@@ -393,7 +394,8 @@ def _mm_meta(a, b):
 
 
 def _is_transpose2d(n, metas) -> bool:
-    if n.op == "call_function" and n.target in (torch.t, torch.ops.aten.numpy_T.default, torch.ops.aten.numpy_T):
+    if n.op == "call_function" and n.target in (torch.t, torch.ops.aten.numpy_T.default,
+                                                torch.ops.aten.numpy_T):
         return True
     if n.op == "call_method" and n.target == "t":
         return True
