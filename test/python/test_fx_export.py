@@ -15,6 +15,7 @@ torch-dialect text written from a region's FX graph, no torch-mlir needed.
     TE_MLIR_BUILD=/path/to/build python -m pytest test/python/test_fx_export.py -q
 """
 import copy
+import math
 import os
 import subprocess
 import sys
@@ -164,6 +165,58 @@ def test_hf_regions_import_as_torch_mlir(arch, block, dtype):
         mine = _te_opt_import(region_text(mod, ext, dyn, r.kind))
         theirs = _te_opt_import(export_region(mod, ext, dyn, r.kind, r.outputs))
         assert mine == theirs, f"{arch} {block} {dtype} {r.kind}:\n--- written:\n{mine}\n--- torch-mlir:\n{theirs}"
+
+
+class _ActMLP(nn.Module):
+    """LayerNorm -> fc1 -> act -> fc2 (or RMSNorm -> gate/up -> act(gate) * up -> fc2)."""
+
+    def __init__(self, act, gated=False, rms=False):
+        super().__init__()
+        self.norm = nn.RMSNorm(HIDDEN, eps=1e-6) if rms else nn.LayerNorm(HIDDEN)
+        self.fc1 = nn.Linear(HIDDEN, 128 if gated else 64, bias=not gated)
+        self.fc2 = nn.Linear(64, HIDDEN, bias=not gated)
+        self.act, self.gated = act, gated
+
+    def forward(self, x):
+        h = self.fc1(self.norm(x))
+        if self.gated:
+            a, b = h.chunk(2, dim=-1)
+            return self.fc2(self.act(a) * b)
+        return self.fc2(self.act(h))
+
+
+_ACTS = {
+    "gelu_tanh": (lambda h: F.gelu(h, approximate="tanh"), False),
+    "gelu_erf": (F.gelu, False),
+    "gelu_erf_spelled": (lambda h: h * 0.5 * (1.0 + torch.erf(h / math.sqrt(2.0))), False),
+    "relu": (F.relu, False),
+    "srelu": (lambda h: torch.relu(h) ** 2, False),
+    "quick_gelu": (lambda h: h * torch.sigmoid(1.702 * h), False),
+    "silu_spelled": (lambda h: h / (1 + torch.exp(-h)), False),
+    "swiglu_chunk": (F.silu, True),
+    "geglu_chunk": (lambda a: F.gelu(a, approximate="tanh"), True),
+}
+
+
+@pytest.mark.skipif(_NO_TORCH_MLIR is not None, reason=str(_NO_TORCH_MLIR))
+@pytest.mark.parametrize("static", [False, True], ids=["dynamic", "static"])
+@pytest.mark.parametrize("act", sorted(_ACTS))
+def test_activation_spellings_import_as_torch_mlir(act, static):
+    """Activations spelled as TE's (gelu's approximate, erf and sigmoid forms, scalars
+    on either side, a chunked gated FC1), static and dynamic shapes: the same te IR
+    as torch-mlir's, and a te.layernorm_mlp."""
+    fn, gated = _ACTS[act]
+    torch.manual_seed(0)
+    m = _perturb(_ActMLP(fn, gated, rms=gated)).eval()
+    x = torch.randn(2, 4, HIDDEN)
+    got = _regions(m, x, dynamic=False if static else None)
+    assert [r.kind for r, *_ in got] == ["layernorm_mlp"], [r.kind for r, *_ in got]
+    (r, mod, ext, dyn), = got
+    assert bool(dyn) != static, dyn
+    mine = _te_opt_import(region_text(mod, ext, dyn, r.kind))
+    theirs = _te_opt_import(export_region(mod, ext, dyn, r.kind, r.outputs))
+    assert "te.layernorm_mlp" in mine and "torch.aten" not in mine, mine
+    assert mine == theirs, f"{act}:\n--- written:\n{mine}\n--- torch-mlir:\n{theirs}"
 
 
 @pytest.fixture
