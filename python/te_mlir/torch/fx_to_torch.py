@@ -178,7 +178,6 @@ def region_text(mod: fx.GraphModule, ext: list, dyn: dict, name: str) -> str:
     """torch-dialect text of the region module: func @name(x, *params) returning the
     region's outputs, x's dims in `dyn` dynamic (`?`). Refuses (region_export.Refused,
     the op named) what it cannot write."""
-    x_meta = _ev(ext[0])
     w = _Writer({})
     env: dict = {}   # node -> SSA name (tensors), list of SSA names (tuples), or a Python value
     types = w.types
