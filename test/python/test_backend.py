@@ -300,12 +300,13 @@ def test_llama_trains_like_eager_20_steps():
 
 
 def test_without_torch_mlir_falls_back(monkeypatch):
-    """No torch_mlir (the H200 image): a warning, the report says why, the whole graph is
-    Inductor's and the result is eager's. Runs with or without torch_mlir."""
+    """export="torch-mlir" without torch_mlir (the H200 image): a warning, the report says
+    why, the whole graph is Inductor's and the result is eager's. Runs with or without
+    torch_mlir."""
     monkeypatch.setattr(teb, "_torch_mlir_missing", lambda: "torch_mlir is not importable (test)")
     torch.manual_seed(0)
     m = nn.Sequential(nn.LayerNorm(24), nn.Linear(24, 40))  # never exported: no cached export
-    c = _compile(m, inductor=False)
+    c = _compile(m, inductor=False, export="torch-mlir")  # the FX writer needs no torch_mlir
     x = torch.randn(2, 4, 24)
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
@@ -324,14 +325,14 @@ def test_cached_export_without_torch_mlir(monkeypatch):
     torch.manual_seed(0)
     m = nn.Sequential(nn.LayerNorm(HIDDEN), nn.Linear(HIDDEN, 48))
     x = torch.randn(2, 4, HIDDEN)
-    _compile(m, inductor=False)(x)
+    _compile(m, inductor=False, export="torch-mlir")(x)
     assert len(teb.last_report().taken) == 1
     torch._dynamo.reset()
     teb._exports.clear()  # the disk cache only
     monkeypatch.setattr(teb, "_torch_mlir_missing", lambda: "torch_mlir is not importable (test)")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        y = _compile(m, inductor=False)(x)
+        y = _compile(m, inductor=False, export="torch-mlir")(x)
     r = teb.last_report()
     assert len(r.taken) == 1 and "from cached exports" in r.fallback, r.summary()
     torch.testing.assert_close(y, m(x), rtol=1e-5, atol=1e-5)

@@ -11,8 +11,10 @@ proper (options, reports, compiling regions, rewriting the graph), beside matche
    feeding linears (F.linear, or GPT-2's Conv1D: view -> addmm -> view), optionally
    followed by a pointwise chain (gated or not) and one more linear.
 3. Each candidate is cut out as a small GraphModule (inputs: the norm's input and the
-   parameters; outputs: what the rest of the graph reads), exported by torch-mlir's FX
-   importer (parameters as function arguments, the graph's dynamic dims as `?`), and
+   parameters; outputs: what the rest of the graph reads), written as torch-dialect text
+   by fx_to_torch from the FX nodes and their metadata (or, with export="torch-mlir",
+   by torch-mlir's FX importer; parameters as function arguments, the graph's dynamic
+   dims as `?`), and
    compiled by `te-compile --train` (te_mlir.compile, cached on disk). te-compile
    raises a module only when every op of it is a TransformerEngine module: it is the
    judge. A refused region stays in the graph, with te-compile's message recorded.
@@ -42,7 +44,7 @@ import torch
 import torch.fx as fx
 
 from .matcher import Region, _where, find_regions
-from .region_export import Refused, _export_cached, _exports, build_region_module  # noqa: F401
+from .region_export import EXPORTERS, Refused, _export_cached, _exports, build_region_module  # noqa: F401
 
 log = logging.getLogger("te_mlir.backend")
 
@@ -60,6 +62,7 @@ _DEFAULTS = {
     "extra_args": (),        # more te-compile arguments
     "cache_dir": None,       # te_mlir.compile's cache
     "inductor": True,        # compile the rewritten graph with Inductor (False: run it eagerly, for debugging)
+    "export": "fx",          # how regions become torch-dialect text: "fx" (fx_to_torch) or "torch-mlir"
 }
 _config = dict(_DEFAULTS)
 _reports: list["Report"] = []
@@ -68,7 +71,7 @@ _lock = threading.Lock()
 
 def configure(**kw) -> dict:
     """Set backend defaults (recipe, checkpoint, verbose, mlp, split_mlp, target,
-    extra_args, cache_dir, inductor). Returns the new configuration."""
+    extra_args, cache_dir, inductor, export). Returns the new configuration."""
     for k in kw:
         if k not in _DEFAULTS:
             raise ValueError(f"te_mlir backend: unknown option {k!r} (known: {', '.join(_DEFAULTS)})")
@@ -271,7 +274,10 @@ def te_mlir_backend(gm: fx.GraphModule, example_inputs: list, options: Optional[
     report = Report(graph_nodes=len(gm.graph.nodes))
     with _lock:
         _reports.append(report)
-    missing = _torch_mlir_missing()
+    if opts["export"] not in EXPORTERS:
+        raise ValueError(f"te_mlir backend: export={opts['export']!r}; known: {', '.join(EXPORTERS)}")
+    # torch-mlir is needed only when asked for
+    missing = _torch_mlir_missing() if opts["export"] == "torch-mlir" else None
     opts["_no_torch_mlir"] = missing
     regions = find_regions(gm, mlp=opts["mlp"])
     report.regions = regions

@@ -1,12 +1,14 @@
 """The te_mlir backend's region export: a candidate region (matcher.Region) cut out of
-its Dynamo graph as a GraphModule f(x, *params), and exported to torch-mlir text by
-torch_mlir.fx (cached in the process and on disk), the source te-compile gets.
+its Dynamo graph as a GraphModule f(x, *params), and written as torch-dialect text, the
+source te-compile gets: by the backend's own FX writer (fx_to_torch, the default) or, with
+options={"export": "torch-mlir"}, by torch_mlir.fx (cached in the process and on disk).
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib
+import math
 import operator
 import os
 import pathlib
@@ -84,13 +86,14 @@ def build_region_module(gm: fx.GraphModule, region: Region, example_inputs: list
             env[a] = g.node_copy(a, lambda b: env[b])
             return env[a]
         if isinstance(v, torch.SymFloat) or (isinstance(v, (int, float)) and a.op != "placeholder"):
-            # a scalar from .item() of a scalar-tensor input (Dynamo's dynamic floats):
-            # baked with its current value (HF norms' eps)
-            if a.op == "call_method" and a.target == "item" and a.args[0].op == "placeholder":
-                val = example_inputs[ph_index[a.args[0]]]
-                env[a] = float(val.item()) if isinstance(val, torch.Tensor) else float(val)
-                return env[a]
-            raise Refused(f"uses the scalar {a.name}, computed outside the region")
+            # a scalar from .item() of a scalar-tensor input (Dynamo's dynamic floats), or
+            # computed from such scalars and constants (GPT-2's gelu_new sqrt(2 / math.pi)
+            # under dynamic=True): baked with its current value (HF norms' eps)
+            val = _scalar_value(a, example_inputs, ph_index)
+            if val is None:
+                raise Refused(f"uses the scalar {a.name}, computed outside the region")
+            env[a] = val
+            return env[a]
         if a.op == "placeholder":
             val = example_inputs[ph_index[a]]
             if isinstance(val, (int, float)):
@@ -109,6 +112,38 @@ def build_region_module(gm: fx.GraphModule, region: Region, example_inputs: list
     g.output(tuple(env[o] for o in outs) if len(outs) > 1 else env[outs[0]])
     mod = fx.GraphModule(torch.nn.Module(), g)
     return mod, ext, dyn
+
+
+_SCALAR_FNS = {operator.add, operator.sub, operator.mul, operator.truediv, operator.pow,
+               operator.neg, math.sqrt, math.exp, math.log, math.tanh, float} | {
+    f for f in (getattr(torch, "sym_float", None), getattr(torch, "sym_sqrt", None),
+                getattr(torch, "_sym_sqrt", None)) if f is not None}
+
+
+def _scalar_value(a, example_inputs: list, ph_index: dict, depth: int = 0):
+    """The value of a scalar node computed from constants only: .item() of a scalar
+    tensor input (what Dynamo lifts Python floats such as math.pi or a module's eps to
+    under dynamic=True), Python numbers, and arithmetic / math functions of them. None
+    when it depends on anything else (a size, a tensor's data)."""
+    if not isinstance(a, fx.Node):
+        return a if isinstance(a, (int, float)) and not isinstance(a, bool) else None
+    if depth > 32:
+        return None
+    if a.op == "call_method" and a.target == "item" and a.args[0].op == "placeholder":
+        val = example_inputs[ph_index[a.args[0]]]
+        if isinstance(val, torch.Tensor):
+            return float(val.item()) if val.dtype.is_floating_point else None
+        return float(val) if isinstance(val, float) else None
+    if a.op == "call_function" and a.target in _SCALAR_FNS and not a.kwargs:
+        args = [_scalar_value(b, example_inputs, ph_index, depth + 1) for b in a.args]
+        if any(x is None for x in args):
+            return None
+        try:
+            r = a.target(*args)
+        except (ArithmeticError, ValueError, TypeError):
+            return None
+        return float(r) if isinstance(r, (int, float)) and not isinstance(r, bool) else None
+    return None
 
 
 def _is_identity_index(n: fx.Node) -> bool:
@@ -151,11 +186,27 @@ def _sample(v: torch.Tensor, dyn: dict, sizes=(3, 5, 7)) -> torch.Tensor:
     return torch.zeros(shape, dtype=v.dtype)
 
 
+def check_outputs(mod: fx.GraphModule, ext: list, dyn: dict, outputs) -> None:
+    """Run the region module on samples: each result's dtype and rank must be the
+    graph's (an autocast region, whose dtypes come from the autocast state, is refused)."""
+    args = [_sample(_ev(ext[0]), dyn)] + [_sample(_ev(p), {}) for p in ext[1:]]
+    with torch.no_grad():
+        try:
+            got = mod(*args)
+        except Exception as e:  # noqa: BLE001
+            raise Refused(f"the region does not run on its own: {type(e).__name__}: {e}")
+    got = got if isinstance(got, tuple) else (got,)
+    for o, t in zip(outputs, got):
+        v = _ev(o)
+        if isinstance(v, torch.Tensor) and (v.dtype != t.dtype or v.dim() != t.dim()):
+            raise Refused(f"{o.name}: the graph has {v.dtype} rank {v.dim()}, the region alone "
+                          f"gives {t.dtype} rank {t.dim()} (autocast?)")
+
+
 def export_region(mod: fx.GraphModule, ext: list, dyn: dict, name: str, outputs=None) -> str:
-    """torch-mlir text of the region (func @name, x and the parameters as arguments).
-    With `outputs` (the region's output nodes), the region module is first run on the
-    samples and each result's dtype and rank must be the graph's (an autocast region,
-    whose dtypes come from the autocast state, is refused here)."""
+    """torch-mlir's text of the region (func @name, x and the parameters as arguments),
+    the backend's export with options={"export": "torch-mlir"}. With `outputs` (the
+    region's output nodes), check_outputs first."""
     try:
         from torch_mlir import fx as tmfx
     except ImportError as e:  # checked earlier; kept for direct callers
@@ -164,17 +215,7 @@ def export_region(mod: fx.GraphModule, ext: list, dyn: dict, name: str, outputs=
 
     args = [_sample(_ev(ext[0]), dyn)] + [_sample(_ev(p), {}) for p in ext[1:]]
     if outputs is not None:
-        with torch.no_grad():
-            try:
-                got = mod(*args)
-            except Exception as e:  # noqa: BLE001
-                raise Refused(f"the region does not run on its own: {type(e).__name__}: {e}")
-        got = got if isinstance(got, tuple) else (got,)
-        for o, t in zip(outputs, got):
-            v = _ev(o)
-            if isinstance(v, torch.Tensor) and (v.dtype != t.dtype or v.dim() != t.dim()):
-                raise Refused(f"{o.name}: the graph has {v.dtype} rank {v.dim()}, the region alone "
-                              f"gives {t.dtype} rank {t.dim()} (autocast?)")
+        check_outputs(mod, ext, dyn, outputs)
     kw = dict(output_type="raw", func_name=name)
     if dyn:
         kw["dynamic_shapes"] = ({d: Dim(f"d{d}", min=1, max=1 << 20) for d in dyn},) + (None,) * (len(args) - 1)
@@ -216,27 +257,44 @@ def _canonical(mod: fx.GraphModule) -> str:
 _exports: dict = {}  # export key -> torch-mlir text
 
 
+EXPORTERS = ("fx", "torch-mlir")
+
+
 def _export_cached(mod, ext, dyn, name, outputs, opts) -> str:
-    """export_region, cached in this process and on disk (<te_mlir cache>/exports/), keyed
-    by the region graph (its ops and their arguments, casts' dtypes included: what the
-    region computes), the argument shapes and dtypes and the dynamic dims, not by
-    the torch version: an export of the same computation is a valid library source under
-    any torch. Without torch_mlir, a region exported before (say on another machine with
-    the same cache, as the H200's, which has no torch-mlir) still compiles."""
+    """The region's torch-dialect text, written by fx_to_torch (opts["export"] "fx", the
+    default: no torch-mlir needed) or exported by torch-mlir ("torch-mlir":
+    export_region), cached in this process and on disk (<te_mlir cache>/exports/),
+    keyed by the writer, the region graph (its ops and their arguments, casts' dtypes
+    included: what the region computes), the argument shapes and dtypes and the dynamic
+    dims, not by the torch version: an export of the same computation is a valid library
+    source under any torch. With "torch-mlir" but no torch_mlir, a region exported
+    before (say on another machine with the same cache) still compiles."""
+    how = opts.get("export", "fx")
+    if how not in EXPORTERS:
+        raise ValueError(f"te_mlir backend: export={how!r}; known: {', '.join(EXPORTERS)}")
     spec = [(str(_ev(a).dtype), _shape_key(_ev(a)) if i else tuple(
         "?" if d in dyn else int(_concrete(s)) for d, s in enumerate(_ev(a).shape)))
         for i, a in enumerate(ext)]
-    key = hashlib.sha256(repr((_canonical(mod), spec, sorted(dyn), name)).encode()).hexdigest()
+    # torch-mlir's key is the one exports had before the FX writer: caches stay valid
+    what = (_canonical(mod), spec, sorted(dyn), name) + (("fx-writer", 1) if how == "fx" else ())
+    key = hashlib.sha256(repr(what).encode()).hexdigest()
     if key in _exports:
         return _exports[key]
     d = pathlib.Path(importlib.import_module("te_mlir.compile").cache_dir(opts["cache_dir"])) / "exports"
-    f = d / f"{name}-{key[:24]}.mlir"
+    f = d / (f"{name}-{key[:24]}.mlir" if how == "torch-mlir" else f"{name}-fx-{key[:24]}.mlir")
     if f.exists():
         _exports[key] = f.read_text()
         return _exports[key]
-    if opts.get("_no_torch_mlir"):
-        raise Refused(opts["_no_torch_mlir"] + "; no cached export of this region")
-    text = export_region(mod, ext, dyn, name, outputs)
+    if how == "fx":
+        from .fx_to_torch import region_text
+
+        if outputs is not None:
+            check_outputs(mod, ext, dyn, outputs)
+        text = region_text(mod, ext, dyn, name)
+    else:
+        if opts.get("_no_torch_mlir"):
+            raise Refused(opts["_no_torch_mlir"] + "; no cached export of this region")
+        text = export_region(mod, ext, dyn, name, outputs)
     try:
         d.mkdir(parents=True, exist_ok=True)
         tmp = f.with_suffix(f".tmp{os.getpid()}")
