@@ -21,8 +21,8 @@ Engines (each a full step: forward, backward into every parameter and the input)
   around the te ops goes to Inductor; the te ops run on torch's stream with memory from
   its allocator, so CUDA graphs capture them), per recipe (bf16, fp8-current, fp8-delayed);
   TE eager per recipe (bf16, Float8CurrentScaling, DelayedScaling under fp8_autocast).
-The backend="te_mlir" route needs torch-mlir to export the regions, which the H200 machine
-lacks; the te_mlir modules are what a TE user swaps in.
+The backend="te_mlir" route (its regions written as torch-dialect text from the FX graph,
+no torch-mlir needed) is not timed here; the te_mlir modules are what a TE user swaps in.
 
 Checks, in the same run, before timing: every engine's output and gradients against torch
 eager: bf16 engines max|a-b|/max|b| <= 5e-2; FP8 engines ||a-b||/||b|| <= 0.25 (FP8 noise

@@ -7,8 +7,9 @@
 # The models are a LLaMA-style LlamaForCausalLM and a GPT-2 GPT2LMHeadModel
 # built from transformers configs (hidden 64, 2 layers, vocab 256, 4 heads,
 # seeded random init, bf16). The te_mlir backend finds every norm ->
-# linear(s) [-> activation -> linear] block of the Dynamo graph, exports it
-# with torch-mlir (parameters as arguments, dynamic batch and sequence),
+# linear(s) [-> activation -> linear] block of the Dynamo graph, writes it
+# as torch-dialect text from the FX graph (te-mlir's own writer, no
+# torch-mlir; parameters as arguments, dynamic batch and sequence),
 # compiles it with te-compile --train into a shared library (cached), and
 # replaces it by the library's function (custom ops with their backward);
 # Inductor compiles the rest. Each step prints the eager and the te_mlir

@@ -1,8 +1,8 @@
 """torch.compile(backend="te_mlir") on Hugging Face blocks (docs/torch-compile.md).
 
-Needs torch_mlir (the region exports): every test that exports is SKIPPED with the
-reason when it is missing; test_without_torch_mlir_falls_back runs anyway (the whole
-graph goes to Inductor with a warning). Inductor's CPU codegen is slow: each compiled
+The regions are exported by te-mlir's own FX writer (fx_to_torch.py), so these tests
+need no torch_mlir; the ones that ask for export="torch-mlir" say so
+(test_cached_export_without_torch_mlir is SKIPPED with the reason without it). Inductor's CPU codegen is slow: each compiled
 model here is compiled once (module-scoped fixtures) and shapes are tiny.
 
     TE_MLIR_BUILD=/path/to/build python -m pytest test/python/test_backend.py -q
@@ -157,15 +157,13 @@ class _Compiled:
 
 @pytest.fixture(scope="module")
 def llama():
-    if _NO_TORCH_MLIR:
-        pytest.skip(_NO_TORCH_MLIR)
+    pytest.importorskip("transformers")
     return _Compiled(LlamaLayer)
 
 
 @pytest.fixture(scope="module")
 def gpt2():
-    if _NO_TORCH_MLIR:
-        pytest.skip(_NO_TORCH_MLIR)
+    pytest.importorskip("transformers")
     return _Compiled(GPT2Layer)
 
 
@@ -180,7 +178,6 @@ def _entries_run():
                if e.name.startswith("te_mlir_") and "::" in e.name)
 
 
-@needs_torch_mlir
 def test_llama_layer_regions_and_numerics(llama, monkeypatch):
     with _entries_run() as ran:
         got, want = llama.step(2, 6)
@@ -196,7 +193,6 @@ def test_llama_layer_regions_and_numerics(llama, monkeypatch):
     _check_same(got, want, rtol=1e-4, atol=1e-4)
 
 
-@needs_torch_mlir
 def test_gpt2_block_regions_and_numerics(gpt2):
     got, want = gpt2.step(2, 6)
     r = gpt2.report
@@ -206,7 +202,6 @@ def test_gpt2_block_regions_and_numerics(gpt2):
     _check_same(got, want, rtol=1e-4, atol=1e-4)
 
 
-@needs_torch_mlir
 def test_dynamic_tokens_one_graph(llama):
     # conftest resets Dynamo after every test: the first call here compiles (again)
     start = llama.counter.frame_count
@@ -219,7 +214,6 @@ def test_dynamic_tokens_one_graph(llama):
     assert all(g.library for g in llama.report.blocks_taken)
 
 
-@needs_torch_mlir
 @pytest.mark.parametrize("which", ["llama", "gpt2"])
 def test_fullgraph_no_graph_breaks(which, request):
     c = request.getfixturevalue(which)
@@ -230,7 +224,6 @@ def test_fullgraph_no_graph_breaks(which, request):
     assert not torch._dynamo.utils.counters["graph_break"], dict(torch._dynamo.utils.counters["graph_break"])
 
 
-@needs_torch_mlir
 def test_refused_activation_falls_back_with_reason():
     torch.manual_seed(0)
     eager = _perturb(OddActMLP())
@@ -253,7 +246,6 @@ def test_refused_activation_falls_back_with_reason():
     _check_same(got, _run(eager, x, dy), rtol=1e-4, atol=1e-4)
 
 
-@needs_torch_mlir
 def test_llama_trains_like_eager_20_steps():
     """A 2-layer LlamaForCausalLM (bf16), 20 AdamW steps through the backend beside an
     eager copy on the same batches: the losses agree at every step."""
@@ -343,7 +335,6 @@ def test_unknown_option_is_an_error():
         teb.configure(no_such_option=1)
 
 
-@needs_torch_mlir
 def test_fp8_delayed_regions_refused_with_reason():
     """fp8-delayed libraries take recipe state a graph region has no tensors for."""
     m = nn.Sequential(nn.LayerNorm(HIDDEN), nn.Linear(HIDDEN, 64))
@@ -354,7 +345,6 @@ def test_fp8_delayed_regions_refused_with_reason():
     torch.testing.assert_close(y, m(x))
 
 
-@needs_torch_mlir
 def test_dynamic_true_one_graph():
     """dynamic=True: Dynamo lifts the norms' float eps to graph inputs (.item()); the
     backend bakes it and every shape runs in one graph (surgery only, no Inductor)."""
