@@ -32,8 +32,7 @@ struct DecomposeNormalization : public OpRewritePattern<NormalizationOp> {
   DecomposeState &state;
 };
 
-struct DecomposeNormalizationBwd
-    : public OpRewritePattern<NormalizationBwdOp> {
+struct DecomposeNormalizationBwd : public OpRewritePattern<NormalizationBwdOp> {
   DecomposeNormalizationBwd(MLIRContext *ctx, DecomposeState &state)
       : OpRewritePattern(ctx), state(state) {}
 

@@ -575,8 +575,7 @@ LogicalResult NormalizationOp::verify() {
     return failure();
   if (getOutput().getType() != getInput().getType())
     return emitOpError() << "result #0 has type " << getOutput().getType()
-                         << " but the inferred type is "
-                         << getInput().getType()
+                         << " but the inferred type is " << getInput().getType()
                          << " (the norm output has the input's type)";
   return success();
 }

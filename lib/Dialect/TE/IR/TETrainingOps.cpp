@@ -479,7 +479,12 @@ LogicalResult AmaxOp::verify() {
   if (!result || result.getResultNumber() != 0)
     return emitOpError() << "source must be result 0 of a te module or "
                             "backward op";
-  auto [slots, scales] = delayedSlots(result.getOwner());
+  Operation *owner = result.getOwner();
+  auto [slots, scales] = delayedSlots(owner);
+  if (slots == 0 && isa<ModuleOpInterface, ModuleBackwardOpInterface>(owner))
+    return emitOpError() << "source op '" << owner->getName()
+                         << "' quantizes nothing (no quantizer slots), so it "
+                            "records no amaxes";
   if (slots == 0)
     return emitOpError() << "source must be result 0 of a te module or "
                             "backward op";
