@@ -111,6 +111,21 @@ def test_unquantized_under_fp8_autocast(kind, recipe):
     assert m.recipe == "bf16"
 
 
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_quantized_model_init_keeps_norm_parameters(kind):
+    """TE's quantized_model_init keeps GEMM weights in FP8; a norm's gamma and beta stay
+    plain parameters in params_dtype, and the module computes what one built outside."""
+    with tet.quantized_model_init(enabled=True, recipe="fp8-current"):
+        m = _make(kind, torch.bfloat16)
+    plain = _make(kind, torch.bfloat16)
+    for n, p in m.named_parameters():
+        assert type(p) is torch.nn.Parameter and p.dtype == torch.bfloat16, n
+    x, dy = _data((8, H), torch.bfloat16, _dev(m))
+    ya, ga = _step(m, x, dy)
+    yb, gb = _step(plain, x, dy)
+    assert torch.equal(ya, yb) and all(torch.equal(a, b) for a, b in zip(ga, gb))
+
+
 def test_compiler_ignores_the_recipe():
     """te-compile with an FP8 recipe accepts te.normalization with no warning (strict:
     a warning would raise) and computes what the unquantized library computes."""

@@ -1045,7 +1045,9 @@ class _Normalization(_TEModule):
     normalized_shape), device=None, dtype=None (params_dtype's new name), sm_margin=0).
     The norm has no GEMM, so it quantizes nothing: under any recipe (fp8_autocast, or
     recipe=, accepted for uniformity and checked) it runs unquantized, as TE's norm
-    modules do; its library is the one unquantized library. sequence_parallel is
+    modules do; its library is the one unquantized library, and quantized_model_init
+    leaves its parameters in params_dtype (TE keeps only GEMM weights in FP8).
+    sequence_parallel is
     accepted as None or False (refused by name otherwise), sm_margin as 0, and
     normalized_shape must be one dimension."""
 
@@ -1102,7 +1104,12 @@ class _Normalization(_TEModule):
         if sequence_parallel is not None:  # (TE's flag on the parameters, for Megatron-LM)
             for n in names:
                 getattr(self, n).sequence_parallel = sequence_parallel
+        # (not _finish_init: inside quantized_model_init the norm's parameters stay in
+        # params_dtype, as TE's do; only GEMM weights are kept in FP8)
         self._build(self._active_recipe())
+
+    def _gemm_weights(self):
+        return []  # no GEMM: nothing for FP8 primary weights either
 
     def reset_parameters(self):
         """TE's init: weight ones (zeros with zero_centered_gamma), bias zeros."""
