@@ -36,6 +36,7 @@ void mlir::te::populateTEDecomposePatterns(RewritePatternSet &patterns,
   decompose::addLayerNormLinearPatterns(patterns, state);
   decompose::addLayerNormMLPPatterns(patterns, state);
   decompose::addLinearPatterns(patterns, state);
+  decompose::addNormalizationPatterns(patterns, state);
 }
 
 namespace {

@@ -196,10 +196,11 @@ LogicalResult Sharder::visit(Operation *op) {
       layout[r] = acts;
     return success();
   }
-  if (isa<LinearOp>(op))
+  if (isa<LinearOp, NormalizationOp>(op))
     return op->emitError()
-           << "te-tensor-parallel: te.linear is not sharded yet (only "
-              "te.layernorm_linear and te.layernorm_mlp are)";
+           << "te-tensor-parallel: " << op->getName().getStringRef()
+           << " is not sharded yet (only te.layernorm_linear and "
+              "te.layernorm_mlp are)";
   if (auto c = dyn_cast<arith::ConstantOp>(op)) {
     // The same on every rank.
     layout[c.getResult()] = Shard::Replicated;

@@ -98,3 +98,35 @@ func.func @no_state(%x: tensor<32x64xbf16>, %w: tensor<32x64xbf16>) -> tensor<32
   %y = "te.linear"(%x, %w) <{recipe = #te.fp8_delayed<>, operandSegmentSizes = array<i32: 1, 1, 0, 0>}> : (tensor<32x64xbf16>, tensor<32x64xbf16>) -> tensor<32x32xbf16>
   return %y : tensor<32x32xbf16>
 }
+
+// -----
+
+// te.normalization (TE's LayerNorm / RMSNorm modules): one norm forward and
+// one norm backward, high precision under an FP8 recipe (no quantize, no
+// fallback warning); mu and rsigma are the forward's statistics.
+// CHECK-LABEL: func.func @norm_ln(
+// CHECK:      %[[Y:.*]], %{{.*}}, %{{.*}} = te.norm_fwd %arg0 norm layer_norm(%arg1, %arg2) {eps = 1.000000e-03 : f64, zero_centered_gamma} : (tensor<?x64xbf16>, tensor<64xbf16>, tensor<64xbf16>) -> (tensor<?x64xbf16>, tensor<?xf32>, tensor<?xf32>)
+// CHECK-NEXT: return %[[Y]]
+// CHECK-LABEL: func.func @norm_ln_fwd(
+// CHECK:      %[[FY:.*]], %[[FRS:.*]], %[[FMU:.*]] = te.norm_fwd
+// CHECK-NEXT: return %[[FY]], %[[FMU]], %[[FRS]]
+// CHECK-LABEL: func.func @norm_ln_bwd(
+// CHECK:      %[[DX:.*]], %[[DG:.*]], %[[DB:.*]] = te.norm_bwd %arg4 input(%arg0) norm layer_norm(%arg1) rsigma(%arg3) mu(%arg2) {with_beta, zero_centered_gamma} : (tensor<?x64xbf16>, tensor<?x64xbf16>, tensor<64xbf16>, tensor<?xf32>, tensor<?xf32>) -> (tensor<?x64xbf16>, tensor<64xbf16>, tensor<64xbf16>)
+// CHECK-NEXT: return %[[DX]], %[[DG]], %[[DB]]
+// CHECK-NOT: te.quantize
+// CHECK-NOT: te.normalization
+func.func @norm_ln(%x: tensor<?x64xbf16>, %g: tensor<64xbf16>, %b: tensor<64xbf16>) -> tensor<?x64xbf16> {
+  %y = te.normalization %x norm layer_norm(%g, %b) recipe(#te.fp8_current<>) {eps = 1.0e-3 : f64, zero_centered_gamma} : (tensor<?x64xbf16>, tensor<64xbf16>, tensor<64xbf16>) -> tensor<?x64xbf16>
+  return %y : tensor<?x64xbf16>
+}
+
+// -----
+
+// RMSNorm on [batch, seq, hidden]: rsigma only, dx and dgamma.
+// CHECK-LABEL: func.func @norm_rms_bwd(
+// CHECK:      %[[DX:.*]], %[[DG:.*]] = te.norm_bwd %arg3 input(%arg0) norm rms_norm(%arg1) rsigma(%arg2) : (tensor<2x4x64xf32>, tensor<2x4x64xf32>, tensor<64xf32>, tensor<8xf32>) -> (tensor<2x4x64xf32>, tensor<64xf32>)
+// CHECK-NEXT: return %[[DX]], %[[DG]]
+func.func @norm_rms(%x: tensor<2x4x64xf32>, %g: tensor<64xf32>) -> tensor<2x4x64xf32> {
+  %y = te.normalization %x norm rms_norm(%g) : (tensor<2x4x64xf32>, tensor<64xf32>) -> tensor<2x4x64xf32>
+  return %y : tensor<2x4x64xf32>
+}

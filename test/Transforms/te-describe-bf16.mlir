@@ -43,3 +43,19 @@ func.func @mlp(%x: tensor<8x64xf32>, %g: tensor<64xf32>, %b: tensor<64xf32>, %w1
   %z = te.layernorm_mlp %x norm layer_norm(%g, %b) fc1(%w1, %b1) act gelu fc2(%w2, %b2) {checkpoint} : (tensor<8x64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<256x64xf32>, tensor<256xf32>, tensor<64x256xf32>, tensor<64xf32>) -> tensor<8x64xf32>
   return %y, %z : tensor<8x64xf32>, tensor<8x64xf32>
 }
+
+// te.normalization (TE's LayerNorm module) under mxfp8: the recipe is
+// reported, it runs unquantized by design (effective bf16, no fallback, no
+// quantized tensors, no state); x and gamma are aliases, mu and rsigma
+// (8 rows x 4 bytes each) are saved; in inference they are workspace.
+// CHECK: {"arch":"hopper","effective_recipe":"bf16","fallback":null
+// CHECK-SAME: "out":[{{.*}}"name":"grad_input","of":"input"{{.*}}"name":"grad_ln_weight","of":"ln_weight"{{.*}}"name":"grad_ln_bias","of":"ln_bias","optional":false,"shape":[64]}]}
+// CHECK-SAME: "op":"te.normalization"
+// CHECK-SAME: "quantized":[],"recipe":"mxfp8"
+// CHECK-SAME: "saved":[{"aliases":"input:0",{{[^}]*}}"name":"input",{{[^}]*}}},{"aliases":"input:1",{{[^}]*}}"name":"ln_weight",{{[^}]*}}},{"aliases":null,"bytes":32,"dtype":"float32","name":"mu","shape":[8]},{"aliases":null,"bytes":32,"dtype":"float32","name":"rsigma","shape":[8]}],"saved_bytes":64,"state":[],"workspace_bytes":0}
+// INFER: "op":"te.normalization"
+// INFER-SAME: "saved":[],"saved_bytes":0,"state":[],"workspace_bytes":64}
+func.func @norm(%x: tensor<8x64xf32>, %g: tensor<64xf32>, %b: tensor<64xf32>) -> tensor<8x64xf32> {
+  %y = te.normalization %x norm layer_norm(%g, %b) recipe(#te.mxfp8) : (tensor<8x64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<8x64xf32>
+  return %y : tensor<8x64xf32>
+}

@@ -281,3 +281,47 @@ func.func @delayed(%x: tensor<64x128xbf16>, %g: tensor<128xbf16>, %w1: tensor<25
   %y = te.layernorm_mlp %x norm rms_norm(%g) fc1(%w1) act gelu fc2(%w2) recipe(#te.fp8_delayed<amax_history_len = 16>) {checkpoint} : (tensor<64x128xbf16>, tensor<128xbf16>, tensor<256x128xbf16>, tensor<128x256xbf16>) -> tensor<64x128xbf16>
   return %y : tensor<64x128xbf16>
 }
+
+// -----
+
+// te.normalization (TE's LayerNorm module), under an FP8 recipe it ignores:
+// x and gamma alias forward arguments 0 and 1, mu and rsigma are saved, no
+// recipe state is threaded (nothing is quantized), and the backward gives
+// dx, dgamma and dbeta.
+// CHECK-LABEL: func.func @norm_ln_fwd(
+// CHECK-SAME: %{{[^:]*}}: tensor<?x64xbf16>, %{{[^:]*}}: tensor<64xbf16>, %{{[^:]*}}: tensor<64xbf16>)
+// CHECK-SAME: -> (tensor<?x64xbf16>, tensor<?xf32> {te.saved = "normalization_0.mu"}, tensor<?xf32> {te.saved = "normalization_0.rsigma"})
+// CHECK:      %[[Y:.*]] = te.normalization %{{.*}} norm layer_norm(%{{.*}}, %{{.*}}) recipe(#te.fp8_delayed<>) {zero_centered_gamma}
+// CHECK-NEXT: %[[MU:.*]] = te.saved %[[Y]]["mu"] : tensor<?x64xbf16> -> tensor<?xf32>
+// CHECK-NEXT: %[[RS:.*]] = te.saved %[[Y]]["rsigma"]
+// CHECK-NEXT: return %[[Y]], %[[MU]], %[[RS]]
+// CHECK-LABEL: func.func @norm_ln_bwd(
+// CHECK-SAME: %[[X:.*]]: tensor<?x64xbf16> {te.alias = "input:0", te.saved = "normalization_0.input"}
+// CHECK-SAME: %[[G:.*]]: tensor<64xbf16> {te.alias = "input:1", te.saved = "normalization_0.ln_weight"}
+// CHECK-SAME: %[[BMU:.*]]: tensor<?xf32> {te.saved = "normalization_0.mu"}
+// CHECK-SAME: %[[BRS:.*]]: tensor<?xf32> {te.saved = "normalization_0.rsigma"}
+// CHECK-SAME: %[[DY:.*]]: tensor<?x64xbf16> {te.grad_of = "output:0"})
+// CHECK-SAME: -> (tensor<?x64xbf16> {te.grad_of = "input:0"}, tensor<64xbf16> {te.grad_of = "input:1"}, tensor<64xbf16> {te.grad_of = "input:2"})
+// CHECK-NEXT: %[[D:.*]]:3 = te.normalization_bwd %[[DY]] input(%[[X]]) norm layer_norm(%[[G]]) mu(%[[BMU]]) rsigma(%[[BRS]]) {with_ln_bias, zero_centered_gamma}
+// CHECK-NEXT: return %[[D]]#0, %[[D]]#1, %[[D]]#2
+// CHECK-NOT: te.amax
+func.func @norm_ln(%x: tensor<?x64xbf16>, %g: tensor<64xbf16>, %b: tensor<64xbf16>) -> tensor<?x64xbf16> {
+  %y = te.normalization %x norm layer_norm(%g, %b) recipe(#te.fp8_delayed<>) {zero_centered_gamma} : (tensor<?x64xbf16>, tensor<64xbf16>, tensor<64xbf16>) -> tensor<?x64xbf16>
+  return %y : tensor<?x64xbf16>
+}
+
+// -----
+
+// RMSNorm (TE's RMSNorm module) before a Linear: rsigma only, and the
+// gradient of the norm output is the Linear's input gradient.
+// CHECK-LABEL: func.func @norm_rms_linear_bwd(
+// CHECK-SAME: %[[X:[^:]*]]: tensor<2x8x64xf32> {te.alias = "input:0", te.saved = "normalization_0.input"}
+// CHECK-SAME: %[[G:[^:]*]]: tensor<64xf32> {te.alias = "input:1", te.saved = "normalization_0.ln_weight"}
+// CHECK:      %[[L:.*]]:2 = te.linear_bwd
+// CHECK-NEXT: %[[D:.*]]:2 = te.normalization_bwd %[[L]]#0 input(%[[X]]) norm rms_norm(%[[G]]) rsigma(%{{.*}}) : (tensor<2x8x64xf32>, tensor<2x8x64xf32>, tensor<64xf32>, tensor<16xf32>) -> (tensor<2x8x64xf32>, tensor<64xf32>)
+// CHECK-NEXT: return %[[D]]#0, %[[D]]#1, %[[L]]#1
+func.func @norm_rms_linear(%x: tensor<2x8x64xf32>, %g: tensor<64xf32>, %w: tensor<32x64xf32>) -> tensor<2x8x32xf32> {
+  %n = te.normalization %x norm rms_norm(%g) : (tensor<2x8x64xf32>, tensor<64xf32>) -> tensor<2x8x64xf32>
+  %y = te.linear %n weight(%w) : (tensor<2x8x64xf32>, tensor<32x64xf32>) -> tensor<2x8x32xf32>
+  return %y : tensor<2x8x32xf32>
+}

@@ -27,6 +27,14 @@ func.func @linear(%x: tensor<8x64xbf16>, %w: tensor<64x64xbf16>) -> tensor<8x64x
 
 // -----
 
+func.func @normalization(%x: tensor<8x64xbf16>, %g: tensor<64xbf16>) -> tensor<8x64xbf16> {
+  // expected-error @+1 {{te-tensor-parallel: te.normalization is not sharded yet (only te.layernorm_linear and te.layernorm_mlp are)}}
+  %y = te.normalization %x norm rms_norm(%g) : (tensor<8x64xbf16>, tensor<64xbf16>) -> tensor<8x64xbf16>
+  return %y : tensor<8x64xbf16>
+}
+
+// -----
+
 func.func @through(%x: tensor<8x64xbf16>, %g: tensor<64xbf16>, %w1: tensor<128x64xbf16>, %w2: tensor<64x128xbf16>) -> tensor<8x64xbf16> {
   %y = te.layernorm_mlp %x norm rms_norm(%g) fc1(%w1) act gelu fc2(%w2) : (tensor<8x64xbf16>, tensor<64xbf16>, tensor<128x64xbf16>, tensor<64x128xbf16>) -> tensor<8x64xbf16>
   // expected-error @+1 {{te-tensor-parallel: cannot shard through 'tensor.extract_slice'}}

@@ -117,6 +117,8 @@ void addLayerNormLinearPatterns(RewritePatternSet &patterns,
 void addLayerNormMLPPatterns(RewritePatternSet &patterns,
                              DecomposeState &state);
 void addLinearPatterns(RewritePatternSet &patterns, DecomposeState &state);
+void addNormalizationPatterns(RewritePatternSet &patterns,
+                              DecomposeState &state);
 
 } // namespace mlir::te::decompose
 

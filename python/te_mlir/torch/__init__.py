@@ -1,13 +1,13 @@
 """PyTorch layer of te-mlir: custom ops generated from a library's module info
 (``load``), and TransformerEngine-named modules (``LayerNormLinear``, ``LayerNormMLP``,
-``Linear``) that compile their own te IR. See docs/python.md."""
+``Linear``, ``LayerNorm``, ``RMSNorm``) that compile their own te IR. See docs/python.md."""
 from .ops import OpLibrary, TeFunction, load, namespace_of
-from .nn import (LayerNormLinear, LayerNormMLP, Linear, autocast, fp8_autocast,
-                 fp8_model_init, quantized_model_init)
+from .nn import (LayerNorm, LayerNormLinear, LayerNormMLP, Linear, RMSNorm, autocast,
+                 fp8_autocast, fp8_model_init, quantized_model_init)
 
 __all__ = ["OpLibrary", "TeFunction", "load", "namespace_of", "LayerNormLinear",
-           "LayerNormMLP", "Linear", "fp8_autocast", "autocast", "quantized_model_init",
-           "fp8_model_init"]
+           "LayerNormMLP", "Linear", "LayerNorm", "RMSNorm", "fp8_autocast", "autocast",
+           "quantized_model_init", "fp8_model_init"]
 
 import importlib.util as _ilu
 

@@ -530,3 +530,54 @@ func.func @act_attr_invalid() attributes {a = #te.act<clamped_swiglu, alpha = 0.
   // expected-error @-1 {{alpha must be positive, got 0}}
   return
 }
+
+// -----
+
+// te.normalization: RMSNorm has no beta.
+func.func @normalization_rms_beta(%x: tensor<4x64xf32>, %g: tensor<64xf32>, %b: tensor<64xf32>) {
+  // expected-error @+1 {{'te.normalization' op ln_bias is not allowed with rms_norm (RMSNorm has no beta)}}
+  %y = te.normalization %x norm rms_norm(%g, %b) : (tensor<4x64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<4x64xf32>
+  return
+}
+
+// -----
+
+func.func @normalization_gamma_size(%x: tensor<4x64xf32>, %g: tensor<32xf32>) {
+  // expected-error @+1 {{'te.normalization' op ln_weight size 32 does not match the input feature size 64}}
+  %y = te.normalization %x norm layer_norm(%g) : (tensor<4x64xf32>, tensor<32xf32>) -> tensor<4x64xf32>
+  return
+}
+
+// -----
+
+func.func @normalization_beta_dtype(%x: tensor<4x64xbf16>, %g: tensor<64xbf16>, %b: tensor<64xf32>) {
+  // expected-error @+1 {{'te.normalization' op ln_bias element type 'f32' does not match the input element type 'bf16'}}
+  %y = te.normalization %x norm layer_norm(%g, %b) : (tensor<4x64xbf16>, tensor<64xbf16>, tensor<64xf32>) -> tensor<4x64xbf16>
+  return
+}
+
+// -----
+
+func.func @normalization_rank1(%x: tensor<64xf32>, %g: tensor<64xf32>) {
+  // expected-error @+1 {{'te.normalization' op input must have rank >= 2 ([tokens, hidden] or [batch, seq, hidden]), got rank 1}}
+  %y = te.normalization %x norm layer_norm(%g) : (tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32>
+  return
+}
+
+// -----
+
+func.func @normalization_negative_eps(%x: tensor<4x64xf32>, %g: tensor<64xf32>) {
+  // expected-error @+1 {{'te.normalization' op eps must be a finite non-negative number, got -1.000000e+00}}
+  %y = te.normalization %x norm layer_norm(%g) {eps = -1.0 : f64} : (tensor<4x64xf32>, tensor<64xf32>) -> tensor<4x64xf32>
+  return
+}
+
+// -----
+
+// The norm output has the input's type (generic form: the custom one
+// infers it).
+func.func @normalization_result_type(%x: tensor<4x64xf32>, %g: tensor<64xf32>) {
+  // expected-error @+1 {{'te.normalization' op result #0 has type 'tensor<4x64xbf16>' but the inferred type is 'tensor<4x64xf32>' (the norm output has the input's type)}}
+  %y = "te.normalization"(%x, %g) <{normalization = #te<normalization layer_norm>}> : (tensor<4x64xf32>, tensor<64xf32>) -> tensor<4x64xbf16>
+  return
+}

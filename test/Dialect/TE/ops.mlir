@@ -158,3 +158,36 @@ func.func @gemm_act_forms(%x: tensor<?x4x64xbf16>, %w1: tensor<128x64xbf16>, %b1
   %dx = te.gemm_dact gelu %dy, %w2 pre(%pre) : (tensor<?x4x64xbf16>, tensor<64x128xbf16>, tensor<?x4x128xbf16>) -> tensor<?x4x128xbf16>
   return
 }
+
+// -----
+
+// te.normalization: a standalone LayerNorm with beta, a dynamic token dim,
+// zero-centered gamma and a non-default eps.
+// CHECK-LABEL: func.func @normalization_layer_norm
+// CHECK-SAME: (%[[X:.+]]: tensor<?x64xbf16>, %[[G:.+]]: tensor<64xbf16>, %[[B:.+]]: tensor<64xbf16>)
+// CHECK: te.normalization %[[X]] norm layer_norm(%[[G]], %[[B]]) {eps = 1.000000e-03 : f64, zero_centered_gamma} : (tensor<?x64xbf16>, tensor<64xbf16>, tensor<64xbf16>) -> tensor<?x64xbf16>
+func.func @normalization_layer_norm(%x: tensor<?x64xbf16>, %g: tensor<64xbf16>, %b: tensor<64xbf16>) -> tensor<?x64xbf16> {
+  %y = te.normalization %x norm layer_norm(%g, %b) {eps = 1.0e-3 : f64, zero_centered_gamma} : (tensor<?x64xbf16>, tensor<64xbf16>, tensor<64xbf16>) -> tensor<?x64xbf16>
+  return %y : tensor<?x64xbf16>
+}
+
+// -----
+
+// RMSNorm on [batch, seq, hidden] under an FP8 recipe: the recipe is kept
+// (and ignored: no GEMM), no scales.
+// CHECK-LABEL: func.func @normalization_rms_norm_recipe
+// CHECK: te.normalization %{{.+}} norm rms_norm(%{{[^,]+}}) recipe(#te.fp8_delayed<>) : (tensor<2x8x64xf32>, tensor<64xf32>) -> tensor<2x8x64xf32>
+func.func @normalization_rms_norm_recipe(%x: tensor<2x8x64xf32>, %g: tensor<64xf32>) -> tensor<2x8x64xf32> {
+  %y = te.normalization %x norm rms_norm(%g) recipe(#te.fp8_delayed<>) : (tensor<2x8x64xf32>, tensor<64xf32>) -> tensor<2x8x64xf32>
+  return %y : tensor<2x8x64xf32>
+}
+
+// -----
+
+// Its result type is inferred (the input's).
+// CHECK-LABEL: func.func @normalization_generic
+// CHECK: te.normalization %{{.+}} norm layer_norm(%{{[^,]+}}) : (tensor<4x16xf16>, tensor<16xf16>) -> tensor<4x16xf16>
+func.func @normalization_generic(%x: tensor<4x16xf16>, %g: tensor<16xf16>) -> tensor<4x16xf16> {
+  %y = "te.normalization"(%x, %g) <{normalization = #te<normalization layer_norm>}> : (tensor<4x16xf16>, tensor<16xf16>) -> tensor<4x16xf16>
+  return %y : tensor<4x16xf16>
+}

@@ -407,3 +407,54 @@ func.func @amax_update_history(%h: tensor<16x3xf32>, %s: tensor<3xf32>, %a: tens
   %h2, %s2 = te.amax_update %h, %s, %a recipe(#te.fp8_delayed<>) : tensor<16x3xf32>, tensor<3xf32>
   return
 }
+
+// -----
+
+// te.normalization_bwd: a LayerNorm backward needs its saved mean.
+func.func @normalization_bwd_no_mu(%dy: tensor<8x64xf32>, %x: tensor<8x64xf32>, %g: tensor<64xf32>, %rs: tensor<8xf32>) {
+  // expected-error @+1 {{'te.normalization_bwd' op layer_norm needs its saved mean: mu(...)}}
+  %d:2 = te.normalization_bwd %dy input(%x) norm layer_norm(%g) rsigma(%rs) : (tensor<8x64xf32>, tensor<8x64xf32>, tensor<64xf32>, tensor<8xf32>) -> (tensor<8x64xf32>, tensor<64xf32>)
+  return
+}
+
+// -----
+
+func.func @normalization_bwd_rms_beta(%dy: tensor<8x64xf32>, %x: tensor<8x64xf32>, %g: tensor<64xf32>, %rs: tensor<8xf32>) {
+  // expected-error @+1 {{'te.normalization_bwd' op with_ln_bias is not allowed with rms_norm (no beta)}}
+  %d:3 = te.normalization_bwd %dy input(%x) norm rms_norm(%g) rsigma(%rs) {with_ln_bias} : (tensor<8x64xf32>, tensor<8x64xf32>, tensor<64xf32>, tensor<8xf32>) -> (tensor<8x64xf32>, tensor<64xf32>, tensor<64xf32>)
+  return
+}
+
+// -----
+
+func.func @normalization_bwd_grads(%dy: tensor<8x64xf32>, %x: tensor<8x64xf32>, %g: tensor<64xf32>, %mu: tensor<8xf32>, %rs: tensor<8xf32>) {
+  // expected-error @+1 {{'te.normalization_bwd' op expects 3 gradients (input, ln_weight, ln_bias), got 2}}
+  %d:2 = te.normalization_bwd %dy input(%x) norm layer_norm(%g) mu(%mu) rsigma(%rs) {with_ln_bias} : (tensor<8x64xf32>, tensor<8x64xf32>, tensor<64xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<8x64xf32>, tensor<64xf32>)
+  return
+}
+
+// -----
+
+func.func @normalization_bwd_stat_rows(%dy: tensor<8x64xf32>, %x: tensor<8x64xf32>, %g: tensor<64xf32>, %rs: tensor<4xf32>) {
+  // expected-error @+1 {{'te.normalization_bwd' op rsigma must be 'tensor<8xf32>' (one fp32 value per row), got 'tensor<4xf32>'}}
+  %d:2 = te.normalization_bwd %dy input(%x) norm rms_norm(%g) rsigma(%rs) : (tensor<8x64xf32>, tensor<8x64xf32>, tensor<64xf32>, tensor<4xf32>) -> (tensor<8x64xf32>, tensor<64xf32>)
+  return
+}
+
+// -----
+
+func.func @normalization_bwd_input(%dy: tensor<8x64xf32>, %x: tensor<8x64xbf16>, %g: tensor<64xf32>, %rs: tensor<8xf32>) {
+  // expected-error @+1 {{'te.normalization_bwd' op input must be 'tensor<8x64xf32>', got 'tensor<8x64xbf16>'}}
+  %d:2 = te.normalization_bwd %dy input(%x) norm rms_norm(%g) rsigma(%rs) : (tensor<8x64xf32>, tensor<8x64xbf16>, tensor<64xf32>, tensor<8xf32>) -> (tensor<8x64xf32>, tensor<64xf32>)
+  return
+}
+
+// -----
+
+// It records no amaxes (no quantizer slots).
+func.func @normalization_bwd_amax(%dy: tensor<8x64xf32>, %x: tensor<8x64xf32>, %g: tensor<64xf32>, %rs: tensor<8xf32>) {
+  %d:2 = te.normalization_bwd %dy input(%x) norm rms_norm(%g) rsigma(%rs) : (tensor<8x64xf32>, tensor<8x64xf32>, tensor<64xf32>, tensor<8xf32>) -> (tensor<8x64xf32>, tensor<64xf32>)
+  // expected-error @+1 {{'te.amax' op source op 'te.normalization_bwd' quantizes nothing (no quantizer slots), so it records no amaxes}}
+  %a = te.amax %d#0 : tensor<8x64xf32> -> tensor<2xf32>
+  return
+}

@@ -48,7 +48,10 @@ Deterministic: fixed seeds and torch.set_num_threads(1), so a rerun gives byte-i
 
 When a te-opt binary is found (--te-opt, default build/bin/te-opt), every model.mlir is
 also run through `te-opt --te-import-torch` and must give exactly one te.layernorm_linear /
-te.layernorm_mlp and no torch ops (--no-check skips this).
+te.layernorm_mlp and no torch ops (--no-check skips this).  The "normalization" configs
+(TE's standalone LayerNorm / RMSNorm) are the exception: te-import-torch does not raise a
+lone norm, so their model.mlir is te IR (one te.normalization, te_ir), which te-opt must
+parse and verify.
 
 Recipe configurations (Config.recipe set; FP8_CONFIGS below)
 -------------------------------------------------------------
@@ -109,6 +112,11 @@ TOLS = {
     ("layernorm_linear", "bf16"): (2e-2, 4e-2, 5e-2, 4e-2),
     ("layernorm_mlp", "f32"): (2e-2, 1e-3, 2e-2, 1e-3),
     ("layernorm_mlp", "bf16"): (5e-2, 4e-2, 2e-1, 4e-2),
+    # test_layernorm_accuracy / test_rmsnorm_accuracy: out atol {fp32 1e-7, bf16 2e-2}
+    # with dtype_tols' rtol {1.3e-6, 1.6e-2}; grads atol {fp32 1e-4 (LayerNorm; RMSNorm
+    # 2e-3, the tighter one taken), bf16 2e-2}, rtol {1.3e-6, 1.6e-2}
+    ("normalization", "f32"): (1e-7, 1.3e-6, 1e-4, 1.3e-6),
+    ("normalization", "bf16"): (2e-2, 1.6e-2, 2e-2, 1.6e-2),
 }
 
 # --------------------------------------------------------------------------------------
@@ -185,6 +193,17 @@ class NormMlp(nn.Module):
         return self.fc2(h)
 
 
+class NormOnly(nn.Module):
+    """TE's standalone LayerNorm / RMSNorm module (te.normalization)."""
+
+    def __init__(self, norm: str, zcg: bool, hidden=HIDDEN):
+        super().__init__()
+        self.norm = Norm(norm, hidden, zcg)
+
+    def forward(self, x):
+        return self.norm(x)
+
+
 class ArgsWrapper(nn.Module):
     """forward(x, *params) == model(x) with the given parameter values, so that an export
     has x and every parameter as function arguments.  The wrapped model is kept out of
@@ -207,7 +226,7 @@ class ArgsWrapper(nn.Module):
 @dataclass
 class Config:
     name: str
-    module: str          # "layernorm_linear" | "layernorm_mlp"
+    module: str          # "layernorm_linear" | "layernorm_mlp" | "normalization"
     normalization: str   # "LayerNorm" | "RMSNorm"
     activation: str | None
     dtype: str           # "f32" | "bf16"
@@ -247,6 +266,8 @@ class Config:
 
     def build(self) -> nn.Module:
         assert self.x_shape[-1] == self.hidden, self.name
+        if self.module == "normalization":
+            return NormOnly(self.normalization, self.zero_centered_gamma, hidden=self.hidden)
         if self.module == "layernorm_linear":
             return NormLinear(self.normalization, self.zero_centered_gamma, self.bias,
                               hidden=self.hidden, out=self.out,
@@ -399,6 +420,23 @@ CONFIGS += [
     Config("ln_mlp_geglu_erf_f32", "layernorm_mlp", "LayerNorm", "geglu_erf", "f32", X2,
            doc="LayerNorm -> fc1(32, 128, bias) -> split [gate|up] -> gelu_erf(gate) * up -> "
                "fc2(64, 32, bias)"),
+]
+
+
+# TE's standalone LayerNorm / RMSNorm modules (te.normalization; appended last, seeds
+# kept). te-import-torch does not raise a lone norm, so model.mlir is te IR written
+# here (te_ir), not a torch-mlir export.
+CONFIGS += [
+    Config("norm_ln_zc_3d_f32", "normalization", "LayerNorm", None, "f32", X3,
+           zero_centered_gamma=True,
+           doc="te.LayerNorm(32, zero_centered_gamma=True): layer_norm(x, gamma + 1, beta), "
+               "x[2, 4, 32]"),
+    Config("norm_rms_zc_f32", "normalization", "RMSNorm", None, "f32", X2,
+           zero_centered_gamma=True,
+           doc="te.RMSNorm(32, zero_centered_gamma=True): rms_norm(x, gamma + 1)"),
+    Config("norm_ln_bf16", "normalization", "LayerNorm", None, "bf16", X2, norm_f32=True,
+           doc="te.LayerNorm(32) in bf16 (goldens: TE's TorchLayerNorm, fp32 math cast "
+               "back)"),
 ]
 
 
@@ -565,6 +603,44 @@ def export(cfg: Config, wrapper: nn.Module, names, args) -> str:
     return head + (text if text.endswith("\n") else text + "\n")
 
 
+def te_ir(cfg: Config, names, args) -> str:
+    """model.mlir of a "normalization" config: @main(x, gamma[, beta]) -> the norm, one
+    te.normalization (the argument order of the export: x, then named_parameters())."""
+    dt = cfg.dtype
+    ty = lambda t: "tensor<" + "x".join(map(str, t.shape)) + f"x{dt}>"  # noqa: E731
+    ids = ["x"] + [n.split(".")[-1] for n in names[1:]]
+    sig = ", ".join(f"%{i}: {ty(a)}" for i, a in zip(ids, args))
+    types = ", ".join(ty(a) for a in args)
+    norm = "layer_norm" if cfg.normalization == "LayerNorm" else "rms_norm"
+    attrs = [f"eps = {EPS:.17e} : f64"] + (["zero_centered_gamma"]
+                                           if cfg.zero_centered_gamma else [])
+    params = ", ".join("%" + i for i in ids[1:])
+    shapes = ", ".join(f"{n}[{', '.join(map(str, a.shape))}]" for n, a in zip(names, args))
+    return (
+        "// Generated by test/Integration/golden/make_goldens.py -- do not edit; regenerate instead.\n"
+        f"// config {cfg.name}: {cfg.doc}\n"
+        f"// @main({shapes}) {dt}\n"
+        "// te IR (make_goldens.py te_ir): te-import-torch does not raise a standalone norm\n"
+        f"func.func @main({sig}) -> {ty(args[0])} {{\n"
+        f"  %y = te.normalization %x norm {norm}({params}) {{{', '.join(attrs)}}} : "
+        f"({types}) -> {ty(args[0])}\n"
+        f"  return %y : {ty(args[0])}\n"
+        "}\n")
+
+
+def check_te_ir(te_opt: str, path: str) -> str | None:
+    """None if `te-opt` parses and verifies a te IR model.mlir with one te.normalization."""
+    try:
+        r = subprocess.run([te_opt, path], capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"could not run {te_opt}: {e}"
+    if r.returncode != 0:
+        return f"te-opt failed (rc {r.returncode}):\n{r.stderr.strip()}"
+    if r.stdout.count("te.normalization ") != 1:
+        return "expected exactly one te.normalization"
+    return None
+
+
 _TE_OP_RE = re.compile(r"\bte\.([a-z_]+)\b")
 
 
@@ -598,6 +674,13 @@ def dump_json(obj) -> str:
     return re.sub(r"\[(?:[\s\d,.eE+-]|null)*\]",
                   lambda m: "[" + ", ".join(v.strip() for v in m.group(0)[1:-1].split(",")
                                             if v.strip()) + "]", text) + "\n"
+
+
+def tol_test(cfg: Config) -> str:
+    """The TE accuracy test whose tolerances a config takes (test_<this>_accuracy)."""
+    if cfg.module == "normalization":
+        return "layernorm" if cfg.normalization == "LayerNorm" else "rmsnorm"
+    return cfg.module
 
 
 def write_case(cfg: Config, index: int, out_root: str, te_opt: str | None) -> tuple[int, list]:
@@ -634,7 +717,8 @@ def write_case(cfg: Config, index: int, out_root: str, te_opt: str | None) -> tu
     else:
         wrapper, names, args, grads_in, outs, grads = make_case(cfg, index)
         with open(mlir_path, "w") as f:
-            f.write(export(cfg, wrapper, names, args))
+            f.write(te_ir(cfg, names, args) if cfg.module == "normalization"
+                    else export(cfg, wrapper, names, args))
         if cfg.recipe:
             # expected/ from the FP8 emulation; outs/grads (autograd) only check it
             ref_outs, ref_grads = outs, grads
@@ -717,7 +801,7 @@ def write_case(cfg: Config, index: int, out_root: str, te_opt: str | None) -> tu
         "bwd_atol": ba,
         "bwd_rtol": br,
         "tolerance_source": ("TransformerEngine tests/pytorch/test_numerics.py "
-                             f"test_{cfg.module}_accuracy, {cfg.dtype} "
+                             f"test_{tol_test(cfg)}_accuracy, {cfg.dtype} "
                              "(reference/transformer-engine.md section 7.2)"),
         "seed": SEED + 100 * index,
     }
@@ -725,7 +809,8 @@ def write_case(cfg: Config, index: int, out_root: str, te_opt: str | None) -> tu
         conf["golden_norm"] = (
             "fp32: expected/ is torch.autograd of the model with its norm computed in fp32 "
             "and cast back (TransformerEngine's TorchLayerNorm reference, "
-            "reference/transformer-engine.md section 7.3); model.mlir is the plain export")
+            "reference/transformer-engine.md section 7.3); model.mlir is the plain "
+            + ("te IR" if cfg.module == "normalization" else "export"))
     if cfg.recipe:
         # after "dtype": the recipe and where the expected values come from
         items = list(conf.items())
@@ -792,7 +877,8 @@ def write_case(cfg: Config, index: int, out_root: str, te_opt: str | None) -> tu
     files.append(cpath)
 
     if te_opt:
-        msg = check_import(te_opt, mlir_path, cfg.module)
+        msg = (check_te_ir(te_opt, mlir_path) if cfg.module == "normalization"
+               else check_import(te_opt, mlir_path, cfg.module))
         if msg:
             problems.append(msg)
     size = sum(os.path.getsize(p) for p in files)

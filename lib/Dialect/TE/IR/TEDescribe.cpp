@@ -547,3 +547,37 @@ ModuleDescription LinearOp::describe(const DescribeOptions &options) {
   d.addDelayedScalingState(/*numGemms=*/1);
   return d.desc;
 }
+
+//===----------------------------------------------------------------------===//
+// NormalizationOp
+//===----------------------------------------------------------------------===//
+
+ModuleDescription NormalizationOp::describe(const DescribeOptions &options) {
+  Describer d(*this, getInput(), getRecipeOrDefault(), options);
+  // The recipe set on the op is reported as is; it runs unquantized by
+  // design (no GEMM), which is no fallback.
+  if (RecipeAttrInterface recipe = getRecipeAttr())
+    d.desc.recipe = recipe.getRecipeName().str();
+  int64_t k = getInput().getType().getShape().back();
+  d.desc.outputs.push_back(d.highPrecision("output", d.act(k)));
+  NormParts stats = normStatistics(d, getNormalization());
+  SymDim workspace(0);
+  if (options.training) {
+    // TE's norm modules save the input and the statistics (gamma is the
+    // parameter itself).
+    d.saveAlias("input", getInput());
+    d.saveAlias("ln_weight", getLnWeight());
+    for (unsigned i = 0; i < stats.numStats; ++i)
+      d.save(stats.stats[i]);
+    d.gradIn(d.highPrecision("grad_output", d.act(k)), "output", false);
+    d.gradOut("input", getInput());
+    d.gradOut("ln_weight", getLnWeight());
+    if (getLnBias())
+      d.gradOut("ln_bias", getLnBias());
+  } else {
+    for (unsigned i = 0; i < stats.numStats; ++i)
+      workspace = workspace + stats.stats[i].bytes();
+  }
+  d.desc.workspaceBytes = workspace;
+  return d.desc;
+}

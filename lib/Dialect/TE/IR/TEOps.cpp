@@ -547,5 +547,60 @@ LogicalResult LinearOp::reifyResultShapes(OpBuilder &b,
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// NormalizationOp
+//===----------------------------------------------------------------------===//
+
+// No GEMM, nothing quantized: no quantizer slots, no delayed-scaling state,
+// and the recipe (accepted, see the op's description) runs as bf16.
+int64_t NormalizationOp::getNumForwardSlots() { return 0; }
+int64_t NormalizationOp::getNumBackwardSlots() { return 0; }
+
+RecipeAttrInterface NormalizationOp::getRecipeOrDefault() {
+  return BF16RecipeAttr::get(getContext());
+}
+
+Value NormalizationOp::getScalesOperand() { return {}; }
+
+void NormalizationOp::setScalesOperand(Value scales) {
+  (void)scales;
+  assert(!scales && "te.normalization has no delayed-scaling state");
+}
+
+LogicalResult NormalizationOp::verify() {
+  ModuleVerifier v(*this, getInput());
+  if (failed(v.verifyInput()) ||
+      failed(v.verifyNorm(getNormalization(), getLnWeight(), getLnBias(),
+                          getEps())))
+    return failure();
+  if (getOutput().getType() != getInput().getType())
+    return emitOpError() << "result #0 has type " << getOutput().getType()
+                         << " but the inferred type is " << getInput().getType()
+                         << " (the norm output has the input's type)";
+  return success();
+}
+
+LogicalResult NormalizationOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, ValueRange operands,
+    DictionaryAttr attributes, OpaqueProperties properties, RegionRange regions,
+    SmallVectorImpl<Type> &inferred) {
+  Adaptor adaptor(operands, attributes, properties, regions);
+  Value input = adaptor.getInput();
+  if (!input || !isa<RankedTensorType>(input.getType()))
+    return emitOptionalError(loc, "'", getOperationName(),
+                             "' op cannot infer result types: input must be "
+                             "a ranked tensor");
+  inferred.push_back(input.getType());
+  return success();
+}
+
+LogicalResult
+NormalizationOp::reifyResultShapes(OpBuilder &b,
+                                   ReifiedRankedShapedTypeDims &shapes) {
+  reifyLike(b, getLoc(), getInput(), getInput().getType().getShape().back(),
+            shapes);
+  return success();
+}
+
 #define GET_OP_CLASSES
 #include "te/Dialect/TE/IR/TEOps.cpp.inc"

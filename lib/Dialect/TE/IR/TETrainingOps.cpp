@@ -435,6 +435,33 @@ LogicalResult LinearBwdOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// NormalizationBwdOp
+//===----------------------------------------------------------------------===//
+
+// High precision under every recipe: no quantizer slots, no scales.
+int64_t NormalizationBwdOp::getNumSlots() { return 0; }
+Value NormalizationBwdOp::getScalesOperand() { return {}; }
+
+LogicalResult NormalizationBwdOp::verify() {
+  BackwardVerifier v(*this, RecipeAttrInterface(), getGradOutput());
+  size_t rank = getGradOutput().getType().getRank();
+  FailureOr<int64_t> k = features(*this, "input", getInput(), rank);
+  if (failed(k))
+    return failure();
+  if (failed(v.checkTensor("grad_output", getGradOutput(), v.act(*k))) ||
+      failed(v.checkTensor("input", getInput(), v.act(*k))) ||
+      failed(v.checkVector("ln_weight", getLnWeight(), *k)) ||
+      failed(v.checkStats(getNormalization(), getMu(), getRsigma(),
+                          getWithLnBias())))
+    return failure();
+  SmallVector<std::pair<StringRef, RankedTensorType>> grads = {
+      {"input", v.tensor(v.act(*k))}, {"ln_weight", v.tensor({*k})}};
+  if (getWithLnBias())
+    grads.push_back({"ln_bias", v.tensor({*k})});
+  return v.checkGrads(grads);
+}
+
+//===----------------------------------------------------------------------===//
 // AmaxOp / AmaxUpdateOp
 //===----------------------------------------------------------------------===//
 
@@ -452,7 +479,12 @@ LogicalResult AmaxOp::verify() {
   if (!result || result.getResultNumber() != 0)
     return emitOpError() << "source must be result 0 of a te module or "
                             "backward op";
-  auto [slots, scales] = delayedSlots(result.getOwner());
+  Operation *owner = result.getOwner();
+  auto [slots, scales] = delayedSlots(owner);
+  if (slots == 0 && isa<ModuleOpInterface, ModuleBackwardOpInterface>(owner))
+    return emitOpError() << "source op '" << owner->getName()
+                         << "' quantizes nothing (no quantizer slots), so it "
+                            "records no amaxes";
   if (slots == 0)
     return emitOpError() << "source must be result 0 of a te module or "
                             "backward op";

@@ -1,6 +1,7 @@
 //===- TEOps.td - TE dialect operations --------------------*- tablegen -*-===//
 //
-// L1 module ops: te.layernorm_linear, te.layernorm_mlp, te.linear.
+// L1 module ops: te.layernorm_linear, te.layernorm_mlp, te.linear,
+// te.normalization.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,10 +17,13 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 
 /// Traits shared by the module ops: value semantics, optional operands and
 /// results inferred from the operands, a description and a backward rule.
-class TE_ModuleOp<string mnemonic, list<Trait> traits = []>
+/// `moduleMethods` names ModuleOpInterface methods with a default
+/// implementation that the op defines itself (an op without `scales`).
+class TE_ModuleOp<string mnemonic, list<Trait> traits = [],
+                  list<string> moduleMethods = []>
     : TE_Op<mnemonic, !listconcat(traits, [
         Pure,
-        DeclareOpInterfaceMethods<TE_ModuleOpInterface>,
+        DeclareOpInterfaceMethods<TE_ModuleOpInterface, moduleMethods>,
         DeclareOpInterfaceMethods<TE_BackwardOpInterface, ["needsSaved"]>,
         DeclareOpInterfaceMethods<InferTypeOpInterface>,
         DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface,
@@ -199,6 +203,55 @@ def TE_LinearOp : TE_ModuleOp<"linear", [AttrSizedOperandSegments]> {
   let assemblyFormat = [{
     $input `weight` `(` $weight (`,` $bias^)? `)`
     (`recipe` `(` $recipe^ `)`)? (`scales` `(` $scales^ `)`)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let extraClassDeclaration = extraModuleClassDeclaration;
+}
+
+//===----------------------------------------------------------------------===//
+// NormalizationOp
+//===----------------------------------------------------------------------===//
+
+def TE_NormalizationOp : TE_ModuleOp<"normalization", [],
+    ["getScalesOperand", "setScalesOperand"]> {
+  let summary = "a standalone LayerNorm or RMSNorm (TE LayerNorm, RMSNorm)";
+  let description = [{
+    Normalizes `input` (`[..., K]`) over its last dimension with LayerNorm
+    or RMSNorm, as the norm of `te.layernorm_linear` does, and returns the
+    result in the input's dtype (TransformerEngine's `te.LayerNorm` and
+    `te.RMSNorm` modules).
+
+    - `ln_weight` (gamma, `[K]`) is applied as `gamma + 1` when
+      `zero_centered_gamma` is set.
+    - `ln_bias` (beta, `[K]`) is allowed only with `layer_norm`; an absent
+      beta is zero.
+    - `recipe` is accepted and ignored by design: the op has no GEMM, so
+      nothing is quantized and the output is high precision under every
+      recipe, as TransformerEngine's standalone norm modules give it inside
+      an FP8 autocast. te-apply-recipe may set it like on any module op; no
+      fallback is reported and the op has no delayed-scaling state (hence
+      no `scales` operand).
+
+    ```mlir
+    %y = te.normalization %x norm layer_norm(%gamma, %beta)
+        {eps = 1.0e-05 : f64, zero_centered_gamma}
+        : (tensor<?x64xbf16>, tensor<64xbf16>, tensor<64xbf16>)
+        -> tensor<?x64xbf16>
+    ```
+  }];
+  let arguments = (ins
+    TE_FloatTensor:$input,
+    TE_FloatTensor:$ln_weight,
+    Optional<TE_FloatTensor>:$ln_bias,
+    TE_NormalizationKindAttr:$normalization,
+    DefaultValuedAttr<F64Attr, "1.0e-5">:$eps,
+    UnitAttr:$zero_centered_gamma,
+    OptionalAttr<TE_RecipeAttrInterface>:$recipe
+  );
+  let results = (outs TE_FloatTensor:$output);
+  let assemblyFormat = [{
+    $input `norm` `` $normalization `(` $ln_weight (`,` $ln_bias^)? `)`
+    (`recipe` `(` $recipe^ `)`)?
     attr-dict `:` functional-type(operands, results)
   }];
   let extraClassDeclaration = extraModuleClassDeclaration;

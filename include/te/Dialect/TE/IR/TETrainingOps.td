@@ -59,9 +59,13 @@ def TE_SavedOp : TE_Op<"saved", [Pure,
 /// A module's backward. With `#te.fp8_delayed`, `scales` are the backward
 /// quantizers' scales (`[2 * GEMMs]`, TE's slots grad_output, grad_input per
 /// GEMM) from the caller's recipe state.
-class TE_BackwardOp<string mnemonic, list<Trait> traits = []>
+/// `backwardMethods` names ModuleBackwardOpInterface methods with a default
+/// implementation that the op defines itself (an op without `scales`).
+class TE_BackwardOp<string mnemonic, list<Trait> traits = [],
+                    list<string> backwardMethods = []>
     : TE_Op<mnemonic, !listconcat(traits, [Pure,
-        DeclareOpInterfaceMethods<TE_ModuleBackwardOpInterface>])> {
+        DeclareOpInterfaceMethods<TE_ModuleBackwardOpInterface,
+                                  backwardMethods>])> {
   let hasVerifier = 1;
   /// Results: the gradients, one per differentiable forward operand, in
   /// forward operand order (optional ones present per the with_* flags; a
@@ -213,6 +217,43 @@ def TE_LinearBwdOp : TE_BackwardOp<"linear_bwd",
   let assemblyFormat = [{
     $grad_output (`input` `(` $input^ `)`)? `weight` `(` $weight `)`
     (`recipe` `(` $recipe^ `)`)? (`scales` `(` $scales^ `)`)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def TE_NormalizationBwdOp : TE_BackwardOp<"normalization_bwd", [],
+                                          ["getScalesOperand"]> {
+  let summary = "backward of te.normalization";
+  let description = [{
+    Computes the gradients of a `te.normalization`'s operands in their
+    order: input, ln_weight and, with `with_ln_bias`, ln_bias, from the
+    output gradient, the input, gamma and the saved statistics: `mu` (the
+    mean, present exactly for `layer_norm`) and `rsigma` (the inverse
+    standard deviation, or RMS for `rms_norm`). TransformerEngine's norm
+    backward (§1.5.8, §8): high precision under every recipe, no quantizer
+    slots.
+
+    ```mlir
+    %dx, %dg, %db = te.normalization_bwd %dy input(%x) norm layer_norm(%g)
+        mu(%mu) rsigma(%rs) {with_ln_bias}
+        : (tensor<8x64xbf16>, tensor<8x64xbf16>, tensor<64xbf16>,
+           tensor<8xf32>, tensor<8xf32>)
+        -> (tensor<8x64xbf16>, tensor<64xbf16>, tensor<64xbf16>)
+    ```
+  }];
+  let arguments = (ins
+    TE_FloatTensor:$grad_output,
+    TE_FloatTensor:$input,
+    TE_FloatTensor:$ln_weight,
+    Optional<TE_F32Vector>:$mu,
+    TE_F32Vector:$rsigma,
+    TE_NormalizationKindAttr:$normalization,
+    UnitAttr:$zero_centered_gamma,
+    UnitAttr:$with_ln_bias
+  );
+  let assemblyFormat = [{
+    $grad_output `input` `(` $input `)` `norm` `` $normalization
+    `(` $ln_weight `)` (`mu` `(` $mu^ `)`)? `rsigma` `(` $rsigma `)`
     attr-dict `:` functional-type(operands, results)
   }];
 }
