@@ -184,7 +184,8 @@ ArrayRef<StringRef> mlir::te::getRecipeNames() {
 }
 
 RecipeAttrInterface mlir::te::getDefaultRecipe(MLIRContext *ctx,
-                                               StringRef name) {
+                                               StringRef name,
+                                               std::string *why) {
   ctx->getOrLoadDialect<TEDialect>();
   if (name == "bf16")
     return BF16RecipeAttr::get(ctx);
@@ -207,7 +208,12 @@ RecipeAttrInterface mlir::te::getDefaultRecipe(MLIRContext *ctx,
   if (name.starts_with("#te.")) {
     // The caller reports the failure; the parser's own diagnostic would
     // point into a buffer the user never wrote.
-    ScopedDiagnosticHandler quiet(ctx, [](Diagnostic &) { return success(); });
+    // The first error says what is wrong (a bad value, a verifier's rule).
+    ScopedDiagnosticHandler quiet(ctx, [&](Diagnostic &diag) {
+      if (why && why->empty() && diag.getSeverity() == DiagnosticSeverity::Error)
+        *why = diag.str();
+      return success();
+    });
     return dyn_cast_or_null<RecipeAttrInterface>(parseAttribute(name, ctx));
   }
   return {};

@@ -77,8 +77,7 @@ def TE_AmaxComputeAlgo : I32EnumAttr<"AmaxComputeAlgo",
 }
 
 def TE_NVFP4Scope : I32EnumAttr<"NVFP4Scope",
-    "which tensors of an NVFP4 recipe an option applies to: none, the "
-    "weights, the activations (the other forward tensors), or both", [
+    "NVFP4 tensor scope", [
       I32EnumAttrCase<"None", 0, "none">,
       I32EnumAttrCase<"Weights", 1, "weights">,
       I32EnumAttrCase<"Activations", 2, "activations">,
@@ -89,7 +88,7 @@ def TE_NVFP4Scope : I32EnumAttr<"NVFP4Scope",
 }
 
 def TE_NVFP4ErrMode : I32EnumAttr<"NVFP4ErrMode",
-    "the error NVFP4's 4-over-6 selection minimises per block", [
+    "NVFP4 4-over-6 error mode", [
       I32EnumAttrCase<"MAE", 0, "mae">,
       I32EnumAttrCase<"MSE", 1, "mse">
     ]> {
