@@ -27,8 +27,8 @@ struct TEApplyRecipePass
     RecipeAttrInterface newRecipe =
         getDefaultRecipe(&getContext(), recipe, &why);
     if (!newRecipe && !why.empty()) {
-      getOperation()->emitError() << "te-apply-recipe: invalid recipe '"
-                                  << recipe << "': " << why;
+      getOperation()->emitError()
+          << "te-apply-recipe: invalid recipe '" << recipe << "': " << why;
       return signalPassFailure();
     }
     if (!newRecipe) {

@@ -40,7 +40,7 @@ float e2m1Value(uint8_t c) {
 }
 
 struct Ref {
-  std::vector<uint8_t> codes; // one per element
+  std::vector<uint8_t> codes;  // one per element
   std::vector<uint8_t> scales; // one per block, [rows, cols / 16]
 };
 
@@ -175,7 +175,8 @@ TEST(NVFP4FourOverSix, MatchesReference) {
             for (int j = 0; j < 16; ++j)
               m = std::max(m, std::fabs(x[rr * cols + b * 16 + j]));
           float enc = bound * 6.0f / a;
-          uint8_t map6 = te::formats::floatToE4M3(std::min(m / 6.0f * enc, 448.0f));
+          uint8_t map6 =
+              te::formats::floatToE4M3(std::min(m / 6.0f * enc, 448.0f));
           map4Total += got.scales[i] != map6;
         }
       }
@@ -201,7 +202,8 @@ std::vector<float> repeated(const float (&row)[16]) {
 TEST(NVFP4FourOverSix, SixWinsOnTheSixGrid) {
   // amax 6, bound 256: S_enc = 256, scale 6 = 256 codes every value exactly;
   // scale 4 = 384 turns 4 into 2.67 (rounded to 3).
-  const float row[16] = {6, 4, 3, 2, 1.5f, 1, 0.5f, 0, -6, -4, -3, -2, -1, 0, 0, 0};
+  const float row[16] = {6,  4,  3,  2,  1.5f, 1, 0.5f, 0,
+                         -6, -4, -3, -2, -1,   0, 0,    0};
   for (bool mse : {false, true}) {
     Ref got = run(repeated(row), 16, 16, false, mse, 256);
     EXPECT_EQ(got.scales[0], te::formats::floatToE4M3(256.0f));
@@ -213,7 +215,8 @@ TEST(NVFP4FourOverSix, SixWinsOnTheSixGrid) {
 TEST(NVFP4FourOverSix, FourWinsOnTheFourGrid) {
   // amax 4, bound 256: S_enc = 384, scale 6 = 256 maps 3 to 4.5 (no E2M1
   // value); scale 4 = 384 codes every value exactly.
-  const float row[16] = {4, 3, 2, 1.5f, 1, 0.5f, 0, -4, -3, -2, -1, 0, 0, 0, 0, 0};
+  const float row[16] = {4,  3,  2,  1.5f, 1, 0.5f, 0, -4,
+                         -3, -2, -1, 0,    0, 0,    0, 0};
   for (bool tile2d : {false, true})
     for (bool mse : {false, true}) {
       Ref got = run(repeated(row), 16, 16, tile2d, mse, 256);
@@ -221,6 +224,15 @@ TEST(NVFP4FourOverSix, FourWinsOnTheFourGrid) {
       for (int j = 0; j < 16; ++j)
         EXPECT_EQ(e2m1Value(got.codes[j]), row[j]) << j;
     }
+}
+
+TEST(NVFP4FourOverSix, TiesKeepSix) {
+  // A block of equal values is exact both ways (6 * 256 and 4 * 384 over
+  // S_enc = 256): equal errors keep the 6 mapping.
+  const float row[16] = {6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6};
+  for (bool tile2d : {false, true})
+    EXPECT_EQ(run(repeated(row), 16, 16, tile2d, false, 256).scales[0],
+              te::formats::floatToE4M3(256.0f));
 }
 
 TEST(NVFP4FourOverSix, ZeroInput) {

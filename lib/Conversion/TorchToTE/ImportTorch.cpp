@@ -627,8 +627,8 @@ struct TEImportTorchPass
       std::string why;
       recipeAttr = getDefaultRecipe(&getContext(), recipe, &why);
       if (!recipeAttr && !why.empty()) {
-        getOperation().emitError() << "te-import-torch: invalid recipe '"
-                                   << recipe << "': " << why;
+        getOperation().emitError()
+            << "te-import-torch: invalid recipe '" << recipe << "': " << why;
         return signalPassFailure();
       }
       if (!recipeAttr) {

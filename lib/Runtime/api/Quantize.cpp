@@ -314,12 +314,14 @@ int32_t te_rt_quantize_nvfp4(te_rt_context *ctx, int32_t dtype, const void *x,
                                   columnwise_scale_inv, columnwise_amax);
 }
 
-int32_t te_rt_quantize_nvfp4_4over6(
-    te_rt_context *ctx, int32_t dtype, const void *x, int64_t rows,
-    int64_t cols, int32_t block_2d, int32_t err_mode, int32_t e4m3_max,
-    int32_t swizzled, void *data, uint8_t *scale_inv, float *amax,
-    void *columnwise_data, uint8_t *columnwise_scale_inv,
-    float *columnwise_amax) {
+int32_t te_rt_quantize_nvfp4_4over6(te_rt_context *ctx, int32_t dtype,
+                                    const void *x, int64_t rows, int64_t cols,
+                                    int32_t block_2d, int32_t err_mode,
+                                    int32_t e4m3_max, int32_t swizzled,
+                                    void *data, uint8_t *scale_inv, float *amax,
+                                    void *columnwise_data,
+                                    uint8_t *columnwise_scale_inv,
+                                    float *columnwise_amax) {
   Checker c("te_rt_quantize_nvfp4_4over6");
   int64_t n = 0;
   if (!c.context(ctx) || !c.dtype(dtype) || !c.positive("rows", rows) ||
@@ -340,10 +342,10 @@ int32_t te_rt_quantize_nvfp4_4over6(
   if (!nvfp4Copies(c, data, scale_inv, amax, columnwise_data,
                    columnwise_scale_inv, columnwise_amax))
     return 1;
-  return ctx->ops->quantize_nvfp4_4over6(
-      c, ctx, dtype, x, rows, cols, block_2d, err_mode, e4m3_max, swizzled,
-      data, scale_inv, amax, columnwise_data, columnwise_scale_inv,
-      columnwise_amax);
+  return ctx->ops->quantize_nvfp4_4over6(c, ctx, dtype, x, rows, cols, block_2d,
+                                         err_mode, e4m3_max, swizzled, data,
+                                         scale_inv, amax, columnwise_data,
+                                         columnwise_scale_inv, columnwise_amax);
 }
 
 int32_t te_rt_gemm_nvfp4(te_rt_context *ctx, int32_t out_dtype, const void *a,

@@ -335,8 +335,9 @@ float quantizeNVFP4FourOverSix(const float *x, int64_t rows, int64_t cols,
     for (int64_t r = 0; r < 16; ++r) {
       const float *v = x + (r0 + r) * cols + b * 16;
       float base = (block2d ? tileAmax : amaxOf(v, 16)) / 6.0f * sEnc;
-      map4[r] = fourOverSixCandidate(v, floatToE4M3(std::min(base * 1.5f, 448.0f)),
-                                     sDec, globalAmax, e4m3Max, mse);
+      map4[r] =
+          fourOverSixCandidate(v, floatToE4M3(std::min(base * 1.5f, 448.0f)),
+                               sDec, globalAmax, e4m3Max, mse);
       map6[r] = fourOverSixCandidate(v, floatToE4M3(std::min(base, 448.0f)),
                                      sDec, globalAmax, e4m3Max, mse);
     }

@@ -183,8 +183,7 @@ ArrayRef<StringRef> mlir::te::getRecipeNames() {
   return names;
 }
 
-RecipeAttrInterface mlir::te::getDefaultRecipe(MLIRContext *ctx,
-                                               StringRef name,
+RecipeAttrInterface mlir::te::getDefaultRecipe(MLIRContext *ctx, StringRef name,
                                                std::string *why) {
   ctx->getOrLoadDialect<TEDialect>();
   if (name == "bf16")
@@ -210,7 +209,8 @@ RecipeAttrInterface mlir::te::getDefaultRecipe(MLIRContext *ctx,
     // point into a buffer the user never wrote.
     // The first error says what is wrong (a bad value, a verifier's rule).
     ScopedDiagnosticHandler quiet(ctx, [&](Diagnostic &diag) {
-      if (why && why->empty() && diag.getSeverity() == DiagnosticSeverity::Error)
+      if (why && why->empty() &&
+          diag.getSeverity() == DiagnosticSeverity::Error)
         *why = diag.str();
       return success();
     });

@@ -180,9 +180,10 @@ LogicalResult QuantizeOp::verify() {
     return emitOpError() << "four_over_six applies to nvfp4 without "
                             "stochastic_rounding and without rht, got "
                          << recipe.getRecipeName()
-                         << (getStochasticRounding() ? " with stochastic_rounding"
-                             : q.getRht()            ? " with rht"
-                                                     : "");
+                         << (getStochasticRounding()
+                                 ? " with stochastic_rounding"
+                             : q.getRht() ? " with rht"
+                                          : "");
   if (getSeed() && !getStochasticRounding())
     return emitOpError() << "seed keys stochastic rounding; it needs "
                             "stochastic_rounding";
