@@ -187,9 +187,9 @@ TEST_F(TEDialectTest, NVFP4FourOverSix) {
   EXPECT_FALSE(plain.fourOverSix(true) || plain.fourOverSix(false));
   EXPECT_EQ(plain.fourOverSixE4M3Max(true), 448.0f);
   // 4-over-6 weights; the 256 bound for activations only: weights keep 448.
-  auto w = dyn_cast_or_null<NVFP4RecipeAttr>(getDefaultRecipe(
-      &context, "#te.nvfp4<four_over_six = weights, "
-                "four_over_six_e4m3_use_256 = activations>"));
+  auto w = dyn_cast_or_null<NVFP4RecipeAttr>(
+      getDefaultRecipe(&context, "#te.nvfp4<four_over_six = weights, "
+                                 "four_over_six_e4m3_use_256 = activations>"));
   ASSERT_TRUE(w);
   EXPECT_TRUE(w.fourOverSix(true));
   EXPECT_FALSE(w.fourOverSix(false));
@@ -206,8 +206,8 @@ TEST_F(TEDialectTest, NVFP4FourOverSix) {
   EXPECT_EQ(all.getFourOverSixErrMode(), NVFP4ErrMode::MSE);
   // An invalid one says why.
   std::string why;
-  EXPECT_FALSE(getDefaultRecipe(&context, "#te.nvfp4<four_over_six = all>",
-                                &why));
+  EXPECT_FALSE(
+      getDefaultRecipe(&context, "#te.nvfp4<four_over_six = all>", &why));
   EXPECT_NE(why.find("needs rht = false"), std::string::npos) << why;
 }
 
