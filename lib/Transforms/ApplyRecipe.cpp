@@ -23,7 +23,14 @@ struct TEApplyRecipePass
   using Base::Base;
 
   void runOnOperation() override {
-    RecipeAttrInterface newRecipe = getDefaultRecipe(&getContext(), recipe);
+    std::string why;
+    RecipeAttrInterface newRecipe =
+        getDefaultRecipe(&getContext(), recipe, &why);
+    if (!newRecipe && !why.empty()) {
+      getOperation()->emitError()
+          << "te-apply-recipe: invalid recipe '" << recipe << "': " << why;
+      return signalPassFailure();
+    }
     if (!newRecipe) {
       getOperation()->emitError()
           << "te-apply-recipe: unknown recipe '" << recipe

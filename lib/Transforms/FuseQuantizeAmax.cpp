@@ -93,7 +93,8 @@ struct TEFuseQuantizeAmaxPass
           b, quantize.getLoc(), quantize.getResult().getType(),
           /*amax=*/Type(), quantize.getInput(), quantize.getScales(), amax,
           quantize.getSlotAttr(), quantize.getWeight(),
-          quantize.getStochasticRounding(), quantize.getSeedAttr());
+          quantize.getStochasticRounding(), quantize.getSeedAttr(),
+          quantize.getFourOverSix());
       quantize.getResult().replaceAllUsesWith(fused.getResult());
       if (Value old = quantize.getAmax())
         old.replaceAllUsesWith(amax);

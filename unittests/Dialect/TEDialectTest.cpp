@@ -181,6 +181,36 @@ TEST_F(TEDialectTest, RecipesByName) {
   EXPECT_FALSE(getDefaultRecipe(&context, "#te.nvfp4<rht = false"));
 }
 
+TEST_F(TEDialectTest, NVFP4FourOverSix) {
+  auto plain = cast<NVFP4RecipeAttr>(getDefaultRecipe(&context, "nvfp4"));
+  EXPECT_EQ(plain.getFourOverSix(), NVFP4Scope::None);
+  EXPECT_FALSE(plain.fourOverSix(true) || plain.fourOverSix(false));
+  EXPECT_EQ(plain.fourOverSixE4M3Max(true), 448.0f);
+  // 4-over-6 weights; the 256 bound for activations only: weights keep 448.
+  auto w = dyn_cast_or_null<NVFP4RecipeAttr>(
+      getDefaultRecipe(&context, "#te.nvfp4<four_over_six = weights, "
+                                 "four_over_six_e4m3_use_256 = activations>"));
+  ASSERT_TRUE(w);
+  EXPECT_TRUE(w.fourOverSix(true));
+  EXPECT_FALSE(w.fourOverSix(false));
+  EXPECT_EQ(w.fourOverSixE4M3Max(true), 448.0f);
+  EXPECT_EQ(w.fourOverSixE4M3Max(false), 448.0f);
+  auto all = dyn_cast_or_null<NVFP4RecipeAttr>(getDefaultRecipe(
+      &context,
+      "#te.nvfp4<rht = false, four_over_six = all, four_over_six_err_mode = "
+      "mse>"));
+  ASSERT_TRUE(all);
+  EXPECT_TRUE(all.fourOverSix(true) && all.fourOverSix(false));
+  EXPECT_EQ(all.fourOverSixE4M3Max(true), 256.0f);
+  EXPECT_EQ(all.fourOverSixE4M3Max(false), 256.0f);
+  EXPECT_EQ(all.getFourOverSixErrMode(), NVFP4ErrMode::MSE);
+  // An invalid one says why.
+  std::string why;
+  EXPECT_FALSE(
+      getDefaultRecipe(&context, "#te.nvfp4<four_over_six = all>", &why));
+  EXPECT_NE(why.find("needs rht = false"), std::string::npos) << why;
+}
+
 TEST_F(TEDialectTest, ActivationTable) {
   const char *gated[] = {"geglu",  "glu",    "qgeglu",        "reglu",
                          "sreglu", "swiglu", "clamped_swiglu", "geglu_erf"};

@@ -631,3 +631,60 @@ TEST_F(Abi, NVFP4ArgumentChecks) {
 }
 
 } // namespace
+
+namespace {
+
+/// te_rt_quantize_nvfp4_4over6: both copies as quantizeNVFP4FourOverSix
+/// writes them (rowwise of x, columnwise of x^T), the stored amax scaled by
+/// 448 / e4m3_max so that the GEMM's S_enc = 2688 / amax is the one used,
+/// and bad modes refused.
+TEST_F(Abi, QuantizeNVFP4FourOverSix) {
+  const int64_t rows = 32, cols = 48;
+  std::vector<float> x = gaussian(rows * cols, 11), xt(x.size());
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      xt[j * rows + i] = x[i * cols + j];
+  for (int32_t bound : {256, 448})
+    for (int32_t block2d : {0, 1}) {
+      NVFP4Copy row(rows, cols), col(cols, rows), wantRow(rows, cols),
+          wantCol(cols, rows);
+      ASSERT_EQ(te_rt_quantize_nvfp4_4over6(
+                    ctx, TE_RT_DTYPE_F32, x.data(), rows, cols, block2d,
+                    /*err_mode=*/1, bound, /*swizzled=*/0, row.data.data(),
+                    row.scales.data(), &row.amax, col.data.data(),
+                    col.scales.data(), &col.amax),
+                0)
+          << lastError();
+      float a = te::cpu::quantizeNVFP4FourOverSix(
+          x.data(), rows, cols, block2d, true, float(bound),
+          wantRow.data.data(), wantRow.scales.data());
+      te::cpu::quantizeNVFP4FourOverSix(xt.data(), cols, rows, block2d, true,
+                                        float(bound), wantCol.data.data(),
+                                        wantCol.scales.data());
+      EXPECT_EQ(row.data, wantRow.data);
+      EXPECT_EQ(row.scales, wantRow.scales);
+      EXPECT_EQ(col.data, wantCol.data);
+      EXPECT_EQ(col.scales, wantCol.scales);
+      EXPECT_EQ(row.amax, a * (448.0f / float(bound)));
+      EXPECT_EQ(col.amax, row.amax);
+    }
+  NVFP4Copy row(rows, cols);
+  EXPECT_NE(te_rt_quantize_nvfp4_4over6(ctx, TE_RT_DTYPE_F32, x.data(), rows,
+                                        cols, 0, /*err_mode=*/2, 256, 0,
+                                        row.data.data(), row.scales.data(),
+                                        &row.amax, nullptr, nullptr, nullptr),
+            0);
+  EXPECT_NE(std::string(lastError()).find("err_mode must be 0 (MAE) or 1"),
+            std::string::npos)
+      << lastError();
+  EXPECT_NE(te_rt_quantize_nvfp4_4over6(ctx, TE_RT_DTYPE_F32, x.data(), rows,
+                                        cols, 0, 0, 300, 0, row.data.data(),
+                                        row.scales.data(), &row.amax, nullptr,
+                                        nullptr, nullptr),
+            0);
+  EXPECT_NE(std::string(lastError()).find("e4m3_max must be 256 or 448"),
+            std::string::npos)
+      << lastError();
+}
+
+} // namespace

@@ -412,6 +412,16 @@ TEST_P(CudaAbi, NVFP4NeedsBlackwell) {
                 .find("NVFP4 is a Blackwell (sm_100+) recipe"),
             std::string::npos)
       << te_rt_last_error();
+  // TE's 4-over-6 block scales too.
+  EXPECT_NE(te_rt_quantize_nvfp4_4over6(
+                gpu, TE_RT_DTYPE_F32, x.dev, 32, 32, 0, 0, 256, 1, q.dev,
+                static_cast<uint8_t *>(s.dev), static_cast<float *>(am.dev),
+                nullptr, nullptr, nullptr),
+            0);
+  EXPECT_NE(std::string(te_rt_last_error())
+                .find("te_rt_quantize_nvfp4_4over6: NVFP4 is a Blackwell"),
+            std::string::npos)
+      << te_rt_last_error();
   Pair &d = output(32 * 32 * 4);
   EXPECT_NE(te_rt_gemm_nvfp4(
                 gpu, TE_RT_DTYPE_F32, q.dev, static_cast<uint8_t *>(s.dev),

@@ -38,6 +38,22 @@ struct QuantizeLowering : public RuntimeCallPattern<QuantizeOp> {
   LogicalResult lower(QuantizeOp qz, FunctionLowering &l) const override {
     auto q = cast<QuantizedTensorType>(qz.getResult().getType());
     QPtrs out = l.qptrs(qz.getResult());
+    if (auto nvfp4 = dyn_cast<NVFP4RecipeAttr>(q.getRecipe());
+        nvfp4 && qz.getFourOverSix()) {
+      bool weight = qz.getWeight();
+      l.call("te_rt_quantize_nvfp4_4over6",
+             {l.ctxArg, l.dtype(qz.getInput()), l.ptr(qz.getInput()),
+              l.rows(qz.getInput()), l.c64(l.lastDim(qz.getInput())),
+              l.c32(q.getBlock_2d()),
+              l.c32(nvfp4.getFourOverSixErrMode() == NVFP4ErrMode::MSE),
+              l.c32(int32_t(nvfp4.fourOverSixE4M3Max(weight))),
+              l.c32(q.getSwizzled()), l.part(out, "rowwise_data"),
+              l.part(out, "rowwise_scale_inv"), l.part(out, "amax_rowwise"),
+              l.part(out, "columnwise_data"),
+              l.part(out, "columnwise_scale_inv"),
+              l.part(out, "amax_columnwise")});
+      return success();
+    }
     if (isa<NVFP4RecipeAttr>(q.getRecipe())) {
       l.call("te_rt_quantize_nvfp4",
              {l.ctxArg, l.dtype(qz.getInput()), l.ptr(qz.getInput()),

@@ -624,7 +624,13 @@ struct TEImportTorchPass
   void runOnOperation() override {
     RecipeAttrInterface recipeAttr;
     if (!recipe.empty()) {
-      recipeAttr = getDefaultRecipe(&getContext(), recipe);
+      std::string why;
+      recipeAttr = getDefaultRecipe(&getContext(), recipe, &why);
+      if (!recipeAttr && !why.empty()) {
+        getOperation().emitError()
+            << "te-import-torch: invalid recipe '" << recipe << "': " << why;
+        return signalPassFailure();
+      }
       if (!recipeAttr) {
         getOperation().emitError()
             << "te-import-torch: unknown recipe '" << recipe

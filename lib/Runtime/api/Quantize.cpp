@@ -314,6 +314,40 @@ int32_t te_rt_quantize_nvfp4(te_rt_context *ctx, int32_t dtype, const void *x,
                                   columnwise_scale_inv, columnwise_amax);
 }
 
+int32_t te_rt_quantize_nvfp4_4over6(te_rt_context *ctx, int32_t dtype,
+                                    const void *x, int64_t rows, int64_t cols,
+                                    int32_t block_2d, int32_t err_mode,
+                                    int32_t e4m3_max, int32_t swizzled,
+                                    void *data, uint8_t *scale_inv, float *amax,
+                                    void *columnwise_data,
+                                    uint8_t *columnwise_scale_inv,
+                                    float *columnwise_amax) {
+  Checker c("te_rt_quantize_nvfp4_4over6");
+  int64_t n = 0;
+  if (!c.context(ctx) || !c.dtype(dtype) || !c.positive("rows", rows) ||
+      !c.positive("cols", cols) || !wholeBlocks(c, "rows", rows, 16, "NVFP4") ||
+      !wholeBlocks(c, "cols", cols, 16, "NVFP4") ||
+      !c.product("rows * cols", rows, cols, 4, &n) ||
+      !c.flag("block_2d", block_2d) || !c.flag("swizzled", swizzled) ||
+      !c.notNull("x", x))
+    return 1;
+  if (err_mode != 0 && err_mode != 1)
+    return c.fail("err_mode must be 0 (MAE) or 1 (MSE), got " +
+                  std::to_string(err_mode)),
+           1;
+  if (e4m3_max != 256 && e4m3_max != 448)
+    return c.fail("e4m3_max must be 256 or 448, got " +
+                  std::to_string(e4m3_max)),
+           1;
+  if (!nvfp4Copies(c, data, scale_inv, amax, columnwise_data,
+                   columnwise_scale_inv, columnwise_amax))
+    return 1;
+  return ctx->ops->quantize_nvfp4_4over6(c, ctx, dtype, x, rows, cols, block_2d,
+                                         err_mode, e4m3_max, swizzled, data,
+                                         scale_inv, amax, columnwise_data,
+                                         columnwise_scale_inv, columnwise_amax);
+}
+
 int32_t te_rt_gemm_nvfp4(te_rt_context *ctx, int32_t out_dtype, const void *a,
                          const uint8_t *a_scale_inv, const float *a_amax,
                          const void *b, const uint8_t *b_scale_inv,

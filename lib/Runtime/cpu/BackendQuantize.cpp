@@ -425,6 +425,45 @@ int32_t quantize_nvfp4(const Checker &c, te_rt_context *ctx, int32_t dtype,
   });
 }
 
+int32_t quantize_nvfp4_4over6(const Checker &c, te_rt_context *ctx,
+                              int32_t dtype, const void *x, int64_t rows,
+                              int64_t cols, int32_t block_2d, int32_t err_mode,
+                              int32_t e4m3_max, int32_t swizzled, void *data,
+                              uint8_t *scale_inv, float *amax,
+                              void *columnwise_data,
+                              uint8_t *columnwise_scale_inv,
+                              float *columnwise_amax) {
+  // Sizes the checks (api/) found to fit.
+  int64_t n = rows * cols;
+  return guarded(c, [&] {
+    const float *X = input(ctx, 0, dtypeOf(dtype), x, n);
+    float bound = static_cast<float>(e4m3_max);
+    // One copy of x [r, k]; the amax stored makes 2688 / amax (the S_enc
+    // te_rt_gemm_nvfp4 and dequantization read) the S_enc used here.
+    auto copy = [&](const float *src, int64_t r, int64_t k, void *out,
+                    uint8_t *scales, float *outAmax) {
+      int64_t sr = te::cpu::roundUpTo(r, 128), sc = te::cpu::nvfp4ScaleCols(k);
+      std::vector<uint8_t> compact(swizzled ? static_cast<size_t>(sr * sc) : 0);
+      uint8_t *dst = swizzled ? compact.data() : scales;
+      float a = te::cpu::quantizeNVFP4FourOverSix(
+          src, r, k, block_2d != 0, err_mode == 1, bound,
+          static_cast<uint8_t *>(out), dst);
+      if (swizzled)
+        te::cpu::swizzleScales(compact.data(), sr, sc, scales);
+      outAmax[0] = a * (448.0f / bound);
+    };
+    if (data)
+      copy(X, rows, cols, data, scale_inv, amax);
+    if (columnwise_data) {
+      float *T = ctx->scratch(1, n);
+      transposeTiled(reinterpret_cast<const uint32_t *>(X),
+                     reinterpret_cast<uint32_t *>(T), rows, cols);
+      copy(T, cols, rows, columnwise_data, columnwise_scale_inv,
+           columnwise_amax);
+    }
+  });
+}
+
 int32_t gemm_nvfp4(const Checker &c, te_rt_context *ctx, int32_t out_dtype,
                    const void *a, const uint8_t *a_scale_inv,
                    const float *a_amax, const void *b,

@@ -282,6 +282,92 @@ float quantizeNVFP4(const float *x, int64_t rows, int64_t cols,
   return globalAmax;
 }
 
+namespace {
+/// One 4-over-6 candidate of a 1x16 block: its scale byte, its codes
+/// packed two per byte and its error.
+struct FourOverSixCandidate {
+  uint8_t scale = 0;
+  uint8_t codes[8] = {};
+  float err = 0.0f;
+};
+
+/// Codes the 16 values v with scale byte `scale` and sums their error
+/// (TE's dequantized value e2m1 * s * A / (6 * e4m3Max) against v).
+FourOverSixCandidate fourOverSixCandidate(const float *v, uint8_t scale,
+                                          float sDec, float globalAmax,
+                                          float e4m3Max, bool mse) {
+  FourOverSixCandidate c;
+  c.scale = scale;
+  float s = e4m3ToFloat(scale);
+  float inv = std::min(1.0f / (s * sDec), FLT_MAX);
+  float denom = 6.0f * e4m3Max;
+  for (int j = 0; j < 16; ++j) {
+    uint8_t code = floatToE2M1(v[j] * inv);
+    c.codes[j / 2] |= static_cast<uint8_t>(j % 2 ? code << 4 : code);
+    float d = e2m1ToFloat(code) * s * globalAmax / denom - v[j];
+    c.err += mse ? d * d : std::fabs(d);
+  }
+  return c;
+}
+} // namespace
+
+float quantizeNVFP4FourOverSix(const float *x, int64_t rows, int64_t cols,
+                               bool block2d, bool mse, float e4m3Max,
+                               uint8_t *q, uint8_t *scales) {
+  float globalAmax = amaxOf(x, rows * cols);
+  float sEnc = std::min(6.0f * e4m3Max / globalAmax, FLT_MAX);
+  if (globalAmax == 0.0f || sEnc == 0.0f)
+    sEnc = 1.0f;
+  float sDec = 1.0f / sEnc;
+  int64_t blocks = cols / 16, scaleCols = nvfp4ScaleCols(cols);
+  if (size_t bytes = static_cast<size_t>(roundUp(rows, 128) * scaleCols))
+    std::memset(scales, 0, bytes);
+
+  // Tile row g (16 rows) of block column b: both candidates of each of its
+  // rows from the block (1x16) or tile (16x16) amax, then the choice.
+  auto tile = [&](int64_t g, int64_t b) {
+    int64_t r0 = g * 16;
+    float tileAmax = 0.0f;
+    if (block2d)
+      for (int64_t i = r0; i < r0 + 16; ++i)
+        tileAmax = std::max(tileAmax, amaxOf(x + i * cols + b * 16, 16));
+    FourOverSixCandidate map4[16], map6[16];
+    for (int64_t r = 0; r < 16; ++r) {
+      const float *v = x + (r0 + r) * cols + b * 16;
+      float base = (block2d ? tileAmax : amaxOf(v, 16)) / 6.0f * sEnc;
+      map4[r] =
+          fourOverSixCandidate(v, floatToE4M3(std::min(base * 1.5f, 448.0f)),
+                               sDec, globalAmax, e4m3Max, mse);
+      map6[r] = fourOverSixCandidate(v, floatToE4M3(std::min(base, 448.0f)),
+                                     sDec, globalAmax, e4m3Max, mse);
+    }
+    bool pick4[16];
+    if (block2d) {
+      float e4[16], e6[16];
+      for (int r = 0; r < 16; ++r)
+        e4[r] = map4[r].err, e6[r] = map6[r].err;
+      for (int half = 8; half >= 1; half /= 2)
+        for (int r = 0; r < half; ++r)
+          e4[r] += e4[r + half], e6[r] += e6[r + half];
+      std::fill(pick4, pick4 + 16, e4[0] < e6[0]);
+    } else {
+      for (int r = 0; r < 16; ++r)
+        pick4[r] = map4[r].err < map6[r].err;
+    }
+    for (int64_t r = 0; r < 16; ++r) {
+      const FourOverSixCandidate &c = pick4[r] ? map4[r] : map6[r];
+      scales[(r0 + r) * scaleCols + b] = c.scale;
+      std::memcpy(q + ((r0 + r) * cols + b * 16) / 2, c.codes, 8);
+    }
+  };
+  parallelFor(rows / 16, 16 * cols, [&](int64_t g0, int64_t g1) {
+    for (int64_t g = g0; g < g1; ++g)
+      for (int64_t b = 0; b < blocks; ++b)
+        tile(g, b);
+  });
+  return globalAmax;
+}
+
 float quantizeNVFP4Rowwise(const float *x, int64_t rows, int64_t cols,
                            uint8_t *q, uint8_t *scales) {
   return quantizeNVFP4(x, rows, cols, NVFP4Options{}, q, scales);

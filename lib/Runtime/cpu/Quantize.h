@@ -127,6 +127,21 @@ struct NVFP4Options {
 float quantizeNVFP4(const float *x, int64_t rows, int64_t cols,
                     const NVFP4Options &options, uint8_t *q, uint8_t *scales);
 
+/// NVFP4 quantization with TE's 4-over-6 block scales (nvfp4_4over6), round
+/// to nearest even, of x [rows, cols] (both % 16 == 0): A = globalAmax,
+/// S_enc = 6 * e4m3Max / A (1 when A or S_enc is 0, FLT_MAX on overflow),
+/// S_dec = 1 / S_enc. Per block (1x16, or 16x16 with block2d) of amax b,
+/// base = b / 6 * S_enc; candidate 6's scale byte is e4m3(min(base, 448)),
+/// candidate 4's e4m3(min(base * 1.5, 448)); a candidate with scale s codes
+/// v as e2m1(v * min(1 / (s * S_dec), FLT_MAX)) and has the error sum, in
+/// element order, of |d| (MAE) or d * d (mse), d = e2m1 * s * A / (6 *
+/// e4m3Max) - v, each step rounded to fp32; with block2d each tile row's
+/// sum, the 16 rows added as r + r+8, then + 4, + 2, + 1. Candidate 4 is
+/// kept iff its error is smaller. Layout as quantizeNVFP4; returns A.
+float quantizeNVFP4FourOverSix(const float *x, int64_t rows, int64_t cols,
+                               bool block2d, bool mse, float e4m3Max,
+                               uint8_t *q, uint8_t *scales);
+
 /// NVFP4 rowwise, 1x16 blocks, round to nearest even (quantizeNVFP4 with
 /// default options). Returns the global amax (amax_rowwise).
 float quantizeNVFP4Rowwise(const float *x, int64_t rows, int64_t cols,

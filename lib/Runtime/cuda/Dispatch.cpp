@@ -371,6 +371,17 @@ int32_t quantize_nvfp4(const Checker &c, te_rt_context *ctx, int32_t dtype,
   return nvfp4NeedsBlackwell(c);
 }
 
+int32_t quantize_nvfp4_4over6(const Checker &c, te_rt_context *ctx,
+                              int32_t dtype, const void *x, int64_t rows,
+                              int64_t cols, int32_t block_2d, int32_t err_mode,
+                              int32_t e4m3_max, int32_t swizzled, void *data,
+                              uint8_t *scale_inv, float *amax,
+                              void *columnwise_data,
+                              uint8_t *columnwise_scale_inv,
+                              float *columnwise_amax) {
+  return nvfp4NeedsBlackwell(c);
+}
+
 int32_t gemm_nvfp4(const Checker &c, te_rt_context *ctx, int32_t out_dtype,
                    const void *a, const uint8_t *a_scale_inv,
                    const float *a_amax, const void *b,

@@ -183,10 +183,14 @@ Value Decomposer::quantize(Location loc, Value x, const Quant &q, bool grad,
   // NVFP4 rounds gradients stochastically, each quantization from its
   // own stream of random bits.
   bool stochastic = grad && nvfp4 && nvfp4.getStochasticRounding();
+  // NVFP4's 4-over-6 block scales for the forward tensors the recipe names
+  // (TE never applies them to gradients).
+  bool fourOverSix = !grad && nvfp4 && nvfp4.fourOverSix(weight);
   auto op = QuantizeOp::create(
       b, loc, produced, amaxType, x, q.scales, /*amax_in=*/Value(),
       q.scales ? b.getI64IntegerAttr(slot) : IntegerAttr(), weight, stochastic,
-      stochastic ? b.getI64IntegerAttr(state.nextSeed++) : IntegerAttr());
+      stochastic ? b.getI64IntegerAttr(state.nextSeed++) : IntegerAttr(),
+      fourOverSix);
   if (op.getAmax()) {
     if (slot >= int64_t(amaxes.size()))
       amaxes.resize(slot + 1);

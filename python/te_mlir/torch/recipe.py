@@ -150,13 +150,31 @@ def _nvfp4(cls, r):
     _common(cls, r)
     _fmt(cls, "fp4_format", getattr(r, "fp4_format", "e2m1"), ("e2m1",))
     _fmt(cls, "fp8_format", getattr(r, "fp8_format", "e4m3"), ("e4m3",))
-    _want(cls, r, "nvfp4_4over6", lambda v: v in (None, "none", False),
-          "NVFP4's 4-over-6 scaling is not implemented")
+    scopes = ("none", "weights", "activations", "all")
+    four = getattr(r, "nvfp4_4over6", "none")
+    four = "none" if four in (None, False) else four
+    use_256 = getattr(r, "nvfp4_4over6_e4m3_use_256", "all")
+    err = getattr(r, "nvfp4_4over6_err_mode", "MAE")
+    for name, v, allowed in (("nvfp4_4over6", four, scopes),
+                             ("nvfp4_4over6_e4m3_use_256", use_256, scopes),
+                             ("nvfp4_4over6_err_mode", str(err).upper(), ("MAE", "MSE"))):
+        if v not in allowed:
+            raise TeMlirError(f"te_mlir.torch: {cls}.{name}={v!r} must be one of "
+                              + ", ".join(allowed))
+    if four in ("activations", "all") and not getattr(r, "disable_rht", False):
+        raise TeMlirError(f"te_mlir.torch: {cls}.nvfp4_4over6={four!r} needs disable_rht=True "
+                          "(4-over-6 activations are not Hadamard-transformed, as in TE)")
+    if four != "none" and getattr(r, "row_scaled_activation", False):
+        raise TeMlirError(f"te_mlir.torch: {cls}.nvfp4_4over6 with row_scaled_activation "
+                          "is not implemented")
     fields = [("rht", not getattr(r, "disable_rht", False), True),
               ("stochastic_rounding", not getattr(r, "disable_stochastic_rounding", False),
                True),
               ("weight_2d", not getattr(r, "disable_2d_quantization", False), True),
-              ("row_scaled", bool(getattr(r, "row_scaled_activation", False)), False)]
+              ("row_scaled", bool(getattr(r, "row_scaled_activation", False)), False),
+              ("four_over_six", four, "none"),
+              ("four_over_six_e4m3_use_256", use_256, "all"),
+              ("four_over_six_err_mode", str(err).lower(), "mae")]
     return "nvfp4", fields
 
 

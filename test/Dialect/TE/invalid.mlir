@@ -581,3 +581,39 @@ func.func @normalization_result_type(%x: tensor<4x64xf32>, %g: tensor<64xf32>) {
   %y = "te.normalization"(%x, %g) <{normalization = #te<normalization layer_norm>}> : (tensor<4x64xf32>, tensor<64xf32>) -> tensor<4x64xbf16>
   return
 }
+
+// -----
+
+// NVFP4's 4-over-6 scopes are none, weights, activations or all.
+func.func @nvfp4_4over6_scope(%x: tensor<32x64xbf16>, %w: tensor<32x64xbf16>) {
+  // expected-error @+2 {{expected one of [none, weights, activations, all]}}
+  // expected-error @+1 {{failed to parse TE_NVFP4RecipeAttr parameter 'four_over_six'}}
+  %y = te.linear %x weight(%w) recipe(#te.nvfp4<rht = false, four_over_six = some>) : (tensor<32x64xbf16>, tensor<32x64xbf16>) -> tensor<32x32xbf16>
+  return
+}
+
+// -----
+
+func.func @nvfp4_4over6_err_mode(%x: tensor<32x64xbf16>, %w: tensor<32x64xbf16>) {
+  // expected-error @+2 {{expected one of [mae, mse]}}
+  // expected-error @+1 {{failed to parse TE_NVFP4RecipeAttr parameter 'four_over_six_err_mode'}}
+  %y = te.linear %x weight(%w) recipe(#te.nvfp4<four_over_six = weights, four_over_six_err_mode = max>) : (tensor<32x64xbf16>, tensor<32x64xbf16>) -> tensor<32x32xbf16>
+  return
+}
+
+// -----
+
+// TE builds no 4-over-6 quantizer with the Hadamard transform (activations).
+func.func @nvfp4_4over6_rht(%x: tensor<32x64xbf16>, %w: tensor<32x64xbf16>) {
+  // expected-error @+1 {{nvfp4 four_over_six = activations needs rht = false (4-over-6 activations cannot be Hadamard-transformed, as in TE)}}
+  %y = te.linear %x weight(%w) recipe(#te.nvfp4<four_over_six = activations>) : (tensor<32x64xbf16>, tensor<32x64xbf16>) -> tensor<32x32xbf16>
+  return
+}
+
+// -----
+
+func.func @nvfp4_4over6_row_scaled(%x: tensor<32x64xbf16>, %w: tensor<32x64xbf16>) {
+  // expected-error @+1 {{nvfp4 four_over_six is not implemented with row_scaled}}
+  %y = te.linear %x weight(%w) recipe(#te.nvfp4<row_scaled = true, four_over_six = weights>) : (tensor<32x64xbf16>, tensor<32x64xbf16>) -> tensor<32x32xbf16>
+  return
+}

@@ -131,6 +131,48 @@ FP8BlockRecipeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
+/// Whether `scope` names a forward tensor that is (or is not) a weight.
+static bool inScope(NVFP4Scope scope, bool weight) {
+  switch (scope) {
+  case NVFP4Scope::None:
+    return false;
+  case NVFP4Scope::Weights:
+    return weight;
+  case NVFP4Scope::Activations:
+    return !weight;
+  case NVFP4Scope::All:
+    return true;
+  }
+  llvm_unreachable("unknown NVFP4Scope");
+}
+
+bool NVFP4RecipeAttr::fourOverSix(bool weight) const {
+  return inScope(getFourOverSix(), weight);
+}
+
+float NVFP4RecipeAttr::fourOverSixE4M3Max(bool weight) const {
+  return fourOverSix(weight) && inScope(getFourOverSixE4m3Use_256(), weight)
+             ? 256.0f
+             : 448.0f;
+}
+
+LogicalResult
+NVFP4RecipeAttr::verify(function_ref<InFlightDiagnostic()> emitError, bool rht,
+                        bool, bool, bool rowScaled, NVFP4Scope fourOverSix,
+                        NVFP4Scope, NVFP4ErrMode) {
+  // TE builds no quantizer that combines 4-over-6 with the Hadamard
+  // transform, which NVFP4 applies to the wgrad copy of activations.
+  if (rht && inScope(fourOverSix, /*weight=*/false))
+    return emitError() << "nvfp4 four_over_six = "
+                       << stringifyNVFP4Scope(fourOverSix)
+                       << " needs rht = false (4-over-6 activations cannot "
+                          "be Hadamard-transformed, as in TE)";
+  if (rowScaled && fourOverSix != NVFP4Scope::None)
+    return emitError() << "nvfp4 four_over_six is not implemented with "
+                          "row_scaled";
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Default recipes
 //===----------------------------------------------------------------------===//
@@ -141,8 +183,8 @@ ArrayRef<StringRef> mlir::te::getRecipeNames() {
   return names;
 }
 
-RecipeAttrInterface mlir::te::getDefaultRecipe(MLIRContext *ctx,
-                                               StringRef name) {
+RecipeAttrInterface mlir::te::getDefaultRecipe(MLIRContext *ctx, StringRef name,
+                                               std::string *why) {
   ctx->getOrLoadDialect<TEDialect>();
   if (name == "bf16")
     return BF16RecipeAttr::get(ctx);
@@ -159,11 +201,19 @@ RecipeAttrInterface mlir::te::getDefaultRecipe(MLIRContext *ctx,
     return MXFP8RecipeAttr::get(ctx);
   if (name == "nvfp4")
     return NVFP4RecipeAttr::get(ctx, /*rht=*/true, /*stochasticRounding=*/true,
-                                /*weight2d=*/true, /*rowScaled=*/false);
+                                /*weight2d=*/true, /*rowScaled=*/false,
+                                NVFP4Scope::None, NVFP4Scope::All,
+                                NVFP4ErrMode::MAE);
   if (name.starts_with("#te.")) {
     // The caller reports the failure; the parser's own diagnostic would
     // point into a buffer the user never wrote.
-    ScopedDiagnosticHandler quiet(ctx, [](Diagnostic &) { return success(); });
+    // The first error says what is wrong (a bad value, a verifier's rule).
+    ScopedDiagnosticHandler quiet(ctx, [&](Diagnostic &diag) {
+      if (why && why->empty() &&
+          diag.getSeverity() == DiagnosticSeverity::Error)
+        *why = diag.str();
+      return success();
+    });
     return dyn_cast_or_null<RecipeAttrInterface>(parseAttribute(name, ctx));
   }
   return {};

@@ -176,6 +176,14 @@ LogicalResult QuantizeOp::verify() {
     return emitOpError() << "stochastic_rounding with 16x16 blocks (block_2d, "
                             "TE's weights): the two copies of a 2-D scaled "
                             "tensor must hold the same values";
+  if (getFourOverSix() && (!nvfp4 || getStochasticRounding() || q.getRht()))
+    return emitOpError() << "four_over_six applies to nvfp4 without "
+                            "stochastic_rounding and without rht, got "
+                         << recipe.getRecipeName()
+                         << (getStochasticRounding()
+                                 ? " with stochastic_rounding"
+                             : q.getRht() ? " with rht"
+                                          : "");
   if (getSeed() && !getStochasticRounding())
     return emitOpError() << "seed keys stochastic rounding; it needs "
                             "stochastic_rounding";

@@ -43,8 +43,10 @@ constexpr int64_t kMaxFP8Margin = 64;
 /// (`bf16`, `fp8-delayed`, `fp8-current`, `fp8-block`, `mxfp8`, `nvfp4`),
 /// with TransformerEngine's default parameters, or parses a recipe attribute
 /// in the dialect's syntax (`#te.nvfp4<rht = false>`) for non-default
-/// parameters. Returns null for an unknown name or an invalid attribute.
-RecipeAttrInterface getDefaultRecipe(MLIRContext *ctx, llvm::StringRef name);
+/// parameters. Returns null for an unknown name or an invalid attribute
+/// (then, when `why` is given, the attribute parser's first error in it).
+RecipeAttrInterface getDefaultRecipe(MLIRContext *ctx, llvm::StringRef name,
+                                     std::string *why = nullptr);
 
 /// The recipe names accepted by getDefaultRecipe, in a stable order.
 llvm::ArrayRef<llvm::StringRef> getRecipeNames();

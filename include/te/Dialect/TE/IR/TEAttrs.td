@@ -76,6 +76,26 @@ def TE_AmaxComputeAlgo : I32EnumAttr<"AmaxComputeAlgo",
   let genSpecializedAttr = 0;
 }
 
+def TE_NVFP4Scope : I32EnumAttr<"NVFP4Scope",
+    "NVFP4 tensor scope", [
+      I32EnumAttrCase<"None", 0, "none">,
+      I32EnumAttrCase<"Weights", 1, "weights">,
+      I32EnumAttrCase<"Activations", 2, "activations">,
+      I32EnumAttrCase<"All", 3, "all">
+    ]> {
+  let cppNamespace = "::mlir::te";
+  let genSpecializedAttr = 0;
+}
+
+def TE_NVFP4ErrMode : I32EnumAttr<"NVFP4ErrMode",
+    "NVFP4 4-over-6 error mode", [
+      I32EnumAttrCase<"MAE", 0, "mae">,
+      I32EnumAttrCase<"MSE", 1, "mse">
+    ]> {
+  let cppNamespace = "::mlir::te";
+  let genSpecializedAttr = 0;
+}
+
 //===----------------------------------------------------------------------===//
 // Recipe attribute interface
 //===----------------------------------------------------------------------===//
@@ -213,17 +233,41 @@ def TE_NVFP4RecipeAttr : TE_RecipeAttr<"NVFP4Recipe", "nvfp4"> {
     `row_scaled` is TE's row-scaled activation variant (one global amax per
     row of an activation); TE runs it with a high-precision backward.
 
+    `four_over_six` is TE's `nvfp4_4over6`: for the forward tensors it
+    names (never gradients) each block is quantized twice, with its E4M3
+    scale mapping the block amax to 6 and to 4, and keeps the candidate
+    with the lower `four_over_six_err_mode` error (MAE or MSE; ties keep
+    6); the scale byte alone records the choice.
+    `four_over_six_e4m3_use_256` (TE's `nvfp4_4over6_e4m3_use_256`, default
+    all) names the 4-over-6 tensors whose global scale maps the amax to
+    6 * 256 instead of 6 * 448. Like TE, 4-over-6 activations need
+    `rht = false`.
+
     ```mlir
     #te.nvfp4<rht = false>
+    #te.nvfp4<rht = false, four_over_six = all, four_over_six_err_mode = mse>
     ```
   }];
   let parameters = (ins
     DefaultValuedParameter<"bool", "true">:$rht,
     DefaultValuedParameter<"bool", "true">:$stochastic_rounding,
     DefaultValuedParameter<"bool", "true">:$weight_2d,
-    DefaultValuedParameter<"bool", "false">:$row_scaled
+    DefaultValuedParameter<"bool", "false">:$row_scaled,
+    DefaultValuedParameter<"::mlir::te::NVFP4Scope",
+                           "::mlir::te::NVFP4Scope::None">:$four_over_six,
+    DefaultValuedParameter<"::mlir::te::NVFP4Scope",
+                           "::mlir::te::NVFP4Scope::All">:$four_over_six_e4m3_use_256,
+    DefaultValuedParameter<"::mlir::te::NVFP4ErrMode",
+                           "::mlir::te::NVFP4ErrMode::MAE">:$four_over_six_err_mode
   );
   let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Whether 4-over-6 applies to a forward tensor (a weight or not).
+    bool fourOverSix(bool weight) const;
+    /// The E4M3 bound of the global scale of such a tensor: 256 or 448.
+    float fourOverSixE4M3Max(bool weight) const;
+  }];
 }
 
 

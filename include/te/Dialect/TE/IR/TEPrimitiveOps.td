@@ -102,7 +102,11 @@ def TE_QuantizeOp : TE_PrimitiveOp<"quantize", [AttrSizedOperandSegments]> {
     gradients) from random bits keyed by the runtime context's seed, `seed`
     (default 0: te-decompose numbers the stochastically rounded quantizations
     of a function 0, 1, ... in program order) and the element's position.
-    Kernel: `te_rt_quantize_nvfp4`.
+    Kernel: `te_rt_quantize_nvfp4`. `four_over_six` selects, per block, the
+    scale mapping the block amax to 6 or to 4 (the recipe's
+    `four_over_six_err_mode` and `four_over_six_e4m3_use_256`, the latter
+    for a weight when `weight` is set, else for an activation); not with
+    `rht` nor `stochastic_rounding`. Kernel: `te_rt_quantize_nvfp4_4over6`.
 
     `weight` marks the quantization of a module op's weight (what TE's FP8
     weight cache keeps across micro-batches; see te-weight-cache).
@@ -124,7 +128,8 @@ def TE_QuantizeOp : TE_PrimitiveOp<"quantize", [AttrSizedOperandSegments]> {
                        Optional<TE_F32Vector>:$amax_in,
                        OptionalAttr<I64Attr>:$slot, UnitAttr:$weight,
                        UnitAttr:$stochastic_rounding,
-                       OptionalAttr<I64Attr>:$seed);
+                       OptionalAttr<I64Attr>:$seed,
+                       UnitAttr:$four_over_six);
   let results = (outs TE_QuantizedTensorType:$result,
                       Optional<TE_F32Vector>:$amax);
   let assemblyFormat = [{
