@@ -475,12 +475,14 @@ def test_cuda_reduce_overhead_fresh_inputs():
             torch.testing.assert_close(a, b, rtol=1.6e-2, atol=1e-2)
 
 
-@pytest.mark.parametrize("recipe", ["bf16", "fp8-current"])
+@pytest.mark.parametrize("recipe", ["bf16", "fp8-current", "nvfp4", "mxfp8"])
 def test_zero_tokens(recipe):
     """An empty batch runs (empty tensors get a valid address: the runtime refuses NULL)
-    and gives empty outputs and zero weight gradients."""
-    m = randomize(tet.LayerNormMLP(32, 64, recipe=recipe, target="cpu"))
-    x = torch.randn(0, 32, requires_grad=True)
+    and gives empty outputs and zero weight gradients; with every recipe (TE's
+    zero-token sanity tests; NVFP4's quantizer and GEMM take zero rows too)."""
+    dt = torch.bfloat16 if recipe in ("nvfp4", "mxfp8") else torch.float32
+    m = randomize(tet.LayerNormMLP(32, 64, recipe=recipe, target="cpu", params_dtype=dt))
+    x = torch.randn(0, 32, dtype=dt, requires_grad=True)
     y = m(x)
     assert y.shape == (0, 32)
     g = torch.autograd.grad(y.sum(), [x, m.fc1_weight])

@@ -517,8 +517,8 @@ TEST_F(Abi, NVFP4ArgumentChecks) {
       quantize(3, 16, 16, 0, 0, 0, 0, q, q, &am, nullptr, nullptr, nullptr, f),
       msg("unknown dtype 3 (0 f32, 1 bf16, 2 f16)"));
   EXPECT_FAILS_WITH(
-      quantize(0, 0, 16, 0, 0, 0, 0, q, q, &am, nullptr, nullptr, nullptr, f),
-      msg("rows must be > 0, got 0"));
+      quantize(0, -16, 16, 0, 0, 0, 0, q, q, &am, nullptr, nullptr, nullptr, f),
+      msg("rows must be >= 0, got -16"));
   EXPECT_FAILS_WITH(
       quantize(0, 16, -16, 0, 0, 0, 0, q, q, &am, nullptr, nullptr, nullptr, f),
       msg("cols must be > 0, got -16"));
@@ -586,10 +586,10 @@ TEST_F(Abi, NVFP4ArgumentChecks) {
   EXPECT_FAILS_WITH(gemm(4, q, q, &am, q, q, &am, 0, f, 1, 1, 16, 0),
                     "te_rt_gemm_nvfp4: unknown out_dtype 4 (0 f32, 1 bf16, 2 "
                     "f16)");
-  EXPECT_FAILS_WITH(gemm(0, q, q, &am, q, q, &am, 0, f, 0, 1, 16, 0),
-                    "te_rt_gemm_nvfp4: m must be > 0, got 0");
+  EXPECT_FAILS_WITH(gemm(0, q, q, &am, q, q, &am, 0, f, -1, 1, 16, 0),
+                    "te_rt_gemm_nvfp4: m must be >= 0, got -1");
   EXPECT_FAILS_WITH(gemm(0, q, q, &am, q, q, &am, 0, f, 1, -1, 16, 0),
-                    "te_rt_gemm_nvfp4: n must be > 0, got -1");
+                    "te_rt_gemm_nvfp4: n must be >= 0, got -1");
   EXPECT_FAILS_WITH(gemm(0, q, q, &am, q, q, &am, 0, f, 1, 1, -16, 0),
                     "te_rt_gemm_nvfp4: k must be >= 0, got -16");
   EXPECT_FAILS_WITH(gemm(0, q, q, &am, q, q, &am, 0, f, 1, 1, 24, 0),

@@ -283,7 +283,7 @@ int32_t te_rt_quantize_nvfp4(te_rt_context *ctx, int32_t dtype, const void *x,
                              float *columnwise_amax) {
   Checker c("te_rt_quantize_nvfp4");
   int64_t n = 0;
-  if (!c.context(ctx) || !c.dtype(dtype) || !c.positive("rows", rows) ||
+  if (!c.context(ctx) || !c.dtype(dtype) || !c.nonNegative("rows", rows) ||
       !c.positive("cols", cols) || !wholeBlocks(c, "rows", rows, 16, "NVFP4") ||
       !wholeBlocks(c, "cols", cols, 16, "NVFP4") ||
       !c.product("rows * cols", rows, cols, 4, &n) ||
@@ -324,7 +324,7 @@ int32_t te_rt_quantize_nvfp4_4over6(te_rt_context *ctx, int32_t dtype,
                                     float *columnwise_amax) {
   Checker c("te_rt_quantize_nvfp4_4over6");
   int64_t n = 0;
-  if (!c.context(ctx) || !c.dtype(dtype) || !c.positive("rows", rows) ||
+  if (!c.context(ctx) || !c.dtype(dtype) || !c.nonNegative("rows", rows) ||
       !c.positive("cols", cols) || !wholeBlocks(c, "rows", rows, 16, "NVFP4") ||
       !wholeBlocks(c, "cols", cols, 16, "NVFP4") ||
       !c.product("rows * cols", rows, cols, 4, &n) ||
@@ -357,7 +357,6 @@ int32_t te_rt_gemm_nvfp4(te_rt_context *ctx, int32_t out_dtype, const void *a,
   Checker c("te_rt_gemm_nvfp4");
   int64_t mn, mk, nk;
   if (!c.context(ctx) || !c.dtype(out_dtype, "out_dtype") ||
-      !c.positive("m", m) || !c.positive("n", n) ||
       !gemmSizes(c, m, n, k, &mn, &mk, &nk) ||
       !wholeBlocks(c, "k", k, 16, "NVFP4") || !c.flag("swizzled", swizzled) ||
       !c.flag("accumulate", accumulate) || !c.notNull("a", a) ||
