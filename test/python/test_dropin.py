@@ -27,6 +27,22 @@ MODULES = {
 }
 
 
+def _te_compile_runs():
+    """Whether te-compile can run here (not on the GPU machine: no MLIR libraries, its
+    libraries come from a cache filled elsewhere)."""
+    import subprocess
+    from te_mlir.compile import te_compile_path
+    try:
+        return subprocess.run([str(te_compile_path()), "--version"],
+                              capture_output=True).returncode == 0
+    except (OSError, te_mlir.TeMlirError):
+        return False
+
+
+needs_compiler = pytest.mark.skipif(not _te_compile_runs(), reason="te-compile cannot run on "
+                                    "this machine (no MLIR): these tests compile afresh")
+
+
 def _on(m, t):
     """`t` on module `m`'s device."""
     return t.to(next(m.parameters()).device)
@@ -583,6 +599,7 @@ def _cache_child(cache):
     return __import__("pathlib").Path(path), total, int(rebuilt)
 
 
+@needs_compiler
 @pytest.mark.parametrize("record", [True, False], ids=["recorded", "unrecorded"])
 def test_truncated_cache_entry_is_rebuilt(tmp_path, record):
     """A truncated library in the compile cache is compiled again (it failed every later
@@ -606,6 +623,7 @@ def test_truncated_cache_entry_is_rebuilt(tmp_path, record):
     assert path.with_suffix(".sha256").read_text().split()[0] == hashlib.sha256(again).hexdigest()
 
 
+@needs_compiler
 def test_edited_module_info_is_refused(tmp_path):
     """A library whose module info was edited after te-compile wrote it (one byte of
     its JSON) is refused at open with a clear error: te_module_info_digest() does not
@@ -641,7 +659,9 @@ def test_under_torch_compile():
     _, gxc, gc = _step(torch.compile(m3, fullgraph=True), x)
     gc = {k.replace("_orig_mod.", ""): v for k, v in gc.items()}
     assert g["weight"] is None and gc["weight"] is None and torch.equal(gx, gxc)
-    assert torch.equal(g["bias"], gc["bias"])
+    # (eager's frozen library sums the bias gradient itself, the compiled full library in
+    # its wgrad GEMM's epilogue: the same on the cpu backend, to a rounding on cuda)
+    torch.testing.assert_close(g["bias"], gc["bias"], rtol=1e-5, atol=1e-5)
 
 
 def test_te_context_managers_refuse_by_name():

@@ -274,7 +274,7 @@ def test_step_holds_the_weight_bytes_not_a_copy(recipe):
     def pack(t):
         saved.append(t)
         return t
-    x = _x().requires_grad_()
+    x = _x().to(next(m.parameters()).device).requires_grad_()
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t), \
             tet.autocast(recipe=recipe):
         y = m(x)
