@@ -205,9 +205,11 @@ def test_refusals_name_the_problem():
     with pytest.raises(te_mlir.TeMlirError, match="FP8 primary weights are supported"):
         with tet.quantized_model_init(recipe="nvfp4"):
             MODULES["lin"](params_dtype=torch.bfloat16)
-    with pytest.raises(te_mlir.TeMlirError, match="alignment"):  # 32 columns: no fp8-block
-        with pytest.warns(te_mlir.TeMlirWarning), tet.quantized_model_init(recipe="fp8-block"):
-            MODULES["lin"](params_dtype=torch.bfloat16)
+    # 32 columns: no fp8-block quantization in the library, so the weights stay plain
+    with pytest.warns(te_mlir.TeMlirWarning, match="weights stay in"), \
+            tet.quantized_model_init(recipe="fp8-block"):
+        plain = MODULES["lin"](params_dtype=torch.bfloat16)
+    assert not isinstance(plain.weight, QuantizedWeight) and plain._primary is None
     with pytest.raises(te_mlir.TeMlirError, match="checkpoint=True"):
         with tet.quantized_model_init(recipe="fp8-current"):
             MODULES["mlp"](params_dtype=torch.bfloat16, checkpoint=True)
@@ -337,3 +339,15 @@ def test_mxfp8():
     want = (before.float() - q.grad.float()).bfloat16().float()
     assert isinstance(m.weight, QuantizedWeight)
     assert float((q.dequantize().float() - want).abs().max()) <= float(want.abs().max()) * 2 ** -4
+
+
+@pytest.mark.parametrize("override", ["high_precision", "dequantized"])
+def test_backward_override_on_primary_weights(override):
+    """A recipe with TE's backward_override given to quantized_model_init: the weights are
+    kept as without it; a step under it (its backward from the weights' values) equals
+    the dequantized twin's under the same recipe."""
+    recipe = "fp8-current@" + override
+    m = _build("lin", recipe)
+    assert isinstance(m.weight, QuantizedWeight)
+    assert torch.equal(m.weight._qbytes, _build("lin", "fp8-current").weight._qbytes)
+    _same(_step(m, recipe, _x()), _step(_twin(m, "lin"), recipe, _x()))

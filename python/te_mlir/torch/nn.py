@@ -190,6 +190,17 @@ class _TEModule(nn.Module):
         if self._library_path is not None:
             raise TeMlirError(f"{name}: quantized_model_init with a prebuilt library= is not "
                               "supported (the module compiles the library its weights need)")
+        if self.function(self._primary, self.params_dtype).cached is None:
+            # the library runs unquantized (te-compile warned: the dims do not fit the
+            # recipe's alignment): so do the weights, with a warning saying why
+            import warnings
+            from .._abi import TeMlirWarning
+            warnings.warn(f"{name}: quantized_model_init({self._primary}): the weights stay in "
+                          f"{self.params_dtype}: the module's library for {self._primary} "
+                          "quantizes no weight (the dims do not fit the recipe's alignment)",
+                          TeMlirWarning, stacklevel=3)
+            self._primary = None
+            return
         values = {n: self._parameters[n].detach() for n in self._gemm_weights()}
         for n, (qbytes, parts, fmt, qtype) in self._primary_bytes(values).items():
             attach(self, n, values[n], qbytes, parts, fmt, preserve, qtype)

@@ -1,6 +1,7 @@
 """The classes and functions that replace TransformerEngine's in both modes: te_mlir.torch's
 Linear, LayerNormLinear, LayerNormMLP (and LayerNorm / RMSNorm where te_mlir.torch has
-them), autocast, fp8_autocast, quantized_model_init, fp8_model_init."""
+them), autocast, fp8_autocast, quantized_model_init, fp8_model_init, and QuantizedTensor
+(what the FP8 primary weights of te_mlir's modules are: te_mlir.torch.primary.QuantizedWeight)."""
 import os
 
 import te_mlir.torch as tet
@@ -49,4 +50,6 @@ def replacements(mode):
             out[name] = cls
     for name in FUNCTIONS:
         out[name] = getattr(tet, name)
+    from te_mlir.torch.primary import QuantizedWeight
+    out["QuantizedTensor"] = QuantizedWeight
     return out
