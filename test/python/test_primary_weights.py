@@ -33,8 +33,9 @@ def _build(kind, recipe, **kw):
 
 
 def _twin(m, kind):
-    """A module like `m` whose weights are plain, holding `m`'s dequantized values."""
-    t = MODULES[kind](params_dtype=torch.bfloat16)
+    """A module like `m` (built by MODULES[`kind`], or by `kind` when callable) whose weights
+    are plain, holding `m`'s dequantized values."""
+    t = (kind if callable(kind) else MODULES[kind])(params_dtype=torch.bfloat16)
     with torch.no_grad():
         for n, p in t.named_parameters():
             q = getattr(m, n)
@@ -249,11 +250,7 @@ def test_block_scaling(kind):
         err = (q.dequantize().float() - w).abs()
         assert float(err.max()) <= float(w.abs().max()) * 2 ** -4
         assert torch.equal(s[0, 0], s[-1, 1] * 64)  # each block its own scale_inv
-    twin = make(params_dtype=torch.bfloat16)
-    with torch.no_grad():
-        for n, p in twin.named_parameters():
-            v = getattr(m, n)
-            p.copy_(v.dequantize() if isinstance(v, QuantizedWeight) else v)
+    twin = _twin(m, make)
     x = torch.randn(128, 256, generator=torch.Generator().manual_seed(5)).bfloat16()
     _same(_step(m, recipe, x), _step(twin, recipe, x, first=True))
     w0 = m._gemm_weights()[0]
@@ -324,11 +321,7 @@ def test_mxfp8():
     assert torch.equal(e[:, :8].cpu(), (torch.ceil(torch.log2(amax / 448)) + 127).int())
     err = (q.dequantize().float() - hp).abs()
     assert float(err.max()) <= float(hp.abs().max()) * 2 ** -4
-    twin = make(params_dtype=torch.bfloat16)
-    with torch.no_grad():
-        for n, p in twin.named_parameters():
-            v = getattr(m, n)
-            p.copy_(v.dequantize() if isinstance(v, QuantizedWeight) else v)
+    twin = _twin(m, make)
     x = torch.randn(32, 256, generator=torch.Generator().manual_seed(5)).bfloat16()
     _step(twin, recipe, x, first=True)
     (name,) = twin._weight_cache
