@@ -3,6 +3,7 @@ Linear, LayerNorm, RMSNorm. Each module writes its own te IR (the `te` dialect's
 dynamic), compiles it with te_mlir.compile (cached on disk) for the recipe in use, and
 calls the generated custom ops. Parameters carry TE's names."""
 import contextlib
+import math
 import threading
 
 import torch
@@ -10,9 +11,9 @@ import torch.nn as nn
 
 from .. import compile as _te_compile
 from .._abi import TeMlirError
-from ..library import eval_dim
 from .ops import _compiling, load
-from .primary import Dequantized, StandIn
+from .primary import (Dequantized, StandIn, _layout, attach, check_recipe, dequantize_bytes,
+                      fp8_dtype_of, pop, primary_recipe, push)
 from .recipe import BLACKWELL, QUANTIZED, recipe_kind, recipe_spec, split_override
 
 __all__ = ["LayerNormLinear", "LayerNormMLP", "Linear", "LayerNorm", "RMSNorm",
@@ -91,7 +92,6 @@ def quantized_model_init(enabled=True, recipe=None, preserve_high_precision_init
     if not enabled:
         yield
         return
-    from .primary import pop, push
     push(_recipe_name(recipe) or "fp8-delayed", bool(preserve_high_precision_init_val))
     try:
         yield
@@ -175,12 +175,10 @@ class _TEModule(nn.Module):
     def _finish_init(self):
         """The end of construction: the library of the active recipe built; inside
         quantized_model_init the GEMM weights quantized and kept only so."""
-        from .primary import primary_recipe
         self._build(self._active_recipe())
         init = primary_recipe()
         if init is None:
             return
-        from .primary import attach, check_recipe
         spec, preserve = init
         name = type(self).__name__
         self._primary = check_recipe(name, spec)
@@ -223,11 +221,9 @@ class _TEModule(nn.Module):
         ({name: values}), quantized by the library's training forward on zero tokens
         (as few as its alignment allows; its saved weights, return_weights): what a step
         would make of them. The forward recipe state is a copy (nothing advances)."""
-        from .primary import _layout
         fn, dtype = self._primary_function(), self.params_dtype
         fnames, _ = self._state[(self._primary, dtype)]
-        ps = self._parameters
-        import math
+        ps, gemm = self._parameters, self._gemm_weights()
         tokens = math.lcm(1, *(m for _, m, _ in fn.fwd.checks))  # the recipe's alignment
         x = torch.zeros(tokens, self._in_features, dtype=dtype, device=self._device)
         args = [x]
@@ -236,12 +232,12 @@ class _TEModule(nn.Module):
             if v is None:
                 p = ps[n]
                 v = (torch.zeros(p.shape, dtype=dtype, device=self._device)
-                     if n in self._gemm_weights() else p.detach())
+                     if n in gemm else p.detach())
             args.append(v.to(dtype))
         args += [self._buffers[n].clone() for n in fnames]
         with torch.no_grad():
             _, weights = fn.call(*args, return_weights=True)
-        fmt = torch.float8_e5m2 if "format = e5m2" in self._primary else torch.float8_e4m3fn
+        fmt = fp8_dtype_of(self._primary)
         dims = [1] * fn.cached.num_dims  # (a weight's layout has no token dim)
         out = {}
         for s in fn.cached_weight_specs:
@@ -471,8 +467,7 @@ class _TEModule(nn.Module):
         run = self._runners.get(key)
         if run is None:
             qfn, hfn = self.function(base, dtype), self.function("bf16", dtype)
-            fmt = torch.float8_e5m2 if "format = e5m2" in base else torch.float8_e4m3fn
-            run = self._runners[key] = _dequantized_function(qfn, hfn, fmt)
+            run = self._runners[key] = _dequantized_function(qfn, hfn, fp8_dtype_of(base))
         fnames, _ = self._state[(base, dtype)]
         outs = list(run.apply(*self._args(inp, dtype, fnames)))
         return self._finisher(len(fnames), fnames)(self, inp, outs)
@@ -762,23 +757,6 @@ class _WgradRoute(torch.autograd.Function):
         return None, None, None
 
 
-def _dequantize(spec, t, dims, fmt, dtype):
-    """A per-tensor FP8 qtensor result `t` (its bytes, as `spec` lays them out at
-    `dims`) as a `dtype` tensor: its rowwise data (or, where only the transpose was
-    kept, the transpose transposed back: per-tensor scaling, the same values) times
-    its scale_inv."""
-    layout = {n: (o, b) for n, o, b in spec.client_layout(dims)}
-    shapes = {n: [eval_dim(d, dims) for d in s] for n, _, s in spec.inner}
-    part = "data" if "data" in shapes else "transpose"
-    o, b = layout[part]
-    data = t.view(torch.uint8)[o:o + b].view(fmt).reshape(shapes[part])
-    if part == "transpose":
-        data = data.t()
-    o, b = layout["scale_inv"]
-    scale_inv = t.view(torch.uint8)[o:o + b].view(torch.float32)
-    return (data.to(torch.float32) * scale_inv).to(dtype)
-
-
 def _dequantized_function(qfn, hfn, fmt):
     """The autograd.Function of backward_override="dequantized" over the quantized
     function `qfn` and the unquantized `hfn` (see _forward_dequantized_backward)."""
@@ -830,7 +808,8 @@ def _dequantized_function(qfn, hfn, fmt):
                     args.append(inputs[v])
                 else:
                     t, spec = saved[v], specs[v]
-                    args.append(_dequantize(spec, t, dims, fmt, dtype) if spec.is_qtensor else t)
+                    args.append(dequantize_bytes(t, _layout(spec, dims), fmt, None, dtype)
+                                if spec.is_qtensor else t)
             with below():
                 res = bwd_op(*args)
             res = res if isinstance(res, (tuple, list)) else [res]

@@ -55,6 +55,66 @@ def _layout(spec, dims):
     return {n: (o, b, shapes[n]) for n, o, b in spec.client_layout(dims)}
 
 
+# -- a library's quantized bytes ({part: (byte offset, bytes, shape)}, _layout)
+
+
+def _part(qbytes, parts, name, dtype):
+    o, b, shape = parts[name]
+    return qbytes.view(torch.uint8)[o:o + b].view(dtype).reshape(shape)
+
+
+def _blocked(parts):
+    return "rowwise_data" in parts  # Float8BlockScaling's and MXFP8's layout
+
+
+def _mx(qtype):
+    return "#te.mxfp8" in (qtype or "")
+
+
+def scale_inv_of(qbytes, parts, qtype):
+    """The rowwise scale_inv: [1] per tensor; Float8BlockScaling's per block
+    ([ceil(out/128), in blocks] for 128x128 blocks, [out, in blocks] for 1x128; the block
+    columns padded as the library lays them out); MXFP8's E8M0 bytes, one per 1x32 block,
+    unswizzled ([rows padded, in/32 padded to 4])."""
+    if _mx(qtype):
+        return _unswizzle(_part(qbytes, parts, "rowwise_scale_inv", torch.uint8),
+                          "swizzled" in qtype)
+    return _part(qbytes, parts, "rowwise_scale_inv" if _blocked(parts) else "scale_inv",
+                 torch.float32)
+
+
+def rowwise_of(qbytes, parts, fp8):
+    """The rowwise FP8 data (a view of the bytes); per tensor, where only the transpose
+    was kept, the transpose transposed back (the same values)."""
+    if _blocked(parts):
+        return _part(qbytes, parts, "rowwise_data", fp8)
+    if "data" in parts:
+        return _part(qbytes, parts, "data", fp8)
+    return _part(qbytes, parts, "transpose", fp8).t()
+
+
+def dequantize_bytes(qbytes, parts, fp8, qtype, dtype):
+    """A library qtensor's values as a `dtype` tensor: its rowwise data times its
+    scale_inv, per tensor, per 128x128 / 1x128 block (Float8BlockScaling), or per 1x32
+    block as 2^(e - 127) (MXFP8)."""
+    d = rowwise_of(qbytes, parts, fp8).to(torch.float32)
+    s = scale_inv_of(qbytes, parts, qtype)
+    rows, cols = d.shape
+    if _mx(qtype):
+        s = torch.exp2(s[:rows].to(torch.float32) - 127.0)
+        return (d * s.repeat_interleave(32, 1)[:, :cols]).to(dtype)
+    if _blocked(parts):
+        br = 1 if s.shape[0] == rows and rows != 1 else 128
+        s = s.repeat_interleave(br, 0)[:rows].repeat_interleave(128, 1)[:, :cols]
+    return (d * s).to(dtype)
+
+
+def fp8_dtype_of(spec):
+    """The FP8 dtype of a recipe spec's weights and activations: E5M2 only with
+    format = e5m2 (hybrid's forward tensors are E4M3)."""
+    return torch.float8_e5m2 if "format = e5m2" in spec else torch.float8_e4m3fn
+
+
 class QuantizedWeight(torch.Tensor):
     """A weight kept in FP8 (see the module docstring). ``_qbytes``: the library's
     cached-weight bytes; ``_parts``: where its data, transpose and scale_inv lie;
@@ -69,48 +129,19 @@ class QuantizedWeight(torch.Tensor):
         t._owner, t._name = None, None
         return t
 
-    def _part(self, name, dtype):
-        o, b, shape = self._parts[name]
-        return self._qbytes[o:o + b].view(dtype).reshape(shape)
-
-    @property
-    def _blocked(self):
-        return "rowwise_data" in self._parts  # Float8BlockScaling's and MXFP8's layout
-
-    @property
-    def _mx(self):
-        return "#te.mxfp8" in (self._qtype or "")
-
     def scale_inv(self):
-        """The rowwise scale_inv: [1] per tensor; Float8BlockScaling's per block
-        ([ceil(out/128), in blocks] for 128x128 blocks, [out, in blocks] for 1x128;
-        the block columns padded as the library lays them out); MXFP8's E8M0 bytes, one
-        per 1x32 block, unswizzled ([rows padded, in/32 padded to 4])."""
-        if self._mx:
-            return _unswizzle(self._part("rowwise_scale_inv", torch.uint8),
-                              "swizzled" in self._qtype)
-        return self._part("rowwise_scale_inv" if self._blocked else "scale_inv",
-                          torch.float32)
+        """The rowwise scale_inv (scale_inv_of)."""
+        return scale_inv_of(self._qbytes, self._parts, self._qtype)
 
     def fp8_data(self):
         """The rowwise FP8 data [out, in] (a view of the bytes)."""
-        return self._part("rowwise_data" if self._blocked else "data", self._fp8)
+        return rowwise_of(self._qbytes, self._parts, self._fp8)
 
     def dequantize(self, dtype=None):
-        """data x scale_inv (per tensor, or each 128x128 / 1x128 block by its own), in
-        `dtype` (default: the nominal dtype)."""
+        """The weight's values (dequantize_bytes), in `dtype` (default: the nominal one)."""
         with torch.no_grad():
-            d = self.fp8_data().to(torch.float32)
-            s = self.scale_inv()
-            if self._mx:  # 2^(e - 127) per 1x32 block along the row
-                rows, cols = d.shape
-                s = torch.exp2(s[:rows].to(torch.float32) - 127.0)
-                return (d * s.repeat_interleave(32, 1)[:, :cols]).to(dtype or self.dtype)
-            if self._blocked:
-                rows, cols = d.shape
-                br = 1 if s.shape[0] == rows and rows != 1 else 128
-                s = s.repeat_interleave(br, 0)[:rows].repeat_interleave(128, 1)[:, :cols]
-            return (d * s).to(dtype or self.dtype)
+            return dequantize_bytes(self._qbytes, self._parts, self._fp8, self._qtype,
+                                    dtype or self.dtype)
 
     def _same_bytes(self, requires_grad=None):
         t = QuantizedWeight(self._qbytes, self._parts, self._fp8, self.shape, self.dtype,
