@@ -134,6 +134,16 @@ bool wholeBlocks(const Checker &c, const char *name, int64_t v, int block,
                                  " blocks), got " + std::to_string(v));
 }
 
+bool nvfp4Input(const Checker &c, te_rt_context *ctx, int32_t dtype,
+                int64_t rows, int64_t cols) {
+  int64_t n = 0;
+  return c.context(ctx) && c.dtype(dtype) && c.nonNegative("rows", rows) &&
+         c.positive("cols", cols) &&
+         wholeBlocks(c, "rows", rows, 16, "NVFP4") &&
+         wholeBlocks(c, "cols", cols, 16, "NVFP4") &&
+         c.product("rows * cols", rows, cols, 4, &n);
+}
+
 /// The copies te_rt_quantize_nvfp4 writes: each is given as its data, its
 /// scales and its amax, or none of them; at least one is requested.
 bool nvfp4Copies(const Checker &c, const void *data, const void *scale_inv,

@@ -67,6 +67,12 @@ bool nvfp4Copies(const Checker &c, const void *data, const void *scale_inv,
                  const void *amax, const void *columnwise_data,
                  const void *columnwise_scale_inv, const void *columnwise_amax);
 
+/// The context, dtype and sizes of an NVFP4 quantization's input x [rows,
+/// cols]: rows >= 0 (zero-token steps), cols > 0, both whole 16-element
+/// blocks, rows * cols elements of 4 bytes addressable.
+bool nvfp4Input(const Checker &c, te_rt_context *ctx, int32_t dtype,
+                int64_t rows, int64_t cols);
+
 } // namespace te::rt::api
 
 #endif // TE_LIB_RUNTIME_API_CHECKS_H

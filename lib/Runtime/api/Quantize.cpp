@@ -282,12 +282,8 @@ int32_t te_rt_quantize_nvfp4(te_rt_context *ctx, int32_t dtype, const void *x,
                              uint8_t *columnwise_scale_inv,
                              float *columnwise_amax) {
   Checker c("te_rt_quantize_nvfp4");
-  int64_t n = 0;
-  if (!c.context(ctx) || !c.dtype(dtype) || !c.nonNegative("rows", rows) ||
-      !c.positive("cols", cols) || !wholeBlocks(c, "rows", rows, 16, "NVFP4") ||
-      !wholeBlocks(c, "cols", cols, 16, "NVFP4") ||
-      !c.product("rows * cols", rows, cols, 4, &n) ||
-      !c.flag("block_2d", block_2d) || !c.flag("rht", rht) ||
+  if (!nvfp4Input(c, ctx, dtype, rows, cols) || !c.flag("block_2d", block_2d) ||
+      !c.flag("rht", rht) ||
       !c.flag("stochastic_rounding", stochastic_rounding) ||
       !c.flag("swizzled", swizzled) || !c.notNull("x", x))
     return 1;
@@ -323,13 +319,8 @@ int32_t te_rt_quantize_nvfp4_4over6(te_rt_context *ctx, int32_t dtype,
                                     uint8_t *columnwise_scale_inv,
                                     float *columnwise_amax) {
   Checker c("te_rt_quantize_nvfp4_4over6");
-  int64_t n = 0;
-  if (!c.context(ctx) || !c.dtype(dtype) || !c.nonNegative("rows", rows) ||
-      !c.positive("cols", cols) || !wholeBlocks(c, "rows", rows, 16, "NVFP4") ||
-      !wholeBlocks(c, "cols", cols, 16, "NVFP4") ||
-      !c.product("rows * cols", rows, cols, 4, &n) ||
-      !c.flag("block_2d", block_2d) || !c.flag("swizzled", swizzled) ||
-      !c.notNull("x", x))
+  if (!nvfp4Input(c, ctx, dtype, rows, cols) || !c.flag("block_2d", block_2d) ||
+      !c.flag("swizzled", swizzled) || !c.notNull("x", x))
     return 1;
   if (err_mode != 0 && err_mode != 1)
     return c.fail("err_mode must be 0 (MAE) or 1 (MSE), got " +
