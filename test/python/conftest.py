@@ -26,6 +26,23 @@ except te_mlir.TeMlirError as ex:
     _NO_BUILD = str(ex)
 
 
+def copy_module(m, how):
+    """A copy of module `m` by `how`: "deepcopy", "pickle" or "torch.save" (through
+    torch.load of the saved bytes)."""
+    import copy
+    import io
+    import pickle
+    if how == "deepcopy":
+        return copy.deepcopy(m)
+    if how == "pickle":
+        return pickle.loads(pickle.dumps(m))
+    import torch
+    buf = io.BytesIO()
+    torch.save(m, buf)
+    buf.seek(0)
+    return torch.load(buf, weights_only=False)
+
+
 def pytest_collection_modifyitems(config, items):
     if _NO_BUILD:
         skip = pytest.mark.skip(reason="no te-mlir build: " + _NO_BUILD)

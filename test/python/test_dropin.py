@@ -5,16 +5,15 @@ with reuse before backward / microbatches / checkpointing, the recipe state as e
 and the input checks. Each test compares against TE's semantics (reference/
 transformer-engine.md §1) on the cpu backend; the numerics against torch are
 test_modules.py's."""
-import copy
 import io
 import os
-import pickle
 
 import pytest
 import torch
 
 import te_mlir
 import te_mlir.torch as tet
+from conftest import copy_module
 from test_modules import TOLS, check_against_torch, randomize, reference
 
 # TE_MLIR_TEST_TARGET=auto (utils/gpu_python.sh on the H200) runs these on the GPU: the
@@ -510,15 +509,7 @@ def test_copies_step_bit_identically(how):
     """deepcopy, pickle and torch.save(module) (ctypes errors before): the copy loads
     its library again at its first call and steps bit-identically to the original."""
     a = _delayed_trained({"recipe": "fp8-delayed"})
-    if how == "deepcopy":
-        b = copy.deepcopy(a)
-    elif how == "pickle":
-        b = pickle.loads(pickle.dumps(a))
-    else:
-        buf = io.BytesIO()
-        torch.save(a, buf)
-        buf.seek(0)
-        b = torch.load(buf, weights_only=False)
+    b = copy_module(a, how)
     assert b._fns == {} and b.weight is not a.weight
     _same_next_step(a, b)
 

@@ -42,6 +42,16 @@ def _e2m1(v):
     return torch.where(v < 0, -q, q)
 
 
+def _block_amax(x, tile2d):
+    """The amax of each 1x16 block of x [m, n] ([m, n/16, 1]), or of its 16x16 tile
+    (repeated over the tile's 16 rows)."""
+    m, n = x.shape
+    if tile2d:
+        tiles = x.view(m // 16, 16, n // 16, 16).abs().amax(dim=(1, 3))
+        return tiles.repeat_interleave(16, dim=0).unsqueeze(-1)
+    return x.view(m, n // 16, 16).abs().amax(dim=-1, keepdim=True)
+
+
 def qdq_4over6(x, bound, mse, tile2d):
     """TE's 4-over-6 NVFP4 quantization of x [m, n] (fp32), returned dequantized."""
     m, n = x.shape
@@ -51,12 +61,7 @@ def qdq_4over6(x, bound, mse, tile2d):
         enc = torch.tensor(1.0)
     dec = 1.0 / enc
     xb = x.view(m, n // 16, 16)
-    if tile2d:
-        tiles = x.view(m // 16, 16, n // 16, 16).abs().amax(dim=(1, 3))
-        vec = tiles.repeat_interleave(16, dim=0).unsqueeze(-1)
-    else:
-        vec = xb.abs().amax(dim=-1, keepdim=True)
-    base = vec / 6.0 * enc
+    base = _block_amax(x, tile2d) / 6.0 * enc
     cands = []
     for s in (torch.clamp(base * 1.5, max=448.0), torch.clamp(base, max=448.0)):
         s = s.to(torch.float8_e4m3fn).to(torch.float32)
@@ -84,12 +89,7 @@ def qdq_plain(x, tile2d):
     A = x.abs().max()
     enc = 448.0 * 6.0 / A
     xb = x.view(m, n // 16, 16)
-    if tile2d:
-        vec = x.view(m // 16, 16, n // 16, 16).abs().amax(dim=(1, 3))
-        vec = vec.repeat_interleave(16, dim=0).unsqueeze(-1)
-    else:
-        vec = xb.abs().amax(dim=-1, keepdim=True)
-    s = (vec * enc / 6.0).to(torch.float8_e4m3fn).to(torch.float32)
+    s = (_block_amax(x, tile2d) * enc / 6.0).to(torch.float8_e4m3fn).to(torch.float32)
     q = _e2m1(torch.clamp(xb * (enc / s), -6.0, 6.0))
     return (q * s / enc).view(m, n)
 

@@ -4,16 +4,15 @@ TE's formulas at construction and again on every in-place update (the optimizer,
 dict), and a step over them is bit-identical to a step of the same module whose weights
 hold the dequantized values. Refusals are checked by name. The cpu backend here;
 TE_MLIR_TEST_TARGET=auto runs them on the GPU."""
-import copy
 import io
 import os
-import pickle
 
 import pytest
 import torch
 
 import te_mlir
 import te_mlir.torch as tet
+from conftest import copy_module
 from te_mlir.torch.primary import QuantizedWeight
 
 TARGET = os.environ.get("TE_MLIR_TEST_TARGET", "cpu")
@@ -168,15 +167,8 @@ def test_copies_and_state_dict(how):
         buf.seek(0)
         c = _build("lin", recipe)
         c.load_state_dict(torch.load(buf, weights_only=False))
-    elif how == "deepcopy":
-        c = copy.deepcopy(m)
-    elif how == "pickle":
-        c = pickle.loads(pickle.dumps(m))
     else:
-        buf = io.BytesIO()
-        torch.save(m, buf)
-        buf.seek(0)
-        c = torch.load(buf, weights_only=False)
+        c = copy_module(m, how)
     assert isinstance(c.weight, QuantizedWeight)
     assert torch.equal(c.weight._qbytes.cpu(), m.weight._qbytes.cpu())
     _same(_step(c, recipe, _x()), _step(m, recipe, _x()))
