@@ -188,6 +188,43 @@ def test_preserve_high_precision_init_val():
     assert m.weight.get_high_precision_init_val() is None
 
 
+@pytest.mark.parametrize("recipe", RECIPES + ["fp8-block"])
+def test_quantizer_requantizes_the_init_values_bit_exactly(recipe):
+    """TE's quantizer interface (_get_quantizer().make_empty / update_quantized): the
+    preserved high-precision values quantized again give the weight's own bytes."""
+    torch.manual_seed(3)
+    with tet.quantized_model_init(recipe=recipe, preserve_high_precision_init_val=True):
+        # (Float8BlockScaling quantizes dims that are multiples of 128)
+        m = tet.LayerNormLinear(128, 256, target=TARGET, params_dtype=torch.bfloat16)
+    w = m.weight
+    assert isinstance(w, QuantizedWeight)
+    qz = w._get_quantizer()
+    new = qz.make_empty(shape=w.shape, dtype=w.dtype, device=w.device)
+    assert isinstance(new, QuantizedWeight) and not torch.equal(new._qbytes, w._qbytes)
+    assert qz.update_quantized(w.get_high_precision_init_val().to(w.device), new) is new
+    assert torch.equal(new._qbytes, w._qbytes)
+    assert torch.equal(new.dequantize(dtype=w.dtype), w.dequantize(dtype=w.dtype))
+    # other values: the new bytes dequantize to them within E4M3's rounding, the
+    # weight's own bytes are untouched
+    before = w._qbytes.clone()
+    v = torch.randn(w.shape, dtype=torch.bfloat16, device=w.device) * 0.05
+    q = qz.quantize(v)
+    torch.testing.assert_close(q.dequantize(torch.float32), v.float(), rtol=0.0625,
+                               atol=2.0 ** -9)
+    assert torch.equal(w._qbytes, before)
+
+
+def test_quantizer_refuses_another_shape():
+    with tet.quantized_model_init(recipe="fp8-current"):
+        m = MODULES["lin"](params_dtype=torch.bfloat16)
+    qz = m.weight._get_quantizer()
+    with pytest.raises(te_mlir.TeMlirError, match=r"make_empty of shape \(8, 8\)"):
+        qz.make_empty((8, 8))
+    with pytest.raises(te_mlir.TeMlirError, match="noop_flag"):
+        qz.update_quantized(m.weight.dequantize(), qz.make_empty(m.weight.shape),
+                            noop_flag=torch.zeros(1))
+
+
 def test_disabled_is_plain():
     with tet.quantized_model_init(enabled=False, recipe="fp8-current"):
         m = MODULES["lin"](params_dtype=torch.bfloat16)
@@ -336,3 +373,23 @@ def test_backward_override_on_primary_weights(override):
     assert isinstance(m.weight, QuantizedWeight)
     assert torch.equal(m.weight._qbytes, _build("lin", "fp8-current").weight._qbytes)
     _same(_step(m, recipe, _x()), _step(_twin(m, "lin"), recipe, _x()))
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA memory: the H200 run")
+def test_construction_keeps_no_fallback_scratch_on_cuda():
+    """Quantizing the weights at construction runs the library's forward on a few zero
+    tokens: at least 16 (cuBLASLt's FP8 GEMM dims), so the runtime never takes its
+    dequantized fallback GEMM, whose fp32 scratch (here 2 x 64 MiB of weight copies) the
+    op layer would keep as its workspace for the rest of the process."""
+    torch.cuda.synchronize()
+    before = torch.cuda.memory_allocated()
+    with tet.quantized_model_init(recipe="fp8-current"):
+        m = tet.LayerNormMLP(2048, 8192, params_dtype=torch.bfloat16, device="cuda",
+                             target="auto")
+    torch.cuda.synchronize()
+    grown = torch.cuda.memory_allocated() - before
+    held = sum(p._qbytes.numel() if isinstance(p, QuantizedWeight) else
+               p.numel() * p.element_size() for p in m.parameters())
+    # the weights' bytes, the runtime's default 48 MiB workspace and slack; the fallback's
+    # scratch alone would be 128 MiB more
+    assert grown <= held + (48 << 20) + (8 << 20), (grown, held)

@@ -224,7 +224,11 @@ class _TEModule(nn.Module):
         fn, dtype = self._primary_function(), self.params_dtype
         fnames, _ = self._state[(self._primary, dtype)]
         ps, gemm = self._parameters, self._gemm_weights()
-        tokens = math.lcm(1, *(m for _, m, _ in fn.fwd.checks))  # the recipe's alignment
+        # the recipe's alignment, and 16: cuBLASLt's FP8 GEMMs take dims that are
+        # multiples of 16; below that the cuda runtime's fallback GEMM dequantizes the
+        # weight into fp32 scratch (256 MiB for 4096 x 16384), which the op layer would
+        # then keep as its workspace for the process
+        tokens = math.lcm(16, *(m for _, m, _ in fn.fwd.checks))
         x = torch.zeros(tokens, self._in_features, dtype=dtype, device=self._device)
         args = [x]
         for n in self._param_names:

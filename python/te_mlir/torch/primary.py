@@ -157,6 +157,11 @@ class QuantizedWeight(torch.Tensor):
                               "that belongs to no live te_mlir module (it quantizes updates)")
         owner._quantize_primary(self, hp)
 
+    def _get_quantizer(self):
+        """The quantizer that made these bytes (TE's QuantizedTensor._get_quantizer):
+        the owning module's library, for this weight's shape and recipe."""
+        return WeightQuantizer(self)
+
     # TE's preserve_high_precision_init_val
     def get_high_precision_init_val(self):
         return getattr(self, "_high_precision_init_val", None)
@@ -224,6 +229,52 @@ class QuantizedWeight(torch.Tensor):
                     q._requantize(values)
                     back[id(values)] = q
         return tree_map(lambda o: back.get(id(o), o), out)
+
+
+class WeightQuantizer:
+    """TE's quantizer interface for an FP8 primary weight (``make_empty``,
+    ``update_quantized``, ``quantize``): values of the weight's shape quantized by the
+    module that owns it, exactly as its in-place updates are (``_requantize``). Another
+    shape is refused: the library's layout is the weight's."""
+
+    def __init__(self, weight):
+        self._weight = weight
+
+    def _check_shape(self, shape, what):
+        if tuple(shape) != tuple(self._weight.shape):
+            raise TeMlirError(f"QuantizedWeight quantizer: {what} of shape {tuple(shape)}; "
+                              f"this quantizer lays out {tuple(self._weight.shape)} (the "
+                              "weight it belongs to)")
+
+    def make_empty(self, shape, *, dtype=None, device=None, requires_grad=False):
+        """A QuantizedWeight of zero bytes, quantized later by ``update_quantized``."""
+        self._check_shape(shape, "make_empty")
+        w = self._weight
+        q = QuantizedWeight(torch.zeros_like(w._qbytes, device=device or w.device),
+                            w._parts, w._fp8, w.shape, dtype or w.dtype, requires_grad,
+                            w._qtype)
+        q._owner, q._name = w._owner, w._name
+        return q
+
+    def update_quantized(self, src, dst, *, noop_flag=None):
+        """`dst`'s bytes := `src` quantized (in place); returns `dst`."""
+        if noop_flag is not None:
+            raise TeMlirError("QuantizedWeight quantizer: update_quantized(noop_flag=) is "
+                              "not supported (quantization is never skipped here)")
+        if not isinstance(dst, QuantizedWeight):
+            raise TeMlirError("QuantizedWeight quantizer: update_quantized writes a "
+                              f"QuantizedWeight, not {type(dst).__name__}")
+        self._check_shape(src.shape, "update_quantized of values")
+        with torch.no_grad():
+            dst._requantize(src.detach().to(dst.device, dst.dtype))
+        return dst
+
+    def quantize(self, tensor):
+        """`tensor` quantized into a new QuantizedWeight."""
+        return self.update_quantized(tensor, self.make_empty(tensor.shape,
+                                                             dtype=tensor.dtype))
+
+    __call__ = quantize
 
 
 def _unswizzle(scales, swizzled):
