@@ -2,8 +2,9 @@
 (``load``), and TransformerEngine-named modules (``LayerNormLinear``, ``LayerNormMLP``,
 ``Linear``, ``LayerNorm``, ``RMSNorm``) that compile their own te IR. See docs/python.md."""
 from .ops import OpLibrary, TeFunction, load, namespace_of
-from .nn import (LayerNorm, LayerNormLinear, LayerNormMLP, Linear, RMSNorm, autocast,
-                 fp8_autocast, fp8_model_init, quantized_model_init)
+from .nn import (LayerNormLinear, LayerNormMLP, Linear, autocast, fp8_autocast,
+                 fp8_model_init, quantized_model_init)
+from .norm import LayerNorm, RMSNorm
 
 __all__ = ["OpLibrary", "TeFunction", "load", "namespace_of", "LayerNormLinear",
            "LayerNormMLP", "Linear", "LayerNorm", "RMSNorm", "fp8_autocast", "autocast",

@@ -1,9 +1,8 @@
 """TransformerEngine-named modules over te-mlir libraries: LayerNormLinear, LayerNormMLP,
-Linear, LayerNorm, RMSNorm. Each module writes its own te IR (the `te` dialect's module op, the token dim
+Linear (LayerNorm and RMSNorm: norm.py, on the same base). Each module writes its own te IR (the `te` dialect's module op, the token dim
 dynamic), compiles it with te_mlir.compile (cached on disk) for the recipe in use, and
 calls the generated custom ops. Parameters carry TE's names."""
 import contextlib
-import math
 import threading
 
 import torch
@@ -12,11 +11,11 @@ import torch.nn as nn
 from .. import compile as _te_compile
 from .._abi import TeMlirError
 from .ops import _compiling, load
-from .primary import (Dequantized, StandIn, _layout, attach, check_recipe, dequantize_bytes,
-                      fp8_dtype_of, pop, primary_recipe, push)
+from .overrides import BackwardOverride
+from .primary import Dequantized, PrimaryWeights, StandIn, pop, push
 from .recipe import BLACKWELL, QUANTIZED, recipe_kind, recipe_spec, split_override
 
-__all__ = ["LayerNormLinear", "LayerNormMLP", "Linear", "LayerNorm", "RMSNorm",
+__all__ = ["LayerNormLinear", "LayerNormMLP", "Linear",
            "fp8_autocast", "autocast",
            "quantized_model_init", "fp8_model_init",
            "ACTIVATIONS", "GATED_ACTIVATIONS", "get_recipe"]
@@ -109,7 +108,7 @@ def _f(x):
 # --------------------------------------------------------------------------- base
 
 
-class _TEModule(nn.Module):
+class _TEModule(PrimaryWeights, BackwardOverride, nn.Module):
     """Shared machinery: the parameter list in the IR's argument order, one library
     per recipe (compiled or given), recipe-state buffers, the weight cache."""
 
@@ -142,127 +141,18 @@ class _TEModule(nn.Module):
         self.fuse_wgrad_accumulation = bool(fuse_wgrad_accumulation)
         self.delay_wgrad_compute = bool(delay_wgrad_compute)
 
-    # -- FP8 primary weights (quantized_model_init; primary.py)
-
-    _primary = None  # the recipe the weights are kept quantized for, or None
     save_original_input = False  # (Linear's argument)
 
-    def _primary_plan(self, fn, recipe, dtype):
-        """How a step under `recipe` feeds the FP8 primary weights: [(argument index,
-        parameter name, the cached-weight name its bytes go to, or None: its values
-        dequantized)], or None without primary weights. The weight-cache entry of the
-        weights' own recipe kind reads their bytes; an unquantized recipe their values
-        (as TE's modules dequantize them); another quantized kind is refused, as TE does."""
-        if self._primary is None:
-            return None
-        kind = recipe_kind(split_override(recipe)[0])
-        names = self._gemm_weights()
-        index = {n: i + 1 for i, n in enumerate(self._param_names)}
-        if kind not in QUANTIZED:
-            return [(index[n], n, None) for n in names]
-        if kind != recipe_kind(self._primary):
-            raise TeMlirError(f"{type(self).__name__}: its weights are kept in FP8 for "
-                              f"{recipe_kind(self._primary)} (quantized_model_init) and the "
-                              f"step's recipe is {kind}: recipe mismatch (TransformerEngine "
-                              "refuses it too)")
-        if fn.cached is None:
-            raise TeMlirError(f"{type(self).__name__}: FP8 primary weights need the library's "
-                              "weight-cache entry (not with checkpoint=True)")
-        saved = {s.roles["te.cached_weight"].rsplit(".", 1)[-1]: s.roles["te.cached_weight"]
-                 for s in fn.cached_weight_specs}
-        return [(index[n], n, saved[n]) for n in names]
 
     def _finish_init(self):
         """The end of construction: the library of the active recipe built; inside
-        quantized_model_init the GEMM weights quantized and kept only so."""
+        quantized_model_init the GEMM weights quantized and kept only so (primary.py)."""
         self._build(self._active_recipe())
-        init = primary_recipe()
-        if init is None:
-            return
-        spec, preserve = init
-        name = type(self).__name__
-        self._primary = check_recipe(name, spec)
-        if getattr(self, "checkpoint", False):
-            raise TeMlirError(f"{name}: quantized_model_init with checkpoint=True is not "
-                              "supported (a checkpointed library keeps no quantized weights)")
-        if self._library_path is not None:
-            raise TeMlirError(f"{name}: quantized_model_init with a prebuilt library= is not "
-                              "supported (the module compiles the library its weights need)")
-        if self.function(self._primary, self.params_dtype).cached is None:
-            # the library runs unquantized (te-compile warned: the dims do not fit the
-            # recipe's alignment): so do the weights, with a warning saying why
-            import warnings
-            from .._abi import TeMlirWarning
-            warnings.warn(f"{name}: quantized_model_init({self._primary}): the weights stay in "
-                          f"{self.params_dtype}: the module's library for {self._primary} "
-                          "quantizes no weight (the dims do not fit the recipe's alignment)",
-                          TeMlirWarning, stacklevel=3)
-            self._primary = None
-            return
-        values = {n: self._parameters[n].detach() for n in self._gemm_weights()}
-        for n, (qbytes, parts, fmt, qtype) in self._primary_bytes(values).items():
-            attach(self, n, values[n], qbytes, parts, fmt, preserve, qtype)
+        self._init_primary_weights()
 
-    def _gemm_weights(self):
-        """The GEMM weights' parameter names, in GEMM order (TE's slot 3g+1)."""
-        return [n for n in self._param_names
-                if n.endswith("weight") and not n.startswith("layer_norm")]
 
-    def _primary_function(self):
-        fn = self.function(self._primary, self.params_dtype)
-        if fn.cached is None:
-            raise TeMlirError(f"{type(self).__name__}: FP8 primary weights for {self._primary}: "
-                              "its library quantizes no weight (the dims do not fit the "
-                              "recipe's alignment: see te-compile's warning)")
-        return fn
 
-    def _primary_bytes(self, values):
-        """{name: (quantized bytes, parts, fp8 dtype)} of the GEMM weights `values`
-        ({name: values}), quantized by the library's training forward on zero tokens
-        (as few as its alignment allows; its saved weights, return_weights): what a step
-        would make of them. The forward recipe state is a copy (nothing advances)."""
-        fn, dtype = self._primary_function(), self.params_dtype
-        fnames, _ = self._state[(self._primary, dtype)]
-        ps, gemm = self._parameters, self._gemm_weights()
-        # the recipe's alignment, and 16: cuBLASLt's FP8 GEMMs take dims that are
-        # multiples of 16; below that the cuda runtime's fallback GEMM dequantizes the
-        # weight into fp32 scratch (256 MiB for 4096 x 16384), which the op layer would
-        # then keep as its workspace for the process
-        tokens = math.lcm(16, *(m for _, m, _ in fn.fwd.checks))
-        x = torch.zeros(tokens, self._in_features, dtype=dtype, device=self._device)
-        args = [x]
-        for n in self._param_names:
-            v = values.get(n)
-            if v is None:
-                p = ps[n]
-                v = (torch.zeros(p.shape, dtype=dtype, device=self._device)
-                     if n in gemm else p.detach())
-            args.append(v.to(dtype))
-        args += [self._buffers[n].clone() for n in fnames]
-        with torch.no_grad():
-            _, weights = fn.call(*args, return_weights=True)
-        fmt = fp8_dtype_of(self._primary)
-        dims = [1] * fn.cached.num_dims  # (a weight's layout has no token dim)
-        out = {}
-        for s in fn.cached_weight_specs:
-            saved = s.roles["te.cached_weight"]
-            n = saved.rsplit(".", 1)[-1]
-            if n in values:
-                out[n] = (weights[saved], _layout(s, dims), fmt, s.info.get("type"))
-        return out
 
-    def _quantize_primary(self, q, hp):
-        """An in-place update of QuantizedWeight `q` (values `hp`): its bytes quantized
-        again (in place, so every alias sees them). Under DelayedScaling the weight's
-        amax goes into the newest row of its slot's history, as TE's quantizer records it."""
-        name = q._name
-        new = self._primary_bytes({name: hp})[name][0]
-        q._qbytes.copy_(new)
-        if recipe_kind(self._primary) == "fp8-delayed":
-            g = self._gemm_weights().index(name)
-            fnames, _ = self._state[(self._primary, self.params_dtype)]
-            hist = next(self._buffers[n] for n in fnames if n.endswith("amax_history_fwd"))
-            hist[0, 3 * g + 1] = hp.detach().abs().max().to(hist.dtype)
 
     def _new(self, *shape, init=None):
         p = torch.empty(*shape, dtype=self.params_dtype, device=self._device)
@@ -440,57 +330,8 @@ class _TEModule(nn.Module):
             run = self._runners[key] = self._runner(*key)
         return run
 
-    def _forward_backward_override(self, inp, recipe, dtype):
-        """TE's recipe field backward_override (recipe.py keeps it after "@"): Linear and
-        LayerNormLinear, eager."""
-        base, override = split_override(recipe)
-        name = type(self).__name__
-        if isinstance(self, LayerNormMLP):
-            raise TeMlirError(f"{name}: backward_override={override!r} is not supported "
-                              "(TransformerEngine's LayerNormMLP refuses it too)")
-        if _compiling():
-            raise TeMlirError(f"{name}: backward_override={override!r} runs in eager only")
-        if override == "dequantized":
-            return self._forward_dequantized_backward(inp, base, dtype)
-        return self._forward_high_precision_backward(inp, base, dtype)
 
-    def _forward_dequantized_backward(self, inp, base, dtype):
-        """TE's backward_override="dequantized": the quantized forward (its training
-        entry: fp8-delayed's forward state advances), and a backward without
-        quantization whose GEMM operands are the forward's quantized tensors dequantized
-        (the saved norm output or input, the weight). Here: the unquantized library's
-        backward entry, fed by te.saved name with the quantized entry's saved tensors,
-        each quantized one dequantized (data x scale_inv). Per-tensor FP8 recipes only
-        (fp8-current, fp8-delayed)."""
-        kind = recipe_kind(base)
-        if kind not in ("fp8-current", "fp8-delayed"):
-            raise TeMlirError(f"{type(self).__name__}: backward_override='dequantized' is "
-                              f"supported with the per-tensor FP8 recipes (DelayedScaling, "
-                              f"Float8CurrentScaling), not {kind}")
-        key = ("dequantized", base, dtype)
-        run = self._runners.get(key)
-        if run is None:
-            qfn, hfn = self.function(base, dtype), self.function("bf16", dtype)
-            run = self._runners[key] = _dequantized_function(qfn, hfn, fp8_dtype_of(base))
-        fnames, _ = self._state[(base, dtype)]
-        outs = list(run.apply(*self._args(inp, dtype, fnames)))
-        return self._finisher(len(fnames), fnames)(self, inp, outs)
 
-    def _forward_high_precision_backward(self, inp, base, dtype):
-        """TE's backward_override="high_precision": the forward's values are the
-        quantized recipe `base`'s (its inference entry, which also advances
-        fp8-delayed's forward state), the backward is the unquantized one (TE saves the
-        unquantized norm output and weight; here the unquantized library's forward
-        saves them)."""
-        hp = self._runner_for(("bf16", dtype))(self, inp, None)
-        fn = self.function(base, dtype)
-        fnames, _ = self._state[(base, dtype)]
-        with torch.no_grad():
-            outs, _ = fn.call(*self._args(inp, dtype, fnames), training=False)
-            q = self._finisher(len(fnames), fnames)(self, inp, outs)
-        if isinstance(q, tuple):
-            return tuple(_ValueOf.apply(a, b) for a, b in zip(q, hp))
-        return _ValueOf.apply(q, hp)
 
     def _runner(self, recipe, dtype, frozen=()):
         """The forward for `recipe` in activation `dtype` with the parameters `frozen`
@@ -761,83 +602,6 @@ class _WgradRoute(torch.autograd.Function):
         return None, None, None
 
 
-def _dequantized_function(qfn, hfn, fmt):
-    """The autograd.Function of backward_override="dequantized" over the quantized
-    function `qfn` and the unquantized `hfn` (see _forward_dequantized_backward)."""
-    bwd = hfn.step.bwd
-    bwd_op = hfn.ops.op(bwd.name)
-    bwd_op = getattr(bwd_op, "_op", bwd_op)
-    n_in = len(qfn.arg_specs)
-    specs = {r.roles["te.saved"]: r for r in qfn.fwd.results if r.is_saved}
-    plan = []  # per argument of hfn's backward: ("grad", output k) / ("saved", name) / ("input", k)
-    for a in bwd.args:
-        g, saved, alias = a.role("te.grad_of"), a.role("te.saved"), a.role("te.alias")
-        if g is not None:
-            plan.append(("grad", int(g.split(":")[1])))
-        elif saved in specs:
-            plan.append(("saved", saved))
-        elif alias is not None and alias.startswith("input:"):
-            plan.append(("input", int(alias.split(":")[1])))
-        else:
-            raise TeMlirError(f"backward_override='dequantized': {bwd.name} argument "
-                              f"{a.label} has no counterpart in {qfn.fwd.name}")
-    grad_of = [(r.index, int(r.role("te.grad_of").split(":")[1])) for r in bwd.results
-               if (r.role("te.grad_of") or "").startswith("input:")]
-    below = torch._C._AutoDispatchBelowAutograd
-    n_state = len(qfn.state_specs)
-
-    class Fn(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, *inputs):
-            outs, saved, entry = qfn.forward_saved(*inputs)
-            dims = entry.bind_dims([None] * len(inputs), [list(t.shape) for t in inputs])
-            names = sorted(n for k, n in plan if k == "saved")
-            ctx.save_for_backward(*inputs, *[saved[n] for n in names])
-            ctx.te = (names, dims, inputs[0].dtype)
-            state = outs[len(outs) - n_state:] if n_state else []
-            if state:
-                ctx.mark_non_differentiable(*state)
-            return tuple(outs)
-
-        @staticmethod
-        def backward(ctx, *grads):
-            names, dims, dtype = ctx.te
-            st = ctx.saved_tensors
-            inputs, saved = st[:n_in], dict(zip(names, st[n_in:]))
-            args = []
-            for k, v in plan:
-                if k == "grad":  # (materialized: zeros for an unused output)
-                    args.append(grads[v])
-                elif k == "input":
-                    args.append(inputs[v])
-                else:
-                    t, spec = saved[v], specs[v]
-                    args.append(dequantize_bytes(t, _layout(spec, dims), fmt, None, dtype)
-                                if spec.is_qtensor else t)
-            with below():
-                res = bwd_op(*args)
-            res = res if isinstance(res, (tuple, list)) else [res]
-            out = [None] * n_in
-            for r, i in grad_of:
-                if ctx.needs_input_grad[i]:
-                    out[i] = res[r]
-            return tuple(out)
-
-    return Fn
-
-
-class _ValueOf(torch.autograd.Function):
-    """The values of `q` with the gradient of `hp` (backward_override)."""
-
-    @staticmethod
-    def forward(ctx, q, hp):
-        return q.clone()
-
-    @staticmethod
-    def backward(ctx, g):
-        return None, g
-
-
 def _tensor(shape, dt):
     return "tensor<" + "x".join(str(s) for s in shape) + "x" + dt + ">"
 
@@ -930,6 +694,7 @@ class LayerNormMLP(_TEModule):
     recompute). Extras as LayerNormLinear's."""
 
     _func = "layernorm_mlp"
+    _refuses_backward_override = True  # (as TE's LayerNormMLP)
 
     def __init__(self, hidden_size, ffn_hidden_size, eps=1e-5, bias=True,
                  normalization="LayerNorm", activation="gelu", return_layernorm_output=False,
@@ -1066,125 +831,6 @@ class Linear(_TEModule):
         w = "%weight" + (", %bias" if "bias" in self._param_names else "")
         return _func_text(self._func, args, dt, [_tensor(["?", N], dt)],
                           f"te.linear %x weight({w})", frozen)
-
-
-class _Normalization(_TEModule):
-    """TE's standalone norm modules (LayerNorm, RMSNorm): one te.normalization op.
-    TE's signature: (normalized_shape, eps=1e-5, sequence_parallel=None,
-    params_dtype=None, zero_centered_gamma=False, hidden_size=None (deprecated name of
-    normalized_shape), device=None, dtype=None (params_dtype's new name), sm_margin=0).
-    The norm has no GEMM, so it quantizes nothing: under any recipe (fp8_autocast, or
-    recipe=, accepted for uniformity and checked) it runs unquantized, as TE's norm
-    modules do; its library is the one unquantized library, and quantized_model_init
-    leaves its parameters in params_dtype (TE keeps only GEMM weights in FP8).
-    sequence_parallel is
-    accepted as None or False (refused by name otherwise), sm_margin as 0, and
-    normalized_shape must be one dimension."""
-
-    _normalization = None  # "LayerNorm" | "RMSNorm"
-
-    def __init__(self, normalized_shape=None, eps=1e-5, sequence_parallel=None,
-                 params_dtype=None, zero_centered_gamma=False, hidden_size=None, device=None,
-                 dtype=None, sm_margin=0, recipe=None, library=None, target="auto",
-                 cache_dir=None, strict=None, **unsupported):
-        super().__init__()
-        name = type(self).__name__
-        _refuse(name, unsupported)
-        if normalized_shape is None and hidden_size is None:
-            raise TeMlirError(f"{name}: normalized_shape (or hidden_size) is required")
-        if normalized_shape is not None and hidden_size is not None:
-            raise TeMlirError(f"{name}: both normalized_shape and hidden_size (its "
-                              "deprecated name) are given")
-        shape = normalized_shape if normalized_shape is not None else hidden_size
-        if not isinstance(shape, int):
-            shape = tuple(shape)
-            if len(shape) != 1:
-                raise TeMlirError(f"{name}: normalized_shape {shape} is not supported: "
-                                  "te-mlir normalizes over the last dimension only (one "
-                                  "dimension)")
-            shape = shape[0]
-        if int(shape) <= 0:
-            raise ValueError(f"{name}: normalized_shape must be positive, got {shape}")
-        if dtype is not None and params_dtype is not None:
-            raise TeMlirError(f"{name}: both dtype and params_dtype (its deprecated name) "
-                              "are given")
-        if sequence_parallel not in (None, False):
-            raise TeMlirError(f"{name}: sequence_parallel={sequence_parallel!r} is not "
-                              "supported by te-mlir's modules (single device, no sequence "
-                              "parallelism)")
-        if sm_margin != 0:
-            raise TeMlirError(f"{name}: sm_margin={sm_margin!r} is not supported (te-mlir's "
-                              "norm kernels keep no SMs free)")
-        self._setup(recipe, library, target, cache_dir,
-                    dtype if dtype is not None else params_dtype, device, strict)
-        self.recipe = "bf16"  # nothing to quantize: the unquantized library, always
-        self._wgrad_options(False, False, False)
-        self.normalized_shape = (int(shape),)
-        self.hidden_size = self._in_features = int(shape)
-        self.eps, self.zero_centered_gamma = eps, bool(zero_centered_gamma)
-        self.sequence_parallel = sequence_parallel
-        self.normalization = self._normalization
-        self.weight = self._new(self.hidden_size)
-        names = ["weight"]
-        if self._normalization == "LayerNorm":
-            self.bias = self._new(self.hidden_size)
-            names.append("bias")
-        self._param_names = names
-        self.reset_parameters()
-        if sequence_parallel is not None:  # (TE's flag on the parameters, for Megatron-LM)
-            for n in names:
-                getattr(self, n).sequence_parallel = sequence_parallel
-        # (not _finish_init: inside quantized_model_init the norm's parameters stay in
-        # params_dtype, as TE's do; only GEMM weights are kept in FP8)
-        self._build(self._active_recipe())
-
-    def _gemm_weights(self):
-        return []  # no GEMM: nothing for FP8 primary weights either
-
-    def reset_parameters(self):
-        """TE's init: weight ones (zeros with zero_centered_gamma), bias zeros."""
-        with torch.no_grad():
-            self.weight.fill_(0.0 if self.zero_centered_gamma else 1.0)
-            if "bias" in self._param_names:
-                self.bias.zero_()
-
-    def _ir(self, dtype, frozen=()):
-        dt = _IR_DTYPES[dtype]
-        H = self.hidden_size
-        args = [("x", ["?", H])] + [(n, [H]) for n in self._param_names]
-        params = ", ".join("%" + n for n in self._param_names)
-        attrs = _attrs({"eps": _f(self.eps) + " : f64",
-                        "zero_centered_gamma": self.zero_centered_gamma})
-        return _func_text(self._func, args, dt, [_tensor(["?", H], dt)],
-                          f"te.normalization %x norm {_norm_name(self._normalization)}"
-                          f"({params}){attrs}", frozen)
-
-    def extra_repr(self):
-        return (f"{self.hidden_size}, eps={self.eps}, zero_centered_gamma="
-                f"{self.zero_centered_gamma}, params_dtype={self.params_dtype}")
-
-
-class LayerNorm(_Normalization):
-    """TE's LayerNorm(normalized_shape, eps=1e-5, sequence_parallel=None,
-    params_dtype=None, zero_centered_gamma=False, device=None):
-    y = (x - mean) / sqrt(var + eps) * gamma + beta over the last dimension (gamma + 1
-    with zero_centered_gamma), in the input's dtype with fp32 statistics. Parameters:
-    weight (gamma) and bias (beta), [hidden]. Unquantized under every recipe (TE's
-    LayerNorm too). Extras as LayerNormLinear's (target=, cache_dir=, library=: a
-    prebuilt library whose function `layernorm` has this signature, strict=)."""
-
-    _func = "layernorm"
-    _normalization = "LayerNorm"
-
-
-class RMSNorm(_Normalization):
-    """TE's RMSNorm(normalized_shape, eps=1e-5, sequence_parallel=None, params_dtype=None,
-    zero_centered_gamma=False, device=None): y = x / sqrt(mean(x^2) + eps) * gamma over the
-    last dimension (gamma + 1 with zero_centered_gamma). Parameter: weight (gamma),
-    [hidden]; no bias. As LayerNorm otherwise (library function `rmsnorm`)."""
-
-    _func = "rmsnorm"
-    _normalization = "RMSNorm"
 
 
 def _func_text(name, args, dt, results, op, frozen=()):

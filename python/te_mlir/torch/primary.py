@@ -16,15 +16,18 @@ new amax, with DelayedScaling the module's current delayed scale for the weight'
 
 The FP8 recipes (DelayedScaling, Float8CurrentScaling, Float8BlockScaling, MXFP8BlockScaling);
 NVFP4 is refused by name (its dequantization is not written here)."""
+import math
 import threading
+import warnings
 import weakref
 
 import torch
 from torch.utils._pytree import tree_map
 
-from .._abi import TeMlirError
+from .._abi import TeMlirError, TeMlirWarning
+from .recipe import QUANTIZED, recipe_kind, split_override
 
-__all__ = ["QuantizedWeight", "primary_recipe"]
+__all__ = ["QuantizedWeight", "PrimaryWeights", "primary_recipe"]
 
 _PRIMARY = threading.local()
 _SUPPORTED = ("fp8-current", "fp8-delayed", "fp8-block", "mxfp8")
@@ -355,3 +358,126 @@ def attach(module, name, hp, qbytes, parts, fp8_dtype, preserve, qtype=None):
         p._high_precision_init_val = hp.detach().cpu()
     module._parameters[name] = p
     return p
+
+
+class PrimaryWeights:
+    """The module methods of FP8 primary weights (a base of nn._TEModule): the weights
+    quantized at construction (``_init_primary_weights``) and on every in-place update
+    (``_quantize_primary``, called by QuantizedWeight), and how a step feeds them
+    (``_primary_plan``)."""
+
+    _primary = None  # the recipe the weights are kept quantized for, or None
+
+    def _primary_plan(self, fn, recipe, dtype):
+        """How a step under `recipe` feeds the FP8 primary weights: [(argument index,
+        parameter name, the cached-weight name its bytes go to, or None: its values
+        dequantized)], or None without primary weights. The weight-cache entry of the
+        weights' own recipe kind reads their bytes; an unquantized recipe their values
+        (as TE's modules dequantize them); another quantized kind is refused, as TE does."""
+        if self._primary is None:
+            return None
+        kind = recipe_kind(split_override(recipe)[0])
+        names = self._gemm_weights()
+        index = {n: i + 1 for i, n in enumerate(self._param_names)}
+        if kind not in QUANTIZED:
+            return [(index[n], n, None) for n in names]
+        if kind != recipe_kind(self._primary):
+            raise TeMlirError(f"{type(self).__name__}: its weights are kept in FP8 for "
+                              f"{recipe_kind(self._primary)} (quantized_model_init) and the "
+                              f"step's recipe is {kind}: recipe mismatch (TransformerEngine "
+                              "refuses it too)")
+        if fn.cached is None:
+            raise TeMlirError(f"{type(self).__name__}: FP8 primary weights need the library's "
+                              "weight-cache entry (not with checkpoint=True)")
+        saved = {s.roles["te.cached_weight"].rsplit(".", 1)[-1]: s.roles["te.cached_weight"]
+                 for s in fn.cached_weight_specs}
+        return [(index[n], n, saved[n]) for n in names]
+
+    def _init_primary_weights(self):
+        """Inside quantized_model_init (at the end of construction, the library of the
+        active recipe built): the GEMM weights quantized and kept only so."""
+        init = primary_recipe()
+        if init is None:
+            return
+        spec, preserve = init
+        name = type(self).__name__
+        self._primary = check_recipe(name, spec)
+        if getattr(self, "checkpoint", False):
+            raise TeMlirError(f"{name}: quantized_model_init with checkpoint=True is not "
+                              "supported (a checkpointed library keeps no quantized weights)")
+        if self._library_path is not None:
+            raise TeMlirError(f"{name}: quantized_model_init with a prebuilt library= is not "
+                              "supported (the module compiles the library its weights need)")
+        if self.function(self._primary, self.params_dtype).cached is None:
+            # the library runs unquantized (te-compile warned: the dims do not fit the
+            # recipe's alignment): so do the weights, with a warning saying why
+            warnings.warn(f"{name}: quantized_model_init({self._primary}): the weights stay in "
+                          f"{self.params_dtype}: the module's library for {self._primary} "
+                          "quantizes no weight (the dims do not fit the recipe's alignment)",
+                          TeMlirWarning, stacklevel=4)
+            self._primary = None
+            return
+        values = {n: self._parameters[n].detach() for n in self._gemm_weights()}
+        for n, (qbytes, parts, fmt, qtype) in self._primary_bytes(values).items():
+            attach(self, n, values[n], qbytes, parts, fmt, preserve, qtype)
+
+    def _gemm_weights(self):
+        """The GEMM weights' parameter names, in GEMM order (TE's slot 3g+1)."""
+        return [n for n in self._param_names
+                if n.endswith("weight") and not n.startswith("layer_norm")]
+
+    def _primary_function(self):
+        fn = self.function(self._primary, self.params_dtype)
+        if fn.cached is None:
+            raise TeMlirError(f"{type(self).__name__}: FP8 primary weights for {self._primary}: "
+                              "its library quantizes no weight (the dims do not fit the "
+                              "recipe's alignment: see te-compile's warning)")
+        return fn
+
+    def _primary_bytes(self, values):
+        """{name: (quantized bytes, parts, fp8 dtype)} of the GEMM weights `values`
+        ({name: values}), quantized by the library's training forward on zero tokens
+        (as few as its alignment allows; its saved weights, return_weights): what a step
+        would make of them. The forward recipe state is a copy (nothing advances)."""
+        fn, dtype = self._primary_function(), self.params_dtype
+        fnames, _ = self._state[(self._primary, dtype)]
+        ps, gemm = self._parameters, self._gemm_weights()
+        # the recipe's alignment, and 16: cuBLASLt's FP8 GEMMs take dims that are
+        # multiples of 16; below that the cuda runtime's fallback GEMM dequantizes the
+        # weight into fp32 scratch (256 MiB for 4096 x 16384), which the op layer would
+        # then keep as its workspace for the process
+        tokens = math.lcm(16, *(m for _, m, _ in fn.fwd.checks))
+        x = torch.zeros(tokens, self._in_features, dtype=dtype, device=self._device)
+        args = [x]
+        for n in self._param_names:
+            v = values.get(n)
+            if v is None:
+                p = ps[n]
+                v = (torch.zeros(p.shape, dtype=dtype, device=self._device)
+                     if n in gemm else p.detach())
+            args.append(v.to(dtype))
+        args += [self._buffers[n].clone() for n in fnames]
+        with torch.no_grad():
+            _, weights = fn.call(*args, return_weights=True)
+        fmt = fp8_dtype_of(self._primary)
+        dims = [1] * fn.cached.num_dims  # (a weight's layout has no token dim)
+        out = {}
+        for s in fn.cached_weight_specs:
+            saved = s.roles["te.cached_weight"]
+            n = saved.rsplit(".", 1)[-1]
+            if n in values:
+                out[n] = (weights[saved], _layout(s, dims), fmt, s.info.get("type"))
+        return out
+
+    def _quantize_primary(self, q, hp):
+        """An in-place update of QuantizedWeight `q` (values `hp`): its bytes quantized
+        again (in place, so every alias sees them). Under DelayedScaling the weight's
+        amax goes into the newest row of its slot's history, as TE's quantizer records it."""
+        name = q._name
+        new = self._primary_bytes({name: hp})[name][0]
+        q._qbytes.copy_(new)
+        if recipe_kind(self._primary) == "fp8-delayed":
+            g = self._gemm_weights().index(name)
+            fnames, _ = self._state[(self._primary, self.params_dtype)]
+            hist = next(self._buffers[n] for n in fnames if n.endswith("amax_history_fwd"))
+            hist[0, 3 * g + 1] = hp.detach().abs().max().to(hist.dtype)
