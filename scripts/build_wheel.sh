@@ -33,6 +33,10 @@ if command -v ccache >/dev/null; then
 fi
 args+=(--config-settings=build.verbose=false "--config-settings=cmake.define.TE_TORCH_PYTHON=$py")
 export CMAKE_BUILD_PARALLEL_LEVEL=${TE_JOBS:-2}
+# The compilers CMake picks for build/ (scikit-build-core would take Python's
+# x86_64-linux-gnu-gcc): the same command lines, so ccache serves build/'s
+# objects.
+export CC=${CC:-cc} CXX=${CXX:-c++}
 rm -f "$out"/te_mlir-*.whl
 _PYTHON_HOST_PLATFORM=$plat "$py" -m pip wheel "$root" "${args[@]}" >&2
 whl=$(ls "$out"/te_mlir-*.whl)
