@@ -9,7 +9,8 @@
 #   4. rebuild with ASan+UBSan and assertions (Debian's LLVM has them off)
 #      and run the lit suite and unit tests again,
 #   5. generate the dialect and pass docs (mlir-doc),
-#   6. run the main job with a python3 first on PATH that lacks numpy,
+#   6. run the main job with a python3 first on PATH that lacks numpy, and
+#      build the wheel and test it installed (scripts/test_wheel.sh),
 #   7. fuzz for a bounded time under the sanitizers (mutated IR through
 #      te-opt/te-compile; libFuzzer targets of the runtime and te-run).
 # Ends with one line "N passed, N failed" over all of it, counted from the
@@ -132,6 +133,18 @@ if build_or_fail default "$root/build"; then
   echo "== [default] scripts/main.sh --block (one LN-MLP step through te-run vs PyTorch goldens)"
   main_job "main job --block" main-block "main: forward and backward match PyTorch" \
     "^  (ok|FAIL)|^main:" 20 --block
+  # The wheel as a PyTorch user installs it: built (build-wheel/, static
+  # te-compile), checked (size, needs, tag), installed into a fresh venv
+  # without torch-mlir, a build tree or cc, and run (a module step and the
+  # backend on a LLaMA-style model, compiled live).
+  echo "== [default] wheel (scripts/test_wheel.sh; log build/wheel-test.log)"
+  if "$root/scripts/test_wheel.sh" >"$root/build/wheel-test.log" 2>&1; then
+    grep -E "^(ok:|check_wheel|te_mlir-|  te_mlir/)" "$root/build/wheel-test.log"
+    passed=$((passed + 1))
+  else
+    tail -30 "$root/build/wheel-test.log"
+    failed=$((failed + 1)); failures+=("wheel")
+  fi
   echo "== [default] docs (mlir-doc)"
   if ninja -C "$root/build" mlir-doc >/dev/null && [[ -s $root/build/docs/Dialects/TEDialect.md && -s $root/build/docs/TEPasses.md ]]; then
     passed=$((passed + 1))

@@ -29,6 +29,9 @@ class TeMlirWarning(UserWarning):
 
 
 _REPO = Path(__file__).resolve().parents[2]  # python/te_mlir/_abi.py -> repository root
+# An installed wheel's binaries (cmake/TEWheel.cmake): bin/te-compile, lib/libte_runtime.so,
+# lib/libte_torch_ops.so. Absent in a checkout.
+_NATIVE = Path(__file__).resolve().parent / "_native"
 
 
 def _candidates():
@@ -37,6 +40,8 @@ def _candidates():
     env = os.environ.get("TE_MLIR_BUILD")
     if env:
         out.append((Path(env), "$TE_MLIR_BUILD"))
+    if _NATIVE.is_dir():
+        out.append((_NATIVE, "the installed package"))
     if (_REPO / "CMakeLists.txt").exists() and (_REPO / "lib" / "Runtime").is_dir():  # run from a checkout
         for name in ("build", "build-new"):
             out.append((_REPO / name, "the repository"))
@@ -47,9 +52,9 @@ def _candidates():
 
 
 def find_build(what="lib/libte_runtime.so"):
-    """The build directory (with bin/ and lib/) holding `what`: $TE_MLIR_BUILD, else
-    <repo>/build and <repo>/build-new, else the one of te-compile on $PATH. Raises
-    TeMlirError naming every place searched."""
+    """The build directory (with bin/ and lib/) holding `what`: $TE_MLIR_BUILD, else the
+    installed wheel's te_mlir/_native, else <repo>/build and <repo>/build-new (a checkout),
+    else the one of te-compile on $PATH. Raises TeMlirError naming every place searched."""
     env = os.environ.get("TE_MLIR_BUILD")
     searched = []
     for d, why in _candidates():

@@ -134,6 +134,25 @@ def test_version_mismatch_is_an_error_at_load(monkeypatch):
         _abi.Runtime(rt.path)
 
 
+def test_find_build_order(monkeypatch, tmp_path):
+    """An installed wheel's te_mlir/_native is found with no environment variable, before
+    a checkout's build/; $TE_MLIR_BUILD wins over both, and one without the file asked
+    for is an error (no fallback)."""
+    native = tmp_path / "_native"
+    (native / "bin").mkdir(parents=True)
+    (native / "bin" / "te-compile").write_text("")
+    monkeypatch.setattr(_abi, "_NATIVE", native)
+    monkeypatch.delenv("TE_MLIR_BUILD", raising=False)
+    assert _abi.find_build("bin/te-compile") == native
+    other = tmp_path / "build"
+    (other / "bin").mkdir(parents=True)
+    (other / "bin" / "te-compile").write_text("")
+    monkeypatch.setenv("TE_MLIR_BUILD", str(other))
+    assert _abi.find_build("bin/te-compile") == other
+    with pytest.raises(te_mlir.TeMlirError, match=r"TE_MLIR_BUILD=.* has no lib/nothing"):
+        _abi.find_build("lib/nothing")
+
+
 # --------------------------------------------------------------------------- dim expressions
 
 DIMS = [[256, 3], [40, 7], [0, 1], [1000, 0], [2 ** 62, 2], [-5, 12]]
