@@ -76,6 +76,11 @@ public:
   /// Plans `func` (one block, ending in func.return).
   LogicalResult run(func::FuncOp func);
 
+  /// Whether argument `arg` of `func` may be donated: `te.saved` without
+  /// `te.alias` (a saved forward intermediate, not a forward input or
+  /// output).
+  static bool isDonatable(func::FuncOp func, unsigned arg);
+
   /// The value whose buffer `v` is (through views).
   Value root(Value v) const {
     while (Value src = aliasOf.lookup(v))
@@ -115,6 +120,26 @@ public:
   /// its definition (a concat's: its first placed part's) and of its last
   /// use (through views), or its definition when it is never used.
   llvm::DenseMap<Value, std::pair<unsigned, unsigned>> liveRange;
+  /// Planned values written over an operand's buffer (te.dact), and it.
+  llvm::DenseMap<Value, Value> overwrites;
+  /// Donation: the donatable arguments that back some value, in argument
+  /// order, and the donor of each such value (see the file comment).
+  SmallVector<BlockArgument> donors;
+  llvm::DenseMap<Value, BlockArgument> donorOf;
+  /// The arena's bytes when every donor is donated, when static.
+  std::optional<int64_t> donatedArenaBytes = 0;
+
+private:
+  /// The slot positions of the greedy assignment (run's second half).
+  void assignSlots(Block &body, llvm::DenseMap<Operation *, unsigned> &index,
+                   llvm::DenseMap<Value, unsigned> &lastUse);
+  /// Donors for the planned values of a backward entry.
+  void assignDonors(func::FuncOp func,
+                    llvm::DenseMap<Value, unsigned> &lastUse);
+  /// Planned values in order of definition.
+  SmallVector<Value> planned;
+  /// Values some view reads.
+  llvm::DenseSet<Value> viewed;
 };
 
 } // namespace mlir::te
