@@ -7,12 +7,13 @@ import torch
 
 import te_mlir.torch as tet
 from te_mlir._abi import FEED_INPUT, FEED_RESULT, TeMlirError
-from test_modules import randomize
+from conftest import needs_gpu
+from test_modules import gpu_models, randomize
 
 
-def _mlp(recipe="bf16", dtype=torch.float32, activation="gelu"):
+def _mlp(dtype=torch.float32, activation="gelu"):
     m = tet.LayerNormMLP(32, 64, activation=activation, params_dtype=dtype, target="cpu")
-    return randomize(m), recipe
+    return randomize(m)
 
 
 def _step(m, x, dy, retain):
@@ -40,7 +41,7 @@ def _changed(saved):
                                               ("gelu", torch.bfloat16),
                                               ("swiglu", torch.bfloat16)])
 def test_donated_backward_is_bit_identical(activation, dtype):
-    m, _ = _mlp(dtype=dtype, activation=activation)
+    m = _mlp(dtype=dtype, activation=activation)
     fn = m.function()
     ops, lib = fn.ops, fn.ops.library
     bwd = lib.entry("layernorm_mlp_bwd")
@@ -65,7 +66,7 @@ def test_donated_backward_is_bit_identical(activation, dtype):
 
 
 def test_arena_shrinks_by_what_is_donated():
-    m, _ = _mlp(dtype=torch.bfloat16)
+    m = _mlp(dtype=torch.bfloat16)
     lib = m.function().ops.library
     bwd = lib.entry("layernorm_mlp_bwd")
     dims = [24] * bwd.num_dims
@@ -78,7 +79,7 @@ def test_arena_shrinks_by_what_is_donated():
 
 
 def test_retain_graph_twice_then_free():
-    m, _ = _mlp(dtype=torch.bfloat16)
+    m = _mlp(dtype=torch.bfloat16)
     gen = torch.Generator().manual_seed(5)
     x = torch.randn(16, 32, generator=gen).to(torch.bfloat16).requires_grad_()
     dy = torch.randn(16, 32, generator=gen).to(torch.bfloat16)
@@ -95,7 +96,7 @@ def test_retain_graph_twice_then_free():
 
 
 def test_entry_run_donated_matches_and_refuses_non_donatable():
-    m, _ = _mlp(dtype=torch.float32)
+    m = _mlp(dtype=torch.float32)
     ops = m.function().ops
     lib = ops.library
     fwd, bwd = lib.entry("layernorm_mlp_fwd"), lib.entry("layernorm_mlp_bwd")
@@ -126,3 +127,52 @@ def test_entry_run_donated_matches_and_refuses_non_donatable():
     not_donatable = next(j for j in range(len(bargs)) if j not in bwd.donatable)
     with pytest.raises(TeMlirError, match="not donatable"):
         bwd.arena_bytes([8] * bwd.num_dims, [not_donatable])
+
+
+def test_nothing_donated_under_torch_compile():
+    # a library of its own (a shape no other test uses): its counter starts at 0
+    m = randomize(tet.LayerNormMLP(48, 96, params_dtype=torch.bfloat16, target="cpu"))
+    ops = m.function().ops
+    gen = torch.Generator().manual_seed(13)
+    x = torch.randn(16, 48, generator=gen).to(torch.bfloat16)
+    dy = torch.randn(16, 48, generator=gen).to(torch.bfloat16)
+    compiled = torch.compile(m, backend="aot_eager", fullgraph=True)
+
+    def run(model):
+        xx = x.clone().requires_grad_()
+        y = model(xx)
+        return torch.autograd.grad(y, [xx, *m.parameters()], dy)
+
+    got = run(compiled)
+    assert ops.donated_bytes("layernorm_mlp_bwd") == 0
+    # the same step in eager donates, with the same gradients
+    want, _ = _step(m, x, dy, retain=False)
+    assert ops.donated_bytes("layernorm_mlp_bwd") > 0
+    for a, b in zip(got, want):
+        assert torch.equal(a, b)
+
+
+@needs_gpu
+def test_cuda_donation_lowers_the_peak():
+    """On CUDA (the C++ kernel) a signature donates once a call of it went through (the
+    workspace settled): the retained step first, then the freed one donates, with the
+    same gradients and a lower peak (no arena for what went into the saved tensors)."""
+    m = randomize(gpu_models("cuda")["mlp_bf16"])
+    ops = m.function().ops
+    gen = torch.Generator().manual_seed(17)
+    x = torch.randn(4096, 64, generator=gen).to(torch.bfloat16).cuda()
+    dy = torch.randn(4096, 64, generator=gen).to(torch.bfloat16).cuda()
+    peaks = []
+    for retain in (True, True, False):
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        grads, saved = _step(m, x, dy, retain=retain)
+        torch.cuda.synchronize()
+        peaks.append(torch.cuda.max_memory_allocated())
+        if retain:
+            kept = grads
+            assert _changed(saved) == 0
+    assert _changed(saved) > 0 and ops.donated_bytes("layernorm_mlp_bwd") > 0
+    for a, b in zip(kept, grads):
+        assert torch.equal(a, b)
+    assert peaks[2] < peaks[1]

@@ -263,8 +263,6 @@ def _bind_caller(rt, ctx, dev):
 # The donation of the next call of an entry on this thread (the ctypes kernels; the C++
 # ones keep theirs in libte_torch_ops.so): (entry name, argument indices)
 _DONATE = threading.local()
-# The arena bytes the last donating ctypes call saved, per entry name
-_DONATED_BYTES = {}
 
 
 def _take_donation(entry):
@@ -355,9 +353,9 @@ def _plan(entry, args):
 
 def _run_locked(entry, ctx, dev, xs, results, dims, donated=None):
     arena = None
-    n = entry.arena_bytes(dims, donated)
+    n = entry.arena_bytes(dims, donated) if donated else entry.arena_bytes(dims)
     if donated:
-        _DONATED_BYTES[entry.name] = (entry.arena_bytes(dims) or 0) - (n or 0)
+        entry._donated_bytes = (entry.arena_bytes(dims) or 0) - (n or 0)
     if n is not None and n > 0:
         arena = aligned_empty(n, dev)
         ctx.set_arena(arena.data_ptr(), arena.numel())
@@ -729,7 +727,9 @@ class OpLibrary:
         """The arena bytes the last donating call of entry `name` did not allocate (0:
         none donated yet)."""
         slot = self._slots.get(name)
-        return _cpp_ops().donated(slot) if slot is not None else _DONATED_BYTES.get(name, 0)
+        if slot is not None:
+            return _cpp_ops().donated(slot)
+        return getattr(self.library.entry(name), "_donated_bytes", 0)
 
     def op(self, name):
         """The op (OpOverload torch.ops.<namespace>.<name>.default) of entry `name`."""
