@@ -134,7 +134,23 @@ LogicalResult MemoryPlan::run(func::FuncOp func) {
     for (Value operand : op.getOperands())
       lastUse[root(operand)] = std::max(lastUse[root(operand)], index[&op]);
 
-  assignSlots(body, index, lastUse);
+  assignSlots(body, index, lastUse, /*inPlace=*/true);
+  if (!overwrites.empty()) {
+    // Writing in place changes the greedy placement after it: kept only
+    // when that makes the arena smaller.
+    ShapeAnalysis shapes;
+    bool compared = succeeded(shapes.run(func));
+    int64_t withInPlace = compared ? representativeArenaBytes(shapes) : 0;
+    auto kept = std::make_tuple(slots, slotOf, liveRange, planned, overwrites);
+    slots.clear();
+    slotOf.clear();
+    liveRange.clear();
+    planned.clear();
+    overwrites.clear();
+    assignSlots(body, index, lastUse, /*inPlace=*/false);
+    if (compared && withInPlace < representativeArenaBytes(shapes))
+      std::tie(slots, slotOf, liveRange, planned, overwrites) = kept;
+  }
   assignDonors(func, lastUse);
 
   // Peak bytes when everything is static (and with every donor donated).
@@ -165,25 +181,85 @@ bool MemoryPlan::isDonatable(func::FuncOp func, unsigned arg) {
   return func.getArgAttr(arg, "te.saved") && !func.getArgAttr(arg, "te.alias");
 }
 
-/// The operands te.dact may write its result over (see the header): its
-/// input (the result's shape), and its grad when of the result's type (a
-/// non-gated activation).
-static SmallVector<Value, 2> overwritable(Operation *op, Value result) {
-  auto dact = dyn_cast_or_null<DActOp>(op);
-  if (!dact || result != dact.getResult())
+/// The operands te.dact / te.dbias_dact may write their result over (see
+/// the header): the input (the result's shape), and the grad when of the
+/// result's type (a non-gated activation).
+template <typename OpTy>
+static SmallVector<Value, 2> overwritableOf(OpTy op, Value result) {
+  if (result != op.getResult())
     return {};
   SmallVector<Value, 2> out;
-  if (dact.getInput().getType() == result.getType())
-    out.push_back(dact.getInput());
-  if (!dact.getActivation().isGated() &&
-      dact.getGrad().getType() == result.getType())
-    out.push_back(dact.getGrad());
+  if (op.getInput().getType() == result.getType())
+    out.push_back(op.getInput());
+  if (!op.getActivation().isGated() &&
+      op.getGrad().getType() == result.getType())
+    out.push_back(op.getGrad());
   return out;
+}
+static SmallVector<Value, 2> overwritable(Operation *op, Value result) {
+  if (auto dact = dyn_cast_or_null<DActOp>(op))
+    return overwritableOf(dact, result);
+  if (auto dbias = dyn_cast_or_null<DBiasDActOp>(op))
+    return overwritableOf(dbias, result);
+  return {};
+}
+
+namespace {
+/// A dim at a representative value (each dim variable 4096): the dim
+/// algebra of getInnerTensorsOf.
+struct AtDim {
+  int64_t v;
+  AtDim(int64_t v = 0) : v(v) {}
+  AtDim operator*(const AtDim &o) const { return AtDim(v * o.v); }
+  AtDim exactDiv(int64_t d) const { return AtDim(v / d); }
+  AtDim ceilDiv(int64_t d) const { return AtDim((v + d - 1) / d); }
+  AtDim roundUp(int64_t d) const { return AtDim((v + d - 1) / d * d); }
+};
+
+int64_t representativeBytes(Value v, const ShapeAnalysis &shapes) {
+  if (std::optional<int64_t> n = staticBytes(v))
+    return *n;
+  SmallVector<AtDim> dims;
+  for (const Dim &d : shapes.dims(v)) {
+    int64_t x = d.value;
+    for (size_t i = 0; i < d.vars.size(); ++i)
+      x *= 4096;
+    dims.push_back(AtDim(x));
+  }
+  if (auto q = dyn_cast<QuantizedTensorType>(v.getType())) {
+    int64_t total = 0;
+    for (const InnerTensorOf<AtDim> &t :
+         inBufferOrder(getInnerTensorsOf<AtDim>(q, dims))) {
+      int64_t n = t.elementBytes;
+      for (const AtDim &d : t.shape)
+        n *= d.v;
+      total += llvm::alignTo(n, kBufferAlignment);
+    }
+    return total;
+  }
+  int64_t n = cast<RankedTensorType>(v.getType()).getElementTypeBitWidth() / 8;
+  for (const AtDim &d : dims)
+    n *= d.v;
+  return n;
+}
+} // namespace
+
+int64_t
+MemoryPlan::representativeArenaBytes(const ShapeAnalysis &shapes) const {
+  int64_t total = 0;
+  for (const SmallVector<Value> &members : slots) {
+    int64_t size = 0;
+    for (Value v : members)
+      size = std::max(size, representativeBytes(v, shapes));
+    total += llvm::alignTo(size, kBufferAlignment);
+  }
+  return total;
 }
 
 void MemoryPlan::assignSlots(Block &body,
                              llvm::DenseMap<Operation *, unsigned> &index,
-                             llvm::DenseMap<Value, unsigned> &lastUse) {
+                             llvm::DenseMap<Value, unsigned> &lastUse,
+                             bool inPlace) {
   // Greedy: reuse a slot whose members are all dead, or write over an
   // operand that dies here (te.dact), in its slot.
   SmallVector<unsigned> slotFreeAt;
@@ -206,7 +282,8 @@ void MemoryPlan::assignSlots(Block &body,
         continue;
       unsigned start = index[&op];
       unsigned slot = slots.size();
-      for (Value operand : overwritable(&op, v)) {
+      for (Value operand : inPlace ? overwritable(&op, v)
+                                   : SmallVector<Value, 2>()) {
         auto it = slotOf.find(operand);
         if (aliasOf.count(operand) || viewed.contains(operand) ||
             it == slotOf.end() || lastUse.lookup(operand) != start ||

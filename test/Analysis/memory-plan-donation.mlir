@@ -81,17 +81,17 @@ func.func @dynamic(%s: tensor<?x128xf32> {te.saved = "s"}, %t: tensor<?x128xf32>
 // -----
 
 // Not donatable: a forward input (te.alias), a saved tensor the function
-// returns, an argument without te.saved. A te.dbias_dact is not written in
-// place (its CUDA fallback rereads its inputs after writing the result).
+// returns, an argument without te.saved. The te.dbias_dact writes its
+// result over its grad (%a), which dies there: one slot.
 // CHECK-LABEL: llvm.func @te_entry_none(
 // CHECK-NOT: te_rt_arg_donated
 // CHECK-NOT: te_arena_bytes_donated_none
-// CHECK: \22arena_bytes\22:8192,\22arena_slots\22:2,
-// expected-remark @+1 {{arena: 2 slots, 8192 bytes}}
+// CHECK: \22arena_bytes\22:4096,\22arena_slots\22:1,
+// expected-remark @+1 {{arena: 1 slots, 4096 bytes}}
 func.func @none(%in: tensor<16x128xbf16> {te.alias = "input:0", te.saved = "x"}, %ret: tensor<16x128xbf16> {te.saved = "r"}, %plain: tensor<16x128xbf16>, %dy: tensor<16x128xbf16>) -> (tensor<16x128xbf16>, tensor<16x128xbf16>, tensor<128xbf16>) {
   // expected-remark @+1 {{result #0: slot 0 at offset 0, 4096 bytes, live [0, 1]}}
   %a = arith.addf %in, %plain : tensor<16x128xbf16>
-  // expected-remark @+2 {{result #0: slot 1 at offset 4096, 4096 bytes, live [1, 2]}}
+  // expected-remark @+2 {{result #0: slot 0 at offset 0, 4096 bytes, live [1, 2], over operand #0}}
   // expected-remark @+1 {{result #1: in place in the function's result #2}}
   %d, %db = te.dbias_dact gelu %a, %dy : (tensor<16x128xbf16>, tensor<16x128xbf16>) -> (tensor<16x128xbf16>, tensor<128xbf16>)
   // expected-remark @+1 {{result #0: in place in the function's result #0}}
