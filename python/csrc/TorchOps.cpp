@@ -355,6 +355,35 @@ const Plan &planFor(Op &op, const std::vector<Tensor> &xs) {
   return *op.plans.back();
 }
 
+/// The donation te_torch_ops_donate_next set for this call of op `slot`
+/// (consumed), or none.
+std::vector<uint8_t> takeDonation(int slot) {
+  if (pendingDonation.slot != slot)
+    return {};
+  std::vector<uint8_t> flags = std::move(pendingDonation.flags);
+  pendingDonation = {};
+  return flags;
+}
+
+/// The arguments this call may overwrite, of those the eager backward
+/// donated (the saved tensors only it holds): the caller's own tensors as
+/// given (`given`, not a contiguous copy), once a call of this signature
+/// went through on cuda (a donating call that fails for lack of workspace
+/// cannot be rerun). Null when none.
+const uint8_t *donationFlags(const Op &op, const Plan &plan,
+                             const std::vector<Tensor> &xs,
+                             const std::vector<void *> &given,
+                             std::vector<uint8_t> &donated) {
+  bool any = false;
+  for (size_t i = 0; i < donated.size(); ++i) {
+    donated[i] = donated[i] && i < given.size() && i < xs.size() &&
+                 xs[i].numel() > 0 && xs[i].data_ptr() == given[i] &&
+                 (op.backend == TE_RT_BACKEND_CPU || plan.ran.load());
+    any |= donated[i] != 0;
+  }
+  return any ? donated.data() : nullptr;
+}
+
 /// The kernel: stack[0..numArgs) holds the op's arguments (owned), and gets
 /// its results.
 void runOp(int slot, StableIValue *stack, uint64_t numArgs, uint64_t numOutputs) {
@@ -417,25 +446,9 @@ void runOp(int slot, StableIValue *stack, uint64_t numArgs, uint64_t numOutputs)
       xs[i] = torch::stable::contiguous(xs[i]);
   }
 
-  // The arguments this call may overwrite (te_torch_ops_donate_next, set
-  // by the eager backward for the saved tensors only it holds): the
-  // caller's own tensors (not a contiguous copy), once a call of this
-  // signature went through on cuda (a donating call that fails for lack of
-  // workspace cannot be rerun).
-  std::vector<uint8_t> donated;
-  if (pendingDonation.slot == slot) {
-    donated = std::move(pendingDonation.flags);
-    pendingDonation = {};
-  }
+  std::vector<uint8_t> donated = takeDonation(slot);
   const Plan &plan = planFor(op, xs);
-  bool donates = false;
-  for (size_t i = 0; i < donated.size(); ++i) {
-    donated[i] = donated[i] && i < given.size() && xs[i].numel() > 0 &&
-                 xs[i].data_ptr() == given[i] &&
-                 (op.backend == TE_RT_BACKEND_CPU || plan.ran.load());
-    donates |= donated[i] != 0;
-  }
-  const uint8_t *donatedFlags = donates ? donated.data() : nullptr;
+  const uint8_t *donatedFlags = donationFlags(op, plan, xs, given, donated);
   std::vector<Tensor> results;
   results.reserve(plan.results.size());
   for (const ResultPlan &r : plan.results)
