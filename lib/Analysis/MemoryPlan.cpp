@@ -81,7 +81,7 @@ LogicalResult MemoryPlan::run(func::FuncOp func) {
   llvm::DenseMap<Value, unsigned> returnCount;
   for (Value v : ret.getOperands())
     ++returnCount[v];
-  llvm::DenseSet<Value> viewed; // values some view reads
+  viewed.clear(); // values some view reads
   for (auto &p : aliasOf)
     viewed.insert(p.second);
   for (auto [r, v] : llvm::enumerate(ret.getOperands()))
@@ -134,7 +134,134 @@ LogicalResult MemoryPlan::run(func::FuncOp func) {
     for (Value operand : op.getOperands())
       lastUse[root(operand)] = std::max(lastUse[root(operand)], index[&op]);
 
-  // Greedy: reuse a slot whose members are all dead.
+  assignSlots(body, index, lastUse, /*inPlace=*/true);
+  if (!overwrites.empty()) {
+    // Writing in place changes the greedy placement after it: kept only
+    // when that makes the arena smaller.
+    ShapeAnalysis shapes;
+    bool compared = succeeded(shapes.run(func));
+    int64_t withInPlace = compared ? representativeArenaBytes(shapes) : 0;
+    auto kept = std::make_tuple(slots, slotOf, liveRange, planned, overwrites);
+    slots.clear();
+    slotOf.clear();
+    liveRange.clear();
+    planned.clear();
+    overwrites.clear();
+    assignSlots(body, index, lastUse, /*inPlace=*/false);
+    if (compared && withInPlace < representativeArenaBytes(shapes))
+      std::tie(slots, slotOf, liveRange, planned, overwrites) = kept;
+  }
+  assignDonors(func, lastUse);
+
+  // Peak bytes when everything is static (and with every donor donated).
+  auto add = [](std::optional<int64_t> total, std::optional<int64_t> size) {
+    return (total && size) ? std::optional<int64_t>(
+                                 *total + llvm::alignTo(*size, kBufferAlignment))
+                           : std::nullopt;
+  };
+  auto max = [](std::optional<int64_t> x, std::optional<int64_t> y) {
+    return (x && y) ? std::optional<int64_t>(std::max(*x, *y)) : std::nullopt;
+  };
+  for (auto &members : slots) {
+    std::optional<int64_t> size = 0, kept = 0;
+    for (Value v : members) {
+      size = max(size, staticBytes(v));
+      if (!donorOf.count(v))
+        kept = max(kept, staticBytes(v));
+    }
+    slotBytes.push_back(size);
+    slotOffsets.push_back(arenaBytes);
+    arenaBytes = add(arenaBytes, size);
+    donatedArenaBytes = add(donatedArenaBytes, kept);
+  }
+  return success();
+}
+
+bool MemoryPlan::isDonatable(func::FuncOp func, unsigned arg) {
+  return func.getArgAttr(arg, "te.saved") && !func.getArgAttr(arg, "te.alias");
+}
+
+/// The operands te.dact / te.dbias_dact may write their result over (see
+/// the header): the input (the result's shape), and the grad when of the
+/// result's type (a non-gated activation).
+template <typename OpTy>
+static SmallVector<Value, 2> overwritableOf(OpTy op, Value result) {
+  if (result != op.getResult())
+    return {};
+  SmallVector<Value, 2> out;
+  if (op.getInput().getType() == result.getType())
+    out.push_back(op.getInput());
+  if (!op.getActivation().isGated() &&
+      op.getGrad().getType() == result.getType())
+    out.push_back(op.getGrad());
+  return out;
+}
+static SmallVector<Value, 2> overwritable(Operation *op, Value result) {
+  if (auto dact = dyn_cast_or_null<DActOp>(op))
+    return overwritableOf(dact, result);
+  if (auto dbias = dyn_cast_or_null<DBiasDActOp>(op))
+    return overwritableOf(dbias, result);
+  return {};
+}
+
+namespace {
+/// A dim at a representative value (each dim variable 4096): the dim
+/// algebra of getInnerTensorsOf.
+struct AtDim {
+  int64_t v;
+  AtDim(int64_t v = 0) : v(v) {}
+  AtDim operator*(const AtDim &o) const { return AtDim(v * o.v); }
+  AtDim exactDiv(int64_t d) const { return AtDim(v / d); }
+  AtDim ceilDiv(int64_t d) const { return AtDim((v + d - 1) / d); }
+  AtDim roundUp(int64_t d) const { return AtDim((v + d - 1) / d * d); }
+};
+
+int64_t representativeBytes(Value v, const ShapeAnalysis &shapes) {
+  if (std::optional<int64_t> n = staticBytes(v))
+    return *n;
+  SmallVector<AtDim> dims;
+  for (const Dim &d : shapes.dims(v)) {
+    int64_t x = d.value;
+    for (size_t i = 0; i < d.vars.size(); ++i)
+      x *= 4096;
+    dims.push_back(AtDim(x));
+  }
+  if (auto q = dyn_cast<QuantizedTensorType>(v.getType())) {
+    int64_t total = 0;
+    for (const InnerTensorOf<AtDim> &t :
+         inBufferOrder(getInnerTensorsOf<AtDim>(q, dims))) {
+      int64_t n = t.elementBytes;
+      for (const AtDim &d : t.shape)
+        n *= d.v;
+      total += llvm::alignTo(n, kBufferAlignment);
+    }
+    return total;
+  }
+  int64_t n = cast<RankedTensorType>(v.getType()).getElementTypeBitWidth() / 8;
+  for (const AtDim &d : dims)
+    n *= d.v;
+  return n;
+}
+} // namespace
+
+int64_t
+MemoryPlan::representativeArenaBytes(const ShapeAnalysis &shapes) const {
+  int64_t total = 0;
+  for (const SmallVector<Value> &members : slots) {
+    int64_t size = 0;
+    for (Value v : members)
+      size = std::max(size, representativeBytes(v, shapes));
+    total += llvm::alignTo(size, kBufferAlignment);
+  }
+  return total;
+}
+
+void MemoryPlan::assignSlots(Block &body,
+                             llvm::DenseMap<Operation *, unsigned> &index,
+                             llvm::DenseMap<Value, unsigned> &lastUse,
+                             bool inPlace) {
+  // Greedy: reuse a slot whose members are all dead, or write over an
+  // operand that dies here (te.dact), in its slot.
   SmallVector<unsigned> slotFreeAt;
   for (Operation &op : body) {
     for (Value result : op.getResults()) {
@@ -155,7 +282,19 @@ LogicalResult MemoryPlan::run(func::FuncOp func) {
         continue;
       unsigned start = index[&op];
       unsigned slot = slots.size();
-      for (unsigned s = 0; s < slots.size(); ++s)
+      for (Value operand : inPlace ? overwritable(&op, v)
+                                   : SmallVector<Value, 2>()) {
+        auto it = slotOf.find(operand);
+        if (aliasOf.count(operand) || viewed.contains(operand) ||
+            it == slotOf.end() || lastUse.lookup(operand) != start ||
+            slotFreeAt[it->second] != start ||
+            slots[it->second].back() != operand)
+          continue;
+        slot = it->second;
+        overwrites[v] = operand;
+        break;
+      }
+      for (unsigned s = 0; slot == slots.size() && s < slots.size(); ++s)
         if (slotFreeAt[s] < start) {
           slot = s;
           break;
@@ -168,22 +307,84 @@ LogicalResult MemoryPlan::run(func::FuncOp func) {
       slotOf[v] = slot;
       slotFreeAt[slot] = std::max(start, lastUse.lookup(v));
       liveRange[v] = {start, slotFreeAt[slot]};
+      planned.push_back(v);
     }
   }
-  // Peak bytes when everything is static.
-  for (auto &members : slots) {
-    std::optional<int64_t> size = 0;
-    for (Value v : members) {
-      std::optional<int64_t> s = staticBytes(v);
-      size = (size && s) ? std::optional<int64_t>(std::max(*size, *s))
-                         : std::nullopt;
+}
+
+namespace {
+/// Whether a buffer of `v` provably fits in one of `donor` at every value
+/// of the dims: static bytes no larger, or the same symbolic element count
+/// (the same dim variables) with no more bytes per unit.
+bool fitsIn(Value v, Value donor, const ShapeAnalysis &shapes) {
+  std::optional<int64_t> bytes = staticBytes(v), room = staticBytes(donor);
+  if (bytes || room)
+    return bytes && room && *bytes <= *room;
+  auto vt = dyn_cast<RankedTensorType>(v.getType());
+  auto dt = dyn_cast<RankedTensorType>(donor.getType());
+  if (!vt || !dt)
+    return false;
+  auto count = [&](Value x, int64_t elementBytes) {
+    Dim total{elementBytes, {}};
+    for (const Dim &d : shapes.dims(x)) {
+      total.value *= d.value;
+      llvm::append_range(total.vars, d.vars);
     }
-    slotBytes.push_back(size);
-    slotOffsets.push_back(arenaBytes);
-    arenaBytes = (arenaBytes && size)
-                     ? std::optional<int64_t>(
-                           *arenaBytes + llvm::alignTo(*size, kBufferAlignment))
-                     : std::nullopt;
+    llvm::sort(total.vars);
+    return total;
+  };
+  Dim need = count(v, vt.getElementTypeBitWidth() / 8);
+  Dim have = count(donor, dt.getElementTypeBitWidth() / 8);
+  return need.vars == have.vars && need.value <= have.value;
+}
+} // namespace
+
+void MemoryPlan::assignDonors(func::FuncOp func,
+                              llvm::DenseMap<Value, unsigned> &lastUse) {
+  // Donatable arguments that are read, not returned (through views).
+  llvm::DenseSet<Value> returned;
+  for (Value v : func.getBody().front().getTerminator()->getOperands())
+    returned.insert(root(v));
+  SmallVector<BlockArgument> candidates;
+  for (BlockArgument arg : func.getArguments())
+    if (isDonatable(func, arg.getArgNumber()) && shapeOfType(arg.getType()) &&
+        lastUse.count(arg) && !returned.contains(arg))
+      candidates.push_back(arg);
+  if (candidates.empty() || planned.empty())
+    return;
+  ShapeAnalysis shapes;
+  if (failed(shapes.run(func)))
+    return;
+  // Per donor: when its buffer is free (its last use, then its last
+  // member's) and who holds it last (a te.dact may write over that one).
+  llvm::DenseMap<Value, unsigned> freeAt;
+  llvm::DenseMap<Value, Value> holder;
+  for (BlockArgument arg : candidates) {
+    freeAt[arg] = lastUse.lookup(arg);
+    holder[arg] = arg;
   }
-  return success();
+  // In order of definition, each value into the smallest donor it fits in
+  // whose buffer is free by then.
+  for (Value v : planned) {
+    auto [start, end] = liveRange.lookup(v);
+    SmallVector<Value, 2> over = overwritable(v.getDefiningOp(), v);
+    std::optional<BlockArgument> best;
+    for (BlockArgument d : candidates) {
+      bool free = freeAt[d] < start ||
+                  (freeAt[d] == start && llvm::is_contained(over, holder[d]));
+      if (!free || !fitsIn(v, d, shapes))
+        continue;
+      if (!best || (staticBytes(d) && staticBytes(*best) &&
+                    *staticBytes(d) < *staticBytes(*best)))
+        best = d;
+    }
+    if (!best)
+      continue;
+    donorOf[v] = *best;
+    freeAt[*best] = end;
+    holder[*best] = v;
+  }
+  for (BlockArgument arg : candidates)
+    if (holder[arg] != arg)
+      donors.push_back(arg);
 }

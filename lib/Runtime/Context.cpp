@@ -333,6 +333,24 @@ void *te_rt_arena_acquire(te_rt_context *ctx, int64_t bytes) {
   return ctx->arena;
 }
 
+int32_t te_rt_context_set_donated(te_rt_context *ctx, const uint8_t *donated,
+                                  int64_t n) {
+  Checker c("te_rt_context_set_donated");
+  if (!c.context(ctx) || !c.nonNegative("n", n))
+    return 1;
+  if (!donated && n)
+    return c.fail("donated is NULL with n = " + std::to_string(n)), 1;
+  ctx->donated.assign(donated, donated + n);
+  return 0;
+}
+
+int32_t te_rt_arg_donated(te_rt_context *ctx, int64_t arg) {
+  return ctx && arg >= 0 && arg < int64_t(ctx->donated.size()) &&
+                 ctx->donated[size_t(arg)]
+             ? 1
+             : 0;
+}
+
 void te_rt_arena_release(te_rt_context *ctx, void *arena) {
   if (!ctx || !arena || arena == ctx->arena)
     return;

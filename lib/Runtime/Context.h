@@ -44,6 +44,9 @@ struct te_rt_context {
   /// allocate their own.
   void *arena = nullptr;
   int64_t arenaBytes = 0;
+  /// The arguments the caller donates to the next entries
+  /// (te_rt_context_set_donated), by index.
+  std::vector<uint8_t> donated;
   /// The caller's workspace (te_rt_context_set_workspace), null when the
   /// kernel state keeps its own; what the last call short of it needed.
   void *workspace = nullptr;

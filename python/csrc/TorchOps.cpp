@@ -42,7 +42,7 @@ namespace {
 using torch::stable::Tensor;
 
 /// Interface version of the te_torch_ops_* C functions (what Python checks).
-constexpr int32_t kInterfaceVersion = 1;
+constexpr int32_t kInterfaceVersion = 2;
 /// How many ops one process can register (one boxed trampoline each).
 constexpr int kMaxOps = 2048;
 /// The runtime's arena and workspace alignment.
@@ -221,6 +221,9 @@ struct Plan {
   std::vector<int64_t> dims;
   std::vector<ResultPlan> results;
   int64_t arenaBytes = 0; // -1: the entry sizes its arena itself
+  /// Whether a call of this signature went through (a donating call is not
+  /// rerun after growing the workspace, so cuda donates only after one).
+  std::atomic<bool> ran{false};
 };
 
 struct ArgSpec {
@@ -243,7 +246,17 @@ struct Op {
   std::vector<std::unique_ptr<Plan>> plans;
   std::atomic<int64_t> calls{0};
   std::atomic<Context *> context{nullptr}; // the last call's (contexts live forever)
+  /// The arena bytes the last donating call did not allocate.
+  std::atomic<int64_t> donatedBytes{0};
 };
+
+/// The donation of the next call of one op on this thread
+/// (te_torch_ops_donate_next): its slot (-1: none) and argument flags.
+struct PendingDonation {
+  int slot = -1;
+  std::vector<uint8_t> flags;
+};
+thread_local PendingDonation pendingDonation;
 
 std::array<std::unique_ptr<Op>, kMaxOps> ops;
 std::atomic<int> numOps{0};
@@ -342,6 +355,35 @@ const Plan &planFor(Op &op, const std::vector<Tensor> &xs) {
   return *op.plans.back();
 }
 
+/// The donation te_torch_ops_donate_next set for this call of op `slot`
+/// (consumed), or none.
+std::vector<uint8_t> takeDonation(int slot) {
+  if (pendingDonation.slot != slot)
+    return {};
+  std::vector<uint8_t> flags = std::move(pendingDonation.flags);
+  pendingDonation = {};
+  return flags;
+}
+
+/// The arguments this call may overwrite, of those the eager backward
+/// donated (the saved tensors only it holds): the caller's own tensors as
+/// given (`given`, not a contiguous copy), once a call of this signature
+/// went through on cuda (a donating call that fails for lack of workspace
+/// cannot be rerun). Null when none.
+const uint8_t *donationFlags(const Op &op, const Plan &plan,
+                             const std::vector<Tensor> &xs,
+                             const std::vector<void *> &given,
+                             std::vector<uint8_t> &donated) {
+  bool any = false;
+  for (size_t i = 0; i < donated.size(); ++i) {
+    donated[i] = donated[i] && i < given.size() && i < xs.size() &&
+                 xs[i].numel() > 0 && xs[i].data_ptr() == given[i] &&
+                 (op.backend == TE_RT_BACKEND_CPU || plan.ran.load());
+    any |= donated[i] != 0;
+  }
+  return any ? donated.data() : nullptr;
+}
+
 /// The kernel: stack[0..numArgs) holds the op's arguments (owned), and gets
 /// its results.
 void runOp(int slot, StableIValue *stack, uint64_t numArgs, uint64_t numOutputs) {
@@ -382,7 +424,12 @@ void runOp(int slot, StableIValue *stack, uint64_t numArgs, uint64_t numOutputs)
   if (devType == d.cpu)
     devIndex = 0;
 
-  // dtypes, ranks and layout
+  // dtypes, ranks and layout (the tensors as given: a donated one must not
+  // have been copied)
+  std::vector<void *> given;
+  if (pendingDonation.slot == slot)
+    for (int64_t i = 0; i < op.numArgs; ++i)
+      given.push_back(xs[i].numel() > 0 ? xs[i].data_ptr() : nullptr);
   for (int64_t i = 0; i < op.numArgs; ++i) {
     const ArgSpec &a = op.args[i];
     int32_t dt = 0;
@@ -399,7 +446,9 @@ void runOp(int slot, StableIValue *stack, uint64_t numArgs, uint64_t numOutputs)
       xs[i] = torch::stable::contiguous(xs[i]);
   }
 
+  std::vector<uint8_t> donated = takeDonation(slot);
   const Plan &plan = planFor(op, xs);
+  const uint8_t *donatedFlags = donationFlags(op, plan, xs, given, donated);
   std::vector<Tensor> results;
   results.reserve(plan.results.size());
   for (const ResultPlan &r : plan.results)
@@ -436,10 +485,17 @@ void runOp(int slot, StableIValue *stack, uint64_t numArgs, uint64_t numOutputs)
                      ? *cached
                      : contextFor(op.backend, devType, devIndex);
   op.context.store(&ctx, std::memory_order_release);
+  int64_t arenaBytes = plan.arenaBytes;
+  if (donatedFlags) {
+    if (te_module_entry_arena_bytes_donated(op.entry, plan.dims.data(),
+                                            donatedFlags, &arenaBytes) != 0)
+      fail(op.entryName + ": " + runtimeError());
+    op.donatedBytes.store(plan.arenaBytes - arenaBytes);
+  }
   Tensor arenaHolder;
   void *arena = nullptr;
-  if (plan.arenaBytes > 0)
-    arena = alignedBytes(plan.arenaBytes, devType, devIndex, arenaHolder);
+  if (arenaBytes > 0)
+    arena = alignedBytes(arenaBytes, devType, devIndex, arenaHolder);
   {
     std::lock_guard<std::mutex> guard(ctx.lock);
     if (op.backend == TE_RT_BACKEND_CUDA) {
@@ -451,12 +507,14 @@ void runOp(int slot, StableIValue *stack, uint64_t numArgs, uint64_t numOutputs)
       if (te_rt_context_set_stream(ctx.handle, currentCudaStream(devIndex)) != 0)
         fail(op.entryName + ": te_rt_context_set_stream: " + runtimeError());
     }
-    if (arena && te_rt_context_set_arena(ctx.handle, arena, plan.arenaBytes) != 0)
+    if (arena && te_rt_context_set_arena(ctx.handle, arena, arenaBytes) != 0)
       fail(op.entryName + ": te_rt_context_set_arena: " + runtimeError());
-    int32_t rc = te_module_run(op.entry, ctx.handle, argPtrs.data(),
-                               resPtrs.data(), plan.dims.data());
-    if (rc != 0 && op.backend == TE_RT_BACKEND_CUDA) {
-      // the workspace was too small for this call: grow it, run again
+    int32_t rc = te_module_run_donated(op.entry, ctx.handle, argPtrs.data(),
+                                       resPtrs.data(), plan.dims.data(),
+                                       donatedFlags);
+    if (rc != 0 && op.backend == TE_RT_BACKEND_CUDA && !donatedFlags) {
+      // the workspace was too small for this call: grow it, run again (not
+      // a donating call: it may have overwritten what it was donated)
       int64_t need = te_rt_context_workspace_needed(ctx.handle);
       if (need > ctx.workspaceBytes) {
         setWorkspace(ctx, need);
@@ -470,6 +528,7 @@ void runOp(int slot, StableIValue *stack, uint64_t numArgs, uint64_t numOutputs)
     if (rc != 0)
       fail(why);
   }
+  const_cast<Plan &>(plan).ran.store(true);
   for (size_t i = 0; i < results.size(); ++i)
     stack[i] = torch::stable::detail::from(results[i]);
 }
@@ -584,6 +643,29 @@ TE_TORCH_OPS_API int32_t te_torch_ops_register(
     lastError = ex.what();
     return -1;
   }
+}
+
+/// The next call of op `slot`'s kernel on this thread may overwrite its
+/// arguments args[0..n) (te_module_run_donated: donatable ones only, the
+/// module client checks); n 0 clears it. Consumed by that call.
+TE_TORCH_OPS_API void te_torch_ops_donate_next(int32_t slot, int64_t n,
+                                               const int64_t *args) {
+  pendingDonation = {};
+  if (slot < 0 || slot >= numOps.load() || !ops[slot] || n <= 0 || !args)
+    return;
+  pendingDonation.slot = slot;
+  pendingDonation.flags.assign(size_t(ops[slot]->numArgs), 0);
+  for (int64_t i = 0; i < n; ++i)
+    if (args[i] >= 0 && args[i] < ops[slot]->numArgs)
+      pendingDonation.flags[size_t(args[i])] = 1;
+}
+
+/// The arena bytes the last donating call of slot `slot` did not allocate
+/// (0: none donated yet; -1: no such slot).
+TE_TORCH_OPS_API int64_t te_torch_ops_donated(int32_t slot) {
+  if (slot < 0 || slot >= numOps.load() || !ops[slot])
+    return -1;
+  return ops[slot]->donatedBytes.load();
 }
 
 /// How many times the kernel of slot `slot` ran (tests: the C++ path ran).

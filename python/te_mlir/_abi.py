@@ -135,15 +135,19 @@ _SIGS = {
     "te_module_entry_result": (vp, [vp, i64]),
     "te_module_entry_arena_text": (cp, [vp]),
     "te_module_entry_arena_bytes": (i32, [vp, P64, P64]),
+    "te_module_entry_arena_donated_text": (cp, [vp]),
+    "te_module_entry_arena_bytes_donated": (i32, [vp, P64, vp, P64]),
     "te_module_entry_state_result": (i64, [vp, i64]),
     "te_module_bind_dims": (i32, [vp, ctypes.POINTER(cp), ctypes.POINTER(P64), P64, P64]),
     "te_module_run": (i32, [vp, vp, PP, PP, P64]),
+    "te_module_run_donated": (i32, [vp, vp, PP, PP, P64, vp]),
     "te_module_tensor_dtype": (cp, [vp]),
     "te_module_tensor_label": (cp, [vp]),
     "te_module_tensor_rank": (i64, [vp]),
     "te_module_tensor_dim": (cp, [vp, i64]),
     "te_module_tensor_shape_text": (cp, [vp]),
     "te_module_tensor_role": (cp, [vp, i32]),
+    "te_module_tensor_donatable": (i32, [vp]),
     "te_module_tensor_get": (cp, [vp, cp]),
     "te_module_tensor_alignment": (i64, [vp]),
     "te_module_tensor_num_inner": (i64, [vp]),
@@ -181,7 +185,7 @@ NOT_BOUND = frozenset("""
     te_rt_comm_available te_rt_nccl_unique_id te_rt_comm_create_nccl te_rt_comm_wrap_nccl
     te_rt_comm_wrap_mpi te_rt_comm_destroy te_rt_comm_size te_rt_comm_rank
     te_rt_context_set_comm te_rt_all_gather te_rt_reduce_scatter te_rt_all_reduce
-    te_rt_bias_add
+    te_rt_bias_add te_rt_context_set_donated te_rt_arg_donated
     te_module_tensor_alloc te_module_step_bwd_args
 """.split())
 

@@ -213,6 +213,9 @@ class TensorSpec:
             if v is not None:
                 self.roles[key] = v.decode()
         self.optional_grad = bool(info.get("te.optional_grad", False))
+        # the entry places intermediates in its buffer when the caller donates it
+        # (Entry.run(donated=...)): a backward's saved forward intermediate
+        self.donatable = bool(L.te_module_tensor_donatable(handle))
         self.info = info
         self.alignment = L.te_module_tensor_alignment(handle)
         self.inner = []
@@ -341,10 +344,13 @@ class Entry:
         self.backward_of = info.get("te.backward_of")
         self.cached_forward_of = info.get("te.cached_forward_of")
         self.arena = info.get("arena_bytes")
+        # the arena with every donatable argument donated (None: none is donatable)
+        self.arena_donated = info.get("arena_bytes_donated")
         self.args = [TensorSpec(self, L.te_module_entry_arg(handle, i), i, True, a)
                      for i, a in enumerate(info.get("args", []))]
         self.results = [TensorSpec(self, L.te_module_entry_result(handle, i), i, False, r)
                         for i, r in enumerate(info.get("results", []))]
+        self.donatable = [a.index for a in self.args if a.donatable]
         if len(self.args) != L.te_module_entry_num_args(handle) or \
                 len(self.results) != L.te_module_entry_num_results(handle):
             raise TeMlirError(f"{library.path}: entry {self.name}: the module info and the "
@@ -399,22 +405,43 @@ class Entry:
             if v % m != 0:
                 raise TeMlirError(f"{message}, got {v}")
 
-    def arena_bytes(self, dims):
+    def arena_bytes(self, dims, donated=None):
         """The arena the entry needs at `dims`; None when the library cannot say (a
         "dynamic" entry of a library older than the module info's arena_symbol, which
-        sizes its arena itself)."""
+        sizes its arena itself). ``donated``: the indices of the arguments the caller
+        donates (te_module_entry_arena_bytes_donated)."""
         n = ctypes.c_int64()
-        self.library._rt.check(self.library._L.te_module_entry_arena_bytes(
-            self.handle, i64s(dims), ctypes.byref(n)), f"{self.name}: arena bytes")
+        L = self.library._L
+        if donated:
+            rc = L.te_module_entry_arena_bytes_donated(
+                self.handle, i64s(dims), self._flags(donated), ctypes.byref(n))
+        else:
+            rc = L.te_module_entry_arena_bytes(self.handle, i64s(dims), ctypes.byref(n))
+        self.library._rt.check(rc, f"{self.name}: arena bytes")
         return None if n.value < 0 else n.value
 
-    def run(self, ctx, args, results, dims):
+    def _flags(self, donated):
+        """The uint8 flag per argument of te_module_run_donated."""
+        flags = (ctypes.c_uint8 * max(1, len(self.args)))()
+        for i in donated:
+            flags[i] = 1
+        return flags
+
+    def run(self, ctx, args, results, dims, donated=None):
         """te_module_run on context `ctx` (queued on its stream, no synchronization) with
         buffer addresses `args` / `results` (int lists, or arrays of _abi.addresses) at
         `dims` (an int list or an _abi.i64s array; a caller timing the host side builds
-        the arrays once)."""
-        rc = self.library._L.te_module_run(self.handle, ctx.handle, _addresses(args),
-                                           _addresses(results), _int64s(dims))
+        the arrays once). ``donated``: the indices of donatable arguments whose buffers the
+        entry may overwrite (te_module_run_donated; size the arena with
+        ``arena_bytes(dims, donated)``)."""
+        L = self.library._L
+        if donated:
+            rc = L.te_module_run_donated(self.handle, ctx.handle, _addresses(args),
+                                         _addresses(results), _int64s(dims),
+                                         self._flags(donated))
+        else:
+            rc = L.te_module_run(self.handle, ctx.handle, _addresses(args),
+                                 _addresses(results), _int64s(dims))
         if rc != 0:
             raise TeMlirError(self.library._rt.error())
 

@@ -383,20 +383,22 @@ const char *te_kernels_dbias_dact(te_kernels_state *s, int act, int dtype,
           partial, chunks, cols, static_cast<T *>(dbias));
       return launched();
     });
-  // Unaligned or ragged: the element-wise dact (which reduces the amax),
-  // then the column sums.
-  if (const char *err = te_kernels_act_bwd(s, act, dtype, dy, x, dx, rows, cols,
-                                           limit, alpha, offset, amax))
+  // Unaligned or ragged: the column sums, then the element-wise dact
+  // (which reduces the amax). In this order dx may be dy's or x's buffer
+  // (the memory plan writes it over the one that dies here): the sums
+  // recompute the fp32 dact from dy and x (not the rounded dx) before the
+  // dact overwrites them, element i read before element i is written.
+  if (const char *err = byDtype(dtype, [&](auto e) {
+        using E = decltype(e);
+        using T = typename E::T;
+        return columnSums<E>(s,
+                             Dact<E>{act, static_cast<const T *>(dy),
+                                     static_cast<const T *>(x), cols},
+                             rows, cols, static_cast<T *>(dbias), nullptr);
+      }))
     return err;
-  return byDtype(dtype, [&](auto e) {
-    using E = decltype(e);
-    using T = typename E::T;
-    // The column sums recompute the fp32 dact (not the rounded dx).
-    return columnSums<E>(s,
-                         Dact<E>{act, static_cast<const T *>(dy),
-                                 static_cast<const T *>(x), cols},
-                         rows, cols, static_cast<T *>(dbias), nullptr);
-  });
+  return te_kernels_act_bwd(s, act, dtype, dy, x, dx, rows, cols, limit, alpha,
+                            offset, amax);
 }
 
 } // extern "C"

@@ -26,8 +26,8 @@
 // CHECK-LABEL: func.func @lnl_bwd(
 // CHECK-NOT:   te.amax
 // CHECK:       %[[DYQ:.*]] = te.quantize %arg6 : tensor<128x256xbf16> -> !te.qtensor<128x256xe4m3, #te.fp8_block<>, both, hopper>{{$}}
-// CHECK-NEXT:  %[[DX:.*]] = te.gemm nn %[[DYQ]], %arg2
 // CHECK-NEXT:  %[[DW:.*]] = te.gemm nt %[[DYQ]], %arg3
+// CHECK-NEXT:  %[[DX:.*]] = te.gemm nn %[[DYQ]], %arg2
 // CHECK-NEXT:  te.bias_grad %arg6
 // CHECK-NEXT:  te.norm_bwd %[[DX]]
 // CHECK-NOT:   te.amax

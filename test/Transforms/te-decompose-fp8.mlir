@@ -28,8 +28,8 @@
 // CHECK-NEXT: return %[[FY]], %[[FW]], %[[COL]],
 // CHECK-LABEL: func.func @lnl_bwd(
 // CHECK:      %[[DYQ:.*]], %{{.*}} = te.quantize %arg6 : tensor<16x32xbf16> -> !te.qtensor<16x32xe5m2, #te.fp8_current<>, both, hopper>, tensor<1xf32>
-// CHECK-NEXT: %[[DLN:.*]] = te.gemm nn %[[DYQ]], %arg2 : ({{.*}}) -> tensor<16x64xbf16>
 // CHECK-NEXT: %[[DW:.*]] = te.gemm nt %[[DYQ]], %arg3 : ({{.*}}) -> tensor<32x64xbf16>
+// CHECK-NEXT: %[[DLN:.*]] = te.gemm nn %[[DYQ]], %arg2 : ({{.*}}) -> tensor<16x64xbf16>
 // CHECK-NEXT: %[[DB:.*]] = te.bias_grad %arg6
 // CHECK-NEXT: %[[DX:.*]], %[[DG:.*]], %[[DBETA:.*]] = te.norm_bwd %[[DLN]] input(%arg0)
 // CHECK-NEXT: return %[[DX]], %[[DG]], %[[DBETA]], %[[DW]], %[[DB]]
@@ -61,14 +61,14 @@ func.func @lnl(%x: tensor<16x64xbf16>, %g: tensor<64xbf16>, %b: tensor<64xbf16>,
 // CHECK-NEXT: return %[[Y]], %[[NH]], %[[NS]]
 // CHECK-LABEL: func.func @mlp_bwd(
 // CHECK:      %[[DYQ:.*]], %[[ADY:.*]] = te.quantize %arg9 scale(%arg11[2]) : tensor<16x32xbf16>, tensor<4xf32> -> !te.qtensor<16x32xe5m2, #te.fp8_delayed<amax_history_len = 16>, both, hopper>
-// CHECK-NEXT: te.gemm nn %[[DYQ]], %arg6
 // CHECK-NEXT: te.gemm nt %[[DYQ]], %arg5
+// CHECK-NEXT: te.gemm nn %[[DYQ]], %arg6
 // CHECK-NEXT: te.bias_grad %arg9
 // CHECK-NEXT: %[[DACT:.*]] = te.dact gelu
 // CHECK-NEXT: te.bias_grad %[[DACT]]
 // CHECK-NEXT: %[[DQ:.*]], %[[AD:.*]] = te.quantize %[[DACT]] scale(%arg11[0]) : tensor<16x64xbf16>, tensor<4xf32> -> !te.qtensor<16x64xe5m2
-// CHECK-NEXT: te.gemm nn %[[DQ]], %arg3
 // CHECK-NEXT: te.gemm nt %[[DQ]], %arg2
+// CHECK-NEXT: te.gemm nn %[[DQ]], %arg3
 // CHECK:      %[[BZ:.*]] = arith.constant dense<0.000000e+00> : tensor<1xf32>
 // CHECK-NEXT: %[[BAM:.*]] = tensor.concat dim(0) %[[AD]], %[[BZ]], %[[ADY]], %[[BZ]] : {{.*}} -> tensor<4xf32>
 // CHECK-NEXT: te.amax_update %arg10, %arg11, %[[BAM]] recipe(#te.fp8_delayed<amax_history_len = 16>) backward

@@ -31,11 +31,11 @@
 // CHECK-LABEL: func.func @mlp_bwd(
 // CHECK-NOT:   te.amax
 // CHECK:       %[[DY:.*]] = te.quantize %arg9 {seed = 0 : i64, stochastic_rounding} : tensor<64x128xbf16> -> !te.qtensor<64x128xe2m1, #te.nvfp4<>, both, blackwell, swizzled, rht>{{$}}
-// CHECK-NEXT:  te.gemm nn %[[DY]], %arg6
 // CHECK-NEXT:  te.gemm nt %[[DY]], %arg5
+// CHECK-NEXT:  te.gemm nn %[[DY]], %arg6
 // CHECK:       %[[DFC1:.*]] = te.quantize %{{.*}} {seed = 1 : i64, stochastic_rounding} : tensor<64x256xbf16> -> !te.qtensor<64x256xe2m1, #te.nvfp4<>, both, blackwell, swizzled, rht>{{$}}
-// CHECK-NEXT:  te.gemm nn %[[DFC1]], %arg3
 // CHECK-NEXT:  te.gemm nt %[[DFC1]], %arg2
+// CHECK-NEXT:  te.gemm nn %[[DFC1]], %arg3
 
 // (--cse leaves one constant per value.)
 // te_rt_quantize_nvfp4(ctx, dtype, x, rows, cols, block_2d, rht, sr, seed,

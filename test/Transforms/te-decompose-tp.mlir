@@ -29,14 +29,14 @@
 // SP-SAME: tensor<64xbf16> {te.grad_of = "input:6", te.tp_shard = "partial"}
 // SP: %[[DY:.*]] = te.all_gather %arg9 group(2)
 // SP: %[[LNG:.*]] = te.all_gather %arg2 group(2)
-// SP: %[[DACT:.*]] = te.gemm nn %[[DY]], %arg6
 // SP: %[[DW2:.*]] = te.gemm nt %[[DY]], %arg5
+// SP: %[[DACT:.*]] = te.gemm nn %[[DY]], %arg6
 // SP: %[[DB2:.*]] = te.bias_grad %arg9
 // SP: %[[DFC1:.*]] = te.dact gelu %[[DACT]], %arg4
 // SP: %[[DB1:.*]] = te.bias_grad %[[DFC1]]
+// SP: %[[DW1:.*]] = te.gemm nt %[[DFC1]], %[[LNG]]
 // SP: %[[DLN:.*]] = te.gemm nn %[[DFC1]], %arg3
 // SP: %[[DLNR:.*]] = te.reduce_scatter %[[DLN]] group(2)
-// SP: %[[DW1:.*]] = te.gemm nt %[[DFC1]], %[[LNG]]
 // SP: %[[DX:.*]], %[[DG:.*]], %[[DB:.*]] = te.norm_bwd %[[DLNR]] input(%arg0)
 // SP: return %[[DX]], %[[DG]], %[[DB]], %[[DW1]], %[[DB1]], %[[DW2]], %[[DB2]]
 
@@ -121,9 +121,9 @@ func.func @main(%x: tensor<?x64xbf16>, %g: tensor<64xbf16>, %beta: tensor<64xbf1
 // SP: return %[[Y]], %[[LN]]
 // SP-LABEL: func.func @ln_linear_bwd(
 // SP: %[[LNG:.*]] = te.all_gather %arg3 group(2) : tensor<8x64xbf16> -> tensor<16x64xbf16>
+// SP: te.gemm nt %arg5, %[[LNG]]
 // SP: %[[DLN:.*]] = te.gemm nn %arg5, %arg2 : (tensor<16x48xbf16>, tensor<48x64xbf16>) -> tensor<16x64xbf16>
 // SP: %[[RS:.*]] = te.reduce_scatter %[[DLN]] group(2) : tensor<16x64xbf16> -> tensor<8x64xbf16>
-// SP: te.gemm nt %arg5, %[[LNG]]
 // SP: te.norm_bwd %[[RS]]
 func.func @ln_linear(%x: tensor<16x64xbf16>, %g: tensor<64xbf16>, %w: tensor<96x64xbf16>, %b: tensor<96xbf16>) -> tensor<16x96xbf16> {
   %y = te.layernorm_linear %x norm rms_norm(%g) weight(%w, %b) : (tensor<16x64xbf16>, tensor<64xbf16>, tensor<96x64xbf16>, tensor<96xbf16>) -> tensor<16x96xbf16>

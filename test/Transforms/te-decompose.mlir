@@ -15,8 +15,8 @@
 // CHECK-LABEL: func.func @lnl_fwd(
 // CHECK:      return %{{.*}}, %[[FLN:[^,]*]], %[[FMU:[^,]*]], %[[FRS:[^ ]*]] :
 // CHECK-LABEL: func.func @lnl_bwd(
-// CHECK:      %[[DLN:.*]] = te.gemm nn %arg6, %arg2 : (tensor<8x32xf32>, tensor<32x64xf32>) -> tensor<8x64xf32>
-// CHECK-NEXT: %[[DW:.*]] = te.gemm nt %arg6, %arg3 : (tensor<8x32xf32>, tensor<8x64xf32>) -> tensor<32x64xf32>
+// CHECK:      %[[DW:.*]] = te.gemm nt %arg6, %arg3 : (tensor<8x32xf32>, tensor<8x64xf32>) -> tensor<32x64xf32>
+// CHECK-NEXT: %[[DLN:.*]] = te.gemm nn %arg6, %arg2 : (tensor<8x32xf32>, tensor<32x64xf32>) -> tensor<8x64xf32>
 // CHECK-NEXT: %[[DB:.*]] = te.bias_grad %arg6 : (tensor<8x32xf32>) -> tensor<32xf32>
 // CHECK-NEXT: %[[SUM:.*]] = arith.addf %[[DLN]], %arg7 : tensor<8x64xf32>
 // CHECK-NEXT: %[[DX:.*]], %[[DG:.*]], %[[DBETA:.*]] = te.norm_bwd %[[SUM]] input(%arg0) norm layer_norm(%arg1) rsigma(%arg5) mu(%arg4) {with_beta}
@@ -39,13 +39,13 @@ func.func @lnl(%x: tensor<8x64xf32>, %g: tensor<64xf32>, %b: tensor<64xf32>, %w:
 // CHECK-NEXT: %[[F1:.*]] = te.gemm tn %[[LN]], %arg2 bias(%arg3)
 // CHECK-NEXT: %[[A:.*]] = te.act swiglu %[[F1]] : (tensor<2x4x256xbf16>) -> tensor<2x4x128xbf16>
 // CHECK-NOT:  te.gemm tn
-// CHECK-NEXT: %[[DA:.*]] = te.gemm nn %arg6, %arg4
 // CHECK-NEXT: %[[DW2:.*]] = te.gemm nt %arg6, %[[A]] : (tensor<2x4x64xbf16>, tensor<2x4x128xbf16>) -> tensor<64x128xbf16>
+// CHECK-NEXT: %[[DA:.*]] = te.gemm nn %arg6, %arg4
 // CHECK-NEXT: %[[DB2:.*]] = te.bias_grad %arg6
 // CHECK-NEXT: %[[DF1:.*]] = te.dact swiglu %[[DA]], %[[F1]] : (tensor<2x4x128xbf16>, tensor<2x4x256xbf16>) -> tensor<2x4x256xbf16>
 // CHECK-NEXT: %[[DB1:.*]] = te.bias_grad %[[DF1]]
-// CHECK-NEXT: %[[DLN:.*]] = te.gemm nn %[[DF1]], %arg2
 // CHECK-NEXT: %[[DW1:.*]] = te.gemm nt %[[DF1]], %[[LN]]
+// CHECK-NEXT: %[[DLN:.*]] = te.gemm nn %[[DF1]], %arg2
 // CHECK-NEXT: %[[DX:.*]], %[[DG:.*]] = te.norm_bwd %[[DLN]] input(%arg0) norm rms_norm(%arg1) rsigma(%[[RS]]) {zero_centered_gamma}
 // CHECK-NEXT: return %[[DX]], %[[DG]], %[[DW1]], %[[DB1]], %[[DW2]], %[[DB2]]
 // CHECK-NOT: te.recompute

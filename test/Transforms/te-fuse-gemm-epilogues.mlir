@@ -4,8 +4,8 @@
 // GEMMs' epilogues (TransformerEngine's bf16 backward); none is left as its
 // own kernel.
 // CHECK-LABEL: func.func @mlp_bwd(
-// CHECK:     %[[DA:.*]] = te.gemm nn %arg9, %arg6
 // CHECK:     %[[DW2:.*]], %[[DB2:.*]] = te.gemm nt %arg9, %arg5 : (tensor<16x64xbf16>, tensor<16x128xbf16>) -> (tensor<64x128xbf16>, tensor<64xbf16>)
+// CHECK:     %[[DA:.*]] = te.gemm nn %arg9, %arg6
 // CHECK:     %[[DF1:.*]] = te.dact gelu %[[DA]], %arg4
 // CHECK:     %[[DW1:.*]], %[[DB1:.*]] = te.gemm nt %[[DF1]], %arg2 : (tensor<16x128xbf16>, tensor<16x64xbf16>) -> (tensor<128x64xbf16>, tensor<128xbf16>)
 // CHECK-NOT: te.bias_grad

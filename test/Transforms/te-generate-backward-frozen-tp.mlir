@@ -24,8 +24,8 @@ func.func @lnl(%x: tensor<32x64xbf16>, %g: tensor<64xbf16>, %w: tensor<128x64xbf
 // CHECK-LABEL: func.func @mlp_fc1_bwd(
 // CHECK: te.all_gather %{{.*}} group(2) : tensor<16x64xbf16>
 // CHECK-NOT: te.all_gather
-// CHECK: te.gemm nn
-// CHECK-NEXT: te.gemm nt
+// CHECK: te.gemm nt
+// CHECK-NEXT: te.gemm nn
 // CHECK: te.gemm nn
 // CHECK-NOT: te.gemm nt
 // CHECK-NOT: te.all_gather

@@ -130,8 +130,8 @@ func.func @lnl_fp8_frozen(%x: tensor<16x64xbf16>, %g: tensor<64xbf16>, %w: tenso
 // CHECK-NEXT: te.layernorm_mlp_bwd {{.*}} rsigma(%{{.*}}) fc1(%{{.*}}) fc1_out(%{{.*}}) act gelu act_out(%{{.*}}) fc2(%{{.*}}) :
 // CHECK-SAME: -> (tensor<16x64xbf16>, tensor<64xbf16>, tensor<64x128xbf16>)
 // DECOMP-LABEL: func.func @mlp_fc1_frozen_bwd(
-// DECOMP: te.gemm nn %arg7, %arg5
-// DECOMP-NEXT: %[[DW2:.*]] = te.gemm nt %arg7, %arg4
+// DECOMP: %[[DW2:.*]] = te.gemm nt %arg7, %arg4
+// DECOMP-NEXT: te.gemm nn %arg7, %arg5
 // DECOMP: te.gemm nn
 // DECOMP-NOT: te.gemm
 // DECOMP: return %{{.*}}, %{{.*}}, %[[DW2]] :
@@ -152,8 +152,8 @@ func.func @mlp_fc1_frozen(%x: tensor<16x64xbf16>, %g: tensor<64xbf16>, %w1: tens
 // DECOMP-LABEL: func.func @mlp_fc2_frozen_bwd(
 // DECOMP: te.gemm nn %arg7, %arg5
 // DECOMP-NEXT: te.dact
-// DECOMP-NEXT: te.gemm nn
 // DECOMP-NEXT: %[[DW1:.*]] = te.gemm nt
+// DECOMP-NEXT: te.gemm nn
 // DECOMP-NOT: te.gemm
 // DECOMP: return %{{.*}}, %{{.*}}, %[[DW1]] :
 func.func @mlp_fc2_frozen(%x: tensor<16x64xbf16>, %g: tensor<64xbf16>, %w1: tensor<128x64xbf16>, %w2: tensor<64x128xbf16> {te.frozen}) -> tensor<16x64xbf16> {
@@ -193,8 +193,8 @@ func.func @mlp_both_frozen(%x: tensor<16x64xbf16>, %g: tensor<64xbf16>, %w1: ten
 // CHECK-SAME: -> (tensor<16x64xbf16> {te.grad_of = "input:0"}, tensor<64xbf16> {te.grad_of = "input:1"}, tensor<64x128xbf16> {te.grad_of = "input:3"})
 // DECOMP-LABEL: func.func @mlp_fp8_fc1_frozen_bwd(
 // DECOMP: te.quantize %arg7 : tensor<16x64xbf16> -> !te.qtensor<16x64xe5m2, #te.fp8_current<>, both, hopper>
-// DECOMP: te.gemm nn
-// DECOMP-NEXT: te.gemm nt
+// DECOMP: te.gemm nt
+// DECOMP-NEXT: te.gemm nn
 // DECOMP: te.quantize %{{.*}} : tensor<16x128xbf16> -> !te.qtensor<16x128xe5m2, #te.fp8_current<>, rowwise, hopper>
 // DECOMP-NEXT: te.gemm nn
 // DECOMP-NOT: te.gemm
@@ -217,8 +217,8 @@ func.func @mlp_fp8_fc1_frozen(%x: tensor<16x64xbf16>, %g: tensor<64xbf16>, %w1: 
 // DECOMP: te.quantize %arg7 : tensor<16x64xbf16> -> !te.qtensor<16x64xe5m2, #te.fp8_current<>, rowwise, hopper>
 // DECOMP-NEXT: te.gemm nn
 // DECOMP: te.quantize %{{.*}} : tensor<16x128xbf16> -> !te.qtensor<16x128xe5m2, #te.fp8_current<>, both, hopper>
-// DECOMP-NEXT: te.gemm nn
 // DECOMP-NEXT: te.gemm nt
+// DECOMP-NEXT: te.gemm nn
 // DECOMP-NOT: te.gemm
 // DECOMP: return
 func.func @mlp_fp8_fc2_frozen(%x: tensor<16x64xbf16>, %g: tensor<64xbf16>, %w1: tensor<128x64xbf16>, %w2: tensor<64x128xbf16> {te.frozen}) -> tensor<16x64xbf16> {

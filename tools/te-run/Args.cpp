@@ -46,6 +46,11 @@ Runs a library made by te-compile.
                          (te_rt_context_set_arena / _set_workspace, sized by
                          te_module_entry_arena_bytes at the bound dims), as
                          a PyTorch op does, instead of letting it allocate
+  --donate               hand every donatable argument's buffer (te-run's
+                         upload: the saved bundle of a backward) over to
+                         the entry (te_module_run_donated; the arena sized
+                         by te_module_entry_arena_bytes_donated); the
+                         results are the same bits. Not with --bench
   --tp N                 run a tensor-parallel library (te-compile --tp N)
                          under `mpirun -np N te-run LIB.so --tp N ...`: the
                          entry (--step: NAME_fwd) must say te.tp = N. Each
@@ -125,6 +130,8 @@ void parseArguments(int argc, char **argv) {
       opts.graph = true;
     } else if (a == "--caller-memory") {
       opts.callerMemory = true;
+    } else if (a == "--donate") {
+      opts.donate = true;
     } else if (is("--tp")) {
       uint64_t n = number("--tp", value(i, "--tp"));
       if (n < 1 || n > 1u << 20)
@@ -141,6 +148,9 @@ void parseArguments(int argc, char **argv) {
   }
   if (opts.library.empty())
     die("no library given\n" + std::string(kUsage));
+  if (opts.donate && opts.bench)
+    die("--donate: a donated call overwrites its donated arguments, so it "
+        "cannot be repeated (drop --bench)");
   if (opts.graph && opts.bench == 0)
     die("--graph times graph launches: give --bench N (N > 0) too");
 }

@@ -33,6 +33,7 @@ void printList(const std::vector<Entry> &entries) {
                 << te_module_tensor_shape_text(e.arg(i))
                 << tpField("te.tp_shard",
                            te_module_tensor_get(e.arg(i), "te.tp_shard"))
+                << (te_module_tensor_donatable(e.arg(i)) ? " (donatable)" : "")
                 << "\n";
     for (size_t i = 0; i < e.numResults; ++i) {
       const te_module_tensor *r = e.result(i);
@@ -46,7 +47,12 @@ void printList(const std::vector<Entry> &entries) {
                 << "\n";
     }
     std::cout << "  arena: " << te_module_entry_arena_text(e.entry)
-              << " bytes\n";
+              << " bytes";
+    // With every donatable argument donated (te_module_run_donated).
+    if (const char *donated = te_module_entry_arena_donated_text(e.entry))
+      std::cout << ", " << donated << " bytes with its donatable arguments "
+                << "donated";
+    std::cout << "\n";
   }
 }
 

@@ -34,7 +34,7 @@ struct Options {
   uint64_t rngSeed = 0; ///< the context's seed (NVFP4 stochastic rounding)
   unsigned bench = 0;
   int64_t tp = 0; ///< --tp N (0: not a tensor-parallel run)
-  bool list = false, graph = false, callerMemory = false;
+  bool list = false, graph = false, callerMemory = false, donate = false;
 };
 extern Options opts;
 

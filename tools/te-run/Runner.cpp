@@ -88,8 +88,15 @@ Runner::run(const Entry &e, const std::vector<Tensor> &in, unsigned repeats,
   // what the runtime says it needed and the (functional) call rerun.
   void *arena = nullptr, *workspace = nullptr;
   int64_t workspaceBytes = te_rt_workspace_bytes(), arenaBytes = -1;
+  // --donate: every donatable argument (te-run's own upload of it).
+  std::vector<uint8_t> donated(in.size(), 0);
+  bool donates = false;
+  for (size_t i = 0; opts.donate && i < in.size(); ++i)
+    donates |= (donated[i] = uint8_t(te_module_tensor_donatable(e.arg(i))));
+  const uint8_t *donatedFlags = donates ? donated.data() : nullptr;
   if (opts.callerMemory) {
-    if (te_module_entry_arena_bytes(e.entry, dims.data(), &arenaBytes) != 0)
+    if (te_module_entry_arena_bytes_donated(e.entry, dims.data(), donatedFlags,
+                                            &arenaBytes) != 0)
       die(te_rt_last_error());
     if (arenaBytes < 0)
       die(e.name + ": --caller-memory: the library does not say its arena "
@@ -109,8 +116,11 @@ Runner::run(const Entry &e, const std::vector<Tensor> &in, unsigned repeats,
   auto launch = [&] {
     bindMemory();
     int32_t rc =
-        te_module_run(e.entry, ctx, args.data(), results.data(), dims.data());
-    if (rc != 0 && opts.callerMemory) {
+        te_module_run_donated(e.entry, ctx, args.data(), results.data(),
+                              dims.data(), donatedFlags);
+    // (A donated call that failed midway may have overwritten what it was
+    // donated: it is not run again.)
+    if (rc != 0 && opts.callerMemory && !donatedFlags) {
       if (int64_t needed = te_rt_context_workspace_needed(ctx);
           needed > workspaceBytes) {
         te_rt_synchronize(ctx);
@@ -118,8 +128,8 @@ Runner::run(const Entry &e, const std::vector<Tensor> &in, unsigned repeats,
         workspaceBytes = needed;
         workspace = alloc(workspaceBytes);
         bindMemory();
-        rc = te_module_run(e.entry, ctx, args.data(), results.data(),
-                           dims.data());
+        rc = te_module_run_donated(e.entry, ctx, args.data(), results.data(),
+                                   dims.data(), donatedFlags);
       }
     }
     return rc;

@@ -41,6 +41,61 @@ TEST_F(Abi, ReluAndGeluValues) {
   EXPECT_NEAR(y[0], 0.84134475f, 1e-6f);
 }
 
+// In place (the memory plan writes te.dact / te.dbias_dact over an operand
+// that dies there: MemoryPlan.h): dx over x, and over dy for a non-gated
+// activation, the same values as out of place, dbias too; f32 (the
+// buffers themselves) and bf16 (fp32 staging).
+TEST_F(Abi, ActivationBackwardInPlace) {
+  const int64_t rows = 5, cols = 12, n = rows * cols;
+  std::vector<float> x(n), dy(n);
+  for (int64_t i = 0; i < n; ++i) {
+    x[size_t(i)] = 0.37f * float(i % 11) - 1.9f;
+    dy[size_t(i)] = 0.21f * float(i % 7) - 0.6f;
+  }
+  for (int32_t act : {TE_RT_ACT_GELU, TE_RT_ACT_SRELU, TE_RT_ACT_SWIGLU})
+    for (int32_t t : {TE_RT_DTYPE_F32, TE_RT_DTYPE_BF16}) {
+      const bool gated = act == TE_RT_ACT_SWIGLU;
+      const size_t e = t == TE_RT_DTYPE_F32 ? 4 : 2;
+      auto bytes = [&](const std::vector<float> &v, int64_t count) {
+        std::vector<uint8_t> b(size_t(count) * e);
+        for (int64_t i = 0; i < count; ++i) {
+          if (t == TE_RT_DTYPE_F32)
+            std::memcpy(b.data() + i * 4, &v[size_t(i)], 4);
+          else {
+            uint16_t h = te::cpu::floatToBF16(v[size_t(i)]);
+            std::memcpy(b.data() + i * 2, &h, 2);
+          }
+        }
+        return b;
+      };
+      const int64_t dyN = gated ? n / 2 : n;
+      const std::vector<uint8_t> xb = bytes(x, n), gb = bytes(dy, dyN);
+      for (int fused = 0; fused < (gated ? 1 : 2); ++fused) {
+        auto run = [&](const void *g, const void *in, void *out, void *db) {
+          return fused ? te_rt_dbias_dact(ctx, act, t, g, in, out, db, rows,
+                                          cols, 0, 0, 0, nullptr)
+                       : te_rt_act_bwd(ctx, act, t, g, in, out, rows, cols, 0,
+                                       0, 0, nullptr);
+        };
+        std::vector<uint8_t> dx(size_t(n) * e), db(size_t(cols) * e);
+        ASSERT_EQ(run(gb.data(), xb.data(), dx.data(), db.data()), 0)
+            << te_rt_last_error();
+        for (int over = 0; over < (gated ? 1 : 2); ++over) { // x, then dy
+          std::vector<uint8_t> xx = xb, gg = gb, db2(db.size());
+          void *out = over ? gg.data() : xx.data();
+          ASSERT_EQ(run(gg.data(), xx.data(), out, db2.data()), 0)
+              << te_rt_last_error();
+          EXPECT_TRUE((over ? gg : xx) == dx)
+              << "act " << act << " dtype " << t << (fused ? " fused" : "")
+              << (over ? " over dy" : " over x");
+          if (fused) {
+            EXPECT_TRUE(db2 == db) << "act " << act << " dtype " << t;
+          }
+        }
+      }
+    }
+}
+
 TEST_F(Abi, GatedActivations) {
   // swiglu: x = [a | b] = [1 | 2]: y = silu(1) * 2.
   const float x[2] = {1, 2}, dy[1] = {1};

@@ -52,6 +52,59 @@ TEST_P(CudaAbi, Activations) {
   }
 }
 
+// In place (the memory plan writes te.dact / te.dbias_dact over an operand
+// that dies there: MemoryPlan.h): te_rt_act_bwd and te_rt_dbias_dact with
+// dx the buffer of x, or of dy for a non-gated activation, give on cuda the
+// bytes they give out of place, dbias too. Whole 16-byte vectors (192x1024:
+// the vectorized kernels) and ragged misaligned rows (33x258: the
+// element-wise ones, dbias_dact's column sums before its element-wise pass).
+TEST_P(CudaAbi, ActivationBackwardInPlace) {
+  int32_t t = GetParam();
+  const float limit = 1.5f, alpha = 1.702f, offset = 1.0f;
+  auto copyOf = [&](const Pair &p) -> Pair & {
+    Pair &c = make(p.bytes());
+    c.host = p.host;
+    upload(c);
+    return c;
+  };
+  for (auto [rows, cols] :
+       {std::pair<int64_t, int64_t>{192, 1024}, {33, 258}}) {
+    const int64_t n = rows * cols;
+    for (int32_t act = TE_RT_ACT_GELU; act < TE_RT_ACT_COUNT; ++act) {
+      const bool gated =
+          te::cpu::isGated(static_cast<te::cpu::Activation>(act));
+      Pair &x = random(t, n, -4, 4), &dy = random(t, gated ? n / 2 : n);
+      for (int fused = 0; fused < (gated ? 1 : 2); ++fused) {
+        auto run = [&](const void *g, const void *in, void *out, void *db) {
+          return fused ? te_rt_dbias_dact(gpu, act, t, g, in, out, db, rows,
+                                          cols, limit, alpha, offset, nullptr)
+                       : te_rt_act_bwd(gpu, act, t, g, in, out, rows, cols,
+                                       limit, alpha, offset, nullptr);
+        };
+        Pair &dx = output(n * sizeOf(t)), &db = output(cols * sizeOf(t));
+        ASSERT_EQ(run(dy.dev, x.dev, dx.dev, db.dev), 0) << te_rt_last_error();
+        std::vector<uint8_t> wantDx = download(dx), wantDb = download(db);
+        for (int over = 0; over < (gated ? 1 : 2); ++over) { // x, then dy
+          Pair &xx = copyOf(x), &gg = copyOf(dy);
+          Pair &db2 = output(cols * sizeOf(t));
+          void *out = over ? gg.dev : xx.dev;
+          ASSERT_EQ(run(gg.dev, xx.dev, out, db2.dev), 0)
+              << te_rt_last_error();
+          std::string what = std::string(kActs[act]) + " " +
+                             std::to_string(rows) + "x" +
+                             std::to_string(cols) +
+                             (fused ? " dbias_dact" : " act_bwd") +
+                             (over ? " over dy" : " over x");
+          EXPECT_TRUE(download(over ? gg : xx) == wantDx) << what << ": dx";
+          if (fused) {
+            EXPECT_TRUE(download(db2) == wantDb) << what << ": dbias";
+          }
+        }
+      }
+    }
+  }
+}
+
 /// max |value| over a buffer of `dtype` values, NaN skipped.
 float storedMax(int32_t dtype, const std::vector<uint8_t> &bytes, int64_t n) {
   float m = 0.0f;

@@ -362,6 +362,44 @@ TEST_F(ModuleTest, RunEntry) {
   EXPECT_EQ(lastError(), "scale failed: the context is NULL");
 }
 
+// Donation on a library without donatable arguments (what te-compile's
+// libraries are for their forward and inference entries, and older ones
+// for all): nothing is donatable, a flag on an argument fails before the
+// run naming it, no flags is te_module_run; the context's flags the entry
+// reads (te_rt_arg_donated) are set and cleared around a donated run.
+TEST_F(ModuleTest, DonationRefusedWhereNothingIsDonatable) {
+  const te_module_entry *e = entry("scale");
+  EXPECT_EQ(te_module_tensor_donatable(te_module_entry_arg(e, 0)), 0);
+  EXPECT_EQ(te_module_entry_arena_donated_text(e), nullptr);
+  std::vector<float> x = {1, 2, 3, 4, 5, 6, 7, 8}, w = {1, 10, 100, -1};
+  std::vector<float> y(8);
+  int64_t dims[1] = {2};
+  void *args[2] = {x.data(), w.data()}, *results[1] = {y.data()};
+  const uint8_t flags[2] = {1, 0};
+  EXPECT_NE(te_module_run_donated(e, ctx, args, results, dims, flags), 0);
+  EXPECT_EQ(lastError(), "te_module_run_donated: scale arg0 is not donatable "
+                         "(te_module_tensor_donatable)");
+  EXPECT_EQ(y, std::vector<float>(8, 0.0f)); // not run
+  int64_t plain = -1, none = -1, flagged = -1;
+  ASSERT_EQ(te_module_entry_arena_bytes(e, dims, &plain), 0) << lastError();
+  ASSERT_EQ(te_module_entry_arena_bytes_donated(e, dims, nullptr, &none), 0)
+      << lastError();
+  EXPECT_EQ(none, plain);
+  EXPECT_NE(te_module_entry_arena_bytes_donated(e, dims, flags, &flagged), 0);
+  ASSERT_EQ(te_module_run_donated(e, ctx, args, results, dims, nullptr), 0)
+      << lastError();
+  EXPECT_EQ(y, (std::vector<float>{1, 20, 300, -4, 5, 60, 700, -8}));
+  // The flags compiled entries read.
+  const uint8_t set[3] = {0, 1, 0};
+  ASSERT_EQ(te_rt_context_set_donated(ctx, set, 3), 0) << lastError();
+  EXPECT_EQ(te_rt_arg_donated(ctx, 1), 1);
+  EXPECT_EQ(te_rt_arg_donated(ctx, 0), 0);
+  EXPECT_EQ(te_rt_arg_donated(ctx, 7), 0);
+  ASSERT_EQ(te_rt_context_set_donated(ctx, nullptr, 0), 0) << lastError();
+  EXPECT_EQ(te_rt_arg_donated(ctx, 1), 0);
+  EXPECT_NE(te_rt_context_set_donated(ctx, nullptr, 2), 0);
+}
+
 TEST_F(ModuleTest, StepFeed) {
   te_module_step *step = nullptr;
   ASSERT_EQ(te_module_step_create(module, "scale", &step), 0) << lastError();

@@ -18,11 +18,36 @@
 // Zero-splat float constants whose every use is such a concat have no
 // buffer (zeroFilled): the concat zeroes their slices itself.
 //
+// In place: te.dact and te.dbias_dact write their result over an operand
+// that dies at them (the `input`, or the `grad` when of the result's type;
+// overwrites): the runtime's te_rt_act_bwd and te_rt_dbias_dact read
+// element i of both before they write element i, on the CPU (fp32 staging,
+// or the buffers themselves element by element) and in the CUDA kernels
+// (each thread its own elements; te_rt_dbias_dact's unaligned path sums the
+// columns before its element-wise pass writes). Nothing else is written in
+// place, and only when the arena it leads to (each dynamic dim at 4096) is
+// smaller than without (the greedy placement after it changes).
+//
+// Donation (backward entries): an argument that is a forward intermediate
+// only the saved bundle holds (`te.saved` without `te.alias`, isDonatable)
+// and that the function does not return may be donated by a caller that
+// owns it, for one call (te_module_run_donated). After its last read its
+// buffer backs planned values (donorOf), each of which provably fits in it
+// (static bytes no larger, or the same product of dim variables with no
+// more bytes per unit) and lives after that read (or is written over it in
+// place, as above), no two of them at once; in order of definition, each
+// value takes the smallest donor free by then. Such a value keeps its arena
+// slot for the calls that do not donate its donor: a slot is sized at run
+// time by its members that are in the arena, so a donation shrinks the
+// arena (donatedArenaBytes: every donor donated) and never grows it, and
+// the slots are those of the plan without donation.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef TE_ANALYSIS_MEMORYPLAN_H
 #define TE_ANALYSIS_MEMORYPLAN_H
 
+#include "te/Analysis/ShapeAnalysis.h"
 #include "te/Dialect/TE/IR/TEOps.h"
 #include "te/Dialect/TE/IR/TEQuantLayout.h"
 
@@ -76,6 +101,11 @@ public:
   /// Plans `func` (one block, ending in func.return).
   LogicalResult run(func::FuncOp func);
 
+  /// Whether argument `arg` of `func` may be donated: `te.saved` without
+  /// `te.alias` (a saved forward intermediate, not a forward input or
+  /// output).
+  static bool isDonatable(func::FuncOp func, unsigned arg);
+
   /// The value whose buffer `v` is (through views).
   Value root(Value v) const {
     while (Value src = aliasOf.lookup(v))
@@ -115,6 +145,28 @@ public:
   /// its definition (a concat's: its first placed part's) and of its last
   /// use (through views), or its definition when it is never used.
   llvm::DenseMap<Value, std::pair<unsigned, unsigned>> liveRange;
+  /// Planned values written over an operand's buffer (te.dact), and it.
+  llvm::DenseMap<Value, Value> overwrites;
+  /// Donation: the donatable arguments that back some value, in argument
+  /// order, and the donor of each such value (see the file comment).
+  SmallVector<BlockArgument> donors;
+  llvm::DenseMap<Value, BlockArgument> donorOf;
+  /// The arena's bytes when every donor is donated, when static.
+  std::optional<int64_t> donatedArenaBytes = 0;
+
+private:
+  /// The slot positions of the greedy assignment (run's second half).
+  void assignSlots(Block &body, llvm::DenseMap<Operation *, unsigned> &index,
+                   llvm::DenseMap<Value, unsigned> &lastUse, bool inPlace);
+  /// The arena's bytes with each dynamic dim at 4096 (comparing plans).
+  int64_t representativeArenaBytes(const ShapeAnalysis &shapes) const;
+  /// Donors for the planned values of a backward entry.
+  void assignDonors(func::FuncOp func,
+                    llvm::DenseMap<Value, unsigned> &lastUse);
+  /// Planned values in order of definition.
+  SmallVector<Value> planned;
+  /// Values some view reads.
+  llvm::DenseSet<Value> viewed;
 };
 
 } // namespace mlir::te

@@ -114,6 +114,21 @@ TE_RT_API const char *te_module_entry_arena_text(const te_module_entry *entry);
 TE_RT_API int32_t te_module_entry_arena_bytes(const te_module_entry *entry,
                                               const int64_t *dims,
                                               int64_t *bytes);
+/* The JSON text of the entry's arena_bytes_donated (a number or "dynamic":
+ * its arena when every donatable argument is donated), or NULL when it has
+ * no donatable argument. */
+TE_RT_API const char *
+te_module_entry_arena_donated_text(const te_module_entry *entry);
+/* The arena bytes at `dims` when the caller donates the arguments k with
+ * donated[k] != 0 (one flag per argument; NULL: none, as
+ * te_module_entry_arena_bytes), for te_module_run_donated with the same
+ * flags: the library's te_arena_bytes_donated_<fn> (module info key
+ * arena_donated_symbol), or te_module_entry_arena_bytes for an entry
+ * without donatable arguments. Fails naming an argument that is flagged
+ * but not donatable. */
+TE_RT_API int32_t te_module_entry_arena_bytes_donated(
+    const te_module_entry *entry, const int64_t *dims, const uint8_t *donated,
+    int64_t *bytes);
 /* The result that returns the new value of recipe-state argument
  * `arg_index` (the same te.state name), or -1. */
 TE_RT_API int64_t te_module_entry_state_result(const te_module_entry *entry,
@@ -147,6 +162,26 @@ TE_RT_API int32_t te_module_bind_dims(const te_module_entry *entry,
 TE_RT_API int32_t te_module_run(const te_module_entry *entry,
                                 te_rt_context *ctx, void *const *args,
                                 void *const *results, const int64_t *dims);
+
+/* te_module_run, with the buffers of the arguments k with donated[k] != 0
+ * (one flag per argument; NULL: none) handed over for this run: the entry
+ * may place its intermediates there after the argument's last read, so
+ * their contents are undefined afterwards and the arena it needs shrinks
+ * (te_module_entry_arena_bytes_donated with the same flags; a caller's
+ * arena set by te_rt_context_set_arena must be at least that). Only
+ * arguments marked donatable (te_module_tensor_donatable: saved forward
+ * intermediates of a backward entry, te.saved without te.alias) may be
+ * flagged; the others fail the call before it runs. The results are the
+ * same bits as te_module_run's. Donate only buffers nothing else reads
+ * after the run (not a weight cache's, not ones a user still holds). A
+ * donated run that fails may have overwritten them already, so it cannot
+ * be retried (say, after growing a workspace that was too small: donate
+ * once a run of the same shapes went through with that workspace). */
+TE_RT_API int32_t te_module_run_donated(const te_module_entry *entry,
+                                        te_rt_context *ctx, void *const *args,
+                                        void *const *results,
+                                        const int64_t *dims,
+                                        const uint8_t *donated);
 
 /*===------------------------------------------------------------------===*
  * Arguments and results
@@ -201,6 +236,10 @@ TE_RT_API int32_t te_module_tensor_shape(const te_module_tensor *tensor,
  * qtensor the sum of its inner tensors, each padded to the alignment. */
 TE_RT_API int32_t te_module_tensor_bytes(const te_module_tensor *tensor,
                                          const int64_t *dims, int64_t *bytes);
+/* 1 when the argument's buffer may be donated (module info te.donatable:
+ * the entry places intermediates in it when te_module_run_donated flags
+ * it), else 0. */
+TE_RT_API int32_t te_module_tensor_donatable(const te_module_tensor *tensor);
 /* For a float32 te.state tensor: TE's initial value of every element (amax
  * histories 0, scales 1) in *value; fails for other tensors. */
 TE_RT_API int32_t te_module_tensor_initial_state(const te_module_tensor *tensor,

@@ -340,6 +340,7 @@ void FunctionLowering::buildEntryPrologue() {
     dimValues[var] = loadIndexed(dimsArg, k, i64());
   for (BlockArgument arg : func.getArguments())
     buffers[arg] = loadIndexed(argsArg, arg.getArgNumber(), ptrTy());
+  loadDonatedFlags();
   // (In result order: the IR does not depend on the map's order.)
   for (auto [r, v] :
        llvm::enumerate(func.getBody().front().getTerminator()->getOperands()))
@@ -361,7 +362,7 @@ void FunctionLowering::acquireArena() {
   // to run.)
   for (auto [slot, members] : llvm::enumerate(memory.slots))
     for (Value v : members)
-      buffers[v] = gep(arena, slotOffsets[slot]);
+      buffers[v] = placedBuffer(v, gep(arena, slotOffsets[slot]));
 
   // Failure exit: free the arena, return the status.
   failBlock = new Block();
@@ -423,13 +424,48 @@ LogicalResult FunctionLowering::run() {
   return success();
 }
 
+void FunctionLowering::loadDonatedFlags() {
+  if (memory.donors.empty())
+    return;
+  // (Declared here: libraries without donors do not declare it.)
+  auto &fn = runtime["te_rt_arg_donated"];
+  if (!fn) {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(module.getBody());
+    fn = LLVM::LLVMFuncOp::create(
+        b, module.getLoc(), "te_rt_arg_donated",
+        runtimeFunctionType(ctx, "te_rt_arg_donated"));
+  }
+  for (BlockArgument d : memory.donors) {
+    Value flag = LLVM::CallOp::create(b, loc, fn,
+                                      ValueRange{ctxArg, c64(d.getArgNumber())})
+                     .getResult();
+    donatedFlags[d] =
+        LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ne, flag, c32(0));
+  }
+}
+
+Value FunctionLowering::placedBuffer(Value v, Value arenaAddress) {
+  auto it = memory.donorOf.find(v);
+  if (it == memory.donorOf.end())
+    return arenaAddress;
+  return LLVM::SelectOp::create(b, loc, donatedFlags.lookup(it->second),
+                                buffers.lookup(it->second), arenaAddress);
+}
+
 Value FunctionLowering::arenaLayout(SmallVectorImpl<Value> &slotOffsets) {
-  // Slots sized by their largest member, 256-byte aligned.
+  // Slots sized by their largest member in the arena (a member whose donor
+  // is donated is not), 256-byte aligned.
   Value total = c64(0);
   for (auto &members : memory.slots) {
     Value size = c64(0);
-    for (Value v : members)
-      size = LLVM::UMaxOp::create(b, loc, size, bytes(v));
+    for (Value v : members) {
+      Value n = bytes(v);
+      if (auto it = memory.donorOf.find(v); it != memory.donorOf.end())
+        n = LLVM::SelectOp::create(b, loc, donatedFlags.lookup(it->second),
+                                   c64(0), n);
+      size = LLVM::UMaxOp::create(b, loc, size, n);
+    }
     slotOffsets.push_back(total);
     total = LLVM::AddOp::create(b, loc, total, alignUp(size));
   }
@@ -437,21 +473,52 @@ Value FunctionLowering::arenaLayout(SmallVectorImpl<Value> &slotOffsets) {
 }
 
 void FunctionLowering::buildArenaBytesFunction() {
+  Operation *plain = buildArenaBytesFunction(
+      ("te_arena_bytes_" + func.getSymName()).str(), /*withDonated=*/false,
+      entry);
+  if (!memory.donors.empty())
+    buildArenaBytesFunction(
+        ("te_arena_bytes_donated_" + func.getSymName()).str(),
+        /*withDonated=*/true, plain);
+}
+
+Operation *FunctionLowering::buildArenaBytesFunction(StringRef name,
+                                                     bool withDonated,
+                                                     Operation *after) {
   // int64_t te_arena_bytes_<fn>(const int64_t *dims): the arena the entry
-  // acquires at `dims`, or -1 when a dim or an element count is outside
-  // what the entry accepts (the same bounds as its size checks).
+  // acquires at `dims` when nothing is donated, or -1 when a dim or an
+  // element count is outside what the entry accepts (the same bounds as
+  // its size checks); te_arena_bytes_donated_<fn>(dims, donated) with
+  // argument k donated when donated[k] != 0 (uint8_t per argument).
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointAfter(entry);
+  b.setInsertionPointAfter(after);
   loc = func.getLoc();
+  SmallVector<Type> params = {ptrTy()};
+  if (withDonated)
+    params.push_back(ptrTy());
   auto fn = LLVM::LLVMFuncOp::create(
-      b, loc, ("te_arena_bytes_" + func.getSymName()).str(),
-      LLVM::LLVMFunctionType::get(i64(), {ptrTy()}));
+      b, loc, name, LLVM::LLVMFunctionType::get(i64(), params));
   Block *body = fn.addEntryBlock(b);
   b.setInsertionPointToStart(body);
   llvm::DenseMap<int, Value> entryDims = std::move(dimValues);
+  llvm::DenseMap<Value, Value> entryFlags = std::move(donatedFlags);
   dimValues.clear();
+  donatedFlags.clear();
   for (auto [k, var] : llvm::enumerate(shapes.dimClasses))
     dimValues[var] = loadIndexed(body->getArgument(0), k, i64());
+  for (BlockArgument d : memory.donors)
+    donatedFlags[d] =
+        withDonated
+            ? LLVM::ICmpOp::create(
+                  b, loc, LLVM::ICmpPredicate::ne,
+                  loadIndexed(body->getArgument(1), d.getArgNumber(),
+                              b.getI8Type()),
+                  LLVM::ConstantOp::create(b, loc, b.getI8Type(),
+                                           b.getI8IntegerAttr(0)))
+                  .getResult()
+            : LLVM::ConstantOp::create(b, loc, b.getI1Type(),
+                                       b.getBoolAttr(false))
+                  .getResult();
   Value ok = LLVM::ConstantOp::create(b, loc, b.getI1Type(),
                                       b.getBoolAttr(true));
   forEachSizeCheck([&](Value value, int64_t max, const std::string &) {
@@ -466,6 +533,8 @@ void FunctionLowering::buildArenaBytesFunction() {
                          LLVM::SelectOp::create(b, loc, ok, total, c64(-1))
                              .getResult());
   dimValues = std::move(entryDims);
+  donatedFlags = std::move(entryFlags);
+  return fn;
 }
 
 } // namespace mlir::te::runtime_lowering

@@ -340,8 +340,20 @@ private:
   /// The arena's bytes at the current dims; each slot's offset appended to
   /// `slotOffsets`.
   Value arenaLayout(SmallVectorImpl<Value> &slotOffsets);
-  /// Emits te_arena_bytes_<fn>(dims) beside the entry.
+  /// Emits te_arena_bytes_<fn>(dims) beside the entry, and for an entry
+  /// with donors te_arena_bytes_donated_<fn>(dims, donated).
   void buildArenaBytesFunction();
+  /// The function `name`(dims[, donated]) returning the arena's bytes at
+  /// dims, -1 out of range; `donated` (per argument, 0 or not) when
+  /// `withDonated`. Placed after `after`.
+  Operation *buildArenaBytesFunction(StringRef name, bool withDonated,
+                                     Operation *after);
+  /// Whether each donor's buffer is donated to this call
+  /// (te_rt_arg_donated, in the prologue), as an i1.
+  void loadDonatedFlags();
+  /// The buffer of planned value `v` at `arenaAddress` in the arena, or its
+  /// donor's when that is donated.
+  Value placedBuffer(Value v, Value arenaAddress);
   /// The entry's block that returns the status of a failed check (nothing
   /// allocated yet), created on first use.
   Block *checkFailBlock();
@@ -402,6 +414,8 @@ public:
   MemoryPlan memory;
   /// Buffer of each root value.
   llvm::DenseMap<Value, Value> buffers;
+  /// Per donor (MemoryPlan::donors): whether it is donated to this call.
+  llvm::DenseMap<Value, Value> donatedFlags;
   /// Constants lowered so far (their globals are `<fn>__const<i>`).
   unsigned constants = 0;
 };

@@ -99,9 +99,14 @@ void FunctionLowering::buildInfo(func::ReturnOp ret) {
     return o;
   };
   llvm::json::Array args, results, dims;
-  for (BlockArgument arg : func.getArguments())
+  for (BlockArgument arg : func.getArguments()) {
     args.push_back(describe(arg, arg.getType(), func.getArgAttrDict(
                                                     arg.getArgNumber())));
+    // A buffer the caller may donate (te_module_run_donated): the plan
+    // places intermediates in it after its last use.
+    if (llvm::is_contained(memory.donors, arg))
+      args.back().getAsObject()->try_emplace("te.donatable", true);
+  }
   for (auto [r, v] : llvm::enumerate(ret.getOperands()))
     results.push_back(describe(v, v.getType(), func.getResultAttrDict(r)));
   for (int var : shapes.dimClasses) {
@@ -127,6 +132,12 @@ void FunctionLowering::buildInfo(func::ReturnOp ret) {
       {"arena_slots", int64_t(memory.slots.size())},
       {"arena_bytes", memory.arenaBytes ? llvm::json::Value(*memory.arenaBytes)
                                  : llvm::json::Value("dynamic")}};
+  if (!memory.donors.empty()) {
+    info["arena_donated_symbol"] = "te_arena_bytes_donated_" + name;
+    info["arena_bytes_donated"] =
+        memory.donatedArenaBytes ? llvm::json::Value(*memory.donatedArenaBytes)
+                                 : llvm::json::Value("dynamic");
+  }
   // The recipe's alignment rules the entry checks on entry (the fake
   // tensors of the PyTorch ops check the same as torch._check).
   llvm::json::Array checks;

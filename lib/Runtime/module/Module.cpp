@@ -181,6 +181,8 @@ te_module_tensor makeTensor(const te_module_entry *entry, const Object *o,
     if (r < kLabelRoles && t.roles[r])
       t.label += std::string(" (") + kRoleKeys[r] + "=" + *t.roles[r] + ")";
   }
+  if (const Value *d = o->get("te.donatable"))
+    t.donatable = d->boolean;
   const Value *shape = o->get("shape");
   t.shapeText = shape->str();
   t.dims = dimsOfShape(*shape->getAsArray());
@@ -197,6 +199,21 @@ te_module_tensor makeTensor(const te_module_entry *entry, const Object *o,
 }
 
 } // namespace
+
+namespace te::module {
+bool checkDonated(const te_module_entry *entry, const uint8_t *donated,
+                  const char *what) {
+  if (!donated)
+    return true;
+  for (size_t i = 0; i < entry->args.size(); ++i)
+    if (donated[i] && !entry->args[i].donatable)
+      return fail(std::string(what) + ": " + entry->name + " " +
+                  entry->args[i].label +
+                  " is not donatable (te_module_tensor_donatable)"),
+             false;
+  return true;
+}
+} // namespace te::module
 
 extern "C" {
 
@@ -273,6 +290,8 @@ int32_t te_module_open(const char *path, te_module **module) {
     e->symbol = o->getString("symbol").value_or("");
     const Value *arena = o->get("arena_bytes");
     e->arenaText = arena->str();
+    if (const Value *donated = o->get("arena_bytes_donated"))
+      e->arenaDonatedText = donated->str();
     e->arena = arena->getAsInteger();
     e->numDims = o->getArray("dims")->size();
     e->fn = e->symbol.empty() ? nullptr
@@ -287,6 +306,13 @@ int32_t te_module_open(const char *path, te_module **module) {
           dlsym(m->handle, sym.c_str()));
       if (!e->arenaFn)
         return fail("'" + library + "' lacks the arena symbol " + sym);
+    }
+    if (std::optional<std::string> sym = o->getString("arena_donated_symbol")) {
+      e->arenaDonatedFn =
+          reinterpret_cast<int64_t (*)(const int64_t *, const uint8_t *)>(
+              dlsym(m->handle, sym->c_str()));
+      if (!e->arenaDonatedFn)
+        return fail("'" + library + "' lacks the arena symbol " + *sym);
     }
     const Array *args = o->getArray("args"), *results = o->getArray("results");
     for (size_t i = 0; i < args->size(); ++i)
@@ -423,6 +449,40 @@ int32_t te_module_entry_arena_bytes(const te_module_entry *entry,
                 ": a dim or an element count is out of range at these dims");
   *bytes = n;
   return 0;
+}
+
+
+const char *te_module_entry_arena_donated_text(const te_module_entry *entry) {
+  return entry && !entry->arenaDonatedText.empty()
+             ? entry->arenaDonatedText.c_str()
+             : nullptr;
+}
+
+int32_t te_module_entry_arena_bytes_donated(const te_module_entry *entry,
+                                            const int64_t *dims,
+                                            const uint8_t *donated,
+                                            int64_t *bytes) {
+  const char *what = "te_module_entry_arena_bytes_donated";
+  if (!entry || !bytes)
+    return fail(std::string(what) + ": entry or bytes is NULL");
+  if (!te::module::checkDonated(entry, donated, what))
+    return 1;
+  if (!donated || !entry->arenaDonatedFn)
+    return te_module_entry_arena_bytes(entry, dims, bytes);
+  if (entry->numDims && !dims)
+    return fail(std::string(what) + ": " + entry->name +
+                " has dynamic dims and dims is NULL");
+  static const int64_t none = 0;
+  int64_t n = entry->arenaDonatedFn(entry->numDims ? dims : &none, donated);
+  if (n < 0)
+    return fail(std::string(what) + ": " + entry->name +
+                ": a dim or an element count is out of range at these dims");
+  *bytes = n;
+  return 0;
+}
+
+int32_t te_module_tensor_donatable(const te_module_tensor *tensor) {
+  return tensor && tensor->donatable ? 1 : 0;
 }
 
 int64_t te_module_entry_state_result(const te_module_entry *entry,

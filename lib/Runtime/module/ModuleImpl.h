@@ -47,6 +47,11 @@ struct Dim {
 bool evaluateDim(const std::string &expr, const std::vector<int64_t> &dims,
                  int64_t &out, int64_t *inexactDivisor = nullptr);
 
+/// Whether every argument `donated` (one flag per argument, NULL: none)
+/// names is donatable; else fails naming it, `what` first.
+bool checkDonated(const te_module_entry *entry, const uint8_t *donated,
+                  const char *what);
+
 /// A shape at `dims`.
 bool evaluateShape(const std::vector<Dim> &shapeDims,
                    const std::vector<int64_t> &dims,
@@ -64,6 +69,9 @@ struct te_module_tensor {
   std::string dtype, label, shapeText;
   std::vector<te::module::Dim> dims;
   std::optional<std::string> roles[5];
+  /// The module info's te.donatable: te_module_run_donated may hand over
+  /// its buffer.
+  bool donatable = false;
   int64_t alignment = 0;
   std::vector<Inner> inner;
 
@@ -77,6 +85,8 @@ struct te_module_entry {
   const te_module *module = nullptr;
   const te::json::Object *info = nullptr;
   std::string name, symbol, arenaText;
+  /// arena_bytes_donated's text (empty: no donatable argument).
+  std::string arenaDonatedText;
   std::optional<int64_t> arena; ///< nullopt: "dynamic"
   size_t numDims = 0;
   std::vector<te_module_tensor> args, results;
@@ -84,6 +94,9 @@ struct te_module_entry {
   /// te_arena_bytes_<fn> (module info's arena_symbol; null in libraries
   /// older than it).
   int64_t (*arenaFn)(const int64_t *) = nullptr;
+  /// te_arena_bytes_donated_<fn> (arena_donated_symbol; null when no
+  /// argument is donatable).
+  int64_t (*arenaDonatedFn)(const int64_t *, const uint8_t *) = nullptr;
   /// The qtensor results: te_module_run zeroes their padding.
   std::vector<size_t> quantizedResults;
 

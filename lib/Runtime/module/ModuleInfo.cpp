@@ -104,6 +104,17 @@ private:
     if (const Value *a = e->get("arena_symbol"))
       if (!a->getAsString() || a->getAsString()->empty())
         return fail(path + ".arena_symbol", "not a symbol name");
+    if (const Value *a = e->get("arena_bytes_donated")) {
+      int64_t unused;
+      if (!(a->getAsString() && *a->getAsString() == "dynamic") &&
+          !count(a, path + ".arena_bytes_donated", unused))
+        return fail(path + ".arena_bytes_donated",
+                    a->str() + " is neither a non-negative integer nor "
+                               "\"dynamic\"");
+    }
+    if (const Value *a = e->get("arena_donated_symbol"))
+      if (!a->getAsString() || a->getAsString()->empty())
+        return fail(path + ".arena_donated_symbol", "not a symbol name");
     // Optional (older libraries have none): the recipe's alignment rules,
     // {expr, multiple, message} with expr in the shapes' grammar.
     if (const Value *cv = e->get("checks")) {
@@ -235,6 +246,11 @@ private:
          {"te.saved", "te.grad_of", "te.state", "te.cached_weight", "te.alias"})
       if (!string(t, key, path, false))
         return false;
+    if (const Value *d = t->get("te.donatable");
+        d && (d->kind != Value::Bool || !isArg))
+      return fail(path + ".te.donatable",
+                  isArg ? d->str() + " is not true or false"
+                        : "only arguments are donatable");
     if (isTensorDtype(dtype))
       return shape(t->get("shape"), path + ".shape", isArg, bound);
     if (dtype != "qtensor")

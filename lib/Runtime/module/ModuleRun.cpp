@@ -228,6 +228,24 @@ int32_t te_module_run(const te_module_entry *entry, te_rt_context *ctx,
   return 0;
 }
 
+int32_t te_module_run_donated(const te_module_entry *entry, te_rt_context *ctx,
+                              void *const *args, void *const *results,
+                              const int64_t *dims, const uint8_t *donated) {
+  if (!donated)
+    return te_module_run(entry, ctx, args, results, dims);
+  if (!entry)
+    return fail("te_module_run_donated: entry is NULL");
+  if (!ctx)
+    return fail(entry->name + " failed: the context is NULL");
+  if (!te::module::checkDonated(entry, donated, "te_module_run_donated"))
+    return 1;
+  if (te_rt_context_set_donated(ctx, donated, int64_t(entry->args.size())))
+    return fail(entry->name + " failed: " + te_rt_last_error());
+  int32_t rc = te_module_run(entry, ctx, args, results, dims);
+  te_rt_context_set_donated(ctx, nullptr, 0);
+  return rc;
+}
+
 int32_t te_module_tensor_initial_state(const te_module_tensor *tensor,
                                        float *value) {
   if (!tensor || !value)

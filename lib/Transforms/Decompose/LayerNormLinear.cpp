@@ -2,7 +2,7 @@
 //
 // te.layernorm_linear and its backward in TE's kernel order (reference
 // §1.3, §2.3): the norm, then one GEMM (TN) on the norm output; backward:
-// dgrad (NN), wgrad (NT), the bias gradient and the norm's backward.
+// wgrad (NT), dgrad (NN), the bias gradient and the norm's backward.
 // Column-parallel under tensor parallelism (§2).
 //
 //===----------------------------------------------------------------------===//
@@ -92,11 +92,13 @@ struct DecomposeLayerNormLinearBwd
     if (lnOut && !isa<QuantizedTensorType>(lnOut.getType()))
       lnOut = d.allGather(loc, lnOut, tp,
                           "the saved norm output's rows, for the wgrad");
+    // The wgrad before the dgrad: the saved norm output is dead before the
+    // dgrad's output is born (a donated backward places it there).
+    Value dW =
+        lnOut ? d.gemm(loc, GemmLayout::NT, dyq, lnOut, {}, element) : Value();
     Value dLn = d.reducePartial(
         loc, d.gemm(loc, GemmLayout::NN, dyq, ln.getWeight(), {}, element), tp,
         "the dgrad's partial sums");
-    Value dW =
-        lnOut ? d.gemm(loc, GemmLayout::NT, dyq, lnOut, {}, element) : Value();
     Value dBias = ln.getWithBias() ? d.biasGrad(loc, dy) : Value();
     if (Value extra = ln.getGradLnOutput())
       dLn = arith::AddFOp::create(rewriter, loc, dLn, extra);

@@ -127,10 +127,13 @@ struct DecomposeLayerNormMLPBwd : public OpRewritePattern<LayerNormMLPBwdOp> {
       lnOut = d.allGather(loc, lnOut, tp,
                           "the saved norm output's rows, for FC1's wgrad");
     Value dyq = d.quantizeGrad(loc, dy, *q, 2, amaxes, bool(actOut));
-    Value dAct =
-        d.gemm(loc, GemmLayout::NN, dyq, mlp.getFc2Weight(), {}, element);
+    // Each wgrad before its dgrad: the saved tensor it reads last is dead
+    // before the dgrad's output is born, so a backward donated its saved
+    // tensors (te_module_run_donated) places that output there.
     Value dW2 = actOut ? d.gemm(loc, GemmLayout::NT, dyq, actOut, {}, element)
                        : Value();
+    Value dAct =
+        d.gemm(loc, GemmLayout::NN, dyq, mlp.getFc2Weight(), {}, element);
     Value dB2 = mlp.getWithFc2Bias()
                     ? d.reduceParamGrad(loc, d.biasGrad(loc, dyRows), tp,
                                         "FC2's partial bias gradient")
@@ -143,12 +146,12 @@ struct DecomposeLayerNormMLPBwd : public OpRewritePattern<LayerNormMLPBwdOp> {
     Value dFc1q = d.quantizeGrad(loc, dFc1, *q, 0, amaxes, bool(lnOut));
     // FC1's dgrad is a partial sum; its wgrad reads the norm output
     // gathered again from the saved rows.
+    Value dW1 = lnOut ? d.gemm(loc, GemmLayout::NT, dFc1q, lnOut, {}, element)
+                      : Value();
     Value dLn = d.reducePartial(
         loc,
         d.gemm(loc, GemmLayout::NN, dFc1q, mlp.getFc1Weight(), {}, element), tp,
         "FC1's dgrad partial sums");
-    Value dW1 = lnOut ? d.gemm(loc, GemmLayout::NT, dFc1q, lnOut, {}, element)
-                      : Value();
     if (Value extra = mlp.getGradLnOutput())
       dLn = arith::AddFOp::create(rewriter, loc, dLn, extra);
     auto nb =

@@ -67,7 +67,7 @@ def load(lib_or_path, backend="auto"):
 
 # --------------------------------------------------------------------------- the C++ kernels
 
-_CPP_INTERFACE = 1  # te_torch_ops_version() this module speaks
+_CPP_INTERFACE = 2  # te_torch_ops_version() this module speaks
 
 
 class _CppOps:
@@ -87,6 +87,11 @@ class _CppOps:
             ctypes.POINTER(ctypes.c_char_p)]
         L.te_torch_ops_calls.restype = ctypes.c_int64
         L.te_torch_ops_calls.argtypes = [ctypes.c_int32]
+        L.te_torch_ops_donate_next.restype = None
+        L.te_torch_ops_donate_next.argtypes = [ctypes.c_int32, ctypes.c_int64,
+                                               ctypes.POINTER(ctypes.c_int64)]
+        L.te_torch_ops_donated.restype = ctypes.c_int64
+        L.te_torch_ops_donated.argtypes = [ctypes.c_int32]
         self.lib, self.path = L, path
         if L.te_torch_ops_version() != _CPP_INTERFACE:
             raise TeMlirError(f"{path}: interface {L.te_torch_ops_version()}, this package "
@@ -110,6 +115,16 @@ class _CppOps:
 
     def calls(self, slot):
         return self.lib.te_torch_ops_calls(slot)
+
+    def donate_next(self, slot, args):
+        """The next call of op `slot` on this thread donates arguments `args` (indices;
+        empty: clears it)."""
+        arr = (ctypes.c_int64 * max(1, len(args)))(*args)
+        self.lib.te_torch_ops_donate_next(slot, len(args), arr)
+
+    def donated(self, slot):
+        """The arena bytes op `slot`'s last donating call saved (0: none donated)."""
+        return self.lib.te_torch_ops_donated(slot)
 
 
 _CPP = None
@@ -245,6 +260,17 @@ def _bind_caller(rt, ctx, dev):
     ctx.set_stream(torch.cuda.current_stream(dev).cuda_stream)
 
 
+# The donation of the next call of an entry on this thread (the ctypes kernels; the C++
+# ones keep theirs in libte_torch_ops.so): (entry name, argument indices)
+_DONATE = threading.local()
+
+
+def _take_donation(entry):
+    pending = getattr(_DONATE, "next", None)
+    _DONATE.next = None
+    return pending[1] if pending is not None and pending[0] == entry.name else None
+
+
 def run_entry(entry, args):
     """The real impl: checks and binds `args`, allocates the results with torch.empty
     (qtensors: uint8 buffers of their byte size), runs the entry on the caller's stream
@@ -274,9 +300,20 @@ def run_entry(entry, args):
     xs = [t.contiguous() for t in args]
     results = [torch.empty(shape, dtype=dt, device=dev) for shape, dt in result_specs]
     ctx = _context_for(lib, dev)
+    donated = _take_donation(entry)
+    if donated:
+        # donated arguments' buffers are overwritten: only the caller's tensors, not
+        # copies made contiguous here (nothing to gain), and a call that fails midway
+        # cannot be rerun, so donate once a call of this signature went through (cuda:
+        # the workspace it may have grown to)
+        ok = plans.get(("ran",) + (key or ()), False) or dev.type != "cuda"
+        donated = [i for i in donated if ok and xs[i] is args[i]]
     with ctx.lock:  # one call at a time per context: stream, arena and run belong together
         _bind_caller(rt, ctx, dev)
-        return _run_locked(entry, ctx, dev, xs, results, dims)
+        out = _run_locked(entry, ctx, dev, xs, results, dims, donated)
+    if key is not None:
+        plans[("ran",) + key] = True
+    return out
 
 
 def _plan(entry, args):
@@ -314,9 +351,11 @@ def _plan(entry, args):
     return dims, result_specs
 
 
-def _run_locked(entry, ctx, dev, xs, results, dims):
+def _run_locked(entry, ctx, dev, xs, results, dims, donated=None):
     arena = None
-    n = entry.arena_bytes(dims)
+    n = entry.arena_bytes(dims, donated) if donated else entry.arena_bytes(dims)
+    if donated:
+        entry._donated_bytes = (entry.arena_bytes(dims) or 0) - (n or 0)
     if n is not None and n > 0:
         arena = aligned_empty(n, dev)
         ctx.set_arena(arena.data_ptr(), arena.numel())
@@ -329,11 +368,13 @@ def _run_locked(entry, ctx, dev, xs, results, dims):
         a = [ptr.get(id(t), t.data_ptr()) if t.numel() == 0 else t.data_ptr() for t in xs]
         r = [ptr.get(id(t), t.data_ptr()) if t.numel() == 0 else t.data_ptr() for t in results]
         try:
-            entry.run(ctx, a, r, dims)
+            entry.run(ctx, a, r, dims, donated)
         except TeMlirError:
             # the caller's workspace was too small: grow it to what the call needed, rerun
+            # (not a donating call: it may have overwritten what it was donated)
             need = ctx.workspace_needed() if dev.type == "cuda" else 0
-            if need <= 0 or ctx.workspace is None or need <= ctx.workspace.numel():
+            if need <= 0 or ctx.workspace is None or need <= ctx.workspace.numel() or \
+                    donated:
                 raise
             _set_workspace(ctx, dev, need)
             entry.run(ctx, a, r, dims)
@@ -509,6 +550,13 @@ def _fast_function(ops, step, output_index, materialize=True):
     state_results = [(r, step.bwd_state[j]) for r, j in step.bwd_state_results.items()]
     n_in = n_fwd + len(step.bwd_state)
     live_state = materialize and bool(step.bwd_state)
+    # The backward arguments it may donate to <fn>_bwd (te.donatable): forward results
+    # that only this Function holds (saved, not returned to the caller, not a cached
+    # weight); donated when no one can run this backward again (_donations).
+    donatable = [j for j, (w, k) in enumerate(bwd_plan)
+                 if w == 1 and step.bwd.args[j].donatable and saved_plan[k][0] == 1
+                 and saved_plan[k][1] not in out_pos]
+    bwd_name = step.bwd.name
     below = torch._C._AutoDispatchBelowAutograd
     single, first = len(output_index) == 1, output_index[0] if output_index else 0
 
@@ -547,7 +595,15 @@ def _fast_function(ops, step, output_index, materialize=True):
                     if not w and bargs[j] is None:
                         shape, dtype, dev = ctx.te_meta[k]
                         bargs[j] = torch.zeros(shape, dtype=dtype, device=dev)
-            res = bwd_op(*bargs)
+            donate = _donations(donatable, bargs)
+            if donate:
+                ops.donate_next(bwd_name, donate)
+                try:
+                    res = bwd_op(*bargs)
+                finally:
+                    ops.donate_next(bwd_name, [])
+            else:
+                res = bwd_op(*bargs)
             if not isinstance(res, tuple):
                 res = (res,)
             out = [None] * n_in
@@ -562,6 +618,17 @@ def _fast_function(ops, step, output_index, materialize=True):
 
     Fn.__name__ = Fn.__qualname__ = f"{ops.namespace}_{step.fwd.name}"
     return Fn
+
+
+def _donations(donatable, bargs):
+    """The backward arguments (indices into `bargs`) an eager backward donates: those of
+    `donatable` when the graph is not kept (no retain_graph / create_graph: nothing runs
+    this backward again), outside torch.compile (its graphs call the op without this
+    Function, and the op declares no mutation), and each a plain tensor."""
+    if not donatable or _compiling() or \
+            torch._C._autograd._get_current_graph_task_keep_graph():
+        return []
+    return [j for j in donatable if type(bargs[j]) is torch.Tensor]
 
 
 # --------------------------------------------------------------------------- the library
@@ -643,6 +710,26 @@ class OpLibrary:
         """How many times the C++ kernel of entry `name` ran (-1: not a C++ op)."""
         slot = self._slots.get(name)
         return -1 if slot is None else _cpp_ops().calls(slot)
+
+    def donate_next(self, name, args):
+        """The next call of entry `name`'s kernel on this thread may overwrite its
+        arguments `args` (indices of donatable arguments, te_module_run_donated); an
+        empty `args` clears it. What the eager backward does with the saved tensors only
+        it holds; the kernel donates a tensor it got as given (not a contiguous copy),
+        once a call of the same signature went through (cuda: its workspace settled)."""
+        slot = self._slots.get(name)
+        if slot is not None:
+            _cpp_ops().donate_next(slot, list(args))
+        else:
+            _DONATE.next = (name, list(args)) if args else None
+
+    def donated_bytes(self, name):
+        """The arena bytes the last donating call of entry `name` did not allocate (0:
+        none donated yet)."""
+        slot = self._slots.get(name)
+        if slot is not None:
+            return _cpp_ops().donated(slot)
+        return getattr(self.library.entry(name), "_donated_bytes", 0)
 
     def op(self, name):
         """The op (OpOverload torch.ops.<namespace>.<name>.default) of entry `name`."""

@@ -6,7 +6,9 @@
 // at the function, and at each op what each tensor result gets: a slot
 // (its offset and bytes, the value's live range), a view of another
 // buffer (at a byte offset: a concat part placed in the concat's buffer),
-// the caller's result buffer, or no buffer.
+// the caller's result buffer, or no buffer. Donation (a backward's saved
+// arguments): the arena with every donor donated and the donors at the
+// function; a value's donor and the operand it is written over.
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,8 +49,17 @@ struct TestMemoryPlanPass
     MemoryPlan plan;
     if (failed(plan.run(func)))
       return signalPassFailure();
-    func.emitRemark() << "arena: " << plan.slots.size() << " slots, "
-                      << staticOrUnknown(plan.arenaBytes) << " bytes";
+    {
+      InFlightDiagnostic remark = func.emitRemark();
+      remark << "arena: " << plan.slots.size() << " slots, "
+             << staticOrUnknown(plan.arenaBytes) << " bytes";
+      if (!plan.donors.empty()) {
+        remark << "; " << staticOrUnknown(plan.donatedArenaBytes)
+               << " bytes with donors";
+        for (BlockArgument d : plan.donors)
+          remark << " #" << d.getArgNumber();
+      }
+    }
     for (Operation &op : func.getBody().front().without_terminator()) {
       for (OpResult result : op.getResults()) {
         if (!shapeOfType(result.getType()))
@@ -74,6 +85,13 @@ struct TestMemoryPlanPass
                  << staticOrUnknown(plan.slotOffsets[it->second]) << ", "
                  << staticOrUnknown(staticBytes(result)) << " bytes, live ["
                  << def << ", " << end << "]";
+          if (Value over = plan.overwrites.lookup(result))
+            remark << ", over operand #"
+                   << llvm::find(op.getOperands(), over) -
+                          op.getOperands().begin();
+          if (BlockArgument d = plan.donorOf.lookup(result))
+            remark << ", in argument #" << d.getArgNumber()
+                   << " when donated";
         } else if (plan.zeroFilled.contains(result)) {
           remark << "no buffer (its concats zero its slices)";
         } else {
