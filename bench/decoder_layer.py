@@ -21,8 +21,10 @@ Engines (each a full step: forward, backward into every parameter and the input)
   around the te ops goes to Inductor; the te ops run on torch's stream with memory from
   its allocator, so CUDA graphs capture them), per recipe (bf16, fp8-current, fp8-delayed);
   TE eager per recipe (bf16, Float8CurrentScaling, DelayedScaling under fp8_autocast).
-The backend="te_mlir" route (its regions written as torch-dialect text from the FX graph,
-no torch-mlir needed) is not timed here; the te_mlir modules are what a TE user swaps in.
+and the torch layer under torch.compile(backend="te_mlir") (its regions written as
+torch-dialect text from the FX graph and compiled by te-compile on the spot, no torch-mlir;
+bf16). Each record also has the first step's wall time (first_step_s: the compile, for the
+compiled engines).
 
 Checks, in the same run, before timing: every engine's output and gradients against torch
 eager: bf16 engines max|a-b|/max|b| <= 5e-2; FP8 engines ||a-b||/||b|| <= 0.25 (FP8 noise
@@ -188,6 +190,8 @@ def main():
                     help="only build the te_mlir modules (compiles their libraries into the "
                          "cache) on the CPU, and exit")
     ap.add_argument("--no-compile", action="store_true", help="skip the torch.compile engines")
+    ap.add_argument("--compile-modes", default="default,reduce-overhead",
+                    help="torch.compile modes of the torch and te_mlir engines")
     ap.add_argument("--compile-recipes", default="bf16,fp8-current",
                     help="recipes whose te_mlir layer also runs under torch.compile")
     args = ap.parse_args()
@@ -241,14 +245,18 @@ def main():
         def run_engine(name, recipe, layer, step, params, fp8):
             x = x0.clone().requires_grad_(True)
             try:
-                y = step(x, dy)
+                torch.cuda.synchronize()
+                t0 = time.perf_counter()
+                y = step(x, dy)  # the first step: compiles, for the compiled engines
+                torch.cuda.synchronize()
+                first = time.perf_counter() - t0
                 got = grads_of(y, x, params)
                 x.grad = None
                 mx, fro = errors(got, refv)
                 ok = fro <= TOL_FP8 if fp8 else mx <= TOL_BF16
                 times = time_step(step, x, dy, n, args.reps)
                 rec = dict(tokens=tokens, engine=name, recipe=recipe, ok=ok, max_rel=mx,
-                           fro_rel=fro, median_us=statistics.median(times), min_us=min(times),
+                           fro_rel=fro, first_step_s=first, median_us=statistics.median(times), min_us=min(times),
                            max_us=max(times), times_us=times)
             except Exception as ex:  # noqa: BLE001
                 rec = dict(tokens=tokens, engine=name, recipe=recipe, ok=False,
@@ -264,10 +272,15 @@ def main():
         refv = grads_of(step(xr, dy), xr, params)
         run_engine("torch eager", "bf16", ref, step, params, False)
         if not args.no_compile:
-            for mode in ("default", "reduce-overhead"):
+            for mode in args.compile_modes.split(","):
                 c = torch.compile(ref, mode=None if mode == "default" else mode)
                 step, _ = make_step(c, cos, sin)
                 run_engine(f"torch.compile {mode}", "bf16", ref, step, params, False)
+            # the same torch layer through backend="te_mlir": its norm + linear and norm +
+            # MLP regions compiled by te-mlir (written from the FX graph), the rest eager
+            c = torch.compile(ref, backend="te_mlir")
+            step, _ = make_step(c, cos, sin)
+            run_engine("te_mlir backend=te_mlir", "bf16", ref, step, params, False)
         for r in recipes:
             fp8 = r != "bf16"
             tl = ModuleLayer(tet, H, Fh, nh, eps, dt, dev, recipe=r)
@@ -275,7 +288,7 @@ def main():
             step, tparams = make_step(tl, cos, sin)
             run_engine("te_mlir eager", r, tl, step, tparams, fp8)
             if not args.no_compile and r in args.compile_recipes.split(","):
-                for mode in ("default", "reduce-overhead"):
+                for mode in args.compile_modes.split(","):
                     c = torch.compile(tl, mode=None if mode == "default" else mode, fullgraph=True)
                     step, _ = make_step(c, cos, sin)
                     run_engine(f"te_mlir torch.compile {mode}", r, tl, step, tparams, fp8)
@@ -325,7 +338,8 @@ def report(records, H, Fh, nh, reps, recipes):
             if "median_us" in r:
                 print(f"  {r['engine']:32} {r['recipe']:12} {r['median_us']:10.1f} "
                       f"({r['min_us']:.1f}-{r['max_us']:.1f})  max_rel {r['max_rel']:.2e} "
-                      f"fro_rel {r['fro_rel']:.2e}" + (f" (TE {r['te_fro_rel']:.2e})" if r.get('te_fro_rel') else '') + f" {'ok' if r['ok'] else 'MISMATCH'}")
+                      f"fro_rel {r['fro_rel']:.2e}" + (f" (TE {r['te_fro_rel']:.2e})" if r.get('te_fro_rel') else '') + f" {'ok' if r['ok'] else 'MISMATCH'}"
+                      + (f"  first step {r['first_step_s']:.2f} s" if "first_step_s" in r else ""))
             else:
                 print(f"  {r['engine']:32} {r['recipe']:12} failed: {r['error']}")
         for rec in recipes:
