@@ -11,7 +11,8 @@
 #      TE_MLIR_BUILD, PYTHONPATH and TE_RUNTIME_DIR unset, a PATH of the venv's
 #      bin/ alone (no cc, no ld, no build tree) and an empty TE_MLIR_CACHE: a
 #      LayerNormLinear step and backend="te_mlir" on a LLaMA-style block and a
-#      2-layer LlamaForCausalLM, compiled live by the wheel's te-compile.
+#      2-layer LlamaForCausalLM and GPT2LMHeadModel (the main job's models), compiled
+#      live by the wheel's te-compile.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=${1:-$root/build/wheel-test}

@@ -18,7 +18,7 @@ Checks, each printed as "ok: ..." (the first failure raises):
      Linear, through the op library's C++ kernels;
   4. torch.compile(backend="te_mlir") on a LLaMA-style decoder MLP block written in
      torch (RMSNorm, SwiGLU): every candidate block taken, loss and gradients match eager;
-  5. with --hf (transformers installed): a 2-layer LlamaForCausalLM trained 3 steps
+  5. with --hf (transformers installed): a 2-layer LlamaForCausalLM and GPT2LMHeadModel trained 3 steps
      through the backend, losses matching eager, one graph, no graph break.
 """
 import argparse
@@ -148,52 +148,70 @@ def check_backend(device):
        f"{'Inductor' if _options()['inductor'] else 'eager'})")
 
 
+def _hf_models():
+    """The main job's two model families, tiny: (name, config, model class)."""
+    from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM
+    llama = LlamaConfig(hidden_size=64, intermediate_size=128, num_attention_heads=4,
+                        num_key_value_heads=4, num_hidden_layers=2, vocab_size=128,
+                        max_position_embeddings=64, rms_norm_eps=1e-6, hidden_act="silu",
+                        tie_word_embeddings=False, attention_dropout=0.0)
+    gpt2 = GPT2Config(n_embd=64, n_layer=2, n_head=4, n_positions=64, vocab_size=128,
+                      resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0,
+                      activation_function="gelu_new", bos_token_id=0, eos_token_id=1)
+    for cfg in (llama, gpt2):
+        cfg._attn_implementation = "sdpa"
+    return [("LlamaForCausalLM", llama, LlamaForCausalLM),
+            ("GPT2LMHeadModel", gpt2, GPT2LMHeadModel)]
+
+
 def check_hf(device):
     import torch
     import torch._dynamo
     import torch._dynamo.utils
     import te_mlir.torch  # noqa: F401
     import te_mlir.torch.backend as teb
-    from transformers import LlamaConfig, LlamaForCausalLM
 
-    torch.manual_seed(0)
-    cfg = LlamaConfig(hidden_size=64, intermediate_size=128, num_attention_heads=4,
-                      num_key_value_heads=4, num_hidden_layers=2, vocab_size=128,
-                      max_position_embeddings=64, rms_norm_eps=1e-6, hidden_act="silu",
-                      tie_word_embeddings=False, attention_dropout=0.0)
-    eager = LlamaForCausalLM(cfg).to(device)
-    model = copy.deepcopy(eager)
-    torch._dynamo.reset()
-    teb.clear_reports()
-    torch._dynamo.utils.counters.clear()
-    step = torch.compile(model, backend="te_mlir", fullgraph=True, options=_options())
-    opts = [torch.optim.AdamW(m.parameters(), lr=1e-3) for m in (eager, model)]
-    gen = torch.Generator().manual_seed(1)
-    for i in range(3):
-        ids = torch.randint(0, 128, (2, 16), generator=gen).to(device)
-        losses = []
-        for f, opt in ((eager, opts[0]), (step, opts[1])):
-            loss = f(input_ids=ids, labels=ids).loss
-            loss.backward()
-            opt.step()
-            opt.zero_grad()
-            losses.append(loss.item())
-        assert abs(losses[0] - losses[1]) < 1e-3, f"step {i}: eager {losses[0]} te_mlir {losses[1]}"
-    reps = teb.reports()
-    taken = sum(len(r.blocks_taken) for r in reps)
-    blocks = sum(len(r.candidates) for r in reps)
-    breaks = sum(torch._dynamo.utils.counters["graph_break"].values())
-    assert blocks and taken == blocks, "the backend did not take every block:\n" + \
-        "\n".join(r.summary() for r in reps)
-    assert len(reps) == 1 and breaks == 0, f"{len(reps)} graphs, {breaks} graph breaks"
-    ok(f"LlamaForCausalLM (2 layers) 3 training steps on {device} through backend='te_mlir': "
-       f"losses match eager, {taken} of {blocks} blocks taken, one graph, no graph break")
+    for name, cfg, cls in _hf_models():
+        torch.manual_seed(0)
+        eager = cls(cfg).to(device)
+        model = copy.deepcopy(eager)
+        torch._dynamo.reset()
+        teb.clear_reports()
+        torch._dynamo.utils.counters.clear()
+        step = torch.compile(model, backend="te_mlir", fullgraph=True, options=_options())
+        opts = [torch.optim.AdamW(m.parameters(), lr=1e-3) for m in (eager, model)]
+        gen = torch.Generator().manual_seed(1)
+        for i in range(3):
+            ids = torch.randint(0, 128, (2, 16), generator=gen).to(device)
+            losses = []
+            for f, opt in ((eager, opts[0]), (step, opts[1])):
+                # next-token cross entropy in fp32, computed here as the main job does
+                # (Hugging Face's own loss logs from inside the graph under torch.compile)
+                logits = f(input_ids=ids).logits
+                loss = torch.nn.functional.cross_entropy(
+                    logits[:, :-1].reshape(-1, logits.shape[-1]).float(), ids[:, 1:].reshape(-1))
+                loss.backward()
+                opt.step()
+                opt.zero_grad()
+                losses.append(loss.item())
+            assert abs(losses[0] - losses[1]) < 1e-3, \
+                f"{name} step {i}: eager {losses[0]} te_mlir {losses[1]}"
+        reps = teb.reports()
+        taken = sum(len(r.blocks_taken) for r in reps)
+        blocks = sum(len(r.candidates) for r in reps)
+        breaks = sum(torch._dynamo.utils.counters["graph_break"].values())
+        assert blocks and taken == blocks, f"the backend did not take every block of {name}:\n" + \
+            "\n".join(r.summary() for r in reps)
+        assert len(reps) == 1 and breaks == 0, f"{name}: {len(reps)} graphs, {breaks} graph breaks"
+        ok(f"{name} (2 layers) 3 training steps on {device} through backend='te_mlir': "
+           f"losses match eager, {taken} of {blocks} blocks taken, one graph, no graph break")
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
-    ap.add_argument("--hf", action="store_true", help="also train a tiny LlamaForCausalLM")
+    ap.add_argument("--hf", action="store_true", help="also train a tiny LlamaForCausalLM and GPT2LMHeadModel "
+                    "(the main job's two model families)")
     ap.add_argument("--no-cc", action="store_true", help="check that no C compiler is on PATH")
     a = ap.parse_args()
     check_install(a.no_cc)
