@@ -405,8 +405,8 @@ struct Bound {
 /// monotone. Otherwise an upper bound of `v` against a lower bound of the
 /// donor, term by term: a qtensor value's dynamic part of c*M bytes takes
 /// at most alignTo(c*M, 256) <= (c + 255)*M (M is 0 or >= 1); a qtensor
-/// donor's holds at least c*M, and its static parts their bytes (aligned
-/// when another part follows).
+/// donor's parts hold at least their raw bytes (no credit for alignment:
+/// the caller's buffer need not pad them).
 bool fitsIn(Value v, Value donor, const ShapeAnalysis &shapes) {
   std::optional<int64_t> bytes = staticBytes(v), room = staticBytes(donor);
   if (bytes && room)
@@ -432,12 +432,8 @@ bool fitsIn(Value v, Value donor, const ShapeAnalysis &shapes) {
     else
       upper.add(p, p.c + kBufferAlignment - 1);
   }
-  for (auto [i, p] : llvm::enumerate(*have)) {
-    bool last = i + 1 == have->size();
-    lower.add(p, dq && p.vars.empty() && !last
-                     ? static_cast<int64_t>(llvm::alignTo(p.c, kBufferAlignment))
-                     : p.c);
-  }
+  for (const LinDim &p : *have)
+    lower.add(p, p.c);
   if (upper.constant > lower.constant)
     return false;
   return llvm::all_of(upper.terms, [&](const auto &term) {
