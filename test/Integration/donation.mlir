@@ -40,6 +40,20 @@
 // LIST: (te.saved=layernorm_mlp_0.fc1_out){{.*}} (donatable)
 // LIST: arena: [[FULL:[0-9]+]] bytes, {{[0-9]+}} bytes with its donatable arguments donated
 //
+// Quantized saved tensors with the dynamic token dim are donors too (their
+// parts hold at least their raw bytes at every token count), and the
+// fp8-current backward's saved fc1_out shares the token dim d0 (its
+// te.dbias_dact ties its rows to the gradient's).
+// RUN: te-run %t/fp8.so --list | FileCheck %s --check-prefix=QLIST
+// QLIST-LABEL: dyn_bwd
+// QLIST: (te.saved=layernorm_mlp_0.ln_out): qtensor ["d0",64] (donatable)
+// QLIST: (te.saved=layernorm_mlp_0.fc1_out): bfloat16 ["d0",128] (donatable)
+// QLIST: (te.saved=layernorm_mlp_0.act_out): qtensor ["d0",128] (donatable)
+// RUN: te-run %t/fp8d.so --list | FileCheck %s --check-prefix=DLIST
+// DLIST-LABEL: dyn_bwd
+// DLIST: (te.saved=layernorm_mlp_0.ln_out): qtensor ["d0",64] (donatable)
+// DLIST: (te.saved=layernorm_mlp_0.act_out): qtensor ["d0",128] (donatable)
+//
 // A flag on an argument that is not donatable fails before the run, naming
 // it (the module client; te-run only flags donatable ones, so through the
 // Python binding in test/python/test_donation.py).
