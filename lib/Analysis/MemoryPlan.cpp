@@ -14,6 +14,8 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <map>
+
 using namespace mlir;
 using namespace mlir::te;
 
@@ -313,29 +315,131 @@ void MemoryPlan::assignSlots(Block &body,
 }
 
 namespace {
+/// A dim as c x (a product of dim variables), for getInnerTensorsOf; `ok`
+/// is cleared where a division is not exact on a symbolic dim.
+struct LinDim {
+  int64_t c = 1;
+  SmallVector<int, 2> vars;
+  bool ok = true;
+  LinDim(int64_t c = 0) : c(c) {}
+  LinDim operator*(const LinDim &o) const {
+    LinDim r(c * o.c);
+    r.vars = vars;
+    llvm::append_range(r.vars, o.vars);
+    llvm::sort(r.vars);
+    r.ok = ok && o.ok;
+    return r;
+  }
+  LinDim divided(int64_t d, int64_t staticValue) const {
+    LinDim r = *this;
+    if (vars.empty())
+      r.c = staticValue;
+    else if (c % d == 0) // c*M/d, ceil and round-up all exact
+      r.c = c / d;
+    else
+      r.ok = false;
+    return r;
+  }
+  LinDim exactDiv(int64_t d) const { return divided(d, c / d); }
+  LinDim ceilDiv(int64_t d) const { return divided(d, (c + d - 1) / d); }
+  LinDim roundUp(int64_t d) const {
+    LinDim r = vars.empty() ? divided(d, (c + d - 1) / d * d) : *this;
+    r.ok = r.ok && (vars.empty() || c % d == 0);
+    return r;
+  }
+};
+
+/// The bytes of each buffer part of `v` (one for a tensor; a qtensor's
+/// inner tensors in buffer order) as c x a product of dim variables, or
+/// none where a part is not of that form.
+std::optional<SmallVector<LinDim>> partBytes(Value v,
+                                             const ShapeAnalysis &shapes) {
+  SmallVector<LinDim> dims;
+  for (const Dim &d : shapes.dims(v)) {
+    LinDim x(d.value);
+    x.vars.assign(d.vars.begin(), d.vars.end());
+    llvm::sort(x.vars);
+    dims.push_back(x);
+  }
+  SmallVector<LinDim> parts;
+  if (auto q = dyn_cast<QuantizedTensorType>(v.getType())) {
+    if (dims.size() != q.getShape().size() || dims.empty())
+      return std::nullopt;
+    for (const InnerTensorOf<LinDim> &t :
+         inBufferOrder(getInnerTensorsOf<LinDim>(q, dims))) {
+      LinDim n(t.elementBytes);
+      for (const LinDim &d : t.shape)
+        n = n * d;
+      parts.push_back(n);
+    }
+  } else {
+    auto t = cast<RankedTensorType>(v.getType());
+    if (dims.size() != static_cast<size_t>(t.getRank()))
+      return std::nullopt;
+    LinDim n(t.getElementTypeBitWidth() / 8);
+    for (const LinDim &d : dims)
+      n = n * d;
+    parts.push_back(n);
+  }
+  if (!llvm::all_of(parts, [](const LinDim &p) { return p.ok && p.c >= 0; }))
+    return std::nullopt;
+  return parts;
+}
+
+/// Bytes as a constant plus, per product of dim variables, a coefficient.
+struct Bound {
+  int64_t constant = 0;
+  std::map<SmallVector<int, 2>, int64_t> terms;
+  void add(const LinDim &p, int64_t c) {
+    if (p.vars.empty())
+      constant += c;
+    else
+      terms[p.vars] += c;
+  }
+};
+
 /// Whether a buffer of `v` provably fits in one of `donor` at every value
-/// of the dims: static bytes no larger, or the same symbolic element count
-/// (the same dim variables) with no more bytes per unit.
+/// of the dims (each dim variable any count >= 0). Qtensor parts lie at
+/// 256-byte aligned offsets in buffer order. Two qtensors whose parts pair
+/// up (the same variables, no more bytes) fit: offsets and extents are
+/// monotone. Otherwise an upper bound of `v` against a lower bound of the
+/// donor, term by term: a qtensor value's dynamic part of c*M bytes takes
+/// at most alignTo(c*M, 256) <= (c + 255)*M (M is 0 or >= 1); a qtensor
+/// donor's parts hold at least their raw bytes (no credit for alignment:
+/// the caller's buffer need not pad them).
 bool fitsIn(Value v, Value donor, const ShapeAnalysis &shapes) {
   std::optional<int64_t> bytes = staticBytes(v), room = staticBytes(donor);
-  if (bytes || room)
-    return bytes && room && *bytes <= *room;
-  auto vt = dyn_cast<RankedTensorType>(v.getType());
-  auto dt = dyn_cast<RankedTensorType>(donor.getType());
-  if (!vt || !dt)
+  if (bytes && room)
+    return *bytes <= *room;
+  std::optional<SmallVector<LinDim>> need = partBytes(v, shapes),
+                                     have = partBytes(donor, shapes);
+  if (!need || !have)
     return false;
-  auto count = [&](Value x, int64_t elementBytes) {
-    Dim total{elementBytes, {}};
-    for (const Dim &d : shapes.dims(x)) {
-      total.value *= d.value;
-      llvm::append_range(total.vars, d.vars);
-    }
-    llvm::sort(total.vars);
-    return total;
-  };
-  Dim need = count(v, vt.getElementTypeBitWidth() / 8);
-  Dim have = count(donor, dt.getElementTypeBitWidth() / 8);
-  return need.vars == have.vars && need.value <= have.value;
+  bool vq = isa<QuantizedTensorType>(v.getType());
+  bool dq = isa<QuantizedTensorType>(donor.getType());
+  if (vq && dq && need->size() <= have->size() &&
+      llvm::all_of(llvm::zip(*need, *have), [](auto pair) {
+        auto [n, h] = pair;
+        return n.vars == h.vars && n.c <= h.c;
+      }))
+    return true;
+  Bound upper, lower;
+  for (const LinDim &p : *need) {
+    if (!vq)
+      upper.add(p, p.c);
+    else if (p.vars.empty())
+      upper.add(p, llvm::alignTo(p.c, kBufferAlignment));
+    else
+      upper.add(p, p.c + kBufferAlignment - 1);
+  }
+  for (const LinDim &p : *have)
+    lower.add(p, p.c);
+  if (upper.constant > lower.constant)
+    return false;
+  return llvm::all_of(upper.terms, [&](const auto &term) {
+    auto it = lower.terms.find(term.first);
+    return it != lower.terms.end() && term.second <= it->second;
+  });
 }
 } // namespace
 

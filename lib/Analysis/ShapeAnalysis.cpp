@@ -116,6 +116,8 @@ LogicalResult ShapeAnalysis::define(Operation *op) {
   }
   if (auto da = dyn_cast<DActOp>(op))
     unify(op, dimsOf(da.getGrad()).drop_back(), dimsOf(da.getInput()).drop_back());
+  if (auto da = dyn_cast<DBiasDActOp>(op))
+    unify(op, dimsOf(da.getGrad()).drop_back(), dimsOf(da.getInput()).drop_back());
   if (auto da = dyn_cast<DActQuantizeOp>(op))
     unify(op, dimsOf(da.getGrad()).drop_back(),
           dimsOf(da.getInput()).drop_back());

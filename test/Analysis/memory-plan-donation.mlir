@@ -98,3 +98,69 @@ func.func @none(%in: tensor<16x128xbf16> {te.alias = "input:0", te.saved = "x"},
   %r = arith.addf %d, %ret : tensor<16x128xbf16>
   return %r, %ret, %db : tensor<16x128xbf16>, tensor<16x128xbf16>, tensor<128xbf16>
 }
+
+// -----
+
+// Quantized donors with dynamic tokens (fp8-current, both usages: per row
+// K bytes of data and K of transpose, then a 4-byte scale_inv, each part at
+// a 256-byte aligned offset). A donor holds at least its parts' raw bytes
+// at every token count, so %h (d0*256 bytes of bf16) fits %q (d0*(128+128)
+// + 4) and %k (d0*128) fits %r (d0*(64+64) + 4); %big (d0*512), defined
+// when both are free, fits neither and stays in the arena.
+// CHECK-LABEL: llvm.func @te_entry_qdonor(
+// CHECK-COUNT-2: llvm.call @te_rt_arg_donated(
+// CHECK-NOT: llvm.call @te_rt_arg_donated(
+// expected-remark @+1 {{arena: 4 slots, ? bytes; ? bytes with donors #0 #1}}
+func.func @qdonor(%q: !te.qtensor<?x128xe4m3, #te.fp8_current<>, both, hopper> {te.saved = "q"}, %r: !te.qtensor<?x64xe4m3, #te.fp8_current<>, both, hopper> {te.saved = "r"}, %dy: !te.qtensor<?x64xe5m2, #te.fp8_current<>, both, hopper>, %w1: !te.qtensor<64x128xe4m3, #te.fp8_current<>, both, hopper>, %w2: !te.qtensor<64x64xe4m3, #te.fp8_current<>, both, hopper>, %w3: !te.qtensor<64x256xe4m3, #te.fp8_current<>, both, hopper>, %wb: tensor<128x64xbf16>, %wc: tensor<256x64xbf16>) -> (tensor<64x128xbf16>, tensor<64x64xbf16>, tensor<?x64xbf16>) {
+  // expected-remark @+1 {{result #0: in place in the function's result #0}}
+  %wq = te.gemm nt %dy, %q : (!te.qtensor<?x64xe5m2, #te.fp8_current<>, both, hopper>, !te.qtensor<?x128xe4m3, #te.fp8_current<>, both, hopper>) -> tensor<64x128xbf16>
+  // expected-remark @+1 {{result #0: in place in the function's result #1}}
+  %wr = te.gemm nt %dy, %r : (!te.qtensor<?x64xe5m2, #te.fp8_current<>, both, hopper>, !te.qtensor<?x64xe4m3, #te.fp8_current<>, both, hopper>) -> tensor<64x64xbf16>
+  // expected-remark @+1 {{result #0: slot 0 at offset 0, ? bytes, live [2, 6]}}
+  %big = te.gemm nn %dy, %w3 : (!te.qtensor<?x64xe5m2, #te.fp8_current<>, both, hopper>, !te.qtensor<64x256xe4m3, #te.fp8_current<>, both, hopper>) -> tensor<?x256xbf16>
+  // expected-remark @+1 {{result #0: slot 1 at offset ?, ? bytes, live [3, 5], in argument #0 when donated}}
+  %h = te.gemm nn %dy, %w1 : (!te.qtensor<?x64xe5m2, #te.fp8_current<>, both, hopper>, !te.qtensor<64x128xe4m3, #te.fp8_current<>, both, hopper>) -> tensor<?x128xbf16>
+  // expected-remark @+1 {{result #0: slot 2 at offset ?, ? bytes, live [4, 7], in argument #1 when donated}}
+  %k = te.gemm nn %dy, %w2 : (!te.qtensor<?x64xe5m2, #te.fp8_current<>, both, hopper>, !te.qtensor<64x64xe4m3, #te.fp8_current<>, both, hopper>) -> tensor<?x64xbf16>
+  // expected-remark @+1 {{result #0: slot 3 at offset ?, ? bytes, live [5, 7]}}
+  %o = te.gemm nn %h, %wb : (tensor<?x128xbf16>, tensor<128x64xbf16>) -> tensor<?x64xbf16>
+  // expected-remark @+1 {{result #0: slot 1 at offset ?, ? bytes, live [6, 8], in argument #0 when donated}}
+  %o2 = te.gemm nn %big, %wc : (tensor<?x256xbf16>, tensor<256x64xbf16>) -> tensor<?x64xbf16>
+  // expected-remark @+1 {{result #0: slot 0 at offset 0, ? bytes, live [7, 8]}}
+  %s = arith.addf %o, %k : tensor<?x64xbf16>
+  // expected-remark @+1 {{result #0: in place in the function's result #2}}
+  %y = arith.addf %s, %o2 : tensor<?x64xbf16>
+  return %wq, %wr, %y : tensor<64x128xbf16>, tensor<64x64xbf16>, tensor<?x64xbf16>
+}
+
+// -----
+
+// A quantized value: %xq fits %t, a donor of its own type (the parts pair
+// up, each no larger: the same offsets, the same extent), but never %s, a
+// plain tensor donor with more bytes per row: at 0 tokens %s has 0 bytes
+// and %xq still its scale_inv (and each non-empty part may take up to 255
+// bytes of padding). %s is free then (%o goes there next). The 4-byte amax
+// fits neither: %s may be empty, and %t is taken.
+// CHECK-LABEL: llvm.func @te_entry_qvalue(
+// CHECK-COUNT-2: llvm.call @te_rt_arg_donated(
+// CHECK-NOT: llvm.call @te_rt_arg_donated(
+// CHECK-LABEL: llvm.func @te_arena_bytes_donated_qvalue(
+// expected-remark @+1 {{arena: 4 slots, ? bytes; ? bytes with donors #0 #1}}
+func.func @qvalue(%s: tensor<?x64xf32> {te.saved = "s"}, %t: !te.qtensor<?x64xe4m3, #te.fp8_current<>, both, hopper> {te.saved = "t"}, %dy: !te.qtensor<?x64xe5m2, #te.fp8_current<>, both, hopper>, %x: tensor<?x64xbf16>, %w: !te.qtensor<64x64xe4m3, #te.fp8_current<>, both, hopper>) -> (tensor<64x64xbf16>, tensor<?x64xbf16>) {
+  // expected-remark @+1 {{result #0: slot 0 at offset 0, ? bytes, live [0, 5]}}
+  %a = arith.truncf %s : tensor<?x64xf32> to tensor<?x64xbf16>
+  // expected-remark @+1 {{result #0: in place in the function's result #0}}
+  %wt = te.gemm nt %dy, %t : (!te.qtensor<?x64xe5m2, #te.fp8_current<>, both, hopper>, !te.qtensor<?x64xe4m3, #te.fp8_current<>, both, hopper>) -> tensor<64x64xbf16>
+  // expected-remark @+2 {{result #0: slot 1 at offset ?, ? bytes, live [2, 3], in argument #1 when donated}}
+  // expected-remark @+1 {{result #1: slot 2 at offset ?, 4 bytes, live [2, 2]}}
+  %xq, %am = te.quantize %x : tensor<?x64xbf16> -> !te.qtensor<?x64xe4m3, #te.fp8_current<>, both, hopper>, tensor<1xf32>
+  // expected-remark @+1 {{result #0: slot 2 at offset ?, ? bytes, live [3, 5], in argument #0 when donated}}
+  %o = te.gemm nn %xq, %w : (!te.qtensor<?x64xe4m3, #te.fp8_current<>, both, hopper>, !te.qtensor<64x64xe4m3, #te.fp8_current<>, both, hopper>) -> tensor<?x64xbf16>
+  // expected-remark @+1 {{result #0: slot 1 at offset ?, ? bytes, live [4, 6], in argument #1 when donated}}
+  %z = te.gemm nn %dy, %w : (!te.qtensor<?x64xe5m2, #te.fp8_current<>, both, hopper>, !te.qtensor<64x64xe4m3, #te.fp8_current<>, both, hopper>) -> tensor<?x64xbf16>
+  // expected-remark @+1 {{result #0: slot 3 at offset ?, ? bytes, live [5, 6]}}
+  %y = arith.addf %o, %a : tensor<?x64xbf16>
+  // expected-remark @+1 {{result #0: in place in the function's result #1}}
+  %y2 = arith.addf %y, %z : tensor<?x64xbf16>
+  return %wt, %y2 : tensor<64x64xbf16>, tensor<?x64xbf16>
+}

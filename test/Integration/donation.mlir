@@ -11,6 +11,7 @@
 // RUN: rm -rf %t && mkdir -p %t/in
 // RUN: te-compile %s --train -o %t/lib.so
 // RUN: te-compile %s --train --recipe fp8-current -o %t/fp8.so
+// RUN: te-compile %s --train --recipe fp8-delayed -o %t/fp8d.so
 // RUN: te-compile %s --train --dedup-layers=on -o %t/dedup.so
 // RUN: %python -c "import numpy as n; r = n.random.RandomState(11); b = lambda a: ((a.astype('f4').view('u4') + 0x7fff + ((a.astype('f4').view('u4') >> 16) & 1)) >> 16).astype('u2'); shapes = [(64,), (64,), (128, 64), (128,), (64, 128), (64,)]; [n.save('%t/in/arg%%d.bf16.npy' %% (i + 1), b(0.1 * r.randn(*s) + (1.0 if i == 0 else 0.0))) for i, s in enumerate(shapes)]; n.save('%t/in/arg0.bf16.npy', b(r.randn(32, 64))); n.save('%t/in/result0.bf16.npy', b(r.randn(32, 64)))"
 // RUN: te-run %t/lib.so --step dyn --inputs %t/in --grads %t/in --outputs %t/kept --caller-memory 2> %t/kept.log
@@ -19,14 +20,16 @@
 // RUN: te-run %t/lib.so --step stat --inputs %t/in --grads %t/in --outputs %t/sdonated --donate
 // RUN: te-run %t/fp8.so --step dyn --inputs %t/in --grads %t/in --outputs %t/fkept --caller-memory 2> %t/fkept.log
 // RUN: te-run %t/fp8.so --step dyn --inputs %t/in --grads %t/in --outputs %t/fdonated --caller-memory --donate 2> %t/fdonated.log
+// RUN: te-run %t/fp8d.so --step dyn --inputs %t/in --grads %t/in --outputs %t/gkept --caller-memory 2> %t/gkept.log
+// RUN: te-run %t/fp8d.so --step dyn --inputs %t/in --grads %t/in --outputs %t/gdonated --caller-memory --donate 2> %t/gdonated.log
 // RUN: te-run %t/dedup.so --step dyn --inputs %t/in --grads %t/in --outputs %t/dkept
 // RUN: te-run %t/dedup.so --step dyn --inputs %t/in --grads %t/in --outputs %t/ddonated --donate
-// RUN: %python -c "import os, numpy as n; same = lambda a, b: sorted(os.listdir(a)) == sorted(os.listdir(b)) and all((n.load(os.path.join(a, f)) == n.load(os.path.join(b, f))).all() for f in os.listdir(a)); print([same('%t/%%skept/bwd' %% p, '%t/%%sdonated/bwd' %% p) for p in ('', 's', 'f', 'd')], same('%t/kept/bwd', '%t/dkept/bwd'), len(os.listdir('%t/kept/bwd')))" | FileCheck %s --check-prefix=SAME
-// SAME: [True, True, True, True] True 7
+// RUN: %python -c "import os, numpy as n; same = lambda a, b: sorted(os.listdir(a)) == sorted(os.listdir(b)) and all((n.load(os.path.join(a, f)) == n.load(os.path.join(b, f))).all() for f in os.listdir(a)); print([same('%t/%%skept/bwd' %% p, '%t/%%sdonated/bwd' %% p) for p in ('', 's', 'f', 'g', 'd')], same('%t/kept/bwd', '%t/dkept/bwd'), len(os.listdir('%t/kept/bwd')))" | FileCheck %s --check-prefix=SAME
+// SAME: [True, True, True, True, True] True 7
 // The arena the backward is given shrinks when it is donated its saved
 // tensors (the forward has none to donate: the same arena).
-// RUN: %python -c "import re, sys; a = [dict(re.findall(r'(\w+_[fb]wd): caller arena (\d+)', open(f).read())) for f in sys.argv[1:]]; print([int(d['dyn_bwd']) < int(k['dyn_bwd']) and d['dyn_fwd'] == k['dyn_fwd'] for k, d in (a[0:2], a[2:4])])" %t/kept.log %t/donated.log %t/fkept.log %t/fdonated.log | FileCheck %s --check-prefix=SHRINK
-// SHRINK: [True, True]
+// RUN: %python -c "import re, sys; a = [dict(re.findall(r'(\w+_[fb]wd): caller arena (\d+)', open(f).read())) for f in sys.argv[1:]]; print([int(d['dyn_bwd']) < int(k['dyn_bwd']) and d['dyn_fwd'] == k['dyn_fwd'] for k, d in (a[0:2], a[2:4], a[4:6])])" %t/kept.log %t/donated.log %t/fkept.log %t/fdonated.log %t/gkept.log %t/gdonated.log | FileCheck %s --check-prefix=SHRINK
+// SHRINK: [True, True, True]
 //
 // te-run --list: the donatable arguments (the saved forward intermediates,
 // not the inputs and weights the backward also reads) and, for the static
@@ -36,6 +39,20 @@
 // LIST-NOT: arg0{{.*}}(donatable)
 // LIST: (te.saved=layernorm_mlp_0.fc1_out){{.*}} (donatable)
 // LIST: arena: [[FULL:[0-9]+]] bytes, {{[0-9]+}} bytes with its donatable arguments donated
+//
+// Quantized saved tensors with the dynamic token dim are donors too (their
+// parts hold at least their raw bytes at every token count), and the
+// fp8-current backward's saved fc1_out shares the token dim d0 (its
+// te.dbias_dact ties its rows to the gradient's).
+// RUN: te-run %t/fp8.so --list | FileCheck %s --check-prefix=QLIST
+// QLIST-LABEL: dyn_bwd
+// QLIST: (te.saved=layernorm_mlp_0.ln_out): qtensor ["d0",64] (donatable)
+// QLIST: (te.saved=layernorm_mlp_0.fc1_out): bfloat16 ["d0",128] (donatable)
+// QLIST: (te.saved=layernorm_mlp_0.act_out): qtensor ["d0",128] (donatable)
+// RUN: te-run %t/fp8d.so --list | FileCheck %s --check-prefix=DLIST
+// DLIST-LABEL: dyn_bwd
+// DLIST: (te.saved=layernorm_mlp_0.ln_out): qtensor ["d0",64] (donatable)
+// DLIST: (te.saved=layernorm_mlp_0.act_out): qtensor ["d0",128] (donatable)
 //
 // A flag on an argument that is not donatable fails before the run, naming
 // it (the module client; te-run only flags donatable ones, so through the

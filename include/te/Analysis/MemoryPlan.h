@@ -33,8 +33,12 @@
 // and that the function does not return may be donated by a caller that
 // owns it, for one call (te_module_run_donated). After its last read its
 // buffer backs planned values (donorOf), each of which provably fits in it
-// (static bytes no larger, or the same product of dim variables with no
-// more bytes per unit) and lives after that read (or is written over it in
+// at every value of the dims (static bytes no larger; else, with each
+// buffer part's bytes c x a product of dim variables: a donor's parts hold
+// at least their raw bytes, a quantized value's parts take at most
+// (c + 255) x that product, the alignment, and the static bytes must fit
+// at 0 tokens; two quantized buffers whose parts pair up fit part by part)
+// and lives after that read (or is written over it in
 // place, as above), no two of them at once; in order of definition, each
 // value takes the smallest donor free by then. Such a value keeps its arena
 // slot for the calls that do not donate its donor: a slot is sized at run
