@@ -59,6 +59,27 @@ private:
     out = *n;
     return true;
   }
+  /// An arena's bytes: a non-negative integer or "dynamic".
+  bool arenaBytes(const Object *e, const std::string &key,
+                  const std::string &path, bool required) {
+    const Value *a = e->get(key);
+    if (!a)
+      return !required || fail(path + "." + key, "missing");
+    int64_t unused;
+    if ((a->getAsString() && *a->getAsString() == "dynamic") ||
+        count(a, path + "." + key, unused))
+      return true;
+    return fail(path + "." + key,
+                a->str() + " is neither a non-negative integer nor \"dynamic\"");
+  }
+  /// An optional symbol name: a non-empty string.
+  bool symbolName(const Object *e, const std::string &key,
+                  const std::string &path) {
+    const Value *a = e->get(key);
+    if (a && (!a->getAsString() || a->getAsString()->empty()))
+      return fail(path + "." + key, "not a symbol name");
+    return true;
+  }
   bool string(const Object *o, const std::string &key, const std::string &path,
               bool required) {
     const Value *v = o->get(key);
@@ -91,30 +112,13 @@ private:
     if (dims->size() > 64)
       return fail(path + ".dims", "more than 64 dim symbols");
     numDims = dims->size();
-    if (const Value *a = e->get("arena_bytes")) {
-      int64_t unused;
-      if (!(a->getAsString() && *a->getAsString() == "dynamic") &&
-          !count(a, path + ".arena_bytes", unused))
-        return fail(path + ".arena_bytes",
-                    a->str() + " is neither a non-negative integer nor "
-                               "\"dynamic\"");
-    } else {
-      return fail(path + ".arena_bytes", "missing");
-    }
-    if (const Value *a = e->get("arena_symbol"))
-      if (!a->getAsString() || a->getAsString()->empty())
-        return fail(path + ".arena_symbol", "not a symbol name");
-    if (const Value *a = e->get("arena_bytes_donated")) {
-      int64_t unused;
-      if (!(a->getAsString() && *a->getAsString() == "dynamic") &&
-          !count(a, path + ".arena_bytes_donated", unused))
-        return fail(path + ".arena_bytes_donated",
-                    a->str() + " is neither a non-negative integer nor "
-                               "\"dynamic\"");
-    }
-    if (const Value *a = e->get("arena_donated_symbol"))
-      if (!a->getAsString() || a->getAsString()->empty())
-        return fail(path + ".arena_donated_symbol", "not a symbol name");
+    // arena_bytes is required; the donated arena (libraries with donatable
+    // arguments) and the symbols are optional.
+    if (!arenaBytes(e, "arena_bytes", path, true) ||
+        !symbolName(e, "arena_symbol", path) ||
+        !arenaBytes(e, "arena_bytes_donated", path, false) ||
+        !symbolName(e, "arena_donated_symbol", path))
+      return false;
     // Optional (older libraries have none): the recipe's alignment rules,
     // {expr, multiple, message} with expr in the shapes' grammar.
     if (const Value *cv = e->get("checks")) {
