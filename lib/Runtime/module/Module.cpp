@@ -213,6 +213,24 @@ bool checkDonated(const te_module_entry *entry, const uint8_t *donated,
              false;
   return true;
 }
+
+/// *bytes := what the library's arena function (te_arena_bytes[_donated]_<fn>)
+/// reports, through `call`, after the dims check; its -1 (a dim or an element
+/// count out of range) is an error of `what`.
+template <typename Call>
+static int32_t arenaFromLibrary(const te_module_entry *entry, const char *what,
+                                const int64_t *dims, int64_t *bytes,
+                                Call call) {
+  if (entry->numDims && !dims)
+    return fail(std::string(what) + ": " + entry->name +
+                " has dynamic dims and dims is NULL");
+  int64_t n = call();
+  if (n < 0)
+    return fail(std::string(what) + ": " + entry->name +
+                ": a dim or an element count is out of range at these dims");
+  *bytes = n;
+  return 0;
+}
 } // namespace te::module
 
 extern "C" {
@@ -440,15 +458,9 @@ int32_t te_module_entry_arena_bytes(const te_module_entry *entry,
     *bytes = -1;
     return 0;
   }
-  if (entry->numDims && !dims)
-    return fail("te_module_entry_arena_bytes: " + entry->name +
-                " has dynamic dims and dims is NULL");
-  int64_t n = entry->arenaFn(dims);
-  if (n < 0)
-    return fail("te_module_entry_arena_bytes: " + entry->name +
-                ": a dim or an element count is out of range at these dims");
-  *bytes = n;
-  return 0;
+  return te::module::arenaFromLibrary(entry, "te_module_entry_arena_bytes",
+                                      dims, bytes,
+                                      [&] { return entry->arenaFn(dims); });
 }
 
 
@@ -469,16 +481,10 @@ int32_t te_module_entry_arena_bytes_donated(const te_module_entry *entry,
     return 1;
   if (!donated || !entry->arenaDonatedFn)
     return te_module_entry_arena_bytes(entry, dims, bytes);
-  if (entry->numDims && !dims)
-    return fail(std::string(what) + ": " + entry->name +
-                " has dynamic dims and dims is NULL");
   static const int64_t none = 0;
-  int64_t n = entry->arenaDonatedFn(entry->numDims ? dims : &none, donated);
-  if (n < 0)
-    return fail(std::string(what) + ": " + entry->name +
-                ": a dim or an element count is out of range at these dims");
-  *bytes = n;
-  return 0;
+  return te::module::arenaFromLibrary(entry, what, dims, bytes, [&] {
+    return entry->arenaDonatedFn(entry->numDims ? dims : &none, donated);
+  });
 }
 
 int32_t te_module_tensor_donatable(const te_module_tensor *tensor) {

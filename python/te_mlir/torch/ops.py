@@ -353,7 +353,7 @@ def _plan(entry, args):
 
 def _run_locked(entry, ctx, dev, xs, results, dims, donated=None):
     arena = None
-    n = entry.arena_bytes(dims, donated) if donated else entry.arena_bytes(dims)
+    n = entry.arena_bytes(dims, donated)
     if donated:
         entry._donated_bytes = (entry.arena_bytes(dims) or 0) - (n or 0)
     if n is not None and n > 0:
