@@ -223,7 +223,7 @@ struct Plan {
   int64_t arenaBytes = 0; // -1: the entry sizes its arena itself
   /// Whether a call of this signature went through (a donating call is not
   /// rerun after growing the workspace, so cuda donates only after one).
-  std::atomic<bool> ran{false};
+  mutable std::atomic<bool> ran{false};
 };
 
 struct ArgSpec {
@@ -528,7 +528,7 @@ void runOp(int slot, StableIValue *stack, uint64_t numArgs, uint64_t numOutputs)
     if (rc != 0)
       fail(why);
   }
-  const_cast<Plan &>(plan).ran.store(true);
+  plan.ran.store(true);
   for (size_t i = 0; i < results.size(); ++i)
     stack[i] = torch::stable::detail::from(results[i]);
 }
