@@ -387,7 +387,7 @@ def test_caller_arena(monkeypatch):
     good = ops.op("mlp_fwd")(*args)  # the C++ kernel: its arena from torch, the same size
     run = tet.ops.run_entry  # the ctypes path, whose arena size can be lied about
     assert all(torch.equal(a, b) for a, b in zip(good, run(e, args)))
-    monkeypatch.setattr(te_mlir.Entry, "arena_bytes", lambda self, dims: 256)
+    monkeypatch.setattr(te_mlir.Entry, "arena_bytes", lambda self, dims, donated=None: 256)
     with pytest.raises(te_mlir.TeMlirError, match="arena"):
         run(e, args)
     monkeypatch.undo()
