@@ -301,9 +301,11 @@ class _TEModule(PrimaryWeights, BackwardOverride, nn.Module):
         else:
             if torch.is_grad_enabled():  # parameters with requires_grad=False: te.frozen
                 ps = self._parameters
-                frozen = tuple(n for n in self._param_names if not ps[n].requires_grad)
-                if frozen:
-                    key = (recipe, dtype, frozen)
+                for n in self._param_names:
+                    if not ps[n].requires_grad:
+                        key = (recipe, dtype, tuple(
+                            n for n in self._param_names if not ps[n].requires_grad))
+                        break
             out = self._runner_for(key)(self, inp, is_first_microbatch)
         if self.return_bias:  # TE's order: (out, bias, ln_out)
             bias = self._returned_bias()

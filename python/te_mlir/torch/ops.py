@@ -559,6 +559,9 @@ def _fast_function(ops, step, output_index, materialize=True):
     bwd_name = step.bwd.name
     below = torch._C._AutoDispatchBelowAutograd
     single, first = len(output_index) == 1, output_index[0] if output_index else 0
+    # The C++ kernel's donation call bound once (one ctypes call per backward: the kernel
+    # consumes it), with the array of the usual case (every donatable argument) prebuilt.
+    donate_all, set_donation = _donation_setter(ops, bwd_name, donatable)
 
     class Fn(torch.autograd.Function):
         @staticmethod
@@ -597,11 +600,12 @@ def _fast_function(ops, step, output_index, materialize=True):
                         bargs[j] = torch.zeros(shape, dtype=dtype, device=dev)
             donate = _donations(donatable, bargs)
             if donate:
-                ops.donate_next(bwd_name, donate)
+                set_donation(donate_all if len(donate) == len(donatable) else donate)
                 try:
                     res = bwd_op(*bargs)
-                finally:
-                    ops.donate_next(bwd_name, [])
+                except BaseException:
+                    set_donation(None)  # not consumed when the kernel did not run
+                    raise
             else:
                 res = bwd_op(*bargs)
             if not isinstance(res, tuple):
@@ -618,6 +622,27 @@ def _fast_function(ops, step, output_index, materialize=True):
 
     Fn.__name__ = Fn.__qualname__ = f"{ops.namespace}_{step.fwd.name}"
     return Fn
+
+
+def _donation_setter(ops, bwd_name, donatable):
+    """(all, set): ``set(args)`` makes the next call of entry `bwd_name`'s kernel on this
+    thread donate `args` (a list of argument indices, or `all`: every one of `donatable`);
+    ``set(None)`` clears it. The C++ kernel consumes the donation when it runs; the ctypes
+    fallback reads it through ops.donate_next."""
+    slot = ops._slots.get(bwd_name)
+    if slot is None or not donatable:
+        return donatable, lambda args: ops.donate_next(bwd_name, args or [])
+    call = _cpp_ops().lib.te_torch_ops_donate_next
+    every = (ctypes.c_int64 * len(donatable))(*donatable)
+
+    def set_donation(args):
+        if args is None:
+            call(slot, 0, None)
+        elif args is every:
+            call(slot, len(donatable), every)
+        else:
+            call(slot, len(args), (ctypes.c_int64 * len(args))(*args))
+    return every, set_donation
 
 
 def _donations(donatable, bargs):
