@@ -335,14 +335,68 @@ def test_unknown_option_is_an_error():
         teb.configure(no_such_option=1)
 
 
-def test_fp8_delayed_regions_refused_with_reason():
-    """fp8-delayed libraries take recipe state a graph region has no tensors for."""
-    m = nn.Sequential(nn.LayerNorm(HIDDEN), nn.Linear(HIDDEN, 64))
-    x = torch.randn(2, 16, HIDDEN)
-    y = _compile(m, inductor=False, recipe="fp8-delayed")(x)
+def _delayed_pair(kind):
+    """A torch block (LayerNorm + Linear, or + tanh GELU + Linear) and te_mlir's module of
+    the same weights, f32 parameters (the CPU backend)."""
+    import te_mlir.torch as tet
+    torch.manual_seed(0)
+    if kind == "linear":
+        ref = _perturb(nn.Sequential(nn.LayerNorm(HIDDEN), nn.Linear(HIDDEN, 64)))
+        mod = tet.LayerNormLinear(HIDDEN, 64, eps=1e-5, params_dtype=torch.float32,
+                                  device="cpu", target="cpu")
+        names = {"layer_norm_weight": "0.weight", "layer_norm_bias": "0.bias",
+                 "weight": "1.weight", "bias": "1.bias"}
+    else:
+        ref = _perturb(nn.Sequential(nn.LayerNorm(HIDDEN), nn.Linear(HIDDEN, 64),
+                                     nn.GELU(approximate="tanh"), nn.Linear(64, HIDDEN)))
+        mod = tet.LayerNormMLP(HIDDEN, 64, eps=1e-5, activation="gelu",
+                               params_dtype=torch.float32, device="cpu", target="cpu")
+        names = {"layer_norm_weight": "0.weight", "layer_norm_bias": "0.bias",
+                 "fc1_weight": "1.weight", "fc1_bias": "1.bias",
+                 "fc2_weight": "3.weight", "fc2_bias": "3.bias"}
+    ps = dict(ref.named_parameters())
+    with torch.no_grad():
+        for a, b in names.items():
+            getattr(mod, a).copy_(ps[b])
+    return ref, mod, names
+
+
+@pytest.mark.parametrize("kind,inductor", [("linear", True), ("mlp", False)])
+def test_fp8_delayed_regions_carry_their_state(kind, inductor):
+    """fp8-delayed: a region's recipe state (amax histories and scales, forward and
+    backward) lives in buffers of the graph, updated by each step's forward (copied
+    back) and backward (in place): four steps at two token counts (one dynamic graph)
+    give, bit for bit, the outputs, input and parameter gradients and the state of
+    te_mlir's module run eagerly under fp8_autocast(DelayedScaling)."""
+    import te_mlir.torch as tet
+    ref, mod, names = _delayed_pair(kind)
+    c = _compile(ref, inductor=inductor, recipe="fp8-delayed")
+    g = torch.Generator().manual_seed(3)
+    for t in (16, 24, 16, 24):
+        x = torch.randn(t, HIDDEN, generator=g)
+        xa, xb = x.clone().requires_grad_(True), x.clone().requires_grad_(True)
+        torch._dynamo.mark_dynamic(xa, 0)
+        ya = c(xa)
+        ya.square().sum().backward()
+        with tet.fp8_autocast(enabled=True, fp8_recipe="fp8-delayed"):
+            yb = mod(xb)
+        yb.square().sum().backward()
+        assert torch.equal(ya, yb) and torch.equal(xa.grad, xb.grad)
+        ps = dict(ref.named_parameters())
+        for a, b in names.items():
+            assert torch.equal(ps[b].grad, getattr(mod, a).grad), (a, t)
     r = teb.last_report()
-    assert not r.taken and "recipe state" in r.regions[0].reason, r.summary()
-    torch.testing.assert_close(y, m(x))
+    (region,) = r.taken
+    assert "recipe-state buffers" in region.describe()
+    theirs = {n[len("fp8_delayed_"):]: v for n, v in mod.named_buffers()
+              if n.startswith("fp8_delayed_")}
+    assert len(region.state) == len(theirs) == 4
+    for n, v in region.state.items():
+        (k,) = [k for k in theirs if n.endswith(k)]
+        assert torch.equal(v, theirs[k]), n
+        if "amax_history" in n:
+            assert v.abs().sum() > 0, n  # the steps recorded their amaxes
+    assert any((v != 1).any() for n, v in region.state.items() if "scales" in n)
 
 
 def test_dynamic_true_one_graph():

@@ -225,8 +225,15 @@ def _inductor(gm, example_inputs, opts):
     return compile_fx(gm, example_inputs)
 
 
-def _replace(gm: fx.GraphModule, region: Region, ext: list, fn: Callable) -> None:
+def _replace(gm: fx.GraphModule, region: Region, ext: list, fn: Callable,
+             state: tuple = ((), ())) -> None:
+    """Region -> one call of `fn` on `ext`. ``state``: the names of the graph module's
+    recipe-state buffers (forward, backward; _state_buffers), passed after `ext`; the
+    call returns the new forward state after the region's outputs, copied into its
+    buffers (a mutation of graph inputs AOTAutograd keeps); the backward updates its
+    state in place."""
     g = gm.graph
+    fwd_state, bwd_state = state
     first = region.nodes[0]
     order = {n: i for i, n in enumerate(g.nodes)}
     for a in ext:
@@ -237,13 +244,18 @@ def _replace(gm: fx.GraphModule, region: Region, ext: list, fn: Callable) -> Non
         elif order[a] > order[first]:
             raise Refused(f"{a.name} is defined after the region starts")
     with g.inserting_before(first):
-        call = g.call_function(fn, tuple(ext))
+        fwd_nodes = [g.get_attr(n) for n in fwd_state]
+        bwd_nodes = [g.get_attr(n) for n in bwd_state]
+        call = g.call_function(fn, tuple(ext) + tuple(fwd_nodes) + tuple(bwd_nodes))
         outs = []
         for i, o in enumerate(region.outputs):
             gi = g.call_function(operator.getitem, (call, i))
             gi.meta.update({k: v for k, v in o.meta.items() if k in ("example_value", "val", "stack_trace",
                                                                      "nn_module_stack", "source_fn_stack")})
             outs.append(gi)
+        for k, buf in enumerate(fwd_nodes):
+            new = g.call_function(operator.getitem, (call, len(region.outputs) + k))
+            g.call_function(torch.ops.aten.copy_.default, (buf, new))
     call.meta["stack_trace"] = first.meta.get("stack_trace")
     for o, gi in zip(region.outputs, outs):
         o.replace_all_uses_with(gi)
@@ -256,14 +268,52 @@ def _replace(gm: fx.GraphModule, region: Region, ext: list, fn: Callable) -> Non
 
 
 
-def _as_tuple_fn(fn: Callable, n_out: int, label: str = "te_mlir_region") -> Callable:
-    """fn returning a tensor or a tuple -> a function returning a tuple."""
-    def call(*args):
-        r = fn(*args)
-        return tuple(r) if isinstance(r, (tuple, list)) else (r,)
+def _as_tuple_fn(fn: Callable, n_out: int, label: str = "te_mlir_region",
+                 n_bwd_state: int = 0) -> Callable:
+    """fn returning a tensor or a tuple -> a function returning a tuple. With
+    ``n_bwd_state``, the last that many arguments are the backward recipe state
+    (TeFunction.call's bwd_state, updated in place by the backward)."""
+    if n_bwd_state:
+        def call(*args):
+            outs, _ = fn.call(*args[:-n_bwd_state], bwd_state=list(args[-n_bwd_state:]))
+            return tuple(outs)
+    else:
+        def call(*args):
+            r = fn(*args)
+            return tuple(r) if isinstance(r, (tuple, list)) else (r,)
     call.__name__ = label
     call.__qualname__ = call.__name__
     return call
+
+
+def _state_buffers(gm: fx.GraphModule, fn, ext: list, label: str) -> tuple:
+    """The recipe state of a region's function (fp8-delayed: amax histories and scales,
+    forward and backward), made buffers of the graph module at TE's initial values
+    (histories 0, scales 1) on the region's device: (forward names, backward names).
+    They live as long as the compiled graph; each step's forward and backward update
+    them as a module's own state buffers are updated."""
+    dev = torch.device("cpu")
+    for a in ext:
+        v = a.meta.get("example_value", a.meta.get("val"))
+        if isinstance(v, torch.Tensor):
+            dev = v.device
+            break
+    names = ([], [])
+    for which, specs in ((0, fn.state_specs), (1, fn.bwd_state_specs)):
+        for spec, t in zip(specs, fn.initial_state(device=dev, backward=bool(which))):
+            name = f"_te_mlir_state_{label}_{spec.roles['te.state'].replace('.', '_')}"
+            k = 0
+            while hasattr(gm, name + (f"_{k}" if k else "")):
+                k += 1
+            name += f"_{k}" if k else ""
+            gm.register_buffer(name, t)
+            names[which].append(name)
+            # a Dynamo graph names the source of every parameter and buffer AOTAutograd
+            # lifts (guards, CUDA graphs' static inputs): these are the backend's own
+            if hasattr(gm, "_param_name_to_source"):
+                from torch._dynamo.source import ConstantSource
+                gm._param_name_to_source[name] = ConstantSource(f"te_mlir_state:{name}")
+    return tuple(names[0]), tuple(names[1])
 
 
 def te_mlir_backend(gm: fx.GraphModule, example_inputs: list, options: Optional[dict] = None, **kw):
@@ -309,12 +359,14 @@ def _take(gm, r: Region, example_inputs, opts, extra: list) -> None:
         lib = _te_compile(text, opts)
         r.library = str(lib)
         fn = _function_override(mod) if _function_override else _load_function(lib, r.name)
-        if getattr(fn, "state_specs", None) or getattr(fn, "bwd_state_specs", None):
-            raise Refused(f"recipe {opts['recipe']}: the library's function takes recipe state "
-                          "(te.state), which a region of the graph does not carry (use the "
-                          "te_mlir.torch modules for delayed scaling)")
         ns = getattr(getattr(fn, "ops", None), "namespace", "te_mlir")
-        _replace(gm, r, ext, _as_tuple_fn(fn, len(r.outputs), f"{ns}_{r.name}"))
+        state = ((), ())
+        if getattr(fn, "state_specs", None) or getattr(fn, "bwd_state_specs", None):
+            # fp8-delayed: the region carries its recipe state as buffers of the graph
+            state = _state_buffers(gm, fn, ext, r.name)
+            r.state = {n: getattr(gm, n) for n in (*state[0], *state[1])}
+        _replace(gm, r, ext, _as_tuple_fn(fn, len(r.outputs), f"{ns}_{r.name}",
+                                          n_bwd_state=len(state[1])), state)
         r.status = "taken"
     except Refused as e:
         r.status, r.reason = "refused", str(e)

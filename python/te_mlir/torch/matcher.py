@@ -31,11 +31,13 @@ class Region:
     compile_s: float = 0.0
     where: str = ""                # module path from the parameter names
     split_of: Optional["Region"] = None   # the refused MLP region this norm + FC1 is cut from
+    state: dict = dataclasses.field(default_factory=dict)  # its recipe-state buffers by name (fp8-delayed)
 
     def describe(self) -> str:
         s = f"{self.kind} ({self.norm}) at {self.where or self.root.name}"
         if self.status == "taken":
-            return s + f": taken ({len(self.nodes)} ops -> {self.name})"
+            return s + f": taken ({len(self.nodes)} ops -> {self.name}" + (
+                f", {len(self.state)} recipe-state buffers)" if self.state else ")")
         return s + f": refused: {self.reason}"
 
 
