@@ -233,7 +233,7 @@ def test_disabled_is_plain():
 
 def test_refusals_name_the_problem():
     with pytest.raises(te_mlir.TeMlirError, match="FP8 primary weights are supported"):
-        with tet.quantized_model_init(recipe="nvfp4"):
+        with tet.quantized_model_init(recipe="bf16"):
             MODULES["lin"](params_dtype=torch.bfloat16)
     # 32 columns: no fp8-block quantization in the library, so the weights stay plain
     with pytest.warns(te_mlir.TeMlirWarning, match="weights stay in"), \
@@ -361,6 +361,48 @@ def test_mxfp8():
     want = (before.float() - q.grad.float()).bfloat16().float()
     assert isinstance(m.weight, QuantizedWeight)
     assert float((q.dequantize().float() - want).abs().max()) <= float(want.abs().max()) * 2 ** -4
+
+
+@pytest.mark.parametrize("spec", ["nvfp4", "#te.nvfp4<four_over_six = weights>",
+                                  "#te.nvfp4<weight_2d = false>"])
+def test_nvfp4(spec):
+    """NVFP4BlockScaling: E2M1 codes two per byte, E4M3 scales per 16x16 tile (1x16
+    without weight_2d; 4-over-6 scales bounded by 256), the weight's amax. Its dequantized
+    values are exactly the library's: a forward over the identity (one-hot rows quantize
+    exactly) gives them back; a step equals the plain module's cached-weight step on the
+    same bytes; an SGD step keeps the weight NVFP4."""
+    from te_mlir import runtime
+    if runtime().select_backend(TARGET) == "cuda" and \
+            torch.cuda.get_device_capability()[0] != 10:
+        pytest.skip("NVFP4 runs on a Blackwell GPU or the cpu backend, not on this GPU")
+    make = lambda **k: tet.Linear(64, 128, bias=False, target=TARGET, **k)  # noqa: E731
+    torch.manual_seed(3)
+    hp = make(params_dtype=torch.bfloat16).weight.detach().float()
+    torch.manual_seed(3)
+    with tet.quantized_model_init(recipe=spec):
+        m = make(params_dtype=torch.bfloat16)
+    q = m.weight
+    assert isinstance(q, QuantizedWeight) and "#te.nvfp4" in q._qtype
+    assert q._qbytes.numel() < 1.2 * q.numel() + 1024  # 4-bit codes, both usages, scales
+    d = q.dequantize().float()
+    assert float((d - hp).norm() / hp.norm()) < 0.15  # NVFP4's error on N(0, s) weights
+    dev = q.device
+    with torch.no_grad(), tet.autocast(recipe=spec):
+        y = m(torch.eye(64, device=dev).bfloat16())
+    assert torch.equal(y.float(), d.t().bfloat16().float())
+    twin = _twin(m, make)
+    x = torch.randn(32, 64, generator=torch.Generator().manual_seed(5)).bfloat16()
+    _step(twin, spec, x, first=True)
+    (name,) = twin._weight_cache
+    twin._weight_cache[name] = q._qbytes.clone()
+    _same(_step(m, spec, x), _step(twin, spec, x, first=False))
+    before = d.clone()
+    torch.optim.SGD(m.parameters(), lr=1.0).step()
+    assert isinstance(m.weight, QuantizedWeight)
+    want = (before - q.grad.float()).bfloat16().float()
+    got = q.dequantize().float()
+    assert not torch.equal(got, before)
+    assert float((got - want).norm() / want.norm()) < 0.15
 
 
 @pytest.mark.parametrize("override", ["high_precision", "dequantized"])

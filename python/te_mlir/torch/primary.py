@@ -14,8 +14,10 @@ library would have made from those values: with Float8CurrentScaling a scale fro
 new amax, with DelayedScaling the module's current delayed scale for the weight's slot
 (whose amax history then records the weight's amax, as TE's quantizer does on update).
 
-The FP8 recipes (DelayedScaling, Float8CurrentScaling, Float8BlockScaling, MXFP8BlockScaling);
-NVFP4 is refused by name (its dequantization is not written here)."""
+The FP8 recipes (DelayedScaling, Float8CurrentScaling, Float8BlockScaling, MXFP8BlockScaling)
+and NVFP4BlockScaling (E2M1 codes two per byte, an E4M3 scale per 1x16 block or, TE's
+default for weights, per 16x16 tile, and the weight's fp32 amax; 4-over-6 weight scales
+included)."""
 import math
 import threading
 import warnings
@@ -30,7 +32,7 @@ from .recipe import QUANTIZED, recipe_kind, split_override
 __all__ = ["QuantizedWeight", "PrimaryWeights", "primary_recipe"]
 
 _PRIMARY = threading.local()
-_SUPPORTED = ("fp8-current", "fp8-delayed", "fp8-block", "mxfp8")
+_SUPPORTED = ("fp8-current", "fp8-delayed", "fp8-block", "mxfp8", "nvfp4")
 
 
 def push(spec, preserve):
@@ -74,12 +76,20 @@ def _mx(qtype):
     return "#te.mxfp8" in (qtype or "")
 
 
+def _nv(qtype):
+    return "#te.nvfp4" in (qtype or "")
+
+
+# E2M1 magnitudes by code & 7 (the sign is bit 3)
+_E2M1 = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0)
+
+
 def scale_inv_of(qbytes, parts, qtype):
     """The rowwise scale_inv: [1] per tensor; Float8BlockScaling's per block
     ([ceil(out/128), in blocks] for 128x128 blocks, [out, in blocks] for 1x128; the block
     columns padded as the library lays them out); MXFP8's E8M0 bytes, one per 1x32 block,
     unswizzled ([rows padded, in/32 padded to 4])."""
-    if _mx(qtype):
+    if _mx(qtype) or _nv(qtype):
         return _unswizzle(_part(qbytes, parts, "rowwise_scale_inv", torch.uint8),
                           "swizzled" in qtype)
     return _part(qbytes, parts, "rowwise_scale_inv" if _blocked(parts) else "scale_inv",
@@ -100,6 +110,8 @@ def dequantize_bytes(qbytes, parts, fp8, qtype, dtype):
     """A library qtensor's values as a `dtype` tensor: its rowwise data times its
     scale_inv, per tensor, per 128x128 / 1x128 block (Float8BlockScaling), or per 1x32
     block as 2^(e - 127) (MXFP8)."""
+    if _nv(qtype):
+        return _dequantize_nvfp4(qbytes, parts, qtype, dtype)
     d = rowwise_of(qbytes, parts, fp8).to(torch.float32)
     s = scale_inv_of(qbytes, parts, qtype)
     rows, cols = d.shape
@@ -112,9 +124,35 @@ def dequantize_bytes(qbytes, parts, fp8, qtype, dtype):
     return (d * s).to(dtype)
 
 
+def _dequantize_nvfp4(qbytes, parts, qtype, dtype):
+    """NVFP4's rowwise values, as the cpu backend decodes them: code x S_dec / S_enc in
+    fp32 (the low nibble the even element; S_dec the block's E4M3 scale byte; S_enc =
+    6 x 448 / amax, 1 when the amax is 0 or not finite, FLT_MAX on overflow). With
+    4-over-6 scales bounded by 256 the library stores the amax scaled by 448 / 256, so
+    that this S_enc is the one it quantized with."""
+    packed = _part(qbytes, parts, "rowwise_data", torch.uint8)
+    rows = packed.shape[0]
+    codes = torch.stack([packed & 0xF, packed >> 4], dim=-1).reshape(rows, -1)
+    cols = codes.shape[1]
+    mag = torch.tensor(_E2M1, dtype=torch.float32, device=packed.device)[(codes & 7).long()]
+    e2m1 = torch.where(codes >= 8, -mag, mag)
+    s = scale_inv_of(qbytes, parts, qtype)[:rows].contiguous().view(torch.float8_e4m3fn)
+    s = s.to(torch.float32).repeat_interleave(16, 1)[:, :cols]
+    amax = _part(qbytes, parts, "amax_rowwise", torch.float32).reshape(())
+    fmax = torch.finfo(torch.float32).max
+    if float(amax) == 0.0 or not torch.isfinite(amax):
+        s_enc = torch.ones((), dtype=torch.float32, device=amax.device)
+    else:
+        s_enc = torch.tensor(6.0 * 448.0, dtype=torch.float32, device=amax.device) / amax
+        s_enc = torch.where(torch.isinf(s_enc), torch.full_like(s_enc, fmax), s_enc)
+    return ((e2m1 * s) / s_enc).to(dtype)
+
+
 def fp8_dtype_of(spec):
     """The FP8 dtype of a recipe spec's weights and activations: E5M2 only with
     format = e5m2 (hybrid's forward tensors are E4M3)."""
+    if recipe_kind(spec) == "nvfp4":
+        return torch.uint8  # E2M1 codes, two per byte
     return torch.float8_e5m2 if "format = e5m2" in spec else torch.float8_e4m3fn
 
 
@@ -174,9 +212,11 @@ class QuantizedWeight(torch.Tensor):
             del self._high_precision_init_val
 
     def __repr__(self, *, tensor_contents=None):
+        s = self.scale_inv()
+        scale = (f"scale_inv={float(s):.6g}" if s.numel() == 1 else
+                 f"{s.numel()} block scales")
         return (f"QuantizedWeight(shape={tuple(self.shape)}, dtype={self.dtype}, "
-                f"fp8={self._fp8}, scale_inv={float(self.scale_inv()):.6g}, "
-                f"device={self.device})")
+                f"fp8={self._fp8}, {scale}, device={self.device})")
 
     def __deepcopy__(self, memo):
         t = QuantizedWeight(self._qbytes.clone(), self._parts, self._fp8, self.shape,
@@ -338,9 +378,9 @@ def check_recipe(cls_name, spec):
     kind = recipe_kind(base)
     if kind not in _SUPPORTED:
         raise TeMlirError(f"{cls_name}: quantized_model_init(recipe={kind}): FP8 primary "
-                          "weights are supported with the FP8 recipes (DelayedScaling, "
-                          "Float8CurrentScaling, Float8BlockScaling, MXFP8BlockScaling), "
-                          "not " + kind)
+                          "weights are supported with the FP8 and FP4 recipes (DelayedScaling, "
+                          "Float8CurrentScaling, Float8BlockScaling, MXFP8BlockScaling, "
+                          "NVFP4BlockScaling), not " + kind)
     # (a backward_override is the step's business, not the weights': they are quantized
     # the same way; a step under it reads their values, recipe.py / nn.py)
     return base
