@@ -223,8 +223,15 @@ unsigned BackwardGenerator::addToBundle(Value v, StringRef name) {
   }
   BundleEntry entry{name.str(), v, Alias{}, Value()};
   if (dedup) {
+    // A forward recipe-state argument (delayed scaling's scales, which a
+    // checkpointed backward's recompute quantizes with) is saved as a copy
+    // the forward returns, not as an alias of the argument: the caller
+    // updates its state tensors after the forward (torch.compile copies the
+    // new state into the same buffers), and the backward must see the
+    // values the forward used.
     if (auto arg = dyn_cast<BlockArgument>(v);
-        arg && arg.getOwner() == &fwd.getBody().front())
+        arg && arg.getOwner() == &fwd.getBody().front() &&
+        !fwd.getArgAttr(arg.getArgNumber(), "te.state"))
       entry.alias = Alias{Alias::Input, arg.getArgNumber()};
     else {
       auto ret = cast<func::ReturnOp>(fwd.getBody().front().getTerminator());

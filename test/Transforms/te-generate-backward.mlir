@@ -258,16 +258,18 @@ func.func @glue(%x: tensor<8x64xf32>, %g: tensor<64xbf16>, %wg: tensor<128x64xbf
 // those scales, and returns the updated pair after the bundle; @f_bwd does
 // the same with the backward state (2 slots per GEMM) after the gradients.
 // A checkpointed MLP also keeps the forward scales it ran with, so the
-// recompute quantizes exactly as the forward did.
+// recompute quantizes exactly as the forward did: a copy the forward returns
+// in its bundle, not an alias of its state argument, which the caller
+// updates (with the returned new state) before the backward runs.
 // CHECK-LABEL: func.func @delayed_fwd(
 // CHECK-SAME: %[[H:[^:]*]]: tensor<16x6xf32> {te.state = "layernorm_mlp_0.amax_history_fwd"}, %[[S:[^:]*]]: tensor<6xf32> {te.state = "layernorm_mlp_0.scales_fwd"})
-// CHECK-SAME: -> (tensor<64x128xbf16>, tensor<16x6xf32> {te.state = "layernorm_mlp_0.amax_history_fwd"}, tensor<6xf32> {te.state = "layernorm_mlp_0.scales_fwd"})
+// CHECK-SAME: -> (tensor<64x128xbf16>, tensor<6xf32> {te.saved = "layernorm_mlp_0.scales"}, tensor<16x6xf32> {te.state = "layernorm_mlp_0.amax_history_fwd"}, tensor<6xf32> {te.state = "layernorm_mlp_0.scales_fwd"})
 // CHECK:      %[[Y:.*]] = te.layernorm_mlp {{.*}} recipe(#te.fp8_delayed<amax_history_len = 16>) scales(%[[S]]) {checkpoint}
 // CHECK-NEXT: %[[A:.*]] = te.amax %[[Y]] : tensor<64x128xbf16> -> tensor<6xf32>
 // CHECK-NEXT: %[[NH:.*]], %[[NS:.*]] = te.amax_update %[[H]], %[[S]], %[[A]] recipe(#te.fp8_delayed<amax_history_len = 16>) : tensor<16x6xf32>, tensor<6xf32>
-// CHECK-NEXT: return %[[Y]], %[[NH]], %[[NS]]
+// CHECK-NEXT: return %[[Y]], %[[S]], %[[NH]], %[[NS]]
 // CHECK-LABEL: func.func @delayed_bwd(
-// CHECK-SAME: %[[FS:[^:]*]]: tensor<6xf32> {te.alias = "input:5", te.saved = "layernorm_mlp_0.scales"}
+// CHECK-SAME: %[[FS:[^:]*]]: tensor<6xf32> {te.saved = "layernorm_mlp_0.scales"}
 // CHECK-SAME: %[[DY:[^:]*]]: tensor<64x128xbf16> {te.grad_of = "output:0"}
 // CHECK-SAME: %[[BH:[^:]*]]: tensor<16x4xf32> {te.state = "layernorm_mlp_0.amax_history_bwd"}, %[[BS:[^:]*]]: tensor<4xf32> {te.state = "layernorm_mlp_0.scales_bwd"})
 // CHECK-SAME: tensor<16x4xf32> {te.state = "layernorm_mlp_0.amax_history_bwd"}, tensor<4xf32> {te.state = "layernorm_mlp_0.scales_bwd"})

@@ -361,16 +361,20 @@ def _delayed_pair(kind):
     return ref, mod, names
 
 
-@pytest.mark.parametrize("kind,inductor", [("linear", True), ("mlp", False)])
-def test_fp8_delayed_regions_carry_their_state(kind, inductor):
+@pytest.mark.parametrize("kind,inductor,checkpoint", [("linear", True, False),
+                                                     ("mlp", False, False),
+                                                     ("mlp", True, True)])
+def test_fp8_delayed_regions_carry_their_state(kind, inductor, checkpoint):
     """fp8-delayed: a region's recipe state (amax histories and scales, forward and
     backward) lives in buffers of the graph, updated by each step's forward (copied
     back) and backward (in place): four steps at two token counts (one dynamic graph)
     give, bit for bit, the outputs, input and parameter gradients and the state of
-    te_mlir's module run eagerly under fp8_autocast(DelayedScaling)."""
+    te_mlir's module run eagerly under fp8_autocast(DelayedScaling); with
+    checkpoint=True too (the region's recompute quantizes with the scales its forward
+    ran with, not with the state the forward's copy-back updated)."""
     import te_mlir.torch as tet
     ref, mod, names = _delayed_pair(kind)
-    c = _compile(ref, inductor=inductor, recipe="fp8-delayed")
+    c = _compile(ref, inductor=inductor, recipe="fp8-delayed", checkpoint=checkpoint)
     g = torch.Generator().manual_seed(3)
     for t in (16, 24, 16, 24):
         x = torch.randn(t, HIDDEN, generator=g)

@@ -307,9 +307,10 @@ def test_prebuilt_library():
 
 
 class Block(torch.nn.Module):
-    def __init__(self, recipe=None):
+    def __init__(self, recipe=None, checkpoint=False):
         super().__init__()
-        self.mlp = randomize(tet.LayerNormMLP(32, 64, recipe=recipe, target="cpu"), 3)
+        self.mlp = randomize(tet.LayerNormMLP(32, 64, recipe=recipe, target="cpu",
+                                              checkpoint=checkpoint), 3)
         self.proj = randomize(tet.LayerNormLinear(32, 16, normalization="RMSNorm", recipe=recipe,
                                                   target="cpu"), 4)
         self.out = randomize(tet.Linear(16, 16, recipe=recipe, target="cpu"), 5)
@@ -361,11 +362,16 @@ def test_compile_dynamic_tokens_one_graph(recipe):
     assert cnt.frame_count == 1
 
 
+@pytest.mark.parametrize("checkpoint", [False, True])
 @pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
-def test_compile_fp8_delayed_state_matches_eager(backend):
+def test_compile_fp8_delayed_state_matches_eager(backend, checkpoint):
     """fp8-delayed under torch.compile: the state buffers advance as in eager (the
-    forward's copy_ into the buffers and the backward's in-place update are traced)."""
-    eager, comp = Block("fp8-delayed"), Block("fp8-delayed")
+    forward's copy_ into the buffers and the backward's in-place update are traced).
+    With checkpoint=True the MLP's recompute quantizes with the scales its forward ran
+    with (the forward returns a copy; an alias of the state buffer would have been
+    updated by then: a version-counter error before, silently other scales with a
+    copy AOTAutograd's partitioner recomputes in the backward), bit for bit as eager."""
+    eager, comp = Block("fp8-delayed", checkpoint), Block("fp8-delayed", checkpoint)
     compiled = torch.compile(comp, fullgraph=True, backend=backend)
     for step in range(3):
         x = torch.randn(16, 32, generator=torch.Generator().manual_seed(step))

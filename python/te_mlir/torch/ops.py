@@ -545,6 +545,14 @@ def _fast_function(ops, step, output_index, materialize=True):
             saved_plan.append((1, k) if arg is None else (0, arg))
         else:  # FEED_STATE: the trailing backward-state inputs
             saved_plan.append((0, n_fwd + step.bwd_state.index(j)))
+    # A forward recipe-state argument the backward reads (a checkpointed delayed-scaling
+    # recompute quantizes with the forward's scales) comes as a forward result, a copy
+    # (te-generate-backward): the caller updates its state tensors after the forward
+    # (under torch.compile, copy_ into the module's or the graph's buffers). A library
+    # that saves it by alias (an older te-compile) is refused under torch.compile, where
+    # the backward would see the updated values.
+    aliased_state = [step.fwd.args[k].label for w, k in saved_plan
+                     if w == 0 and k < n_fwd and step.fwd.args[k].is_state]
     grad_js = sorted({k for w, k in bwd_plan if not w})
     grad_of = sorted(step.grad_of_input.items())
     state_results = [(r, step.bwd_state[j]) for r, j in step.bwd_state_results.items()]
@@ -570,6 +578,11 @@ def _fast_function(ops, step, output_index, materialize=True):
                 res = fwd_op(*inputs)
             if not isinstance(res, tuple):
                 res = (res,)
+            if aliased_state and _compiling():
+                raise TeMlirError(f"{step.fwd.name}: its backward reads the forward recipe "
+                                  f"state {', '.join(aliased_state)} by alias, which "
+                                  "torch.compile updates before the backward runs: compile "
+                                  "the library again with this te-compile (it saves a copy)")
             ctx.save_for_backward(*[inputs[k] if w == 0 else res[k] for w, k in saved_plan])
             if live_state:
                 ctx.te_state = inputs[n_fwd:]
