@@ -264,12 +264,62 @@ def test_backward_override_dequantized_delayed_state():
             assert torch.equal(sd[n], torch.full_like(sd[n], 0.0 if "amax" in n else 1.0)), n
 
 
+@pytest.mark.parametrize("kind", ["lin", "lnl"])
+@pytest.mark.parametrize("cls", ["Float8BlockScaling", "MXFP8BlockScaling",
+                                 "NVFP4BlockScaling"])
+def test_backward_override_dequantized_block_recipes(kind, cls):
+    """backward_override="dequantized" under the block recipes: the forward's rowwise
+    quantization (saved beside the columnwise copy: the library is compiled with
+    save_rowwise) dequantized is what the backward's GEMMs read. Checked through the
+    forward itself: its output is the GEMM of the same dequantized operands (the cpu
+    backend's quantized GEMM multiplies dequantized values), so the saved rowwise copies
+    and their decoding are the forward's; then wgrad = dy^T . dq(x or ln_out) and, for
+    Linear, dgrad = dy . dq(W), closer to those than high_precision's gradients."""
+    from test_modules import _te_recipe
+    from te_mlir.torch.primary import _layout, dequantize_bytes
+    from te_mlir import runtime
+    if cls != "Float8BlockScaling" and runtime().select_backend(TARGET) == "cuda" and \
+            torch.cuda.get_device_capability()[0] != 10:
+        pytest.skip(f"{cls} runs on a Blackwell GPU or the cpu backend")
+    make = {"lin": lambda **k: tet.Linear(128, 256, target=TARGET, **k),
+            "lnl": lambda **k: tet.LayerNormLinear(128, 256, target=TARGET, **k)}[kind]
+    extra = {"NVFP4BlockScaling": dict(disable_rht=True,
+                                       disable_stochastic_rounding=True)}.get(cls, {})
+    d = randomize(make(recipe=_te_recipe(cls, backward_override="dequantized", **extra)))
+    h = randomize(make(recipe=_te_recipe(cls, backward_override="high_precision", **extra)))
+    x = torch.randn(128, 128, generator=torch.Generator().manual_seed(3))
+    yd, gxd, gd = _step(d, x)
+    _, gxh, gh = _step(h, x)
+    base = [k for k in d._fns if k[0] == "save_rowwise"]
+    assert base, "the override compiled no save_rowwise library"
+    fn = d._fns[base[0]]
+    args = d._args(_on(d, x), torch.float32, [])
+    _, saved, entry = fn.forward_saved(*args)
+    dims = entry.bind_dims([None] * len(args), [list(t.shape) for t in args])
+    spec = {r.roles["te.saved"]: r for r in entry.results if r.is_saved}
+    deq = {}
+    for n, t in saved.items():
+        if spec[n].is_qtensor:
+            deq[n.rsplit(".", 1)[-1]] = dequantize_bytes(
+                t, _layout(spec[n], dims), torch.float8_e4m3fn, spec[n].info["type"],
+                torch.float32).float()
+    a = deq["ln_out" if kind == "lnl" else "input"]
+    w = deq["weight"]
+    assert a.shape == (128, 128) and w.shape == (256, 128)
+    torch.testing.assert_close(yd[0].float(), a @ w.t() + d.bias.detach().float(),
+                               rtol=1e-5, atol=1e-5)
+    dy = torch.randn(yd[0].shape, generator=torch.Generator().manual_seed(7)).to(yd[0])
+    wgrad = dy.float().t() @ a
+    torch.testing.assert_close(gd["weight"].float(), wgrad, rtol=1e-5, atol=1e-4)
+    assert (gd["weight"].float() - wgrad).norm() < (gh["weight"].float() - wgrad).norm()
+    if kind == "lin":
+        dgrad = dy.float() @ w
+        torch.testing.assert_close(gxd.float(), dgrad, rtol=1e-5, atol=1e-4)
+        assert (gxd.float() - dgrad).norm() < (gxh.float() - dgrad).norm()
+
+
 def test_backward_override_refusals():
     from test_modules import _te_recipe
-    with pytest.raises(te_mlir.TeMlirError, match="backward_override='dequantized' is "
-                                                  "supported with the per-tensor"):
-        MODULES["lnl"](recipe=_te_recipe("Float8BlockScaling", backward_override="dequantized"))(
-            torch.randn(4, 32))
     with pytest.raises(te_mlir.TeMlirError, match="backward_override='bogus'"):
         MODULES["lnl"](recipe=_te_recipe("Float8CurrentScaling", backward_override="bogus"))
     m = MODULES["mlp"](recipe=_te_recipe("Float8CurrentScaling",
@@ -659,7 +709,7 @@ def test_te_context_managers_refuse_by_name():
     """TE's context managers exist under their names: what te-mlir cannot do is refused
     naming the argument (not an AttributeError or an unexpected-keyword TypeError)."""
     with pytest.raises(te_mlir.TeMlirError, match="quantized_model_init.*FP8 primary"):
-        with tet.quantized_model_init(enabled=True, recipe="nvfp4"):
+        with tet.quantized_model_init(enabled=True, recipe="bf16"):
             MODULES["lin"]()
     with tet.fp8_model_init(enabled=False):  # a no-op
         m = MODULES["lin"]()

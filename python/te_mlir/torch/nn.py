@@ -168,14 +168,15 @@ class _TEModule(PrimaryWeights, BackwardOverride, nn.Module):
     def _ir(self):
         raise NotImplementedError
 
-    def _norm_ir(self):
+    def _norm_ir(self, save_rowwise=False):
         """The norm's part of a LayerNorm* op: `norm <kind>(<weights>)` and the attribute
-        dict (eps, zero_centered_gamma, return_layernorm_output)."""
+        dict (eps, zero_centered_gamma, return_layernorm_output, save_rowwise)."""
         norm = "%layer_norm_weight" + (", %layer_norm_bias" if "layer_norm_bias" in
                                        self._param_names else "")
         attrs = _attrs({"eps": _f(self.eps) + " : f64",
                         "zero_centered_gamma": self.zero_centered_gamma,
-                        "return_layernorm_output": self.return_layernorm_output})
+                        "return_layernorm_output": self.return_layernorm_output,
+                        "save_rowwise": save_rowwise})
         return f"norm {_norm_name(self.normalization)}({norm})", attrs
 
     def _active_recipe(self):
@@ -672,7 +673,7 @@ class LayerNormLinear(_TEModule):
             init_method(self.weight)
         self._finish_init()
 
-    def _ir(self, dtype, frozen=()):
+    def _ir(self, dtype, frozen=(), save_rowwise=False):
         dt = _IR_DTYPES[dtype]
         K, N = self.in_features, self.out_features
         shapes = {"layer_norm_weight": [K], "layer_norm_bias": [K], "weight": [N, K],
@@ -681,7 +682,7 @@ class LayerNormLinear(_TEModule):
         w = "%weight" + (", %bias" if "bias" in self._param_names else "")
         res = [_tensor(["?", N], dt)] + ([_tensor(["?", K], dt)]
                                          if self.return_layernorm_output else [])
-        norm, attrs = self._norm_ir()
+        norm, attrs = self._norm_ir(save_rowwise)
         return _func_text(self._func, args, dt, res,
                           f"te.layernorm_linear %x {norm} weight({w}){attrs}", frozen)
 
@@ -825,14 +826,15 @@ class Linear(_TEModule):
             init_method(self.weight)
         self._finish_init()
 
-    def _ir(self, dtype, frozen=()):
+    def _ir(self, dtype, frozen=(), save_rowwise=False):
         dt = _IR_DTYPES[dtype]
         K, N = self.in_features, self.out_features
         shapes = {"weight": [N, K], "bias": [N]}
         args = [("x", ["?", K])] + [(n, shapes[n]) for n in self._param_names]
         w = "%weight" + (", %bias" if "bias" in self._param_names else "")
         return _func_text(self._func, args, dt, [_tensor(["?", N], dt)],
-                          f"te.linear %x weight({w})", frozen)
+                          f"te.linear %x weight({w})" + _attrs({"save_rowwise": save_rowwise}),
+                          frozen)
 
 
 def _func_text(name, args, dt, results, op, frozen=()):

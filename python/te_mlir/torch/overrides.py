@@ -36,21 +36,43 @@ class BackwardOverride:
         quantization whose GEMM operands are the forward's quantized tensors dequantized
         (the saved norm output or input, the weight). Here: the unquantized library's
         backward entry, fed by te.saved name with the quantized entry's saved tensors,
-        each quantized one dequantized (data x scale_inv). Per-tensor FP8 recipes only
-        (fp8-current, fp8-delayed)."""
+        each quantized one dequantized from its rowwise copy (TE's forward quantizes
+        rowwise under the override). Per-tensor FP8: the saved columnwise copy holds the
+        same values (its transpose); the block recipes (Float8BlockScaling, MXFP8,
+        NVFP4) quantize each copy in its own blocks, so their library is compiled with
+        `save_rowwise` (the norm output or input saved with both copies)."""
         kind = recipe_kind(base)
-        if kind not in ("fp8-current", "fp8-delayed"):
-            raise TeMlirError(f"{type(self).__name__}: backward_override='dequantized' is "
-                              f"supported with the per-tensor FP8 recipes (DelayedScaling, "
-                              f"Float8CurrentScaling), not {kind}")
         key = ("dequantized", base, dtype)
         run = self._runners.get(key)
         if run is None:
-            qfn, hfn = self.function(base, dtype), self.function("bf16", dtype)
+            qfn = (self.function(base, dtype) if kind in ("fp8-current", "fp8-delayed")
+                   else self._rowwise_function(base, dtype))
+            hfn = self.function("bf16", dtype)
             run = self._runners[key] = _dequantized_function(qfn, hfn, fp8_dtype_of(base))
-        fnames, _ = self._state[(base, dtype)]
+        # the forward recipe state (fp8-delayed's buffers, built with its function; the
+        # block recipes have none)
+        fnames, _ = self._state.get((base, dtype), ([], []))
         outs = list(run.apply(*self._args(inp, dtype, fnames)))
         return self._finisher(len(fnames), fnames)(self, inp, outs)
+
+    def _rowwise_function(self, recipe, dtype):
+        """The TeFunction of `recipe` (a block recipe: no recipe state) compiled with
+        `save_rowwise`, for the dequantized backward override."""
+        from .nn import _te_compile, load
+        key = ("save_rowwise", recipe, dtype)
+        fn = self._fns.get(key)
+        if fn is None:
+            if self._library_path is not None:
+                raise TeMlirError(f"{type(self).__name__}: backward_override='dequantized' "
+                                  f"under {recipe_kind(recipe)} with a prebuilt library= (it "
+                                  "needs a library that saves the rowwise quantization)")
+            path = _te_compile(self._ir(dtype, (), save_rowwise=True),
+                               **self._compile_options(recipe))
+            fn = self._fns[key] = load(path).function(self._func)
+            if fn.state_specs or fn.bwd_state_specs:
+                raise TeMlirError(f"{type(self).__name__}: {recipe}: a save_rowwise library "
+                                  "with recipe state")
+        return fn
 
     def _forward_high_precision_backward(self, inp, base, dtype):
         """TE's backward_override="high_precision": the forward's values are the
@@ -120,7 +142,8 @@ def _dequantized_function(qfn, hfn, fmt):
                     args.append(inputs[v])
                 else:
                     t, spec = saved[v], specs[v]
-                    args.append(dequantize_bytes(t, _layout(spec, dims), fmt, None, dtype)
+                    args.append(dequantize_bytes(t, _layout(spec, dims), fmt,
+                                                 spec.info.get("type"), dtype)
                                 if spec.is_qtensor else t)
             with below():
                 res = bwd_op(*args)

@@ -86,8 +86,8 @@ _E2M1 = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0)
 
 def scale_inv_of(qbytes, parts, qtype):
     """The rowwise scale_inv: [1] per tensor; Float8BlockScaling's per block
-    ([ceil(out/128), in blocks] for 128x128 blocks, [out, in blocks] for 1x128; the block
-    columns padded as the library lays them out); MXFP8's E8M0 bytes, one per 1x32 block,
+    ([ceil(out/128), in blocks padded to 4] for 128x128 blocks, [in blocks, out padded to
+    4] for 1x128, as the library lays them out); MXFP8's E8M0 bytes, one per 1x32 block,
     unswizzled ([rows padded, in/32 padded to 4])."""
     if _mx(qtype) or _nv(qtype):
         return _unswizzle(_part(qbytes, parts, "rowwise_scale_inv", torch.uint8),
@@ -119,8 +119,11 @@ def dequantize_bytes(qbytes, parts, fp8, qtype, dtype):
         s = torch.exp2(s[:rows].to(torch.float32) - 127.0)
         return (d * s.repeat_interleave(32, 1)[:, :cols]).to(dtype)
     if _blocked(parts):
-        br = 1 if s.shape[0] == rows and rows != 1 else 128
-        s = s.repeat_interleave(br, 0)[:rows].repeat_interleave(128, 1)[:, :cols]
+        if qtype and "block_2d" not in qtype:
+            # 1x128 blocks: the scales "GEMM ready", [col blocks, rows padded to 4]
+            s = s.t()[:rows].repeat_interleave(128, 1)[:, :cols]
+        else:  # 128x128 blocks: [row blocks, col blocks padded to 4]
+            s = s.repeat_interleave(128, 0)[:rows].repeat_interleave(128, 1)[:, :cols]
     return (d * s).to(dtype)
 
 

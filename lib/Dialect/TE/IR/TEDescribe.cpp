@@ -311,8 +311,12 @@ ModuleDescription LayerNormLinearOp::describe(const DescribeOptions &options) {
         // TE §1.4: the norm output keeps only its columnwise copy (for the
         // wgrad GEMM); the weight workspace keeps both usages
         // (update_usage(columnwise_usage=True) adds, it does not drop).
-        TensorDesc savedLn = d.quantizedTensor(
-            "ln_out", d.gathered(k), Role::Activation, QuantUsage::Columnwise);
+        // (save_rowwise: both copies, for a dequantized backward override.)
+        TensorDesc savedLn =
+            getSaveRowwise() ? lnOut
+                             : d.quantizedTensor("ln_out", d.gathered(k),
+                                                 Role::Activation,
+                                                 QuantUsage::Columnwise);
         TensorDesc savedW = weight;
         workspace = d.transientPart(lnOut, savedLn);
         d.saveAlias("input", getInput());
@@ -517,9 +521,13 @@ ModuleDescription LinearOp::describe(const DescribeOptions &options) {
     TensorDesc weight = d.addQuantized("weight", d.matrix(n, k), Role::Weight);
     if (options.training && d.quantizedBackward()) {
       d.addQuantized("grad_output", d.act(n), Role::Grad);
-      TensorDesc savedIn = d.quantizedTensor(
-          "input", d.act(k), Role::Activation, QuantUsage::Columnwise);
-      // The input keeps its columnwise copy (§1.7); the weight both usages.
+      TensorDesc savedIn =
+          getSaveRowwise() ? input
+                           : d.quantizedTensor("input", d.act(k),
+                                               Role::Activation,
+                                               QuantUsage::Columnwise);
+      // The input keeps its columnwise copy (§1.7; save_rowwise: both);
+      // the weight both usages.
       TensorDesc savedW = weight;
       workspace = d.transientPart(input, savedIn);
       d.save(savedIn);

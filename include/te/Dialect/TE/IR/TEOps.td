@@ -62,6 +62,10 @@ def TE_LayerNormLinearOp : TE_ModuleOp<"layernorm_linear",
       `[3 * GEMMs]` fp32 in TE's slot order (input, weight, output per
       GEMM), taken from the caller's recipe state; te-generate-backward
       threads them (and the amax history) through the training step.
+    - `save_rowwise`: under a quantized recipe the saved norm output keeps
+      its rowwise copy beside the columnwise one the wgrad reads: TE's
+      `backward_override="dequantized"` runs an unquantized backward over
+      the forward's rowwise quantization, dequantized.
 
     ```mlir
     %y, %ln = te.layernorm_linear %x norm layer_norm(%gamma, %beta)
@@ -84,7 +88,8 @@ def TE_LayerNormLinearOp : TE_ModuleOp<"layernorm_linear",
     UnitAttr:$zero_centered_gamma,
     UnitAttr:$return_layernorm_output,
     OptionalAttr<TE_RecipeAttrInterface>:$recipe,
-    OptionalAttr<TE_TensorParallelAttr>:$tp
+    OptionalAttr<TE_TensorParallelAttr>:$tp,
+    UnitAttr:$save_rowwise
   );
   let results = (outs
     TE_FloatTensor:$output,
@@ -185,6 +190,8 @@ def TE_LinearOp : TE_ModuleOp<"linear", [AttrSizedOperandSegments]> {
     Computes `input * weight^T + bias` with `input : [..., K]`,
     `weight : [N, K]` and an optional `bias : [N]`, giving `[..., N]`, under
     the given recipe (the GEMM input is quantized from `input` itself).
+    With `save_rowwise` the saved quantized input keeps its rowwise copy
+    too (TE's `backward_override="dequantized"`, as te.layernorm_linear).
 
     ```mlir
     %y = te.linear %x weight(%w, %b) recipe(#te.fp8_current<>)
@@ -197,7 +204,8 @@ def TE_LinearOp : TE_ModuleOp<"linear", [AttrSizedOperandSegments]> {
     TE_FloatTensor:$weight,
     Optional<TE_FloatTensor>:$bias,
     Optional<TE_F32Vector>:$scales,
-    OptionalAttr<TE_RecipeAttrInterface>:$recipe
+    OptionalAttr<TE_RecipeAttrInterface>:$recipe,
+    UnitAttr:$save_rowwise
   );
   let results = (outs TE_FloatTensor:$output);
   let assemblyFormat = [{
