@@ -130,6 +130,15 @@ struct DecomposeLayerNormMLPBwd : public OpRewritePattern<LayerNormMLPBwdOp> {
     // Each wgrad before its dgrad: the saved tensor it reads last is dead
     // before the dgrad's output is born, so a backward donated its saved
     // tensors (te_module_run_donated) places that output there.
+    // A rowwise-saved per-tensor FP8 act_out gets its columnwise copy (the
+    // transpose of its bytes) right before the wgrad reads it (§2.5).
+    if (auto q = actOut ? dyn_cast<QuantizedTensorType>(actOut.getType())
+                        : QuantizedTensorType();
+        q && !q.hasColumnwise())
+      actOut = AddColumnwiseOp::create(rewriter, loc,
+                                       q.withUsage(QuantUsage::Columnwise),
+                                       actOut)
+                   .getResult();
     Value dW2 = actOut ? d.gemm(loc, GemmLayout::NT, dyq, actOut, {}, element)
                        : Value();
     Value dAct =
