@@ -4,7 +4,7 @@
 // once (again only after a fusion), so 4x the layers is 4x the work; with a
 // numbering per remark (Operation::emitRemark) the 8-layer model would
 // number 24 x 200 operations instead of 200 (quadratic). No timing here:
-// the counts are exact (FP8: each backward also transposes its rowwise
+// the counts are exact (under FP8 each backward also transposes its rowwise
 // act_out, te.add_columnwise).
 //
 // RUN: te-opt %s --split-input-file --te-generate-backward --te-decompose --cse --te-fuse-gemm-epilogues="act-epilogues=auto report-work" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BF16
