@@ -306,9 +306,9 @@ def TEDecomposePass : Pass<"te-decompose", "::mlir::ModuleOp"> {
     the columnwise copy (LayerNormLinear's `ln_out`, Linear's input) is a
     `te.drop_usage` of the `both` value. LayerNormMLP's activation output
     is quantized rowwise only and saved so (TE's FC2 input quantizer under
-    per-tensor FP8, §0.2); its backward makes the columnwise copy right
-    before FC2's wgrad with `te.add_columnwise` (the transpose of the FP8
-    bytes, TE's `update_usage`, §2.5). Delayed scaling: each quantization
+    per-tensor FP8, §0.2); its backward first makes the columnwise copy
+    that FC2's wgrad reads with `te.add_columnwise` (the transpose of the
+    FP8 bytes, TE's `update_usage`, §2.5). Delayed scaling: each quantization
     takes `scale(%scales[slot])`, its scale from the op's `scales` vector at
     TE's quantizer slot (§0.2; forward: GEMM1 input, weight, output, GEMM2
     input, weight, output; backward: GRAD_OUTPUT1, GRAD_INPUT1,
