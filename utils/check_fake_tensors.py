@@ -140,15 +140,26 @@ def gemm_operands(op, lead, k, n, f1, f, training):
     return ops, (bwd if training else [])
 
 
-def saved_quantized(op):
+def saved_quantized(op, recipe, arch):
     """Operands saved for backward and the usage kept (reference §1.4, §1.7,
     §2.4): the norm output of LayerNormLinear and the input of Linear keep
     their columnwise copy only; weights (update_usage adds columnwise, keeps
-    rowwise) and everything LayerNormMLP saves keep both."""
+    rowwise) and everything LayerNormMLP saves keep both, except act_out
+    under per-tensor FP8 on Hopper (see act_out_rowwise)."""
     return {"linear": {"input": "columnwise", "weight": "both"},
             "layernorm_linear": {"weight": "both", "ln_out": "columnwise"},
             "layernorm_mlp": {"ln_out": "both", "fc1_weight": "both",
-                              "act_out": "both", "fc2_weight": "both"}}[op]
+                              "act_out": "rowwise" if act_out_rowwise(recipe, arch) else "both",
+                              "fc2_weight": "both"}}[op]
+
+
+def act_out_rowwise(recipe, arch):
+    """§0.2, §2.5: TE sets LayerNormMLP's FC2 input quantizer columnwise only
+    for MXFP8 / block / NVFP4; per-tensor FP8 (Float8Quantizer,
+    Float8CurrentScalingQuantizer) quantizes act_out rowwise, saves it so,
+    and the backward's update_usage(columnwise_usage=True) transposes the
+    bytes. On Blackwell the one data buffer serves both usages anyway."""
+    return recipe in ("fp8-delayed", "fp8-current") and arch == "hopper"
 
 
 # ---------------------------------------------------------------------------
@@ -272,7 +283,11 @@ def check(te_opt, workdir, verbose):
                     if not fallback:
                         usage = "both" if training and not hp_bwd else "rowwise"
                         for name, role, shape in fwd:
-                            want_q.append((name, role, shape, usage))
+                            u = usage
+                            if (name == "act_out" and training and
+                                    act_out_rowwise(recipe, arch)):
+                                u = "rowwise"
+                            want_q.append((name, role, shape, u))
                         if not hp_bwd:
                             for name, role, shape in bwd:
                                 want_q.append((name, role, shape, "both"))
@@ -303,10 +318,18 @@ def check(te_opt, workdir, verbose):
                     want_saved = {}
                     if training and not fallback and not hp_bwd:
                         for name, role, shape in fwd:
-                            if name in saved_quantized(op):
-                                want_saved[name] = (role, shape, saved_quantized(op)[name])
+                            kept = saved_quantized(op, recipe, arch)
+                            if name in kept:
+                                want_saved[name] = (role, shape, kept[name])
                     if sorted(got_saved) != sorted(want_saved):
                         errors.append(f"saved quantized {sorted(got_saved)} != {sorted(want_saved)}")
+                    # The backward's transient: act_out's transpose.
+                    want_bwd_ws = 0
+                    if want_saved.get("act_out", (0, 0, ""))[2] == "rowwise":
+                        want_bwd_ws = math.prod(want_saved["act_out"][1])
+                    got_bwd_ws = evaluate(rec.get("backward_workspace_bytes", 0), d)
+                    if got_bwd_ws != want_bwd_ws:
+                        errors.append(f"backward_workspace_bytes {got_bwd_ws} != {want_bwd_ws}")
                     for name, (role, shape, usage) in want_saved.items():
                         if name in got_saved:
                             exp = expect_inner(role, shape, usage)

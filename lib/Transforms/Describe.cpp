@@ -142,6 +142,10 @@ llvm::json::Object recordFor(Operation *op, const ModuleDescription &d,
       {"state", std::move(state)},
       {"workspace_bytes", d.workspaceBytes.toJSON()},
   };
+  // Only ops whose backward makes a copy of a saved tensor say so.
+  if (!d.backwardWorkspaceBytes.isStatic() ||
+      d.backwardWorkspaceBytes.getValue() != 0)
+    record["backward_workspace_bytes"] = d.backwardWorkspaceBytes.toJSON();
   // Only tensor-parallel ops say "tp" (older readers see the same keys).
   if (op->hasAttr("tp"))
     record["tp"] = tensorParallelJSON(op, options);

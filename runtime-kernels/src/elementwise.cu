@@ -1,6 +1,6 @@
 //===- elementwise.cu - Add, bias, cast, transpose, zeroing ---------------===//
 //
-// te_kernels_add, _bias_add, _cast, _transpose, _bias_grad and
+// te_kernels_add, _bias_add, _cast, _transpose(_bytes), _bias_grad and
 // _zero_ranges (one launch for up to TE_RT_ZERO_RANGES_PER_LAUNCH byte
 // ranges, passed by value), and the GEMMs' bias helpers (broadcastRows,
 // biasGrad). fp32 math, each output rounded once, to nearest even, with
@@ -271,6 +271,19 @@ const char *te_kernels_transpose(te_kernels_state *s, int dtype,
     transposeKernel<<<grid, block, 0, s->stream>>>(
         static_cast<const uint16_t *>(src), static_cast<uint16_t *>(dst), rows,
         cols);
+  return launched();
+}
+
+const char *te_kernels_transpose_bytes(te_kernels_state *s, const void *src,
+                                       void *dst, int64_t rows, int64_t cols) {
+  if (rows == 0 || cols == 0)
+    return nullptr;
+  dim3 block(32, 8);
+  dim3 grid(static_cast<unsigned>((cols + 31) / 32),
+            static_cast<unsigned>(std::min<int64_t>((rows + 31) / 32, 65535)));
+  transposeKernel<<<grid, block, 0, s->stream>>>(
+      static_cast<const uint8_t *>(src), static_cast<uint8_t *>(dst), rows,
+      cols);
   return launched();
 }
 

@@ -27,9 +27,13 @@
 // RUN: %python -c "import os, numpy as n; same = lambda a, b: sorted(os.listdir(a)) == sorted(os.listdir(b)) and all((n.load(os.path.join(a, f)) == n.load(os.path.join(b, f))).all() for f in os.listdir(a)); print([same('%t/%%skept/bwd' %% p, '%t/%%sdonated/bwd' %% p) for p in ('', 's', 'f', 'g', 'd')], same('%t/kept/bwd', '%t/dkept/bwd'), len(os.listdir('%t/kept/bwd')))" | FileCheck %s --check-prefix=SAME
 // SAME: [True, True, True, True, True] True 7
 // The arena the backward is given shrinks when it is donated its saved
-// tensors (the forward has none to donate: the same arena).
-// RUN: %python -c "import re, sys; a = [dict(re.findall(r'(\w+_[fb]wd): caller arena (\d+)', open(f).read())) for f in sys.argv[1:]]; print([int(d['dyn_bwd']) < int(k['dyn_bwd']) and d['dyn_fwd'] == k['dyn_fwd'] for k, d in (a[0:2], a[2:4], a[4:6])])" %t/kept.log %t/donated.log %t/fkept.log %t/fdonated.log %t/gkept.log %t/gdonated.log | FileCheck %s --check-prefix=SHRINK
-// SHRINK: [True, True, True]
+// tensors (the forward has none to donate: the same arena), and never
+// grows. Not under fp8-delayed here: its saved act_out is rowwise only
+// (TE's FC2 input quantizer; the backward transposes it), too small for
+// the FC2 dgrad output that the both-usage act_out used to hold, and the
+// fused dact-quantize output is born while that dgrad output lives.
+// RUN: %python -c "import re, sys; a = [dict(re.findall(r'(\w+_[fb]wd): caller arena (\d+)', open(f).read())) for f in sys.argv[1:]]; print([(int(d['dyn_bwd']) < int(k['dyn_bwd']), int(d['dyn_bwd']) <= int(k['dyn_bwd']) and d['dyn_fwd'] == k['dyn_fwd']) for k, d in (a[0:2], a[2:4], a[4:6])])" %t/kept.log %t/donated.log %t/fkept.log %t/fdonated.log %t/gkept.log %t/gdonated.log | FileCheck %s --check-prefix=SHRINK
+// SHRINK: [(True, True), (True, True), (False, True)]
 //
 // te-run --list: the donatable arguments (the saved forward intermediates,
 // not the inputs and weights the backward also reads) and, for the static
@@ -52,7 +56,10 @@
 // RUN: te-run %t/fp8d.so --list | FileCheck %s --check-prefix=DLIST
 // DLIST-LABEL: dyn_bwd
 // DLIST: (te.saved=layernorm_mlp_0.ln_out): qtensor ["d0",64] (donatable)
-// DLIST: (te.saved=layernorm_mlp_0.act_out): qtensor ["d0",128] (donatable)
+// fp8-delayed's rowwise act_out (scale_inv and d0 x 128 bytes) holds
+// nothing of this backward at every token count (its quantized dy, both
+// usages, needs two 256-byte aligned d0 x 64 parts): not a donor.
+// DLIST: (te.saved=layernorm_mlp_0.act_out): qtensor ["d0",128]{{$}}
 //
 // A flag on an argument that is not donatable fails before the run, naming
 // it (the module client; te-run only flags donatable ones, so through the

@@ -59,9 +59,21 @@ func.func @lnl(%x: tensor<16x64xbf16>, %g: tensor<64xbf16>, %b: tensor<64xbf16>,
 // CHECK-NEXT: %[[AM:.*]] = tensor.concat dim(0) %[[A0]], %[[A1]], %[[Z]], %[[A3]], %[[A4]], %[[Z]] : {{.*}} -> tensor<6xf32>
 // CHECK-NEXT: %[[NH:.*]], %[[NS:.*]] = te.amax_update %[[H]], %[[S]], %[[AM]] recipe(#te.fp8_delayed<amax_history_len = 16>)
 // CHECK-NEXT: return %[[Y]], %[[NH]], %[[NS]]
+// FC2's input (act_out) is quantized rowwise only and saved so (TE §0.2,
+// §2.5: per-tensor FP8 on Hopper); the backward transposes its bytes for
+// FC2's wgrad first (te.add_columnwise, TE's update_usage): the saved
+// act_out is then dead, a donor for the quantized dy.
+// CHECK-LABEL: func.func @mlp_fwd(
+// CHECK-SAME: !te.qtensor<16x64xe4m3, #te.fp8_delayed<amax_history_len = 16>, rowwise, hopper> {te.saved = "layernorm_mlp_0.act_out"}
+// CHECK:      %[[FACT:.*]] = te.act gelu
+// CHECK-NEXT: %[[FQ3:.*]], %{{.*}} = te.quantize %[[FACT]] scale(%{{.*}}[3]) : tensor<16x64xbf16>, tensor<6xf32> -> !te.qtensor<16x64xe4m3, #te.fp8_delayed<amax_history_len = 16>, rowwise, hopper>
+// CHECK-NOT:  te.drop_usage
+// CHECK:      return {{.*}}, %[[FQ3]],
 // CHECK-LABEL: func.func @mlp_bwd(
-// CHECK:      %[[DYQ:.*]], %[[ADY:.*]] = te.quantize %arg9 scale(%arg11[2]) : tensor<16x32xbf16>, tensor<4xf32> -> !te.qtensor<16x32xe5m2, #te.fp8_delayed<amax_history_len = 16>, both, hopper>
-// CHECK-NEXT: te.gemm nt %[[DYQ]], %arg5
+// CHECK-SAME: %arg5: !te.qtensor<16x64xe4m3, #te.fp8_delayed<amax_history_len = 16>, rowwise, hopper> {te.saved = "layernorm_mlp_0.act_out"}
+// CHECK:      %[[ACOL:.*]] = te.add_columnwise %arg5 : !te.qtensor<16x64xe4m3, #te.fp8_delayed<amax_history_len = 16>, rowwise, hopper> -> !te.qtensor<16x64xe4m3, #te.fp8_delayed<amax_history_len = 16>, columnwise, hopper>
+// CHECK-NEXT: %[[DYQ:.*]], %[[ADY:.*]] = te.quantize %arg9 scale(%arg11[2]) : tensor<16x32xbf16>, tensor<4xf32> -> !te.qtensor<16x32xe5m2, #te.fp8_delayed<amax_history_len = 16>, both, hopper>
+// CHECK-NEXT: te.gemm nt %[[DYQ]], %[[ACOL]]
 // CHECK-NEXT: te.gemm nn %[[DYQ]], %arg6
 // CHECK-NEXT: te.bias_grad %arg9
 // CHECK-NEXT: %[[DACT:.*]] = te.dact gelu

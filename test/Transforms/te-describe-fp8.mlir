@@ -7,28 +7,33 @@
 // [K, d0, ..., d_{n-2}] when columnwise on Hopper, `scale_inv` [1] fp32.
 // HYBRID: E4M3 forward, E5M2 gradients. Values computed by hand.
 
-// LayerNormMLP, 3-D input [2,64,128] (M = 128), gelu, FFN 256.
-// HOPPER: {"arch":"hopper","effective_recipe":"fp8-delayed"
+// LayerNormMLP, 3-D input [2,64,128] (M = 128), gelu, FFN 256. The
+// backward makes act_out's transpose (128 x 256 = 32768 bytes, below).
+// HOPPER: {"arch":"hopper","backward_workspace_bytes":32768,"effective_recipe":"fp8-delayed"
 // HOPPER-SAME: "inner":[{"dtype":"uint8","name":"data","shape":[2,64,128]},{"dtype":"uint8","name":"transpose","shape":[128,2,64]},{"dtype":"float32","name":"scale_inv","shape":[1]}],"name":"ln_out","role":"activation"
 // HOPPER-SAME: "inner":[{"dtype":"uint8","name":"data","shape":[256,128]},{"dtype":"uint8","name":"transpose","shape":[128,256]},{"dtype":"float32","name":"scale_inv","shape":[1]}],"name":"fc1_weight","role":"weight"
-// HOPPER-SAME: "inner":[{"dtype":"uint8","name":"data","shape":[2,64,256]},{"dtype":"uint8","name":"transpose","shape":[256,2,64]},{"dtype":"float32","name":"scale_inv","shape":[1]}],"name":"act_out","role":"activation"
+// act_out (FC2's input) is quantized rowwise only: per-tensor FP8 on Hopper
+// (TE §0.2, §2.5).
+// HOPPER-SAME: "inner":[{"dtype":"uint8","name":"data","shape":[2,64,256]},{"dtype":"float32","name":"scale_inv","shape":[1]}],"name":"act_out","role":"activation","shape":[2,64,256],"type":"!te.qtensor<2x64x256xe4m3, #te.fp8_delayed<amax_history_len = 16>, rowwise, hopper>","usage":"rowwise"
 // HOPPER-SAME: "inner":[{"dtype":"uint8","name":"data","shape":[128,256]},{"dtype":"uint8","name":"transpose","shape":[256,128]},{"dtype":"float32","name":"scale_inv","shape":[1]}],"name":"fc2_weight","role":"weight"
 // HOPPER-SAME: "dtype":"e5m2","inner":[{"dtype":"uint8","name":"data","shape":[2,64,128]},{"dtype":"uint8","name":"transpose","shape":[128,2,64]},{"dtype":"float32","name":"scale_inv","shape":[1]}],"name":"fc2_grad_output","role":"grad"
 // HOPPER-SAME: "dtype":"e5m2","inner":[{"dtype":"uint8","name":"data","shape":[2,64,256]},{"dtype":"uint8","name":"transpose","shape":[256,2,64]},{"dtype":"float32","name":"scale_inv","shape":[1]}],"name":"fc1_grad_output","role":"grad"
-// Saved (TE §2.4): the quantized ln_out, weights and act_out as they are
-// (both copies), the pre-activation fc1_out in bf16, and rsigma (RMSNorm
-// has no mu). 32772 + 65540 + 65536 + 65540 + 65540 + 512 = 295440.
+// Saved (TE §2.4): the quantized ln_out and weights as they are (both
+// copies), the pre-activation fc1_out in bf16, act_out rowwise (its
+// transpose is made in the backward, TE's update_usage), and rsigma
+// (RMSNorm has no mu). 32772 + 65540 + 65536 + 32772 + 65540 + 512 = 262672.
 // HOPPER-SAME: "saved":[{"aliases":"input:0"
 // HOPPER-SAME: {"aliases":null,"bytes":32772,"dtype":"e4m3","inner":[{"dtype":"uint8","name":"data","shape":[2,64,128]},{"dtype":"uint8","name":"transpose","shape":[128,2,64]},{"dtype":"float32","name":"scale_inv","shape":[1]}],"name":"ln_out"
 // HOPPER-SAME: {"aliases":null,"bytes":65536,"dtype":"bfloat16","name":"fc1_out","shape":[2,64,256]}
-// HOPPER-SAME: "inner":[{"dtype":"uint8","name":"data","shape":[2,64,256]},{"dtype":"uint8","name":"transpose","shape":[256,2,64]},{"dtype":"float32","name":"scale_inv","shape":[1]}],"name":"act_out"
-// HOPPER-SAME: {"aliases":null,"bytes":512,"dtype":"float32","name":"rsigma","shape":[128]}],"saved_bytes":295440
+// HOPPER-SAME: {"aliases":null,"bytes":32772,"dtype":"e4m3","inner":[{"dtype":"uint8","name":"data","shape":[2,64,256]},{"dtype":"float32","name":"scale_inv","shape":[1]}],"name":"act_out"
+// HOPPER-SAME: {"aliases":null,"bytes":512,"dtype":"float32","name":"rsigma","shape":[128]}],"saved_bytes":262672
 // Delayed scaling state: 3 forward and 2 backward slots per GEMM.
 // HOPPER-SAME: "state":[{"bytes":384,"dtype":"float32","name":"amax_history_fwd","shape":[16,6]},{"bytes":24,"dtype":"float32","name":"scale_fwd","shape":[6]},{"bytes":256,"dtype":"float32","name":"amax_history_bwd","shape":[16,4]},{"bytes":16,"dtype":"float32","name":"scale_bwd","shape":[4]}]
 // Nothing quantized in the forward is freed early.
 // HOPPER-SAME: "workspace_bytes":0}
 //
-// Blackwell: one `data` buffer serves both uses.
+// Blackwell: one `data` buffer serves both uses (act_out keeps usage both:
+// nothing to transpose in the backward).
 // BLACKWELL: {"arch":"blackwell","effective_recipe":"fp8-delayed"
 // BLACKWELL-SAME: "inner":[{"dtype":"uint8","name":"data","shape":[2,64,128]},{"dtype":"float32","name":"scale_inv","shape":[1]}],"name":"ln_out","role":"activation"
 // BLACKWELL-SAME: "saved":[

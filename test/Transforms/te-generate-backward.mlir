@@ -157,7 +157,9 @@ func.func @linear_bf16(%x: tensor<16x64xbf16>, %w: tensor<32x64xbf16>) -> tensor
 // CHECK-SAME: %[[W2:[^:]*]]: tensor<128x256xbf16> {te.alias = "input:3", te.saved = "layernorm_mlp_0.fc2_weight"}
 // CHECK-SAME: %[[DY:[^:]*]]: tensor<64x128xbf16> {te.grad_of = "output:0"}
 // CHECK-NEXT: %[[R:.*]]:6 = te.recompute(%[[X]], %[[G]], %[[W1]], %[[W2]])
-// CHECK-SAME: -> (!te.qtensor<64x128xe4m3, #te.fp8_current<>, both, hopper>, !te.qtensor<512x128xe4m3, #te.fp8_current<>, both, hopper>, tensor<64x512xbf16>, !te.qtensor<64x256xe4m3, #te.fp8_current<>, both, hopper>, !te.qtensor<128x256xe4m3, #te.fp8_current<>, both, hopper>, tensor<64xf32>)
+// The recomputed act_out is rowwise, as the non-checkpointed one (its
+// transpose is made for FC2's wgrad, TE §2.5).
+// CHECK-SAME: -> (!te.qtensor<64x128xe4m3, #te.fp8_current<>, both, hopper>, !te.qtensor<512x128xe4m3, #te.fp8_current<>, both, hopper>, tensor<64x512xbf16>, !te.qtensor<64x256xe4m3, #te.fp8_current<>, rowwise, hopper>, !te.qtensor<128x256xe4m3, #te.fp8_current<>, both, hopper>, tensor<64xf32>)
 // CHECK-NEXT: ^bb0(%[[A0:.*]]: tensor<64x128xbf16>, %[[A1:.*]]: tensor<128xbf16>, %[[A2:.*]]: tensor<512x128xbf16>, %[[A3:.*]]: tensor<128x256xbf16>):
 // CHECK-NEXT: %[[O:.*]] = te.layernorm_mlp %[[A0]] norm rms_norm(%[[A1]]) fc1(%[[A2]]) act swiglu fc2(%[[A3]]) recipe(#te.fp8_current<>) :
 // CHECK-NEXT: %[[S0:.*]] = te.saved %[[O]]["ln_out"]

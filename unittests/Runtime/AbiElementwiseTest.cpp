@@ -186,6 +186,29 @@ TEST_F(Abi, Transpose2x3) {
       ASSERT_EQ(t[j * rows + i], big[i * cols + j]);
 }
 
+// The byte transpose makes the columnwise copy of a rowwise FP8 tensor:
+// exactly the `transpose` that quantizing with both usages writes.
+TEST_F(Abi, TransposeBytes) {
+  const uint8_t src[6] = {1, 2, 3, 4, 5, 0xff};
+  uint8_t dst[6];
+  ASSERT_EQ(te_rt_transpose_bytes(ctx, src, dst, 2, 3), 0);
+  const uint8_t want[6] = {1, 4, 2, 5, 3, 0xff};
+  EXPECT_EQ(std::memcmp(dst, want, sizeof(want)), 0);
+  // Empty: nothing to do.
+  EXPECT_EQ(te_rt_transpose_bytes(ctx, src, dst, 0, 3), 0);
+  const int64_t rows = 77, cols = 48;
+  auto x = exactRandom(rows * cols, 7);
+  std::vector<uint8_t> data(rows * cols), t(rows * cols), made(rows * cols);
+  float scaleInv = 0, amax = 0;
+  ASSERT_EQ(te_rt_quantize_fp8(ctx, TE_RT_DTYPE_F32, x.data(), rows, cols,
+                               TE_RT_FP8_E4M3, nullptr, 0, data.data(),
+                               t.data(), &scaleInv, &amax, nullptr),
+            0);
+  ASSERT_EQ(te_rt_transpose_bytes(ctx, data.data(), made.data(), rows, cols),
+            0);
+  EXPECT_EQ(made, t);
+}
+
 //===----------------------------------------------------------------------===//
 // Recipe state
 //===----------------------------------------------------------------------===//

@@ -168,6 +168,17 @@ TEST_F(Abi, ErrorMessagesNameTheCallAndTheArgument) {
                     "te_rt_transpose: src is NULL");
   EXPECT_FAILS_WITH(te_rt_transpose(nullptr, TE_RT_DTYPE_F32, p, p, 2, 2),
                     "te_rt_transpose: ctx is NULL");
+  auto *bytes = reinterpret_cast<uint8_t *>(p);
+  EXPECT_FAILS_WITH(te_rt_transpose_bytes(ctx, bytes, bytes + 3, 2, 2),
+                    "te_rt_transpose_bytes: dst and src overlap");
+  EXPECT_FAILS_WITH(te_rt_transpose_bytes(ctx, nullptr, p, 2, 2),
+                    "te_rt_transpose_bytes: src is NULL");
+  EXPECT_FAILS_WITH(te_rt_transpose_bytes(ctx, p, nullptr, 2, 2),
+                    "te_rt_transpose_bytes: dst is NULL");
+  EXPECT_FAILS_WITH(te_rt_transpose_bytes(nullptr, p, p, 2, 2),
+                    "te_rt_transpose_bytes: ctx is NULL");
+  EXPECT_FAILS_WITH(te_rt_transpose_bytes(ctx, p, bytes + 64, -1, 2),
+                    "te_rt_transpose_bytes: rows must be >= 0, got -1");
 }
 
 TEST_F(Abi, FailedCallsLeaveOutputsAlone) {

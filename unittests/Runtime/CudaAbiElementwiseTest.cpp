@@ -67,6 +67,45 @@ TEST_P(CudaAbi, BiasGradAndElementwise) {
   expectClose("zero", t, d, -1);
 }
 
+// te_rt_transpose_bytes: the cpu backend's bytes, ragged and multi-tile
+// shapes (grid.y capped at 65535 tiles for the last); and on cuda the
+// transpose of an FP8 tensor's rowwise data is the `transpose` that
+// te_rt_quantize_fp8 writes with both usages. Runs once.
+TEST_P(CudaAbi, TransposeBytes) {
+  if (GetParam() != TE_RT_DTYPE_F32)
+    return;
+  for (auto [rows, cols] : {std::pair<int64_t, int64_t>{33, 65},
+                            {1024, 512},
+                            {1, 9},
+                            {0, 5},
+                            {(int64_t(65535) * 32) + 7, 3}}) {
+    Pair &s = make(std::max<int64_t>(rows * cols, 1));
+    for (uint8_t &b : s.host)
+      b = static_cast<uint8_t>(rng());
+    upload(s);
+    Pair &d = output(std::max<int64_t>(rows * cols, 1));
+    BOTH(te_rt_transpose_bytes(cpu, s.host.data(), d.host.data(), rows, cols),
+         te_rt_transpose_bytes(gpu, s.dev, d.dev, rows, cols));
+    expectBytes("transpose_bytes " + std::to_string(rows) + "x" +
+                    std::to_string(cols),
+                d);
+  }
+  const int64_t rows = 8192, cols = 1024;
+  Pair &x = random(TE_RT_DTYPE_BF16, rows * cols);
+  Pair &data = output(rows * cols), &t = output(rows * cols),
+       &made = output(rows * cols), &scaleInv = output(4), &amax = output(4);
+  ASSERT_EQ(te_rt_quantize_fp8(gpu, TE_RT_DTYPE_BF16, x.dev, rows, cols,
+                               TE_RT_FP8_E4M3, nullptr, 0, data.dev, t.dev,
+                               static_cast<float *>(scaleInv.dev),
+                               static_cast<float *>(amax.dev), nullptr),
+            0)
+      << te_rt_last_error();
+  ASSERT_EQ(te_rt_transpose_bytes(gpu, data.dev, made.dev, rows, cols), 0)
+      << te_rt_last_error();
+  EXPECT_EQ(download(made), download(t))
+      << "the byte transpose of the FP8 data is not quantize_fp8's transpose";
+}
+
 // te_rt_zero_ranges: 300 ranges (three launches) at every alignment, empty
 // ones, overlapping ones and large ones (several blocks of 16-byte stores):
 // the bytes of the cpu backend's memsets. Independent of the dtype: runs

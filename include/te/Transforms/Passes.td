@@ -304,7 +304,11 @@ def TEDecomposePass : Pass<"te-decompose", "::mlir::ModuleOp"> {
     remark of te-fuse-gemm-epilogues says so), the activation derivative
     reads the saved high-precision pre-activation. A save that keeps only
     the columnwise copy (LayerNormLinear's `ln_out`, Linear's input) is a
-    `te.drop_usage` of the `both` value. Delayed scaling: each quantization
+    `te.drop_usage` of the `both` value. LayerNormMLP's activation output
+    is quantized rowwise only and saved so (TE's FC2 input quantizer under
+    per-tensor FP8, §0.2); its backward first makes the columnwise copy
+    that FC2's wgrad reads with `te.add_columnwise` (the transpose of the
+    FP8 bytes, TE's `update_usage`, §2.5). Delayed scaling: each quantization
     takes `scale(%scales[slot])`, its scale from the op's `scales` vector at
     TE's quantizer slot (§0.2; forward: GEMM1 input, weight, output, GEMM2
     input, weight, output; backward: GRAD_OUTPUT1, GRAD_INPUT1,

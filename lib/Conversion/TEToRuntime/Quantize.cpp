@@ -3,7 +3,8 @@
 //
 // te.quantize per recipe (per-tensor FP8, fp8-block, MXFP8, NVFP4),
 // te.dbias_quantize (the per-tensor FP8 cast fused with the bias gradient)
-// and te.drop_usage (a view, or a copy of the rowwise parts).
+// te.drop_usage (a view, or a copy of the rowwise parts) and
+// te.add_columnwise (per-tensor FP8's transpose made from the rowwise bytes).
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,6 +30,28 @@ struct DropUsageLowering : public RuntimeCallPattern<DropUsageOp> {
          bufferParts(cast<QuantizedTensorType>(drop.getType())))
       l.call("te_rt_copy", {l.ctxArg, l.part(out, t.name), l.part(in, t.name),
                             outLayout.bytes.lookup(t.name)});
+    return success();
+  }
+};
+
+/// The columnwise copy of a rowwise per-tensor FP8 tensor (Hopper): its
+/// scale_inv copied, its data [M, K] transposed into `transpose` [K, M].
+struct AddColumnwiseLowering : public RuntimeCallPattern<AddColumnwiseOp> {
+  using RuntimeCallPattern::RuntimeCallPattern;
+  LogicalResult lower(AddColumnwiseOp add,
+                      FunctionLowering &l) const override {
+    QPtrs in = l.qptrs(add.getInput());
+    QLayout outLayout = l.layout(add.getResult());
+    QPtrs out = l.qptrs(add.getResult(), outLayout);
+    l.call("te_rt_copy",
+           {l.ctxArg, l.part(out, "scale_inv"), l.part(in, "scale_inv"),
+            outLayout.bytes.lookup("scale_inv")});
+    l.call("te_rt_transpose_bytes",
+           {l.ctxArg, l.part(in, "data"), l.part(out, "transpose"),
+            l.rows(add.getInput()),
+            l.c64(cast<QuantizedTensorType>(add.getInput().getType())
+                      .getShape()
+                      .back())});
     return success();
   }
 };
@@ -123,8 +146,8 @@ struct DBiasQuantizeLowering : public RuntimeCallPattern<DBiasQuantizeOp> {
 
 void populateQuantizeToRuntimePatterns(FunctionLowering &lowering,
                                        RewritePatternSet &patterns) {
-  patterns.add<DropUsageLowering, QuantizeLowering, DBiasQuantizeLowering>(
-      lowering);
+  patterns.add<DropUsageLowering, AddColumnwiseLowering, QuantizeLowering,
+               DBiasQuantizeLowering>(lowering);
 }
 
 } // namespace mlir::te::runtime_lowering

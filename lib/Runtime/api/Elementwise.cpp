@@ -2,7 +2,7 @@
 //
 // The activations, the bias gradient and the elementwise calls of the ABI
 // (te_rt_act_*, te_rt_bias_grad, te_rt_dbias_dact, te_rt_add, te_rt_bias_add,
-// te_rt_cast, te_rt_transpose, te_rt_zero_ranges): each call's argument
+// te_rt_cast, te_rt_transpose(_bytes), te_rt_zero_ranges): each call's argument
 // checks, then the context's backend (ctx->ops, Backend.h).
 //
 //===----------------------------------------------------------------------===//
@@ -138,6 +138,22 @@ int32_t te_rt_transpose(te_rt_context *ctx, int32_t dtype, const void *src,
   if (bytes && d < s + bytes && s < d + bytes)
     return c.fail("dst and src overlap"), 1;
   return ctx->ops->transpose(c, ctx, dtype, src, dst, rows, cols);
+}
+
+int32_t te_rt_transpose_bytes(te_rt_context *ctx, const void *src, void *dst,
+                              int64_t rows, int64_t cols) {
+  Checker c("te_rt_transpose_bytes");
+  int64_t n = 0;
+  if (!c.context(ctx) || !c.nonNegative("rows", rows) ||
+      !c.nonNegative("cols", cols) ||
+      !c.product("rows * cols", rows, cols, 1, &n) || !c.notNull("src", src) ||
+      !c.notNull("dst", dst))
+    return 1;
+  uintptr_t d = reinterpret_cast<uintptr_t>(dst),
+            s = reinterpret_cast<uintptr_t>(src);
+  if (n && d < s + uint64_t(n) && s < d + uint64_t(n))
+    return c.fail("dst and src overlap"), 1;
+  return ctx->ops->transpose_bytes(c, ctx, src, dst, rows, cols);
 }
 
 int32_t te_rt_zero_ranges(te_rt_context *ctx, void *const *ptrs,

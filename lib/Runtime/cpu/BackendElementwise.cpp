@@ -194,6 +194,14 @@ int32_t transpose(const Checker &c, te_rt_context *ctx, int32_t dtype,
   });
 }
 
+int32_t transpose_bytes(const Checker &c, te_rt_context *ctx, const void *src,
+                        void *dst, int64_t rows, int64_t cols) {
+  return guarded(c, [&] {
+    transposeTiled(static_cast<const uint8_t *>(src),
+                   static_cast<uint8_t *>(dst), rows, cols);
+  });
+}
+
 int32_t zero_ranges(const Checker &c, te_rt_context *ctx, void *const *ptrs,
                     const int64_t *bytes, int64_t count) {
   (void)c;

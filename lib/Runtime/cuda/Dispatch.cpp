@@ -219,6 +219,13 @@ int32_t transpose(const Checker &c, te_rt_context *ctx, int32_t dtype,
   });
 }
 
+int32_t transpose_bytes(const Checker &c, te_rt_context *ctx, const void *src,
+                        void *dst, int64_t rows, int64_t cols) {
+  return onCuda(c, ctx, [&](auto *s) {
+    return te_kernels_transpose_bytes(s, src, dst, rows, cols);
+  });
+}
+
 int32_t zero_ranges(const Checker &c, te_rt_context *ctx, void *const *ptrs,
                     const int64_t *bytes, int64_t count) {
   return onCuda(c, ctx, [&](auto *s) {

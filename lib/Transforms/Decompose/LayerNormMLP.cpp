@@ -126,6 +126,17 @@ struct DecomposeLayerNormMLPBwd : public OpRewritePattern<LayerNormMLPBwdOp> {
     if (lnOut && !isa<QuantizedTensorType>(lnOut.getType()))
       lnOut = d.allGather(loc, lnOut, tp,
                           "the saved norm output's rows, for FC1's wgrad");
+    // A rowwise-saved per-tensor FP8 act_out gets its columnwise copy (the
+    // transpose of its bytes) for FC2's wgrad (§2.5), first: the saved
+    // act_out is then dead, so a backward donated its saved tensors places
+    // the quantized dy in its buffer.
+    if (auto qa = actOut ? dyn_cast<QuantizedTensorType>(actOut.getType())
+                         : QuantizedTensorType();
+        qa && !qa.hasColumnwise())
+      actOut = AddColumnwiseOp::create(rewriter, loc,
+                                       qa.withUsage(QuantUsage::Columnwise),
+                                       actOut)
+                   .getResult();
     Value dyq = d.quantizeGrad(loc, dy, *q, 2, amaxes, bool(actOut));
     // Each wgrad before its dgrad: the saved tensor it reads last is dead
     // before the dgrad's output is born, so a backward donated its saved

@@ -146,6 +146,9 @@ const char *te_kernels_cast(te_kernels_state *s, int src_dtype, int dst_dtype,
 const char *te_kernels_transpose(te_kernels_state *s, int dtype,
                                  const void *src, void *dst, int64_t rows,
                                  int64_t cols);
+/* dst[cols, rows] = src[rows, cols]^T of 1-byte elements (FP8 data). */
+const char *te_kernels_transpose_bytes(te_kernels_state *s, const void *src,
+                                       void *dst, int64_t rows, int64_t cols);
 /* te_rt_zero_ranges: bytes[i] zero bytes from ptrs[i], i < count (checked
  * by the runtime: no negative size, no NULL pointer of a non-empty range).
  * One launch per TE_RT_ZERO_RANGES_PER_LAUNCH non-empty ranges, passed by

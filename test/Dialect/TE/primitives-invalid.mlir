@@ -338,6 +338,38 @@ func.func @drop_usage_other_tensor(%q: !te.qtensor<32x64xe4m3, #te.fp8_current<>
 
 // -----
 
+func.func @add_columnwise_block(%q: !te.qtensor<256x128xe4m3, #te.fp8_block<>, rowwise, hopper>) {
+  // expected-error @+1 {{'te.add_columnwise' op makes the columnwise copy of per-tensor FP8 (fp8-delayed, fp8-current) on hopper, where it is the transpose of the rowwise bytes; got recipe fp8-block on hopper, whose columnwise copy is quantized from the high-precision tensor (block scales) or is the rowwise buffer itself}}
+  %c = te.add_columnwise %q : !te.qtensor<256x128xe4m3, #te.fp8_block<>, rowwise, hopper> -> !te.qtensor<256x128xe4m3, #te.fp8_block<>, columnwise, hopper>
+  return
+}
+
+// -----
+
+func.func @add_columnwise_blackwell(%q: !te.qtensor<32x64xe4m3, #te.fp8_delayed<>, rowwise, blackwell>) {
+  // expected-error @+1 {{'te.add_columnwise' op makes the columnwise copy of per-tensor FP8 (fp8-delayed, fp8-current) on hopper, where it is the transpose of the rowwise bytes; got recipe fp8-delayed on blackwell}}
+  %c = te.add_columnwise %q : !te.qtensor<32x64xe4m3, #te.fp8_delayed<>, rowwise, blackwell> -> !te.qtensor<32x64xe4m3, #te.fp8_delayed<>, columnwise, blackwell>
+  return
+}
+
+// -----
+
+func.func @add_columnwise_not_rowwise(%q: !te.qtensor<32x64xe4m3, #te.fp8_current<>, both, hopper>) {
+  // expected-error @+1 {{'te.add_columnwise' op input must be rowwise only (it has no columnwise copy yet), got usage both}}
+  %c = te.add_columnwise %q : !te.qtensor<32x64xe4m3, #te.fp8_current<>, both, hopper> -> !te.qtensor<32x64xe4m3, #te.fp8_current<>, columnwise, hopper>
+  return
+}
+
+// -----
+
+func.func @add_columnwise_both(%q: !te.qtensor<32x64xe4m3, #te.fp8_current<>, rowwise, hopper>) {
+  // expected-error @+1 {{'te.add_columnwise' op result must be the input with usage columnwise ('!te.qtensor<32x64xe4m3, #te.fp8_current<>, columnwise, hopper>'), got '!te.qtensor<32x64xe4m3, #te.fp8_current<>, both, hopper>'}}
+  %c = te.add_columnwise %q : !te.qtensor<32x64xe4m3, #te.fp8_current<>, rowwise, hopper> -> !te.qtensor<32x64xe4m3, #te.fp8_current<>, both, hopper>
+  return
+}
+
+// -----
+
 func.func @gemm_mixed(%x: !te.qtensor<8x64xe4m3, #te.fp8_current<>, rowwise, hopper>, %w: tensor<32x64xbf16>) {
   // expected-error @+1 {{'te.gemm' op lhs and rhs must both be quantized or both high precision}}
   %y = te.gemm tn %x, %w : (!te.qtensor<8x64xe4m3, #te.fp8_current<>, rowwise, hopper>, tensor<32x64xbf16>) -> tensor<8x32xbf16>

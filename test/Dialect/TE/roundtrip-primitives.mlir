@@ -4,8 +4,9 @@
 // the same form: te.norm_fwd / te.norm_bwd (layer_norm with beta and mu,
 // rms_norm with zero_centered_gamma), te.quantize (per-tensor current and
 // delayed scaling, a given amax, fp8-block, MXFP8, NVFP4 with 2-D blocks
-// and with stochastic rounding), te.drop_usage, te.gemm (tn with bias, nn,
-// nt with its bias gradient, FP8 with fast accumulation), te.bias_grad,
+// and with stochastic rounding), te.drop_usage, te.add_columnwise, te.gemm
+// (tn with bias, nn, nt with its bias gradient, FP8 with fast accumulation),
+// te.bias_grad,
 // te.gemm_act / te.gemm_dact, te.act / te.dact / te.dbias_dact (with and
 // without amax), te.act_quantize / te.dact_quantize (with a bias gradient)
 // and te.norm_quantize (delayed with mu, current with power-of-2 scales).
@@ -125,4 +126,12 @@ func.func @dbias_quantize(%dy: tensor<64x256xbf16>, %s: tensor<6xf32>, %g: tenso
   %q, %a, %db = te.dbias_quantize %dy scale(%s[2]) : tensor<64x256xbf16>, tensor<6xf32> -> !te.qtensor<64x256xe5m2, #te.fp8_delayed<>, both, hopper>, tensor<1xf32>, tensor<256xbf16>
   %q2, %a2, %db2 = te.dbias_quantize %g : tensor<?x128xf32> -> !te.qtensor<?x128xe4m3, #te.fp8_current<power_2_scales = true>, columnwise, hopper>, tensor<1xf32>, tensor<128xf32>
   return %q, %a, %db, %q2, %a2, %db2 : !te.qtensor<64x256xe5m2, #te.fp8_delayed<>, both, hopper>, tensor<1xf32>, tensor<256xbf16>, !te.qtensor<?x128xe4m3, #te.fp8_current<power_2_scales = true>, columnwise, hopper>, tensor<1xf32>, tensor<128xf32>
+}
+
+// CHECK-LABEL: func.func @add_columnwise(
+// CHECK-NEXT:  %[[COL:[^ ,:()#]+]] = te.add_columnwise %{{.*}} : !te.qtensor<?x64xe4m3, #te.fp8_delayed<>, rowwise, hopper> -> !te.qtensor<?x64xe4m3, #te.fp8_delayed<>, columnwise, hopper>
+// CHECK-NEXT:  return %[[COL]]
+func.func @add_columnwise(%q: !te.qtensor<?x64xe4m3, #te.fp8_delayed<>, rowwise, hopper>) -> !te.qtensor<?x64xe4m3, #te.fp8_delayed<>, columnwise, hopper> {
+  %c = te.add_columnwise %q : !te.qtensor<?x64xe4m3, #te.fp8_delayed<>, rowwise, hopper> -> !te.qtensor<?x64xe4m3, #te.fp8_delayed<>, columnwise, hopper>
+  return %c : !te.qtensor<?x64xe4m3, #te.fp8_delayed<>, columnwise, hopper>
 }

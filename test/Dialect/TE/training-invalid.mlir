@@ -177,6 +177,17 @@ func.func @bwd_needs_columnwise(%dy: tensor<8x32xbf16>, %x: tensor<8x64xbf16>, %
 
 // -----
 
+// A rowwise act_out is accepted only where the backward can transpose it
+// (per-tensor FP8 on Hopper, te.add_columnwise): fp8-block's columnwise
+// copy has its own block scales.
+func.func @mlp_bwd_act_out_rowwise_block(%dy: tensor<128x128xbf16>, %x: tensor<128x128xbf16>, %g: tensor<128xbf16>, %rs: tensor<128xf32>, %ln: !te.qtensor<128x128xe4m3, #te.fp8_block<>, both, hopper>, %w1: !te.qtensor<256x128xe4m3, #te.fp8_block<>, both, hopper, block_2d>, %f1: tensor<128x256xbf16>, %a: !te.qtensor<128x256xe4m3, #te.fp8_block<>, rowwise, hopper>, %w2: !te.qtensor<128x256xe4m3, #te.fp8_block<>, both, hopper, block_2d>) {
+  // expected-error @+1 {{'te.layernorm_mlp_bwd' op 'act_out' must keep its columnwise copy for the backward GEMM, got usage rowwise}}
+  %d:4 = te.layernorm_mlp_bwd %dy input(%x) norm rms_norm(%g) rsigma(%rs) ln_out(%ln) fc1(%w1) fc1_out(%f1) act gelu act_out(%a) fc2(%w2) recipe(#te.fp8_block<>) : (tensor<128x128xbf16>, tensor<128x128xbf16>, tensor<128xbf16>, tensor<128xf32>, !te.qtensor<128x128xe4m3, #te.fp8_block<>, both, hopper>, !te.qtensor<256x128xe4m3, #te.fp8_block<>, both, hopper, block_2d>, tensor<128x256xbf16>, !te.qtensor<128x256xe4m3, #te.fp8_block<>, rowwise, hopper>, !te.qtensor<128x256xe4m3, #te.fp8_block<>, both, hopper, block_2d>) -> (tensor<128x128xbf16>, tensor<128xbf16>, tensor<256x128xbf16>, tensor<128x256xbf16>)
+  return
+}
+
+// -----
+
 func.func @bwd_grad_count(%dy: tensor<8x32xf32>, %x: tensor<8x64xf32>, %g: tensor<64xf32>, %rs: tensor<8xf32>, %w: tensor<32x64xf32>, %ln: tensor<8x64xf32>) {
   // expected-error @+1 {{'te.layernorm_linear_bwd' op expects 4 gradients (input, ln_weight, weight, bias), got 3}}
   %d:3 = te.layernorm_linear_bwd %dy input(%x) norm rms_norm(%g) rsigma(%rs) weight(%w) ln_out(%ln) {with_bias} : (tensor<8x32xf32>, tensor<8x64xf32>, tensor<64xf32>, tensor<8xf32>, tensor<32x64xf32>, tensor<8x64xf32>) -> (tensor<8x64xf32>, tensor<64xf32>, tensor<32x64xf32>)

@@ -401,6 +401,9 @@ ModuleDescription LayerNormMLPOp::describe(const DescribeOptions &options) {
   TensorDesc actOutHP = d.highPrecision("act_out", d.gathered(f));
   Alias lnAlias = returnsNorm ? Alias{Alias::Output, 1} : Alias{};
   SymDim workspace(0);
+  // What the backward adds to the saved act_out (its columnwise copy when
+  // the forward kept the rowwise one only).
+  SymDim actTransient(0);
 
   // Forward tensors and their bytes if nothing is kept.
   SmallVector<TensorDesc> forwardTensors;
@@ -414,8 +417,18 @@ ModuleDescription LayerNormMLPOp::describe(const DescribeOptions &options) {
         d.addQuantized("ln_out", d.gathered(h), Role::Activation, actUsage));
     forwardTensors.push_back(
         d.addQuantized("fc1_weight", d.matrix(f1, h), Role::Weight));
+    // TE §0.2, §2.5: per-tensor FP8 sets FC2's input quantizer rowwise only
+    // when the columnwise copy is a transpose (Hopper); the backward makes
+    // it just before FC2's wgrad (update_usage(columnwise_usage=True)).
+    TensorDesc actCol = d.quantizedTensor("act_out", d.gathered(f),
+                                          Role::Activation,
+                                          QuantUsage::Columnwise);
+    if (options.training && !checkpointed && d.quantizedBackward() &&
+        cast<QuantizedTensorType>(actCol.quantized).hasTransposedColumnwise())
+      actUsage = QuantUsage::Rowwise;
     forwardTensors.push_back(
         d.addQuantized("act_out", d.gathered(f), Role::Activation, actUsage));
+    actTransient = d.transientPart(actCol, forwardTensors[2]);
     forwardTensors.push_back(
         d.addQuantized("fc2_weight", d.matrix(h, f), Role::Weight));
     if (options.training && d.quantizedBackward()) {
@@ -459,12 +472,15 @@ ModuleDescription LayerNormMLPOp::describe(const DescribeOptions &options) {
     d.saveAlias("ln_weight", getLnWeight());
     if (d.quantizedBackward()) {
       // TE §2.4: LayerNormMLP saves the quantized norm output, weights and
-      // activation output as they are (both usages; nothing is dropped).
+      // activation output as they are: both usages, nothing is dropped,
+      // except that per-tensor FP8 on Hopper quantizes act_out rowwise
+      // only (above); its transpose is the backward's transient.
       d.save(forwardTensors[0]);
       d.save(forwardTensors[1]);
       d.save(fc1Out);
       d.save(forwardTensors[2]);
       d.save(forwardTensors[3]);
+      d.desc.backwardWorkspaceBytes = actTransient;
     } else {
       if (d.quantized())
         for (const TensorDesc &t : forwardTensors)

@@ -241,6 +241,29 @@ LogicalResult DropUsageOp::verify() {
   return success();
 }
 
+LogicalResult AddColumnwiseOp::verify() {
+  auto in = cast<QuantizedTensorType>(getInput().getType());
+  auto out = cast<QuantizedTensorType>(getResult().getType());
+  if (!in.hasTransposedColumnwise())
+    return emitOpError()
+           << "makes the columnwise copy of per-tensor FP8 (fp8-delayed, "
+              "fp8-current) on hopper, where it is the transpose of the "
+              "rowwise bytes; got recipe "
+           << in.getRecipe().getRecipeName() << " on "
+           << stringifyTargetArch(in.getArch())
+           << ", whose columnwise copy is quantized from the high-precision "
+              "tensor (block scales) or is the rowwise buffer itself";
+  if (in.getUsage() != QuantUsage::Rowwise)
+    return emitOpError() << "input must be rowwise only (it has no "
+                            "columnwise copy yet), got usage "
+                         << stringifyQuantUsage(in.getUsage());
+  QuantizedTensorType expected = in.withUsage(QuantUsage::Columnwise);
+  if (out != expected)
+    return emitOpError() << "result must be the input with usage columnwise ("
+                         << expected << "), got " << out;
+  return success();
+}
+
 /// The quantized-operand rules of an FP8 GEMM: both operands quantized
 /// under one recipe, not both E5M2, each with the usage its layout reads.
 static LogicalResult verifyQuantizedGemm(GemmOp op) {

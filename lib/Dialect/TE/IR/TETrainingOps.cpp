@@ -337,6 +337,14 @@ LogicalResult LayerNormLinearBwdOp::verify() {
 
 int64_t LayerNormMLPBwdOp::getNumSlots() { return 4; }
 
+/// A rowwise per-tensor FP8 act_out on Hopper: the backward transposes it
+/// for FC2's wgrad (te.add_columnwise, TE's update_usage, §2.5).
+static bool derivesColumnwise(Value actOut) {
+  auto q = dyn_cast<QuantizedTensorType>(actOut.getType());
+  return q && q.getUsage() == QuantUsage::Rowwise &&
+         q.hasTransposedColumnwise();
+}
+
 LogicalResult LayerNormMLPBwdOp::verify() {
   FailureOr<int64_t> gather = backwardTensorParallel(
       *this, getTpAttr(), getRecipeAttr(), getGradLnOutput());
@@ -382,7 +390,8 @@ LogicalResult LayerNormMLPBwdOp::verify() {
                            savedNormShapeOf(*this, v, *h), true))) ||
       failed(v.checkSaved("fc1_weight", getFc1Weight(), {f1, *h}, true)) ||
       (getActOut() &&
-       failed(v.checkSaved("act_out", getActOut(), v.gathered(f), true))) ||
+       failed(v.checkSaved("act_out", getActOut(), v.gathered(f),
+                           !derivesColumnwise(getActOut())))) ||
       failed(v.checkSaved("fc2_weight", getFc2Weight(), {*h, f}, true)))
     return failure();
 

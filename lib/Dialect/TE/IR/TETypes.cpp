@@ -571,6 +571,11 @@ QuantizedTensorType QuantizedTensorType::withUsage(QuantUsage usage) const {
              getRht() && usage != QuantUsage::Rowwise);
 }
 
+bool QuantizedTensorType::hasTransposedColumnwise() const {
+  return isa<FP8DelayedRecipeAttr, FP8CurrentRecipeAttr>(getRecipe()) &&
+         getArch() != TargetArch::Blackwell;
+}
+
 SmallVector<InnerTensor> QuantizedTensorType::getInnerTensors() const {
   ArrayRef<int64_t> shape = getShape();
   SmallVector<SymDim> dims;

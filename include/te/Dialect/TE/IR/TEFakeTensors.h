@@ -153,6 +153,10 @@ struct ModuleDescription {
   llvm::SmallVector<GradDesc> gradsOut;
   llvm::SmallVector<StateDesc> state;
   SymDim workspaceBytes = 0;
+  /// Buffers the backward makes from saved tensors and frees before it
+  /// returns (the columnwise copy of a rowwise-saved act_out), beyond the
+  /// saved set.
+  SymDim backwardWorkspaceBytes = 0;
 
   /// Bytes of the saved set, aliases excluded.
   SymDim savedBytes() const;

@@ -158,6 +158,30 @@ def TE_DropUsageOp : TE_PrimitiveOp<"drop_usage"> {
   let assemblyFormat = "$input attr-dict `:` qualified(type($input)) `->` qualified(type($result))";
 }
 
+def TE_AddColumnwiseOp : TE_PrimitiveOp<"add_columnwise"> {
+  let summary = "make the columnwise copy of a rowwise per-tensor FP8 tensor";
+  let description = [{
+    The columnwise copy of a rowwise-only per-tensor FP8 tensor (fp8-delayed,
+    fp8-current) on Hopper, where that copy is the transpose of the rowwise
+    bytes under the same scale: TE's `update_usage(columnwise_usage=True)`,
+    which LayerNormMLP's backward calls on the saved FC2 input just before
+    FC2's wgrad GEMM (§2.5). The bytes are those that a `both` quantization
+    writes, so the GEMM reads exactly what it would have read. The result
+    keeps the columnwise usage only (`transpose` and `scale_inv`, a new
+    buffer); the input is unchanged. Other recipes and Blackwell have no
+    such copy: their columnwise data is quantized from the high-precision
+    tensor (block scales along the other dim) or is the rowwise buffer.
+
+    ```mlir
+    %col = te.add_columnwise %act : !te.qtensor<64x256xe4m3, #te.fp8_current<>, rowwise, hopper>
+        -> !te.qtensor<64x256xe4m3, #te.fp8_current<>, columnwise, hopper>
+    ```
+  }];
+  let arguments = (ins TE_QuantizedTensorType:$input);
+  let results = (outs TE_QuantizedTensorType:$result);
+  let assemblyFormat = "$input attr-dict `:` qualified(type($input)) `->` qualified(type($result))";
+}
+
 def TE_GemmOp : TE_PrimitiveOp<"gemm"> {
   let summary = "one GEMM of a linear layer in TransformerEngine's layouts";
   let description = [{

@@ -147,7 +147,10 @@ def TE_LayerNormMLPBwdOp : TE_BackwardOp<"layernorm_mlp_bwd",
     `ln_out`, `fc1_weight`, `act_out` and `fc2_weight` are quantized under
     the op's recipe or all high precision; `fc1_out` is always high
     precision. For a checkpointed MLP these operands come from a
-    `te.recompute` region.
+    `te.recompute` region. The quantized ones keep their columnwise copy,
+    except that a per-tensor FP8 `act_out` on Hopper may be rowwise only:
+    the backward then transposes it for FC2's wgrad (`te.add_columnwise`,
+    TE's `update_usage(columnwise_usage=True)`).
 
     Without `ln_out` (a frozen FC1 weight) there is no FC1 wgrad GEMM and no
     `fc1_weight` gradient; without `act_out` (a frozen FC2 weight) none for

@@ -62,6 +62,11 @@ def TE_QuantizedTensorType : TypeDef<TE_Dialect, "QuantizedTensor"> {
     }
     /// The same tensor with another usage.
     QuantizedTensorType withUsage(::mlir::te::QuantUsage usage) const;
+    /// Whether the columnwise copy is a transpose of the rowwise bytes with
+    /// the same scale (per-tensor FP8 on Hopper: TE's `_transpose`), so that
+    /// a rowwise tensor can make it later (`update_usage(columnwise_usage=
+    /// True)`, te.add_columnwise) instead of quantizing it up front.
+    bool hasTransposedColumnwise() const;
     /// The buffers TransformerEngine allocates for this tensor, in TE's
     /// `_INNER_TENSORS` order, with symbolic sizes for dynamic dims.
     ::llvm::SmallVector<::mlir::te::InnerTensor> getInnerTensors() const;
