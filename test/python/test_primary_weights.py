@@ -328,21 +328,43 @@ def test_step_holds_the_weight_bytes_not_a_copy(recipe):
         assert w.data_ptr() in ptrs
 
 
-def test_mxfp8():
-    """MXFP8BlockScaling: E8M0 scales per 1x32 block (swizzled in the bytes, as cuBLAS
-    reads them); a step equals the plain module's cached-weight step on the same bytes, and
-    the dequantized values are the hp ones to E4M3's precision."""
+def _needs_blackwell_on_cuda(what):
     from te_mlir import runtime
     if runtime().select_backend(TARGET) == "cuda" and \
             torch.cuda.get_device_capability()[0] != 10:
-        pytest.skip("MXFP8 runs on a Blackwell GPU or the cpu backend, not on this GPU")
-    recipe = "mxfp8"
-    make = lambda **k: tet.Linear(256, 384, target=TARGET, **k)  # noqa: E731
+        pytest.skip(f"{what} runs on a Blackwell GPU or the cpu backend, not on this GPU")
+
+
+def _plain_and_primary(make, recipe):
+    """The weight `make` initializes (fp32 values) and a module `make` builds, from the
+    same seed, inside quantized_model_init(recipe)."""
     torch.manual_seed(3)
     hp = make(params_dtype=torch.bfloat16).weight.detach().float()
     torch.manual_seed(3)
     with tet.quantized_model_init(recipe=recipe):
         m = make(params_dtype=torch.bfloat16)
+    return hp, m
+
+
+def _same_as_cached_twin(m, make, recipe, features):
+    """A step of `m` (one FP8 primary weight) equals the cached-weight step of its plain
+    twin holding the same bytes."""
+    twin = _twin(m, make)
+    x = torch.randn(32, features, generator=torch.Generator().manual_seed(5)).bfloat16()
+    _step(twin, recipe, x, first=True)
+    (name,) = twin._weight_cache
+    twin._weight_cache[name] = m.weight._qbytes.clone()
+    _same(_step(m, recipe, x), _step(twin, recipe, x, first=False))
+
+
+def test_mxfp8():
+    """MXFP8BlockScaling: E8M0 scales per 1x32 block (swizzled in the bytes, as cuBLAS
+    reads them); a step equals the plain module's cached-weight step on the same bytes, and
+    the dequantized values are the hp ones to E4M3's precision."""
+    _needs_blackwell_on_cuda("MXFP8")
+    recipe = "mxfp8"
+    make = lambda **k: tet.Linear(256, 384, target=TARGET, **k)  # noqa: E731
+    hp, m = _plain_and_primary(make, recipe)
     q = m.weight
     assert isinstance(q, QuantizedWeight) and "swizzled" in q._qtype
     e = q.scale_inv()[:384].int()  # one E8M0 byte per 1x32 block: 2^ceil(log2(amax / 448))
@@ -350,12 +372,7 @@ def test_mxfp8():
     assert torch.equal(e[:, :8].cpu(), (torch.ceil(torch.log2(amax / 448)) + 127).int())
     err = (q.dequantize().float() - hp).abs()
     assert float(err.max()) <= float(hp.abs().max()) * 2 ** -4
-    twin = _twin(m, make)
-    x = torch.randn(32, 256, generator=torch.Generator().manual_seed(5)).bfloat16()
-    _step(twin, recipe, x, first=True)
-    (name,) = twin._weight_cache
-    twin._weight_cache[name] = q._qbytes.clone()
-    _same(_step(m, recipe, x), _step(twin, recipe, x, first=False))
+    _same_as_cached_twin(m, make, recipe, 256)
     before = q.dequantize().clone()
     torch.optim.SGD(m.parameters(), lr=1.0).step()
     want = (before.float() - q.grad.float()).bfloat16().float()
@@ -371,16 +388,9 @@ def test_nvfp4(spec):
     values are exactly the library's: a forward over the identity (one-hot rows quantize
     exactly) gives them back; a step equals the plain module's cached-weight step on the
     same bytes; an SGD step keeps the weight NVFP4."""
-    from te_mlir import runtime
-    if runtime().select_backend(TARGET) == "cuda" and \
-            torch.cuda.get_device_capability()[0] != 10:
-        pytest.skip("NVFP4 runs on a Blackwell GPU or the cpu backend, not on this GPU")
+    _needs_blackwell_on_cuda("NVFP4")
     make = lambda **k: tet.Linear(64, 128, bias=False, target=TARGET, **k)  # noqa: E731
-    torch.manual_seed(3)
-    hp = make(params_dtype=torch.bfloat16).weight.detach().float()
-    torch.manual_seed(3)
-    with tet.quantized_model_init(recipe=spec):
-        m = make(params_dtype=torch.bfloat16)
+    hp, m = _plain_and_primary(make, spec)
     q = m.weight
     assert isinstance(q, QuantizedWeight) and "#te.nvfp4" in q._qtype
     assert q._qbytes.numel() < 1.2 * q.numel() + 1024  # 4-bit codes, both usages, scales
@@ -390,12 +400,7 @@ def test_nvfp4(spec):
     with torch.no_grad(), tet.autocast(recipe=spec):
         y = m(torch.eye(64, device=dev).bfloat16())
     assert torch.equal(y.float(), d.t().bfloat16().float())
-    twin = _twin(m, make)
-    x = torch.randn(32, 64, generator=torch.Generator().manual_seed(5)).bfloat16()
-    _step(twin, spec, x, first=True)
-    (name,) = twin._weight_cache
-    twin._weight_cache[name] = q._qbytes.clone()
-    _same(_step(m, spec, x), _step(twin, spec, x, first=False))
+    _same_as_cached_twin(m, make, spec, 64)
     before = d.clone()
     torch.optim.SGD(m.parameters(), lr=1.0).step()
     assert isinstance(m.weight, QuantizedWeight)
