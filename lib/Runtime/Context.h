@@ -128,11 +128,12 @@ public:
                int64_t *count) const;
   /// n >= 0 and n * elemBytes bytes fit.
   bool count(const char *name, int64_t n, int64_t elemBytes) const;
-  /// A [rows, cols] fp32-sized matrix: both >= 0 and the product fits;
-  /// writes rows * cols to *n.
-  bool matrix(int64_t rows, int64_t cols, int64_t *n) const {
+  /// A [rows, cols] matrix of `elemBytes`-byte elements (default fp32-sized):
+  /// both >= 0 and the product fits; writes rows * cols to *n.
+  bool matrix(int64_t rows, int64_t cols, int64_t *n,
+              int64_t elemBytes = 4) const {
     return nonNegative("rows", rows) && nonNegative("cols", cols) &&
-           product("rows * cols", rows, cols, 4, n);
+           product("rows * cols", rows, cols, elemBytes, n);
   }
   const char *name() const { return call; }
 

@@ -188,6 +188,22 @@ const char *broadcastRows(te_kernels_state *s, int dtype, const void *bias,
 
 } // namespace te::kernels
 
+namespace {
+/// dst[cols, rows] = src[rows, cols]^T of T-sized elements: 32x32 tiles.
+template <typename T>
+const char *launchTranspose(te_kernels_state *s, const void *src, void *dst,
+                            int64_t rows, int64_t cols) {
+  if (rows == 0 || cols == 0)
+    return nullptr;
+  dim3 block(32, 8);
+  dim3 grid(static_cast<unsigned>((cols + 31) / 32),
+            static_cast<unsigned>(std::min<int64_t>((rows + 31) / 32, 65535)));
+  transposeKernel<<<grid, block, 0, s->stream>>>(
+      static_cast<const T *>(src), static_cast<T *>(dst), rows, cols);
+  return launched();
+}
+} // namespace
+
 extern "C" {
 
 const char *te_kernels_bias_grad(te_kernels_state *s, int dtype, const void *dy,
@@ -258,33 +274,13 @@ const char *te_kernels_cast(te_kernels_state *s, int src_dtype, int dst_dtype,
 const char *te_kernels_transpose(te_kernels_state *s, int dtype,
                                  const void *src, void *dst, int64_t rows,
                                  int64_t cols) {
-  if (rows == 0 || cols == 0)
-    return nullptr;
-  dim3 block(32, 8);
-  dim3 grid(static_cast<unsigned>((cols + 31) / 32),
-            static_cast<unsigned>(std::min<int64_t>((rows + 31) / 32, 65535)));
-  if (dtype == 0)
-    transposeKernel<<<grid, block, 0, s->stream>>>(
-        static_cast<const uint32_t *>(src), static_cast<uint32_t *>(dst), rows,
-        cols);
-  else
-    transposeKernel<<<grid, block, 0, s->stream>>>(
-        static_cast<const uint16_t *>(src), static_cast<uint16_t *>(dst), rows,
-        cols);
-  return launched();
+  return dtype == 0 ? launchTranspose<uint32_t>(s, src, dst, rows, cols)
+                    : launchTranspose<uint16_t>(s, src, dst, rows, cols);
 }
 
 const char *te_kernels_transpose_bytes(te_kernels_state *s, const void *src,
                                        void *dst, int64_t rows, int64_t cols) {
-  if (rows == 0 || cols == 0)
-    return nullptr;
-  dim3 block(32, 8);
-  dim3 grid(static_cast<unsigned>((cols + 31) / 32),
-            static_cast<unsigned>(std::min<int64_t>((rows + 31) / 32, 65535)));
-  transposeKernel<<<grid, block, 0, s->stream>>>(
-      static_cast<const uint8_t *>(src), static_cast<uint8_t *>(dst), rows,
-      cols);
-  return launched();
+  return launchTranspose<uint8_t>(s, src, dst, rows, cols);
 }
 
 const char *te_kernels_zero_ranges(te_kernels_state *s, void *const *ptrs,

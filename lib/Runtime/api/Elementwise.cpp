@@ -125,6 +125,14 @@ int32_t te_rt_cast(te_rt_context *ctx, int32_t src_dtype, int32_t dst_dtype,
   return ctx->ops->cast(c, ctx, src_dtype, dst_dtype, src, dst, n);
 }
 
+/// Whether the `bytes` at dst and at src overlap (a transpose reads what it
+/// would already have written).
+static bool overlap(const void *dst, const void *src, int64_t bytes) {
+  uintptr_t d = reinterpret_cast<uintptr_t>(dst),
+            s = reinterpret_cast<uintptr_t>(src);
+  return bytes && d < s + uint64_t(bytes) && s < d + uint64_t(bytes);
+}
+
 int32_t te_rt_transpose(te_rt_context *ctx, int32_t dtype, const void *src,
                         void *dst, int64_t rows, int64_t cols) {
   Checker c("te_rt_transpose");
@@ -132,10 +140,8 @@ int32_t te_rt_transpose(te_rt_context *ctx, int32_t dtype, const void *src,
   if (!c.context(ctx) || !c.dtype(dtype) || !c.matrix(rows, cols, &n) ||
       !c.notNull("src", src) || !c.notNull("dst", dst))
     return 1;
-  int64_t bytes = n * te::cpu::dtypeSize(static_cast<te::cpu::DType>(dtype));
-  uintptr_t d = reinterpret_cast<uintptr_t>(dst),
-            s = reinterpret_cast<uintptr_t>(src);
-  if (bytes && d < s + bytes && s < d + bytes)
+  if (overlap(dst, src,
+              n * te::cpu::dtypeSize(static_cast<te::cpu::DType>(dtype))))
     return c.fail("dst and src overlap"), 1;
   return ctx->ops->transpose(c, ctx, dtype, src, dst, rows, cols);
 }
@@ -144,14 +150,10 @@ int32_t te_rt_transpose_bytes(te_rt_context *ctx, const void *src, void *dst,
                               int64_t rows, int64_t cols) {
   Checker c("te_rt_transpose_bytes");
   int64_t n = 0;
-  if (!c.context(ctx) || !c.nonNegative("rows", rows) ||
-      !c.nonNegative("cols", cols) ||
-      !c.product("rows * cols", rows, cols, 1, &n) || !c.notNull("src", src) ||
-      !c.notNull("dst", dst))
+  if (!c.context(ctx) || !c.matrix(rows, cols, &n, 1) ||
+      !c.notNull("src", src) || !c.notNull("dst", dst))
     return 1;
-  uintptr_t d = reinterpret_cast<uintptr_t>(dst),
-            s = reinterpret_cast<uintptr_t>(src);
-  if (n && d < s + uint64_t(n) && s < d + uint64_t(n))
+  if (overlap(dst, src, n))
     return c.fail("dst and src overlap"), 1;
   return ctx->ops->transpose_bytes(c, ctx, src, dst, rows, cols);
 }
