@@ -193,8 +193,14 @@ class _TEModule(PrimaryWeights, BackwardOverride, nn.Module):
                     cache_dir=self.cache_dir, strict=self.strict, extra_args=extra)
 
     @torch.compiler.disable
-    def _build(self, recipe, dtype=None, frozen=()):
+    def _build(self, recipe, dtype=None, frozen=(), save_rowwise=False):
+        """The TeFunction of `recipe` in `dtype` with the parameters `frozen`, compiled
+        (or the prebuilt library=) and loaded, its recipe-state buffers registered.
+        ``save_rowwise`` (Linear, LayerNormLinear; not with library=): the op saves its
+        quantized input's rowwise copy too, keyed apart (backward_override)."""
         dtype = dtype or self.params_dtype
+        ir = ((lambda: self._ir(dtype, frozen, save_rowwise=True)) if save_rowwise
+              else (lambda: self._ir(dtype, frozen)))
         if self._library_path is not None:
             if frozen:  # (a prebuilt library computes every gradient; unused ones dropped)
                 return self.function(recipe, dtype)
@@ -204,7 +210,7 @@ class _TEModule(PrimaryWeights, BackwardOverride, nn.Module):
                                   "leave library= unset to compile one for the autocast dtype")
             path = self._library_path
         else:
-            path = _te_compile(self._ir(dtype, frozen), **self._compile_options(recipe))
+            path = _te_compile(ir(), **self._compile_options(recipe))
         try:
             ops = load(path)
         except TeMlirError as ex:
@@ -217,8 +223,7 @@ class _TEModule(PrimaryWeights, BackwardOverride, nn.Module):
             warnings.warn(f"{type(self).__name__}: the cached library {path} does not load "
                           f"({str(ex).splitlines()[0]}); compiling it again", TeMlirWarning,
                           stacklevel=3)
-            path = _te_compile(self._ir(dtype, frozen), rebuild=True,
-                               **self._compile_options(recipe))
+            path = _te_compile(ir(), rebuild=True, **self._compile_options(recipe))
             ops = load(path)
         fn = ops.function(self._func)
         n = len(self._param_names) + 1
@@ -239,6 +244,8 @@ class _TEModule(PrimaryWeights, BackwardOverride, nn.Module):
                 self._state_buffers.add(bname)
                 names[which].append(bname)
         key = (recipe, dtype, frozen) if frozen else (recipe, dtype)
+        if save_rowwise:
+            key = (recipe, dtype, frozen, "save_rowwise")
         self._state[key] = names
         self._fns[key] = fn
         return fn
@@ -302,11 +309,9 @@ class _TEModule(PrimaryWeights, BackwardOverride, nn.Module):
         else:
             if torch.is_grad_enabled():  # parameters with requires_grad=False: te.frozen
                 ps = self._parameters
-                for n in self._param_names:
-                    if not ps[n].requires_grad:
-                        key = (recipe, dtype, tuple(
-                            n for n in self._param_names if not ps[n].requires_grad))
-                        break
+                frozen = tuple(n for n in self._param_names if not ps[n].requires_grad)
+                if frozen:
+                    key = (recipe, dtype, frozen)
             out = self._runner_for(key)(self, inp, is_first_microbatch)
         if self.return_bias:  # TE's order: (out, bias, ln_out)
             bias = self._returned_bias()

@@ -58,17 +58,13 @@ class BackwardOverride:
     def _rowwise_function(self, recipe, dtype):
         """The TeFunction of `recipe` (a block recipe: no recipe state) compiled with
         `save_rowwise`, for the dequantized backward override."""
-        from .nn import _te_compile, load
-        key = ("save_rowwise", recipe, dtype)
-        fn = self._fns.get(key)
+        fn = self._fns.get((recipe, dtype, (), "save_rowwise"))
         if fn is None:
             if self._library_path is not None:
                 raise TeMlirError(f"{type(self).__name__}: backward_override='dequantized' "
                                   f"under {recipe_kind(recipe)} with a prebuilt library= (it "
                                   "needs a library that saves the rowwise quantization)")
-            path = _te_compile(self._ir(dtype, (), save_rowwise=True),
-                               **self._compile_options(recipe))
-            fn = self._fns[key] = load(path).function(self._func)
+            fn = self._build(recipe, dtype, save_rowwise=True)
             if fn.state_specs or fn.bwd_state_specs:
                 raise TeMlirError(f"{type(self).__name__}: {recipe}: a save_rowwise library "
                                   "with recipe state")

@@ -142,12 +142,9 @@ def _dequantize_nvfp4(qbytes, parts, qtype, dtype):
     s = scale_inv_of(qbytes, parts, qtype)[:rows].contiguous().view(torch.float8_e4m3fn)
     s = s.to(torch.float32).repeat_interleave(16, 1)[:, :cols]
     amax = _part(qbytes, parts, "amax_rowwise", torch.float32).reshape(())
-    fmax = torch.finfo(torch.float32).max
-    if float(amax) == 0.0 or not torch.isfinite(amax):
-        s_enc = torch.ones((), dtype=torch.float32, device=amax.device)
-    else:
-        s_enc = torch.tensor(6.0 * 448.0, dtype=torch.float32, device=amax.device) / amax
-        s_enc = torch.where(torch.isinf(s_enc), torch.full_like(s_enc, fmax), s_enc)
+    # (on the device, no host sync: 2688 / amax in fp32, +inf clamped to FLT_MAX)
+    s_enc = torch.where((amax == 0) | ~torch.isfinite(amax), 1.0,
+                        (6.0 * 448.0 / amax).clamp(max=torch.finfo(torch.float32).max))
     return ((e2m1 * s) / s_enc).to(dtype)
 
 
@@ -324,7 +321,7 @@ class WeightQuantizer:
 
 
 def _unswizzle(scales, swizzled):
-    """MXFP8 scale bytes [rows, cols] (rows padded to 128, cols to 4) in row-major order,
+    """MXFP8's or NVFP4's scale bytes [rows, cols] (rows padded to 128, cols to 4) in row-major order,
     from cuBLAS's tile order when `swizzled` (128x4 tiles of 512 bytes, row-major over the
     tiles; in a tile row r, column c at (r % 32) * 16 + (r // 32) * 4 + c)."""
     if not swizzled:
