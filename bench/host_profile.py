@@ -9,6 +9,14 @@ rounds), on the seeds' shape [8, 2, 256] (LayerNormLinear 256 -> 768, bf16):
   module fwd + y.backward(dy)                   + the autograd engine
   module fwd + loss backward                    seed_overhead.py's step
   torch eager, same two steps                   the reference
+  floor: null module fwd + loss backward        the least any module costs in this step:
+                                                the same five tensors through one
+                                                autograd.Function that does no work
+                                                (PyTorch's engine, the loss, the
+                                                gradient accumulation)
+  ... under torch.compile                       the same three (te_mlir, torch, null)
+                                                compiled with fullgraph=True: the floor
+                                                of torch.compile's per-call runtime
 
     python bench/host_profile.py --device cuda [--out FILE.json]
 """
@@ -132,6 +140,43 @@ res["torch fwd + backward(dy)"] = tm(t1)
 res["torch fwd + loss backward"] = tm(t2)
 yy = ref(x).detach().requires_grad_()
 res["loss alone (fwd + backward)"] = tm(lambda: yy.float().square().sum().backward())
+
+
+class _Null(torch.autograd.Function):
+    """No work: the output is allocated, the gradients are kept tensors."""
+    @staticmethod
+    def forward(ctx, x, *params):
+        return x.new_empty(x.shape[:-1] + (768,))
+
+    @staticmethod
+    def backward(ctx, dy):
+        return _NULL_GRADS
+
+
+class NullModule(torch.nn.Module):
+    def __init__(self, like):
+        super().__init__()
+        self.ps = torch.nn.ParameterList(
+            [torch.nn.Parameter(p.detach().clone()) for p in like.parameters()])
+
+    def forward(self, x):
+        return _Null.apply(x, *self.ps)
+
+
+null = NullModule(m)
+_NULL_GRADS = (torch.zeros_like(x),) + tuple(torch.zeros_like(p) for p in null.ps)
+
+
+def loss_step(mod):
+    def f():
+        x.grad = None
+        mod(x).float().square().sum().backward()
+    return f
+
+
+res["floor: null module fwd + loss backward"] = tm(loss_step(null))
+for name, mod in (("module", m), ("torch", ref), ("floor: null module", null)):
+    res[f"{name} compiled + loss backward"] = tm(loss_step(torch.compile(mod, fullgraph=True)))
 for k, v in res.items():
     print(f"{k:40s} {v:8.1f} us")
 if args.out:

@@ -14,10 +14,32 @@
 # (anchors' seed_overhead.py), decoder16, decoder8192 (bench/decoder_layer.py), memory
 # (anchors' module_memory.py), dropin (the modules' drop-in tests with
 # TE_MLIR_TEST_TARGET=auto), weights (bench/weights_memory.py), energy (bench/energy.py;
-# ENERGY_ARGS). Logs and JSON go to OUT. DECODER16_ARGS / DECODER8192_ARGS:
+# ENERGY_ARGS), profile (bench/host_profile.py). Logs and JSON go to OUT. DECODER16_ARGS / DECODER8192_ARGS:
 # extra decoder_layer.py arguments (e.g. --recipes bf16 --no-compile).
+#
+# Wheel mode (no build-gpu bundle; the wheel's te-compile compiles live there):
+#   utils/gpu_python.sh --pack-wheel      # here: scripts/build_wheel.sh .whl first; puts
+#                                         # the CUDA unit tests (xz) and the anchors'
+#                                         # scripts into .gpu-unit/ (git-ignored)
+#   utils/gpu_python.sh OUT STEPS         # on the GPU machine with carry [".whl",
+#                                         # ".gpu-unit"]: the wheel is installed into
+#                                         # /tmp/te-wheel/site (kept while the machine is
+#                                         # warm, so a later call carrying .te-peer
+#                                         # instead finds it) and serves as TE_MLIR_BUILD
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+if [[ ${1:-} == --pack-wheel ]]; then
+  b=$root/build
+  u=$root/.gpu-unit
+  rm -rf "$u"; mkdir -p "$u/unittests" "$u/anchors"
+  cp "$b/unittests/TERuntimeTests" "$b/unittests/TERuntimeGuestTests" "$u/unittests/"
+  strip --strip-unneeded "$u"/unittests/TERuntime*
+  xz -9 -T2 "$u/unittests/TERuntimeTests"
+  cp -r "$b/unittests/fixtures" "$u/unittests/"
+  cp "$root"/../shared/anchors/{seed_overhead,module_memory,layer_memory}.py "$u/anchors/" 2>/dev/null
+  du -sh "$u" "$root"/.whl/*.whl
+  exit 0
+fi
 if [[ ${1:-} == --pack ]]; then
   b=$root/build
   g=$root/build-gpu
@@ -39,6 +61,25 @@ steps=${2:-unit,pytest,seed}
 mkdir -p "$out"
 cd "$root"
 export PYTHONUNBUFFERED=1
+if [[ ! -d build-gpu && ! -f build-gpu.tar.xz ]]; then
+  # wheel mode: build-gpu is assembled from the installed wheel and .gpu-unit
+  tw=/tmp/te-wheel
+  if [[ ! -d $tw/site/te_mlir/_native ]]; then
+    whl=$(ls .whl/te_mlir-*.whl 2>/dev/null | head -1)
+    [[ -n $whl ]] || { echo "gpu_python: no build-gpu, no build-gpu.tar.xz, no .whl/te_mlir-*.whl" >&2; exit 1; }
+    mkdir -p $tw/site $tw/cache
+    python3 -m pip install -q --no-deps --no-index --disable-pip-version-check --target $tw/site "$whl" || exit 1
+  fi
+  [[ -d .gpu-unit ]] && mkdir -p $tw/unit && cp -r .gpu-unit/. $tw/unit/ \
+    && { [[ ! -f $tw/unit/unittests/TERuntimeTests.xz ]] || xz -df $tw/unit/unittests/TERuntimeTests.xz; }
+  mkdir -p build-gpu
+  ln -sfn $tw/site/te_mlir/_native/bin build-gpu/bin
+  ln -sfn $tw/site/te_mlir/_native/lib build-gpu/lib
+  ln -sfn $tw/cache build-gpu/cache
+  [[ -d $tw/unit/unittests ]] && ln -sfn $tw/unit/unittests build-gpu/unittests
+  [[ -d $tw/unit/anchors ]] && ln -sfn $tw/unit/anchors build-gpu/anchors
+  echo "gpu_python: wheel mode, binaries from $tw/site/te_mlir/_native"
+fi
 [[ -d build-gpu ]] || tar xJf build-gpu.tar.xz
 # the unit tests' fixtures and their runtime at the paths they were built with
 src_build=$(strings build-gpu/unittests/TERuntimeTests | grep -m1 -oE '/[^"]*/unittests/fixtures/' | sed 's#/unittests/fixtures/##')
@@ -105,6 +146,12 @@ if has energy; then
   echo "== bench/energy.py"
   timeout 420 python3 bench/energy.py ${ENERGY_ARGS:-} --out "$out/energy.json" > "$out/energy.log" 2>&1
   tail -22 "$out/energy.log"
+fi
+if has profile; then
+  echo "== bench/host_profile.py (where the host time goes; the null-module floors)"
+  timeout 300 python3 bench/host_profile.py --device cuda --out "$out/host_profile.json" \
+    > "$out/host_profile.log" 2>&1
+  head -20 "$out/host_profile.log"
 fi
 if has memory; then
   timeout 200 python3 build-gpu/anchors/module_memory.py > "$out/module_memory.log" 2>&1; tail -12 "$out/module_memory.log"
