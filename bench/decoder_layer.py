@@ -192,6 +192,8 @@ def main():
     ap.add_argument("--no-compile", action="store_true", help="skip the torch.compile engines")
     ap.add_argument("--compile-modes", default="default,reduce-overhead",
                     help="torch.compile modes of the torch and te_mlir engines")
+    ap.add_argument("--backend-recipes", default="fp8-delayed",
+                    help="FP8 recipes the torch layer also runs with under backend=\"te_mlir\"")
     ap.add_argument("--compile-recipes", default="bf16,fp8-current",
                     help="recipes whose te_mlir layer also runs under torch.compile")
     args = ap.parse_args()
@@ -281,6 +283,17 @@ def main():
             c = torch.compile(ref, backend="te_mlir")
             step, _ = make_step(c, cos, sin)
             run_engine("te_mlir backend=te_mlir", "bf16", ref, step, params, False)
+        for r in args.backend_recipes.split(","):
+            if r and r != "bf16" and r in recipes and not args.no_compile:
+                # the torch layer's regions compiled with an FP8 recipe (fp8-delayed: the
+                # regions' recipe state in the compiled graph's buffers); a fresh copy of
+                # the layer, since the backend's state buffers belong to the graph
+                lay = TorchLayer(H, Fh, nh, eps, dt, dev)
+                lay.load_state_dict(ref.state_dict())
+                c = torch.compile(lay, backend="te_mlir", options={"recipe": r})
+                step, bparams = make_step(c, cos, sin)
+                run_engine("te_mlir backend=te_mlir", r, lay, step, bparams, True)
+                del lay, c
         for r in recipes:
             fp8 = r != "bf16"
             tl = ModuleLayer(tet, H, Fh, nh, eps, dt, dev, recipe=r)

@@ -156,15 +156,15 @@ class _Null(torch.autograd.Function):
 class NullModule(torch.nn.Module):
     def __init__(self, like):
         super().__init__()
-        self.ps = torch.nn.ParameterList(
-            [torch.nn.Parameter(p.detach().clone()) for p in like.parameters()])
+        for k, p in enumerate(like.parameters()):  # plain attributes: Dynamo traces them
+            setattr(self, f"p{k}", torch.nn.Parameter(p.detach().clone()))
 
     def forward(self, x):
-        return _Null.apply(x, *self.ps)
+        return _Null.apply(x, self.p0, self.p1, self.p2, self.p3)
 
 
 null = NullModule(m)
-_NULL_GRADS = (torch.zeros_like(x),) + tuple(torch.zeros_like(p) for p in null.ps)
+_NULL_GRADS = (torch.zeros_like(x),) + tuple(torch.zeros_like(p) for p in null.parameters())
 
 
 def loss_step(mod):

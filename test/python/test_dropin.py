@@ -306,15 +306,22 @@ def test_backward_override_dequantized_block_recipes(kind, cls):
     a = deq["ln_out" if kind == "lnl" else "input"]
     w = deq["weight"]
     assert a.shape == (128, 128) and w.shape == (256, 128)
-    torch.testing.assert_close(yd[0].float(), a @ w.t() + d.bias.detach().float(),
-                               rtol=1e-5, atol=1e-5)
+    # the cpu backend multiplies the dequantized values in fp32 (exact to rounding); a
+    # Hopper FP8 GEMM accumulates the block-scaled products in the tensor cores' own
+    # precision (measured on the H200: 1.7e-3 at outputs of order 1): a wrong byte,
+    # scale or layout in the saved copy is an O(1) error either way
+    on_gpu = d.function().ops.library.backend == "cuda"
+    fwd_tol = dict(rtol=1e-2, atol=1e-2) if on_gpu else dict(rtol=1e-5, atol=1e-5)
+    bwd_tol = dict(rtol=1e-3, atol=1e-3) if on_gpu else dict(rtol=1e-5, atol=1e-4)
+    yref = a @ w.t() + d.bias.detach().float()
+    torch.testing.assert_close(yd[0].float(), yref, **fwd_tol)
     dy = torch.randn(yd[0].shape, generator=torch.Generator().manual_seed(7)).to(yd[0])
     wgrad = dy.float().t() @ a
-    torch.testing.assert_close(gd["weight"].float(), wgrad, rtol=1e-5, atol=1e-4)
+    torch.testing.assert_close(gd["weight"].float(), wgrad, **bwd_tol)
     assert (gd["weight"].float() - wgrad).norm() < (gh["weight"].float() - wgrad).norm()
     if kind == "lin":
         dgrad = dy.float() @ w
-        torch.testing.assert_close(gxd.float(), dgrad, rtol=1e-5, atol=1e-4)
+        torch.testing.assert_close(gxd.float(), dgrad, **bwd_tol)
         assert (gxd.float() - dgrad).norm() < (gxh.float() - dgrad).norm()
 
 
