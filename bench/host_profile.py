@@ -28,6 +28,9 @@ ap = argparse.ArgumentParser()
 ap.add_argument("--device", default="cuda")
 ap.add_argument("--out", default=None)
 ap.add_argument("--iters", type=int, default=300)
+ap.add_argument("--cprofile", default="eager",
+                help="comma list of the steps whose Python profile is printed at the end: "
+                     "eager (module fwd + backward(dy)), compiled, null-compiled")
 args = ap.parse_args()
 torch.set_num_threads(1)
 import te_mlir.torch as tet
@@ -175,17 +178,23 @@ def loss_step(mod):
 
 
 res["floor: null module fwd + loss backward"] = tm(loss_step(null))
+compiled = {}
 for name, mod in (("module", m), ("torch", ref), ("floor: null module", null)):
-    res[f"{name} compiled + loss backward"] = tm(loss_step(torch.compile(mod, fullgraph=True)))
+    compiled[name] = loss_step(torch.compile(mod, fullgraph=True))
+    res[f"{name} compiled + loss backward"] = tm(compiled[name])
 for k, v in res.items():
     print(f"{k:40s} {v:8.1f} us")
 if args.out:
     json.dump(res, open(args.out, "w"), indent=1)
 import cProfile, pstats
-pr = cProfile.Profile()
-pr.enable()
-for _ in range(300):
-    s1()
-sync()
-pr.disable()
-pstats.Stats(pr).sort_stats("tottime").print_stats(18)
+for what in args.cprofile.split(","):
+    f = {"eager": s1, "compiled": compiled["module"],
+         "null-compiled": compiled["floor: null module"]}[what]
+    print(f"\n== Python profile: {what}, 300 steps")
+    pr = cProfile.Profile()
+    pr.enable()
+    for _ in range(300):
+        f()
+    sync()
+    pr.disable()
+    pstats.Stats(pr).sort_stats("tottime").print_stats(30)

@@ -215,6 +215,35 @@ def test_fp8_autocast_selects_the_recipe():
     assert not torch.equal(a(x), ya)  # bf16 outside
 
 
+class _OpLog(torch.utils._python_dispatch.TorchDispatchMode):
+    def __init__(self):
+        super().__init__()
+        self.names = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.names.append(func.__name__)
+        return func(*args, **(kwargs or {}))
+
+
+@pytest.mark.parametrize("recipe", ["bf16", "fp8-delayed"])
+def test_eager_backward_makes_no_zeros(recipe):
+    """The eager backward of a module creates no zeros: autograd materializes no
+    gradient of the Function's non-differentiable outputs (under fp8-delayed, the new
+    forward recipe state: a zeros tensor per state output and step before). (A fed
+    gradient that comes as None is made zeros by the backward: test_ops' optional-grad
+    cases.)"""
+    m = randomize(tet.LayerNormMLP(32, 64, recipe=recipe, target="cpu"))
+    x = torch.randn(16, 32, requires_grad=True)
+    m(x).sum().backward()  # the first step compiles
+    y = m(x)
+    dy = torch.randn_like(y)
+    with _OpLog() as log:
+        y.backward(dy)
+    made = [n for n in log.names if n.split(".")[0] in
+            ("zeros", "zeros_like", "new_zeros", "zero_", "fill_")]
+    assert not made, f"the backward made zeros: {made}"
+
+
 def test_delayed_state_advances_over_three_steps():
     """The module's amax-history/scale buffers advance every step exactly as threading
     the state through TeFunction by hand does (new state = the entries' state results,

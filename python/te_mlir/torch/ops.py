@@ -477,7 +477,7 @@ def _register_autograd(ops, op, step):
     entry's results out, saved/state/quantized ones non-differentiable); else the op
     below autograd. What AOTAutograd traces under torch.compile, and what a direct call
     of the op runs in eager."""
-    full = _fast_function(ops, step, list(range(len(step.fwd.results))), materialize=False)
+    full = _fast_function(ops, step, list(range(len(step.fwd.results))), hold_state=False)
     raw = getattr(op, "_op", op)
     below = torch._C._AutoDispatchBelowAutograd
     grad_enabled = torch.is_grad_enabled
@@ -495,7 +495,7 @@ def _register_autograd(ops, op, step):
     ops._lib.impl(step.fwd.name, autograd_kernel, "Autograd", with_keyset=True)
 
 
-def _fast_function(ops, step, output_index, materialize=True):
+def _fast_function(ops, step, output_index, hold_state=True):
     """The autograd.Function of forward entry `step.fwd`: its forward calls the op below
     the Autograd key (the C++ kernel directly), saves exactly what `<fn>_bwd` is fed
     (`te_module_step_feed`: te.alias input:N re-saved from the inputs, te.alias
@@ -504,8 +504,9 @@ def _fast_function(ops, step, output_index, materialize=True):
     the op's Autograd kernel: all of them, saved/state/quantized ones marked
     non-differentiable); its backward calls `<fn>_bwd` and copies the new backward
     recipe state into its tensors. What the feeds decide is worked out here, once.
-    ``materialize``: an unused output's gradient comes as zeros from autograd (else the
-    backward makes zeros for the fed gradients only)."""
+    ``hold_state``: the eager modules' Function (the backward recipe state held live,
+    below); else the op's Autograd kernel's. Either way autograd materializes no
+    gradient: the backward makes zeros for a fed gradient that comes as None."""
     # the OpOverloads' C++ callables (one Python frame less per call)
     fwd_op = getattr(ops.op(step.fwd.name), "_op", ops.op(step.fwd.name))
     bwd_op = getattr(ops.op(step.bwd.name), "_op", ops.op(step.bwd.name))
@@ -517,7 +518,7 @@ def _fast_function(ops, step, output_index, materialize=True):
     # saved_plan: what forward saves, in order: (0, forward input k) or (1, result k);
     # bwd_plan, per backward argument: (1, position in saved_tensors) or (0, index of
     # the returned output whose gradient it is)
-    # In eager (materialize), the backward recipe state is not saved but held live
+    # In eager (hold_state), the backward recipe state is not saved but held live
     # (bwd_plan (2, position)): each backward reads the state as the backwards before
     # it left it and updates it in place, as sequential steps would, so a module run
     # twice before one backward (shared weights, microbatches summed into one loss)
@@ -534,7 +535,7 @@ def _fast_function(ops, step, output_index, materialize=True):
         if kind == _abi.FEED_GRAD:
             bwd_plan.append((0, out_pos[k]))
             continue
-        if kind == _abi.FEED_STATE and materialize:
+        if kind == _abi.FEED_STATE and hold_state:
             bwd_plan.append((2, step.bwd_state.index(j)))
             continue
         bwd_plan.append((1, len(saved_plan)))
@@ -557,7 +558,7 @@ def _fast_function(ops, step, output_index, materialize=True):
     grad_of = sorted(step.grad_of_input.items())
     state_results = [(r, step.bwd_state[j]) for r, j in step.bwd_state_results.items()]
     n_in = n_fwd + len(step.bwd_state)
-    live_state = materialize and bool(step.bwd_state)
+    live_state = hold_state and bool(step.bwd_state)
     # The backward arguments it may donate to <fn>_bwd (te.donatable): forward results
     # that only this Function holds (saved, not returned to the caller, not a cached
     # weight); donated when no one can run this backward again (_donations).
@@ -570,6 +571,16 @@ def _fast_function(ops, step, output_index, materialize=True):
     # The C++ kernel's donation call bound once (one ctypes call per backward: the kernel
     # consumes it), with the array of the usual case (every donatable argument) prebuilt.
     donate_all, set_donation = _donation_setter(ops, bwd_name, donatable)
+    fed_grads = [j for j, (w, _) in enumerate(bwd_plan) if not w]  # backward args
+    if len(grad_js) == 1:  # the usual case: one fed output (no dict comprehension)
+        g0 = grad_js[0]
+
+        def meta(outs):
+            o = outs[g0]
+            return {g0: (o.shape, o.dtype, o.device)}
+    else:
+        def meta(outs):
+            return {j: (outs[j].shape, outs[j].dtype, outs[j].device) for j in grad_js}
 
     class Fn(torch.autograd.Function):
         @staticmethod
@@ -589,12 +600,13 @@ def _fast_function(ops, step, output_index, materialize=True):
             outs = (res[first],) if single else tuple([res[r] for r in output_index])
             if nondiff:
                 ctx.mark_non_differentiable(*[outs[j] for j in nondiff])
-            if not materialize:
-                ctx.set_materialize_grads(False)
-                ctx.te_meta = {j: (outs[j].shape, outs[j].dtype, outs[j].device)
-                               for j in grad_js}
-            # (else autograd materializes an unused output's gradient as zeros: what a
-            # te.optional_grad output's missing gradient must be)
+            # No gradient is materialized by autograd: a non-differentiable output's (the
+            # new forward recipe state, the quantized and saved results) would be a zeros
+            # tensor per output and step that nothing reads; a fed gradient that comes
+            # as None (an unused output: what a te.optional_grad output's missing
+            # gradient must be) becomes zeros in the backward.
+            ctx.set_materialize_grads(False)
+            ctx.te_meta = meta(outs)
             return outs
 
         @staticmethod
@@ -606,11 +618,10 @@ def _fast_function(ops, step, output_index, materialize=True):
                          for w, k in bwd_plan]
             else:
                 bargs = [saved[k] if w else grads[k] for w, k in bwd_plan]
-            if not materialize:
-                for j, (w, k) in enumerate(bwd_plan):
-                    if not w and bargs[j] is None:
-                        shape, dtype, dev = ctx.te_meta[k]
-                        bargs[j] = torch.zeros(shape, dtype=dtype, device=dev)
+            for j in fed_grads:
+                if bargs[j] is None:
+                    shape, dtype, dev = ctx.te_meta[bwd_plan[j][1]]
+                    bargs[j] = torch.zeros(shape, dtype=dtype, device=dev)
             donate = _donations(donatable, bargs)
             if donate:
                 set_donation(donate_all if len(donate) == len(donatable) else donate)
