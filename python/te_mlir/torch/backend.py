@@ -301,7 +301,11 @@ def _state_buffers(gm: fx.GraphModule, fn, ext: list, label: str) -> tuple:
     names = ([], [])
     for which, specs in ((0, fn.state_specs), (1, fn.bwd_state_specs)):
         for spec, t in zip(specs, fn.initial_state(device=dev, backward=bool(which))):
-            name = f"_te_mlir_state_{label}_{spec.roles['te.state'].replace('.', '_')}"
+            # "<op>_<k>.<kind>": the region's label once, the op only when the region
+            # holds more than its first (LLaMA's q/k/v: one op per projection)
+            op, _, kind = spec.roles["te.state"].rpartition(".")
+            op = "" if op in ("", f"{label}_0") else f"_{op.replace('.', '_')}"
+            name = f"_te_mlir_state_{label}{op}_{kind}"
             k = 0
             while hasattr(gm, name + (f"_{k}" if k else "")):
                 k += 1
