@@ -395,8 +395,11 @@ def test_fp8_delayed_regions_carry_their_state(kind, inductor, checkpoint):
     theirs = {n[len("fp8_delayed_"):]: v for n, v in mod.named_buffers()
               if n.startswith("fp8_delayed_")}
     assert len(region.state) == len(theirs) == 4
+    kinds = ("amax_history_fwd", "scales_fwd", "amax_history_bwd", "scales_bwd")
     for n, v in region.state.items():
-        (k,) = [k for k in theirs if n.endswith(k)]
+        assert n.startswith("_te_mlir_state_") and n.count("layernorm_") == 1, n
+        (kind,) = [kd for kd in kinds if n.endswith(kd)]
+        (k,) = [k for k in theirs if k.endswith(kind)]
         assert torch.equal(v, theirs[k]), n
         if "amax_history" in n:
             assert v.abs().sum() > 0, n  # the steps recorded their amaxes
