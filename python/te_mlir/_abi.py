@@ -182,6 +182,7 @@ NOT_BOUND = frozenset("""
     te_rt_dact_quantize_fp8 te_rt_norm_quantize_fp8 te_rt_amax_update te_rt_quantize_fp8_block
     te_rt_gemm_fp8_block te_rt_quantize_mxfp8 te_rt_gemm_mxfp8 te_rt_context_set_seed
     te_rt_quantize_nvfp4 te_rt_quantize_nvfp4_4over6 te_rt_nvfp4_random_bits te_rt_gemm_nvfp4
+    te_rt_quantize_nvfp4_row_scaled te_rt_gemm_nvfp4_row_scaled
     te_rt_comm_available te_rt_nccl_unique_id te_rt_comm_create_nccl te_rt_comm_wrap_nccl
     te_rt_comm_wrap_mpi te_rt_comm_destroy te_rt_comm_size te_rt_comm_rank
     te_rt_context_set_comm te_rt_all_gather te_rt_reduce_scatter te_rt_all_reduce

@@ -69,16 +69,6 @@ func.func @lin(%x: tensor<?x64xf32>, %w: tensor<32x64xf32>, %b: tensor<32xf32>) 
 
 // -----
 
-// Row-scaled NVFP4 is not decomposed yet: a clear error at the op (the
-// other recipes are, see te-decompose-fp8*.mlir, -mxfp8.mlir, -nvfp4.mlir).
-func.func @nvfp4_row_scaled(%x: tensor<32x64xbf16>, %w: tensor<32x64xbf16>) -> tensor<32x32xbf16> {
-  // expected-error @+1 {{te-decompose: row-scaled nvfp4 (one amax per row, TE's high-precision backward) is not decomposed yet; nvfp4 without row_scaled is}}
-  %y = te.linear %x weight(%w) recipe(#te.nvfp4<row_scaled = true>) : (tensor<32x64xbf16>, tensor<32x64xbf16>) -> tensor<32x32xbf16>
-  return %y : tensor<32x32xbf16>
-}
-
-// -----
-
 // An op that falls back to bf16 (alignment not met) decomposes.
 // CHECK-LABEL: func.func @fallback(
 // CHECK: te.gemm tn

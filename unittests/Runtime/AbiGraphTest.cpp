@@ -193,6 +193,14 @@ TEST(AbiCuda, NVFP4NeedsBlackwell) {
   EXPECT_FAILS_WITH(te_rt_gemm_nvfp4(ctx, TE_RT_DTYPE_BF16, q, q, &am, q, q,
                                      &am, 0, nullptr, f, 16, 16, 16, 0),
                     "te_rt_gemm_nvfp4: " + refusal);
+  float rowAm[16] = {};
+  EXPECT_FAILS_WITH(te_rt_quantize_nvfp4_row_scaled(ctx, TE_RT_DTYPE_F32, f, 16,
+                                                    16, 1, q, q, rowAm),
+                    "te_rt_quantize_nvfp4_row_scaled: " + refusal);
+  EXPECT_FAILS_WITH(te_rt_gemm_nvfp4_row_scaled(ctx, TE_RT_DTYPE_BF16, q, q,
+                                                rowAm, q, q, &am, 0, nullptr,
+                                                f, 16, 16, 16, 0),
+                    "te_rt_gemm_nvfp4_row_scaled: " + refusal);
   // Bad arguments are reported first, with the cpu path's messages.
   EXPECT_FAILS_WITH(te_rt_quantize_nvfp4(ctx, TE_RT_DTYPE_F32, f, 16, 16, 0, 1,
                                          0, 0, 0, q, q, &am, nullptr, nullptr,

@@ -687,4 +687,135 @@ TEST_F(Abi, QuantizeNVFP4FourOverSix) {
       << lastError();
 }
 
+/// Row-scaled NVFP4: each row is quantized as a tensor whose global amax is
+/// that row's (bit for bit: row i's codes and scale bytes are those of a
+/// 16-row tensor repeating row i), amax[i] = max |x[i, :]|; the GEMM is
+/// TE's per-tensor GEMM of amax-1 operands times a_amax[i] * b_amax per row.
+TEST_F(Abi, QuantizeAndGemmNVFP4RowScaled) {
+  const int64_t rows = 32, cols = 64, n = 16;
+  std::vector<float> x = gaussian(rows * cols, 11);
+  // Rows of very different magnitudes (1e-3 .. 1e3): a per-tensor amax
+  // flushes the small rows to zero, a row's own amax does not.
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      x[i * cols + j] *= std::pow(10.0f, float(i % 7) - 3.0f);
+  x[5 * cols + 3] = std::nanf(""); // NaN: skipped by the row's amax
+  NVFP4Copy row(rows, cols);
+  std::vector<float> rowAmax(rows, -1.0f);
+  ASSERT_EQ(te_rt_quantize_nvfp4_row_scaled(ctx, TE_RT_DTYPE_F32, x.data(),
+                                            rows, cols, 0, row.data.data(),
+                                            row.scales.data(), rowAmax.data()),
+            0)
+      << lastError();
+  for (int64_t i = 0; i < rows; ++i) {
+    float want = 0.0f;
+    for (int64_t j = 0; j < cols; ++j)
+      if (!std::isnan(x[i * cols + j]))
+        want = std::max(want, std::fabs(x[i * cols + j]));
+    EXPECT_EQ(rowAmax[i], want) << "row " << i;
+    if (i == 5)
+      continue; // (the NaN's code follows floatToE2M1, checked elsewhere)
+    std::vector<float> rep(static_cast<size_t>(16 * cols));
+    for (int64_t r = 0; r < 16; ++r)
+      std::copy(x.begin() + i * cols, x.begin() + (i + 1) * cols,
+                rep.begin() + r * cols);
+    NVFP4Copy one(16, cols);
+    ASSERT_EQ(quantizeNVFP4(ctx, rep, 16, cols, {}, &one, nullptr), 0);
+    EXPECT_EQ(one.amax, rowAmax[i]);
+    for (int64_t j = 0; j < cols; ++j) {
+      ASSERT_EQ(row.code(i, j), one.code(0, j)) << i << "," << j;
+      ASSERT_EQ(row.scale(i, j), one.scale(0, j)) << i << "," << j;
+    }
+  }
+  // Swizzled scales: the same bytes in cuBLAS's order.
+  NVFP4Copy sw(rows, cols);
+  std::vector<float> swAmax(rows);
+  ASSERT_EQ(te_rt_quantize_nvfp4_row_scaled(ctx, TE_RT_DTYPE_F32, x.data(),
+                                            rows, cols, 1, sw.data.data(),
+                                            sw.scales.data(), swAmax.data()),
+            0);
+  std::vector<uint8_t> want(row.scales.size());
+  swizzleScales(row.scales.data(), 128, row.scaleCols, want.data());
+  EXPECT_EQ(sw.scales, want);
+  EXPECT_EQ(sw.data, row.data);
+  EXPECT_EQ(swAmax, rowAmax);
+
+  // The GEMM against a per-tensor weight [n, cols], no NaN this time.
+  x[5 * cols + 3] = 0.5f;
+  ASSERT_EQ(te_rt_quantize_nvfp4_row_scaled(ctx, TE_RT_DTYPE_F32, x.data(),
+                                            rows, cols, 0, row.data.data(),
+                                            row.scales.data(), rowAmax.data()),
+            0);
+  std::vector<float> w = gaussian(n * cols, 12);
+  NVFP4Copy wq(n, cols);
+  ASSERT_EQ(quantizeNVFP4(ctx, w, n, cols, {}, &wq, nullptr), 0);
+  std::vector<float> bias(n), d(rows * n, -7.0f);
+  for (int64_t j = 0; j < n; ++j)
+    bias[j] = 0.25f * float(j);
+  ASSERT_EQ(te_rt_gemm_nvfp4_row_scaled(
+                ctx, TE_RT_DTYPE_F32, row.data.data(), row.scales.data(),
+                rowAmax.data(), wq.data.data(), wq.scales.data(), &wq.amax, 0,
+                bias.data(), d.data(), rows, n, cols, 0),
+            0)
+      << lastError();
+  // The same product by hand: the block values (amax-1 GEMM of
+  // te_rt_gemm_nvfp4 with both amaxes 1 gives sum * (1 / 2688)^2), times
+  // the row's factor, plus the bias.
+  std::vector<float> ones(rows * n);
+  float a1 = 1.0f, b1 = 1.0f;
+  ASSERT_EQ(te_rt_gemm_nvfp4(ctx, TE_RT_DTYPE_F32, row.data.data(),
+                             row.scales.data(), &a1, wq.data.data(),
+                             wq.scales.data(), &b1, 0, nullptr, ones.data(),
+                             rows, n, cols, 0),
+            0);
+  double errRow = 0, errTensor = 0, ref = 0;
+  NVFP4Copy pt(rows, cols); // the per-tensor quantization, for comparison
+  ASSERT_EQ(quantizeNVFP4(ctx, x, rows, cols, {}, &pt, nullptr), 0);
+  std::vector<float> dpt = gemmNVFP4(ctx, pt, wq);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      float want = ones[i * n + j] * (rowAmax[i] * wq.amax) + bias[j];
+      EXPECT_EQ(d[i * n + j], want) << i << "," << j;
+      // Against the fp32 product, relative to each row's magnitude.
+      double exact = 0, scale = std::pow(10.0, double(i % 7) - 3.0);
+      for (int64_t k = 0; k < cols; ++k)
+        exact += double(x[i * cols + k]) * double(w[j * cols + k]);
+      errRow += std::pow((d[i * n + j] - bias[j] - exact) / scale, 2);
+      errTensor += std::pow((dpt[i * n + j] - exact) / scale, 2);
+      ref += std::pow(exact / scale, 2);
+    }
+  // Row scaling keeps the small rows: its error relative to each row's
+  // scale is NVFP4's usual (~10%); the per-tensor amax loses them.
+  EXPECT_LT(std::sqrt(errRow / ref), 0.2);
+  EXPECT_GT(std::sqrt(errTensor / ref), 3 * std::sqrt(errRow / ref));
+  // Accumulate adds the old d.
+  std::vector<float> acc = d;
+  ASSERT_EQ(te_rt_gemm_nvfp4_row_scaled(
+                ctx, TE_RT_DTYPE_F32, row.data.data(), row.scales.data(),
+                rowAmax.data(), wq.data.data(), wq.scales.data(), &wq.amax, 0,
+                nullptr, acc.data(), rows, n, cols, 1),
+            0);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < n; ++j)
+      EXPECT_EQ(acc[i * n + j],
+                ones[i * n + j] * (rowAmax[i] * wq.amax) + d[i * n + j])
+          << i << "," << j;
+  // Checks name the argument.
+  EXPECT_FAILS_WITH(te_rt_quantize_nvfp4_row_scaled(
+                        ctx, TE_RT_DTYPE_F32, x.data(), rows, 40, 0,
+                        row.data.data(), row.scales.data(), rowAmax.data()),
+                    "te_rt_quantize_nvfp4_row_scaled: cols must be a multiple "
+                    "of 16 (NVFP4 blocks), got 40");
+  EXPECT_FAILS_WITH(te_rt_quantize_nvfp4_row_scaled(
+                        ctx, TE_RT_DTYPE_F32, x.data(), rows, cols, 0,
+                        row.data.data(), row.scales.data(), nullptr),
+                    "te_rt_quantize_nvfp4_row_scaled: amax is NULL");
+  EXPECT_FAILS_WITH(te_rt_gemm_nvfp4_row_scaled(
+                        ctx, TE_RT_DTYPE_F32, row.data.data(),
+                        row.scales.data(), nullptr, wq.data.data(),
+                        wq.scales.data(), &wq.amax, 0, nullptr, d.data(), rows,
+                        n, cols, 0),
+                    "te_rt_gemm_nvfp4_row_scaled: a_amax is NULL");
+}
+
 } // namespace

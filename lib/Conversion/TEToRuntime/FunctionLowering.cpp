@@ -271,14 +271,16 @@ LogicalResult FunctionLowering::checkQuantized(Type t, Location where) {
       isa<FP8DelayedRecipeAttr, FP8CurrentRecipeAttr>(q.getRecipe());
   bool blackwell = isa<MXFP8RecipeAttr, NVFP4RecipeAttr>(q.getRecipe());
   bool lowered =
-      blackwell ? q.getArch() == TargetArch::Blackwell && !q.getRowScaled()
+      blackwell ? q.getArch() == TargetArch::Blackwell &&
+                      (!q.getRowScaled() || q.getUsage() == QuantUsage::Rowwise)
                 : q.getArch() == TargetArch::Hopper &&
                       (perTensor || isa<FP8BlockRecipeAttr>(q.getRecipe()));
   if (!lowered)
     return emitError(where) << "te-lower-to-runtime: " << q
                             << " is not lowered (per-tensor FP8 and "
                                "fp8-block on hopper, mxfp8 and nvfp4 "
-                               "without row_scaled on blackwell)";
+                               "on blackwell, row-scaled nvfp4 rowwise "
+                               "only)";
   if (blackwell && q.getSwizzled() != true)
     return emitError(where) << "te-lower-to-runtime: " << q
                             << " has compact scales; the runtime's "

@@ -66,7 +66,19 @@ struct QuantizedGemmLowering : public RuntimeCallPattern<GemmOp> {
                           "bias-gradient epilogue (TE takes it from the "
                           "high-precision gradient)");
     Value bias = g.getBias() ? l.ptr(g.getBias()) : l.nullPtr();
-    if (isa<NVFP4RecipeAttr>(lq.getRecipe()))
+    if (isa<NVFP4RecipeAttr>(lq.getRecipe()) &&
+        (lq.getRowScaled() || rq.getRowScaled())) {
+      // Row-scaled NVFP4: TE's forward GEMM of a row-scaled activation and
+      // a per-tensor weight (its backward is high precision).
+      if (g.getLayout() != GemmLayout::TN || rq.getRowScaled())
+        return g->emitError("te-lower-to-runtime: a row-scaled nvfp4 operand "
+                            "is lowered as the fprop's activation (the "
+                            "left operand of a tn GEMM) only");
+      l.call("te_rt_gemm_nvfp4_row_scaled",
+             {l.ctxArg, l.dtype(g.getResult()), a.data, a.scaleInv, a.amax,
+              bm.data, bm.scaleInv, bm.amax, /*swizzled=*/l.c32(1), bias,
+              l.ptr(g.getResult()), m, n, k, l.c32(0)});
+    } else if (isa<NVFP4RecipeAttr>(lq.getRecipe()))
       // TN like Hopper's: NVFP4's columnwise data is transposed.
       l.call("te_rt_gemm_nvfp4",
              {l.ctxArg, l.dtype(g.getResult()), a.data, a.scaleInv, a.amax,

@@ -77,6 +77,16 @@ struct QuantizeLowering : public RuntimeCallPattern<QuantizeOp> {
               l.part(out, "amax_columnwise")});
       return success();
     }
+    if (isa<NVFP4RecipeAttr>(q.getRecipe()) && q.getRowScaled()) {
+      // One amax per row (amax_rowwise [M]); the rowwise copy only (the
+      // verifier admits no other usage).
+      l.call("te_rt_quantize_nvfp4_row_scaled",
+             {l.ctxArg, l.dtype(qz.getInput()), l.ptr(qz.getInput()),
+              l.rows(qz.getInput()), l.c64(l.lastDim(qz.getInput())),
+              l.c32(q.getSwizzled()), l.part(out, "rowwise_data"),
+              l.part(out, "rowwise_scale_inv"), l.part(out, "amax_rowwise")});
+      return success();
+    }
     if (isa<NVFP4RecipeAttr>(q.getRecipe())) {
       l.call("te_rt_quantize_nvfp4",
              {l.ctxArg, l.dtype(qz.getInput()), l.ptr(qz.getInput()),

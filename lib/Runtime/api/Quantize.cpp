@@ -360,6 +360,44 @@ int32_t te_rt_gemm_nvfp4(te_rt_context *ctx, int32_t out_dtype, const void *a,
                               accumulate);
 }
 
+int32_t te_rt_quantize_nvfp4_row_scaled(te_rt_context *ctx, int32_t dtype,
+                                        const void *x, int64_t rows,
+                                        int64_t cols, int32_t swizzled,
+                                        void *data, uint8_t *scale_inv,
+                                        float *amax) {
+  Checker c("te_rt_quantize_nvfp4_row_scaled");
+  if (!nvfp4Input(c, ctx, dtype, rows, cols) ||
+      !c.flag("swizzled", swizzled) || !c.notNull("x", x) ||
+      !c.notNull("data", data) || !c.notNull("scale_inv", scale_inv) ||
+      !c.notNull("amax", amax))
+    return 1;
+  return ctx->ops->quantize_nvfp4_row_scaled(c, ctx, dtype, x, rows, cols,
+                                             swizzled, data, scale_inv, amax);
+}
+
+int32_t te_rt_gemm_nvfp4_row_scaled(te_rt_context *ctx, int32_t out_dtype,
+                                    const void *a, const uint8_t *a_scale_inv,
+                                    const float *a_amax, const void *b,
+                                    const uint8_t *b_scale_inv,
+                                    const float *b_amax, int32_t swizzled,
+                                    const void *bias, void *d, int64_t m,
+                                    int64_t n, int64_t k, int32_t accumulate) {
+  Checker c("te_rt_gemm_nvfp4_row_scaled");
+  int64_t mn, mk, nk;
+  if (!c.context(ctx) || !c.dtype(out_dtype, "out_dtype") ||
+      !gemmSizes(c, m, n, k, &mn, &mk, &nk) ||
+      !wholeBlocks(c, "k", k, 16, "NVFP4") || !c.flag("swizzled", swizzled) ||
+      !c.flag("accumulate", accumulate) || !c.notNull("a", a) ||
+      !c.notNull("a_scale_inv", a_scale_inv) || !c.notNull("a_amax", a_amax) ||
+      !c.notNull("b", b) || !c.notNull("b_scale_inv", b_scale_inv) ||
+      !c.notNull("b_amax", b_amax) || !c.notNull("d", d))
+    return 1;
+  return ctx->ops->gemm_nvfp4_row_scaled(c, ctx, out_dtype, a, a_scale_inv,
+                                         a_amax, b, b_scale_inv, b_amax,
+                                         swizzled, bias, d, m, n, k,
+                                         accumulate);
+}
+
 int32_t te_rt_amax_update(te_rt_context *ctx, const float *history,
                           const float *scale, const float *amax, int64_t len,
                           int64_t n, float fp8_max, int32_t margin,

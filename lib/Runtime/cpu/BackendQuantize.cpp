@@ -35,7 +35,7 @@ namespace {
 void gemmOfDequantized(te_rt_context *ctx, DType t, const float *A,
                        const float *B, const void *bias, void *d, int64_t m,
                        int64_t n, int64_t k, bool accumulate,
-                       float alpha = 1.0f) {
+                       float alpha = 1.0f, const float *rowAlpha = nullptr) {
   int64_t mn = m * n;
   const float *Bias = bias ? input(ctx, 2, t, bias, n) : nullptr;
   float *D = ctx->scratch(3, mn);
@@ -45,6 +45,8 @@ void gemmOfDequantized(te_rt_context *ctx, DType t, const float *A,
     for (int64_t i = i0; i < i1; ++i)
       for (int64_t j = 0; j < n; ++j) {
         float v = D[i * n + j] * alpha;
+        if (rowAlpha) // row-scaled NVFP4: its row's factor, after alpha
+          v *= rowAlpha[i];
         if (Bias)
           v += Bias[j];
         if (Old)
@@ -485,6 +487,51 @@ int32_t gemm_nvfp4(const Checker &c, te_rt_context *ctx, int32_t out_dtype,
     float alpha = (1.0f / te::cpu::nvfp4EncodeScale(a_amax[0])) *
                   (1.0f / te::cpu::nvfp4EncodeScale(b_amax[0]));
     gemmOfDequantized(ctx, t, A, B, bias, d, m, n, k, accumulate != 0, alpha);
+  });
+}
+
+int32_t quantize_nvfp4_row_scaled(const Checker &c, te_rt_context *ctx,
+                                  int32_t dtype, const void *x, int64_t rows,
+                                  int64_t cols, int32_t swizzled, void *data,
+                                  uint8_t *scale_inv, float *amax) {
+  // Sizes the checks (api/) found to fit.
+  int64_t n = rows * cols;
+  return guarded(c, [&] {
+    const float *X = input(ctx, 0, dtypeOf(dtype), x, n);
+    te::cpu::NVFP4Options options;
+    options.rowAmax = amax; // one amax per row, each row its own S_enc
+    float ignored;
+    quantizeNVFP4Copy(X, rows, cols, options, swizzled != 0, data, scale_inv,
+                      &ignored);
+  });
+}
+
+int32_t gemm_nvfp4_row_scaled(const Checker &c, te_rt_context *ctx,
+                              int32_t out_dtype, const void *a,
+                              const uint8_t *a_scale_inv, const float *a_amax,
+                              const void *b, const uint8_t *b_scale_inv,
+                              const float *b_amax, int32_t swizzled,
+                              const void *bias, void *d, int64_t m, int64_t n,
+                              int64_t k, int32_t accumulate) {
+  // Sizes the checks (api/) found to fit.
+  int64_t mk = m * k, nk = n * k;
+  return guarded(c, [&] {
+    DType t = dtypeOf(out_dtype);
+    float *A = ctx->scratch(0, mk), *B = ctx->scratch(1, nk);
+    dequantizeNVFP4Operand(static_cast<const uint8_t *>(a), a_scale_inv,
+                           swizzled != 0, m, k, A);
+    dequantizeNVFP4Operand(static_cast<const uint8_t *>(b), b_scale_inv,
+                           swizzled != 0, n, k, B);
+    // TE's row-scaled GEMM: the per-tensor GEMM of amax-1 operands (alpha
+    // 1 / S_enc(1)^2), then each row times the fp32 product of the two
+    // amaxes (its cpp_extensions/gemm.py folds a scalar side into one
+    // factor per row).
+    float one = 1.0f / te::cpu::nvfp4EncodeScale(1.0f);
+    std::vector<float> rowAlpha(static_cast<size_t>(m));
+    for (int64_t i = 0; i < m; ++i)
+      rowAlpha[i] = a_amax[i] * b_amax[0];
+    gemmOfDequantized(ctx, t, A, B, bias, d, m, n, k, accumulate != 0,
+                      one * one, rowAlpha.data());
   });
 }
 

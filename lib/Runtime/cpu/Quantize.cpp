@@ -228,14 +228,14 @@ uint8_t floatToE2M1Stochastic(float x, uint32_t r) {
 float quantizeNVFP4(const float *x, int64_t rows, int64_t cols,
                     const NVFP4Options &o, uint8_t *q, uint8_t *scales) {
   float globalAmax = amaxOf(x, rows * cols);
-  float sEnc = nvfp4EncodeScale(globalAmax);
+  float sEncGlobal = nvfp4EncodeScale(globalAmax);
   int64_t blocks = cols / 16, scaleCols = nvfp4ScaleCols(cols);
   // An empty tensor has no scales (and may have no buffer for them).
   if (size_t bytes = static_cast<size_t>(roundUp(rows, 128) * scaleCols))
     std::memset(scales, 0, bytes);
 
   // Row i's block b with scale byte sDecBits: the byte, then the codes.
-  auto encodeBlock = [&](int64_t i, int64_t b, uint8_t sDecBits) {
+  auto encodeBlock = [&](int64_t i, int64_t b, uint8_t sDecBits, float sEnc) {
     scales[i * scaleCols + b] = sDecBits;
     float sDec = e4m3ToFloat(sDecBits);
     float toFP4 = sDec == 0.0f ? 0.0f : sEnc / sDec;
@@ -253,7 +253,7 @@ float quantizeNVFP4(const float *x, int64_t rows, int64_t cols,
       out[j / 2] = static_cast<uint8_t>(code[0] | (code[1] << 4));
     }
   };
-  auto sDecOf = [&](float blockAmax) {
+  auto sDecOf = [&](float blockAmax, float sEnc) {
     return floatToE4M3(blockAmax * sEnc / 6.0f);
   };
 
@@ -264,17 +264,23 @@ float quantizeNVFP4(const float *x, int64_t rows, int64_t cols,
   parallelFor(groups, 16 * cols, [&](int64_t g0, int64_t g1) {
     for (int64_t g = g0; g < g1; ++g) {
       int64_t r0 = g * 16, r1 = std::min(rows, r0 + 16);
+      if (o.rowAmax)
+        for (int64_t i = r0; i < r1; ++i)
+          o.rowAmax[i] = amaxOf(x + i * cols, cols);
       for (int64_t b = 0; b < blocks; ++b) {
         if (o.block2d) {
           float tileAmax = 0.0f;
           for (int64_t i = r0; i < r1; ++i)
             tileAmax = std::max(tileAmax, amaxOf(x + i * cols + b * 16, 16));
-          uint8_t sDecBits = sDecOf(tileAmax);
+          uint8_t sDecBits = sDecOf(tileAmax, sEncGlobal);
           for (int64_t i = r0; i < r1; ++i)
-            encodeBlock(i, b, sDecBits);
+            encodeBlock(i, b, sDecBits, sEncGlobal);
         } else {
-          for (int64_t i = r0; i < r1; ++i)
-            encodeBlock(i, b, sDecOf(amaxOf(x + i * cols + b * 16, 16)));
+          for (int64_t i = r0; i < r1; ++i) {
+            float sEnc = o.rowAmax ? nvfp4EncodeScale(o.rowAmax[i]) : sEncGlobal;
+            encodeBlock(i, b, sDecOf(amaxOf(x + i * cols + b * 16, 16), sEnc),
+                        sEnc);
+          }
         }
       }
     }

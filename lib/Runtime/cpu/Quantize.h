@@ -114,6 +114,9 @@ struct NVFP4Options {
   /// 0 for a rowwise copy, 1 for a columnwise one (the quantization of
   /// x^T): selects the random-bit stream.
   int32_t copy = 0;
+  /// Row-scaled NVFP4: one global amax per row (written here, `rows`
+  /// floats), each row quantized with its own S_enc; not with block2d.
+  float *rowAmax = nullptr;
 };
 
 /// NVFP4 quantization of x [rows, cols] (cols % 16 == 0; with block2d
@@ -123,7 +126,8 @@ struct NVFP4Options {
 /// S_dec)) (x * 0 when S_dec is 0). Writes q [rows, cols/2] and the scale
 /// bytes in the compact layout [roundup(rows,128), nvfp4ScaleCols(cols)]
 /// (padding 0); returns globalAmax. A columnwise copy is this applied to
-/// x^T.
+/// x^T. With options.rowAmax each row i takes S_enc_i =
+/// nvfp4EncodeScale(max |x[i, :]|) instead (its amax written to rowAmax[i]).
 float quantizeNVFP4(const float *x, int64_t rows, int64_t cols,
                     const NVFP4Options &options, uint8_t *q, uint8_t *scales);
 

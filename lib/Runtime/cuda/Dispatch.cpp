@@ -398,6 +398,23 @@ int32_t gemm_nvfp4(const Checker &c, te_rt_context *ctx, int32_t out_dtype,
   return nvfp4NeedsBlackwell(c);
 }
 
+int32_t quantize_nvfp4_row_scaled(const Checker &c, te_rt_context *ctx,
+                                  int32_t dtype, const void *x, int64_t rows,
+                                  int64_t cols, int32_t swizzled, void *data,
+                                  uint8_t *scale_inv, float *amax) {
+  return nvfp4NeedsBlackwell(c);
+}
+
+int32_t gemm_nvfp4_row_scaled(const Checker &c, te_rt_context *ctx,
+                              int32_t out_dtype, const void *a,
+                              const uint8_t *a_scale_inv, const float *a_amax,
+                              const void *b, const uint8_t *b_scale_inv,
+                              const float *b_amax, int32_t swizzled,
+                              const void *bias, void *d, int64_t m, int64_t n,
+                              int64_t k, int32_t accumulate) {
+  return nvfp4NeedsBlackwell(c);
+}
+
 int32_t amax_update(const Checker &c, te_rt_context *ctx, const float *history,
                     const float *scale, const float *amax, int64_t len,
                     int64_t n, float fp8_max, int32_t margin,

@@ -46,11 +46,6 @@ FailureOr<Quant> decompose::quantOf(Operation *op, RecipeAttrInterface recipe,
              })) {
     return Quant{};
   }
-  if (auto nvfp4 = dyn_cast<NVFP4RecipeAttr>(recipe);
-      nvfp4 && nvfp4.getRowScaled())
-    return op->emitError() << "te-decompose: row-scaled nvfp4 (one amax per "
-                              "row, TE's high-precision backward) is not "
-                              "decomposed yet; nvfp4 without row_scaled is";
   if (isa<FP8DelayedRecipeAttr>(recipe) && !scales)
     return op->emitError() << "te-decompose: an fp8-delayed op needs its "
                               "scales (the recipe state); run "
@@ -140,18 +135,24 @@ Value Decomposer::quantize(Location loc, Value x, const Quant &q, bool grad,
                            QuantUsage usage, Value source, StringRef name,
                            Value *saveOut) {
   Type type;
+  // The saved copy's quantized type (a high-precision save, as row-scaled
+  // NVFP4's, keeps the caller's unquantized value in *saveOut).
+  bool savedQuantized = false;
   if (source)
     for (Operation *user : source.getUsers())
       if (auto saved = dyn_cast<SavedOp>(user);
-          saved && saved.getName() == name)
+          saved && saved.getName() == name &&
+          isa<QuantizedTensorType>(saved.getType())) {
         type = saved.getType();
+        savedQuantized = true;
+      }
   bool weight = name.ends_with("weight");
   auto nvfp4 = dyn_cast<NVFP4RecipeAttr>(q.recipe);
   if (!type) {
     // Float8 block scaling picks 1x128 or 128x128 blocks per role, NVFP4
     // 16x16 blocks for weights and the Hadamard transform for the wgrad
     // copies of the others.
-    bool block2d = false, rht = false;
+    bool block2d = false, rht = false, rowScaled = false;
     if (auto block = dyn_cast<FP8BlockRecipeAttr>(q.recipe))
       block2d = (grad     ? block.getGradBlockDim()
                  : weight ? block.getWBlockDim()
@@ -159,6 +160,10 @@ Value Decomposer::quantize(Location loc, Value x, const Quant &q, bool grad,
     if (nvfp4) {
       block2d = weight && nvfp4.getWeight_2d();
       rht = !weight && nvfp4.getRht() && usage != QuantUsage::Rowwise;
+      // Row-scaled NVFP4: the forward's activations get one amax per row
+      // (their backward is high precision: rowwise only).
+      rowScaled = nvfp4.getRowScaled() && !weight && !grad &&
+                  usage == QuantUsage::Rowwise;
     }
     // MXFP8's and NVFP4's scales are kept in cuBLAS's order, as TE's
     // quantizers write them for GEMMs (optimize_for_gemm).
@@ -166,8 +171,8 @@ Value Decomposer::quantize(Location loc, Value x, const Quant &q, bool grad,
         b.getContext(), shapeOf(x),
         grad ? getBackwardFormat(q.recipe) : getForwardFormat(q.recipe),
         q.recipe, usage, state.arch, block2d,
-        /*swizzled=*/isa<MXFP8RecipeAttr, NVFP4RecipeAttr>(q.recipe), false,
-        rht);
+        /*swizzled=*/isa<MXFP8RecipeAttr, NVFP4RecipeAttr>(q.recipe),
+        rowScaled, rht);
   }
   // The GEMM here reads the usage asked for; a save that keeps only the
   // other one (TE's update_usage before saving) is a view of both.
@@ -196,7 +201,7 @@ Value Decomposer::quantize(Location loc, Value x, const Quant &q, bool grad,
       amaxes.resize(slot + 1);
     amaxes[slot] = op.getAmax();
   }
-  if (saveOut)
+  if (saveOut && (savedQuantized || !source))
     *saveOut =
         produced == type
             ? op.getResult()

@@ -259,8 +259,16 @@ func.func @quantize_seed_without_sr(%x: tensor<32x64xbf16>) {
 // -----
 
 func.func @quantize_row_scaled(%x: tensor<32x64xbf16>) {
-  // expected-error @+1 {{'te.quantize' op row-scaled nvfp4 is not quantized by te_rt_quantize_nvfp4 (one global amax per copy)}}
-  %q = te.quantize %x : tensor<32x64xbf16> -> !te.qtensor<32x64xe2m1, #te.nvfp4<row_scaled = true>, rowwise, blackwell, row_scaled>
+  // expected-error @+1 {{'te.quantize' op row-scaled nvfp4 is quantized rowwise, with 1x16 blocks, rounding to nearest (TE's forward input quantizer; its backward is high precision), got '!te.qtensor<32x64xe2m1, #te.nvfp4<row_scaled = true>, both, blackwell, row_scaled>'}}
+  %q = te.quantize %x : tensor<32x64xbf16> -> !te.qtensor<32x64xe2m1, #te.nvfp4<row_scaled = true>, both, blackwell, row_scaled>
+  return
+}
+
+// -----
+
+func.func @quantize_row_scaled_stochastic(%x: tensor<32x64xbf16>) {
+  // expected-error @+1 {{'te.quantize' op row-scaled nvfp4 is quantized rowwise, with 1x16 blocks, rounding to nearest}}
+  %q = te.quantize %x {stochastic_rounding} : tensor<32x64xbf16> -> !te.qtensor<32x64xe2m1, #te.nvfp4<row_scaled = true>, rowwise, blackwell, row_scaled>
   return
 }
 

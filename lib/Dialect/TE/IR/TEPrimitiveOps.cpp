@@ -187,9 +187,14 @@ LogicalResult QuantizeOp::verify() {
   if (getSeed() && !getStochasticRounding())
     return emitOpError() << "seed keys stochastic rounding; it needs "
                             "stochastic_rounding";
-  if (nvfp4 && q.getRowScaled())
-    return emitOpError() << "row-scaled nvfp4 is not quantized by "
-                            "te_rt_quantize_nvfp4 (one global amax per copy)";
+  if (nvfp4 && q.getRowScaled() &&
+      (q.getUsage() != QuantUsage::Rowwise || getStochasticRounding() ||
+       getFourOverSix() || q.getBlock_2d()))
+    return emitOpError() << "row-scaled nvfp4 is quantized rowwise, with "
+                            "1x16 blocks, rounding to nearest (TE's forward "
+                            "input quantizer; its backward is high "
+                            "precision), got "
+                         << q;
   if (q.getShape() != x.getShape())
     return emitOpError() << "result shape must be the input's ("
                          << x << "), got " << q;
