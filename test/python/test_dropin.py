@@ -325,6 +325,29 @@ def test_backward_override_dequantized_block_recipes(kind, cls):
         assert (gxd.float() - dgrad).norm() < (gxh.float() - dgrad).norm()
 
 
+@pytest.mark.parametrize("cls", ["Float8BlockScaling", "MXFP8BlockScaling",
+                                 "NVFP4BlockScaling"])
+def test_backward_override_dequantized_zero_tokens(cls):
+    """The dequantized override on an empty batch (TE's zero-token sanity tests): the
+    saved rowwise copies have no rows and decode to [0, K] (NVFP4's decoder inferred a
+    width from zero elements before)."""
+    from test_modules import _te_recipe
+    from te_mlir import runtime
+    if cls != "Float8BlockScaling" and runtime().select_backend(TARGET) == "cuda" and \
+            torch.cuda.get_device_capability()[0] != 10:
+        pytest.skip(f"{cls} runs on a Blackwell GPU or the cpu backend")
+    extra = {"NVFP4BlockScaling": dict(disable_rht=True,
+                                       disable_stochastic_rounding=True)}.get(cls, {})
+    m = randomize(tet.Linear(128, 256, target=TARGET, params_dtype=torch.bfloat16,
+                             recipe=_te_recipe(cls, backward_override="dequantized",
+                                               **extra)))
+    x = _on(m, torch.zeros(0, 128, dtype=torch.bfloat16)).requires_grad_()
+    y = m(x)
+    y.sum().backward()
+    assert y.shape == (0, 256) and x.grad.shape == (0, 128)
+    assert torch.equal(m.weight.grad, torch.zeros_like(m.weight.grad))
+
+
 def test_backward_override_refusals():
     from test_modules import _te_recipe
     with pytest.raises(te_mlir.TeMlirError, match="backward_override='bogus'"):

@@ -7,6 +7,7 @@ the unquantized module's."""
 import pytest
 import torch
 
+import te_mlir
 import te_mlir.torch as tet
 from test_nvfp4_4over6 import _e2m1, _randomize, _recipe, qdq_plain
 
@@ -126,3 +127,18 @@ def test_bf16_with_te_defaults_trains():
     assert err["rows"].max() < 0.3
     assert err["tensor"].max() > 3 * err["rows"].max()
     assert torch.equal(grads["rows"], grads["none"])
+
+
+def test_dequantized_override_refused_by_name():
+    """TE's dequantized backward would read the row-scaled quantization of the input,
+    which te-mlir's row-scaled library does not save: refused by name, not run as the
+    high-precision backward."""
+    r = _recipe(row_scaled_activation=True, disable_rht=True,
+                backward_override="dequantized")
+    with pytest.raises(te_mlir.TeMlirError,
+                       match="row_scaled_activation with backward_override='dequantized'"):
+        tet.Linear(64, 48, recipe=r, target="cpu", params_dtype=torch.float32)
+    # the high-precision override is what row-scaled NVFP4 runs anyway
+    tet.Linear(64, 48, recipe=_recipe(row_scaled_activation=True, disable_rht=True,
+                                      backward_override="high_precision"),
+               target="cpu", params_dtype=torch.float32)

@@ -135,7 +135,8 @@ def _dequantize_nvfp4(qbytes, parts, qtype, dtype):
     that this S_enc is the one it quantized with."""
     packed = _part(qbytes, parts, "rowwise_data", torch.uint8)
     rows = packed.shape[0]
-    codes = torch.stack([packed & 0xF, packed >> 4], dim=-1).reshape(rows, -1)
+    # (two codes a byte; an explicit width: zero rows have no -1 to infer)
+    codes = torch.stack([packed & 0xF, packed >> 4], dim=-1).reshape(rows, 2 * packed.shape[1])
     cols = codes.shape[1]
     mag = torch.tensor(_E2M1, dtype=torch.float32, device=packed.device)[(codes & 7).long()]
     e2m1 = torch.where(codes >= 8, -mag, mag)
