@@ -76,7 +76,7 @@ func.func @unknown(%x: tensor<8x64xf32>) -> tensor<8x64xf32> {
 // type: MXFP8 in Hopper's layout (its GEMMs are Blackwell's), MXFP8 with
 // compact scales, and Float8 block scaling with a dynamic dim (its padded
 // scale shapes are static only for now).
-// expected-error @+1 {{te-lower-to-runtime: '!te.qtensor<64x64xe4m3, #te.mxfp8, rowwise, hopper, swizzled>' is not lowered (per-tensor FP8 and fp8-block on hopper, mxfp8 and nvfp4 without row_scaled on blackwell)}}
+// expected-error @+1 {{te-lower-to-runtime: '!te.qtensor<64x64xe4m3, #te.mxfp8, rowwise, hopper, swizzled>' is not lowered (per-tensor FP8 and fp8-block on hopper, mxfp8 and nvfp4 on blackwell, row-scaled nvfp4 rowwise only)}}
 func.func @mxfp8(%q: !te.qtensor<64x64xe4m3, #te.mxfp8, rowwise, hopper, swizzled>) -> !te.qtensor<64x64xe4m3, #te.mxfp8, rowwise, hopper, swizzled> {
   return %q : !te.qtensor<64x64xe4m3, #te.mxfp8, rowwise, hopper, swizzled>
 }
@@ -97,8 +97,10 @@ func.func @nvfp4_compact(%q: !te.qtensor<64x64xe2m1, #te.nvfp4<>, rowwise, black
 
 // -----
 
-// Row-scaled NVFP4 (one amax per row) has no runtime quantizer.
-// expected-error @+1 {{te-lower-to-runtime: '!te.qtensor<64x64xe2m1, #te.nvfp4<row_scaled = true>, rowwise, blackwell, swizzled, row_scaled>' is not lowered}}
-func.func @nvfp4_row_scaled(%q: !te.qtensor<64x64xe2m1, #te.nvfp4<row_scaled = true>, rowwise, blackwell, swizzled, row_scaled>) -> !te.qtensor<64x64xe2m1, #te.nvfp4<row_scaled = true>, rowwise, blackwell, swizzled, row_scaled> {
-  return %q : !te.qtensor<64x64xe2m1, #te.nvfp4<row_scaled = true>, rowwise, blackwell, swizzled, row_scaled>
+// Row-scaled NVFP4 (one amax per row) is lowered rowwise only (TE's forward
+// activations; its backward is high precision): a columnwise copy has no
+// runtime quantizer.
+// expected-error @+1 {{te-lower-to-runtime: '!te.qtensor<64x64xe2m1, #te.nvfp4<row_scaled = true>, both, blackwell, swizzled, row_scaled>' is not lowered}}
+func.func @nvfp4_row_scaled(%q: !te.qtensor<64x64xe2m1, #te.nvfp4<row_scaled = true>, both, blackwell, swizzled, row_scaled>) -> !te.qtensor<64x64xe2m1, #te.nvfp4<row_scaled = true>, both, blackwell, swizzled, row_scaled> {
+  return %q : !te.qtensor<64x64xe2m1, #te.nvfp4<row_scaled = true>, both, blackwell, swizzled, row_scaled>
 }
