@@ -273,6 +273,30 @@ uint32_t te_rt_nvfp4_random_bits(uint64_t context_seed, uint64_t seed,
   return te::cpu::nvfp4RandomBits(context_seed, seed, copy, index);
 }
 
+} // extern "C"
+
+namespace {
+/// The checks of an NVFP4 GEMM's arguments (te_rt_gemm_nvfp4 and its
+/// row-scaled form: the same arguments, a_amax one float or m of them).
+bool nvfp4GemmArgs(const Checker &c, te_rt_context *ctx, int32_t out_dtype,
+                   const void *a, const uint8_t *a_scale_inv,
+                   const float *a_amax, const void *b,
+                   const uint8_t *b_scale_inv, const float *b_amax,
+                   int32_t swizzled, const void *d, int64_t m, int64_t n,
+                   int64_t k, int32_t accumulate) {
+  int64_t mn, mk, nk;
+  return c.context(ctx) && c.dtype(out_dtype, "out_dtype") &&
+         gemmSizes(c, m, n, k, &mn, &mk, &nk) &&
+         wholeBlocks(c, "k", k, 16, "NVFP4") && c.flag("swizzled", swizzled) &&
+         c.flag("accumulate", accumulate) && c.notNull("a", a) &&
+         c.notNull("a_scale_inv", a_scale_inv) && c.notNull("a_amax", a_amax) &&
+         c.notNull("b", b) && c.notNull("b_scale_inv", b_scale_inv) &&
+         c.notNull("b_amax", b_amax) && c.notNull("d", d);
+}
+} // namespace
+
+extern "C" {
+
 int32_t te_rt_quantize_nvfp4(te_rt_context *ctx, int32_t dtype, const void *x,
                              int64_t rows, int64_t cols, int32_t block_2d,
                              int32_t rht, int32_t stochastic_rounding,
@@ -346,14 +370,8 @@ int32_t te_rt_gemm_nvfp4(te_rt_context *ctx, int32_t out_dtype, const void *a,
                          const void *bias, void *d, int64_t m, int64_t n,
                          int64_t k, int32_t accumulate) {
   Checker c("te_rt_gemm_nvfp4");
-  int64_t mn, mk, nk;
-  if (!c.context(ctx) || !c.dtype(out_dtype, "out_dtype") ||
-      !gemmSizes(c, m, n, k, &mn, &mk, &nk) ||
-      !wholeBlocks(c, "k", k, 16, "NVFP4") || !c.flag("swizzled", swizzled) ||
-      !c.flag("accumulate", accumulate) || !c.notNull("a", a) ||
-      !c.notNull("a_scale_inv", a_scale_inv) || !c.notNull("a_amax", a_amax) ||
-      !c.notNull("b", b) || !c.notNull("b_scale_inv", b_scale_inv) ||
-      !c.notNull("b_amax", b_amax) || !c.notNull("d", d))
+  if (!nvfp4GemmArgs(c, ctx, out_dtype, a, a_scale_inv, a_amax, b, b_scale_inv,
+                     b_amax, swizzled, d, m, n, k, accumulate))
     return 1;
   return ctx->ops->gemm_nvfp4(c, ctx, out_dtype, a, a_scale_inv, a_amax, b,
                               b_scale_inv, b_amax, swizzled, bias, d, m, n, k,
@@ -383,14 +401,8 @@ int32_t te_rt_gemm_nvfp4_row_scaled(te_rt_context *ctx, int32_t out_dtype,
                                     const void *bias, void *d, int64_t m,
                                     int64_t n, int64_t k, int32_t accumulate) {
   Checker c("te_rt_gemm_nvfp4_row_scaled");
-  int64_t mn, mk, nk;
-  if (!c.context(ctx) || !c.dtype(out_dtype, "out_dtype") ||
-      !gemmSizes(c, m, n, k, &mn, &mk, &nk) ||
-      !wholeBlocks(c, "k", k, 16, "NVFP4") || !c.flag("swizzled", swizzled) ||
-      !c.flag("accumulate", accumulate) || !c.notNull("a", a) ||
-      !c.notNull("a_scale_inv", a_scale_inv) || !c.notNull("a_amax", a_amax) ||
-      !c.notNull("b", b) || !c.notNull("b_scale_inv", b_scale_inv) ||
-      !c.notNull("b_amax", b_amax) || !c.notNull("d", d))
+  if (!nvfp4GemmArgs(c, ctx, out_dtype, a, a_scale_inv, a_amax, b, b_scale_inv,
+                     b_amax, swizzled, d, m, n, k, accumulate))
     return 1;
   return ctx->ops->gemm_nvfp4_row_scaled(c, ctx, out_dtype, a, a_scale_inv,
                                          a_amax, b, b_scale_inv, b_amax,

@@ -17,6 +17,7 @@
 #include "te_kernels/formats.h"
 
 #include <algorithm>
+#include <utility>
 #include <cstring>
 #include <vector>
 
@@ -139,6 +140,23 @@ void dequantizeNVFP4Operand(const uint8_t *q, const uint8_t *scales,
   std::vector<uint8_t> compact(static_cast<size_t>(rp * kb));
   te::cpu::unswizzleScales(scales, rp, kb, compact.data());
   te::cpu::dequantizeNVFP4Blocks(q, compact.data(), r, k, out);
+}
+
+/// The two operands of an NVFP4 GEMM (sizes the checks found to fit) as
+/// the fp32 block values e2m1 x e4m3 in the context's scratch 0 and 1:
+/// A [m, k], B [n, k].
+std::pair<float *, float *> nvfp4Operands(te_rt_context *ctx, const void *a,
+                                          const uint8_t *aScales,
+                                          const void *b,
+                                          const uint8_t *bScales,
+                                          bool swizzled, int64_t m, int64_t n,
+                                          int64_t k) {
+  float *A = ctx->scratch(0, m * k), *B = ctx->scratch(1, n * k);
+  dequantizeNVFP4Operand(static_cast<const uint8_t *>(a), aScales, swizzled,
+                         m, k, A);
+  dequantizeNVFP4Operand(static_cast<const uint8_t *>(b), bScales, swizzled,
+                         n, k, B);
+  return {A, B};
 }
 
 } // namespace
@@ -472,21 +490,16 @@ int32_t gemm_nvfp4(const Checker &c, te_rt_context *ctx, int32_t out_dtype,
                    const uint8_t *b_scale_inv, const float *b_amax,
                    int32_t swizzled, const void *bias, void *d, int64_t m,
                    int64_t n, int64_t k, int32_t accumulate) {
-  // Sizes the checks (api/) found to fit.
-  int64_t mk = m * k, nk = n * k;
   return guarded(c, [&] {
-    DType t = dtypeOf(out_dtype);
-    float *A = ctx->scratch(0, mk), *B = ctx->scratch(1, nk);
-    dequantizeNVFP4Operand(static_cast<const uint8_t *>(a), a_scale_inv,
-                           swizzled != 0, m, k, A);
-    dequantizeNVFP4Operand(static_cast<const uint8_t *>(b), b_scale_inv,
-                           swizzled != 0, n, k, B);
+    auto [A, B] = nvfp4Operands(ctx, a, a_scale_inv, b, b_scale_inv,
+                                swizzled != 0, m, n, k);
     // The global-scale factor: the operands above lack 1 / S_enc each, the
     // encode scales their quantization used (TE's amax_a amax_b / (6 6 448
     // 448), without its overflow for huge amaxes or its flush for tiny ones).
     float alpha = (1.0f / te::cpu::nvfp4EncodeScale(a_amax[0])) *
                   (1.0f / te::cpu::nvfp4EncodeScale(b_amax[0]));
-    gemmOfDequantized(ctx, t, A, B, bias, d, m, n, k, accumulate != 0, alpha);
+    gemmOfDequantized(ctx, dtypeOf(out_dtype), A, B, bias, d, m, n, k,
+                      accumulate != 0, alpha);
   });
 }
 
@@ -513,15 +526,9 @@ int32_t gemm_nvfp4_row_scaled(const Checker &c, te_rt_context *ctx,
                               const float *b_amax, int32_t swizzled,
                               const void *bias, void *d, int64_t m, int64_t n,
                               int64_t k, int32_t accumulate) {
-  // Sizes the checks (api/) found to fit.
-  int64_t mk = m * k, nk = n * k;
   return guarded(c, [&] {
-    DType t = dtypeOf(out_dtype);
-    float *A = ctx->scratch(0, mk), *B = ctx->scratch(1, nk);
-    dequantizeNVFP4Operand(static_cast<const uint8_t *>(a), a_scale_inv,
-                           swizzled != 0, m, k, A);
-    dequantizeNVFP4Operand(static_cast<const uint8_t *>(b), b_scale_inv,
-                           swizzled != 0, n, k, B);
+    auto [A, B] = nvfp4Operands(ctx, a, a_scale_inv, b, b_scale_inv,
+                                swizzled != 0, m, n, k);
     // TE's row-scaled GEMM: the per-tensor GEMM of amax-1 operands (alpha
     // 1 / S_enc(1)^2), then each row times the fp32 product of the two
     // amaxes (its cpp_extensions/gemm.py folds a scalar side into one
@@ -530,8 +537,8 @@ int32_t gemm_nvfp4_row_scaled(const Checker &c, te_rt_context *ctx,
     std::vector<float> rowAlpha(static_cast<size_t>(m));
     for (int64_t i = 0; i < m; ++i)
       rowAlpha[i] = a_amax[i] * b_amax[0];
-    gemmOfDequantized(ctx, t, A, B, bias, d, m, n, k, accumulate != 0,
-                      one * one, rowAlpha.data());
+    gemmOfDequantized(ctx, dtypeOf(out_dtype), A, B, bias, d, m, n, k,
+                      accumulate != 0, one * one, rowAlpha.data());
   });
 }
 
