@@ -505,8 +505,9 @@ def _fast_function(ops, step, output_index, hold_state=True):
     non-differentiable); its backward calls `<fn>_bwd` and copies the new backward
     recipe state into its tensors. What the feeds decide is worked out here, once.
     ``hold_state``: the eager modules' Function (the backward recipe state held live,
-    below); else the op's Autograd kernel's. Either way autograd materializes no
-    gradient: the backward makes zeros for a fed gradient that comes as None."""
+    below); else the op's Autograd kernel's. With non-differentiable outputs autograd
+    materializes no gradient: the backward makes zeros for a fed gradient that comes as
+    None."""
     # the OpOverloads' C++ callables (one Python frame less per call)
     fwd_op = getattr(ops.op(step.fwd.name), "_op", ops.op(step.fwd.name))
     bwd_op = getattr(ops.op(step.bwd.name), "_op", ops.op(step.bwd.name))
@@ -572,15 +573,6 @@ def _fast_function(ops, step, output_index, hold_state=True):
     # consumes it), with the array of the usual case (every donatable argument) prebuilt.
     donate_all, set_donation = _donation_setter(ops, bwd_name, donatable)
     fed_grads = [j for j, (w, _) in enumerate(bwd_plan) if not w]  # backward args
-    if len(grad_js) == 1:  # the usual case: one fed output (no dict comprehension)
-        g0 = grad_js[0]
-
-        def meta(outs):
-            o = outs[g0]
-            return {g0: (o.shape, o.dtype, o.device)}
-    else:
-        def meta(outs):
-            return {j: (outs[j].shape, outs[j].dtype, outs[j].device) for j in grad_js}
 
     class Fn(torch.autograd.Function):
         @staticmethod
@@ -600,13 +592,15 @@ def _fast_function(ops, step, output_index, hold_state=True):
             outs = (res[first],) if single else tuple([res[r] for r in output_index])
             if nondiff:
                 ctx.mark_non_differentiable(*[outs[j] for j in nondiff])
-            # No gradient is materialized by autograd: a non-differentiable output's (the
-            # new forward recipe state, the quantized and saved results) would be a zeros
-            # tensor per output and step that nothing reads; a fed gradient that comes
-            # as None (an unused output: what a te.optional_grad output's missing
-            # gradient must be) becomes zeros in the backward.
-            ctx.set_materialize_grads(False)
-            ctx.te_meta = meta(outs)
+                # Autograd would materialize a zeros gradient per non-differentiable
+                # output (the new forward recipe state, the quantized and saved results)
+                # and step, which nothing reads: the backward makes zeros itself, for a
+                # fed gradient that comes as None (an unused output: what a
+                # te.optional_grad output's missing gradient must be).
+                ctx.set_materialize_grads(False)
+                ctx.te_meta = {j: (outs[j].shape, outs[j].dtype, outs[j].device)
+                               for j in grad_js}
+            # (else autograd materializes an unused output's gradient as zeros)
             return outs
 
         @staticmethod
@@ -618,7 +612,7 @@ def _fast_function(ops, step, output_index, hold_state=True):
                          for w, k in bwd_plan]
             else:
                 bargs = [saved[k] if w else grads[k] for w, k in bwd_plan]
-            for j in fed_grads:
+            for j in fed_grads if nondiff else ():
                 if bargs[j] is None:
                     shape, dtype, dev = ctx.te_meta[bwd_plan[j][1]]
                     bargs[j] = torch.zeros(shape, dtype=dtype, device=dev)
