@@ -134,18 +134,16 @@ Value Decomposer::quantize(Location loc, Value x, const Quant &q, bool grad,
                            int64_t slot, SmallVectorImpl<Value> &amaxes,
                            QuantUsage usage, Value source, StringRef name,
                            Value *saveOut) {
-  Type type;
   // The saved copy's quantized type (a high-precision save, as row-scaled
   // NVFP4's, keeps the caller's unquantized value in *saveOut).
-  bool savedQuantized = false;
+  Type type;
   if (source)
     for (Operation *user : source.getUsers())
       if (auto saved = dyn_cast<SavedOp>(user);
           saved && saved.getName() == name &&
-          isa<QuantizedTensorType>(saved.getType())) {
+          isa<QuantizedTensorType>(saved.getType()))
         type = saved.getType();
-        savedQuantized = true;
-      }
+  bool savedQuantized = bool(type);
   bool weight = name.ends_with("weight");
   auto nvfp4 = dyn_cast<NVFP4RecipeAttr>(q.recipe);
   if (!type) {
@@ -201,7 +199,7 @@ Value Decomposer::quantize(Location loc, Value x, const Quant &q, bool grad,
       amaxes.resize(slot + 1);
     amaxes[slot] = op.getAmax();
   }
-  if (saveOut && (savedQuantized || !source))
+  if (saveOut && savedQuantized)
     *saveOut =
         produced == type
             ? op.getResult()

@@ -52,9 +52,10 @@ public:
   static Type elementOf(Value v);
   /// Quantizes `x` under `q` (the backward format for gradients) at
   /// quantizer `slot`; the result type is that of the te.saved `name` of
-  /// `source` when there is one (the bundle's usage), else rowwise.
-  /// Appends the amax to `amaxes[slot]`.
-  /// `*saveOut` (when given) is the value to save under `name`.
+  /// `source` when that save is quantized (the bundle's usage), else
+  /// rowwise. Appends the amax to `amaxes[slot]`.
+  /// `*saveOut` (when given) becomes the value to save under `name` when
+  /// that save is quantized; a high-precision save keeps the caller's value.
   Value quantize(Location loc, Value x, const Quant &q, bool grad, int64_t slot,
                  SmallVectorImpl<Value> &amaxes,
                  QuantUsage usage = QuantUsage::Rowwise, Value source = {},
