@@ -199,8 +199,8 @@ class _TEModule(PrimaryWeights, BackwardOverride, nn.Module):
         ``save_rowwise`` (Linear, LayerNormLinear; not with library=): the op saves its
         quantized input's rowwise copy too, keyed apart (backward_override)."""
         dtype = dtype or self.params_dtype
-        ir = ((lambda: self._ir(dtype, frozen, save_rowwise=True)) if save_rowwise
-              else (lambda: self._ir(dtype, frozen)))
+        # (only Linear's and LayerNormLinear's _ir take save_rowwise)
+        rowwise = {"save_rowwise": True} if save_rowwise else {}
         if self._library_path is not None:
             if frozen:  # (a prebuilt library computes every gradient; unused ones dropped)
                 return self.function(recipe, dtype)
@@ -210,7 +210,8 @@ class _TEModule(PrimaryWeights, BackwardOverride, nn.Module):
                                   "leave library= unset to compile one for the autocast dtype")
             path = self._library_path
         else:
-            path = _te_compile(ir(), **self._compile_options(recipe))
+            path = _te_compile(self._ir(dtype, frozen, **rowwise),
+                               **self._compile_options(recipe))
         try:
             ops = load(path)
         except TeMlirError as ex:
@@ -223,7 +224,8 @@ class _TEModule(PrimaryWeights, BackwardOverride, nn.Module):
             warnings.warn(f"{type(self).__name__}: the cached library {path} does not load "
                           f"({str(ex).splitlines()[0]}); compiling it again", TeMlirWarning,
                           stacklevel=3)
-            path = _te_compile(ir(), rebuild=True, **self._compile_options(recipe))
+            path = _te_compile(self._ir(dtype, frozen, **rowwise), rebuild=True,
+                               **self._compile_options(recipe))
             ops = load(path)
         fn = ops.function(self._func)
         n = len(self._param_names) + 1
