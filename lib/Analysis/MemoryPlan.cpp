@@ -15,6 +15,7 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <map>
+#include <tuple>
 
 using namespace mlir;
 using namespace mlir::te;
@@ -153,9 +154,17 @@ LogicalResult MemoryPlan::run(func::FuncOp func) {
     if (compared && withInPlace < representativeArenaBytes(shapes))
       std::tie(slots, slotOf, liveRange, planned, overwrites) = kept;
   }
+  ShapeAnalysis loanShapes;
+  bool loanable = succeeded(loanShapes.run(func));
+  if (loanable)
+    assignLoans(func, loanShapes, /*conditional=*/false);
   assignDonors(func, lastUse);
+  if (loanable)
+    assignLoans(func, loanShapes, /*conditional=*/true);
 
-  // Peak bytes when everything is static (and with every donor donated).
+  // Peak bytes when everything is static (and with every donor donated),
+  // without the values always lent (a conditional loan counts: the bound
+  // for the calls where it is not taken).
   auto add = [](std::optional<int64_t> total, std::optional<int64_t> size) {
     return (total && size) ? std::optional<int64_t>(
                                  *total + llvm::alignTo(*size, kBufferAlignment))
@@ -167,6 +176,9 @@ LogicalResult MemoryPlan::run(func::FuncOp func) {
   for (auto &members : slots) {
     std::optional<int64_t> size = 0, kept = 0;
     for (Value v : members) {
+      if (auto it = lenderOf.find(v);
+          it != lenderOf.end() && !it->second.conditional)
+        continue;
       size = max(size, staticBytes(v));
       if (!donorOf.count(v))
         kept = max(kept, staticBytes(v));
@@ -404,9 +416,11 @@ struct Bound {
 /// up (the same variables, no more bytes) fit: offsets and extents are
 /// monotone. Otherwise an upper bound of `v` against a lower bound of the
 /// donor, term by term: a qtensor value's dynamic part of c*M bytes takes
-/// at most alignTo(c*M, 256) <= (c + 255)*M (M is 0 or >= 1); a qtensor
-/// donor's parts hold at least their raw bytes (no credit for alignment:
-/// the caller's buffer need not pad them).
+/// at most alignTo(c*M, 256) <= (c + 255)*M (M is 0 or >= 1), c*M when c
+/// is a multiple of 256; a qtensor donor's dynamic parts hold at least
+/// their raw bytes, its static parts their aligned bytes (each part starts
+/// 256-byte aligned and the buffer's bytes are those of the aligned parts:
+/// te_module_tensor_bytes).
 bool fitsIn(Value v, Value donor, const ShapeAnalysis &shapes) {
   std::optional<int64_t> bytes = staticBytes(v), room = staticBytes(donor);
   if (bytes && room)
@@ -427,13 +441,14 @@ bool fitsIn(Value v, Value donor, const ShapeAnalysis &shapes) {
   for (const LinDim &p : *need) {
     if (!vq)
       upper.add(p, p.c);
-    else if (p.vars.empty())
+    else if (p.vars.empty() || p.c % kBufferAlignment == 0)
       upper.add(p, llvm::alignTo(p.c, kBufferAlignment));
     else
       upper.add(p, p.c + kBufferAlignment - 1);
   }
   for (const LinDim &p : *have)
-    lower.add(p, p.c);
+    lower.add(p, dq && p.vars.empty() ? llvm::alignTo(p.c, kBufferAlignment)
+                                      : p.c);
   if (upper.constant > lower.constant)
     return false;
   return llvm::all_of(upper.terms, [&](const auto &term) {
@@ -470,6 +485,8 @@ void MemoryPlan::assignDonors(func::FuncOp func,
   // In order of definition, each value into the smallest donor it fits in
   // whose buffer is free by then.
   for (Value v : planned) {
+    if (lenderOf.count(v))
+      continue;
     auto [start, end] = liveRange.lookup(v);
     SmallVector<Value, 2> over = overwritable(v.getDefiningOp(), v);
     std::optional<BlockArgument> best;
@@ -491,4 +508,87 @@ void MemoryPlan::assignDonors(func::FuncOp func,
   for (BlockArgument arg : candidates)
     if (holder[arg] != arg)
       donors.push_back(arg);
+}
+
+void MemoryPlan::assignLoans(func::FuncOp func, const ShapeAnalysis &shapes,
+                             bool conditional) {
+  // Each in-place result's buffer is free until its first write: its
+  // definition, or the earliest definition of a value placed in it.
+  Block &body = func.getBody().front();
+  llvm::DenseMap<Operation *, unsigned> index;
+  unsigned i = 0;
+  for (Operation &op : body)
+    index[&op] = i++;
+  llvm::DenseMap<Value, unsigned> firstWrite;
+  for (Operation &op : body)
+    for (Value v : op.getResults()) {
+      Value r = root(v);
+      if (!inPlaceResult.count(r))
+        continue;
+      auto [it, inserted] = firstWrite.try_emplace(r, index[&op]);
+      if (!inserted)
+        it->second = std::min(it->second, index[&op]);
+    }
+  struct Lender {
+    Value value;
+    unsigned result, writtenAt;
+    int64_t bytes; // at the representative dims
+    /// The live ranges of the values it backs.
+    SmallVector<std::pair<unsigned, unsigned>> held;
+  };
+  SmallVector<Lender> lenders;
+  for (auto [r, v] : llvm::enumerate(body.getTerminator()->getOperands()))
+    if (auto it = inPlaceResult.find(v); it != inPlaceResult.end() &&
+                                         it->second == r &&
+                                         shapeOfType(v.getType()))
+      lenders.push_back({v, static_cast<unsigned>(r), firstWrite.lookup(v),
+                         representativeBytes(v, shapes), {}});
+  if (lenders.empty())
+    return;
+  for (Value v : planned)
+    if (auto it = lenderOf.find(v); it != lenderOf.end())
+      for (Lender &l : lenders)
+        if (l.result == it->second.result)
+          l.held.push_back(liveRange.lookup(v));
+  // The largest values first (a loan helps when it empties a slot's
+  // largest member), in order of definition among equals; each into the
+  // smallest lender that is free over its whole life.
+  SmallVector<std::pair<int64_t, Value>> order;
+  for (Value v : planned)
+    if (!lenderOf.count(v) && !donorOf.count(v))
+      order.push_back({representativeBytes(v, shapes), v});
+  llvm::stable_sort(order, [](const auto &x, const auto &y) {
+    return x.first > y.first;
+  });
+  for (auto [vBytes, v] : order) {
+    auto [start, end] = liveRange.lookup(v);
+    // Conditionally: any lender that fits at some dims (not two static
+    // sizes that do not), preferring one that fits at the representative
+    // dims, the smallest such, else the largest.
+    Lender *best = nullptr;
+    bool bestFits = false;
+    std::tuple<bool, bool, int64_t> bestRank;
+    for (Lender &l : lenders) {
+      if (end >= l.writtenAt ||
+          llvm::any_of(l.held, [&, start = start, end = end](auto range) {
+            return range.first <= end && start <= range.second;
+          }))
+        continue;
+      bool fits = fitsIn(v, l.value, shapes);
+      if (!fits && (!conditional || (staticBytes(v) && staticBytes(l.value))))
+        continue;
+      bool atRepresentative = vBytes <= l.bytes;
+      std::tuple<bool, bool, int64_t> rank = {
+          fits, atRepresentative, atRepresentative ? -l.bytes : l.bytes};
+      if (!best || rank > bestRank) {
+        best = &l;
+        bestFits = fits;
+        bestRank = rank;
+      }
+    }
+    if (!best)
+      continue;
+    lenderOf[v] = {best->result, !bestFits};
+    best->held.push_back({start, end});
+  }
 }

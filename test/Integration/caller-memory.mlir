@@ -20,15 +20,17 @@
 // CHECK: [True, True, True, True, True, True] 1 7
 // The arena te-run gives is te_module_entry_arena_bytes at the bound dims
 // (te_arena_bytes_<fn>): more tokens, more arena; the static entry's at 24
-// tokens is the dynamic one's there. (Its -1 out of range is checked in
-// te-lower-to-runtime-sizes.mlir.)
+// tokens is at most the dynamic one's there (a static plan places values
+// in results' buffers by their exact sizes; the dynamic one picks those
+// loans at 4096 tokens and takes them where they fit). (Its -1 out of range
+// is checked in te-lower-to-runtime-sizes.mlir.)
 // RUN: te-run %t/lib.so --step dyn --inputs %t/in24 --grads %t/in24 --outputs %t/a24 --caller-memory 2> %t/a24.log
 // RUN: te-run %t/lib.so --step dyn --inputs %t/in40 --grads %t/in40 --outputs %t/a40 --caller-memory 2> %t/a40.log
 // RUN: te-run %t/lib.so --step stat --inputs %t/in24 --grads %t/in24 --outputs %t/as --caller-memory 2> %t/as.log
 // RUN: FileCheck %s --check-prefix=A24 < %t/a24.log
 // A24: te-run: dyn_fwd: caller arena {{[1-9][0-9]*}} bytes, workspace 50331648 bytes
 // A24: te-run: dyn_bwd: caller arena {{[0-9]+}} bytes, workspace 50331648 bytes
-// RUN: %python -c "import re, sys; a = [int(re.search(r'_fwd: caller arena (\d+)', open(f).read()).group(1)) for f in sys.argv[1:]]; print(a[0] < a[1], a[0] == a[2])" %t/a24.log %t/a40.log %t/as.log | FileCheck %s --check-prefix=GROW
+// RUN: %python -c "import re, sys; a = [int(re.search(r'_fwd: caller arena (\d+)', open(f).read()).group(1)) for f in sys.argv[1:]]; print(a[0] < a[1], a[2] <= a[0])" %t/a24.log %t/a40.log %t/as.log | FileCheck %s --check-prefix=GROW
 // GROW: True True
 func.func @dyn(%x: tensor<?x64xbf16>, %g: tensor<64xbf16>, %b: tensor<64xbf16>, %w1: tensor<128x64xbf16>, %b1: tensor<128xbf16>, %w2: tensor<64x128xbf16>, %b2: tensor<64xbf16>) -> tensor<?x64xbf16> {
   %y = te.layernorm_mlp %x norm layer_norm(%g, %b) fc1(%w1, %b1) act gelu fc2(%w2, %b2) recipe(#te.fp8_current<>) : (tensor<?x64xbf16>, tensor<64xbf16>, tensor<64xbf16>, tensor<128x64xbf16>, tensor<128xbf16>, tensor<64x128xbf16>, tensor<64xbf16>) -> tensor<?x64xbf16>

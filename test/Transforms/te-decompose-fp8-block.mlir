@@ -21,15 +21,16 @@
 // CHECK-NEXT:  %[[Y:.*]] = te.gemm tn %[[ZQ]], %[[WQ]] bias(%arg4) : (
 // CHECK-NEXT:  return %[[Y]], %[[WQ]], %[[SAVE]],
 // The backward: one E4M3 quantization of dy (both copies), dgrad NN with
-// the weight's columnwise copy, wgrad NT from the saved columnwise norm
-// output, the bias gradient from the high-precision dy. No te.amax.
+// the weight's columnwise copy, the bias gradient from the high-precision
+// dy, the norm's backward, then (last: the saved norm output is quantized)
+// the wgrad NT from the saved columnwise norm output. No te.amax.
 // CHECK-LABEL: func.func @lnl_bwd(
 // CHECK-NOT:   te.amax
 // CHECK:       %[[DYQ:.*]] = te.quantize %arg6 : tensor<128x256xbf16> -> !te.qtensor<128x256xe4m3, #te.fp8_block<>, both, hopper>{{$}}
-// CHECK-NEXT:  %[[DW:.*]] = te.gemm nt %[[DYQ]], %arg3
 // CHECK-NEXT:  %[[DX:.*]] = te.gemm nn %[[DYQ]], %arg2
 // CHECK-NEXT:  te.bias_grad %arg6
 // CHECK-NEXT:  te.norm_bwd %[[DX]]
+// CHECK-NEXT:  %[[DW:.*]] = te.gemm nt %[[DYQ]], %arg3
 // CHECK-NOT:   te.amax
 
 // LLVM-LABEL: llvm.func @te_entry_lnl_fwd(
@@ -42,9 +43,9 @@
 // LLVM:       llvm.call @te_rt_quantize_fp8_block(
 // LLVM-NOT:   llvm.call @te_rt_quantize
 // LLVM:       llvm.call @te_rt_gemm_fp8_block(
-// LLVM:       llvm.call @te_rt_gemm_fp8_block(
 // LLVM:       llvm.call @te_rt_bias_grad(
 // LLVM:       llvm.call @te_rt_norm_bwd(
+// LLVM:       llvm.call @te_rt_gemm_fp8_block(
 // The module info lists the inner tensors in buffer order with TE's
 // shapes: the 2-D weight [256, 128] has columnwise data [128, 256] and
 // scales [ceil(128/128), roundup(ceil(256/128), 4)] = [1, 4], rowwise

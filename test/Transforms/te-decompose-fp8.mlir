@@ -26,12 +26,15 @@
 // CHECK-NEXT: %[[FW:.*]], %{{.*}} = te.quantize %arg3 {weight} : tensor<32x64xbf16> -> !te.qtensor<32x64xe4m3, #te.fp8_current<>, both, hopper>
 // CHECK-NEXT: %[[FY:.*]] = te.gemm tn %[[FQ]], %[[FW]] bias(%arg4) {fast_accumulate}
 // CHECK-NEXT: return %[[FY]], %[[FW]], %[[COL]],
+// The saved norm output is quantized (it cannot hold the dgrad's output):
+// the wgrad last, after the norm's backward, so that the dgrad's output is
+// dead before the weight gradient's buffer is written (a result's loan).
 // CHECK-LABEL: func.func @lnl_bwd(
 // CHECK:      %[[DYQ:.*]], %{{.*}} = te.quantize %arg6 : tensor<16x32xbf16> -> !te.qtensor<16x32xe5m2, #te.fp8_current<>, both, hopper>, tensor<1xf32>
-// CHECK-NEXT: %[[DW:.*]] = te.gemm nt %[[DYQ]], %arg3 : ({{.*}}) -> tensor<32x64xbf16>
 // CHECK-NEXT: %[[DLN:.*]] = te.gemm nn %[[DYQ]], %arg2 : ({{.*}}) -> tensor<16x64xbf16>
 // CHECK-NEXT: %[[DB:.*]] = te.bias_grad %arg6
 // CHECK-NEXT: %[[DX:.*]], %[[DG:.*]], %[[DBETA:.*]] = te.norm_bwd %[[DLN]] input(%arg0)
+// CHECK-NEXT: %[[DW:.*]] = te.gemm nt %[[DYQ]], %arg3 : ({{.*}}) -> tensor<32x64xbf16>
 // CHECK-NEXT: return %[[DX]], %[[DG]], %[[DBETA]], %[[DW]], %[[DB]]
 func.func @lnl(%x: tensor<16x64xbf16>, %g: tensor<64xbf16>, %b: tensor<64xbf16>, %w: tensor<32x64xbf16>, %bias: tensor<32xbf16>) -> tensor<16x32xbf16> {
   %y = te.layernorm_linear %x norm layer_norm(%g, %b) weight(%w, %bias) recipe(#te.fp8_current<>) : (tensor<16x64xbf16>, tensor<64xbf16>, tensor<64xbf16>, tensor<32x64xbf16>, tensor<32xbf16>) -> tensor<16x32xbf16>
@@ -78,8 +81,12 @@ func.func @lnl(%x: tensor<16x64xbf16>, %g: tensor<64xbf16>, %b: tensor<64xbf16>,
 // CHECK-NEXT: te.bias_grad %arg9
 // CHECK-NEXT: %[[DACT:.*]] = te.dact gelu
 // CHECK-NEXT: te.bias_grad %[[DACT]]
-// CHECK-NEXT: %[[DQ:.*]], %[[AD:.*]] = te.quantize %[[DACT]] scale(%arg11[0]) : tensor<16x64xbf16>, tensor<4xf32> -> !te.qtensor<16x64xe5m2
-// CHECK-NEXT: te.gemm nt %[[DQ]], %arg2
+// Delayed scaling: the derivative is cast rowwise (te-fuse-act-quantize
+// fuses that cast into the te.dact) and its columnwise copy for FC1's
+// wgrad added after, a byte transpose into the dead dAct's buffer.
+// CHECK-NEXT: %[[DQ:.*]], %[[AD:.*]] = te.quantize %[[DACT]] scale(%arg11[0]) : tensor<16x64xbf16>, tensor<4xf32> -> !te.qtensor<16x64xe5m2, #te.fp8_delayed<amax_history_len = 16>, rowwise, hopper>
+// CHECK-NEXT: %[[DQC:.*]] = te.add_columnwise %[[DQ]] : {{.*}} -> !te.qtensor<16x64xe5m2, #te.fp8_delayed<amax_history_len = 16>, columnwise, hopper>
+// CHECK-NEXT: te.gemm nt %[[DQC]], %arg2
 // CHECK-NEXT: te.gemm nn %[[DQ]], %arg3
 // CHECK:      %[[BZ:.*]] = arith.constant dense<0.000000e+00> : tensor<1xf32>
 // CHECK-NEXT: %[[BAM:.*]] = tensor.concat dim(0) %[[AD]], %[[BZ]], %[[ADY]], %[[BZ]] : {{.*}} -> tensor<4xf32>

@@ -22,9 +22,10 @@
 // CHECK-LABEL: func.func @lnl_bwd(
 // CHECK-NOT:   te.amax
 // CHECK:       %[[DYQ:.*]] = te.quantize %arg6 : tensor<64x96xbf16> -> !te.qtensor<64x96xe4m3, #te.mxfp8, both, blackwell, swizzled>{{$}}
-// CHECK-NEXT:  te.gemm nt %[[DYQ]], %arg3
 // CHECK-NEXT:  te.gemm nn %[[DYQ]], %arg2
 // CHECK-NEXT:  te.bias_grad %arg6
+// CHECK-NEXT:  te.norm_bwd
+// CHECK-NEXT:  te.gemm nt %[[DYQ]], %arg3
 
 // (--cse leaves one constant per value: 0 and 1 as i32.)
 // LLVM-LABEL: llvm.func @te_entry_lnl_fwd(
@@ -39,10 +40,11 @@
 // LLVM-DAG:   %[[ZERO:.*]] = llvm.mlir.constant(0 : i32) : i32
 // LLVM-DAG:   %[[ONE:.*]] = llvm.mlir.constant(1 : i32) : i32
 // LLVM:       llvm.call @te_rt_quantize_mxfp8(
-// wgrad: both columnwise.
-// LLVM:       llvm.call @te_rt_gemm_mxfp8(%{{[^,]*}}, %{{[^,]*}}, %[[ZERO]], %{{[^,]*}}, %{{[^,]*}}, %[[ONE]], %[[ZERO]], %{{[^,]*}}, %{{[^,]*}}, %[[ONE]], %[[ONE]],
 // dgrad: dy rowwise, the weight's columnwise copy.
 // LLVM:       llvm.call @te_rt_gemm_mxfp8(%{{[^,]*}}, %{{[^,]*}}, %[[ZERO]], %{{[^,]*}}, %{{[^,]*}}, %[[ZERO]], %[[ZERO]], %{{[^,]*}}, %{{[^,]*}}, %[[ONE]], %[[ONE]],
+// wgrad (last, after the norm's backward): both columnwise.
+// LLVM:       llvm.call @te_rt_norm_bwd(
+// LLVM:       llvm.call @te_rt_gemm_mxfp8(%{{[^,]*}}, %{{[^,]*}}, %[[ZERO]], %{{[^,]*}}, %{{[^,]*}}, %[[ONE]], %[[ZERO]], %{{[^,]*}}, %{{[^,]*}}, %[[ONE]], %[[ONE]],
 // The module info: columnwise data [96, 128] (not transposed) and its
 // scales [roundup(96/32, 4), roundup(128, 128)], then rowwise data and
 // scales [roundup(96, 128), roundup(128/32, 4)].

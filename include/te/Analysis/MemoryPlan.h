@@ -46,6 +46,19 @@
 // arena (donatedArenaBytes: every donor donated) and never grows it, and
 // the slots are those of the plan without donation.
 //
+// Loans (every entry): a result computed in place is the caller's buffer
+// from the start of the call, yet written only where it is defined (a
+// placed concat part: from that part's definition). Until then it backs
+// planned values that die before that first write, no two of them at once
+// (lenderOf): each value that fits at every value of the dims (as for
+// donors) always, else (when it can fit at some dims) in the calls where
+// its bytes are at most the result's at the call's dims (`conditional`,
+// compared at run time). As with donation such a value
+// keeps its arena slot for the calls where it is not lent. Order: proven
+// loans, then donation, then conditional loans, each over the values the
+// ones before left in the arena. Callers pass result buffers that overlap
+// no argument and no other result (te_module_run).
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef TE_ANALYSIS_MEMORYPLAN_H
@@ -157,6 +170,14 @@ public:
   llvm::DenseMap<Value, BlockArgument> donorOf;
   /// The arena's bytes when every donor is donated, when static.
   std::optional<int64_t> donatedArenaBytes = 0;
+  /// Loans: the result whose buffer backs a planned value before the
+  /// result is written, and whether only when the value fits at the call's
+  /// dims (compared at run time) rather than at every value of them.
+  struct Loan {
+    unsigned result;
+    bool conditional;
+  };
+  llvm::DenseMap<Value, Loan> lenderOf;
 
 private:
   /// The slot positions of the greedy assignment (run's second half).
@@ -167,6 +188,10 @@ private:
   /// Donors for the planned values of a backward entry.
   void assignDonors(func::FuncOp func,
                     llvm::DenseMap<Value, unsigned> &lastUse);
+  /// Results' loans to the planned values neither lent nor donated yet:
+  /// those that always fit, or (`conditional`) those that fit at some dims.
+  void assignLoans(func::FuncOp func, const ShapeAnalysis &shapes,
+                   bool conditional);
   /// Planned values in order of definition.
   SmallVector<Value> planned;
   /// Values some view reads.

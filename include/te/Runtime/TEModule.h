@@ -158,7 +158,11 @@ TE_RT_API int32_t te_module_bind_dims(const te_module_entry *entry,
  * graph capture) per TE_RT_ZERO_RANGES_PER_LAUNCH padding ranges, the
  * ranges cached per entry for its last 8 dims (computing them at new dims
  * allocates; nothing else does). A quantized result's buffer must not be
- * NULL. On failure the last error is "<entry> failed: <why>". */
+ * NULL. No result buffer may overlap an argument's or another result's: the
+ * entry may place its intermediates in a result's buffer before it writes
+ * the result there (a loan of the memory plan), so a result's contents
+ * before the call are never read and are undefined after a failed call.
+ * On failure the last error is "<entry> failed: <why>". */
 TE_RT_API int32_t te_module_run(const te_module_entry *entry,
                                 te_rt_context *ctx, void *const *args,
                                 void *const *results, const int64_t *dims);

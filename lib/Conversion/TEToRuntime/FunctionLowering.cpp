@@ -448,11 +448,34 @@ void FunctionLowering::loadDonatedFlags() {
 }
 
 Value FunctionLowering::placedBuffer(Value v, Value arenaAddress) {
+  if (auto loan = memory.lenderOf.find(v); loan != memory.lenderOf.end()) {
+    Value result = buffers.lookup(resultValue(loan->second.result));
+    return loan->second.conditional
+               ? LLVM::SelectOp::create(b, loc, lentFlag(v), result,
+                                        arenaAddress)
+                     .getResult()
+               : result;
+  }
   auto it = memory.donorOf.find(v);
   if (it == memory.donorOf.end())
     return arenaAddress;
   return LLVM::SelectOp::create(b, loc, donatedFlags.lookup(it->second),
                                 buffers.lookup(it->second), arenaAddress);
+}
+
+Value FunctionLowering::resultValue(unsigned r) {
+  return func.getBody().front().getTerminator()->getOperand(r);
+}
+
+Value FunctionLowering::lentFlag(Value v) {
+  // Whether `v`'s bytes at the call's dims are at most its lender's
+  // (unsigned: both are in range after the size checks).
+  Value &flag = lentFlags[v];
+  if (!flag)
+    flag = LLVM::ICmpOp::create(
+        b, loc, LLVM::ICmpPredicate::ule, bytes(v),
+        bytes(resultValue(memory.lenderOf.lookup(v).result)));
+  return flag;
 }
 
 Value FunctionLowering::arenaLayout(SmallVectorImpl<Value> &slotOffsets) {
@@ -462,8 +485,13 @@ Value FunctionLowering::arenaLayout(SmallVectorImpl<Value> &slotOffsets) {
   for (auto &members : memory.slots) {
     Value size = c64(0);
     for (Value v : members) {
+      auto loan = memory.lenderOf.find(v);
+      if (loan != memory.lenderOf.end() && !loan->second.conditional)
+        continue; // never in the arena
       Value n = bytes(v);
-      if (auto it = memory.donorOf.find(v); it != memory.donorOf.end())
+      if (loan != memory.lenderOf.end())
+        n = LLVM::SelectOp::create(b, loc, lentFlag(v), c64(0), n);
+      else if (auto it = memory.donorOf.find(v); it != memory.donorOf.end())
         n = LLVM::SelectOp::create(b, loc, donatedFlags.lookup(it->second),
                                    c64(0), n);
       size = LLVM::UMaxOp::create(b, loc, size, n);
@@ -504,8 +532,10 @@ Operation *FunctionLowering::buildArenaBytesFunction(StringRef name,
   b.setInsertionPointToStart(body);
   llvm::DenseMap<int, Value> entryDims = std::move(dimValues);
   llvm::DenseMap<Value, Value> entryFlags = std::move(donatedFlags);
+  llvm::DenseMap<Value, Value> entryLent = std::move(lentFlags);
   dimValues.clear();
   donatedFlags.clear();
+  lentFlags.clear();
   for (auto [k, var] : llvm::enumerate(shapes.dimClasses))
     dimValues[var] = loadIndexed(body->getArgument(0), k, i64());
   for (BlockArgument d : memory.donors)
@@ -536,6 +566,7 @@ Operation *FunctionLowering::buildArenaBytesFunction(StringRef name,
                              .getResult());
   dimValues = std::move(entryDims);
   donatedFlags = std::move(entryFlags);
+  lentFlags = std::move(entryLent);
   return fn;
 }
 

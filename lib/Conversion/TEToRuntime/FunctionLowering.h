@@ -352,8 +352,13 @@ private:
   /// (te_rt_arg_donated, in the prologue), as an i1.
   void loadDonatedFlags();
   /// The buffer of planned value `v` at `arenaAddress` in the arena, or its
-  /// donor's when that is donated.
+  /// lender's (a result's, when it fits) or its donor's (when donated).
   Value placedBuffer(Value v, Value arenaAddress);
+  /// The value the function returns as result `r`.
+  Value resultValue(unsigned r);
+  /// Whether conditionally lent `v` fits in its lender at the current dims,
+  /// as an i1 (built once per function at the first use).
+  Value lentFlag(Value v);
   /// The entry's block that returns the status of a failed check (nothing
   /// allocated yet), created on first use.
   Block *checkFailBlock();
@@ -416,6 +421,9 @@ public:
   llvm::DenseMap<Value, Value> buffers;
   /// Per donor (MemoryPlan::donors): whether it is donated to this call.
   llvm::DenseMap<Value, Value> donatedFlags;
+  /// Per conditionally lent value (MemoryPlan::lenderOf): whether it fits
+  /// in its lender at this call's dims.
+  llvm::DenseMap<Value, Value> lentFlags;
   /// Constants lowered so far (their globals are `<fn>__const<i>`).
   unsigned constants = 0;
 };

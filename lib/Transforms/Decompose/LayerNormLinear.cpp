@@ -92,10 +92,16 @@ struct DecomposeLayerNormLinearBwd
     if (lnOut && !isa<QuantizedTensorType>(lnOut.getType()))
       lnOut = d.allGather(loc, lnOut, tp,
                           "the saved norm output's rows, for the wgrad");
-    // The wgrad before the dgrad: the saved norm output is dead before the
-    // dgrad's output is born (a donated backward places it there).
-    Value dW =
-        lnOut ? d.gemm(loc, GemmLayout::NT, dyq, lnOut, {}, element) : Value();
+    // A high-precision saved norm output can hold the dgrad's output (its
+    // type): the wgrad first, so that it is dead before that output is born
+    // (a donated backward places it there). A quantized one cannot: the
+    // wgrad last, after the norm's backward, so that the dgrad's output
+    // dies before the weight gradient is written and can be placed in its
+    // buffer (a result's loan, lib/Analysis/MemoryPlan).
+    bool wgradFirst = lnOut && !isa<QuantizedTensorType>(lnOut.getType());
+    Value dW = wgradFirst
+                   ? d.gemm(loc, GemmLayout::NT, dyq, lnOut, {}, element)
+                   : Value();
     Value dLn = d.reducePartial(
         loc, d.gemm(loc, GemmLayout::NN, dyq, ln.getWeight(), {}, element), tp,
         "the dgrad's partial sums");
@@ -111,6 +117,8 @@ struct DecomposeLayerNormLinearBwd
     for (Value g : nb->getResults().drop_front())
       grads.push_back(
           d.reduceParamGrad(loc, g, tp, "a norm weight's partial gradient"));
+    if (lnOut && !wgradFirst)
+      dW = d.gemm(loc, GemmLayout::NT, dyq, lnOut, {}, element);
     llvm::append_range(grads, Decomposer::concat({dW, dBias}));
     return d.finishBackward(ln, amaxes, grads);
   }

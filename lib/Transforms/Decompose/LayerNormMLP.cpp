@@ -154,11 +154,30 @@ struct DecomposeLayerNormMLPBwd : public OpRewritePattern<LayerNormMLPBwdOp> {
                                 mlp.getActivation())
                      .getResult();
     Value dB1 = mlp.getWithFc1Bias() ? d.biasGrad(loc, dFc1) : Value();
-    Value dFc1q = d.quantizeGrad(loc, dFc1, *q, 0, amaxes, bool(lnOut));
+    // Under delayed scaling te-fuse-act-quantize casts the derivative in its
+    // own kernel, which reads dAct and fc1_out: a both-usage output could be
+    // written over neither (its columnwise part is transposed). So the
+    // kernel casts rowwise only and the columnwise copy (the transpose of
+    // those bytes, TE's for per-tensor FP8) is added after, into dAct's dead
+    // buffer; a donated backward puts the rowwise copy in act_out's. The
+    // arena loses the both-usage buffer (256 MiB at 8192 x 16384), for one
+    // byte transpose.
+    Value dFc1q, dFc1qCol;
+    if (*q && isa<FP8DelayedRecipeAttr>(q->recipe) && lnOut) {
+      dFc1q = d.quantizeGrad(loc, dFc1, *q, 0, amaxes, /*wgrad=*/false);
+      auto row = cast<QuantizedTensorType>(dFc1q.getType());
+      dFc1qCol = AddColumnwiseOp::create(rewriter, loc,
+                                         row.withUsage(QuantUsage::Columnwise),
+                                         dFc1q)
+                     .getResult();
+    } else {
+      dFc1q = dFc1qCol = d.quantizeGrad(loc, dFc1, *q, 0, amaxes, bool(lnOut));
+    }
     // FC1's dgrad is a partial sum; its wgrad reads the norm output
     // gathered again from the saved rows.
-    Value dW1 = lnOut ? d.gemm(loc, GemmLayout::NT, dFc1q, lnOut, {}, element)
-                      : Value();
+    Value dW1 = lnOut
+                    ? d.gemm(loc, GemmLayout::NT, dFc1qCol, lnOut, {}, element)
+                    : Value();
     Value dLn = d.reducePartial(
         loc,
         d.gemm(loc, GemmLayout::NN, dFc1q, mlp.getFc1Weight(), {}, element), tp,

@@ -8,7 +8,9 @@
 // buffer (at a byte offset: a concat part placed in the concat's buffer),
 // the caller's result buffer, or no buffer. Donation (a backward's saved
 // arguments): the arena with every donor donated and the donors at the
-// function; a value's donor and the operand it is written over.
+// function; a value's donor and the operand it is written over. Loans: the
+// result whose buffer backs a value before it is written (and whether only
+// when the value fits at the call's dims).
 //
 //===----------------------------------------------------------------------===//
 
@@ -92,6 +94,11 @@ struct TestMemoryPlanPass
           if (BlockArgument d = plan.donorOf.lookup(result))
             remark << ", in argument #" << d.getArgNumber()
                    << " when donated";
+          if (auto loan = plan.lenderOf.find(result);
+              loan != plan.lenderOf.end())
+            remark << ", in the function's result #" << loan->second.result
+                   << " before it is written"
+                   << (loan->second.conditional ? " when it fits" : "");
         } else if (plan.zeroFilled.contains(result)) {
           remark << "no buffer (its concats zero its slices)";
         } else {
