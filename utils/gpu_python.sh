@@ -14,7 +14,7 @@
 # (anchors' seed_overhead.py), decoder16, decoder8192 (bench/decoder_layer.py), memory
 # (anchors' module_memory.py), dropin (the modules' drop-in tests with
 # TE_MLIR_TEST_TARGET=auto), weights (bench/weights_memory.py), energy (bench/energy.py;
-# ENERGY_ARGS), profile (bench/host_profile.py). Logs and JSON go to OUT. DECODER16_ARGS / DECODER8192_ARGS:
+# ENERGY_ARGS), profile (bench/host_profile.py), layer (anchors' layer_memory.py; LAYER_ARGS). Logs and JSON go to OUT. DECODER16_ARGS / DECODER8192_ARGS:
 # extra decoder_layer.py arguments (e.g. --recipes bf16 --no-compile).
 #
 # Wheel mode (no build-gpu bundle; the wheel's te-compile compiles live there):
@@ -155,5 +155,11 @@ if has profile; then
 fi
 if has memory; then
   timeout 200 python3 build-gpu/anchors/module_memory.py > "$out/module_memory.log" 2>&1; tail -12 "$out/module_memory.log"
+fi
+if has layer; then
+  echo "== anchors' layer_memory.py (the decoder layer's held and peak memory, 8192 tokens)"
+  timeout 300 python3 build-gpu/anchors/layer_memory.py --bench bench/decoder_layer.py \
+    ${LAYER_ARGS:-} --out "$out/layer_memory.json" > "$out/layer_memory.log" 2>&1
+  tail -14 "$out/layer_memory.log"
 fi
 exit $status
