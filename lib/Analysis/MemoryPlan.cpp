@@ -230,14 +230,15 @@ struct AtDim {
   AtDim roundUp(int64_t d) const { return AtDim((v + d - 1) / d * d); }
 };
 
-int64_t representativeBytes(Value v, const ShapeAnalysis &shapes) {
+int64_t representativeBytes(Value v, const ShapeAnalysis &shapes,
+                            int64_t dimValue = 4096) {
   if (std::optional<int64_t> n = staticBytes(v))
     return *n;
   SmallVector<AtDim> dims;
   for (const Dim &d : shapes.dims(v)) {
     int64_t x = d.value;
     for (size_t i = 0; i < d.vars.size(); ++i)
-      x *= 4096;
+      x *= dimValue;
     dims.push_back(AtDim(x));
   }
   if (auto q = dyn_cast<QuantizedTensorType>(v.getType())) {
@@ -562,9 +563,9 @@ void MemoryPlan::assignLoans(func::FuncOp func, const ShapeAnalysis &shapes,
   });
   for (auto [vBytes, v] : order) {
     auto [start, end] = liveRange.lookup(v);
-    // Conditionally: any lender that fits at some dims (not two static
-    // sizes that do not), preferring one that fits at the representative
-    // dims, the smallest such, else the largest.
+    // Conditionally: a lender it fits in with each dynamic dim at 4096 (the
+    // representative dims) or at 16 (a small batch), preferring the former,
+    // the smallest such, else the largest.
     Lender *best = nullptr;
     bool bestFits = false;
     std::tuple<bool, bool, int64_t> bestRank;
@@ -575,9 +576,12 @@ void MemoryPlan::assignLoans(func::FuncOp func, const ShapeAnalysis &shapes,
           }))
         continue;
       bool fits = fitsIn(v, l.value, shapes);
-      if (!fits && (!conditional || (staticBytes(v) && staticBytes(l.value))))
-        continue;
       bool atRepresentative = vBytes <= l.bytes;
+      if (!fits &&
+          (!conditional ||
+           (!atRepresentative && representativeBytes(v, shapes, 16) >
+                                     representativeBytes(l.value, shapes, 16))))
+        continue;
       std::tuple<bool, bool, int64_t> rank = {
           fits, atRepresentative, atRepresentative ? -l.bytes : l.bytes};
       if (!best || rank > bestRank) {

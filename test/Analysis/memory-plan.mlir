@@ -1,5 +1,6 @@
 // RUN: te-opt %s --split-input-file --te-test-memory-plan --verify-diagnostics -o /dev/null
 // RUN: te-opt %s --split-input-file --te-lower-to-runtime | FileCheck %s
+// RUN: te-opt %s --split-input-file --te-test-memory-plan -o /dev/null 2>&1 | FileCheck %s --check-prefix=LOAN
 //
 // The arena plan of te-lower-to-runtime (lib/Analysis/MemoryPlan), printed
 // by te-test-memory-plan: at the function, the arena's slots and bytes; at
@@ -14,12 +15,13 @@
 // FC1 output takes its slot (1); the norm output dies at FC1, so the
 // activation takes slot 0; FC2's output goes back to slot 1. Each slot is
 // sized by its largest member (8192 bytes). The residual add writes the
-// function's result in place.
+// function's result in place; the norm output, dead before that, is placed
+// in the result's buffer (a loan: slot 0 keeps the activation's 8192).
 // CHECK-LABEL: llvm.func @te_entry_reuse(
 // CHECK: \22arena_bytes\22:16384,\22arena_slots\22:2,
 // expected-remark @+1 {{arena: 2 slots, 16384 bytes}}
 func.func @reuse(%x: tensor<16x64xf32>, %g: tensor<64xf32>, %w1: tensor<128x64xf32>, %w2: tensor<64x128xf32>) -> tensor<16x64xf32> {
-  // expected-remark @+2 {{result #0: slot 0 at offset 0, 4096 bytes, live [0, 1]}}
+  // expected-remark @+2 {{result #0: slot 0 at offset 0, 4096 bytes, live [0, 1], in the function's result #0 before it is written}}
   // expected-remark @+1 {{result #1: slot 1 at offset 8192, 64 bytes, live [0, 0]}}
   %n, %rs = te.norm_fwd %x norm rms_norm(%g) {eps = 1.000000e-05 : f64} : (tensor<16x64xf32>, tensor<64xf32>) -> (tensor<16x64xf32>, tensor<16xf32>)
   // expected-remark @+1 {{result #0: slot 1 at offset 8192, 8192 bytes, live [1, 2]}}
@@ -35,13 +37,13 @@ func.func @reuse(%x: tensor<16x64xf32>, %g: tensor<64xf32>, %w1: tensor<128x64xf
 
 // -----
 
-// Dynamic tokens: the same liveness and slots, whose sizes (and so the
-// offsets after the first) are only known at run time.
+// Dynamic tokens: the same liveness, slots and loan, whose sizes (and so
+// the offsets after the first) are only known at run time.
 // CHECK-LABEL: llvm.func @te_entry_dynamic(
 // CHECK: \22arena_bytes\22:\22dynamic\22,\22arena_slots\22:3,
 // expected-remark @+1 {{arena: 3 slots, ? bytes}}
 func.func @dynamic(%x: tensor<?x64xbf16>, %g: tensor<64xbf16>, %w1: tensor<128x64xbf16>, %w2: tensor<64x128xbf16>) -> tensor<?x64xbf16> {
-  // expected-remark @+3 {{result #0: slot 0 at offset 0, ? bytes, live [0, 1]}}
+  // expected-remark @+3 {{result #0: slot 0 at offset 0, ? bytes, live [0, 1], in the function's result #0 before it is written}}
   // expected-remark @+2 {{result #1: slot 1 at offset ?, ? bytes, live [0, 0]}}
   // expected-remark @+1 {{result #2: slot 2 at offset ?, ? bytes, live [0, 0]}}
   %n, %rs, %mu = te.norm_fwd %x norm layer_norm(%g) {eps = 1.000000e-05 : f64} : (tensor<?x64xbf16>, tensor<64xbf16>) -> (tensor<?x64xbf16>, tensor<?xf32>, tensor<?xf32>)
@@ -129,4 +131,32 @@ func.func @concat(%x: tensor<1xf32>, %y: tensor<1xf32>, %h: tensor<1024x4xf32>, 
   // expected-remark @+1 {{result #1: in place in the function's result #1}}
   %nh, %ns = te.amax_update %h, %s, %c recipe(#te.fp8_delayed<>) : tensor<1024x4xf32>, tensor<4xf32>
   return %nh, %ns : tensor<1024x4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// Loans: a result's buffer backs values that die before its first write.
+// The returned concat's first write is its placed part %a (position 1),
+// not the concat: rsigma (dead at once) is lent, while %m, which fits the
+// concat's 4096 bytes and dies (3) before the concat op (4), is not (the
+// buffer holds %a by then).
+// LOAN: remark: arena: 2 slots, 8192 bytes
+// LOAN: remark: result #1: slot 1 at offset 4096, 64 bytes, live [0, 0], in the function's result #0 before it is written
+// LOAN: remark: result #0: slot 1 at offset 4096, 4096 bytes, live [2, 3]{{$}}
+// CHECK-LABEL: llvm.func @te_entry_concat_loan(
+// CHECK: \22arena_bytes\22:8192,\22arena_slots\22:2,
+// expected-remark @+1 {{arena: 2 slots, 8192 bytes}}
+func.func @concat_loan(%x: tensor<16x64xf32>, %g: tensor<64xf32>, %w: tensor<32x64xf32>) -> tensor<32x32xf32> {
+  // expected-remark @+2 {{result #0: slot 0 at offset 0, 4096 bytes, live [0, 2]}}
+  // expected-remark @+1 {{result #1: slot 1 at offset 4096, 64 bytes, live [0, 0], in the function's result #0 before it is written}}
+  %n, %rs = te.norm_fwd %x norm rms_norm(%g) {eps = 1.000000e-05 : f64} : (tensor<16x64xf32>, tensor<64xf32>) -> (tensor<16x64xf32>, tensor<16xf32>)
+  // expected-remark @+1 {{result #0: a view of result #0 of 'tensor.concat'}}
+  %a = te.gemm tn %n, %w : (tensor<16x64xf32>, tensor<32x64xf32>) -> tensor<16x32xf32>
+  // expected-remark @+1 {{result #0: slot 1 at offset 4096, 4096 bytes, live [2, 3]}}
+  %m = te.act gelu %n : (tensor<16x64xf32>) -> tensor<16x64xf32>
+  // expected-remark @+1 {{result #0: a view of result #0 of 'tensor.concat' at byte offset 2048}}
+  %b = te.gemm tn %m, %w : (tensor<16x64xf32>, tensor<32x64xf32>) -> tensor<16x32xf32>
+  // expected-remark @+1 {{result #0: in place in the function's result #0}}
+  %c = tensor.concat dim(0) %a, %b : (tensor<16x32xf32>, tensor<16x32xf32>) -> tensor<32x32xf32>
+  return %c : tensor<32x32xf32>
 }

@@ -51,9 +51,9 @@
 // placed concat part: from that part's definition). Until then it backs
 // planned values that die before that first write, no two of them at once
 // (lenderOf): each value that fits at every value of the dims (as for
-// donors) always, else (when it can fit at some dims) in the calls where
-// its bytes are at most the result's at the call's dims (`conditional`,
-// compared at run time). As with donation such a value
+// donors) always, else (when it fits with each dynamic dim at 4096 or at
+// 16) in the calls where its bytes are at most the result's at the call's
+// dims (`conditional`, compared at run time). As with donation such a value
 // keeps its arena slot for the calls where it is not lent. Order: proven
 // loans, then donation, then conditional loans, each over the values the
 // ones before left in the arena. Callers pass result buffers that overlap
@@ -189,7 +189,8 @@ private:
   void assignDonors(func::FuncOp func,
                     llvm::DenseMap<Value, unsigned> &lastUse);
   /// Results' loans to the planned values neither lent nor donated yet:
-  /// those that always fit, or (`conditional`) those that fit at some dims.
+  /// those that always fit, or (`conditional`) those that fit with the
+  /// dynamic dims at 4096 or 16.
   void assignLoans(func::FuncOp func, const ShapeAnalysis &shapes,
                    bool conditional);
   /// Planned values in order of definition.
