@@ -43,6 +43,10 @@
 // LIST-NOT: arg0{{.*}}(donatable)
 // LIST: (te.saved=layernorm_mlp_0.fc1_out){{.*}} (donatable)
 // LIST: arena: [[FULL:[0-9]+]] bytes, {{[0-9]+}} bytes with its donatable arguments donated
+// The plan's peak of a static entry: its results (the seven gradients:
+// dx 4096, the two weights' 2 x 16384, the biases and norm weights 256 +
+// 3 x 128 bytes) and its arena.
+// LIST-NEXT: peak: {{[0-9]+}} bytes above the arguments (results 37504 + arena [[FULL]])
 //
 // Quantized saved tensors with the dynamic token dim are donors too (their
 // parts hold at least their raw bytes at every token count), and the
