@@ -177,3 +177,43 @@ def test_cuda_donation_lowers_the_peak():
     for a, b in zip(kept, grads):
         assert torch.equal(a, b)
     assert peaks[2] < peaks[1]
+
+
+@needs_gpu
+@pytest.mark.parametrize("recipe", [None, "fp8-current"], ids=["bf16", "fp8_current"])
+def test_cuda_backward_peak_is_the_plans(recipe):
+    """The plan's peak checked against torch's allocator (issue 34): what the eager
+    backward adds to the allocated memory at its peak is its entry's results and its
+    arena as the plan sizes it (donated as the eager backward donates; intermediates
+    lent a result's buffer cost nothing more), each allocation rounded up to the caching
+    allocator's 512 bytes, and nothing else."""
+    kw = {} if recipe is None else {"recipe": recipe}
+    m = randomize(tet.LayerNormMLP(64, 128, activation="gelu", params_dtype=torch.bfloat16,
+                                   device="cuda", **kw))
+    fn = m.function()
+    ops, bwd = fn.ops, fn.ops.library.entry(fn.name + "_bwd")
+    gen = torch.Generator().manual_seed(5)
+    tokens = 4096
+    x = torch.randn(tokens, 64, generator=gen).to(torch.bfloat16).cuda().requires_grad_()
+    dy = torch.randn(tokens, 64, generator=gen).to(torch.bfloat16).cuda()
+    for _ in range(3):  # the workspace settles, then the signature donates
+        m.zero_grad(set_to_none=True)
+        x.grad = None
+        m(x).backward(dy)
+    m.zero_grad(set_to_none=True)
+    x.grad = None
+    y = m(x)
+    torch.cuda.synchronize()
+    torch.cuda.empty_cache()
+    base = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    y.backward(dy)
+    torch.cuda.synchronize()
+    rise = torch.cuda.max_memory_allocated() - base
+    r512 = lambda n: (n + 511) // 512 * 512
+    results = sum(r512(r.bytes_at([tokens])) for r in bwd.results)
+    donated = bwd.donatable if ops.donated_bytes(bwd.name) > 0 else None
+    arena = bwd.arena_bytes([tokens], donated)
+    expected = results + r512(arena)
+    assert rise == expected, (f"backward rise {rise} bytes; the plan's: results {results} + "
+                              f"arena {arena} (donated: {donated is not None})")
