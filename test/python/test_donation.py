@@ -217,3 +217,26 @@ def test_cuda_backward_peak_is_the_plans(recipe):
     expected = results + r512(arena)
     assert rise == expected, (f"backward rise {rise} bytes; the plan's: results {results} + "
                               f"arena {arena} (donated: {donated is not None})")
+
+
+def test_memory_plan_reports_the_plans():
+    """Module.memory_plan(tokens): the bytes the forward leaves for the backward (the
+    saved ln_out's columnwise copy, the FP8 weight, the statistics: TE's layouts), and
+    each entry's results, arena and peak. An FP8 LayerNormLinear's backward lends its
+    dgrad output the weight gradient's buffer while it fits (24 tokens: 24 x 64 bf16
+    <= 32 x 64), so its arena is the quantized dy's alone; at 48 tokens it is not."""
+    m = tet.LayerNormLinear(64, 32, params_dtype=torch.bfloat16, target="cpu",
+                            recipe="fp8-current")
+    p24, p48 = m.memory_plan(24), m.memory_plan(48)
+    r256 = lambda n: (n + 255) // 256 * 256
+    for t, p in ((24, p24), (48, p48)):
+        ln_out = 256 + r256(64 * t)            # scale_inv, the transpose
+        weight = 256 + 2 * r256(32 * 64)       # scale_inv, transpose and data
+        assert p["held"] == ln_out + weight + 2 * 4 * t  # + mu, rsigma (fp32)
+        for e in ("forward", "backward"):
+            assert p[e]["peak"] == p[e]["results"] + p[e]["arena"]
+        # dx, dgamma, dbeta, dW, dbias (bf16)
+        assert p["backward"]["results"] == 2 * (t * 64 + 64 + 64 + 32 * 64 + 32)
+    dy_q = lambda t: 256 + 2 * r256(32 * t)     # both copies of the quantized dy
+    assert dy_q(24) <= p24["backward"]["arena"] < dy_q(24) + 256 * 2
+    assert p48["backward"]["arena"] >= dy_q(48) + 48 * 64 * 2

@@ -259,6 +259,16 @@ class _TEModule(PrimaryWeights, BackwardOverride, nn.Module):
         fn = self._fns.get(key)
         return fn if fn is not None else self._build(*key)
 
+    def memory_plan(self, tokens, recipe=None, dtype=None):
+        """The memory plans of one training step at `tokens` rows (TeFunction.memory_plan:
+        bytes held between forward and backward, each entry's results, arena and peak,
+        the backward's with its saved tensors donated), compiling if needed."""
+        fn = self.function(recipe, dtype)
+        shapes = [[int(tokens), self._in_features] if i == 0 else
+                  (None if a.is_qtensor else [int(d) for d in a.shape])
+                  for i, a in enumerate(fn.fwd.args)] if fn.fwd is not None else []
+        return fn.memory_plan(shapes)
+
     def _activation_dtype(self, inp):
         """TE's activation dtype: torch.autocast's when it is on for the input's device
         (parameters and input are cast to it), else the input's, which must be the

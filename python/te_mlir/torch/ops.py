@@ -844,6 +844,45 @@ class TeFunction:
         self.output_index = [i for i, r in enumerate(base.results) if not r.is_saved]
         self._fast = {}  # forward entry name -> its eager autograd.Function
 
+    def memory_plan(self, shapes):
+        """The plans' memory of one training step at the forward arguments' `shapes`
+        (int lists; None for a quantized argument), in bytes: ``forward`` and
+        ``backward`` each {"results", "arena", "peak"} (peak = results + arena above the
+        entry's arguments, Entry.peak_bytes), the backward also "arena_donated" and
+        "peak_donated" (every donatable saved tensor donated, as the eager backward
+        donates them), and ``held``: the saved results the forward leaves for the
+        backward (not the inputs it aliases). Needs a --train library."""
+        if self.step is None:
+            raise TeMlirError(f"{self.name}: memory_plan needs a training library (--train)")
+        fwd, bwd = self.fwd, self.step.bwd
+        fdims = fwd.bind_dims([None] * len(fwd.args), shapes)
+        out_shape = lambda r: None if r.is_qtensor else r.shape_at(fdims)
+        bshapes = []
+        for kind, k in self.step.feeds:
+            if kind == _abi.FEED_INPUT:
+                bshapes.append(shapes[k])
+            elif kind in (_abi.FEED_RESULT, _abi.FEED_GRAD):
+                bshapes.append(out_shape(fwd.results[k]))
+            else:  # FEED_STATE: a backward state argument (static)
+                bshapes.append(None)
+        bshapes = [s if s is not None or not a.shape or a.is_qtensor else a.shape
+                   for s, a in zip(bshapes, bwd.args)]
+        bdims = bwd.bind_dims([None] * len(bwd.args), bshapes)
+        held = sum(r.client_bytes(fdims) for r in fwd.results
+                   if r.is_saved and not (r.role("te.alias") or "").startswith("input:"))
+        plan = {"held": held}
+        for name, e, dims in (("forward", fwd, fdims), ("backward", bwd, bdims)):
+            results = sum(r.client_bytes(dims) for r in e.results)
+            arena = e.arena_bytes(dims)
+            rec = {"results": results, "arena": arena,
+                   "peak": None if arena is None else results + arena}
+            if name == "backward":
+                donated = e.arena_bytes(dims, e.donatable) if e.donatable else arena
+                rec.update(arena_donated=donated,
+                           peak_donated=None if donated is None else results + donated)
+            plan[name] = rec
+        return plan
+
     def _needs_grad(self, args):
         return torch.is_grad_enabled() and any(
             isinstance(a, torch.Tensor) and a.requires_grad for a in args)
