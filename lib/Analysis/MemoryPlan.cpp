@@ -137,13 +137,15 @@ LogicalResult MemoryPlan::run(func::FuncOp func) {
     for (Value operand : op.getOperands())
       lastUse[root(operand)] = std::max(lastUse[root(operand)], index[&op]);
 
+  // The symbolic dims (for comparing plans, loans and donation); without
+  // them nothing is written in place, lent or donated.
+  ShapeAnalysis shapes;
+  bool shaped = succeeded(shapes.run(func));
   assignSlots(body, index, lastUse, /*inPlace=*/true);
   if (!overwrites.empty()) {
     // Writing in place changes the greedy placement after it: kept only
     // when that makes the arena smaller.
-    ShapeAnalysis shapes;
-    bool compared = succeeded(shapes.run(func));
-    int64_t withInPlace = compared ? representativeArenaBytes(shapes) : 0;
+    int64_t withInPlace = shaped ? representativeArenaBytes(shapes) : 0;
     auto kept = std::make_tuple(slots, slotOf, liveRange, planned, overwrites);
     slots.clear();
     slotOf.clear();
@@ -151,16 +153,14 @@ LogicalResult MemoryPlan::run(func::FuncOp func) {
     planned.clear();
     overwrites.clear();
     assignSlots(body, index, lastUse, /*inPlace=*/false);
-    if (compared && withInPlace < representativeArenaBytes(shapes))
+    if (shaped && withInPlace < representativeArenaBytes(shapes))
       std::tie(slots, slotOf, liveRange, planned, overwrites) = kept;
   }
-  ShapeAnalysis loanShapes;
-  bool loanable = succeeded(loanShapes.run(func));
-  if (loanable)
-    assignLoans(func, loanShapes, /*conditional=*/false);
-  assignDonors(func, lastUse);
-  if (loanable)
-    assignLoans(func, loanShapes, /*conditional=*/true);
+  if (shaped) {
+    assignLoans(func, index, shapes, /*conditional=*/false);
+    assignDonors(func, lastUse, shapes);
+    assignLoans(func, index, shapes, /*conditional=*/true);
+  }
 
   // Peak bytes when everything is static (and with every donor donated),
   // without the values always lent (a conditional loan counts: the bound
@@ -460,7 +460,8 @@ bool fitsIn(Value v, Value donor, const ShapeAnalysis &shapes) {
 } // namespace
 
 void MemoryPlan::assignDonors(func::FuncOp func,
-                              llvm::DenseMap<Value, unsigned> &lastUse) {
+                              llvm::DenseMap<Value, unsigned> &lastUse,
+                              const ShapeAnalysis &shapes) {
   // Donatable arguments that are read, not returned (through views).
   llvm::DenseSet<Value> returned;
   for (Value v : func.getBody().front().getTerminator()->getOperands())
@@ -471,9 +472,6 @@ void MemoryPlan::assignDonors(func::FuncOp func,
         lastUse.count(arg) && !returned.contains(arg))
       candidates.push_back(arg);
   if (candidates.empty() || planned.empty())
-    return;
-  ShapeAnalysis shapes;
-  if (failed(shapes.run(func)))
     return;
   // Per donor: when its buffer is free (its last use, then its last
   // member's) and who holds it last (a te.dact may write over that one).
@@ -511,15 +509,12 @@ void MemoryPlan::assignDonors(func::FuncOp func,
       donors.push_back(arg);
 }
 
-void MemoryPlan::assignLoans(func::FuncOp func, const ShapeAnalysis &shapes,
-                             bool conditional) {
+void MemoryPlan::assignLoans(func::FuncOp func,
+                             llvm::DenseMap<Operation *, unsigned> &index,
+                             const ShapeAnalysis &shapes, bool conditional) {
   // Each in-place result's buffer is free until its first write: its
   // definition, or the earliest definition of a value placed in it.
   Block &body = func.getBody().front();
-  llvm::DenseMap<Operation *, unsigned> index;
-  unsigned i = 0;
-  for (Operation &op : body)
-    index[&op] = i++;
   llvm::DenseMap<Value, unsigned> firstWrite;
   for (Operation &op : body)
     for (Value v : op.getResults()) {
@@ -533,7 +528,7 @@ void MemoryPlan::assignLoans(func::FuncOp func, const ShapeAnalysis &shapes,
   struct Lender {
     Value value;
     unsigned result, writtenAt;
-    int64_t bytes; // at the representative dims
+    int64_t bytes, smallBytes; // with the dynamic dims at 4096 and at 16
     /// The live ranges of the values it backs.
     SmallVector<std::pair<unsigned, unsigned>> held;
   };
@@ -543,7 +538,8 @@ void MemoryPlan::assignLoans(func::FuncOp func, const ShapeAnalysis &shapes,
                                          it->second == r &&
                                          shapeOfType(v.getType()))
       lenders.push_back({v, static_cast<unsigned>(r), firstWrite.lookup(v),
-                         representativeBytes(v, shapes), {}});
+                         representativeBytes(v, shapes),
+                         representativeBytes(v, shapes, 16), {}});
   if (lenders.empty())
     return;
   for (Value v : planned)
@@ -563,6 +559,7 @@ void MemoryPlan::assignLoans(func::FuncOp func, const ShapeAnalysis &shapes,
   });
   for (auto [vBytes, v] : order) {
     auto [start, end] = liveRange.lookup(v);
+    std::optional<int64_t> vSmallBytes; // at 16, computed when asked
     // Conditionally: a lender it fits in with each dynamic dim at 4096 (the
     // representative dims) or at 16 (a small batch), preferring the former,
     // the smallest such, else the largest.
@@ -577,11 +574,14 @@ void MemoryPlan::assignLoans(func::FuncOp func, const ShapeAnalysis &shapes,
         continue;
       bool fits = fitsIn(v, l.value, shapes);
       bool atRepresentative = vBytes <= l.bytes;
-      if (!fits &&
-          (!conditional ||
-           (!atRepresentative && representativeBytes(v, shapes, 16) >
-                                     representativeBytes(l.value, shapes, 16))))
+      if (!fits && !conditional)
         continue;
+      if (!fits && !atRepresentative) {
+        if (!vSmallBytes)
+          vSmallBytes = representativeBytes(v, shapes, 16);
+        if (*vSmallBytes > l.smallBytes)
+          continue;
+      }
       std::tuple<bool, bool, int64_t> rank = {
           fits, atRepresentative, atRepresentative ? -l.bytes : l.bytes};
       if (!best || rank > bestRank) {

@@ -420,15 +420,17 @@ class Entry:
         self.library._rt.check(rc, f"{self.name}: arena bytes")
         return None if n.value < 0 else n.value
 
+    def results_bytes(self, dims):
+        """The bytes of the entry's result buffers at `dims` (te_module_tensor_bytes)."""
+        return sum(r.client_bytes(dims) for r in self.results)
+
     def peak_bytes(self, dims, donated=None):
         """The plan's peak of a call at `dims`: what it holds above its arguments, its
-        results' buffers (te_module_tensor_bytes) and its arena (donated: as
-        arena_bytes); None when the arena cannot be said. Intermediates the plan lends a
-        result's buffer before the result is written take nothing more."""
+        results' buffers and its arena (donated: as arena_bytes); None when the arena
+        cannot be said. Intermediates the plan lends a result's buffer before the
+        result is written take nothing more."""
         arena = self.arena_bytes(dims, donated)
-        if arena is None:
-            return None
-        return sum(r.client_bytes(dims) for r in self.results) + arena
+        return None if arena is None else self.results_bytes(dims) + arena
 
     def _flags(self, donated):
         """The uint8 flag per argument of te_module_run_donated."""

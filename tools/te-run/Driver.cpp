@@ -55,17 +55,17 @@ void printList(const std::vector<Entry> &entries) {
     std::cout << "\n";
     // The plan's peak: what a call holds above its arguments (its results
     // and its arena; intermediates lent a result's buffer take no more).
-    if (te_module_entry_num_dims(e.entry) == 0) {
+    int64_t arena = 0;
+    if (te_module_entry_num_dims(e.entry) == 0 &&
+        te_module_entry_arena_bytes(e.entry, nullptr, &arena) == 0 &&
+        arena >= 0) {
       int64_t results = 0, bytes = 0;
       for (size_t i = 0; i < e.numResults; ++i)
         if (te_module_tensor_bytes(e.result(i), nullptr, &bytes) == 0)
           results += bytes;
-      std::string arena = te_module_entry_arena_text(e.entry);
-      if (!arena.empty() && arena.find_first_not_of("0123456789") ==
-                                std::string::npos)
-        std::cout << "  peak: " << results + std::stoll(arena)
-                  << " bytes above the arguments (results " << results
-                  << " + arena " << arena << ")\n";
+      std::cout << "  peak: " << results + arena
+                << " bytes above the arguments (results " << results
+                << " + arena " << arena << ")\n";
     }
   }
 }

@@ -187,12 +187,14 @@ private:
   int64_t representativeArenaBytes(const ShapeAnalysis &shapes) const;
   /// Donors for the planned values of a backward entry.
   void assignDonors(func::FuncOp func,
-                    llvm::DenseMap<Value, unsigned> &lastUse);
+                    llvm::DenseMap<Value, unsigned> &lastUse,
+                    const ShapeAnalysis &shapes);
   /// Results' loans to the planned values neither lent nor donated yet:
   /// those that always fit, or (`conditional`) those that fit with the
   /// dynamic dims at 4096 or 16.
-  void assignLoans(func::FuncOp func, const ShapeAnalysis &shapes,
-                   bool conditional);
+  void assignLoans(func::FuncOp func,
+                   llvm::DenseMap<Operation *, unsigned> &index,
+                   const ShapeAnalysis &shapes, bool conditional);
   /// Planned values in order of definition.
   SmallVector<Value> planned;
   /// Values some view reads.

@@ -858,21 +858,19 @@ class TeFunction:
         fdims = fwd.bind_dims([None] * len(fwd.args), shapes)
         out_shape = lambda r: None if r.is_qtensor else r.shape_at(fdims)
         bshapes = []
-        for kind, k in self.step.feeds:
+        for (kind, k), arg in zip(self.step.feeds, bwd.args):
             if kind == _abi.FEED_INPUT:
                 bshapes.append(shapes[k])
             elif kind in (_abi.FEED_RESULT, _abi.FEED_GRAD):
                 bshapes.append(out_shape(fwd.results[k]))
             else:  # FEED_STATE: a backward state argument (static)
-                bshapes.append(None)
-        bshapes = [s if s is not None or not a.shape or a.is_qtensor else a.shape
-                   for s, a in zip(bshapes, bwd.args)]
+                bshapes.append(list(arg.shape))
         bdims = bwd.bind_dims([None] * len(bwd.args), bshapes)
         held = sum(r.client_bytes(fdims) for r in fwd.results
                    if r.is_saved and not (r.role("te.alias") or "").startswith("input:"))
         plan = {"held": held}
         for name, e, dims in (("forward", fwd, fdims), ("backward", bwd, bdims)):
-            results = sum(r.client_bytes(dims) for r in e.results)
+            results = e.results_bytes(dims)
             arena = e.arena_bytes(dims)
             rec = {"results": results, "arena": arena,
                    "peak": None if arena is None else results + arena}
