@@ -144,11 +144,13 @@ def saved_quantized(op, recipe, arch):
     """Operands saved for backward and the usage kept (reference §1.4, §1.7,
     §2.4): the norm output of LayerNormLinear and the input of Linear keep
     their columnwise copy only; weights (update_usage adds columnwise, keeps
-    rowwise) and everything LayerNormMLP saves keep both, except act_out
-    under per-tensor FP8 on Hopper (see act_out_rowwise)."""
+    rowwise) and what LayerNormMLP saves keep both, except act_out under
+    per-tensor FP8 on Hopper (see act_out_rowwise) and, te-mlir's choice
+    (TE's LayerNormMLP keeps both), the norm output: columnwise only, as
+    LayerNormLinear's (FC1's wgrad reads nothing else)."""
     return {"linear": {"input": "columnwise", "weight": "both"},
             "layernorm_linear": {"weight": "both", "ln_out": "columnwise"},
-            "layernorm_mlp": {"ln_out": "both", "fc1_weight": "both",
+            "layernorm_mlp": {"ln_out": "columnwise", "fc1_weight": "both",
                               "act_out": "rowwise" if act_out_rowwise(recipe, arch) else "both",
                               "fc2_weight": "both"}}[op]
 

@@ -20,10 +20,12 @@
 using namespace mlir;
 using namespace mlir::te;
 
-std::optional<int64_t> mlir::te::staticBytes(Value tensor) {
+std::optional<int64_t> mlir::te::staticBytes(Value tensor, bool rowwiseOnly) {
   if (auto q = dyn_cast<QuantizedTensorType>(tensor.getType())) {
     int64_t total = 0;
     for (const InnerTensor &t : bufferParts(q)) {
+      if (rowwiseOnly && !isRowwisePart(t.name))
+        continue;
       int64_t n = t.elementBytes;
       for (const SymDim &d : t.shape) {
         if (!d.isStatic())
@@ -91,6 +93,7 @@ LogicalResult MemoryPlan::run(func::FuncOp func) {
     if (!isa<BlockArgument>(v) && !aliasOf.count(v) && returnCount[v] == 1 &&
         !viewed.contains(v))
       inPlaceResult[v] = r;
+  findSplitResults(ret, returnCount);
 
   // Destination passing: each part an op of the block produces only for
   // one static dim-0 concat is a view of the concat's buffer at its offset
@@ -136,6 +139,17 @@ LogicalResult MemoryPlan::run(func::FuncOp func) {
   for (Operation &op : body)
     for (Value operand : op.getOperands())
       lastUse[root(operand)] = std::max(lastUse[root(operand)], index[&op]);
+  // A split value's slot holds its rowwise parts: live until its last
+  // reader other than the drop_usage whose result (its columnwise parts)
+  // is returned.
+  for (auto &[v, r] : splitResult) {
+    unsigned last = index[v.getDefiningOp()];
+    for (Operation *user : v.getUsers())
+      if (!isa<DropUsageOp>(user) ||
+          aliasOf.lookup(user->getResult(0)) != v)
+        last = std::max(last, index[user]);
+    lastUse[v] = last;
+  }
 
   // The symbolic dims (for comparing plans, loans and donation); without
   // them nothing is written in place, lent or donated.
@@ -179,9 +193,9 @@ LogicalResult MemoryPlan::run(func::FuncOp func) {
       if (auto it = lenderOf.find(v);
           it != lenderOf.end() && !it->second.conditional)
         continue;
-      size = max(size, staticBytes(v));
+      size = max(size, slotStaticBytes(v));
       if (!donorOf.count(v))
-        kept = max(kept, staticBytes(v));
+        kept = max(kept, slotStaticBytes(v));
     }
     slotBytes.push_back(size);
     slotOffsets.push_back(arenaBytes);
@@ -231,8 +245,8 @@ struct AtDim {
 };
 
 int64_t representativeBytes(Value v, const ShapeAnalysis &shapes,
-                            int64_t dimValue = 4096) {
-  if (std::optional<int64_t> n = staticBytes(v))
+                            int64_t dimValue = 4096, bool rowwiseOnly = false) {
+  if (std::optional<int64_t> n = staticBytes(v, rowwiseOnly))
     return *n;
   SmallVector<AtDim> dims;
   for (const Dim &d : shapes.dims(v)) {
@@ -245,6 +259,8 @@ int64_t representativeBytes(Value v, const ShapeAnalysis &shapes,
     int64_t total = 0;
     for (const InnerTensorOf<AtDim> &t :
          inBufferOrder(getInnerTensorsOf<AtDim>(q, dims))) {
+      if (rowwiseOnly && !isRowwisePart(t.name))
+        continue;
       int64_t n = t.elementBytes;
       for (const AtDim &d : t.shape)
         n *= d.v;
@@ -265,10 +281,41 @@ MemoryPlan::representativeArenaBytes(const ShapeAnalysis &shapes) const {
   for (const SmallVector<Value> &members : slots) {
     int64_t size = 0;
     for (Value v : members)
-      size = std::max(size, representativeBytes(v, shapes));
+      size = std::max(size, representativeBytes(v, shapes, 4096,
+                                                splitResult.count(v)));
     total += llvm::alignTo(size, kBufferAlignment);
   }
   return total;
+}
+
+void MemoryPlan::findSplitResults(
+    func::ReturnOp ret, const llvm::DenseMap<Value, unsigned> &returnCount) {
+  llvm::DenseMap<Value, unsigned> views;
+  for (auto &p : aliasOf)
+    ++views[p.second];
+  // Whose lowering addresses a quantized value part by part (qptrs).
+  auto quantizes = [](Operation *op) {
+    return isa<QuantizeOp, NormQuantizeOp, ActQuantizeOp, DBiasQuantizeOp,
+               DActQuantizeOp>(op);
+  };
+  auto readsParts = [](Operation *op) {
+    return isa<GemmOp, DropUsageOp, AddColumnwiseOp>(op);
+  };
+  for (auto [r, kept] : llvm::enumerate(ret.getOperands())) {
+    auto drop = kept.getDefiningOp<DropUsageOp>();
+    if (!drop || returnCount.lookup(kept) != 1 || viewed.contains(kept) ||
+        aliasOf.lookup(kept) != drop.getInput())
+      continue; // not the returned columnwise view
+    Value v = drop.getInput();
+    Operation *def = v.getDefiningOp();
+    if (!def || def->getBlock() != ret->getBlock() || !quantizes(def) ||
+        cast<QuantizedTensorType>(v.getType()).getUsage() !=
+            QuantUsage::Both ||
+        returnCount.count(v) || aliasOf.count(v) || views.lookup(v) != 1 ||
+        splitResult.count(v) || !llvm::all_of(v.getUsers(), readsParts))
+      continue;
+    splitResult[v] = r;
+  }
 }
 
 void MemoryPlan::assignSlots(Block &body,
@@ -484,7 +531,7 @@ void MemoryPlan::assignDonors(func::FuncOp func,
   // In order of definition, each value into the smallest donor it fits in
   // whose buffer is free by then.
   for (Value v : planned) {
-    if (lenderOf.count(v))
+    if (lenderOf.count(v) || splitResult.count(v))
       continue;
     auto [start, end] = liveRange.lookup(v);
     SmallVector<Value, 2> over = overwritable(v.getDefiningOp(), v);
@@ -540,6 +587,15 @@ void MemoryPlan::assignLoans(func::FuncOp func,
       lenders.push_back({v, static_cast<unsigned>(r), firstWrite.lookup(v),
                          representativeBytes(v, shapes),
                          representativeBytes(v, shapes, 16), {}});
+  // A split result is written at its value's definition; until then it is
+  // free like the others (its type is the result's: the columnwise parts).
+  for (auto [r, v] : llvm::enumerate(body.getTerminator()->getOperands()))
+    if (Value src = aliasOf.lookup(v);
+        src && splitResult.lookup(src) == r && splitResult.count(src))
+      lenders.push_back({v, static_cast<unsigned>(r),
+                         index[src.getDefiningOp()],
+                         representativeBytes(v, shapes),
+                         representativeBytes(v, shapes, 16), {}});
   if (lenders.empty())
     return;
   for (Value v : planned)
@@ -552,7 +608,7 @@ void MemoryPlan::assignLoans(func::FuncOp func,
   // smallest lender that is free over its whole life.
   SmallVector<std::pair<int64_t, Value>> order;
   for (Value v : planned)
-    if (!lenderOf.count(v) && !donorOf.count(v))
+    if (!lenderOf.count(v) && !donorOf.count(v) && !splitResult.count(v))
       order.push_back({representativeBytes(v, shapes), v});
   llvm::stable_sort(order, [](const auto &x, const auto &y) {
     return x.first > y.first;

@@ -82,21 +82,23 @@ func.func @views(%x: tensor<8x64xbf16>, %w: tensor<64x64xbf16>) -> (tensor<2x4x6
 // Quantized buffers (a forward of FP8 current scaling): the norm output's
 // qtensor holds scale_inv (256, aligned), its transpose and its data (1024
 // each); keeping only its columnwise copy is a view (the buffer's prefix),
-// returned, so the qtensor is not computed in place. The statistics and
-// the weight's qtensor are computed in place. Loans: the norm output
-// (2048 bytes), dead before the weight is quantized, is placed in that
-// result's buffer (4352 bytes) before it is written, and both amaxes in
-// the output's: slot 0 keeps no member in the arena (0 bytes).
+// returned: a split result, its scale and transpose written in result 2,
+// its data alone (1024 bytes) in slot 1, live until the GEMM (4), not the
+// return. The statistics and the weight's qtensor are computed in place.
+// Loans: the norm output (2048 bytes), dead before the weight is
+// quantized, is placed in that result's buffer (4352 bytes) before it is
+// written, and both amaxes in the output's: slots 0 and 2 keep no member
+// in the arena (0 bytes).
 // CHECK-LABEL: llvm.func @te_entry_quantized(
-// CHECK: \22arena_bytes\22:2304,\22arena_slots\22:3,
-// expected-remark @+1 {{arena: 3 slots, 2304 bytes}}
+// CHECK: \22arena_bytes\22:1024,\22arena_slots\22:3,
+// expected-remark @+1 {{arena: 3 slots, 1024 bytes}}
 func.func @quantized(%x: tensor<16x64xbf16>, %g: tensor<64xbf16>, %b: tensor<64xbf16>, %w: tensor<32x64xbf16>, %bias: tensor<32xbf16>) -> (tensor<16x32xbf16>, !te.qtensor<32x64xe4m3, #te.fp8_current<>, both, hopper>, !te.qtensor<16x64xe4m3, #te.fp8_current<>, columnwise, hopper>, tensor<16xf32>, tensor<16xf32>) {
   // expected-remark @+3 {{result #0: slot 0 at offset 0, 2048 bytes, live [0, 1], in the function's result #1 before it is written}}
   // expected-remark @+2 {{result #1: in place in the function's result #4}}
   // expected-remark @+1 {{result #2: in place in the function's result #3}}
   %n, %rs, %mu = te.norm_fwd %x norm layer_norm(%g, %b) {eps = 1.000000e-05 : f64} : (tensor<16x64xbf16>, tensor<64xbf16>, tensor<64xbf16>) -> (tensor<16x64xbf16>, tensor<16xf32>, tensor<16xf32>)
-  // expected-remark @+2 {{result #0: slot 1 at offset 0, 2304 bytes, live [1, 5]}}
-  // expected-remark @+1 {{result #1: slot 2 at offset 2304, 4 bytes, live [1, 1], in the function's result #0 before it is written}}
+  // expected-remark @+2 {{result #0: slot 1 at offset 0, 1024 bytes, live [1, 4], its rowwise parts (the others in the function's result #2)}}
+  // expected-remark @+1 {{result #1: slot 2 at offset 1024, 4 bytes, live [1, 1], in the function's result #0 before it is written}}
   %q, %qa = te.quantize %n : tensor<16x64xbf16> -> !te.qtensor<16x64xe4m3, #te.fp8_current<>, both, hopper>, tensor<1xf32>
   // expected-remark @+1 {{result #0: a view of result #0 of 'te.quantize'}}
   %col = te.drop_usage %q : !te.qtensor<16x64xe4m3, #te.fp8_current<>, both, hopper> -> !te.qtensor<16x64xe4m3, #te.fp8_current<>, columnwise, hopper>
@@ -106,6 +108,23 @@ func.func @quantized(%x: tensor<16x64xbf16>, %g: tensor<64xbf16>, %b: tensor<64x
   // expected-remark @+1 {{result #0: in place in the function's result #0}}
   %y = te.gemm tn %q, %qw bias(%bias) {fast_accumulate} : (!te.qtensor<16x64xe4m3, #te.fp8_current<>, both, hopper>, !te.qtensor<32x64xe4m3, #te.fp8_current<>, both, hopper>, tensor<32xbf16>) -> tensor<16x32xbf16>
   return %y, %qw, %col, %mu, %rs : tensor<16x32xbf16>, !te.qtensor<32x64xe4m3, #te.fp8_current<>, both, hopper>, !te.qtensor<16x64xe4m3, #te.fp8_current<>, columnwise, hopper>, tensor<16xf32>, tensor<16xf32>
+}
+
+// -----
+
+// Not split: the quantized value is returned itself too (result 1), so its
+// rowwise copy must be in a buffer of its own: it keeps its whole slot
+// (2304 bytes, live to the return) and its columnwise view is copied out.
+// expected-remark @+1 {{arena: 2 slots, 2304 bytes}}
+func.func @not_split(%n: tensor<16x64xbf16>, %w: !te.qtensor<32x64xe4m3, #te.fp8_current<>, both, hopper>) -> (tensor<16x32xbf16>, !te.qtensor<16x64xe4m3, #te.fp8_current<>, both, hopper>, !te.qtensor<16x64xe4m3, #te.fp8_current<>, columnwise, hopper>) {
+  // expected-remark @+2 {{result #0: slot 0 at offset 0, 2304 bytes, live [0, 3]}}
+  // expected-remark @+1 {{result #1: slot 1 at offset 2304, 4 bytes, live [0, 0], in the function's result #0 before it is written}}
+  %q, %qa = te.quantize %n : tensor<16x64xbf16> -> !te.qtensor<16x64xe4m3, #te.fp8_current<>, both, hopper>, tensor<1xf32>
+  // expected-remark @+1 {{result #0: a view of result #0 of 'te.quantize'}}
+  %col = te.drop_usage %q : !te.qtensor<16x64xe4m3, #te.fp8_current<>, both, hopper> -> !te.qtensor<16x64xe4m3, #te.fp8_current<>, columnwise, hopper>
+  // expected-remark @+1 {{result #0: in place in the function's result #0}}
+  %y = te.gemm tn %q, %w : (!te.qtensor<16x64xe4m3, #te.fp8_current<>, both, hopper>, !te.qtensor<32x64xe4m3, #te.fp8_current<>, both, hopper>) -> tensor<16x32xbf16>
+  return %y, %q, %col : tensor<16x32xbf16>, !te.qtensor<16x64xe4m3, #te.fp8_current<>, both, hopper>, !te.qtensor<16x64xe4m3, #te.fp8_current<>, columnwise, hopper>
 }
 
 // -----

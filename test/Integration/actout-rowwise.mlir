@@ -29,7 +29,7 @@
 // RUN: %python %S/check_actout.py %t/del.so %t/del_gelu %t/del_swiglu %t/del_dyn | FileCheck %s --check-prefixes=CHECK,DEL
 //
 // CHECK-DAG: gelu_fwd results[4] layernorm_mlp_0.act_out: !te.qtensor<64x128xe4m3, #te.fp8_{{current|delayed}}<>, rowwise, hopper> inner scale_inv,data
-// CHECK-DAG: gelu_fwd results[1] layernorm_mlp_0.ln_out: !te.qtensor<64x64xe4m3, #te.fp8_{{current|delayed}}<>, both, hopper> inner scale_inv,transpose,data
+// CHECK-DAG: gelu_fwd results[1] layernorm_mlp_0.ln_out: !te.qtensor<64x64xe4m3, #te.fp8_{{current|delayed}}<>, columnwise, hopper> inner scale_inv,transpose
 // CHECK-DAG: gelu_bwd args[5] layernorm_mlp_0.act_out: !te.qtensor<64x128xe4m3, #te.fp8_{{current|delayed}}<>, rowwise, hopper> inner scale_inv,data
 // CHECK-DAG: swiglu_fwd results[{{[0-9]+}}] layernorm_mlp_0.act_out: !te.qtensor<64x128xe4m3, #te.fp8_{{current|delayed}}<>, rowwise, hopper> inner scale_inv,data
 // CHECK-DAG: dyn_fwd results[4] layernorm_mlp_0.act_out: !te.qtensor<?x128xe4m3, #te.fp8_{{current|delayed}}<>, rowwise, hopper> inner scale_inv,data

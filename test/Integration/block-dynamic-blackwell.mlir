@@ -12,7 +12,8 @@
 // RUN: FileCheck %s --check-prefix=MXHDR < %t/mx.h
 // MXHDR-LABEL: /* dyn_fwd
 // MXHDR:       columnwise_scale_inv: uint8 [roundup(d0/32, 4), 128]
-// MXHDR:       rowwise_scale_inv: uint8 [roundup(d0, 128), 4]
+// MXHDR:       te.saved=layernorm_mlp_0.act_out
+// MXHDR:       rowwise_scale_inv: uint8 [roundup(d0, 128), 8]
 // RUN: te-compile %s --train --recipe=nvfp4 --arch=sm_100a -o %t/nv.so
 // RUN: FileCheck %s --check-prefix=NVHDR < %t/nv.h
 // NVHDR-LABEL: /* dyn_fwd

@@ -48,21 +48,23 @@
 // 3 x 128 bytes) and its arena.
 // LIST-NEXT: peak: {{[0-9]+}} bytes above the arguments (results 37504 + arena [[FULL]])
 //
-// Quantized saved tensors with the dynamic token dim are donors too (their
-// parts hold at least their raw bytes at every token count), and the
-// fp8-current backward's saved fc1_out shares the token dim d0 (its
-// te.dbias_dact ties its rows to the gradient's).
-// (fp8-current's act_out backs nothing: what it could hold goes into a
-// gradient's buffer before that is written, a result's loan.)
+// The fp8-current backward's saved fc1_out shares the token dim d0 (its
+// te.dbias_dact ties its rows to the gradient's). Its saved quantized
+// tensors back nothing: act_out's candidates go into a gradient's buffer
+// before that is written (a result's loan), and the columnwise-only ln_out
+// (d0 x 64 bytes) holds none of the larger values that live after FC1's
+// wgrad reads it. Under fp8-delayed a quantized one is a donor (below).
 // RUN: te-run %t/fp8.so --list | FileCheck %s --check-prefix=QLIST
 // QLIST-LABEL: dyn_bwd
-// QLIST: (te.saved=layernorm_mlp_0.ln_out): qtensor ["d0",64] (donatable)
+// QLIST: (te.saved=layernorm_mlp_0.ln_out): qtensor ["d0",64]{{$}}
 // QLIST: (te.saved=layernorm_mlp_0.fc1_out): bfloat16 ["d0",128] (donatable)
 // QLIST: (te.saved=layernorm_mlp_0.act_out): qtensor ["d0",128]{{$}}
 // RUN: te-run %t/fp8d.so --list | FileCheck %s --check-prefix=DLIST
 // DLIST-LABEL: dyn_bwd
-// DLIST: (te.saved=layernorm_mlp_0.ln_out): qtensor ["d0",64] (donatable)
-// fp8-delayed's rowwise act_out (its scale_inv, 256 bytes with the
+// DLIST: (te.saved=layernorm_mlp_0.ln_out): qtensor ["d0",64]{{$}}
+// Quantized saved tensors with the dynamic token dim are donors too (their
+// parts hold at least their raw bytes at every token count): fp8-delayed's
+// rowwise act_out (its scale_inv, 256 bytes with the
 // alignment of the part after it, and d0 x 128 bytes) holds the quantized
 // dy (scale_inv and two d0 x 64 parts, each a multiple of 256 bytes) at
 // every token count.

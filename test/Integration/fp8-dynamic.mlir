@@ -15,10 +15,11 @@
 // RUN: %python -c "import os, numpy as n; same = lambda a, b: sorted(os.listdir(a)) == sorted(os.listdir(b)) and all((n.load(os.path.join(a, f)) == n.load(os.path.join(b, f))).all() for f in os.listdir(a)); print(same('%t/dyn24/fwd', '%t/stat24/fwd'), same('%t/dyn24/bwd', '%t/stat24/bwd'), len(os.listdir('%t/dyn24/bwd'))); print([n.load('%t/dynf/result%%d.npy' %% i).shape for i in (1, 4)], all((n.load('%t/dynf/result%%d.npy' %% i)[:4] == n.load('%t/statf/result%%d.npy' %% i)[:4]).all() and (n.load('%t/dynf/result%%d.npy' %% i)[256:] == n.load('%t/statf/result%%d.npy' %% i)[256:]).all() for i in (1, 2, 4, 5)))" | FileCheck %s
 // CHECK: True True 7
 // The saved ln_out (result1) and act_out (result4) at 24 tokens: 256 bytes
-// of scale_inv, then 24 x 64 (ln_out: transpose, data) or 24 x 128 bytes
-// (act_out: data only, rowwise: its transpose is made in the backward), each
-// part 256-byte aligned.
-// CHECK-NEXT: [(3328,), (3328,)] True
+// of scale_inv, then 24 x 64 bytes (ln_out: its transpose only, the
+// columnwise copy FC1's wgrad reads) or 24 x 128 bytes (act_out: data only,
+// rowwise: its transpose is made in the backward), each part 256-byte
+// aligned.
+// CHECK-NEXT: [(1792,), (3328,)] True
 // RUN: te-run %t/lib.so --step dyn --inputs %t/in40 --grads %t/in40 --outputs %t/dyn40
 // RUN: %python -c "import numpy as n; a = n.load('%t/dyn40/bwd/grad_arg0.bf16.npy'); print(a.shape, bool(n.isfinite((a.astype('u4') << 16).view('f4')).all()))" | FileCheck %s --check-prefix=D40
 // D40: (40, 64) True

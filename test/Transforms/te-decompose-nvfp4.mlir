@@ -17,9 +17,11 @@
 // CHECK-NEXT:  te.quantize %arg3 {weight} : tensor<256x128xbf16> -> !te.qtensor<256x128xe2m1, #te.nvfp4<>, rowwise, blackwell, block_2d, swizzled>{{$}}
 
 // Forward (training): the norm output and the activation keep a transformed
-// columnwise copy for the wgrad GEMMs; the weights are 16x16-tiled.
+// columnwise copy for the wgrad GEMMs (the norm output's saved alone); the
+// weights are 16x16-tiled.
 // CHECK-LABEL: func.func @mlp_fwd(
 // CHECK:       %[[ZQ:.*]] = te.quantize %{{.*}} : tensor<64x128xbf16> -> !te.qtensor<64x128xe2m1, #te.nvfp4<>, both, blackwell, swizzled, rht>{{$}}
+// CHECK-NEXT:  te.drop_usage %[[ZQ]] : {{.*}} -> !te.qtensor<64x128xe2m1, #te.nvfp4<>, columnwise, blackwell, swizzled, rht>{{$}}
 // CHECK-NEXT:  %[[W1:.*]] = te.quantize %arg3 {weight} : tensor<256x128xbf16> -> !te.qtensor<256x128xe2m1, #te.nvfp4<>, both, blackwell, block_2d, swizzled>{{$}}
 // CHECK-NEXT:  %[[FC1:.*]] = te.gemm tn %[[ZQ]], %[[W1]] bias(%arg4)
 // CHECK-NEXT:  %[[A:.*]] = te.act gelu %[[FC1]]
@@ -59,12 +61,14 @@
 // LLVM:       llvm.call @te_rt_gemm_nvfp4(
 // LLVM:       llvm.call @te_rt_gemm_nvfp4(
 // LLVM:       llvm.call @te_rt_quantize_nvfp4(%{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %[[ZERO]], %[[ONE]], %[[ONE]], %[[S1]], %[[ONE]],
-// The module info of the saved norm output [64, 128]: the columnwise copy
-// first (data [K, M/2], scales [roundup(K,128), roundup(M/16,4)], its
-// amax), then the rowwise one (data [M, K/2], scales [roundup(M,128),
-// roundup(K/16,4)], its amax).
+// The module info of the saved norm output [64, 128]: its columnwise copy
+// alone (data [K, M/2], scales [roundup(K,128), roundup(M/16,4)], its
+// amax); of the saved act_out [64, 256]: the columnwise copy first, then
+// the rowwise one (data [M, K/2], scales [roundup(M,128), roundup(K/16,4)],
+// its amax).
 // LLVM:       @te_module_info.json(
-// LLVM-SAME:  \22inner\22:[{\22dtype\22:\22uint8\22,\22name\22:\22columnwise_data\22,\22shape\22:[128,32]},{\22dtype\22:\22uint8\22,\22name\22:\22columnwise_scale_inv\22,\22shape\22:[128,4]},{\22dtype\22:\22float32\22,\22name\22:\22amax_columnwise\22,\22shape\22:[1]},{\22dtype\22:\22uint8\22,\22name\22:\22rowwise_data\22,\22shape\22:[64,64]},{\22dtype\22:\22uint8\22,\22name\22:\22rowwise_scale_inv\22,\22shape\22:[128,8]},{\22dtype\22:\22float32\22,\22name\22:\22amax_rowwise\22,\22shape\22:[1]}],\22shape\22:[64,128],\22te.saved\22:\22layernorm_mlp_0.ln_out\22
+// LLVM-SAME:  \22inner\22:[{\22dtype\22:\22uint8\22,\22name\22:\22columnwise_data\22,\22shape\22:[128,32]},{\22dtype\22:\22uint8\22,\22name\22:\22columnwise_scale_inv\22,\22shape\22:[128,4]},{\22dtype\22:\22float32\22,\22name\22:\22amax_columnwise\22,\22shape\22:[1]}],\22shape\22:[64,128],\22te.saved\22:\22layernorm_mlp_0.ln_out\22
+// LLVM-SAME:  \22inner\22:[{\22dtype\22:\22uint8\22,\22name\22:\22columnwise_data\22,\22shape\22:[256,32]},{\22dtype\22:\22uint8\22,\22name\22:\22columnwise_scale_inv\22,\22shape\22:[256,4]},{\22dtype\22:\22float32\22,\22name\22:\22amax_columnwise\22,\22shape\22:[1]},{\22dtype\22:\22uint8\22,\22name\22:\22rowwise_data\22,\22shape\22:[64,128]},{\22dtype\22:\22uint8\22,\22name\22:\22rowwise_scale_inv\22,\22shape\22:[128,16]},{\22dtype\22:\22float32\22,\22name\22:\22amax_rowwise\22,\22shape\22:[1]}],\22shape\22:[64,256],
 
 // NVFP4's layout is Blackwell's: asking for Hopper's is an error.
 // HOPPER: error: te-decompose: nvfp4 is lowered for Blackwell (its GEMMs do not run on Hopper), not for the hopper layout asked for (te-compile --arch=sm_100a, te-opt arch=blackwell)

@@ -76,14 +76,14 @@
 // fp8-current: the norm output and the output gradient are quantized after
 // their gathers (the amax of the gathered rows is the group's, as TE
 // reduces it before the scale); the quantized norm output is saved
-// gathered and not gathered again.
+// gathered (its columnwise copy) and not gathered again.
 // FP8-LABEL: func.func @main_fwd(
 // FP8: %[[LN:.*]], %{{.*}}, %{{.*}} = te.norm_fwd %arg0
 // FP8: %[[G:.*]] = te.all_gather %[[LN]] group(2) : tensor<?x64xbf16> -> tensor<?x64xbf16>
 // FP8: %[[Q:.*]], %{{.*}} = te.quantize %[[G]] : tensor<?x64xbf16> -> !te.qtensor<?x64xe4m3, #te.fp8_current<>, both, hopper>
 // FP8: te.gemm tn %[[Q]], %{{.*}} bias(%arg4)
 // FP8-LABEL: func.func @main_bwd(
-// FP8-SAME: %arg2: !te.qtensor<?x64xe4m3, #te.fp8_current<>, both, hopper> {te.saved = "layernorm_mlp_0.ln_out"}
+// FP8-SAME: %arg2: !te.qtensor<?x64xe4m3, #te.fp8_current<>, columnwise, hopper> {te.saved = "layernorm_mlp_0.ln_out"}
 // FP8: %[[DY:.*]] = te.all_gather %arg{{[0-9]+}} group(2)
 // FP8: te.quantize %[[DY]] : tensor<?x64xbf16> -> !te.qtensor<?x64xe5m2, #te.fp8_current<>, both, hopper>
 // FP8: te.gemm nt %{{.*}}, %arg2 :

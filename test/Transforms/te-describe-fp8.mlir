@@ -18,19 +18,20 @@
 // HOPPER-SAME: "inner":[{"dtype":"uint8","name":"data","shape":[128,256]},{"dtype":"uint8","name":"transpose","shape":[256,128]},{"dtype":"float32","name":"scale_inv","shape":[1]}],"name":"fc2_weight","role":"weight"
 // HOPPER-SAME: "dtype":"e5m2","inner":[{"dtype":"uint8","name":"data","shape":[2,64,128]},{"dtype":"uint8","name":"transpose","shape":[128,2,64]},{"dtype":"float32","name":"scale_inv","shape":[1]}],"name":"fc2_grad_output","role":"grad"
 // HOPPER-SAME: "dtype":"e5m2","inner":[{"dtype":"uint8","name":"data","shape":[2,64,256]},{"dtype":"uint8","name":"transpose","shape":[256,2,64]},{"dtype":"float32","name":"scale_inv","shape":[1]}],"name":"fc1_grad_output","role":"grad"
-// Saved (TE §2.4): the quantized ln_out and weights as they are (both
-// copies), the pre-activation fc1_out in bf16, act_out rowwise (its
-// transpose is made in the backward, TE's update_usage), and rsigma
-// (RMSNorm has no mu). 32772 + 65540 + 65536 + 32772 + 65540 + 512 = 262672.
+// Saved (TE §2.4): the quantized weights as they are (both copies), the
+// pre-activation fc1_out in bf16, act_out rowwise (its transpose is made in
+// the backward, TE's update_usage), rsigma (RMSNorm has no mu), and the
+// quantized ln_out's columnwise copy only, the one FC1's wgrad reads (TE
+// keeps both). 16388 + 65540 + 65536 + 32772 + 65540 + 512 = 246288.
 // HOPPER-SAME: "saved":[{"aliases":"input:0"
-// HOPPER-SAME: {"aliases":null,"bytes":32772,"dtype":"e4m3","inner":[{"dtype":"uint8","name":"data","shape":[2,64,128]},{"dtype":"uint8","name":"transpose","shape":[128,2,64]},{"dtype":"float32","name":"scale_inv","shape":[1]}],"name":"ln_out"
+// HOPPER-SAME: {"aliases":null,"bytes":16388,"dtype":"e4m3","inner":[{"dtype":"uint8","name":"transpose","shape":[128,2,64]},{"dtype":"float32","name":"scale_inv","shape":[1]}],"name":"ln_out"
 // HOPPER-SAME: {"aliases":null,"bytes":65536,"dtype":"bfloat16","name":"fc1_out","shape":[2,64,256]}
 // HOPPER-SAME: {"aliases":null,"bytes":32772,"dtype":"e4m3","inner":[{"dtype":"uint8","name":"data","shape":[2,64,256]},{"dtype":"float32","name":"scale_inv","shape":[1]}],"name":"act_out"
-// HOPPER-SAME: {"aliases":null,"bytes":512,"dtype":"float32","name":"rsigma","shape":[128]}],"saved_bytes":262672
+// HOPPER-SAME: {"aliases":null,"bytes":512,"dtype":"float32","name":"rsigma","shape":[128]}],"saved_bytes":246288
 // Delayed scaling state: 3 forward and 2 backward slots per GEMM.
 // HOPPER-SAME: "state":[{"bytes":384,"dtype":"float32","name":"amax_history_fwd","shape":[16,6]},{"bytes":24,"dtype":"float32","name":"scale_fwd","shape":[6]},{"bytes":256,"dtype":"float32","name":"amax_history_bwd","shape":[16,4]},{"bytes":16,"dtype":"float32","name":"scale_bwd","shape":[4]}]
-// Nothing quantized in the forward is freed early.
-// HOPPER-SAME: "workspace_bytes":0}
+// The forward frees ln_out's rowwise copy (2 x 64 x 128 bytes) early.
+// HOPPER-SAME: "workspace_bytes":16384}
 //
 // Blackwell: one `data` buffer serves both uses (act_out keeps usage both:
 // nothing to transpose in the backward).

@@ -5,18 +5,19 @@
 // numbering per remark (Operation::emitRemark) the 8-layer model would
 // number 24 x 200 operations instead of 200 (quadratic). No timing here:
 // the counts are exact (under FP8 each backward also transposes its rowwise
-// act_out, te.add_columnwise).
+// act_out, te.add_columnwise, and each forward keeps its norm output's
+// columnwise copy, te.drop_usage).
 //
 // RUN: te-opt %s --split-input-file --te-generate-backward --te-decompose --cse --te-fuse-gemm-epilogues="act-epilogues=auto report-work" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BF16
 // RUN: te-opt %s --split-input-file --te-apply-recipe="recipe=fp8-current override=true" --te-generate-backward --te-thread-recipe-state --te-decompose --cse --te-fuse-gemm-epilogues="act-epilogues=auto report-work" --te-fuse-dbias-dact=report-work --te-fuse-norm-quantize=report-work --te-fuse-act-quantize=report-work -o /dev/null 2>&1 | FileCheck %s --check-prefix=FP8
 //
 // BF16: remark: te-fuse-gemm-epilogues: work: 10 candidates, 6 remarks, 50 operations numbered for the remarks
 // BF16: remark: te-fuse-gemm-epilogues: work: 40 candidates, 24 remarks, 200 operations numbered for the remarks
-// FP8: remark: te-fuse-gemm-epilogues: work: 10 candidates, 10 remarks, 68 operations numbered for the remarks
+// FP8: remark: te-fuse-gemm-epilogues: work: 10 candidates, 10 remarks, 70 operations numbered for the remarks
 // FP8: remark: te-fuse-dbias-dact: work: 4 candidates, 0 remarks, 0 operations numbered for the remarks
 // FP8: remark: te-fuse-norm-quantize: work: 16 candidates, 0 remarks, 0 operations numbered for the remarks
 // FP8: remark: te-fuse-act-quantize: work: 0 candidates, 0 remarks, 0 operations numbered for the remarks
-// FP8: remark: te-fuse-gemm-epilogues: work: 40 candidates, 40 remarks, 260 operations numbered for the remarks
+// FP8: remark: te-fuse-gemm-epilogues: work: 40 candidates, 40 remarks, 268 operations numbered for the remarks
 // FP8: remark: te-fuse-dbias-dact: work: 16 candidates, 0 remarks, 0 operations numbered for the remarks
 // FP8: remark: te-fuse-norm-quantize: work: 52 candidates, 0 remarks, 0 operations numbered for the remarks
 

@@ -36,7 +36,7 @@
 // Quantized saves are typed for the requested architecture (Blackwell keeps
 // no separate FP8 transpose buffer).
 // BW-LABEL: func.func @mlp_fp8_fwd(
-// BW: te.saved %{{.*}}["ln_out"] : tensor<64x128xbf16> -> !te.qtensor<64x128xe4m3, #te.fp8_current<>, both, blackwell>
+// BW: te.saved %{{.*}}["ln_out"] : tensor<64x128xbf16> -> !te.qtensor<64x128xe4m3, #te.fp8_current<>, columnwise, blackwell>
 // BW-LABEL: func.func @mlp_fp8_bwd(
 // BW-SAME: !te.qtensor<256x128xe4m3, #te.fp8_current<>, both, blackwell> {te.saved = "layernorm_mlp_0.fc1_weight"}
 

@@ -97,10 +97,11 @@ func.func @mlp_gelu(%x: tensor<16x64xbf16>, %g: tensor<64xbf16>, %b: tensor<64xb
 // -----
 
 // RMSNorm + SwiGLU under MXFP8: quantized saves keep both usages (TE saves
-// LayerNormMLP's quantized tensors as they are); fc1_out is high precision
+// LayerNormMLP's quantized tensors as they are) but the norm output, which
+// keeps the columnwise copy FC1's wgrad reads; fc1_out is high precision
 // and twice the FFN width.
 // CHECK-LABEL: func.func @mlp_swiglu_fwd(
-// CHECK: te.saved %{{.*}}["ln_out"] : tensor<32x64xbf16> -> !te.qtensor<32x64xe4m3, #te.mxfp8, both, hopper, swizzled>
+// CHECK: te.saved %{{.*}}["ln_out"] : tensor<32x64xbf16> -> !te.qtensor<32x64xe4m3, #te.mxfp8, columnwise, hopper, swizzled>
 // CHECK: te.saved %{{.*}}["fc1_weight"] : tensor<32x64xbf16> -> !te.qtensor<256x64xe4m3, #te.mxfp8, both, hopper, swizzled>
 // CHECK: te.saved %{{.*}}["fc1_out"] : tensor<32x64xbf16> -> tensor<32x256xbf16>
 // CHECK: te.saved %{{.*}}["act_out"] : tensor<32x64xbf16> -> !te.qtensor<32x128xe4m3, #te.mxfp8, both, hopper, swizzled>
@@ -159,7 +160,7 @@ func.func @linear_bf16(%x: tensor<16x64xbf16>, %w: tensor<32x64xbf16>) -> tensor
 // CHECK-NEXT: %[[R:.*]]:6 = te.recompute(%[[X]], %[[G]], %[[W1]], %[[W2]])
 // The recomputed act_out is rowwise, as the non-checkpointed one (its
 // transpose is made for FC2's wgrad, TE §2.5).
-// CHECK-SAME: -> (!te.qtensor<64x128xe4m3, #te.fp8_current<>, both, hopper>, !te.qtensor<512x128xe4m3, #te.fp8_current<>, both, hopper>, tensor<64x512xbf16>, !te.qtensor<64x256xe4m3, #te.fp8_current<>, rowwise, hopper>, !te.qtensor<128x256xe4m3, #te.fp8_current<>, both, hopper>, tensor<64xf32>)
+// CHECK-SAME: -> (!te.qtensor<64x128xe4m3, #te.fp8_current<>, columnwise, hopper>, !te.qtensor<512x128xe4m3, #te.fp8_current<>, both, hopper>, tensor<64x512xbf16>, !te.qtensor<64x256xe4m3, #te.fp8_current<>, rowwise, hopper>, !te.qtensor<128x256xe4m3, #te.fp8_current<>, both, hopper>, tensor<64xf32>)
 // CHECK-NEXT: ^bb0(%[[A0:.*]]: tensor<64x128xbf16>, %[[A1:.*]]: tensor<128xbf16>, %[[A2:.*]]: tensor<512x128xbf16>, %[[A3:.*]]: tensor<128x256xbf16>):
 // CHECK-NEXT: %[[O:.*]] = te.layernorm_mlp %[[A0]] norm rms_norm(%[[A1]]) fc1(%[[A2]]) act swiglu fc2(%[[A3]]) recipe(#te.fp8_current<>) :
 // CHECK-NEXT: %[[S0:.*]] = te.saved %[[O]]["ln_out"]

@@ -59,6 +59,19 @@
 // ones before left in the arena. Callers pass result buffers that overlap
 // no argument and no other result (te_module_run).
 //
+// Split results (forward entries): a quantized value with both usages whose
+// columnwise copy a te.drop_usage returns (the columnwise tensor a backward
+// keeps) is written where that result lives: its first parts, the
+// columnwise-only buffer's layout (the shared parts and the columnwise
+// copy), in the caller's result buffer, and only its rowwise parts (the
+// tail, from the first rowwise part's offset) in its arena slot, sized by
+// those parts and live until the last read of the value other than the
+// drop_usage (splitResult). So the kept copy is not copied out at the end
+// and the arena holds the rowwise copy alone. Only where the value's
+// producer and readers address it part by part: a quantizing producer and
+// te.gemm / te.drop_usage / te.add_columnwise readers. The tail is neither
+// lent nor donated; the result is lent until the value's definition.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef TE_ANALYSIS_MEMORYPLAN_H
@@ -85,16 +98,19 @@ constexpr int64_t kBufferAlignment = 256;
 /// The inner tensors in buffer order: the parts both usages share
 /// (per-tensor FP8's scale_inv), then the columnwise copy, then the rowwise
 /// one (TE's order within each group).
+inline int bufferGroup(StringRef name) {
+  if (name == "scale_inv")
+    return 0;
+  if (name == "transpose" || name.contains("columnwise"))
+    return 1;
+  return 2;
+}
+/// Whether inner tensor `name` is of the rowwise copy: the tail of a
+/// buffer with both usages, after the columnwise-only buffer's layout.
+inline bool isRowwisePart(StringRef name) { return bufferGroup(name) == 2; }
 template <typename T> SmallVector<T> inBufferOrder(SmallVector<T> inner) {
-  auto group = [](StringRef name) {
-    if (name == "scale_inv")
-      return 0;
-    if (name == "transpose" || name.contains("columnwise"))
-      return 1;
-    return 2;
-  };
   llvm::stable_sort(inner, [&](const T &x, const T &y) {
-    return group(x.name) < group(y.name);
+    return bufferGroup(x.name) < bufferGroup(y.name);
   });
   return inner;
 }
@@ -105,8 +121,9 @@ inline SmallVector<InnerTensor> bufferParts(QuantizedTensorType q) {
 }
 
 /// The bytes of a tensor's buffer (a quantized one's inner tensors, each
-/// 256-byte aligned), when its shape is static.
-std::optional<int64_t> staticBytes(Value tensor);
+/// 256-byte aligned), when its shape is static; `rowwiseOnly`: of a
+/// quantized buffer's rowwise parts (a split value's tail).
+std::optional<int64_t> staticBytes(Value tensor, bool rowwiseOnly = false);
 
 /// Whether `v` is an arith.constant whose every element is 0.0 (an unused
 /// amax slot, say): a memset, no data.
@@ -178,8 +195,20 @@ public:
     bool conditional;
   };
   llvm::DenseMap<Value, Loan> lenderOf;
+  /// Split results: a both-usage quantized value whose columnwise parts are
+  /// in result i's buffer and whose rowwise parts (its slot) in the arena.
+  llvm::DenseMap<Value, unsigned> splitResult;
+
+  /// The bytes planned value `v` takes in its slot (a split value's tail),
+  /// when static.
+  std::optional<int64_t> slotStaticBytes(Value v) const {
+    return staticBytes(v, splitResult.count(v));
+  }
 
 private:
+  /// Finds the split results (after the views and in-place results).
+  void findSplitResults(func::ReturnOp ret,
+                        const llvm::DenseMap<Value, unsigned> &returnCount);
   /// The slot positions of the greedy assignment (run's second half).
   void assignSlots(Block &body, llvm::DenseMap<Operation *, unsigned> &index,
                    llvm::DenseMap<Value, unsigned> &lastUse, bool inPlace);

@@ -349,6 +349,8 @@ void FunctionLowering::buildEntryPrologue() {
     if (auto it = memory.inPlaceResult.find(v);
         it != memory.inPlaceResult.end() && it->second == r)
       buffers[v] = loadIndexed(resultsArg, r, ptrTy());
+    else if (isSplitResult(r, v))
+      buffers[root(v)] = loadIndexed(resultsArg, r, ptrTy());
   emitSizeChecks();
   emitAlignmentChecks();
 }
@@ -363,8 +365,12 @@ void FunctionLowering::acquireArena() {
   // (In plan order: a DenseMap's order would make the IR differ from run
   // to run.)
   for (auto [slot, members] : llvm::enumerate(memory.slots))
-    for (Value v : members)
-      buffers[v] = placedBuffer(v, gep(arena, slotOffsets[slot]));
+    for (Value v : members) {
+      if (memory.splitResult.count(v))
+        tailBuffers[v] = gep(arena, slotOffsets[slot]);
+      else
+        buffers[v] = placedBuffer(v, gep(arena, slotOffsets[slot]));
+    }
 
   // Failure exit: free the arena, return the status.
   failBlock = new Block();
@@ -391,7 +397,8 @@ void FunctionLowering::buildEntryEpilogue(func::ReturnOp ret) {
   loc = ret.getLoc();
   for (auto [r, v] : llvm::enumerate(ret.getOperands())) {
     auto it = memory.inPlaceResult.find(v);
-    if (it != memory.inPlaceResult.end() && it->second == r)
+    if ((it != memory.inPlaceResult.end() && it->second == r) ||
+        isSplitResult(r, v))
       continue;
     call("te_rt_copy", {ctxArg, loadIndexed(resultsArg, r, ptrTy()), ptr(v),
                         bytes(v)});
@@ -449,7 +456,7 @@ void FunctionLowering::loadDonatedFlags() {
 
 Value FunctionLowering::placedBuffer(Value v, Value arenaAddress) {
   if (auto loan = memory.lenderOf.find(v); loan != memory.lenderOf.end()) {
-    Value result = buffers.lookup(resultValue(loan->second.result));
+    Value result = ptr(resultValue(loan->second.result));
     return loan->second.conditional
                ? LLVM::SelectOp::create(b, loc, lentFlag(v), result,
                                         arenaAddress)
@@ -461,6 +468,12 @@ Value FunctionLowering::placedBuffer(Value v, Value arenaAddress) {
     return arenaAddress;
   return LLVM::SelectOp::create(b, loc, donatedFlags.lookup(it->second),
                                 buffers.lookup(it->second), arenaAddress);
+}
+
+bool FunctionLowering::isSplitResult(unsigned r, Value v) const {
+  Value src = memory.aliasOf.lookup(v);
+  auto it = src ? memory.splitResult.find(src) : memory.splitResult.end();
+  return it != memory.splitResult.end() && it->second == r;
 }
 
 Value FunctionLowering::resultValue(unsigned r) {
@@ -488,7 +501,7 @@ Value FunctionLowering::arenaLayout(SmallVectorImpl<Value> &slotOffsets) {
       auto loan = memory.lenderOf.find(v);
       if (loan != memory.lenderOf.end() && !loan->second.conditional)
         continue; // never in the arena
-      Value n = bytes(v);
+      Value n = slotBytes(v);
       if (loan != memory.lenderOf.end())
         n = LLVM::SelectOp::create(b, loc, lentFlag(v), c64(0), n);
       else if (auto it = memory.donorOf.find(v); it != memory.donorOf.end())

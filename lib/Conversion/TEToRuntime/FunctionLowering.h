@@ -138,6 +138,9 @@ struct SegmentFunctions {
 struct QLayout {
   llvm::StringMap<Value> offsets, bytes;
   Value total;
+  /// The offset of the first rowwise part (the tail a split value keeps in
+  /// the arena), null when there is none.
+  Value rowwiseStart;
 };
 /// Pointers to the inner tensors of a quantized value, by TE's name.
 using QPtrs = llvm::StringMap<Value>;
@@ -241,6 +244,8 @@ public:
       for (const RtDim &d : t.shape)
         elements = elements * d;
       l.offsets[t.name] = offset;
+      if (!l.rowwiseStart && isRowwisePart(t.name))
+        l.rowwiseStart = offset;
       Value bytes = LLVM::MulOp::create(b, loc, elements.get(b, loc),
                                         c64(t.elementBytes));
       l.bytes[t.name] = bytes;
@@ -253,10 +258,25 @@ public:
   QPtrs qptrs(Value v) { return qptrs(v, layout(v)); }
   QPtrs qptrs(Value v, const QLayout &l) {
     Value base = ptr(v);
+    // A split value (MemoryPlan::splitResult): its rowwise parts at their
+    // offsets past the first one's in its arena slot.
+    Value tail = tailBuffers.lookup(v);
     QPtrs p;
     for (auto &entry : l.offsets)
-      p[entry.getKey()] = gep(base, entry.getValue());
+      p[entry.getKey()] =
+          tail && isRowwisePart(entry.getKey())
+              ? gep(tail, LLVM::SubOp::create(b, loc, entry.getValue(),
+                                              l.rowwiseStart))
+              : gep(base, entry.getValue());
     return p;
+  }
+  /// The bytes planned value `v` takes in its arena slot: its buffer's, a
+  /// split value's rowwise parts'.
+  Value slotBytes(Value v) {
+    if (!memory.splitResult.count(v))
+      return bytes(v);
+    QLayout l = layout(v);
+    return LLVM::SubOp::create(b, loc, l.total, l.rowwiseStart);
   }
   /// Inner tensor `name` of `p`, or a null pointer when it has none.
   Value part(const QPtrs &p, StringRef name) {
@@ -356,6 +376,9 @@ private:
   Value placedBuffer(Value v, Value arenaAddress);
   /// The value the function returns as result `r`.
   Value resultValue(unsigned r);
+  /// Whether returned value `v` (result r) is the columnwise view of a
+  /// split value, whose columnwise parts are written in result r's buffer.
+  bool isSplitResult(unsigned r, Value v) const;
   /// Whether conditionally lent `v` fits in its lender at the current dims,
   /// as an i1 (built once per function at the first use).
   Value lentFlag(Value v);
@@ -417,8 +440,11 @@ public:
   llvm::DenseMap<int, Value> dimValues;
   /// The arena plan: views, slots, in-place results (lib/Analysis).
   MemoryPlan memory;
-  /// Buffer of each root value.
+  /// Buffer of each root value (a split value's: its result's, where its
+  /// columnwise parts are).
   llvm::DenseMap<Value, Value> buffers;
+  /// The arena slot of each split value's rowwise parts.
+  llvm::DenseMap<Value, Value> tailBuffers;
   /// Per donor (MemoryPlan::donors): whether it is donated to this call.
   llvm::DenseMap<Value, Value> donatedFlags;
   /// Per conditionally lent value (MemoryPlan::lenderOf): whether it fits

@@ -10,7 +10,8 @@
 // arguments): the arena with every donor donated and the donors at the
 // function; a value's donor and the operand it is written over. Loans: the
 // result whose buffer backs a value before it is written (and whether only
-// when the value fits at the call's dims).
+// when the value fits at the call's dims). Split results: the slot of a
+// value's rowwise parts, the result its others are written in.
 //
 //===----------------------------------------------------------------------===//
 
@@ -85,8 +86,13 @@ struct TestMemoryPlanPass
           auto [def, end] = plan.liveRange.lookup(result);
           remark << "slot " << it->second << " at offset "
                  << staticOrUnknown(plan.slotOffsets[it->second]) << ", "
-                 << staticOrUnknown(staticBytes(result)) << " bytes, live ["
-                 << def << ", " << end << "]";
+                 << staticOrUnknown(plan.slotStaticBytes(result))
+                 << " bytes, live [" << def << ", " << end << "]";
+          if (auto split = plan.splitResult.find(result);
+              split != plan.splitResult.end())
+            remark << ", its rowwise parts (the others in the function's "
+                      "result #"
+                   << split->second << ")";
           if (Value over = plan.overwrites.lookup(result))
             remark << ", over operand #"
                    << llvm::find(op.getOperands(), over) -

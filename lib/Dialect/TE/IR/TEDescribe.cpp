@@ -471,11 +471,19 @@ ModuleDescription LayerNormMLPOp::describe(const DescribeOptions &options) {
     d.saveAlias("input", getInput());
     d.saveAlias("ln_weight", getLnWeight());
     if (d.quantizedBackward()) {
-      // TE §2.4: LayerNormMLP saves the quantized norm output, weights and
-      // activation output as they are: both usages, nothing is dropped,
-      // except that per-tensor FP8 on Hopper quantizes act_out rowwise
-      // only (above); its transpose is the backward's transient.
-      d.save(forwardTensors[0]);
+      // TE §2.4: LayerNormMLP saves the quantized weights and activation
+      // output as they are (per-tensor FP8 on Hopper quantizes act_out
+      // rowwise only, above; its transpose is the backward's transient).
+      // The norm output keeps its columnwise copy only, as LayerNormLinear's
+      // (§1.4; TE's LayerNormMLP keeps both): FC1's wgrad reads nothing
+      // else. The forward writes that copy straight into the saved result
+      // (a split result of the memory plan) and its rowwise copy, FC1's
+      // operand, is transient.
+      TensorDesc savedLn = d.quantizedTensor("ln_out", d.gathered(h),
+                                             Role::Activation,
+                                             QuantUsage::Columnwise);
+      workspace = d.transientPart(forwardTensors[0], savedLn);
+      d.save(savedLn);
       d.save(forwardTensors[1]);
       d.save(fc1Out);
       d.save(forwardTensors[2]);
