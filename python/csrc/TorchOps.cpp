@@ -42,7 +42,7 @@ namespace {
 using torch::stable::Tensor;
 
 /// Interface version of the te_torch_ops_* C functions (what Python checks).
-constexpr int32_t kInterfaceVersion = 2;
+constexpr int32_t kInterfaceVersion = 3;
 /// How many ops one process can register (one boxed trampoline each).
 constexpr int kMaxOps = 2048;
 /// The runtime's arena and workspace alignment.
@@ -639,6 +639,27 @@ TE_TORCH_OPS_API int32_t te_torch_ops_register(
     implLibrary(ns, "CPU").impl(name, trampolines[slot]);
     implLibrary(ns, "CUDA").impl(name, trampolines[slot]);
     return slot;
+  } catch (const std::exception &ex) {
+    lastError = ex.what();
+    return -1;
+  }
+}
+
+/// Registers op `slot`'s kernel for op `ns`::`name` too (defined already,
+/// with the same schema): both ops then run the same entry and count in the
+/// same te_torch_ops_calls. Returns 0, or -1 with te_torch_ops_last_error
+/// set.
+TE_TORCH_OPS_API int32_t te_torch_ops_alias(int32_t slot, const char *ns,
+                                            const char *name) {
+  try {
+    if (!ns || !name)
+      fail("te_torch_ops_alias: null namespace or name");
+    std::lock_guard<std::mutex> guard(registerLock);
+    if (slot < 0 || slot >= numOps.load() || !ops[slot])
+      fail("te_torch_ops_alias: no op in slot " + std::to_string(slot));
+    implLibrary(ns, "CPU").impl(name, trampolines[slot]);
+    implLibrary(ns, "CUDA").impl(name, trampolines[slot]);
+    return 0;
   } catch (const std::exception &ex) {
     lastError = ex.what();
     return -1;

@@ -67,7 +67,7 @@ def load(lib_or_path, backend="auto"):
 
 # --------------------------------------------------------------------------- the C++ kernels
 
-_CPP_INTERFACE = 2  # te_torch_ops_version() this module speaks
+_CPP_INTERFACE = 3  # te_torch_ops_version() this module speaks
 
 
 class _CppOps:
@@ -92,6 +92,8 @@ class _CppOps:
                                                ctypes.POINTER(ctypes.c_int64)]
         L.te_torch_ops_donated.restype = ctypes.c_int64
         L.te_torch_ops_donated.argtypes = [ctypes.c_int32]
+        L.te_torch_ops_alias.restype = ctypes.c_int32
+        L.te_torch_ops_alias.argtypes = [ctypes.c_int32, ctypes.c_char_p, ctypes.c_char_p]
         self.lib, self.path = L, path
         if L.te_torch_ops_version() != _CPP_INTERFACE:
             raise TeMlirError(f"{path}: interface {L.te_torch_ops_version()}, this package "
@@ -112,6 +114,12 @@ class _CppOps:
             raise TeMlirError(f"{namespace}::{entry.name}: "
                               + self.lib.te_torch_ops_last_error().decode(errors="replace"))
         return slot
+
+    def alias(self, slot, namespace, name):
+        """Op `namespace`::`name` (defined, same schema) runs op `slot`'s kernel too."""
+        if self.lib.te_torch_ops_alias(slot, namespace.encode(), name.encode()) != 0:
+            raise TeMlirError(f"{namespace}::{name}: "
+                              + self.lib.te_torch_ops_last_error().decode(errors="replace"))
 
     def calls(self, slot):
         return self.lib.te_torch_ops_calls(slot)
@@ -474,12 +482,16 @@ class _Step:
 
 def _register_autograd(ops, op, step):
     """The op's Autograd kernel: with grad needed, the op's autograd.Function (all the
-    entry's results out, saved/state/quantized ones non-differentiable); else the op
-    below autograd. What AOTAutograd traces under torch.compile, and what a direct call
-    of the op runs in eager."""
-    full = _fast_function(ops, step, list(range(len(step.fwd.results))), hold_state=False)
-    raw = getattr(op, "_op", op)
-    below = torch._C._AutoDispatchBelowAutograd
+    entry's results out, saved/state/quantized ones non-differentiable); else the entry's
+    op without autograd (<namespace>_raw::<entry>, the same C++ kernel). What AOTAutograd
+    traces under torch.compile, and what a direct call of the op runs in eager. The
+    Function's forward calls the op without autograd, so the graphs torch.compile makes
+    call that one: at run time no Python autograd kernel runs between the compiled code
+    and the C++ kernel."""
+    raw = ops.raw_op(step.fwd.name)
+    full = _fast_function(ops, step, list(range(len(step.fwd.results))), hold_state=False,
+                          fwd_op=raw)
+    raw = getattr(raw, "_op", raw)
     grad_enabled = torch.is_grad_enabled
     n_res = len(step.fwd.results)
 
@@ -489,13 +501,12 @@ def _register_autograd(ops, op, step):
                 if isinstance(a, torch.Tensor) and a.requires_grad:
                     out = full.apply(*args)
                     return out[0] if n_res == 1 else out
-        with below():
-            return raw(*args)
+        return raw(*args)
 
     ops._lib.impl(step.fwd.name, autograd_kernel, "Autograd", with_keyset=True)
 
 
-def _fast_function(ops, step, output_index, hold_state=True):
+def _fast_function(ops, step, output_index, hold_state=True, fwd_op=None):
     """The autograd.Function of forward entry `step.fwd`: its forward calls the op below
     the Autograd key (the C++ kernel directly), saves exactly what `<fn>_bwd` is fed
     (`te_module_step_feed`: te.alias input:N re-saved from the inputs, te.alias
@@ -503,13 +514,15 @@ def _fast_function(ops, step, output_index, hold_state=True):
     inputs) and returns the results at `output_index` (the modules: only the outputs;
     the op's Autograd kernel: all of them, saved/state/quantized ones marked
     non-differentiable); its backward calls `<fn>_bwd` and copies the new backward
-    recipe state into its tensors. What the feeds decide is worked out here, once.
+    recipe state into its tensors. ``fwd_op``: the forward's op (default: the entry's
+    op, called below autograd). What the feeds decide is worked out here, once.
     ``hold_state``: the eager modules' Function (the backward recipe state held live,
     below); else the op's Autograd kernel's. With non-differentiable outputs autograd
     materializes no gradient: the backward makes zeros for a fed gradient that comes as
     None."""
     # the OpOverloads' C++ callables (one Python frame less per call)
-    fwd_op = getattr(ops.op(step.fwd.name), "_op", ops.op(step.fwd.name))
+    fwd_op = fwd_op if fwd_op is not None else ops.op(step.fwd.name)
+    fwd_op = getattr(fwd_op, "_op", fwd_op)
     bwd_op = getattr(ops.op(step.bwd.name), "_op", ops.op(step.bwd.name))
     n_fwd = step.n_fwd_args
     results = step.fwd.results
@@ -698,6 +711,12 @@ class OpLibrary:
                     self._steps[e.name] = _Step(lib, e, lib.entry(bwd), feeds)
         for e in lib.entries.values():
             self._ops[e.name] = self._define(e)
+        # The forward entries' ops without autograd, in a namespace of their own: what
+        # the autograd.Function of an op's Autograd kernel calls (so compiled graphs do)
+        self.raw_namespace = self.namespace + "_raw"
+        self._raw_lib = torch.library.Library(self.raw_namespace, "FRAGMENT")
+        self._raw_ops = {name: self._define(lib.entry(name), raw=True)
+                         for name in self._steps}
         for fwd_name, step in self._steps.items():
             _register_autograd(self, self._ops[fwd_name], step)
         self._functions = {}
@@ -709,9 +728,11 @@ class OpLibrary:
             for x, y in zip(a.results, b.results)) and a.args[:len(b.args)] and all(
             x.dtype == y.dtype and x.shape == y.shape for x, y in zip(a.args, b.args))
 
-    def _define(self, entry):
+    def _define(self, entry, raw=False):
         """Defines op <namespace>::<entry> (schema, fake impl) and registers its kernel:
-        the C++ one of libte_torch_ops.so, or (fallback) run_entry through ctypes."""
+        the C++ one of libte_torch_ops.so, or (fallback) run_entry through ctypes.
+        ``raw``: op <namespace>_raw::<entry> instead, with the same kernel (the C++ op's
+        slot) and no autograd."""
         step = self._steps.get(entry.name)
         names = [a.name for a in entry.args]
         if step is not None:
@@ -722,12 +743,15 @@ class OpLibrary:
         def fake(*args):
             return _pack(fake_entry(entry, list(args[:n_real])), n_res)
 
-        qual = f"{self.namespace}::{entry.name}"
-        self._lib.define(entry.name + _schema(names, n_res))
-        torch.library.register_fake(qual, fake, lib=self._lib)
+        ns, lib = (self.raw_namespace, self._raw_lib) if raw else (self.namespace, self._lib)
+        lib.define(entry.name + _schema(names, n_res))
+        torch.library.register_fake(f"{ns}::{entry.name}", fake, lib=lib)
         cpp = _cpp_ops()
         slot = None
-        if cpp is not None:
+        if raw and entry.name in self._slots:
+            cpp.alias(self._slots[entry.name], ns, entry.name)
+            return getattr(getattr(torch.ops, ns), entry.name).default
+        if cpp is not None and not raw:
             try:
                 slot = cpp.register(self.namespace, entry)
             except TeMlirError as ex:
@@ -740,9 +764,9 @@ class OpLibrary:
             def impl(*args):
                 return _pack(run_entry(entry, list(args[:n_real])), n_res)
 
-            self._lib.impl(entry.name, impl, "CPU")
-            self._lib.impl(entry.name, impl, "CUDA")
-        return getattr(getattr(torch.ops, self.namespace), entry.name).default
+            lib.impl(entry.name, impl, "CPU")
+            lib.impl(entry.name, impl, "CUDA")
+        return getattr(getattr(torch.ops, ns), entry.name).default
 
     @property
     def kernel(self):
@@ -782,6 +806,11 @@ class OpLibrary:
 
     def ops(self):
         return dict(self._ops)
+
+    def raw_op(self, name):
+        """Forward entry `name`'s op without autograd (torch.ops.<namespace>_raw.<name>
+        .default): the same kernel, what torch.compile's graphs call."""
+        return self._raw_ops[name]
 
     def step(self, fwd_name):
         return self._steps.get(fwd_name)
