@@ -129,8 +129,10 @@ struct TransposeLowering : public RuntimeCallPattern<linalg::TransposeOp> {
 
 /// A static dim-0 concat: its placed parts (the memory plan's views of its
 /// buffer) are written there by their producers; zero constants are one
-/// te_rt_zero per run of adjacent zero parts, into the slices; the other
-/// parts are copied.
+/// te_rt_zero per run of adjacent zero parts, into the slices, or none when
+/// the buffer was zeroed whole before its first placed part was written
+/// (more than one run: FunctionLowering::zeroedEarly); the other parts are
+/// copied.
 struct ConcatLowering : public RuntimeCallPattern<tensor::ConcatOp> {
   using RuntimeCallPattern::RuntimeCallPattern;
   LogicalResult lower(tensor::ConcatOp c, FunctionLowering &l) const override {
@@ -141,8 +143,9 @@ struct ConcatLowering : public RuntimeCallPattern<tensor::ConcatOp> {
     int64_t offset = 0;
     // The pending run of zero parts, [zerosFrom, offset) (none: -1).
     int64_t zerosFrom = -1;
+    bool zeroed = l.zeroedEarly(out);
     auto flushZeros = [&] {
-      if (zerosFrom >= 0)
+      if (zerosFrom >= 0 && !zeroed)
         l.call("te_rt_zero", {l.ctxArg, l.gep(l.ptr(out), l.c64(zerosFrom)),
                               l.c64(offset - zerosFrom)});
       zerosFrom = -1;

@@ -213,8 +213,38 @@ void FunctionLowering::forEachSizeCheck(
   }
 }
 
+void FunctionLowering::planEarlyZeroing() {
+  Block &body = func.getBody().front();
+  for (Operation &op : body) {
+    auto c = dyn_cast<tensor::ConcatOp>(op);
+    if (!c || c.getDim() != 0 || !c.getResultType().hasStaticShape())
+      continue;
+    unsigned runs = 0;
+    bool inRun = false;
+    Operation *first = nullptr;
+    for (Value in : c.getInputs()) {
+      bool zero = isZeroSplatConstant(in);
+      runs += zero && !inRun;
+      inRun = zero;
+      if (memory.aliasOf.lookup(in) == c.getResult()) {
+        Operation *def = in.getDefiningOp();
+        if (!first || def->isBeforeInBlock(first))
+          first = def;
+      }
+    }
+    if (runs < 2 || !first)
+      continue;
+    zeroBefore[first].push_back(c.getResult());
+    zeroedConcats.insert(c.getResult());
+  }
+}
+
 LogicalResult FunctionLowering::lowerOp(Operation *op) {
   loc = op->getLoc();
+  // A concat's buffer zeroed whole before its first placed part is written.
+  if (auto it = zeroBefore.find(op); it != zeroBefore.end())
+    for (Value concat : it->second)
+      call("te_rt_zero", {ctxArg, ptr(concat), bytes(concat)});
   for (Value v : llvm::concat<Value>(op->getOperands(), op->getResults()))
     if (auto t = dyn_cast<RankedTensorType>(v.getType());
         t && isa<FloatType>(t.getElementType()) &&
@@ -419,6 +449,7 @@ LogicalResult FunctionLowering::run() {
 
   // The entry point: its checks, the arena, the body in order, the results.
   OpBuilder::InsertionGuard guard(b);
+  planEarlyZeroing();
   buildEntryPrologue();
   acquireArena();
   auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());

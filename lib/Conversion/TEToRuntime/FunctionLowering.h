@@ -278,6 +278,9 @@ public:
     QLayout l = layout(v);
     return LLVM::SubOp::create(b, loc, l.total, l.rowwiseStart);
   }
+  /// Whether static dim-0 concat result `v` is zeroed whole where its buffer
+  /// becomes live (its zero parts are then not memset at the concat).
+  bool zeroedEarly(Value v) const { return zeroedConcats.contains(v); }
   /// Inner tensor `name` of `p`, or a null pointer when it has none.
   Value part(const QPtrs &p, StringRef name) {
     Value v = p.lookup(name);
@@ -450,6 +453,14 @@ public:
   /// Per conditionally lent value (MemoryPlan::lenderOf): whether it fits
   /// in its lender at this call's dims.
   llvm::DenseMap<Value, Value> lentFlags;
+  /// One memset per concat: the static dim-0 concats whose zero parts make
+  /// more than one run and that have parts placed in their buffer are
+  /// zeroed whole before the first placed part's producer runs (its op
+  /// here), not slice by slice at the concat.
+  llvm::DenseMap<Operation *, SmallVector<Value, 1>> zeroBefore;
+  llvm::DenseSet<Value> zeroedConcats;
+  /// Finds them (run(), after the memory plan).
+  void planEarlyZeroing();
   /// Constants lowered so far (their globals are `<fn>__const<i>`).
   unsigned constants = 0;
 };

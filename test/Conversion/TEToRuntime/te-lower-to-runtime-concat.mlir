@@ -4,8 +4,10 @@
 // part an op produces only for one static dim-0 concat is written by its
 // producer straight into the concat's buffer, at its byte offset, and the
 // concat copies nothing for it; zero constants become one te_rt_zero per
-// run of adjacent zero parts, into the slices (the constant itself has no
-// buffer and no memset); the other parts (arguments, values two concats or
+// run of adjacent zero parts, into the slices, or, with two runs or more
+// and a placed part, one te_rt_zero of the whole buffer before the first
+// placed part is written (the constant itself has no buffer and no
+// memset); the other parts (arguments, values two concats or
 // a return read) are copied with te_rt_copy.
 
 // The amax vector of delayed scaling: [a, 0, 0, b]. a writes the concat's
@@ -39,6 +41,35 @@ func.func @placed(%x: tensor<1xf32>, %y: tensor<1xf32>, %h: tensor<1024x4xf32>, 
   %b = arith.addf %y, %y : tensor<1xf32>
   %z = arith.constant dense<0.000000e+00> : tensor<1xf32>
   %c = tensor.concat dim(0) %a, %z, %z, %b : (tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<4xf32>
+  %nh, %ns = te.amax_update %h, %s, %c recipe(#te.fp8_delayed<>) : tensor<1024x4xf32>, tensor<4xf32>
+  return %nh, %ns : tensor<1024x4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// One memset per concat: LayerNormMLP's amax vector under delayed scaling,
+// [a, 0, b, 0] (the output quantizers' slots unused), has two runs of zero
+// parts, so its buffer is zeroed whole once, before a, its first
+// placed part, is written; the concat then zeroes nothing.
+// CHECK-LABEL: llvm.func @te_entry_two_zero_runs(
+// CHECK-SAME: %[[CTX:[^:]*]]: !llvm.ptr
+// CHECK:      %[[ARENA:.*]] = llvm.call @te_rt_arena_acquire(
+// CHECK:      %[[BUF:.*]] = llvm.getelementptr %[[ARENA]][%{{.*}}] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+// CHECK-NOT:  llvm.call @te_rt_
+// CHECK:      llvm.call @te_rt_zero(%[[CTX]], %[[BUF]], %{{.*}})
+// CHECK-NOT:  llvm.call @te_rt_
+// CHECK:      llvm.call @te_rt_add(%[[CTX]], %{{.*}}, %{{.*}}, %{{.*}}, %[[BUF]], %{{.*}})
+// CHECK-NOT:  llvm.call @te_rt_zero
+// CHECK:      llvm.call @te_rt_add(
+// CHECK-NOT:  llvm.call @te_rt_zero
+// CHECK:      llvm.call @te_rt_amax_update(%[[CTX]], %{{.*}}, %{{.*}}, %[[BUF]],
+// CHECK-NOT:  llvm.call @te_rt_zero
+// CHECK:      llvm.call @te_rt_arena_release(
+func.func @two_zero_runs(%x: tensor<1xf32>, %y: tensor<1xf32>, %h: tensor<1024x4xf32>, %s: tensor<4xf32>) -> (tensor<1024x4xf32>, tensor<4xf32>) {
+  %a = arith.addf %x, %y : tensor<1xf32>
+  %b = arith.addf %y, %y : tensor<1xf32>
+  %z = arith.constant dense<0.000000e+00> : tensor<1xf32>
+  %c = tensor.concat dim(0) %a, %z, %b, %z : (tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<4xf32>
   %nh, %ns = te.amax_update %h, %s, %c recipe(#te.fp8_delayed<>) : tensor<1024x4xf32>, tensor<4xf32>
   return %nh, %ns : tensor<1024x4xf32>, tensor<4xf32>
 }
