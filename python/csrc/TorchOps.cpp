@@ -145,6 +145,16 @@ Tensor emptyTensor(const std::vector<int64_t> &sizes, int32_t dtype,
 /// alive by `holder`).
 void *alignedBytes(int64_t bytes, int32_t deviceType, int32_t deviceIndex,
                    Tensor &holder) {
+  // CUDA's caching allocator hands out 512-byte aligned blocks: ask for the
+  // bytes themselves (the plan's peak is then what the allocator is asked
+  // for), and for kAlign more only if another allocator did not align them.
+  // torch's CPU allocator aligns to 64 bytes: kAlign more at once.
+  if (deviceType == dtypes().cuda) {
+    holder = emptyTensor({bytes}, dtypes().u8, deviceType, deviceIndex);
+    auto p = reinterpret_cast<uintptr_t>(holder.data_ptr());
+    if (p % kAlign == 0)
+      return holder.data_ptr();
+  }
   holder = emptyTensor({bytes + kAlign}, dtypes().u8, deviceType, deviceIndex);
   auto p = reinterpret_cast<uintptr_t>(holder.data_ptr());
   return reinterpret_cast<void *>((p + kAlign - 1) / kAlign * kAlign);
