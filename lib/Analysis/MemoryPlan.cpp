@@ -590,8 +590,7 @@ void MemoryPlan::assignLoans(func::FuncOp func,
   // A split result is written at its value's definition; until then it is
   // free like the others (its type is the result's: the columnwise parts).
   for (auto [r, v] : llvm::enumerate(body.getTerminator()->getOperands()))
-    if (Value src = aliasOf.lookup(v);
-        src && splitResult.lookup(src) == r && splitResult.count(src))
+    if (Value src = splitValueOf(r, v))
       lenders.push_back({v, static_cast<unsigned>(r),
                          index[src.getDefiningOp()],
                          representativeBytes(v, shapes),

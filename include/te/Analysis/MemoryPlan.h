@@ -204,6 +204,13 @@ public:
   std::optional<int64_t> slotStaticBytes(Value v) const {
     return staticBytes(v, splitResult.count(v));
   }
+  /// The split value whose columnwise view `returned` is, returned as result
+  /// `r` (its columnwise parts written in that result's buffer), or null.
+  Value splitValueOf(unsigned r, Value returned) const {
+    Value src = aliasOf.lookup(returned);
+    auto it = src ? splitResult.find(src) : splitResult.end();
+    return it != splitResult.end() && it->second == r ? src : Value();
+  }
 
 private:
   /// Finds the split results (after the views and in-place results).

@@ -379,8 +379,8 @@ void FunctionLowering::buildEntryPrologue() {
     if (auto it = memory.inPlaceResult.find(v);
         it != memory.inPlaceResult.end() && it->second == r)
       buffers[v] = loadIndexed(resultsArg, r, ptrTy());
-    else if (isSplitResult(r, v))
-      buffers[root(v)] = loadIndexed(resultsArg, r, ptrTy());
+    else if (Value split = memory.splitValueOf(r, v))
+      buffers[split] = loadIndexed(resultsArg, r, ptrTy());
   emitSizeChecks();
   emitAlignmentChecks();
 }
@@ -428,7 +428,7 @@ void FunctionLowering::buildEntryEpilogue(func::ReturnOp ret) {
   for (auto [r, v] : llvm::enumerate(ret.getOperands())) {
     auto it = memory.inPlaceResult.find(v);
     if ((it != memory.inPlaceResult.end() && it->second == r) ||
-        isSplitResult(r, v))
+        memory.splitValueOf(r, v))
       continue;
     call("te_rt_copy", {ctxArg, loadIndexed(resultsArg, r, ptrTy()), ptr(v),
                         bytes(v)});
@@ -499,12 +499,6 @@ Value FunctionLowering::placedBuffer(Value v, Value arenaAddress) {
     return arenaAddress;
   return LLVM::SelectOp::create(b, loc, donatedFlags.lookup(it->second),
                                 buffers.lookup(it->second), arenaAddress);
-}
-
-bool FunctionLowering::isSplitResult(unsigned r, Value v) const {
-  Value src = memory.aliasOf.lookup(v);
-  auto it = src ? memory.splitResult.find(src) : memory.splitResult.end();
-  return it != memory.splitResult.end() && it->second == r;
 }
 
 Value FunctionLowering::resultValue(unsigned r) {

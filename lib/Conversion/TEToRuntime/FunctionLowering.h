@@ -379,9 +379,6 @@ private:
   Value placedBuffer(Value v, Value arenaAddress);
   /// The value the function returns as result `r`.
   Value resultValue(unsigned r);
-  /// Whether returned value `v` (result r) is the columnwise view of a
-  /// split value, whose columnwise parts are written in result r's buffer.
-  bool isSplitResult(unsigned r, Value v) const;
   /// Whether conditionally lent `v` fits in its lender at the current dims,
   /// as an i1 (built once per function at the first use).
   Value lentFlag(Value v);

@@ -480,7 +480,7 @@ class _Step:
                 self.bwd_state_results[r.index] = names[r.role("te.state")]
 
 
-def _register_autograd(ops, op, step):
+def _register_autograd(ops, step):
     """The op's Autograd kernel: with grad needed, the op's autograd.Function (all the
     entry's results out, saved/state/quantized ones non-differentiable); else the entry's
     op without autograd (<namespace>_raw::<entry>, the same C++ kernel). What AOTAutograd
@@ -717,8 +717,8 @@ class OpLibrary:
         self._raw_lib = torch.library.Library(self.raw_namespace, "FRAGMENT")
         self._raw_ops = {name: self._define(lib.entry(name), raw=True)
                          for name in self._steps}
-        for fwd_name, step in self._steps.items():
-            _register_autograd(self, self._ops[fwd_name], step)
+        for step in self._steps.values():
+            _register_autograd(self, step)
         self._functions = {}
 
     @staticmethod
