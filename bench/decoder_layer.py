@@ -190,6 +190,9 @@ def main():
                     help="only build the te_mlir modules (compiles their libraries into the "
                          "cache) on the CPU, and exit")
     ap.add_argument("--no-compile", action="store_true", help="skip the torch.compile engines")
+    ap.add_argument("--no-torch-compile", action="store_true",
+                    help="skip the torch layer's compiled engines (torch.compile and "
+                         "backend=\"te_mlir\" in bf16); te_mlir's modules still compile")
     ap.add_argument("--compile-modes", default="default,reduce-overhead",
                     help="torch.compile modes of the torch and te_mlir engines")
     ap.add_argument("--backend-recipes", default="fp8-delayed",
@@ -273,7 +276,7 @@ def main():
         step, params = make_step(ref, cos, sin)
         refv = grads_of(step(xr, dy), xr, params)
         run_engine("torch eager", "bf16", ref, step, params, False)
-        if not args.no_compile:
+        if not args.no_compile and not args.no_torch_compile:
             for mode in args.compile_modes.split(","):
                 c = torch.compile(ref, mode=None if mode == "default" else mode)
                 step, _ = make_step(c, cos, sin)
