@@ -122,14 +122,17 @@ __global__ void __launch_bounds__(kThreads, 8)
 /// Fused dbias + dact of a non-gated activation with 16-byte accesses: each
 /// thread owns N adjacent columns of one chunk of rows, writes dx and sums
 /// the fp32 dact down its columns in row order (the order colPartial uses,
-/// so dbias is the same as columnSums of Dact). colFinish adds the chunks.
+/// so dbias is the same as columnSums of Dact). colFinish adds the chunks;
+/// with one chunk the sums go to dbiasOut rounded to E, the bits colFinish
+/// would write (0.0f plus a sum that is never -0.0f).
 /// Threads past the last column do nothing (with kAmax they still join the
 /// block's amax reduction).
 template <typename E, bool kAmax>
 __global__ void dbiasDactVecKernel(int act, const typename E::T *dy,
                                    const typename E::T *x, typename E::T *dx,
                                    int64_t rows, int64_t cols, int64_t chunk,
-                                   float *partial, AmaxOut amax) {
+                                   float *partial, typename E::T *dbiasOut,
+                                   AmaxOut amax) {
   using T = typename E::T;
   constexpr int N = 16 / sizeof(T);
   using V = Vec<T, N>;
@@ -156,9 +159,15 @@ __global__ void dbiasDactVecKernel(int act, const typename E::T *dy,
       }
       out[i * colVecs + jv] = d;
     }
+    if (dbiasOut) {
 #pragma unroll
-    for (int e = 0; e < N; ++e)
-      partial[c * cols + jv * N + e] = sum[e];
+      for (int e = 0; e < N; ++e)
+        dbiasOut[jv * N + e] = E::store(sum[e]);
+    } else {
+#pragma unroll
+      for (int e = 0; e < N; ++e)
+        partial[c * cols + jv * N + e] = sum[e];
+    }
   }
   if constexpr (kAmax)
     blockAmaxOf<E>(m, amax);
@@ -365,20 +374,25 @@ const char *te_kernels_dbias_dact(te_kernels_state *s, int act, int dtype,
       using T = typename E::T;
       constexpr int N = 16 / sizeof(T);
       int64_t chunk = chunkRows(rows), chunks = (rows + chunk - 1) / chunk;
+      // One chunk: its sums are dbias (no partials, no colFinish launch).
+      T *direct = chunks == 1 ? static_cast<T *>(dbias) : nullptr;
       float *partial = nullptr;
-      if (const char *err = scratch(s, chunks * cols, &partial))
-        return err;
+      if (!direct)
+        if (const char *err = scratch(s, chunks * cols, &partial))
+          return err;
       dim3 grid(static_cast<unsigned>((cols / N + kThreads - 1) / kThreads),
                 static_cast<unsigned>(chunks));
       if (const char *err = withAmax(amax, [&](auto amaxOn) {
             constexpr bool A = decltype(amaxOn)::value;
             dbiasDactVecKernel<E, A><<<grid, kThreads, 0, s->stream>>>(
                 act, static_cast<const T *>(dy), static_cast<const T *>(x),
-                static_cast<T *>(dx), rows, cols, chunk, partial,
+                static_cast<T *>(dx), rows, cols, chunk, partial, direct,
                 amaxOut(s, amax));
             return launched();
           }))
         return err;
+      if (direct)
+        return nullptr;
       colFinish<E><<<gridFor(cols), kThreads, 0, s->stream>>>(
           partial, chunks, cols, static_cast<T *>(dbias));
       return launched();

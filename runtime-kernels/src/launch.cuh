@@ -57,13 +57,41 @@ __global__ void colPartial(Fn fn, int64_t rows, int64_t cols, int64_t chunk,
     partial[(chunks + c) * cols + j] = s1;
 }
 
-/// Column sums of fn over [rows, cols] into out0 (and out1 when non-null).
+/// colPartial's sums of a single chunk (all the rows), rounded to E into
+/// out0 (and out1 with `two`): the bits colFinish would write from its one
+/// partial (0.0f plus a sum that is never -0.0f), without its launch.
+template <typename E, typename Fn>
+__global__ void colDirect(Fn fn, int64_t rows, int64_t cols, bool two,
+                          typename E::T *out0, typename E::T *out1) {
+  int64_t j = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (j >= cols)
+    return;
+  float s0 = 0.0f, s1 = 0.0f;
+  for (int64_t i = 0; i < rows; ++i) {
+    float2 v = fn(i, j);
+    s0 += v.x;
+    s1 += v.y;
+  }
+  out0[j] = E::store(s0);
+  if (two)
+    out1[j] = E::store(s1);
+}
+
+/// Column sums of fn over [rows, cols] into out0 (and out1 when non-null):
+/// fixed chunks of rows summed by colPartial, then colFinish; one kernel
+/// (colDirect) when the rows are one chunk.
 template <typename E, typename Fn>
 const char *columnSums(te_kernels_state *s, Fn fn, int64_t rows, int64_t cols,
                        typename E::T *out0, typename E::T *out1) {
   if (cols == 0)
     return nullptr;
   int64_t chunk = chunkRows(rows), chunks = (rows + chunk - 1) / chunk;
+  if (chunks == 1) {
+    colDirect<E><<<static_cast<unsigned>((cols + kThreads - 1) / kThreads),
+                   kThreads, 0, s->stream>>>(fn, rows, cols, out1 != nullptr,
+                                             out0, out1);
+    return launched();
+  }
   float *partial = nullptr;
   int64_t per = out1 ? 2 : 1;
   if (chunks > 0) {

@@ -3,7 +3,8 @@
 // te_kernels_norm_bwd: dx by the one-CTA-per-row kernel or the row-group
 // fast path (norm.cuh); dgamma and dbeta deterministic, as column sums of
 // fixed row chunks (launch.cuh) or, on the fast path, one fp32 partial row
-// per CTA summed in a fixed order (normColFinish).
+// per CTA summed in a fixed order (normColFinish; a grid of one CTA writes
+// them itself).
 //
 //===----------------------------------------------------------------------===//
 
@@ -80,7 +81,8 @@ __global__ void __launch_bounds__(normCta(kNormBwdCta, W), 1)
                 const float *__restrict__ mu, const float *__restrict__ rsigma,
                 const typename E::T *__restrict__ gamma, bool zc, int64_t rows,
                 int cols, bool wantBeta, typename E::T *__restrict__ dx,
-                float *__restrict__ partial) {
+                float *__restrict__ partial, typename E::T *dgOut,
+                typename E::T *dbOut) {
   constexpr int P = perVec<E>(), G = 32 * W;
   constexpr int CTA = normCta(kNormBwdCta, W), GROUPS = CTA / G;
   extern __shared__ float4 combine[];
@@ -178,10 +180,26 @@ __global__ void __launch_bounds__(normCta(kNormBwdCta, W), 1)
   }
   float4 *out = reinterpret_cast<float4 *>(partial);
   const int c4 = cols / 4; // float4s per row
-  // One plane (dgamma or dbeta) of the CTA's partial row.
+  // One plane (dgamma or dbeta) of the CTA's partial row; with dgOut (a
+  // grid of one CTA) the sums themselves, rounded to E: the bits
+  // normColFinish would write (0.0f plus the one partial, which is never
+  // -0.0f, plus zero slices).
+  typename E::T *direct = nullptr;
+  auto put = [&](int64_t i, float4 v) {
+    if (direct) {
+      direct[4 * i] = E::store(v.x);
+      direct[4 * i + 1] = E::store(v.y);
+      direct[4 * i + 2] = E::store(v.z);
+      direct[4 * i + 3] = E::store(v.w);
+    } else {
+      out[i] = v;
+    }
+  };
   auto emit = [&](const float (&a)[V][P], int plane) {
-    float4 *dst = out + (static_cast<int64_t>(plane) * gridDim.x +
+    direct = plane ? dbOut : dgOut;
+    const int64_t dst = (static_cast<int64_t>(plane) * gridDim.x +
                          blockIdx.x) * c4;
+    const int64_t base = direct ? 0 : dst;
     if constexpr (GROUPS == 1) {
 #pragma unroll
       for (int v = 0; v < V; ++v) {
@@ -189,9 +207,9 @@ __global__ void __launch_bounds__(normCta(kNormBwdCta, W), 1)
           continue;
 #pragma unroll
         for (int h = 0; h < P / 4; ++h)
-          dst[(v * G + t) * (P / 4) + h] =
+          put(base + (v * G + t) * (P / 4) + h,
               make_float4(a[v][4 * h], a[v][4 * h + 1], a[v][4 * h + 2],
-                          a[v][4 * h + 3]);
+                          a[v][4 * h + 3]));
       }
     } else {
       // Every group's sums into shared memory, then each column summed
@@ -214,7 +232,7 @@ __global__ void __launch_bounds__(normCta(kNormBwdCta, W), 1)
           const float4 u = combine[k * c4 + c];
           s.x += u.x, s.y += u.y, s.z += u.z, s.w += u.w;
         }
-        dst[c] = s;
+        put(base + c, s);
       }
       __syncthreads(); // combine is reused by the next plane
     }
@@ -270,14 +288,20 @@ const char *normBwdLaunch(te_kernels_state *s, bool rms,
                                        (rows + GROUPS - 1) / GROUPS, &grid))
     return err;
   int planes = dbeta ? 2 : 1;
+  // One CTA: it writes dgamma and dbeta (no partial rows, no finish).
+  const bool direct = grid == 1;
   float *partial = nullptr;
-  if (const char *err = scratch(s, int64_t(planes) * grid * cols, &partial))
-    return err;
+  if (!direct)
+    if (const char *err = scratch(s, int64_t(planes) * grid * cols, &partial))
+      return err;
   normBwdFast<E, W, V><<<grid, CTA, smem, s->stream>>>(
       rms, dz, x, mu, rsigma, gamma, zc, rows, static_cast<int>(cols),
-      dbeta != nullptr, dx, partial);
+      dbeta != nullptr, dx, partial, direct ? dgamma : nullptr,
+      direct ? dbeta : nullptr);
   if (const char *err = launched())
     return err;
+  if (direct)
+    return nullptr;
   dim3 block(32, kFinishSlices);
   dim3 blocks(static_cast<unsigned>((cols + 31) / 32),
               static_cast<unsigned>(planes));

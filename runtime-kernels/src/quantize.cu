@@ -126,11 +126,15 @@ __global__ void __launch_bounds__(kThreads) castKernel(QuantArgs a) {
 /// fp32 column sums of each tile row's x go to dbiasPartial[tileRow * cols
 /// + c], as actCastTransposeKernel sums its values (each thread its rows of
 /// its columns, then the threads' sums in thread order), reduced by
-/// colFinish; the transpose is optional then. The plain cast (kDBias false)
-/// compiles to what it was.
+/// colFinish; the transpose is optional then. With dbiasOut (x has one band
+/// of tile rows: the band's sums are the column sums) the sums are rounded
+/// to E and written to dbiasOut[c] instead, the bits colFinish would write
+/// (it adds the one partial to 0.0f, and no partial is -0.0f: each starts
+/// at +0.0f). The plain cast (kDBias false) compiles to what it was.
 template <typename E, int Fmt, int kRows, int kCols, bool kDBias>
 __global__ void __launch_bounds__(kThreads)
-    castTransposeKernel(QuantArgs a, float *dbiasPartial) {
+    castTransposeKernel(QuantArgs a, float *dbiasPartial,
+                        typename E::T *dbiasOut) {
   using T = typename E::T;
   constexpr int kVec = perVec<E>();
   constexpr int kRowVecs = kCols / kVec;            // vectors per tile row
@@ -220,7 +224,10 @@ __global__ void __launch_bounds__(kThreads)
         float total = 0.0f;
         for (int g = 0; g < groups; ++g)
           total += colSums[g * kCols + threadIdx.x];
-        dbiasPartial[(r0 / kRows) * cols + c0 + threadIdx.x] = total;
+        if (dbiasOut)
+          dbiasOut[c0 + threadIdx.x] = E::store(total);
+        else
+          dbiasPartial[(r0 / kRows) * cols + c0 + threadIdx.x] = total;
       }
     }
     __syncthreads();
@@ -281,12 +288,13 @@ const char *quantize(te_kernels_state *s, QuantArgs a) {
     if (a.rows >= 128) {
       castTransposeKernel<E, Fmt, 128, 64, false>
           <<<blocksFor(tilesOf(128, 64), sms), kThreads, 0, s->stream>>>(
-              a, nullptr);
+              a, nullptr, nullptr);
       return launched();
     }
   }
   castTransposeKernel<E, Fmt, 64, 64, false>
-      <<<blocksFor(tilesOf(64, 64), sms), kThreads, 0, s->stream>>>(a, nullptr);
+      <<<blocksFor(tilesOf(64, 64), sms), kThreads, 0, s->stream>>>(a, nullptr,
+                                                                      nullptr);
   return launched();
 }
 
@@ -294,8 +302,9 @@ const char *quantize(te_kernels_state *s, QuantArgs a) {
 /// reduce_dbias): current scaling's amax pass first, then one
 /// castTransposeKernel<kDBias> pass (the transpose optional: data alone
 /// goes through the tiles too) writing each tile-row band's column sums
-/// into the scratch, reduced into dbias by colFinish. a.amaxOut is the
-/// caller's amax cell or null.
+/// into the scratch, reduced into dbias by colFinish (one band: the tiles
+/// write dbias, and there is no colFinish). a.amaxOut is the caller's amax
+/// cell or null.
 template <typename E, int Fmt>
 const char *dbiasQuantize(te_kernels_state *s, QuantArgs a, void *dbias) {
   constexpr int kVec = perVec<E>();
@@ -307,17 +316,22 @@ const char *dbiasQuantize(te_kernels_state *s, QuantArgs a, void *dbias) {
   const int64_t tileRows = tall ? 128 : 64;
   const int64_t rowTiles = (a.rows + tileRows - 1) / tileRows;
   const int64_t tiles = rowTiles * ((a.cols + 63) / 64);
+  // One band of tile rows: its column sums are dbias (no partials, no
+  // colFinish launch).
+  using T = typename E::T;
+  T *direct = rowTiles == 1 ? static_cast<T *>(dbias) : nullptr;
+  const int64_t partials = direct ? 0 : rowTiles * a.cols;
   // One scratch request (the state has one buffer): the partial sums, then
   // the amax cell current scaling needs when the caller wants no amax.
   const bool cell = !a.scale && !a.amaxOut;
-  const int64_t elems = rowTiles * a.cols + (cell ? 1 : 0);
+  const int64_t elems = partials + (cell ? 1 : 0);
   float *buf = nullptr;
   if (elems > 0)
     if (const char *err = scratch(s, elems, &buf))
       return err;
-  float *partial = buf;
+  float *partial = direct ? nullptr : buf;
   if (cell) // (no memset: the reduction's last block writes the cell)
-    a.amaxOut = amaxOut(s, buf + rowTiles * a.cols);
+    a.amaxOut = amaxOut(s, buf + partials);
   if (!a.scale) { // current scaling: the amax first
     QuantArgs flat = a;
     flat.vecLoad = aligned(a.x, 16);
@@ -337,17 +351,19 @@ const char *dbiasQuantize(te_kernels_state *s, QuantArgs a, void *dbias) {
   if constexpr (sizeof(typename E::T) == 2) {
     if (tall)
       castTransposeKernel<E, Fmt, 128, 64, true>
-          <<<blocksFor(tiles, sms), kThreads, 0, s->stream>>>(a, partial);
+          <<<blocksFor(tiles, sms), kThreads, 0, s->stream>>>(a, partial,
+                                                               direct);
     else
       castTransposeKernel<E, Fmt, 64, 64, true>
-          <<<blocksFor(tiles, sms), kThreads, 0, s->stream>>>(a, partial);
+          <<<blocksFor(tiles, sms), kThreads, 0, s->stream>>>(a, partial,
+                                                               direct);
   } else {
     castTransposeKernel<E, Fmt, 64, 64, true>
-        <<<blocksFor(tiles, sms), kThreads, 0, s->stream>>>(a, partial);
+        <<<blocksFor(tiles, sms), kThreads, 0, s->stream>>>(a, partial, direct);
   }
   if (const char *err = launched())
     return err;
-  if (a.cols == 0)
+  if (a.cols == 0 || direct)
     return nullptr;
   colFinish<E><<<blocksFor((a.cols + kThreads - 1) / kThreads, sms), kThreads,
                  0, s->stream>>>(partial, rowTiles, a.cols,

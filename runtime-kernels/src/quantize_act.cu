@@ -148,14 +148,15 @@ struct ActCastTile {
 
   /// Casts the tile at (r0, c0) into the shared tiles and data: its values
   /// rounded to E, times s, the amax of the rounded values into m; with
-  /// kDBias and dbiasPartial also its column sums. Whole (full) tiles of
+  /// kDBias and dbiasPartial (or dbiasOut) also its column sums. Whole
+  /// (full) tiles of
   /// aligned rows go by vectors (from ring slot `ring` with kStages, else
   /// loaded here), the others by elements (castRagged).
   static __device__ __forceinline__ void
   castTile(const Src &src, const QuantArgs &a, float s, uint4 *stage, int ring,
            bool full, int64_t r0, int64_t c0, int64_t rows, int64_t cols,
            int64_t tileCols, Tiles &tile, float *colSums, float *dbiasPartial,
-           float &m) {
+           typename E::T *dbiasOut, float &m) {
     // Vector path: every thread keeps the columns cv * kVec .. + kVec of
     // its rows (idx % kRowVecs is threadIdx.x % kRowVecs); element path:
     // column threadIdx.x % kCols.
@@ -206,8 +207,8 @@ struct ActCastTile {
       castRagged(src, a, s, r0, c0, rows, cols, tileCols, tile, sum, m);
     }
     if constexpr (kDBias) {
-      if (dbiasPartial)
-        sumColumns(colSums, sum, vec, r0, c0, cols, dbiasPartial);
+      if (dbiasPartial || dbiasOut)
+        sumColumns(colSums, sum, vec, r0, c0, cols, dbiasPartial, dbiasOut);
     }
   }
 
@@ -240,11 +241,14 @@ struct ActCastTile {
   }
 
   /// The tile's column sums (the threads' sums in thread order, through
-  /// colSums) into dbiasPartial[(r0 / kRows) * cols + c]; vec says which
-  /// path made sum.
+  /// colSums) into dbiasPartial[(r0 / kRows) * cols + c], or rounded to E
+  /// into dbiasOut[c] when the result has one band of tile rows (the bits
+  /// colFinish would write: 0.0f plus a partial that is never -0.0f); vec
+  /// says which path made sum.
   static __device__ __forceinline__ void
   sumColumns(float *colSums, const float (&sum)[kVec], bool vec, int64_t r0,
-             int64_t c0, int64_t cols, float *dbiasPartial) {
+             int64_t c0, int64_t cols, float *dbiasPartial,
+             typename E::T *dbiasOut) {
     const int groups = vec ? kGroups : kThreads / kCols;
     if (vec) {
       const int g = threadIdx.x / kRowVecs, cv = threadIdx.x % kRowVecs;
@@ -259,7 +263,10 @@ struct ActCastTile {
       float total = 0.0f;
       for (int g = 0; g < groups; ++g)
         total += colSums[g * kCols + threadIdx.x];
-      dbiasPartial[(r0 / kRows) * cols + c0 + threadIdx.x] = total;
+      if (dbiasOut)
+        dbiasOut[c0 + threadIdx.x] = E::store(total);
+      else
+        dbiasPartial[(r0 / kRows) * cols + c0 + threadIdx.x] = total;
     }
   }
 };
@@ -273,13 +280,15 @@ struct ActCastTile {
 /// dbiasPartial[tileRow * cols + c] (each thread sums its rows of the
 /// column, then the threads' sums are added in thread order; the grouping
 /// differs between whole aligned tiles and the element path, so the last
-/// bits of dbias depend on the path), reduced by colFinish. Paired sources
+/// bits of dbias depend on the path), reduced by colFinish; with dbiasOut
+/// (one band of tile rows) the sums go there rounded to E. Paired sources
 /// (gated backward) run their tiles over the da half and write the db
 /// half's tile from the same loads (a second shared-memory tile).
 template <typename E, int Fmt, int kRows, int kCols, typename Src,
           int kStages>
 __global__ void __launch_bounds__(kThreads)
-    actCastTransposeKernel(Src src, QuantArgs a, float *dbiasPartial) {
+    actCastTransposeKernel(Src src, QuantArgs a, float *dbiasPartial,
+                           typename E::T *dbiasOut) {
   using Tile = ActCastTile<E, Fmt, kRows, kCols, Src, kStages>;
   constexpr int kVec = Tile::kVec, kRowVecs = Tile::kRowVecs;
   constexpr int kPer = Tile::kPer, kLoads = Tile::kLoads;
@@ -339,7 +348,7 @@ __global__ void __launch_bounds__(kThreads)
       cpAsyncWait<kStages - 1>(); // tile t's group has landed
     }
     Tile::castTile(src, a, s, stage, ring, full, r0, c0, rows, cols, tileCols,
-                   tile, colSums, dbiasPartial, m);
+                   tile, colSums, dbiasPartial, dbiasOut, m);
     __syncthreads();
     if (a.transpose) {
       // Task (c, q) of half h writes transpose row h * half + c0 + c,
@@ -433,8 +442,12 @@ const char *actCast(te_kernels_state *s, Src src, QuantArgs a, void *dbias) {
   const int64_t rowTiles = (a.rows + 63) / 64;
   const int64_t tiles =
       rowTiles * (((Src::kPaired ? src.half : a.cols) + 63) / 64);
+  // One band of tile rows: its column sums are dbias (no partials, no
+  // colFinish launch).
+  using T = typename E::T;
+  T *direct = dbias && rowTiles == 1 ? static_cast<T *>(dbias) : nullptr;
   float *partial = nullptr;
-  if (dbias && a.rows > 0)
+  if (dbias && a.rows > 0 && !direct)
     if (const char *err = scratch(s, rowTiles * a.cols, &partial))
       return err;
   // (At least one block: scale_inv is written even when there is nothing
@@ -444,7 +457,7 @@ const char *actCast(te_kernels_state *s, Src src, QuantArgs a, void *dbias) {
   auto launch = [&](auto kernel, bool persistent) {
     unsigned blocks = persistent ? persistentBlocks(kernel, tiles, sms)
                                  : blocksFor(tiles, sms);
-    kernel<<<blocks, kThreads, 0, s->stream>>>(src, a, partial);
+    kernel<<<blocks, kThreads, 0, s->stream>>>(src, a, partial, direct);
   };
   if (kMax >= 3 && stages >= 3)
     launch(actCastTransposeKernel<E, Fmt, 64, 64, Src, kMax >= 3 ? 3 : 0>,
@@ -456,7 +469,7 @@ const char *actCast(te_kernels_state *s, Src src, QuantArgs a, void *dbias) {
     launch(actCastTransposeKernel<E, Fmt, 64, 64, Src, 0>, false);
   if (const char *err = launched())
     return err;
-  if (!dbias)
+  if (!dbias || direct)
     return nullptr;
   if (a.cols == 0)
     return nullptr;

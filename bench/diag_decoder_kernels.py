@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""The GPU kernels of one decoder-layer training step, per engine: where te_mlir's step
+spends device time against torch's at few tokens (the CUDA-graph step is device time).
+
+    python3 bench/diag_decoder_kernels.py [--tokens 16] [--recipe bf16] [--steps 5]
+
+Builds bench/decoder_layer.py's LLaMA-style layer (same weights) as torch eager and as
+te_mlir's modules (eager), runs --steps steps of each under torch.profiler (CUDA activity:
+CUPTI sees every kernel, the runtime's included) and prints, per engine, the kernel time
+per step and the kernels summed by name (count and µs per step), then the same kernels
+grouped into GEMMs, copies/memsets and the rest. The device time of one step is what a
+CUDA graph of it costs at least.
+"""
+import argparse
+import collections
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import decoder_layer as dl  # noqa: E402
+
+
+def kernels(step, x, dy, steps):
+    for _ in range(3):
+        x.grad = None
+        step(x, dy)
+    torch.cuda.synchronize()
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(steps):
+            x.grad = None
+            step(x, dy)
+        torch.cuda.synchronize()
+    sums = collections.defaultdict(lambda: [0, 0.0])
+    for e in prof.events():
+        if e.device_type == torch.autograd.DeviceType.CUDA:
+            s = sums[e.name]
+            s[0] += 1
+            s[1] += e.device_time  # µs
+    return {k: (c / steps, t / steps) for k, (c, t) in sums.items()}
+
+
+def group(name):
+    n = name.lower()
+    if any(k in n for k in ("gemm", "sm90_xmma", "cutlass", "nvjet", "ampere", "cublas")):
+        return "GEMM"
+    if "memcpy" in n or "memset" in n or "copy" in n or "fill" in n:
+        return "copy/memset/fill"
+    if "flash" in n or "attention" in n or "fmha" in n:
+        return "attention"
+    return "other"
+
+
+def show(label, ks, top):
+    tot = sum(t for _, t in ks.values())
+    cnt = sum(c for c, _ in ks.values())
+    print(f"\n== {label}: {tot:.1f} µs of kernels per step, {cnt:.0f} kernels")
+    g = collections.defaultdict(lambda: [0.0, 0.0])
+    for k, (c, t) in ks.items():
+        g[group(k)][0] += c
+        g[group(k)][1] += t
+    for k, (c, t) in sorted(g.items(), key=lambda kv: -kv[1][1]):
+        print(f"   {k:<20} {c:5.0f} kernels {t:9.1f} µs")
+    for k, (c, t) in sorted(ks.items(), key=lambda kv: -kv[1][1])[:top]:
+        print(f"   {t:8.1f} µs {c:4.0f}x  {k[:150]}")
+    return tot
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tokens", type=int, default=16)
+    ap.add_argument("--recipe", default="bf16")
+    ap.add_argument("--steps", type=int, default=5)
+    ap.add_argument("--top", type=int, default=30)
+    ap.add_argument("--hidden", type=int, default=4096)
+    ap.add_argument("--ffn", type=int, default=14336)
+    ap.add_argument("--heads", type=int, default=32)
+    args = ap.parse_args()
+    import te_mlir.torch as tet
+
+    H, Fh, nh, eps, dt = args.hidden, args.ffn, args.heads, 1e-5, torch.bfloat16
+    dev = torch.device("cuda")
+    torch.manual_seed(0)
+    ref = dl.TorchLayer(H, Fh, nh, eps, dt, dev)
+    with torch.no_grad():
+        for p in (ref.ln1.weight, ref.ln2.weight):
+            p.uniform_(0.8, 1.2)
+        for p in (ref.qkv.weight, ref.o.weight, ref.gate_up.weight, ref.down.weight):
+            p.normal_(0.0, 0.02)
+    T = args.tokens
+    B, S = (4, T // 4) if T >= 1024 else (1, T)
+    cos, sin = dl.rotary(S, H // nh, dev, dt)
+    x = torch.randn(B, S, H, device=dev, dtype=dt).requires_grad_(True)
+    dy = torch.randn(B, S, H, device=dev, dtype=dt) * 0.1
+    step, _ = dl.make_step(ref, cos, sin)
+    t_torch = show(f"torch eager, {T} tokens", kernels(step, x, dy, args.steps), args.top)
+    tl = dl.ModuleLayer(tet, H, Fh, nh, eps, dt, dev, recipe=args.recipe)
+    tl.load({k: v.detach() for k, v in ref.weights().items()})
+    step, _ = dl.make_step(tl, cos, sin)
+    t_te = show(f"te_mlir eager ({args.recipe}), {T} tokens", kernels(step, x, dy, args.steps),
+                args.top)
+    print(f"\nkernel time per step: te_mlir / torch = {t_te / t_torch:.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
