@@ -65,13 +65,21 @@ normFwdKernel(bool rms, const typename E::T *x, const typename E::T *gamma,
 /// rounded to E, scaled by *scale and cast to FP8 (kFmt: kE4M3 / kE5M2)
 /// into the bytes q [rows, cols] (delayed scaling's fused cast; block 0
 /// writes *scaleInv = 1 / *scale); with kAmax also max |z| as stored into
-/// *amax (a zeroed cell).
+/// *amax (a zeroed cell). With transpose (FP8 only) the same bytes also go
+/// to transpose [cols, rows], byte by byte: for few rows (kTransposeRows),
+/// where this costs less than the byte-transpose kernel's launch.
 struct NormOut {
   void *z;
   const float *scale;
   float *scaleInv;
   AmaxOut amax;
+  uint8_t *transpose = nullptr;
 };
+
+/// The most rows whose FP8 norm output the norm kernel transposes itself
+/// (each thread's bytes go to rows of the transpose `rows` bytes apart;
+/// above, transposeBytes' tiles write whole lines).
+constexpr int64_t kTransposeRows = 64;
 
 template <typename E, int W, int kFmt, bool kAmax>
 __global__ void __launch_bounds__(normCta(kNormFwdCta, W),
@@ -185,12 +193,18 @@ __global__ void __launch_bounds__(normCta(kNormFwdCta, W),
                  (toFP8x2<kFmt>(E::load(E::store(o[4 * k + 2])) * qs,
                                 E::load(E::store(o[4 * k + 3])) * qs)
                   << 16);
-        uint8_t *qr = static_cast<uint8_t *>(out.z) + row * cols +
-                      static_cast<int64_t>(v * G + t) * P;
+        const int64_t c0 = static_cast<int64_t>(v * G + t) * P;
+        uint8_t *qr = static_cast<uint8_t *>(out.z) + row * cols + c0;
         if constexpr (P == 8)
           *reinterpret_cast<uint2 *>(qr) = make_uint2(w[0], w[1]);
         else
           *reinterpret_cast<uint32_t *>(qr) = w[0];
+        if (out.transpose) {
+#pragma unroll
+          for (int k = 0; k < P; ++k)
+            out.transpose[(c0 + k) * rows + row] =
+                static_cast<uint8_t>(w[k / 4] >> (8 * (k % 4)));
+        }
       }
     }
     if (t == 0) {
@@ -371,10 +385,14 @@ const char *te_kernels_norm_quantize_fp8(
       return err;
   uint8_t *q = data ? static_cast<uint8_t *>(data)
                     : reinterpret_cast<uint8_t *>(buf);
-  if (const char *err = normForward(s, rms != 0, dtype, x, gamma, beta, eps,
-                                    zero_centered != 0, rows, cols,
-                                    NormOut{q, scale, scale_inv, amaxOut(s, amax)},
-                                    mu, rsigma, format, &ran))
+  // Few rows: the norm kernel writes the transpose too (no second launch).
+  uint8_t *direct = rows <= kTransposeRows
+                        ? static_cast<uint8_t *>(transpose)
+                        : nullptr;
+  if (const char *err = normForward(
+          s, rms != 0, dtype, x, gamma, beta, eps, zero_centered != 0, rows,
+          cols, NormOut{q, scale, scale_inv, amaxOut(s, amax), direct}, mu,
+          rsigma, format, &ran))
     return err;
   if (!ran) {
     // No FP8-writing kernel for the shape or alignment: z in the scratch,
@@ -389,9 +407,10 @@ const char *te_kernels_norm_quantize_fp8(
     return te_kernels_quantize_fp8(s, dtype, buf, rows, cols, format, scale, 0,
                                    data, transpose, scale_inv, amax, nullptr);
   }
-  return transpose ? transposeBytes(s, q, static_cast<uint8_t *>(transpose),
-                                    rows, cols)
-                   : nullptr;
+  return transpose && !direct
+             ? transposeBytes(s, q, static_cast<uint8_t *>(transpose), rows,
+                              cols)
+             : nullptr;
 }
 
 } // extern "C"

@@ -807,7 +807,8 @@ void checkFusedNormCast(te_kernels_state *s, cudaStream_t stream,
 
 void checkFusedNormCastAll(te_kernels_state *s, cudaStream_t stream,
                            std::mt19937 &rng, Checker &c) {
-  const int64_t shapes[][2] = {{192, 1024}, {40, 96}, {33, 258}};
+  const int64_t shapes[][2] = {{192, 1024}, {40, 96}, {33, 258}, {16, 256},
+                               {64, 1024}, {65, 256}};
   for (int dtype = 0; dtype < 3; ++dtype)
     for (auto &sh : shapes)
       for (bool rms : {false, true})

@@ -339,14 +339,17 @@ TEST_P(CudaAbi, FusedActivationCastMatchesUnfused) {
 // amax) and statistics of te_rt_norm_fwd then te_rt_quantize_fp8 on cuda,
 // delayed scaling (FP8 rows from the norm kernel, byte transpose) and
 // current scaling (amax from the norm kernel), LayerNorm and RMSNorm, on
-// the fast kernel (192x1024, 40x96: a ragged transposed tile) and the row
-// kernel (33x258), with the data left out (scratch rows) too.
+// the fast kernel (192x1024, 40x96: a ragged transposed tile; up to 64 rows
+// the norm kernel writes the transpose itself: 40x96, 16x256, 64x512) and
+// the row kernel (33x258), with the data left out (scratch rows) too.
 TEST_P(CudaAbi, FusedNormCastMatchesUnfused) {
   int32_t t = GetParam();
   Pair &scale = scalar(3.0f);
   const float *sc = static_cast<const float *>(scale.dev);
   for (auto [rows, cols] : {std::pair<int64_t, int64_t>{192, 1024},
                             {40, 96},
+                            {16, 256},
+                            {64, 512},
                             {33, 258}}) {
     const int64_t n = rows * cols;
     Pair &x = random(t, n, -3, 3), &g = random(t, cols, 0.5f, 1.5f),

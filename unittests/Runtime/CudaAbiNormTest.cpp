@@ -15,12 +15,14 @@ TEST_P(CudaAbi, Norms) {
   int32_t t = GetParam();
   // The kernels' fast path (cols a multiple of 16 bytes, up to 16384
   // bf16/f16 or 8192 f32; rows held in registers, dgamma/dbeta partials
-  // per CTA) and its generic fallback (other widths): 1 to 2048 rows.
+  // per CTA; a one-CTA grid writes them itself: 16x256, 64x32) and its
+  // generic fallback (other widths): 1 to 2048 rows.
   struct Case {
     int64_t rows, cols;
   } cases[] = {{37, 1000}, {300, 4096}, {5, 7},     {1, 4096},
                {3, 1024},  {8, 768},    {3, 4104},  {4, 33},
-               {2, 8192},  {2, 16384},  {2, 20000}, {2048, 1024}};
+               {2, 8192},  {2, 16384},  {2, 20000}, {2048, 1024},
+               {16, 256},  {64, 32}};
   for (Case cs : cases)
     for (int32_t kind : {TE_RT_NORM_LAYERNORM, TE_RT_NORM_RMSNORM})
       for (int32_t zc : {0, 1}) {
