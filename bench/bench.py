@@ -681,6 +681,7 @@ def run_cached(rec, path, rt, dev, args, inputs, names, dy, refs, results):
     rt.sync()
     cs.call(0)  # a later microbatch from the same S
     rt.sync()
+    dump_results(args, os.path.basename(path) + ".cached", te.results(0))
     diff, state_diff = [], []
     for (label, t, spec), r in zip(te.results(0), ref):
         if not same_result(t, r, spec):
@@ -756,6 +757,18 @@ def run_cached(rec, path, rt, dev, args, inputs, names, dy, refs, results):
 # --------------------------------------------------------------------------- one case
 
 
+def dump_results(args, name, results):
+    """--dump: every result of the checked step, bytes on the CPU, to DIR/<name>.pt (to
+    compare two runtimes bit for bit: utils/same_dumps.py)."""
+    if not args.dump:
+        return
+    os.makedirs(args.dump, exist_ok=True)
+    torch.save({label: t.detach().cpu().contiguous().view(torch.uint8)
+                if t.element_size() == 1 else t.detach().cpu().contiguous()
+                for label, t, _ in results if t is not None},
+               os.path.join(args.dump, name + ".pt"))
+
+
 def run_te(rec, path, rt, dev, args, inputs, dy, refs, eager_err, te_bf16_err, results):
     """One recipe library of a case: checked step, timing, graph. Fills rec."""
     recipe, flops = rec["recipe"], rec["gemm_tflop"] * 1e12
@@ -791,6 +804,7 @@ def run_te(rec, path, rt, dev, args, inputs, dy, refs, eager_err, te_bf16_err, r
     rt.sync()
     rec["checked_step"] = DELAYED_WARMUP + 1 if te.pairs else 1
     got = [t.clone() if t is not None else None for t in tensors()]
+    dump_results(args, rec["lib"], te.results(te.parity ^ 1 if te.pairs else 0))
     checks, ok = {}, True
     for (label, e, r), t in zip(refs, got):
         if t is None:
@@ -1504,6 +1518,10 @@ def main():
                     help="TE + CUDA graph (make_graphed_callables) for cases with at most "
                          "this many tokens (default %(default)s)")
     ap.add_argument("--no-extras", action="store_true", help="skip copy BW and norm kernels")
+    ap.add_argument("--dump", metavar="DIR",
+                    help="save every result of each library's checked step (and of the "
+                         "weight cache's later microbatch) to DIR/<library>.pt, to compare "
+                         "runtimes bit for bit")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--min-rep-s", type=float, default=0.2,
                     help="each repetition runs back-to-back steps for at least this long")

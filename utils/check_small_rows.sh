@@ -5,33 +5,25 @@
 # .gpu-unit/te-kernels-selftest.xz, bench/compile_cases.sh of the 16x256 cases (bf16,
 # fp8-current, fp8-delayed) and the 8192 fp8-current ones into bench/build, and main's
 # runtime before this change stripped and xz-ed into build-rt-cuda/lib/libte_runtime.so.xz):
-# self test, CUDA unit tests, the old and new runtime's te-run --step outputs compared
-# file by file, bench.py's 16-token CUDA graphs before and after, the seed cases' kernel
+# self test, CUDA unit tests, every result of bench.py's checked steps under the old and
+# new runtime compared bit for bit (--dump, utils/same_dumps.py), bench.py's 16-token CUDA graphs before and after, the seed cases' kernel
 # lists, and one decoder step's kernels per engine at 16 tokens. Results under $OUT.
 set +u
 : "${OUT:?set OUT}"
 T=/tmp/te-wheel; mkdir -p $T/site $T/cache $T/old
-rm -rf $T/site/*; python3 -m pip install -q --no-deps --no-index --disable-pip-version-check --target $T/site .whl/*.whl
+rm -rf $T/site/* $T/dump_old $T/dump_new; python3 -m pip install -q --no-deps --no-index --disable-pip-version-check --target $T/site .whl/*.whl
 xz -dc build-rt-cuda/lib/libte_runtime.so.xz > $T/old/libte_runtime.so
 xz -dc .gpu-unit/te-kernels-selftest.xz > $T/selftest; chmod +x $T/selftest
 export PYTHONPATH=$T/site TE_MLIR_CACHE=$T/cache PYTHONUNBUFFERED=1
 NB=$T/site/te_mlir/_native; RT=$NB/lib/libte_runtime.so
 echo "== selftest"; (cd $T && timeout 150 ./selftest > $OUT/selftest.log 2>&1; echo "selftest rc $?"; tail -3 $OUT/selftest.log)
 echo "== unit"; timeout 200 bash utils/gpu_python.sh $OUT/u unit 2>&1 | tail -6
-echo "== identity old vs new runtime (te-run --step, cuda)"
-for lib in bench/build/*16x256*.so bench/build/*8192*fp8-current.so; do
-  b=$(basename $lib .so); n=step
-  for v in new old; do
-    d=$OUT/id/$b.$v; mkdir -p $d
-    if [ $v = old ]; then LP=$T/old; else LP=$NB/lib; fi
-    LD_LIBRARY_PATH=$LP timeout 60 $NB/bin/te-run $lib --step $n --random 7 --backend cuda --outputs $d > $d.log 2>&1 || echo "te-run $b $v failed: $(tail -2 $d.log)"
-  done
-  if diff -rq $OUT/id/$b.new $OUT/id/$b.old > /dev/null; then echo "same $b ($(find $OUT/id/$b.new -name '*.npy' | wc -l) files)"; else echo "DIFF $b"; diff -rq $OUT/id/$b.new $OUT/id/$b.old | head -5; fi
-done
 echo "== bench16 graphs old/new"
 for v in old new; do if [ $v = old ]; then R=$T/old/libte_runtime.so; else R=$RT; fi
-  timeout 100 python3 bench/bench.py --runtime $R --cases 16x256 --recipes bf16,fp8-current,fp8-delayed --te off --graph only --no-compile --no-extras --reps 7 --out $OUT/bench16_$v.json > $OUT/bench16_$v.log 2>&1; echo "bench $v rc $?"; done
+  timeout 100 python3 bench/bench.py --runtime $R --cases 16x256 --recipes bf16,fp8-current,fp8-delayed --te off --graph only --no-compile --no-extras --reps 7 --dump $T/dump_$v --out $OUT/bench16_$v.json > $OUT/bench16_$v.log 2>&1; echo "bench $v rc $?"
+  timeout 100 python3 bench/bench.py --runtime $R --cases 8192 --recipes fp8-current,fp8-delayed --te off --graph off --no-compile --no-extras --reps 1 --min-rep-s 0.01 --dump $T/dump_$v --out $OUT/bench8k_$v.json > $OUT/bench8k_$v.log 2>&1; echo "bench8k $v rc $?"; done
+echo "== identity old vs new runtime (every result of each checked step)"
+python3 utils/same_dumps.py $T/dump_old $T/dump_new 2>&1 | tee $OUT/identity.txt
 echo "== profiles"
 for c in ln_linear_16x256x256 ln_mlp_gelu_16x256x1024; do for r in fp8-current fp8-delayed; do timeout 40 python3 bench/profile_step.py bench/build/$c.$r.so --runtime $RT --steps 5 > $OUT/prof_$c.$r.log 2>&1; done; done
-echo "== decoder16 kernels"; timeout 150 python3 bench/diag_decoder_kernels.py --tokens 16 > $OUT/diag_dec16.log 2>&1; echo "diag rc $?"; tail -3 $OUT/diag_dec16.log
-rm -rf $OUT/id/*.new $OUT/id/*.old
+
