@@ -129,16 +129,65 @@ def test_bf16_with_te_defaults_trains():
     assert torch.equal(grads["rows"], grads["none"])
 
 
-def test_dequantized_override_refused_by_name():
-    """TE's dequantized backward would read the row-scaled quantization of the input,
-    which te-mlir's row-scaled library does not save: refused by name, not run as the
-    high-precision backward."""
-    r = _recipe(row_scaled_activation=True, disable_rht=True,
-                backward_override="dequantized")
-    with pytest.raises(te_mlir.TeMlirError,
-                       match="row_scaled_activation with backward_override='dequantized'"):
-        tet.Linear(64, 48, recipe=r, target="cpu", params_dtype=torch.float32)
-    # the high-precision override is what row-scaled NVFP4 runs anyway
-    tet.Linear(64, 48, recipe=_recipe(row_scaled_activation=True, disable_rht=True,
-                                      backward_override="high_precision"),
-               target="cpu", params_dtype=torch.float32)
+@pytest.mark.parametrize("kind", ["linear", "lnl"])
+def test_dequantized_override(kind):
+    """TE's backward_override="dequantized" under row-scaled NVFP4: the forward is the
+    row-scaled one, and the backward's GEMMs read the forward's quantized operands
+    dequantized: the row-scaled activation (one amax per row) and the 16x16-tiled
+    weight. Checked against torch quantize-dequantize references written from TE's
+    formulas (qdq_rows, qdq_plain): wgrad = dy^T . qdq_rows(x or ln_out) and, for
+    Linear, dgrad = dy . qdq_plain(W); the high-precision override's gradients differ."""
+    make = {"linear": lambda **k: tet.Linear(64, 48, bias=True, **k),
+            "lnl": lambda **k: tet.LayerNormLinear(64, 48, **k)}[kind]
+    rs = dict(row_scaled_activation=True, disable_rht=True)
+    d = _randomize(make(recipe=_recipe(backward_override="dequantized", **rs),
+                        target="cpu", params_dtype=torch.float32))
+    h = _randomize(make(recipe=_recipe(backward_override="high_precision", **rs),
+                        target="cpu", params_dtype=torch.float32))
+    x = _rows_of_many_scales(32, 64, 5)
+    dy = torch.randn(32, 48, generator=torch.Generator().manual_seed(6))
+    grads = {}
+    for name, m in (("d", d), ("h", h)):
+        xi = x.clone().requires_grad_()
+        y = m(xi)
+        y.backward(dy)
+        grads[name] = (y.detach(), xi.grad, m.weight.grad)
+    (yd, gxd, gwd), (yh, gxh, gwh) = grads["d"], grads["h"]
+    assert torch.equal(yd, yh)  # the same row-scaled forward
+    if kind == "linear":
+        a = x
+    else:
+        a = torch.nn.functional.layer_norm(x, (64,), d.layer_norm_weight.detach(),
+                                           d.layer_norm_bias.detach(), 1e-5)
+    wgrad = dy.double().T @ qdq_rows(a).double()
+    # (fp32 sums against float64: 1e-7 of the norm; the high-precision override's
+    # gradient is 1e-1 away)
+    torch.testing.assert_close(gwd.double(), wgrad, rtol=1e-4, atol=1e-4)
+    assert (gwd.double() - wgrad).norm() < 1e-5 * wgrad.norm()
+    assert (gwh.double() - wgrad).norm() > 1e-2 * wgrad.norm()
+    if kind == "linear":
+        dgrad = dy.double() @ qdq_plain(d.weight.detach(), True).double()
+        torch.testing.assert_close(gxd.double(), dgrad, rtol=1e-4, atol=1e-4)
+        assert (gxd.double() - dgrad).norm() < 1e-5 * dgrad.norm()
+        assert (gxh.double() - dgrad).norm() > 1e-2 * dgrad.norm()
+
+
+def test_dequantized_override_library_saves_the_rowwise_operands():
+    """The save_rowwise library of row-scaled NVFP4: its forward returns the GEMM's
+    row-scaled activation and weight (te.saved <name>_rowwise, one amax per row for the
+    activation) beside the high-precision tensors its own backward reads."""
+    m = tet.Linear(64, 48, recipe=_recipe(row_scaled_activation=True, disable_rht=True,
+                                          backward_override="dequantized"),
+                   target="cpu", params_dtype=torch.float32)
+    fn = m._rowwise_function(m._active_recipe().split("@")[0], torch.float32)
+    saved = {r.roles["te.saved"].rsplit(".", 1)[-1]: r for r in fn.fwd.results if r.is_saved}
+    assert saved["input_rowwise"].is_qtensor and saved["weight_rowwise"].is_qtensor
+    assert "row_scaled>" in saved["input_rowwise"].info["type"]
+    assert "row_scaled>" not in saved["weight_rowwise"].info["type"]
+    # the high-precision override and no override compile no such library
+    for override in ("high_precision", None):
+        p = tet.Linear(64, 48, recipe=_recipe(row_scaled_activation=True, disable_rht=True,
+                                              backward_override=override),
+                       target="cpu", params_dtype=torch.float32)
+        p(torch.randn(16, 64))
+        assert not [k for k in p._fns if k[-1] == "save_rowwise"]

@@ -51,8 +51,12 @@ struct DecomposeLayerNormLinear : public OpRewritePattern<LayerNormLinearOp> {
     }
     Value y = d.gemm(loc, GemmLayout::TN, lhs, w, ln.getBias(),
                      Decomposer::elementOf(n.out));
+    // (ln_out_rowwise / weight_rowwise: the GEMM's quantized operands, which
+    // row-scaled NVFP4 saves beside its HP tensors under save_rowwise.)
     llvm::StringMap<Value> saved = {{"ln_out", lnSaved},
                                     {"weight", wSaved},
+                                    {"ln_out_rowwise", lhs},
+                                    {"weight_rowwise", w},
                                     {"rsigma", n.rsigma},
                                     {"mu", n.mu}};
     return d.finishForward(

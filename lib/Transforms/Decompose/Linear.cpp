@@ -37,7 +37,12 @@ struct DecomposeLinear : public OpRewritePattern<LinearOp> {
       w = d.quantize(loc, w, *q, false, 1, amaxes, QuantUsage::Rowwise, source,
                      "weight", &wSaved);
     }
-    llvm::StringMap<Value> saved = {{"input", xSaved}, {"weight", wSaved}};
+    // (input_rowwise / weight_rowwise: the GEMM's quantized operands, which
+    // row-scaled NVFP4 saves beside its HP tensors under save_rowwise.)
+    llvm::StringMap<Value> saved = {{"input", xSaved},
+                                    {"weight", wSaved},
+                                    {"input_rowwise", x},
+                                    {"weight_rowwise", w}};
     Value y = d.gemm(loc, GemmLayout::TN, x, w, lin.getBias(), element);
     return d.finishForward(lin, saved, amaxes, y);
   }

@@ -40,7 +40,9 @@ class BackwardOverride:
         rowwise under the override). Per-tensor FP8: the saved columnwise copy holds the
         same values (its transpose); the block recipes (Float8BlockScaling, MXFP8,
         NVFP4) quantize each copy in its own blocks, so their library is compiled with
-        `save_rowwise` (the norm output or input saved with both copies)."""
+        `save_rowwise` (the norm output or input saved with both copies; row-scaled
+        NVFP4, whose backward is high precision, saves the GEMM's rowwise operands as
+        `<name>_rowwise` beside the high-precision tensors)."""
         kind = recipe_kind(base)
         key = ("dequantized", base, dtype)
         run = self._runners.get(key)
@@ -100,6 +102,10 @@ def _dequantized_function(qfn, hfn, fmt):
         g, saved, alias = a.role("te.grad_of"), a.role("te.saved"), a.role("te.alias")
         if g is not None:
             plan.append(("grad", int(g.split(":")[1])))
+        elif saved is not None and saved + "_rowwise" in specs:
+            # row-scaled NVFP4's save_rowwise library: the GEMM's quantized operand,
+            # saved beside the high-precision tensor its own backward reads
+            plan.append(("saved", saved + "_rowwise"))
         elif saved in specs:
             plan.append(("saved", saved))
         elif alias is not None and alias.startswith("input:"):

@@ -130,7 +130,8 @@ def dequantize_bytes(qbytes, parts, fp8, qtype, dtype):
 def _dequantize_nvfp4(qbytes, parts, qtype, dtype):
     """NVFP4's rowwise values, as the cpu backend decodes them: code x S_dec / S_enc in
     fp32 (the low nibble the even element; S_dec the block's E4M3 scale byte; S_enc =
-    6 x 448 / amax, 1 when the amax is 0 or not finite, FLT_MAX on overflow). With
+    6 x 448 / amax, 1 when the amax is 0 or not finite, FLT_MAX on overflow; per row
+    with row-scaled NVFP4's amax per row). With
     4-over-6 scales bounded by 256 the library stores the amax scaled by 448 / 256, so
     that this S_enc is the one it quantized with."""
     packed = _part(qbytes, parts, "rowwise_data", torch.uint8)
@@ -142,7 +143,9 @@ def _dequantize_nvfp4(qbytes, parts, qtype, dtype):
     e2m1 = torch.where(codes >= 8, -mag, mag)
     s = scale_inv_of(qbytes, parts, qtype)[:rows].contiguous().view(torch.float8_e4m3fn)
     s = s.to(torch.float32).repeat_interleave(16, 1)[:, :cols]
-    amax = _part(qbytes, parts, "amax_rowwise", torch.float32).reshape(())
+    amax = _part(qbytes, parts, "amax_rowwise", torch.float32)
+    # one amax per tensor, or per row (row-scaled NVFP4: [rows])
+    amax = amax.reshape(()) if amax.numel() == 1 else amax.reshape(rows, 1)
     # (on the device, no host sync: 2688 / amax in fp32, +inf clamped to FLT_MAX)
     s_enc = torch.where((amax == 0) | ~torch.isfinite(amax), 1.0,
                         (6.0 * 448.0 / amax).clamp(max=torch.finfo(torch.float32).max))

@@ -167,14 +167,6 @@ def _nvfp4(cls, r):
     if four != "none" and getattr(r, "row_scaled_activation", False):
         raise TeMlirError(f"te_mlir.torch: {cls}.nvfp4_4over6 with row_scaled_activation "
                           "is not implemented")
-    if getattr(r, "row_scaled_activation", False) and \
-            getattr(r, "backward_override", None) == "dequantized":
-        raise TeMlirError(f"te_mlir.torch: {cls}.row_scaled_activation with "
-                          "backward_override='dequantized' is not implemented: te-mlir's "
-                          "row-scaled NVFP4 saves the high-precision input for its "
-                          "high-precision backward, not the row-scaled quantization the "
-                          "dequantized backward would read (backward_override="
-                          "'high_precision' or None work)")
     fields = [("rht", not getattr(r, "disable_rht", False), True),
               ("stochastic_rounding", not getattr(r, "disable_stochastic_rounding", False),
                True),

@@ -18,6 +18,12 @@ using namespace mlir::te;
 
 namespace {
 
+/// `t` under another name (a second save of the same tensor).
+TensorDesc renamed(TensorDesc t, StringRef name) {
+  t.name = name.str();
+  return t;
+}
+
 /// The role of a quantized tensor decides its format and block layout.
 enum class Role { Activation, Weight, Grad };
 
@@ -330,6 +336,13 @@ ModuleDescription LayerNormLinearOp::describe(const DescribeOptions &options) {
         d.saveAlias("ln_weight", getLnWeight());
         d.saveAlias("weight", getWeight());
         d.save(lnOutHP, returnsNorm ? Alias{Alias::Output, 1} : Alias{});
+        // (save_rowwise: the GEMM's row-scaled operands too, which TE's
+        // dequantized backward override reads instead of the HP ones.)
+        if (getSaveRowwise()) {
+          workspace = SymDim(0);
+          d.save(renamed(lnOut, "ln_out_rowwise"));
+          d.save(renamed(weight, "weight_rowwise"));
+        }
       }
     } else {
       workspace = lnOut.bytes() + weight.bytes();
@@ -561,6 +574,13 @@ ModuleDescription LinearOp::describe(const DescribeOptions &options) {
       if (options.training) {
         d.saveAlias("input", getInput());
         d.saveAlias("weight", getWeight());
+        // Row-scaled NVFP4 with save_rowwise: the GEMM's operands too, for
+        // TE's dequantized backward override.
+        if (getSaveRowwise()) {
+          workspace = SymDim(0);
+          d.save(renamed(input, "input_rowwise"));
+          d.save(renamed(weight, "weight_rowwise"));
+        }
       }
     }
   } else if (options.training) {

@@ -65,7 +65,10 @@ def TE_LayerNormLinearOp : TE_ModuleOp<"layernorm_linear",
     - `save_rowwise`: under a quantized recipe the saved norm output keeps
       its rowwise copy beside the columnwise one the wgrad reads: TE's
       `backward_override="dequantized"` runs an unquantized backward over
-      the forward's rowwise quantization, dequantized.
+      the forward's rowwise quantization, dequantized. Under row-scaled
+      NVFP4 (high-precision backward) the forward saves the GEMM's rowwise
+      operands as `ln_out_rowwise` and `weight_rowwise` beside the
+      high-precision tensors.
 
     ```mlir
     %y, %ln = te.layernorm_linear %x norm layer_norm(%gamma, %beta)
@@ -191,7 +194,9 @@ def TE_LinearOp : TE_ModuleOp<"linear", [AttrSizedOperandSegments]> {
     `weight : [N, K]` and an optional `bias : [N]`, giving `[..., N]`, under
     the given recipe (the GEMM input is quantized from `input` itself).
     With `save_rowwise` the saved quantized input keeps its rowwise copy
-    too (TE's `backward_override="dequantized"`, as te.layernorm_linear).
+    too (TE's `backward_override="dequantized"`, as te.layernorm_linear;
+    row-scaled NVFP4: `input_rowwise` and `weight_rowwise` saved beside
+    the high-precision tensors).
 
     ```mlir
     %y = te.linear %x weight(%w, %b) recipe(#te.fp8_current<>)

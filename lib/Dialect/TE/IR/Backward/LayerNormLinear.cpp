@@ -14,7 +14,9 @@ using namespace mlir;
 using namespace mlir::te;
 
 bool LayerNormLinearOp::needsSaved(StringRef name, GradientContext &ctx) {
-  return name != "ln_out" || ctx.wantsGradient(getWeight());
+  // (ln_out_rowwise: row-scaled NVFP4's quantized copy under save_rowwise.)
+  return (name != "ln_out" && name != "ln_out_rowwise") ||
+         ctx.wantsGradient(getWeight());
 }
 
 LogicalResult LayerNormLinearOp::buildBackward(GradientContext &ctx) {

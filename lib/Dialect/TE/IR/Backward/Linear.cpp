@@ -13,7 +13,8 @@ using namespace mlir;
 using namespace mlir::te;
 
 bool LinearOp::needsSaved(StringRef name, GradientContext &ctx) {
-  return name != "input" || ctx.wantsGradient(getWeight());
+  return (name != "input" && name != "input_rowwise") ||
+         ctx.wantsGradient(getWeight());
 }
 
 LogicalResult LinearOp::buildBackward(GradientContext &ctx) {
