@@ -21,10 +21,7 @@
 // runs at ~89% of a device-to-device copy's bandwidth (f32: ~85-92%). With
 // the bias gradient (te_rt_dbias_quantize_fp8, TE's cast_transpose_dbias)
 // the same tiles also sum their columns in fp32 into a scratch partial per
-// tile-row band, which colFinish reduces. Current scaling of a small x (at
-// most kOneCtaAmax elements, the seeds' activations and gradients) runs in
-// one CTA that reduces the amax itself before casting: no amax kernel, one
-// launch less; the same amax (a max), scale and bytes.
+// tile-row band, which colFinish reduces.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,63 +35,6 @@ using namespace te::kernels;
 namespace {
 
 constexpr int kUnroll = 4; // 16-byte loads in flight per thread
-
-/// Current scaling of at most this many elements runs its amax and cast in
-/// one CTA (one launch instead of two): at the seeds' 16 tokens a launch
-/// costs more than one CTA's two passes over 32 KiB.
-constexpr int64_t kOneCtaAmax = 16384;
-
-/// max |x| over all of x by this CTA alone (grid of one), written to
-/// *a.amaxHere and returned to every thread. NaN is skipped (fmaxf) and an
-/// all-zero x gives +0.0f, as amaxKernel + blockAmax give.
-template <typename E> __device__ float oneCtaAmax(const QuantArgs &a) {
-  using T = typename E::T;
-  constexpr int kVec = perVec<E>();
-  const T *x = static_cast<const T *>(a.x);
-  const int64_t n = a.rows * a.cols;
-  int64_t done = 0;
-  float m = 0.0f;
-  if (a.vecLoad) {
-    const uint4 *xv = static_cast<const uint4 *>(a.x);
-    const int64_t nv = n / kVec;
-    for (int64_t v = threadIdx.x; v < nv; v += blockDim.x) {
-      float f[kVec];
-      unpack<E>(__ldg(xv + v), f);
-#pragma unroll
-      for (int e = 0; e < kVec; ++e)
-        m = fmaxf(m, fabsf(f[e]));
-    }
-    done = nv * kVec;
-  }
-  for (int64_t i = done + threadIdx.x; i < n; i += blockDim.x)
-    m = fmaxf(m, fabsf(E::load(x[i])));
-  __shared__ float part[32];
-  __shared__ float all;
-  for (int o = 16; o > 0; o >>= 1)
-    m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  if (lane == 0)
-    part[warp] = m;
-  __syncthreads();
-  if (warp == 0) {
-    m = lane < static_cast<int>(blockDim.x >> 5) ? part[lane] : 0.0f;
-    for (int o = 16; o > 0; o >>= 1)
-      m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
-    if (lane == 0) {
-      all = m;
-      *a.amaxHere = m;
-    }
-  }
-  __syncthreads();
-  return all;
-}
-
-/// The cast's scale: delayed scaling's, the given or reduced amax's, or
-/// (one CTA) the amax this CTA reduces first.
-template <typename E> __device__ float castScale(const QuantArgs &a) {
-  return a.amaxHere ? scaleFromAmax(oneCtaAmax<E>(a), a.fp8Max, a.pow2)
-                    : quantScale(a);
-}
 
 /// *a.amaxOut.out = max |x| (blockAmax): current scaling's
 /// first pass. NaN is skipped (fmaxf), as std::max skips it on the CPU.
@@ -137,7 +77,7 @@ template <typename E, int Fmt>
 __global__ void __launch_bounds__(kThreads) castKernel(QuantArgs a) {
   using T = typename E::T;
   constexpr int kVec = perVec<E>();
-  const float s = castScale<E>(a);
+  const float s = quantScale(a);
   if (blockIdx.x == 0 && threadIdx.x == 0)
     *a.scaleInv = 1.0f / s;
   const T *x = static_cast<const T *>(a.x);
@@ -208,7 +148,7 @@ __global__ void __launch_bounds__(kThreads)
                 "tile shape");
   __shared__ __align__(16) uint8_t tile[kRows * kCols];
   __shared__ float colSums[kDBias ? kGroups * kCols : 1];
-  const float s = castScale<E>(a);
+  const float s = quantScale(a);
   if (blockIdx.x == 0 && threadIdx.x == 0)
     *a.scaleInv = 1.0f / s;
   const T *x = static_cast<const T *>(a.x);
@@ -323,13 +263,7 @@ const char *quantize(te_kernels_state *s, QuantArgs a) {
   QuantArgs flat = a;
   flat.vecLoad = aligned(a.x, 16);
   flat.vecData = aligned(a.data, kVec);
-  // Current scaling without a given amax: the amax pass, or for a small x
-  // one CTA that reduces it before casting.
-  const bool oneCta = !a.scale && !a.amaxIn && n <= kOneCtaAmax;
-  if (oneCta) {
-    a.amaxHere = flat.amaxHere = a.amaxOut.out;
-    a.amaxOut = flat.amaxOut = AmaxOut{};
-  } else if (!a.scale && !a.amaxIn) {
+  if (!a.scale && !a.amaxIn) { // current scaling without a given amax
     amaxKernel<E><<<blocksFor(vecWork, sms), kThreads, 0, s->stream>>>(flat);
     if (const char *err = launched())
       return err;
@@ -337,8 +271,8 @@ const char *quantize(te_kernels_state *s, QuantArgs a) {
     a.amaxOut = flat.amaxOut = AmaxOut{};
   }
   if (!a.transpose) {
-    castKernel<E, Fmt><<<oneCta ? 1 : blocksFor(vecWork, sms), kThreads, 0,
-                         s->stream>>>(flat);
+    castKernel<E, Fmt>
+        <<<blocksFor(vecWork, sms), kThreads, 0, s->stream>>>(flat);
     return launched();
   }
   a.vecLoad = flat.vecLoad && a.cols % kVec == 0;
@@ -353,14 +287,14 @@ const char *quantize(te_kernels_state *s, QuantArgs a) {
   if constexpr (sizeof(typename E::T) == 2) {
     if (a.rows >= 128) {
       castTransposeKernel<E, Fmt, 128, 64, false>
-          <<<oneCta ? 1 : blocksFor(tilesOf(128, 64), sms), kThreads, 0,
-             s->stream>>>(a, nullptr, nullptr);
+          <<<blocksFor(tilesOf(128, 64), sms), kThreads, 0, s->stream>>>(
+              a, nullptr, nullptr);
       return launched();
     }
   }
   castTransposeKernel<E, Fmt, 64, 64, false>
-      <<<oneCta ? 1 : blocksFor(tilesOf(64, 64), sms), kThreads, 0,
-         s->stream>>>(a, nullptr, nullptr);
+      <<<blocksFor(tilesOf(64, 64), sms), kThreads, 0, s->stream>>>(a, nullptr,
+                                                                      nullptr);
   return launched();
 }
 
@@ -398,14 +332,7 @@ const char *dbiasQuantize(te_kernels_state *s, QuantArgs a, void *dbias) {
   float *partial = direct ? nullptr : buf;
   if (cell) // (no memset: the reduction's last block writes the cell)
     a.amaxOut = amaxOut(s, buf + partials);
-  // Current scaling: the amax first, or for a small x one CTA that reduces
-  // it before casting (its tiles' column sums are the ones the grid's would
-  // be: each tile sums its own columns).
-  const bool oneCta = !a.scale && n <= kOneCtaAmax;
-  if (oneCta) {
-    a.amaxHere = a.amaxOut.out;
-    a.amaxOut = AmaxOut{};
-  } else if (!a.scale) {
+  if (!a.scale) { // current scaling: the amax first
     QuantArgs flat = a;
     flat.vecLoad = aligned(a.x, 16);
     const int64_t vecWork =
@@ -421,17 +348,18 @@ const char *dbiasQuantize(te_kernels_state *s, QuantArgs a, void *dbias) {
   a.vecTrans = aligned(a.transpose, 16) && a.rows % 16 == 0;
   // (At least one block: scale_inv is written even when there is nothing
   // to cast.)
-  const unsigned grid = oneCta ? 1u : blocksFor(tiles, sms);
   if constexpr (sizeof(typename E::T) == 2) {
     if (tall)
       castTransposeKernel<E, Fmt, 128, 64, true>
-          <<<grid, kThreads, 0, s->stream>>>(a, partial, direct);
+          <<<blocksFor(tiles, sms), kThreads, 0, s->stream>>>(a, partial,
+                                                               direct);
     else
       castTransposeKernel<E, Fmt, 64, 64, true>
-          <<<grid, kThreads, 0, s->stream>>>(a, partial, direct);
+          <<<blocksFor(tiles, sms), kThreads, 0, s->stream>>>(a, partial,
+                                                               direct);
   } else {
     castTransposeKernel<E, Fmt, 64, 64, true>
-        <<<grid, kThreads, 0, s->stream>>>(a, partial, direct);
+        <<<blocksFor(tiles, sms), kThreads, 0, s->stream>>>(a, partial, direct);
   }
   if (const char *err = launched())
     return err;

@@ -25,8 +25,6 @@ struct QuantArgs {
   uint8_t *transpose; // [cols, rows] or null
   float *scaleInv;    // [1], or null (the amax kernel)
   AmaxOut amaxOut;    // max |x| over the grid (blockAmax), or none
-  float *amaxHere;    // current scaling, one CTA: reduce max |x| over all of
-                      // x first, write it here, scale from it (oneCtaAmax)
   bool vecLoad;       // 16-byte loads of x (set by quantize)
   bool vecData;       // vector stores of data
   bool vecTrans;      // 16-byte stores of transposed rows
