@@ -763,9 +763,7 @@ def dump_results(args, name, results):
     if not args.dump:
         return
     os.makedirs(args.dump, exist_ok=True)
-    torch.save({label: t.detach().cpu().contiguous().view(torch.uint8)
-                if t.element_size() == 1 else t.detach().cpu().contiguous()
-                for label, t, _ in results if t is not None},
+    torch.save({label: t.detach().cpu() for label, t, _ in results if t is not None},
                os.path.join(args.dump, name + ".pt"))
 
 

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# The H200 check of this branch (run on the device from the repository root, carrying
+# A GPU check of a runtime change against the runtime before it (written for the
+# small-rows kernels, 2026-12-05; run on the device from the repository root, carrying
 # [".whl", ".gpu-unit", "bench/build", "build-rt-cuda"]; here first: scripts/build_wheel.sh .whl,
-# utils/gpu_python.sh --pack-wheel, the te-kernels-selftest stripped and xz-ed into
-# .gpu-unit/te-kernels-selftest.xz, bench/compile_cases.sh of the 16x256 cases (bf16,
-# fp8-current, fp8-delayed) and the 8192 fp8-current ones into bench/build, and main's
-# runtime before this change stripped and xz-ed into build-rt-cuda/lib/libte_runtime.so.xz):
-# self test, CUDA unit tests, every result of bench.py's checked steps under the old and
-# new runtime compared bit for bit (--dump, utils/same_dumps.py), bench.py's 16-token CUDA graphs before and after, the seed cases' kernel
-# lists, and one decoder step's kernels per engine at 16 tokens. Results under $OUT.
+# utils/gpu_python.sh --pack-wheel, then the te-kernels-selftest stripped and xz-ed into
+# .gpu-unit/te-kernels-selftest.xz (--pack-wheel empties .gpu-unit), bench/compile_cases.sh
+# of the 16x256 cases (bf16, fp8-current, fp8-delayed) and the 8192 FP8 ones into
+# bench/build, and the runtime before the change stripped and xz-ed into
+# build-rt-cuda/lib/libte_runtime.so.xz): self test, CUDA unit tests, every result of
+# bench.py's checked steps under the old and new runtime compared bit for bit (--dump,
+# utils/same_dumps.py), bench.py's 16-token CUDA graphs before and after, and the seed
+# cases' kernel profiles. Results under $OUT.
 set +u
 : "${OUT:?set OUT}"
 T=/tmp/te-wheel; mkdir -p $T/site $T/cache $T/old
@@ -26,4 +28,3 @@ echo "== identity old vs new runtime (every result of each checked step)"
 python3 utils/same_dumps.py $T/dump_old $T/dump_new 2>&1 | tee $OUT/identity.txt
 echo "== profiles"
 for c in ln_linear_16x256x256 ln_mlp_gelu_16x256x1024; do for r in fp8-current fp8-delayed; do timeout 40 python3 bench/profile_step.py bench/build/$c.$r.so --runtime $RT --steps 5 > $OUT/prof_$c.$r.log 2>&1; done; done
-

@@ -18,11 +18,12 @@ def main():
     names = sorted(set(os.listdir(a)) | set(os.listdir(b)))
     bad = 0
     for n in names:
-        if not (os.path.exists(os.path.join(a, n)) and os.path.exists(os.path.join(b, n))):
-            print(f"MISSING {n}: only in {a if os.path.exists(os.path.join(a, n)) else b}")
+        pa, pb = os.path.join(a, n), os.path.join(b, n)
+        if not (os.path.exists(pa) and os.path.exists(pb)):
+            print(f"MISSING {n}: only in {a if os.path.exists(pa) else b}")
             bad += 1
             continue
-        x, y = torch.load(os.path.join(a, n)), torch.load(os.path.join(b, n))
+        x, y = torch.load(pa), torch.load(pb)
         diff = []
         for k in sorted(set(x) | set(y)):
             if k not in x or k not in y:

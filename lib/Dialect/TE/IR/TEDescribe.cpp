@@ -331,15 +331,16 @@ ModuleDescription LayerNormLinearOp::describe(const DescribeOptions &options) {
         d.save(savedLn);
       } else {
         // Row-scaled NVFP4: high-precision backward on saved HP tensors.
-        workspace = lnOut.bytes() + weight.bytes();
+        // (save_rowwise: the GEMM's row-scaled operands are saved too, not
+        // transient: TE's dequantized backward override reads them instead
+        // of the HP ones.)
+        workspace =
+            getSaveRowwise() ? SymDim(0) : lnOut.bytes() + weight.bytes();
         d.saveAlias("input", getInput());
         d.saveAlias("ln_weight", getLnWeight());
         d.saveAlias("weight", getWeight());
         d.save(lnOutHP, returnsNorm ? Alias{Alias::Output, 1} : Alias{});
-        // (save_rowwise: the GEMM's row-scaled operands too, which TE's
-        // dequantized backward override reads instead of the HP ones.)
         if (getSaveRowwise()) {
-          workspace = SymDim(0);
           d.save(renamed(lnOut, "ln_out_rowwise"));
           d.save(renamed(weight, "weight_rowwise"));
         }
@@ -570,14 +571,14 @@ ModuleDescription LinearOp::describe(const DescribeOptions &options) {
       d.save(savedIn);
       d.save(savedW);
     } else {
-      workspace = input.bytes() + weight.bytes();
+      // (Row-scaled NVFP4 with save_rowwise: the GEMM's operands are saved
+      // too, not transient, for TE's dequantized backward override.)
+      const bool rowwise = options.training && getSaveRowwise();
+      workspace = rowwise ? SymDim(0) : input.bytes() + weight.bytes();
       if (options.training) {
         d.saveAlias("input", getInput());
         d.saveAlias("weight", getWeight());
-        // Row-scaled NVFP4 with save_rowwise: the GEMM's operands too, for
-        // TE's dequantized backward override.
-        if (getSaveRowwise()) {
-          workspace = SymDim(0);
+        if (rowwise) {
           d.save(renamed(input, "input_rowwise"));
           d.save(renamed(weight, "weight_rowwise"));
         }
