@@ -3,6 +3,7 @@
 spends device time against torch's at few tokens (the CUDA-graph step is device time).
 
     python3 bench/diag_decoder_kernels.py [--tokens 16] [--recipe bf16] [--steps 5]
+                                          [--compile default|reduce-overhead] [--time-rounds 7]
 
 Builds bench/decoder_layer.py's LLaMA-style layer (same weights) as torch eager and as
 te_mlir's modules (eager), runs --steps steps of each under torch.profiler (CUDA activity:
@@ -10,6 +11,12 @@ CUPTI sees every kernel, the runtime's included) and prints, per engine, the ker
 per step and the kernels summed by name (count and µs per step), then the same kernels
 grouped into GEMMs, copies/memsets and the rest. The device time of one step is what a
 CUDA graph of it costs at least.
+
+--compile MODE compiles both layers with torch.compile (te_mlir's with fullgraph=True)
+first. With --time-rounds N the two steps are also timed interleaved in the same process
+(N rounds, CUDA events around --time-steps steps each, median (min-max) µs per step): under
+reduce-overhead the step is the replay of its CUDA graphs, so step time minus kernel time is
+what the graphs leave between kernels (gaps, host work that is not captured).
 """
 import argparse
 import collections
@@ -40,6 +47,17 @@ def kernels(step, x, dy, steps):
             s[0] += 1
             s[1] += e.device_time  # µs
     return {k: (c / steps, t / steps) for k, (c, t) in sums.items()}
+
+
+def timed(step, x, dy, steps):
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(steps):
+        x.grad = None
+        step(x, dy)
+    stop.record()
+    stop.synchronize()
+    return start.elapsed_time(stop) * 1e3 / steps
 
 
 def group(name):
@@ -77,6 +95,11 @@ def main():
     ap.add_argument("--hidden", type=int, default=4096)
     ap.add_argument("--ffn", type=int, default=14336)
     ap.add_argument("--heads", type=int, default=32)
+    ap.add_argument("--compile", default="", choices=["", "default", "reduce-overhead"],
+                    help="torch.compile both layers in this mode first")
+    ap.add_argument("--time-rounds", type=int, default=0,
+                    help="also time the two steps interleaved, this many rounds")
+    ap.add_argument("--time-steps", type=int, default=50)
     args = ap.parse_args()
     import te_mlir.torch as tet
 
@@ -94,14 +117,34 @@ def main():
     cos, sin = dl.rotary(S, H // nh, dev, dt)
     x = torch.randn(B, S, H, device=dev, dtype=dt).requires_grad_(True)
     dy = torch.randn(B, S, H, device=dev, dtype=dt) * 0.1
-    step, _ = dl.make_step(ref, cos, sin)
-    t_torch = show(f"torch eager, {T} tokens", kernels(step, x, dy, args.steps), args.top)
+    how = f"torch.compile {args.compile}" if args.compile else "eager"
+    mode = None if args.compile in ("", "default") else args.compile
+    ref_run = torch.compile(ref, mode=mode) if args.compile else ref
+    step_torch, _ = dl.make_step(ref_run, cos, sin)
+    t_torch = show(f"torch {how}, {T} tokens", kernels(step_torch, x, dy, args.steps), args.top)
     tl = dl.ModuleLayer(tet, H, Fh, nh, eps, dt, dev, recipe=args.recipe)
     tl.load({k: v.detach() for k, v in ref.weights().items()})
-    step, _ = dl.make_step(tl, cos, sin)
-    t_te = show(f"te_mlir eager ({args.recipe}), {T} tokens", kernels(step, x, dy, args.steps),
-                args.top)
+    tl_run = torch.compile(tl, mode=mode, fullgraph=True) if args.compile else tl
+    step_te, _ = dl.make_step(tl_run, cos, sin)
+    t_te = show(f"te_mlir {how} ({args.recipe}), {T} tokens",
+                kernels(step_te, x, dy, args.steps), args.top)
     print(f"\nkernel time per step: te_mlir / torch = {t_te / t_torch:.3f}")
+    if args.compile:  # what Inductor left out of its CUDA graphs, if anything
+        from torch._dynamo.utils import counters
+        print("inductor counters:", {k: dict(v) for k, v in counters.items()
+                                     if k in ("inductor", "graph_break") and v})
+    if args.time_rounds:
+        got = {"torch": [], "te_mlir": []}
+        for _ in range(args.time_rounds):
+            got["torch"].append(timed(step_torch, x, dy, args.time_steps))
+            got["te_mlir"].append(timed(step_te, x, dy, args.time_steps))
+        for name, kt in (("torch", t_torch), ("te_mlir", t_te)):
+            v = sorted(got[name])
+            med = v[len(v) // 2]
+            print(f"step time {name} {how}: {med:.1f} µs ({v[0]:.1f}-{v[-1]:.1f}), kernels "
+                  f"{kt:.1f} µs, step - kernels {med - kt:.1f} µs")
+        print(f"step time te_mlir / torch = "
+              f"{sorted(got['te_mlir'])[args.time_rounds // 2] / sorted(got['torch'])[args.time_rounds // 2]:.3f}")
     return 0
 
 

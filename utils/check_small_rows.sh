@@ -13,7 +13,12 @@
 set +u
 : "${OUT:?set OUT}"
 T=/tmp/te-wheel; mkdir -p $T/site $T/cache $T/old
-rm -rf $T/site/* $T/dump_old $T/dump_new; python3 -m pip install -q --no-deps --no-index --disable-pip-version-check --target $T/site .whl/*.whl
+rm -rf $T/site/* $T/dump_old $T/dump_new
+if [[ -f .gpu-unit/slim.tar.xz ]]; then  # the wheel's tree xz-ed (smaller to carry than .whl)
+  tar xJf .gpu-unit/slim.tar.xz -C $T/site
+else
+  python3 -m pip install -q --no-deps --no-index --disable-pip-version-check --target $T/site .whl/*.whl
+fi
 xz -dc build-rt-cuda/lib/libte_runtime.so.xz > $T/old/libte_runtime.so
 xz -dc .gpu-unit/te-kernels-selftest.xz > $T/selftest; chmod +x $T/selftest
 export PYTHONPATH=$T/site TE_MLIR_CACHE=$T/cache PYTHONUNBUFFERED=1
