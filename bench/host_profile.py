@@ -28,6 +28,7 @@ ap = argparse.ArgumentParser()
 ap.add_argument("--device", default="cuda")
 ap.add_argument("--out", default=None)
 ap.add_argument("--iters", type=int, default=300)
+ap.add_argument("--no-compile", action="store_true", help="skip the torch.compile steps")
 ap.add_argument("--cprofile", default="eager",
                 help="comma list of the steps whose Python profile is printed at the end: "
                      "eager (module fwd + backward(dy)), compiled, null-compiled")
@@ -179,7 +180,8 @@ def loss_step(mod):
 
 res["floor: null module fwd + loss backward"] = tm(loss_step(null))
 compiled = {}
-for name, mod in (("module", m), ("torch", ref), ("floor: null module", null)):
+for name, mod in () if args.no_compile else (("module", m), ("torch", ref),
+                                               ("floor: null module", null)):
     compiled[name] = loss_step(torch.compile(mod, fullgraph=True))
     res[f"{name} compiled + loss backward"] = tm(compiled[name])
 for k, v in res.items():
@@ -187,7 +189,7 @@ for k, v in res.items():
 if args.out:
     json.dump(res, open(args.out, "w"), indent=1)
 import cProfile, pstats
-for what in args.cprofile.split(","):
+for what in filter(None, args.cprofile.split(",")):
     f = {"eager": s1, "compiled": compiled["module"],
          "null-compiled": compiled["floor: null module"]}[what]
     print(f"\n== Python profile: {what}, 300 steps")

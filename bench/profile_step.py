@@ -42,7 +42,7 @@ def main():
     recipe = parts[1] if len(parts) > 2 else "bf16"
     kind, M, H, F_ = bench.parse_case(name)
     _, inputs, _, dy, flops = bench.make_inputs(kind, M, H, F_, "cuda")
-    rt = bench.Runtime(args.runtime, 1)  # TE_RT_BACKEND_CUDA
+    rt = bench.Runtime(args.runtime, "cuda")
     te = bench.TEStep(rt, args.lib, inputs, [dy], "cuda")
     report(f"te-mlir {name} {recipe}", te, rt, args, flops)
     del te

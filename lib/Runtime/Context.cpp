@@ -11,6 +11,7 @@
 #include "Backend.h"
 #include "Comm.h"
 #include "Context.h"
+#include "module/EntryGraphs.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -222,6 +223,7 @@ void te_rt_context_destroy(te_rt_context *ctx) {
   // Its communicators stay alive: the caller owns them.
   te_rt_internal_comm_detach(ctx);
   if (ctx->backend == TE_RT_BACKEND_CUDA) {
+    te::rt::destroyEntryGraphs(ctx);
     if (te_rt_graph *graph = ctx->capturing) {
       // A capture left open: end it and drop what it recorded.
       ctx->capturing = nullptr;
@@ -689,3 +691,49 @@ void te_rt_graph_destroy(te_rt_graph *graph) {
 }
 
 } // extern "C"
+
+te_rt_graph *te::rt::captureAside(te_rt_context *ctx, int32_t (*run)(void *),
+                                  void *state) {
+  Checker c("te_module_run (entry graph)");
+  if (ctx->backend != TE_RT_BACKEND_CUDA || ctx->capturing || !ctx->ownStream)
+    return c.fail("no capture: not an idle cuda context"), nullptr;
+  void *caller = ctx->stream;
+  ctx->stream = ctx->ownStream;
+  if (const char *err = te_rt_internal_cuda_capture_begin(ctx->stream)) {
+    ctx->stream = caller;
+    return c.fail(std::string("cudaStreamBeginCapture failed: ") + err),
+           nullptr;
+  }
+  auto *graph = new (std::nothrow) te_rt_graph;
+  te_rt_graph scratch; // (out of host memory: still end the capture)
+  te_rt_graph *g = graph ? graph : &scratch;
+  g->ctx = ctx;
+  ctx->capturing = g;
+  int32_t rc = graph ? run(state) : 1;
+  ctx->capturing = nullptr;
+  void *captured = nullptr;
+  const char *err = te_rt_internal_cuda_capture_end(ctx->stream, &captured);
+  ctx->stream = caller;
+  std::string why;
+  if (!graph)
+    why = "out of host memory";
+  else if (rc != 0)
+    why = te_rt_last_error();
+  else if (err)
+    why = std::string("cudaStreamEndCapture failed: ") + err;
+  else if (!g->owned.empty())
+    why = "the entry allocated buffers while captured (no caller arena)";
+  else if (const char *ierr = te_rt_internal_cuda_graph_instantiate(
+               captured, caller, &g->exec)) {
+    captured = nullptr; // (destroyed by the instantiation)
+    why = std::string("cannot instantiate the captured graph: ") + ierr;
+  } else {
+    return graph;
+  }
+  if (captured && !g->exec)
+    te_rt_internal_cuda_graph_discard(captured);
+  releaseGraphBuffers(ctx, g, /*keepUnfreed=*/true);
+  delete graph;
+  c.fail(why);
+  return nullptr;
+}

@@ -26,6 +26,7 @@
 namespace te::rt {
 struct BackendOps;
 extern const BackendOps cpuOps;
+struct EntryGraphCache;
 } // namespace te::rt
 
 struct te_rt_context {
@@ -83,6 +84,9 @@ struct te_rt_context {
   /// te_rt_graph_destroy parks them in cudaCached.
   te_rt_graph *capturing = nullptr;
   std::unordered_map<void *, bool> graphOwned;
+  /// te_module_run's CUDA graphs of whole entries (module/EntryGraphs.h),
+  /// created by the first entry run on a cuda context; destroyed with it.
+  te::rt::EntryGraphCache *entryGraphs = nullptr;
 
   /// The communicator of each group (te_rt_context_set_comm; null when
   /// unset), borrowed: the context never destroys one (Comm.h).
@@ -102,6 +106,16 @@ struct te_rt_graph {
 };
 
 namespace te::rt {
+
+/// Records what `run` queues on `ctx` into a CUDA graph without running it:
+/// the capture goes on the context's own stream (ctx->stream meanwhile; a
+/// capture may not begin on the legacy default stream a caller may have
+/// set), the graph is instantiated and uploaded on the caller's stream.
+/// Null when `run` fails, the capture fails or `run` was handed buffers by
+/// te_rt_alloc (a graph would own them for its life): nothing of it is
+/// kept then, and the last error says why.
+te_rt_graph *captureAside(te_rt_context *ctx, int32_t (*run)(void *),
+                          void *state);
 
 /// Argument checks of one te_rt_* call. Each check returns true when the
 /// argument is fine; otherwise it records "<call>: <message>" as the last

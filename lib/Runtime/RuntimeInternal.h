@@ -67,5 +67,9 @@ const char *te_rt_internal_cuda_graph_instantiate(void *graph, void *stream,
 const char *te_rt_internal_cuda_graph_launch(void *exec, void *stream);
 /// Destroys `exec`; launches in flight complete first (asynchronously).
 void te_rt_internal_cuda_graph_exec_destroy(void *exec);
+/// Whether `stream` (null: the legacy default stream) is being captured
+/// into a CUDA graph, by anyone; an error (a capture elsewhere that makes
+/// the query itself illegal) counts as capturing.
+bool te_rt_internal_cuda_stream_capturing(void *stream);
 
 #endif // TE_LIB_RUNTIME_RUNTIMEINTERNAL_H

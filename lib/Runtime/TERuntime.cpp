@@ -155,4 +155,5 @@ const char *te_rt_internal_cuda_graph_launch(void *, void *) {
   return te_rt_internal_cuda_unavailable_reason();
 }
 void te_rt_internal_cuda_graph_exec_destroy(void *) {}
+bool te_rt_internal_cuda_stream_capturing(void *) { return false; }
 #endif

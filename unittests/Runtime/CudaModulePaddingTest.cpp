@@ -12,6 +12,7 @@
 
 #include "CudaAbiFixture.h"
 #include "ModulePaddingCheck.h"
+#include "module/EntryGraphs.h"
 #include "te/Runtime/TEModule.h"
 
 #include <gtest/gtest.h>
@@ -125,4 +126,153 @@ TEST_F(CudaModulePadding, ZeroingIsCapturedInAGraph) {
   te_rt_graph_destroy(graph);
 }
 
+// te_module_run's entry graphs: a call on the same buffers and dims a second
+// time is recorded into a CUDA graph and replayed from then on. Each call
+// below runs on new input values into buffers refilled with 0xAB: its bytes
+// equal the cpu backend's on that input, whether it ran plainly (the first
+// call), was captured (the second) or replayed (the rest); new dims are a
+// new key.
+TEST_F(CudaModulePadding, EntryGraphsReplayTheSameBits) {
+  if (!te::rt::entryGraphsEnabled())
+    GTEST_SKIP() << "TE_RT_ENTRY_GRAPHS=0";
+  const te_module_entry *e = entry("quantize");
+  std::vector<int64_t> dims = {24, 20};
+  void *in = alloc(int64_t(4 * 40 * 136));
+  std::vector<void *> results;
+  std::vector<int64_t> sizes;
+  for (int64_t i = 0; i < 3; ++i) {
+    int64_t n = 0;
+    std::vector<int64_t> big = {40, 136};
+    ASSERT_EQ(
+        te_module_tensor_bytes(te_module_entry_result(e, i), big.data(), &n),
+        0);
+    results.push_back(alloc(n));
+  }
+  auto runOnce = [&](unsigned seed) {
+    Bytes x = randomInput(dims[0] * dims[1], seed);
+    put(in, x);
+    sizes.clear();
+    for (int64_t i = 0; i < 3; ++i) {
+      int64_t n = 0;
+      ASSERT_EQ(te_module_tensor_bytes(te_module_entry_result(e, i),
+                                       dims.data(), &n),
+                0);
+      sizes.push_back(n);
+      put(results[size_t(i)], Bytes(size_t(n), 0xAB));
+    }
+    void *args[1] = {in};
+    ASSERT_EQ(te_module_run(e, gpu, args, results.data(), dims.data()), 0)
+        << lastError();
+    std::vector<Bytes> got;
+    for (size_t i = 0; i < results.size(); ++i)
+      got.push_back(get(results[i], sizes[i]));
+    std::vector<Bytes> host = runFilled(cpu, e, {x}, dims, 0xAB);
+    EXPECT_EQ(got, host) << "seed " << seed << ": cuda and cpu differ";
+  };
+  te::rt::EntryGraphStats before = te::rt::entryGraphStats(gpu);
+  for (unsigned seed = 1; seed <= 5; ++seed)
+    runOnce(seed);
+  te::rt::EntryGraphStats after = te::rt::entryGraphStats(gpu);
+  EXPECT_EQ(after.plain - before.plain, 1);
+  EXPECT_EQ(after.captures - before.captures, 1);
+  EXPECT_EQ(after.replays - before.replays, 3);
+  EXPECT_EQ(after.failures - before.failures, 0);
+  // Other dims: a new key (a plain run, a capture, a replay), the first
+  // graph kept.
+  dims = {40, 136};
+  for (unsigned seed = 11; seed <= 13; ++seed)
+    runOnce(seed);
+  te::rt::EntryGraphStats more = te::rt::entryGraphStats(gpu);
+  EXPECT_EQ(more.captures - after.captures, 1);
+  EXPECT_EQ(more.replays - after.replays, 1);
+  EXPECT_EQ(more.cached, after.cached + 1);
+  dims = {24, 20};
+  runOnce(21);
+  EXPECT_EQ(te::rt::entryGraphStats(gpu).replays, more.replays + 1);
+}
+
+// While the caller records its own graph, te_module_run launches the
+// entry's kernels into that capture (no graph of its own): the caller's
+// graph then does the whole work on every replay.
+TEST_F(CudaModulePadding, CallerCaptureRecordsTheEntryItself) {
+  const te_module_entry *e = entry("quantize");
+  std::vector<int64_t> dims = {16, 16};
+  Bytes x = randomInput(16 * 16, 3);
+  std::vector<Bytes> host = runFilled(cpu, e, {x}, dims, 0xAB);
+  void *in = alloc(int64_t(x.size()));
+  put(in, x);
+  std::vector<void *> results;
+  std::vector<int64_t> sizes;
+  for (int64_t i = 0; i < 3; ++i) {
+    int64_t n = 0;
+    ASSERT_EQ(
+        te_module_tensor_bytes(te_module_entry_result(e, i), dims.data(), &n),
+        0);
+    results.push_back(alloc(n));
+    sizes.push_back(n);
+  }
+  void *args[1] = {in};
+  // Twice plainly first: a third call outside a capture would replay.
+  for (int i = 0; i < 2; ++i)
+    ASSERT_EQ(te_module_run(e, gpu, args, results.data(), dims.data()), 0)
+        << lastError();
+  ASSERT_EQ(te_rt_synchronize(gpu), 0) << lastError();
+  te::rt::EntryGraphStats before = te::rt::entryGraphStats(gpu);
+  ASSERT_EQ(te_rt_capture_begin(gpu), 0) << lastError();
+  ASSERT_EQ(te_module_run(e, gpu, args, results.data(), dims.data()), 0)
+      << lastError();
+  te_rt_graph *graph = nullptr;
+  ASSERT_EQ(te_rt_capture_end(gpu, &graph), 0) << lastError();
+  te::rt::EntryGraphStats after = te::rt::entryGraphStats(gpu);
+  EXPECT_EQ(after.replays, before.replays);
+  EXPECT_EQ(after.captures, before.captures);
+  for (size_t i = 0; i < results.size(); ++i)
+    put(results[i], Bytes(size_t(sizes[i]), 0xAB));
+  ASSERT_EQ(te_rt_graph_launch(gpu, graph), 0) << lastError();
+  std::vector<Bytes> got;
+  for (size_t i = 0; i < results.size(); ++i)
+    got.push_back(get(results[i], sizes[i]));
+  EXPECT_EQ(got, host);
+  te_rt_graph_destroy(graph);
+}
+
+// An entry whose calls keep bringing new addresses (each set seen twice,
+// never again) stops being captured once its captures are not paid back by
+// replays; it then runs plainly, with the same bytes.
+TEST_F(CudaModulePadding, EntryGraphsStopWhenAddressesChurn) {
+  if (!te::rt::entryGraphsEnabled())
+    GTEST_SKIP() << "TE_RT_ENTRY_GRAPHS=0";
+  const te_module_entry *e = entry("noop");
+  ASSERT_NE(e, nullptr);
+  ASSERT_EQ(te_module_entry_num_args(e), 1);
+  std::vector<int64_t> dims(size_t(te_module_entry_num_dims(e)), 4);
+  te::rt::EntryGraphStats before = te::rt::entryGraphStats(gpu);
+  int64_t argBytes = 0;
+  ASSERT_EQ(te_module_tensor_bytes(te_module_entry_arg(e, 0), dims.data(),
+                                   &argBytes),
+            0)
+      << lastError();
+  std::vector<void *> results(size_t(te_module_entry_num_results(e)));
+  for (size_t i = 0; i < results.size(); ++i) {
+    int64_t n = 0;
+    ASSERT_EQ(te_module_tensor_bytes(te_module_entry_result(e, int64_t(i)),
+                                     dims.data(), &n),
+              0);
+    results[i] = alloc(n);
+  }
+  for (int set = 0; set < 24; ++set) {
+    void *args[1] = {alloc(argBytes)}; // a new address each set
+    for (int call = 0; call < 2; ++call)
+      ASSERT_EQ(te_module_run(e, gpu, args, results.data(), dims.data()), 0)
+          << lastError();
+  }
+  te::rt::EntryGraphStats after = te::rt::entryGraphStats(gpu);
+  EXPECT_EQ(after.captures - before.captures, 16);
+  EXPECT_EQ(after.replays - before.replays, 0);
+  EXPECT_EQ(after.failures - before.failures, 0);
+  EXPECT_EQ(after.cached, before.cached); // dropped when it stopped
+  EXPECT_EQ(after.plain - before.plain, 48 - 16);
+}
+
 } // namespace
+

@@ -189,6 +189,16 @@ const char *te_rt_internal_cuda_graph_launch(void *exec, void *stream) {
                                 static_cast<cudaStream_t>(stream)));
 }
 
+bool te_rt_internal_cuda_stream_capturing(void *stream) {
+  cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(static_cast<cudaStream_t>(stream), &st) !=
+      cudaSuccess) {
+    cudaGetLastError();
+    return true;
+  }
+  return st != cudaStreamCaptureStatusNone;
+}
+
 void te_rt_internal_cuda_graph_exec_destroy(void *exec) {
   if (!exec)
     return;

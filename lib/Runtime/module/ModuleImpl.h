@@ -15,6 +15,7 @@
 #include "Json.h"
 #include "Padding.h"
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -81,7 +82,17 @@ struct te_module_tensor {
               std::vector<int64_t> *sizes, int64_t &total) const;
 };
 
+namespace te::module {
+/// A number no other entry loaded in this process has (entry graphs key on
+/// it: an entry loaded later at a freed entry's address is another entry).
+inline uint64_t newEntryUid() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+} // namespace te::module
+
 struct te_module_entry {
+  const uint64_t uid = te::module::newEntryUid();
   const te_module *module = nullptr;
   const te::json::Object *info = nullptr;
   std::string name, symbol, arenaText;

@@ -14,6 +14,7 @@
 #include "ModuleImpl.h"
 
 #include "DimExpr.h"
+#include "EntryGraphs.h"
 #include "Json.h"
 #include "Padding.h"
 #include "RuntimeInternal.h"
@@ -217,13 +218,30 @@ int32_t te_module_run(const te_module_entry *entry, te_rt_context *ctx,
   if (!dims && entry->numDims)
     return fail(name + " failed: dims is NULL (" + str(entry->numDims) +
                 " dim symbols)");
-  if (entry->fn(ctx, args, results, dims) != 0)
-    return fail(name + " failed: " + te_rt_last_error());
-  // After the entry: it may copy into a result's padding (a prefix view of
-  // its own buffer, padding included), and its checks of the dims come
-  // first.
-  if (!entry->quantizedResults.empty() &&
-      !zeroPadding(*entry, ctx, results, dims))
+  // What the entry queues: its launches, then (it may copy into a result's
+  // padding, a prefix view of its own buffer, padding included, and its
+  // checks of the dims come first) the zeroing of its results' padding.
+  struct Call {
+    const te_module_entry *entry;
+    te_rt_context *ctx;
+    void *const *args, *const *results;
+    const int64_t *dims;
+  } call{entry, ctx, args, results, dims};
+  auto queue = [](void *p) -> int32_t {
+    const Call &c = *static_cast<const Call *>(p);
+    if (c.entry->fn(c.ctx, c.args, c.results, c.dims) != 0)
+      return 1;
+    if (!c.entry->quantizedResults.empty() &&
+        !zeroPadding(*c.entry, c.ctx, c.results, c.dims))
+      return 1;
+    return 0;
+  };
+  // On cuda, a call seen before replays its CUDA graph (EntryGraphs.h).
+  int32_t rc = 0;
+  if (te::rt::runEntryGraph(entry, ctx, args, results, dims, queue, &call,
+                            &rc))
+    return rc;
+  if (queue(&call) != 0)
     return fail(name + " failed: " + te_rt_last_error());
   return 0;
 }

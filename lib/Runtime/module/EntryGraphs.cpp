@@ -1,0 +1,233 @@
+//===- EntryGraphs.cpp - te_module_run's CUDA graphs of whole entries -----===//
+//
+// See EntryGraphs.h. A call's key is everything an entry's launches are a
+// function of: the entry, its argument and result addresses, its dims, and
+// the context's arena, donation flags, workspace and NVFP4 seed. A key seen
+// once is remembered; its second call records the graph, later ones replay
+// it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "EntryGraphs.h"
+
+#include "Context.h"
+#include "ModuleImpl.h"
+#include "RuntimeInternal.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <unordered_map>
+#include <vector>
+
+namespace te::rt {
+namespace {
+
+/// Graphs kept per entry (the least recently used is replaced): a loop
+/// whose addresses cycle through a few sets (microbatches, alternating
+/// buffers) keeps one per set.
+constexpr size_t kGraphsPerEntry = 4;
+/// Keys remembered per entry that were seen once.
+constexpr size_t kSeenPerEntry = 8;
+/// Entries with graphs per context (the least recently used are dropped).
+constexpr size_t kEntries = 256;
+/// An entry stops being captured after this many captures that replays
+/// did not pay back (fewer than kMinReplaysPerCapture replays each: its
+/// calls keep bringing new addresses), or after kMaxFailures failed ones.
+constexpr int64_t kCaptureBudget = 16;
+constexpr int64_t kMinReplaysPerCapture = 4;
+constexpr int64_t kMaxFailures = 2;
+
+using Key = std::vector<uintptr_t>;
+
+struct Graph {
+  Key key;
+  te_rt_graph *graph = nullptr;
+  uint64_t lastUse = 0;
+};
+
+struct PerEntry {
+  std::vector<Graph> graphs;
+  std::vector<Key> seen; // oldest first
+  int64_t captures = 0, replays = 0, failures = 0;
+  bool off = false;
+  uint64_t lastUse = 0;
+};
+
+} // namespace
+
+struct EntryGraphCache {
+  std::unordered_map<uint64_t, PerEntry> entries; // by te_module_entry::uid
+  uint64_t clock = 0;
+  EntryGraphStats stats;
+};
+
+namespace {
+
+void dropEntry(PerEntry &pe, EntryGraphStats &stats) {
+  for (Graph &g : pe.graphs)
+    te_rt_graph_destroy(g.graph);
+  stats.cached -= int64_t(pe.graphs.size());
+  pe.graphs.clear();
+}
+
+Key keyOf(const te_module_entry *entry, const te_rt_context *ctx,
+          void *const *args, void *const *results, const int64_t *dims) {
+  Key k;
+  k.reserve(8 + entry->args.size() + entry->results.size() + entry->numDims +
+            ctx->donated.size() / sizeof(uintptr_t) + 1);
+  k.push_back(uintptr_t(entry->uid));
+  for (size_t i = 0; i < entry->args.size(); ++i)
+    k.push_back(reinterpret_cast<uintptr_t>(args[i]));
+  for (size_t i = 0; i < entry->results.size(); ++i)
+    k.push_back(reinterpret_cast<uintptr_t>(results[i]));
+  for (size_t i = 0; i < entry->numDims; ++i)
+    k.push_back(uintptr_t(dims[i]));
+  k.push_back(reinterpret_cast<uintptr_t>(ctx->arena));
+  k.push_back(uintptr_t(ctx->arenaBytes));
+  k.push_back(reinterpret_cast<uintptr_t>(ctx->workspace));
+  k.push_back(uintptr_t(ctx->workspaceBytes));
+  k.push_back(uintptr_t(ctx->seed));
+  // the donation flags, packed (their count first: none differs from zeros)
+  k.push_back(uintptr_t(ctx->donated.size()));
+  for (size_t i = 0; i < ctx->donated.size(); i += sizeof(uintptr_t)) {
+    uintptr_t w = 0;
+    std::memcpy(&w, ctx->donated.data() + i,
+                std::min(sizeof(uintptr_t), ctx->donated.size() - i));
+    k.push_back(w);
+  }
+  return k;
+}
+
+} // namespace
+
+bool entryGraphsEnabled() {
+  static const bool on = [] {
+    const char *env = std::getenv("TE_RT_ENTRY_GRAPHS");
+    return !(env && std::strcmp(env, "0") == 0);
+  }();
+  return on;
+}
+
+bool runEntryGraph(const te_module_entry *entry, te_rt_context *ctx,
+                   void *const *args, void *const *results,
+                   const int64_t *dims, int32_t (*record)(void *),
+                   void *state, int32_t *rc) {
+  if (ctx->backend != TE_RT_BACKEND_CUDA || !entryGraphsEnabled() ||
+      ctx->capturing)
+    return false;
+  // Collectives are left to the caller's own graphs: every rank must run
+  // the same launches.
+  for (te_rt_comm *comm : ctx->comms)
+    if (comm)
+      return false;
+  if (!ctx->entryGraphs) {
+    ctx->entryGraphs = new (std::nothrow) EntryGraphCache;
+    if (!ctx->entryGraphs)
+      return false;
+  }
+  EntryGraphCache &cache = *ctx->entryGraphs;
+  // The caller records its own graph: its capture must see the launches.
+  if (te_rt_internal_cuda_stream_capturing(ctx->stream)) {
+    ++cache.stats.plain;
+    return false;
+  }
+  PerEntry &pe = cache.entries[entry->uid];
+  pe.lastUse = ++cache.clock;
+  if (pe.off) {
+    ++cache.stats.plain;
+    return false;
+  }
+  Key key = keyOf(entry, ctx, args, results, dims);
+  for (Graph &g : pe.graphs)
+    if (g.key == key) {
+      g.lastUse = cache.clock;
+      if (const char *err = te_rt_internal_cuda_graph_launch(
+              g.graph->exec, ctx->stream)) {
+        te_rt_internal_set_error(entry->name +
+                                 " failed: cudaGraphLaunch failed: " + err);
+        *rc = 1;
+        return true;
+      }
+      ++pe.replays;
+      ++cache.stats.replays;
+      *rc = 0;
+      return true;
+    }
+  auto seen = std::find(pe.seen.begin(), pe.seen.end(), key);
+  if (seen == pe.seen.end()) {
+    if (pe.seen.size() == kSeenPerEntry)
+      pe.seen.erase(pe.seen.begin());
+    pe.seen.push_back(std::move(key));
+    ++cache.stats.plain;
+    return false;
+  }
+  pe.seen.erase(seen);
+  // Captures that replays did not pay back: this entry's addresses churn.
+  if (pe.captures >= kCaptureBudget &&
+      pe.replays < kMinReplaysPerCapture * pe.captures) {
+    pe.off = true;
+    dropEntry(pe, cache.stats);
+    ++cache.stats.plain;
+    return false;
+  }
+  te_rt_graph *graph = captureAside(ctx, record, state);
+  if (!graph) {
+    ++cache.stats.failures;
+    ++cache.stats.plain;
+    if (++pe.failures >= kMaxFailures) {
+      pe.off = true;
+      dropEntry(pe, cache.stats);
+    }
+    return false; // (the plain run that follows overwrites the last error)
+  }
+  if (pe.graphs.size() == kGraphsPerEntry) {
+    auto lru = std::min_element(
+        pe.graphs.begin(), pe.graphs.end(),
+        [](const Graph &a, const Graph &b) { return a.lastUse < b.lastUse; });
+    te_rt_graph_destroy(lru->graph);
+    pe.graphs.erase(lru);
+    --cache.stats.cached;
+  }
+  pe.graphs.push_back({std::move(key), graph, cache.clock});
+  ++pe.captures;
+  ++cache.stats.captures;
+  ++cache.stats.cached;
+  // Bounded entries: drop the least recently used one's graphs.
+  if (cache.entries.size() > kEntries) {
+    auto lru = cache.entries.end();
+    for (auto it = cache.entries.begin(); it != cache.entries.end(); ++it)
+      if (it->first != entry->uid &&
+          (lru == cache.entries.end() || it->second.lastUse < lru->second.lastUse))
+        lru = it;
+    if (lru != cache.entries.end()) {
+      dropEntry(lru->second, cache.stats);
+      cache.entries.erase(lru);
+    }
+  }
+  if (const char *err =
+          te_rt_internal_cuda_graph_launch(graph->exec, ctx->stream)) {
+    te_rt_internal_set_error(entry->name +
+                             " failed: cudaGraphLaunch failed: " + err);
+    *rc = 1;
+    return true;
+  }
+  *rc = 0;
+  return true;
+}
+
+void destroyEntryGraphs(te_rt_context *ctx) {
+  if (!ctx->entryGraphs)
+    return;
+  for (auto &[uid, pe] : ctx->entryGraphs->entries)
+    dropEntry(pe, ctx->entryGraphs->stats);
+  delete ctx->entryGraphs;
+  ctx->entryGraphs = nullptr;
+}
+
+EntryGraphStats entryGraphStats(const te_rt_context *ctx) {
+  return ctx && ctx->entryGraphs ? ctx->entryGraphs->stats : EntryGraphStats{};
+}
+
+} // namespace te::rt
