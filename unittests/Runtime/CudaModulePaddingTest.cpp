@@ -133,8 +133,10 @@ TEST_F(CudaModulePadding, ZeroingIsCapturedInAGraph) {
 // call), was captured (the second) or replayed (the rest); new dims are a
 // new key.
 TEST_F(CudaModulePadding, EntryGraphsReplayTheSameBits) {
-  if (!te::rt::entryGraphsEnabled())
-    GTEST_SKIP() << "TE_RT_ENTRY_GRAPHS=0";
+  te::rt::overrideEntryGraphs(1);
+  struct Reset {
+    ~Reset() { te::rt::overrideEntryGraphs(-1); }
+  } reset;
   const te_module_entry *e = entry("quantize");
   std::vector<int64_t> dims = {24, 20};
   void *in = alloc(int64_t(4 * 40 * 136));
@@ -195,6 +197,10 @@ TEST_F(CudaModulePadding, EntryGraphsReplayTheSameBits) {
 // entry's kernels into that capture (no graph of its own): the caller's
 // graph then does the whole work on every replay.
 TEST_F(CudaModulePadding, CallerCaptureRecordsTheEntryItself) {
+  te::rt::overrideEntryGraphs(1);
+  struct Reset {
+    ~Reset() { te::rt::overrideEntryGraphs(-1); }
+  } reset;
   const te_module_entry *e = entry("quantize");
   std::vector<int64_t> dims = {16, 16};
   Bytes x = randomInput(16 * 16, 3);
@@ -240,8 +246,10 @@ TEST_F(CudaModulePadding, CallerCaptureRecordsTheEntryItself) {
 // never again) stops being captured once its captures are not paid back by
 // replays; it then runs plainly, with the same bytes.
 TEST_F(CudaModulePadding, EntryGraphsStopWhenAddressesChurn) {
-  if (!te::rt::entryGraphsEnabled())
-    GTEST_SKIP() << "TE_RT_ENTRY_GRAPHS=0";
+  te::rt::overrideEntryGraphs(1);
+  struct Reset {
+    ~Reset() { te::rt::overrideEntryGraphs(-1); }
+  } reset;
   const te_module_entry *e = entry("noop");
   ASSERT_NE(e, nullptr);
   ASSERT_EQ(te_module_entry_num_args(e), 1);

@@ -15,6 +15,7 @@
 #include "RuntimeInternal.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -102,12 +103,25 @@ Key keyOf(const te_module_entry *entry, const te_rt_context *ctx,
 
 } // namespace
 
+namespace {
+/// -1: TE_RT_ENTRY_GRAPHS decides; 0 / 1: overridden (tests).
+std::atomic<int> overridden{-1};
+} // namespace
+
 bool entryGraphsEnabled() {
+  if (int o = overridden.load(std::memory_order_relaxed); o >= 0)
+    return o != 0;
   static const bool on = [] {
     const char *env = std::getenv("TE_RT_ENTRY_GRAPHS");
-    return !(env && std::strcmp(env, "0") == 0);
+    if (!env || !*env)
+      return kEntryGraphsByDefault;
+    return std::strcmp(env, "0") != 0;
   }();
   return on;
+}
+
+void overrideEntryGraphs(int on) {
+  overridden.store(on < 0 ? -1 : on != 0, std::memory_order_relaxed);
 }
 
 bool runEntryGraph(const te_module_entry *entry, te_rt_context *ctx,
