@@ -60,6 +60,32 @@ protected:
     EXPECT_EQ(filled, host) << name << ": cuda and cpu differ";
     return expectPaddingZeroed(e, dims, filled, zeroed);
   }
+  /// The byte sizes of `e`'s results at `dims`.
+  std::vector<int64_t> resultSizes(const te_module_entry *e,
+                                   const std::vector<int64_t> &dims) {
+    std::vector<int64_t> sizes;
+    for (int64_t i = 0; i < te_module_entry_num_results(e); ++i) {
+      int64_t n = 0;
+      EXPECT_EQ(te_module_tensor_bytes(te_module_entry_result(e, i),
+                                       dims.data(), &n),
+                0)
+          << lastError();
+      sizes.push_back(n);
+    }
+    return sizes;
+  }
+  /// Device buffers for `e`'s results at `dims` (their sizes in *sizes).
+  std::vector<void *> resultBuffers(const te_module_entry *e,
+                                    const std::vector<int64_t> &dims,
+                                    std::vector<int64_t> *sizes = nullptr) {
+    std::vector<int64_t> n = resultSizes(e, dims);
+    std::vector<void *> buffers;
+    for (int64_t b : n)
+      buffers.push_back(alloc(b));
+    if (sizes)
+      *sizes = n;
+    return buffers;
+  }
   te_module *module = nullptr;
   te_rt_context *cpu = nullptr;
 };
@@ -89,20 +115,12 @@ TEST_F(CudaModulePadding, ZeroingIsCapturedInAGraph) {
   std::vector<Bytes> zeroed = runFilled(gpu, e, {x}, dims, 0x00);
   void *in = alloc(int64_t(x.size()));
   put(in, x);
-  std::vector<void *> results;
   std::vector<int64_t> sizes;
+  std::vector<void *> results = resultBuffers(e, dims, &sizes);
   auto refill = [&] {
     for (size_t i = 0; i < results.size(); ++i)
       put(results[i], Bytes(size_t(sizes[i]), 0xAB));
   };
-  for (int64_t i = 0; i < 3; ++i) {
-    int64_t n = 0;
-    ASSERT_EQ(
-        te_module_tensor_bytes(te_module_entry_result(e, i), dims.data(), &n),
-        0);
-    results.push_back(alloc(n));
-    sizes.push_back(n);
-  }
   void *args[1] = {in};
   // Eager first: the kernel state and scratch exist before the capture.
   refill();
@@ -140,28 +158,14 @@ TEST_F(CudaModulePadding, EntryGraphsReplayTheSameBits) {
   const te_module_entry *e = entry("quantize");
   std::vector<int64_t> dims = {24, 20};
   void *in = alloc(int64_t(4 * 40 * 136));
-  std::vector<void *> results;
+  std::vector<void *> results = resultBuffers(e, {40, 136}); // the larger
   std::vector<int64_t> sizes;
-  for (int64_t i = 0; i < 3; ++i) {
-    int64_t n = 0;
-    std::vector<int64_t> big = {40, 136};
-    ASSERT_EQ(
-        te_module_tensor_bytes(te_module_entry_result(e, i), big.data(), &n),
-        0);
-    results.push_back(alloc(n));
-  }
   auto runOnce = [&](unsigned seed) {
     Bytes x = randomInput(dims[0] * dims[1], seed);
     put(in, x);
-    sizes.clear();
-    for (int64_t i = 0; i < 3; ++i) {
-      int64_t n = 0;
-      ASSERT_EQ(te_module_tensor_bytes(te_module_entry_result(e, i),
-                                       dims.data(), &n),
-                0);
-      sizes.push_back(n);
-      put(results[size_t(i)], Bytes(size_t(n), 0xAB));
-    }
+    sizes = resultSizes(e, dims);
+    for (size_t i = 0; i < results.size(); ++i)
+      put(results[i], Bytes(size_t(sizes[i]), 0xAB));
     void *args[1] = {in};
     ASSERT_EQ(te_module_run(e, gpu, args, results.data(), dims.data()), 0)
         << lastError();
@@ -207,16 +211,8 @@ TEST_F(CudaModulePadding, CallerCaptureRecordsTheEntryItself) {
   std::vector<Bytes> host = runFilled(cpu, e, {x}, dims, 0xAB);
   void *in = alloc(int64_t(x.size()));
   put(in, x);
-  std::vector<void *> results;
   std::vector<int64_t> sizes;
-  for (int64_t i = 0; i < 3; ++i) {
-    int64_t n = 0;
-    ASSERT_EQ(
-        te_module_tensor_bytes(te_module_entry_result(e, i), dims.data(), &n),
-        0);
-    results.push_back(alloc(n));
-    sizes.push_back(n);
-  }
+  std::vector<void *> results = resultBuffers(e, dims, &sizes);
   void *args[1] = {in};
   // Twice plainly first: a third call outside a capture would replay.
   for (int i = 0; i < 2; ++i)
@@ -260,14 +256,7 @@ TEST_F(CudaModulePadding, EntryGraphsStopWhenAddressesChurn) {
                                    &argBytes),
             0)
       << lastError();
-  std::vector<void *> results(size_t(te_module_entry_num_results(e)));
-  for (size_t i = 0; i < results.size(); ++i) {
-    int64_t n = 0;
-    ASSERT_EQ(te_module_tensor_bytes(te_module_entry_result(e, int64_t(i)),
-                                     dims.data(), &n),
-              0);
-    results[i] = alloc(n);
-  }
+  std::vector<void *> results = resultBuffers(e, dims);
   for (int set = 0; set < 24; ++set) {
     void *args[1] = {alloc(argBytes)}; // a new address each set
     for (int call = 0; call < 2; ++call)
