@@ -41,7 +41,7 @@ done
 runtime=()
 for f in TERuntime Context Comm api/Checks api/Elementwise api/NormGemm api/Quantize \
   cpu/Backend cpu/BackendElementwise cpu/BackendNormGemm cpu/BackendQuantize cpu/Convert \
-  cpu/Gemm cpu/Mpi cpu/Quantize cpu/Reference cuda/Dispatch cuda/Nccl; do
+  cpu/Gemm cpu/Mpi cpu/Quantize cpu/Reference cuda/Dispatch cuda/Nccl module/EntryGraphs; do
   runtime+=("$(obj "$root/lib/Runtime/$f.cpp")")
 done
 
