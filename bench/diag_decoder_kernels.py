@@ -132,13 +132,13 @@ def main():
         for _ in range(args.time_rounds):
             got["torch"].append(timed(step_torch, x, dy, args.time_steps))
             got["te_mlir"].append(timed(step_te, x, dy, args.time_steps))
+        med = {}
         for name, kt in (("torch", t_torch), ("te_mlir", t_te)):
             v = sorted(got[name])
-            med = v[len(v) // 2]
-            print(f"step time {name} {how}: {med:.1f} µs ({v[0]:.1f}-{v[-1]:.1f}), kernels "
-                  f"{kt:.1f} µs, step - kernels {med - kt:.1f} µs")
-        print(f"step time te_mlir / torch = "
-              f"{sorted(got['te_mlir'])[args.time_rounds // 2] / sorted(got['torch'])[args.time_rounds // 2]:.3f}")
+            med[name] = v[len(v) // 2]
+            print(f"step time {name} {how}: {med[name]:.1f} µs ({v[0]:.1f}-{v[-1]:.1f}), "
+                  f"kernels {kt:.1f} µs, step - kernels {med[name] - kt:.1f} µs")
+        print(f"step time te_mlir / torch = {med['te_mlir'] / med['torch']:.3f}")
     return 0
 
 

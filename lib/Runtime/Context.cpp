@@ -695,45 +695,38 @@ void te_rt_graph_destroy(te_rt_graph *graph) {
 te_rt_graph *te::rt::captureAside(te_rt_context *ctx, int32_t (*run)(void *),
                                   void *state) {
   Checker c("te_module_run (entry graph)");
-  if (ctx->backend != TE_RT_BACKEND_CUDA || ctx->capturing || !ctx->ownStream)
-    return c.fail("no capture: not an idle cuda context"), nullptr;
+  if (ctx->backend != TE_RT_BACKEND_CUDA || !ctx->ownStream)
+    return c.fail("no capture: not a cuda context"), nullptr;
   void *caller = ctx->stream;
   ctx->stream = ctx->ownStream;
-  if (const char *err = te_rt_internal_cuda_capture_begin(ctx->stream)) {
+  if (te_rt_capture_begin(ctx) != 0) { // (its last error says why)
     ctx->stream = caller;
-    return c.fail(std::string("cudaStreamBeginCapture failed: ") + err),
-           nullptr;
+    return nullptr;
   }
-  auto *graph = new (std::nothrow) te_rt_graph;
-  te_rt_graph scratch; // (out of host memory: still end the capture)
-  te_rt_graph *g = graph ? graph : &scratch;
-  g->ctx = ctx;
-  ctx->capturing = g;
-  int32_t rc = graph ? run(state) : 1;
+  te_rt_graph *g = ctx->capturing;
+  int32_t rc = run(state);
   ctx->capturing = nullptr;
   void *captured = nullptr;
   const char *err = te_rt_internal_cuda_capture_end(ctx->stream, &captured);
   ctx->stream = caller;
   std::string why;
-  if (!graph)
-    why = "out of host memory";
-  else if (rc != 0)
+  if (rc != 0)
     why = te_rt_last_error();
   else if (err)
     why = std::string("cudaStreamEndCapture failed: ") + err;
   else if (!g->owned.empty())
     why = "the entry allocated buffers while captured (no caller arena)";
-  else if (const char *ierr = te_rt_internal_cuda_graph_instantiate(
-               captured, caller, &g->exec)) {
+  else if ((err = te_rt_internal_cuda_graph_instantiate(captured, caller,
+                                                         &g->exec))) {
     captured = nullptr; // (destroyed by the instantiation)
-    why = std::string("cannot instantiate the captured graph: ") + ierr;
+    why = std::string("cannot instantiate the captured graph: ") + err;
   } else {
-    return graph;
+    return g;
   }
-  if (captured && !g->exec)
+  if (captured)
     te_rt_internal_cuda_graph_discard(captured);
   releaseGraphBuffers(ctx, g, /*keepUnfreed=*/true);
-  delete graph;
+  delete g;
   c.fail(why);
   return nullptr;
 }

@@ -25,6 +25,12 @@ using namespace te::test;
 
 namespace {
 
+/// Entry graphs on for one test, whatever TE_RT_ENTRY_GRAPHS says.
+struct EntryGraphsOn {
+  EntryGraphsOn() { te::rt::overrideEntryGraphs(1); }
+  ~EntryGraphsOn() { te::rt::overrideEntryGraphs(-1); }
+};
+
 class CudaModulePadding : public CudaContextTest {
 protected:
   CudaModulePadding()
@@ -74,6 +80,20 @@ protected:
     }
     return sizes;
   }
+  /// Every buffer of `buffers` (of `sizes` bytes) filled with `byte`.
+  void fill(const std::vector<void *> &buffers,
+            const std::vector<int64_t> &sizes, uint8_t byte) {
+    for (size_t i = 0; i < buffers.size(); ++i)
+      put(buffers[i], Bytes(size_t(sizes[i]), byte));
+  }
+  /// The bytes of every buffer of `buffers` (of `sizes` bytes).
+  std::vector<Bytes> fetch(const std::vector<void *> &buffers,
+                           const std::vector<int64_t> &sizes) {
+    std::vector<Bytes> out;
+    for (size_t i = 0; i < buffers.size(); ++i)
+      out.push_back(get(buffers[i], sizes[i]));
+    return out;
+  }
   /// Device buffers for `e`'s results at `dims` (their sizes in *sizes).
   std::vector<void *> resultBuffers(const te_module_entry *e,
                                     const std::vector<int64_t> &dims,
@@ -117,10 +137,7 @@ TEST_F(CudaModulePadding, ZeroingIsCapturedInAGraph) {
   put(in, x);
   std::vector<int64_t> sizes;
   std::vector<void *> results = resultBuffers(e, dims, &sizes);
-  auto refill = [&] {
-    for (size_t i = 0; i < results.size(); ++i)
-      put(results[i], Bytes(size_t(sizes[i]), 0xAB));
-  };
+  auto refill = [&] { fill(results, sizes, 0xAB); };
   void *args[1] = {in};
   // Eager first: the kernel state and scratch exist before the capture.
   refill();
@@ -136,10 +153,8 @@ TEST_F(CudaModulePadding, ZeroingIsCapturedInAGraph) {
   for (int replay = 0; replay < 2; ++replay) {
     refill();
     ASSERT_EQ(te_rt_graph_launch(gpu, graph), 0) << lastError();
-    std::vector<Bytes> out;
-    for (size_t i = 0; i < results.size(); ++i)
-      out.push_back(get(results[i], sizes[i]));
-    EXPECT_GT(expectPaddingZeroed(e, dims, out, zeroed), 0) << replay;
+    EXPECT_GT(expectPaddingZeroed(e, dims, fetch(results, sizes), zeroed), 0)
+        << replay;
   }
   te_rt_graph_destroy(graph);
 }
@@ -151,10 +166,7 @@ TEST_F(CudaModulePadding, ZeroingIsCapturedInAGraph) {
 // call), was captured (the second) or replayed (the rest); new dims are a
 // new key.
 TEST_F(CudaModulePadding, EntryGraphsReplayTheSameBits) {
-  te::rt::overrideEntryGraphs(1);
-  struct Reset {
-    ~Reset() { te::rt::overrideEntryGraphs(-1); }
-  } reset;
+  EntryGraphsOn on;
   const te_module_entry *e = entry("quantize");
   std::vector<int64_t> dims = {24, 20};
   void *in = alloc(int64_t(4 * 40 * 136));
@@ -164,16 +176,12 @@ TEST_F(CudaModulePadding, EntryGraphsReplayTheSameBits) {
     Bytes x = randomInput(dims[0] * dims[1], seed);
     put(in, x);
     sizes = resultSizes(e, dims);
-    for (size_t i = 0; i < results.size(); ++i)
-      put(results[i], Bytes(size_t(sizes[i]), 0xAB));
+    fill(results, sizes, 0xAB);
     void *args[1] = {in};
     ASSERT_EQ(te_module_run(e, gpu, args, results.data(), dims.data()), 0)
         << lastError();
-    std::vector<Bytes> got;
-    for (size_t i = 0; i < results.size(); ++i)
-      got.push_back(get(results[i], sizes[i]));
-    std::vector<Bytes> host = runFilled(cpu, e, {x}, dims, 0xAB);
-    EXPECT_EQ(got, host) << "seed " << seed << ": cuda and cpu differ";
+    EXPECT_EQ(fetch(results, sizes), runFilled(cpu, e, {x}, dims, 0xAB))
+        << "seed " << seed << ": cuda and cpu differ";
   };
   te::rt::EntryGraphStats before = te::rt::entryGraphStats(gpu);
   for (unsigned seed = 1; seed <= 5; ++seed)
@@ -201,10 +209,7 @@ TEST_F(CudaModulePadding, EntryGraphsReplayTheSameBits) {
 // entry's kernels into that capture (no graph of its own): the caller's
 // graph then does the whole work on every replay.
 TEST_F(CudaModulePadding, CallerCaptureRecordsTheEntryItself) {
-  te::rt::overrideEntryGraphs(1);
-  struct Reset {
-    ~Reset() { te::rt::overrideEntryGraphs(-1); }
-  } reset;
+  EntryGraphsOn on;
   const te_module_entry *e = entry("quantize");
   std::vector<int64_t> dims = {16, 16};
   Bytes x = randomInput(16 * 16, 3);
@@ -228,13 +233,9 @@ TEST_F(CudaModulePadding, CallerCaptureRecordsTheEntryItself) {
   te::rt::EntryGraphStats after = te::rt::entryGraphStats(gpu);
   EXPECT_EQ(after.replays, before.replays);
   EXPECT_EQ(after.captures, before.captures);
-  for (size_t i = 0; i < results.size(); ++i)
-    put(results[i], Bytes(size_t(sizes[i]), 0xAB));
+  fill(results, sizes, 0xAB);
   ASSERT_EQ(te_rt_graph_launch(gpu, graph), 0) << lastError();
-  std::vector<Bytes> got;
-  for (size_t i = 0; i < results.size(); ++i)
-    got.push_back(get(results[i], sizes[i]));
-  EXPECT_EQ(got, host);
+  EXPECT_EQ(fetch(results, sizes), host);
   te_rt_graph_destroy(graph);
 }
 
@@ -242,10 +243,7 @@ TEST_F(CudaModulePadding, CallerCaptureRecordsTheEntryItself) {
 // never again) stops being captured once its captures are not paid back by
 // replays; it then runs plainly, with the same bytes.
 TEST_F(CudaModulePadding, EntryGraphsStopWhenAddressesChurn) {
-  te::rt::overrideEntryGraphs(1);
-  struct Reset {
-    ~Reset() { te::rt::overrideEntryGraphs(-1); }
-  } reset;
+  EntryGraphsOn on;
   const te_module_entry *e = entry("noop");
   ASSERT_NE(e, nullptr);
   ASSERT_EQ(te_module_entry_num_args(e), 1);

@@ -62,6 +62,7 @@ struct EntryGraphCache {
   std::unordered_map<uint64_t, PerEntry> entries; // by te_module_entry::uid
   uint64_t clock = 0;
   EntryGraphStats stats;
+  Key key; // the current call's (reused: a replay allocates nothing)
 };
 
 namespace {
@@ -73,11 +74,11 @@ void dropEntry(PerEntry &pe, EntryGraphStats &stats) {
   pe.graphs.clear();
 }
 
-Key keyOf(const te_module_entry *entry, const te_rt_context *ctx,
-          void *const *args, void *const *results, const int64_t *dims) {
-  Key k;
-  k.reserve(8 + entry->args.size() + entry->results.size() + entry->numDims +
-            ctx->donated.size() / sizeof(uintptr_t) + 1);
+/// Writes the call's key into `k` (its capacity kept from call to call).
+void keyOf(const te_module_entry *entry, const te_rt_context *ctx,
+           void *const *args, void *const *results, const int64_t *dims,
+           Key &k) {
+  k.clear();
   k.push_back(uintptr_t(entry->uid));
   for (size_t i = 0; i < entry->args.size(); ++i)
     k.push_back(reinterpret_cast<uintptr_t>(args[i]));
@@ -98,12 +99,21 @@ Key keyOf(const te_module_entry *entry, const te_rt_context *ctx,
                 std::min(sizeof(uintptr_t), ctx->donated.size() - i));
     k.push_back(w);
   }
-  return k;
 }
 
-} // namespace
+/// Queues `graph` on the caller's stream for `entry`'s call; its status in
+/// *rc (the last error names the entry on failure).
+void launch(const te_module_entry *entry, te_rt_context *ctx,
+            const te_rt_graph *graph, int32_t *rc) {
+  *rc = 0;
+  if (const char *err =
+          te_rt_internal_cuda_graph_launch(graph->exec, ctx->stream)) {
+    te_rt_internal_set_error(entry->name +
+                             " failed: cudaGraphLaunch failed: " + err);
+    *rc = 1;
+  }
+}
 
-namespace {
 /// -1: TE_RT_ENTRY_GRAPHS decides; 0 / 1: overridden (tests).
 std::atomic<int> overridden{-1};
 } // namespace
@@ -153,27 +163,23 @@ bool runEntryGraph(const te_module_entry *entry, te_rt_context *ctx,
     ++cache.stats.plain;
     return false;
   }
-  Key key = keyOf(entry, ctx, args, results, dims);
+  Key &key = cache.key;
+  keyOf(entry, ctx, args, results, dims, key);
   for (Graph &g : pe.graphs)
     if (g.key == key) {
       g.lastUse = cache.clock;
-      if (const char *err = te_rt_internal_cuda_graph_launch(
-              g.graph->exec, ctx->stream)) {
-        te_rt_internal_set_error(entry->name +
-                                 " failed: cudaGraphLaunch failed: " + err);
-        *rc = 1;
-        return true;
+      launch(entry, ctx, g.graph, rc);
+      if (*rc == 0) {
+        ++pe.replays;
+        ++cache.stats.replays;
       }
-      ++pe.replays;
-      ++cache.stats.replays;
-      *rc = 0;
       return true;
     }
   auto seen = std::find(pe.seen.begin(), pe.seen.end(), key);
   if (seen == pe.seen.end()) {
     if (pe.seen.size() == kSeenPerEntry)
       pe.seen.erase(pe.seen.begin());
-    pe.seen.push_back(std::move(key));
+    pe.seen.push_back(key);
     ++cache.stats.plain;
     return false;
   }
@@ -204,7 +210,7 @@ bool runEntryGraph(const te_module_entry *entry, te_rt_context *ctx,
     pe.graphs.erase(lru);
     --cache.stats.cached;
   }
-  pe.graphs.push_back({std::move(key), graph, cache.clock});
+  pe.graphs.push_back({key, graph, cache.clock});
   ++pe.captures;
   ++cache.stats.captures;
   ++cache.stats.cached;
@@ -220,14 +226,7 @@ bool runEntryGraph(const te_module_entry *entry, te_rt_context *ctx,
       cache.entries.erase(lru);
     }
   }
-  if (const char *err =
-          te_rt_internal_cuda_graph_launch(graph->exec, ctx->stream)) {
-    te_rt_internal_set_error(entry->name +
-                             " failed: cudaGraphLaunch failed: " + err);
-    *rc = 1;
-    return true;
-  }
-  *rc = 0;
+  launch(entry, ctx, graph, rc);
   return true;
 }
 
