@@ -307,6 +307,16 @@ int32_t te_rt_context_set_workspace(te_rt_context *ctx, void *ptr,
   return 0;
 }
 
+int32_t te_rt_context_capturing(const te_rt_context *ctx) {
+  Checker c("te_rt_context_capturing");
+  if (!c.context(ctx))
+    return -1;
+  return ctx->backend == TE_RT_BACKEND_CUDA &&
+                 te_rt_internal_cuda_stream_capturing(ctx->stream)
+             ? 1
+             : 0;
+}
+
 int64_t te_rt_gemm_workspace_bytes(void) { return int64_t(32) << 20; }
 
 int64_t te_rt_workspace_bytes(void) {

@@ -27,11 +27,13 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <exception>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -200,9 +202,36 @@ Context &contextFor(int32_t backend, int32_t deviceType, int32_t deviceIndex) {
   return *slot;
 }
 
-void setWorkspace(Context &ctx, int64_t bytes) {
+/// Gives the context a workspace of `bytes` from torch's allocator, kept for
+/// the process. Never inside a capture (it would be the graph's memory). It
+/// is allocated on a helper thread: PyTorch routes a thread's allocations to
+/// a CUDA graph's private pool while it warms up or records a graph
+/// (torch.compile's reduce-overhead warms up on the calling thread, outside
+/// any capture), and a block the context keeps must not be one of that
+/// pool's, whose owner checks that nothing but the graph's outputs holds it.
+void setWorkspace(Context &ctx, int64_t bytes, const std::string &who) {
+  int32_t capturing = te_rt_context_capturing(ctx.handle);
+  if (capturing < 0)
+    fail(who + ": te_rt_context_capturing: " + runtimeError());
+  if (capturing > 0)
+    fail(who + ": the runtime's workspace (" + std::to_string(bytes) +
+         " bytes) would be allocated while a CUDA graph is being captured; "
+         "run the module (or the compiled function) once before capturing "
+         "it (torch.compile's reduce-overhead mode does this by itself)");
   Tensor holder;
-  void *p = alignedBytes(bytes, ctx.deviceType, ctx.deviceIndex, holder);
+  void *p = nullptr;
+  std::exception_ptr error;
+  std::thread helper([&] {
+    try {
+      torch::stable::accelerator::DeviceGuard dg(ctx.deviceIndex);
+      p = alignedBytes(bytes, ctx.deviceType, ctx.deviceIndex, holder);
+    } catch (...) {
+      error = std::current_exception();
+    }
+  });
+  helper.join();
+  if (error)
+    std::rethrow_exception(error);
   if (te_rt_context_set_workspace(ctx.handle, p, bytes) != 0)
     fail("te_rt_context_set_workspace: " + runtimeError());
   if (ctx.workspace.defined())
@@ -509,13 +538,14 @@ void runOp(int slot, StableIValue *stack, uint64_t numArgs, uint64_t numOutputs)
   {
     std::lock_guard<std::mutex> guard(ctx.lock);
     if (op.backend == TE_RT_BACKEND_CUDA) {
+      // the stream first: setWorkspace asks whether it is being captured
+      if (te_rt_context_set_stream(ctx.handle, currentCudaStream(devIndex)) != 0)
+        fail(op.entryName + ": te_rt_context_set_stream: " + runtimeError());
       if (!ctx.workspace.defined()) {
         int64_t n = te_rt_workspace_bytes();
         if (n > 0)
-          setWorkspace(ctx, n);
+          setWorkspace(ctx, n, op.entryName);
       }
-      if (te_rt_context_set_stream(ctx.handle, currentCudaStream(devIndex)) != 0)
-        fail(op.entryName + ": te_rt_context_set_stream: " + runtimeError());
     }
     if (arena && te_rt_context_set_arena(ctx.handle, arena, arenaBytes) != 0)
       fail(op.entryName + ": te_rt_context_set_arena: " + runtimeError());
@@ -527,7 +557,7 @@ void runOp(int slot, StableIValue *stack, uint64_t numArgs, uint64_t numOutputs)
       // a donating call: it may have overwritten what it was donated)
       int64_t need = te_rt_context_workspace_needed(ctx.handle);
       if (need > ctx.workspaceBytes) {
-        setWorkspace(ctx, need);
+        setWorkspace(ctx, need, op.entryName);
         rc = te_module_run(op.entry, ctx.handle, argPtrs.data(), resPtrs.data(),
                            plan.dims.data());
       }

@@ -99,6 +99,7 @@ _SIGS = {
     "te_rt_context_backend": (i32, [vp]),
     "te_rt_context_set_stream": (i32, [vp, vp]),
     "te_rt_context_stream": (vp, [vp]),
+    "te_rt_context_capturing": (i32, [vp]),
     "te_rt_context_set_arena": (i32, [vp, vp, i64]),
     "te_rt_context_set_workspace": (i32, [vp, vp, i64]),
     "te_rt_workspace_bytes": (i64, []),

@@ -510,6 +510,84 @@ def test_cuda_reduce_overhead_fresh_inputs():
             torch.testing.assert_close(a, b, rtol=1.6e-2, atol=1e-2)
 
 
+_FRESH_PROCESS = """
+import sys, torch
+import te_mlir.torch as tet
+torch.manual_seed(0)
+def make():
+    m = tet.LayerNormMLP(64, 128, activation="gelu", params_dtype=torch.bfloat16, device="cuda")
+    with torch.no_grad():
+        for n, p in m.named_parameters():
+            p.copy_(torch.randn_like(p) * 0.1 + (1.0 if n == "layer_norm_weight" else 0.0))
+    return m
+"""
+
+
+def _fresh_process(body):
+    """Runs `body` after _FRESH_PROCESS in a new Python (the runtime's context, and its
+    workspace, are the process's): (returncode, stdout + stderr)."""
+    import subprocess
+    import sys
+    r = subprocess.run([sys.executable, "-c", _FRESH_PROCESS + body], capture_output=True,
+                       text=True, timeout=600)
+    return r.returncode, r.stdout + r.stderr
+
+
+@needs_gpu
+def test_cuda_reduce_overhead_first_te_call():
+    """The process's first te-mlir call is reduce-overhead's warm-up, where PyTorch routes
+    the thread's allocations to the graph's private pool: the workspace the runtime's
+    context keeps for the process must not come from there (Inductor's cudagraph trees
+    then fail the step: 'tensor(s) in the cudagraph pool not tracked as outputs')."""
+    rc, out = _fresh_process("""
+m = make()
+c = torch.compile(m, mode="reduce-overhead", fullgraph=True)
+xs = [torch.randn(32, 64, device="cuda", dtype=torch.bfloat16) for _ in range(4)]
+ys = []
+for x in xs:
+    ys.append(c(x).clone())
+for x, y in zip(xs, ys):
+    torch.testing.assert_close(y, m(x), rtol=1.6e-2, atol=1e-2)
+print("ok", len(ys))
+""")
+    assert rc == 0 and "ok 4" in out, out[-3000:]
+
+
+@needs_gpu
+def test_cuda_workspace_not_allocated_in_a_capture():
+    """A module whose process never ran te-mlir, called first inside torch.cuda.graph:
+    a clear refusal naming the capture (the workspace would be the graph's memory), not
+    a crash or a graph that owns the context's workspace; after one plain call the same
+    capture records and replays the module's result."""
+    rc, out = _fresh_process("""
+m = make()
+x = torch.randn(32, 64, device="cuda", dtype=torch.bfloat16)
+g = torch.cuda.CUDAGraph()
+try:
+    with torch.no_grad(), torch.cuda.graph(g):
+        m(x)
+    print("captured without a workspace")
+except Exception as e:
+    print("refused:", e)
+with torch.no_grad():
+    want = m(x)
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        m(x)
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        y = m(x)
+    g.replay()
+torch.cuda.synchronize()
+print("replay equal", torch.equal(y, want))
+""")
+    assert rc == 0, out[-3000:]
+    assert "refused:" in out and "being captured" in out, out[-3000:]
+    assert "replay equal True" in out, out[-3000:]
+
+
 @pytest.mark.parametrize("recipe", ["bf16", "fp8-current", "nvfp4", "mxfp8"])
 def test_zero_tokens(recipe):
     """An empty batch runs (empty tensors get a valid address: the runtime refuses NULL)

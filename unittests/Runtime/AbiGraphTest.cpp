@@ -42,6 +42,10 @@ TEST_F(Abi, CudaGraphCallsNeedTheCudaBackend) {
                     "te_rt_capture_end: graph is NULL");
   EXPECT_FAILS_WITH(te_rt_graph_launch(nullptr, &fake),
                     "te_rt_graph_launch: ctx is NULL");
+  // Whether the stream is being captured: never on cpu.
+  EXPECT_EQ(te_rt_context_capturing(ctx), 0);
+  EXPECT_EQ(te_rt_context_capturing(nullptr), -1);
+  EXPECT_EQ(lastError(), "te_rt_context_capturing: ctx is NULL");
   EXPECT_FAILS_WITH(te_rt_graph_launch(ctx, nullptr),
                     "te_rt_graph_launch: graph is NULL");
   // The context is unaffected.

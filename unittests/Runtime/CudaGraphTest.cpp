@@ -80,7 +80,9 @@ TEST_F(CudaGraphs, ReplaysMatchEagerCallsBitForBit) {
     eager[i] = results(eagerOut);
   }
 
+  EXPECT_EQ(te_rt_context_capturing(gpu), 0);
   ASSERT_EQ(te_rt_capture_begin(gpu), 0) << te_rt_last_error();
+  EXPECT_EQ(te_rt_context_capturing(gpu), 1);
   void *out = te_rt_alloc(gpu, outBytes); // belongs to the graph
   ASSERT_NE(out, nullptr) << te_rt_last_error();
   queue(out);
@@ -104,6 +106,7 @@ TEST_F(CudaGraphs, ReplaysMatchEagerCallsBitForBit) {
   te_rt_graph *graph = nullptr, *none = graph;
   ASSERT_EQ(te_rt_capture_end(gpu, &graph), 0) << te_rt_last_error();
   ASSERT_NE(graph, nullptr);
+  EXPECT_EQ(te_rt_context_capturing(gpu), 0);
   EXPECT_NE(te_rt_capture_end(gpu, &none), 0);
   EXPECT_EQ(none, nullptr);
   EXPECT_EQ(lastError(), "te_rt_capture_end: this context is not capturing "

@@ -165,8 +165,8 @@ TE_RT_API int32_t te_module_bind_dims(const te_module_entry *entry,
  * On a cuda context a call repeated with the same buffers, dims, arena,
  * donation flags and workspace replays a CUDA graph of the entry recorded
  * at its second call (one launch, the same kernels and bits; not while the
- * caller's stream is being captured; opt-in for now with
- * TE_RT_ENTRY_GRAPHS=1; docs/runtime.md "Entry graphs").
+ * caller's stream is being captured; TE_RT_ENTRY_GRAPHS=0 turns this
+ * off; docs/runtime.md "Entry graphs").
  * On failure the last error is "<entry> failed: <why>". */
 TE_RT_API int32_t te_module_run(const te_module_entry *entry,
                                 te_rt_context *ctx, void *const *args,

@@ -11,12 +11,11 @@
 // same call a second time, and from then on replays that graph with one
 // launch. Same kernels, same parameters: the same bits.
 //
-// Opt-in for now (TE_RT_ENTRY_GRAPHS=1; kEntryGraphsByDefault): the CUDA
-// unit tests ran on the H200, the PyTorch op layer's GPU tests and the host
-// time with it did not yet. A call runs plainly (no graph) when the
-// caller's stream is being captured (the caller's own graph records the
-// kernels), on the cpu backend, when they are off, or when a capture of the entry failed (a host copy,
-// a synchronization, an allocation without a caller arena); an entry whose
+// On by default (kEntryGraphsByDefault; TE_RT_ENTRY_GRAPHS=0 turns them
+// off). A call runs plainly (no graph) when the caller's stream is being
+// captured (the caller's own graph records the kernels), on the cpu
+// backend, when they are off, or when a capture of the entry failed (a host
+// copy, a synchronization, an allocation without a caller arena); an entry whose
 // captures keep failing or whose calls keep bringing new addresses stops
 // being captured. Bounded: kGraphsPerEntry graphs per entry, the least
 // recently used replaced; kEntries entries per context.
@@ -58,7 +57,7 @@ EntryGraphStats entryGraphStats(const te_rt_context *ctx);
 
 /// Whether te_module_run uses entry graphs: TE_RT_ENTRY_GRAPHS (read once)
 /// "1" on, "0" off; unset: kEntryGraphsByDefault.
-constexpr bool kEntryGraphsByDefault = false;
+constexpr bool kEntryGraphsByDefault = true;
 bool entryGraphsEnabled();
 /// Tests: 1 / 0 force entry graphs on / off, -1 leaves it to the variable.
 void overrideEntryGraphs(int on);

@@ -233,13 +233,29 @@ def _set_workspace(ctx, dev, n):
     """Gives the context a torch workspace of n bytes, kept alive with the context. A
     workspace it replaces is kept too (`retired`): CUDA graphs captured with it still
     use its address on every replay. Allocated outside any capture only (inside one it
-    would come from, and go back to, the graph's private pool)."""
+    would come from, and go back to, the graph's private pool), and outside any pool
+    PyTorch routes the thread's allocations to."""
     if dev.type == "cuda" and torch.cuda.is_current_stream_capturing():
         raise TeMlirError(
             f"te-mlir: the runtime's workspace ({n} bytes) would be allocated while a CUDA "
             "graph is being captured; run the module (or the compiled function) once before "
             "capturing it (torch.compile's reduce-overhead mode does this by itself)")
-    ws = aligned_empty(n, dev)
+    # allocated on a helper thread: while torch.compile's reduce-overhead warms a graph
+    # up, PyTorch routes the calling thread's allocations to the graph's private pool,
+    # whose owner then finds a block nothing but the graph's outputs may hold
+    got = []
+
+    def alloc():
+        try:
+            got.append(aligned_empty(n, dev))
+        except BaseException as e:  # re-raised on the caller's thread
+            got.append(e)
+    helper = threading.Thread(target=alloc, name="te-mlir-workspace")
+    helper.start()
+    helper.join()
+    if isinstance(got[0], BaseException):
+        raise got[0]
+    ws = got[0]
     ctx.set_workspace(ws.data_ptr(), n)
     if ctx.workspace is not None:
         if not hasattr(ctx, "retired"):
