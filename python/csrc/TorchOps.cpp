@@ -49,6 +49,13 @@ constexpr int32_t kInterfaceVersion = 3;
 constexpr int kMaxOps = 2048;
 /// The runtime's arena and workspace alignment.
 constexpr int64_t kAlign = 256;
+/// Arenas up to this size come from a region the context keeps (one per
+/// context: its calls are one at a time, in one stream order, as its
+/// workspace's are). A call then allocates only its results, and an arena a
+/// little above 1 MiB is not charged the 2 MiB block the CUDA caching
+/// allocator would give it (it splits a cached large block only when more
+/// than 1 MiB would remain).
+constexpr int64_t kSmallArenaBytes = int64_t(4) << 20;
 
 thread_local std::string lastError;
 
@@ -173,6 +180,10 @@ struct Context {
   std::mutex lock; // one call at a time: stream, arena and run belong together
   Tensor workspace;
   int64_t workspaceBytes = 0;
+  /// kSmallArenaBytes for the small arenas: on cuda the tail of the
+  /// workspace's buffer (allocated with it), on cpu a buffer of its own.
+  void *smallArena = nullptr;
+  Tensor smallArenaHolder; // cpu
   /// Workspaces replaced by larger ones: CUDA graphs captured with them keep
   /// using their addresses on every replay.
   std::vector<Tensor> retired;
@@ -220,11 +231,14 @@ void setWorkspace(Context &ctx, int64_t bytes, const std::string &who) {
          "it (torch.compile's reduce-overhead mode does this by itself)");
   Tensor holder;
   void *p = nullptr;
+  // the small arenas' region after the workspace, at an aligned offset
+  int64_t regionAt = (bytes + kAlign - 1) / kAlign * kAlign;
   std::exception_ptr error;
   std::thread helper([&] {
     try {
       torch::stable::accelerator::DeviceGuard dg(ctx.deviceIndex);
-      p = alignedBytes(bytes, ctx.deviceType, ctx.deviceIndex, holder);
+      p = alignedBytes(regionAt + kSmallArenaBytes, ctx.deviceType,
+                       ctx.deviceIndex, holder);
     } catch (...) {
       error = std::current_exception();
     }
@@ -238,6 +252,9 @@ void setWorkspace(Context &ctx, int64_t bytes, const std::string &who) {
     ctx.retired.push_back(std::move(ctx.workspace));
   ctx.workspace = std::move(holder);
   ctx.workspaceBytes = bytes;
+  // (the old region stays alive with its retired workspace: CUDA graphs
+  // captured with it keep using it)
+  ctx.smallArena = static_cast<char *>(p) + regionAt;
 }
 
 //===----------------------------------------------------------------------===//
@@ -533,7 +550,8 @@ void runOp(int slot, StableIValue *stack, uint64_t numArgs, uint64_t numOutputs)
   }
   Tensor arenaHolder;
   void *arena = nullptr;
-  if (arenaBytes > 0)
+  bool smallArena = arenaBytes > 0 && arenaBytes <= kSmallArenaBytes;
+  if (arenaBytes > 0 && !smallArena)
     arena = alignedBytes(arenaBytes, devType, devIndex, arenaHolder);
   {
     std::lock_guard<std::mutex> guard(ctx.lock);
@@ -541,12 +559,14 @@ void runOp(int slot, StableIValue *stack, uint64_t numArgs, uint64_t numOutputs)
       // the stream first: setWorkspace asks whether it is being captured
       if (te_rt_context_set_stream(ctx.handle, currentCudaStream(devIndex)) != 0)
         fail(op.entryName + ": te_rt_context_set_stream: " + runtimeError());
-      if (!ctx.workspace.defined()) {
-        int64_t n = te_rt_workspace_bytes();
-        if (n > 0)
-          setWorkspace(ctx, n, op.entryName);
-      }
+      if (!ctx.workspace.defined())
+        setWorkspace(ctx, te_rt_workspace_bytes(), op.entryName);
+    } else if (smallArena && !ctx.smallArena) {
+      ctx.smallArena = alignedBytes(kSmallArenaBytes, devType, devIndex,
+                                    ctx.smallArenaHolder);
     }
+    if (smallArena)
+      arena = ctx.smallArena;
     if (arena && te_rt_context_set_arena(ctx.handle, arena, arenaBytes) != 0)
       fail(op.entryName + ": te_rt_context_set_arena: " + runtimeError());
     int32_t rc = te_module_run_donated(op.entry, ctx.handle, argPtrs.data(),

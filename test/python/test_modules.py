@@ -510,6 +510,37 @@ def test_cuda_reduce_overhead_fresh_inputs():
             torch.testing.assert_close(a, b, rtol=1.6e-2, atol=1e-2)
 
 
+@needs_gpu
+@pytest.mark.parametrize("recipe", ["fp8-delayed", "fp8-current"])
+def test_cuda_small_arena_frozen_weight_backward(recipe):
+    """TransformerEngine's frozen-weights memory check, as its users meet it: Linear
+    1024 -> 1024 (fp32, no bias), the weight frozen, FP8. The backward writes dx (4 MiB)
+    and quantizes the output gradient rowwise into its arena (1 MiB and the scale); that
+    arena comes from the context's small-arena region, so the backward's peak rises by
+    its results only (an arena from the caching allocator adds 1-2 MiB: it is just above
+    the allocator's 1 MiB small/large boundary, where TE's test allows 5.5 MB in all)."""
+    m = tet.Linear(1024, 1024, bias=False, device="cuda")
+    m.weight.requires_grad_(False)
+    x = torch.randn(1024, 1024, device="cuda", requires_grad=True)
+    rises = []
+    for _ in range(3):
+        x.grad = None
+        with tet.autocast(recipe=recipe):
+            o = m(x)
+        g = torch.randn_like(o)
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        before = torch.cuda.max_memory_allocated()
+        o.backward(g)
+        torch.cuda.synchronize()
+        rises.append(torch.cuda.max_memory_allocated() - before)
+    dx = 1024 * 1024 * 4
+    assert x.grad is not None and x.grad.shape == x.shape
+    # dx and the recipe state's few KiB, no arena
+    assert all(r < dx + (256 << 10) for r in rises[1:]), (rises, dx)
+    assert rises[-1] / 1e6 < 5.5
+
+
 _FRESH_PROCESS = """
 import sys, torch
 import te_mlir.torch as tet

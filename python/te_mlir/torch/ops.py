@@ -221,6 +221,11 @@ def _check_device(entry, dev):
                           f".to('{want}') or load a library for {dev.type})")
 
 
+# Arenas up to this size come from a region the C++ op layer's context keeps for the
+# process (python/csrc/TorchOps.cpp, kSmallArenaBytes): a call allocates only its results.
+SMALL_ARENA_BYTES = 4 << 20
+
+
 def aligned_empty(n, dev, align=256):
     """A uint8 buffer of `n` bytes starting at a multiple of `align` (the runtime's
     arena and workspace alignment), from torch's allocator."""
