@@ -19,13 +19,17 @@
 #
 # Wheel mode (no build-gpu bundle; the wheel's te-compile compiles live there):
 #   utils/gpu_python.sh --pack-wheel      # here: scripts/build_wheel.sh .whl first; puts
-#                                         # the CUDA unit tests (xz) and the anchors'
-#                                         # scripts into .gpu-unit/ (git-ignored)
-#   utils/gpu_python.sh OUT STEPS         # on the GPU machine with carry [".whl",
-#                                         # ".gpu-unit"]: the wheel is installed into
+#                                         # the CUDA unit tests (xz), the anchors'
+#                                         # scripts and the wheel's files
+#                                         # (slim.tar.xz, 21 MB against the wheel's 31)
+#                                         # into .gpu-unit/ (git-ignored)
+#   utils/gpu_python.sh OUT STEPS         # on the GPU machine with carry [".gpu-unit"]
+#                                         # (or [".whl", ".gpu-unit"] for a pack without
+#                                         # slim.tar.xz): the wheel's files go to
 #                                         # /tmp/te-wheel/site (kept while the machine is
 #                                         # warm, so a later call carrying .te-peer
-#                                         # instead finds it) and serves as TE_MLIR_BUILD
+#                                         # instead finds them) and serve as TE_MLIR_BUILD;
+#                                         # a carried slim.tar.xz replaces what is there
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 if [[ ${1:-} == --pack-wheel ]]; then
@@ -37,7 +41,14 @@ if [[ ${1:-} == --pack-wheel ]]; then
   xz -9 -T2 "$u/unittests/TERuntimeTests"
   cp -r "$b/unittests/fixtures" "$u/unittests/"
   cp "$root"/../shared/anchors/{seed_overhead,module_memory,layer_memory}.py "$u/anchors/" 2>/dev/null
-  du -sh "$u" "$root"/.whl/*.whl
+  # the wheel's files, unzipped (python -m zipfile drops the exec bits: te-compile
+  # needs its own) and xz'd: 10 MB less to carry than the wheel
+  whl=$(ls "$root"/.whl/te_mlir-*.whl | head -1)
+  t=$(mktemp -d)
+  python3 -m zipfile -e "$whl" "$t" && chmod +x "$t"/te_mlir/_native/bin/*
+  (cd "$t" && tar cf - . | xz -6 -T2 > "$u/slim.tar.xz")
+  rm -rf "$t"
+  du -sh "$u" "$u/slim.tar.xz" "$whl"
   exit 0
 fi
 if [[ ${1:-} == --pack ]]; then
@@ -64,13 +75,16 @@ export PYTHONUNBUFFERED=1
 if [[ ! -d build-gpu && ! -f build-gpu.tar.xz ]]; then
   # wheel mode: build-gpu is assembled from the installed wheel and .gpu-unit
   tw=/tmp/te-wheel
-  if [[ ! -d $tw/site/te_mlir/_native ]]; then
+  if [[ -f .gpu-unit/slim.tar.xz ]]; then
+    rm -rf $tw/site && mkdir -p $tw/site $tw/cache
+    tar xJf .gpu-unit/slim.tar.xz -C $tw/site || exit 1
+  elif [[ ! -d $tw/site/te_mlir/_native ]]; then
     whl=$(ls .whl/te_mlir-*.whl 2>/dev/null | head -1)
     [[ -n $whl ]] || { echo "gpu_python: no build-gpu, no build-gpu.tar.xz, no .whl/te_mlir-*.whl" >&2; exit 1; }
     mkdir -p $tw/site $tw/cache
     python3 -m pip install -q --no-deps --no-index --disable-pip-version-check --target $tw/site "$whl" || exit 1
   fi
-  [[ -d .gpu-unit ]] && mkdir -p $tw/unit && cp -r .gpu-unit/. $tw/unit/ \
+  [[ -d .gpu-unit ]] && mkdir -p $tw/unit && tar cf - --exclude=slim.tar.xz -C .gpu-unit . | tar xf - -C $tw/unit \
     && { [[ ! -f $tw/unit/unittests/TERuntimeTests.xz ]] || xz -df $tw/unit/unittests/TERuntimeTests.xz; }
   mkdir -p build-gpu
   ln -sfn $tw/site/te_mlir/_native/bin build-gpu/bin
