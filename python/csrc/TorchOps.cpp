@@ -44,7 +44,7 @@ namespace {
 using torch::stable::Tensor;
 
 /// Interface version of the te_torch_ops_* C functions (what Python checks).
-constexpr int32_t kInterfaceVersion = 3;
+constexpr int32_t kInterfaceVersion = 4;
 /// How many ops one process can register (one boxed trampoline each).
 constexpr int kMaxOps = 2048;
 /// The runtime's arena and workspace alignment.
@@ -301,6 +301,9 @@ struct Op {
   std::mutex planLock;
   std::vector<std::unique_ptr<Plan>> plans;
   std::atomic<int64_t> calls{0};
+  /// Calls whose arena came from torch's allocator / from the context's
+  /// small-arena region.
+  std::atomic<int64_t> allocatedArenas{0}, regionArenas{0};
   std::atomic<Context *> context{nullptr}; // the last call's (contexts live forever)
   /// The arena bytes the last donating call did not allocate.
   std::atomic<int64_t> donatedBytes{0};
@@ -567,6 +570,9 @@ void runOp(int slot, StableIValue *stack, uint64_t numArgs, uint64_t numOutputs)
     }
     if (smallArena)
       arena = ctx.smallArena;
+    if (arenaBytes > 0)
+      (smallArena ? op.regionArenas : op.allocatedArenas)
+          .fetch_add(1, std::memory_order_relaxed);
     if (arena && te_rt_context_set_arena(ctx.handle, arena, arenaBytes) != 0)
       fail(op.entryName + ": te_rt_context_set_arena: " + runtimeError());
     int32_t rc = te_module_run_donated(op.entry, ctx.handle, argPtrs.data(),
@@ -747,6 +753,18 @@ TE_TORCH_OPS_API int64_t te_torch_ops_donated(int32_t slot) {
   if (slot < 0 || slot >= numOps.load() || !ops[slot])
     return -1;
   return ops[slot]->donatedBytes.load();
+}
+
+/// How many calls of slot `slot` took their arena from torch's allocator
+/// (*allocated) and from the context's small-arena region (*region); -1: no
+/// such slot.
+TE_TORCH_OPS_API int32_t te_torch_ops_arenas(int32_t slot, int64_t *allocated,
+                                             int64_t *region) {
+  if (slot < 0 || slot >= numOps.load() || !ops[slot] || !allocated || !region)
+    return -1;
+  *allocated = ops[slot]->allocatedArenas.load();
+  *region = ops[slot]->regionArenas.load();
+  return 0;
 }
 
 /// How many times the kernel of slot `slot` ran (tests: the C++ path ran).

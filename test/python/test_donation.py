@@ -154,6 +154,30 @@ def test_nothing_donated_under_torch_compile():
         assert torch.equal(a, b)
 
 
+def test_small_arenas_come_from_the_region():
+    """The C++ kernel takes an arena of at most SMALL_ARENA_BYTES from the region its
+    context keeps, a larger one from torch's allocator (cpu here; on CUDA the region sits
+    after the workspace); a step repeated on the region gives the same bits (what an
+    earlier call left there is never read)."""
+    m = randomize(tet.LayerNormMLP(64, 128, activation="gelu", params_dtype=torch.bfloat16,
+                                   recipe="fp8-current", target="cpu"))
+    fn = m.function()
+    ops, bwd = fn.ops, fn.ops.library.entry(fn.name + "_bwd")
+    assert ops.kernel == "c++"  # (the ctypes fallback has no region)
+    gen = torch.Generator().manual_seed(3)
+    for tokens, region in ((512, True), (16384, False)):
+        assert (bwd.arena_bytes([tokens]) <= SMALL_ARENA_BYTES) == region
+        x = torch.randn(tokens, 64, generator=gen).to(torch.bfloat16)
+        dy = torch.randn(tokens, 64, generator=gen).to(torch.bfloat16)
+        before = ops.arena_calls(bwd.name)
+        got, _ = _step(m, x, dy, retain=True)  # retained: nothing donated
+        allocated, from_region = (a - b for a, b in zip(ops.arena_calls(bwd.name), before))
+        assert (allocated, from_region) == ((0, 1) if region else (1, 0)), tokens
+        again, _ = _step(m, x, dy, retain=True)
+        for a, b in zip(got, again):
+            assert torch.equal(a, b)
+
+
 @needs_gpu
 def test_cuda_donation_lowers_the_peak():
     """On CUDA (the C++ kernel) a signature donates once a call of it went through (the

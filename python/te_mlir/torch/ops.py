@@ -67,7 +67,7 @@ def load(lib_or_path, backend="auto"):
 
 # --------------------------------------------------------------------------- the C++ kernels
 
-_CPP_INTERFACE = 3  # te_torch_ops_version() this module speaks
+_CPP_INTERFACE = 4  # te_torch_ops_version() this module speaks
 
 
 class _CppOps:
@@ -92,6 +92,9 @@ class _CppOps:
                                                ctypes.POINTER(ctypes.c_int64)]
         L.te_torch_ops_donated.restype = ctypes.c_int64
         L.te_torch_ops_donated.argtypes = [ctypes.c_int32]
+        L.te_torch_ops_arenas.restype = ctypes.c_int32
+        L.te_torch_ops_arenas.argtypes = [ctypes.c_int32, ctypes.POINTER(ctypes.c_int64),
+                                          ctypes.POINTER(ctypes.c_int64)]
         L.te_torch_ops_alias.restype = ctypes.c_int32
         L.te_torch_ops_alias.argtypes = [ctypes.c_int32, ctypes.c_char_p, ctypes.c_char_p]
         self.lib, self.path = L, path
@@ -129,6 +132,12 @@ class _CppOps:
         empty: clears it)."""
         arr = (ctypes.c_int64 * max(1, len(args)))(*args)
         self.lib.te_torch_ops_donate_next(slot, len(args), arr)
+
+    def arenas(self, slot):
+        a, r = ctypes.c_int64(), ctypes.c_int64()
+        if self.lib.te_torch_ops_arenas(slot, ctypes.byref(a), ctypes.byref(r)) != 0:
+            return None
+        return a.value, r.value
 
     def donated(self, slot):
         """The arena bytes op `slot`'s last donating call saved (0: none donated)."""
@@ -798,6 +807,13 @@ class OpLibrary:
         """How many times the C++ kernel of entry `name` ran (-1: not a C++ op)."""
         slot = self._slots.get(name)
         return -1 if slot is None else _cpp_ops().calls(slot)
+
+    def arena_calls(self, name):
+        """(calls whose arena came from torch's allocator, calls whose arena was the
+        context's small-arena region: SMALL_ARENA_BYTES) of entry `name`'s C++ kernel
+        (None: not a C++ op)."""
+        slot = self._slots.get(name)
+        return None if slot is None else _cpp_ops().arenas(slot)
 
     def donate_next(self, name, args):
         """The next call of entry `name`'s kernel on this thread may overwrite its
