@@ -16,7 +16,9 @@ CUDA graph of it costs at least.
 first. With --time-rounds N the two steps are also timed interleaved in the same process
 (N rounds, CUDA events around --time-steps steps each, median (min-max) µs per step): under
 reduce-overhead the step is the replay of its CUDA graphs, so step time minus kernel time is
-what the graphs leave between kernels (gaps, host work that is not captured).
+what the graphs leave between kernels (gaps, host work that is not captured). --host adds
+the host time of the forward and the backward calls apart and the host-side ops by self CPU
+time, per engine.
 """
 import argparse
 import collections
@@ -47,6 +49,39 @@ def kernels(step, x, dy, steps):
             s[0] += 1
             s[1] += e.device_time  # µs
     return {k: (c / steps, t / steps) for k, (c, t) in sums.items()}
+
+
+def host_phases(layer, cos, sin, x, dy, steps, top):
+    """Host time of the step's two calls apart (process CPU µs per step, no synchronize
+    between them: what queueing the forward and the backward costs the host) and the
+    host-side ops of `steps` steps under torch.profiler, by self CPU time: under
+    reduce-overhead, what runs on the host around the graphs' replays."""
+    import time
+    from torch.profiler import ProfilerActivity, profile
+    params = list(layer.weights().values()) if hasattr(layer, "weights") else []
+    for _ in range(3):
+        x.grad = None
+        layer(x, cos, sin).backward(dy)
+    torch.cuda.synchronize()
+    fwd = bwd = 0.0
+    for _ in range(steps):
+        for p in params:
+            p.grad = None
+        x.grad = None
+        t0 = time.process_time()
+        y = layer(x, cos, sin)
+        t1 = time.process_time()
+        y.backward(dy)
+        t2 = time.process_time()
+        fwd, bwd = fwd + (t1 - t0), bwd + (t2 - t1)
+        torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        for _ in range(steps):
+            x.grad = None
+            layer(x, cos, sin).backward(dy)
+        torch.cuda.synchronize()
+    table = prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=top)
+    return fwd / steps * 1e6, bwd / steps * 1e6, table
 
 
 def timed(step, x, dy, steps):
@@ -94,6 +129,9 @@ def main():
     ap.add_argument("--time-rounds", type=int, default=0,
                     help="also time the two steps interleaved, this many rounds")
     ap.add_argument("--time-steps", type=int, default=50)
+    ap.add_argument("--host", action="store_true",
+                    help="also the host time of the forward and backward calls apart, and "
+                         "the host-side ops by self CPU time (torch.profiler), per engine")
     args = ap.parse_args()
     import te_mlir.torch as tet
 
@@ -139,6 +177,12 @@ def main():
             print(f"step time {name} {how}: {med[name]:.1f} µs ({v[0]:.1f}-{v[-1]:.1f}), "
                   f"kernels {kt:.1f} µs, step - kernels {med[name] - kt:.1f} µs")
         print(f"step time te_mlir / torch = {med['te_mlir'] / med['torch']:.3f}")
+    if args.host:
+        for name, layer in (("torch", ref_run), ("te_mlir", tl_run)):
+            f, b, table = host_phases(layer, cos, sin, x, dy, max(args.time_steps, 20), args.top)
+            print(f"\n== host, {name} {how}: forward call {f:.1f} µs, backward call {b:.1f} µs "
+                  "(process CPU per step)")
+            print(table)
     return 0
 
 
