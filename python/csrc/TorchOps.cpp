@@ -184,6 +184,11 @@ struct Context {
   /// workspace's buffer (allocated with it), on cpu a buffer of its own.
   void *smallArena = nullptr;
   Tensor smallArenaHolder; // cpu
+  /// The stream the region serves (cuda: the first that used it). A call on
+  /// another stream takes its arena from torch's allocator, which keeps it
+  /// apart from the region's work still queued on this one.
+  void *regionStream = nullptr;
+  bool regionBound = false;
   /// Workspaces replaced by larger ones: CUDA graphs captured with them keep
   /// using their addresses on every replay.
   std::vector<Tensor> retired;
@@ -560,10 +565,19 @@ void runOp(int slot, StableIValue *stack, uint64_t numArgs, uint64_t numOutputs)
     std::lock_guard<std::mutex> guard(ctx.lock);
     if (op.backend == TE_RT_BACKEND_CUDA) {
       // the stream first: setWorkspace asks whether it is being captured
-      if (te_rt_context_set_stream(ctx.handle, currentCudaStream(devIndex)) != 0)
+      void *stream = currentCudaStream(devIndex);
+      if (te_rt_context_set_stream(ctx.handle, stream) != 0)
         fail(op.entryName + ": te_rt_context_set_stream: " + runtimeError());
       if (!ctx.workspace.defined())
         setWorkspace(ctx, te_rt_workspace_bytes(), op.entryName);
+      if (smallArena && !ctx.regionBound) {
+        ctx.regionStream = stream;
+        ctx.regionBound = true;
+      }
+      if (smallArena && stream != ctx.regionStream) {
+        smallArena = false;
+        arena = alignedBytes(arenaBytes, devType, devIndex, arenaHolder);
+      }
     } else if (smallArena && !ctx.smallArena) {
       ctx.smallArena = alignedBytes(kSmallArenaBytes, devType, devIndex,
                                     ctx.smallArenaHolder);

@@ -518,7 +518,9 @@ def test_cuda_small_arena_frozen_weight_backward(recipe):
     and quantizes the output gradient rowwise into its arena (1 MiB and the scale); that
     arena comes from the context's small-arena region, so the backward's peak rises by
     its results only (an arena from the caching allocator adds 1-2 MiB: it is just above
-    the allocator's 1 MiB small/large boundary, where TE's test allows 5.5 MB in all)."""
+    the allocator's 1 MiB small/large boundary, where TE's test allows 5.5 MB in all).
+    The region serves the stream of the process's first call that used it: torch's
+    default stream in this test process."""
     m = tet.Linear(1024, 1024, bias=False, device="cuda")
     m.weight.requires_grad_(False)
     x = torch.randn(1024, 1024, device="cuda", requires_grad=True)
