@@ -26,6 +26,18 @@ except te_mlir.TeMlirError as ex:
     _NO_BUILD = str(ex)
 
 
+def run_python(code, **env):
+    """Runs `code` in a new Python that imports this checkout's te_mlir (PYTHONPATH
+    gets the repository's python/ first; `env` added to the environment): the
+    CompletedProcess, text output captured."""
+    import subprocess
+    path = os.environ.get("PYTHONPATH")
+    e = {**os.environ, "PYTHONPATH": str(REPO / "python") + (os.pathsep + path if path else ""),
+         **env}
+    return subprocess.run([sys.executable, "-c", code], env=e, capture_output=True, text=True,
+                          timeout=600)
+
+
 def copy_module(m, how):
     """A copy of module `m` by `how`: "deepcopy", "pickle" or "torch.save" (through
     torch.load of the saved bytes)."""

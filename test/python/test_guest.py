@@ -2,14 +2,11 @@
 exports nothing but its API and lands in no global symbol scope, and protobuf-using
 extensions (TransformerEngine, onnx) import after a step."""
 import importlib.util
-import os
-import subprocess
-import sys
 import textwrap
 
 import pytest
 
-from conftest import REPO
+from conftest import run_python
 
 STEP = textwrap.dedent("""
     import torch
@@ -33,14 +30,6 @@ def test_guest_libraries_compile():
         assert m.function().ops.library.target == target
 
 
-def _run(code, **env):
-    path = os.environ.get("PYTHONPATH")
-    e = {**os.environ, "PYTHONPATH": str(REPO / "python") + (os.pathsep + path if path else ""),
-         **env}
-    return subprocess.run([sys.executable, "-c", code], env=e, capture_output=True, text=True,
-                          timeout=600)
-
-
 def test_cpu_step_maps_no_mpi():
     """A process that runs a module step on the cpu backend has no MPI library mapped
     (the runtime dlopens libmpi only for an MPI communicator) and no runtime symbol in
@@ -53,7 +42,7 @@ def test_cpu_step_maps_no_mpi():
         g = ctypes.CDLL(None)
         print("GLOBAL", hasattr(g, "te_rt_version"), hasattr(g, "te_module_open"))
     """)
-    r = _run(code)
+    r = run_python(code)
     assert r.returncode == 0, r.stderr[-3000:]
     assert "STEP OK c++" in r.stdout, r.stdout
     assert "MPI []" in r.stdout, r.stdout
@@ -92,6 +81,6 @@ def test_protobuf_extension_imports_after_a_step():
                     [], "g", [], [])))
             print("IMPORTED", {name!r})
         """)
-        r = _run(code)
+        r = run_python(code)
         assert r.returncode == 0, f"{name}: rc {r.returncode}\n{r.stderr[-3000:]}"
         assert f"IMPORTED {name}" in r.stdout, r.stdout

@@ -7,7 +7,7 @@ import torch.nn.functional as F
 
 import te_mlir
 import te_mlir.torch as tet
-from conftest import needs_gpu
+from conftest import needs_gpu, run_python
 
 GATED = set(tet.nn.GATED_ACTIVATIONS)
 
@@ -559,10 +559,7 @@ def make():
 def _fresh_process(body):
     """Runs `body` after _FRESH_PROCESS in a new Python (the runtime's context, and its
     workspace, are the process's): (returncode, stdout + stderr)."""
-    import subprocess
-    import sys
-    r = subprocess.run([sys.executable, "-c", _FRESH_PROCESS + body], capture_output=True,
-                       text=True, timeout=600)
+    r = run_python(_FRESH_PROCESS + body)
     return r.returncode, r.stdout + r.stderr
 
 
