@@ -14,9 +14,8 @@ set +u
 : "${OUT:?set OUT}"
 T=/tmp/te-wheel; mkdir -p $T/site $T/cache $T/old
 rm -rf $T/site/* $T/dump_old $T/dump_new
-# .gpu-unit/slim.tar.xz, when there, is the wheel's tree xz-ed (20 MB against the wheel's 31:
-# the call stays under 64 MiB): unzip the wheel, chmod +x te_mlir/_native/bin/te-compile
-# (python -m zipfile drops the exec bit), tar cf - . | xz -9.
+# .gpu-unit/slim.tar.xz, when there, is the wheel's tree xz-ed (21 MB against the wheel's 31:
+# the call stays under 64 MiB), made by `utils/gpu_python.sh --pack-wheel`.
 if [[ -f .gpu-unit/slim.tar.xz ]]; then
   tar xJf .gpu-unit/slim.tar.xz -C $T/site
 else
