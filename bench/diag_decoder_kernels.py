@@ -31,17 +31,24 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import decoder_layer as dl  # noqa: E402
 
 
-def kernels(step, x, dy, steps):
+def profiled(step, x, dy, steps, activity):
+    """torch.profiler over `steps` steps of `step` (after three unprofiled ones)."""
+    from torch.profiler import profile
     for _ in range(3):
         x.grad = None
         step(x, dy)
     torch.cuda.synchronize()
-    from torch.profiler import ProfilerActivity, profile
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+    with profile(activities=[activity]) as prof:
         for _ in range(steps):
             x.grad = None
             step(x, dy)
         torch.cuda.synchronize()
+    return prof
+
+
+def kernels(step, x, dy, steps):
+    from torch.profiler import ProfilerActivity
+    prof = profiled(step, x, dy, steps, ProfilerActivity.CUDA)
     sums = collections.defaultdict(lambda: [0, 0.0])
     for e in prof.events():
         if e.device_type == torch.autograd.DeviceType.CUDA:
@@ -57,12 +64,9 @@ def host_phases(layer, cos, sin, x, dy, steps, top):
     host-side ops of `steps` steps under torch.profiler, by self CPU time: under
     reduce-overhead, what runs on the host around the graphs' replays."""
     import time
-    from torch.profiler import ProfilerActivity, profile
+    from torch.profiler import ProfilerActivity
     step, params = dl.make_step(layer, cos, sin)  # the timed step's own
-    for _ in range(3):
-        x.grad = None
-        step(x, dy)
-    torch.cuda.synchronize()
+    prof = profiled(step, x, dy, steps, ProfilerActivity.CPU)  # (warms up too)
     fwd = bwd = 0.0
     for _ in range(steps):
         for p in params:
@@ -74,11 +78,6 @@ def host_phases(layer, cos, sin, x, dy, steps, top):
         y.backward(dy)
         t2 = time.process_time()
         fwd, bwd = fwd + (t1 - t0), bwd + (t2 - t1)
-        torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CPU]) as prof:
-        for _ in range(steps):
-            x.grad = None
-            step(x, dy)
         torch.cuda.synchronize()
     table = prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=top)
     return fwd / steps * 1e6, bwd / steps * 1e6, table
