@@ -239,6 +239,7 @@ void te_rt_context_destroy(te_rt_context *ctx) {
     // buffers; the context's own stream goes last.
     te_rt_internal_cuda_state_destroy(ctx->cuda);
     te_rt_internal_cuda_stream_destroy(ctx->ownStream);
+    te_rt_internal_cuda_event_destroy(ctx->switchEvent);
   }
   delete ctx;
 }
@@ -257,10 +258,27 @@ int32_t te_rt_context_set_stream(te_rt_context *ctx, void *stream) {
   if (ctx->backend != TE_RT_BACKEND_CUDA)
     return c.mustBeNull("stream", stream, "a cpu context has no streams") ? 0
                                                                           : 1;
-  if (ctx->capturing && stream != ctx->stream)
+  if (stream == ctx->stream)
+    return 0;
+  if (ctx->capturing)
     return c.fail("cannot change the stream while te_rt_capture_begin's "
                   "capture of the current one is open"),
            1;
+  // The context's workspace, kernel scratch, amax ticket and cached buffers
+  // are one per context: the new stream waits for what the old one has
+  // queued, so a context's calls run in call order across streams. Not
+  // while either is being captured (a capture may not wait for work outside
+  // it, nor work outside wait for a capture): a captured stream's order is
+  // its graph's.
+  if (!te_rt_internal_cuda_stream_capturing(ctx->stream) &&
+      !te_rt_internal_cuda_stream_capturing(stream)) {
+    if (const char *err = te_rt_internal_cuda_stream_follow(
+            ctx->stream, stream, &ctx->switchEvent))
+      return c.fail(std::string("cannot order the new stream after the "
+                                "old one: ") +
+                    err),
+             1;
+  }
   ctx->stream = stream;
   return 0;
 }

@@ -41,6 +41,9 @@ struct te_rt_context {
   void *stream = nullptr;
   /// The stream the context created (destroyed with it), null on cpu.
   void *ownStream = nullptr;
+  /// The event te_rt_context_set_stream orders a stream switch with
+  /// (cudaEvent_t, created at the first switch; destroyed with the context).
+  void *switchEvent = nullptr;
   /// The caller's arena (te_rt_context_set_arena), null when entries
   /// allocate their own.
   void *arena = nullptr;
@@ -70,7 +73,7 @@ struct te_rt_context {
   /// CUDA buffers: te_rt_free keeps a buffer for reuse instead of
   /// cudaFree (which stalls the device); te_rt_alloc takes a cached buffer
   /// of the same rounded size first. Safe because all of a context's work
-  /// is ordered on its one stream. Freed for real on OOM and at destroy.
+  /// is in one order (te_rt_context_set_stream orders a switch). Freed for real on OOM and at destroy.
   std::unordered_map<void *, int64_t> cudaLive;
   std::multimap<int64_t, void *> cudaCached;
 

@@ -42,6 +42,13 @@ const char *te_rt_internal_cuda_copy(void *stream, void *dst, const void *src,
                                      int64_t bytes, CudaCopy direction);
 const char *te_rt_internal_cuda_zero(void *stream, void *dst, int64_t bytes);
 const char *te_rt_internal_cuda_synchronize(void *stream);
+/// Makes `to` wait (on the device) for the work queued on `from` so far: an
+/// event recorded on `from`, waited for on `to`. *event is that event,
+/// created at the first call (cudaEventDisableTiming) and reused after;
+/// its owner destroys it with te_rt_internal_cuda_event_destroy.
+const char *te_rt_internal_cuda_stream_follow(void *from, void *to,
+                                              void **event);
+void te_rt_internal_cuda_event_destroy(void *event);
 /// Frees a context's kernel state (te_kernels_state; null is fine).
 void te_rt_internal_cuda_state_destroy(void *state);
 

@@ -137,6 +137,10 @@ const char *te_rt_internal_cuda_zero(void *, void *, int64_t) {
 const char *te_rt_internal_cuda_synchronize(void *) {
   return te_rt_internal_cuda_unavailable_reason();
 }
+const char *te_rt_internal_cuda_stream_follow(void *, void *, void **) {
+  return te_rt_internal_cuda_unavailable_reason();
+}
+void te_rt_internal_cuda_event_destroy(void *) {}
 void te_rt_internal_cuda_state_destroy(void *) {}
 const char *te_rt_internal_cuda_capture_begin(void *) {
   return te_rt_internal_cuda_unavailable_reason();

@@ -511,6 +511,35 @@ def test_cuda_reduce_overhead_fresh_inputs():
 
 
 @needs_gpu
+def test_cuda_calls_on_two_streams_keep_their_order():
+    """A module called on one stream and then on another: the runtime context that the
+    op layer shares between them (workspace, scratch) orders the switch, so the second
+    stream's call waits on the device for the first's, and both results are right. The
+    first stream is held back by a sleep kernel queued before its call: the second
+    stream's work must still be pending while it sleeps."""
+    torch.manual_seed(0)
+    m = tet.Linear(256, 512, bias=False, params_dtype=torch.bfloat16, device="cuda")
+    xs = [torch.randn(64, 256, device="cuda", dtype=torch.bfloat16) for _ in range(2)]
+    with torch.no_grad():
+        want = [m(x) for x in xs]
+    s1, s2 = torch.cuda.Stream(), torch.cuda.Stream()
+    torch.cuda.synchronize()
+    with torch.no_grad():
+        with torch.cuda.stream(s1):
+            torch.cuda._sleep(200_000_000)  # ~0.1 s on an H100 / H200
+            y1 = m(xs[0])
+        with torch.cuda.stream(s2):
+            y2 = m(xs[1])
+            done = torch.cuda.Event()
+            done.record(s2)
+    pending = not done.query()
+    torch.cuda.synchronize()
+    assert pending, "the second stream's call ran beside the first stream's"
+    torch.testing.assert_close(y1, want[0], rtol=0, atol=0)
+    torch.testing.assert_close(y2, want[1], rtol=0, atol=0)
+
+
+@needs_gpu
 @pytest.mark.parametrize("recipe", ["fp8-delayed", "fp8-current"])
 def test_cuda_small_arena_frozen_weight_backward(recipe):
     """TransformerEngine's frozen-weights memory check, as its users meet it: Linear

@@ -1,11 +1,13 @@
 //===- CudaGraphTest.cpp - cuda vs cpu: CUDA graphs -------------*- C++ -*-===//
 //
 // The cuda backend against the cpu backend (split from CudaAbiTest.cpp by
-// family; the fixture is CudaAbiFixture.h): CUDA graph capture and replay.
+// family; the fixture is CudaAbiFixture.h): CUDA graph capture and replay,
+// and the order of a context's calls across stream switches.
 //
 //===----------------------------------------------------------------------===//
 
 #include "CudaAbiFixture.h"
+#include "RuntimeInternal.h"
 
 using namespace te::test;
 
@@ -258,6 +260,102 @@ TEST_F(CudaGraphs, ScratchGrowthAndRetiredScratch) {
     EXPECT_EQ(get(db, cols * 4), eagerSmall) << "launch " << i;
   }
   te_rt_graph_destroy(graph);
+}
+
+//===----------------------------------------------------------------------===//
+// Stream switches
+//===----------------------------------------------------------------------===//
+
+/// A cuda context and two streams of the test's own, destroyed after it.
+class CudaStreams : public CudaContextTest {
+protected:
+  CudaStreams() : CudaContextTest("stream switches") {}
+  void SetUp() override {
+    CudaContextTest::SetUp();
+    if (IsSkipped() || HasFatalFailure())
+      return;
+    ASSERT_EQ(te_rt_internal_cuda_stream_create(&s1), nullptr);
+    ASSERT_EQ(te_rt_internal_cuda_stream_create(&s2), nullptr);
+  }
+  void TearDown() override {
+    // Back to the legacy default stream (it always exists) before the
+    // context goes: its destroy waits for the stream it last queued on.
+    if (gpu) {
+      EXPECT_EQ(te_rt_context_set_stream(gpu, nullptr), 0) << lastError();
+    }
+    CudaContextTest::TearDown();
+    te_rt_internal_cuda_stream_destroy(s1);
+    te_rt_internal_cuda_stream_destroy(s2);
+  }
+  void *s1 = nullptr, *s2 = nullptr;
+};
+
+// te_rt_context_set_stream orders a switch: the new stream waits for what
+// the old one has queued, so a context's calls keep their order across
+// streams (its workspace, scratch and cached buffers are one per context).
+// Seven long GEMMs on s1 and then one that writes `c`; on s2, a copy of `c`
+// queued right after: it reads the finished product, not the zeros that a
+// copy running beside the GEMMs would find. The same back, s2 to s1.
+TEST_F(CudaStreams, SwitchKeepsTheCallOrder) {
+  const int32_t t = TE_RT_DTYPE_F32;
+  const int64_t m = 4096, n = 4096, k = 4096, bytes = m * n * 4;
+  void *a = alloc(m * k * 4), *b = alloc(n * k * 4), *e = alloc(bytes);
+  void *c = alloc(bytes), *d = alloc(bytes);
+  put(a, std::vector<float>(static_cast<size_t>(m * k), 1.0f));
+  put(b, std::vector<float>(static_cast<size_t>(n * k), 1.0f));
+  const std::vector<float> product(static_cast<size_t>(m * n),
+                                  float(k)); // exact
+  std::vector<uint8_t> expected(static_cast<size_t>(bytes));
+  std::memcpy(expected.data(), product.data(), expected.size());
+  for (void *s : {s1, s2}) {
+    void *other = s == s1 ? s2 : s1;
+    ASSERT_EQ(te_rt_zero(gpu, c, bytes), 0) << lastError();
+    ASSERT_EQ(te_rt_zero(gpu, d, bytes), 0) << lastError();
+    ASSERT_EQ(te_rt_synchronize(gpu), 0) << lastError();
+    ASSERT_EQ(te_rt_context_set_stream(gpu, s), 0) << lastError();
+    EXPECT_EQ(te_rt_context_stream(gpu), s);
+    for (int i = 0; i < 8; ++i)
+      ASSERT_EQ(te_rt_gemm_fprop(gpu, t, a, b, nullptr, i < 7 ? e : c, m, n,
+                                 k),
+                0)
+          << lastError();
+    ASSERT_EQ(te_rt_context_set_stream(gpu, other), 0) << lastError();
+    ASSERT_EQ(te_rt_context_set_stream(gpu, other), 0) << lastError(); // same
+    ASSERT_EQ(te_rt_copy(gpu, d, c, bytes), 0) << lastError();
+    EXPECT_TRUE(get(d, bytes) == expected)
+        << "the copy on the new stream ran before the old stream's GEMMs";
+  }
+}
+
+// A switch to or from a stream that someone else is capturing does not
+// order (a capture may not wait for work outside it): the capture goes on
+// and ends with a graph. A switch while this context's own capture is open
+// is refused.
+TEST_F(CudaStreams, SwitchAroundAnOutsideCapture) {
+  void *a = alloc(4096);
+  ASSERT_EQ(te_rt_context_set_stream(gpu, s1), 0) << lastError();
+  ASSERT_EQ(te_rt_zero(gpu, a, 4096), 0) << lastError();
+  ASSERT_EQ(te_rt_internal_cuda_capture_begin(s2), nullptr);
+  ASSERT_EQ(te_rt_context_set_stream(gpu, s2), 0) << lastError();
+  EXPECT_EQ(te_rt_context_capturing(gpu), 1);
+  ASSERT_EQ(te_rt_zero(gpu, a, 4096), 0) << lastError();
+  ASSERT_EQ(te_rt_context_set_stream(gpu, s1), 0) << lastError();
+  void *graph = nullptr;
+  EXPECT_EQ(te_rt_internal_cuda_capture_end(s2, &graph), nullptr);
+  EXPECT_NE(graph, nullptr);
+  te_rt_internal_cuda_graph_discard(graph);
+
+  ASSERT_EQ(te_rt_capture_begin(gpu), 0) << lastError();
+  EXPECT_NE(te_rt_context_set_stream(gpu, s2), 0);
+  EXPECT_EQ(lastError(), "te_rt_context_set_stream: cannot change the stream "
+                         "while te_rt_capture_begin's capture of the current "
+                         "one is open");
+  EXPECT_EQ(te_rt_context_set_stream(gpu, s1), 0) << lastError(); // the same
+  ASSERT_EQ(te_rt_zero(gpu, a, 4096), 0) << lastError();
+  te_rt_graph *g = nullptr;
+  ASSERT_EQ(te_rt_capture_end(gpu, &g), 0) << lastError();
+  te_rt_graph_destroy(g);
+  ASSERT_EQ(te_rt_synchronize(gpu), 0) << lastError();
 }
 
 } // namespace

@@ -126,6 +126,27 @@ const char *te_rt_internal_cuda_synchronize(void *stream) {
   return status(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)));
 }
 
+const char *te_rt_internal_cuda_stream_follow(void *from, void *to,
+                                              void **event) {
+  if (!*event) {
+    cudaEvent_t e = nullptr;
+    if (const char *err = status(
+            cudaEventCreateWithFlags(&e, cudaEventDisableTiming)))
+      return err;
+    *event = e;
+  }
+  cudaEvent_t e = static_cast<cudaEvent_t>(*event);
+  if (const char *err =
+          status(cudaEventRecord(e, static_cast<cudaStream_t>(from))))
+    return err;
+  return status(cudaStreamWaitEvent(static_cast<cudaStream_t>(to), e, 0));
+}
+
+void te_rt_internal_cuda_event_destroy(void *event) {
+  if (event)
+    cudaEventDestroy(static_cast<cudaEvent_t>(event));
+}
+
 void te_rt_internal_cuda_state_destroy(void *state) {
   te_kernels_state_destroy(static_cast<te_kernels_state *>(state));
 }
