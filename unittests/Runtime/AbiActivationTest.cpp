@@ -467,7 +467,9 @@ TEST_F(Abi, FusedNormCastIsNormThenQuantize) {
 }
 
 TEST_F(Abi, ProducerAmaxDoesNotDependOnThreads) {
-  const int64_t rows = 512, cols = 512, n = rows * cols;
+  // Large enough for the amax's chunks to be split across threads
+  // (Parallel.h's kParallelMinWork).
+  const int64_t rows = 1024, cols = 1024, n = rows * cols;
   auto x = exactRandom(n, 43);
   x[n - 3] = 9.5f; // the largest output, in the last chunk
   std::vector<uint16_t> X = toBF16(x), y(n);
@@ -490,7 +492,7 @@ TEST_F(Abi, ProducerAmaxDoesNotDependOnThreads) {
 }
 
 TEST_F(Abi, BiasGradDoesNotDependOnThreads) {
-  const int64_t rows = 2000, cols = 100;
+  const int64_t rows = 8000, cols = 100; // split across threads
   auto dy = exactRandom(rows * cols, 21);
   std::vector<float> a(cols), b(cols);
   {

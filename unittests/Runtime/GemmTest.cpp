@@ -71,6 +71,30 @@ TEST(Gemm, LayoutsMatchNaiveProducts) {
   }
 }
 
+TEST(Gemm, TNIsTheSequentialDotProductBitForBit) {
+  // The fprop GEMM works from transposed blocks of W, 32 outputs at a time,
+  // but each output is still sum_p x[i,p] * W[j,p] accumulated in fp32 from
+  // 0 in p order, then + bias: equal, bit for bit, to that plain loop. n of
+  // 70 leaves a partial block; both with and without bias.
+  const int64_t m = 5, n = 70, k = 131;
+  auto x = random(m * k, 7), w = random(n * k, 8), b = random(n, 9);
+  const std::vector<const float *> biases = {nullptr, b.data()};
+  for (const float *bias : biases) {
+    std::vector<float> y(m * n);
+    gemmTN(x.data(), w.data(), bias, m, n, k, y.data());
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        volatile float acc = 0.0f; // no reassociation, no contraction
+        for (int64_t p = 0; p < k; ++p) {
+          volatile float prod = x[i * k + p] * w[j * k + p];
+          acc = acc + prod;
+        }
+        float want = bias ? acc + bias[j] : acc;
+        ASSERT_EQ(y[i * n + j], want) << i << ", " << j;
+      }
+  }
+}
+
 TEST(Gemm, ThreadsGiveTheSameBits) {
   // Large enough to be split across threads; each output row is summed in
   // the same order whatever the split, so the results are bit-identical.

@@ -1,10 +1,11 @@
 //===- Gemm.cpp - CPU reference GEMMs ---------------------------*- C++ -*-===//
 //
-// Blocked fp32 GEMMs split by output rows across std::threads.
+// Blocked fp32 GEMMs split by output rows across threads (Parallel.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "Gemm.h"
+#include "Parallel.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -24,42 +25,41 @@ int cpuThreads() {
 
 namespace {
 
-/// Runs body(begin, end) over [0, rows) in contiguous chunks, one per thread.
-template <typename Body>
-void parallelRows(int64_t rows, int64_t workPerRow, Body body) {
-  int threads = cpuThreads();
-  // Small problems are not worth a thread.
-  if (threads == 1 || rows * workPerRow < (1 << 16) || rows < 2) {
-    body(0, rows);
-    return;
-  }
-  threads = static_cast<int>(std::min<int64_t>(threads, rows));
-  std::vector<std::thread> pool;
-  int64_t chunk = (rows + threads - 1) / threads;
-  for (int t = 0; t < threads; ++t) {
-    int64_t begin = t * chunk, end = std::min(rows, begin + chunk);
-    if (begin < end)
-      pool.emplace_back(body, begin, end);
-  }
-  for (std::thread &th : pool)
-    th.join();
-}
-
 constexpr int64_t kBlock = 64;
 
 } // namespace
 
 void gemmTN(const float *x, const float *w, const float *bias, int64_t m,
             int64_t n, int64_t k, float *y) {
-  parallelRows(m, n * k, [&](int64_t r0, int64_t r1) {
-    for (int64_t i = r0; i < r1; ++i) {
-      const float *xr = x + i * k;
-      for (int64_t j = 0; j < n; ++j) {
-        const float *wr = w + j * k;
-        float acc = 0.0f;
+  // Each output is the dot product of its row of x and row of W, accumulated
+  // from 0 in p order, then + bias. Computed for kCols outputs of a row at a
+  // time from a transposed block of W (wt[p][jj] = W[jb + jj][p]): the same
+  // products and additions in the same order, bit for bit, but contiguous
+  // over jj, so the compiler vectorizes them (a dot product's sum it may not
+  // reorder).
+  constexpr int64_t kCols = 32;
+  parallelFor(m, n * k, [&](int64_t r0, int64_t r1) {
+    thread_local std::vector<float> wt;
+    wt.resize(static_cast<size_t>(k * kCols));
+    for (int64_t jb = 0; jb < n; jb += kCols) {
+      const int64_t nb = std::min(kCols, n - jb);
+      for (int64_t jj = 0; jj < nb; ++jj) {
+        const float *wr = w + (jb + jj) * k;
         for (int64_t p = 0; p < k; ++p)
-          acc += xr[p] * wr[p];
-        y[i * n + j] = bias ? acc + bias[j] : acc;
+          wt[p * kCols + jj] = wr[p];
+      }
+      for (int64_t i = r0; i < r1; ++i) {
+        const float *xr = x + i * k;
+        float acc[kCols] = {};
+        for (int64_t p = 0; p < k; ++p) {
+          const float g = xr[p];
+          const float *row = wt.data() + p * kCols;
+          for (int64_t jj = 0; jj < kCols; ++jj)
+            acc[jj] += g * row[jj];
+        }
+        float *out = y + i * n + jb;
+        for (int64_t jj = 0; jj < nb; ++jj)
+          out[jj] = bias ? acc[jj] + bias[jb + jj] : acc[jj];
       }
     }
   });
@@ -67,7 +67,7 @@ void gemmTN(const float *x, const float *w, const float *bias, int64_t m,
 
 void gemmNN(const float *dy, const float *w, int64_t m, int64_t n, int64_t k,
             float *dx) {
-  parallelRows(m, n * k, [&](int64_t r0, int64_t r1) {
+  parallelFor(m, n * k, [&](int64_t r0, int64_t r1) {
     for (int64_t i = r0; i < r1; ++i) {
       float *out = dx + i * k;
       std::fill(out, out + k, 0.0f);
@@ -84,7 +84,7 @@ void gemmNN(const float *dy, const float *w, int64_t m, int64_t n, int64_t k,
 
 void gemmNT(const float *dy, const float *x, int64_t m, int64_t n, int64_t k,
             float *dw, float *dbias) {
-  parallelRows(n, m * k, [&](int64_t j0, int64_t j1) {
+  parallelFor(n, m * k, [&](int64_t j0, int64_t j1) {
     for (int64_t j = j0; j < j1; ++j) {
       float *out = dw + j * k;
       std::fill(out, out + k, 0.0f);
