@@ -6,6 +6,11 @@
 #       by run.py --fill-cuda-cache), TE's test files (run.py --export), a copy of pytest
 #   utils/te_suite/gpu.sh OUT [run.py args]     # GPU machine, with build-tes/ and .te-peer/
 #       (../shared/tools/te-peer) carried: installs TE, runs run.py --mode gpu, JSON in OUT
+# TE_SUITE_SLIM=1 with --pack leaves out the runtime, the op library and pytest (2 MB
+# instead of 7: with .te-peer's 41 MB and the tracked tree it fits one 64 MiB call); the
+# run then takes them from the wheel that `utils/gpu_python.sh OUT none` (carrying
+# .gpu-unit) installed in /tmp/te-wheel on the same warm machine, and pytest from the
+# machine's Python.
 # TE_SUITE_BUILD (default build-tes) and TE_PEER (default .te-peer) name them elsewhere.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -17,13 +22,17 @@ if [[ ${1:-} == --pack ]]; then
   py=${PYTHON:-python3}
   rm -rf "$b/stage" && mkdir -p "$b/stage/bin" "$b/stage/lib" "$b/stage/py" "$b/stage/cache"
   cp "$build/bin/te-compile" "$b/stage/bin/"
-  cp "$build/lib/libte_runtime.so" "$build/lib/libte_torch_ops.so" "$b/stage/lib/"
-  strip --strip-unneeded "$b"/stage/lib/*.so
+  if [[ ${TE_SUITE_SLIM:-0} != 1 ]]; then
+    cp "$build/lib/libte_runtime.so" "$build/lib/libte_torch_ops.so" "$b/stage/lib/"
+    strip --strip-unneeded "$b"/stage/lib/*.so
+  else
+    rmdir "$b/stage/lib"
+  fi
   (cd "$cache" && find . -maxdepth 1 \( -name '*.so' -o -name '*.sha256' -o -name '*.json' \) \
      -exec cp {} "$b/stage/cache/" \;)
   "$py" "$root/utils/te_suite/run.py" --te-src "$te_src" --export "$b/stage/te-tests" >/dev/null
   site=$("$py" -c 'import os, pytest; print(os.path.dirname(os.path.dirname(pytest.__file__)))')
-  for m in _pytest pytest pluggy iniconfig packaging py.py; do
+  [[ ${TE_SUITE_SLIM:-0} == 1 ]] || for m in _pytest pytest pluggy iniconfig packaging py.py; do
     [[ -e $site/$m ]] && cp -r "$site/$m" "$b/stage/py/"
   done
   find "$b/stage/py" -name __pycache__ -prune -exec rm -rf {} +
@@ -35,6 +44,11 @@ fi
 out=${1:?usage: gpu.sh OUT [run.py args]}; shift
 mkdir -p "$out" "$b/run"
 tar xJf "$b/pack.tar.xz" -C "$b/run"
+if [[ ! -d $b/run/lib ]]; then  # a slim pack: the wheel's runtime and op library
+  wl=/tmp/te-wheel/site/te_mlir/_native/lib
+  [[ -f $wl/libte_runtime.so ]] || { echo "gpu.sh: a slim pack needs the wheel in /tmp/te-wheel (utils/gpu_python.sh OUT none, carrying .gpu-unit, first)" >&2; exit 1; }
+  ln -sfn "$wl" "$b/run/lib"
+fi
 bash "$peer/setup_device.sh" > "$out/te_setup.log" 2>&1 || { tail -5 "$out/te_setup.log"; exit 1; }
 export PYTHONPATH=/tmp/site
 python3 -c 'import pytest' 2>/dev/null || export PYTHONPATH=$PYTHONPATH:$b/run/py
