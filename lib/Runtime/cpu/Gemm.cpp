@@ -20,7 +20,12 @@ int cpuThreads() {
     if (n > 0)
       return n;
   }
-  return std::max(1u, std::thread::hardware_concurrency());
+  // Asked once: glibc answers hardware_concurrency() by reading
+  // /sys/devices/system/cpu/online (three system calls), and every kernel
+  // asks before each parallel loop (ten times per small entry).
+  static const int hardware =
+      static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return hardware;
 }
 
 namespace {

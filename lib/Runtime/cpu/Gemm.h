@@ -24,8 +24,8 @@ void gemmNN(const float *dy, const float *w, int64_t m, int64_t n, int64_t k,
 void gemmNT(const float *dy, const float *x, int64_t m, int64_t n, int64_t k,
             float *dw, float *dbias);
 
-/// Threads used by the CPU kernels (hardware concurrency, at least 1;
-/// TE_RT_CPU_THREADS overrides).
+/// Threads used by the CPU kernels (hardware concurrency, at least 1, asked
+/// once per process; TE_RT_CPU_THREADS, read at each call, overrides).
 int cpuThreads();
 
 } // namespace te::cpu
