@@ -9,16 +9,27 @@ GPU: read/write system calls and context switches per call from /proc/self/{io,s
 On the CPU backend `strace -c` found the kernels asking glibc for the CPU count ten times
 per entry (each a read of /sys/devices/system/cpu/online); this checks the CUDA path.
 """
-import os, sys, time, torch
+import sys
+import time
+
+import torch
+
 import te_mlir.torch as tet
+
 torch.manual_seed(0)
 dev = "cuda"
+
+
 def io():
     d = dict(l.strip().split(": ") for l in open("/proc/self/io"))
     return int(d["syscr"]), int(d["syscw"])
+
+
 def ctx():
     d = dict(l.split(":\t") for l in open("/proc/self/status") if "ctxt" in l)
     return int(d["voluntary_ctxt_switches"]), int(d["nonvoluntary_ctxt_switches"])
+
+
 te_m = tet.LayerNormLinear(256, 768, params_dtype=torch.bfloat16, device=dev)
 ln = torch.nn.LayerNorm(256, dtype=torch.bfloat16, device=dev)
 lin = torch.nn.Linear(256, 768, dtype=torch.bfloat16, device=dev)
@@ -35,13 +46,15 @@ for name, f in engines.items():
             y = f()
             if phase == "step":
                 y.backward(dy)
-        for _ in range(200): one()
+        for _ in range(200):
+            one()
         torch.cuda.synchronize()
         n = 3000
-        r0, c0 = io(), ctx(); t0 = time.perf_counter(); p0 = time.process_time()
-        for _ in range(n): one()
+        r0, c0, t0, p0 = io(), ctx(), time.perf_counter(), time.process_time()
+        for _ in range(n):
+            one()
         torch.cuda.synchronize()
-        t1 = time.perf_counter(); p1 = time.process_time(); r1, c1 = io(), ctx()
+        t1, p1, r1, c1 = time.perf_counter(), time.process_time(), io(), ctx()
         print(f"{name:8} {phase:5} wall {1e6*(t1-t0)/n:7.1f} us  cpu {1e6*(p1-p0)/n:7.1f} us  "
               f"read-syscalls/call {(r1[0]-r0[0])/n:.2f}  write-syscalls/call {(r1[1]-r0[1])/n:.2f}  "
               f"ctx-switches/call {(c1[0]-c0[0])/n:.2f}/{(c1[1]-c0[1])/n:.2f}", flush=True)

@@ -73,7 +73,8 @@ struct te_rt_context {
   /// CUDA buffers: te_rt_free keeps a buffer for reuse instead of
   /// cudaFree (which stalls the device); te_rt_alloc takes a cached buffer
   /// of the same rounded size first. Safe because all of a context's work
-  /// is in one order (te_rt_context_set_stream orders a switch). Freed for real on OOM and at destroy.
+  /// is in one order (te_rt_context_set_stream orders a switch). Freed for
+  /// real on OOM and at destroy.
   std::unordered_map<void *, int64_t> cudaLive;
   std::multimap<int64_t, void *> cudaCached;
 

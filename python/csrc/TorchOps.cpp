@@ -185,8 +185,11 @@ struct Context {
   void *smallArena = nullptr;
   Tensor smallArenaHolder; // cpu
   /// The stream the region serves (cuda: the first that used it). A call on
-  /// another stream takes its arena from torch's allocator, which keeps it
-  /// apart from the region's work still queued on this one.
+  /// another stream takes its arena from torch's allocator. The runtime
+  /// orders plain stream switches (te_rt_context_set_stream), but not around
+  /// a CUDA graph capture: a graph captured on another stream (torch's
+  /// capture streams) must not hold the region, or its replays would write
+  /// it unordered with later eager calls.
   void *regionStream = nullptr;
   bool regionBound = false;
   /// Workspaces replaced by larger ones: CUDA graphs captured with them keep
