@@ -33,9 +33,14 @@ template <typename Body>
 void parallelFor(int64_t n, int64_t workPerItem, Body body) {
   if (n <= 0)
     return;
+  // The size first: cpuThreads() reads TE_RT_CPU_THREADS (a getenv, a scan
+  // of the environment) and small work, most calls, never needs it.
+  if (n < 2 || n * std::max<int64_t>(workPerItem, 1) < kParallelMinWork) {
+    body(int64_t(0), n);
+    return;
+  }
   int threads = cpuThreads();
-  if (threads == 1 || n < 2 ||
-      n * std::max<int64_t>(workPerItem, 1) < kParallelMinWork) {
+  if (threads == 1) {
     body(int64_t(0), n);
     return;
   }
