@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <random>
 #include <vector>
@@ -71,12 +73,13 @@ TEST(Gemm, LayoutsMatchNaiveProducts) {
   }
 }
 
-TEST(Gemm, TNIsTheSequentialDotProductBitForBit) {
+TEST(Gemm, TNIsTheChunkedDotProductBitForBit) {
   // The fprop GEMM works from transposed blocks of W, 32 outputs at a time,
-  // but each output is still sum_p x[i,p] * W[j,p] accumulated in fp32 from
-  // 0 in p order, then + bias: equal, bit for bit, to that plain loop. n of
-  // 70 leaves a partial block; both with and without bias.
-  const int64_t m = 5, n = 70, k = 131;
+  // but each output is still sum_p x[i,p] * W[j,p] as fp32 partials of
+  // kDotChunk products in p order, each added into an fp64 total, then +
+  // bias and one rounding: equal, bit for bit, to that plain loop. n of 70
+  // leaves a partial block, k of 131 a partial chunk; with and without bias.
+  const int64_t m = 5, n = 70, k = 331;
   auto x = random(m * k, 7), w = random(n * k, 8), b = random(n, 9);
   const std::vector<const float *> biases = {nullptr, b.data()};
   for (const float *bias : biases) {
@@ -84,14 +87,89 @@ TEST(Gemm, TNIsTheSequentialDotProductBitForBit) {
     gemmTN(x.data(), w.data(), bias, m, n, k, y.data());
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) {
-        volatile float acc = 0.0f; // no reassociation, no contraction
-        for (int64_t p = 0; p < k; ++p) {
-          volatile float prod = x[i * k + p] * w[j * k + p];
-          acc = acc + prod;
+        double total = 0.0;
+        for (int64_t p0 = 0; p0 < k; p0 += kDotChunk) {
+          volatile float acc = 0.0f; // no reassociation, no contraction
+          for (int64_t p = p0; p < std::min(k, p0 + kDotChunk); ++p) {
+            volatile float prod = x[i * k + p] * w[j * k + p];
+            acc = acc + prod;
+          }
+          total += acc;
         }
-        float want = bias ? acc + bias[j] : acc;
+        float want = static_cast<float>(bias ? total + bias[j] : total);
         ASSERT_EQ(y[i * n + j], want) << i << ", " << j;
       }
+  }
+}
+
+/// max |got - ref| over the elements.
+double maxError(const std::vector<float> &got, const std::vector<double> &ref) {
+  double e = 0;
+  for (size_t i = 0; i < got.size(); ++i)
+    e = std::max(e, std::fabs(double(got[i]) - ref[i]));
+  return e;
+}
+
+TEST(Gemm, LongSumsStayAccurate) {
+  // Sums of 8192 terms, all positive on average (operands in [-0.5, 1.5)),
+  // so a sequential fp32 sum's error grows with its partial sums. Each
+  // layout's reduction (fprop over k, dgrad over n, wgrad and dbias over m)
+  // must stay at least 8x closer to the fp64 result than that sequential
+  // fp32 sum (which is what the kernels computed before the chunks).
+  const int64_t big = 8192, small = 6;
+  auto shifted = [](size_t count, unsigned seed) {
+    auto v = random(count, seed);
+    for (float &f : v)
+      f = f + 0.5f;
+    return v;
+  };
+  // One sum per output: out[o] = sum_t a(o, t) * b(o, t) for t < big.
+  auto check = [&](const char *what, const std::vector<float> &got,
+                   auto a, auto b) {
+    std::vector<double> ref(got.size());
+    std::vector<float> seq(got.size());
+    for (size_t o = 0; o < got.size(); ++o) {
+      double r = 0;
+      volatile float s = 0.0f;
+      for (int64_t t = 0; t < big; ++t) {
+        r += double(a(o, t)) * b(o, t);
+        volatile float prod = a(o, t) * b(o, t);
+        s = s + prod;
+      }
+      ref[o] = r;
+      seq[o] = s;
+    }
+    double e = maxError(got, ref), eSeq = maxError(seq, ref);
+    EXPECT_GT(eSeq, 0.0) << what;
+    EXPECT_LE(e * 8, eSeq) << what << ": error " << e
+                           << " against the sequential fp32 sum's " << eSeq;
+  };
+  auto one = [](size_t, int64_t) { return 1.0f; };
+  { // fprop: k = big
+    auto x = shifted(small * big, 11), w = shifted(small * big, 12);
+    std::vector<float> y(small * small);
+    gemmTN(x.data(), w.data(), nullptr, small, small, big, y.data());
+    check("TN", y,
+          [&](size_t o, int64_t t) { return x[(o / small) * big + t]; },
+          [&](size_t o, int64_t t) { return w[(o % small) * big + t]; });
+  }
+  { // dgrad: n = big (dy [small, big], W [big, small])
+    auto dy = shifted(small * big, 13), w = shifted(big * small, 14);
+    std::vector<float> dx(small * small);
+    gemmNN(dy.data(), w.data(), small, big, small, dx.data());
+    check("NN", dx,
+          [&](size_t o, int64_t t) { return dy[(o / small) * big + t]; },
+          [&](size_t o, int64_t t) { return w[t * small + o % small]; });
+  }
+  { // wgrad and dbias: m = big (dy [big, small], x [big, small])
+    auto dy = shifted(big * small, 15), x = shifted(big * small, 16);
+    std::vector<float> dw(small * small), db(small);
+    gemmNT(dy.data(), x.data(), big, small, small, dw.data(), db.data());
+    check("NT", dw,
+          [&](size_t o, int64_t t) { return dy[t * small + o / small]; },
+          [&](size_t o, int64_t t) { return x[t * small + o % small]; });
+    check("NT dbias", db,
+          [&](size_t o, int64_t t) { return dy[t * small + o]; }, one);
   }
 }
 

@@ -72,16 +72,10 @@ int32_t bias_grad(const Checker &c, te_rt_context *ctx, int32_t dtype,
     dispatch(t, [&](auto e) {
       using E = decltype(e);
       const auto *in = static_cast<const typename E::T *>(dy);
-      // Columns split across threads; each sums its columns over all rows
-      // in row order, so the result does not depend on the thread count.
-      te::cpu::parallelFor(cols, rows, [&](int64_t j0, int64_t j1) {
-        std::fill(sums + j0, sums + j1, 0.0f);
-        for (int64_t i = 0; i < rows; ++i) {
-          const auto *row = in + i * cols;
-          for (int64_t j = j0; j < j1; ++j)
-            sums[j] += E::load(row[j]);
-        }
-      });
+      te::cpu::columnSums(
+          rows, cols,
+          [&](int64_t i, int64_t j) { return E::load(in[i * cols + j]); },
+          sums);
     });
     commit(t, sums, dbias, cols);
   });
@@ -100,14 +94,11 @@ int32_t dbias_dact(const Checker &c, te_rt_context *ctx, int32_t act,
     const float *X = input(ctx, 1, t, x, n);
     float *DX = output(ctx, 2, t, dx, n);
     activationBackwardRows(kind, DY, X, DX, rows, cols, {limit, alpha, offset});
-    // Column sums of the fp32 dact, in row order (thread-count independent).
+    // Column sums of the fp32 dact (thread-count independent).
     float *sums = ctx->scratch(3, cols);
-    te::cpu::parallelFor(cols, rows, [&](int64_t j0, int64_t j1) {
-      std::fill(sums + j0, sums + j1, 0.0f);
-      for (int64_t i = 0; i < rows; ++i)
-        for (int64_t j = j0; j < j1; ++j)
-          sums[j] += DX[i * cols + j];
-    });
+    te::cpu::columnSums(
+        rows, cols, [&](int64_t i, int64_t j) { return DX[i * cols + j]; },
+        sums);
     commit(t, DX, dx, n);
     commit(t, sums, dbias, cols);
     if (amax)

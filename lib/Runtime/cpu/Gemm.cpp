@@ -30,19 +30,70 @@ int cpuThreads() {
 
 namespace {
 
-constexpr int64_t kBlock = 64;
+constexpr int64_t kCols = 32;
+
+/// out[c] = sum over t < count of coef(t) * rows[t * kCols + c], for c <
+/// cols: fp32 partials of kDotChunk terms in t order, each added into an
+/// fp64 total, rounded once (a sum of one partial is that partial). `rows`
+/// is a packed block, kCols values per t; the kCols sums stay in registers
+/// (the compiler vectorizes over c).
+template <typename Coef>
+void dotBlock(int64_t count, Coef coef, const float *rows, int64_t cols,
+              float *out) {
+  float acc[kCols];
+  auto chunk = [&](int64_t t0, int64_t t1) {
+    for (int64_t c = 0; c < kCols; ++c)
+      acc[c] = 0.0f;
+    for (int64_t t = t0; t < t1; ++t) {
+      const float g = coef(t);
+      const float *r = rows + t * kCols;
+      for (int64_t c = 0; c < kCols; ++c)
+        acc[c] += g * r[c];
+    }
+  };
+  if (count <= kDotChunk) {
+    chunk(0, count);
+    for (int64_t c = 0; c < cols; ++c)
+      out[c] = acc[c];
+    return;
+  }
+  double total[kCols] = {};
+  for (int64_t t0 = 0; t0 < count; t0 += kDotChunk) {
+    chunk(t0, std::min(count, t0 + kDotChunk));
+    for (int64_t c = 0; c < kCols; ++c)
+      total[c] += acc[c];
+  }
+  for (int64_t c = 0; c < cols; ++c)
+    out[c] = static_cast<float>(total[c]);
+}
+
+/// Packs columns [c0, c0 + kCols) of the rows x cols matrix `a` into
+/// `block` (kCols values per row, zeros past the last column).
+void packColumns(const float *a, int64_t rows, int64_t cols, int64_t c0,
+                 std::vector<float> &block) {
+  block.resize(static_cast<size_t>(rows * kCols));
+  const int64_t nc = std::min(kCols, cols - c0);
+  for (int64_t t = 0; t < rows; ++t) {
+    const float *src = a + t * cols + c0;
+    float *dst = block.data() + t * kCols;
+    for (int64_t c = 0; c < nc; ++c)
+      dst[c] = src[c];
+    for (int64_t c = nc; c < kCols; ++c)
+      dst[c] = 0.0f;
+  }
+}
 
 } // namespace
 
 void gemmTN(const float *x, const float *w, const float *bias, int64_t m,
             int64_t n, int64_t k, float *y) {
-  // Each output is the dot product of its row of x and row of W, accumulated
-  // from 0 in p order, then + bias. Computed for kCols outputs of a row at a
-  // time from a transposed block of W (wt[p][jj] = W[jb + jj][p]): the same
-  // products and additions in the same order, bit for bit, but contiguous
-  // over jj, so the compiler vectorizes them (a dot product's sum it may not
-  // reorder).
-  constexpr int64_t kCols = 32;
+  // Each output is the dot product of its row of x and row of W: fp32
+  // partials of kDotChunk products in p order, each added into an fp64
+  // total, then + bias and one rounding to fp32. Computed for kCols outputs
+  // of a row at a time from a transposed block of W (wt[p][jj] = W[jb +
+  // jj][p]): the same products and additions in the same order, bit for
+  // bit, but contiguous over jj, so the compiler vectorizes them (a dot
+  // product's sum it may not reorder).
   parallelFor(m, n * k, [&](int64_t r0, int64_t r1) {
     thread_local std::vector<float> wt;
     wt.resize(static_cast<size_t>(k * kCols));
@@ -55,54 +106,70 @@ void gemmTN(const float *x, const float *w, const float *bias, int64_t m,
       }
       for (int64_t i = r0; i < r1; ++i) {
         const float *xr = x + i * k;
-        float acc[kCols] = {};
-        for (int64_t p = 0; p < k; ++p) {
-          const float g = xr[p];
-          const float *row = wt.data() + p * kCols;
+        double total[kCols] = {};
+        for (int64_t p0 = 0; p0 < k; p0 += kDotChunk) {
+          const int64_t p1 = std::min(k, p0 + kDotChunk);
+          float acc[kCols] = {};
+          for (int64_t p = p0; p < p1; ++p) {
+            const float g = xr[p];
+            const float *row = wt.data() + p * kCols;
+            for (int64_t jj = 0; jj < kCols; ++jj)
+              acc[jj] += g * row[jj];
+          }
           for (int64_t jj = 0; jj < kCols; ++jj)
-            acc[jj] += g * row[jj];
+            total[jj] += acc[jj];
         }
         float *out = y + i * n + jb;
         for (int64_t jj = 0; jj < nb; ++jj)
-          out[jj] = bias ? acc[jj] + bias[jb + jj] : acc[jj];
+          out[jj] = static_cast<float>(bias ? total[jj] + bias[jb + jj]
+                                            : total[jj]);
       }
     }
   });
 }
 
+
 void gemmNN(const float *dy, const float *w, int64_t m, int64_t n, int64_t k,
             float *dx) {
+  // dx[i, p] = sum_j dy[i, j] * W[j, p]: per block of kCols columns of dx,
+  // W's columns packed once (a contiguous n x kCols block), then each row's
+  // kCols dot products over j (dotBlock).
   parallelFor(m, n * k, [&](int64_t r0, int64_t r1) {
-    for (int64_t i = r0; i < r1; ++i) {
-      float *out = dx + i * k;
-      std::fill(out, out + k, 0.0f);
-      for (int64_t jb = 0; jb < n; jb += kBlock)
-        for (int64_t j = jb; j < std::min(n, jb + kBlock); ++j) {
-          float g = dy[i * n + j];
-          const float *wr = w + j * k;
-          for (int64_t p = 0; p < k; ++p)
-            out[p] += g * wr[p];
-        }
+    thread_local std::vector<float> block;
+    for (int64_t pb = 0; pb < k; pb += kCols) {
+      packColumns(w, n, k, pb, block);
+      for (int64_t i = r0; i < r1; ++i)
+        dotBlock(
+            n, [&](int64_t j) { return dy[i * n + j]; }, block.data(),
+            std::min(kCols, k - pb), dx + i * k + pb);
     }
   });
 }
 
 void gemmNT(const float *dy, const float *x, int64_t m, int64_t n, int64_t k,
             float *dw, float *dbias) {
+  // dW[j, p] = sum_i dy[i, j] * x[i, p]: per block of kCols columns, x's
+  // columns packed once (m x kCols), then each dW row's kCols dot products
+  // over the rows i (dotBlock); dbias[j] = sum_i dy[i, j] in partials of
+  // kSumChunk rows.
   parallelFor(n, m * k, [&](int64_t j0, int64_t j1) {
-    for (int64_t j = j0; j < j1; ++j) {
-      float *out = dw + j * k;
-      std::fill(out, out + k, 0.0f);
-      float db = 0.0f;
-      for (int64_t i = 0; i < m; ++i) {
-        float g = dy[i * n + j];
-        db += g;
-        const float *xr = x + i * k;
-        for (int64_t p = 0; p < k; ++p)
-          out[p] += g * xr[p];
+    thread_local std::vector<float> block;
+    for (int64_t pb = 0; pb < k; pb += kCols) {
+      packColumns(x, m, k, pb, block);
+      for (int64_t j = j0; j < j1; ++j)
+        dotBlock(
+            m, [&](int64_t i) { return dy[i * n + j]; }, block.data(),
+            std::min(kCols, k - pb), dw + j * k + pb);
+    }
+    for (int64_t j = j0; dbias && j < j1; ++j) {
+      double db = 0.0;
+      for (int64_t i0 = 0; i0 < m; i0 += kSumChunk) {
+        float part = 0.0f;
+        for (int64_t i = i0; i < std::min(m, i0 + kSumChunk); ++i)
+          part += dy[i * n + j];
+        db += part;
       }
-      if (dbias)
-        dbias[j] = db;
+      dbias[j] = static_cast<float>(db);
     }
   });
 }

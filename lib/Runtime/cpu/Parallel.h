@@ -59,6 +59,28 @@ void parallelFor(int64_t n, int64_t workPerItem, Body body) {
     th.join();
 }
 
+/// sums[j] = sum over rows i of load(i, j), for j in [0, cols): fp32 partials
+/// of kSumChunk rows in row order, each added into an fp64 total, rounded
+/// once (Gemm.h); columns split across threads, so the result does not
+/// depend on the thread count.
+template <typename Load>
+void columnSums(int64_t rows, int64_t cols, Load load, float *sums) {
+  parallelFor(cols, rows, [&](int64_t j0, int64_t j1) {
+    thread_local std::vector<double> total;
+    total.assign(static_cast<size_t>(j1 - j0), 0.0);
+    for (int64_t i0 = 0; i0 < rows; i0 += kSumChunk) {
+      std::fill(sums + j0, sums + j1, 0.0f);
+      for (int64_t i = i0; i < std::min(rows, i0 + kSumChunk); ++i)
+        for (int64_t j = j0; j < j1; ++j)
+          sums[j] += load(i, j);
+      for (int64_t j = j0; j < j1; ++j)
+        total[j - j0] += sums[j];
+    }
+    for (int64_t j = j0; j < j1; ++j)
+      sums[j] = static_cast<float>(total[j - j0]);
+  });
+}
+
 } // namespace te::cpu
 
 #endif // TE_LIB_RUNTIME_CPU_PARALLEL_H
