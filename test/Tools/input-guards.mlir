@@ -27,3 +27,9 @@ func.func @generic(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>) -> tensor<8x8xf32> 
 }
 
 // RES: truncated-resource.mlir:7:38: error: unterminated string in the file metadata (dialect_resources): the input looks truncated
+
+// A use of a result number far past the op's results: MLIR 22's parser
+// allocates in proportion to it (an out-of-memory abort at 2^31).
+// RUN: not te-opt %S/Inputs/huge-result-number.mlir 2>&1 | FileCheck %s --check-prefix=RESULTNO
+// RUN: not te-compile %S/Inputs/huge-result-number.mlir -o %t.so 2>&1 | FileCheck %s --check-prefix=RESULTNO
+// RESULTNO: huge-result-number.mlir:6:10: error: result number 2147483648 of %r0 is out of range (at most 1048576)

@@ -20,11 +20,13 @@ class SourceMgr;
 
 namespace mlir::te {
 
-/// Lexical checks of a whole input buffer, before any parse: every string
-/// literal inside the `{-# ... #-}` file metadata (dialect_resources blobs,
-/// which torch-mlir exports carry) is terminated on its line. MLIR 22's
-/// lexer reads past the end of the buffer after such a string. Errors go
-/// to `sourceMgr`'s diagnostics (file:line:col).
+/// Lexical checks of a whole input buffer, before any parse: every SSA use
+/// `%name#N` names a result number of at most 2^20 (MLIR 22's parser
+/// allocates in proportion to N for an out-of-range one, and aborts for N
+/// near 2^31); every string literal inside the `{-# ... #-}` file metadata
+/// (dialect_resources blobs, which torch-mlir exports carry) is terminated
+/// on its line (MLIR 22's lexer reads past the end of the buffer after such
+/// a string). Errors go to `sourceMgr`'s diagnostics (file:line:col).
 LogicalResult checkInputText(llvm::SourceMgr &sourceMgr, unsigned bufferId);
 
 /// Structural checks of a module parsed with verification off, before the
