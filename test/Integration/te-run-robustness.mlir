@@ -49,12 +49,29 @@
 // RUN: %python -c "import numpy as n; print(n.load('%t/v2/result0.npy').shape)" | FileCheck %s --check-prefix=V2
 // V2: (5, 32)
 //
-// Module info edited after te-compile wrote it (one byte of its JSON, as a
-// bad copy or a hand edit would): te_module_info_digest() no longer matches,
-// refused at open.
-// RUN: %python -c "import sys; b = open(sys.argv[1], 'rb').read(); i = b.index(b'\"name\":\"lin\"'); open(sys.argv[2], 'wb').write(b[:i + 9] + b'x' + b[i + 10:])" %t/lin.so %t/edited.so
+// A library changed after te-compile wrote it (one byte of its module info's
+// JSON, as a bad copy or a hand edit would): the checksum te-compile appends
+// (te/Runtime/ModuleInfoDigest.h) no longer matches, refused before dlopen.
+// Without the trailer (a library of an older te-compile) the module info's
+// own digest still catches the edit; a trailer whose magic was damaged is
+// refused as such (the checksum would go unchecked); a damaged symbol value
+// (unchecked library) that points outside the library's code is refused
+// before the call (it segfaulted te-run).
+// RUN: %python %S/Inputs/damage_library.py %t/lin.so %t/edited.so edit-info
 // RUN: not te-run %t/edited.so --list 2>&1 | FileCheck %s --check-prefix=EDITED
-// EDITED: te-run: error: '{{.*}}edited.so': its module info does not match the digest te-compile recorded (edited or damaged after compilation: digest {{[0-9a-f]+}}, recorded {{[0-9a-f]+}}); compile it again
+// EDITED: te-run: error: cannot load '{{.*}}edited.so': its bytes do not match the checksum te-compile recorded (damaged or edited after compilation: digest {{[0-9a-f]+}}, recorded {{[0-9a-f]+}}); compile it again
+// RUN: %python %S/Inputs/damage_library.py %t/edited.so %t/edited_old.so strip-trailer
+// RUN: not te-run %t/edited_old.so --list 2>&1 | FileCheck %s --check-prefix=EDITEDOLD
+// EDITEDOLD: te-run: error: '{{.*}}edited_old.so': its module info does not match the digest te-compile recorded (edited or damaged after compilation: digest {{[0-9a-f]+}}, recorded {{[0-9a-f]+}}); compile it again
+// RUN: %python %S/Inputs/damage_library.py %t/lin.so %t/magic.so bad-magic
+// RUN: not te-run %t/magic.so --list 2>&1 | FileCheck %s --check-prefix=MAGIC
+// MAGIC: te-run: error: cannot load '{{.*}}magic.so': 16 bytes after the ELF image are not te-compile's checksum trailer (damaged?); compile it again
+// RUN: %python %S/Inputs/damage_library.py %t/lin.so %t/symval.so symbol te_module_info_digest 0x3c00000
+// RUN: not te-run %t/symval.so --list 2>&1 | FileCheck %s --check-prefix=SYMVALUE
+// SYMVALUE: te-run: error: '{{.*}}symval.so': its symbol te_module_info_digest points outside the library's code (a damaged symbol table?); compile it again
+// RUN: %python %S/Inputs/damage_library.py %t/lin.so %t/plain.so strip-trailer
+// RUN: te-run %t/plain.so --entry lin --random 1 | FileCheck %s --check-prefix=PLAIN
+// PLAIN: te-run: lin: 1 results on cpu
 //
 // Module info: validated before use, messages naming the field.
 // RUN: %python %S/Inputs/fake_library.py %t/bigdim.so --info-text '{"entries":[{"name":"f","symbol":"te_entry_f","args":[{"dtype":"float32","shape":[9.2233720368547758e18,4]}],"results":[],"dims":[],"arena_bytes":0}]}'

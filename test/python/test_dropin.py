@@ -697,18 +697,28 @@ def test_truncated_cache_entry_is_rebuilt(tmp_path, record):
 @needs_compiler
 def test_edited_module_info_is_refused(tmp_path):
     """A library whose module info was edited after te-compile wrote it (one byte of
-    its JSON) is refused at open with a clear error: te_module_info_digest() does not
-    match; the module's library= path gives the same error."""
+    its JSON) is refused at open with a clear error: the checksum te-compile appends
+    to the file does not match; without that trailer (an older te-compile's library)
+    te_module_info_digest() does not. The module's library= path gives the same
+    errors."""
     m = tet.Linear(32, 48, target="cpu", cache_dir=tmp_path / "cache")
     data = m.function().ops.library.path.read_bytes()
+    assert data.endswith(b"TEMLSUM1")
     i = data.index(b'"name":"linear"')
     edited = tmp_path / "edited.so"
     edited.write_bytes(data[:i + 9] + b"x" + data[i + 10:])  # "linear" -> "lxnear"
-    with pytest.raises(te_mlir.TeMlirError, match="does not match the digest te-compile "
+    with pytest.raises(te_mlir.TeMlirError, match="do not match the checksum te-compile "
                                                   "recorded.*compile it again"):
         te_mlir.Library(edited)
-    with pytest.raises(te_mlir.TeMlirError, match="does not match the digest"):
+    with pytest.raises(te_mlir.TeMlirError, match="do not match the checksum"):
         tet.Linear(32, 48, target="cpu", library=edited)
+    old = tmp_path / "edited_old.so"
+    old.write_bytes(edited.read_bytes()[:-16])
+    with pytest.raises(te_mlir.TeMlirError, match="does not match the digest te-compile "
+                                                  "recorded.*compile it again"):
+        te_mlir.Library(old)
+    with pytest.raises(te_mlir.TeMlirError, match="does not match the digest"):
+        tet.Linear(32, 48, target="cpu", library=old)
 
 
 def test_under_torch_compile():

@@ -13,10 +13,14 @@
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include "te/Runtime/ModuleInfoDigest.h"
+
 #include <cstdlib>
+#include <cstring>
 
 LLD_HAS_DRIVER(elf)
 
@@ -69,6 +73,29 @@ static bool runLLD(ArrayRef<const char *> args, std::string &messages) {
   return result.retCode == 0;
 }
 
+/// Appends te_module_open's trailer to the linked library at `path` (the
+/// digest of its bytes, then TE_LIBRARY_TRAILER_MAGIC;
+/// te/Runtime/ModuleInfoDigest.h). Returns "" or what failed.
+static std::string appendTrailer(StringRef path) {
+  auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                          /*RequiresNullTerminator=*/false);
+  if (!file)
+    return file.getError().message();
+  StringRef bytes = (*file)->getBuffer();
+  uint64_t digest = te_module_info_digest_of(bytes.data(), bytes.size());
+  char trailer[TE_LIBRARY_TRAILER_BYTES];
+  for (int i = 0; i < 8; ++i)
+    trailer[i] = static_cast<char>(digest >> (8 * i));
+  std::memcpy(trailer + 8, TE_LIBRARY_TRAILER_MAGIC, 8);
+  std::error_code ec;
+  llvm::raw_fd_ostream out(path, ec, llvm::sys::fs::OF_Append);
+  if (ec)
+    return ec.message();
+  out.write(trailer, sizeof(trailer));
+  out.close();
+  return out.has_error() ? out.error().message() : "";
+}
+
 int te::compile::linkLibrary(const Options &options, StringRef objPath,
                              TimingScope &timing) {
   const std::string &outputFile = options.outputFile;
@@ -119,6 +146,11 @@ int te::compile::linkLibrary(const Options &options, StringRef objPath,
     llvm::sys::fs::remove(outputFile);
     return fail("linking " + outputFile + " failed" +
                 (text.empty() ? "" : ": " + text));
+  }
+  if (std::string why = appendTrailer(tmpPath); !why.empty()) {
+    llvm::sys::fs::remove(tmpPath);
+    llvm::sys::fs::remove(outputFile);
+    return fail("cannot write " + outputFile + ": " + why);
   }
   if (std::error_code ec = llvm::sys::fs::rename(tmpPath, outputFile)) {
     llvm::sys::fs::remove(tmpPath);

@@ -21,4 +21,14 @@ static inline uint64_t te_module_info_digest_of(const char *text, size_t size) {
   return h;
 }
 
+/* The library trailer. te-compile appends 16 bytes to each library it links:
+ * the digest above of every byte before them (8 bytes, little-endian), then
+ * the 8 bytes of TE_LIBRARY_TRAILER_MAGIC. The loader ignores bytes past the
+ * last section; te_module_open recomputes the digest before dlopen and
+ * refuses a file whose bytes changed (one flipped byte of a header or symbol
+ * table can crash the loader, or send a call anywhere). A file without the
+ * trailer (a hand-made library, an older te-compile) is not checked. */
+#define TE_LIBRARY_TRAILER_MAGIC "TEMLSUM1"
+#define TE_LIBRARY_TRAILER_BYTES 16
+
 #endif /* TE_RUNTIME_MODULEINFODIGEST_H */

@@ -2,7 +2,10 @@
 
 #include "Elf.h"
 
+#include "te/Runtime/ModuleInfoDigest.h"
+
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <elf.h>
 #include <filesystem>
@@ -46,6 +49,27 @@ bool checkImage(std::string_view bytes, std::string &error) {
     error = what;
     return false;
   };
+  // te-compile's trailer (te/Runtime/ModuleInfoDigest.h): the digest of every
+  // byte before it.
+  constexpr size_t kMagic = sizeof(TE_LIBRARY_TRAILER_MAGIC) - 1;
+  const bool trailer = size >= TE_LIBRARY_TRAILER_BYTES &&
+                       bytes.substr(size - kMagic) == TE_LIBRARY_TRAILER_MAGIC;
+  if (trailer) {
+    const size_t body = size - TE_LIBRARY_TRAILER_BYTES;
+    uint64_t recorded = 0;
+    for (int i = 7; i >= 0; --i)
+      recorded = recorded << 8 | static_cast<unsigned char>(bytes[body + i]);
+    uint64_t digest = te_module_info_digest_of(bytes.data(), body);
+    if (digest != recorded) {
+      char text[80];
+      std::snprintf(text, sizeof(text), "digest %016llx, recorded %016llx",
+                    static_cast<unsigned long long>(digest),
+                    static_cast<unsigned long long>(recorded));
+      return fail("its bytes do not match the checksum te-compile recorded "
+                  "(damaged or edited after compilation: " +
+                  std::string(text) + "); compile it again");
+    }
+  }
   if (size < EI_NIDENT || std::memcmp(bytes.data(), ELFMAG, SELFMAG) != 0)
     return fail("not an ELF file (bad magic)");
   if (bytes[EI_CLASS] != ELFCLASS64)
@@ -138,6 +162,14 @@ bool checkImage(std::string_view bytes, std::string &error) {
                   ") ends past the end of the file (" + std::to_string(size) +
                   " bytes)");
   }
+  // Linkers end the image with the section header table; bytes after it
+  // that are not a trailer are one whose magic was damaged (the checksum
+  // would not have been checked).
+  uint64_t imageEnd = eh.e_shoff + shnum * sizeof(Elf64_Shdr);
+  if (!trailer && size > imageEnd)
+    return fail(std::to_string(size - imageEnd) +
+                " bytes after the ELF image are not te-compile's checksum "
+                "trailer (damaged?); compile it again");
   return true;
 }
 

@@ -21,6 +21,8 @@
 #include "te/Runtime/ModuleInfoDigest.h"
 
 #include <dlfcn.h>
+#include <link.h>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -239,6 +241,46 @@ extern "C" {
 // Modules
 //===----------------------------------------------------------------------===//
 
+namespace {
+
+/// The executable address ranges of the library behind `handle` (its PT_LOAD
+/// segments with PF_X, as the loader mapped them), empty if the loader does
+/// not list it.
+std::vector<std::pair<uintptr_t, uintptr_t>> codeRanges(void *handle) {
+  struct Search {
+    const link_map *map = nullptr;
+    std::vector<std::pair<uintptr_t, uintptr_t>> ranges;
+  } search;
+  link_map *map = nullptr;
+  if (dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || !map)
+    return {};
+  search.map = map;
+  dl_iterate_phdr(
+      [](dl_phdr_info *info, size_t, void *data) -> int {
+        auto *s = static_cast<Search *>(data);
+        if (info->dlpi_addr != s->map->l_addr || !info->dlpi_name ||
+            !s->map->l_name || std::strcmp(info->dlpi_name, s->map->l_name))
+          return 0;
+        for (int i = 0; i < info->dlpi_phnum; ++i) {
+          const ElfW(Phdr) &ph = info->dlpi_phdr[i];
+          if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X))
+            s->ranges.push_back({info->dlpi_addr + ph.p_vaddr,
+                                 info->dlpi_addr + ph.p_vaddr + ph.p_memsz});
+        }
+        return 1;
+      },
+      &search);
+  return search.ranges;
+}
+
+std::string outsideCode(const std::string &library, const std::string &sym) {
+  return "'" + library + "': its symbol " + sym +
+         " points outside the library's code (a damaged symbol table?); "
+         "compile it again";
+}
+
+} // namespace
+
 int32_t te_module_open(const char *path, te_module **module) {
   if (!module)
     return fail("te_module_open: module is NULL");
@@ -268,8 +310,26 @@ int32_t te_module_open(const char *path, te_module **module) {
         dlclose(m->handle);
     }
   } closer{m.get()};
+  std::string badSymbol;
+  // Every function the runtime calls must lie in the library's own code: a
+  // damaged symbol table (one byte of a symbol's value) would otherwise send
+  // the call anywhere (a segfault in the caller's process).
+  const auto code = codeRanges(m->handle);
+  auto lookup = [&](const std::string &name) -> void * {
+    void *p = dlsym(m->handle, name.c_str());
+    if (!p)
+      return nullptr;
+    auto at = reinterpret_cast<uintptr_t>(p);
+    for (const auto &[begin, end] : code)
+      if (at >= begin && at < end)
+        return p;
+    badSymbol = name;
+    return nullptr;
+  };
   auto infoFn =
-      reinterpret_cast<const char *(*)()>(dlsym(m->handle, "te_module_info"));
+      reinterpret_cast<const char *(*)()>(lookup("te_module_info"));
+  if (!badSymbol.empty())
+    return fail(outsideCode(library, badSymbol));
   if (!infoFn)
     return fail("'" + library +
                 "' is not a te-compile library (no te_module_info)");
@@ -281,8 +341,11 @@ int32_t te_module_open(const char *path, te_module **module) {
   // te-compile records the info's digest beside it (te_module_info_digest); a
   // mismatch means the text was edited or damaged after compilation. Hand-made
   // libraries (tests, fixtures) may have no digest.
-  if (auto digestFn = reinterpret_cast<uint64_t (*)()>(
-          dlsym(m->handle, "te_module_info_digest"))) {
+  auto digestFn =
+      reinterpret_cast<uint64_t (*)()>(lookup("te_module_info_digest"));
+  if (!badSymbol.empty())
+    return fail(outsideCode(library, badSymbol));
+  if (digestFn) {
     uint64_t want = digestFn(),
              got = te_module_info_digest_of(m->infoText.data(), m->infoText.size());
     if (want != got)
@@ -313,22 +376,27 @@ int32_t te_module_open(const char *path, te_module **module) {
     e->arena = arena->getAsInteger();
     e->numDims = o->getArray("dims")->size();
     e->fn = e->symbol.empty() ? nullptr
-                              : reinterpret_cast<EntryFn>(
-                                    dlsym(m->handle, e->symbol.c_str()));
+                              : reinterpret_cast<EntryFn>(lookup(e->symbol));
+    if (!badSymbol.empty())
+      return fail(outsideCode(library, badSymbol));
     if (!e->fn)
       return fail("'" + library + "' lacks the entry symbol " + e->symbol);
     if (std::optional<std::string> arenaSymbol =
             o->getString("arena_symbol")) {
       const std::string &sym = *arenaSymbol;
-      e->arenaFn = reinterpret_cast<int64_t (*)(const int64_t *)>(
-          dlsym(m->handle, sym.c_str()));
+      e->arenaFn =
+          reinterpret_cast<int64_t (*)(const int64_t *)>(lookup(sym));
+      if (!badSymbol.empty())
+        return fail(outsideCode(library, badSymbol));
       if (!e->arenaFn)
         return fail("'" + library + "' lacks the arena symbol " + sym);
     }
     if (std::optional<std::string> sym = o->getString("arena_donated_symbol")) {
       e->arenaDonatedFn =
           reinterpret_cast<int64_t (*)(const int64_t *, const uint8_t *)>(
-              dlsym(m->handle, sym->c_str()));
+              lookup(*sym));
+      if (!badSymbol.empty())
+        return fail(outsideCode(library, badSymbol));
       if (!e->arenaDonatedFn)
         return fail("'" + library + "' lacks the arena symbol " + *sym);
     }
