@@ -812,3 +812,50 @@ def test_save_original_input_accepted_same_bits():
     with pytest.raises(ValueError, match="DelayedScaling"):
         with tet.autocast(recipe="fp8-delayed"):
             b(_on(b, x))
+
+
+def test_double_backward_is_an_error():
+    """A te module's backward is not differentiable again: a second backward through
+    gradients taken with create_graph=True raises (it gave zero second-order gradients
+    silently), while create_graph=True itself, and the first-order gradients it gives,
+    still work."""
+    torch.manual_seed(0)
+    for name in ("lin", "lnl", "mlp"):
+        m = MODULES[name]()
+        x = _on(m, torch.randn(8, 32)).requires_grad_()
+        g, = torch.autograd.grad((m(x) ** 2).sum(), x, create_graph=True)
+        g0, = torch.autograd.grad((m(x) ** 2).sum(), x)
+        assert torch.equal(g, g0)
+        with pytest.raises(RuntimeError, match="differentiate twice"):
+            g.sum().backward()
+
+
+def test_meta_parameter_is_refused():
+    """A weight left on the meta device (a model built under torch.device("meta") and
+    never materialized): the call dispatches to the op's fake impl, which used to
+    return uninitialized memory on the input's device; now a clear error."""
+    m = MODULES["lin"]()
+    x = _on(m, torch.randn(4, 32))
+    m.weight = torch.nn.Parameter(torch.empty(48, 32, device="meta"))
+    with pytest.raises(te_mlir.TeMlirError, match="arguments on different devices: "
+                                                  r"arg0 on \w+, arg1 on meta"):
+        m(x)
+
+
+def test_weight_cache_of_another_recipe_is_refused():
+    """is_first_microbatch=True caches the weights quantized for that step's recipe; a
+    later is_first_microbatch=False step under another recipe used to run on those
+    bytes (another layout, or the other recipe's scale) or fail on a buffer size; now
+    it names both recipes. The same recipe reuses them."""
+    torch.manual_seed(0)
+    m = MODULES["lin"]()
+    x = _on(m, torch.randn(32, 32))
+    with tet.fp8_autocast(fp8_recipe="fp8-current"):
+        m(x, is_first_microbatch=True)
+        m(x, is_first_microbatch=False)
+    with tet.fp8_autocast(fp8_recipe="fp8-delayed"):
+        with pytest.raises(te_mlir.TeMlirError, match="cached weights were quantized for "
+                                                      "fp8-current.*this step runs fp8-delayed"):
+            m(x, is_first_microbatch=False)
+        m(x, is_first_microbatch=True)
+        m(x, is_first_microbatch=False)

@@ -128,7 +128,7 @@ class _TEModule(PrimaryWeights, BackwardOverride, nn.Module):
         self._runners = {}  # (recipe, activation dtype) -> its forward (_runner)
         self._state = {}  # (recipe, activation dtype) -> (fwd buffer names, bwd buffer names)
         self._state_buffers = set()  # names of the recipe-state buffers (the extra state)
-        self._weight_cache = None
+        self._weight_cache = self._weight_cache_owner = None
         self._pending_wgrads = []  # delay_wgrad_compute: (parameter, gradient) for backward_dw
         if device is None:  # TE's default is the GPU: here, where the library will run
             from .. import runtime
@@ -448,14 +448,20 @@ class _TEModule(PrimaryWeights, BackwardOverride, nn.Module):
             if is_first_microbatch:
                 want_weights = True
             else:
-                cached = self._weight_cache
-                if cached is None:
+                if self._weight_cache is None:
                     raise TeMlirError(f"{type(self).__name__}: is_first_microbatch=False before "
                                       "a first microbatch stored the cached weights")
+                cached, owner = self._weight_cache, self._weight_cache_owner
+                if owner is not fn:  # another recipe or dtype: other bytes, other layout
+                    raise TeMlirError(
+                        f"{type(self).__name__}: is_first_microbatch=False: the cached weights "
+                        f"were quantized for {owner.ops.library.recipe or 'no recipe'} "
+                        f"({owner!r}), this step runs {fn.ops.library.recipe or 'no recipe'} "
+                        f"({fn!r}); call it with is_first_microbatch=True to cache them again")
         outs, weights = fn.call(*args, bwd_state=bstate, cached_weights=cached,
                                 return_weights=want_weights)
         if want_weights:
-            self._weight_cache = weights
+            self._weight_cache, self._weight_cache_owner = weights, fn
         return finish(self, inp, outs)
 
     def backward_dw(self):
@@ -530,7 +536,7 @@ class _TEModule(PrimaryWeights, BackwardOverride, nn.Module):
         d = dict(self.__dict__)
         for k in self._TRANSIENT:
             d[k] = {}
-        d["_weight_cache"] = None
+        d["_weight_cache"] = d["_weight_cache_owner"] = None
         d["_pending_wgrads"] = []
         return d
 
@@ -557,7 +563,7 @@ class _TEModule(PrimaryWeights, BackwardOverride, nn.Module):
                                   "not supported (float32, bfloat16 or float16)")
             self.params_dtype, self._device, self._dev_type = p.dtype, p.device, p.device.type
             self._runners = {}
-            self._weight_cache = None
+            self._weight_cache = self._weight_cache_owner = None
         return self
 
     def extra_repr(self):

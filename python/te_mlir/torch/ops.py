@@ -432,6 +432,11 @@ def fake_entry(entry, args):
         raise TeMlirError(f"{entry.name}: expected {len(entry.args)} arguments, got {len(args)}")
     dev = args[0].device if args else torch.device("meta")
     for spec, t in zip(entry.args, args):
+        # (real tensors mixed with meta ones dispatch here too, not to the kernel: the
+        # results would be uninitialized memory on the first argument's device)
+        if t.device != dev:
+            raise TeMlirError(f"{entry.name}: arguments on different devices: "
+                              f"{entry.args[0].label} on {dev}, {spec.label} on {t.device}")
         if spec.is_qtensor:
             if t.dtype != torch.uint8 or t.dim() != 1:
                 raise TeMlirError(f"{entry.name} {spec.label}: a quantized tensor is a 1-D uint8 "
@@ -648,39 +653,49 @@ def _fast_function(ops, step, output_index, hold_state=True, fwd_op=None):
 
         @staticmethod
         def backward(ctx, *grads):
-            saved = ctx.saved_tensors
-            if live_state:
-                live = ctx.te_state
-                bargs = [grads[k] if w == 0 else saved[k] if w == 1 else live[k]
-                         for w, k in bwd_plan]
-            else:
-                bargs = [saved[k] if w else grads[k] for w, k in bwd_plan]
-            for j in fed_grads if nondiff else ():
-                if bargs[j] is None:
-                    shape, dtype, dev = ctx.te_meta[bwd_plan[j][1]]
-                    bargs[j] = torch.zeros(shape, dtype=dtype, device=dev)
-            donate = _donations(donatable, bargs)
-            if donate:
-                set_donation(donate_all if len(donate) == len(donatable) else donate)
-                try:
-                    res = bwd_op(*bargs)
-                except BaseException:
-                    set_donation(None)  # not consumed when the kernel did not run
-                    raise
-            else:
-                res = bwd_op(*bargs)
-            if not isinstance(res, tuple):
-                res = (res,)
-            out = [None] * n_in
-            need = ctx.needs_input_grad
-            for r, i in grad_of:
-                if need[i]:
-                    out[i] = res[r]
-            for r, j in state_results:
-                with torch.no_grad():
-                    bargs[j].copy_(res[r])  # the new backward recipe state
-            return tuple(out)
+            if grad_enabled():  # create_graph=True: the entry has no double backward
+                return once(ctx, *grads)
+            return run_backward(ctx, *grads)
 
+    def run_backward(ctx, *grads):  # Fn.backward
+        saved = ctx.saved_tensors
+        if live_state:
+            live = ctx.te_state
+            bargs = [grads[k] if w == 0 else saved[k] if w == 1 else live[k]
+                     for w, k in bwd_plan]
+        else:
+            bargs = [saved[k] if w else grads[k] for w, k in bwd_plan]
+        for j in fed_grads if nondiff else ():
+            if bargs[j] is None:
+                shape, dtype, dev = ctx.te_meta[bwd_plan[j][1]]
+                bargs[j] = torch.zeros(shape, dtype=dtype, device=dev)
+        donate = _donations(donatable, bargs)
+        if donate:
+            set_donation(donate_all if len(donate) == len(donatable) else donate)
+            try:
+                res = bwd_op(*bargs)
+            except BaseException:
+                set_donation(None)  # not consumed when the kernel did not run
+                raise
+        else:
+            res = bwd_op(*bargs)
+        if not isinstance(res, tuple):
+            res = (res,)
+        out = [None] * n_in
+        need = ctx.needs_input_grad
+        for r, i in grad_of:
+            if need[i]:
+                out[i] = res[r]
+        for r, j in state_results:
+            with torch.no_grad():
+                bargs[j].copy_(res[r])  # the new backward recipe state
+        return tuple(out)
+
+    # Under create_graph=True the gradients it returns would carry no graph: a second
+    # backward through them would give zeros. PyTorch's once_differentiable makes that
+    # second backward an error instead.
+    grad_enabled = torch.is_grad_enabled
+    once = torch.autograd.function.once_differentiable(run_backward)
     Fn.__name__ = Fn.__qualname__ = f"{ops.namespace}_{step.fwd.name}"
     return Fn
 

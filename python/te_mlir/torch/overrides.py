@@ -132,6 +132,7 @@ def _dequantized_function(qfn, hfn, fmt):
             return tuple(outs)
 
         @staticmethod
+        @torch.autograd.function.once_differentiable  # no double backward (ops.py)
         def backward(ctx, *grads):
             names, dims, dtype = ctx.te
             st = ctx.saved_tensors
