@@ -187,6 +187,18 @@
 // RUN: te-run %t/nvt.so --step mlp --random 1 --outputs %t/nvt
 // RUN: %python -c "import numpy as n; print([n.load('%t/' + f).shape for f in ('nvi/result0.bf16.npy', 'mxi/result0.bf16.npy', 'mxt/fwd/result0.bf16.npy', 'mxt/bwd/grad_arg0.bf16.npy', 'nvt/fwd/result0.bf16.npy', 'nvt/bwd/grad_arg0.bf16.npy')])" | FileCheck %s --check-prefix=ALIGNED
 // ALIGNED: [(16, 128), (32, 128), (32, 128), (32, 128), (16, 128), (16, 128)]
+// Arguments te-run would otherwise ignore, or read as "no value": a
+// directory that does not exist, the same argument given twice, --grads
+// without --step.
+// RUN: not te-run %t/lin.so --step lin --random 1 --grads %t/nonexistent 2>&1 | FileCheck %s --check-prefix=NOGRADS
+// NOGRADS: te-run: error: --grads: no such directory '{{.*}}nonexistent'
+// RUN: not te-run %t/lin.so --entry lin --inputs %t/lin.so 2>&1 | FileCheck %s --check-prefix=NOTDIR
+// NOTDIR: te-run: error: --inputs: '{{.*}}lin.so' is not a directory
+// RUN: not te-run %t/lin.so --entry lin --input arg0=%t/bad/v2.npy --input 0=%t/bad/v2.npy --random 1 2>&1 | FileCheck %s --check-prefix=INPUTTWICE
+// INPUTTWICE: te-run: error: --input 0: lin arg0 {{.*}}is given twice
+// RUN: not te-run %t/lin.so --entry lin --random 1 --grads %t/bad 2>&1 | FileCheck %s --check-prefix=GRADSENTRY
+// GRADSENTRY: te-run: error: --grads gives a training step's output gradients: it needs --step (with --entry or --list it would be ignored)
+
 func.func @lin(%x: tensor<?x64xf32>, %w: tensor<32x64xf32>) -> tensor<?x32xf32> {
   %y = te.linear %x weight(%w) : (tensor<?x64xf32>, tensor<32x64xf32>) -> tensor<?x32xf32>
   return %y : tensor<?x32xf32>

@@ -7,6 +7,7 @@
 #include "DimExpr.h"
 #include "Driver.h"
 
+#include <filesystem>
 #include <iostream>
 
 namespace te::run {
@@ -148,6 +149,22 @@ void parseArguments(int argc, char **argv) {
   }
   if (opts.library.empty())
     die("no library given\n" + std::string(kUsage));
+  // Directories read from must exist: a missing one would leave every value
+  // to --random, or fail later as "no value for arg0".
+  for (auto [flag, dir] : {std::pair<const char *, const std::string *>{
+                               "--inputs", &opts.inputsDir},
+                           {"--grads", &opts.gradsDir}}) {
+    if (dir->empty())
+      continue;
+    std::error_code ec;
+    if (!std::filesystem::exists(*dir, ec))
+      die(std::string(flag) + ": no such directory '" + *dir + "'");
+    if (!std::filesystem::is_directory(*dir, ec))
+      die(std::string(flag) + ": '" + *dir + "' is not a directory");
+  }
+  if (!opts.gradsDir.empty() && opts.step.empty())
+    die("--grads gives a training step's output gradients: it needs --step "
+        "(with --entry or --list it would be ignored)");
   if (opts.donate && opts.bench)
     die("--donate: a donated call overwrites its donated arguments, so it "
         "cannot be repeated (drop --bench)");

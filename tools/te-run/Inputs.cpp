@@ -41,6 +41,9 @@ std::vector<Tensor> givenInputs(const Entry &e) {
     if (!index || *index >= n)
       die("--input " + name + ": " + e.name + " has no such argument (" +
           str(n) + " arguments; see --list)");
+    if (have[*index])
+      die("--input " + name + ": " + e.name + " " + e.argLabel(*index) +
+          " is given twice");
     std::string what = e.name + ": " + e.argLabel(*index) + " ('" + file + "')";
     preset[*index] = localPart(loadNpy(file, dtypeOf(e.arg(*index))),
                                shardOf(e.arg(*index), what, true), what);
