@@ -93,6 +93,30 @@ def _intact(out):
         return False
 
 
+# te-compile options te_mlir.compile sets itself (the output, its kind, the recipe and
+# the target it keys the cache by), refused in extra_args
+_OWN_OPTIONS = ("-o", "--emit", "--recipe", "--target", "--train", "--checkpoint",
+                "--weight-cache")
+
+
+def _extra_args(extra_args):
+    """`extra_args` as te-compile arguments: a sequence of strings (a single string
+    would be split into characters), none of the options compile() sets itself."""
+    if isinstance(extra_args, (str, bytes, os.PathLike)):
+        raise TypeError("te_mlir.compile: extra_args must be a list of te-compile "
+                        f"arguments, got the single {type(extra_args).__name__} "
+                        f"{extra_args!r} (write [{extra_args!r}])")
+    out = [str(a) for a in extra_args]
+    for a in out:
+        flag = a.split("=", 1)[0]
+        if flag in _OWN_OPTIONS:
+            raise TeMlirError(f"te_mlir.compile: extra_args {a!r}: {flag} is set by "
+                              "te_mlir.compile itself (its keyword arguments: recipe=, "
+                              "target=, train=, checkpoint=, weight_cache=; the output is "
+                              "the cache's)")
+    return out
+
+
 def compile(source, *, recipe="bf16", train=True, checkpoint=False, weight_cache=False,
             target="auto", extra_args=(), cache_dir=None, strict=None, rebuild=False):
     """Compiles `source` (a path to, or the text of, a torch-mlir export or te IR) with
@@ -110,6 +134,9 @@ def compile(source, *, recipe="bf16", train=True, checkpoint=False, weight_cache
     (truncated by a full disk or a killed copy, or edited) is compiled again, with a
     TeMlirWarning; ``rebuild=True`` compiles again whatever the cache holds (the
     modules do so once when a cached library fails to load)."""
+    if isinstance(source, str) and not source.strip():
+        raise TeMlirError("te_mlir.compile: source is empty (a path, or the text of a "
+                          "torch-mlir export or te IR)")
     if _looks_like_path(source):
         try:
             text = Path(source).read_text()
@@ -135,7 +162,7 @@ def compile(source, *, recipe="bf16", train=True, checkpoint=False, weight_cache
         args.append("--checkpoint")
     if weight_cache:
         args.append("--weight-cache")
-    args += [str(a) for a in extra_args]
+    args += _extra_args(extra_args)
     key = hashlib.sha256(json.dumps({"source": text, "args": args,
                                      "tool": _tool_id(exe)}).encode()).hexdigest()
     d = Path(globals()["cache_dir"](cache_dir))

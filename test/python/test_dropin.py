@@ -859,3 +859,38 @@ def test_weight_cache_of_another_recipe_is_refused():
             m(x, is_first_microbatch=False)
         m(x, is_first_microbatch=True)
         m(x, is_first_microbatch=False)
+
+
+def test_bad_arguments_are_named():
+    """Arguments of the wrong kind are refused naming the argument (they failed deep in
+    te-compile's parser, torch.empty or the compile cache, or were split into letters)."""
+    with pytest.raises(TypeError, match="in_features must be an int, got bool"):
+        tet.Linear(True, 8, target=TARGET)
+    with pytest.raises(TypeError, match="in_features must be an int, got float"):
+        tet.LayerNormLinear(8.0, 8, target=TARGET)
+    with pytest.raises(TypeError, match="ffn_hidden_size must be an int, got str"):
+        tet.LayerNormMLP(8, "16", target=TARGET)
+    with pytest.raises(TypeError, match="normalized_shape must be an int"):
+        tet.RMSNorm(16.0, target=TARGET)
+    for eps in (float("nan"), float("inf"), -1.0):
+        with pytest.raises(ValueError, match="eps must be finite and >= 0"):
+            tet.LayerNorm(16, eps=eps, target=TARGET)
+        with pytest.raises(ValueError, match="eps must be finite and >= 0"):
+            tet.LayerNormLinear(16, 8, eps=eps, target=TARGET)
+    with pytest.raises(TypeError, match="params_dtype must be a torch.dtype"):
+        tet.Linear(8, 8, params_dtype="float32", target=TARGET)
+    import numpy as np
+    assert tet.Linear(np.int64(8), 8, target=TARGET).weight.shape == (8, 8)
+    m = MODULES["lin"]()
+    with pytest.raises(ValueError, match="tokens must be >= 0"):
+        m.memory_plan(-5)
+    with pytest.raises(TypeError, match="tokens must be an int"):
+        m.memory_plan(7.9)
+    src = "func.func @f() { return }"
+    with pytest.raises(te_mlir.TeMlirError, match="source is empty"):
+        te_mlir.compile("  ")
+    with pytest.raises(TypeError, match="extra_args must be a list"):
+        te_mlir.compile(src, extra_args="--remarks")
+    for arg in ("-o", "--emit=mlir", "--recipe=fp8-delayed", "--target=cpu"):
+        with pytest.raises(te_mlir.TeMlirError, match="is set by te_mlir.compile itself"):
+            te_mlir.compile(src, extra_args=[arg])

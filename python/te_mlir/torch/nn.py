@@ -116,6 +116,10 @@ class _TEModule(PrimaryWeights, BackwardOverride, nn.Module):
 
     def _setup(self, recipe, library, target, cache_dir, params_dtype, device, strict):
         self.params_dtype = params_dtype if params_dtype is not None else torch.get_default_dtype()
+        if not isinstance(self.params_dtype, torch.dtype):
+            raise TypeError(f"{type(self).__name__}: params_dtype must be a torch.dtype "
+                            "(torch.float32, torch.bfloat16 or torch.float16), got "
+                            f"{type(self.params_dtype).__name__} {self.params_dtype!r}")
         if self.params_dtype not in _IR_DTYPES:
             raise TeMlirError(f"{type(self).__name__}: params_dtype {self.params_dtype} is not "
                               "supported (float32, bfloat16 or float16)")
@@ -263,6 +267,10 @@ class _TEModule(PrimaryWeights, BackwardOverride, nn.Module):
         """The memory plans of one training step at `tokens` rows (TeFunction.memory_plan:
         bytes held between forward and backward, each entry's results, arena and peak,
         the backward's with its saved tensors donated), compiling if needed."""
+        check_sizes(f"{type(self).__name__}.memory_plan", tokens=tokens)
+        if tokens < 0:
+            raise ValueError(f"{type(self).__name__}.memory_plan: tokens must be >= 0, got "
+                             f"{tokens}")
         fn = self.function(recipe, dtype)
         shapes = [[int(tokens), self._in_features] if i == 0 else
                   (None if a.is_qtensor else [int(d) for d in a.shape])
@@ -628,6 +636,29 @@ class _WgradRoute(torch.autograd.Function):
         return None, None, None
 
 
+def check_sizes(cls_name, **sizes):
+    """Each of `sizes` is an integer (an int or anything with __index__, such as a NumPy
+    integer; not a bool, a float or a string: TE's sizes are ints)."""
+    import operator
+    for name, v in sizes.items():
+        try:
+            if isinstance(v, bool):
+                raise TypeError
+            operator.index(v)
+        except TypeError:
+            raise TypeError(f"{cls_name}: {name} must be an int, got {type(v).__name__} "
+                            f"{v!r}") from None
+
+
+def check_eps(cls_name, eps):
+    """`eps`, the norm's epsilon, is a finite number >= 0."""
+    import math
+    if isinstance(eps, bool) or not isinstance(eps, (int, float)):
+        raise TypeError(f"{cls_name}: eps must be a number, got {type(eps).__name__} {eps!r}")
+    if not math.isfinite(eps) or eps < 0:
+        raise ValueError(f"{cls_name}: eps must be finite and >= 0, got {eps!r}")
+
+
 def _tensor(shape, dt):
     return "tensor<" + "x".join(str(s) for s in shape) + "x" + dt + ">"
 
@@ -671,6 +702,8 @@ class LayerNormLinear(_TEModule):
                  **unsupported):
         super().__init__()
         _refuse(type(self).__name__, unsupported)
+        check_sizes(type(self).__name__, in_features=in_features, out_features=out_features)
+        check_eps(type(self).__name__, eps)
         self._setup(recipe, library, target, cache_dir, params_dtype, device, strict)
         self._wgrad_options(return_bias, fuse_wgrad_accumulation, delay_wgrad_compute)
         self.in_features, self.out_features = in_features, out_features
@@ -731,6 +764,8 @@ class LayerNormMLP(_TEModule):
                  activation_params=None, **unsupported):
         super().__init__()
         _refuse(type(self).__name__, unsupported)
+        check_sizes(type(self).__name__, hidden_size=hidden_size, ffn_hidden_size=ffn_hidden_size)
+        check_eps(type(self).__name__, eps)
         if activation not in ACTIVATIONS:
             raise TeMlirError(f"LayerNormMLP: activation {activation!r} is not supported; one "
                               "of " + ", ".join(ACTIVATIONS))
@@ -830,6 +865,7 @@ class Linear(_TEModule):
                  delay_wgrad_compute=False, save_original_input=False, **unsupported):
         super().__init__()
         _refuse(type(self).__name__, unsupported)
+        check_sizes(type(self).__name__, in_features=in_features, out_features=out_features)
         # TE: save the unquantized input and quantize it again in the backward (memory
         # shared with a caller that keeps it anyway); the results are the same bits. Here
         # the library saves what its backward reads: accepted, with no effect.

@@ -3,7 +3,8 @@ op each (no GEMM, nothing quantized), on the same module machinery as nn.py's.""
 import torch
 
 from .._abi import TeMlirError
-from .nn import _IR_DTYPES, _TEModule, _attrs, _f, _func_text, _norm_name, _refuse, _tensor
+from .nn import (_IR_DTYPES, _TEModule, _attrs, _f, _func_text, _norm_name, _refuse, _tensor,
+                 check_eps, check_sizes)
 
 __all__ = ["LayerNorm", "RMSNorm"]
 
@@ -36,13 +37,15 @@ class _Normalization(_TEModule):
             raise TeMlirError(f"{name}: both normalized_shape and hidden_size (its "
                               "deprecated name) are given")
         shape = normalized_shape if normalized_shape is not None else hidden_size
-        if not isinstance(shape, int):
+        if isinstance(shape, (list, tuple, torch.Size)):
             shape = tuple(shape)
             if len(shape) != 1:
                 raise TeMlirError(f"{name}: normalized_shape {shape} is not supported: "
                                   "te-mlir normalizes over the last dimension only (one "
                                   "dimension)")
             shape = shape[0]
+        check_sizes(name, normalized_shape=shape)
+        check_eps(name, eps)
         if int(shape) <= 0:
             raise ValueError(f"{name}: normalized_shape must be positive, got {shape}")
         if dtype is not None and params_dtype is not None:
