@@ -111,6 +111,19 @@ const char *dtypeName(int32_t dt) {
     return "float16";
   if (dt == d.u8)
     return "uint8";
+  // The others only name what was given (all in the stable ABI before 2.11).
+  static const std::pair<int32_t, const char *> others[] = {
+      {aoti_torch_dtype_float64(), "float64"},
+      {aoti_torch_dtype_int64(), "int64"},
+      {aoti_torch_dtype_int32(), "int32"},
+      {aoti_torch_dtype_int16(), "int16"},
+      {aoti_torch_dtype_int8(), "int8"},
+      {aoti_torch_dtype_bool(), "bool"},
+      {aoti_torch_dtype_float8_e4m3fn(), "float8_e4m3fn"},
+      {aoti_torch_dtype_float8_e5m2(), "float8_e5m2"}};
+  for (const auto &[code, name] : others)
+    if (dt == code)
+      return name;
   return "another dtype";
 }
 

@@ -35,3 +35,8 @@ func.func @mlp(%x: tensor<8x64xbf16>, %g: tensor<64xbf16>, %w1: tensor<128x64xbf
   %y = te.layernorm_mlp %x norm rms_norm(%g) fc1(%w1) act gelu fc2(%w2) : (tensor<8x64xbf16>, tensor<64xbf16>, tensor<128x64xbf16>, tensor<64x128xbf16>) -> tensor<8x64xbf16>
   return %y : tensor<8x64xbf16>
 }
+
+// A module without a public function with a body compiles to nothing: refused.
+// RUN: printf 'module {\n  func.func private @f() {\n    return\n  }\n}\n' > %t.empty.mlir
+// RUN: not te-compile %t.empty.mlir -o %t.empty.so 2>&1 | FileCheck %s --check-prefix=EMPTY
+// EMPTY: te-compile: error: {{.*}}empty.mlir has no public function with a body: nothing to compile

@@ -894,3 +894,8 @@ def test_bad_arguments_are_named():
     for arg in ("-o", "--emit=mlir", "--recipe=fp8-delayed", "--target=cpu"):
         with pytest.raises(te_mlir.TeMlirError, match="is set by te_mlir.compile itself"):
             te_mlir.compile(src, extra_args=[arg])
+    m = MODULES["lin"](params_dtype=torch.float32)
+    m.weight = torch.nn.Parameter(torch.zeros(48, 32, dtype=torch.float64, device=m.bias.device))
+    with pytest.raises((RuntimeError, te_mlir.TeMlirError),
+                       match=r"must be float32, got (torch\.)?float64"):
+        m(_on(m, torch.randn(4, 32)))

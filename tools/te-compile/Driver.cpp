@@ -12,6 +12,7 @@
 #include "te/InitAll.h"
 #include "te/Support/InputGuards.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
@@ -138,6 +139,14 @@ int te::compile::runTECompile(int argc, char **argv) {
     return rc;
   if (int rc = checkFlagCombinations(options))
     return rc;
+  // One entry per public function: a module without one would make a library
+  // with nothing to call.
+  if (llvm::none_of(module->getOps<func::FuncOp>(), [](func::FuncOp f) {
+        return f.isPublic() && !f.isExternal();
+      }))
+    return fail(options.inputFile +
+                " has no public function with a body: nothing to compile "
+                "(te-compile makes an entry of each public func.func)");
   // --mlir-timing: the passes, then the LLVM phases, in one report.
   DefaultTimingManager timingManager;
   applyDefaultTimingManagerCLOptions(timingManager);
