@@ -129,38 +129,45 @@ void gemmTN(const float *x, const float *w, const float *bias, int64_t m,
 }
 
 
+namespace {
+
+/// out[r * k + p] = sum over t < count of coef(r, t) * a[t * k + p], for r in
+/// [r0, r1) and p < k: per block of kCols columns, a's columns packed once
+/// (count x kCols, contiguous), then each row's kCols dot products over t
+/// (dotBlock). The dgrad and wgrad GEMMs are both this shape.
+template <typename Coef>
+void combineRows(const float *a, int64_t count, int64_t k, int64_t r0,
+                 int64_t r1, Coef coef, float *out) {
+  thread_local std::vector<float> block;
+  for (int64_t pb = 0; pb < k; pb += kCols) {
+    packColumns(a, count, k, pb, block);
+    for (int64_t r = r0; r < r1; ++r)
+      dotBlock(
+          count, [&](int64_t t) { return coef(r, t); }, block.data(),
+          std::min(kCols, k - pb), out + r * k + pb);
+  }
+}
+
+} // namespace
+
 void gemmNN(const float *dy, const float *w, int64_t m, int64_t n, int64_t k,
             float *dx) {
-  // dx[i, p] = sum_j dy[i, j] * W[j, p]: per block of kCols columns of dx,
-  // W's columns packed once (a contiguous n x kCols block), then each row's
-  // kCols dot products over j (dotBlock).
+  // dx[i, :] = sum_j dy[i, j] * W[j, :]
   parallelFor(m, n * k, [&](int64_t r0, int64_t r1) {
-    thread_local std::vector<float> block;
-    for (int64_t pb = 0; pb < k; pb += kCols) {
-      packColumns(w, n, k, pb, block);
-      for (int64_t i = r0; i < r1; ++i)
-        dotBlock(
-            n, [&](int64_t j) { return dy[i * n + j]; }, block.data(),
-            std::min(kCols, k - pb), dx + i * k + pb);
-    }
+    combineRows(
+        w, n, k, r0, r1, [&](int64_t i, int64_t j) { return dy[i * n + j]; },
+        dx);
   });
 }
 
 void gemmNT(const float *dy, const float *x, int64_t m, int64_t n, int64_t k,
             float *dw, float *dbias) {
-  // dW[j, p] = sum_i dy[i, j] * x[i, p]: per block of kCols columns, x's
-  // columns packed once (m x kCols), then each dW row's kCols dot products
-  // over the rows i (dotBlock); dbias[j] = sum_i dy[i, j] in partials of
-  // kSumChunk rows.
+  // dW[j, :] = sum_i dy[i, j] * x[i, :]; dbias[j] = sum_i dy[i, j] in
+  // partials of kSumChunk rows.
   parallelFor(n, m * k, [&](int64_t j0, int64_t j1) {
-    thread_local std::vector<float> block;
-    for (int64_t pb = 0; pb < k; pb += kCols) {
-      packColumns(x, m, k, pb, block);
-      for (int64_t j = j0; j < j1; ++j)
-        dotBlock(
-            m, [&](int64_t i) { return dy[i * n + j]; }, block.data(),
-            std::min(kCols, k - pb), dw + j * k + pb);
-    }
+    combineRows(
+        x, m, k, j0, j1, [&](int64_t j, int64_t i) { return dy[i * n + j]; },
+        dw);
     for (int64_t j = j0; dbias && j < j1; ++j) {
       double db = 0.0;
       for (int64_t i0 = 0; i0 < m; i0 += kSumChunk) {
