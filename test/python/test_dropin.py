@@ -899,3 +899,17 @@ def test_bad_arguments_are_named():
     with pytest.raises((RuntimeError, te_mlir.TeMlirError),
                        match=r"must be float32, got (torch\.)?float64"):
         m(_on(m, torch.randn(4, 32)))
+
+
+def test_removed_parameter_is_named():
+    """A parameter the library takes set to None or deleted: a TeMlirError naming it
+    (it was an AttributeError on NoneType or a KeyError)."""
+    m = MODULES["lin"]()
+    x = _on(m, torch.randn(4, 32))
+    m.bias = None
+    with pytest.raises(te_mlir.TeMlirError, match="parameter 'bias' is None"):
+        m(x)
+    m = MODULES["lnl"]()
+    del m.weight
+    with pytest.raises(te_mlir.TeMlirError, match="parameter 'weight' is missing"):
+        m(x)

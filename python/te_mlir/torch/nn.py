@@ -327,12 +327,16 @@ class _TEModule(PrimaryWeights, BackwardOverride, nn.Module):
             out = self._run_general(fn, inp, args, bnames, is_first_microbatch,
                                     self._finisher(len(fnames), fnames, rebind=False))
         else:
-            if torch.is_grad_enabled():  # parameters with requires_grad=False: te.frozen
-                ps = self._parameters
-                frozen = tuple(n for n in self._param_names if not ps[n].requires_grad)
-                if frozen:
-                    key = (recipe, dtype, frozen)
-            out = self._runner_for(key)(self, inp, is_first_microbatch)
+            try:
+                if torch.is_grad_enabled():  # parameters with requires_grad=False: te.frozen
+                    ps = self._parameters
+                    frozen = tuple(n for n in self._param_names if not ps[n].requires_grad)
+                    if frozen:
+                        key = (recipe, dtype, frozen)
+                out = self._runner_for(key)(self, inp, is_first_microbatch)
+            except (KeyError, AttributeError, TypeError):
+                self._check_parameters()  # a removed or None parameter: say which
+                raise
         if self.return_bias:  # TE's order: (out, bias, ln_out)
             bias = self._returned_bias()
             bias = bias.to(dtype) if bias is not None else torch.empty(0, dtype=dtype,
@@ -342,6 +346,18 @@ class _TEModule(PrimaryWeights, BackwardOverride, nn.Module):
 
     def _returned_bias(self):
         return getattr(self, "bias", None)
+
+    def _check_parameters(self):
+        """Raises a TeMlirError naming a parameter the library takes that is no longer a
+        tensor (set to None, deleted, or replaced by a non-parameter attribute)."""
+        for n in self._param_names:
+            p = self._parameters.get(n)
+            if not isinstance(p, torch.Tensor):
+                raise TeMlirError(
+                    f"{type(self).__name__}: parameter {n!r} is "
+                    f"{'missing' if n not in self._parameters else repr(p)}, but the "
+                    "module's library takes it (build the module without it instead, e.g. "
+                    "bias=False)")
 
     def _args(self, inp, dtype, fnames):
         """The library's arguments, read from the module (the paths that are not the
