@@ -66,9 +66,8 @@ LogicalResult checkResultNumbers(llvm::SourceMgr &sourceMgr, StringRef text) {
       sourceMgr.PrintMessage(
           llvm::SMLoc::getFromPointer(text.data() + i),
           llvm::SourceMgr::DK_Error,
-          "result number " + text.slice(j + 1, k) + " of " +
-              text.slice(i, j) + " is out of range (at most " +
-              Twine(kMaxResultNumber) + ")");
+          "result number " + text.slice(j + 1, k) + " of " + text.slice(i, j) +
+              " is out of range (at most " + Twine(kMaxResultNumber) + ")");
       return failure();
     }
     i = k - 1;

@@ -79,26 +79,28 @@ TEST(Gemm, TNIsTheChunkedDotProductBitForBit) {
   // kDotChunk products in p order, each added into an fp64 total, then +
   // bias and one rounding: equal, bit for bit, to that plain loop. n of 70
   // leaves a partial block, k of 131 a partial chunk; with and without bias.
-  const int64_t m = 5, n = 70, k = 331;
-  auto x = random(m * k, 7), w = random(n * k, 8), b = random(n, 9);
-  const std::vector<const float *> biases = {nullptr, b.data()};
-  for (const float *bias : biases) {
-    std::vector<float> y(m * n);
-    gemmTN(x.data(), w.data(), bias, m, n, k, y.data());
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j) {
-        double total = 0.0;
-        for (int64_t p0 = 0; p0 < k; p0 += kDotChunk) {
-          volatile float acc = 0.0f; // no reassociation, no contraction
-          for (int64_t p = p0; p < std::min(k, p0 + kDotChunk); ++p) {
-            volatile float prod = x[i * k + p] * w[j * k + p];
-            acc = acc + prod;
+  for (const int64_t k : {40, 331}) { // one partial, several
+    const int64_t m = 5, n = 70;
+    auto x = random(m * k, 7), w = random(n * k, 8), b = random(n, 9);
+    const std::vector<const float *> biases = {nullptr, b.data()};
+    for (const float *bias : biases) {
+      std::vector<float> y(m * n);
+      gemmTN(x.data(), w.data(), bias, m, n, k, y.data());
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          double total = 0.0;
+          for (int64_t p0 = 0; p0 < k; p0 += kDotChunk) {
+            volatile float acc = 0.0f; // no reassociation, no contraction
+            for (int64_t p = p0; p < std::min(k, p0 + kDotChunk); ++p) {
+              volatile float prod = x[i * k + p] * w[j * k + p];
+              acc = acc + prod;
+            }
+            total += acc;
           }
-          total += acc;
+          float want = static_cast<float>(bias ? total + bias[j] : total);
+          ASSERT_EQ(y[i * n + j], want) << k << ": " << i << ", " << j;
         }
-        float want = static_cast<float>(bias ? total + bias[j] : total);
-        ASSERT_EQ(y[i * n + j], want) << i << ", " << j;
-      }
+    }
   }
 }
 
@@ -124,8 +126,8 @@ TEST(Gemm, LongSumsStayAccurate) {
     return v;
   };
   // One sum per output: out[o] = sum_t a(o, t) * b(o, t) for t < big.
-  auto check = [&](const char *what, const std::vector<float> &got,
-                   auto a, auto b) {
+  auto check = [&](const char *what, const std::vector<float> &got, auto a,
+                   auto b) {
     std::vector<double> ref(got.size());
     std::vector<float> seq(got.size());
     for (size_t o = 0; o < got.size(); ++o) {
@@ -149,27 +151,30 @@ TEST(Gemm, LongSumsStayAccurate) {
     auto x = shifted(small * big, 11), w = shifted(small * big, 12);
     std::vector<float> y(small * small);
     gemmTN(x.data(), w.data(), nullptr, small, small, big, y.data());
-    check("TN", y,
-          [&](size_t o, int64_t t) { return x[(o / small) * big + t]; },
-          [&](size_t o, int64_t t) { return w[(o % small) * big + t]; });
+    check(
+        "TN", y, [&](size_t o, int64_t t) { return x[(o / small) * big + t]; },
+        [&](size_t o, int64_t t) { return w[(o % small) * big + t]; });
   }
   { // dgrad: n = big (dy [small, big], W [big, small])
     auto dy = shifted(small * big, 13), w = shifted(big * small, 14);
     std::vector<float> dx(small * small);
     gemmNN(dy.data(), w.data(), small, big, small, dx.data());
-    check("NN", dx,
-          [&](size_t o, int64_t t) { return dy[(o / small) * big + t]; },
-          [&](size_t o, int64_t t) { return w[t * small + o % small]; });
+    check(
+        "NN", dx,
+        [&](size_t o, int64_t t) { return dy[(o / small) * big + t]; },
+        [&](size_t o, int64_t t) { return w[t * small + o % small]; });
   }
   { // wgrad and dbias: m = big (dy [big, small], x [big, small])
     auto dy = shifted(big * small, 15), x = shifted(big * small, 16);
     std::vector<float> dw(small * small), db(small);
     gemmNT(dy.data(), x.data(), big, small, small, dw.data(), db.data());
-    check("NT", dw,
-          [&](size_t o, int64_t t) { return dy[t * small + o / small]; },
-          [&](size_t o, int64_t t) { return x[t * small + o % small]; });
-    check("NT dbias", db,
-          [&](size_t o, int64_t t) { return dy[t * small + o]; }, one);
+    check(
+        "NT", dw,
+        [&](size_t o, int64_t t) { return dy[t * small + o / small]; },
+        [&](size_t o, int64_t t) { return x[t * small + o % small]; });
+    check(
+        "NT dbias", db, [&](size_t o, int64_t t) { return dy[t * small + o]; },
+        one);
   }
 }
 

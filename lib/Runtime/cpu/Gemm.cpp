@@ -32,14 +32,15 @@ namespace {
 
 constexpr int64_t kCols = 32;
 
-/// out[c] = sum over t < count of coef(t) * rows[t * kCols + c], for c <
-/// cols: fp32 partials of kDotChunk terms in t order, each added into an
-/// fp64 total, rounded once (a sum of one partial is that partial). `rows`
-/// is a packed block, kCols values per t; the kCols sums stay in registers
-/// (the compiler vectorizes over c).
+/// out[c] = sum over t < count of coef(t) * rows[t * kCols + c] (+ bias[c]
+/// when bias is not null), for c < cols: fp32 partials of kDotChunk terms in
+/// t order, each added into an fp64 total, then + bias and one rounding (a
+/// sum of one partial without bias is that partial). `rows` is a packed
+/// block, kCols values per t; the kCols sums stay in registers (the compiler
+/// vectorizes over c).
 template <typename Coef>
 void dotBlock(int64_t count, Coef coef, const float *rows, int64_t cols,
-              float *out) {
+              float *out, const float *bias = nullptr) {
   float acc[kCols];
   auto chunk = [&](int64_t t0, int64_t t1) {
     for (int64_t c = 0; c < kCols; ++c)
@@ -51,10 +52,10 @@ void dotBlock(int64_t count, Coef coef, const float *rows, int64_t cols,
         acc[c] += g * r[c];
     }
   };
-  if (count <= kDotChunk) {
+  if (count <= kDotChunk) { // its fp64 total is the partial itself
     chunk(0, count);
     for (int64_t c = 0; c < cols; ++c)
-      out[c] = acc[c];
+      out[c] = bias ? static_cast<float>(double(acc[c]) + bias[c]) : acc[c];
     return;
   }
   double total[kCols] = {};
@@ -64,7 +65,7 @@ void dotBlock(int64_t count, Coef coef, const float *rows, int64_t cols,
       total[c] += acc[c];
   }
   for (int64_t c = 0; c < cols; ++c)
-    out[c] = static_cast<float>(total[c]);
+    out[c] = static_cast<float>(bias ? total[c] + bias[c] : total[c]);
 }
 
 /// Packs columns [c0, c0 + kCols) of the rows x cols matrix `a` into
@@ -87,47 +88,34 @@ void packColumns(const float *a, int64_t rows, int64_t cols, int64_t c0,
 
 void gemmTN(const float *x, const float *w, const float *bias, int64_t m,
             int64_t n, int64_t k, float *y) {
-  // Each output is the dot product of its row of x and row of W: fp32
-  // partials of kDotChunk products in p order, each added into an fp64
-  // total, then + bias and one rounding to fp32. Computed for kCols outputs
-  // of a row at a time from a transposed block of W (wt[p][jj] = W[jb +
-  // jj][p]): the same products and additions in the same order, bit for
-  // bit, but contiguous over jj, so the compiler vectorizes them (a dot
-  // product's sum it may not reorder).
+  // Each output is the dot product of its row of x and row of W (dotBlock:
+  // chunked, fp64 totals, then + bias and one rounding), kCols outputs of a
+  // row at a time from a transposed block of W (wt[p][jj] = W[jb + jj][p],
+  // zeros past the last row of W).
   parallelFor(m, n * k, [&](int64_t r0, int64_t r1) {
     thread_local std::vector<float> wt;
     wt.resize(static_cast<size_t>(k * kCols));
     for (int64_t jb = 0; jb < n; jb += kCols) {
       const int64_t nb = std::min(kCols, n - jb);
-      for (int64_t jj = 0; jj < nb; ++jj) {
-        const float *wr = w + (jb + jj) * k;
-        for (int64_t p = 0; p < k; ++p)
-          wt[p * kCols + jj] = wr[p];
+      for (int64_t jj = 0; jj < kCols; ++jj) {
+        if (jj < nb) {
+          const float *wr = w + (jb + jj) * k;
+          for (int64_t p = 0; p < k; ++p)
+            wt[p * kCols + jj] = wr[p];
+        } else {
+          for (int64_t p = 0; p < k; ++p)
+            wt[p * kCols + jj] = 0.0f;
+        }
       }
       for (int64_t i = r0; i < r1; ++i) {
         const float *xr = x + i * k;
-        double total[kCols] = {};
-        for (int64_t p0 = 0; p0 < k; p0 += kDotChunk) {
-          const int64_t p1 = std::min(k, p0 + kDotChunk);
-          float acc[kCols] = {};
-          for (int64_t p = p0; p < p1; ++p) {
-            const float g = xr[p];
-            const float *row = wt.data() + p * kCols;
-            for (int64_t jj = 0; jj < kCols; ++jj)
-              acc[jj] += g * row[jj];
-          }
-          for (int64_t jj = 0; jj < kCols; ++jj)
-            total[jj] += acc[jj];
-        }
-        float *out = y + i * n + jb;
-        for (int64_t jj = 0; jj < nb; ++jj)
-          out[jj] = static_cast<float>(bias ? total[jj] + bias[jb + jj]
-                                            : total[jj]);
+        dotBlock(
+            k, [&](int64_t p) { return xr[p]; }, wt.data(), nb, y + i * n + jb,
+            bias ? bias + jb : nullptr);
       }
     }
   });
 }
-
 
 namespace {
 
