@@ -150,23 +150,15 @@ void gemmNN(const float *dy, const float *w, int64_t m, int64_t n, int64_t k,
 
 void gemmNT(const float *dy, const float *x, int64_t m, int64_t n, int64_t k,
             float *dw, float *dbias) {
-  // dW[j, :] = sum_i dy[i, j] * x[i, :]; dbias[j] = sum_i dy[i, j] in
-  // partials of kSumChunk rows.
+  // dW[j, :] = sum_i dy[i, j] * x[i, :]; dbias = dy's column sums.
   parallelFor(n, m * k, [&](int64_t j0, int64_t j1) {
     combineRows(
         x, m, k, j0, j1, [&](int64_t j, int64_t i) { return dy[i * n + j]; },
         dw);
-    for (int64_t j = j0; dbias && j < j1; ++j) {
-      double db = 0.0;
-      for (int64_t i0 = 0; i0 < m; i0 += kSumChunk) {
-        float part = 0.0f;
-        for (int64_t i = i0; i < std::min(m, i0 + kSumChunk); ++i)
-          part += dy[i * n + j];
-        db += part;
-      }
-      dbias[j] = static_cast<float>(db);
-    }
   });
+  if (dbias)
+    columnSums(
+        m, n, [&](int64_t i, int64_t j) { return dy[i * n + j]; }, dbias);
 }
 
 } // namespace te::cpu

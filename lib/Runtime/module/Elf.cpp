@@ -56,9 +56,7 @@ bool checkImage(std::string_view bytes, std::string &error) {
                        bytes.substr(size - kMagic) == TE_LIBRARY_TRAILER_MAGIC;
   if (trailer) {
     const size_t body = size - TE_LIBRARY_TRAILER_BYTES;
-    uint64_t recorded = 0;
-    for (int i = 7; i >= 0; --i)
-      recorded = recorded << 8 | static_cast<unsigned char>(bytes[body + i]);
+    uint64_t recorded = load<uint64_t>(bytes, body); // (little-endian)
     uint64_t digest = te_module_info_digest_of(bytes.data(), body);
     if (digest != recorded) {
       char text[80];

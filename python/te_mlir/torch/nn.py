@@ -3,6 +3,8 @@ Linear (LayerNorm and RMSNorm: norm.py, on the same base). Each module writes it
 dynamic), compiles it with te_mlir.compile (cached on disk) for the recipe in use, and
 calls the generated custom ops. Parameters carry TE's names."""
 import contextlib
+import math
+import operator
 import threading
 
 import torch
@@ -655,7 +657,6 @@ class _WgradRoute(torch.autograd.Function):
 def check_sizes(cls_name, **sizes):
     """Each of `sizes` is an integer (an int or anything with __index__, such as a NumPy
     integer; not a bool, a float or a string: TE's sizes are ints)."""
-    import operator
     for name, v in sizes.items():
         try:
             if isinstance(v, bool):
@@ -668,7 +669,6 @@ def check_sizes(cls_name, **sizes):
 
 def check_eps(cls_name, eps):
     """`eps`, the norm's epsilon, is a finite number >= 0."""
-    import math
     if isinstance(eps, bool) or not isinstance(eps, (int, float)):
         raise TypeError(f"{cls_name}: eps must be a number, got {type(eps).__name__} {eps!r}")
     if not math.isfinite(eps) or eps < 0:
