@@ -580,9 +580,15 @@ void MemoryPlan::assignLoans(func::FuncOp func,
     SmallVector<std::pair<unsigned, unsigned>> held;
   };
   SmallVector<Lender> lenders;
+  // A te.main_grad_of result may be its main_grad argument's buffer (the
+  // wgrad GEMM accumulates in place): it holds the caller's values from
+  // the start, and lends nothing.
+  auto lends = [&](unsigned r) {
+    return !func.getResultAttr(r, "te.main_grad_of");
+  };
   for (auto [r, v] : llvm::enumerate(body.getTerminator()->getOperands()))
     if (auto it = inPlaceResult.find(v); it != inPlaceResult.end() &&
-                                         it->second == r &&
+                                         it->second == r && lends(r) &&
                                          shapeOfType(v.getType()))
       lenders.push_back({v, static_cast<unsigned>(r), firstWrite.lookup(v),
                          representativeBytes(v, shapes),
@@ -590,7 +596,7 @@ void MemoryPlan::assignLoans(func::FuncOp func,
   // A split result is written at its value's definition; until then it is
   // free like the others (its type is the result's: the columnwise parts).
   for (auto [r, v] : llvm::enumerate(body.getTerminator()->getOperands()))
-    if (Value src = splitValueOf(r, v))
+    if (Value src = splitValueOf(r, v); src && lends(r))
       lenders.push_back({v, static_cast<unsigned>(r),
                          index[src.getDefiningOp()],
                          representativeBytes(v, shapes),

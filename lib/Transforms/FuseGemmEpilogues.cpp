@@ -13,6 +13,8 @@
 #include "Fusion.h"
 #include "te/Transforms/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"
 
 namespace mlir::te {
@@ -191,6 +193,46 @@ std::string foldDActEpilogue(DActOp dact, const ActEpiloguePolicy &policy) {
   return "";
 }
 
+/// `main + extf(te.gemm nt %dy, %x)` (what te-generate-backward emits for
+/// a te.main_grad argument) -> `te.gemm nt %dy, %x accumulate(%main)`: the
+/// fp32 product added to main_grad in the GEMM's epilogue, never rounded to
+/// the operands' dtype. Returns why not (empty when fused).
+std::string foldMainGradAccumulate(arith::AddFOp add) {
+  auto f32 = Float32Type::get(add.getContext());
+  auto resultType = dyn_cast<RankedTensorType>(add.getType());
+  if (!resultType || resultType.getElementType() != f32)
+    return "not an fp32 tensor add";
+  // The gradient operand: an extf of the GEMM's result, or (fp32
+  // operands) the result itself.
+  for (unsigned i = 0; i < 2; ++i) {
+    Value main = add->getOperand(1 - i), grad = add->getOperand(i);
+    auto ext = grad.getDefiningOp<arith::ExtFOp>();
+    Value product = ext ? ext.getIn() : grad;
+    auto gemm = product.getDefiningOp<GemmOp>();
+    if (!gemm || gemm.getLayout() != GemmLayout::NT)
+      continue;
+    if (gemm.getAccumulate() || gemm.getBiasGrad())
+      return "the wgrad GEMM already has an epilogue";
+    if (!product.hasOneUse() || (ext && !ext.getResult().hasOneUse()))
+      return "the wgrad GEMM's result is also read elsewhere (it must be "
+             "stored in its dtype)";
+    if (gemm->getBlock() != add->getBlock())
+      return "the wgrad GEMM is in another block";
+    // At the add: main_grad and the GEMM's operands are available there.
+    OpBuilder b(add);
+    auto fused = GemmOp::create(b, gemm.getLoc(), resultType, Type(),
+                                gemm.getLhs(), gemm.getRhs(), Value(), main,
+                                GemmLayout::NT, gemm.getFastAccumulate());
+    add.getResult().replaceAllUsesWith(fused.getResult());
+    add.erase();
+    if (ext)
+      ext.erase();
+    gemm.erase();
+    return "";
+  }
+  return "no wgrad GEMM produces the gradient";
+}
+
 struct TEFuseGemmEpiloguesPass
     : public te::impl::TEFuseGemmEpiloguesPassBase<TEFuseGemmEpiloguesPass> {
   using Base::Base;
@@ -248,6 +290,30 @@ struct TEFuseGemmEpiloguesPass
                      << " not fused into a GEMM epilogue: " << why;
       }
     }
+    // main_grad accumulation (before the bias gradients: a GEMM that
+    // accumulates into main_grad has no BGRADB epilogue). The candidates:
+    // the fp32 adds of a function's te.main_grad_of results.
+    SmallVector<arith::AddFOp> mainGradAdds;
+    getOperation()->walk([&](func::FuncOp f) {
+      if (f.isExternal())
+        return;
+      auto ret = cast<func::ReturnOp>(f.getBody().front().getTerminator());
+      for (unsigned r = 0; r < f.getNumResults(); ++r)
+        if (f.getResultAttr(r, "te.main_grad_of"))
+          if (auto add = ret.getOperand(r).getDefiningOp<arith::AddFOp>())
+            mainGradAdds.push_back(add);
+    });
+    for (arith::AddFOp add : mainGradAdds) {
+      remark.candidate();
+      Operation *op = add;
+      std::string why = foldMainGradAccumulate(add);
+      if (why.empty())
+        remark.changed();
+      else
+        remark(op) << "te-fuse-gemm-epilogues: main_grad accumulation not "
+                      "fused into the wgrad GEMM: "
+                   << why;
+    }
     SmallVector<BiasGradOp> candidates;
     getOperation()->walk([&](BiasGradOp op) { candidates.push_back(op); });
     for (BiasGradOp bgrad : candidates) {
@@ -257,7 +323,8 @@ struct TEFuseGemmEpiloguesPass
       for (Operation *user : dy.getUsers())
         if (auto g = dyn_cast<GemmOp>(user);
             g && g.getLayout() == GemmLayout::NT && g.getLhs() == dy &&
-            !g.getBiasGrad() && g->getBlock() == bgrad->getBlock()) {
+            !g.getBiasGrad() && !g.getAccumulate() &&
+            g->getBlock() == bgrad->getBlock()) {
           wgrad = g;
           break;
         }
@@ -271,6 +338,15 @@ struct TEFuseGemmEpiloguesPass
                                 "gradient (an FP8 GEMM has no bias-gradient "
                                 "epilogue; te-fuse-dbias-quantize fuses it "
                                 "with a per-tensor FP8 cast)"
+                          : llvm::any_of(dy.getUsers(),
+                                         [](Operation *user) {
+                                           auto g = dyn_cast<GemmOp>(user);
+                                           return g && g.getAccumulate();
+                                         })
+                              ? "te-fuse-gemm-epilogues: bias gradient "
+                                "not fused: the wgrad GEMM accumulates "
+                                "into main_grad (no BGRADB epilogue "
+                                "with it)"
                               : "te-fuse-gemm-epilogues: bias gradient not "
                                 "fused: no wgrad GEMM reads the same "
                                 "gradient");
@@ -294,9 +370,9 @@ struct TEFuseGemmEpiloguesPass
         continue;
       }
       OpBuilder b(point);
-      auto fused = GemmOp::create(b, wgrad.getLoc(), wgrad.getResult().getType(),
-                                  bgrad.getType(), wgrad.getLhs(),
-                                  wgrad.getRhs(), Value(), GemmLayout::NT);
+      auto fused = GemmOp::create(
+          b, wgrad.getLoc(), wgrad.getResult().getType(), bgrad.getType(),
+          wgrad.getLhs(), wgrad.getRhs(), Value(), Value(), GemmLayout::NT);
       wgrad.getResult().replaceAllUsesWith(fused.getResult());
       bgrad.getResult().replaceAllUsesWith(fused.getBiasGrad());
       wgrad.erase();

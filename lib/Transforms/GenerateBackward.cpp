@@ -249,6 +249,9 @@ unsigned BackwardGenerator::addToBundle(Value v, StringRef name) {
 
 /// The attribute of an argument that wants no gradient.
 constexpr StringLiteral kFrozenAttr = "te.frozen";
+/// The attribute of a weight whose gradient is accumulated into an fp32
+/// main_grad (Megatron's convention, TE's fuse_wgrad_accumulation).
+constexpr StringLiteral kMainGradAttr = "te.main_grad";
 
 void BackwardGenerator::findFrozen() {
   for (BlockArgument arg : fwd.getArguments())
@@ -493,12 +496,44 @@ LogicalResult BackwardGenerator::buildBackward() {
     stateTypes.push_back(RankedTensorType::get({slots}, f32));
   }
   llvm::append_range(argTypes, stateTypes);
+  // Then an fp32 main_grad per argument marked te.main_grad: its gradient
+  // result is main_grad + the gradient, in fp32.
+  llvm::DenseMap<unsigned, unsigned> mainGradArg; // forward arg -> bwd arg
+  Type f32 = Float32Type::get(ctx);
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    if (!func.getArgAttr(i, kMainGradAttr))
+      continue;
+    auto type = dyn_cast<RankedTensorType>(func.getArgumentTypes()[i]);
+    if (!func.getArgAttrOfType<UnitAttr>(i, kMainGradAttr))
+      return func.emitError()
+             << "te-generate-backward: " << kMainGradAttr << " of argument "
+             << i << " must be a unit attribute";
+    if (!type || !isa<FloatType>(type.getElementType()))
+      return func.emitError()
+             << "te-generate-backward: argument " << i << " is marked "
+             << kMainGradAttr << " but is not a float tensor ("
+             << func.getArgumentTypes()[i] << ")";
+    if (func.getArgAttr(i, kFrozenAttr))
+      return func.emitError()
+             << "te-generate-backward: argument " << i << " is marked both "
+             << kFrozenAttr << " (no gradient) and " << kMainGradAttr
+             << " (its gradient accumulated into main_grad)";
+    if (func.getArgAttr(i, "te.tp_shard"))
+      return func.emitError()
+             << "te-generate-backward: argument " << i << " is marked "
+             << kMainGradAttr << " and sharded (te.tp_shard): main_grad "
+             << "accumulation under tensor parallelism is not supported";
+    mainGradArg[i] = argTypes.size();
+    argTypes.push_back(RankedTensorType::get(type.getShape(), f32));
+  }
   SmallVector<unsigned> gradResults;
   for (unsigned i = 0; i < func.getNumArguments(); ++i)
     if (isFloatTensor(func.getArgumentTypes()[i]) &&
         !func.getArgAttr(i, kFrozenAttr)) {
       gradResults.push_back(i);
-      resultTypes.push_back(func.getArgumentTypes()[i]);
+      resultTypes.push_back(mainGradArg.count(i)
+                                ? argTypes[mainGradArg.lookup(i)]
+                                : func.getArgumentTypes()[i]);
     }
 
   OpBuilder b(fwd);
@@ -518,28 +553,31 @@ LogicalResult BackwardGenerator::buildBackward() {
     e.backward = entry->getArgument(i);
     argAttrs[i].set("te.saved", StringAttr::get(ctx, e.name));
     if (e.alias.kind != Alias::None)
-      argAttrs[i].set("te.alias",
-                     StringAttr::get(ctx, (e.alias.kind == Alias::Input
-                                               ? "input:"
-                                               : "output:") +
-                                              Twine(e.alias.index)));
+      argAttrs[i].set(
+          "te.alias",
+          StringAttr::get(
+              ctx, (e.alias.kind == Alias::Input ? "input:" : "output:") +
+                       Twine(e.alias.index)));
   }
   for (auto [j, entryOp] : llvm::enumerate(delayedOps)) {
     unsigned argNo = firstState + 2 * j;
     const std::string &prefix = entryOp.second;
     argAttrs[argNo].set("te.state",
-                   StringAttr::get(ctx, prefix + ".amax_history_bwd"));
+                        StringAttr::get(ctx, prefix + ".amax_history_bwd"));
     argAttrs[argNo + 1].set("te.state",
-                   StringAttr::get(ctx, prefix + ".scales_bwd"));
+                            StringAttr::get(ctx, prefix + ".scales_bwd"));
     backwardState[entryOp.first] = {entry->getArgument(argNo),
-                                     entry->getArgument(argNo + 1)};
+                                    entry->getArgument(argNo + 1)};
   }
+  for (auto [i, argNo] : mainGradArg)
+    argAttrs[argNo].set("te.main_grad_of",
+                        StringAttr::get(ctx, "input:" + Twine(i)));
   b.setInsertionPointToStart(entry);
   builder = &b;
   for (auto [j, i] : llvm::enumerate(gradArgs)) {
     unsigned argNo = bundle.size() + j;
     argAttrs[argNo].set("te.grad_of",
-                   StringAttr::get(ctx, "output:" + Twine(i)));
+                        StringAttr::get(ctx, "output:" + Twine(i)));
     // A tensor-parallel gradient has its output's layout.
     if (auto shard = func.getResultAttrOfType<StringAttr>(i, "te.tp_shard"))
       argAttrs[argNo].set("te.tp_shard", shard);
@@ -565,6 +603,17 @@ LogicalResult BackwardGenerator::buildBackward() {
     FailureOr<Value> g = getGradientOrZeros(fwd.getArgument(i));
     if (failed(g))
       return failure();
+    if (auto it = mainGradArg.find(i); it != mainGradArg.end()) {
+      // main_grad + gradient in fp32 (te-fuse-gemm-epilogues puts the add
+      // in the wgrad GEMM's epilogue, before the gradient is rounded).
+      Value main = entry->getArgument(it->second);
+      Value grad = *g;
+      if (cast<RankedTensorType>(grad.getType()).getElementType() != f32)
+        grad = arith::ExtFOp::create(b, grad.getLoc(), main.getType(), grad);
+      *g = arith::AddFOp::create(b, grad.getLoc(), main, grad).getResult();
+      resultAttrs[j].set("te.main_grad_of",
+                         StringAttr::get(ctx, "input:" + Twine(i)));
+    }
     results.push_back(*g);
     resultAttrs[j].set("te.grad_of",
                       StringAttr::get(ctx, "input:" + Twine(i)));

@@ -176,7 +176,7 @@ _SIGS = {
 NOT_BOUND = frozenset("""
     te_rt_cuda_selftest te_rt_arena_acquire te_rt_arena_release te_rt_alloc te_rt_free
     te_rt_copy_to_backend te_rt_copy_to_host
-    te_rt_gemm_fprop te_rt_gemm_dgrad te_rt_gemm_wgrad te_rt_gemm_fprop_act
+    te_rt_gemm_fprop te_rt_gemm_dgrad te_rt_gemm_wgrad te_rt_gemm_wgrad_fp32 te_rt_gemm_fprop_act
     te_rt_gemm_dgrad_dact te_rt_check_multiple te_rt_check_range te_rt_act_fwd te_rt_act_bwd
     te_rt_dbias_dact te_rt_bias_grad te_rt_add te_rt_cast te_rt_transpose te_rt_transpose_bytes
     te_rt_quantize_fp8 te_rt_dbias_quantize_fp8 te_rt_gemm_fp8 te_rt_act_quantize_fp8
@@ -194,8 +194,9 @@ NOT_BOUND = frozenset("""
 BACKEND_CPU, BACKEND_CUDA = 0, 1
 
 ROLE_SAVED, ROLE_GRAD_OF, ROLE_STATE, ROLE_CACHED_WEIGHT, ROLE_ALIAS = range(5)
-ROLE_KEYS = ("te.saved", "te.grad_of", "te.state", "te.cached_weight", "te.alias")
-FEED_INPUT, FEED_RESULT, FEED_GRAD, FEED_STATE = range(4)
+ROLE_KEYS = ("te.saved", "te.grad_of", "te.state", "te.cached_weight", "te.alias",
+             "te.main_grad_of")
+FEED_INPUT, FEED_RESULT, FEED_GRAD, FEED_STATE, FEED_MAIN_GRAD = range(5)
 
 # The version of the package, which must be the runtime's: they ship together (the
 # runtime says it in te_rt_version, "te-mlir 0.1.0 (cpu,cuda)").

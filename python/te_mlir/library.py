@@ -351,6 +351,22 @@ class Entry:
         self.results = [TensorSpec(self, L.te_module_entry_result(handle, i), i, False, r)
                         for i, r in enumerate(info.get("results", []))]
         self.donatable = [a.index for a in self.args if a.donatable]
+        # te.main_grad_of results (main_grad + a weight's gradient, fp32) written into
+        # their main_grad argument's buffer: result index -> argument index. The op
+        # takes that argument mutated (Tensor(a!)) and does not return the result;
+        # ``returned`` lists the results it returns, in order.
+        main_args = {a.role("te.main_grad_of"): a.index for a in self.args
+                     if a.role("te.main_grad_of") is not None}
+        self.in_place = {}
+        for r in self.results:
+            of = r.role("te.main_grad_of")
+            if of is not None:
+                if of not in main_args or self.args[main_args[of]].dtype != r.dtype or \
+                        self.args[main_args[of]].shape != r.shape:
+                    raise TeMlirError(f"{library.path}: entry {self.name}: result {r.label} "
+                                      f"has no main_grad argument of its type ({of})")
+                self.in_place[r.index] = main_args[of]
+        self.returned = [r.index for r in self.results if r.index not in self.in_place]
         if len(self.args) != L.te_module_entry_num_args(handle) or \
                 len(self.results) != L.te_module_entry_num_results(handle):
             raise TeMlirError(f"{library.path}: entry {self.name}: the module info and the "

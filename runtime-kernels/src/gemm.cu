@@ -224,11 +224,16 @@ const char *matmul(te_kernels_state *s, int dtype, cublasOperation_t ta,
                    const void *A, int64_t lda, const void *B, int64_t ldb,
                    void *D, int64_t ldd, float beta, cublasLtEpilogue_t epi,
                    const void *bias, bool *unsupported,
-                   const void *aux = nullptr, int64_t ldaux = 0) {
+                   const void *aux = nullptr, int64_t ldaux = 0,
+                   int outDtype = -1) {
   *unsupported = false;
   if (const char *err = ltReady(s))
     return err;
   cudaDataType_t t = cudaTypeOf(dtype);
+  // D (and C, which is D) in outDtype: fp32 for a main_grad wgrad.
+  if (outDtype < 0)
+    outDtype = dtype;
+  cudaDataType_t td = cudaTypeOf(outDtype);
   Descriptors g;
   if (const char *err = ltError(
           cublasLtMatmulDescCreate(&g.op, CUBLAS_COMPUTE_32F, CUDA_R_32F)))
@@ -258,10 +263,12 @@ const char *matmul(te_kernels_state *s, int dtype, cublasOperation_t ta,
   if (const char *err = ltError(
           cublasLtMatrixLayoutCreate(&g.b, t, bN ? K : N, bN ? N : K, ldb)))
     return err;
-  if (const char *err = ltError(cublasLtMatrixLayoutCreate(&g.d, t, M, N, ldd)))
+  if (const char *err =
+          ltError(cublasLtMatrixLayoutCreate(&g.d, td, M, N, ldd)))
     return err;
   GemmKey key;
-  key.add(0 /* high precision */).add(dtype).add(ta).add(tb).add(M).add(N);
+  key.add(0 /* high precision */).add(dtype).add(outDtype).add(ta).add(tb);
+  key.add(M).add(N);
   key.add(K).add(lda).add(ldb).add(ldd).add(epi).add(beta != 0.0f);
   key.add(alignmentOf(A)).add(alignmentOf(B)).add(alignmentOf(D));
   key.add(bias ? alignmentOf(bias) : 0);
@@ -609,6 +616,27 @@ const char *te_kernels_gemm_wgrad(te_kernels_state *s, int dtype,
                        dw, k, beta, CUBLASLT_EPILOGUE_DEFAULT, nullptr))
     return err;
   return dbias ? biasGrad(s, dtype, dy, dbias, m, n) : nullptr;
+}
+
+const char *te_kernels_gemm_wgrad_fp32(te_kernels_state *s, int dtype,
+                                       const void *dy, const void *x, float *dw,
+                                       int64_t m, int64_t n, int64_t k,
+                                       int accumulate) {
+  if (n == 0 || k == 0)
+    return nullptr;
+  if (m == 0)
+    return accumulate ? nullptr
+                      : status(cudaMemsetAsync(dw, 0, n * k * sizeof(float),
+                                               s->stream));
+  // As te_kernels_gemm_wgrad, D (= C with accumulate, beta 1) in fp32.
+  bool unsupported = false;
+  if (const char *err =
+          matmul(s, dtype, CUBLAS_OP_N, CUBLAS_OP_T, k, n, m, x, k, dy, n, dw,
+                 k, accumulate ? 1.0f : 0.0f, CUBLASLT_EPILOGUE_DEFAULT,
+                 nullptr, &unsupported, nullptr, 0, /*outDtype=*/0))
+    return err;
+  return unsupported ? "cuBLASLt has no algorithm for this GEMM (fp32 output)"
+                     : nullptr;
 }
 
 // GELU in the epilogue (te_rt_gemm_fprop_act / te_rt_gemm_dgrad_dact).

@@ -27,7 +27,9 @@ Runs a library made by te-compile.
                          or by its te.saved / te.grad_of / te.state /
                          te.cached_weight name
   --inputs DIR           argN.npy (or argN.bf16.npy) for the others
-  --grads DIR            --step: resultN.npy, the gradient of forward result N
+  --grads DIR            --step: resultN.npy, the gradient of forward result N;
+                         main_grad_argN.npy, the fp32 main_grad of forward
+                         argument N (te.main_grad; zeros when absent)
   --random SEED          seeded uniform [-1, 1) values for arguments not given
                          (quantized tensors: all-zero bytes); their dynamic
                          dims are those of the given inputs, else 8, raised

@@ -188,6 +188,28 @@ std::vector<Tensor> backwardInputs(te_module_step *step, const Entry &bwd,
                              globalShapeOf(out[size_t(k)].shape, shard, what))
               : loadNpy(path, dtypeOf(a)),
           shard, what);
+    } else if (kind == TE_MODULE_FEED_MAIN_GRAD) {
+      // Megatron's fp32 main_grad of forward argument k: --grads DIR's
+      // main_grad_argK.npy, else zeros (a fresh accumulation).
+      std::string file = "main_grad_arg" + std::to_string(k);
+      std::string path =
+          opts.gradsDir.empty() ? "" : findNpy(opts.gradsDir, file);
+      if (!path.empty()) {
+        bwdIn[i] = loadNpy(path, dtypeOf(a));
+        if (bwdIn[i].shape != in[size_t(k)].shape)
+          die("--step: '" + path + "' has shape " +
+              shapeString(bwdIn[i].shape) + " but forward argument " + str(k) +
+              " (whose main_grad it is) has shape " +
+              shapeString(in[size_t(k)].shape));
+      } else {
+        std::string what = bwd.name + ": " + bwd.argLabel(i) +
+                           " (zeros: the main_grad of forward argument " +
+                           str(k) + ")";
+        const std::vector<int64_t> &shape = in[size_t(k)].shape;
+        bwdIn[i] = Tensor{
+            "float32", shape,
+            hostBuffer(byteCount(elementCount(shape, what), 4, what), what)};
+      }
     } else {
       // The backward's recipe state starts as TE initializes it.
       bwdIn[i] = std::move(*initialState(a, shapeOf(a, nullptr)));

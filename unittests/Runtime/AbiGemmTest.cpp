@@ -214,6 +214,37 @@ TEST_F(Abi, WgradAccumulateRoundsOnce) {
   EXPECT_EQ(db[0], floatToBF16(0x1p-8f + 0x1p-20f)); // dbias is not summed in
 }
 
+TEST_F(Abi, WgradFp32KeepsTheProductsBits) {
+  // main_grad (fp32) += dy^T . x with bf16 operands: the product
+  // 2^-8 + 2^-20 is added to 1 in fp32, not rounded to bf16 first (which
+  // would lose the 2^-20), and without accumulate it is stored whole.
+  const uint16_t dy[2] = {floatToBF16(0x1p-8f), floatToBF16(0x1p-20f)};
+  const uint16_t x[2] = {floatToBF16(1.0f), floatToBF16(1.0f)};
+  float main[1] = {1.0f};
+  ASSERT_EQ(
+      te_rt_gemm_wgrad_fp32(ctx, TE_RT_DTYPE_BF16, dy, x, main, 2, 1, 1, 1), 0);
+  EXPECT_EQ(main[0], 1.0f + 0x1p-8f + 0x1p-20f);
+  ASSERT_EQ(
+      te_rt_gemm_wgrad_fp32(ctx, TE_RT_DTYPE_BF16, dy, x, main, 2, 1, 1, 0), 0);
+  EXPECT_EQ(main[0], 0x1p-8f + 0x1p-20f);
+  // No tokens: accumulate leaves main_grad as it was; overwrite zeroes it.
+  float two[2] = {3.0f, -4.0f};
+  ASSERT_EQ(
+      te_rt_gemm_wgrad_fp32(ctx, TE_RT_DTYPE_BF16, dy, x, two, 0, 2, 1, 1), 0);
+  EXPECT_EQ(two[0], 3.0f);
+  EXPECT_EQ(two[1], -4.0f);
+  ASSERT_EQ(
+      te_rt_gemm_wgrad_fp32(ctx, TE_RT_DTYPE_BF16, dy, x, two, 0, 2, 1, 0), 0);
+  EXPECT_EQ(two[0], 0.0f);
+  EXPECT_EQ(two[1], 0.0f);
+  EXPECT_FAILS_WITH(
+      te_rt_gemm_wgrad_fp32(ctx, TE_RT_DTYPE_BF16, dy, x, nullptr, 2, 1, 1, 1),
+      "te_rt_gemm_wgrad_fp32: dw is NULL");
+  EXPECT_FAILS_WITH(
+      te_rt_gemm_wgrad_fp32(ctx, TE_RT_DTYPE_BF16, dy, x, main, 2, 1, 1, 2),
+      "te_rt_gemm_wgrad_fp32: accumulate must be 0 or 1, got 2");
+}
+
 /// Runs `call(dtype, inputs, outputs)` in f32 and in `t` on the same
 /// (exactly representable) inputs and expects every 16-bit output to be the
 /// f32 output rounded once.

@@ -59,6 +59,19 @@ TEST_P(CudaAbi, Gemms) {
         if (withDbias)
           expectClose((wt + " dbias").c_str(), t, db, tol);
       }
+    // Into an fp32 main_grad (te.main_grad): D and C fp32, beta 1.
+    for (int32_t acc : {0, 1}) {
+      Pair &main = random(TE_RT_DTYPE_F32, n * k);
+      BOTH(te_rt_gemm_wgrad_fp32(cpu, t, dy.host.data(), x.host.data(),
+                                 reinterpret_cast<float *>(main.host.data()), m,
+                                 n, k, acc),
+           te_rt_gemm_wgrad_fp32(gpu, t, dy.dev, x.dev,
+                                 static_cast<float *>(main.dev), m, n, k, acc));
+      expectClose(("wgrad fp32 " + tag + (acc ? " acc" : "")).c_str(),
+                  TE_RT_DTYPE_F32, main,
+                  ulpTol(TE_RT_DTYPE_F32,
+                         1e-5 * std::sqrt(double(std::max<int64_t>(k, m)))));
+    }
   }
 }
 

@@ -57,7 +57,9 @@
 // keeps its arena slot for the calls where it is not lent. Order: proven
 // loans, then donation, then conditional loans, each over the values the
 // ones before left in the arena. Callers pass result buffers that overlap
-// no argument and no other result (te_module_run).
+// no argument and no other result (te_module_run), except that a
+// `te.main_grad_of` result may be its main_grad argument's buffer (the
+// wgrad GEMM accumulates in place): such a result lends nothing.
 //
 // Split results (forward entries): a quantized value with both usages whose
 // columnwise copy a te.drop_usage returns (the columnwise tensor a backward

@@ -43,18 +43,24 @@ enum {
   TE_MODULE_ROLE_GRAD_OF = 1,
   TE_MODULE_ROLE_STATE = 2,
   TE_MODULE_ROLE_CACHED_WEIGHT = 3,
-  TE_MODULE_ROLE_ALIAS = 4
+  TE_MODULE_ROLE_ALIAS = 4,
+  /* te.main_grad_of "input:N": a backward's fp32 main_grad argument for
+   * forward argument N, and its gradient result (main_grad + gradient),
+   * whose buffer may be that argument's (accumulated in place). */
+  TE_MODULE_ROLE_MAIN_GRAD_OF = 5
 };
 
 /* Where a training step's backward argument comes from
  * (te_module_step_feed). */
 enum {
-  TE_MODULE_FEED_INPUT = 0,  /* forward argument `index` (te.alias input:N) */
-  TE_MODULE_FEED_RESULT = 1, /* forward result `index` (te.alias output:N,
-                                or the forward's te.saved result) */
-  TE_MODULE_FEED_GRAD = 2,   /* the gradient of forward result `index` */
-  TE_MODULE_FEED_STATE = 3   /* recipe state: TE's initial value, or what the
-                                previous step returned (caller's buffer) */
+  TE_MODULE_FEED_INPUT = 0,    /* forward argument `index` (te.alias input:N) */
+  TE_MODULE_FEED_RESULT = 1,   /* forward result `index` (te.alias output:N,
+                                  or the forward's te.saved result) */
+  TE_MODULE_FEED_GRAD = 2,     /* the gradient of forward result `index` */
+  TE_MODULE_FEED_STATE = 3,    /* recipe state: TE's initial value, or what the
+                                  previous step returned (caller's buffer) */
+  TE_MODULE_FEED_MAIN_GRAD = 4 /* the fp32 main_grad of forward argument
+                                  `index` (caller's buffer) */
 };
 
 /*===------------------------------------------------------------------===*
@@ -290,7 +296,7 @@ TE_RT_API int32_t te_module_step_feed(const te_module_step *step,
 /* Fills bwd_args[i] for every backward argument fed from the forward:
  * fwd_args / fwd_results as the forward ran, grads[k] the gradient of
  * forward result k (NULL where the backward takes none). Recipe-state
- * arguments are left as the caller set them. */
+ * and main_grad arguments are left as the caller set them. */
 TE_RT_API int32_t te_module_step_bwd_args(const te_module_step *step,
                                           void *const *fwd_args,
                                           void *const *fwd_results,
@@ -300,10 +306,10 @@ TE_RT_API int32_t te_module_step_bwd_dims(const te_module_step *step,
                                           const int64_t *fwd_dims,
                                           int64_t *bwd_dims);
 /* One step: the forward on fwd_args/fwd_results at fwd_dims, then the
- * backward on bwd_args (te_module_step_bwd_args filled in; state arguments
- * from the caller) and bwd_results. New recipe state lands in the state
- * results (te_module_entry_state_result); carrying it to the next step is
- * the caller's (swap or copy the buffers). Queues work, no sync. */
+ * backward on bwd_args (te_module_step_bwd_args filled in; state and
+ * main_grad arguments from the caller) and bwd_results. New recipe state lands
+ * in the state results (te_module_entry_state_result); carrying it to the next
+ * step is the caller's (swap or copy the buffers). Queues work, no sync. */
 TE_RT_API int32_t te_module_step_run(const te_module_step *step,
                                      te_rt_context *ctx, void *const *fwd_args,
                                      void *const *fwd_results,

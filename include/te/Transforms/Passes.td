@@ -193,6 +193,18 @@ def TEGenerateBackwardPass : Pass<"te-generate-backward", "::mlir::ModuleOp"> {
     TransformerEngine does for `requires_grad=False`. A frozen bias gets no
     gradient. Without `te.frozen` nothing changes.
 
+    **main_grad.** An argument with the unit attribute `te.main_grad`
+    (`%w: tensor<32x64xbf16> {te.main_grad}`: a weight under TE's
+    `fuse_wgrad_accumulation`, Megatron's fp32 `main_grad`) gets an fp32
+    `@f_bwd` argument of its shape, `te.main_grad_of = "input:N"`, after the
+    backward recipe state; its gradient result is fp32, `main_grad +
+    gradient` (`arith.addf` of `arith.extf`), with `te.grad_of` and
+    `te.main_grad_of = "input:N"`. te-fuse-gemm-epilogues folds the add into
+    the wgrad GEMM (`te.gemm nt ... accumulate(%main)`), so the gradient is
+    never rounded to the weight's dtype, and a caller may pass the
+    main_grad's buffer as that result's: the GEMM accumulates in place.
+    Refused with `te.frozen` or `te.tp_shard`.
+
     **Backward ops.** Module ops get their backward ops
     (`te.layernorm_linear_bwd`, `te.layernorm_mlp_bwd`, `te.linear_bwd`),
     which take the gradients in and the saved tensors by name and produce

@@ -66,6 +66,15 @@ struct QuantizedGemmLowering : public RuntimeCallPattern<GemmOp> {
                           "bias-gradient epilogue (TE takes it from the "
                           "high-precision gradient)");
     Value bias = g.getBias() ? l.ptr(g.getBias()) : l.nullPtr();
+    // accumulate(%main): the result starts as main_grad (nothing moves when
+    // the caller passed main_grad's buffer as the result's), then the GEMM
+    // adds its fp32 product to it (beta 1).
+    Value accumulate = l.c32(0);
+    if (g.getAccumulate()) {
+      l.call("te_rt_copy", {l.ctxArg, l.ptr(g.getResult()),
+                            l.ptr(g.getAccumulate()), l.bytes(g.getResult())});
+      accumulate = l.c32(1);
+    }
     if (isa<NVFP4RecipeAttr>(lq.getRecipe()) &&
         (lq.getRowScaled() || rq.getRowScaled())) {
       // Row-scaled NVFP4: TE's forward GEMM of a row-scaled activation and
@@ -77,13 +86,13 @@ struct QuantizedGemmLowering : public RuntimeCallPattern<GemmOp> {
       l.call("te_rt_gemm_nvfp4_row_scaled",
              {l.ctxArg, l.dtype(g.getResult()), a.data, a.scaleInv, a.amax,
               bm.data, bm.scaleInv, bm.amax, /*swizzled=*/l.c32(1), bias,
-              l.ptr(g.getResult()), m, n, k, l.c32(0)});
+              l.ptr(g.getResult()), m, n, k, accumulate});
     } else if (isa<NVFP4RecipeAttr>(lq.getRecipe()))
       // TN like Hopper's: NVFP4's columnwise data is transposed.
       l.call("te_rt_gemm_nvfp4",
              {l.ctxArg, l.dtype(g.getResult()), a.data, a.scaleInv, a.amax,
               bm.data, bm.scaleInv, bm.amax, /*swizzled=*/l.c32(1), bias,
-              l.ptr(g.getResult()), m, n, k, l.c32(0)});
+              l.ptr(g.getResult()), m, n, k, accumulate});
     else if (isa<MXFP8RecipeAttr>(lq.getRecipe()))
       // Blackwell-class layout: the columnwise copy is not transposed; the
       // flags say which operands are columnwise copies of [k, m] / [k, n].
@@ -94,18 +103,18 @@ struct QuantizedGemmLowering : public RuntimeCallPattern<GemmOp> {
               l.c32(g.getLayout() != GemmLayout::TN),
               /*swizzled=*/l.c32(1), bias, // checkQuantized admits no other
 
-              l.ptr(g.getResult()), m, n, k, l.c32(0)});
+              l.ptr(g.getResult()), m, n, k, accumulate});
     else if (block)
       l.call("te_rt_gemm_fp8_block",
              {l.ctxArg, l.dtype(g.getResult()), a.data, a.scaleInv,
               l.c32(lq.getBlock_2d()), bm.data, bm.scaleInv,
               l.c32(rq.getBlock_2d()), bias, l.ptr(g.getResult()), m, n, k,
-              l.c32(0)});
+              accumulate});
     else
       l.call("te_rt_gemm_fp8",
              {l.ctxArg, l.dtype(g.getResult()), l.c32(fp8Code(lq.getFormat())),
               a.data, a.scaleInv, l.c32(fp8Code(rq.getFormat())), bm.data,
-              bm.scaleInv, bias, l.ptr(g.getResult()), m, n, k, l.c32(0),
+              bm.scaleInv, bias, l.ptr(g.getResult()), m, n, k, accumulate,
               l.c32(g.getFastAccumulate())});
     return success();
   }
@@ -134,6 +143,18 @@ struct GemmLowering : public RuntimeCallPattern<GemmOp> {
               l.c64(rhsType.getDimSize(0)), l.c64(rhsType.getDimSize(1))});
       return success();
     case GemmLayout::NT:
+      if (g.getAccumulate()) {
+        // main_grad + dy^T . x in fp32 (see QuantizedGemmLowering).
+        l.call("te_rt_copy",
+               {l.ctxArg, l.ptr(g.getResult()), l.ptr(g.getAccumulate()),
+                l.bytes(g.getResult())});
+        l.call("te_rt_gemm_wgrad_fp32",
+               {l.ctxArg, l.dtype(g.getLhs()), l.ptr(g.getLhs()),
+                l.ptr(g.getRhs()), l.ptr(g.getResult()), l.rows(g.getLhs()),
+                l.c64(l.lastDim(g.getLhs())), l.c64(l.lastDim(g.getRhs())),
+                l.c32(1)});
+        return success();
+      }
       l.call("te_rt_gemm_wgrad",
              {l.ctxArg, l.dtype(g.getLhs()), l.ptr(g.getLhs()),
               l.ptr(g.getRhs()), l.ptr(g.getResult()),

@@ -111,6 +111,20 @@ int32_t te_rt_gemm_wgrad(te_rt_context *ctx, int32_t dtype, const void *dy,
                               accumulate);
 }
 
+int32_t te_rt_gemm_wgrad_fp32(te_rt_context *ctx, int32_t dtype, const void *dy,
+                              const void *x, float *dw, int64_t m, int64_t n,
+                              int64_t k, int32_t accumulate) {
+  Checker c("te_rt_gemm_wgrad_fp32");
+  int64_t mn, mk, nk;
+  if (!c.context(ctx) || !c.dtype(dtype) ||
+      !gemmSizes(c, m, n, k, &mn, &mk, &nk) ||
+      !c.flag("accumulate", accumulate) || !c.notNull("dy", dy) ||
+      !c.notNull("x", x) || !c.notNull("dw", dw))
+    return 1;
+  return ctx->ops->gemm_wgrad_fp32(c, ctx, dtype, dy, x, dw, m, n, k,
+                                   accumulate);
+}
+
 int32_t te_rt_gemm_fprop_act(te_rt_context *ctx, int32_t act, int32_t dtype,
                              const void *x, const void *w, const void *bias,
                              void *y, void *aux, int64_t m, int64_t n,

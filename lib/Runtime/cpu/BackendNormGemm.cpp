@@ -179,6 +179,26 @@ int32_t gemm_wgrad(const Checker &c, te_rt_context *ctx, int32_t dtype,
   });
 }
 
+int32_t gemm_wgrad_fp32(const Checker &c, te_rt_context *ctx, int32_t dtype,
+                        const void *dy, const void *x, float *dw, int64_t m,
+                        int64_t n, int64_t k, int32_t accumulate) {
+  int64_t mn = m * n, mk = m * k, nk = n * k;
+  return guarded(c, [&] {
+    DType t = dtypeOf(dtype);
+    const float *DY = input(ctx, 0, t, dy, mn);
+    const float *X = input(ctx, 1, t, x, mk);
+    // The product (fp32, rounded once from its fp64 totals), then added to
+    // dw in fp32: the epilogue's D = product + C.
+    float *DW = accumulate ? ctx->scratch(2, nk) : dw;
+    te::cpu::gemmNT(DY, X, m, n, k, DW, nullptr);
+    if (accumulate)
+      te::cpu::parallelFor(nk, 1, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i)
+          dw[i] += DW[i];
+      });
+  });
+}
+
 int32_t gemm_fprop_act(const Checker &c, te_rt_context *ctx, int32_t act,
                        int32_t dtype, const void *x, const void *w,
                        const void *bias, void *y, void *aux, int64_t m,

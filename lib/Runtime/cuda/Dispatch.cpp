@@ -127,6 +127,14 @@ int32_t gemm_wgrad(const Checker &c, te_rt_context *ctx, int32_t dtype,
   });
 }
 
+int32_t gemm_wgrad_fp32(const Checker &c, te_rt_context *ctx, int32_t dtype,
+                        const void *dy, const void *x, float *dw, int64_t m,
+                        int64_t n, int64_t k, int32_t accumulate) {
+  return onCuda(c, ctx, [&](auto *s) {
+    return te_kernels_gemm_wgrad_fp32(s, dtype, dy, x, dw, m, n, k, accumulate);
+  });
+}
+
 int32_t gemm_fprop_act(const Checker &c, te_rt_context *ctx, int32_t act,
                        int32_t dtype, const void *x, const void *w,
                        const void *bias, void *y, void *aux, int64_t m,

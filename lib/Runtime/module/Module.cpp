@@ -90,8 +90,9 @@ bool evaluateShape(const std::vector<Dim> &shapeDims,
 namespace {
 
 /// The keys of the roles, in TE_MODULE_ROLE_* order.
-const char *const kRoleKeys[] = {"te.saved", "te.grad_of", "te.state",
-                                 "te.cached_weight", "te.alias"};
+const char *const kRoleKeys[] = {"te.saved", "te.grad_of",
+                                 "te.state", "te.cached_weight",
+                                 "te.alias", "te.main_grad_of"};
 /// The roles an argument's or result's label names (not te.alias).
 constexpr int kLabelRoles = 4;
 
@@ -178,7 +179,7 @@ te_module_tensor makeTensor(const te_module_entry *entry, const Object *o,
   t.info = o;
   t.dtype = o->getString("dtype").value_or("");
   t.label = (isArg ? "arg" : "result") + std::to_string(index);
-  for (int r = 0; r < 5; ++r) {
+  for (int r = 0; r < 6; ++r) {
     t.roles[r] = o->getString(kRoleKeys[r]);
     if (r < kLabelRoles && t.roles[r])
       t.label += std::string(" (") + kRoleKeys[r] + "=" + *t.roles[r] + ")";
@@ -599,7 +600,7 @@ const char *te_module_tensor_shape_text(const te_module_tensor *tensor) {
 
 const char *te_module_tensor_role(const te_module_tensor *tensor,
                                   int32_t role) {
-  if (!tensor || role < 0 || role > TE_MODULE_ROLE_ALIAS ||
+  if (!tensor || role < 0 || role > TE_MODULE_ROLE_MAIN_GRAD_OF ||
       !tensor->roles[role])
     return nullptr;
   return tensor->roles[role]->c_str();

@@ -69,7 +69,7 @@ struct te_module_tensor {
   const te::json::Object *info = nullptr;
   std::string dtype, label, shapeText;
   std::vector<te::module::Dim> dims;
-  std::optional<std::string> roles[5];
+  std::optional<std::string> roles[6];
   /// The module info's te.donatable: te_module_run_donated may hand over
   /// its buffer.
   bool donatable = false;

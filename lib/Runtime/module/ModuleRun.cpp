@@ -369,6 +369,12 @@ int32_t te_module_step_create(const te_module *module, const char *name,
         return fail(fwd.name + " does not return the saved tensor '" + *saved +
                     "'");
       s->feed.push_back({TE_MODULE_FEED_RESULT, it->second});
+    } else if (const auto &main = a.roles[TE_MODULE_ROLE_MAIN_GRAD_OF]) {
+      // The caller's fp32 main_grad of a forward argument.
+      if (!parseRef(*main, fwd.args.size(), kind, k) || kind != "input")
+        return fail("malformed reference '" + *main + "' in " + bwd.name +
+                    " (te.main_grad_of names a forward input)");
+      s->feed.push_back({TE_MODULE_FEED_MAIN_GRAD, k});
     } else if (const auto &of = a.roles[TE_MODULE_ROLE_GRAD_OF]) {
       if (!parseRef(*of, fwd.results.size(), kind, k))
         return fail("malformed reference '" + *of + "' in " + bwd.name);
@@ -417,8 +423,8 @@ int32_t te_module_step_bwd_args(const te_module_step *step,
                         : kind == TE_MODULE_FEED_RESULT ? fwd_results
                         : kind == TE_MODULE_FEED_GRAD   ? grads
                                                         : nullptr;
-    if (kind == TE_MODULE_FEED_STATE)
-      continue;
+    if (kind == TE_MODULE_FEED_STATE || kind == TE_MODULE_FEED_MAIN_GRAD)
+      continue; // the caller's buffers, already in bwd_args
     if (!from || !from[k])
       return fail(step->bwd->name + ": no buffer for " +
                   step->bwd->args[i].label +
@@ -442,10 +448,13 @@ int32_t te_module_step_bwd_dims(const te_module_step *step,
   const Array *dims = bwd.info->getArray("dims");
   for (size_t k = 0; k < dims->size(); ++k) {
     const Object *d = (*dims)[k].getAsObject();
-    size_t arg = size_t(*d->getInteger("arg")), dim = size_t(*d->getInteger("dim"));
+    size_t arg = size_t(*d->getInteger("arg")),
+           dim = size_t(*d->getInteger("dim"));
     auto [kind, i] = step->feed[arg];
+    // A main_grad has its forward argument's shape.
     const te_module_tensor *from =
-        kind == TE_MODULE_FEED_INPUT ? &fwd.args[size_t(i)]
+        kind == TE_MODULE_FEED_INPUT || kind == TE_MODULE_FEED_MAIN_GRAD
+            ? &fwd.args[size_t(i)]
         : kind == TE_MODULE_FEED_STATE ? &bwd.args[arg]
                                        : &fwd.results[size_t(i)];
     std::vector<int64_t> shape;

@@ -116,7 +116,8 @@ Value Decomposer::gemm(Location loc, GemmLayout layout, Value lhs, Value rhs,
   if (!element)
     element = cast<RankedTensorType>(lhs.getType()).getElementType();
   return GemmOp::create(b, loc, RankedTensorType::get(shape, element),
-                        /*bias_grad=*/Type(), lhs, rhs, bias, layout, fast)
+                        /*bias_grad=*/Type(), lhs, rhs, bias,
+                        /*accumulate=*/Value(), layout, fast)
       .getResult();
 }
 

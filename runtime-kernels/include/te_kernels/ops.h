@@ -62,6 +62,11 @@ const char *te_kernels_gemm_wgrad(te_kernels_state *s, int dtype,
                                   const void *dy, const void *x, void *dw,
                                   void *dbias, int64_t m, int64_t n, int64_t k,
                                   int accumulate);
+/* dw (fp32) [+]= dy^T . x with dy, x in dtype (te_rt_gemm_wgrad_fp32). */
+const char *te_kernels_gemm_wgrad_fp32(te_kernels_state *s, int dtype,
+                                       const void *dy, const void *x, float *dw,
+                                       int64_t m, int64_t n, int64_t k,
+                                       int accumulate);
 /* te_rt_gemm_fprop_act / te_rt_gemm_dgrad_dact: GELU in the GEMM's
  * epilogue (GELU_AUX_BIAS / DGELU), the unfused pair where cuBLASLt has no
  * algorithm for it. */

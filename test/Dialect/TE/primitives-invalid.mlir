@@ -995,3 +995,35 @@ func.func @dbias_quantize_dbias(%x: tensor<64x256xbf16>, %s: tensor<6xf32>) {
   %q, %a, %db = te.dbias_quantize %x scale(%s[0]) : tensor<64x256xbf16>, tensor<6xf32> -> !te.qtensor<64x256xe5m2, #te.fp8_delayed<>, both, hopper>, tensor<1xf32>, tensor<256xf32>
   return
 }
+
+// -----
+
+func.func @gemm_accumulate_layout(%a: tensor<8x32xbf16>, %w: tensor<32x64xbf16>, %m: tensor<8x64xf32>) {
+  // expected-error @+1 {{'te.gemm' op only the nt (wgrad) GEMM accumulates into main_grad}}
+  %y = te.gemm nn %a, %w accumulate(%m) : (tensor<8x32xbf16>, tensor<32x64xbf16>, tensor<8x64xf32>) -> tensor<8x64xf32>
+  return
+}
+
+// -----
+
+func.func @gemm_accumulate_dtype(%dy: tensor<16x32xbf16>, %x: tensor<16x64xbf16>, %m: tensor<32x64xbf16>) {
+  // expected-error @+1 {{'te.gemm' op accumulate}}
+  %dw = te.gemm nt %dy, %x accumulate(%m) : (tensor<16x32xbf16>, tensor<16x64xbf16>, tensor<32x64xbf16>) -> tensor<32x64xbf16>
+  return
+}
+
+// -----
+
+func.func @gemm_accumulate_result(%dy: tensor<16x32xbf16>, %x: tensor<16x64xbf16>, %m: tensor<32x64xf32>) {
+  // expected-error @+1 {{'te.gemm' op result}}
+  %dw = te.gemm nt %dy, %x accumulate(%m) : (tensor<16x32xbf16>, tensor<16x64xbf16>, tensor<32x64xf32>) -> tensor<32x64xbf16>
+  return
+}
+
+// -----
+
+func.func @gemm_accumulate_bias_grad(%dy: tensor<16x32xbf16>, %x: tensor<16x64xbf16>, %m: tensor<32x64xf32>) {
+  // expected-error @+1 {{'te.gemm' op a GEMM accumulating into main_grad produces no bias gradient}}
+  %dw, %db = te.gemm nt %dy, %x accumulate(%m) : (tensor<16x32xbf16>, tensor<16x64xbf16>, tensor<32x64xf32>) -> (tensor<32x64xf32>, tensor<32xbf16>)
+  return
+}

@@ -135,3 +135,11 @@ func.func @add_columnwise(%q: !te.qtensor<?x64xe4m3, #te.fp8_delayed<>, rowwise,
   %c = te.add_columnwise %q : !te.qtensor<?x64xe4m3, #te.fp8_delayed<>, rowwise, hopper> -> !te.qtensor<?x64xe4m3, #te.fp8_delayed<>, columnwise, hopper>
   return %c : !te.qtensor<?x64xe4m3, #te.fp8_delayed<>, columnwise, hopper>
 }
+
+// The wgrad GEMM accumulating into an fp32 main_grad.
+// CHECK-LABEL: func.func @gemm_accumulate(
+// CHECK: te.gemm nt %{{.*}}, %{{.*}} accumulate(%{{.*}}) : (tensor<16x32xbf16>, tensor<16x64xbf16>, tensor<32x64xf32>) -> tensor<32x64xf32>
+func.func @gemm_accumulate(%dy: tensor<16x32xbf16>, %x: tensor<16x64xbf16>, %m: tensor<32x64xf32>) -> tensor<32x64xf32> {
+  %dw = te.gemm nt %dy, %x accumulate(%m) : (tensor<16x32xbf16>, tensor<16x64xbf16>, tensor<32x64xf32>) -> tensor<32x64xf32>
+  return %dw : tensor<32x64xf32>
+}

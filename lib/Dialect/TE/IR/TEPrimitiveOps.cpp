@@ -365,6 +365,9 @@ LogicalResult GemmOp::verify() {
                          << " does not match lhs " << e;
   if (getBias() && getLayout() != GemmLayout::TN)
     return emitOpError() << "only the tn (fprop) GEMM takes a bias";
+  if (getAccumulate() && getLayout() != GemmLayout::NT)
+    return emitOpError() << "only the nt (wgrad) GEMM accumulates into "
+                            "main_grad";
   if (getBiasGrad() && getLayout() != GemmLayout::NT)
     return emitOpError() << "only the nt (wgrad) GEMM produces a bias "
                             "gradient";
@@ -393,6 +396,17 @@ LogicalResult GemmOp::verify() {
       return emitOpError() << "lhs (dy) and rhs (x) must have the same "
                               "leading dims, got "
                            << lhs << " and " << rhs;
+    if (getAccumulate()) {
+      // main + dy^T . x in fp32 (Megatron's main_grad).
+      Type f32 = Float32Type::get(getContext());
+      if (getBiasGrad())
+        return emitOpError() << "a GEMM accumulating into main_grad produces "
+                                "no bias gradient";
+      if (failed(
+              s.expectShape("accumulate", getAccumulate(), {*lhsK, *k}, f32)))
+        return failure();
+      return s.expectShape("result", getResult(), {*lhsK, *k}, f32);
+    }
     return s.expectShape("result", getResult(), {*lhsK, *k}, e);
   }
   }

@@ -182,7 +182,7 @@ def TE_AddColumnwiseOp : TE_PrimitiveOp<"add_columnwise"> {
   let assemblyFormat = "$input attr-dict `:` qualified(type($input)) `->` qualified(type($result))";
 }
 
-def TE_GemmOp : TE_PrimitiveOp<"gemm"> {
+def TE_GemmOp : TE_PrimitiveOp<"gemm", [AttrSizedOperandSegments]> {
   let summary = "one GEMM of a linear layer in TransformerEngine's layouts";
   let description = [{
     The three GEMMs of a linear layer (§0.1), on row-major operands whose
@@ -209,14 +209,31 @@ def TE_GemmOp : TE_PrimitiveOp<"gemm"> {
     periodic promotion to fp32, TE's default for fprop
     (`use_split_accumulator` False); te-decompose sets it there. Kernels:
     `te_rt_gemm_fp8`, `te_rt_gemm_fp8_block`, `te_rt_gemm_mxfp8`.
+
+    `accumulate(%main)` (wgrad only, Megatron's `main_grad`): the result is
+    `main + dy^T . x` in fp32, the product added to `main` in the GEMM's
+    epilogue before any rounding (TE's `fuse_wgrad_accumulation`: cuBLASLt's
+    C = D with beta 1). `main` and the result are fp32 `[N, K]`; no bias
+    gradient comes with it. te-fuse-gemm-epilogues makes it from
+    `main + extf(wgrad)` (what te-generate-backward emits for an argument
+    marked `te.main_grad`). A caller may pass `main`'s buffer as the result's
+    (`te.main_grad_of`): the GEMM then accumulates in place.
+
+    ```mlir
+    %dw = te.gemm nt %dy, %x accumulate(%main)
+        : (tensor<16x64xbf16>, tensor<16x32xbf16>, tensor<64x32xf32>)
+          -> tensor<64x32xf32>
+    ```
   }];
   let arguments = (ins TE_GemmOperand:$lhs, TE_GemmOperand:$rhs,
                        Optional<TE_FloatTensor>:$bias,
+                       Optional<TE_FloatTensor>:$accumulate,
                        TE_GemmLayoutAttr:$layout, UnitAttr:$fast_accumulate);
   let results = (outs TE_FloatTensor:$result,
                       Optional<TE_FloatTensor>:$bias_grad);
   let assemblyFormat = [{
     `` $layout $lhs `,` $rhs (`bias` `(` $bias^ `)`)?
+    (`accumulate` `(` $accumulate^ `)`)?
     attr-dict `:` functional-type(operands, results)
   }];
 }

@@ -1,0 +1,54 @@
+// te.main_grad end to end (Megatron's fp32 main_grad, TE's
+// fuse_wgrad_accumulation): the weights marked te.main_grad get an fp32
+// main_grad argument in @f_bwd and an fp32 gradient result, main_grad + the
+// weight gradient, which the wgrad GEMM accumulates in its epilogue: with a
+// zero main_grad the result rounds to the plain library's gradient bit for
+// bit; with a main_grad M it is exactly float32(M + that fp32 gradient);
+// every other output of the step is byte-identical (check_main_grad.py).
+// bf16, fp8-current, fp8-delayed and fp8-block (the cpu backend's GEMMs),
+// the MLP stored and checkpointed.
+//
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: sed 's/ {te.main_grad}//g' %s > %t/plain.mlir
+// RUN: %python %S/check_main_grad.py %te_bin %t %s %t/plain.mlir bf16 | FileCheck %s
+// RUN: %python %S/check_main_grad.py %te_bin %t %s %t/plain.mlir bf16 --checkpoint
+// RUN: %python %S/check_main_grad.py %te_bin %t %s %t/plain.mlir fp8-current
+// RUN: %python %S/check_main_grad.py %te_bin %t %s %t/plain.mlir fp8-delayed
+// RUN: %python %S/check_main_grad.py %te_bin %t %s %t/plain.mlir fp8-block
+//
+// The bf16 backward calls the fp32-output wgrad GEMM (the fold itself:
+// test/Transforms/te-main-grad.mlir):
+// RUN: te-opt %s --te-pipeline=train=true -o - | FileCheck %s --check-prefix=IR
+// IR: llvm.call @te_rt_gemm_wgrad_fp32
+
+// CHECK: bf16 lin: 1 main_grad argument(s) accumulated in fp32; 3 of 3 other files identical
+// CHECK: bf16 lnl: 1 main_grad argument(s)
+// CHECK: bf16 mlp: 2 main_grad argument(s) accumulated in fp32; 4 of 5 other files identical
+// CHECK: bf16 lin_f32: 1 main_grad argument(s)
+
+func.func @lin(%x: tensor<32x64xbf16>, %w: tensor<128x64xbf16> {te.main_grad}, %b: tensor<128xbf16>) -> tensor<32x128xbf16> {
+  %y = te.linear %x weight(%w, %b) : (tensor<32x64xbf16>, tensor<128x64xbf16>, tensor<128xbf16>) -> tensor<32x128xbf16>
+  return %y : tensor<32x128xbf16>
+}
+
+// LayerNormLinear with a bias: its bias gradient leaves the wgrad GEMM's
+// epilogue (no BGRADB with accumulation) for its own reduction.
+func.func @lnl(%x: tensor<32x64xbf16>, %g: tensor<64xbf16>, %w: tensor<128x64xbf16> {te.main_grad}, %b: tensor<128xbf16>) -> tensor<32x128xbf16> {
+  %y = te.layernorm_linear %x norm layer_norm(%g) weight(%w, %b) : (tensor<32x64xbf16>, tensor<64xbf16>, tensor<128x64xbf16>, tensor<128xbf16>) -> tensor<32x128xbf16>
+  return %y : tensor<32x128xbf16>
+}
+
+// FC1's bias gradient: from the dact kernel's reduction instead of FC1's
+// wgrad epilogue (CLOSE, see check_main_grad.py).
+// CLOSE: mlp 3
+func.func @mlp(%x: tensor<32x64xbf16>, %g: tensor<64xbf16>, %w1: tensor<128x64xbf16> {te.main_grad}, %b1: tensor<128xbf16>, %w2: tensor<64x128xbf16> {te.main_grad}, %b2: tensor<64xbf16>) -> tensor<32x64xbf16> {
+  %y = te.layernorm_mlp %x norm layer_norm(%g) fc1(%w1, %b1) act gelu fc2(%w2, %b2) : (tensor<32x64xbf16>, tensor<64xbf16>, tensor<128x64xbf16>, tensor<128xbf16>, tensor<64x128xbf16>, tensor<64xbf16>) -> tensor<32x64xbf16>
+  return %y : tensor<32x64xbf16>
+}
+
+// An fp32 model: the gradient is fp32 already (no extf); still accumulated
+// in the GEMM.
+func.func @lin_f32(%x: tensor<32x64xf32>, %w: tensor<128x64xf32> {te.main_grad}) -> tensor<32x128xf32> {
+  %y = te.linear %x weight(%w) : (tensor<32x64xf32>, tensor<128x64xf32>) -> tensor<32x128xf32>
+  return %y : tensor<32x128xf32>
+}
