@@ -23,6 +23,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -44,7 +45,7 @@ namespace {
 using torch::stable::Tensor;
 
 /// Interface version of the te_torch_ops_* C functions (what Python checks).
-constexpr int32_t kInterfaceVersion = 4;
+constexpr int32_t kInterfaceVersion = 5;
 /// How many ops one process can register (one boxed trampoline each).
 constexpr int kMaxOps = 2048;
 /// The runtime's arena and workspace alignment.
@@ -315,7 +316,12 @@ struct Op {
   const te_module_entry *entry = nullptr;
   int32_t backend = TE_RT_BACKEND_CPU;
   int64_t numArgs = 0;    // the entry's arguments (the op may take more)
-  int64_t numResults = 0;
+  int64_t numResults = 0; // the results the op returns
+  /// Per entry result: the argument whose buffer it is written into
+  /// (te.main_grad_of: main_grad + a weight's gradient, accumulated in place;
+  /// the op takes that argument mutated and does not return the result), or
+  /// -1.
+  std::vector<int64_t> inPlace;
   std::vector<ArgSpec> args;
   std::vector<const te_module_tensor *> results;
   std::vector<Check> checks;
@@ -476,7 +482,8 @@ void runOp(int slot, StableIValue *stack, uint64_t numArgs, uint64_t numOutputs)
   if (static_cast<int64_t>(numArgs) < op.numArgs ||
       static_cast<int64_t>(numOutputs) != op.numResults)
     fail(op.entryName + ": expected " + std::to_string(op.numArgs) +
-         " arguments, got " + std::to_string(numArgs));
+         " arguments and " + std::to_string(op.numResults) + " results, got " +
+         std::to_string(numArgs) + " and " + std::to_string(numOutputs));
   xs.resize(op.numArgs); // trailing backward recipe state: autograd's, not ours
 
   // The device: one for every argument, the library's backend.
@@ -522,8 +529,12 @@ void runOp(int slot, StableIValue *stack, uint64_t numArgs, uint64_t numOutputs)
       fail(op.entryName + ": " + a.label + " must be " + a.dtypeName + ", got " +
            dtypeName(dt));
     }
-    if (!xs[i].is_contiguous())
+    if (!xs[i].is_contiguous()) {
+      if (std::find(op.inPlace.begin(), op.inPlace.end(), i) != op.inPlace.end())
+        fail(op.entryName + ": " + a.label +
+             ": a main_grad the wgrad GEMM accumulates into must be contiguous");
       xs[i] = torch::stable::contiguous(xs[i]);
+    }
   }
 
   std::vector<uint8_t> donated = takeDonation(slot);
@@ -531,8 +542,19 @@ void runOp(int slot, StableIValue *stack, uint64_t numArgs, uint64_t numOutputs)
   const uint8_t *donatedFlags = donationFlags(op, plan, xs, given, donated);
   std::vector<Tensor> results;
   results.reserve(plan.results.size());
-  for (const ResultPlan &r : plan.results)
+  for (size_t i = 0; i < plan.results.size(); ++i) {
+    const ResultPlan &r = plan.results[i];
+    if (int64_t a = op.inPlace[i]; a >= 0) {
+      // written into its main_grad argument (checked: float32, contiguous)
+      auto s = xs[size_t(a)].sizes();
+      if (!std::equal(s.begin(), s.end(), r.sizes.begin(), r.sizes.end()))
+        fail(op.entryName + ": " + op.args[size_t(a)].label +
+             " does not have its result's shape");
+      results.push_back(xs[size_t(a)]);
+      continue;
+    }
     results.push_back(emptyTensor(r.sizes, r.dtype, devType, devIndex));
+  }
 
   // Buffers: zero-size tensors have no storage; the runtime wants a valid,
   // unique address, which they never touch.
@@ -625,8 +647,9 @@ void runOp(int slot, StableIValue *stack, uint64_t numArgs, uint64_t numOutputs)
       fail(why);
   }
   plan.ran.store(true);
-  for (size_t i = 0; i < results.size(); ++i)
-    stack[i] = torch::stable::detail::from(results[i]);
+  for (size_t i = 0, j = 0; i < results.size(); ++i)
+    if (op.inPlace[i] < 0)
+      stack[j++] = torch::stable::detail::from(results[i]);
 }
 
 template <int Slot>
@@ -706,7 +729,6 @@ TE_TORCH_OPS_API int32_t te_torch_ops_register(
     op->entry = entry;
     op->backend = backend;
     op->numArgs = te_module_entry_num_args(entry);
-    op->numResults = te_module_entry_num_results(entry);
     for (int64_t i = 0; i < op->numArgs; ++i) {
       const te_module_tensor *t = te_module_entry_arg(entry, i);
       ArgSpec a;
@@ -718,13 +740,31 @@ TE_TORCH_OPS_API int32_t te_torch_ops_register(
         fail(op->entryName + " " + a.label + ": unknown dtype " + a.dtypeName);
       op->args.push_back(std::move(a));
     }
-    for (int64_t i = 0; i < op->numResults; ++i) {
+    int64_t entryResults = te_module_entry_num_results(entry);
+    for (int64_t i = 0; i < entryResults; ++i) {
       const te_module_tensor *t = te_module_entry_result(entry, i);
       if (torchDtype(te_module_tensor_dtype(t)) < 0)
         fail(op->entryName + ": result " + std::to_string(i) + " has unknown dtype " +
              te_module_tensor_dtype(t));
       op->results.push_back(t);
+      // te.main_grad_of: the argument of the same role holds the result
+      int64_t arg = -1;
+      if (const char *of = te_module_tensor_role(t, TE_MODULE_ROLE_MAIN_GRAD_OF)) {
+        for (int64_t a = 0; a < op->numArgs && arg < 0; ++a) {
+          const char *ofArg = te_module_tensor_role(te_module_entry_arg(entry, a),
+                                                    TE_MODULE_ROLE_MAIN_GRAD_OF);
+          if (ofArg && !std::strcmp(ofArg, of))
+            arg = a;
+        }
+        if (arg < 0 || std::strcmp(op->args[size_t(arg)].dtypeName,
+                                   te_module_tensor_dtype(t)))
+          fail(op->entryName + ": result " + std::to_string(i) +
+               " (te.main_grad_of=" + of + ") has no main_grad argument of its dtype");
+      }
+      op->inPlace.push_back(arg);
     }
+    op->numResults = static_cast<int64_t>(
+        std::count(op->inPlace.begin(), op->inPlace.end(), int64_t(-1)));
     for (int64_t i = 0; i < numChecks; ++i) {
       if (!checkExprs[i] || !checkMessages[i] || checkMultiples[i] <= 0)
         fail("te_torch_ops_register: bad check " + std::to_string(i));

@@ -333,6 +333,10 @@ class _TEModule(PrimaryWeights, BackwardOverride, nn.Module):
                 if torch.is_grad_enabled():  # parameters with requires_grad=False: te.frozen
                     ps = self._parameters
                     frozen = tuple(n for n in self._param_names if not ps[n].requires_grad)
+                    if self.fuse_wgrad_accumulation and self._main_grad_in_gemm(dtype):
+                        # te.main_grad: the wgrad GEMMs accumulate into main_grad
+                        frozen += tuple(n + _MAIN_GRAD for n in self._gemm_weights()
+                                        if ps[n].requires_grad)
                     if frozen:
                         key = (recipe, dtype, frozen)
                 out = self._runner_for(key)(self, inp, is_first_microbatch)
@@ -345,6 +349,20 @@ class _TEModule(PrimaryWeights, BackwardOverride, nn.Module):
                                                                        device=inp.device)
             return (out[0], bias) + tuple(out[1:]) if isinstance(out, tuple) else (out, bias)
         return out
+
+    def _gemm_weights(self):
+        """The names of the GEMM weights (not the norm's)."""
+        return [n for n in self._param_names
+                if n.endswith("weight") and not n.startswith("layer_norm")]
+
+    def _main_grad_in_gemm(self, dtype):
+        """fuse_wgrad_accumulation in the library (te.main_grad: the wgrad GEMM adds its
+        fp32 product to main_grad in its epilogue, in place), where the step passes the
+        weights themselves: not with delay_wgrad_compute (the gradients wait for
+        backward_dw()), under torch.autocast (cast copies), FP8 primary weights or a
+        prebuilt library=; those add the weight gradient to main_grad after it."""
+        return (not self.delay_wgrad_compute and dtype == self.params_dtype
+                and self._primary is None and self._library_path is None)
 
     def _returned_bias(self):
         return getattr(self, "bias", None)
@@ -393,9 +411,12 @@ class _TEModule(PrimaryWeights, BackwardOverride, nn.Module):
         pnames = list(self._param_names)
         cast = dtype != self.params_dtype  # torch.autocast: parameters cast per call
         # fuse_wgrad_accumulation / delay_wgrad_compute: the weights' gradients routed
+        # (unless the library accumulates into main_grad itself: te.main_grad)
+        in_gemm = any(n.endswith(_MAIN_GRAD) for n in frozen)
         route = ([i + 1 for i, n in enumerate(pnames) if n.endswith("weight")
                   and not n.startswith("layer_norm")]
-                 if self.fuse_wgrad_accumulation or self.delay_wgrad_compute else [])
+                 if (self.fuse_wgrad_accumulation or self.delay_wgrad_compute)
+                 and not in_gemm else [])
         fast = fn.training_function()
         finish = self._finisher(len(fnames), fnames)
         grad_enabled = torch.is_grad_enabled
@@ -912,11 +933,19 @@ class Linear(_TEModule):
                           frozen)
 
 
+# A mark of `frozen` (the parameters' compile-time attributes): NAME + _MAIN_GRAD is
+# te.main_grad on parameter NAME (fuse_wgrad_accumulation in the wgrad GEMM).
+_MAIN_GRAD = ":main_grad"
+
+
 def _func_text(name, args, dt, results, op, frozen=()):
     # te.frozen: a parameter with requires_grad=False, no gradient (no wgrad GEMM, and
-    # nothing saved only for it)
-    sig = ", ".join(f"%{n}: {_tensor(s, dt)}" + (" {te.frozen}" if n in frozen else "")
-                    for n, s in args)
+    # nothing saved only for it); te.main_grad: its gradient accumulated into an fp32
+    # main_grad by the wgrad GEMM (fuse_wgrad_accumulation)
+    def mark(n):
+        return (" {te.frozen}" if n in frozen else
+                " {te.main_grad}" if n + _MAIN_GRAD in frozen else "")
+    sig = ", ".join(f"%{n}: {_tensor(s, dt)}" + mark(n) for n, s in args)
     types = ", ".join(_tensor(s, dt) for _, s in args)
     rt = results[0] if len(results) == 1 else "(" + ", ".join(results) + ")"
     vals = ", ".join(f"%r{i}" for i in range(len(results)))

@@ -67,7 +67,7 @@ def load(lib_or_path, backend="auto"):
 
 # --------------------------------------------------------------------------- the C++ kernels
 
-_CPP_INTERFACE = 4  # te_torch_ops_version() this module speaks
+_CPP_INTERFACE = 5  # te_torch_ops_version() this module speaks
 
 
 class _CppOps:
@@ -336,7 +336,9 @@ def run_entry(entry, args):
         plans[key] = plan
     dims, result_specs = plan
     xs = [t.contiguous() for t in args]
-    results = [torch.empty(shape, dtype=dt, device=dev) for shape, dt in result_specs]
+    results = [torch.empty(shape, dtype=dt, device=dev) if i not in entry.in_place
+               else _in_place_buffer(entry, args, i, shape)
+               for i, (shape, dt) in enumerate(result_specs)]
     ctx = _context_for(lib, dev)
     donated = _take_donation(entry)
     if donated:
@@ -351,7 +353,21 @@ def run_entry(entry, args):
         out = _run_locked(entry, ctx, dev, xs, results, dims, donated)
     if key is not None:
         plans[("ran",) + key] = True
-    return out
+    return [out[i] for i in entry.returned] if entry.in_place else out
+
+
+def _in_place_buffer(entry, args, r, shape):
+    """The buffer of in-place result `r` (te.main_grad_of: main_grad + a weight's
+    gradient): its main_grad argument itself, which must be contiguous (the entry
+    accumulates into it)."""
+    t = args[entry.in_place[r]]
+    if not t.is_contiguous():
+        raise TeMlirError(f"{entry.name}: {entry.args[entry.in_place[r]].label}: a main_grad "
+                          "the wgrad GEMM accumulates into must be contiguous")
+    if tuple(t.shape) != tuple(shape):
+        raise TeMlirError(f"{entry.name}: {entry.args[entry.in_place[r]].label} has shape "
+                          f"{tuple(t.shape)}, its result {tuple(shape)}")
+    return t
 
 
 def _plan(entry, args):
@@ -473,6 +489,8 @@ def fake_entry(entry, args):
                              f"{entry.name}: {spec.label} dim {j} must be {spec.shape[j]}")
     out = []
     for spec in entry.results:
+        if spec.index in entry.in_place:  # written into its main_grad argument
+            continue
         if spec.is_qtensor:
             out.append(torch.empty(spec.bytes_at(dims, exact), dtype=torch.uint8, device=dev))
         else:
@@ -484,9 +502,13 @@ def fake_entry(entry, args):
 _compiling = torch.compiler.is_compiling
 
 
-def _schema(names, n_results):
+def _schema(names, n_results, mutated=()):
+    """The op's schema: its arguments (those in `mutated`, indices, written in place:
+    Tensor(a!), Tensor(b!), ...) and `n_results` tensors."""
     res = "Tensor" if n_results == 1 else "(" + ", ".join(["Tensor"] * n_results) + ")"
-    return "(" + ", ".join(f"Tensor {n}" for n in names) + ") -> " + res
+    alias = {i: f"({chr(ord('a') + j)}!)" for j, i in enumerate(sorted(mutated))}
+    return "(" + ", ".join(f"Tensor{alias.get(i, '')} {n}" for i, n in enumerate(names)) + \
+        ") -> " + res
 
 
 def _pack(results, n):
@@ -504,15 +526,24 @@ class _Step:
         # backward recipe state (fp8-delayed): extra trailing inputs of the forward op
         self.bwd_state = [i for i, (k, _) in enumerate(feeds) if k == _abi.FEED_STATE]
         self.n_fwd_args = len(fwd.args)
-        self.grad_of_input = {}  # bwd result index -> forward input index
-        self.bwd_state_results = {}  # bwd result index -> position in bwd_state
+        # te.main_grad (fuse_wgrad_accumulation): backward argument -> the forward input
+        # whose main_grad it is; <fn>_bwd accumulates that input's gradient into it
+        self.main_grad = {i: k for i, (kind, k) in enumerate(feeds)
+                          if kind == _abi.FEED_MAIN_GRAD}
+        # positions among the results the backward op returns (its in-place main_grad
+        # results are not returned)
+        pos = {r: j for j, r in enumerate(bwd.returned)}
+        self.grad_of_input = {}  # returned bwd result -> forward input index
+        self.bwd_state_results = {}  # returned bwd result -> position in bwd_state
         names = {bwd.args[i].role("te.state"): j for j, i in enumerate(self.bwd_state)}
         for r in bwd.results:
             g = r.role("te.grad_of")
+            if r.index in bwd.in_place:
+                continue
             if g is not None and g.startswith("input:"):
-                self.grad_of_input[r.index] = int(g.split(":")[1])
+                self.grad_of_input[pos[r.index]] = int(g.split(":")[1])
             elif r.is_state and r.role("te.state") in names:
-                self.bwd_state_results[r.index] = names[r.role("te.state")]
+                self.bwd_state_results[pos[r.index]] = names[r.role("te.state")]
 
 
 def _register_autograd(ops, step):
@@ -580,9 +611,14 @@ def _fast_function(ops, step, output_index, hold_state=True, fwd_op=None):
     cached_arg = {a.role("te.cached_weight"): i for i, a in enumerate(step.fwd.args)
                   if a.role("te.cached_weight") is not None}
     saved_plan, bwd_plan = [], []
+    main_inputs = []  # the forward inputs whose main_grad the backward accumulates into
     for j, (kind, k) in enumerate(step.feeds):
         if kind == _abi.FEED_GRAD:
             bwd_plan.append((0, out_pos[k]))
+            continue
+        if kind == _abi.FEED_MAIN_GRAD:
+            bwd_plan.append((3, len(main_inputs)))
+            main_inputs.append(k)
             continue
         if kind == _abi.FEED_STATE and hold_state:
             bwd_plan.append((2, step.bwd_state.index(j)))
@@ -637,6 +673,8 @@ def _fast_function(ops, step, output_index, hold_state=True, fwd_op=None):
             ctx.save_for_backward(*[inputs[k] if w == 0 else res[k] for w, k in saved_plan])
             if live_state:
                 ctx.te_state = inputs[n_fwd:]
+            if main_inputs:  # (the weights themselves: their main_grad is read at backward)
+                ctx.te_main = [inputs[k] for k in main_inputs]
             outs = (res[first],) if single else tuple([res[r] for r in output_index])
             if nondiff:
                 ctx.mark_non_differentiable(*[outs[j] for j in nondiff])
@@ -659,10 +697,11 @@ def _fast_function(ops, step, output_index, hold_state=True, fwd_op=None):
 
     def run_backward(ctx, *grads):  # Fn.backward
         saved = ctx.saved_tensors
-        if live_state:
-            live = ctx.te_state
-            bargs = [grads[k] if w == 0 else saved[k] if w == 1 else live[k]
-                     for w, k in bwd_plan]
+        if live_state or main_inputs:
+            live = ctx.te_state if live_state else ()
+            mains = _main_grads(bwd_name, ctx.te_main) if main_inputs else ()
+            bargs = [grads[k] if w == 0 else saved[k] if w == 1 else live[k] if w == 2
+                     else mains[k] for w, k in bwd_plan]
         else:
             bargs = [saved[k] if w else grads[k] for w, k in bwd_plan]
         for j in fed_grads if nondiff else ():
@@ -686,6 +725,13 @@ def _fast_function(ops, step, output_index, hold_state=True, fwd_op=None):
         for r, i in grad_of:
             if need[i]:
                 out[i] = res[r]
+        for i, w in zip(main_inputs, ctx.te_main if main_inputs else ()):
+            # accumulated into main_grad: no .grad, or, where Megatron marks the weight
+            # with grad_added_to_main_grad, the flag set and a zero .grad (TE's modules)
+            if hasattr(w, "grad_added_to_main_grad"):
+                w.grad_added_to_main_grad = True
+                if need[i]:
+                    out[i] = torch.zeros(w.shape, dtype=w.dtype, device=w.device)
         for r, j in state_results:
             with torch.no_grad():
                 bargs[j].copy_(res[r])  # the new backward recipe state
@@ -698,6 +744,30 @@ def _fast_function(ops, step, output_index, hold_state=True, fwd_op=None):
     once = torch.autograd.function.once_differentiable(run_backward)
     Fn.__name__ = Fn.__qualname__ = f"{ops.namespace}_{step.fwd.name}"
     return Fn
+
+
+def _main_grads(entry_name, weights):
+    """The fp32 main_grad of each of `weights` (Megatron's convention: an attribute of
+    the weight, contiguous, of its shape) the backward accumulates into in place; zeroed
+    first where the weight has overwrite_main_grad set (the GEMM then writes it)."""
+    mains = []
+    for w in weights:
+        main = getattr(w, "main_grad", None)
+        if not isinstance(main, torch.Tensor):
+            raise TeMlirError(f"{entry_name}: fuse_wgrad_accumulation: a weight of shape "
+                              f"{tuple(w.shape)} has no main_grad tensor (give each weight "
+                              "a main_grad, fp32, of its shape, as Megatron-LM does)")
+        if main.dtype != torch.float32 or main.shape != w.shape or \
+                main.device != w.device or not main.is_contiguous():
+            raise TeMlirError(f"{entry_name}: fuse_wgrad_accumulation: main_grad must be a "
+                              f"contiguous float32 tensor of the weight's shape "
+                              f"{tuple(w.shape)} on {w.device}, got {main.dtype} "
+                              f"{tuple(main.shape)} on {main.device}"
+                              + ("" if main.is_contiguous() else " (not contiguous)"))
+        if getattr(w, "overwrite_main_grad", False):
+            main.zero_()
+        mains.append(main)
+    return mains
 
 
 def _donation_setter(ops, bwd_name, donatable):
@@ -783,13 +853,13 @@ class OpLibrary:
         if step is not None:
             names += [f"bwd_state{j}" for j in range(len(step.bwd_state))]
         n_real = len(entry.args)
-        n_res = len(entry.results)
+        n_res = len(entry.returned)
 
         def fake(*args):
             return _pack(fake_entry(entry, list(args[:n_real])), n_res)
 
         ns, lib = (self.raw_namespace, self._raw_lib) if raw else (self.namespace, self._lib)
-        lib.define(entry.name + _schema(names, n_res))
+        lib.define(entry.name + _schema(names, n_res, entry.in_place.values()))
         torch.library.register_fake(f"{ns}::{entry.name}", fake, lib=lib)
         cpp = _cpp_ops()
         slot = None
@@ -944,6 +1014,8 @@ class TeFunction:
                 bshapes.append(shapes[k])
             elif kind in (_abi.FEED_RESULT, _abi.FEED_GRAD):
                 bshapes.append(out_shape(fwd.results[k]))
+            elif kind == _abi.FEED_MAIN_GRAD:
+                bshapes.append(shapes[k])
             else:  # FEED_STATE: a backward state argument (static)
                 bshapes.append(list(arg.shape))
         bdims = bwd.bind_dims([None] * len(bwd.args), bshapes)
