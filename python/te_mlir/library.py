@@ -437,8 +437,9 @@ class Entry:
         return None if n.value < 0 else n.value
 
     def results_bytes(self, dims):
-        """The bytes of the entry's result buffers at `dims` (te_module_tensor_bytes)."""
-        return sum(r.client_bytes(dims) for r in self.results)
+        """The bytes of the entry's result buffers at `dims` (te_module_tensor_bytes); an
+        in-place result (te.main_grad_of: its main_grad argument's buffer) takes none."""
+        return sum(r.client_bytes(dims) for r in self.results if r.index not in self.in_place)
 
     def peak_bytes(self, dims, donated=None):
         """The plan's peak of a call at `dims`: what it holds above its arguments, its
