@@ -228,6 +228,38 @@ def test_fuse_wgrad_accumulation_in_the_gemm(kind, recipe):
                                        atol=1e-5)
 
 
+@pytest.mark.parametrize("kind", ["lin", "mlp"])
+def test_fuse_wgrad_accumulation_with_delay_wgrad_compute(kind):
+    """delay_wgrad_compute with fuse_wgrad_accumulation: main_grad is untouched by the
+    backward and, after backward_dw(), holds the same bits as a module without the
+    delay (TE's own test compares them exactly): the wgrad GEMM accumulates into a zero
+    fp32 buffer that backward_dw adds in one fp32 add, as the epilogue does."""
+    torch.manual_seed(1)
+    a = randomize(MODULES[kind](params_dtype=torch.bfloat16, fuse_wgrad_accumulation=True))
+    b = MODULES[kind](params_dtype=torch.bfloat16, fuse_wgrad_accumulation=True,
+                      delay_wgrad_compute=True)
+    b.load_state_dict(a.state_dict())
+    weights = _main_grad_weights(a)
+    for m in (a, b):
+        gen = torch.Generator().manual_seed(5)
+        for n in weights:
+            p = m.get_parameter(n)
+            p.main_grad = torch.randn(p.shape, generator=gen).to(p.device)
+    before = {n: b.get_parameter(n).main_grad.clone() for n in weights}
+    x = torch.randn(16, 32).to(torch.bfloat16)
+    for step in range(2):  # two microbatches, one backward_dw each
+        _step(a, x, seed=step)
+        _step(b, x, seed=step)
+        for n in weights:
+            assert torch.equal(b.get_parameter(n).main_grad, before[n]), n
+        b.backward_dw()
+        for n in weights:
+            got, want = b.get_parameter(n).main_grad, a.get_parameter(n).main_grad
+            assert torch.equal(got, want) if TARGET == "cpu" else \
+                torch.allclose(got, want, rtol=1e-5, atol=1e-5), n
+            before[n] = got.clone()
+
+
 def test_fuse_wgrad_accumulation_main_grad_checked():
     """A main_grad the GEMM cannot accumulate into is refused by name: another dtype,
     shape or a non-contiguous view."""

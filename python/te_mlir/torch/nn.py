@@ -12,7 +12,7 @@ import torch.nn as nn
 
 from .. import compile as _te_compile
 from .._abi import TeMlirError
-from .ops import _compiling, load
+from .ops import _compiling, hold_main_grad, load
 from .overrides import BackwardOverride
 from .primary import Dequantized, PrimaryWeights, StandIn, pop, push
 from .recipe import BLACKWELL, QUANTIZED, recipe_kind, recipe_spec, split_override
@@ -358,11 +358,12 @@ class _TEModule(PrimaryWeights, BackwardOverride, nn.Module):
     def _main_grad_in_gemm(self, dtype):
         """fuse_wgrad_accumulation in the library (te.main_grad: the wgrad GEMM adds its
         fp32 product to main_grad in its epilogue, in place), where the step passes the
-        weights themselves: not with delay_wgrad_compute (the gradients wait for
-        backward_dw()), under torch.autocast (cast copies), FP8 primary weights or a
-        prebuilt library=; those add the weight gradient to main_grad after it."""
-        return (not self.delay_wgrad_compute and dtype == self.params_dtype
-                and self._primary is None and self._library_path is None)
+        weights themselves: not under torch.autocast (cast copies), FP8 primary weights
+        or a prebuilt library=, which add the weight gradient to main_grad after the
+        step. With delay_wgrad_compute the GEMM accumulates into a zero fp32 buffer
+        that backward_dw() adds to main_grad (ops.hold_main_grad)."""
+        return (dtype == self.params_dtype and self._primary is None
+                and self._library_path is None)
 
     def _returned_bias(self):
         return getattr(self, "bias", None)
@@ -413,6 +414,8 @@ class _TEModule(PrimaryWeights, BackwardOverride, nn.Module):
         # fuse_wgrad_accumulation / delay_wgrad_compute: the weights' gradients routed
         # (unless the library accumulates into main_grad itself: te.main_grad)
         in_gemm = any(n.endswith(_MAIN_GRAD) for n in frozen)
+        hold = ([n[:-len(_MAIN_GRAD)] for n in frozen if n.endswith(_MAIN_GRAD)]
+                if in_gemm and self.delay_wgrad_compute else [])
         route = ([i + 1 for i, n in enumerate(pnames) if n.endswith("weight")
                   and not n.startswith("layer_norm")]
                  if (self.fuse_wgrad_accumulation or self.delay_wgrad_compute)
@@ -446,6 +449,9 @@ class _TEModule(PrimaryWeights, BackwardOverride, nn.Module):
                 for i in route:
                     if args[i].requires_grad:
                         args[i] = _WgradRoute.apply(args[i], mod, params[pnames[i - 1]])
+            if hold:  # delay_wgrad_compute: main_grad accumulations wait for backward_dw
+                for n in hold:
+                    hold_main_grad(params[n], mod._pending_wgrads)
             if fnames:
                 args += [mod._buffers[n] for n in fnames]
             if cached:
@@ -516,7 +522,9 @@ class _TEModule(PrimaryWeights, BackwardOverride, nn.Module):
         added to the weights' .grad (or, with fuse_wgrad_accumulation, to main_grad).
         te-mlir's backward entry computes them with the other gradients (one compiled
         step), so this hands them over; it does not defer the GEMMs."""
-        pending, self._pending_wgrads = self._pending_wgrads, []
+        # (the list itself stays: ops.hold_main_grad's backwards append to it)
+        pending = list(self._pending_wgrads)
+        self._pending_wgrads.clear()
         with torch.no_grad():
             for param, g in pending:
                 if self.fuse_wgrad_accumulation:

@@ -8,6 +8,7 @@ autograd generated from the library's module info (docs/python.md).
 import ctypes
 import threading
 import warnings
+import weakref
 
 import torch
 
@@ -728,7 +729,7 @@ def _fast_function(ops, step, output_index, hold_state=True, fwd_op=None):
         for i, w in zip(main_inputs, ctx.te_main if main_inputs else ()):
             # accumulated into main_grad: no .grad, or, where Megatron marks the weight
             # with grad_added_to_main_grad, the flag set and a zero .grad (TE's modules)
-            if hasattr(w, "grad_added_to_main_grad"):
+            if hasattr(w, "grad_added_to_main_grad") and _held(w) is None:
                 w.grad_added_to_main_grad = True
                 if need[i]:
                     out[i] = torch.zeros(w.shape, dtype=w.dtype, device=w.device)
@@ -746,12 +747,42 @@ def _fast_function(ops, step, output_index, hold_state=True, fwd_op=None):
     return Fn
 
 
+# delay_wgrad_compute with fuse_wgrad_accumulation (te_mlir.torch.nn): id(weight) ->
+# (a weak reference to the weight, the module's pending list). The backward accumulates
+# such a weight's gradient into a zero fp32 buffer held there, which backward_dw() adds
+# to main_grad (one fp32 add, as the GEMM's epilogue adds: the same bits as without
+# delay_wgrad_compute). (By id: tensors compare elementwise, no dict key.)
+_MAIN_GRAD_HOLD = {}
+
+
+def hold_main_grad(weight, pending):
+    """The backward's main_grad accumulations of `weight` go to `pending` (a list of
+    (weight, fp32 gradient)) until hold_main_grad is called again for it."""
+    k = id(weight)
+    e = _MAIN_GRAD_HOLD.get(k)
+    if e is None or e[0]() is not weight or e[1] is not pending:
+        _MAIN_GRAD_HOLD[k] = (weakref.ref(weight, lambda _, k=k: _MAIN_GRAD_HOLD.pop(k, None)),
+                              pending)
+
+
+def _held(weight):
+    e = _MAIN_GRAD_HOLD.get(id(weight))
+    return e[1] if e is not None and e[0]() is weight else None
+
+
 def _main_grads(entry_name, weights):
     """The fp32 main_grad of each of `weights` (Megatron's convention: an attribute of
     the weight, contiguous, of its shape) the backward accumulates into in place; zeroed
-    first where the weight has overwrite_main_grad set (the GEMM then writes it)."""
+    first where the weight has overwrite_main_grad set (the GEMM then writes it). A
+    weight held (hold_main_grad) gets a zero buffer, appended to its pending list."""
     mains = []
     for w in weights:
+        hold = _held(w)
+        if hold is not None:
+            buf = torch.zeros(w.shape, dtype=torch.float32, device=w.device)
+            hold.append((w, buf))
+            mains.append(buf)
+            continue
         main = getattr(w, "main_grad", None)
         if not isinstance(main, torch.Tensor):
             raise TeMlirError(f"{entry_name}: fuse_wgrad_accumulation: a weight of shape "
