@@ -93,8 +93,8 @@ namespace {
 const char *const kRoleKeys[] = {"te.saved", "te.grad_of",
                                  "te.state", "te.cached_weight",
                                  "te.alias", "te.main_grad_of"};
-/// The roles an argument's or result's label names (not te.alias).
-constexpr int kLabelRoles = 4;
+/// Whether an argument's or result's label names role `r` (not te.alias).
+constexpr bool labelRole(int r) { return r != TE_MODULE_ROLE_ALIAS; }
 
 std::vector<Dim> dimsOfShape(const Array &shape) {
   std::vector<Dim> out;
@@ -181,7 +181,7 @@ te_module_tensor makeTensor(const te_module_entry *entry, const Object *o,
   t.label = (isArg ? "arg" : "result") + std::to_string(index);
   for (int r = 0; r < 6; ++r) {
     t.roles[r] = o->getString(kRoleKeys[r]);
-    if (r < kLabelRoles && t.roles[r])
+    if (labelRole(r) && t.roles[r])
       t.label += std::string(" (") + kRoleKeys[r] + "=" + *t.roles[r] + ")";
   }
   if (const Value *d = o->get("te.donatable"))
