@@ -420,6 +420,15 @@ def TEFuseGemmEpiloguesPass : Pass<"te-fuse-gemm-epilogues"> {
     bias gradient with no such GEMM stays and gets a remark saying why (an
     FP8 GEMM has no bias-gradient epilogue, for one).
 
+    **main_grad.** First, a function result marked `te.main_grad_of`
+    computed as `arith.addf %main, (arith.extf) %dw` (te-generate-backward's
+    form for a `te.main_grad` argument) whose `%dw` is a `te.gemm nt` read by
+    nothing else becomes `te.gemm nt ... accumulate(%main)`: the fp32 product
+    is added to main_grad in the GEMM's epilogue, never rounded to the
+    operands' dtype (high precision: `te_rt_gemm_wgrad_fp32`; FP8: the FP8
+    GEMMs with an fp32 output and accumulate). Such a GEMM takes no BGRADB
+    epilogue: its bias gradient stays a `te.bias_grad` (remark).
+
     **GELU in the GEMM epilogues.** With `act-epilogues` (a mode: `off`,
     `auto` or `on`; te-compile `--gemm-act-epilogues=off|auto|on` and
     te-pipeline `gemm-act-epilogues` default to `auto`, the pass alone to
