@@ -322,6 +322,43 @@ def test_opcheck_block_recipes_cpp(recipe, extra, Ms):
             _same(x, y, f"{recipe} mlp_bwd result {k}")
 
 
+@pytest.mark.parametrize("recipe", ["bf16", "fp8-current"])
+def test_main_grad_in_place(recipe):
+    """A te.main_grad library's backward op takes each main_grad as Tensor(a!) and
+    writes main_grad + the weight's gradient into it (not returned): opcheck passes
+    (schema, fake impl, mutation), and the C++ kernel's main_grads and results are the
+    ctypes path's bytes, each computed from the same starting main_grad."""
+    from test_ops import MLP
+    text = MLP.format(T="bf16").replace("%w1: tensor<64x32xbf16>",
+                                        "%w1: tensor<64x32xbf16> {te.main_grad}")
+    text = text.replace("%w2: tensor<32x64xbf16>", "%w2: tensor<32x64xbf16> {te.main_grad}")
+    ops = tet.load(te_mlir.compile(text, recipe=recipe, target="cpu"))
+    bwd = ops.library.entry("mlp_bwd")
+    assert ops.kernel == "c++" and sorted(bwd.in_place.values()) == \
+        [a.index for a in bwd.args if a.role("te.main_grad_of")]
+    assert len(bwd.returned) == len(bwd.results) - 2
+    assert "Tensor(a!)" in str(ops.op("mlp_bwd")._schema)
+    args, bst = _step_args(ops, "mlp_fwd", 16)
+    outs = ops.op("mlp_fwd")(*args, *bst)
+    bargs = bwd_args(ops, "mlp_fwd", args, outs)
+    torch.library.opcheck(ops.op("mlp_bwd"), [t.clone() for t in bargs])
+    mains = sorted(bwd.in_place.values())
+    start = {j: bargs[j].clone() for j in mains}
+    ptrs = {j: bargs[j].data_ptr() for j in mains}
+    got = ops.op("mlp_bwd")(*bargs)
+    want_args = [t.clone() for t in bargs]
+    for j in mains:
+        want_args[j] = start[j].clone()
+    want = tet.ops.run_entry(bwd, want_args)
+    assert len(got) == len(want) == len(bwd.returned)
+    for k, (x, y) in enumerate(zip(got, want)):
+        _same(x, y, f"{recipe} mlp_bwd result {k}")
+    for j in mains:
+        assert bargs[j].data_ptr() == ptrs[j]
+        _same(bargs[j], want_args[j], f"{recipe} main_grad argument {j}")
+        assert not torch.equal(bargs[j], start[j]), "main_grad was not accumulated into"
+
+
 def test_full_op_table_falls_back_with_one_warning(monkeypatch):
     """libte_torch_ops.so has a fixed number of kernel slots per process: past them, a
     library's ops run through ctypes (the same bits: test_cpp_bitwise_equals_ctypes)

@@ -70,6 +70,8 @@ def bwd_args(ops, fwd_name, args, outs):
             res.append(outs[k].detach())
         elif kind == _abi.FEED_GRAD:
             res.append(torch.randn(outs[k].shape, generator=gen).to(outs[k].dtype))
+        elif kind == _abi.FEED_MAIN_GRAD:  # fp32 main_grad of forward input k
+            res.append(torch.randn(args[k].shape, generator=gen, dtype=torch.float32))
         else:
             res.append(torch.full(spec.shape, spec.initial_state, dtype=torch.float32))
     return res
