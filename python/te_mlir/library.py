@@ -608,7 +608,8 @@ class Library:
     def feeds(self, step):
         """[(kind, index)] per backward argument of training step `step`
         (te_module_step_feed: FEED_INPUT forward arg, FEED_RESULT forward result,
-        FEED_GRAD the gradient of forward result `index`, FEED_STATE recipe state)."""
+        FEED_GRAD the gradient of forward result `index`, FEED_STATE recipe state,
+        FEED_MAIN_GRAD the fp32 main_grad of forward argument `index`)."""
         return self.step(step).feeds
 
     def step(self, name=None):
