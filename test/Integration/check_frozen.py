@@ -50,23 +50,38 @@ def close(a_path, b_path):
                for x, y in zip(a, b))
 
 
-def main():
-    te_bin, out, frozen_src, full_src, recipe = sys.argv[1:6]
-    flags = sys.argv[6:]
+def compile_pair(te_bin, out, sources, recipe, flags):
+    """(tag, {kind: library}): each of `sources` ({kind: model}) compiled with --train
+    under `recipe` and te-compile `flags` into OUT/<kind>-<tag>.so."""
     tag = "-".join([recipe] + [f.lstrip("-") for f in flags])
     libs = {}
-    for kind, src in (("frozen", frozen_src), ("full", full_src)):
+    for kind, src in sources.items():
         lib = os.path.join(out, f"{kind}-{tag}.so")
         cmd = [os.path.join(te_bin, "te-compile"), src, "--train", "-o", lib]
         if recipe != "bf16":
             cmd += ["--recipe", recipe]
         subprocess.run(cmd + flags, check=True)
         libs[kind] = lib
-    text = open(frozen_src).read()
+    return tag, libs
+
+
+def model_functions(src):
+    """The model's functions [(name, argument text)] and its `// CLOSE: <function>
+    <argument>...` lines as {function: {argument index}}."""
+    text = open(src).read()
     functions = re.findall(r"func\.func @(\w+)\((.*?)\) ->", text)
     close_args = {}
     for name, args in re.findall(r"// CLOSE: (\w+) ([\d ]+)", text):
         close_args[name] = {int(a) for a in args.split()}
+    return functions, close_args
+
+
+def main():
+    te_bin, out, frozen_src, full_src, recipe = sys.argv[1:6]
+    flags = sys.argv[6:]
+    tag, libs = compile_pair(te_bin, out, {"frozen": frozen_src, "full": full_src}, recipe,
+                             flags)
+    functions, close_args = model_functions(frozen_src)
     failures = []
     for name, args in functions:
         frozen_args = {i for i, a in enumerate(re.split(r", (?=%)", args))

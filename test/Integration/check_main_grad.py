@@ -30,6 +30,8 @@ import sys
 
 import numpy as np
 
+from check_frozen import compile_pair, model_functions
+
 
 def load(path):
     """A .npy or .bf16.npy file as float32 (bf16: its raw bits widened)."""
@@ -58,20 +60,9 @@ def close(a_path, b_path):
 def main():
     te_bin, out, main_src, plain_src, recipe = sys.argv[1:6]
     flags = sys.argv[6:]
-    tag = "-".join([recipe] + [f.lstrip("-") for f in flags])
-    libs = {}
-    for kind, src in (("main", main_src), ("plain", plain_src)):
-        lib = os.path.join(out, f"{kind}-{tag}.so")
-        cmd = [os.path.join(te_bin, "te-compile"), src, "--train", "-o", lib]
-        if recipe != "bf16":
-            cmd += ["--recipe", recipe]
-        subprocess.run(cmd + flags, check=True)
-        libs[kind] = lib
-    text = open(main_src).read()
-    functions = re.findall(r"func\.func @(\w+)\((.*?)\) ->", text)
-    close_args = {}
-    for fname, nums in re.findall(r"// CLOSE: (\w+) ([\d ]+)", text):
-        close_args[fname] = {int(a) for a in nums.split()}
+    tag, libs = compile_pair(te_bin, out, {"main": main_src, "plain": plain_src}, recipe,
+                             flags)
+    functions, close_args = model_functions(main_src)
     failures = []
     rng = np.random.default_rng(7)
     for name, args in functions:

@@ -97,15 +97,22 @@ int32_t te_rt_gemm_dgrad(te_rt_context *ctx, int32_t dtype, const void *dy,
   return ctx->ops->gemm_dgrad(c, ctx, dtype, dy, w, dx, m, n, k);
 }
 
+/// The checks both wgrad GEMMs share.
+static bool wgradArgs(Checker &c, te_rt_context *ctx, int32_t dtype,
+                      const void *dy, const void *x, const void *dw, int64_t m,
+                      int64_t n, int64_t k, int32_t accumulate) {
+  int64_t mn, mk, nk;
+  return c.context(ctx) && c.dtype(dtype) &&
+         gemmSizes(c, m, n, k, &mn, &mk, &nk) &&
+         c.flag("accumulate", accumulate) && c.notNull("dy", dy) &&
+         c.notNull("x", x) && c.notNull("dw", dw);
+}
+
 int32_t te_rt_gemm_wgrad(te_rt_context *ctx, int32_t dtype, const void *dy,
                          const void *x, void *dw, void *dbias, int64_t m,
                          int64_t n, int64_t k, int32_t accumulate) {
   Checker c("te_rt_gemm_wgrad");
-  int64_t mn, mk, nk;
-  if (!c.context(ctx) || !c.dtype(dtype) ||
-      !gemmSizes(c, m, n, k, &mn, &mk, &nk) ||
-      !c.flag("accumulate", accumulate) || !c.notNull("dy", dy) ||
-      !c.notNull("x", x) || !c.notNull("dw", dw))
+  if (!wgradArgs(c, ctx, dtype, dy, x, dw, m, n, k, accumulate))
     return 1;
   return ctx->ops->gemm_wgrad(c, ctx, dtype, dy, x, dw, dbias, m, n, k,
                               accumulate);
@@ -115,11 +122,7 @@ int32_t te_rt_gemm_wgrad_fp32(te_rt_context *ctx, int32_t dtype, const void *dy,
                               const void *x, float *dw, int64_t m, int64_t n,
                               int64_t k, int32_t accumulate) {
   Checker c("te_rt_gemm_wgrad_fp32");
-  int64_t mn, mk, nk;
-  if (!c.context(ctx) || !c.dtype(dtype) ||
-      !gemmSizes(c, m, n, k, &mn, &mk, &nk) ||
-      !c.flag("accumulate", accumulate) || !c.notNull("dy", dy) ||
-      !c.notNull("x", x) || !c.notNull("dw", dw))
+  if (!wgradArgs(c, ctx, dtype, dy, x, dw, m, n, k, accumulate))
     return 1;
   return ctx->ops->gemm_wgrad_fp32(c, ctx, dtype, dy, x, dw, m, n, k,
                                    accumulate);
