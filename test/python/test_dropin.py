@@ -260,6 +260,77 @@ def test_fuse_wgrad_accumulation_with_delay_wgrad_compute(kind):
             before[n] = got.clone()
 
 
+def _zero_main_grads(m):
+    for n in _main_grad_weights(m):
+        p = m.get_parameter(n)
+        p.main_grad = torch.zeros(p.shape, dtype=torch.float32, device=p.device)
+
+
+def test_fuse_wgrad_accumulation_under_autocast():
+    """Under torch.autocast the step passes bf16 casts of the fp32 weights: the GEMM
+    still accumulates into the weights' own main_grad (fp32 bits: from zero, rounded to
+    bf16 it is the plain module's gradient, which autocast's cast-back leaves in bf16
+    values)."""
+    torch.manual_seed(2)
+    plain = randomize(MODULES["lnl"]())
+    fused = MODULES["lnl"](fuse_wgrad_accumulation=True)
+    fused.load_state_dict(plain.state_dict())
+    _zero_main_grads(fused)
+    x = torch.randn(16, 32)
+    with torch.autocast(next(plain.parameters()).device.type, dtype=torch.bfloat16):
+        _, gx_p, g_p = _step(plain, x)
+        _, gx_f, g_f = _step(fused, x)
+    assert any(isinstance(k[-1], tuple) and k[1] == torch.bfloat16 for k in fused._fns)
+    main = fused.weight.main_grad
+    assert g_f["weight"] is None
+    assert not torch.equal(main, main.to(torch.bfloat16).float())
+    if TARGET == "cpu":
+        assert torch.equal(main.to(torch.bfloat16).float(), g_p["weight"])
+        assert torch.equal(gx_p, gx_f)
+    else:
+        torch.testing.assert_close(main, g_p["weight"], rtol=2 ** -7, atol=1e-3)
+
+
+@pytest.mark.parametrize("recipe", ["fp8-current", "fp8-delayed"])
+def test_fuse_wgrad_accumulation_primary_weights(recipe):
+    """FP8 primary weights (quantized_model_init) with fuse_wgrad_accumulation
+    (Megatron's FP8 parameters): the GEMM accumulates into each QuantizedWeight's
+    main_grad; from zero, rounded to bf16 it is the plain module's gradient."""
+    def build(**kw):
+        torch.manual_seed(3)
+        with tet.quantized_model_init(recipe=recipe):
+            return MODULES["lin"](params_dtype=torch.bfloat16, recipe=recipe, **kw)
+    plain, fused = build(), build(fuse_wgrad_accumulation=True)
+    _zero_main_grads(fused)
+    x = torch.randn(16, 32).to(torch.bfloat16)
+    _, _, g_p = _step(plain, x)
+    _, _, g_f = _step(fused, x)
+    main = fused.weight.main_grad
+    assert g_f["weight"] is None and torch.count_nonzero(main) > 0
+    if TARGET == "cpu":
+        assert torch.equal(main.to(torch.bfloat16), g_p["weight"])
+    else:
+        torch.testing.assert_close(main.to(torch.bfloat16), g_p["weight"], rtol=2 ** -7,
+                                   atol=1e-3)
+
+
+def test_fuse_wgrad_accumulation_dequantized_override():
+    """backward_override="dequantized" with fuse_wgrad_accumulation: the weight's
+    gradient goes to main_grad (not .grad), the same values as without the flag."""
+    from test_modules import _te_recipe
+    r = _te_recipe("Float8CurrentScaling", backward_override="dequantized")
+    torch.manual_seed(4)
+    plain = randomize(MODULES["lin"](recipe=r))
+    fused = MODULES["lin"](recipe=r, fuse_wgrad_accumulation=True)
+    fused.load_state_dict(plain.state_dict())
+    _zero_main_grads(fused)
+    x = torch.randn(16, 32)
+    _, _, g_p = _step(plain, x)
+    _, _, g_f = _step(fused, x)
+    assert g_f["weight"] is None
+    assert torch.equal(fused.weight.main_grad, g_p["weight"].float())
+
+
 def test_fuse_wgrad_accumulation_main_grad_checked():
     """A main_grad the GEMM cannot accumulate into is refused by name: another dtype,
     shape or a non-contiguous view."""

@@ -12,7 +12,7 @@ import torch.nn as nn
 
 from .. import compile as _te_compile
 from .._abi import TeMlirError
-from .ops import _compiling, hold_main_grad, load
+from .ops import _compiling, hold_main_grad, load, main_grad_owner
 from .overrides import BackwardOverride
 from .primary import Dequantized, PrimaryWeights, StandIn, pop, push
 from .recipe import BLACKWELL, QUANTIZED, recipe_kind, recipe_spec, split_override
@@ -357,13 +357,13 @@ class _TEModule(PrimaryWeights, BackwardOverride, nn.Module):
 
     def _main_grad_in_gemm(self, dtype):
         """fuse_wgrad_accumulation in the library (te.main_grad: the wgrad GEMM adds its
-        fp32 product to main_grad in its epilogue, in place), where the step passes the
-        weights themselves: not under torch.autocast (cast copies), FP8 primary weights
-        or a prebuilt library=, which add the weight gradient to main_grad after the
-        step. With delay_wgrad_compute the GEMM accumulates into a zero fp32 buffer
-        that backward_dw() adds to main_grad (ops.hold_main_grad)."""
-        return (dtype == self.params_dtype and self._primary is None
-                and self._library_path is None)
+        fp32 product to main_grad in its epilogue, in place): not with a prebuilt
+        library=, which adds the weight gradient to main_grad after the step. Under
+        torch.autocast and with FP8 primary weights the step passes cast copies or
+        stand-ins, which accumulate into their weight's main_grad
+        (ops.main_grad_owner). With delay_wgrad_compute the GEMM accumulates into a zero
+        fp32 buffer that backward_dw() adds to main_grad (ops.hold_main_grad)."""
+        return self._library_path is None
 
     def _returned_bias(self):
         return getattr(self, "bias", None)
@@ -414,8 +414,8 @@ class _TEModule(PrimaryWeights, BackwardOverride, nn.Module):
         # fuse_wgrad_accumulation / delay_wgrad_compute: the weights' gradients routed
         # (unless the library accumulates into main_grad itself: te.main_grad)
         in_gemm = any(n.endswith(_MAIN_GRAD) for n in frozen)
-        hold = ([n[:-len(_MAIN_GRAD)] for n in frozen if n.endswith(_MAIN_GRAD)]
-                if in_gemm and self.delay_wgrad_compute else [])
+        mains = [n[:-len(_MAIN_GRAD)] for n in frozen if n.endswith(_MAIN_GRAD)]
+        hold = mains if self.delay_wgrad_compute else []
         route = ([i + 1 for i, n in enumerate(pnames) if n.endswith("weight")
                   and not n.startswith("layer_norm")]
                  if (self.fuse_wgrad_accumulation or self.delay_wgrad_compute)
@@ -424,6 +424,10 @@ class _TEModule(PrimaryWeights, BackwardOverride, nn.Module):
         finish = self._finisher(len(fnames), fnames)
         grad_enabled = torch.is_grad_enabled
         primary = self._primary_plan(fn, recipe, dtype)
+        # te.main_grad weights the step passes as something else (a cast copy, an FP8
+        # primary weight's stand-in): (argument index, parameter name)
+        stand_ins = {n for _, n, _ in primary or ()}
+        owned = [(pnames.index(n) + 1, n) for n in mains if cast or n in stand_ins]
 
         # (the closures hold no module: a deepcopy of the module shares them safely)
         def run(mod, inp, is_first_microbatch):
@@ -449,6 +453,9 @@ class _TEModule(PrimaryWeights, BackwardOverride, nn.Module):
                 for i in route:
                     if args[i].requires_grad:
                         args[i] = _WgradRoute.apply(args[i], mod, params[pnames[i - 1]])
+            if owned and grad_enabled():  # cast copies / stand-ins: the weight's main_grad
+                for i, n in owned:
+                    main_grad_owner(args[i], params[n])
             if hold:  # delay_wgrad_compute: main_grad accumulations wait for backward_dw
                 for n in hold:
                     hold_main_grad(params[n], mod._pending_wgrads)

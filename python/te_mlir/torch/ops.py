@@ -726,13 +726,14 @@ def _fast_function(ops, step, output_index, hold_state=True, fwd_op=None):
         for r, i in grad_of:
             if need[i]:
                 out[i] = res[r]
-        for i, w in zip(main_inputs, ctx.te_main if main_inputs else ()):
+        for i, t in zip(main_inputs, ctx.te_main if main_inputs else ()):
             # accumulated into main_grad: no .grad, or, where Megatron marks the weight
             # with grad_added_to_main_grad, the flag set and a zero .grad (TE's modules)
+            w = _owner(t)
             if hasattr(w, "grad_added_to_main_grad") and _held(w) is None:
                 w.grad_added_to_main_grad = True
                 if need[i]:
-                    out[i] = torch.zeros(w.shape, dtype=w.dtype, device=w.device)
+                    out[i] = torch.zeros(t.shape, dtype=t.dtype, device=t.device)
         for r, j in state_results:
             with torch.no_grad():
                 bargs[j].copy_(res[r])  # the new backward recipe state
@@ -747,27 +748,51 @@ def _fast_function(ops, step, output_index, hold_state=True, fwd_op=None):
     return Fn
 
 
-# delay_wgrad_compute with fuse_wgrad_accumulation (te_mlir.torch.nn): id(weight) ->
-# (a weak reference to the weight, the module's pending list). The backward accumulates
-# such a weight's gradient into a zero fp32 buffer held there, which backward_dw() adds
-# to main_grad (one fp32 add, as the GEMM's epilogue adds: the same bits as without
-# delay_wgrad_compute). (By id: tensors compare elementwise, no dict key.)
-_MAIN_GRAD_HOLD = {}
+# What the modules (te_mlir.torch.nn) tell the backward about a tensor whose main_grad
+# it accumulates into, by id (tensors compare elementwise: no dict key), each entry
+# dropped with its tensor:
+# - _MAIN_GRAD_HOLD: delay_wgrad_compute with fuse_wgrad_accumulation: id(weight) -> (a
+#   weak reference to it, the module's pending list). The backward accumulates such a
+#   weight's gradient into a zero fp32 buffer held there, which backward_dw() adds to
+#   main_grad (one fp32 add, as the GEMM's epilogue adds: the same bits as without the
+#   delay);
+# - _MAIN_GRAD_OWNER: id(the tensor a step passed for a weight: a torch.autocast cast, an
+#   FP8 primary weight's stand-in) -> (a weak reference to it, the weight): main_grad and
+#   Megatron's flags are the weight's.
+_MAIN_GRAD_HOLD, _MAIN_GRAD_OWNER = {}, {}
+
+
+def _remember(table, t, value):
+    k = id(t)
+    e = table.get(k)
+    if e is None or e[0]() is not t or e[1] is not value:
+        table[k] = (weakref.ref(t, lambda _, k=k: table.pop(k, None)), value)
+
+
+def _recall(table, t):
+    e = table.get(id(t))
+    return e[1] if e is not None and e[0]() is t else None
 
 
 def hold_main_grad(weight, pending):
     """The backward's main_grad accumulations of `weight` go to `pending` (a list of
     (weight, fp32 gradient)) until hold_main_grad is called again for it."""
-    k = id(weight)
-    e = _MAIN_GRAD_HOLD.get(k)
-    if e is None or e[0]() is not weight or e[1] is not pending:
-        _MAIN_GRAD_HOLD[k] = (weakref.ref(weight, lambda _, k=k: _MAIN_GRAD_HOLD.pop(k, None)),
-                              pending)
+    _remember(_MAIN_GRAD_HOLD, weight, pending)
+
+
+def main_grad_owner(passed, weight):
+    """`passed`, what a step passes for `weight` (a cast copy, a stand-in), accumulates
+    into `weight`'s main_grad."""
+    _remember(_MAIN_GRAD_OWNER, passed, weight)
+
+
+def _owner(t):
+    w = _recall(_MAIN_GRAD_OWNER, t)
+    return t if w is None else w
 
 
 def _held(weight):
-    e = _MAIN_GRAD_HOLD.get(id(weight))
-    return e[1] if e is not None and e[0]() is weight else None
+    return _recall(_MAIN_GRAD_HOLD, weight)
 
 
 def _main_grads(entry_name, weights):
@@ -776,7 +801,7 @@ def _main_grads(entry_name, weights):
     first where the weight has overwrite_main_grad set (the GEMM then writes it). A
     weight held (hold_main_grad) gets a zero buffer, appended to its pending list."""
     mains = []
-    for w in weights:
+    for w in map(_owner, weights):
         hold = _held(w)
         if hold is not None:
             buf = torch.zeros(w.shape, dtype=torch.float32, device=w.device)

@@ -54,7 +54,17 @@ class BackwardOverride:
         # the forward recipe state (fp8-delayed's buffers, built with its function; the
         # block recipes have none)
         fnames, _ = self._state.get((base, dtype), ([], []))
-        outs = list(run.apply(*self._args(inp, dtype, fnames)))
+        args = self._args(inp, dtype, fnames)
+        if (self.fuse_wgrad_accumulation or self.delay_wgrad_compute) and \
+                torch.is_grad_enabled():
+            # the weights' gradients to main_grad / held for backward_dw, as the plain
+            # path routes them
+            from .nn import _WgradRoute
+            weights = self._gemm_weights()
+            for i, n in enumerate(self._param_names):
+                if n in weights and args[i + 1].requires_grad:
+                    args[i + 1] = _WgradRoute.apply(args[i + 1], self, getattr(self, n))
+        outs = list(run.apply(*args))
         return self._finisher(len(fnames), fnames)(self, inp, outs)
 
     def _rowwise_function(self, recipe, dtype):

@@ -353,6 +353,9 @@ class StandIn(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, w, dtype):
+        # (no gradient materialized: with fuse_wgrad_accumulation the step gives none, and
+        # the weight's .grad stays None)
+        ctx.set_materialize_grads(False)
         n = w.numel() * dtype.itemsize
         if w._qbytes.numel() >= n:
             return w._qbytes[:n].view(dtype).view(w.shape)
@@ -369,6 +372,7 @@ class Dequantized(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, w, dtype):
+        ctx.set_materialize_grads(False)  # (as StandIn)
         return w.dequantize(dtype)
 
     @staticmethod
