@@ -5,7 +5,7 @@
 // zero main_grad the result rounds to the plain library's gradient bit for
 // bit; with a main_grad M it is exactly float32(M + that fp32 gradient);
 // every other output of the step is byte-identical (check_main_grad.py).
-// bf16, fp8-current, fp8-delayed and fp8-block (the cpu backend's GEMMs),
+// bf16, fp8-current, fp8-delayed, fp8-block and mxfp8 (the cpu backend's GEMMs),
 // the MLP stored and checkpointed.
 //
 // RUN: rm -rf %t && mkdir -p %t
@@ -15,6 +15,7 @@
 // RUN: %python %S/check_main_grad.py %te_bin %t %s %t/plain.mlir fp8-current
 // RUN: %python %S/check_main_grad.py %te_bin %t %s %t/plain.mlir fp8-delayed
 // RUN: %python %S/check_main_grad.py %te_bin %t %s %t/plain.mlir fp8-block
+// RUN: %python %S/check_main_grad.py %te_bin %t %s %t/plain.mlir mxfp8 --arch=sm_100a
 //
 // The bf16 backward calls the fp32-output wgrad GEMM (the fold itself:
 // test/Transforms/te-main-grad.mlir):
