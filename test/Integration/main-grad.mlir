@@ -17,6 +17,14 @@
 // RUN: %python %S/check_main_grad.py %te_bin %t %s %t/plain.mlir fp8-block
 // RUN: %python %S/check_main_grad.py %te_bin %t %s %t/plain.mlir mxfp8 --arch=sm_100a
 //
+// te-run refuses a main_grad file of the wrong shape or dtype, naming it:
+// RUN: mkdir -p %t/bad-shape %t/bad-dtype
+// RUN: %python -c "import numpy as n; n.save('%t/bad-shape/main_grad_arg1.npy', n.zeros((3, 3), n.float32)); n.save('%t/bad-dtype/main_grad_arg1.npy', n.zeros((128, 64), n.float16))"
+// RUN: not te-run %t/main-bf16.so --step lin --random 1 --grads %t/bad-shape --outputs %t/o 2>&1 | FileCheck %s --check-prefix=BADSHAPE
+// BADSHAPE: te-run: error: --step: '{{.*}}main_grad_arg1.npy' has shape [3x3] but forward argument 1 (whose main_grad it is) has shape [128x64]
+// RUN: not te-run %t/main-bf16.so --step lin --random 1 --grads %t/bad-dtype --outputs %t/o 2>&1 | FileCheck %s --check-prefix=BADDTYPE
+// BADDTYPE: te-run: error: '{{.*}}main_grad_arg1.npy' holds float16 but the argument is float32
+//
 // The bf16 backward calls the fp32-output wgrad GEMM (the fold itself:
 // test/Transforms/te-main-grad.mlir):
 // RUN: te-opt %s --te-pipeline=train=true -o - | FileCheck %s --check-prefix=IR
