@@ -26,7 +26,7 @@ def build(inp, out, in_gemm, dev):
     m = tet.LayerNormLinear(inp, out, params_dtype=torch.bfloat16, device=dev,
                             fuse_wgrad_accumulation=True)
     if not in_gemm:  # the after-step add (what autocast / primary weights still use)
-        m._main_grad_in_gemm = lambda dtype: False
+        m._main_grad_in_gemm = lambda: False
     for p in m.parameters():
         p.main_grad = torch.zeros(p.shape, dtype=torch.float32, device=dev)
     return m

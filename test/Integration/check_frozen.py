@@ -76,6 +76,19 @@ def model_functions(src):
     return functions, close_args
 
 
+def run_step(te_bin, lib, name, out_dir, extra=()):
+    """One te-run --step of function `name` of `lib` with the --random 3 inputs and
+    output gradients, its files written to `out_dir`."""
+    subprocess.run([os.path.join(te_bin, "te-run"), lib, "--step", name, "--random", "3",
+                    "--outputs", out_dir, *extra], check=True, stdout=subprocess.DEVNULL)
+
+
+def written(out_dir):
+    """The files a step wrote, relative to `out_dir`, sorted."""
+    return sorted(os.path.relpath(os.path.join(r, f), out_dir)
+                  for r, _, fs in os.walk(out_dir) for f in fs)
+
+
 def main():
     te_bin, out, frozen_src, full_src, recipe = sys.argv[1:6]
     flags = sys.argv[6:]
@@ -88,15 +101,9 @@ def main():
                        if "{te.frozen}" in a}
         dirs = {}
         for kind, lib in libs.items():
-            d = os.path.join(out, f"{kind}-{tag}-{name}")
-            subprocess.run([os.path.join(te_bin, "te-run"), lib, "--step", name,
-                            "--random", "3", "--outputs", d], check=True,
-                           stdout=subprocess.DEVNULL)
-            dirs[kind] = d
-        files = {}
-        for kind, d in dirs.items():
-            files[kind] = sorted(os.path.relpath(os.path.join(r, f), d)
-                                 for r, _, fs in os.walk(d) for f in fs)
+            dirs[kind] = os.path.join(out, f"{kind}-{tag}-{name}")
+            run_step(te_bin, lib, name, dirs[kind])
+        files = {kind: written(d) for kind, d in dirs.items()}
         missing = sorted(set(files["full"]) - set(files["frozen"]))
         expected = sorted(f"bwd/grad_arg{i}.bf16.npy" for i in frozen_args)
         if missing != expected:

@@ -25,12 +25,11 @@ usage: check_main_grad.py TE_BIN OUT_DIR MAIN.mlir PLAIN.mlir RECIPE [te-compile
 import filecmp
 import os
 import re
-import subprocess
 import sys
 
 import numpy as np
 
-from check_frozen import compile_pair, model_functions
+from check_frozen import close, compile_pair, model_functions, run_step, written
 
 
 def load(path):
@@ -45,16 +44,6 @@ def to_bf16_bits(x):
     """fp32 -> bf16 bits, round to nearest even (finite values)."""
     b = x.astype(np.float32).view(np.uint32)
     return ((b + 0x7FFF + ((b >> 16) & 1)) >> 16).astype(np.uint16)
-
-
-def close(a_path, b_path):
-    """Equal to within one rounding of bf16, relative to each element and to
-    the tensor's largest magnitude."""
-    a, b = load(a_path), load(b_path)
-    if a.shape != b.shape:
-        return False
-    scale = float(np.abs(b).max()) if b.size else 0.0
-    return bool(np.all(np.abs(a - b) <= 2.0 ** -7 * np.abs(b) + 2.0 ** -9 * scale))
 
 
 def main():
@@ -80,14 +69,9 @@ def main():
         for kind, lib, extra in (("plain", libs["plain"], []),
                                  ("zero", libs["main"], []),
                                  ("given", libs["main"], ["--grads", grads_dir])):
-            d = os.path.join(out, f"{kind}-{tag}-{name}")
-            subprocess.run([os.path.join(te_bin, "te-run"), lib, "--step", name,
-                            "--random", "3", "--outputs", d] + extra, check=True,
-                           stdout=subprocess.DEVNULL)
-            dirs[kind] = d
-        files = {k: sorted(os.path.relpath(os.path.join(r, f), d)
-                           for r, _, fs in os.walk(d) for f in fs)
-                 for k, d in dirs.items()}
+            dirs[kind] = os.path.join(out, f"{kind}-{tag}-{name}")
+            run_step(te_bin, lib, name, dirs[kind], extra)
+        files = {k: written(d) for k, d in dirs.items()}
         main_files = {i: f"bwd/grad_arg{i}.npy" for i in mains}
         for i, f in main_files.items():
             plain_f = next((p for p in files["plain"]

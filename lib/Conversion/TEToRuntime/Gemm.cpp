@@ -14,6 +14,18 @@ namespace mlir::te::runtime_lowering {
 
 namespace {
 
+/// A wgrad GEMM with accumulate(%main): its result starts as main_grad
+/// (nothing moves when the caller passed main_grad's buffer as the
+/// result's), then the GEMM adds its fp32 product to it (beta 1). Returns
+/// the runtime call's accumulate flag.
+Value startFromMainGrad(GemmOp g, FunctionLowering &l) {
+  if (!g.getAccumulate())
+    return l.c32(0);
+  l.call("te_rt_copy", {l.ctxArg, l.ptr(g.getResult()),
+                        l.ptr(g.getAccumulate()), l.bytes(g.getResult())});
+  return l.c32(1);
+}
+
 /// An FP8 GEMM (both operands quantized, per recipe).
 struct QuantizedGemmLowering : public RuntimeCallPattern<GemmOp> {
   using RuntimeCallPattern::RuntimeCallPattern;
@@ -66,15 +78,7 @@ struct QuantizedGemmLowering : public RuntimeCallPattern<GemmOp> {
                           "bias-gradient epilogue (TE takes it from the "
                           "high-precision gradient)");
     Value bias = g.getBias() ? l.ptr(g.getBias()) : l.nullPtr();
-    // accumulate(%main): the result starts as main_grad (nothing moves when
-    // the caller passed main_grad's buffer as the result's), then the GEMM
-    // adds its fp32 product to it (beta 1).
-    Value accumulate = l.c32(0);
-    if (g.getAccumulate()) {
-      l.call("te_rt_copy", {l.ctxArg, l.ptr(g.getResult()),
-                            l.ptr(g.getAccumulate()), l.bytes(g.getResult())});
-      accumulate = l.c32(1);
-    }
+    Value accumulate = startFromMainGrad(g, l);
     if (isa<NVFP4RecipeAttr>(lq.getRecipe()) &&
         (lq.getRowScaled() || rq.getRowScaled())) {
       // Row-scaled NVFP4: TE's forward GEMM of a row-scaled activation and
@@ -144,15 +148,13 @@ struct GemmLowering : public RuntimeCallPattern<GemmOp> {
       return success();
     case GemmLayout::NT:
       if (g.getAccumulate()) {
-        // main_grad + dy^T . x in fp32 (see QuantizedGemmLowering).
-        l.call("te_rt_copy",
-               {l.ctxArg, l.ptr(g.getResult()), l.ptr(g.getAccumulate()),
-                l.bytes(g.getResult())});
+        // main_grad + dy^T . x in fp32
+        Value accumulate = startFromMainGrad(g, l);
         l.call("te_rt_gemm_wgrad_fp32",
                {l.ctxArg, l.dtype(g.getLhs()), l.ptr(g.getLhs()),
                 l.ptr(g.getRhs()), l.ptr(g.getResult()), l.rows(g.getLhs()),
                 l.c64(l.lastDim(g.getLhs())), l.c64(l.lastDim(g.getRhs())),
-                l.c32(1)});
+                accumulate});
         return success();
       }
       l.call("te_rt_gemm_wgrad",

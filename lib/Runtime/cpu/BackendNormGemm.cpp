@@ -152,51 +152,48 @@ int32_t gemm_dgrad(const Checker &c, te_rt_context *ctx, int32_t dtype,
   });
 }
 
-int32_t gemm_wgrad(const Checker &c, te_rt_context *ctx, int32_t dtype,
-                   const void *dy, const void *x, void *dw, void *dbias,
-                   int64_t m, int64_t n, int64_t k, int32_t accumulate) {
+/// dw[n,k] (in `out`) = [dw +] dy^T . x (operands and dbias in `t`): the
+/// product in fp32, with accumulate added to dw in fp32, rounded once into
+/// dw. The two wgrad calls: `out` is `t` (te_rt_gemm_wgrad) or f32
+/// (te_rt_gemm_wgrad_fp32, a main_grad).
+static int32_t wgrad(const Checker &c, te_rt_context *ctx, DType t, DType out,
+                     const void *dy, const void *x, void *dw, void *dbias,
+                     int64_t m, int64_t n, int64_t k, int32_t accumulate) {
   // Sizes the checks (api/) found to fit.
   int64_t mn = m * n, mk = m * k, nk = n * k;
   return guarded(c, [&] {
-    DType t = dtypeOf(dtype);
     const float *DY = input(ctx, 0, t, dy, mn);
     const float *X = input(ctx, 1, t, x, mk);
     // With accumulate the product goes to staging, then dw = dw + product
     // in fp32, rounded once.
-    float *DW = accumulate ? ctx->scratch(2, nk) : output(ctx, 2, t, dw, nk);
+    float *DW = accumulate ? ctx->scratch(2, nk) : output(ctx, 2, out, dw, nk);
     float *DB = dbias ? output(ctx, 3, t, dbias, n) : nullptr;
     te::cpu::gemmNT(DY, X, m, n, k, DW, DB);
     if (accumulate) {
-      const float *old = input(ctx, 4, t, dw, nk);
+      const float *old = input(ctx, 4, out, dw, nk);
       te::cpu::parallelFor(nk, 1, [&](int64_t b, int64_t e) {
         for (int64_t i = b; i < e; ++i)
           DW[i] = old[i] + DW[i];
       });
     }
-    commit(t, DW, dw, nk);
+    commit(out, DW, dw, nk);
     if (DB)
       commit(t, DB, dbias, n);
   });
 }
 
+int32_t gemm_wgrad(const Checker &c, te_rt_context *ctx, int32_t dtype,
+                   const void *dy, const void *x, void *dw, void *dbias,
+                   int64_t m, int64_t n, int64_t k, int32_t accumulate) {
+  DType t = dtypeOf(dtype);
+  return wgrad(c, ctx, t, t, dy, x, dw, dbias, m, n, k, accumulate);
+}
+
 int32_t gemm_wgrad_fp32(const Checker &c, te_rt_context *ctx, int32_t dtype,
                         const void *dy, const void *x, float *dw, int64_t m,
                         int64_t n, int64_t k, int32_t accumulate) {
-  int64_t mn = m * n, mk = m * k, nk = n * k;
-  return guarded(c, [&] {
-    DType t = dtypeOf(dtype);
-    const float *DY = input(ctx, 0, t, dy, mn);
-    const float *X = input(ctx, 1, t, x, mk);
-    // The product (fp32, rounded once from its fp64 totals), then added to
-    // dw in fp32: the epilogue's D = product + C.
-    float *DW = accumulate ? ctx->scratch(2, nk) : dw;
-    te::cpu::gemmNT(DY, X, m, n, k, DW, nullptr);
-    if (accumulate)
-      te::cpu::parallelFor(nk, 1, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i)
-          dw[i] += DW[i];
-      });
-  });
+  return wgrad(c, ctx, dtypeOf(dtype), DType::F32, dy, x, dw, nullptr, m, n, k,
+               accumulate);
 }
 
 int32_t gemm_fprop_act(const Checker &c, te_rt_context *ctx, int32_t act,

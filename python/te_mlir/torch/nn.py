@@ -333,7 +333,7 @@ class _TEModule(PrimaryWeights, BackwardOverride, nn.Module):
                 if torch.is_grad_enabled():  # parameters with requires_grad=False: te.frozen
                     ps = self._parameters
                     frozen = tuple(n for n in self._param_names if not ps[n].requires_grad)
-                    if self.fuse_wgrad_accumulation and self._main_grad_in_gemm(dtype):
+                    if self.fuse_wgrad_accumulation and self._main_grad_in_gemm():
                         # te.main_grad: the wgrad GEMMs accumulate into main_grad
                         frozen += tuple(n + _MAIN_GRAD for n in self._gemm_weights()
                                         if ps[n].requires_grad)
@@ -355,7 +355,7 @@ class _TEModule(PrimaryWeights, BackwardOverride, nn.Module):
         return [n for n in self._param_names
                 if n.endswith("weight") and not n.startswith("layer_norm")]
 
-    def _main_grad_in_gemm(self, dtype):
+    def _main_grad_in_gemm(self):
         """fuse_wgrad_accumulation in the library (te.main_grad: the wgrad GEMM adds its
         fp32 product to main_grad in its epilogue, in place): not with a prebuilt
         library=, which adds the weight gradient to main_grad after the step. Under
@@ -413,13 +413,11 @@ class _TEModule(PrimaryWeights, BackwardOverride, nn.Module):
         cast = dtype != self.params_dtype  # torch.autocast: parameters cast per call
         # fuse_wgrad_accumulation / delay_wgrad_compute: the weights' gradients routed
         # (unless the library accumulates into main_grad itself: te.main_grad)
-        in_gemm = any(n.endswith(_MAIN_GRAD) for n in frozen)
         mains = [n[:-len(_MAIN_GRAD)] for n in frozen if n.endswith(_MAIN_GRAD)]
         hold = mains if self.delay_wgrad_compute else []
-        route = ([i + 1 for i, n in enumerate(pnames) if n.endswith("weight")
-                  and not n.startswith("layer_norm")]
+        route = ([pnames.index(n) + 1 for n in self._gemm_weights()]
                  if (self.fuse_wgrad_accumulation or self.delay_wgrad_compute)
-                 and not in_gemm else [])
+                 and not mains else [])
         fast = fn.training_function()
         finish = self._finisher(len(fnames), fnames)
         grad_enabled = torch.is_grad_enabled

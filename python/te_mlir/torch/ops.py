@@ -527,10 +527,6 @@ class _Step:
         # backward recipe state (fp8-delayed): extra trailing inputs of the forward op
         self.bwd_state = [i for i, (k, _) in enumerate(feeds) if k == _abi.FEED_STATE]
         self.n_fwd_args = len(fwd.args)
-        # te.main_grad (fuse_wgrad_accumulation): backward argument -> the forward input
-        # whose main_grad it is; <fn>_bwd accumulates that input's gradient into it
-        self.main_grad = {i: k for i, (kind, k) in enumerate(feeds)
-                          if kind == _abi.FEED_MAIN_GRAD}
         # positions among the results the backward op returns (its in-place main_grad
         # results are not returned)
         pos = {r: j for j, r in enumerate(bwd.returned)}
