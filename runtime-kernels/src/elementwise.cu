@@ -1,6 +1,7 @@
 //===- elementwise.cu - Add, bias, cast, transpose, zeroing ---------------===//
 //
-// te_kernels_add, _bias_add, _cast, _transpose(_bytes), _bias_grad and
+// te_kernels_add, _bias_add, _cast, _transpose, _transpose_bytes (also the
+// norm-cast's columnwise copy: transposeBytes), _bias_grad and
 // _zero_ranges (one launch for up to TE_RT_ZERO_RANGES_PER_LAUNCH byte
 // ranges, passed by value), and the GEMMs' bias helpers (broadcastRows,
 // biasGrad). fp32 math, each output rounded once, to nearest even, with
@@ -126,6 +127,50 @@ __global__ void transposeKernel(const T *src, T *dst, int64_t rows,
   }
 }
 
+/// dst [cols, rows] = src [rows, cols]^T over bytes (the columnwise copy of
+/// FP8 data): 64x64 tiles through a swizzled shared-memory tile, 8-byte row
+/// loads and 16-byte transposed stores where the tile is whole and aligned,
+/// byte by byte elsewhere.
+__global__ void __launch_bounds__(kThreads)
+    transposeBytesKernel(const uint8_t *src, uint8_t *dst, int64_t rows,
+                         int64_t cols, bool vecLoad, bool vecStore) {
+  constexpr int kT = 64;
+  static_assert(kThreads == kT * 4, "one transposed piece per thread");
+  __shared__ __align__(16) uint8_t tile[kT * kT];
+  const int64_t tilesC = (cols + kT - 1) / kT,
+                tiles = (rows + kT - 1) / kT * tilesC;
+  for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+    const int64_t r0 = t / tilesC * kT, c0 = t % tilesC * kT;
+    const bool full = r0 + kT <= rows && c0 + kT <= cols;
+    if (full && vecLoad) {
+      // 64 rows of 8 pieces of 8 bytes; a swizzled 8-byte pair stays whole.
+#pragma unroll
+      for (int k = 0; k < 2; ++k) {
+        const int id = threadIdx.x + k * kThreads, r = id / 8, p = id % 8;
+        *reinterpret_cast<uint2 *>(tile + swizzled<kT>(r, 8 * p)) =
+            *reinterpret_cast<const uint2 *>(src + (r0 + r) * cols + c0 +
+                                             8 * p);
+      }
+    } else {
+      for (int id = threadIdx.x; id < kT * kT; id += kThreads) {
+        const int r = id / kT, c = id % kT;
+        if (r0 + r < rows && c0 + c < cols)
+          tile[swizzled<kT>(r, c)] = src[(r0 + r) * cols + c0 + c];
+      }
+    }
+    __syncthreads();
+    const int c = threadIdx.x / 4, q = threadIdx.x % 4;
+    uint8_t *out = dst + (c0 + c) * rows + r0 + 16 * q;
+    if (full && vecStore) {
+      *reinterpret_cast<uint4 *>(out) = transposedPiece<kT>(tile, q, c);
+    } else if (c0 + c < cols) {
+      for (int i = 0; i < 16 && r0 + 16 * q + i < rows; ++i)
+        out[i] = tile[swizzled<kT>(16 * q + i, c)];
+    }
+    __syncthreads(); // the tile is refilled next
+  }
+}
+
 /// The ranges of one te_kernels_zero_ranges launch, passed by value in the
 /// kernel's parameters (2 KiB of the 4 KiB they may hold).
 struct ZeroRanges {
@@ -164,6 +209,16 @@ __global__ void broadcastKernel(const typename E::T *bias, typename E::T *y,
 } // namespace
 
 namespace te::kernels {
+
+const char *transposeBytes(te_kernels_state *s, const uint8_t *src,
+                           uint8_t *dst, int64_t rows, int64_t cols) {
+  const int64_t tiles = (rows + 63) / 64 * ((cols + 63) / 64);
+  transposeBytesKernel<<<blocksFor(tiles, smCount()), kThreads, 0,
+                         s->stream>>>(src, dst, rows, cols,
+                                      aligned(src, 8) && cols % 8 == 0,
+                                      aligned(dst, 16) && rows % 16 == 0);
+  return launched();
+}
 
 const char *biasGrad(te_kernels_state *s, int dtype, const void *dy,
                      void *dbias, int64_t rows, int64_t cols) {
@@ -280,7 +335,10 @@ const char *te_kernels_transpose(te_kernels_state *s, int dtype,
 
 const char *te_kernels_transpose_bytes(te_kernels_state *s, const void *src,
                                        void *dst, int64_t rows, int64_t cols) {
-  return launchTranspose<uint8_t>(s, src, dst, rows, cols);
+  if (rows == 0 || cols == 0)
+    return nullptr;
+  return transposeBytes(s, static_cast<const uint8_t *>(src),
+                        static_cast<uint8_t *>(dst), rows, cols);
 }
 
 const char *te_kernels_zero_ranges(te_kernels_state *s, void *const *ptrs,

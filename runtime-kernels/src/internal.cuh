@@ -358,6 +358,12 @@ __device__ inline uint4 transposedPiece(const uint8_t *tile, int q, int c) {
   return make_uint4(w[0], w[1], w[2], w[3]);
 }
 
+/// dst [cols, rows] = src [rows, cols]^T over bytes (FP8 data's columnwise
+/// copy; elementwise.cu): 64x64 swizzled tiles, vector loads and stores
+/// where a tile is whole and aligned.
+const char *transposeBytes(te_kernels_state *s, const uint8_t *src,
+                           uint8_t *dst, int64_t rows, int64_t cols);
+
 /// out[j] = sum over chunks of partial[chunk * cols + j], in chunk order,
 /// rounded to E once: the second stage of the column sums (bias gradients).
 template <typename E>

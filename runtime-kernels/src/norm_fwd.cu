@@ -3,7 +3,8 @@
 // te_kernels_norm_fwd and te_kernels_norm_quantize_fp8: the one-CTA-per-row
 // kernel and the row-group fast path (norm.cuh), which can also write z's
 // FP8 bytes (delayed scaling's fused cast) or reduce z's amax (current
-// scaling, for the cast that follows); the byte transpose of FP8 rows.
+// scaling, for the cast that follows), then the byte transpose of the FP8
+// rows (elementwise.cu's transposeBytes).
 //
 //===----------------------------------------------------------------------===//
 
@@ -275,60 +276,6 @@ const char *normForward(te_kernels_state *s, bool rms, int dtype,
             out.amax);
     return launched();
   });
-}
-
-/// dst [cols, rows] = src [rows, cols]^T over bytes (the columnwise copy of
-/// FP8 data): 64x64 tiles through a swizzled shared-memory tile, 8-byte row
-/// loads and 16-byte transposed stores where the tile is whole and aligned,
-/// byte by byte elsewhere.
-__global__ void __launch_bounds__(kThreads)
-    transposeBytesKernel(const uint8_t *src, uint8_t *dst, int64_t rows,
-                         int64_t cols, bool vecLoad, bool vecStore) {
-  constexpr int kT = 64;
-  static_assert(kThreads == kT * 4, "one transposed piece per thread");
-  __shared__ __align__(16) uint8_t tile[kT * kT];
-  const int64_t tilesC = (cols + kT - 1) / kT,
-                tiles = (rows + kT - 1) / kT * tilesC;
-  for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
-    const int64_t r0 = t / tilesC * kT, c0 = t % tilesC * kT;
-    const bool full = r0 + kT <= rows && c0 + kT <= cols;
-    if (full && vecLoad) {
-      // 64 rows of 8 pieces of 8 bytes; a swizzled 8-byte pair stays whole.
-#pragma unroll
-      for (int k = 0; k < 2; ++k) {
-        const int id = threadIdx.x + k * kThreads, r = id / 8, p = id % 8;
-        *reinterpret_cast<uint2 *>(tile + swizzled<kT>(r, 8 * p)) =
-            *reinterpret_cast<const uint2 *>(src + (r0 + r) * cols + c0 +
-                                             8 * p);
-      }
-    } else {
-      for (int id = threadIdx.x; id < kT * kT; id += kThreads) {
-        const int r = id / kT, c = id % kT;
-        if (r0 + r < rows && c0 + c < cols)
-          tile[swizzled<kT>(r, c)] = src[(r0 + r) * cols + c0 + c];
-      }
-    }
-    __syncthreads();
-    const int c = threadIdx.x / 4, q = threadIdx.x % 4;
-    uint8_t *out = dst + (c0 + c) * rows + r0 + 16 * q;
-    if (full && vecStore) {
-      *reinterpret_cast<uint4 *>(out) = transposedPiece<kT>(tile, q, c);
-    } else if (c0 + c < cols) {
-      for (int i = 0; i < 16 && r0 + 16 * q + i < rows; ++i)
-        out[i] = tile[swizzled<kT>(16 * q + i, c)];
-    }
-    __syncthreads(); // the tile is refilled next
-  }
-}
-
-const char *transposeBytes(te_kernels_state *s, const uint8_t *src,
-                           uint8_t *dst, int64_t rows, int64_t cols) {
-  const int64_t tiles = (rows + 63) / 64 * ((cols + 63) / 64);
-  transposeBytesKernel<<<blocksFor(tiles, smCount()), kThreads, 0,
-                         s->stream>>>(src, dst, rows, cols,
-                                      aligned(src, 8) && cols % 8 == 0,
-                                      aligned(dst, 16) && rows % 16 == 0);
-  return launched();
 }
 
 } // namespace

@@ -68,7 +68,8 @@ TEST_P(CudaAbi, BiasGradAndElementwise) {
 }
 
 // te_rt_transpose_bytes: the cpu backend's bytes, ragged and multi-tile
-// shapes (grid.y capped at 65535 tiles for the last); and on cuda the
+// shapes (vector loads without vector stores: 1000 x 520; more tiles than
+// the grid has blocks: the last); and on cuda the
 // transpose of an FP8 tensor's rowwise data is the `transpose` that
 // te_rt_quantize_fp8 writes with both usages. Runs once.
 TEST_P(CudaAbi, TransposeBytes) {
@@ -76,6 +77,7 @@ TEST_P(CudaAbi, TransposeBytes) {
     return;
   for (auto [rows, cols] : {std::pair<int64_t, int64_t>{33, 65},
                             {1024, 512},
+                            {1000, 520},
                             {1, 9},
                             {0, 5},
                             {(int64_t(65535) * 32) + 7, 3}}) {
