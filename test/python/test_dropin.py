@@ -944,6 +944,63 @@ def test_under_torch_compile():
     torch.testing.assert_close(g["bias"], gc["bias"], rtol=1e-5, atol=1e-5)
 
 
+def _compiled_step(m, x, seed=7, **compile_kw):
+    """_step through torch.compile(m), the parameter names without _orig_mod."""
+    outs, gx, g = _step(torch.compile(m, **compile_kw), x, seed)
+    return outs, gx, {k.replace("_orig_mod.", ""): v for k, v in g.items()}
+
+
+def test_eager_only_options_break_the_graph():
+    """fuse_wgrad_accumulation, delay_wgrad_compute, backward_override and FP8 primary
+    weights keep Python state beside the graph (main_grad read at backward, held
+    gradients, the FP8 copies): under torch.compile the module's call runs eagerly, a
+    graph break as TE's modules take, with a TeMlirWarning naming why; the results are
+    eager's bit for bit; fullgraph=True refuses it, naming te_mlir's reason."""
+    from test_modules import _te_recipe
+    torch._dynamo.reset()
+    x = torch.randn(16, 32).to(torch.bfloat16)
+    # fuse_wgrad_accumulation: main_grad accumulated in the GEMM, as eagerly
+    pair = []
+    for _ in range(2):
+        torch.manual_seed(3)
+        m = randomize(MODULES["lnl"](params_dtype=torch.bfloat16,
+                                     fuse_wgrad_accumulation=True))
+        m.weight.main_grad = torch.ones(m.weight.shape, device=m.weight.device)
+        pair.append(m)
+    _, gx_e, _ = _step(pair[0], x)
+    with pytest.warns(te_mlir.TeMlirWarning, match="fuse_wgrad_accumulation runs outside "
+                      "the torch.compile graph"):
+        _, gx_c, _ = _compiled_step(pair[1], x)
+    assert torch.equal(gx_e, gx_c)
+    assert torch.equal(pair[0].weight.main_grad, pair[1].weight.main_grad)
+    assert not torch.equal(pair[1].weight.main_grad, torch.ones_like(pair[1].weight.main_grad))
+    # delay_wgrad_compute: held for backward_dw, then the eager bits
+    torch.manual_seed(4)
+    a = randomize(MODULES["mlp"](delay_wgrad_compute=True))
+    b = copy_module(a, "deepcopy")
+    _, gx_a, ga = _step(a, x.float())
+    _, gx_b, gb = _compiled_step(b, x.float())
+    assert torch.equal(gx_a, gx_b) and gb["fc1_weight"] is None
+    a.backward_dw()
+    b.backward_dw()
+    for n in ("fc1_weight", "fc2_weight"):
+        assert torch.equal(a.get_parameter(n).grad, b.get_parameter(n).grad), n
+    # backward_override="high_precision"
+    torch.manual_seed(5)
+    o = randomize(MODULES["lnl"](recipe=_te_recipe("Float8CurrentScaling",
+                                                   backward_override="high_precision")))
+    o2 = copy_module(o, "deepcopy")
+    yo, gxo, go = _step(o, x.float())
+    yc, gxc, gc = _compiled_step(o2, x.float())
+    assert torch.equal(yo[0], yc[0]) and torch.equal(gxo, gxc)
+    assert all(torch.equal(go[n], gc[n]) for n in go)
+    # fullgraph=True: Dynamo's refusal carries te_mlir's reason
+    m = MODULES["lin"](fuse_wgrad_accumulation=True)
+    m.weight.main_grad = torch.zeros(m.weight.shape, device=m.weight.device)
+    with pytest.raises(Exception, match="run the module eagerly"):
+        torch.compile(m, fullgraph=True)(_on(m, x.float()))
+
+
 def test_te_context_managers_refuse_by_name():
     """TE's context managers exist under their names: what te-mlir cannot do is refused
     naming the argument (not an AttributeError or an unexpected-keyword TypeError)."""

@@ -91,6 +91,25 @@ def test_weights_kept_quantized_and_step_matches(kind, recipe):
           _step(twin, recipe, _x(32).reshape(2, 16, 32), first=False))
 
 
+def test_under_torch_compile_runs_eagerly():
+    """FP8 primary weights under torch.compile: the module's call runs outside the graph
+    (a graph break, with a TeMlirWarning), the eager step's bits; fullgraph=True refuses
+    it by te_mlir's reason."""
+    import copy
+    torch._dynamo.reset()
+    m = _build("lnl", "fp8-current")
+    c = copy.deepcopy(m)
+    eager = _step(m, "fp8-current", _x())
+    with pytest.warns(te_mlir.TeMlirWarning, match="FP8 primary weights"):
+        compiled = _step(torch.compile(c), "fp8-current", _x())
+    _same(eager, (compiled[0], compiled[1],
+                  {k.replace("_orig_mod.", ""): v for k, v in compiled[2].items()}))
+    with pytest.raises(Exception, match="run the module eagerly"):
+        with tet.autocast(recipe="fp8-current"):
+            torch.compile(copy.deepcopy(m), fullgraph=True)(_x().to(
+                next(m.parameters()).device))
+
+
 def _quantize(hp, scale):
     return (hp.float() * scale).clamp(-FP8_MAX, FP8_MAX).to(torch.float8_e4m3fn)
 

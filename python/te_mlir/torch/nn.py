@@ -311,44 +311,60 @@ class _TEModule(PrimaryWeights, BackwardOverride, nn.Module):
         if (torch.is_autocast_enabled(self._dev_type) or inp.dtype != dtype
                 or not inp.dim() or inp.shape[-1] != self._in_features):
             dtype = self._activation_dtype(inp)
-        key = (recipe, dtype)
-        if "@" in recipe:  # recipe.py: a backward_override
-            out = self._forward_backward_override(inp, recipe, dtype)
-        elif _compiling():  # traced once: plain attribute reads, the op's autograd
-            if self._primary is not None:
-                raise TeMlirError(f"{type(self).__name__}: FP8 primary weights "
-                                  "(quantized_model_init) run in eager only, not under "
-                                  "torch.compile")
-            if self.fuse_wgrad_accumulation or self.delay_wgrad_compute:
-                raise TeMlirError(f"{type(self).__name__}: fuse_wgrad_accumulation / "
-                                  "delay_wgrad_compute run in eager only, not under "
-                                  "torch.compile")
-            fn = self.function(recipe, dtype)
-            fnames, bnames = self._state[key]
-            args = self._args(inp, dtype, fnames)
-            out = self._run_general(fn, inp, args, bnames, is_first_microbatch,
-                                    self._finisher(len(fnames), fnames, rebind=False))
+        if _compiling():  # traced once: plain attribute reads, the op's autograd
+            why = self._outside_graph_reason(recipe)
+            if why:  # run eagerly: a graph break, as TransformerEngine's modules take
+                out = _outside_graph(self, why, inp, is_first_microbatch, recipe, dtype)
+            else:
+                fn = self.function(recipe, dtype)
+                fnames, bnames = self._state[(recipe, dtype)]
+                args = self._args(inp, dtype, fnames)
+                out = self._run_general(fn, inp, args, bnames, is_first_microbatch,
+                                        self._finisher(len(fnames), fnames, rebind=False))
         else:
-            try:
-                if torch.is_grad_enabled():  # parameters with requires_grad=False: te.frozen
-                    ps = self._parameters
-                    frozen = tuple(n for n in self._param_names if not ps[n].requires_grad)
-                    if self.fuse_wgrad_accumulation and self._main_grad_in_gemm():
-                        # te.main_grad: the wgrad GEMMs accumulate into main_grad
-                        frozen += tuple(n + _MAIN_GRAD for n in self._gemm_weights()
-                                        if ps[n].requires_grad)
-                    if frozen:
-                        key = (recipe, dtype, frozen)
-                out = self._runner_for(key)(self, inp, is_first_microbatch)
-            except (KeyError, AttributeError, TypeError):
-                self._check_parameters()  # a removed or None parameter: say which
-                raise
+            out = self._eager_forward(inp, is_first_microbatch, recipe, dtype)
         if self.return_bias:  # TE's order: (out, bias, ln_out)
             bias = self._returned_bias()
             bias = bias.to(dtype) if bias is not None else torch.empty(0, dtype=dtype,
                                                                        device=inp.device)
             return (out[0], bias) + tuple(out[1:]) if isinstance(out, tuple) else (out, bias)
         return out
+
+    def _eager_forward(self, inp, is_first_microbatch, recipe, dtype):
+        """The forward outside torch.compile: a backward_override, or the runner of the
+        (recipe, dtype, frozen weights) key."""
+        if "@" in recipe:  # recipe.py: a backward_override
+            return self._forward_backward_override(inp, recipe, dtype)
+        key = (recipe, dtype)
+        try:
+            if torch.is_grad_enabled():  # parameters with requires_grad=False: te.frozen
+                ps = self._parameters
+                frozen = tuple(n for n in self._param_names if not ps[n].requires_grad)
+                if self.fuse_wgrad_accumulation and self._main_grad_in_gemm():
+                    # te.main_grad: the wgrad GEMMs accumulate into main_grad
+                    frozen += tuple(n + _MAIN_GRAD for n in self._gemm_weights()
+                                    if ps[n].requires_grad)
+                if frozen:
+                    key = (recipe, dtype, frozen)
+            return self._runner_for(key)(self, inp, is_first_microbatch)
+        except (KeyError, AttributeError, TypeError):
+            self._check_parameters()  # a removed or None parameter: say which
+            raise
+
+    def _outside_graph_reason(self, recipe):
+        """What makes this call run outside a torch.compile graph (None: nothing): TE's
+        backward_override, FP8 primary weights, fuse_wgrad_accumulation and
+        delay_wgrad_compute read or write state beside the graph (the weights'
+        main_grad at backward time, the held gradients, the FP8 copies)."""
+        if "@" in recipe:
+            return f"backward_override={split_override(recipe)[1]!r}"
+        if self._primary is not None:
+            return "FP8 primary weights (quantized_model_init)"
+        if self.fuse_wgrad_accumulation:
+            return "fuse_wgrad_accumulation"
+        if self.delay_wgrad_compute:
+            return "delay_wgrad_compute"
+        return None
 
     def _gemm_weights(self):
         """The names of the GEMM weights (not the norm's)."""
@@ -661,6 +677,30 @@ def _to_main_grad(param, g):
         main.copy_(g)
     else:
         main.add_(g)
+
+
+def _run_outside_graph(mod, why, inp, is_first_microbatch, recipe, dtype):
+    """A module call torch.compile leaves to eager (`_outside_graph`), with a
+    TeMlirWarning the first time for the module."""
+    if not mod.__dict__.get("_te_outside_graph_warned"):
+        mod.__dict__["_te_outside_graph_warned"] = True
+        import warnings
+        from .._abi import TeMlirWarning
+        warnings.warn(f"{type(mod).__name__}: {why} runs outside the torch.compile graph "
+                      "(a graph break, as TransformerEngine's modules take; "
+                      "torch.compile(fullgraph=True) refuses it)", TeMlirWarning,
+                      stacklevel=2)
+    return mod._eager_forward(inp, is_first_microbatch, recipe, dtype)
+
+
+# Under torch.compile Dynamo does not trace into it: the graph breaks there and the call
+# runs eagerly (what _outside_graph_reason names needs Python state at backward time).
+_outside_graph = torch.compiler.disable(
+    _run_outside_graph,
+    reason="te_mlir: backward_override, FP8 primary weights, fuse_wgrad_accumulation and "
+           "delay_wgrad_compute run the module eagerly (they read or write the weights' "
+           "main_grad, held gradients or FP8 copies beside the graph), as "
+           "TransformerEngine's modules always do")
 
 
 class _WgradRoute(torch.autograd.Function):

@@ -5,7 +5,6 @@ quantization over the forward's quantized tensors dequantized)."""
 import torch
 
 from .._abi import TeMlirError
-from .ops import _compiling
 from .primary import _layout, dequantize_bytes, fp8_dtype_of
 from .recipe import recipe_kind, split_override
 
@@ -18,14 +17,13 @@ class BackwardOverride:
 
     def _forward_backward_override(self, inp, recipe, dtype):
         """TE's recipe field backward_override (recipe.py keeps it after "@"): Linear and
-        LayerNormLinear, eager."""
+        LayerNormLinear, eager (under torch.compile the module's call runs outside the
+        graph: nn.py's _outside_graph)."""
         base, override = split_override(recipe)
         name = type(self).__name__
         if self._refuses_backward_override:
             raise TeMlirError(f"{name}: backward_override={override!r} is not supported "
                               "(TransformerEngine's LayerNormMLP refuses it too)")
-        if _compiling():
-            raise TeMlirError(f"{name}: backward_override={override!r} runs in eager only")
         if override == "dequantized":
             return self._forward_dequantized_backward(inp, base, dtype)
         return self._forward_high_precision_backward(inp, base, dtype)
