@@ -65,6 +65,7 @@ void mlir::te::buildTEPipeline(OpPassManager &pm,
   pm.addPass(createTEFuseQuantizeAmaxPass());
   pm.addPass(createTEFuseDBiasQuantizePass());
   pm.addPass(createTEFuseActQuantizePass());
+  pm.addPass(createTESplitWgradPass());
   TELowerToRuntimePassOptions lower;
   lower.dedupLayers = options.dedupLayers;
   pm.addPass(createTELowerToRuntimePass(lower));
@@ -79,6 +80,6 @@ void mlir::te::registerTEPipeline() {
       "te-thread-recipe-state, te-decompose, te-weight-cache, cse, "
       "te-fuse-gemm-epilogues, te-fuse-dbias-dact, te-fuse-norm-quantize, "
       "te-fuse-quantize-amax, te-fuse-dbias-quantize, "
-      "te-fuse-act-quantize, te-lower-to-runtime",
+      "te-fuse-act-quantize, te-split-wgrad, te-lower-to-runtime",
       buildTEPipeline);
 }

@@ -154,17 +154,24 @@ void createContext(Session &s, const std::string &name) {
 
 /// The backward's inputs of a training step: fed from the forward's
 /// inputs `in` and results `out`, the output gradients (--grads or
-/// --random) and TE's initial recipe state.
+/// --random) and TE's initial recipe state; with `bwdOut`, the inputs of
+/// the step's wgrad entry instead (te-split-wgrad), whose stashes are
+/// backward results (the same gradient files, seeds and initial state as
+/// the backward's).
 std::vector<Tensor> backwardInputs(te_module_step *step, const Entry &bwd,
                                    const std::vector<Tensor> &in,
-                                   const std::vector<Tensor> &out) {
+                                   const std::vector<Tensor> &out,
+                                   const std::vector<Tensor> *bwdOut = nullptr) {
   std::vector<Tensor> bwdIn(bwd.numArgs);
   for (size_t i = 0; i < bwd.numArgs; ++i) {
     const te_module_tensor *a = bwd.arg(i);
     int32_t kind;
     int64_t k;
-    check(te_module_step_feed(step, int64_t(i), &kind, &k));
-    if (kind == TE_MODULE_FEED_INPUT) {
+    check(bwdOut ? te_module_step_wgrad_feed(step, int64_t(i), &kind, &k)
+                 : te_module_step_feed(step, int64_t(i), &kind, &k));
+    if (kind == TE_MODULE_FEED_STASH && bwdOut) {
+      bwdIn[i] = (*bwdOut)[size_t(k)];
+    } else if (kind == TE_MODULE_FEED_INPUT) {
       bwdIn[i] = in[size_t(k)];
     } else if (kind == TE_MODULE_FEED_RESULT) {
       bwdIn[i] = out[size_t(k)];
@@ -222,7 +229,8 @@ std::vector<Tensor> backwardInputs(te_module_step *step, const Entry &bwd,
 /// (and state.NAME, resultN).
 void writeStepResults(const Entry &fwd, const Entry &bwd,
                       const std::vector<Tensor> &out,
-                      const std::vector<Tensor> &grads) {
+                      const std::vector<Tensor> &grads, const Entry *wgrad,
+                      const std::vector<Tensor> &wgrads) {
   std::error_code ec;
   const std::string &outputsDir = opts.outputsDir;
   std::string fwdDir = outputsDir + "/fwd", bwdDir = outputsDir + "/bwd";
@@ -238,17 +246,27 @@ void writeStepResults(const Entry &fwd, const Entry &bwd,
       writeResult(fwdDir, "result" + std::to_string(numResults++), out[i], r,
                   what);
   }
-  for (size_t i = 0; i < grads.size(); ++i) {
-    const te_module_tensor *r = bwd.result(i);
-    std::string what = bwd.name + ": result" + std::to_string(i);
-    if (auto of = roleOf(r, TE_MODULE_ROLE_GRAD_OF))
-      writeResult(bwdDir, "grad_arg" + of->substr(of->find(':') + 1), grads[i],
-                  r, what);
-    else if (auto state = roleOf(r, TE_MODULE_ROLE_STATE))
-      writeResult(bwdDir, "state." + *state, grads[i], r, what);
-    else
-      writeResult(bwdDir, "result" + std::to_string(i), grads[i], r, what);
-  }
+  // The wgrad entry's gradients beside the backward's, by the same names;
+  // the backward's stashes as wgrad_stash.K.
+  auto writeGrads = [&](const Entry &e, const std::vector<Tensor> &results) {
+    for (size_t i = 0; i < results.size(); ++i) {
+      const te_module_tensor *r = e.result(i);
+      std::string what = e.name + ": result" + std::to_string(i);
+      if (auto of = roleOf(r, TE_MODULE_ROLE_GRAD_OF))
+        writeResult(bwdDir, "grad_arg" + of->substr(of->find(':') + 1),
+                    results[i], r, what);
+      else if (auto state = roleOf(r, TE_MODULE_ROLE_STATE))
+        writeResult(bwdDir, "state." + *state, results[i], r, what);
+      else if (auto stash = roleOf(r, TE_MODULE_ROLE_WGRAD_STASH))
+        writeResult(bwdDir, "wgrad_stash." + *stash, results[i], r, what);
+      else
+        writeResult(bwdDir, "result" + std::to_string(i), results[i], r,
+                    what);
+    }
+  };
+  writeGrads(bwd, grads);
+  if (wgrad)
+    writeGrads(*wgrad, wgrads);
 }
 
 /// --step NAME: a training step: forward, then backward on the saved
@@ -265,21 +283,33 @@ void runStep(Session &s, Runner &runner) {
   if (te_module_step_create(s.module, stepName.c_str(), &step) != 0)
     die(std::string("--step: ") + te_rt_last_error());
   const Entry &fwd = *fwdEntry, &bwd = *bwdEntry;
-  std::vector<double> fwdTimes, bwdTimes;
+  // te-split-wgrad's entry, run after the backward (backward_dw()).
+  const te_module_entry *w = te_module_step_wgrad(step);
+  const Entry *wgrad = w ? s.find(te_module_entry_name(w)) : nullptr;
+  std::vector<double> fwdTimes, bwdTimes, wgradTimes;
   auto [in, out] = runEntry(runner, fwd, bench, fwdTimes);
   std::vector<Tensor> bwdIn = backwardInputs(step, bwd, in, out);
-  te_module_step_destroy(step);
   std::vector<Tensor> grads = *runner.run(bwd, bwdIn, bench, bwdTimes);
+  std::vector<Tensor> wgrads;
+  if (wgrad)
+    wgrads = *runner.run(*wgrad, backwardInputs(step, *wgrad, in, out, &grads),
+                         bench, wgradTimes);
+  te_module_step_destroy(step);
   if (!opts.outputsDir.empty())
-    writeStepResults(fwd, bwd, out, grads);
+    writeStepResults(fwd, bwd, out, grads, wgrad, wgrads);
   if (printingRank())
     std::cout << "te-run: step " << stepName << ": " << fwd.name << " ("
               << out.size() << " results) and " << bwd.name << " ("
-              << grads.size() << " results) on "
-              << te_rt_backend_name(te_rt_context_backend(s.ctx)) << s.tpText
-              << "\n";
+              << grads.size() << " results)"
+              << (wgrad ? " then " + wgrad->name + " (" +
+                              std::to_string(wgrads.size()) + " results)"
+                        : std::string())
+              << " on " << te_rt_backend_name(te_rt_context_backend(s.ctx))
+              << s.tpText << "\n";
   report(fwd.name, fwdTimes);
   report(bwd.name, bwdTimes);
+  if (wgrad)
+    report(wgrad->name, wgradTimes);
 }
 
 /// One entry, `name`.

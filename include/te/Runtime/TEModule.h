@@ -47,7 +47,11 @@ enum {
   /* te.main_grad_of "input:N": a backward's fp32 main_grad argument for
    * forward argument N, and its gradient result (main_grad + gradient),
    * whose buffer may be that argument's (accumulated in place). */
-  TE_MODULE_ROLE_MAIN_GRAD_OF = 5
+  TE_MODULE_ROLE_MAIN_GRAD_OF = 5,
+  /* te.wgrad_stash "K": a value a backward returns for its deferred weight
+   * gradients (te-split-wgrad), and the argument of <fn>_bwd_wgrad that
+   * takes it. */
+  TE_MODULE_ROLE_WGRAD_STASH = 6
 };
 
 /* Where a training step's backward argument comes from
@@ -59,8 +63,10 @@ enum {
   TE_MODULE_FEED_GRAD = 2,     /* the gradient of forward result `index` */
   TE_MODULE_FEED_STATE = 3,    /* recipe state: TE's initial value, or what the
                                   previous step returned (caller's buffer) */
-  TE_MODULE_FEED_MAIN_GRAD = 4 /* the fp32 main_grad of forward argument
+  TE_MODULE_FEED_MAIN_GRAD = 4, /* the fp32 main_grad of forward argument
                                   `index` (caller's buffer) */
+  TE_MODULE_FEED_STASH = 5      /* the wgrad entry's: backward result `index`
+                                  (te.wgrad_stash) */
 };
 
 /*===------------------------------------------------------------------===*
@@ -316,6 +322,33 @@ TE_RT_API int32_t te_module_step_run(const te_module_step *step,
                                      void *const *grads, void **bwd_args,
                                      void *const *bwd_results,
                                      const int64_t *fwd_dims);
+
+/* Deferred weight gradients (te-split-wgrad, TE's delay_wgrad_compute): a
+ * step whose forward tagged arguments te.delay_wgrad has a third entry,
+ * <fn>_bwd_wgrad (te.wgrad_of the backward), which computes their gradients
+ * from what the backward returned for it (te.wgrad_stash results) and the
+ * step's other tensors; te_module_step_run does not run it. NULL when the
+ * step has none. */
+TE_RT_API const te_module_entry *
+te_module_step_wgrad(const te_module_step *step);
+/* Where wgrad argument `arg` comes from (as te_module_step_feed, plus
+ * TE_MODULE_FEED_STASH: backward result *index). */
+TE_RT_API int32_t te_module_step_wgrad_feed(const te_module_step *step,
+                                            int64_t arg, int32_t *kind,
+                                            int64_t *index);
+/* Fills wgrad_args[i] for every wgrad argument fed from the forward, the
+ * output gradients or the backward's results (te_module_step_bwd_args'
+ * rules; bwd_results as the backward ran). Recipe-state and main_grad
+ * arguments are left as the caller set them. */
+TE_RT_API int32_t te_module_step_wgrad_args(
+    const te_module_step *step, void *const *fwd_args,
+    void *const *fwd_results, void *const *grads, void *const *bwd_results,
+    void **wgrad_args);
+/* The wgrad entry's dims from the forward's (the shapes of what feeds it;
+ * a stash at the backward's dims). */
+TE_RT_API int32_t te_module_step_wgrad_dims(const te_module_step *step,
+                                            const int64_t *fwd_dims,
+                                            int64_t *wgrad_dims);
 
 #ifdef __cplusplus
 }

@@ -382,6 +382,34 @@ def TEDecomposePass : Pass<"te-decompose", "::mlir::ModuleOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def TESplitWgradPass : Pass<"te-split-wgrad", "::mlir::ModuleOp"> {
+  let summary = "Split the deferred weight gradients out of a backward";
+  let description = [{
+    TransformerEngine's `delay_wgrad_compute` ahead of time: the input
+    gradients now, the weight gradients when the caller asks for them
+    (`backward_dw()`). For every backward `@f_bwd` whose forward has
+    arguments tagged `te.delay_wgrad` (unit), the results that are their
+    gradients (`te.grad_of` or `te.main_grad_of` "input:N") move to a new
+    entry `@f_bwd_wgrad` (`te.wgrad_of = @f_bwd`) with every op only they
+    need. `@f_bwd` keeps what its other results need and returns, after
+    them, the values the moved ops still read (`te.wgrad_stash = "K"` on the
+    result and on `@f_bwd_wgrad`'s argument); `@f_bwd_wgrad` takes those and
+    the backward arguments the moved ops read (with their roles: `te.saved`,
+    `te.grad_of`, `te.main_grad_of`, ...). Arguments only the weight
+    gradients read leave `@f_bwd`. Running `@f_bwd` then `@f_bwd_wgrad`
+    gives the unsplit backward's results bit for bit (the same ops on the
+    same values). A tagged argument's gradient that an op of the others
+    computes too (FP8's bias gradient, a by-product of the output
+    gradient's cast; a bias gradient in the epilogue of a wgrad GEMM whose
+    weight is not tagged) stays in `@f_bwd`, with a remark: it is ready with
+    them. Errors: the attribute with `te.frozen` or `te.tp_shard`, on a
+    non-float argument, or on a function without a backward. Runs last
+    before te-lower-to-runtime, on the fused ops.
+  }];
+  let dependentDialects = ["::mlir::te::TEDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
 def TEWeightCachePass : Pass<"te-weight-cache", "::mlir::ModuleOp"> {
   let summary = "Add forward entries that reuse cached FP8 weights";
   let description = [{

@@ -23,6 +23,8 @@
 #include <dlfcn.h>
 #include <link.h>
 #include <cstring>
+#include <iterator>
+#include <type_traits>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -90,9 +92,14 @@ bool evaluateShape(const std::vector<Dim> &shapeDims,
 namespace {
 
 /// The keys of the roles, in TE_MODULE_ROLE_* order.
-const char *const kRoleKeys[] = {"te.saved", "te.grad_of",
-                                 "te.state", "te.cached_weight",
-                                 "te.alias", "te.main_grad_of"};
+const char *const kRoleKeys[] = {"te.saved",        "te.grad_of",
+                                 "te.state",        "te.cached_weight",
+                                 "te.alias",        "te.main_grad_of",
+                                 "te.wgrad_stash"};
+constexpr int kNumRoles = int(std::size(kRoleKeys));
+static_assert(kNumRoles == TE_MODULE_ROLE_WGRAD_STASH + 1 &&
+                  kNumRoles == std::extent_v<decltype(te_module_tensor::roles)>,
+              "one key per TE_MODULE_ROLE_*");
 /// Whether an argument's or result's label names role `r` (not te.alias).
 constexpr bool labelRole(int r) { return r != TE_MODULE_ROLE_ALIAS; }
 
@@ -179,7 +186,7 @@ te_module_tensor makeTensor(const te_module_entry *entry, const Object *o,
   t.info = o;
   t.dtype = o->getString("dtype").value_or("");
   t.label = (isArg ? "arg" : "result") + std::to_string(index);
-  for (int r = 0; r < 6; ++r) {
+  for (int r = 0; r < kNumRoles; ++r) {
     t.roles[r] = o->getString(kRoleKeys[r]);
     if (labelRole(r) && t.roles[r])
       t.label += std::string(" (") + kRoleKeys[r] + "=" + *t.roles[r] + ")";
@@ -600,8 +607,7 @@ const char *te_module_tensor_shape_text(const te_module_tensor *tensor) {
 
 const char *te_module_tensor_role(const te_module_tensor *tensor,
                                   int32_t role) {
-  if (!tensor || role < 0 || role > TE_MODULE_ROLE_MAIN_GRAD_OF ||
-      !tensor->roles[role])
+  if (!tensor || role < 0 || role >= kNumRoles || !tensor->roles[role])
     return nullptr;
   return tensor->roles[role]->c_str();
 }

@@ -69,7 +69,7 @@ struct te_module_tensor {
   const te::json::Object *info = nullptr;
   std::string dtype, label, shapeText;
   std::vector<te::module::Dim> dims;
-  std::optional<std::string> roles[6];
+  std::optional<std::string> roles[7]; // TE_MODULE_ROLE_*
   /// The module info's te.donatable: te_module_run_donated may hand over
   /// its buffer.
   bool donatable = false;
@@ -137,8 +137,12 @@ struct te_module {
 
 struct te_module_step {
   const te_module_entry *fwd = nullptr, *bwd = nullptr;
+  /// te-split-wgrad's <fn>_bwd_wgrad (te.wgrad_of the backward), or null.
+  const te_module_entry *wgrad = nullptr;
   /// Per backward argument: TE_MODULE_FEED_* and the index.
   std::vector<std::pair<int32_t, int64_t>> feed;
+  /// The same per argument of the wgrad entry.
+  std::vector<std::pair<int32_t, int64_t>> wgradFeed;
 };
 
 #endif // TE_LIB_RUNTIME_MODULE_MODULEIMPL_H

@@ -246,8 +246,9 @@ private:
     if (!string(t, "dtype", path, true))
       return false;
     std::string dtype = *t->getString("dtype");
-    for (const char *key : {"te.saved", "te.grad_of", "te.state",
-                            "te.cached_weight", "te.alias", "te.main_grad_of"})
+    for (const char *key :
+         {"te.saved", "te.grad_of", "te.state", "te.cached_weight", "te.alias",
+          "te.main_grad_of", "te.wgrad_stash"})
       if (!string(t, key, path, false))
         return false;
     if (const Value *d = t->get("te.donatable");

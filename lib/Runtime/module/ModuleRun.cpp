@@ -349,43 +349,72 @@ int32_t te_module_step_create(const te_module *module, const char *name,
                   "' has no training step (compile with te-compile --train)");
   }
   const te_module_entry &fwd = *s->fwd, &bwd = *s->bwd;
-  std::map<std::string, int64_t> savedResult;
+  // te-split-wgrad's entry: the backward's deferred weight gradients.
+  for (const auto &e : module->entries)
+    if (const char *of = te_module_entry_get(e.get(), "te.wgrad_of");
+        of && bwd.name == of)
+      s->wgrad = e.get();
+  std::map<std::string, int64_t> savedResult, stashResult;
   for (size_t i = 0; i < fwd.results.size(); ++i)
     if (const auto &saved = fwd.results[i].roles[TE_MODULE_ROLE_SAVED])
       savedResult[*saved] = int64_t(i);
-  for (const te_module_tensor &a : bwd.args) {
+  for (size_t i = 0; i < bwd.results.size(); ++i)
+    if (const auto &stash = bwd.results[i].roles[TE_MODULE_ROLE_WGRAD_STASH])
+      stashResult[*stash] = int64_t(i);
+  // Where an argument of the backward (or of the wgrad entry) comes from.
+  auto feedOf = [&](const te_module_entry &e, const te_module_tensor &a,
+                    std::vector<std::pair<int32_t, int64_t>> &feed) -> bool {
+    auto bad = [](const std::string &why) {
+      fail(why);
+      return false;
+    };
     std::string kind;
     int64_t k;
     if (const auto &alias = a.roles[TE_MODULE_ROLE_ALIAS]) {
       size_t limit = alias->rfind("input:", 0) == 0 ? fwd.args.size()
                                                     : fwd.results.size();
       if (!parseRef(*alias, limit, kind, k))
-        return fail("malformed reference '" + *alias + "' in " + bwd.name);
-      s->feed.push_back(
+        return bad("malformed reference '" + *alias + "' in " + e.name);
+      feed.push_back(
           {kind == "input" ? TE_MODULE_FEED_INPUT : TE_MODULE_FEED_RESULT, k});
     } else if (const auto &saved = a.roles[TE_MODULE_ROLE_SAVED]) {
       auto it = savedResult.find(*saved);
       if (it == savedResult.end())
-        return fail(fwd.name + " does not return the saved tensor '" + *saved +
-                    "'");
-      s->feed.push_back({TE_MODULE_FEED_RESULT, it->second});
+        return bad(fwd.name + " does not return the saved tensor '" +
+                    *saved + "'");
+      feed.push_back({TE_MODULE_FEED_RESULT, it->second});
     } else if (const auto &main = a.roles[TE_MODULE_ROLE_MAIN_GRAD_OF]) {
       // The caller's fp32 main_grad of a forward argument.
       if (!parseRef(*main, fwd.args.size(), kind, k) || kind != "input")
-        return fail("malformed reference '" + *main + "' in " + bwd.name +
+        return bad("malformed reference '" + *main + "' in " + e.name +
                     " (te.main_grad_of names a forward input)");
-      s->feed.push_back({TE_MODULE_FEED_MAIN_GRAD, k});
+      feed.push_back({TE_MODULE_FEED_MAIN_GRAD, k});
     } else if (const auto &of = a.roles[TE_MODULE_ROLE_GRAD_OF]) {
       if (!parseRef(*of, fwd.results.size(), kind, k))
-        return fail("malformed reference '" + *of + "' in " + bwd.name);
-      s->feed.push_back({TE_MODULE_FEED_GRAD, k});
+        return bad("malformed reference '" + *of + "' in " + e.name);
+      feed.push_back({TE_MODULE_FEED_GRAD, k});
+    } else if (const auto &stash = a.roles[TE_MODULE_ROLE_WGRAD_STASH];
+               stash && &e == s->wgrad) {
+      auto it = stashResult.find(*stash);
+      if (it == stashResult.end())
+        return bad(bwd.name + " returns no te.wgrad_stash '" + *stash +
+                    "' for " + e.name);
+      feed.push_back({TE_MODULE_FEED_STASH, it->second});
     } else if (isFloatState(a)) {
       // The backward's recipe state: TE's initial value, or carried.
-      s->feed.push_back({TE_MODULE_FEED_STATE, -1});
+      feed.push_back({TE_MODULE_FEED_STATE, -1});
     } else {
-      return fail("cannot feed " + a.label);
+      return bad("cannot feed " + e.name + " " + a.label);
     }
-  }
+    return true;
+  };
+  for (const te_module_tensor &a : bwd.args)
+    if (!feedOf(bwd, a, s->feed))
+      return 1;
+  if (s->wgrad)
+    for (const te_module_tensor &a : s->wgrad->args)
+      if (!feedOf(*s->wgrad, a, s->wgradFeed))
+        return 1;
   *step = s.release();
   return 0;
 }
@@ -469,6 +498,99 @@ int32_t te_module_step_bwd_dims(const te_module_step *step,
                   from->entry->name + " " + from->label + " has rank " +
                   str(shape.size()));
     bwd_dims[k] = shape[dim];
+  }
+  return 0;
+}
+
+const te_module_entry *te_module_step_wgrad(const te_module_step *step) {
+  return step ? step->wgrad : nullptr;
+}
+
+int32_t te_module_step_wgrad_feed(const te_module_step *step, int64_t arg,
+                                  int32_t *kind, int64_t *index) {
+  if (!step || !kind || !index)
+    return fail("te_module_step_wgrad_feed: step, kind or index is NULL");
+  if (!step->wgrad)
+    return fail(step->bwd->name +
+                " has no wgrad entry (no argument is te.delay_wgrad)");
+  if (arg < 0 || arg >= int64_t(step->wgradFeed.size()))
+    return fail(step->wgrad->name + " has no argument " + str(arg));
+  *kind = step->wgradFeed[size_t(arg)].first;
+  *index = step->wgradFeed[size_t(arg)].second;
+  return 0;
+}
+
+int32_t te_module_step_wgrad_args(const te_module_step *step,
+                                  void *const *fwd_args,
+                                  void *const *fwd_results, void *const *grads,
+                                  void *const *bwd_results, void **wgrad_args) {
+  if (!step || !wgrad_args)
+    return fail("te_module_step_wgrad_args: step or wgrad_args is NULL");
+  if (!step->wgrad)
+    return fail(step->bwd->name +
+                " has no wgrad entry (no argument is te.delay_wgrad)");
+  for (size_t i = 0; i < step->wgradFeed.size(); ++i) {
+    auto [kind, k] = step->wgradFeed[i];
+    if (kind == TE_MODULE_FEED_STATE || kind == TE_MODULE_FEED_MAIN_GRAD)
+      continue; // the caller's buffers, already in wgrad_args
+    void *const *from = kind == TE_MODULE_FEED_INPUT    ? fwd_args
+                        : kind == TE_MODULE_FEED_RESULT ? fwd_results
+                        : kind == TE_MODULE_FEED_GRAD   ? grads
+                                                        : bwd_results;
+    if (!from || !from[k])
+      return fail(step->wgrad->name + ": no buffer for " +
+                  step->wgrad->args[i].label + " (" +
+                  (kind == TE_MODULE_FEED_STASH ? "backward result "
+                   : kind == TE_MODULE_FEED_GRAD
+                       ? "the gradient of forward result "
+                   : kind == TE_MODULE_FEED_INPUT ? "forward argument "
+                                                  : "forward result ") +
+                  str(k) + ")");
+    wgrad_args[i] = from[k];
+  }
+  return 0;
+}
+
+int32_t te_module_step_wgrad_dims(const te_module_step *step,
+                                  const int64_t *fwd_dims,
+                                  int64_t *wgrad_dims) {
+  if (!step)
+    return fail("te_module_step_wgrad_dims: step is NULL");
+  if (!step->wgrad)
+    return fail(step->bwd->name +
+                " has no wgrad entry (no argument is te.delay_wgrad)");
+  const te_module_entry &fwd = *step->fwd, &bwd = *step->bwd,
+                        &wgrad = *step->wgrad;
+  if ((!wgrad_dims && wgrad.numDims) || (!fwd_dims && fwd.numDims))
+    return fail("te_module_step_wgrad_dims: dims is NULL");
+  std::vector<int64_t> bwdDims(bwd.numDims);
+  if (te_module_step_bwd_dims(step, fwd_dims, bwdDims.data()))
+    return 1;
+  const Array *dims = wgrad.info->getArray("dims");
+  for (size_t k = 0; k < dims->size(); ++k) {
+    const Object *d = (*dims)[k].getAsObject();
+    size_t arg = size_t(*d->getInteger("arg")),
+           dim = size_t(*d->getInteger("dim"));
+    auto [kind, i] = step->wgradFeed[arg];
+    const te_module_tensor *from =
+        kind == TE_MODULE_FEED_INPUT || kind == TE_MODULE_FEED_MAIN_GRAD
+            ? &fwd.args[size_t(i)]
+        : kind == TE_MODULE_FEED_STATE ? &wgrad.args[arg]
+        : kind == TE_MODULE_FEED_STASH ? &bwd.results[size_t(i)]
+                                       : &fwd.results[size_t(i)];
+    std::vector<int64_t> shape;
+    if (!evaluateShape(from->dims,
+                       kind == TE_MODULE_FEED_STATE   ? std::vector<int64_t>{}
+                       : kind == TE_MODULE_FEED_STASH ? bwdDims
+                                                      : from->dimsOf(fwd_dims),
+                       shape))
+      return 1;
+    if (dim >= shape.size())
+      return fail(wgrad.name + ": " + wgrad.args[arg].label + " has rank " +
+                  str(wgrad.args[arg].dims.size()) + " but its source " +
+                  from->entry->name + " " + from->label + " has rank " +
+                  str(shape.size()));
+    wgrad_dims[k] = shape[dim];
   }
   return 0;
 }
