@@ -41,6 +41,14 @@ int64_t inputIndex(Attribute a) {
   return n;
 }
 
+/// "input:N" of backward result `r` (its te.grad_of or te.main_grad_of).
+std::string gradientOf(func::FuncOp bwd, unsigned r) {
+  for (StringRef key : {"te.grad_of", "te.main_grad_of"})
+    if (auto s = bwd.getResultAttrOfType<StringAttr>(r, key))
+      return (key + " " + s.getValue()).str();
+  return "result " + std::to_string(r);
+}
+
 /// Every op of `body` that `roots` depend on (operands of nested regions
 /// included), added to `slice`.
 void backwardSlice(Block &body, ArrayRef<Value> roots,
@@ -166,9 +174,8 @@ struct TESplitWgradPass
       }
       keptResults.push_back(r);
       emitRemark(ret.getOperand(r).getLoc())
-          << "te-split-wgrad: the gradient of "
-          << bwd.getResultAttr(r, "te.grad_of")
-          << bwd.getResultAttr(r, "te.main_grad_of") << " stays in @"
+          << "te-split-wgrad: the gradient (" << gradientOf(bwd, r)
+          << ") stays in @"
           << bwd.getSymName() << ": "
           << (def ? "'" + def->getName().getStringRef().str() +
                         "' computes it with a gradient that does not wait"
@@ -226,7 +233,7 @@ struct TESplitWgradPass
         continue;
       }
       argAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr(
-          kStash, b.getStringAttr(std::to_string(stash.size())))));
+          kStash, b.getStringAttr("stash" + std::to_string(stash.size())))));
       stash.push_back(v);
     }
     for (unsigned r : movedResults) {
@@ -276,7 +283,7 @@ struct TESplitWgradPass
       operands.push_back(v);
       types.push_back(v.getType());
       attrs.push_back(b.getDictionaryAttr(
-          b.getNamedAttr(kStash, b.getStringAttr(std::to_string(k)))));
+          b.getNamedAttr(kStash, b.getStringAttr("stash" + std::to_string(k)))));
     }
     ret->setOperands(operands);
     for (Operation *op : llvm::reverse(movedOps))

@@ -247,7 +247,7 @@ void writeStepResults(const Entry &fwd, const Entry &bwd,
                   what);
   }
   // The wgrad entry's gradients beside the backward's, by the same names;
-  // the backward's stashes as wgrad_stash.K.
+  // the backward's stashes by their names (stashK).
   auto writeGrads = [&](const Entry &e, const std::vector<Tensor> &results) {
     for (size_t i = 0; i < results.size(); ++i) {
       const te_module_tensor *r = e.result(i);
@@ -258,7 +258,7 @@ void writeStepResults(const Entry &fwd, const Entry &bwd,
       else if (auto state = roleOf(r, TE_MODULE_ROLE_STATE))
         writeResult(bwdDir, "state." + *state, results[i], r, what);
       else if (auto stash = roleOf(r, TE_MODULE_ROLE_WGRAD_STASH))
-        writeResult(bwdDir, "wgrad_stash." + *stash, results[i], r, what);
+        writeResult(bwdDir, *stash, results[i], r, what);
       else
         writeResult(bwdDir, "result" + std::to_string(i), results[i], r,
                     what);

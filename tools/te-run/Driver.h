@@ -124,7 +124,8 @@ inline const std::pair<int32_t, const char *> kNamingRoles[] = {
     {TE_MODULE_ROLE_GRAD_OF, "te.grad_of"},
     {TE_MODULE_ROLE_STATE, "te.state"},
     {TE_MODULE_ROLE_CACHED_WEIGHT, "te.cached_weight"},
-    {TE_MODULE_ROLE_MAIN_GRAD_OF, "te.main_grad_of"}};
+    {TE_MODULE_ROLE_MAIN_GRAD_OF, "te.main_grad_of"},
+    {TE_MODULE_ROLE_WGRAD_STASH, "te.wgrad_stash"}};
 
 /// One entry of the library (te_module_entry) with its counts.
 struct Entry {

@@ -392,7 +392,7 @@ def TESplitWgradPass : Pass<"te-split-wgrad", "::mlir::ModuleOp"> {
     gradients (`te.grad_of` or `te.main_grad_of` "input:N") move to a new
     entry `@f_bwd_wgrad` (`te.wgrad_of = @f_bwd`) with every op only they
     need. `@f_bwd` keeps what its other results need and returns, after
-    them, the values the moved ops still read (`te.wgrad_stash = "K"` on the
+    them, the values the moved ops still read (`te.wgrad_stash = "stashK"` on the
     result and on `@f_bwd_wgrad`'s argument); `@f_bwd_wgrad` takes those and
     the backward arguments the moved ops read (with their roles: `te.saved`,
     `te.grad_of`, `te.main_grad_of`, ...). Arguments only the weight
