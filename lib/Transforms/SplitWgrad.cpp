@@ -80,10 +80,13 @@ struct TESplitWgradPass
     for (auto f : module.getOps<func::FuncOp>())
       for (unsigned i = 0; i < f.getNumArguments(); ++i)
         if (f.getArgAttr(i, kDelay) &&
-            !llvm::any_of(backwards, [&](func::FuncOp b) {
-              auto of = b->getAttrOfType<FlatSymbolRefAttr>("te.backward_of");
-              return of && of.getValue() == f.getSymName();
-            }) && !f->hasAttr("te.forward_of") &&
+            !llvm::any_of(backwards,
+                          [&](func::FuncOp b) {
+                            auto of = b->getAttrOfType<FlatSymbolRefAttr>(
+                                "te.backward_of");
+                            return of && of.getValue() == f.getSymName();
+                          }) &&
+            !f->hasAttr("te.forward_of") &&
             !f->hasAttr("te.cached_forward_of")) {
           f.emitError() << "te-split-wgrad: argument " << i << " of @"
                         << f.getSymName()
@@ -106,9 +109,9 @@ struct TESplitWgradPass
       if (!a)
         continue;
       auto fail = [&](const Twine &why) {
-        return fwd.emitError() << "te-split-wgrad: argument " << i << " of @"
-                               << fwd.getSymName() << " is te.delay_wgrad, "
-                               << why;
+        return fwd.emitError()
+               << "te-split-wgrad: argument " << i << " of @"
+               << fwd.getSymName() << " is te.delay_wgrad, " << why;
       };
       if (!isa<UnitAttr>(a))
         return fail("which takes no value (a unit attribute)");
@@ -144,9 +147,8 @@ struct TESplitWgradPass
       if (!found.contains(n))
         return bwd.emitError()
                << "te-split-wgrad: argument " << n << " of @"
-               << fwd.getSymName()
-               << " is te.delay_wgrad, but @" << bwd.getSymName()
-               << " returns no gradient for it";
+               << fwd.getSymName() << " is te.delay_wgrad, but @"
+               << bwd.getSymName() << " returns no gradient for it";
 
     // What the other results need stays, with every op that returns nothing
     // (it acts through its operands).
@@ -175,8 +177,7 @@ struct TESplitWgradPass
       keptResults.push_back(r);
       emitRemark(ret.getOperand(r).getLoc())
           << "te-split-wgrad: the gradient (" << gradientOf(bwd, r)
-          << ") stays in @"
-          << bwd.getSymName() << ": "
+          << ") stays in @" << bwd.getSymName() << ": "
           << (def ? "'" + def->getName().getStringRef().str() +
                         "' computes it with a gradient that does not wait"
                   : std::string("it is an argument"));
@@ -195,8 +196,8 @@ struct TESplitWgradPass
 
     std::string name = (bwd.getSymName() + "_wgrad").str();
     if (module.lookupSymbol(name))
-      return bwd.emitError() << "te-split-wgrad: @" << name
-                             << " already exists";
+      return bwd.emitError()
+             << "te-split-wgrad: @" << name << " already exists";
 
     // The boundary, in order of first use: backward arguments (taken again),
     // constants (cloned) and values of the ops that stay (stashed).
@@ -240,8 +241,8 @@ struct TESplitWgradPass
       resultTypes.push_back(ret.getOperand(r).getType());
       resultAttrs.push_back(bwd.getResultAttrDict(r));
     }
-    auto wgrad = func::FuncOp::create(
-        b, bwd.getLoc(), name, b.getFunctionType(argTypes, resultTypes));
+    auto wgrad = func::FuncOp::create(b, bwd.getLoc(), name,
+                                      b.getFunctionType(argTypes, resultTypes));
     for (NamedAttribute a : bwd->getDiscardableAttrs())
       if (a.getName() != "te.backward_of")
         wgrad->setAttr(a.getName(), a.getValue());
@@ -282,8 +283,8 @@ struct TESplitWgradPass
     for (auto [k, v] : llvm::enumerate(stash)) {
       operands.push_back(v);
       types.push_back(v.getType());
-      attrs.push_back(b.getDictionaryAttr(
-          b.getNamedAttr(kStash, b.getStringAttr("stash" + std::to_string(k)))));
+      attrs.push_back(b.getDictionaryAttr(b.getNamedAttr(
+          kStash, b.getStringAttr("stash" + std::to_string(k)))));
     }
     ret->setOperands(operands);
     for (Operation *op : llvm::reverse(movedOps))
@@ -293,8 +294,7 @@ struct TESplitWgradPass
     for (BlockArgument arg : bwd.getArguments())
       drop[arg.getArgNumber()] =
           usedBefore[arg.getArgNumber()] && arg.use_empty();
-    bwd.setFunctionType(
-        FunctionType::get(ctx, bwd.getArgumentTypes(), types));
+    bwd.setFunctionType(FunctionType::get(ctx, bwd.getArgumentTypes(), types));
     bwd.setAllResultAttrs(attrs);
     if (failed(bwd.eraseArguments(drop)))
       return bwd.emitError() << "te-split-wgrad: cannot drop the arguments "

@@ -158,10 +158,10 @@ void createContext(Session &s, const std::string &name) {
 /// the step's wgrad entry instead (te-split-wgrad), whose stashes are
 /// backward results (the same gradient files, seeds and initial state as
 /// the backward's).
-std::vector<Tensor> backwardInputs(te_module_step *step, const Entry &bwd,
-                                   const std::vector<Tensor> &in,
-                                   const std::vector<Tensor> &out,
-                                   const std::vector<Tensor> *bwdOut = nullptr) {
+std::vector<Tensor>
+backwardInputs(te_module_step *step, const Entry &bwd,
+               const std::vector<Tensor> &in, const std::vector<Tensor> &out,
+               const std::vector<Tensor> *bwdOut = nullptr) {
   std::vector<Tensor> bwdIn(bwd.numArgs);
   for (size_t i = 0; i < bwd.numArgs; ++i) {
     const te_module_tensor *a = bwd.arg(i);
@@ -260,8 +260,7 @@ void writeStepResults(const Entry &fwd, const Entry &bwd,
       else if (auto stash = roleOf(r, TE_MODULE_ROLE_WGRAD_STASH))
         writeResult(bwdDir, *stash, results[i], r, what);
       else
-        writeResult(bwdDir, "result" + std::to_string(i), results[i], r,
-                    what);
+        writeResult(bwdDir, "result" + std::to_string(i), results[i], r, what);
     }
   };
   writeGrads(bwd, grads);

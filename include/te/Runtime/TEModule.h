@@ -57,12 +57,12 @@ enum {
 /* Where a training step's backward argument comes from
  * (te_module_step_feed). */
 enum {
-  TE_MODULE_FEED_INPUT = 0,    /* forward argument `index` (te.alias input:N) */
-  TE_MODULE_FEED_RESULT = 1,   /* forward result `index` (te.alias output:N,
-                                  or the forward's te.saved result) */
-  TE_MODULE_FEED_GRAD = 2,     /* the gradient of forward result `index` */
-  TE_MODULE_FEED_STATE = 3,    /* recipe state: TE's initial value, or what the
-                                  previous step returned (caller's buffer) */
+  TE_MODULE_FEED_INPUT = 0,  /* forward argument `index` (te.alias input:N) */
+  TE_MODULE_FEED_RESULT = 1, /* forward result `index` (te.alias output:N,
+                                or the forward's te.saved result) */
+  TE_MODULE_FEED_GRAD = 2,   /* the gradient of forward result `index` */
+  TE_MODULE_FEED_STATE = 3,  /* recipe state: TE's initial value, or what the
+                                previous step returned (caller's buffer) */
   TE_MODULE_FEED_MAIN_GRAD = 4, /* the fp32 main_grad of forward argument
                                   `index` (caller's buffer) */
   TE_MODULE_FEED_STASH = 5      /* the wgrad entry's: backward result `index`
@@ -341,9 +341,8 @@ TE_RT_API int32_t te_module_step_wgrad_feed(const te_module_step *step,
  * rules; bwd_results as the backward ran). Recipe-state and main_grad
  * arguments are left as the caller set them. */
 TE_RT_API int32_t te_module_step_wgrad_args(
-    const te_module_step *step, void *const *fwd_args,
-    void *const *fwd_results, void *const *grads, void *const *bwd_results,
-    void **wgrad_args);
+    const te_module_step *step, void *const *fwd_args, void *const *fwd_results,
+    void *const *grads, void *const *bwd_results, void **wgrad_args);
 /* The wgrad entry's dims from the forward's (the shapes of what feeds it;
  * a stash at the backward's dims). */
 TE_RT_API int32_t te_module_step_wgrad_dims(const te_module_step *step,

@@ -20,15 +20,15 @@
 #include "RuntimeInternal.h"
 #include "te/Runtime/ModuleInfoDigest.h"
 
-#include <dlfcn.h>
-#include <link.h>
 #include <cstring>
-#include <iterator>
-#include <type_traits>
+#include <dlfcn.h>
 #include <filesystem>
+#include <iterator>
+#include <link.h>
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 using te::json::Array;
@@ -92,10 +92,9 @@ bool evaluateShape(const std::vector<Dim> &shapeDims,
 namespace {
 
 /// The keys of the roles, in TE_MODULE_ROLE_* order.
-const char *const kRoleKeys[] = {"te.saved",        "te.grad_of",
-                                 "te.state",        "te.cached_weight",
-                                 "te.alias",        "te.main_grad_of",
-                                 "te.wgrad_stash"};
+const char *const kRoleKeys[] = {
+    "te.saved", "te.grad_of",      "te.state",      "te.cached_weight",
+    "te.alias", "te.main_grad_of", "te.wgrad_stash"};
 constexpr int kNumRoles = int(std::size(kRoleKeys));
 static_assert(kNumRoles == TE_MODULE_ROLE_WGRAD_STASH + 1 &&
                   kNumRoles == std::extent_v<decltype(te_module_tensor::roles)>,

@@ -380,14 +380,14 @@ int32_t te_module_step_create(const te_module *module, const char *name,
     } else if (const auto &saved = a.roles[TE_MODULE_ROLE_SAVED]) {
       auto it = savedResult.find(*saved);
       if (it == savedResult.end())
-        return bad(fwd.name + " does not return the saved tensor '" +
-                    *saved + "'");
+        return bad(fwd.name + " does not return the saved tensor '" + *saved +
+                   "'");
       feed.push_back({TE_MODULE_FEED_RESULT, it->second});
     } else if (const auto &main = a.roles[TE_MODULE_ROLE_MAIN_GRAD_OF]) {
       // The caller's fp32 main_grad of a forward argument.
       if (!parseRef(*main, fwd.args.size(), kind, k) || kind != "input")
         return bad("malformed reference '" + *main + "' in " + e.name +
-                    " (te.main_grad_of names a forward input)");
+                   " (te.main_grad_of names a forward input)");
       feed.push_back({TE_MODULE_FEED_MAIN_GRAD, k});
     } else if (const auto &of = a.roles[TE_MODULE_ROLE_GRAD_OF]) {
       if (!parseRef(*of, fwd.results.size(), kind, k))
@@ -398,7 +398,7 @@ int32_t te_module_step_create(const te_module *module, const char *name,
       auto it = stashResult.find(*stash);
       if (it == stashResult.end())
         return bad(bwd.name + " returns no te.wgrad_stash '" + *stash +
-                    "' for " + e.name);
+                   "' for " + e.name);
       feed.push_back({TE_MODULE_FEED_STASH, it->second});
     } else if (isFloatState(a)) {
       // The backward's recipe state: TE's initial value, or carried.
