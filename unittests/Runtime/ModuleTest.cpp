@@ -432,6 +432,78 @@ TEST_F(ModuleTest, StepFeed) {
                          "te-compile --train)");
 }
 
+// te-split-wgrad's third entry (fixtures/wgrad_library.c): found by
+// te.wgrad_of, fed from the backward's stash (a quantized buffer, the only
+// source of its dim) and the caller's main_grad, its dims from the
+// backward's; a step without one says so.
+TEST_F(ModuleTest, WgradStep) {
+  te_module_step *plain = nullptr;
+  ASSERT_EQ(te_module_step_create(module, "scale", &plain), 0) << lastError();
+  EXPECT_EQ(te_module_step_wgrad(plain), nullptr);
+  int32_t kind;
+  int64_t index;
+  EXPECT_NE(te_module_step_wgrad_feed(plain, 0, &kind, &index), 0);
+  EXPECT_EQ(lastError(),
+            "scale_bwd has no wgrad entry (no argument is te.delay_wgrad)");
+  te_module_step_destroy(plain);
+
+  te_module *lib = nullptr;
+  ASSERT_EQ(te_module_open(TE_TEST_WGRAD_LIBRARY, &lib), 0) << lastError();
+  te_module_step *step = nullptr;
+  ASSERT_EQ(te_module_step_create(lib, "lin", &step), 0) << lastError();
+  const te_module_entry *wgrad = te_module_step_wgrad(step);
+  ASSERT_NE(wgrad, nullptr);
+  EXPECT_STREQ(te_module_entry_name(wgrad), "lin_bwd_wgrad");
+  EXPECT_STREQ(te_module_tensor_role(te_module_entry_arg(wgrad, 0),
+                                     TE_MODULE_ROLE_WGRAD_STASH),
+               "stash0");
+  EXPECT_STREQ(te_module_tensor_label(te_module_entry_arg(wgrad, 0)),
+               "arg0 (te.wgrad_stash=stash0)");
+  const std::pair<int32_t, int64_t> expected[] = {{TE_MODULE_FEED_STASH, 1},
+                                                  {TE_MODULE_FEED_MAIN_GRAD, 1}};
+  for (int64_t i = 0; i < 2; ++i) {
+    ASSERT_EQ(te_module_step_wgrad_feed(step, i, &kind, &index), 0);
+    EXPECT_EQ(std::make_pair(kind, index), expected[i]) << "argument " << i;
+  }
+  EXPECT_NE(te_module_step_wgrad_feed(step, 2, &kind, &index), 0);
+  EXPECT_EQ(lastError(), "lin_bwd_wgrad has no argument 2");
+  int64_t fwdDims[1] = {3}, wgradDims[1] = {0};
+  ASSERT_EQ(te_module_step_wgrad_dims(step, fwdDims, wgradDims), 0)
+      << lastError();
+  EXPECT_EQ(wgradDims[0], 3);
+
+  // forward, backward, then the deferred weight gradient into main_grad
+  std::vector<float> x = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12},
+                     w = {1, 10, 100, -1}, y(12), dy(12, 1.0f), dx(12),
+                     stash(24, -1.0f), main = {0.5f, 0, 0, 0}, dw(4);
+  void *fwdArgs[2] = {x.data(), w.data()}, *fwdResults[1] = {y.data()};
+  void *grads[1] = {dy.data()}, *bwdArgs[3] = {};
+  void *bwdResults[2] = {dx.data(), stash.data()};
+  ASSERT_EQ(te_module_step_run(step, ctx, fwdArgs, fwdResults, grads, bwdArgs,
+                               bwdResults, fwdDims),
+            0)
+      << lastError();
+  EXPECT_EQ(dx, (std::vector<float>{1, 10, 100, -1, 1, 10, 100, -1, 1, 10, 100,
+                                    -1}));
+  void *wgradArgs[2] = {nullptr, main.data()}, *wgradResults[1] = {dw.data()};
+  EXPECT_NE(te_module_step_wgrad_args(step, fwdArgs, fwdResults, grads,
+                                      nullptr, wgradArgs),
+            0);
+  EXPECT_EQ(lastError(), "lin_bwd_wgrad: no buffer for arg0 "
+                         "(te.wgrad_stash=stash0) (backward result 1)");
+  ASSERT_EQ(te_module_step_wgrad_args(step, fwdArgs, fwdResults, grads,
+                                      bwdResults, wgradArgs),
+            0)
+      << lastError();
+  EXPECT_EQ(wgradArgs[0], stash.data());
+  EXPECT_EQ(wgradArgs[1], main.data()); // the caller's
+  ASSERT_EQ(te_module_run(wgrad, ctx, wgradArgs, wgradResults, wgradDims), 0)
+      << lastError();
+  EXPECT_EQ(dw, (std::vector<float>{15.5f, 18, 21, 24}));
+  te_module_step_destroy(step);
+  te_module_close(lib);
+}
+
 TEST_F(ModuleTest, TrainingStep) {
   te_module_step *step = nullptr;
   ASSERT_EQ(te_module_step_create(module, "scale", &step), 0) << lastError();
