@@ -459,8 +459,8 @@ TEST_F(ModuleTest, WgradStep) {
                "stash0");
   EXPECT_STREQ(te_module_tensor_label(te_module_entry_arg(wgrad, 0)),
                "arg0 (te.wgrad_stash=stash0)");
-  const std::pair<int32_t, int64_t> expected[] = {{TE_MODULE_FEED_STASH, 1},
-                                                  {TE_MODULE_FEED_MAIN_GRAD, 1}};
+  const std::pair<int32_t, int64_t> expected[] = {
+      {TE_MODULE_FEED_STASH, 1}, {TE_MODULE_FEED_MAIN_GRAD, 1}};
   for (int64_t i = 0; i < 2; ++i) {
     ASSERT_EQ(te_module_step_wgrad_feed(step, i, &kind, &index), 0);
     EXPECT_EQ(std::make_pair(kind, index), expected[i]) << "argument " << i;
@@ -483,11 +483,11 @@ TEST_F(ModuleTest, WgradStep) {
                                bwdResults, fwdDims),
             0)
       << lastError();
-  EXPECT_EQ(dx, (std::vector<float>{1, 10, 100, -1, 1, 10, 100, -1, 1, 10, 100,
-                                    -1}));
+  EXPECT_EQ(
+      dx, (std::vector<float>{1, 10, 100, -1, 1, 10, 100, -1, 1, 10, 100, -1}));
   void *wgradArgs[2] = {nullptr, main.data()}, *wgradResults[1] = {dw.data()};
-  EXPECT_NE(te_module_step_wgrad_args(step, fwdArgs, fwdResults, grads,
-                                      nullptr, wgradArgs),
+  EXPECT_NE(te_module_step_wgrad_args(step, fwdArgs, fwdResults, grads, nullptr,
+                                      wgradArgs),
             0);
   EXPECT_EQ(lastError(), "lin_bwd_wgrad: no buffer for arg0 "
                          "(te.wgrad_stash=stash0) (backward result 1)");
