@@ -45,7 +45,7 @@ namespace {
 using torch::stable::Tensor;
 
 /// Interface version of the te_torch_ops_* C functions (what Python checks).
-constexpr int32_t kInterfaceVersion = 5;
+constexpr int32_t kInterfaceVersion = 6;
 /// How many ops one process can register (one boxed trampoline each).
 constexpr int kMaxOps = 2048;
 /// The runtime's arena and workspace alignment.
@@ -322,6 +322,10 @@ struct Op {
   /// the op takes that argument mutated and does not return the result), or
   /// -1.
   std::vector<int64_t> inPlace;
+  /// Whether the op takes its dims as a trailing int[]: some dim symbol of
+  /// the entry is carried by quantized arguments only (a byte buffer has no
+  /// shape; te-split-wgrad's <fn>_bwd_wgrad of an FP8 step).
+  bool takesDims = false;
   std::vector<ArgSpec> args;
   std::vector<const te_module_tensor *> results;
   std::vector<Check> checks;
@@ -348,9 +352,18 @@ std::array<std::unique_ptr<Op>, kMaxOps> ops;
 std::atomic<int> numOps{0};
 std::mutex registerLock;
 
+/// "[2, 3]".
+std::string shapeText(const std::vector<int64_t> &shape) {
+  std::string out = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    out += (i ? ", " : "") + std::to_string(shape[i]);
+  return out + "]";
+}
+
 /// The checks of a signature's arguments, and what they decide.
 std::unique_ptr<Plan> makePlan(Op &op, const std::vector<Tensor> &xs,
-                               std::vector<int64_t> key) {
+                               std::vector<int64_t> key,
+                               const std::vector<int64_t> *givenDims) {
   auto plan = std::make_unique<Plan>();
   plan->key = std::move(key);
   size_t n = op.args.size();
@@ -373,9 +386,34 @@ std::unique_ptr<Plan> makePlan(Op &op, const std::vector<Tensor> &xs,
     shapePtrs[i] = shapes[i].data();
   }
   plan->dims.assign(std::max<int64_t>(1, te_module_entry_num_dims(op.entry)), 0);
-  if (te_module_bind_dims(op.entry, dts.data(), shapePtrs.data(), ranks.data(),
-                          plan->dims.data()) != 0)
+  if (givenDims) {
+    // The caller's dims; every plain argument must have its shape at them
+    // (the quantized ones their bytes, below).
+    if (int64_t(givenDims->size()) != te_module_entry_num_dims(op.entry))
+      fail(op.entryName + ": dims must hold " +
+           std::to_string(te_module_entry_num_dims(op.entry)) +
+           " values, got " + std::to_string(givenDims->size()));
+    for (size_t k = 0; k < givenDims->size(); ++k)
+      if ((*givenDims)[k] < 0)
+        fail(op.entryName + ": dims[" + std::to_string(k) + "] is negative");
+    std::copy(givenDims->begin(), givenDims->end(), plan->dims.begin());
+    for (size_t i = 0; i < n; ++i) {
+      if (op.args[i].qtensor)
+        continue;
+      const te_module_tensor *t = te_module_entry_arg(op.entry, int64_t(i));
+      std::vector<int64_t> want(std::max<int64_t>(1, te_module_tensor_rank(t)));
+      if (te_module_tensor_shape(t, plan->dims.data(), want.data()) != 0)
+        fail(op.entryName + ": " + runtimeError());
+      want.resize(size_t(te_module_tensor_rank(t)));
+      if (want != shapes[i])
+        fail(op.entryName + ": " + op.args[i].label + " has shape " +
+             shapeText(shapes[i]) + ", the dims given make it " +
+             shapeText(want));
+    }
+  } else if (te_module_bind_dims(op.entry, dts.data(), shapePtrs.data(),
+                                 ranks.data(), plan->dims.data()) != 0) {
     fail(runtimeError());
+  }
   const int64_t *dims = plan->dims.data();
   for (const Check &c : op.checks) {
     int64_t v = 0, inexact = 0;
@@ -419,10 +457,11 @@ std::unique_ptr<Plan> makePlan(Op &op, const std::vector<Tensor> &xs,
   return plan;
 }
 
-const Plan &planFor(Op &op, const std::vector<Tensor> &xs) {
-  // The signature: each argument's rank and sizes (a qtensor's byte count);
-  // the dtypes are checked before. Built in a per-thread buffer: no
-  // allocation per call.
+const Plan &planFor(Op &op, const std::vector<Tensor> &xs,
+                    const std::vector<int64_t> *givenDims) {
+  // The signature: each argument's rank and sizes (a qtensor's byte count),
+  // then the dims the caller gave; the dtypes are checked before. Built in a
+  // per-thread buffer: no allocation per call.
   thread_local std::vector<int64_t> key;
   key.clear();
   for (const Tensor &t : xs) {
@@ -430,11 +469,13 @@ const Plan &planFor(Op &op, const std::vector<Tensor> &xs) {
     key.push_back(static_cast<int64_t>(s.size()));
     key.insert(key.end(), s.begin(), s.end());
   }
+  if (givenDims)
+    key.insert(key.end(), givenDims->begin(), givenDims->end());
   std::lock_guard<std::mutex> guard(op.planLock);
   for (size_t i = op.plans.size(); i-- > 0;)
     if (op.plans[i]->key == key)
       return *op.plans[i];
-  auto plan = makePlan(op, xs, key);
+  auto plan = makePlan(op, xs, key, givenDims);
   if (op.plans.size() >= 64) // a bounded cache: many token counts are fine
     op.plans.erase(op.plans.begin());
   op.plans.push_back(std::move(plan));
@@ -477,6 +518,10 @@ void runOp(int slot, StableIValue *stack, uint64_t numArgs, uint64_t numOutputs)
   op.calls.fetch_add(1, std::memory_order_relaxed);
   std::vector<Tensor> xs;
   xs.reserve(numArgs);
+  std::vector<int64_t> givenDims;
+  if (op.takesDims && numArgs > 0) // the trailing int[] dims
+    givenDims =
+        torch::stable::detail::to<std::vector<int64_t>>(stack[--numArgs]);
   for (uint64_t i = 0; i < numArgs; ++i) // take ownership of every argument
     xs.push_back(torch::stable::detail::to<Tensor>(stack[i]));
   if (static_cast<int64_t>(numArgs) < op.numArgs ||
@@ -538,7 +583,7 @@ void runOp(int slot, StableIValue *stack, uint64_t numArgs, uint64_t numOutputs)
   }
 
   std::vector<uint8_t> donated = takeDonation(slot);
-  const Plan &plan = planFor(op, xs);
+  const Plan &plan = planFor(op, xs, op.takesDims ? &givenDims : nullptr);
   const uint8_t *donatedFlags = donationFlags(op, plan, xs, given, donated);
   std::vector<Tensor> results;
   results.reserve(plan.results.size());
@@ -739,6 +784,19 @@ TE_TORCH_OPS_API int32_t te_torch_ops_register(
       if (a.dtype < 0)
         fail(op->entryName + " " + a.label + ": unknown dtype " + a.dtypeName);
       op->args.push_back(std::move(a));
+    }
+    // A dim symbol no plain argument's shape names: the caller gives dims.
+    for (int64_t k = 0; k < te_module_entry_num_dims(entry); ++k) {
+      std::string sym = "d" + std::to_string(k);
+      bool bound = false;
+      for (int64_t i = 0; i < op->numArgs && !bound; ++i) {
+        const te_module_tensor *t = te_module_entry_arg(entry, i);
+        if (op->args[size_t(i)].qtensor)
+          continue;
+        for (int64_t d = 0; d < te_module_tensor_rank(t) && !bound; ++d)
+          bound = sym == te_module_tensor_dim(t, d);
+      }
+      op->takesDims |= !bound;
     }
     int64_t entryResults = te_module_entry_num_results(entry);
     for (int64_t i = 0; i < entryResults; ++i) {

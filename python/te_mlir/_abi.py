@@ -168,6 +168,9 @@ _SIGS = {
     "te_module_step_feed": (i32, [vp, i64, P32, P64]),
     "te_module_step_bwd_dims": (i32, [vp, P64, P64]),
     "te_module_step_run": (i32, [vp, vp, PP, PP, PP, PP, PP, P64]),
+    "te_module_step_wgrad": (vp, [vp]),
+    "te_module_step_wgrad_feed": (i32, [vp, i64, P32, P64]),
+    "te_module_step_wgrad_dims": (i32, [vp, P64, P64]),
 }
 
 # Exported, deliberately not bound: what compiled entries call (the compute primitives,
@@ -188,15 +191,15 @@ NOT_BOUND = frozenset("""
     te_rt_comm_wrap_mpi te_rt_comm_destroy te_rt_comm_size te_rt_comm_rank
     te_rt_context_set_comm te_rt_all_gather te_rt_reduce_scatter te_rt_all_reduce
     te_rt_bias_add te_rt_context_set_donated te_rt_arg_donated
-    te_module_tensor_alloc te_module_step_bwd_args
+    te_module_tensor_alloc te_module_step_bwd_args te_module_step_wgrad_args
 """.split())
 
 BACKEND_CPU, BACKEND_CUDA = 0, 1
 
 ROLE_SAVED, ROLE_GRAD_OF, ROLE_STATE, ROLE_CACHED_WEIGHT, ROLE_ALIAS = range(5)
 ROLE_KEYS = ("te.saved", "te.grad_of", "te.state", "te.cached_weight", "te.alias",
-             "te.main_grad_of")
-FEED_INPUT, FEED_RESULT, FEED_GRAD, FEED_STATE, FEED_MAIN_GRAD = range(5)
+             "te.main_grad_of", "te.wgrad_stash")
+FEED_INPUT, FEED_RESULT, FEED_GRAD, FEED_STATE, FEED_MAIN_GRAD, FEED_STASH = range(6)
 
 # The version of the package, which must be the runtime's: they ship together (the
 # runtime says it in te_rt_version, "te-mlir 0.1.0 (cpu,cuda)").

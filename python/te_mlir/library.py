@@ -388,6 +388,9 @@ class Entry:
                 src = next(((a.index, j) for a in self.args if not a.is_qtensor
                             for j, d in enumerate(a.shape) if d == f"d{k}"), None)
             self.size_sources.append(src)
+        # A dim only quantized arguments carry (te-split-wgrad's <fn>_bwd_wgrad of an
+        # FP8 step): the caller gives the dims (the PyTorch op's trailing int[] dims).
+        self.takes_dims = any(src is None for src in self.size_sources)
 
     def state_result(self, arg_index):
         """The result returning the new value of state argument `arg_index`, or None."""
@@ -489,7 +492,9 @@ def _int64s(values):
 class Step:
     """A training step of a library (te_module_step_*): ``name``, ``fwd`` and ``bwd``
     (its Entries), ``feeds`` ([(kind, index)] per backward argument, as
-    Library.feeds). ``run`` runs the forward then the backward in one call."""
+    Library.feeds), ``wgrad`` (te-split-wgrad's deferred weight gradients' Entry, or
+    None) with ``wgrad_feeds`` (FEED_STASH: a backward result). ``run`` runs the
+    forward then the backward in one call."""
 
     def __init__(self, library, name=None):
         L, rt = library._L, library._rt
@@ -509,6 +514,23 @@ class Step:
             rt.check(L.te_module_step_feed(self.handle, i, ctypes.byref(kind), ctypes.byref(idx)),
                      f"{self.bwd.name}: feed of arg{i}")
             self.feeds.append((kind.value, idx.value))
+        w = L.te_module_step_wgrad(self.handle)
+        self.wgrad = library.entry(L.te_module_entry_name(w).decode()) if w else None
+        self.wgrad_feeds = []
+        for i in range(len(self.wgrad.args) if self.wgrad else 0):
+            kind, idx = ctypes.c_int32(), ctypes.c_int64()
+            rt.check(L.te_module_step_wgrad_feed(self.handle, i, ctypes.byref(kind),
+                                                 ctypes.byref(idx)),
+                     f"{self.wgrad.name}: feed of arg{i}")
+            self.wgrad_feeds.append((kind.value, idx.value))
+
+    def wgrad_dims(self, fwd_dims):
+        """The wgrad entry's dims from the forward's (te_module_step_wgrad_dims: what
+        feeds it, a stash at the backward's dims)."""
+        out = i64s([0] * max(1, self.wgrad.num_dims))
+        self.library._rt.check(self.library._L.te_module_step_wgrad_dims(
+            self.handle, i64s(fwd_dims), out), f"{self.wgrad.name}: dims")
+        return list(out)[:self.wgrad.num_dims]
 
     def bwd_dims(self, fwd_dims):
         """The backward's dims from the forward's (te_module_step_bwd_dims)."""

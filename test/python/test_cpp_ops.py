@@ -381,3 +381,74 @@ def test_full_op_table_falls_back_with_one_warning(monkeypatch):
     y.float().square().sum().backward()
     assert torch.isfinite(y.float()).all() and x.grad is not None
     assert all(p.grad is not None for p in m.parameters())
+
+
+@pytest.mark.parametrize("recipe", ["bf16", "fp8-current", "fp8-delayed"])
+def test_split_wgrad_entry_ops(recipe):
+    """te.delay_wgrad (te-split-wgrad): the ops of <fn>_bwd then <fn>_bwd_wgrad give the
+    unsplit backward's gradients bit for bit. An FP8 wgrad entry's token dim comes only
+    from quantized arguments (byte buffers carry no shape), so its op takes its dims as
+    a trailing int[] (opcheck passes; a wrong count or value is refused by name)."""
+    from test_ops import MLP
+    plain_text = MLP.format(T="bf16")
+    text = plain_text
+    for a in ("%w1: tensor<64x32xbf16>", "%b1: tensor<64xbf16>", "%w2: tensor<32x64xbf16>",
+              "%b2: tensor<32xbf16>"):
+        text = text.replace(a, a + " {te.delay_wgrad}", 1)
+    ops = tet.load(te_mlir.compile(text, recipe=recipe, target="cpu"))
+    plain = tet.load(te_mlir.compile(plain_text, recipe=recipe, target="cpu"))
+    lib = ops.library
+    bwd, wg = lib.entry("mlp_bwd"), lib.entry("mlp_bwd_wgrad")
+    assert wg.info["te.wgrad_of"] == "mlp_bwd"
+    assert wg.takes_dims == (recipe != "bf16")
+    assert ("int[] dims" in str(ops.op("mlp_bwd_wgrad")._schema)) == wg.takes_dims
+    args, bst = _step_args(ops, "mlp_fwd", 16)
+    outs = ops.op("mlp_fwd")(*args, *bst)
+    bargs = bwd_args(ops, "mlp_fwd", args, outs)
+    res = ops.op("mlp_bwd")(*bargs)
+    pouts = plain.op("mlp_fwd")(*args, *bst)
+    pres = plain.op("mlp_bwd")(*bwd_args(plain, "mlp_fwd", args, pouts))
+    fwd = lib.entry("mlp_fwd")
+    saved = {r.role("te.saved"): outs[r.index] for r in fwd.results if r.role("te.saved")}
+    stash = {r.role("te.wgrad_stash"): res[r.index] for r in bwd.results
+             if r.role("te.wgrad_stash")}
+    given = {a.role("te.grad_of"): bargs[a.index] for a in bwd.args if a.role("te.grad_of")}
+    wargs = []
+    for a in wg.args:
+        if a.role("te.wgrad_stash"):
+            wargs.append(stash[a.role("te.wgrad_stash")])
+        elif a.role("te.alias", "").startswith("input:"):
+            wargs.append(args[int(a.role("te.alias")[6:])])
+        elif a.role("te.saved"):
+            wargs.append(saved[a.role("te.saved")])
+        else:
+            wargs.append(given[a.role("te.grad_of")])
+    # the step's feeds of the wgrad entry, and its dims from the forward's (the wgrad
+    # entry's two GEMMs share no dim: its d0, d1 are both the tokens)
+    step = lib.step("mlp")
+    assert step.wgrad is wg and len(step.wgrad_feeds) == len(wg.args)
+    assert all((k == _abi.FEED_STASH) == bool(a.role("te.wgrad_stash"))
+               for (k, _), a in zip(step.wgrad_feeds, wg.args))
+    fwd_dims = fwd.bind_dims([None if a.is_qtensor else a.dtype for a in fwd.args],
+                             [None if a.is_qtensor else list(t.shape)
+                              for a, t in zip(fwd.args, args)])
+    assert step.wgrad_dims(fwd_dims) == [16] * wg.num_dims
+    extra = [step.wgrad_dims(fwd_dims)] if wg.takes_dims else []
+    wres = ops.op("mlp_bwd_wgrad")(*wargs, *extra)
+    wres = wres if isinstance(wres, tuple) else (wres,)
+    torch.library.opcheck(ops.op("mlp_bwd_wgrad"), [*wargs, *extra])
+    # the ctypes path (a torch too old for the op library) takes the same dims
+    for k, t in enumerate(tet.ops.run_entry(wg, wargs, extra[0] if extra else None)):
+        _same(wres[k], t, f"{recipe} wgrad result {k}: C++ against ctypes")
+    want = {r.role("te.grad_of"): pres[r.index] for r in plain.library.entry("mlp_bwd").results
+            if r.role("te.grad_of")}
+    got = {r.role("te.grad_of"): res[r.index] for r in bwd.results if r.role("te.grad_of")}
+    got.update({r.role("te.grad_of"): wres[r.index] for r in wg.results})
+    assert sorted(got) == sorted(want) and len(wg.results) >= 2
+    for of in want:
+        _same(got[of], want[of], f"{recipe} gradient {of}")
+    if wg.takes_dims:
+        with pytest.raises(Exception, match=f"dims must hold {wg.num_dims} value"):
+            ops.op("mlp_bwd_wgrad")(*wargs, [16] * (wg.num_dims + 1))
+        with pytest.raises(Exception, match="quantized buffer of"):
+            ops.op("mlp_bwd_wgrad")(*wargs, [32] * wg.num_dims)

@@ -68,7 +68,7 @@ def load(lib_or_path, backend="auto"):
 
 # --------------------------------------------------------------------------- the C++ kernels
 
-_CPP_INTERFACE = 5  # te_torch_ops_version() this module speaks
+_CPP_INTERFACE = 6  # te_torch_ops_version() this module speaks
 
 
 class _CppOps:
@@ -310,10 +310,11 @@ def _take_donation(entry):
     return pending[1] if pending is not None and pending[0] == entry.name else None
 
 
-def run_entry(entry, args):
-    """The real impl: checks and binds `args`, allocates the results with torch.empty
-    (qtensors: uint8 buffers of their byte size), runs the entry on the caller's stream
-    with a torch-allocated arena and returns the results."""
+def run_entry(entry, args, dims=None):
+    """The real impl: checks and binds `args` (an entry that takes its dims: `dims`),
+    allocates the results with torch.empty (qtensors: uint8 buffers of their byte size),
+    runs the entry on the caller's stream with a torch-allocated arena and returns the
+    results."""
     lib = entry.library
     rt = lib._rt
     if len(args) != len(entry.args):
@@ -325,13 +326,14 @@ def run_entry(entry, args):
     # then the allocation and the run (a decoder layer calls each entry with the same
     # few shapes every step).
     try:
-        key = tuple((t.dtype, tuple(t.shape)) for t in args)
-    except AttributeError:
+        key = tuple((t.dtype, tuple(t.shape)) for t in args) + \
+            ((tuple(int(d) for d in dims),) if entry.takes_dims else ())
+    except (AttributeError, TypeError):
         key = None
     plans = entry.__dict__.setdefault("_plans", {})
     plan = plans.get(key) if key is not None else None
     if plan is None:
-        plan = _plan(entry, args)
+        plan = _plan(entry, args, dims)
         if len(plans) >= 256:
             plans.clear()
         plans[key] = plan
@@ -371,9 +373,24 @@ def _in_place_buffer(entry, args, r, shape):
     return t
 
 
-def _plan(entry, args):
+def _given_dims(entry, dims):
+    """The dims a caller gave an entry that takes them, checked: as many as the entry
+    has, each a non-negative int."""
+    try:
+        dims = [int(d) for d in dims]
+    except (TypeError, ValueError):
+        raise TeMlirError(f"{entry.name}: dims must be a list of {entry.num_dims} ints, "
+                          f"got {dims!r}") from None
+    if len(dims) != entry.num_dims or any(d < 0 for d in dims):
+        raise TeMlirError(f"{entry.name}: dims must hold {entry.num_dims} non-negative "
+                          f"values, got {dims}")
+    return dims
+
+
+def _plan(entry, args, given=None):
     """The checks of a call's arguments (a clear error naming the argument), and what
-    they decide: (dims, [(result shape, torch dtype)])."""
+    they decide: (dims, [(result shape, torch dtype)]). An entry that takes its dims:
+    `given`, every plain argument's shape checked against them."""
     dtypes, shapes = [], []
     for spec, t in zip(entry.args, args):
         if not isinstance(t, torch.Tensor):
@@ -392,7 +409,14 @@ def _plan(entry, args):
                                   f"{DTYPE_NAMES.get(t.dtype, str(t.dtype))}")
             dtypes.append(spec.dtype)
             shapes.append(list(t.shape))
-    dims = entry.bind_dims(dtypes, shapes)
+    if entry.takes_dims:
+        dims = _given_dims(entry, given)
+        for spec, shape in zip(entry.args, shapes):
+            if shape is not None and list(spec.client_shape(dims)) != shape:
+                raise TeMlirError(f"{entry.name}: {spec.label} has shape {shape}, the dims "
+                                  f"given make it {list(spec.client_shape(dims))}")
+    else:
+        dims = entry.bind_dims(dtypes, shapes)
     entry.check_dims(dims)
     for spec, t in zip(entry.args, args):
         if spec.is_qtensor:
@@ -441,10 +465,10 @@ def _run_locked(entry, ctx, dev, xs, results, dims, donated=None):
     return results
 
 
-def fake_entry(entry, args):
+def fake_entry(entry, args, given=None):
     """The fake impl: result shapes from the module info's dim expressions on the
-    arguments' (Sym)sizes; equalities, exact divisions and the recipe's alignment rules
-    as torch._check."""
+    arguments' (Sym)sizes (an entry that takes its dims: `given`); equalities, exact
+    divisions and the recipe's alignment rules as torch._check."""
     if len(args) != len(entry.args):
         raise TeMlirError(f"{entry.name}: expected {len(entry.args)} arguments, got {len(args)}")
     dev = args[0].device if args else torch.device("meta")
@@ -466,10 +490,12 @@ def fake_entry(entry, args):
                 raise TeMlirError(f"{entry.name}: {spec.label} must have rank {len(spec.shape)} "
                                   f"{spec.shape}, got {list(t.shape)}")
     dims = []
-    for k, src in enumerate(entry.size_sources):
-        if src is None:
-            raise TeMlirError(f"{entry.name}: dim d{k} appears only in quantized arguments; "
-                              "its fake impl cannot read it from a size")
+    if entry.takes_dims:
+        if given is None or len(given) != entry.num_dims:
+            raise TeMlirError(f"{entry.name}: dims must hold {entry.num_dims} values, got "
+                              f"{given!r}")
+        dims = list(given)
+    for k, src in enumerate(entry.size_sources if not entry.takes_dims else ()):
         dims.append(args[src[0]].shape[src[1]])
 
     def exact(v, d, text):
@@ -503,13 +529,14 @@ def fake_entry(entry, args):
 _compiling = torch.compiler.is_compiling
 
 
-def _schema(names, n_results, mutated=()):
+def _schema(names, n_results, mutated=(), dims=False):
     """The op's schema: its arguments (those in `mutated`, indices, written in place:
-    Tensor(a!), Tensor(b!), ...) and `n_results` tensors."""
+    Tensor(a!), Tensor(b!), ...), with `dims` a trailing int[] dims (an entry whose
+    dims only quantized arguments carry), and `n_results` tensors."""
     res = "Tensor" if n_results == 1 else "(" + ", ".join(["Tensor"] * n_results) + ")"
     alias = {i: f"({chr(ord('a') + j)}!)" for j, i in enumerate(sorted(mutated))}
-    return "(" + ", ".join(f"Tensor{alias.get(i, '')} {n}" for i, n in enumerate(names)) + \
-        ") -> " + res
+    return "(" + ", ".join([f"Tensor{alias.get(i, '')} {n}" for i, n in enumerate(names)] +
+                           (["int[] dims"] if dims else [])) + ") -> " + res
 
 
 def _pack(results, n):
@@ -907,11 +934,14 @@ class OpLibrary:
         n_real = len(entry.args)
         n_res = len(entry.returned)
 
+        takes = entry.takes_dims  # the trailing int[] dims
+
         def fake(*args):
-            return _pack(fake_entry(entry, list(args[:n_real])), n_res)
+            return _pack(fake_entry(entry, list(args[:n_real]),
+                                    args[-1] if takes else None), n_res)
 
         ns, lib = (self.raw_namespace, self._raw_lib) if raw else (self.namespace, self._lib)
-        lib.define(entry.name + _schema(names, n_res, entry.in_place.values()))
+        lib.define(entry.name + _schema(names, n_res, entry.in_place.values(), takes))
         torch.library.register_fake(f"{ns}::{entry.name}", fake, lib=lib)
         cpp = _cpp_ops()
         slot = None
@@ -929,7 +959,8 @@ class OpLibrary:
             self._slots[entry.name] = slot
         else:
             def impl(*args):
-                return _pack(run_entry(entry, list(args[:n_real])), n_res)
+                return _pack(run_entry(entry, list(args[:n_real]),
+                                       args[-1] if takes else None), n_res)
 
             lib.impl(entry.name, impl, "CPU")
             lib.impl(entry.name, impl, "CUDA")
