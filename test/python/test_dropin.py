@@ -348,25 +348,35 @@ def test_fuse_wgrad_accumulation_main_grad_checked():
 @pytest.mark.parametrize("kind", ["lin", "lnl", "mlp"])
 @pytest.mark.parametrize("recipe", ["bf16", "fp8-current"])
 def test_delay_wgrad_compute(kind, recipe):
-    """After backward the weights' .grad is None; backward_dw() gives them, bit-identical
-    to the immediate wgrad (TE's own test is bit-exact too); the rest is immediate."""
+    """The library is compiled te.delay_wgrad: the backward runs no wgrad GEMM (the
+    <fn>_bwd_wgrad op has not run) and the weights' .grad is None; backward_dw() runs
+    it and gives them, bit-identical to the immediate wgrad (TE's own test is bit-exact
+    too). A bias gradient the wgrad GEMM computes waits with it (TE's backward_dw gives
+    it too); one the FP8 output gradient's cast computes is immediate; the rest is
+    immediate."""
     a = randomize(MODULES[kind](recipe=recipe))
     b = randomize(MODULES[kind](recipe=recipe, delay_wgrad_compute=True))
     x = torch.randn(16, 32)
     _, gxa, ga = _step(a, x)
     _, gxb, gb = _step(b, x)
     assert torch.equal(gxa, gxb)
+    fns = [f for f in b._fns.values()
+           if any(e.endswith("_bwd_wgrad") for e in f.ops.library.entries)]
+    assert len(fns) == 1, list(b._fns)
+    wgrad = next(e for e in fns[0].ops.library.entries if e.endswith("_bwd_wgrad"))
+    assert fns[0].ops.calls(wgrad) == 0  # deferred: no wgrad GEMM ran yet
     weights = [n for n in ga if n.endswith("weight") and not n.startswith("layer_norm")]
     for n in ga:
         if n in weights:
             assert gb[n] is None, n
-        else:
+        elif gb[n] is not None or not n.endswith("bias") or n.startswith("layer_norm"):
             assert torch.equal(ga[n], gb[n]), n
     b.backward_dw()
-    for n in weights:
+    assert fns[0].ops.calls(wgrad) in (1, -1)  # (-1: the ctypes path counts no calls)
+    for n in ga:
         assert torch.equal(ga[n], b.get_parameter(n).grad), n
     b.backward_dw()  # nothing pending: no change
-    for n in weights:
+    for n in ga:
         assert torch.equal(ga[n], b.get_parameter(n).grad), n
 
 

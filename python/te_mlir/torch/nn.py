@@ -12,7 +12,7 @@ import torch.nn as nn
 
 from .. import compile as _te_compile
 from .._abi import TeMlirError
-from .ops import _compiling, hold_main_grad, load, main_grad_owner
+from .ops import _compiling, hold_wgrad, load, main_grad_owner
 from .overrides import BackwardOverride
 from .primary import Dequantized, PrimaryWeights, StandIn, pop, push
 from .recipe import BLACKWELL, QUANTIZED, recipe_kind, recipe_spec, split_override
@@ -344,6 +344,11 @@ class _TEModule(PrimaryWeights, BackwardOverride, nn.Module):
                     # te.main_grad: the wgrad GEMMs accumulate into main_grad
                     frozen += tuple(n + _MAIN_GRAD for n in self._gemm_weights()
                                     if ps[n].requires_grad)
+                if self.delay_wgrad_compute and self._library_path is None:
+                    # te.delay_wgrad: the GEMMs' weight and bias gradients computed by
+                    # <fn>_bwd_wgrad when backward_dw() asks
+                    frozen += tuple(n + _DELAY for n in self._delayed_params()
+                                    if ps[n].requires_grad)
                 if frozen:
                     key = (recipe, dtype, frozen)
             return self._runner_for(key)(self, inp, is_first_microbatch)
@@ -371,14 +376,19 @@ class _TEModule(PrimaryWeights, BackwardOverride, nn.Module):
         return [n for n in self._param_names
                 if n.endswith("weight") and not n.startswith("layer_norm")]
 
+    def _delayed_params(self):
+        """What delay_wgrad_compute defers (TE's backward_dw: the GEMMs' weight and bias
+        gradients; the norm's come with the input gradient)."""
+        return [n for n in self._param_names if not n.startswith("layer_norm")]
+
     def _main_grad_in_gemm(self):
         """fuse_wgrad_accumulation in the library (te.main_grad: the wgrad GEMM adds its
         fp32 product to main_grad in its epilogue, in place): not with a prebuilt
         library=, which adds the weight gradient to main_grad after the step. Under
         torch.autocast and with FP8 primary weights the step passes cast copies or
         stand-ins, which accumulate into their weight's main_grad
-        (ops.main_grad_owner). With delay_wgrad_compute the GEMM accumulates into a zero
-        fp32 buffer that backward_dw() adds to main_grad (ops.hold_main_grad)."""
+        (ops.main_grad_owner). With delay_wgrad_compute the GEMM runs at backward_dw()
+        (te.delay_wgrad) and accumulates into main_grad then."""
         return self._library_path is None
 
     def _returned_bias(self):
@@ -430,10 +440,11 @@ class _TEModule(PrimaryWeights, BackwardOverride, nn.Module):
         # fuse_wgrad_accumulation / delay_wgrad_compute: the weights' gradients routed
         # (unless the library accumulates into main_grad itself: te.main_grad)
         mains = [n[:-len(_MAIN_GRAD)] for n in frozen if n.endswith(_MAIN_GRAD)]
-        hold = mains if self.delay_wgrad_compute else []
+        # te.delay_wgrad: <fn>_bwd_wgrad's call waits in the module's pending list
+        delayed = [n[:-len(_DELAY)] for n in frozen if n.endswith(_DELAY)]
         route = ([pnames.index(n) + 1 for n in self._gemm_weights()]
                  if (self.fuse_wgrad_accumulation or self.delay_wgrad_compute)
-                 and not mains else [])
+                 and not mains and not delayed else [])
         fast = fn.training_function()
         finish = self._finisher(len(fnames), fnames)
         grad_enabled = torch.is_grad_enabled
@@ -441,7 +452,8 @@ class _TEModule(PrimaryWeights, BackwardOverride, nn.Module):
         # te.main_grad weights the step passes as something else (a cast copy, an FP8
         # primary weight's stand-in): (argument index, parameter name)
         stand_ins = {n for _, n, _ in primary or ()}
-        owned = [(pnames.index(n) + 1, n) for n in mains if cast or n in stand_ins]
+        owned = [(pnames.index(n) + 1, n) for n in dict.fromkeys(mains + delayed)
+                 if cast or n in stand_ins]
 
         # (the closures hold no module: a deepcopy of the module shares them safely)
         def run(mod, inp, is_first_microbatch):
@@ -470,9 +482,9 @@ class _TEModule(PrimaryWeights, BackwardOverride, nn.Module):
             if owned and grad_enabled():  # cast copies / stand-ins: the weight's main_grad
                 for i, n in owned:
                     main_grad_owner(args[i], params[n])
-            if hold:  # delay_wgrad_compute: main_grad accumulations wait for backward_dw
-                for n in hold:
-                    hold_main_grad(params[n], mod._pending_wgrads)
+            if delayed and grad_enabled():  # <fn>_bwd_wgrad waits for backward_dw
+                for n in delayed:
+                    hold_wgrad(params[n], mod._pending_wgrads)
             if fnames:
                 args += [mod._buffers[n] for n in fnames]
             if cached:
@@ -539,17 +551,25 @@ class _TEModule(PrimaryWeights, BackwardOverride, nn.Module):
         return finish(self, inp, outs)
 
     def backward_dw(self):
-        """delay_wgrad_compute=True: the weight gradients the last backward(s) held back,
-        added to the weights' .grad (or, with fuse_wgrad_accumulation, to main_grad).
-        te-mlir's backward entry computes them with the other gradients (one compiled
-        step), so this hands them over; it does not defer the GEMMs."""
-        # (the list itself stays: ops.hold_main_grad's backwards append to it)
+        """delay_wgrad_compute=True: the weight and bias gradients the last backward(s)
+        deferred, added to the parameters' .grad (or, with fuse_wgrad_accumulation,
+        accumulated into main_grad). The library is compiled te.delay_wgrad: the
+        backward computes the input gradients and returns what the weight gradients
+        still need; this runs <fn>_bwd_wgrad on it (the wgrad GEMMs), bit-identical to
+        the undeferred step. (With library= or a backward_override the gradients come
+        from the backward and are handed over here.)"""
+        # (the list itself stays: ops.hold_wgrad's backwards append to it)
         pending = list(self._pending_wgrads)
         self._pending_wgrads.clear()
         with torch.no_grad():
+            # a te.delay_wgrad library's backward left <fn>_bwd_wgrad's call (it returns
+            # [(parameter, gradient)]; main_grad ones it accumulated in place)
+            pending = [pair for item in pending
+                       for pair in (item() if callable(item) else [item])]
+            weights = {id(getattr(self, n)) for n in self._gemm_weights()}
             for param, g in pending:
-                if self.fuse_wgrad_accumulation:
-                    _to_main_grad(param, g)
+                if self.fuse_wgrad_accumulation and id(param) in weights:
+                    _to_main_grad(param, g)  # (biases: .grad, as TE's)
                 elif param.grad is None:
                     param.grad = g.to(param.dtype)
                 else:
@@ -987,8 +1007,11 @@ class Linear(_TEModule):
 
 
 # A mark of `frozen` (the parameters' compile-time attributes): NAME + _MAIN_GRAD is
-# te.main_grad on parameter NAME (fuse_wgrad_accumulation in the wgrad GEMM).
+# te.main_grad on parameter NAME (fuse_wgrad_accumulation in the wgrad GEMM), NAME +
+# _DELAY te.delay_wgrad (delay_wgrad_compute: its gradient from <fn>_bwd_wgrad, which
+# backward_dw() runs).
 _MAIN_GRAD = ":main_grad"
+_DELAY = ":delay_wgrad"
 
 
 def _func_text(name, args, dt, results, op, frozen=()):
@@ -996,8 +1019,11 @@ def _func_text(name, args, dt, results, op, frozen=()):
     # nothing saved only for it); te.main_grad: its gradient accumulated into an fp32
     # main_grad by the wgrad GEMM (fuse_wgrad_accumulation)
     def mark(n):
-        return (" {te.frozen}" if n in frozen else
-                " {te.main_grad}" if n + _MAIN_GRAD in frozen else "")
+        if n in frozen:
+            return " {te.frozen}"
+        attrs = [a for a, m in (("te.main_grad", _MAIN_GRAD), ("te.delay_wgrad", _DELAY))
+                 if n + m in frozen]
+        return " {" + ", ".join(attrs) + "}" if attrs else ""
     sig = ", ".join(f"%{n}: {_tensor(s, dt)}" + mark(n) for n, s in args)
     types = ", ".join(_tensor(s, dt) for _, s in args)
     rt = results[0] if len(results) == 1 else "(" + ", ".join(results) + ")"

@@ -549,8 +549,10 @@ def _pack(results, n):
 class _Step:
     """How <fn>_bwd is fed from a forward entry (<fn>_fwd or <fn>_fwd_cached)."""
 
-    def __init__(self, lib, fwd, bwd, feeds):
+    def __init__(self, lib, fwd, bwd, feeds, wgrad=None, wgrad_feeds=()):
         self.fwd, self.bwd, self.feeds = fwd, bwd, feeds
+        # te-split-wgrad: the deferred weight gradients' entry (te.delay_wgrad), or None
+        self.wgrad, self.wgrad_feeds = wgrad, list(wgrad_feeds)
         # backward recipe state (fp8-delayed): extra trailing inputs of the forward op
         self.bwd_state = [i for i, (k, _) in enumerate(feeds) if k == _abi.FEED_STATE]
         self.n_fwd_args = len(fwd.args)
@@ -661,9 +663,41 @@ def _fast_function(ops, step, output_index, hold_state=True, fwd_op=None):
     # (under torch.compile, copy_ into the module's or the graph's buffers). A library
     # that saves it by alias (an older te-compile) is refused under torch.compile, where
     # the backward would see the updated values.
+    # te-split-wgrad (te.delay_wgrad): <fn>_bwd returns stashes instead of the delayed
+    # gradients, which <fn>_bwd_wgrad computes from them and the step's other tensors
+    # when the module's backward_dw() asks (a module registered a sink for the weights:
+    # hold_wgrad), else right after the backward. wg_plan per wgrad argument: (1,
+    # position in saved_plan), (0, returned output whose gradient it is), (4, returned
+    # bwd result), (3, forward input whose main_grad), (2, backward state position).
+    wg = step.wgrad
+    wg_plan, wg_inputs = [], []
+    if wg is not None:
+        bpos = {r: j for j, r in enumerate(step.bwd.returned)}
+        for kind, k in step.wgrad_feeds:
+            if kind == _abi.FEED_GRAD:
+                wg_plan.append((0, out_pos[k]))
+            elif kind == _abi.FEED_STASH:
+                wg_plan.append((4, bpos[k]))
+            elif kind == _abi.FEED_MAIN_GRAD:
+                wg_plan.append((3, k))
+            elif kind == _abi.FEED_STATE:
+                raise TeMlirError(f"{wg.name}: reads recipe state (not supported)")
+            else:
+                want = (0, k) if kind == _abi.FEED_INPUT else (1, k)
+                if kind == _abi.FEED_RESULT:
+                    arg = cached_arg.get(results[k].role("te.saved"))
+                    want = want if arg is None else (0, arg)
+                if want not in saved_plan:
+                    saved_plan.append(want)
+                wg_plan.append((1, saved_plan.index(want)))
+        for r in wg.results:
+            of = r.role("te.grad_of") or r.role("te.main_grad_of")
+            wg_inputs.append(int(of.split(":")[1]))
+        wg_saved = {k for w, k in wg_plan if w == 1}
+        wg_op = getattr(ops.op(wg.name), "_op", ops.op(wg.name))
     aliased_state = [step.fwd.args[k].label for w, k in saved_plan
                      if w == 0 and k < n_fwd and step.fwd.args[k].is_state]
-    grad_js = sorted({k for w, k in bwd_plan if not w})
+    grad_js = sorted({k for w, k in bwd_plan if not w} | {k for w, k in wg_plan if not w})
     grad_of = sorted(step.grad_of_input.items())
     state_results = [(r, step.bwd_state[j]) for r, j in step.bwd_state_results.items()]
     n_in = n_fwd + len(step.bwd_state)
@@ -673,7 +707,7 @@ def _fast_function(ops, step, output_index, hold_state=True, fwd_op=None):
     # weight); donated when no one can run this backward again (_donations).
     donatable = [j for j, (w, k) in enumerate(bwd_plan)
                  if w == 1 and step.bwd.args[j].donatable and saved_plan[k][0] == 1
-                 and saved_plan[k][1] not in out_pos]
+                 and saved_plan[k][1] not in out_pos and (wg is None or k not in wg_saved)]
     bwd_name = step.bwd.name
     below = torch._C._AutoDispatchBelowAutograd
     single, first = len(output_index) == 1, output_index[0] if output_index else 0
@@ -699,6 +733,8 @@ def _fast_function(ops, step, output_index, hold_state=True, fwd_op=None):
                 ctx.te_state = inputs[n_fwd:]
             if main_inputs:  # (the weights themselves: their main_grad is read at backward)
                 ctx.te_main = [inputs[k] for k in main_inputs]
+            if wg is not None:  # the delayed inputs (their sink, their main_grad)
+                ctx.te_inputs = {k: inputs[k] for k in set(wg_inputs)}
             outs = (res[first],) if single else tuple([res[r] for r in output_index])
             if nondiff:
                 ctx.mark_non_differentiable(*[outs[j] for j in nondiff])
@@ -749,11 +785,13 @@ def _fast_function(ops, step, output_index, hold_state=True, fwd_op=None):
         for r, i in grad_of:
             if need[i]:
                 out[i] = res[r]
+        if wg is not None:
+            _defer_wgrad(ctx, grads, bargs, res, saved, out)
         for i, t in zip(main_inputs, ctx.te_main if main_inputs else ()):
             # accumulated into main_grad: no .grad, or, where Megatron marks the weight
             # with grad_added_to_main_grad, the flag set and a zero .grad (TE's modules)
             w = _owner(t)
-            if hasattr(w, "grad_added_to_main_grad") and _held(w) is None:
+            if hasattr(w, "grad_added_to_main_grad"):
                 w.grad_added_to_main_grad = True
                 if need[i]:
                     out[i] = torch.zeros(t.shape, dtype=t.dtype, device=t.device)
@@ -761,6 +799,45 @@ def _fast_function(ops, step, output_index, hold_state=True, fwd_op=None):
             with torch.no_grad():
                 bargs[j].copy_(res[r])  # the new backward recipe state
         return tuple(out)
+
+    def _defer_wgrad(ctx, grads, bargs, res, saved, out):
+        """<fn>_bwd_wgrad's call, held in the delayed weights' sink (backward_dw) or run
+        now into `out`."""
+        wargs = [saved[k] if w == 1 else res[k] if w == 4 else ctx.te_inputs[k] if w == 3
+                 else grads[k] for w, k in wg_plan]
+        for j, (w, k) in enumerate(wg_plan):
+            if w == 0 and wargs[j] is None:  # an unused output's gradient: zeros
+                shape, dtype, dev = ctx.te_meta[k]
+                wargs[j] = torch.zeros(shape, dtype=dtype, device=dev)
+        dims = _wgrad_dims(step, bargs, wargs) if wg.takes_dims else None
+        inputs = ctx.te_inputs
+        need = ctx.needs_input_grad
+
+        def run():
+            args = list(wargs)
+            for j, (w, k) in enumerate(wg_plan):
+                if w == 3:  # the weight's fp32 main_grad, read now
+                    args[j] = _main_grads(wg.name, [_owner(inputs[k])])[0]
+            r = wg_op(*args, *([dims] if dims is not None else []))
+            r = r if isinstance(r, tuple) else (r,)
+            done, it = [], iter(r)
+            for spec, i in zip(wg.results, wg_inputs):
+                w = _owner(inputs[i])
+                if spec.index in wg.in_place:  # accumulated into main_grad in place
+                    if hasattr(w, "grad_added_to_main_grad"):
+                        w.grad_added_to_main_grad = True
+                    continue
+                done.append((i, w, next(it)))
+            return done
+
+        sink = next((_recall(_WGRAD_SINK, _owner(inputs[i])) for i in wg_inputs
+                     if _recall(_WGRAD_SINK, _owner(inputs[i])) is not None), None)
+        if sink is not None:
+            sink.append(lambda: [(w, g) for _, w, g in run()])
+            return
+        for i, _, g in run():  # no one defers them: the gradients now
+            if need[i]:
+                out[i] = g
 
     # Under create_graph=True the gradients it returns would carry no graph: a second
     # backward through them would give zeros. PyTorch's once_differentiable makes that
@@ -774,15 +851,51 @@ def _fast_function(ops, step, output_index, hold_state=True, fwd_op=None):
 # What the modules (te_mlir.torch.nn) tell the backward about a tensor whose main_grad
 # it accumulates into, by id (tensors compare elementwise: no dict key), each entry
 # dropped with its tensor:
-# - _MAIN_GRAD_HOLD: delay_wgrad_compute with fuse_wgrad_accumulation: id(weight) -> (a
-#   weak reference to it, the module's pending list). The backward accumulates such a
-#   weight's gradient into a zero fp32 buffer held there, which backward_dw() adds to
-#   main_grad (one fp32 add, as the GEMM's epilogue adds: the same bits as without the
-#   delay);
 # - _MAIN_GRAD_OWNER: id(the tensor a step passed for a weight: a torch.autocast cast, an
 #   FP8 primary weight's stand-in) -> (a weak reference to it, the weight): main_grad and
 #   Megatron's flags are the weight's.
-_MAIN_GRAD_HOLD, _MAIN_GRAD_OWNER = {}, {}
+_MAIN_GRAD_OWNER = {}
+# - _WGRAD_SINK: delay_wgrad_compute with a te.delay_wgrad library: id(weight) -> (a weak
+#   reference to it, the module's pending list), where the backward leaves the call of
+#   <fn>_bwd_wgrad for backward_dw().
+_WGRAD_SINK = {}
+
+
+def hold_wgrad(weight, pending):
+    """The deferred weight gradients of `weight` (te.delay_wgrad) go to `pending`, as a
+    callable returning [(weight, gradient)], until hold_wgrad is called again for it."""
+    _remember(_WGRAD_SINK, weight, pending)
+
+
+def _wgrad_dims(step, bargs, wargs):
+    """<fn>_bwd_wgrad's dims when only quantized arguments carry them: each read off a
+    typed argument with that bare symbol, or a stash's shape at the backward's dims
+    (bound from the backward's typed arguments)."""
+    wg, bwd = step.wgrad, step.bwd
+    bwd_dims = None
+    dims = []
+    for k in range(wg.num_dims):
+        sym, got = f"d{k}", None
+        for a, (kind, r) in zip(wg.args, step.wgrad_feeds):
+            if sym not in a.shape:
+                continue
+            d = a.shape.index(sym)
+            if not a.is_qtensor:
+                got = int(wargs[a.index].shape[d])
+            elif kind == _abi.FEED_STASH:
+                if bwd_dims is None:
+                    bwd_dims = bwd.bind_dims(
+                        [None if s.is_qtensor else s.dtype for s in bwd.args],
+                        [None if s.is_qtensor else list(t.shape)
+                         for s, t in zip(bwd.args, bargs)])
+                got = int(bwd.results[r].shape_at(bwd_dims)[d])
+            if got is not None:
+                break
+        if got is None:
+            raise TeMlirError(f"{wg.name}: dim d{k} is carried by no typed argument or "
+                              "backward stash")
+        dims.append(got)
+    return dims
 
 
 def _remember(table, t, value):
@@ -797,12 +910,6 @@ def _recall(table, t):
     return e[1] if e is not None and e[0]() is t else None
 
 
-def hold_main_grad(weight, pending):
-    """The backward's main_grad accumulations of `weight` go to `pending` (a list of
-    (weight, fp32 gradient)) until hold_main_grad is called again for it."""
-    _remember(_MAIN_GRAD_HOLD, weight, pending)
-
-
 def main_grad_owner(passed, weight):
     """`passed`, what a step passes for `weight` (a cast copy, a stand-in), accumulates
     into `weight`'s main_grad."""
@@ -814,23 +921,12 @@ def _owner(t):
     return t if w is None else w
 
 
-def _held(weight):
-    return _recall(_MAIN_GRAD_HOLD, weight)
-
-
 def _main_grads(entry_name, weights):
     """The fp32 main_grad of each of `weights` (Megatron's convention: an attribute of
     the weight, contiguous, of its shape) the backward accumulates into in place; zeroed
-    first where the weight has overwrite_main_grad set (the GEMM then writes it). A
-    weight held (hold_main_grad) gets a zero buffer, appended to its pending list."""
+    first where the weight has overwrite_main_grad set (the GEMM then writes it)."""
     mains = []
     for w in map(_owner, weights):
-        hold = _held(w)
-        if hold is not None:
-            buf = torch.zeros(w.shape, dtype=torch.float32, device=w.device)
-            hold.append((w, buf))
-            mains.append(buf)
-            continue
         main = getattr(w, "main_grad", None)
         if not isinstance(main, torch.Tensor):
             raise TeMlirError(f"{entry_name}: fuse_wgrad_accumulation: a weight of shape "
@@ -898,11 +994,12 @@ class OpLibrary:
         self._lib = torch.library.Library(self.namespace, "FRAGMENT")
         self._steps = {}  # forward entry name -> _Step
         for fn, (fwd, bwd) in lib.steps.items():
-            feeds = lib.feeds(fn)
-            self._steps[fwd] = _Step(lib, lib.entry(fwd), lib.entry(bwd), feeds)
+            ls = lib.step(fn)
+            feeds, wg = ls.feeds, (ls.wgrad, ls.wgrad_feeds)
+            self._steps[fwd] = _Step(lib, lib.entry(fwd), lib.entry(bwd), feeds, *wg)
             for e in lib.entries.values():
                 if e.cached_forward_of == fwd and self._same_results(e, lib.entry(fwd)):
-                    self._steps[e.name] = _Step(lib, e, lib.entry(bwd), feeds)
+                    self._steps[e.name] = _Step(lib, e, lib.entry(bwd), feeds, *wg)
         for e in lib.entries.values():
             self._ops[e.name] = self._define(e)
         # The forward entries' ops without autograd, in a namespace of their own: what
