@@ -380,6 +380,28 @@ def test_delay_wgrad_compute(kind, recipe):
         assert torch.equal(ga[n], b.get_parameter(n).grad), n
 
 
+def test_delay_wgrad_compute_microbatches_and_autocast():
+    """Two microbatches' backwards before one backward_dw(): their deferred gradients
+    accumulate, bit-identical to two undeferred steps; under torch.autocast the step
+    passes cast weights, whose deferred gradients still reach the parameters."""
+    torch.manual_seed(2)
+    a = randomize(MODULES["mlp"](params_dtype=torch.float32))
+    b = MODULES["mlp"](params_dtype=torch.float32, delay_wgrad_compute=True)
+    b.load_state_dict(a.state_dict())
+    xs = [torch.randn(16, 32, generator=torch.Generator().manual_seed(k)) for k in (1, 2)]
+    for m in (a, b):
+        m.zero_grad()
+        for k, x in enumerate(xs):
+            with torch.autocast(_on(m, x).device.type, dtype=torch.bfloat16):
+                y = m(_on(m, x))
+            y.backward(_on(m, torch.randn(y.shape, generator=torch.Generator().manual_seed(9 + k)))
+                       .to(y.dtype))
+    assert b.fc1_weight.grad is None and b.fc2_weight.grad is None
+    b.backward_dw()
+    for n, p in a.named_parameters():
+        assert torch.equal(p.grad, b.get_parameter(n).grad), n
+
+
 # ------------------------------------------------------------------- backward_override
 
 

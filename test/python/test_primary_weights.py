@@ -110,6 +110,25 @@ def test_under_torch_compile_runs_eagerly():
                 next(m.parameters()).device))
 
 
+@pytest.mark.parametrize("recipe", RECIPES)
+def test_delay_wgrad_compute(recipe):
+    """FP8 primary weights with delay_wgrad_compute: the step passes stand-ins, whose
+    deferred gradients backward_dw() gives the weights, the undeferred step's bits."""
+    m = _build("mlp", recipe)
+    d = _build("mlp", recipe, delay_wgrad_compute=True)
+    want = _step(m, recipe, _x())
+    d.zero_grad()
+    dev = next(d.parameters()).device
+    xx = _x().to(dev).requires_grad_()
+    with tet.autocast(recipe=recipe):
+        y = d(xx)
+    y.backward(torch.randn(y.shape, generator=torch.Generator().manual_seed(11))
+               .to(dev, y.dtype))
+    assert d.fc1_weight.grad is None and d.fc2_weight.grad is None
+    d.backward_dw()
+    _same(want, (y.detach(), xx.grad, {n: p.grad for n, p in d.named_parameters()}))
+
+
 def _quantize(hp, scale):
     return (hp.float() * scale).clamp(-FP8_MAX, FP8_MAX).to(torch.float8_e4m3fn)
 
