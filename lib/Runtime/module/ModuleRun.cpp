@@ -127,6 +127,46 @@ te_module_entry::Padding te_module_entry::padding(const int64_t *dims) const {
   }
 }
 
+/// The dims of `e` (the step's backward or wgrad entry, fed per `feed`): each
+/// read off the shape of what feeds its source argument (the module info's
+/// "dims"): a forward argument or result at `fwdDims`, a backward result (a
+/// wgrad stash) at `bwdDims`, a recipe-state argument's own fixed shape.
+static int32_t
+dimsFromFeeds(const te_module_step &s, const te_module_entry &e,
+              const std::vector<std::pair<int32_t, int64_t>> &feed,
+              const int64_t *fwdDims, const std::vector<int64_t> &bwdDims,
+              int64_t *out) {
+  const te_module_entry &fwd = *s.fwd, &bwd = *s.bwd;
+  const Array *dims = e.info->getArray("dims");
+  for (size_t k = 0; k < dims->size(); ++k) {
+    const Object *d = (*dims)[k].getAsObject();
+    size_t arg = size_t(*d->getInteger("arg")),
+           dim = size_t(*d->getInteger("dim"));
+    auto [kind, i] = feed[arg];
+    // A main_grad has its forward argument's shape.
+    const te_module_tensor *from =
+        kind == TE_MODULE_FEED_INPUT || kind == TE_MODULE_FEED_MAIN_GRAD
+            ? &fwd.args[size_t(i)]
+        : kind == TE_MODULE_FEED_STATE ? &e.args[arg]
+        : kind == TE_MODULE_FEED_STASH ? &bwd.results[size_t(i)]
+                                       : &fwd.results[size_t(i)];
+    std::vector<int64_t> shape;
+    if (!evaluateShape(from->dims,
+                       kind == TE_MODULE_FEED_STATE   ? std::vector<int64_t>{}
+                       : kind == TE_MODULE_FEED_STASH ? bwdDims
+                                                      : from->dimsOf(fwdDims),
+                       shape))
+      return 1;
+    if (dim >= shape.size())
+      return fail(e.name + ": " + e.args[arg].label + " has rank " +
+                  str(e.args[arg].dims.size()) + " but its source " +
+                  from->entry->name + " " + from->label + " has rank " +
+                  str(shape.size()));
+    out[k] = shape[dim];
+  }
+  return 0;
+}
+
 extern "C" {
 
 int32_t te_module_bind_dims(const te_module_entry *entry,
@@ -473,33 +513,7 @@ int32_t te_module_step_bwd_dims(const te_module_step *step,
   if (!step || (!bwd_dims && step->bwd->numDims) ||
       (!fwd_dims && step->fwd->numDims))
     return fail("te_module_step_bwd_dims: step or dims is NULL");
-  const te_module_entry &fwd = *step->fwd, &bwd = *step->bwd;
-  const Array *dims = bwd.info->getArray("dims");
-  for (size_t k = 0; k < dims->size(); ++k) {
-    const Object *d = (*dims)[k].getAsObject();
-    size_t arg = size_t(*d->getInteger("arg")),
-           dim = size_t(*d->getInteger("dim"));
-    auto [kind, i] = step->feed[arg];
-    // A main_grad has its forward argument's shape.
-    const te_module_tensor *from =
-        kind == TE_MODULE_FEED_INPUT || kind == TE_MODULE_FEED_MAIN_GRAD
-            ? &fwd.args[size_t(i)]
-        : kind == TE_MODULE_FEED_STATE ? &bwd.args[arg]
-                                       : &fwd.results[size_t(i)];
-    std::vector<int64_t> shape;
-    if (!evaluateShape(from->dims,
-                       kind == TE_MODULE_FEED_STATE ? std::vector<int64_t>{}
-                                                    : from->dimsOf(fwd_dims),
-                       shape))
-      return 1;
-    if (dim >= shape.size())
-      return fail(bwd.name + ": " + bwd.args[arg].label + " has rank " +
-                  str(bwd.args[arg].dims.size()) + " but its source " +
-                  from->entry->name + " " + from->label + " has rank " +
-                  str(shape.size()));
-    bwd_dims[k] = shape[dim];
-  }
-  return 0;
+  return dimsFromFeeds(*step, *step->bwd, step->feed, fwd_dims, {}, bwd_dims);
 }
 
 const te_module_entry *te_module_step_wgrad(const te_module_step *step) {
@@ -566,33 +580,8 @@ int32_t te_module_step_wgrad_dims(const te_module_step *step,
   std::vector<int64_t> bwdDims(bwd.numDims);
   if (te_module_step_bwd_dims(step, fwd_dims, bwdDims.data()))
     return 1;
-  const Array *dims = wgrad.info->getArray("dims");
-  for (size_t k = 0; k < dims->size(); ++k) {
-    const Object *d = (*dims)[k].getAsObject();
-    size_t arg = size_t(*d->getInteger("arg")),
-           dim = size_t(*d->getInteger("dim"));
-    auto [kind, i] = step->wgradFeed[arg];
-    const te_module_tensor *from =
-        kind == TE_MODULE_FEED_INPUT || kind == TE_MODULE_FEED_MAIN_GRAD
-            ? &fwd.args[size_t(i)]
-        : kind == TE_MODULE_FEED_STATE ? &wgrad.args[arg]
-        : kind == TE_MODULE_FEED_STASH ? &bwd.results[size_t(i)]
-                                       : &fwd.results[size_t(i)];
-    std::vector<int64_t> shape;
-    if (!evaluateShape(from->dims,
-                       kind == TE_MODULE_FEED_STATE   ? std::vector<int64_t>{}
-                       : kind == TE_MODULE_FEED_STASH ? bwdDims
-                                                      : from->dimsOf(fwd_dims),
-                       shape))
-      return 1;
-    if (dim >= shape.size())
-      return fail(wgrad.name + ": " + wgrad.args[arg].label + " has rank " +
-                  str(wgrad.args[arg].dims.size()) + " but its source " +
-                  from->entry->name + " " + from->label + " has rank " +
-                  str(shape.size()));
-    wgrad_dims[k] = shape[dim];
-  }
-  return 0;
+  return dimsFromFeeds(*step, wgrad, step->wgradFeed, fwd_dims, bwdDims,
+                       wgrad_dims);
 }
 
 int32_t te_module_step_run(const te_module_step *step, te_rt_context *ctx,
