@@ -402,6 +402,29 @@ def test_delay_wgrad_compute_microbatches_and_autocast():
         assert torch.equal(p.grad, b.get_parameter(n).grad), n
 
 
+@pytest.mark.parametrize("recipe", ["fp8-current", "fp8-delayed"])
+def test_delay_wgrad_compute_weight_cache_and_checkpoint(recipe):
+    """delay_wgrad_compute through the weight cache (is_first_microbatch True then
+    False: the op's autograd kernel path) and with checkpoint=True (the backward
+    recomputes the forward): backward_dw() gives the undeferred step's bits."""
+    for kw in ({}, {"checkpoint": True}):
+        torch.manual_seed(0)
+        a = MODULES["mlp"](recipe=recipe, **kw)
+        b = MODULES["mlp"](recipe=recipe, delay_wgrad_compute=True, **kw)
+        b.load_state_dict(a.state_dict())
+        for step, first in enumerate((True, False) if not kw else (None,)):
+            x = torch.randn(16, 32, generator=torch.Generator().manual_seed(step))
+            for m in (a, b):
+                m.zero_grad()
+                xx = _on(m, x).requires_grad_()
+                y = m(xx, is_first_microbatch=first)
+                y.backward(torch.ones_like(y))
+            assert b.fc1_weight.grad is None and b.fc2_weight.grad is None
+            b.backward_dw()
+            for n, p in a.named_parameters():
+                assert torch.equal(p.grad, b.get_parameter(n).grad), (kw, step, n)
+
+
 # ------------------------------------------------------------------- backward_override
 
 
