@@ -260,6 +260,23 @@ def test_fuse_wgrad_accumulation_with_delay_wgrad_compute(kind):
             before[n] = got.clone()
 
 
+def test_delay_wgrad_compute_megatron_flag():
+    """fuse_wgrad_accumulation + delay_wgrad_compute on weights Megatron marks with
+    grad_added_to_main_grad: at backward the flag is set and .grad is TE's zero dummy,
+    main_grad is untouched; backward_dw() accumulates into it (TE's order)."""
+    torch.manual_seed(3)
+    m = MODULES["lnl"](params_dtype=torch.bfloat16, fuse_wgrad_accumulation=True,
+                       delay_wgrad_compute=True)
+    w = m.weight
+    w.main_grad = torch.zeros(w.shape, device=w.device)
+    w.grad_added_to_main_grad = False
+    _step(m, torch.randn(16, 32).to(torch.bfloat16))
+    assert w.grad_added_to_main_grad and w.grad is not None and not w.grad.any()
+    assert not w.main_grad.any()
+    m.backward_dw()
+    assert w.main_grad.any()
+
+
 def _zero_main_grads(m):
     for n in _main_grad_weights(m):
         p = m.get_parameter(n)

@@ -822,13 +822,19 @@ def _fast_function(ops, step, output_index, hold_state=True, fwd_op=None):
             r = r if isinstance(r, tuple) else (r,)
             done, it = [], iter(r)
             for spec, i in zip(wg.results, wg_inputs):
-                w = _owner(inputs[i])
-                if spec.index in wg.in_place:  # accumulated into main_grad in place
-                    if hasattr(w, "grad_added_to_main_grad"):
-                        w.grad_added_to_main_grad = True
-                    continue
-                done.append((i, w, next(it)))
+                if spec.index not in wg.in_place:  # (main_grad ones: in place)
+                    done.append((i, _owner(inputs[i]), next(it)))
             return done
+
+        # main_grad accumulations: Megatron's flag and TE's zero .grad at backward time,
+        # as without the delay
+        for spec, i in zip(wg.results, wg_inputs):
+            w = _owner(inputs[i])
+            if spec.index in wg.in_place and hasattr(w, "grad_added_to_main_grad"):
+                w.grad_added_to_main_grad = True
+                if need[i]:
+                    t = inputs[i]
+                    out[i] = torch.zeros(t.shape, dtype=t.dtype, device=t.device)
 
         sink = next((_recall(_WGRAD_SINK, _owner(inputs[i])) for i in wg_inputs
                      if _recall(_WGRAD_SINK, _owner(inputs[i])) is not None), None)
