@@ -714,7 +714,10 @@ def test_delayed_reuse_before_backward():
     backward state holds the same two amax records (autograd runs the second forward's
     backward first, so they come in the other order, each paired with the other
     backward scale: equal to FP8 noise, 1e-2, exactly on the cpu backend here) and
-    the scales they give; the gradients are the two steps' sum within FP8 noise."""
+    the scales they give; the gradients are the two steps' sum within FP8 noise.
+    Seeded: the input is random (across seeds 0-11 the worst gradient's relative L2 is
+    0.032-0.047; unseeded, the draw depended on the tests before it)."""
+    torch.manual_seed(0)
     a = randomize(MODULES["mlp"](recipe="fp8-delayed"))
     b = randomize(MODULES["mlp"](recipe="fp8-delayed"))
     x = _on(a, torch.randn(16, 32))
