@@ -31,9 +31,17 @@ namespace {
 constexpr llvm::StringLiteral kDelay = "te.delay_wgrad";
 constexpr llvm::StringLiteral kStash = "te.wgrad_stash";
 
+/// Whose gradient backward result `r` is: its te.grad_of or te.main_grad_of
+/// (the key and its "input:N" / "output:N" value), or a null value.
+std::pair<StringRef, StringAttr> gradientRole(func::FuncOp bwd, unsigned r) {
+  for (StringRef key : {"te.grad_of", "te.main_grad_of"})
+    if (auto s = bwd.getResultAttrOfType<StringAttr>(r, key))
+      return {key, s};
+  return {"", nullptr};
+}
+
 /// N of an "input:N" role value, or -1.
-int64_t inputIndex(Attribute a) {
-  auto s = dyn_cast_or_null<StringAttr>(a);
+int64_t inputIndex(StringAttr s) {
   int64_t n = -1;
   if (!s || !s.getValue().starts_with("input:") ||
       s.getValue().drop_front(6).getAsInteger(10, n))
@@ -41,12 +49,11 @@ int64_t inputIndex(Attribute a) {
   return n;
 }
 
-/// "input:N" of backward result `r` (its te.grad_of or te.main_grad_of).
-std::string gradientOf(func::FuncOp bwd, unsigned r) {
-  for (StringRef key : {"te.grad_of", "te.main_grad_of"})
-    if (auto s = bwd.getResultAttrOfType<StringAttr>(r, key))
-      return (key + " " + s.getValue()).str();
-  return "result " + std::to_string(r);
+/// The te.wgrad_stash attribute of stash `k` (a backward result and the
+/// wgrad entry's argument alike).
+DictionaryAttr stashAttrs(Builder &b, size_t k) {
+  return b.getDictionaryAttr(
+      b.getNamedAttr(kStash, b.getStringAttr("stash" + std::to_string(k))));
 }
 
 /// Every op of `body` that `roots` depend on (operands of nested regions
@@ -133,9 +140,7 @@ struct TESplitWgradPass
     SmallVector<unsigned> movedResults, keptResults;
     llvm::SmallDenseSet<int64_t> found;
     for (unsigned r = 0; r < ret.getNumOperands(); ++r) {
-      int64_t n = inputIndex(bwd.getResultAttr(r, "te.grad_of"));
-      if (n < 0)
-        n = inputIndex(bwd.getResultAttr(r, "te.main_grad_of"));
+      int64_t n = inputIndex(gradientRole(bwd, r).second);
       if (n >= 0 && delayed.contains(n)) {
         movedResults.push_back(r);
         found.insert(n);
@@ -175,8 +180,9 @@ struct TESplitWgradPass
         continue;
       }
       keptResults.push_back(r);
+      auto [key, of] = gradientRole(bwd, r);
       emitRemark(ret.getOperand(r).getLoc())
-          << "te-split-wgrad: the gradient (" << gradientOf(bwd, r)
+          << "te-split-wgrad: the gradient (" << key << " " << of.getValue()
           << ") stays in @" << bwd.getSymName() << ": "
           << (def ? "'" + def->getName().getStringRef().str() +
                         "' computes it with a gradient that does not wait"
@@ -233,8 +239,7 @@ struct TESplitWgradPass
         argAttrs.push_back(bwd.getArgAttrDict(arg.getArgNumber()));
         continue;
       }
-      argAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr(
-          kStash, b.getStringAttr("stash" + std::to_string(stash.size())))));
+      argAttrs.push_back(stashAttrs(b, stash.size()));
       stash.push_back(v);
     }
     for (unsigned r : movedResults) {
@@ -283,8 +288,7 @@ struct TESplitWgradPass
     for (auto [k, v] : llvm::enumerate(stash)) {
       operands.push_back(v);
       types.push_back(v.getType());
-      attrs.push_back(b.getDictionaryAttr(b.getNamedAttr(
-          kStash, b.getStringAttr("stash" + std::to_string(k)))));
+      attrs.push_back(stashAttrs(b, k));
     }
     ret->setOperands(operands);
     for (Operation *op : llvm::reverse(movedOps))

@@ -167,6 +167,42 @@ dimsFromFeeds(const te_module_step &s, const te_module_entry &e,
   return 0;
 }
 
+/// Fills out[i] for every argument of `e` fed per `feed` from the forward's
+/// arguments or results, the output gradients or (a wgrad stash) the
+/// backward's results; recipe-state and main_grad arguments are the caller's,
+/// left as set.
+static int32_t
+argsFromFeeds(const te_module_entry &e,
+              const std::vector<std::pair<int32_t, int64_t>> &feed,
+              void *const *fwdArgs, void *const *fwdResults, void *const *grads,
+              void *const *bwdResults, void **out) {
+  for (size_t i = 0; i < feed.size(); ++i) {
+    auto [kind, k] = feed[i];
+    if (kind == TE_MODULE_FEED_STATE || kind == TE_MODULE_FEED_MAIN_GRAD)
+      continue;
+    void *const *from = kind == TE_MODULE_FEED_INPUT    ? fwdArgs
+                        : kind == TE_MODULE_FEED_RESULT ? fwdResults
+                        : kind == TE_MODULE_FEED_GRAD   ? grads
+                                                        : bwdResults;
+    if (!from || !from[k])
+      return fail(e.name + ": no buffer for " + e.args[i].label + " (" +
+                  (kind == TE_MODULE_FEED_STASH ? "backward result "
+                   : kind == TE_MODULE_FEED_GRAD
+                       ? "the gradient of forward result "
+                   : kind == TE_MODULE_FEED_INPUT ? "forward argument "
+                                                  : "forward result ") +
+                  str(k) + ")");
+    out[i] = from[k];
+  }
+  return 0;
+}
+
+/// The refusal of the wgrad calls on a step without a wgrad entry.
+static int32_t noWgrad(const te_module_step *step) {
+  return fail(step->bwd->name +
+              " has no wgrad entry (no argument is te.delay_wgrad)");
+}
+
 extern "C" {
 
 int32_t te_module_bind_dims(const te_module_entry *entry,
@@ -486,26 +522,8 @@ int32_t te_module_step_bwd_args(const te_module_step *step,
                                 void **bwd_args) {
   if (!step || !bwd_args)
     return fail("te_module_step_bwd_args: step or bwd_args is NULL");
-  for (size_t i = 0; i < step->feed.size(); ++i) {
-    auto [kind, k] = step->feed[i];
-    void *const *from = kind == TE_MODULE_FEED_INPUT    ? fwd_args
-                        : kind == TE_MODULE_FEED_RESULT ? fwd_results
-                        : kind == TE_MODULE_FEED_GRAD   ? grads
-                                                        : nullptr;
-    if (kind == TE_MODULE_FEED_STATE || kind == TE_MODULE_FEED_MAIN_GRAD)
-      continue; // the caller's buffers, already in bwd_args
-    if (!from || !from[k])
-      return fail(step->bwd->name + ": no buffer for " +
-                  step->bwd->args[i].label +
-                  (kind == TE_MODULE_FEED_GRAD
-                       ? " (the gradient of forward result " + str(k) + ")"
-                       : std::string(" (forward ") +
-                             (kind == TE_MODULE_FEED_INPUT ? "argument "
-                                                           : "result ") +
-                             str(k) + ")"));
-    bwd_args[i] = from[k];
-  }
-  return 0;
+  return argsFromFeeds(*step->bwd, step->feed, fwd_args, fwd_results, grads,
+                       nullptr, bwd_args);
 }
 
 int32_t te_module_step_bwd_dims(const te_module_step *step,
@@ -525,8 +543,7 @@ int32_t te_module_step_wgrad_feed(const te_module_step *step, int64_t arg,
   if (!step || !kind || !index)
     return fail("te_module_step_wgrad_feed: step, kind or index is NULL");
   if (!step->wgrad)
-    return fail(step->bwd->name +
-                " has no wgrad entry (no argument is te.delay_wgrad)");
+    return noWgrad(step);
   if (arg < 0 || arg >= int64_t(step->wgradFeed.size()))
     return fail(step->wgrad->name + " has no argument " + str(arg));
   *kind = step->wgradFeed[size_t(arg)].first;
@@ -541,28 +558,9 @@ int32_t te_module_step_wgrad_args(const te_module_step *step,
   if (!step || !wgrad_args)
     return fail("te_module_step_wgrad_args: step or wgrad_args is NULL");
   if (!step->wgrad)
-    return fail(step->bwd->name +
-                " has no wgrad entry (no argument is te.delay_wgrad)");
-  for (size_t i = 0; i < step->wgradFeed.size(); ++i) {
-    auto [kind, k] = step->wgradFeed[i];
-    if (kind == TE_MODULE_FEED_STATE || kind == TE_MODULE_FEED_MAIN_GRAD)
-      continue; // the caller's buffers, already in wgrad_args
-    void *const *from = kind == TE_MODULE_FEED_INPUT    ? fwd_args
-                        : kind == TE_MODULE_FEED_RESULT ? fwd_results
-                        : kind == TE_MODULE_FEED_GRAD   ? grads
-                                                        : bwd_results;
-    if (!from || !from[k])
-      return fail(step->wgrad->name + ": no buffer for " +
-                  step->wgrad->args[i].label + " (" +
-                  (kind == TE_MODULE_FEED_STASH ? "backward result "
-                   : kind == TE_MODULE_FEED_GRAD
-                       ? "the gradient of forward result "
-                   : kind == TE_MODULE_FEED_INPUT ? "forward argument "
-                                                  : "forward result ") +
-                  str(k) + ")");
-    wgrad_args[i] = from[k];
-  }
-  return 0;
+    return noWgrad(step);
+  return argsFromFeeds(*step->wgrad, step->wgradFeed, fwd_args, fwd_results,
+                       grads, bwd_results, wgrad_args);
 }
 
 int32_t te_module_step_wgrad_dims(const te_module_step *step,
@@ -571,8 +569,7 @@ int32_t te_module_step_wgrad_dims(const te_module_step *step,
   if (!step)
     return fail("te_module_step_wgrad_dims: step is NULL");
   if (!step->wgrad)
-    return fail(step->bwd->name +
-                " has no wgrad entry (no argument is te.delay_wgrad)");
+    return noWgrad(step);
   const te_module_entry &fwd = *step->fwd, &bwd = *step->bwd,
                         &wgrad = *step->wgrad;
   if ((!wgrad_dims && wgrad.numDims) || (!fwd_dims && fwd.numDims))

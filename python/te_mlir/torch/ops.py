@@ -489,14 +489,13 @@ def fake_entry(entry, args, given=None):
             if t.dim() != len(spec.shape):
                 raise TeMlirError(f"{entry.name}: {spec.label} must have rank {len(spec.shape)} "
                                   f"{spec.shape}, got {list(t.shape)}")
-    dims = []
     if entry.takes_dims:
         if given is None or len(given) != entry.num_dims:
             raise TeMlirError(f"{entry.name}: dims must hold {entry.num_dims} values, got "
                               f"{given!r}")
         dims = list(given)
-    for k, src in enumerate(entry.size_sources if not entry.takes_dims else ()):
-        dims.append(args[src[0]].shape[src[1]])
+    else:
+        dims = [args[i].shape[d] for i, d in entry.size_sources]
 
     def exact(v, d, text):
         torch._check(v % d == 0, lambda: f"{entry.name}: dim expression {text!r} needs a "
@@ -836,8 +835,8 @@ def _fast_function(ops, step, output_index, hold_state=True, fwd_op=None):
                     t = inputs[i]
                     out[i] = torch.zeros(t.shape, dtype=t.dtype, device=t.device)
 
-        sink = next((_recall(_WGRAD_SINK, _owner(inputs[i])) for i in wg_inputs
-                     if _recall(_WGRAD_SINK, _owner(inputs[i])) is not None), None)
+        sinks = (_recall(_WGRAD_SINK, _owner(inputs[i])) for i in wg_inputs)
+        sink = next((p for p in sinks if p is not None), None)
         if sink is not None:
             sink.append(lambda: [(w, g) for _, w, g in run()])
             return
