@@ -56,6 +56,35 @@ DictionaryAttr stashAttrs(Builder &b, size_t k) {
       b.getNamedAttr(kStash, b.getStringAttr("stash" + std::to_string(k))));
 }
 
+/// Whether the ops of `moved` read only the columnwise copy of the quantized
+/// value `v` (each of them a GEMM whose layout reads that copy of it): then
+/// the stash keeps that copy alone (te.drop_usage, a view of its buffer's
+/// prefix), as TE's backward keeps the output gradient's columnwise data
+/// alone for a delayed wgrad, and the rowwise copy dies with the dgrad.
+bool movedReadColumnwiseOnly(Value v, Block &body,
+                             const llvm::DenseSet<Operation *> &moved) {
+  auto qt = dyn_cast<QuantizedTensorType>(v.getType());
+  if (!qt || qt.getUsage() != QuantUsage::Both)
+    return false;
+  bool any = false;
+  for (OpOperand &use : v.getUses()) {
+    Operation *user = use.getOwner();
+    Operation *top = body.findAncestorOpInBlock(*user);
+    if (!top || !moved.contains(top))
+      continue;
+    auto gemm = dyn_cast<GemmOp>(user);
+    if (!gemm)
+      return false;
+    bool row = &use == &gemm.getLhsMutable()
+                   ? gemm.getLayout() != GemmLayout::NT
+                   : gemm.getLayout() == GemmLayout::TN;
+    if (row)
+      return false;
+    any = true;
+  }
+  return any;
+}
+
 /// Every op of `body` that `roots` depend on (operands of nested regions
 /// included), added to `slice`.
 void backwardSlice(Block &body, ArrayRef<Value> roots,
@@ -234,13 +263,23 @@ struct TESplitWgradPass
     SmallVector<DictionaryAttr> argAttrs, resultAttrs;
     SmallVector<Value> stash;
     for (Value v : inputs) {
-      argTypes.push_back(v.getType());
       if (auto arg = dyn_cast<BlockArgument>(v)) {
+        argTypes.push_back(v.getType());
         argAttrs.push_back(bwd.getArgAttrDict(arg.getArgNumber()));
         continue;
       }
+      Value kept = v;
+      if (movedReadColumnwiseOnly(v, body, moved)) {
+        OpBuilder at(v.getContext());
+        at.setInsertionPointAfterValue(v);
+        auto qt = cast<QuantizedTensorType>(v.getType());
+        kept = DropUsageOp::create(at, v.getLoc(),
+                                   qt.withUsage(QuantUsage::Columnwise), v)
+                   .getResult();
+      }
+      argTypes.push_back(kept.getType());
       argAttrs.push_back(stashAttrs(b, stash.size()));
-      stash.push_back(v);
+      stash.push_back(kept);
     }
     for (unsigned r : movedResults) {
       resultTypes.push_back(ret.getOperand(r).getType());

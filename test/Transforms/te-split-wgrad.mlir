@@ -59,7 +59,7 @@ func.func @mlp_bwd(%x: tensor<16x64xbf16> {te.saved = "x"}, %w1: tensor<128x64xb
 // No te.delay_wgrad: nothing changes.
 // CHECK-LABEL: func.func @plain_bwd(
 // CHECK-SAME: -> (tensor<16x64xbf16> {te.grad_of = "input:0"}, tensor<32x64xbf16> {te.grad_of = "input:1"})
-// CHECK-NOT: _wgrad
+// CHECK-NOT: {{_bwd_wgrad|wgrad_stash}}
 func.func @plain(%x: tensor<16x64xbf16>, %w: tensor<32x64xbf16>) -> tensor<16x32xbf16> {
   %y = te.linear %x weight(%w) : (tensor<16x64xbf16>, tensor<32x64xbf16>) -> tensor<16x32xbf16>
   return %y : tensor<16x32xbf16>
@@ -68,4 +68,50 @@ func.func @plain_bwd(%x: tensor<16x64xbf16> {te.saved = "x"}, %w: tensor<32x64xb
   %dx = te.gemm nn %dy, %w : (tensor<16x32xbf16>, tensor<32x64xbf16>) -> tensor<16x64xbf16>
   %dw = te.gemm nt %dy, %x : (tensor<16x32xbf16>, tensor<16x64xbf16>) -> tensor<32x64xbf16>
   return %dx, %dw : tensor<16x64xbf16>, tensor<32x64xbf16>
+}
+
+// -----
+
+// A quantized output gradient both GEMMs read: the dgrad its rowwise copy,
+// the waiting wgrad its columnwise one. The stash keeps the columnwise copy
+// alone (te.drop_usage, a view of the buffer's prefix); the rowwise copy
+// dies with the dgrad.
+// CHECK-LABEL: func.func @qlin_bwd(
+// CHECK-SAME: -> (tensor<16x64xbf16> {te.grad_of = "input:0"}, !te.qtensor<16x32xe5m2, #te.fp8_current<>, columnwise, hopper> {te.wgrad_stash = "stash0"})
+// CHECK: %[[DYQ:.*]], %{{.*}} = te.quantize %{{.*}} : tensor<16x32xbf16> -> !te.qtensor<16x32xe5m2, #te.fp8_current<>, both, hopper>, tensor<1xf32>
+// CHECK-NEXT: %[[COL:.*]] = te.drop_usage %[[DYQ]] : !te.qtensor<16x32xe5m2, #te.fp8_current<>, both, hopper> -> !te.qtensor<16x32xe5m2, #te.fp8_current<>, columnwise, hopper>
+// CHECK: return %{{.*}}, %[[COL]]
+// CHECK-LABEL: func.func @qlin_bwd_wgrad(
+// CHECK-SAME: %[[S:.*]]: !te.qtensor<16x32xe5m2, #te.fp8_current<>, columnwise, hopper> {te.wgrad_stash = "stash0"}
+// CHECK-NEXT: te.gemm nt %[[S]], %{{.*}} :
+func.func @qlin(%x: tensor<16x64xbf16>, %w: tensor<32x64xbf16> {te.delay_wgrad}) -> tensor<16x64xbf16> {
+  return %x : tensor<16x64xbf16>
+}
+func.func @qlin_bwd(%x: !te.qtensor<16x64xe4m3, #te.fp8_current<>, columnwise, hopper> {te.saved = "x"}, %w: !te.qtensor<32x64xe4m3, #te.fp8_current<>, both, hopper> {te.saved = "w"}, %dy: tensor<16x32xbf16> {te.grad_of = "output:0"}) -> (tensor<16x64xbf16> {te.grad_of = "input:0"}, tensor<32x64xbf16> {te.grad_of = "input:1"}) attributes {te.backward_of = @qlin} {
+  %dyq, %amax = te.quantize %dy : tensor<16x32xbf16> -> !te.qtensor<16x32xe5m2, #te.fp8_current<>, both, hopper>, tensor<1xf32>
+  %dx = te.gemm nn %dyq, %w : (!te.qtensor<16x32xe5m2, #te.fp8_current<>, both, hopper>, !te.qtensor<32x64xe4m3, #te.fp8_current<>, both, hopper>) -> tensor<16x64xbf16>
+  %dw = te.gemm nt %dyq, %x : (!te.qtensor<16x32xe5m2, #te.fp8_current<>, both, hopper>, !te.qtensor<16x64xe4m3, #te.fp8_current<>, columnwise, hopper>) -> tensor<32x64xbf16>
+  return %dx, %dw : tensor<16x64xbf16>, tensor<32x64xbf16>
+}
+
+// -----
+
+// A waiting op that is no GEMM reads it (here a rowwise te.drop_usage that
+// a waiting GEMM reads): the stash keeps both copies.
+// CHECK-LABEL: func.func @qboth_bwd(
+// CHECK-SAME: !te.qtensor<16x32xe5m2, #te.fp8_current<>, both, hopper> {te.wgrad_stash = "stash0"})
+// CHECK-NOT: te.drop_usage
+// CHECK-LABEL: func.func @qboth_bwd_wgrad(
+// CHECK-SAME: %[[S:.*]]: !te.qtensor<16x32xe5m2, #te.fp8_current<>, both, hopper> {te.wgrad_stash = "stash0"}
+// CHECK: te.drop_usage %[[S]]
+func.func @qboth(%x: tensor<16x64xbf16>, %w: tensor<32x64xbf16> {te.delay_wgrad}, %v: tensor<16x64xbf16> {te.delay_wgrad}) -> tensor<16x64xbf16> {
+  return %x : tensor<16x64xbf16>
+}
+func.func @qboth_bwd(%x: !te.qtensor<16x64xe4m3, #te.fp8_current<>, columnwise, hopper> {te.saved = "x"}, %w: !te.qtensor<32x64xe4m3, #te.fp8_current<>, both, hopper> {te.saved = "w"}, %dy: tensor<16x32xbf16> {te.grad_of = "output:0"}) -> (tensor<16x64xbf16> {te.grad_of = "input:0"}, tensor<32x64xbf16> {te.grad_of = "input:1"}, tensor<16x64xbf16> {te.grad_of = "input:2"}) attributes {te.backward_of = @qboth} {
+  %dyq, %amax = te.quantize %dy : tensor<16x32xbf16> -> !te.qtensor<16x32xe5m2, #te.fp8_current<>, both, hopper>, tensor<1xf32>
+  %dx = te.gemm nn %dyq, %w : (!te.qtensor<16x32xe5m2, #te.fp8_current<>, both, hopper>, !te.qtensor<32x64xe4m3, #te.fp8_current<>, both, hopper>) -> tensor<16x64xbf16>
+  %dw = te.gemm nt %dyq, %x : (!te.qtensor<16x32xe5m2, #te.fp8_current<>, both, hopper>, !te.qtensor<16x64xe4m3, #te.fp8_current<>, columnwise, hopper>) -> tensor<32x64xbf16>
+  %row = te.drop_usage %dyq : !te.qtensor<16x32xe5m2, #te.fp8_current<>, both, hopper> -> !te.qtensor<16x32xe5m2, #te.fp8_current<>, rowwise, hopper>
+  %dv = te.gemm nn %row, %w : (!te.qtensor<16x32xe5m2, #te.fp8_current<>, rowwise, hopper>, !te.qtensor<32x64xe4m3, #te.fp8_current<>, both, hopper>) -> tensor<16x64xbf16>
+  return %dx, %dw, %dv : tensor<16x64xbf16>, tensor<32x64xbf16>, tensor<16x64xbf16>
 }
