@@ -182,6 +182,7 @@ NOT_BOUND = frozenset("""
     te_rt_gemm_fprop te_rt_gemm_dgrad te_rt_gemm_wgrad te_rt_gemm_wgrad_fp32 te_rt_gemm_fprop_act
     te_rt_gemm_dgrad_dact te_rt_check_multiple te_rt_check_range te_rt_act_fwd te_rt_act_bwd
     te_rt_dbias_dact te_rt_bias_grad te_rt_add te_rt_cast te_rt_transpose te_rt_transpose_bytes
+    te_rt_add_columnwise_fp8
     te_rt_quantize_fp8 te_rt_dbias_quantize_fp8 te_rt_gemm_fp8 te_rt_act_quantize_fp8
     te_rt_dact_quantize_fp8 te_rt_norm_quantize_fp8 te_rt_amax_update te_rt_quantize_fp8_block
     te_rt_gemm_fp8_block te_rt_quantize_mxfp8 te_rt_gemm_mxfp8 te_rt_context_set_seed

@@ -133,11 +133,15 @@ __global__ void transposeKernel(const T *src, T *dst, int64_t rows,
 /// and 16-byte transposed stores where the tile is whole and aligned, byte
 /// by byte elsewhere. 128-row tiles keep twice the bytes in flight per
 /// thread: a 64-row tile's loads alone left the copy at 60% of the H100's
-/// bandwidth.
+/// bandwidth. With `carryTo` the first thread copies *carryFrom there (an
+/// FP8 tensor's scale_inv beside its columnwise copy: no copy launch).
 template <int kRows>
 __global__ void __launch_bounds__(kThreads)
     transposeBytesKernel(const uint8_t *src, uint8_t *dst, int64_t rows,
-                         int64_t cols, bool vecLoad, bool vecStore) {
+                         int64_t cols, bool vecLoad, bool vecStore,
+                         const float *carryFrom, float *carryTo) {
+  if (carryTo && blockIdx.x == 0 && threadIdx.x == 0)
+    *carryTo = *carryFrom;
   constexpr int kT = 64;                               // tile columns
   constexpr int kLoads = kRows * (kT / 8) / kThreads;  // 8-byte loads each
   constexpr int kStores = kT * (kRows / 16) / kThreads; // 16-byte stores each
@@ -232,20 +236,21 @@ __global__ void broadcastKernel(const typename E::T *bias, typename E::T *y,
 namespace te::kernels {
 
 const char *transposeBytes(te_kernels_state *s, const uint8_t *src,
-                           uint8_t *dst, int64_t rows, int64_t cols) {
+                           uint8_t *dst, int64_t rows, int64_t cols,
+                           const float *carryFrom, float *carryTo) {
   const bool vecLoad = aligned(src, 8) && cols % 8 == 0,
              vecStore = aligned(dst, 16) && rows % 16 == 0;
   const int64_t tilesC = (cols + 63) / 64;
   if (rows >= 128) {
     const int64_t tiles = (rows + 127) / 128 * tilesC;
-    transposeBytesKernel<128><<<blocksFor(tiles, smCount()), kThreads, 0,
-                                s->stream>>>(src, dst, rows, cols, vecLoad,
-                                             vecStore);
+    transposeBytesKernel<128>
+        <<<blocksFor(tiles, smCount()), kThreads, 0, s->stream>>>(
+            src, dst, rows, cols, vecLoad, vecStore, carryFrom, carryTo);
   } else {
     const int64_t tiles = (rows + 63) / 64 * tilesC;
-    transposeBytesKernel<64><<<blocksFor(tiles, smCount()), kThreads, 0,
-                               s->stream>>>(src, dst, rows, cols, vecLoad,
-                                            vecStore);
+    transposeBytesKernel<64>
+        <<<blocksFor(tiles, smCount()), kThreads, 0, s->stream>>>(
+            src, dst, rows, cols, vecLoad, vecStore, carryFrom, carryTo);
   }
   return launched();
 }
@@ -369,6 +374,18 @@ const char *te_kernels_transpose_bytes(te_kernels_state *s, const void *src,
     return nullptr;
   return transposeBytes(s, static_cast<const uint8_t *>(src),
                         static_cast<uint8_t *>(dst), rows, cols);
+}
+
+const char *te_kernels_add_columnwise_fp8(te_kernels_state *s, const void *data,
+                                          const float *scale_inv, int64_t rows,
+                                          int64_t cols, void *transpose,
+                                          float *scale_inv_out) {
+  if (rows == 0 || cols == 0)
+    return status(cudaMemcpyAsync(scale_inv_out, scale_inv, sizeof(float),
+                                  cudaMemcpyDeviceToDevice, s->stream));
+  return transposeBytes(s, static_cast<const uint8_t *>(data),
+                        static_cast<uint8_t *>(transpose), rows, cols,
+                        scale_inv, scale_inv_out);
 }
 
 const char *te_kernels_zero_ranges(te_kernels_state *s, void *const *ptrs,

@@ -359,10 +359,13 @@ __device__ inline uint4 transposedPiece(const uint8_t *tile, int q, int c) {
 }
 
 /// dst [cols, rows] = src [rows, cols]^T over bytes (FP8 data's columnwise
-/// copy; elementwise.cu): 64x64 swizzled tiles, vector loads and stores
-/// where a tile is whole and aligned.
+/// copy; elementwise.cu): 128x64 (64x64 under 128 rows) swizzled tiles,
+/// vector loads and stores where a tile is whole and aligned; with
+/// `carryTo`, *carryFrom copied there by the same launch.
 const char *transposeBytes(te_kernels_state *s, const uint8_t *src,
-                           uint8_t *dst, int64_t rows, int64_t cols);
+                           uint8_t *dst, int64_t rows, int64_t cols,
+                           const float *carryFrom = nullptr,
+                           float *carryTo = nullptr);
 
 /// out[j] = sum over chunks of partial[chunk * cols + j], in chunk order,
 /// rounded to E once: the second stage of the column sums (bias gradients).

@@ -5,7 +5,7 @@
 // update_usage(columnwise_usage=True) transposes the FP8 bytes before FC2's
 // wgrad): the module info lists the saved act_out with `scale_inv` and
 // `data` only (the norm output keeps its `transpose`), and the backward
-// makes the transpose (te.add_columnwise, te_rt_transpose_bytes).
+// makes the transpose (te.add_columnwise, te_rt_add_columnwise_fp8).
 //
 // The gradients do not change: the transpose of the rowwise bytes is what
 // the forward's cast-transpose wrote. The digests below are those of the

@@ -207,6 +207,21 @@ TEST_F(Abi, TransposeBytes) {
   ASSERT_EQ(te_rt_transpose_bytes(ctx, data.data(), made.data(), rows, cols),
             0);
   EXPECT_EQ(made, t);
+  // te.add_columnwise's one call: the same bytes, and the scale carried.
+  std::vector<uint8_t> col(rows * cols);
+  float colScaleInv = -1;
+  ASSERT_EQ(te_rt_add_columnwise_fp8(ctx, data.data(), &scaleInv, rows, cols,
+                                     col.data(), &colScaleInv),
+            0)
+      << te_rt_last_error();
+  EXPECT_EQ(col, t);
+  EXPECT_EQ(colScaleInv, scaleInv);
+  // Empty: the scale alone.
+  colScaleInv = -1;
+  ASSERT_EQ(te_rt_add_columnwise_fp8(ctx, data.data(), &scaleInv, 0, cols,
+                                     col.data(), &colScaleInv),
+            0);
+  EXPECT_EQ(colScaleInv, scaleInv);
 }
 
 //===----------------------------------------------------------------------===//

@@ -179,6 +179,34 @@ TEST_F(Abi, ErrorMessagesNameTheCallAndTheArgument) {
                     "te_rt_transpose_bytes: ctx is NULL");
   EXPECT_FAILS_WITH(te_rt_transpose_bytes(ctx, p, bytes + 64, -1, 2),
                     "te_rt_transpose_bytes: rows must be >= 0, got -1");
+  // te_rt_add_columnwise_fp8: its pointers, sizes and overlaps named.
+  float sc = 1, so = 0;
+  EXPECT_FAILS_WITH(
+      te_rt_add_columnwise_fp8(ctx, bytes, &sc, 2, 2, bytes + 3, &so),
+      "te_rt_add_columnwise_fp8: transpose and data overlap");
+  EXPECT_FAILS_WITH(
+      te_rt_add_columnwise_fp8(ctx, bytes, &sc, 2, 2, bytes + 8, &sc),
+      "te_rt_add_columnwise_fp8: scale_inv_out overlaps scale_inv, data or "
+      "transpose");
+  EXPECT_FAILS_WITH(te_rt_add_columnwise_fp8(ctx, bytes, &sc, 2, 2, bytes + 8,
+                                             reinterpret_cast<float *>(bytes)),
+                    "te_rt_add_columnwise_fp8: scale_inv_out overlaps "
+                    "scale_inv, data or transpose");
+  EXPECT_FAILS_WITH(
+      te_rt_add_columnwise_fp8(ctx, bytes, nullptr, 2, 2, bytes + 8, &so),
+      "te_rt_add_columnwise_fp8: scale_inv is NULL");
+  EXPECT_FAILS_WITH(
+      te_rt_add_columnwise_fp8(ctx, bytes, &sc, 2, 2, nullptr, &so),
+      "te_rt_add_columnwise_fp8: transpose is NULL");
+  EXPECT_FAILS_WITH(
+      te_rt_add_columnwise_fp8(ctx, bytes, &sc, 2, 2, bytes + 8, nullptr),
+      "te_rt_add_columnwise_fp8: scale_inv_out is NULL");
+  EXPECT_FAILS_WITH(
+      te_rt_add_columnwise_fp8(ctx, bytes, &sc, 2, -3, bytes + 8, &so),
+      "te_rt_add_columnwise_fp8: cols must be >= 0, got -3");
+  EXPECT_FAILS_WITH(
+      te_rt_add_columnwise_fp8(nullptr, bytes, &sc, 2, 2, bytes + 8, &so),
+      "te_rt_add_columnwise_fp8: ctx is NULL");
 }
 
 TEST_F(Abi, FailedCallsLeaveOutputsAlone) {

@@ -91,6 +91,20 @@ TEST_P(CudaAbi, TransposeBytes) {
     expectBytes("transpose_bytes " + std::to_string(rows) + "x" +
                     std::to_string(cols),
                 d);
+    // te.add_columnwise's one launch: the same bytes, the scale carried.
+    Pair &col = output(std::max<int64_t>(rows * cols, 1));
+    Pair &sIn = random(TE_RT_DTYPE_F32, 1), &sOut = output(4);
+    BOTH(te_rt_add_columnwise_fp8(
+             cpu, s.host.data(),
+             reinterpret_cast<const float *>(sIn.host.data()), rows, cols,
+             col.host.data(), reinterpret_cast<float *>(sOut.host.data())),
+         te_rt_add_columnwise_fp8(
+             gpu, s.dev, static_cast<const float *>(sIn.dev), rows, cols,
+             col.dev, static_cast<float *>(sOut.dev)));
+    expectBytes("add_columnwise_fp8 " + std::to_string(rows) + "x" +
+                    std::to_string(cols),
+                col);
+    expectBytes("add_columnwise_fp8 scale_inv", sOut);
   }
   const int64_t rows = 8192, cols = 1024;
   Pair &x = random(TE_RT_DTYPE_BF16, rows * cols);

@@ -49,6 +49,34 @@ int32_t te_rt_quantize_fp8(te_rt_context *ctx, int32_t dtype, const void *x,
                                 amax_in);
 }
 
+int32_t te_rt_add_columnwise_fp8(te_rt_context *ctx, const void *data,
+                                 const float *scale_inv, int64_t rows,
+                                 int64_t cols, void *transpose,
+                                 float *scale_inv_out) {
+  Checker c("te_rt_add_columnwise_fp8");
+  int64_t n = 0;
+  if (!c.context(ctx) || !c.matrix(rows, cols, &n, 1) ||
+      !c.notNull("data", data) || !c.notNull("scale_inv", scale_inv) ||
+      !c.notNull("transpose", transpose) ||
+      !c.notNull("scale_inv_out", scale_inv_out))
+    return 1;
+  auto apart = [](const void *a, int64_t aBytes, const void *b,
+                  int64_t bBytes) {
+    auto pa = reinterpret_cast<uintptr_t>(a),
+         pb = reinterpret_cast<uintptr_t>(b);
+    return pa + static_cast<uint64_t>(aBytes) <= pb ||
+           pb + static_cast<uint64_t>(bBytes) <= pa;
+  };
+  if (!apart(transpose, n, data, n))
+    return c.fail("transpose and data overlap"), 1;
+  if (!apart(scale_inv_out, 4, scale_inv, 4) ||
+      !apart(scale_inv_out, 4, data, n) ||
+      !apart(scale_inv_out, 4, transpose, n))
+    return c.fail("scale_inv_out overlaps scale_inv, data or transpose"), 1;
+  return ctx->ops->add_columnwise_fp8(c, ctx, data, scale_inv, rows, cols,
+                                      transpose, scale_inv_out);
+}
+
 int32_t te_rt_dbias_quantize_fp8(te_rt_context *ctx, int32_t dtype,
                                  const void *x, int64_t rows, int64_t cols,
                                  int32_t format, const float *scale,

@@ -199,6 +199,18 @@ int32_t quantize_fp8(const Checker &c, te_rt_context *ctx, int32_t dtype,
   });
 }
 
+int32_t add_columnwise_fp8(const Checker &c, te_rt_context *ctx,
+                           const void *data, const float *scale_inv,
+                           int64_t rows, int64_t cols, void *transpose,
+                           float *scale_inv_out) {
+  (void)ctx;
+  return guarded(c, [&] {
+    transposeTiled(static_cast<const uint8_t *>(data),
+                   static_cast<uint8_t *>(transpose), rows, cols);
+    scale_inv_out[0] = scale_inv[0];
+  });
+}
+
 int32_t dbias_quantize_fp8(const Checker &c, te_rt_context *ctx, int32_t dtype,
                            const void *x, int64_t rows, int64_t cols,
                            int32_t format, const float *scale,

@@ -257,6 +257,16 @@ int32_t quantize_fp8(const Checker &c, te_rt_context *ctx, int32_t dtype,
   });
 }
 
+int32_t add_columnwise_fp8(const Checker &c, te_rt_context *ctx,
+                           const void *data, const float *scale_inv,
+                           int64_t rows, int64_t cols, void *transpose,
+                           float *scale_inv_out) {
+  return onCuda(c, ctx, [&](auto *s) {
+    return te_kernels_add_columnwise_fp8(s, data, scale_inv, rows, cols,
+                                         transpose, scale_inv_out);
+  });
+}
+
 int32_t dbias_quantize_fp8(const Checker &c, te_rt_context *ctx, int32_t dtype,
                            const void *x, int64_t rows, int64_t cols,
                            int32_t format, const float *scale,

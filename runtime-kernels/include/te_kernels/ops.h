@@ -154,6 +154,13 @@ const char *te_kernels_transpose(te_kernels_state *s, int dtype,
 /* dst[cols, rows] = src[rows, cols]^T of 1-byte elements (FP8 data). */
 const char *te_kernels_transpose_bytes(te_kernels_state *s, const void *src,
                                        void *dst, int64_t rows, int64_t cols);
+/* te_rt_add_columnwise_fp8: transpose = data^T (as te_kernels_transpose_bytes)
+ * and *scale_inv_out = *scale_inv, in one launch (the transpose kernel's
+ * first block copies the scale; a copy alone when data is empty). */
+const char *te_kernels_add_columnwise_fp8(te_kernels_state *s, const void *data,
+                                          const float *scale_inv, int64_t rows,
+                                          int64_t cols, void *transpose,
+                                          float *scale_inv_out);
 /* te_rt_zero_ranges: bytes[i] zero bytes from ptrs[i], i < count (checked
  * by the runtime: no negative size, no NULL pointer of a non-empty range).
  * One launch per TE_RT_ZERO_RANGES_PER_LAUNCH non-empty ranges, passed by
