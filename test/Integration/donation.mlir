@@ -56,12 +56,12 @@
 // wgrad reads it. Under fp8-delayed a quantized one is a donor (below).
 // RUN: te-run %t/fp8.so --list | FileCheck %s --check-prefix=QLIST
 // QLIST-LABEL: dyn_bwd
-// QLIST: (te.saved=layernorm_mlp_0.ln_out): qtensor ["d0",64]{{$}}
+// QLIST: (te.saved=layernorm_mlp_0.ln_out): qtensor ["d0",64] {scale_inv, transpose}{{$}}
 // QLIST: (te.saved=layernorm_mlp_0.fc1_out): bfloat16 ["d0",128] (donatable)
-// QLIST: (te.saved=layernorm_mlp_0.act_out): qtensor ["d0",128]{{$}}
+// QLIST: (te.saved=layernorm_mlp_0.act_out): qtensor ["d0",128] {scale_inv, data}{{$}}
 // RUN: te-run %t/fp8d.so --list | FileCheck %s --check-prefix=DLIST
 // DLIST-LABEL: dyn_bwd
-// DLIST: (te.saved=layernorm_mlp_0.ln_out): qtensor ["d0",64]{{$}}
+// DLIST: (te.saved=layernorm_mlp_0.ln_out): qtensor ["d0",64] {scale_inv, transpose}{{$}}
 // Quantized saved tensors with the dynamic token dim are donors too (their
 // parts hold at least their raw bytes at every token count): fp8-delayed's
 // rowwise act_out (its scale_inv, 256 bytes with the

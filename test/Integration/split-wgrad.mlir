@@ -30,9 +30,11 @@
 // RUN: te-run %t/ir.so --list | FileCheck %s --check-prefix=LIST
 // LIST-LABEL: lnl_bwd
 // LIST-NOT: ln_out
-// LIST: -> result4: qtensor [32,128] (te.wgrad_stash=stash0)
+// The stashed output gradient keeps its columnwise copy only (no rowwise
+// `data`: te-split-wgrad's te.drop_usage, as TE keeps it for the wgrad):
+// LIST: -> result4: qtensor [32,128] (te.wgrad_stash=stash0) {scale_inv, transpose}{{$}}
 // LIST-LABEL: lnl_bwd_wgrad
-// LIST-NEXT: arg0 (te.wgrad_stash=stash0): qtensor [32,128]
+// LIST-NEXT: arg0 (te.wgrad_stash=stash0): qtensor [32,128] {scale_inv, transpose}{{$}}
 // LIST-NEXT: arg1 (te.saved=layernorm_linear_0.ln_out): qtensor [32,64]
 // LIST-NEXT: -> result0: bfloat16 [128,64] (te.grad_of=input:3)
 

@@ -17,6 +17,15 @@ namespace fs = std::filesystem;
 namespace te::run {
 namespace {
 
+/// A qtensor's parts (" {scale_inv, transpose}": which copies it holds, e.g.
+/// a stash kept columnwise only); "" for other tensors.
+std::string partsOf(const te_module_tensor *t) {
+  std::string s;
+  for (int64_t i = 0, n = te_module_tensor_num_inner(t); i < n; ++i)
+    s += std::string(i ? ", " : " {") + te_module_tensor_inner_name(t, i);
+  return s.empty() ? s : s + "}";
+}
+
 void printList(const std::vector<Entry> &entries) {
   // A tensor-parallel library's fields (te-compile --tp), where present.
   auto tpField = [](const char *key, const char *value) {
@@ -34,7 +43,7 @@ void printList(const std::vector<Entry> &entries) {
                 << tpField("te.tp_shard",
                            te_module_tensor_get(e.arg(i), "te.tp_shard"))
                 << (te_module_tensor_donatable(e.arg(i)) ? " (donatable)" : "")
-                << "\n";
+                << partsOf(e.arg(i)) << "\n";
     for (size_t i = 0; i < e.numResults; ++i) {
       const te_module_tensor *r = e.result(i);
       std::cout << "  -> result" << i << ": " << dtypeOf(r) << " "
@@ -44,7 +53,7 @@ void printList(const std::vector<Entry> &entries) {
           std::cout << " (" << key << "=" << *s << ")";
       std::cout << tpField("te.tp_shard",
                            te_module_tensor_get(r, "te.tp_shard"))
-                << "\n";
+                << partsOf(r) << "\n";
     }
     std::cout << "  arena: " << te_module_entry_arena_text(e.entry)
               << " bytes";
