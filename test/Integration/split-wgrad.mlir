@@ -14,6 +14,17 @@
 // RUN: %python %S/check_split_wgrad.py %te_bin %t %s %t/plain.mlir fp8-current | FileCheck %s --check-prefix=FP8
 // RUN: %python %S/check_split_wgrad.py %te_bin %t %s %t/plain.mlir fp8-delayed
 // RUN: %python %S/check_split_wgrad.py %te_bin %t %s %t/plain.mlir fp8-delayed --checkpoint
+// The Blackwell layouts (the cpu backend runs them): each stash keeps its
+// columnwise parts only.
+// RUN: %python %S/check_split_wgrad.py %te_bin %t %s %t/plain.mlir mxfp8 --arch=sm_100a | FileCheck %s --check-prefix=BW
+// RUN: %python %S/check_split_wgrad.py %te_bin %t %s %t/plain.mlir nvfp4 --arch=sm_100a | FileCheck %s --check-prefix=BW
+// BW: mlp ({{mxfp8|nvfp4}}-arch=sm_100a): 7 files identical, 2 stashed
+// BW: lnl ({{mxfp8|nvfp4}}-arch=sm_100a): 6 files identical, 1 stashed
+// BW: lin_main ({{mxfp8|nvfp4}}-arch=sm_100a): 3 files identical, 1 stashed
+// RUN: te-compile %s --train --recipe nvfp4 --arch=sm_100a -o %t/nv.so
+// RUN: te-run %t/nv.so --list | FileCheck %s --check-prefix=NVLIST
+// NVLIST-LABEL: lnl_bwd
+// NVLIST: (te.wgrad_stash=stash0) {columnwise_data, columnwise_scale_inv, amax_columnwise}{{$}}
 //
 // CHECK: mlp (bf16): 7 files identical, 1 stashed
 // CHECK: lnl (bf16): 6 files identical, 0 stashed
