@@ -402,9 +402,14 @@ def TESplitWgradPass : Pass<"te-split-wgrad", "::mlir::ModuleOp"> {
     computes too (FP8's bias gradient, a by-product of the output
     gradient's cast; a bias gradient in the epilogue of a wgrad GEMM whose
     weight is not tagged) stays in `@f_bwd`, with a remark: it is ready with
-    them. Errors: the attribute with `te.frozen` or `te.tp_shard`, on a
-    non-float argument, or on a function without a backward. Runs last
-    before te-lower-to-runtime, on the fused ops.
+    them. A stashed quantized value with both usages whose moved readers
+    are all GEMMs reading its columnwise copy is stashed as `te.drop_usage`
+    to columnwise (a view of its buffer's prefix: TE keeps the output
+    gradient's columnwise data alone for a delayed wgrad); its rowwise copy
+    dies with the dgrad instead of waiting for `backward_dw()`. Errors: the
+    attribute with `te.frozen` or `te.tp_shard`, on a non-float argument,
+    or on a function without a backward. Runs last before
+    te-lower-to-runtime, on the fused ops.
   }];
   let dependentDialects = ["::mlir::te::TEDialect",
                            "::mlir::func::FuncDialect"];
