@@ -23,6 +23,7 @@
 #include <string>
 
 using te::rt::Checker;
+using te::rt::overlap;
 
 namespace {
 
@@ -87,14 +88,6 @@ bool collective(const Checker &c, te_rt_context *ctx, int32_t g,
     return false;
   *comm = groupComm(c, ctx, g, nranks);
   return *comm != nullptr;
-}
-
-/// [a, a + aBytes) and [b, b + bBytes) share a byte.
-bool overlap(const void *a, int64_t aBytes, const void *b, int64_t bBytes) {
-  uintptr_t x = reinterpret_cast<uintptr_t>(a),
-            y = reinterpret_cast<uintptr_t>(b);
-  return aBytes > 0 && bBytes > 0 && x < y + uint64_t(bBytes) &&
-         y < x + uint64_t(aBytes);
 }
 
 /// A new wrapper of `kind`; null with the last error when out of memory.

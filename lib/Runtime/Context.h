@@ -184,6 +184,16 @@ template <typename Body> int32_t guarded(const Checker &c, Body body) {
   return 1;
 }
 
+/// [a, a + aBytes) and [b, b + bBytes) share a byte (the calls' aliasing
+/// checks: an output that would overwrite what the call still reads).
+inline bool overlap(const void *a, int64_t aBytes, const void *b,
+                    int64_t bBytes) {
+  uintptr_t x = reinterpret_cast<uintptr_t>(a),
+            y = reinterpret_cast<uintptr_t>(b);
+  return aBytes > 0 && bBytes > 0 && x < y + uint64_t(bBytes) &&
+         y < x + uint64_t(aBytes);
+}
+
 } // namespace te::rt
 
 #endif // TE_LIB_RUNTIME_CONTEXT_H

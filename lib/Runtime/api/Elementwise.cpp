@@ -103,13 +103,10 @@ int32_t te_rt_bias_add(te_rt_context *ctx, int32_t dtype, const void *x,
   // out may be x (in place); any other overlap would read what it wrote.
   if (n > 0) { // (then cols <= n, and both byte counts fit)
     int64_t size = te::cpu::dtypeSize(static_cast<te::cpu::DType>(dtype));
-    uintptr_t o = reinterpret_cast<uintptr_t>(out),
-              xs = reinterpret_cast<uintptr_t>(x),
-              b = reinterpret_cast<uintptr_t>(bias);
-    uint64_t bytes = uint64_t(n * size), biasBytes = uint64_t(cols * size);
-    if (o != xs && o < xs + bytes && xs < o + bytes)
+    int64_t bytes = n * size, biasBytes = cols * size;
+    if (out != x && te::rt::overlap(out, bytes, x, bytes))
       return c.fail("out overlaps x (in place is out == x)"), 1;
-    if (o < b + biasBytes && b < o + bytes)
+    if (te::rt::overlap(out, bytes, bias, biasBytes))
       return c.fail("out overlaps bias"), 1;
   }
   return ctx->ops->bias_add(c, ctx, dtype, x, bias, out, rows, cols);
@@ -125,14 +122,6 @@ int32_t te_rt_cast(te_rt_context *ctx, int32_t src_dtype, int32_t dst_dtype,
   return ctx->ops->cast(c, ctx, src_dtype, dst_dtype, src, dst, n);
 }
 
-/// Whether the `bytes` at dst and at src overlap (a transpose reads what it
-/// would already have written).
-static bool overlap(const void *dst, const void *src, int64_t bytes) {
-  uintptr_t d = reinterpret_cast<uintptr_t>(dst),
-            s = reinterpret_cast<uintptr_t>(src);
-  return bytes && d < s + uint64_t(bytes) && s < d + uint64_t(bytes);
-}
-
 int32_t te_rt_transpose(te_rt_context *ctx, int32_t dtype, const void *src,
                         void *dst, int64_t rows, int64_t cols) {
   Checker c("te_rt_transpose");
@@ -140,8 +129,9 @@ int32_t te_rt_transpose(te_rt_context *ctx, int32_t dtype, const void *src,
   if (!c.context(ctx) || !c.dtype(dtype) || !c.matrix(rows, cols, &n) ||
       !c.notNull("src", src) || !c.notNull("dst", dst))
     return 1;
-  if (overlap(dst, src,
-              n * te::cpu::dtypeSize(static_cast<te::cpu::DType>(dtype))))
+  const int64_t bytes =
+      n * te::cpu::dtypeSize(static_cast<te::cpu::DType>(dtype));
+  if (te::rt::overlap(dst, bytes, src, bytes))
     return c.fail("dst and src overlap"), 1;
   return ctx->ops->transpose(c, ctx, dtype, src, dst, rows, cols);
 }
@@ -153,7 +143,7 @@ int32_t te_rt_transpose_bytes(te_rt_context *ctx, const void *src, void *dst,
   if (!c.context(ctx) || !c.matrix(rows, cols, &n, 1) ||
       !c.notNull("src", src) || !c.notNull("dst", dst))
     return 1;
-  if (overlap(dst, src, n))
+  if (te::rt::overlap(dst, n, src, n))
     return c.fail("dst and src overlap"), 1;
   return ctx->ops->transpose_bytes(c, ctx, src, dst, rows, cols);
 }

@@ -60,18 +60,11 @@ int32_t te_rt_add_columnwise_fp8(te_rt_context *ctx, const void *data,
       !c.notNull("transpose", transpose) ||
       !c.notNull("scale_inv_out", scale_inv_out))
     return 1;
-  auto apart = [](const void *a, int64_t aBytes, const void *b,
-                  int64_t bBytes) {
-    auto pa = reinterpret_cast<uintptr_t>(a),
-         pb = reinterpret_cast<uintptr_t>(b);
-    return pa + static_cast<uint64_t>(aBytes) <= pb ||
-           pb + static_cast<uint64_t>(bBytes) <= pa;
-  };
-  if (!apart(transpose, n, data, n))
+  if (te::rt::overlap(transpose, n, data, n))
     return c.fail("transpose and data overlap"), 1;
-  if (!apart(scale_inv_out, 4, scale_inv, 4) ||
-      !apart(scale_inv_out, 4, data, n) ||
-      !apart(scale_inv_out, 4, transpose, n))
+  if (te::rt::overlap(scale_inv_out, 4, scale_inv, 4) ||
+      te::rt::overlap(scale_inv_out, 4, data, n) ||
+      te::rt::overlap(scale_inv_out, 4, transpose, n))
     return c.fail("scale_inv_out overlaps scale_inv, data or transpose"), 1;
   return ctx->ops->add_columnwise_fp8(c, ctx, data, scale_inv, rows, cols,
                                       transpose, scale_inv_out);
