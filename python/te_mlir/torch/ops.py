@@ -787,13 +787,7 @@ def _fast_function(ops, step, output_index, hold_state=True, fwd_op=None):
         if wg is not None:
             _defer_wgrad(ctx, grads, bargs, res, saved, out)
         for i, t in zip(main_inputs, ctx.te_main if main_inputs else ()):
-            # accumulated into main_grad: no .grad, or, where Megatron marks the weight
-            # with grad_added_to_main_grad, the flag set and a zero .grad (TE's modules)
-            w = _owner(t)
-            if hasattr(w, "grad_added_to_main_grad"):
-                w.grad_added_to_main_grad = True
-                if need[i]:
-                    out[i] = torch.zeros(t.shape, dtype=t.dtype, device=t.device)
+            _added_to_main_grad(t, i, need, out)
         for r, j in state_results:
             with torch.no_grad():
                 bargs[j].copy_(res[r])  # the new backward recipe state
@@ -828,12 +822,8 @@ def _fast_function(ops, step, output_index, hold_state=True, fwd_op=None):
         # main_grad accumulations: Megatron's flag and TE's zero .grad at backward time,
         # as without the delay
         for spec, i in zip(wg.results, wg_inputs):
-            w = _owner(inputs[i])
-            if spec.index in wg.in_place and hasattr(w, "grad_added_to_main_grad"):
-                w.grad_added_to_main_grad = True
-                if need[i]:
-                    t = inputs[i]
-                    out[i] = torch.zeros(t.shape, dtype=t.dtype, device=t.device)
+            if spec.index in wg.in_place:
+                _added_to_main_grad(inputs[i], i, need, out)
 
         sinks = (_recall(_WGRAD_SINK, _owner(inputs[i])) for i in wg_inputs)
         sink = next((p for p in sinks if p is not None), None)
@@ -924,6 +914,17 @@ def main_grad_owner(passed, weight):
 def _owner(t):
     w = _recall(_MAIN_GRAD_OWNER, t)
     return t if w is None else w
+
+
+def _added_to_main_grad(t, i, need, out):
+    """Input `i` (`t`, a weight or its stand-in) was accumulated into its weight's
+    main_grad: no .grad, or, where Megatron marks the weight with
+    grad_added_to_main_grad, the flag set and a zero .grad in `out[i]` (TE's modules)."""
+    w = _owner(t)
+    if hasattr(w, "grad_added_to_main_grad"):
+        w.grad_added_to_main_grad = True
+        if need[i]:
+            out[i] = torch.zeros(t.shape, dtype=t.dtype, device=t.device)
 
 
 def _main_grads(entry_name, weights):
