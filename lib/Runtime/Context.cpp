@@ -348,12 +348,22 @@ int64_t te_rt_context_workspace_needed(const te_rt_context *ctx) {
   return ctx->workspaceNeeded;
 }
 
+namespace {
+/// What an entry whose arena has no bytes at its dims gets without a caller
+/// arena: an aligned address that nothing reads or writes (every slot of
+/// that arena is empty). Allocating instead would cost a call, and inside
+/// an entry graph's capture the allocation would belong to the graph, whose
+/// capture then fails: such entries never replayed.
+alignas(256) unsigned char emptyArena[256];
+} // namespace
+
 void *te_rt_arena_acquire(te_rt_context *ctx, int64_t bytes) {
   Checker c("te_rt_arena_acquire");
   if (!c.context(ctx) || !c.nonNegative("bytes", bytes))
     return nullptr;
   if (!ctx->arena)
-    return te_rt_alloc(ctx, bytes);
+    return bytes == 0 ? static_cast<void *>(emptyArena)
+                      : te_rt_alloc(ctx, bytes);
   if (bytes > ctx->arenaBytes) {
     c.fail("the caller's arena has " + std::to_string(ctx->arenaBytes) +
            " bytes; this entry needs " + std::to_string(bytes) +
@@ -382,7 +392,7 @@ int32_t te_rt_arg_donated(te_rt_context *ctx, int64_t arg) {
 }
 
 void te_rt_arena_release(te_rt_context *ctx, void *arena) {
-  if (!ctx || !arena || arena == ctx->arena)
+  if (!ctx || !arena || arena == ctx->arena || arena == emptyArena)
     return;
   te_rt_free(ctx, arena);
 }

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Context.h"
 #include "CudaAbiFixture.h"
 #include "ModulePaddingCheck.h"
 #include "module/EntryGraphs.h"
@@ -236,6 +237,37 @@ TEST_F(CudaModulePadding, CallerCaptureRecordsTheEntryItself) {
   fill(results, sizes, 0xAB);
   ASSERT_EQ(te_rt_graph_launch(gpu, graph), 0) << lastError();
   EXPECT_EQ(fetch(results, sizes), host);
+  te_rt_graph_destroy(graph);
+}
+
+// A compiled entry acquires its arena even when its slots hold no bytes at
+// its dims (results that back the intermediates: LayerNormLinear's forward at
+// few tokens). Without a caller arena that used to allocate 256 bytes, which
+// inside the entry graph's capture belonged to the graph: the capture failed,
+// and such entries ran plainly on every call. Now nothing is allocated and
+// the capture holds.
+TEST_F(CudaModulePadding, AnEntryWithAnEmptyArenaIsCaptured) {
+  struct Call {
+    te_rt_context *ctx;
+    void *buffer;
+    void *arena = nullptr;
+  } call{gpu, alloc(512)};
+  auto run = [](void *state) -> int32_t {
+    auto *c = static_cast<Call *>(state);
+    c->arena = te_rt_arena_acquire(c->ctx, 0);
+    if (!c->arena)
+      return 1;
+    int32_t rc = te_rt_zero(c->ctx, c->buffer, 512);
+    te_rt_arena_release(c->ctx, c->arena);
+    return rc;
+  };
+  ASSERT_EQ(te_rt_context_set_arena(gpu, nullptr, 0), 0) << lastError();
+  put(call.buffer, Bytes(512, 0xAB));
+  te_rt_graph *graph = te::rt::captureAside(gpu, run, &call);
+  ASSERT_NE(graph, nullptr) << lastError();
+  EXPECT_NE(call.arena, nullptr);
+  ASSERT_EQ(te_rt_graph_launch(gpu, graph), 0) << lastError();
+  EXPECT_EQ(get(call.buffer, 512), Bytes(512, 0));
   te_rt_graph_destroy(graph);
 }
 
