@@ -16,9 +16,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -54,6 +56,8 @@ struct PerEntry {
   int64_t captures = 0, replays = 0, failures = 0;
   bool off = false;
   uint64_t lastUse = 0;
+  Key lastKey; // TE_RT_ENTRY_GRAPHS_LOG: the previous call's key
+  int64_t logged = 0;
 };
 
 } // namespace
@@ -114,6 +118,63 @@ void launch(const te_module_entry *entry, te_rt_context *ctx,
   }
 }
 
+/// TE_RT_ENTRY_GRAPHS_LOG=1: a line on stderr for each call of an entry that
+/// does not replay a graph (at most kLogLinesPerEntry per entry): why it ran
+/// plainly or captured, and which parts of its key differ from its previous
+/// call's (what makes a loop's calls miss their graphs).
+constexpr int64_t kLogLinesPerEntry = 32;
+
+bool logEnabled() {
+  static const bool on = [] {
+    const char *env = std::getenv("TE_RT_ENTRY_GRAPHS_LOG");
+    return env && *env && std::strcmp(env, "0") != 0;
+  }();
+  return on;
+}
+
+/// The parts of `now` that differ from `before` (keyOf's layout), named.
+std::string keyChanges(const te_module_entry *entry, const Key &before,
+                       const Key &now) {
+  if (before.empty())
+    return "first call";
+  std::string out;
+  auto add = [&](const std::string &what) {
+    out += out.empty() ? what : ", " + what;
+  };
+  const size_t nArgs = entry->args.size(), nRes = entry->results.size();
+  const size_t dimsAt = 1 + nArgs + nRes, ctxAt = dimsAt + entry->numDims;
+  static const char *const ctxParts[] = {"arena", "arena bytes", "workspace",
+                                         "workspace bytes", "seed"};
+  for (size_t i = 0; i < std::max(before.size(), now.size()); ++i) {
+    if (i < before.size() && i < now.size() && before[i] == now[i])
+      continue;
+    if (i >= 1 && i < 1 + nArgs)
+      add("arg" + std::to_string(i - 1));
+    else if (i >= 1 + nArgs && i < dimsAt)
+      add("result" + std::to_string(i - 1 - nArgs));
+    else if (i >= dimsAt && i < ctxAt)
+      add("dim" + std::to_string(i - dimsAt));
+    else if (i >= ctxAt && i < ctxAt + 5)
+      add(ctxParts[i - ctxAt]);
+    else if (i >= ctxAt + 5) {
+      add("donation flags");
+      break;
+    }
+  }
+  return out.empty() ? "same key" : out;
+}
+
+void logCall(const te_module_entry *entry, PerEntry &pe, const Key &key,
+             const char *what) {
+  if (!logEnabled() || pe.logged >= kLogLinesPerEntry)
+    return;
+  ++pe.logged;
+  std::fprintf(
+      stderr,
+      "te-mlir entry graphs: %s: %s (changed since its last call: %s)\n",
+      entry->name.c_str(), what, keyChanges(entry, pe.lastKey, key).c_str());
+}
+
 /// -1: TE_RT_ENTRY_GRAPHS decides; 0 / 1: overridden (tests).
 std::atomic<int> overridden{-1};
 } // namespace
@@ -165,6 +226,15 @@ bool runEntryGraph(const te_module_entry *entry, te_rt_context *ctx,
   }
   Key &key = cache.key;
   keyOf(entry, ctx, args, results, dims, key);
+  // (the log's previous key: kept only while logging)
+  struct Remember {
+    PerEntry &pe;
+    const Key &key;
+    ~Remember() {
+      if (logEnabled())
+        pe.lastKey = key;
+    }
+  } remember{pe, key};
   for (Graph &g : pe.graphs)
     if (g.key == key) {
       g.lastUse = cache.clock;
@@ -181,6 +251,7 @@ bool runEntryGraph(const te_module_entry *entry, te_rt_context *ctx,
       pe.seen.erase(pe.seen.begin());
     pe.seen.push_back(key);
     ++cache.stats.plain;
+    logCall(entry, pe, key, "plain, a key not seen before");
     return false;
   }
   pe.seen.erase(seen);
@@ -190,6 +261,11 @@ bool runEntryGraph(const te_module_entry *entry, te_rt_context *ctx,
     pe.off = true;
     dropEntry(pe, cache.stats);
     ++cache.stats.plain;
+    logCall(entry, pe, key,
+            ("off from now: its addresses churn (" +
+             std::to_string(pe.captures) + " captures, " +
+             std::to_string(pe.replays) + " replays)")
+                .c_str());
     return false;
   }
   te_rt_graph *graph = captureAside(ctx, record, state);
@@ -200,6 +276,10 @@ bool runEntryGraph(const te_module_entry *entry, te_rt_context *ctx,
       pe.off = true;
       dropEntry(pe, cache.stats);
     }
+    logCall(entry, pe, key,
+            (std::string("plain, its capture failed") +
+             (pe.off ? " (off from now)" : "") + ": " + te_rt_last_error())
+                .c_str());
     return false; // (the plain run that follows overwrites the last error)
   }
   if (pe.graphs.size() == kGraphsPerEntry) {
@@ -212,6 +292,10 @@ bool runEntryGraph(const te_module_entry *entry, te_rt_context *ctx,
   }
   pe.graphs.push_back({key, graph, cache.clock});
   ++pe.captures;
+  logCall(entry, pe, key,
+          ("captured (graph " + std::to_string(pe.graphs.size()) + " of " +
+           std::to_string(kGraphsPerEntry) + ")")
+              .c_str());
   ++cache.stats.captures;
   ++cache.stats.cached;
   // Bounded entries: drop the least recently used one's graphs.
