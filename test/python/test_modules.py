@@ -613,6 +613,45 @@ print("ok", len(ys))
 
 
 @needs_gpu
+def test_cuda_entries_with_empty_arenas_replay():
+    """Entry graphs: every entry of an eager bf16 training step is captured on its second
+    call and replayed after, also those whose arena has no bytes at the call's dims (the
+    forwards, whose results back their intermediates, and the backwards with donation).
+    Until 2026-12-06 such an entry allocated its empty arena inside the capture, the
+    capture failed twice and the entry ran its kernels one launch at a time for the rest of
+    the process (TE_RT_ENTRY_GRAPHS_LOG said: "its capture failed ... the entry allocated
+    buffers while captured")."""
+    r = run_python("""
+import torch
+import te_mlir.torch as tet
+torch.manual_seed(0)
+for m in (tet.LayerNormLinear(64, 192, normalization="RMSNorm", bias=False,
+                              params_dtype=torch.bfloat16, device="cuda"),
+          tet.LayerNormMLP(64, 256, params_dtype=torch.bfloat16, device="cuda")):
+    print("plan", m.memory_plan(16))
+    x = torch.randn(16, 64, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    for _ in range(6):
+        x.grad = None
+        y = m(x)
+        y.backward(torch.ones_like(y))
+torch.cuda.synchronize()
+print("ok")
+""", TE_RT_ENTRY_GRAPHS_LOG="1")
+    out = r.stdout + r.stderr
+    assert r.returncode == 0 and "ok" in r.stdout, out[-3000:]
+    assert "'arena': 0" in out, out[-3000:]  # the case this covers: forwards with empty arenas
+    log = [line for line in out.splitlines() if line.startswith("te-mlir entry graphs:")]
+    assert not [line for line in log if "failed" in line or "off from now" in line], log
+    for entry in ("layernorm_linear_fwd", "layernorm_linear_bwd", "layernorm_mlp_fwd",
+                  "layernorm_mlp_bwd"):
+        mine = [line for line in log if line.startswith(f"te-mlir entry graphs: {entry}:")]
+        assert any("captured" in line for line in mine), (entry, log)
+        # after its captures every call replays (no log line): the first call and the
+        # donating backward's first key run plainly, nothing else
+        assert len(mine) <= 5, (entry, mine)
+
+
+@needs_gpu
 def test_cuda_workspace_not_allocated_in_a_capture():
     """A module whose process never ran te-mlir, called first inside torch.cuda.graph:
     a clear refusal naming the capture (the workspace would be the graph's memory), not
