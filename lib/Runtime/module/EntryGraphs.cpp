@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <new>
 #include <string>
 #include <unordered_map>
@@ -78,6 +79,12 @@ void dropEntry(PerEntry &pe, EntryGraphStats &stats) {
   pe.graphs.clear();
 }
 
+/// The context's part of a call's key, in keyOf's order (after the entry's
+/// uid, its argument and result addresses and its dims; the donation flags
+/// follow): TE_RT_ENTRY_GRAPHS_LOG names a changed part by these.
+constexpr const char *kContextKeyParts[] = {"arena", "arena bytes", "workspace",
+                                            "workspace bytes", "seed"};
+
 /// Writes the call's key into `k` (its capacity kept from call to call).
 void keyOf(const te_module_entry *entry, const te_rt_context *ctx,
            void *const *args, void *const *results, const int64_t *dims,
@@ -90,11 +97,14 @@ void keyOf(const te_module_entry *entry, const te_rt_context *ctx,
     k.push_back(reinterpret_cast<uintptr_t>(results[i]));
   for (size_t i = 0; i < entry->numDims; ++i)
     k.push_back(uintptr_t(dims[i]));
-  k.push_back(reinterpret_cast<uintptr_t>(ctx->arena));
-  k.push_back(uintptr_t(ctx->arenaBytes));
-  k.push_back(reinterpret_cast<uintptr_t>(ctx->workspace));
-  k.push_back(uintptr_t(ctx->workspaceBytes));
-  k.push_back(uintptr_t(ctx->seed));
+  const uintptr_t context[] = {reinterpret_cast<uintptr_t>(ctx->arena),
+                               uintptr_t(ctx->arenaBytes),
+                               reinterpret_cast<uintptr_t>(ctx->workspace),
+                               uintptr_t(ctx->workspaceBytes),
+                               uintptr_t(ctx->seed)};
+  static_assert(std::size(context) == std::size(kContextKeyParts),
+                "kContextKeyParts names keyOf's context parts");
+  k.insert(k.end(), std::begin(context), std::end(context));
   // the donation flags, packed (their count first: none differs from zeros)
   k.push_back(uintptr_t(ctx->donated.size()));
   for (size_t i = 0; i < ctx->donated.size(); i += sizeof(uintptr_t)) {
@@ -142,9 +152,8 @@ std::string keyChanges(const te_module_entry *entry, const Key &before,
     out += out.empty() ? what : ", " + what;
   };
   const size_t nArgs = entry->args.size(), nRes = entry->results.size();
-  const size_t dimsAt = 1 + nArgs + nRes, ctxAt = dimsAt + entry->numDims;
-  static const char *const ctxParts[] = {"arena", "arena bytes", "workspace",
-                                         "workspace bytes", "seed"};
+  const size_t dimsAt = 1 + nArgs + nRes, ctxAt = dimsAt + entry->numDims,
+               flagsAt = ctxAt + std::size(kContextKeyParts);
   for (size_t i = 0; i < std::max(before.size(), now.size()); ++i) {
     if (i < before.size() && i < now.size() && before[i] == now[i])
       continue;
@@ -154,9 +163,9 @@ std::string keyChanges(const te_module_entry *entry, const Key &before,
       add("result" + std::to_string(i - 1 - nArgs));
     else if (i >= dimsAt && i < ctxAt)
       add("dim" + std::to_string(i - dimsAt));
-    else if (i >= ctxAt && i < ctxAt + 5)
-      add(ctxParts[i - ctxAt]);
-    else if (i >= ctxAt + 5) {
+    else if (i >= ctxAt && i < flagsAt)
+      add(kContextKeyParts[i - ctxAt]);
+    else if (i >= flagsAt) {
       add("donation flags");
       break;
     }
