@@ -622,12 +622,21 @@ int32_t te_rt_copy(te_rt_context *ctx, void *dst, const void *src,
   return 0;
 }
 
+/// The most bytes te_rt_zero clears with a kernel on cuda (a memset above).
+constexpr int64_t kZeroByKernelBytes = int64_t(64) << 10;
+
 int32_t te_rt_zero(te_rt_context *ctx, void *dst, int64_t bytes) {
   Checker c("te_rt_zero");
   if (!c.context(ctx) || !c.notNull("dst", dst) ||
       !c.nonNegative("bytes", bytes))
     return 1;
   if (ctx->backend == TE_RT_BACKEND_CUDA) {
+    // Few bytes (an amax vector's unused slots, a concat's zero parts): a
+    // kernel, which in a CUDA graph is a kernel node among kernel nodes,
+    // launched programmatically like them (a memset node is neither); more
+    // bytes: the memset.
+    if (bytes <= kZeroByKernelBytes)
+      return bytes ? ctx->ops->zero_ranges(c, ctx, &dst, &bytes, 1) : 0;
     if (const char *err = te_rt_internal_cuda_zero(ctx->stream, dst, bytes))
       return c.fail(std::string("cudaMemsetAsync failed: ") + err), 1;
     return 0;

@@ -105,6 +105,7 @@ template <typename E>
 __global__ void actFwdVecKernel(ActParams p, bool gated, const typename E::T *x,
                                 typename E::T *y, int64_t rows, int64_t yCols,
                                 AmaxOut amax) {
+  gridWait();
   actFwdVec<E, false>(p, gated, x, y, rows, yCols, amax);
 }
 
@@ -116,6 +117,7 @@ __global__ void __launch_bounds__(kThreads, 8)
     actFwdVecAmaxKernel(ActParams p, bool gated, const typename E::T *x,
                         typename E::T *y, int64_t rows, int64_t yCols,
                         AmaxOut amax) {
+  gridWait();
   actFwdVec<E, true>(p, gated, x, y, rows, yCols, amax);
 }
 
@@ -133,6 +135,7 @@ __global__ void dbiasDactVecKernel(int act, const typename E::T *dy,
                                    int64_t rows, int64_t cols, int64_t chunk,
                                    float *partial, typename E::T *dbiasOut,
                                    AmaxOut amax) {
+  gridWait();
   using T = typename E::T;
   constexpr int N = 16 / sizeof(T);
   using V = Vec<T, N>;
@@ -218,6 +221,7 @@ __global__ void actBwdVecKernel(ActParams p, bool gated,
                                 const typename E::T *dy, const typename E::T *x,
                                 typename E::T *dx, int64_t rows, int64_t yCols,
                                 AmaxOut amax) {
+  gridWait();
   actBwdVec<E, false>(p, gated, dy, x, dx, rows, yCols, amax);
 }
 
@@ -227,6 +231,7 @@ __global__ void __launch_bounds__(kThreads, 8)
     actBwdVecAmaxKernel(ActParams p, bool gated, const typename E::T *dy,
                         const typename E::T *x, typename E::T *dx, int64_t rows,
                         int64_t yCols, AmaxOut amax) {
+  gridWait();
   actBwdVec<E, true>(p, gated, dy, x, dx, rows, yCols, amax);
 }
 
@@ -241,6 +246,7 @@ template <typename E, bool kAmax>
 __global__ void actFwdKernel(ActParams p, bool gated, const typename E::T *x,
                              typename E::T *y, int64_t rows, int64_t cols,
                              AmaxOut amax) {
+  gridWait();
   int64_t yCols = gated ? cols / 2 : cols, n = rows * yCols;
   float m = 0.0f;
   for (int64_t k = globalId(); k < n; k += globalStride()) {
@@ -275,6 +281,7 @@ template <typename E, bool kAmax>
 __global__ void actBwdKernel(ActParams p, bool gated, const typename E::T *dy,
                              const typename E::T *x, typename E::T *dx,
                              int64_t rows, int64_t cols, AmaxOut amax) {
+  gridWait();
   int64_t yCols = gated ? cols / 2 : cols, n = rows * yCols;
   Dact<E> dact{p.act, dy, x, cols};
   float m = 0.0f;
@@ -316,14 +323,16 @@ const char *te_kernels_act_fwd(te_kernels_state *s, int act, int dtype,
       int64_t yCols = gated ? cols / 2 : cols;
       if (aligned16(x) && aligned16(y) && yCols % N == 0) {
         auto kernel = A ? actFwdVecAmaxKernel<E> : actFwdVecKernel<E>;
-        kernel<<<producerGrid<A>(n / N), kThreads, 0, s->stream>>>(
-            ActParams{act, limit, alpha, offset}, gated,
-            static_cast<const T *>(x), static_cast<T *>(y), rows, yCols, out);
+        launchKernel(s, kernel, producerGrid<A>(n / N), kThreads, 0,
+                     ActParams{act, limit, alpha, offset}, gated,
+                     static_cast<const T *>(x), static_cast<T *>(y), rows,
+                     yCols, out);
         return launched();
       }
-      actFwdKernel<E, A><<<producerGrid<A>(n), kThreads, 0, s->stream>>>(
-          ActParams{act, limit, alpha, offset}, gated,
-          static_cast<const T *>(x), static_cast<T *>(y), rows, cols, out);
+      launchKernel(s, actFwdKernel<E, A>, producerGrid<A>(n), kThreads, 0,
+                   ActParams{act, limit, alpha, offset}, gated,
+                   static_cast<const T *>(x), static_cast<T *>(y), rows, cols,
+                   out);
       return launched();
     });
   });
@@ -347,16 +356,16 @@ const char *te_kernels_act_bwd(te_kernels_state *s, int act, int dtype,
       int64_t yCols = gated ? cols / 2 : cols;
       if (aligned16(dy) && aligned16(x) && aligned16(dx) && yCols % N == 0) {
         auto kernel = A ? actBwdVecAmaxKernel<E> : actBwdVecKernel<E>;
-        kernel<<<producerGrid<A>(n / N), kThreads, 0, s->stream>>>(
-            ActParams{act, limit, alpha, offset}, gated,
-            static_cast<const T *>(dy), static_cast<const T *>(x),
-            static_cast<T *>(dx), rows, yCols, out);
+        launchKernel(s, kernel, producerGrid<A>(n / N), kThreads, 0,
+                     ActParams{act, limit, alpha, offset}, gated,
+                     static_cast<const T *>(dy), static_cast<const T *>(x),
+                     static_cast<T *>(dx), rows, yCols, out);
         return launched();
       }
-      actBwdKernel<E, A><<<producerGrid<A>(n), kThreads, 0, s->stream>>>(
-          ActParams{act, limit, alpha, offset}, gated,
-          static_cast<const T *>(dy), static_cast<const T *>(x),
-          static_cast<T *>(dx), rows, cols, out);
+      launchKernel(s, actBwdKernel<E, A>, producerGrid<A>(n), kThreads, 0,
+                   ActParams{act, limit, alpha, offset}, gated,
+                   static_cast<const T *>(dy), static_cast<const T *>(x),
+                   static_cast<T *>(dx), rows, cols, out);
       return launched();
     });
   });
@@ -384,17 +393,17 @@ const char *te_kernels_dbias_dact(te_kernels_state *s, int act, int dtype,
                 static_cast<unsigned>(chunks));
       if (const char *err = withAmax(amax, [&](auto amaxOn) {
             constexpr bool A = decltype(amaxOn)::value;
-            dbiasDactVecKernel<E, A><<<grid, kThreads, 0, s->stream>>>(
-                act, static_cast<const T *>(dy), static_cast<const T *>(x),
-                static_cast<T *>(dx), rows, cols, chunk, partial, direct,
-                amaxOut(s, amax));
+            launchKernel(s, dbiasDactVecKernel<E, A>, grid, kThreads, 0, act,
+                         static_cast<const T *>(dy), static_cast<const T *>(x),
+                         static_cast<T *>(dx), rows, cols, chunk, partial,
+                         direct, amaxOut(s, amax));
             return launched();
           }))
         return err;
       if (direct)
         return nullptr;
-      colFinish<E><<<gridFor(cols), kThreads, 0, s->stream>>>(
-          partial, chunks, cols, static_cast<T *>(dbias));
+      launchKernel(s, colFinish<E>, gridFor(cols), kThreads, 0, partial, chunks,
+                   cols, static_cast<T *>(dbias));
       return launched();
     });
   // Unaligned or ragged: the column sums, then the element-wise dact

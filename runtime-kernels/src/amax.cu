@@ -24,6 +24,7 @@ __global__ void amaxUpdateKernel(const float *history, const float *scale,
                                  const float *amax, int64_t len, int64_t n,
                                  float fp8Max, int margin, bool mostRecent,
                                  float *newHistory, float *newScale) {
+  gridWait();
   int64_t s = globalId();
   if (s >= n)
     return;
@@ -61,6 +62,7 @@ __global__ void __launch_bounds__(kThreads)
                           const float *amax, int64_t len, int64_t n,
                           float fp8Max, int margin, bool mostRecent,
                           float *newHistory, float *newScale) {
+  gridWait();
   extern __shared__ float column[];
   __shared__ float part[kThreads / 32];
   const int64_t s = blockIdx.x;
@@ -114,16 +116,15 @@ const char *te_kernels_amax_update(te_kernels_state *s, const float *history,
   // histories too long for that.
   const size_t columnBytes = static_cast<size_t>(len) * sizeof(float);
   if (columnBytes <= 32 * 1024 && n <= 65535) {
-    amaxUpdateBlockKernel<<<static_cast<unsigned>(n), kThreads, columnBytes,
-                            s->stream>>>(history, scale, amax, len, n, fp8_max,
-                                         margin, most_recent != 0, new_history,
-                                         new_scale);
+    launchKernel(s, amaxUpdateBlockKernel, static_cast<unsigned>(n), kThreads,
+                 columnBytes, history, scale, amax, len, n, fp8_max, margin,
+                 most_recent != 0, new_history, new_scale);
     return launched();
   }
   unsigned blocks = static_cast<unsigned>((n + kThreads - 1) / kThreads);
-  amaxUpdateKernel<<<blocks, kThreads, 0, s->stream>>>(
-      history, scale, amax, len, n, fp8_max, margin, most_recent != 0,
-      new_history, new_scale);
+  launchKernel(s, amaxUpdateKernel, blocks, kThreads, 0, history, scale, amax,
+               len, n, fp8_max, margin, most_recent != 0, new_history,
+               new_scale);
   return launched();
 }
 

@@ -32,6 +32,7 @@ template <typename E> struct Load2D {
 template <typename E>
 __global__ void addKernel(const typename E::T *a, const typename E::T *b,
                           typename E::T *c, int64_t n, bool vec) {
+  gridWait();
   using T = typename E::T;
   constexpr int N = 16 / sizeof(T);
   int64_t done = 0;
@@ -60,6 +61,7 @@ template <typename E>
 __global__ void biasAddKernel(const typename E::T *x, const typename E::T *bias,
                               typename E::T *out, int64_t n, int64_t cols,
                               bool vec) {
+  gridWait();
   using T = typename E::T;
   constexpr int N = 16 / sizeof(T);
   if (vec) {
@@ -84,6 +86,7 @@ __global__ void biasAddKernel(const typename E::T *x, const typename E::T *bias,
 template <typename S, typename D>
 __global__ void castKernel(const typename S::T *src, typename D::T *dst,
                            int64_t n, bool vec) {
+  gridWait();
   constexpr int N = 4;
   int64_t done = 0;
   if (vec) {
@@ -108,6 +111,7 @@ __global__ void castKernel(const typename S::T *src, typename D::T *dst,
 template <typename T>
 __global__ void transposeKernel(const T *src, T *dst, int64_t rows,
                                 int64_t cols) {
+  gridWait();
   __shared__ T tile[32][33];
   int64_t tilesY = (rows + 31) / 32;
   for (int64_t by = blockIdx.y; by < tilesY; by += gridDim.y) {
@@ -140,6 +144,7 @@ __global__ void __launch_bounds__(kThreads)
     transposeBytesKernel(const uint8_t *src, uint8_t *dst, int64_t rows,
                          int64_t cols, bool vecLoad, bool vecStore,
                          const float *carryFrom, float *carryTo) {
+  gridWait();
   if (carryTo && blockIdx.x == 0 && threadIdx.x == 0)
     *carryTo = *carryFrom;
   constexpr int kT = 64;                               // tile columns
@@ -207,6 +212,7 @@ struct ZeroRanges {
 /// single bytes up to its first 16-byte boundary and after its last one,
 /// 16-byte stores between.
 __global__ void zeroRangesKernel(ZeroRanges r) {
+  gridWait();
   unsigned char *p = r.ptr[blockIdx.y];
   int64_t n = r.bytes[blockIdx.y];
   int64_t head = min(n, static_cast<int64_t>(
@@ -226,6 +232,7 @@ __global__ void zeroRangesKernel(ZeroRanges r) {
 template <typename E>
 __global__ void broadcastKernel(const typename E::T *bias, typename E::T *y,
                                 int64_t rows, int64_t cols) {
+  gridWait();
   int64_t n = rows * cols;
   for (int64_t k = globalId(); k < n; k += globalStride())
     y[k] = E::store(bias ? 0.0f + E::load(bias[k % cols]) : 0.0f);
@@ -243,14 +250,14 @@ const char *transposeBytes(te_kernels_state *s, const uint8_t *src,
   const int64_t tilesC = (cols + 63) / 64;
   if (rows >= 128) {
     const int64_t tiles = (rows + 127) / 128 * tilesC;
-    transposeBytesKernel<128>
-        <<<blocksFor(tiles, smCount()), kThreads, 0, s->stream>>>(
-            src, dst, rows, cols, vecLoad, vecStore, carryFrom, carryTo);
+    launchKernel(s, transposeBytesKernel<128>, blocksFor(tiles, smCount()),
+                 kThreads, 0, src, dst, rows, cols, vecLoad, vecStore,
+                 carryFrom, carryTo);
   } else {
     const int64_t tiles = (rows + 63) / 64 * tilesC;
-    transposeBytesKernel<64>
-        <<<blocksFor(tiles, smCount()), kThreads, 0, s->stream>>>(
-            src, dst, rows, cols, vecLoad, vecStore, carryFrom, carryTo);
+    launchKernel(s, transposeBytesKernel<64>, blocksFor(tiles, smCount()),
+                 kThreads, 0, src, dst, rows, cols, vecLoad, vecStore,
+                 carryFrom, carryTo);
   }
   return launched();
 }
@@ -270,8 +277,8 @@ const char *broadcastRows(te_kernels_state *s, int dtype, const void *bias,
   return byDtype(dtype, [&](auto e) {
     using E = decltype(e);
     using T = typename E::T;
-    broadcastKernel<E><<<gridFor(rows * cols), kThreads, 0, s->stream>>>(
-        static_cast<const T *>(bias), static_cast<T *>(y), rows, cols);
+    launchKernel(s, broadcastKernel<E>, gridFor(rows * cols), kThreads, 0,
+                 static_cast<const T *>(bias), static_cast<T *>(y), rows, cols);
     return launched();
   });
 }
@@ -288,8 +295,8 @@ const char *launchTranspose(te_kernels_state *s, const void *src, void *dst,
   dim3 block(32, 8);
   dim3 grid(static_cast<unsigned>((cols + 31) / 32),
             static_cast<unsigned>(std::min<int64_t>((rows + 31) / 32, 65535)));
-  transposeKernel<<<grid, block, 0, s->stream>>>(
-      static_cast<const T *>(src), static_cast<T *>(dst), rows, cols);
+  launchKernel(s, transposeKernel<T>, grid, block, 0,
+               static_cast<const T *>(src), static_cast<T *>(dst), rows, cols);
   return launched();
 }
 } // namespace
@@ -309,10 +316,9 @@ const char *te_kernels_add(te_kernels_state *s, int dtype, const void *a,
   return byDtype(dtype, [&](auto e) {
     using E = decltype(e);
     using T = typename E::T;
-    addKernel<E><<<gridFor(vec ? n / (16 / sizeof(T)) + 1 : n), kThreads, 0,
-                   s->stream>>>(static_cast<const T *>(a),
-                                static_cast<const T *>(b), static_cast<T *>(c),
-                                n, vec);
+    launchKernel(s, addKernel<E>, gridFor(vec ? n / (16 / sizeof(T)) + 1 : n),
+                 kThreads, 0, static_cast<const T *>(a),
+                 static_cast<const T *>(b), static_cast<T *>(c), n, vec);
     return launched();
   });
 }
@@ -329,9 +335,9 @@ const char *te_kernels_bias_add(te_kernels_state *s, int dtype, const void *x,
     constexpr int N = 16 / sizeof(T);
     bool vec = cols % N == 0 && aligned16(x) && aligned16(bias) &&
                aligned16(out);
-    biasAddKernel<E><<<gridFor(vec ? n / N : n), kThreads, 0, s->stream>>>(
-        static_cast<const T *>(x), static_cast<const T *>(bias),
-        static_cast<T *>(out), n, cols, vec);
+    launchKernel(s, biasAddKernel<E>, gridFor(vec ? n / N : n), kThreads, 0,
+                 static_cast<const T *>(x), static_cast<const T *>(bias),
+                 static_cast<T *>(out), n, cols, vec);
     return launched();
   });
 }
@@ -352,10 +358,9 @@ const char *te_kernels_cast(te_kernels_state *s, int src_dtype, int dst_dtype,
     return byDtype(dst_dtype, [&](auto de) {
       using S = decltype(se);
       using D = decltype(de);
-      castKernel<S, D>
-          <<<gridFor(vec ? n / 4 + 1 : n), kThreads, 0, s->stream>>>(
-              static_cast<const typename S::T *>(src),
-              static_cast<typename D::T *>(dst), n, vec);
+      launchKernel(s, castKernel<S, D>, gridFor(vec ? n / 4 + 1 : n), kThreads,
+                   0, static_cast<const typename S::T *>(src),
+                   static_cast<typename D::T *>(dst), n, vec);
       return launched();
     });
   });
@@ -396,7 +401,7 @@ const char *te_kernels_zero_ranges(te_kernels_state *s, void *const *ptrs,
   int64_t most = 0;
   auto launch = [&]() -> const char * {
     dim3 grid(gridFor(most / 16), static_cast<unsigned>(k));
-    zeroRangesKernel<<<grid, kThreads, 0, s->stream>>>(r);
+    launchKernel(s, zeroRangesKernel, grid, kThreads, 0, r);
     k = 0;
     most = 0;
     return launched();

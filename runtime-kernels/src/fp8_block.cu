@@ -293,6 +293,7 @@ template <typename E> struct BlockTile {
 template <typename E>
 __global__ void __launch_bounds__(kThreads, 2)
     quantizeBlockKernel(BlockArgs a) {
+  gridWait();
   using T = typename E::T;
   using Tile = BlockTile<E>;
   constexpr int kVec = Tile::kVec, kPasses = Tile::kPasses;
@@ -371,6 +372,7 @@ __global__ void __launch_bounds__(kThreads, 2)
 __global__ void dequantizeBlockKernel(const uint8_t *q, const float *scaleInv,
                                       int64_t rows, int64_t cols, bool block2d,
                                       int64_t ld, float *x) {
+  gridWait();
   for (int64_t i = blockIdx.y; i < rows; i += gridDim.y)
     for (int64_t j = globalId(); j < cols; j += globalStride()) {
       const float s = block2d ? scaleInv[i / kBlock * ld + j / kBlock]
@@ -387,8 +389,9 @@ const char *dequantizeBlock(te_kernels_state *s, const void *q,
   dim3 grid(static_cast<unsigned>(
                 std::clamp<int64_t>(ceilDiv(cols, kThreads), 1, 64)),
             static_cast<unsigned>(std::clamp<int64_t>(rows, 1, 65535)));
-  dequantizeBlockKernel<<<grid, kThreads, 0, s->stream>>>(
-      static_cast<const uint8_t *>(q), scaleInv, rows, cols, block2d, ld, x);
+  launchKernel(s, dequantizeBlockKernel, grid, kThreads, 0,
+               static_cast<const uint8_t *>(q), scaleInv, rows, cols, block2d,
+               ld, x);
   return launched();
 }
 
@@ -423,9 +426,8 @@ const char *te_kernels_quantize_fp8_block(
     constexpr int kVec = perVec<E>();
     a.vecLoad = aligned(x, 16) && cols % kVec == 0;
     a.vecData = aligned(data, kVec) && cols % kVec == 0;
-    quantizeBlockKernel<E>
-        <<<blocksFor(a.rowTiles * a.colTiles, sms), kThreads, 0, s->stream>>>(
-            a);
+    launchKernel(s, quantizeBlockKernel<E>,
+                 blocksFor(a.rowTiles * a.colTiles, sms), kThreads, 0, a);
     return launched();
   });
 }

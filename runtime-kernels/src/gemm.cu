@@ -402,6 +402,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
                       uint16_t *__restrict__ dw, uint16_t *__restrict__ dbias,
                       int64_t m, int64_t n, int64_t k, int chunks,
                       int groups) {
+  gridWait();
   extern __shared__ __align__(16) uint16_t smem[];
   uint16_t *dyS = smem, *xS = smem + chunks * 16 * kStride;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -533,10 +534,11 @@ bool skinnyWgrad(te_kernels_state *s, int dtype, const void *dy,
             kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
             static_cast<int>(smemBytes(kMaxChunks)))))
       return e2;
-    kernel<<<grid, kThreads, smem, s->stream>>>(
-        static_cast<const uint16_t *>(dy), static_cast<const uint16_t *>(x),
-        static_cast<uint16_t *>(dw), static_cast<uint16_t *>(dbias), m, n, k,
-        chunks, static_cast<int>(groups));
+    launchKernel(s, kernel, grid, kThreads, smem,
+                 static_cast<const uint16_t *>(dy),
+                 static_cast<const uint16_t *>(x), static_cast<uint16_t *>(dw),
+                 static_cast<uint16_t *>(dbias), m, n, k, chunks,
+                 static_cast<int>(groups));
     return launched();
   };
   *err = dtype == 1 ? launch(skinnyWgradKernel<BF16, 64, 3>)

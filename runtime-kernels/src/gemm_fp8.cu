@@ -28,6 +28,7 @@ cudaDataType_t fp8Type(int format) {
 template <typename E>
 __global__ void addBiasKernel(const typename E::T *bias, typename E::T *d,
                               int64_t rows, int64_t cols) {
+  gridWait();
   for (int64_t i = blockIdx.y; i < rows; i += gridDim.y)
     for (int64_t j =
              static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -38,6 +39,7 @@ __global__ void addBiasKernel(const typename E::T *bias, typename E::T *d,
 /// x[i] = fp8(q[i]) * scale_inv[0], in fp32.
 __global__ void dequantizeKernel(const uint8_t *q, const float *scaleInv,
                                  int format, int64_t n, float *x) {
+  gridWait();
   float si = *scaleInv;
   for (int64_t i = globalId(); i < n; i += globalStride())
     x[i] = (format == kE4M3 ? te::formats::e4m3ToFloat(q[i])
@@ -48,9 +50,8 @@ __global__ void dequantizeKernel(const uint8_t *q, const float *scaleInv,
 const char *dequantize(te_kernels_state *s, const void *q,
                        const float *scaleInv, int format, int64_t n, float *x) {
   int64_t blocks = std::min<int64_t>((n + 255) / 256, 65535);
-  dequantizeKernel<<<unsigned(std::max<int64_t>(blocks, 1)), 256, 0,
-                     s->stream>>>(static_cast<const uint8_t *>(q), scaleInv,
-                                  format, n, x);
+  launchKernel(s, dequantizeKernel, unsigned(std::max<int64_t>(blocks, 1)), 256,
+               0, static_cast<const uint8_t *>(q), scaleInv, format, n, x);
   return launched();
 }
 
@@ -74,8 +75,8 @@ const char *addBias(te_kernels_state *s, int dtype, const void *bias, void *d,
     dim3 grid(static_cast<unsigned>(
                   std::min<int64_t>((cols + kThreads - 1) / kThreads, 1024)),
               static_cast<unsigned>(std::min<int64_t>(rows, 65535)));
-    addBiasKernel<E><<<grid, kThreads, 0, s->stream>>>(
-        static_cast<const T *>(bias), static_cast<T *>(d), rows, cols);
+    launchKernel(s, addBiasKernel<E>, grid, kThreads, 0,
+                 static_cast<const T *>(bias), static_cast<T *>(d), rows, cols);
     return launched();
   });
 }

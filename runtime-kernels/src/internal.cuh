@@ -27,6 +27,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 /// The cuBLASLt algorithm chosen for one problem (gemm.cu's algorithm
@@ -77,6 +78,10 @@ struct te_kernels_state {
   /// last block of each reduction resets them). Allocated and zeroed with
   /// the state.
   unsigned *amaxTicket = nullptr;
+  /// Kernels queued as programmatic dependent launches (launchKernel):
+  /// compute capability 9.0 or newer, unless TE_RT_PDL=0. Set with the
+  /// state.
+  bool pdl = false;
 
   ~te_kernels_state() {
     for (float *p : retiredScratch)
@@ -101,6 +106,45 @@ inline const char *status(cudaError_t err) {
 
 /// The launch error of the kernel just queued, if any.
 inline const char *launched() { return status(cudaGetLastError()); }
+
+/// The first statement of every kernel of this library: waits until the
+/// kernels before it on the stream have finished and their writes are
+/// visible (griddepcontrol.wait), then lets the next kernel launch
+/// (griddepcontrol.launch_dependents), which waits here in turn. Without a
+/// programmatic dependency (a plain launch, a device before Hopper) both
+/// are no-ops. Nothing may touch global memory before it:
+/// test/kernels_wait_first.py checks that every __global__ function of
+/// runtime-kernels/src begins with it.
+__device__ __forceinline__ void gridWait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+/// Queues kernel<<<grid, block, smem, s->stream>>>(args...); its error, if
+/// any, is launched()'s. With s->pdl as a programmatic dependent launch
+/// (Hopper): the kernel's blocks may start while the kernel before it on
+/// the stream is finishing, and wait in gridWait(), which hides most of a
+/// launch's latency between small kernels (~0.3 us per kernel in a CUDA
+/// graph on an H100, bench/probe_pdl.cu). A CUDA graph captured from the
+/// stream keeps the edge programmatic.
+template <typename... P, typename... A>
+void launchKernel(te_kernels_state *s, void (*kernel)(P...), dim3 grid,
+                  dim3 block, size_t smem, A &&...args) {
+  cudaLaunchConfig_t config = {};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = smem;
+  config.stream = s->stream;
+  cudaLaunchAttribute attr[1] = {};
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  config.attrs = attr;
+  config.numAttrs = s->pdl ? 1 : 0;
+  // (an error is also the thread's last error: launched() returns it)
+  (void)cudaLaunchKernelEx(&config, kernel, std::forward<A>(args)...);
+}
 
 /// A device fp32 buffer of at least `elems` elements, valid on s->stream
 /// until the next call. Growing it while s->stream is capturing a CUDA
@@ -179,8 +223,10 @@ inline AmaxOut amaxOut(te_kernels_state *s, float *cell) {
 /// that counts last takes ticket[0] (resetting both to 0 for the next
 /// kernel) and stores it. So the cell needs no memset before the kernel
 /// (one graph node less per amax), and kernels of one state, which run in
-/// stream order, share the ticket. Every thread of every block calls it,
-/// once per kernel (blockDim.x a multiple of 32, at most 1024).
+/// stream order, share the ticket. A grid of one block stores its max
+/// itself (the same bits: the ticket's atomicMax skips m = 0). Every thread of
+/// every block calls it, once per kernel (blockDim.x a multiple of 32, at most
+/// 1024).
 __device__ inline void blockAmax(float m, AmaxOut amax) {
   __shared__ float part[32];
   for (int o = 16; o > 0; o >>= 1)
@@ -194,10 +240,14 @@ __device__ inline void blockAmax(float m, AmaxOut amax) {
     for (int o = 16; o > 0; o >>= 1)
       m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
     if (lane == 0) {
+      const unsigned blocks = gridDim.x * gridDim.y * gridDim.z;
+      if (blocks == 1) { // the block's max is the grid's: no ticket
+        *amax.out = m > 0.0f ? m : 0.0f;
+        return;
+      }
       if (m > 0.0f)
         atomicMax(amax.ticket, __float_as_uint(m));
       __threadfence(); // the max before the count
-      const unsigned blocks = gridDim.x * gridDim.y * gridDim.z;
       if (atomicAdd(amax.ticket + 1, 1u) == blocks - 1) {
         __threadfence();
         const unsigned bits = atomicExch(amax.ticket, 0u);
@@ -372,6 +422,7 @@ const char *transposeBytes(te_kernels_state *s, const uint8_t *src,
 template <typename E>
 __global__ void colFinish(const float *partial, int64_t chunks, int64_t cols,
                           typename E::T *out) {
+  gridWait();
   for (int64_t j = globalId(); j < cols; j += globalStride()) {
     float s = 0.0f;
     for (int64_t c = 0; c < chunks; ++c)

@@ -41,6 +41,7 @@ inline int64_t chunkRows(int64_t rows) {
 template <typename Fn>
 __global__ void colPartial(Fn fn, int64_t rows, int64_t cols, int64_t chunk,
                            int64_t chunks, bool two, float *partial) {
+  gridWait();
   int64_t j = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (j >= cols)
     return;
@@ -63,6 +64,7 @@ __global__ void colPartial(Fn fn, int64_t rows, int64_t cols, int64_t chunk,
 template <typename E, typename Fn>
 __global__ void colDirect(Fn fn, int64_t rows, int64_t cols, bool two,
                           typename E::T *out0, typename E::T *out1) {
+  gridWait();
   int64_t j = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (j >= cols)
     return;
@@ -87,9 +89,9 @@ const char *columnSums(te_kernels_state *s, Fn fn, int64_t rows, int64_t cols,
     return nullptr;
   int64_t chunk = chunkRows(rows), chunks = (rows + chunk - 1) / chunk;
   if (chunks == 1) {
-    colDirect<E><<<static_cast<unsigned>((cols + kThreads - 1) / kThreads),
-                   kThreads, 0, s->stream>>>(fn, rows, cols, out1 != nullptr,
-                                             out0, out1);
+    launchKernel(s, colDirect<E, Fn>,
+                 static_cast<unsigned>((cols + kThreads - 1) / kThreads),
+                 kThreads, 0, fn, rows, cols, out1 != nullptr, out0, out1);
     return launched();
   }
   float *partial = nullptr;
@@ -99,16 +101,16 @@ const char *columnSums(te_kernels_state *s, Fn fn, int64_t rows, int64_t cols,
       return err;
     dim3 grid(static_cast<unsigned>((cols + kThreads - 1) / kThreads),
               static_cast<unsigned>(chunks));
-    colPartial<<<grid, kThreads, 0, s->stream>>>(fn, rows, cols, chunk, chunks,
-                                                 out1 != nullptr, partial);
+    launchKernel(s, colPartial<Fn>, grid, kThreads, 0, fn, rows, cols, chunk,
+                 chunks, out1 != nullptr, partial);
     if (const char *err = launched())
       return err;
   }
-  colFinish<E>
-      <<<gridFor(cols), kThreads, 0, s->stream>>>(partial, chunks, cols, out0);
+  launchKernel(s, colFinish<E>, gridFor(cols), kThreads, 0, partial, chunks,
+               cols, out0);
   if (out1)
-    colFinish<E><<<gridFor(cols), kThreads, 0, s->stream>>>(
-        partial + chunks * cols, chunks, cols, out1);
+    launchKernel(s, colFinish<E>, gridFor(cols), kThreads, 0,
+                 partial + chunks * cols, chunks, cols, out1);
   return launched();
 }
 

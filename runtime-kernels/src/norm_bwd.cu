@@ -32,6 +32,7 @@ __global__ void normBwdKernel(bool rms, const typename E::T *dz,
                               const typename E::T *x, const float *mu,
                               const float *rsigma, const typename E::T *gamma,
                               bool zc, int64_t cols, typename E::T *dx) {
+  gridWait();
   int64_t row = blockIdx.x;
   const typename E::T *xr = x + row * cols, *dzr = dz + row * cols;
   typename E::T *dxr = dx + row * cols;
@@ -83,6 +84,7 @@ __global__ void __launch_bounds__(normCta(kNormBwdCta, W), 1)
                 int cols, bool wantBeta, typename E::T *__restrict__ dx,
                 float *__restrict__ partial, typename E::T *dgOut,
                 typename E::T *dbOut) {
+  gridWait();
   constexpr int P = perVec<E>(), G = 32 * W;
   constexpr int CTA = normCta(kNormBwdCta, W), GROUPS = CTA / G;
   extern __shared__ float4 combine[];
@@ -252,6 +254,7 @@ template <typename E>
 __global__ void normColFinish(const float *__restrict__ partial, int parts,
                               int cols, typename E::T *out0,
                               typename E::T *out1) {
+  gridWait();
   __shared__ float slice[kFinishSlices][33];
   const int j = blockIdx.x * 32 + threadIdx.x;
   const float *p =
@@ -294,10 +297,9 @@ const char *normBwdLaunch(te_kernels_state *s, bool rms,
   if (!direct)
     if (const char *err = scratch(s, int64_t(planes) * grid * cols, &partial))
       return err;
-  normBwdFast<E, W, V><<<grid, CTA, smem, s->stream>>>(
-      rms, dz, x, mu, rsigma, gamma, zc, rows, static_cast<int>(cols),
-      dbeta != nullptr, dx, partial, direct ? dgamma : nullptr,
-      direct ? dbeta : nullptr);
+  launchKernel(s, normBwdFast<E, W, V>, grid, CTA, smem, rms, dz, x, mu, rsigma,
+               gamma, zc, rows, static_cast<int>(cols), dbeta != nullptr, dx,
+               partial, direct ? dgamma : nullptr, direct ? dbeta : nullptr);
   if (const char *err = launched())
     return err;
   if (direct)
@@ -305,8 +307,8 @@ const char *normBwdLaunch(te_kernels_state *s, bool rms,
   dim3 block(32, kFinishSlices);
   dim3 blocks(static_cast<unsigned>((cols + 31) / 32),
               static_cast<unsigned>(planes));
-  normColFinish<E><<<blocks, block, 0, s->stream>>>(
-      partial, static_cast<int>(grid), static_cast<int>(cols), dgamma, dbeta);
+  launchKernel(s, normColFinish<E>, blocks, block, 0, partial,
+               static_cast<int>(grid), static_cast<int>(cols), dgamma, dbeta);
   return launched();
 }
 
@@ -344,10 +346,10 @@ const char *te_kernels_norm_bwd(te_kernels_state *s, int rms, int dtype,
       });
     }
     if (rows > 0) {
-      normBwdKernel<E>
-          <<<static_cast<unsigned>(rows), rowThreads(cols), 0, s->stream>>>(
-              rms != 0, DZ, X, mu, rsigma, static_cast<const T *>(gamma),
-              zero_centered != 0, cols, static_cast<T *>(dx));
+      launchKernel(s, normBwdKernel<E>, static_cast<unsigned>(rows),
+                   rowThreads(cols), 0, rms != 0, DZ, X, mu, rsigma,
+                   static_cast<const T *>(gamma), zero_centered != 0, cols,
+                   static_cast<T *>(dx));
       if (const char *err = launched())
         return err;
     }

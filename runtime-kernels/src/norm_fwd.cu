@@ -26,6 +26,7 @@ __global__ void
 normFwdKernel(bool rms, const typename E::T *x, const typename E::T *gamma,
               const typename E::T *beta, float eps, bool zc, int64_t cols,
               typename E::T *z, float *mu, float *rsigma, AmaxOut amax) {
+  gridWait();
   int64_t row = blockIdx.x;
   const typename E::T *xr = x + row * cols;
   typename E::T *zr = z + row * cols;
@@ -90,6 +91,7 @@ __global__ void __launch_bounds__(normCta(kNormFwdCta, W),
                 const typename E::T *__restrict__ beta, float eps, bool zc,
                 int64_t rows, int cols, NormOut out, float *__restrict__ mu,
                 float *__restrict__ rsigma) {
+  gridWait();
   constexpr int P = perVec<E>(), V = kNormFwdVecs, G = 32 * W;
   constexpr int GROUPS = normCta(kNormFwdCta, W) / G;
   __shared__ float red[2 * 32];
@@ -251,9 +253,8 @@ const char *normForward(te_kernels_state *s, bool rms, int dtype,
           if (const char *err = persistentGrid(
                   kernel, CTA, 0, (rows + GROUPS - 1) / GROUPS, &grid))
             return err;
-          kernel<<<grid, CTA, 0, s->stream>>>(rms, X, G, B, eps, zc, rows,
-                                              static_cast<int>(cols), out, mu,
-                                              rsigma);
+          launchKernel(s, kernel, grid, CTA, 0, rms, X, G, B, eps, zc, rows,
+                       static_cast<int>(cols), out, mu, rsigma);
           return launched();
         };
         const bool a = bool(out.amax);
@@ -270,10 +271,9 @@ const char *normForward(te_kernels_state *s, bool rms, int dtype,
     if (fmt >= 0)
       return nullptr; // *ran false: the caller casts z instead
     *ran = true;
-    normFwdKernel<E>
-        <<<static_cast<unsigned>(rows), rowThreads(cols), 0, s->stream>>>(
-            rms, X, G, B, eps, zc, cols, static_cast<T *>(out.z), mu, rsigma,
-            out.amax);
+    launchKernel(s, normFwdKernel<E>, static_cast<unsigned>(rows),
+                 rowThreads(cols), 0, rms, X, G, B, eps, zc, cols,
+                 static_cast<T *>(out.z), mu, rsigma, out.amax);
     return launched();
   });
 }

@@ -40,6 +40,7 @@ constexpr int kUnroll = 4; // 16-byte loads in flight per thread
 /// first pass. NaN is skipped (fmaxf), as std::max skips it on the CPU.
 template <typename E>
 __global__ void __launch_bounds__(kThreads) amaxKernel(QuantArgs a) {
+  gridWait();
   using T = typename E::T;
   constexpr int kVec = perVec<E>();
   const T *x = static_cast<const T *>(a.x);
@@ -75,6 +76,7 @@ __global__ void __launch_bounds__(kThreads) amaxKernel(QuantArgs a) {
 /// transpose); the amax too when a.amaxOut is set.
 template <typename E, int Fmt>
 __global__ void __launch_bounds__(kThreads) castKernel(QuantArgs a) {
+  gridWait();
   using T = typename E::T;
   constexpr int kVec = perVec<E>();
   const float s = quantScale(a);
@@ -135,6 +137,7 @@ template <typename E, int Fmt, int kRows, int kCols, bool kDBias>
 __global__ void __launch_bounds__(kThreads)
     castTransposeKernel(QuantArgs a, float *dbiasPartial,
                         typename E::T *dbiasOut) {
+  gridWait();
   using T = typename E::T;
   constexpr int kVec = perVec<E>();
   constexpr int kRowVecs = kCols / kVec;            // vectors per tile row
@@ -158,7 +161,7 @@ __global__ void __launch_bounds__(kThreads)
   float m = 0.0f;
   for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
     const int64_t r0 = t / tilesC * kRows, c0 = t % tilesC * kCols;
-    const bool full = r0 + kRows <= rows && c0 + kCols <= cols;
+    const bool fullCols = c0 + kCols <= cols;
     // kDBias: vector path, every thread sums the columns cv * kVec .. + kVec
     // of its rows (idx % kRowVecs is threadIdx.x % kRowVecs); element path,
     // column threadIdx.x % kCols.
@@ -166,20 +169,26 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int e = 0; e < (kDBias ? kVec : 1); ++e)
       sum[e] = 0.0f;
-    const bool vec = full && a.vecLoad;
+    // The vector path takes every tile whose columns are all there; rows
+    // past the end (a few-row input in a 64-row tile: 16 tokens) are
+    // skipped, as the element path skips them.
+    const bool vec = fullCols && a.vecLoad;
     if (vec) {
       uint4 raw[kPer];
 #pragma unroll
       for (int p = 0; p < kPer; ++p) {
         int idx = threadIdx.x + p * kThreads;
         int r = idx / kRowVecs, cv = idx % kRowVecs;
-        raw[p] = __ldg(reinterpret_cast<const uint4 *>(x + (r0 + r) * cols +
-                                                       c0 + cv * kVec));
+        if (r0 + r < rows)
+          raw[p] = __ldg(reinterpret_cast<const uint4 *>(x + (r0 + r) * cols +
+                                                         c0 + cv * kVec));
       }
 #pragma unroll
       for (int p = 0; p < kPer; ++p) {
         int idx = threadIdx.x + p * kThreads;
         int r = idx / kRowVecs, cv = idx % kRowVecs;
+        if (r0 + r >= rows)
+          continue;
         float f[kVec];
         unpack<E>(raw[p], f);
 #pragma unroll
@@ -238,7 +247,7 @@ __global__ void __launch_bounds__(kThreads)
       const int id = threadIdx.x + k * kThreads;
       const int c = id / kChunks, q = id % kChunks;
       uint8_t *out = a.transpose + (c0 + c) * rows + r0 + 16 * q;
-      if (full && a.vecTrans) {
+      if (fullCols && a.vecTrans && r0 + 16 * q + 16 <= rows) {
         *reinterpret_cast<uint4 *>(out) = transposedPiece<kCols>(tile, q, c);
       } else if (c0 + c < cols) {
         for (int i = 0; i < 16 && r0 + 16 * q + i < rows; ++i)
@@ -264,15 +273,15 @@ const char *quantize(te_kernels_state *s, QuantArgs a) {
   flat.vecLoad = aligned(a.x, 16);
   flat.vecData = aligned(a.data, kVec);
   if (!a.scale && !a.amaxIn) { // current scaling without a given amax
-    amaxKernel<E><<<blocksFor(vecWork, sms), kThreads, 0, s->stream>>>(flat);
+    launchKernel(s, amaxKernel<E>, blocksFor(vecWork, sms), kThreads, 0, flat);
     if (const char *err = launched())
       return err;
     a.amaxIn = flat.amaxIn = a.amaxOut.out;
     a.amaxOut = flat.amaxOut = AmaxOut{};
   }
   if (!a.transpose) {
-    castKernel<E, Fmt>
-        <<<blocksFor(vecWork, sms), kThreads, 0, s->stream>>>(flat);
+    launchKernel(s, castKernel<E, Fmt>, blocksFor(vecWork, sms), kThreads, 0,
+                 flat);
     return launched();
   }
   a.vecLoad = flat.vecLoad && a.cols % kVec == 0;
@@ -286,15 +295,15 @@ const char *quantize(te_kernels_state *s, QuantArgs a) {
   };
   if constexpr (sizeof(typename E::T) == 2) {
     if (a.rows >= 128) {
-      castTransposeKernel<E, Fmt, 128, 64, false>
-          <<<blocksFor(tilesOf(128, 64), sms), kThreads, 0, s->stream>>>(
-              a, nullptr, nullptr);
+      launchKernel(s, castTransposeKernel<E, Fmt, 128, 64, false>,
+                   blocksFor(tilesOf(128, 64), sms), kThreads, 0, a, nullptr,
+                   nullptr);
       return launched();
     }
   }
-  castTransposeKernel<E, Fmt, 64, 64, false>
-      <<<blocksFor(tilesOf(64, 64), sms), kThreads, 0, s->stream>>>(a, nullptr,
-                                                                      nullptr);
+  launchKernel(s, castTransposeKernel<E, Fmt, 64, 64, false>,
+               blocksFor(tilesOf(64, 64), sms), kThreads, 0, a, nullptr,
+               nullptr);
   return launched();
 }
 
@@ -337,7 +346,7 @@ const char *dbiasQuantize(te_kernels_state *s, QuantArgs a, void *dbias) {
     flat.vecLoad = aligned(a.x, 16);
     const int64_t vecWork =
         (n / kVec + kThreads * kUnroll - 1) / (kThreads * kUnroll);
-    amaxKernel<E><<<blocksFor(vecWork, sms), kThreads, 0, s->stream>>>(flat);
+    launchKernel(s, amaxKernel<E>, blocksFor(vecWork, sms), kThreads, 0, flat);
     if (const char *err = launched())
       return err;
     a.amaxIn = a.amaxOut.out;
@@ -350,24 +359,22 @@ const char *dbiasQuantize(te_kernels_state *s, QuantArgs a, void *dbias) {
   // to cast.)
   if constexpr (sizeof(typename E::T) == 2) {
     if (tall)
-      castTransposeKernel<E, Fmt, 128, 64, true>
-          <<<blocksFor(tiles, sms), kThreads, 0, s->stream>>>(a, partial,
-                                                               direct);
+      launchKernel(s, castTransposeKernel<E, Fmt, 128, 64, true>,
+                   blocksFor(tiles, sms), kThreads, 0, a, partial, direct);
     else
-      castTransposeKernel<E, Fmt, 64, 64, true>
-          <<<blocksFor(tiles, sms), kThreads, 0, s->stream>>>(a, partial,
-                                                               direct);
+      launchKernel(s, castTransposeKernel<E, Fmt, 64, 64, true>,
+                   blocksFor(tiles, sms), kThreads, 0, a, partial, direct);
   } else {
-    castTransposeKernel<E, Fmt, 64, 64, true>
-        <<<blocksFor(tiles, sms), kThreads, 0, s->stream>>>(a, partial, direct);
+    launchKernel(s, castTransposeKernel<E, Fmt, 64, 64, true>,
+                 blocksFor(tiles, sms), kThreads, 0, a, partial, direct);
   }
   if (const char *err = launched())
     return err;
   if (a.cols == 0 || direct)
     return nullptr;
-  colFinish<E><<<blocksFor((a.cols + kThreads - 1) / kThreads, sms), kThreads,
-                 0, s->stream>>>(partial, rowTiles, a.cols,
-                                 static_cast<typename E::T *>(dbias));
+  launchKernel(s, colFinish<E>,
+               blocksFor((a.cols + kThreads - 1) / kThreads, sms), kThreads, 0,
+               partial, rowTiles, a.cols, static_cast<typename E::T *>(dbias));
   return launched();
 }
 

@@ -148,13 +148,14 @@ struct ActCastTile {
 
   /// Casts the tile at (r0, c0) into the shared tiles and data: its values
   /// rounded to E, times s, the amax of the rounded values into m; with
-  /// kDBias and dbiasPartial (or dbiasOut) also its column sums. Whole
-  /// (full) tiles of
-  /// aligned rows go by vectors (from ring slot `ring` with kStages, else
-  /// loaded here), the others by elements (castRagged).
+  /// kDBias and dbiasPartial (or dbiasOut) also its column sums. Tiles
+  /// whose columns are all there (fullCols) go by vectors of aligned rows
+  /// (from ring slot `ring` with kStages, else loaded here), skipping rows
+  /// past the end (16 tokens in a 64-row tile); the others by elements
+  /// (castRagged).
   static __device__ __forceinline__ void
   castTile(const Src &src, const QuantArgs &a, float s, uint4 *stage, int ring,
-           bool full, int64_t r0, int64_t c0, int64_t rows, int64_t cols,
+           bool fullCols, int64_t r0, int64_t c0, int64_t rows, int64_t cols,
            int64_t tileCols, Tiles &tile, float *colSums, float *dbiasPartial,
            typename E::T *dbiasOut, float &m) {
     // Vector path: every thread keeps the columns cv * kVec .. + kVec of
@@ -164,11 +165,13 @@ struct ActCastTile {
 #pragma unroll
     for (int e = 0; e < kVec; ++e)
       sum[e] = 0.0f;
-    const bool vec = full && a.vecLoad;
+    const bool vec = fullCols && a.vecLoad;
     if (vec) {
       typename Src::Raw raw[kPer];
 #pragma unroll
       for (int p = 0; p < kPer; ++p) {
+        if (r0 + (threadIdx.x + p * kThreads) / kRowVecs >= rows)
+          continue; // past the last row: nothing loaded
         if constexpr (kStages > 0) {
 #pragma unroll
           for (int j = 0; j < kLoads; ++j)
@@ -183,6 +186,8 @@ struct ActCastTile {
       for (int p = 0; p < kPer; ++p) {
         int idx = threadIdx.x + p * kThreads;
         int r = idx / kRowVecs, cv = idx % kRowVecs;
+        if (r0 + r >= rows)
+          continue;
         float f[kHalves][kVec];
         if constexpr (Src::kPaired)
           src.values(c0 + cv * kVec, raw[p], f);
@@ -289,6 +294,7 @@ template <typename E, int Fmt, int kRows, int kCols, typename Src,
 __global__ void __launch_bounds__(kThreads)
     actCastTransposeKernel(Src src, QuantArgs a, float *dbiasPartial,
                            typename E::T *dbiasOut) {
+  gridWait();
   using Tile = ActCastTile<E, Fmt, kRows, kCols, Src, kStages>;
   constexpr int kVec = Tile::kVec, kRowVecs = Tile::kRowVecs;
   constexpr int kPer = Tile::kPer, kLoads = Tile::kLoads;
@@ -308,20 +314,21 @@ __global__ void __launch_bounds__(kThreads)
   const int64_t tileCols = Src::kPaired ? src.half : cols;
   const int64_t tilesC = (tileCols + kCols - 1) / kCols;
   const int64_t tiles = (rows + kRows - 1) / kRows * tilesC;
-  auto isFull = [&](int64_t t) {
-    const int64_t r0 = t / tilesC * kRows, c0 = t % tilesC * kCols;
-    return r0 + kRows <= rows && c0 + kCols <= tileCols;
+  auto colsFull = [&](int64_t t) {
+    return t % tilesC * kCols + kCols <= tileCols;
   };
   // Issues tile t's loads into ring slot k (none for a ragged tile or past
   // the end), then commits the group (always, so that the count of groups
   // in flight is the same for every thread and iteration).
   auto issue = [&](int64_t t, int k) {
-    if (t < tiles && a.vecLoad && isFull(t)) {
+    if (t < tiles && a.vecLoad && colsFull(t)) {
       const int64_t r0 = t / tilesC * kRows, c0 = t % tilesC * kCols;
 #pragma unroll
       for (int p = 0; p < kPer; ++p) {
         int idx = threadIdx.x + p * kThreads;
         int r = idx / kRowVecs, cv = idx % kRowVecs;
+        if (r0 + r >= rows)
+          continue;
 #pragma unroll
         for (int j = 0; j < kLoads; ++j)
           cpAsync16(Tile::slot(stage, k, p, j),
@@ -339,7 +346,7 @@ __global__ void __launch_bounds__(kThreads)
   int ring = 0; // the ring slot of tile t
   for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
     const int64_t r0 = t / tilesC * kRows, c0 = t % tilesC * kCols;
-    const bool full = r0 + kRows <= rows && c0 + kCols <= tileCols;
+    const bool fullCols = c0 + kCols <= tileCols;
     if constexpr (kStages > 0) {
       // The slot tile t + kStages - 1 goes into was read by tile t - 1,
       // before that iteration's last __syncthreads.
@@ -347,8 +354,8 @@ __global__ void __launch_bounds__(kThreads)
             (ring + kStages - 1) % kStages);
       cpAsyncWait<kStages - 1>(); // tile t's group has landed
     }
-    Tile::castTile(src, a, s, stage, ring, full, r0, c0, rows, cols, tileCols,
-                   tile, colSums, dbiasPartial, dbiasOut, m);
+    Tile::castTile(src, a, s, stage, ring, fullCols, r0, c0, rows, cols,
+                   tileCols, tile, colSums, dbiasPartial, dbiasOut, m);
     __syncthreads();
     if (a.transpose) {
       // Task (c, q) of half h writes transpose row h * half + c0 + c,
@@ -362,7 +369,7 @@ __global__ void __launch_bounds__(kThreads)
           const int c = id / kChunks, q = id % kChunks;
           uint8_t *out =
               a.transpose + (h * src.half + c0 + c) * rows + r0 + 16 * q;
-          if (full && a.vecTrans) {
+          if (fullCols && a.vecTrans && r0 + 16 * q + 16 <= rows) {
             *reinterpret_cast<uint4 *>(out) =
                 transposedPiece<kCols>(tile[h], q, c);
           } else if (c0 + c < tileCols) {
@@ -457,7 +464,7 @@ const char *actCast(te_kernels_state *s, Src src, QuantArgs a, void *dbias) {
   auto launch = [&](auto kernel, bool persistent) {
     unsigned blocks = persistent ? persistentBlocks(kernel, tiles, sms)
                                  : blocksFor(tiles, sms);
-    kernel<<<blocks, kThreads, 0, s->stream>>>(src, a, partial, direct);
+    launchKernel(s, kernel, blocks, kThreads, 0, src, a, partial, direct);
   };
   if (kMax >= 3 && stages >= 3)
     launch(actCastTransposeKernel<E, Fmt, 64, 64, Src, kMax >= 3 ? 3 : 0>,
@@ -473,9 +480,10 @@ const char *actCast(te_kernels_state *s, Src src, QuantArgs a, void *dbias) {
     return nullptr;
   if (a.cols == 0)
     return nullptr;
-  colFinish<E><<<blocksFor((a.cols + kThreads - 1) / kThreads, sms), kThreads,
-                 0, s->stream>>>(partial, a.rows > 0 ? rowTiles : 0, a.cols,
-                                 static_cast<typename E::T *>(dbias));
+  launchKernel(s, colFinish<E>,
+               blocksFor((a.cols + kThreads - 1) / kThreads, sms), kThreads, 0,
+               partial, a.rows > 0 ? rowTiles : 0, a.cols,
+               static_cast<typename E::T *>(dbias));
   return launched();
 }
 

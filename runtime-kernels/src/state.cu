@@ -9,6 +9,7 @@
 #include "internal.cuh"
 
 #include <algorithm>
+#include <cstdlib>
 #include <new>
 
 using namespace te::kernels;
@@ -61,6 +62,7 @@ const char *scratch(te_kernels_state *s, int64_t elems, float **out) {
 
 /// Zeroes the amax ticket of a new state.
 __global__ void zeroTicketKernel(unsigned *ticket) {
+  gridWait();
   if (threadIdx.x < 2)
     ticket[threadIdx.x] = 0;
 }
@@ -74,6 +76,14 @@ const char *te_kernels_state_create(void *stream, te_kernels_state **state) {
   if (!s)
     return "out of host memory";
   s->stream = static_cast<cudaStream_t>(stream);
+  // Programmatic dependent launches on Hopper and newer (launchKernel);
+  // TE_RT_PDL=0 queues plain launches instead.
+  int dev = 0, major = 0;
+  const char *pdlEnv = std::getenv("TE_RT_PDL");
+  s->pdl = cudaGetDevice(&dev) == cudaSuccess &&
+           cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor,
+                                  dev) == cudaSuccess &&
+           major >= 9 && !(pdlEnv && std::string(pdlEnv) == "0");
   // The amax ticket: allocated outside any capture's rules (relaxed mode,
   // as te_rt_alloc does), zeroed by a kernel on the stream, which a
   // capture in progress records (its replays zero it again, harmlessly);
@@ -88,7 +98,7 @@ const char *te_kernels_state_create(void *stream, te_kernels_state **state) {
     delete s;
     return status(err);
   }
-  zeroTicketKernel<<<1, 32, 0, s->stream>>>(s->amaxTicket);
+  launchKernel(s, zeroTicketKernel, 1, 32, 0, s->amaxTicket);
   const char *launchErr = launched();
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   if (!launchErr && cudaStreamIsCapturing(s->stream, &capture) == cudaSuccess &&
