@@ -219,7 +219,7 @@ inline AmaxOut amaxOut(te_kernels_state *s, float *cell) {
 /// to finish writes to amax.out: warp shuffles, the warps' maxima through
 /// shared memory, then per block one atomicMax of the float bits into
 /// ticket[0] (non-negative floats, never NaN, order like unsigned
-/// integers) and, after a fence, one atomicAdd of ticket[1]; the block
+/// integers) and one acquire-release add of ticket[1]; the block
 /// that counts last takes ticket[0] (resetting both to 0 for the next
 /// kernel) and stores it. So the cell needs no memset before the kernel
 /// (one graph node less per amax), and kernels of one state, which run in
@@ -247,9 +247,15 @@ __device__ inline void blockAmax(float m, AmaxOut amax) {
       }
       if (m > 0.0f)
         atomicMax(amax.ticket, __float_as_uint(m));
-      __threadfence(); // the max before the count
-      if (atomicAdd(amax.ticket + 1, 1u) == blocks - 1) {
-        __threadfence();
+      // The count as a release (the max above is ordered before it, with
+      // no fence of its own: one round trip to L2 less per block) and an
+      // acquire (the last block sees every block's max).
+      unsigned done;
+      asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;"
+                   : "=r"(done)
+                   : "l"(amax.ticket + 1)
+                   : "memory");
+      if (done == blocks - 1) {
         const unsigned bits = atomicExch(amax.ticket, 0u);
         atomicExch(amax.ticket + 1, 0u);
         *amax.out = __uint_as_float(bits);

@@ -95,6 +95,11 @@ __global__ void __launch_bounds__(normCta(kNormFwdCta, W),
   constexpr int P = perVec<E>(), V = kNormFwdVecs, G = 32 * W;
   constexpr int GROUPS = normCta(kNormFwdCta, W) / G;
   __shared__ float red[2 * 32];
+  // FP8 with the transpose: the CTA's GROUPS rows of bytes, staged so that
+  // each column's GROUPS bytes go out in one store (a row is at most
+  // G * V * P bytes).
+  constexpr int kStage = kFmt >= 0 ? GROUPS * G * V * P : 16;
+  __shared__ __align__(16) uint8_t staged[kStage];
   const int group = threadIdx.x / G, t = threadIdx.x % G;
   const int nvec = cols / P;
   const float rn = 1.0f / static_cast<float>(cols);
@@ -117,6 +122,15 @@ __global__ void __launch_bounds__(normCta(kNormFwdCta, W),
       nx[v] = r < rows && live[v] ? ldVec(xr + v * G) : zero;
   };
   load(row);
+  // The first row's gamma and beta on their way to L1 while x loads (they
+  // are read after the row's statistics).
+#pragma unroll
+  for (int v = 0; v < V; ++v)
+    if (live[v]) {
+      asm volatile("prefetch.global.L1 [%0];" ::"l"(gr + v * G));
+      if (addBeta)
+        asm volatile("prefetch.global.L1 [%0];" ::"l"(br + v * G));
+    }
   int phase = 0;
   float m = 0.0f, qs = 1.0f;
   if constexpr (kFmt >= 0) {
@@ -160,12 +174,10 @@ __global__ void __launch_bounds__(normCta(kNormFwdCta, W),
     }
     groupSum<W>(m2, red, phase);
     const float rs = 1.0f / sqrtf(m2[0] * rn + eps);
-    if (!ok)
-      continue;
-    using T = typename E::T;
-    uint4 *zr = reinterpret_cast<uint4 *>(static_cast<T *>(out.z) +
-                                          row * cols) +
-                t;
+    if (ok) {
+      using T = typename E::T;
+      uint4 *zr =
+          reinterpret_cast<uint4 *>(static_cast<T *>(out.z) + row * cols) + t;
 #pragma unroll
     for (int v = 0; v < V; ++v) {
       if (!live[v])
@@ -203,10 +215,11 @@ __global__ void __launch_bounds__(normCta(kNormFwdCta, W),
         else
           *reinterpret_cast<uint32_t *>(qr) = w[0];
         if (out.transpose) {
-#pragma unroll
-          for (int k = 0; k < P; ++k)
-            out.transpose[(c0 + k) * rows + row] =
-                static_cast<uint8_t>(w[k / 4] >> (8 * (k % 4)));
+          uint8_t *sr = staged + group * cols + c0;
+          if constexpr (P == 8)
+            *reinterpret_cast<uint2 *>(sr) = make_uint2(w[0], w[1]);
+          else
+            *reinterpret_cast<uint32_t *>(sr) = w[0];
         }
       }
     }
@@ -214,6 +227,38 @@ __global__ void __launch_bounds__(normCta(kNormFwdCta, W),
       if (!rms)
         mu[row] = mean;
       rsigma[row] = rs;
+    }
+    }
+    if constexpr (kFmt >= 0) {
+      // The transpose's bytes of rows [first, first + GROUPS): column c's
+      // are contiguous there, one store of GROUPS bytes when the rows and
+      // the buffer allow it (rows % GROUPS == 0: the usual 16 or 32 tokens).
+      if (out.transpose) {
+        __syncthreads(); // every group's row is staged
+        const int64_t first = row - group;
+        const int n =
+            static_cast<int>(rows - first < GROUPS ? rows - first : GROUPS);
+        const bool whole =
+            n == GROUPS && rows % GROUPS == 0 &&
+            reinterpret_cast<uintptr_t>(out.transpose) % GROUPS == 0;
+        for (int c = threadIdx.x; c < cols; c += blockDim.x) {
+          uint8_t *dst = out.transpose + static_cast<int64_t>(c) * rows + first;
+          uint64_t bytes = 0;
+#pragma unroll
+          for (int g = 0; g < GROUPS; ++g)
+            bytes |= static_cast<uint64_t>(staged[g * cols + c]) << (8 * g);
+          if (whole && GROUPS == 8)
+            *reinterpret_cast<uint64_t *>(dst) = bytes;
+          else if (whole && GROUPS == 4)
+            *reinterpret_cast<uint32_t *>(dst) = static_cast<uint32_t>(bytes);
+          else if (whole && GROUPS == 2)
+            *reinterpret_cast<uint16_t *>(dst) = static_cast<uint16_t>(bytes);
+          else
+            for (int g = 0; g < n; ++g)
+              dst[g] = static_cast<uint8_t>(bytes >> (8 * g));
+        }
+        __syncthreads(); // the stage is refilled by the next rows
+      }
     }
   }
   if constexpr (kAmax)

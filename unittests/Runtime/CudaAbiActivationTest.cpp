@@ -236,7 +236,9 @@ TEST_P(CudaAbi, ProducerAmaxAndFusedQuantize) {
 // backward and dbias + backward; dbias within the bias gradient's
 // tolerance of te_rt_dbias_dact's (another summation order). Shapes: whole
 // 16-byte vectors with 128-row tiles (192x1024), 64-row tiles with a
-// ragged column tile (40x96), ragged and misaligned rows (33x258).
+// ragged column tile (40x96), fewer rows than a tile by vectors (16x256,
+// 48x128: the transposed pieces past the last row left out), ragged and
+// misaligned rows (33x258).
 TEST_P(CudaAbi, FusedActivationCastMatchesUnfused) {
   int32_t t = GetParam();
   const float limit = 1.5f, alpha = 1.702f, offset = 1.0f;
@@ -244,6 +246,8 @@ TEST_P(CudaAbi, FusedActivationCastMatchesUnfused) {
   const float *sc = static_cast<const float *>(scale.dev);
   for (auto [rows, cols] : {std::pair<int64_t, int64_t>{192, 1024},
                             {40, 96},
+                            {16, 256},
+                            {48, 128},
                             {33, 258}}) {
     const int64_t n = rows * cols;
     for (int32_t act = TE_RT_ACT_GELU; act < TE_RT_ACT_COUNT; ++act) {
@@ -340,8 +344,10 @@ TEST_P(CudaAbi, FusedActivationCastMatchesUnfused) {
 // delayed scaling (FP8 rows from the norm kernel, byte transpose) and
 // current scaling (amax from the norm kernel), LayerNorm and RMSNorm, on
 // the fast kernel (192x1024, 40x96: a ragged transposed tile; up to 64 rows
-// the norm kernel writes the transpose itself: 40x96, 16x256, 64x512) and
-// the row kernel (33x258), with the data left out (scratch rows) too.
+// the norm kernel writes the transpose itself, a CTA's rows staged and
+// stored per column: 40x96, 16x256, 64x512; 13x256 and 6x4096 with the last
+// CTA's rows fewer than its row groups, 6x4096 with groups of four warps)
+// and the row kernel (33x258), with the data left out (scratch rows) too.
 TEST_P(CudaAbi, FusedNormCastMatchesUnfused) {
   int32_t t = GetParam();
   Pair &scale = scalar(3.0f);
@@ -350,6 +356,8 @@ TEST_P(CudaAbi, FusedNormCastMatchesUnfused) {
                             {40, 96},
                             {16, 256},
                             {64, 512},
+                            {13, 256},
+                            {6, 4096},
                             {33, 258}}) {
     const int64_t n = rows * cols;
     Pair &x = random(t, n, -3, 3), &g = random(t, cols, 0.5f, 1.5f),

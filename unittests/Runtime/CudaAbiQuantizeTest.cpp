@@ -18,13 +18,15 @@ namespace {
 // Current scaling (with and without pow2 scales; with a precomputed amax,
 // amax_in, instead of the amax pass) and delayed scaling with a scale that
 // saturates the largest inputs, both formats, data and/or transpose, odd
-// and aligned shapes, NaN/inf inputs: the cuda bytes, scale_inv and amax
+// and aligned shapes (16x256, 40x128: fewer rows than a tile, whole
+// columns), NaN/inf inputs: the cuda bytes, scale_inv and amax
 // equal the cpu ones bit for bit.
 TEST_P(CudaAbi, QuantizeFp8) {
   int32_t t = GetParam();
   struct Shape {
     int64_t rows, cols;
-  } shapes[] = {{33, 47}, {1, 1}, {128, 4096}, {64, 96}, {130, 80}, {256, 200}};
+  } shapes[] = {{33, 47},  {1, 1},     {128, 4096}, {64, 96},
+                {130, 80}, {256, 200}, {16, 256},   {40, 128}};
   enum { Current, CurrentPow2, Delayed, GivenAmax };
   enum { Both, DataOnly, TransposeOnly };
   for (Shape sh : shapes)
@@ -104,8 +106,8 @@ TEST_P(CudaAbi, DBiasQuantizeFp8) {
   int32_t t = GetParam();
   struct Shape {
     int64_t rows, cols;
-  } shapes[] = {{33, 47},  {1, 1},    {256, 512}, {64, 96},
-                {130, 80}, {200, 72}, {1000, 333}};
+  } shapes[] = {{33, 47},  {1, 1},      {256, 512}, {64, 96}, {130, 80},
+                {200, 72}, {1000, 333}, {16, 256},  {48, 128}};
   enum { Current, CurrentPow2, Delayed };
   enum { Both, DataOnly, TransposeOnly };
   for (Shape sh : shapes)
