@@ -48,6 +48,8 @@ __global__ void colPartial(Fn fn, int64_t rows, int64_t cols, int64_t chunk,
   int64_t c = blockIdx.y;
   int64_t r0 = c * chunk, r1 = min(rows, r0 + chunk);
   float s0 = 0.0f, s1 = 0.0f;
+  // (unrolled: several rows' loads in flight, the sums in row order)
+#pragma unroll 4
   for (int64_t i = r0; i < r1; ++i) {
     float2 v = fn(i, j);
     s0 += v.x;
@@ -69,6 +71,7 @@ __global__ void colDirect(Fn fn, int64_t rows, int64_t cols, bool two,
   if (j >= cols)
     return;
   float s0 = 0.0f, s1 = 0.0f;
+#pragma unroll 4
   for (int64_t i = 0; i < rows; ++i) {
     float2 v = fn(i, j);
     s0 += v.x;
