@@ -10,7 +10,14 @@
 # bench.py's checked steps under the old and new runtime compared bit for bit (--dump,
 # utils/same_dumps.py), bench.py's 16-token CUDA graphs before and after, and the seed
 # cases' kernel profiles. Results under $OUT.
+# NEW_LIBS (default bench/build): the new runtime's libraries, when a compiler change
+# makes libraries the old runtime cannot run (bench/compile_cases.sh with the new
+# te-compile into that folder, carried too); the identity check then compares the old
+# runtime on the old libraries with the new on the new, by library name. The profiles
+# run with TE_RT_PDL=0: with programmatic launches a kernel's measured time includes
+# its wait for the kernel before it, so per-kernel times would not add up.
 set +u
+NEW_LIBS=${NEW_LIBS:-bench/build}
 : "${OUT:?set OUT}"
 T=/tmp/te-wheel; mkdir -p $T/site $T/cache $T/old
 rm -rf $T/site/* $T/dump_old $T/dump_new
@@ -28,10 +35,10 @@ NB=$T/site/te_mlir/_native; RT=$NB/lib/libte_runtime.so
 echo "== selftest"; (cd $T && timeout 150 ./selftest > $OUT/selftest.log 2>&1; echo "selftest rc $?"; tail -3 $OUT/selftest.log)
 echo "== unit"; timeout 200 bash utils/gpu_python.sh $OUT/u unit 2>&1 | tail -6
 echo "== bench16 graphs old/new"
-for v in old new; do if [ $v = old ]; then R=$T/old/libte_runtime.so; else R=$RT; fi
-  timeout 100 python3 bench/bench.py --runtime $R --cases 16x256 --recipes bf16,fp8-current,fp8-delayed --te off --graph only --no-compile --no-extras --reps 7 --dump $T/dump_$v --out $OUT/bench16_$v.json > $OUT/bench16_$v.log 2>&1; echo "bench $v rc $?"
-  timeout 100 python3 bench/bench.py --runtime $R --cases 8192 --recipes fp8-current,fp8-delayed --te off --graph off --no-compile --no-extras --reps 1 --min-rep-s 0.01 --dump $T/dump_$v --out $OUT/bench8k_$v.json > $OUT/bench8k_$v.log 2>&1; echo "bench8k $v rc $?"; done
+for v in old new; do if [ $v = old ]; then R=$T/old/libte_runtime.so; L=bench/build; else R=$RT; L=$NEW_LIBS; fi
+  timeout 100 python3 bench/bench.py --runtime $R --lib-dir $L --cases 16x256 --recipes bf16,fp8-current,fp8-delayed --te off --graph only --no-compile --no-extras --reps 7 --dump $T/dump_$v --out $OUT/bench16_$v.json > $OUT/bench16_$v.log 2>&1; echo "bench $v rc $?"
+  timeout 100 python3 bench/bench.py --runtime $R --lib-dir $L --cases 8192 --recipes fp8-current,fp8-delayed --te off --graph off --no-compile --no-extras --reps 1 --min-rep-s 0.01 --dump $T/dump_$v --out $OUT/bench8k_$v.json > $OUT/bench8k_$v.log 2>&1; echo "bench8k $v rc $?"; done
 echo "== identity old vs new runtime (every result of each checked step)"
 python3 utils/same_dumps.py $T/dump_old $T/dump_new 2>&1 | tee $OUT/identity.txt
 echo "== profiles"
-for c in ln_linear_16x256x256 ln_mlp_gelu_16x256x1024; do for r in fp8-current fp8-delayed; do timeout 40 python3 bench/profile_step.py bench/build/$c.$r.so --runtime $RT --steps 5 > $OUT/prof_$c.$r.log 2>&1; done; done
+for c in ln_linear_16x256x256 ln_linear_16x256x768 ln_mlp_gelu_16x256x1024; do for r in fp8-current fp8-delayed; do [ -f $NEW_LIBS/$c.$r.so ] || continue; TE_RT_PDL=0 timeout 40 python3 bench/profile_step.py $NEW_LIBS/$c.$r.so --runtime $RT --steps 5 > $OUT/prof_$c.$r.log 2>&1; done; done
