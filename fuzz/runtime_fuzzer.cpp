@@ -400,10 +400,26 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             *nh = static_cast<float *>(in.ptr()),
             *ns = static_cast<float *>(in.ptr());
       float fp8Max = in.real();
-      check("te_rt_amax_update",
-            te_rt_amax_update(ctx, h, s, a, len, n, fp8Max, in.code(8),
-                              in.flag(), nh, ns),
-            d == Dims::Invalid || !h || !s || !a || !nh || !ns);
+      int32_t margin = in.code(8), recent = in.flag();
+      bool invalid = d == Dims::Invalid || !h || !s || !a || !nh || !ns;
+      if (!in.flag()) {
+        check("te_rt_amax_update",
+              te_rt_amax_update(ctx, h, s, a, len, n, fp8Max, margin, recent,
+                                nh, ns),
+              invalid);
+        break;
+      }
+      // Mostly a mask of the n slots, sometimes any 64 bits: a bit at or
+      // above n, or any bit with n > 64, is an error.
+      uint64_t unused = in.raw<uint64_t>();
+      if (in.byte() < 192 && n >= 0 && n < 64)
+        unused &= (uint64_t(1) << n) - 1;
+      bool badMask =
+          unused != 0 && (n > 64 || (n >= 0 && n < 64 && (unused >> n) != 0));
+      check("te_rt_amax_update_unused",
+            te_rt_amax_update_unused(ctx, h, s, a, len, n, fp8Max, margin,
+                                     recent, int64_t(unused), nh, ns),
+            invalid || badMask);
       break;
     }
     case 19: {

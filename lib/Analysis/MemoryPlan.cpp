@@ -127,7 +127,10 @@ LogicalResult MemoryPlan::run(func::FuncOp func) {
       offset += *staticBytes(in);
     }
   }
-  // Zero constants only such concats read: they zero the slices instead.
+  // Zero constants only such concats read: the concats zero the slices
+  // instead, or leave them unwritten when the amax update they feed skips
+  // those slots (te-lower-to-runtime's te_rt_amax_update_unused). Either
+  // way the concat keeps its buffer and its placed parts.
   for (Operation &op : body)
     if (op.getNumResults() == 1 && isZeroSplatConstant(op.getResult(0)) &&
         !op.use_empty() &&

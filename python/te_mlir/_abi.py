@@ -184,8 +184,9 @@ NOT_BOUND = frozenset("""
     te_rt_dbias_dact te_rt_bias_grad te_rt_add te_rt_cast te_rt_transpose te_rt_transpose_bytes
     te_rt_add_columnwise_fp8
     te_rt_quantize_fp8 te_rt_dbias_quantize_fp8 te_rt_gemm_fp8 te_rt_act_quantize_fp8
-    te_rt_dact_quantize_fp8 te_rt_norm_quantize_fp8 te_rt_amax_update te_rt_quantize_fp8_block
-    te_rt_gemm_fp8_block te_rt_quantize_mxfp8 te_rt_gemm_mxfp8 te_rt_context_set_seed
+    te_rt_dact_quantize_fp8 te_rt_norm_quantize_fp8 te_rt_amax_update te_rt_amax_update_unused
+    te_rt_quantize_fp8_block te_rt_gemm_fp8_block te_rt_quantize_mxfp8 te_rt_gemm_mxfp8
+    te_rt_context_set_seed
     te_rt_quantize_nvfp4 te_rt_quantize_nvfp4_4over6 te_rt_nvfp4_random_bits te_rt_gemm_nvfp4
     te_rt_quantize_nvfp4_row_scaled te_rt_gemm_nvfp4_row_scaled
     te_rt_comm_available te_rt_nccl_unique_id te_rt_comm_create_nccl te_rt_comm_wrap_nccl

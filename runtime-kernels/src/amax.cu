@@ -3,7 +3,10 @@
 // The CUDA side of te_rt_amax_update (DelayedScaling): per quantizer slot,
 // the amax history rolled up by one with the step's amax, and the next
 // scale from the history's max. Each slot reads its column of the history
-// before writing it, so the outputs may alias the inputs.
+// before writing it, so the outputs may alias the inputs. A slot the
+// `unused` mask marks (te_rt_amax_update_unused) takes 0 as its step amax
+// without reading amax[s]: the same results as an amax zeroed beforehand,
+// without that memset's kernel node in an entry's graph.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,20 +18,28 @@ using namespace te::kernels;
 
 namespace {
 
-/// One thread per slot s: a = max over the column (row 0 := amax[s]; the
-/// comparison order and NaN handling of std::max on the CPU), the column
+/// The step amax of slot s: amax[s], or 0 when bit s of `unused` marks the
+/// slot as recording nothing (bits exist for s < 64 only; a nonzero mask
+/// comes with n <= 64).
+__device__ float stepAmax(const float *amax, uint64_t unused, int64_t s) {
+  return s < 64 && ((unused >> s) & 1) ? 0.0f : amax[s];
+}
+
+/// One thread per slot s: a = max over the column (row 0 := the step amax;
+/// the comparison order and NaN handling of std::max on the CPU), the column
 /// rolled up by one with the new amax last and row 0 zeroed, the scale
 /// (fp8_max / a) / 2^margin. Each element is read before it is written, so
 /// the outputs may alias the inputs.
 __global__ void amaxUpdateKernel(const float *history, const float *scale,
                                  const float *amax, int64_t len, int64_t n,
                                  float fp8Max, int margin, bool mostRecent,
-                                 float *newHistory, float *newScale) {
+                                 uint64_t unused, float *newHistory,
+                                 float *newScale) {
   gridWait();
   int64_t s = globalId();
   if (s >= n)
     return;
-  const float first = amax[s];
+  const float first = stepAmax(amax, unused, s);
   const float old = scale[s];
   float a = first;
   for (int64_t r = 1; r < len; ++r) {
@@ -61,7 +72,7 @@ __global__ void __launch_bounds__(kThreads)
     amaxUpdateBlockKernel(const float *history, const float *scale,
                           const float *amax, int64_t len, int64_t n,
                           float fp8Max, int margin, bool mostRecent,
-                          float *newHistory, float *newScale) {
+                          uint64_t unused, float *newHistory, float *newScale) {
   gridWait();
   extern __shared__ float column[];
   __shared__ float part[kThreads / 32];
@@ -84,7 +95,7 @@ __global__ void __launch_bounds__(kThreads)
     float rows = part[0];
     for (int w = 1; w < static_cast<int>(blockDim.x / 32); ++w)
       rows = fmaxf(rows, part[w]);
-    const float first = amax[s];
+    const float first = stepAmax(amax, unused, s);
     float a = first;
     if (!mostRecent && !isnan(first))
       a = fmaxf(first, rows);
@@ -107,7 +118,7 @@ extern "C" {
 const char *te_kernels_amax_update(te_kernels_state *s, const float *history,
                                    const float *scale, const float *amax,
                                    int64_t len, int64_t n, float fp8_max,
-                                   int margin, int most_recent,
+                                   int margin, int most_recent, int64_t unused,
                                    float *new_history, float *new_scale) {
   if (n == 0 || len == 0)
     return nullptr;
@@ -118,13 +129,14 @@ const char *te_kernels_amax_update(te_kernels_state *s, const float *history,
   if (columnBytes <= 32 * 1024 && n <= 65535) {
     launchKernel(s, amaxUpdateBlockKernel, static_cast<unsigned>(n), kThreads,
                  columnBytes, history, scale, amax, len, n, fp8_max, margin,
-                 most_recent != 0, new_history, new_scale);
+                 most_recent != 0, static_cast<uint64_t>(unused), new_history,
+                 new_scale);
     return launched();
   }
   unsigned blocks = static_cast<unsigned>((n + kThreads - 1) / kThreads);
   launchKernel(s, amaxUpdateKernel, blocks, kThreads, 0, history, scale, amax,
-               len, n, fp8_max, margin, most_recent != 0, new_history,
-               new_scale);
+               len, n, fp8_max, margin, most_recent != 0,
+               static_cast<uint64_t>(unused), new_history, new_scale);
   return launched();
 }
 

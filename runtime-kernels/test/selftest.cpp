@@ -13,7 +13,8 @@
 //   - te_kernels_gemm_fp8: the three format pairs, bf16/f16/f32 output,
 //     bias, accumulate: within 1e-2 * max|ref| of an fp64 host GEMM of the
 //     dequantized operands;
-//   - te_kernels_amax_update: both algorithms, margins, in place: bit-exact;
+//   - te_kernels_amax_update: both algorithms, margins, in place, slots
+//     marked unused (NaN amaxes not read): bit-exact;
 //   - te_kernels_quantize_fp8_block: f32/bf16/f16, 1x128 and 128x128
 //     blocks, pow2 on/off, both copies or either alone, partial tiles,
 //     zero / subnormal / huge / inf / NaN blocks: bit-exact, scale padding
@@ -1092,59 +1093,74 @@ void checkAmaxUpdate(te_kernels_state *s, cudaStream_t stream,
   for (auto &sh : shapes)
     for (int recent = 0; recent < 2; ++recent)
       for (int margin = 0; margin < 2; ++margin)
-        for (int inPlace = 0; inPlace < 2; ++inPlace) {
-          const int64_t len = sh[0], n = sh[1];
-          char tag[128];
-          std::snprintf(tag, sizeof(tag),
-                        "amax_update len=%lld n=%lld most_recent=%d margin=%d "
-                        "in_place=%d",
-                        (long long)len, (long long)n, recent, margin, inPlace);
-          ++c.checks;
-          std::vector<float> h(len * n), sc(n), am(n);
-          for (auto &v : h)
-            v = u(rng);
-          for (auto &v : sc)
-            v = u(rng);
-          for (auto &v : am)
-            v = u(rng);
-          // A zero slot, an inf amax, a NaN in the history, a tiny amax
-          // (the quotient overflows to FLT_MAX).
-          am[0] = 0.0f;
-          if (n > 1) {
-            am[1] = INFINITY;
-            if (len > 1)
-              h[n + 1] = 0.0f;
+        for (int inPlace = 0; inPlace < 2; ++inPlace)
+          for (int masked = 0; masked < 2; ++masked) {
+            const int64_t len = sh[0], n = sh[1];
+            if (masked && n > 64)
+              continue; // a mask covers 64 slots
+            // Masked: the first and the last slot record nothing; their
+            // amaxes are NaN on the device and must not be read (the host
+            // reference takes them as 0).
+            const int64_t unused =
+                masked ? int64_t((1ull << (n - 1)) | 1ull) : int64_t(0);
+            char tag[160];
+            std::snprintf(
+                tag, sizeof(tag),
+                "amax_update len=%lld n=%lld most_recent=%d margin=%d "
+                "in_place=%d unused=%llx",
+                (long long)len, (long long)n, recent, margin, inPlace,
+                (unsigned long long)unused);
+            ++c.checks;
+            std::vector<float> h(len * n), sc(n), am(n);
+            for (auto &v : h)
+              v = u(rng);
+            for (auto &v : sc)
+              v = u(rng);
+            for (auto &v : am)
+              v = u(rng);
+            // A zero slot, an inf amax, a NaN in the history, a tiny amax
+            // (the quotient overflows to FLT_MAX).
+            am[0] = 0.0f;
+            if (n > 1) {
+              am[1] = INFINITY;
+              if (len > 1)
+                h[n + 1] = 0.0f;
+            }
+            if (n > 2 && len > 2)
+              h[2 * n + 2] = NAN;
+            if (n > 3)
+              am[3] = 1e-39f;
+            if (n > 0 && len > 1)
+              for (int64_t r = 1; r < len; ++r)
+                h[r * n] = 0.0f; // slot 0 all zero: the scale is kept
+            std::vector<float> wantH = h, wantS = sc, deviceAm = am;
+            for (int64_t k = 0; k < n && k < 64; ++k)
+              if ((uint64_t(unused) >> k) & 1) {
+                am[k] = 0.0f;
+                deviceAm[k] = NAN;
+              }
+            hostAmaxUpdate(wantH, wantS, am, len, n, 448.0f, margin, recent);
+            Dev dh(h.size() * 4), ds(n * 4), da(n * 4), dnh(h.size() * 4),
+                dns(n * 4);
+            cudaMemcpy(dh.p, h.data(), h.size() * 4, cudaMemcpyHostToDevice);
+            cudaMemcpy(ds.p, sc.data(), n * 4, cudaMemcpyHostToDevice);
+            cudaMemcpy(da.p, deviceAm.data(), n * 4, cudaMemcpyHostToDevice);
+            cudaDeviceSynchronize();
+            float *outH = inPlace ? dh.get<float>() : dnh.get<float>();
+            float *outS = inPlace ? ds.get<float>() : dns.get<float>();
+            if (!ok(te_kernels_amax_update(s, dh.get<float>(), ds.get<float>(),
+                                           da.get<float>(), len, n, 448.0f,
+                                           margin, recent, unused, outH, outS),
+                    c, tag) ||
+                !cudaOk(cudaStreamSynchronize(stream), c, tag))
+              continue;
+            std::vector<float> gotH(h.size()), gotS(n);
+            cudaMemcpy(gotH.data(), outH, h.size() * 4, cudaMemcpyDeviceToHost);
+            cudaMemcpy(gotS.data(), outS, n * 4, cudaMemcpyDeviceToHost);
+            if (std::memcmp(gotH.data(), wantH.data(), h.size() * 4) ||
+                std::memcmp(gotS.data(), wantS.data(), n * 4))
+              c.fail(std::string(tag) + ": history or scale differ");
           }
-          if (n > 2 && len > 2)
-            h[2 * n + 2] = NAN;
-          if (n > 3)
-            am[3] = 1e-39f;
-          if (n > 0 && len > 1)
-            for (int64_t r = 1; r < len; ++r)
-              h[r * n] = 0.0f; // slot 0 all zero: the scale is kept
-          std::vector<float> wantH = h, wantS = sc;
-          hostAmaxUpdate(wantH, wantS, am, len, n, 448.0f, margin, recent);
-          Dev dh(h.size() * 4), ds(n * 4), da(n * 4), dnh(h.size() * 4),
-              dns(n * 4);
-          cudaMemcpy(dh.p, h.data(), h.size() * 4, cudaMemcpyHostToDevice);
-          cudaMemcpy(ds.p, sc.data(), n * 4, cudaMemcpyHostToDevice);
-          cudaMemcpy(da.p, am.data(), n * 4, cudaMemcpyHostToDevice);
-          cudaDeviceSynchronize();
-          float *outH = inPlace ? dh.get<float>() : dnh.get<float>();
-          float *outS = inPlace ? ds.get<float>() : dns.get<float>();
-          if (!ok(te_kernels_amax_update(s, dh.get<float>(), ds.get<float>(),
-                                         da.get<float>(), len, n, 448.0f,
-                                         margin, recent, outH, outS),
-                  c, tag) ||
-              !cudaOk(cudaStreamSynchronize(stream), c, tag))
-            continue;
-          std::vector<float> gotH(h.size()), gotS(n);
-          cudaMemcpy(gotH.data(), outH, h.size() * 4, cudaMemcpyDeviceToHost);
-          cudaMemcpy(gotS.data(), outS, n * 4, cudaMemcpyDeviceToHost);
-          if (std::memcmp(gotH.data(), wantH.data(), h.size() * 4) ||
-              std::memcmp(gotS.data(), wantS.data(), n * 4))
-            c.fail(std::string(tag) + ": history or scale differ");
-        }
 }
 
 //===----------------------------------------------------------------------===//

@@ -131,9 +131,10 @@ func.func @not_split(%n: tensor<16x64xbf16>, %w: !te.qtensor<32x64xe4m3, #te.fp8
 
 // Destination passing (te-lower-to-runtime-concat.mlir checks the calls):
 // a and b are views of the concat's buffer at byte offsets 0 and 12 (their
-// ops write the slices), the zero constant has no buffer (the concat
-// memsets its slices), and the concat's slot is live from a's definition
-// (position 0), not its own (3), to the amax update.
+// ops write the slices), the zero constant has no buffer (nothing writes
+// its slices: the amax update takes them as unused), and the concat's slot
+// is live from a's definition (position 0), not its own (3), to the amax
+// update.
 // CHECK-LABEL: llvm.func @te_entry_concat(
 // CHECK: \22arena_bytes\22:256,\22arena_slots\22:1,
 // expected-remark @+1 {{arena: 1 slots, 256 bytes}}
@@ -142,7 +143,7 @@ func.func @concat(%x: tensor<1xf32>, %y: tensor<1xf32>, %h: tensor<1024x4xf32>, 
   %a = arith.addf %x, %y : tensor<1xf32>
   // expected-remark @+1 {{result #0: a view of result #0 of 'tensor.concat' at byte offset 12}}
   %b = arith.addf %y, %y : tensor<1xf32>
-  // expected-remark @+1 {{result #0: no buffer (its concats zero its slices)}}
+  // expected-remark @+1 {{result #0: no buffer (only concats read it)}}
   %z = arith.constant dense<0.000000e+00> : tensor<1xf32>
   // expected-remark @+1 {{result #0: slot 0 at offset 0, 16 bytes, live [0, 4]}}
   %c = tensor.concat dim(0) %a, %z, %z, %b : (tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<4xf32>

@@ -250,4 +250,68 @@ TEST_F(Abi, AmaxUpdateRollsTheHistory) {
   EXPECT_EQ(h, (std::vector<float>{0, 0, 2, 0, 4, 0}));
 }
 
+TEST_F(Abi, AmaxUpdateUnusedSlotsAreZeroAmaxes) {
+  // te_rt_amax_update_unused with NaN in the slots its mask marks gives
+  // the bytes te_rt_amax_update gives with 0 there: those amaxes are never
+  // read. Both algorithms, in place or not, a slot whose history is all 0
+  // (its scale kept), 64 slots with the sign bit of the mask set, and a
+  // mask of every slot.
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(0.0f, 500.0f);
+  struct Case {
+    int64_t len, n;
+    uint64_t unused;
+  } cases[] = {{3, 4, 0x6},
+               {16, 7, 0x45},
+               {1024, 64, 0x8000000000000001ull},
+               {5, 3, 0x7},
+               {1, 1, 0x1}};
+  for (Case cs : cases)
+    for (int32_t recent : {0, 1})
+      for (bool inPlace : {false, true}) {
+        const int64_t len = cs.len, n = cs.n;
+        std::vector<float> h(len * n), sc(n), zeroed(n);
+        for (float &v : h)
+          v = u(rng);
+        for (float &v : sc)
+          v = u(rng) / 100.0f + 0.5f;
+        for (float &v : zeroed)
+          v = u(rng);
+        for (int64_t r = 1; r < len; ++r)
+          h[r * n] = 0.0f;
+        std::vector<float> nan = zeroed;
+        for (int64_t s = 0; s < n; ++s)
+          if ((cs.unused >> s) & 1) {
+            zeroed[s] = 0.0f;
+            nan[s] = NAN;
+          }
+        std::string tag =
+            "len=" + std::to_string(len) + " n=" + std::to_string(n) +
+            (recent ? " most_recent" : " max") + (inPlace ? " in place" : "");
+        std::vector<float> wantH(h.size()), wantS(n);
+        ASSERT_EQ(te_rt_amax_update(ctx, h.data(), sc.data(), zeroed.data(),
+                                    len, n, 448, 1, recent, wantH.data(),
+                                    wantS.data()),
+                  0)
+            << tag << ": " << lastError();
+        std::vector<float> gotH = h, gotS = sc, outH(h.size()), outS(n);
+        float *nh = inPlace ? gotH.data() : outH.data();
+        float *ns = inPlace ? gotS.data() : outS.data();
+        ASSERT_EQ(te_rt_amax_update_unused(ctx, gotH.data(), gotS.data(),
+                                           nan.data(), len, n, 448, 1, recent,
+                                           int64_t(cs.unused), nh, ns),
+                  0)
+            << tag << ": " << lastError();
+        EXPECT_EQ(std::memcmp(nh, wantH.data(), h.size() * 4), 0)
+            << tag << ": history";
+        EXPECT_EQ(std::memcmp(ns, wantS.data(), n * 4), 0) << tag << ": scale";
+      }
+  // A zero mask is te_rt_amax_update: the NaN is read.
+  std::vector<float> h = {1, 2}, sc = {1}, amax = {NAN}, h2(2), s2(1);
+  ASSERT_EQ(te_rt_amax_update_unused(ctx, h.data(), sc.data(), amax.data(), 2,
+                                     1, 448, 0, 0, 0, h2.data(), s2.data()),
+            0);
+  EXPECT_TRUE(std::isnan(h2[1]));
+}
+
 } // namespace

@@ -347,6 +347,27 @@ TEST_F(Abi, FP8ArgumentChecks) {
                     "te_rt_amax_update: len must be > 0, got 0");
   EXPECT_FAILS_WITH(te_rt_amax_update(ctx, f, f, f, 1, 2, 448, -1, 0, f, f),
                     "te_rt_amax_update: margin must be in [0, 126], got -1");
+  // The unused mask: a bit per slot, 64 at most. Its own checks, and the
+  // shared ones under its own name.
+  EXPECT_FAILS_WITH(
+      te_rt_amax_update_unused(ctx, f, f, f, 1, 2, 448, 0, 0, 0x5, f, f),
+      "te_rt_amax_update_unused: unused sets bit 2, not a slot of n = 2");
+  EXPECT_FAILS_WITH(
+      te_rt_amax_update_unused(ctx, f, f, f, 1, 0, 448, 0, 0, 1, f, f),
+      "te_rt_amax_update_unused: unused sets bit 0, not a slot of n = 0");
+  EXPECT_FAILS_WITH(
+      te_rt_amax_update_unused(ctx, f, f, f, 1, 63, 448, 0, 0, INT64_MIN, f, f),
+      "te_rt_amax_update_unused: unused sets bit 63, not a slot of n = 63");
+  EXPECT_FAILS_WITH(
+      te_rt_amax_update_unused(ctx, f, f, f, 1, 65, 448, 0, 0, 1, f, f),
+      "te_rt_amax_update_unused: unused (a mask of 64 slots) must be 0 when "
+      "n > 64, got n = 65");
+  EXPECT_FAILS_WITH(
+      te_rt_amax_update_unused(ctx, f, f, f, 0, 2, 448, 0, 0, 1, f, f),
+      "te_rt_amax_update_unused: len must be > 0, got 0");
+  EXPECT_FAILS_WITH(
+      te_rt_amax_update_unused(ctx, f, f, nullptr, 1, 2, 448, 0, 0, 1, f, f),
+      "te_rt_amax_update_unused: amax is NULL");
 }
 
 TEST_F(Abi, QuantizeFP8Block1DByHand) {

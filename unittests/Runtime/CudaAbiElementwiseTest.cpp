@@ -162,8 +162,10 @@ TEST_P(CudaAbi, ZeroRanges) {
 // NaN in the history and a tiny amax whose scale overflows to FLT_MAX:
 // bit-identical histories and scales. Histories up to 8192 rows take the
 // block-per-slot kernel (the column in shared memory), longer ones the
-// thread-per-slot one: 9000 rows covers the second. Independent of the
-// dtype: runs once.
+// thread-per-slot one: 9000 rows covers the second. With an unused mask
+// (te_rt_amax_update_unused; up to 64 slots) the marked slots, the second
+// and the last, hold NaN amaxes that neither backend may read. Independent
+// of the dtype: runs once.
 TEST_P(CudaAbi, AmaxUpdate) {
   if (GetParam() != TE_RT_DTYPE_F32)
     return;
@@ -173,46 +175,62 @@ TEST_P(CudaAbi, AmaxUpdate) {
   for (Case cs : cases)
     for (int32_t recent : {0, 1})
       for (int32_t margin : {0, 1})
-        for (bool inPlace : {false, true}) {
-          const int64_t len = cs.len, n = cs.n;
-          Pair &h = random(TE_RT_DTYPE_F32, len * n, 0, 500);
-          Pair &sc = random(TE_RT_DTYPE_F32, n, 0.5f, 4);
-          Pair &am = random(TE_RT_DTYPE_F32, n, 0, 500);
-          float *H = h.h<float>(), *A = am.h<float>();
-          A[0] = 0.0f;
-          for (int64_t r = 1; r < len; ++r)
-            H[r * n] = 0.0f; // slot 0: all zero, the scale is kept
-          if (n > 1)
-            A[1] = INFINITY;
-          if (n > 2)
-            A[2] = NAN;
-          if (n > 3 && len > 2)
-            H[2 * n + 3] = NAN;
-          if (n > 4) {
-            A[4] = 1e-39f; // 448 / 1e-39 overflows: FLT_MAX
+        for (bool inPlace : {false, true})
+          for (bool masked : {false, true}) {
+            const int64_t len = cs.len, n = cs.n;
+            if (masked && n > 64)
+              continue;
+            const uint64_t unused =
+                masked ? (uint64_t(1) << (n - 1)) | (n > 1 ? 2u : 0u) : 0;
+            Pair &h = random(TE_RT_DTYPE_F32, len * n, 0, 500);
+            Pair &sc = random(TE_RT_DTYPE_F32, n, 0.5f, 4);
+            Pair &am = random(TE_RT_DTYPE_F32, n, 0, 500);
+            float *H = h.h<float>(), *A = am.h<float>();
+            A[0] = 0.0f;
             for (int64_t r = 1; r < len; ++r)
-              H[r * n + 4] = 0.0f;
+              H[r * n] = 0.0f; // slot 0: all zero, the scale is kept
+            if (n > 1)
+              A[1] = INFINITY;
+            if (n > 2)
+              A[2] = NAN;
+            if (n > 3 && len > 2)
+              H[2 * n + 3] = NAN;
+            if (n > 4) {
+              A[4] = 1e-39f; // 448 / 1e-39 overflows: FLT_MAX
+              for (int64_t r = 1; r < len; ++r)
+                H[r * n + 4] = 0.0f;
+            }
+            for (int64_t s = 0; s < n && s < 64; ++s)
+              if ((unused >> s) & 1)
+                A[s] = NAN;
+            upload(h);
+            upload(am);
+            Pair &nh = inPlace ? h : output(len * n * 4);
+            Pair &ns = inPlace ? sc : output(n * 4);
+            // (Unmasked: the plain call, which passes a zero mask on.)
+            auto update = [&](te_rt_context *c, void *hist, void *scale,
+                              void *amax, void *newHist, void *newScale) {
+              auto f = [](void *p) { return static_cast<float *>(p); };
+              return masked ? te_rt_amax_update_unused(
+                                  c, f(hist), f(scale), f(amax), len, n, 448.0f,
+                                  margin, recent, int64_t(unused), f(newHist),
+                                  f(newScale))
+                            : te_rt_amax_update(c, f(hist), f(scale), f(amax),
+                                                len, n, 448.0f, margin, recent,
+                                                f(newHist), f(newScale));
+            };
+            BOTH(update(cpu, h.h<float>(), sc.h<float>(), am.h<float>(),
+                        nh.h<float>(), ns.h<float>()),
+                 update(gpu, h.dev, sc.dev, am.dev, nh.dev, ns.dev));
+            std::string tag = "amax_update len=" + std::to_string(len) +
+                              " n=" + std::to_string(n) +
+                              (recent ? " most_recent" : " max") +
+                              " margin=" + std::to_string(margin) +
+                              (inPlace ? " in place" : "") +
+                              " unused=" + std::to_string(unused);
+            expectBytes(tag + " history", nh);
+            expectBytes(tag + " scale", ns);
           }
-          upload(h);
-          upload(am);
-          Pair &nh = inPlace ? h : output(len * n * 4);
-          Pair &ns = inPlace ? sc : output(n * 4);
-          BOTH(te_rt_amax_update(cpu, h.h<float>(), sc.h<float>(),
-                                 am.h<float>(), len, n, 448.0f, margin, recent,
-                                 nh.h<float>(), ns.h<float>()),
-               te_rt_amax_update(gpu, static_cast<float *>(h.dev),
-                                 static_cast<float *>(sc.dev),
-                                 static_cast<float *>(am.dev), len, n, 448.0f,
-                                 margin, recent, static_cast<float *>(nh.dev),
-                                 static_cast<float *>(ns.dev)));
-          std::string tag = "amax_update len=" + std::to_string(len) +
-                            " n=" + std::to_string(n) +
-                            (recent ? " most_recent" : " max") +
-                            " margin=" + std::to_string(margin) +
-                            (inPlace ? " in place" : "");
-          expectBytes(tag + " history", nh);
-          expectBytes(tag + " scale", ns);
-        }
 }
 
 // te_rt_free parks CUDA buffers and te_rt_alloc reuses one of the same

@@ -16,7 +16,8 @@
 // twice of one, is copied). The concat's result then is live from the
 // first placed part's definition to the last use of it or of any part.
 // Zero-splat float constants whose every use is such a concat have no
-// buffer (zeroFilled): the concat zeroes their slices itself.
+// buffer (zeroFilled): the concat zeroes their slices itself, or, in an amax
+// vector whose update takes those slots as unused, leaves them unwritten.
 //
 // In place: te.dact and te.dbias_dact write their result over an operand
 // that dies at them (the `input`, or the `grad` when of the result's type;
@@ -165,7 +166,7 @@ public:
   /// The byte offset of a view in its source's buffer, when not 0.
   llvm::DenseMap<Value, int64_t> viewOffset;
   /// Zero-splat constants that need no buffer: every use is a concat that
-  /// zeroes their slices.
+  /// zeroes their slices (or, an amax vector, leaves them unread).
   llvm::DenseSet<Value> zeroFilled;
   /// Arena slot of each planned value, and the slots' members.
   llvm::DenseMap<Value, unsigned> slotOf;

@@ -182,15 +182,21 @@ def TELowerToRuntimePass : Pass<"te-lower-to-runtime", "::mlir::ModuleOp"> {
     one plan serves every value of the dynamic dims); slots are 256-byte
     aligned. Returned tensors are computed in place in the caller's result
     buffers; reshapes are views. All-zero constants that are concat parts
-    get no buffer (the concat memsets their slice), other all-zero constants
-    are a `te_rt_zero`, other constants (weights frozen into an export) are
+    get no buffer (the concat memsets their slice, or, in a delayed-scaling
+    amax vector only `te.amax_update` reads, nothing writes it: the update
+    is told those slots record no amax), other all-zero constants are a
+    `te_rt_zero`, other constants (weights frozen into an export) are
     copied from read-only globals into their slot.
 
     **Quantized ops:** `te.quantize` lowers to `te_rt_quantize_fp8`, an FP8
     `te.gemm` to `te_rt_gemm_fp8` on the inner buffers in TN form (fprop:
     `x.data` x `w.data`; dgrad: `dy.data` x `w.transpose`; wgrad:
     `dy.transpose` x `x.transpose`), `te.amax_update` to `te_rt_amax_update`
-    (fp8_max 448 forward / 57344 backward under HYBRID). Under fp8-block,
+    (fp8_max 448 forward / 57344 backward under HYBRID), or, when its amax
+    vector is a concat with zero parts (the slots no op records, e.g. a
+    GEMM output's) that nothing else reads, to `te_rt_amax_update_unused`
+    with those slots as a mask (at most 64 slots), the zero parts never
+    written. Under fp8-block,
     `te.quantize` lowers to `te_rt_quantize_fp8_block` (block shape and pow2
     flag from the type and recipe) and the GEMMs to `te_rt_gemm_fp8_block`
     on the same operands (rowwise data or the transposed columnwise data,

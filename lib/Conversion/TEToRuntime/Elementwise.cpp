@@ -2,8 +2,9 @@
 //
 // arith.constant (copied from a global), arith.addf, arith.extf/truncf,
 // linalg.transpose, tensor.concat (the parts the memory plan could not
-// place in its buffer copied, zero parts memset) and the row-block copies
-// of tensor.extract_slice and tensor.insert_slice.
+// place in its buffer copied, zero parts memset unless the concat is an
+// amax vector whose update skips them) and the row-block copies of
+// tensor.extract_slice and tensor.insert_slice.
 //
 //===----------------------------------------------------------------------===//
 
@@ -131,8 +132,9 @@ struct TransposeLowering : public RuntimeCallPattern<linalg::TransposeOp> {
 /// buffer) are written there by their producers; zero constants are one
 /// te_rt_zero per run of adjacent zero parts, into the slices, or none when
 /// the buffer was zeroed whole before its first placed part was written
-/// (more than one run: FunctionLowering::zeroedEarly); the other parts are
-/// copied.
+/// (more than one run: FunctionLowering::zeroedEarly) or when the concat is
+/// an amax vector whose te_rt_amax_update_unused takes those slots as 0
+/// without reading them (unusedAmaxSlots); the other parts are copied.
 struct ConcatLowering : public RuntimeCallPattern<tensor::ConcatOp> {
   using RuntimeCallPattern::RuntimeCallPattern;
   LogicalResult lower(tensor::ConcatOp c, FunctionLowering &l) const override {
@@ -143,7 +145,7 @@ struct ConcatLowering : public RuntimeCallPattern<tensor::ConcatOp> {
     int64_t offset = 0;
     // The pending run of zero parts, [zerosFrom, offset) (none: -1).
     int64_t zerosFrom = -1;
-    bool zeroed = l.zeroedEarly(out);
+    bool zeroed = l.zeroedEarly(out) || unusedAmaxSlots(out);
     auto flushZeros = [&] {
       if (zerosFrom >= 0 && !zeroed)
         l.call("te_rt_zero", {l.ctxArg, l.gep(l.ptr(out), l.c64(zerosFrom)),

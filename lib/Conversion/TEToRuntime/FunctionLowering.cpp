@@ -213,11 +213,47 @@ void FunctionLowering::forEachSizeCheck(
   }
 }
 
+std::optional<uint64_t> unusedAmaxSlots(Value amax) {
+  auto c = amax.getDefiningOp<tensor::ConcatOp>();
+  if (!c || c.getDim() != 0)
+    return std::nullopt;
+  RankedTensorType type = c.getResultType();
+  if (type.getRank() != 1 || !type.hasStaticShape() ||
+      !type.getElementType().isF32() || type.getNumElements() > 64 ||
+      amax.use_empty())
+    return std::nullopt;
+  // Read only as te.amax_update's amax: any other reader (a copy, a
+  // return, a view) would see the slots the update leaves unwritten.
+  for (OpOperand &use : amax.getUses()) {
+    auto update = dyn_cast<AmaxUpdateOp>(use.getOwner());
+    if (!update || &use != &update.getAmaxMutable())
+      return std::nullopt;
+  }
+  uint64_t mask = 0;
+  int64_t slot = 0;
+  for (Value in : c.getInputs()) {
+    auto part = dyn_cast<RankedTensorType>(in.getType());
+    if (!part || !part.hasStaticShape())
+      return std::nullopt;
+    int64_t k = part.getNumElements();
+    if (isZeroSplatConstant(in))
+      for (int64_t s = slot; s < slot + k; ++s)
+        mask |= uint64_t(1) << s;
+    slot += k;
+  }
+  if (!mask)
+    return std::nullopt;
+  return mask;
+}
+
 void FunctionLowering::planEarlyZeroing() {
   Block &body = func.getBody().front();
   for (Operation &op : body) {
     auto c = dyn_cast<tensor::ConcatOp>(op);
     if (!c || c.getDim() != 0 || !c.getResultType().hasStaticShape())
+      continue;
+    // An amax vector's zero slots are not written at all.
+    if (unusedAmaxSlots(c.getResult()))
       continue;
     unsigned runs = 0;
     bool inRun = false;

@@ -54,6 +54,17 @@ llvm::StringMap<LLVM::LLVMFuncOp> declareRuntimeFunctions(ModuleOp module,
 /// Adds `te_module_info()` returning the JSON description of `entries`.
 void emitModuleInfo(ModuleOp module, OpBuilder &b, llvm::json::Array entries);
 
+/// When `amax` is a delayed-scaling amax vector some of whose slots no op
+/// records (a tensor.concat along dim 0 of static 1-D f32 parts into at
+/// most 64 elements, at least one part a zero splat constant, read only as
+/// the amax operand of te.amax_update): the mask of
+/// te_rt_amax_update_unused, bit s set for each element a zero part covers.
+/// Its zero parts are then never written, neither slice by slice nor the
+/// whole buffer early, and its updates take those slots' amax as 0 without
+/// reading them: one memset node fewer per step in a CUDA graph. None for
+/// any other value; such concats zero their slices as before.
+std::optional<uint64_t> unusedAmaxSlots(Value amax);
+
 //===----------------------------------------------------------------------===//
 // Run-time sizes
 //===----------------------------------------------------------------------===//

@@ -133,6 +133,7 @@ llvm::StringMap<LLVM::LLVMFuncOp> declareRuntimeFunctions(ModuleOp module,
            "te_rt_check_multiple",
            "te_rt_check_range",
            "te_rt_amax_update",
+           "te_rt_amax_update_unused",
        }) {
     LLVM::LLVMFunctionType type = runtimeFunctionType(ctx, name);
     assert(type && "not a TERuntime.def function");

@@ -1,7 +1,8 @@
 //===- State.cpp - Lowering of the recipe state updates ---------*- C++ -*-===//
 //
 // te.amax_update: fp8-delayed's amax history and scales, to
-// te_rt_amax_update.
+// te_rt_amax_update, or te_rt_amax_update_unused with the slots of an amax
+// vector that no op records (unusedAmaxSlots), left unwritten.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,14 +27,23 @@ struct AmaxUpdateLowering : public RuntimeCallPattern<AmaxUpdateOp> {
     auto history = cast<RankedTensorType>(u.getAmaxHistory().getType());
     if (!history.hasStaticShape())
       return u->emitError("te-lower-to-runtime: dynamic amax history");
-    l.call("te_rt_amax_update",
-           {l.ctxArg, l.ptr(u.getAmaxHistory()), l.ptr(u.getScales()),
-            l.ptr(u.getAmax()), l.c64(history.getDimSize(0)),
-            l.c64(history.getDimSize(1)),
-            l.cf32(f == QuantFormat::E4M3 ? 448.0 : 57344.0),
-            l.c32(int32_t(recipe.getMargin())),
-            l.c32(recipe.getAmaxComputeAlgo() == AmaxComputeAlgo::MostRecent),
-            l.ptr(u.getNewAmaxHistory()), l.ptr(u.getNewScales())});
+    SmallVector<Value, 12> operands = {
+        l.ctxArg,
+        l.ptr(u.getAmaxHistory()),
+        l.ptr(u.getScales()),
+        l.ptr(u.getAmax()),
+        l.c64(history.getDimSize(0)),
+        l.c64(history.getDimSize(1)),
+        l.cf32(f == QuantFormat::E4M3 ? 448.0 : 57344.0),
+        l.c32(int32_t(recipe.getMargin())),
+        l.c32(recipe.getAmaxComputeAlgo() == AmaxComputeAlgo::MostRecent)};
+    // The slots of the amax vector no op records were not zeroed (its
+    // concat skipped them): the update takes them as 0 itself.
+    std::optional<uint64_t> unused = unusedAmaxSlots(u.getAmax());
+    if (unused)
+      operands.push_back(l.c64(int64_t(*unused)));
+    operands.append({l.ptr(u.getNewAmaxHistory()), l.ptr(u.getNewScales())});
+    l.call(unused ? "te_rt_amax_update_unused" : "te_rt_amax_update", operands);
     return success();
   }
 };

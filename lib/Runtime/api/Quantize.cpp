@@ -314,6 +314,44 @@ bool nvfp4GemmArgs(const Checker &c, te_rt_context *ctx, int32_t out_dtype,
          c.notNull("b", b) && c.notNull("b_scale_inv", b_scale_inv) &&
          c.notNull("b_amax", b_amax) && c.notNull("d", d);
 }
+
+/// te_rt_amax_update and te_rt_amax_update_unused (unused = 0 for the
+/// first): the checks, then the backend.
+int32_t amaxUpdate(const Checker &c, te_rt_context *ctx, const float *history,
+                   const float *scale, const float *amax, int64_t len,
+                   int64_t n, float fp8_max, int32_t margin,
+                   int32_t most_recent, int64_t unused, float *new_history,
+                   float *new_scale) {
+  int64_t count = 0;
+  if (!c.context(ctx) || !c.positive("len", len) || !c.nonNegative("n", n) ||
+      !c.product("len * n", len, n, 4, &count) ||
+      !c.flag("most_recent", most_recent) || !c.notNull("history", history) ||
+      !c.notNull("scale", scale) || !c.notNull("amax", amax) ||
+      !c.notNull("new_history", new_history) ||
+      !c.notNull("new_scale", new_scale))
+    return 1;
+  if (!(fp8_max > 0.0f) || !std::isfinite(fp8_max))
+    return c.fail("fp8_max must be finite and > 0, got " + str(fp8_max)), 1;
+  if (margin < 0 || margin > 126)
+    return c.fail("margin must be in [0, 126], got " + std::to_string(margin)),
+           1;
+  // The mask has a bit per slot: a set bit past the last slot is a caller
+  // that miscounted its slots, not a slot to skip.
+  const uint64_t mask = static_cast<uint64_t>(unused);
+  if (mask != 0 && n > 64)
+    return c.fail("unused (a mask of 64 slots) must be 0 when n > 64, got "
+                  "n = " +
+                  std::to_string(n)),
+           1;
+  if (n < 64 && (mask >> n) != 0)
+    return c.fail("unused sets bit " +
+                  std::to_string(63 - __builtin_clzll(mask)) +
+                  ", not a slot of n = " + std::to_string(n)),
+           1;
+  return ctx->ops->amax_update(c, ctx, history, scale, amax, len, n, fp8_max,
+                               margin, most_recent, unused, new_history,
+                               new_scale);
+}
 } // namespace
 
 extern "C" {
@@ -436,22 +474,20 @@ int32_t te_rt_amax_update(te_rt_context *ctx, const float *history,
                           int64_t n, float fp8_max, int32_t margin,
                           int32_t most_recent, float *new_history,
                           float *new_scale) {
-  Checker c("te_rt_amax_update");
-  int64_t count = 0;
-  if (!c.context(ctx) || !c.positive("len", len) || !c.nonNegative("n", n) ||
-      !c.product("len * n", len, n, 4, &count) ||
-      !c.flag("most_recent", most_recent) || !c.notNull("history", history) ||
-      !c.notNull("scale", scale) || !c.notNull("amax", amax) ||
-      !c.notNull("new_history", new_history) ||
-      !c.notNull("new_scale", new_scale))
-    return 1;
-  if (!(fp8_max > 0.0f) || !std::isfinite(fp8_max))
-    return c.fail("fp8_max must be finite and > 0, got " + str(fp8_max)), 1;
-  if (margin < 0 || margin > 126)
-    return c.fail("margin must be in [0, 126], got " + std::to_string(margin)),
-           1;
-  return ctx->ops->amax_update(c, ctx, history, scale, amax, len, n, fp8_max,
-                               margin, most_recent, new_history, new_scale);
+  return amaxUpdate(Checker("te_rt_amax_update"), ctx, history, scale, amax,
+                    len, n, fp8_max, margin, most_recent, 0, new_history,
+                    new_scale);
+}
+
+int32_t te_rt_amax_update_unused(te_rt_context *ctx, const float *history,
+                                 const float *scale, const float *amax,
+                                 int64_t len, int64_t n, float fp8_max,
+                                 int32_t margin, int32_t most_recent,
+                                 int64_t unused, float *new_history,
+                                 float *new_scale) {
+  return amaxUpdate(Checker("te_rt_amax_update_unused"), ctx, history, scale,
+                    amax, len, n, fp8_max, margin, most_recent, unused,
+                    new_history, new_scale);
 }
 
 } // extern "C"

@@ -557,15 +557,25 @@ int32_t gemm_nvfp4_row_scaled(const Checker &c, te_rt_context *ctx,
 int32_t amax_update(const Checker &c, te_rt_context *ctx, const float *history,
                     const float *scale, const float *amax, int64_t len,
                     int64_t n, float fp8_max, int32_t margin,
-                    int32_t most_recent, float *new_history, float *new_scale) {
-  // Sizes the checks (api/) found to fit.
+                    int32_t most_recent, int64_t unused, float *new_history,
+                    float *new_scale) {
+  // Sizes the checks (api/) found to fit; a nonzero mask only with n <= 64.
   int64_t count = len * n;
   return guarded(c, [&] {
     if (new_history != history)
       std::memmove(new_history, history, static_cast<size_t>(count) * 4);
     if (new_scale != scale)
       std::memmove(new_scale, scale, static_cast<size_t>(n) * 4);
-    std::memmove(new_history, amax, static_cast<size_t>(n) * 4);
+    if (unused == 0) {
+      std::memmove(new_history, amax, static_cast<size_t>(n) * 4);
+    } else {
+      // The step's amaxes, an unused slot's 0 without reading it, staged
+      // first: amax may overlap row 0 as memmove allows.
+      float step[64];
+      for (int64_t s = 0; s < n; ++s)
+        step[s] = (static_cast<uint64_t>(unused) >> s) & 1 ? 0.0f : amax[s];
+      std::memcpy(new_history, step, static_cast<size_t>(n) * 4);
+    }
     te::cpu::updateDelayedScaling(new_history, new_scale, len, n, fp8_max,
                                   margin, most_recent != 0);
   });

@@ -198,10 +198,13 @@ const char *te_kernels_gemm_fp8(te_kernels_state *s, int out_dtype,
                                 const void *bias, void *d, int64_t m,
                                 int64_t n, int64_t k, int accumulate,
                                 int fast_accumulate);
+/* te_rt_amax_update_unused (unused = 0: te_rt_amax_update): a slot whose
+ * bit is set takes 0 as its step amax, amax[s] not read (the mask checked
+ * by the runtime: no bit at or above n, nonzero only with n <= 64). */
 const char *te_kernels_amax_update(te_kernels_state *s, const float *history,
                                    const float *scale, const float *amax,
                                    int64_t len, int64_t n, float fp8_max,
-                                   int margin, int most_recent,
+                                   int margin, int most_recent, int64_t unused,
                                    float *new_history, float *new_scale);
 
 /* Float8 block scaling (te_rt_quantize_fp8_block, te_rt_gemm_fp8_block;

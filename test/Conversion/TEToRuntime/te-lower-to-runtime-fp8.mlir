@@ -3,7 +3,8 @@
 //
 // te-lower-to-runtime for per-tensor FP8: te.quantize -> te_rt_quantize_fp8,
 // FP8 te.gemm -> te_rt_gemm_fp8 (every layout as TN on the inner buffers),
-// te.amax_update -> te_rt_amax_update; a qtensor is one buffer (scale_inv,
+// te.amax_update -> te_rt_amax_update (te_rt_amax_update_unused for an
+// amax vector with slots no op records); a qtensor is one buffer (scale_inv,
 // transpose, data), listed with its inner tensors in the module info.
 
 // LayerNormLinear under current scaling. Forward: norm, quantize the norm
@@ -62,7 +63,9 @@ func.func @lnl(%x: tensor<16x64xbf16>, %g: tensor<64xbf16>, %b: tensor<64xbf16>,
 
 // Delayed scaling with a dynamic token count: the scale is element `slot`
 // of the scales argument (byte offset 4 * slot), the qtensor buffers are
-// sized from d0 at run time, and the state update uses E4M3's 448 forward.
+// sized from d0 at run time, and the state update uses E4M3's 448 forward;
+// the GEMM output's slot (2) records no amax: the update's mask, 0b100,
+// marks it instead of a memset of the slot.
 // CHECK-LABEL: llvm.func @te_entry_lin(
 // CHECK-SAME: %[[CTX:[^:]*]]: !llvm.ptr, %[[ARGS:[^:]*]]: !llvm.ptr
 // CHECK:      %[[SP:.*]] = llvm.getelementptr %[[ARGS]][3]
@@ -72,8 +75,10 @@ func.func @lnl(%x: tensor<16x64xbf16>, %g: tensor<64xbf16>, %b: tensor<64xbf16>,
 // CHECK:      %[[S1:.*]] = llvm.getelementptr %[[S]][%{{.*}}] : (!llvm.ptr, i64) -> !llvm.ptr, i8
 // CHECK:      llvm.call @te_rt_quantize_fp8(%[[CTX]], {{.*}}, %[[S1]],
 // CHECK:      llvm.call @te_rt_gemm_fp8(
+// CHECK-NOT:  llvm.call @te_rt_zero
 // CHECK:      %[[MAX:.*]] = llvm.mlir.constant(4.480000e+02 : f32) : f32
-// CHECK:      llvm.call @te_rt_amax_update(%[[CTX]], {{.*}}, %[[MAX]],
+// CHECK:      %[[MASK:.*]] = llvm.mlir.constant(4 : i64) : i64
+// CHECK-NEXT: llvm.call @te_rt_amax_update_unused(%[[CTX]], {{.*}}, %[[MAX]], %{{.*}}, %{{.*}}, %[[MASK]],
 // CHECK:      @te_module_info.json(
 // CHECK-SAME: \22arena_bytes\22:\22dynamic\22
 // CHECK-SAME: \22te.state\22:\22linear_0.amax_history_fwd\22

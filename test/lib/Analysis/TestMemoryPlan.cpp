@@ -106,7 +106,7 @@ struct TestMemoryPlanPass
                    << " before it is written"
                    << (loan->second.conditional ? " when it fits" : "");
         } else if (plan.zeroFilled.contains(result)) {
-          remark << "no buffer (its concats zero its slices)";
+          remark << "no buffer (only concats read it)";
         } else {
           remark << "no buffer";
         }
