@@ -77,6 +77,13 @@ __global__ void __launch_bounds__(kThreads)
   extern __shared__ float column[];
   __shared__ float part[kThreads / 32];
   const int64_t s = blockIdx.x;
+  // Thread 0's step amax and old scale, loaded with the column rather than
+  // after the block's reduction (one memory latency less per update).
+  float first = 0.0f, old = 0.0f;
+  if (threadIdx.x == 0) {
+    first = stepAmax(amax, unused, s);
+    old = scale[s];
+  }
   float m = -FLT_MAX;
   for (int64_t r = 1 + threadIdx.x; r < len; r += blockDim.x) {
     float h = history[r * n + s];
@@ -95,13 +102,12 @@ __global__ void __launch_bounds__(kThreads)
     float rows = part[0];
     for (int w = 1; w < static_cast<int>(blockDim.x / 32); ++w)
       rows = fmaxf(rows, part[w]);
-    const float first = stepAmax(amax, unused, s);
     float a = first;
     if (!mostRecent && !isnan(first))
       a = fmaxf(first, rows);
     newHistory[(len - 1) * n + s] = first;
     newHistory[s] = 0.0f;
-    float next = scale[s];
+    float next = old;
     if (isfinite(a) && a > 0.0f) {
       next = fp8Max / a / ldexpf(1.0f, margin);
       if (isinf(next))
