@@ -620,7 +620,10 @@ def test_cuda_entries_with_empty_arenas_replay():
     Until 2026-12-06 such an entry allocated its empty arena inside the capture, the
     capture failed twice and the entry ran its kernels one launch at a time for the rest of
     the process (TE_RT_ENTRY_GRAPHS_LOG said: "its capture failed ... the entry allocated
-    buffers while captured")."""
+    buffers while captured"). The eager loop keeps the last output alive while the next is
+    allocated, so the caching allocator hands an entry's results a few addresses in turn:
+    each is a key of its own (up to four graphs an entry), captured when first seen after
+    the first call; from then on the calls replay, so of 16 calls at most 11 are logged."""
     r = run_python("""
 import torch
 import te_mlir.torch as tet
@@ -630,7 +633,7 @@ for m in (tet.LayerNormLinear(64, 192, normalization="RMSNorm", bias=False,
           tet.LayerNormMLP(64, 256, params_dtype=torch.bfloat16, device="cuda")):
     print("plan", m.memory_plan(16))
     x = torch.randn(16, 64, device="cuda", dtype=torch.bfloat16, requires_grad=True)
-    for _ in range(6):
+    for _ in range(16):
         x.grad = None
         y = m(x)
         y.backward(torch.ones_like(y))
@@ -646,9 +649,8 @@ print("ok")
                   "layernorm_mlp_bwd"):
         mine = [line for line in log if line.startswith(f"te-mlir entry graphs: {entry}:")]
         assert any("captured" in line for line in mine), (entry, log)
-        # after its captures every call replays (no log line): the first call and the
-        # donating backward's first key run plainly, nothing else
-        assert len(mine) <= 5, (entry, mine)
+        # a replay writes no line: at least five of the 16 calls replayed
+        assert len(mine) <= 11, (entry, mine)
 
 
 @needs_gpu
