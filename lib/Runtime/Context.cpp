@@ -631,10 +631,9 @@ int32_t te_rt_zero(te_rt_context *ctx, void *dst, int64_t bytes) {
       !c.nonNegative("bytes", bytes))
     return 1;
   if (ctx->backend == TE_RT_BACKEND_CUDA) {
-    // Few bytes (an amax vector's unused slots, a concat's zero parts): a
-    // kernel, which in a CUDA graph is a kernel node among kernel nodes,
-    // launched programmatically like them (a memset node is neither); more
-    // bytes: the memset.
+    // Few bytes (a concat's zero parts): a kernel, which in a CUDA graph is
+    // a kernel node among kernel nodes, launched programmatically like them
+    // (a memset node is neither); more bytes: the memset.
     if (bytes <= kZeroByKernelBytes)
       return bytes ? ctx->ops->zero_ranges(c, ctx, &dst, &bytes, 1) : 0;
     if (const char *err = te_rt_internal_cuda_zero(ctx->stream, dst, bytes))

@@ -113,8 +113,9 @@ inline const char *launched() { return status(cudaGetLastError()); }
 /// (griddepcontrol.launch_dependents), which waits here in turn. Without a
 /// programmatic dependency (a plain launch, a device before Hopper) both
 /// are no-ops. Nothing may touch global memory before it:
-/// test/kernels_wait_first.py checks that every __global__ function of
-/// runtime-kernels/src begins with it.
+/// utils/check_kernel_sources.py (lit test/Sources/kernels-wait-first.test)
+/// checks that every __global__ function of runtime-kernels/src begins
+/// with it.
 __device__ __forceinline__ void gridWait() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");

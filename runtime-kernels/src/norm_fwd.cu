@@ -179,55 +179,55 @@ __global__ void __launch_bounds__(normCta(kNormFwdCta, W),
       uint4 *zr =
           reinterpret_cast<uint4 *>(static_cast<T *>(out.z) + row * cols) + t;
 #pragma unroll
-    for (int v = 0; v < V; ++v) {
-      if (!live[v])
-        continue;
-      float xv[P], gv[P], bv[P], o[P];
-      unpack<E>(rx[v], xv);
-      unpack<E>(ldVecHere(gr + v * G), gv);
-      unpack<E>(addBeta ? ldVecHere(br + v * G) : zero, bv);
+      for (int v = 0; v < V; ++v) {
+        if (!live[v])
+          continue;
+        float xv[P], gv[P], bv[P], o[P];
+        unpack<E>(rx[v], xv);
+        unpack<E>(ldVecHere(gr + v * G), gv);
+        unpack<E>(addBeta ? ldVecHere(br + v * G) : zero, bv);
 #pragma unroll
-      for (int e = 0; e < P; ++e) {
-        float y = (xv[e] - mean) * rs;
-        float val = (zc ? gv[e] + 1.0f : gv[e]) * y;
-        if (addBeta)
-          val += bv[e];
-        if constexpr (kAmax)
-          m = fmaxf(m, fabsf(val));
-        o[e] = val;
-      }
-      if constexpr (kFmt < 0) {
-        zr[v * G] = pack<E>(o);
-      } else {
-        // P bytes of FP8: the values as z would store them, times the scale.
-        uint32_t w[P / 4];
+        for (int e = 0; e < P; ++e) {
+          float y = (xv[e] - mean) * rs;
+          float val = (zc ? gv[e] + 1.0f : gv[e]) * y;
+          if (addBeta)
+            val += bv[e];
+          if constexpr (kAmax)
+            m = fmaxf(m, fabsf(val));
+          o[e] = val;
+        }
+        if constexpr (kFmt < 0) {
+          zr[v * G] = pack<E>(o);
+        } else {
+          // P bytes of FP8: the values as z would store them, times the scale.
+          uint32_t w[P / 4];
 #pragma unroll
-        for (int k = 0; k < P / 4; ++k)
-          w[k] = toFP8x2<kFmt>(E::load(E::store(o[4 * k])) * qs,
-                               E::load(E::store(o[4 * k + 1])) * qs) |
-                 (toFP8x2<kFmt>(E::load(E::store(o[4 * k + 2])) * qs,
-                                E::load(E::store(o[4 * k + 3])) * qs)
-                  << 16);
-        const int64_t c0 = static_cast<int64_t>(v * G + t) * P;
-        uint8_t *qr = static_cast<uint8_t *>(out.z) + row * cols + c0;
-        if constexpr (P == 8)
-          *reinterpret_cast<uint2 *>(qr) = make_uint2(w[0], w[1]);
-        else
-          *reinterpret_cast<uint32_t *>(qr) = w[0];
-        if (out.transpose) {
-          uint8_t *sr = staged + group * cols + c0;
+          for (int k = 0; k < P / 4; ++k)
+            w[k] = toFP8x2<kFmt>(E::load(E::store(o[4 * k])) * qs,
+                                 E::load(E::store(o[4 * k + 1])) * qs) |
+                   (toFP8x2<kFmt>(E::load(E::store(o[4 * k + 2])) * qs,
+                                  E::load(E::store(o[4 * k + 3])) * qs)
+                    << 16);
+          const int64_t c0 = static_cast<int64_t>(v * G + t) * P;
+          uint8_t *qr = static_cast<uint8_t *>(out.z) + row * cols + c0;
           if constexpr (P == 8)
-            *reinterpret_cast<uint2 *>(sr) = make_uint2(w[0], w[1]);
+            *reinterpret_cast<uint2 *>(qr) = make_uint2(w[0], w[1]);
           else
-            *reinterpret_cast<uint32_t *>(sr) = w[0];
+            *reinterpret_cast<uint32_t *>(qr) = w[0];
+          if (out.transpose) {
+            uint8_t *sr = staged + group * cols + c0;
+            if constexpr (P == 8)
+              *reinterpret_cast<uint2 *>(sr) = make_uint2(w[0], w[1]);
+            else
+              *reinterpret_cast<uint32_t *>(sr) = w[0];
+          }
         }
       }
-    }
-    if (t == 0) {
-      if (!rms)
-        mu[row] = mean;
-      rsigma[row] = rs;
-    }
+      if (t == 0) {
+        if (!rms)
+          mu[row] = mean;
+        rsigma[row] = rs;
+      }
     }
     if constexpr (kFmt >= 0) {
       // The transpose's bytes of rows [first, first + GROUPS): column c's

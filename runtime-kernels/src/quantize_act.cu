@@ -170,15 +170,15 @@ struct ActCastTile {
       typename Src::Raw raw[kPer];
 #pragma unroll
       for (int p = 0; p < kPer; ++p) {
-        if (r0 + (threadIdx.x + p * kThreads) / kRowVecs >= rows)
+        int idx = threadIdx.x + p * kThreads;
+        int r = idx / kRowVecs, cv = idx % kRowVecs;
+        if (r0 + r >= rows)
           continue; // past the last row: nothing loaded
         if constexpr (kStages > 0) {
 #pragma unroll
           for (int j = 0; j < kLoads; ++j)
             raw[p].v[j] = *slot(stage, ring, p, j);
         } else {
-          int idx = threadIdx.x + p * kThreads;
-          int r = idx / kRowVecs, cv = idx % kRowVecs;
           src.load(r0 + r, c0 + cv * kVec, raw[p]);
         }
       }
