@@ -11,7 +11,8 @@
 #   utils/gpu_python.sh OUT [STEPS]       # GPU machine, with build-gpu.tar.xz and .te-peer
 # STEPS (comma list, default unit,pytest,seed): te (install TransformerEngine from
 # .te-peer), unit (TERuntimeTests *Cuda* and the guest tests), pytest (test/python), seed
-# (anchors' seed_overhead.py), decoder16, decoder8192 (bench/decoder_layer.py), memory
+# (anchors' seed_overhead.py), decoder16, decoder8192 (bench/decoder_layer.py), rodiag
+# (bench/diag_reduce_overhead.py; RODIAG_ARGS), memory
 # (anchors' module_memory.py), dropin (the modules' drop-in tests with
 # TE_MLIR_TEST_TARGET=auto), weights (bench/weights_memory.py), energy (bench/energy.py;
 # ENERGY_ARGS), profile (bench/host_profile.py), layer (anchors' layer_memory.py; LAYER_ARGS). Logs and JSON go to OUT. DECODER16_ARGS / DECODER8192_ARGS:
@@ -142,6 +143,11 @@ for t in 16 8192; do
     tail -14 "$out/decoder_$t.log"
   fi
 done
+if has rodiag; then
+  echo "== bench/diag_reduce_overhead.py (host time of the reduce-overhead step, per engine)"
+  timeout 300 python3 bench/diag_reduce_overhead.py ${RODIAG_ARGS:-} > "$out/diag_reduce_overhead.log" 2>&1
+  sed -n 1,8p "$out/diag_reduce_overhead.log"
+fi
 if has dropin; then
   echo "== pytest: the modules' drop-in tests on the GPU (TE_MLIR_TEST_TARGET=auto)"
   files=$(ls test/python/test_dropin.py test/python/test_primary_weights.py \

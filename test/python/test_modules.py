@@ -413,6 +413,35 @@ def test_compile_fp8_delayed_state_matches_eager(backend, checkpoint):
         assert torch.equal(a, b), n
 
 
+@pytest.mark.parametrize("recipe", ["bf16", "fp8-delayed"])
+def test_compile_guards_skip_the_library_objects(recipe):
+    """Under torch.compile a module's forward calls the ops bound once per (recipe,
+    dtype) (_traced_runner): no guard of the compiled frame reads the library's Python
+    objects (TeFunction, OpLibrary, their entries and steps), each read of which Dynamo
+    would check on every call. Training and no-grad calls (the inference entry) give
+    eager's results and advance the recipe state as eager does."""
+    from torch._dynamo.eval_frame import _debug_get_cache_entry_list
+    torch._dynamo.reset()
+    eager, comp = Block(recipe), Block(recipe)
+    compiled = torch.compile(comp, fullgraph=True, backend="aot_eager")
+    for step in range(2):
+        x = torch.randn(16, 32, generator=torch.Generator().manual_seed(step))
+        ye, ge = _step(eager, x)
+        yc, gc = _step(compiled, x)
+        assert torch.equal(yc, ye), step
+        for a, b in zip(gc, ge):
+            assert torch.equal(a, b)
+        with torch.no_grad():
+            assert torch.equal(compiled(x), eager(x)), step
+    for (n, a), (_, b) in zip(eager.named_buffers(), comp.named_buffers()):
+        assert torch.equal(a, b), n
+    entries = _debug_get_cache_entry_list(Block.forward.__code__)
+    assert len(entries) == 2  # training, no-grad
+    guards = "\n".join(str(e.guard_manager) for e in entries)
+    for word in ("._fns", ".arg_specs", ".output_index", "._steps", ".namespace", ".fwd"):
+        assert word not in guards, word
+
+
 def test_compile_weight_cache():
     """is_first_microbatch under torch.compile: a Python flag Dynamo guards on; the
     cached weights stored by the first microbatch are reused by the next."""

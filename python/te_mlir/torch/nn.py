@@ -132,6 +132,7 @@ class _TEModule(PrimaryWeights, BackwardOverride, nn.Module):
         self._library_path = library
         self._fns = {}  # (recipe, activation dtype) -> TeFunction
         self._runners = {}  # (recipe, activation dtype) -> its forward (_runner)
+        self._traced = {}  # (recipe, activation dtype) -> what torch.compile traces
         self._state = {}  # (recipe, activation dtype) -> (fwd buffer names, bwd buffer names)
         self._state_buffers = set()  # names of the recipe-state buffers (the extra state)
         self._weight_cache = self._weight_cache_owner = None
@@ -256,6 +257,8 @@ class _TEModule(PrimaryWeights, BackwardOverride, nn.Module):
             key = (recipe, dtype, frozen, "save_rowwise")
         self._state[key] = names
         self._fns[key] = fn
+        if len(key) == 2:
+            self._traced[key] = self._traced_runner(fn, names, dtype)
         return fn
 
     def function(self, recipe=None, dtype=None):
@@ -315,6 +318,8 @@ class _TEModule(PrimaryWeights, BackwardOverride, nn.Module):
             why = self._outside_graph_reason(recipe)
             if why:  # run eagerly: a graph break, as TransformerEngine's modules take
                 out = _outside_graph(self, why, inp, is_first_microbatch, recipe, dtype)
+            elif is_first_microbatch is None and (recipe, dtype) in self._traced:
+                out = self._traced[(recipe, dtype)](self, inp)
             else:
                 fn = self.function(recipe, dtype)
                 fnames, bnames = self._state[(recipe, dtype)]
@@ -503,6 +508,52 @@ class _TEModule(PrimaryWeights, BackwardOverride, nn.Module):
 
         return run
 
+    def _traced_runner(self, fn, names, dtype):
+        """The forward torch.compile traces for one (recipe, activation dtype): the op of
+        `fn`'s forward entry (or, without gradients, its inference entry) called on the
+        parameters and recipe-state buffers by name. What depends only on the key (the
+        ops, the names, the result positions, whether an entry takes the backward's
+        recipe state) is bound here, once, so that Dynamo reads a few closure values
+        instead of walking the library's Python objects (TeFunction.call), every read
+        of which it guards on each call. The same ops, arguments and results as
+        TeFunction.call."""
+        fnames, bnames = (tuple(n) for n in names)
+        pnames = tuple(self._param_names)
+        ns = getattr(torch.ops, fn.ops.namespace)
+        train_op = getattr(ns, fn.fwd.name).default if fn.fwd is not None else None
+        infer = fn.inference or fn.fwd
+        infer_op = getattr(ns, infer.name).default
+        infer_all = infer is not fn.fwd  # (TeFunction.call: all of its results)
+        out_index = tuple(fn.output_index)
+        # the backward's recipe state goes to the entry of the training step
+        step = fn.ops.step(fn.fwd.name) if fn.fwd is not None else None
+        train_state = step is not None and bool(step.bwd_state)
+        infer_state = train_state and not infer_all
+        finish = self._finisher(len(fnames), fnames, rebind=False)
+        grad_enabled = torch.is_grad_enabled
+
+        def run(mod, inp):
+            x = inp if inp.dim() == 2 else inp.reshape(-1, inp.shape[-1])
+            params, bufs = mod._parameters, mod._buffers
+            args = [x] + [params[n] for n in pnames]
+            if dtype != mod.params_dtype or x.dtype != dtype:  # torch.autocast
+                args = [a.to(dtype) for a in args]
+            args += [bufs[n] for n in fnames]
+            if grad_enabled() and any(a.requires_grad for a in args):
+                if train_op is None:  # (TeFunction.call says why)
+                    return mod._run_general(fn, inp, args, bnames, None, finish)
+                res = train_op(*args, *[bufs[n] for n in bnames]) if train_state \
+                    else train_op(*args)
+                whole = False
+            else:
+                res = infer_op(*args, *[bufs[n] for n in bnames]) if infer_state \
+                    else infer_op(*args)
+                whole = infer_all
+            res = list(res) if isinstance(res, (tuple, list)) else [res]
+            return finish(mod, inp, res if whole else [res[i] for i in out_index])
+
+        return run
+
     @staticmethod
     def _finisher(n_state, fnames, rebind=True):
         """outs -> the module's result: the new forward recipe state made the module's
@@ -624,7 +675,7 @@ class _TEModule(PrimaryWeights, BackwardOverride, nn.Module):
         super()._load_from_state_dict(state_dict, prefix, local_metadata, strict,
                                       missing_keys, unexpected_keys, error_msgs)
 
-    _TRANSIENT = ("_fns", "_runners", "_state")
+    _TRANSIENT = ("_fns", "_runners", "_traced", "_state")
 
     def __getstate__(self):
         """deepcopy / pickle / torch.save: the libraries' handles are not copied; a copy
