@@ -61,10 +61,14 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--profile-steps", type=int, default=200)
     ap.add_argument("--top", type=int, default=35)
+    ap.add_argument("--device", default="cuda",
+                    help="cpu: a dry run of the script (Inductor's CPU code, no CUDA graphs)")
     args = ap.parse_args()
     import te_mlir.torch as tet
 
-    dev = torch.device("cuda")
+    dev = torch.device(args.device)
+    cuda = dev.type == "cuda"
+    sync = torch.cuda.synchronize if cuda else (lambda: None)
     dt = torch.bfloat16
     H, Fh, nh, eps = args.hidden, args.ffn, args.heads, 1e-5
     torch.manual_seed(0)
@@ -78,7 +82,7 @@ def main():
     g = torch.Generator(device=dev).manual_seed(1)
     x0 = torch.randn(1, args.tokens, H, device=dev, dtype=dt, generator=g)
     dy = torch.randn(1, args.tokens, H, device=dev, dtype=dt, generator=g) * 0.1
-    mode = None if args.mode == "default" else args.mode
+    mode = None if args.mode == "default" or not cuda else args.mode
     engines = {}
     for name, layer, full in (("torch", ref, False), ("te_mlir", tl, True)):
         c = torch.compile(layer, mode=mode, fullgraph=full)
@@ -97,30 +101,39 @@ def main():
         t[0] += t1 - t0
         t[1] += time.perf_counter() - t1
 
+    from torch._dynamo.utils import counters
     for name, (c, params, x, _) in engines.items():
+        counters.clear()
         t = [0.0, 0.0]
         for _ in range(5):
             one(c, params, x, t)
-        torch.cuda.synchronize()
+        sync()
+        # (cudagraph skips, non-static inputs copied per replay, graph counts)
+        print(f"{name}: compile counters " + str({k: dict(v) for k, v in counters.items()
+                                                   if k in ("inductor", "stats", "aot_autograd")}))
     res = {n: {"wall": [], "host": [], "fwd": [], "bwd": []} for n in engines}
     for _ in range(args.rounds):
         for name, (c, params, x, _) in engines.items():
             t = [0.0, 0.0]
-            torch.cuda.synchronize()
-            e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            e0.record()
+            sync()
+            if cuda:
+                e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                e0.record()
             h0 = time.perf_counter()
             for _ in range(args.steps):
                 one(c, params, x, t)
             h1 = time.perf_counter()
-            e1.record()
-            e1.synchronize()
             n = args.steps
-            res[name]["wall"].append(e0.elapsed_time(e1) * 1e3 / n)
+            if cuda:
+                e1.record()
+                e1.synchronize()
+                res[name]["wall"].append(e0.elapsed_time(e1) * 1e3 / n)
+            else:
+                res[name]["wall"].append((time.perf_counter() - h0) * 1e6 / n)
             res[name]["host"].append((h1 - h0) * 1e6 / n)
             res[name]["fwd"].append(t[0] * 1e6 / n)
             res[name]["bwd"].append(t[1] * 1e6 / n)
-    print(f"tokens {args.tokens}, {args.recipe}, mode {args.mode}, {torch.cuda.get_device_name()},"
+    print(f"tokens {args.tokens}, {args.recipe}, mode {args.mode}, {torch.cuda.get_device_name() if cuda else 'cpu'},"
           f" torch {torch.__version__}; µs per step, median (min-max) of {args.rounds} rounds"
           f" x {args.steps} steps")
     print(f"{'engine':10s} " + " ".join(f"{k:>22s}" for k in ("wall", "host", "fwd call",
@@ -140,7 +153,7 @@ def main():
         pr.enable()
         for _ in range(args.profile_steps):
             one(c, params, x, t)
-        torch.cuda.synchronize()
+        sync()
         pr.disable()
         s = io.StringIO()
         st = pstats.Stats(pr, stream=s)
