@@ -401,14 +401,23 @@ def test_compile_fp8_delayed_state_matches_eager(backend, checkpoint):
     updated by then: a version-counter error before, silently other scales with a
     copy AOTAutograd's partitioner recomputes in the backward), bit for bit as eager."""
     eager, comp = Block("fp8-delayed", checkpoint), Block("fp8-delayed", checkpoint)
-    compiled = torch.compile(comp, fullgraph=True, backend=backend)
-    for step in range(3):
+    _steps_match_eager(eager, comp, torch.compile(comp, fullgraph=True, backend=backend), 3)
+
+
+def _steps_match_eager(eager, comp, compiled, steps, no_grad=False):
+    """`steps` training steps of `compiled` (a compiled `comp`, built as `eager`) give
+    eager's output and gradients bit for bit (and, with no_grad, a no-grad call after
+    each), and the recipe-state buffers end as eager's."""
+    for step in range(steps):
         x = torch.randn(16, 32, generator=torch.Generator().manual_seed(step))
         ye, ge = _step(eager, x)
         yc, gc = _step(compiled, x)
         assert torch.equal(yc, ye), step
         for a, b in zip(gc, ge):
             assert torch.equal(a, b)
+        if no_grad:
+            with torch.no_grad():
+                assert torch.equal(compiled(x), eager(x)), step
     for (n, a), (_, b) in zip(eager.named_buffers(), comp.named_buffers()):
         assert torch.equal(a, b), n
 
@@ -423,18 +432,8 @@ def test_compile_guards_skip_the_library_objects(recipe):
     from torch._dynamo.eval_frame import _debug_get_cache_entry_list
     torch._dynamo.reset()
     eager, comp = Block(recipe), Block(recipe)
-    compiled = torch.compile(comp, fullgraph=True, backend="aot_eager")
-    for step in range(2):
-        x = torch.randn(16, 32, generator=torch.Generator().manual_seed(step))
-        ye, ge = _step(eager, x)
-        yc, gc = _step(compiled, x)
-        assert torch.equal(yc, ye), step
-        for a, b in zip(gc, ge):
-            assert torch.equal(a, b)
-        with torch.no_grad():
-            assert torch.equal(compiled(x), eager(x)), step
-    for (n, a), (_, b) in zip(eager.named_buffers(), comp.named_buffers()):
-        assert torch.equal(a, b), n
+    _steps_match_eager(eager, comp, torch.compile(comp, fullgraph=True, backend="aot_eager"),
+                       2, no_grad=True)
     entries = _debug_get_cache_entry_list(Block.forward.__code__)
     assert len(entries) == 2  # training, no-grad
     guards = "\n".join(str(e.guard_manager) for e in entries)
