@@ -520,15 +520,14 @@ class _TEModule(PrimaryWeights, BackwardOverride, nn.Module):
         fnames, bnames = (tuple(n) for n in names)
         pnames = tuple(self._param_names)
         ns = getattr(torch.ops, fn.ops.namespace)
-        train_op = getattr(ns, fn.fwd.name).default if fn.fwd is not None else None
-        infer = fn.inference or fn.fwd
-        infer_op = getattr(ns, infer.name).default
-        infer_all = infer is not fn.fwd  # (TeFunction.call: all of its results)
+
+        def convention(entry):  # its op, the state buffers it takes last, all results?
+            takes_state, whole = fn.entry_convention(entry)
+            return getattr(ns, entry.name).default, bnames if takes_state else (), whole
+
+        train_op, train_bstate, _ = convention(fn.fwd) if fn.fwd is not None else (None, (), False)
+        infer_op, infer_bstate, infer_all = convention(fn.inference or fn.fwd)
         out_index = tuple(fn.output_index)
-        # the backward's recipe state goes to the entry of the training step
-        step = fn.ops.step(fn.fwd.name) if fn.fwd is not None else None
-        train_state = step is not None and bool(step.bwd_state)
-        infer_state = train_state and not infer_all
         finish = self._finisher(len(fnames), fnames, rebind=False)
         grad_enabled = torch.is_grad_enabled
 
@@ -542,12 +541,10 @@ class _TEModule(PrimaryWeights, BackwardOverride, nn.Module):
             if grad_enabled() and any(a.requires_grad for a in args):
                 if train_op is None:  # (TeFunction.call says why)
                     return mod._run_general(fn, inp, args, bnames, None, finish)
-                res = train_op(*args, *[bufs[n] for n in bnames]) if train_state \
-                    else train_op(*args)
+                res = train_op(*args, *[bufs[n] for n in train_bstate])
                 whole = False
             else:
-                res = infer_op(*args, *[bufs[n] for n in bnames]) if infer_state \
-                    else infer_op(*args)
+                res = infer_op(*args, *[bufs[n] for n in infer_bstate])
                 whole = infer_all
             res = list(res) if isinstance(res, (tuple, list)) else [res]
             return finish(mod, inp, res if whole else [res[i] for i in out_index])

@@ -1264,8 +1264,8 @@ class TeFunction:
             entry, full = self.fwd, list(args)
         else:
             entry, full = self.inference or self.fwd, list(args)
-        step = self.ops.step(entry.name)
-        if step is not None and step.bwd_state:
+        takes_bwd_state, all_results = self.entry_convention(entry)
+        if takes_bwd_state:
             if bwd_state is None:
                 if grad:
                     raise TeMlirError(f"{self.name}: the backward has recipe state ("
@@ -1274,6 +1274,7 @@ class TeFunction:
                                       + "): pass bwd_state=[...] (updated in place)")
                 bwd_state = self.initial_state(device=args[0].device, backward=True)
             full += list(bwd_state)
+        step = self.ops.step(entry.name)
         if grad and step is not None and not return_weights and not _compiling():
             # eager training: the op's kernel below autograd, under an autograd.Function
             # built once per entry (torch.compile traces the op's registered autograd)
@@ -1285,9 +1286,18 @@ class TeFunction:
             names = {s.roles["te.cached_weight"] for s in self.cached_weight_specs}
             weights = {r.roles["te.saved"]: res[r.index].detach() for r in entry.results
                        if r.roles.get("te.saved") in names}
-        if entry is self.inference and entry is not self.fwd:
+        if all_results:
             return res, weights
         return [res[i] for i in self.output_index], weights
+
+    def entry_convention(self, entry):
+        """How call() calls `entry` (one of this function's entries): (whether the
+        backward's recipe state follows its arguments, which it does for an entry with
+        a training step that has such state; whether its results come back all, as the
+        inference entry's do, else those at output_index)."""
+        step = self.ops.step(entry.name)
+        return (step is not None and bool(step.bwd_state),
+                entry is self.inference and entry is not self.fwd)
 
     def forward_saved(self, *args):
         """`name`_fwd below autograd on `args` (the inference entry's arguments): (the
