@@ -146,6 +146,19 @@ def make_step(layer, cos, sin, ctx=None):
     return step, params
 
 
+def step_phases(layer, params, x, cos, sin, dy, clock):
+    """One step of `layer` with its forward call and its backward call timed apart by
+    `clock` (time.perf_counter, time.process_time, ...): (forward s, backward s)."""
+    for p in params:
+        p.grad = None
+    x.grad = None
+    t0 = clock()
+    y = layer(x, cos, sin)
+    t1 = clock()
+    y.backward(dy)
+    return t1 - t0, clock() - t1
+
+
 def grads_of(y, x, params):
     return [y.detach().float()] + [x.grad.float()] + [p.grad.float() for p in params]
 

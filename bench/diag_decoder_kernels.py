@@ -69,15 +69,8 @@ def host_phases(layer, cos, sin, x, dy, steps, top):
     prof = profiled(step, x, dy, steps, ProfilerActivity.CPU)  # (warms up too)
     fwd = bwd = 0.0
     for _ in range(steps):
-        for p in params:
-            p.grad = None
-        x.grad = None
-        t0 = time.process_time()
-        y = layer(x, cos, sin)
-        t1 = time.process_time()
-        y.backward(dy)
-        t2 = time.process_time()
-        fwd, bwd = fwd + (t1 - t0), bwd + (t2 - t1)
+        f, b = dl.step_phases(layer, params, x, cos, sin, dy, time.process_time)
+        fwd, bwd = fwd + f, bwd + b
         torch.cuda.synchronize()
     table = prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=top)
     return fwd / steps * 1e6, bwd / steps * 1e6, table

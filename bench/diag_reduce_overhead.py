@@ -91,15 +91,9 @@ def main():
         engines[name] = (c, params, x, layer)
 
     def one(c, params, x, t):
-        for p in params:
-            p.grad = None
-        x.grad = None
-        t0 = time.perf_counter()
-        y = c(x, cos, sin)
-        t1 = time.perf_counter()
-        y.backward(dy)
-        t[0] += t1 - t0
-        t[1] += time.perf_counter() - t1
+        f, b = dl.step_phases(c, params, x, cos, sin, dy, time.perf_counter)
+        t[0] += f
+        t[1] += b
 
     from torch._dynamo.utils import counters
     for name, (c, params, x, _) in engines.items():
