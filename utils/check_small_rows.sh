@@ -16,8 +16,13 @@
 # runtime on the old libraries with the new on the new, by library name. The profiles
 # run with TE_RT_PDL=0: with programmatic launches a kernel's measured time includes
 # its wait for the kernel before it, so per-kernel times would not add up.
+# OLD_LIBS (default bench/build): the old runtime's libraries. NEW_RT_XZ (optional): the
+# new runtime itself (a CUDA build's libte_runtime.so, stripped and xz-ed), instead of the
+# wheel's, for a runtime change timed without a new wheel; build-rt-cuda/lib/ may then be
+# absent, and the wheel's runtime is the old one.
 set +u
 NEW_LIBS=${NEW_LIBS:-bench/build}
+OLD_LIBS=${OLD_LIBS:-bench/build}
 : "${OUT:?set OUT}"
 T=/tmp/te-wheel; mkdir -p $T/site $T/cache $T/old
 rm -rf $T/site/* $T/dump_old $T/dump_new
@@ -28,14 +33,24 @@ if [[ -f .gpu-unit/slim.tar.xz ]]; then
 else
   python3 -m pip install -q --no-deps --no-index --disable-pip-version-check --target $T/site .whl/*.whl
 fi
-xz -dc build-rt-cuda/lib/libte_runtime.so.xz > $T/old/libte_runtime.so
+if [[ -f build-rt-cuda/lib/libte_runtime.so.xz ]]; then
+  xz -dc build-rt-cuda/lib/libte_runtime.so.xz > $T/old/libte_runtime.so
+else
+  cp $T/site/te_mlir/_native/lib/libte_runtime.so $T/old/libte_runtime.so
+fi
+mkdir -p $T/new
+if [[ -n $NEW_RT_XZ ]]; then
+  xz -dc "$NEW_RT_XZ" > $T/new/libte_runtime.so
+else
+  cp $T/site/te_mlir/_native/lib/libte_runtime.so $T/new/libte_runtime.so
+fi
 xz -dc .gpu-unit/te-kernels-selftest.xz > $T/selftest; chmod +x $T/selftest
 export PYTHONPATH=$T/site TE_MLIR_CACHE=$T/cache PYTHONUNBUFFERED=1
-NB=$T/site/te_mlir/_native; RT=$NB/lib/libte_runtime.so
+NB=$T/site/te_mlir/_native; RT=$T/new/libte_runtime.so
 echo "== selftest"; (cd $T && timeout 150 ./selftest > $OUT/selftest.log 2>&1; echo "selftest rc $?"; tail -3 $OUT/selftest.log)
 echo "== unit"; timeout 200 bash utils/gpu_python.sh $OUT/u unit 2>&1 | tail -6
 echo "== bench16 graphs old/new"
-for v in old new; do if [ $v = old ]; then R=$T/old/libte_runtime.so; L=bench/build; else R=$RT; L=$NEW_LIBS; fi
+for v in old new; do if [ $v = old ]; then R=$T/old/libte_runtime.so; L=$OLD_LIBS; else R=$RT; L=$NEW_LIBS; fi
   timeout 100 python3 bench/bench.py --runtime $R --lib-dir $L --cases 16x256 --recipes bf16,fp8-current,fp8-delayed --te off --graph only --no-compile --no-extras --reps 7 --dump $T/dump_$v --out $OUT/bench16_$v.json > $OUT/bench16_$v.log 2>&1; echo "bench $v rc $?"
   timeout 100 python3 bench/bench.py --runtime $R --lib-dir $L --cases 8192 --recipes fp8-current,fp8-delayed --te off --graph off --no-compile --no-extras --reps 1 --min-rep-s 0.01 --dump $T/dump_$v --out $OUT/bench8k_$v.json > $OUT/bench8k_$v.log 2>&1; echo "bench8k $v rc $?"; done
 echo "== identity old vs new runtime (every result of each checked step)"

@@ -142,6 +142,12 @@ LogicalResult MemoryPlan::run(func::FuncOp func) {
   for (Operation &op : body)
     for (Value operand : op.getOperands())
       lastUse[root(operand)] = std::max(lastUse[root(operand)], index[&op]);
+  // An amax update that may run beside what follows it (te.fork:
+  // te_rt_amax_update_fork, joined at the entry's end) reads its amax
+  // vector until then.
+  for (Operation &op : body)
+    if (auto u = dyn_cast<AmaxUpdateOp>(op); u && u->hasAttr("te.fork"))
+      lastUse[root(u.getAmax())] = index[ret];
   // A split value's slot holds its rowwise parts: live until its last
   // reader other than the drop_usage whose result (its columnwise parts)
   // is returned.

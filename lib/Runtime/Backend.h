@@ -46,6 +46,12 @@ extern const BackendOps cudaOps;
 /// and the table its calls go through.
 void bindBackend(te_rt_context *ctx, int32_t backend);
 
+/// Joins the updates te_rt_amax_update_fork forked on a cuda context back
+/// to the stream they left (cuda/Dispatch.cpp); nothing on other contexts
+/// or when none is pending. What fails is reported by the stream's next
+/// synchronization (or the capture's end), as a kernel's failure is.
+void joinForks(te_rt_context *ctx);
+
 /// The failure of a call the context's backend does not implement:
 /// "<call>: the <backend> backend does not implement this call"; returns 1.
 int32_t unsupported(const Checker &c, const te_rt_context *ctx);

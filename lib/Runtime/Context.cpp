@@ -392,6 +392,8 @@ int32_t te_rt_arg_donated(te_rt_context *ctx, int64_t arg) {
 }
 
 void te_rt_arena_release(te_rt_context *ctx, void *arena) {
+  // The entry's end: what it forked (te_rt_amax_update_fork) joins here.
+  te::rt::joinForks(ctx);
   if (!ctx || !arena || arena == ctx->arena || arena == emptyArena)
     return;
   te_rt_free(ctx, arena);
@@ -691,6 +693,7 @@ int32_t te_rt_capture_end(te_rt_context *ctx, te_rt_graph **graph) {
                   "first)"),
            1;
   ctx->capturing = nullptr;
+  te::rt::joinForks(ctx); // a fork left pending would invalidate the capture
   void *captured = nullptr;
   const char *err = te_rt_internal_cuda_capture_end(ctx->stream, &captured);
   std::string what = "cudaStreamEndCapture failed: ";
@@ -752,6 +755,7 @@ te_rt_graph *te::rt::captureAside(te_rt_context *ctx, int32_t (*run)(void *),
   te_rt_graph *g = ctx->capturing;
   int32_t rc = run(state);
   ctx->capturing = nullptr;
+  te::rt::joinForks(ctx); // a fork left pending would invalidate the capture
   void *captured = nullptr;
   const char *err = te_rt_internal_cuda_capture_end(ctx->stream, &captured);
   ctx->stream = caller;

@@ -66,6 +66,7 @@ void mlir::te::buildTEPipeline(OpPassManager &pm,
   pm.addPass(createTEFuseDBiasQuantizePass());
   pm.addPass(createTEFuseActQuantizePass());
   pm.addPass(createTESplitWgradPass());
+  pm.addNestedPass<func::FuncOp>(createTEForkAmaxUpdatePass());
   TELowerToRuntimePassOptions lower;
   lower.dedupLayers = options.dedupLayers;
   pm.addPass(createTELowerToRuntimePass(lower));
@@ -80,6 +81,7 @@ void mlir::te::registerTEPipeline() {
       "te-thread-recipe-state, te-decompose, te-weight-cache, cse, "
       "te-fuse-gemm-epilogues, te-fuse-dbias-dact, te-fuse-norm-quantize, "
       "te-fuse-quantize-amax, te-fuse-dbias-quantize, "
-      "te-fuse-act-quantize, te-split-wgrad, te-lower-to-runtime",
+      "te-fuse-act-quantize, te-split-wgrad, te-fork-amax-update, "
+      "te-lower-to-runtime",
       buildTEPipeline);
 }

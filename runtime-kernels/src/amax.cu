@@ -146,4 +146,75 @@ const char *te_kernels_amax_update(te_kernels_state *s, const float *history,
   return launched();
 }
 
+const char *te_kernels_amax_update_fork(te_kernels_state *s,
+                                        const float *history,
+                                        const float *scale, const float *amax,
+                                        int64_t len, int64_t n, float fp8_max,
+                                        int margin, int most_recent,
+                                        int64_t unused, float *new_history,
+                                        float *new_scale) {
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  if (const char *err = status(cudaStreamIsCapturing(s->stream, &capture)))
+    return err;
+  if (capture != cudaStreamCaptureStatusActive || n == 0 || len == 0)
+    return te_kernels_amax_update(s, history, scale, amax, len, n, fp8_max,
+                                  margin, most_recent, unused, new_history,
+                                  new_scale);
+  if (!s->sideStream) {
+    // Created outside the capture's rules (relaxed mode, as the state's
+    // own buffers are): creating a stream or an event records nothing.
+    cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    cudaThreadExchangeStreamCaptureMode(&mode);
+    cudaError_t err =
+        cudaStreamCreateWithFlags(&s->sideStream, cudaStreamNonBlocking);
+    if (err == cudaSuccess)
+      err = cudaEventCreateWithFlags(&s->forkEvent, cudaEventDisableTiming);
+    if (err == cudaSuccess)
+      err = cudaEventCreateWithFlags(&s->joinEvent, cudaEventDisableTiming);
+    cudaThreadExchangeStreamCaptureMode(&mode);
+    if (err != cudaSuccess) {
+      if (s->sideStream)
+        cudaStreamDestroy(s->sideStream);
+      if (s->forkEvent)
+        cudaEventDestroy(s->forkEvent);
+      s->sideStream = nullptr;
+      s->forkEvent = nullptr;
+      return status(err);
+    }
+  }
+  // A fork still pending from another stream joins that stream first: the
+  // side stream serves one stream at a time.
+  if (s->forkedFrom && s->forkedFrom != s->stream)
+    if (const char *err = te_kernels_join(s))
+      return err;
+  if (const char *err = status(cudaEventRecord(s->forkEvent, s->stream)))
+    return err;
+  if (const char *err =
+          status(cudaStreamWaitEvent(s->sideStream, s->forkEvent, 0)))
+    return err;
+  // The side stream joined the capture: from here on it must be joined
+  // back before the capture ends, even if the launch below fails.
+  cudaStream_t from = s->stream;
+  const bool pdl = s->pdl;
+  s->forkedFrom = from;
+  s->stream = s->sideStream;
+  s->pdl = false; // its predecessor is the fork, not a kernel
+  const char *err =
+      te_kernels_amax_update(s, history, scale, amax, len, n, fp8_max, margin,
+                             most_recent, unused, new_history, new_scale);
+  s->stream = from;
+  s->pdl = pdl;
+  return err;
+}
+
+const char *te_kernels_join(te_kernels_state *s) {
+  if (!s || !s->forkedFrom)
+    return nullptr;
+  cudaStream_t to = s->forkedFrom;
+  s->forkedFrom = nullptr;
+  if (const char *err = status(cudaEventRecord(s->joinEvent, s->sideStream)))
+    return err;
+  return status(cudaStreamWaitEvent(to, s->joinEvent, 0));
+}
+
 } // extern "C"

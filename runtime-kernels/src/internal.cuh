@@ -82,6 +82,13 @@ struct te_kernels_state {
   /// compute capability 9.0 or newer, unless TE_RT_PDL=0. Set with the
   /// state.
   bool pdl = false;
+  /// te_kernels_amax_update_fork's branch: a side stream and the events
+  /// that fork it from, and join it back to, the stream being captured
+  /// (created by the first fork). `forkedFrom`: the stream a fork that is
+  /// not joined yet left (null: none).
+  cudaStream_t sideStream = nullptr;
+  cudaEvent_t forkEvent = nullptr, joinEvent = nullptr;
+  cudaStream_t forkedFrom = nullptr;
 
   ~te_kernels_state() {
     for (float *p : retiredScratch)

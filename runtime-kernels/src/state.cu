@@ -139,7 +139,16 @@ int64_t te_kernels_state_scratch_needed(const te_kernels_state *s) {
 void te_kernels_state_destroy(te_kernels_state *s) {
   if (!s)
     return;
+  te_kernels_join(s);
   cudaStreamSynchronize(s->stream);
+  if (s->sideStream) {
+    cudaStreamSynchronize(s->sideStream);
+    cudaStreamDestroy(s->sideStream);
+  }
+  if (s->forkEvent)
+    cudaEventDestroy(s->forkEvent);
+  if (s->joinEvent)
+    cudaEventDestroy(s->joinEvent);
   if (s->scratch)
     cudaFreeAsync(s->scratch, s->stream);
   cudaStreamSynchronize(s->stream);

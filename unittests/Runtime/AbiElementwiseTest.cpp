@@ -305,6 +305,19 @@ TEST_F(Abi, AmaxUpdateUnusedSlotsAreZeroAmaxes) {
         EXPECT_EQ(std::memcmp(nh, wantH.data(), h.size() * 4), 0)
             << tag << ": history";
         EXPECT_EQ(std::memcmp(ns, wantS.data(), n * 4), 0) << tag << ": scale";
+        // te_rt_amax_update_fork: on the cpu backend, in order, the same
+        // bytes (the caller then joins with te_rt_arena_release).
+        gotH = h, gotS = sc;
+        ASSERT_EQ(te_rt_amax_update_fork(ctx, gotH.data(), gotS.data(),
+                                         nan.data(), len, n, 448, 1, recent,
+                                         int64_t(cs.unused), nh, ns),
+                  0)
+            << tag << ": " << lastError();
+        te_rt_arena_release(ctx, nullptr);
+        EXPECT_EQ(std::memcmp(nh, wantH.data(), h.size() * 4), 0)
+            << tag << ": forked history";
+        EXPECT_EQ(std::memcmp(ns, wantS.data(), n * 4), 0)
+            << tag << ": forked scale";
       }
   // A zero mask is te_rt_amax_update: the NaN is read.
   std::vector<float> h = {1, 2}, sc = {1}, amax = {NAN}, h2(2), s2(1);

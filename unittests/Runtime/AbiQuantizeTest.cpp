@@ -368,6 +368,16 @@ TEST_F(Abi, FP8ArgumentChecks) {
   EXPECT_FAILS_WITH(
       te_rt_amax_update_unused(ctx, f, f, nullptr, 1, 2, 448, 0, 0, 1, f, f),
       "te_rt_amax_update_unused: amax is NULL");
+  // The fork checks what te_rt_amax_update_unused checks, under its name.
+  EXPECT_FAILS_WITH(
+      te_rt_amax_update_fork(ctx, f, f, f, 1, 2, 448, 0, 0, 0x5, f, f),
+      "te_rt_amax_update_fork: unused sets bit 2, not a slot of n = 2");
+  EXPECT_FAILS_WITH(
+      te_rt_amax_update_fork(ctx, f, f, f, 1, 2, 448, 127, 0, 0, f, f),
+      "te_rt_amax_update_fork: margin must be in [0, 126], got 127");
+  EXPECT_FAILS_WITH(
+      te_rt_amax_update_fork(ctx, f, nullptr, f, 1, 2, 448, 0, 0, 0, f, f),
+      "te_rt_amax_update_fork: scale is NULL");
 }
 
 TEST_F(Abi, QuantizeFP8Block1DByHand) {

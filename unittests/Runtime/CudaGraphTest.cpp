@@ -9,6 +9,10 @@
 #include "CudaAbiFixture.h"
 #include "RuntimeInternal.h"
 
+#ifdef TE_RT_TEST_HAVE_CUDA
+#include <cuda_runtime.h>
+#endif
+
 using namespace te::test;
 
 namespace {
@@ -356,6 +360,97 @@ TEST_F(CudaStreams, SwitchAroundAnOutsideCapture) {
   ASSERT_EQ(te_rt_capture_end(gpu, &g), 0) << lastError();
   te_rt_graph_destroy(g);
   ASSERT_EQ(te_rt_synchronize(gpu), 0) << lastError();
+}
+
+// te_rt_amax_update_fork while te_rt_capture_begin's capture is open: the
+// update is a branch of the graph. Right after the fork the capturing
+// stream depends on what it had queued before (not on the update), a
+// kernel queued then runs beside the update, and te_rt_arena_release(ctx,
+// NULL) joins the branch back (the stream then depends on both). Replays
+// give te_rt_amax_update_unused's history and scales bit for bit (eager, on
+// the same inputs), as does the fork outside a capture, which runs in
+// order. The capture's end joins a fork left pending by itself.
+TEST_F(CudaStreams, ForkedAmaxUpdateIsABranchOfTheGraph) {
+#ifndef TE_RT_TEST_HAVE_CUDA
+  GTEST_SKIP() << "built without the CUDA runtime's headers";
+#else
+  const int64_t len = 1024, n = 3, m = 1 << 16;
+  const uint64_t unused = 4; // slot 2 records nothing: its amax not read
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> dist(0.0f, 300.0f);
+  std::vector<float> hist(static_cast<size_t>(len * n)),
+      scale(static_cast<size_t>(n)), amax;
+  for (float &v : hist)
+    v = dist(rng);
+  for (float &v : scale)
+    v = 1.0f + dist(rng) / 100.0f;
+  amax = {12.5f, 700.0f, NAN};
+  std::vector<float> ones(static_cast<size_t>(m), 1.0f);
+  void *h = alloc(len * n * 4), *sc = alloc(n * 4), *am = alloc(n * 4);
+  void *nh = alloc(len * n * 4), *ns = alloc(n * 4);
+  void *x = alloc(m * 4), *y = alloc(m * 4), *z = alloc(m * 4);
+  put(h, hist);
+  put(sc, scale);
+  put(am, amax);
+  put(x, ones);
+  auto f = [](void *p) { return static_cast<float *>(p); };
+  ASSERT_EQ(te_rt_context_set_stream(gpu, s1), 0) << lastError();
+  ASSERT_EQ(te_rt_amax_update_unused(gpu, f(h), f(sc), f(am), len, n, 448.0f,
+                                     0, 0, unused, f(nh), f(ns)),
+            0)
+      << lastError();
+  const std::vector<uint8_t> wantH = get(nh, len * n * 4), wantS = get(ns, n * 4);
+  auto fork = [&]() {
+    return te_rt_amax_update_fork(gpu, f(h), f(sc), f(am), len, n, 448.0f, 0,
+                                  0, unused, f(nh), f(ns));
+  };
+  auto clear = [&]() {
+    ASSERT_EQ(te_rt_zero(gpu, nh, len * n * 4), 0) << lastError();
+    ASSERT_EQ(te_rt_zero(gpu, ns, n * 4), 0) << lastError();
+  };
+  // Outside a capture: in order.
+  clear();
+  ASSERT_EQ(fork(), 0) << lastError();
+  te_rt_arena_release(gpu, nullptr);
+  EXPECT_TRUE(get(nh, len * n * 4) == wantH) << "eager fork: history";
+  EXPECT_TRUE(get(ns, n * 4) == wantS) << "eager fork: scales";
+
+  auto deps = [&]() {
+    cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+    size_t count = 0;
+    EXPECT_EQ(cudaStreamGetCaptureInfo(static_cast<cudaStream_t>(s1), &st,
+                                       nullptr, nullptr, nullptr, nullptr,
+                                       &count),
+              cudaSuccess);
+    EXPECT_EQ(st, cudaStreamCaptureStatusActive);
+    return count;
+  };
+  for (bool release : {true, false}) {
+    ASSERT_EQ(te_rt_capture_begin(gpu), 0) << lastError();
+    ASSERT_EQ(te_rt_add(gpu, TE_RT_DTYPE_F32, x, x, y, m), 0) << lastError();
+    ASSERT_EQ(fork(), 0) << lastError();
+    EXPECT_EQ(deps(), 1u) << "the stream waits for the forked update";
+    ASSERT_EQ(te_rt_add(gpu, TE_RT_DTYPE_F32, y, x, z, m), 0) << lastError();
+    if (release) {
+      te_rt_arena_release(gpu, nullptr);
+      EXPECT_EQ(deps(), 2u) << "the update is not joined back";
+    }
+    te_rt_graph *graph = nullptr;
+    ASSERT_EQ(te_rt_capture_end(gpu, &graph), 0) << lastError();
+    for (int i = 0; i < 2; ++i) {
+      clear();
+      ASSERT_EQ(te_rt_zero(gpu, z, m * 4), 0) << lastError();
+      ASSERT_EQ(te_rt_graph_launch(gpu, graph), 0) << lastError();
+      EXPECT_TRUE(get(nh, len * n * 4) == wantH) << "replay: history";
+      EXPECT_TRUE(get(ns, n * 4) == wantS) << "replay: scales";
+      std::vector<uint8_t> zb = get(z, m * 4);
+      float z0;
+      std::memcpy(&z0, zb.data(), 4);
+      EXPECT_EQ(z0, 3.0f) << "the kernel beside the update";
+    }
+    te_rt_graph_destroy(graph);
+  }
+#endif
 }
 
 } // namespace

@@ -134,6 +134,7 @@ llvm::StringMap<LLVM::LLVMFuncOp> declareRuntimeFunctions(ModuleOp module,
            "te_rt_check_range",
            "te_rt_amax_update",
            "te_rt_amax_update_unused",
+           "te_rt_amax_update_fork",
        }) {
     LLVM::LLVMFunctionType type = runtimeFunctionType(ctx, name);
     assert(type && "not a TERuntime.def function");

@@ -2,7 +2,8 @@
 //
 // te.amax_update: fp8-delayed's amax history and scales, to
 // te_rt_amax_update, or te_rt_amax_update_unused with the slots of an amax
-// vector that no op records (unusedAmaxSlots), left unwritten.
+// vector that no op records (unusedAmaxSlots), left unwritten, or, marked
+// te.fork (te-fork-amax-update), te_rt_amax_update_fork.
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,10 +41,19 @@ struct AmaxUpdateLowering : public RuntimeCallPattern<AmaxUpdateOp> {
     // The slots of the amax vector no op records were not zeroed (its
     // concat skipped them): the update takes them as 0 itself.
     std::optional<uint64_t> unused = unusedAmaxSlots(u.getAmax());
-    if (unused)
-      operands.push_back(l.c64(int64_t(*unused)));
+    // Forked (te-fork-amax-update) when its results are written in place
+    // in the caller's buffers: none is copied out of the arena at the
+    // entry's end, before the join.
+    bool fork = u->hasAttr("te.fork") &&
+                l.memory.inPlaceResult.count(u.getNewAmaxHistory()) &&
+                l.memory.inPlaceResult.count(u.getNewScales());
+    if (unused || fork)
+      operands.push_back(l.c64(int64_t(unused.value_or(0))));
     operands.append({l.ptr(u.getNewAmaxHistory()), l.ptr(u.getNewScales())});
-    l.call(unused ? "te_rt_amax_update_unused" : "te_rt_amax_update", operands);
+    l.call(fork     ? "te_rt_amax_update_fork"
+           : unused ? "te_rt_amax_update_unused"
+                    : "te_rt_amax_update",
+           operands);
     return success();
   }
 };

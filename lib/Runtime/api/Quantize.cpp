@@ -321,7 +321,7 @@ int32_t amaxUpdate(const Checker &c, te_rt_context *ctx, const float *history,
                    const float *scale, const float *amax, int64_t len,
                    int64_t n, float fp8_max, int32_t margin,
                    int32_t most_recent, int64_t unused, float *new_history,
-                   float *new_scale) {
+                   float *new_scale, bool fork = false) {
   int64_t count = 0;
   if (!c.context(ctx) || !c.positive("len", len) || !c.nonNegative("n", n) ||
       !c.product("len * n", len, n, 4, &count) ||
@@ -348,9 +348,9 @@ int32_t amaxUpdate(const Checker &c, te_rt_context *ctx, const float *history,
                   std::to_string(63 - __builtin_clzll(mask)) +
                   ", not a slot of n = " + std::to_string(n)),
            1;
-  return ctx->ops->amax_update(c, ctx, history, scale, amax, len, n, fp8_max,
-                               margin, most_recent, unused, new_history,
-                               new_scale);
+  return (fork ? ctx->ops->amax_update_fork : ctx->ops->amax_update)(
+      c, ctx, history, scale, amax, len, n, fp8_max, margin, most_recent,
+      unused, new_history, new_scale);
 }
 } // namespace
 
@@ -488,6 +488,17 @@ int32_t te_rt_amax_update_unused(te_rt_context *ctx, const float *history,
   return amaxUpdate(Checker("te_rt_amax_update_unused"), ctx, history, scale,
                     amax, len, n, fp8_max, margin, most_recent, unused,
                     new_history, new_scale);
+}
+
+int32_t te_rt_amax_update_fork(te_rt_context *ctx, const float *history,
+                               const float *scale, const float *amax,
+                               int64_t len, int64_t n, float fp8_max,
+                               int32_t margin, int32_t most_recent,
+                               int64_t unused, float *new_history,
+                               float *new_scale) {
+  return amaxUpdate(Checker("te_rt_amax_update_fork"), ctx, history, scale,
+                    amax, len, n, fp8_max, margin, most_recent, unused,
+                    new_history, new_scale, /*fork=*/true);
 }
 
 } // extern "C"

@@ -445,7 +445,29 @@ int32_t amax_update(const Checker &c, te_rt_context *ctx, const float *history,
   });
 }
 
+int32_t amax_update_fork(const Checker &c, te_rt_context *ctx,
+                         const float *history, const float *scale,
+                         const float *amax, int64_t len, int64_t n,
+                         float fp8_max, int32_t margin, int32_t most_recent,
+                         int64_t unused, float *new_history,
+                         float *new_scale) {
+  return onCuda(c, ctx, [&](auto *s) {
+    return te_kernels_amax_update_fork(s, history, scale, amax, len, n,
+                                       fp8_max, margin, most_recent, unused,
+                                       new_history, new_scale);
+  });
+}
+
 } // namespace te::rt::cuda
+
+void te::rt::joinForks(te_rt_context *ctx) {
+#ifdef TE_RT_HAVE_CUDA
+  if (ctx && ctx->backend == TE_RT_BACKEND_CUDA && ctx->cuda)
+    te_kernels_join(static_cast<te_kernels_state *>(ctx->cuda));
+#else
+  (void)ctx;
+#endif
+}
 
 const te::rt::BackendOps te::rt::cudaOps = {
     "cuda",

@@ -206,6 +206,23 @@ const char *te_kernels_amax_update(te_kernels_state *s, const float *history,
                                    int64_t len, int64_t n, float fp8_max,
                                    int margin, int most_recent, int64_t unused,
                                    float *new_history, float *new_scale);
+/* te_rt_amax_update_fork: while s->stream is capturing a CUDA graph,
+ * te_kernels_amax_update queued on the state's side stream, forked from
+ * s->stream after the work queued there so far: in the graph, a branch
+ * beside whatever is queued on s->stream after it, until te_kernels_join.
+ * Otherwise (no capture, or nothing to update) te_kernels_amax_update on
+ * s->stream, in order. */
+const char *te_kernels_amax_update_fork(te_kernels_state *s,
+                                        const float *history,
+                                        const float *scale, const float *amax,
+                                        int64_t len, int64_t n, float fp8_max,
+                                        int margin, int most_recent,
+                                        int64_t unused, float *new_history,
+                                        float *new_scale);
+/* Makes the stream the pending fork left (te_kernels_amax_update_fork)
+ * wait for everything queued on the side stream; nothing when no fork is
+ * pending. */
+const char *te_kernels_join(te_kernels_state *s);
 
 /* Float8 block scaling (te_rt_quantize_fp8_block, te_rt_gemm_fp8_block;
  * layouts and semantics as documented there; arguments already checked). */
