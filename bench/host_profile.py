@@ -9,6 +9,9 @@ rounds), on the seeds' shape [8, 2, 256] (LayerNormLinear 256 -> 768, bf16):
   module fwd + y.backward(dy)                   + the autograd engine
   module fwd + loss backward                    seed_overhead.py's step
   torch eager, same two steps                   the reference
+  TE fwd + loss backward                        TransformerEngine's LayerNormLinear, same
+                                                weights and step (when importable; imported
+                                                before te_mlir)
   floor: null module fwd + loss backward        the least any module costs in this step:
                                                 the same five tensors through one
                                                 autograd.Function that does no work
@@ -18,7 +21,10 @@ rounds), on the seeds' shape [8, 2, 256] (LayerNormLinear 256 -> 768, bf16):
                                                 compiled with fullgraph=True: the floor
                                                 of torch.compile's per-call runtime
 
-    python bench/host_profile.py --device cuda [--out FILE.json]
+    python bench/host_profile.py --device cuda [--out FILE.json] [--hidden 256]
+
+--hidden H: the module is LayerNormLinear H -> 3H on [8, 2, H] (on a CPU machine, a small H
+keeps the CPU backend's arithmetic out of the host time).
 """
 import argparse, json, os, statistics, time
 
@@ -32,29 +38,41 @@ ap.add_argument("--no-compile", action="store_true", help="skip the torch.compil
 ap.add_argument("--cprofile", default="eager",
                 help="comma list of the steps whose Python profile is printed at the end: "
                      "eager (module fwd + backward(dy)), compiled, null-compiled")
+ap.add_argument("--hidden", type=int, default=256)
+ap.add_argument("--te", default="auto", choices=["auto", "on", "off"],
+                help="TransformerEngine's module as one more row (auto: when importable)")
 args = ap.parse_args()
 torch.set_num_threads(1)
+H, N = args.hidden, 3 * args.hidden
+tep = None
+if args.te != "off" and args.device != "cpu":
+    try:  # before te_mlir's runtime is loaded (docs/python.md)
+        import transformer_engine.pytorch as tep
+    except Exception as ex:
+        if args.te == "on":
+            raise
+        print(f"(TransformerEngine not importable: {ex!r:.120})")
 import te_mlir.torch as tet
 from te_mlir import _abi
 from te_mlir._abi import i64s
 
 dev = torch.device(args.device)
 sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
-m = tet.LayerNormLinear(256, 768, params_dtype=torch.bfloat16, device=dev)
-x = torch.randn(8, 2, 256, dtype=torch.bfloat16, device=dev, requires_grad=True)
+m = tet.LayerNormLinear(H, N, params_dtype=torch.bfloat16, device=dev)
+x = torch.randn(8, 2, H, dtype=torch.bfloat16, device=dev, requires_grad=True)
 y = m(x)
 dy = torch.randn_like(y)
 fn = m.function()
 ops = fn.ops
 fwd = ops.op("layernorm_linear_fwd")._op
 bwd = ops.op("layernorm_linear_bwd")._op
-ps = [x.detach().reshape(16, 256)] + [p.detach() for p in m.parameters()]
+ps = [x.detach().reshape(16, H)] + [p.detach() for p in m.parameters()]
 below = torch._C._AutoDispatchBelowAutograd
 with below():
     outs = fwd(*ps)
 step = ops.step("layernorm_linear_fwd")
 bargs = [ps[k] if kind == _abi.FEED_INPUT else
-         (outs[k] if kind == _abi.FEED_RESULT else dy.reshape(16, 768))
+         (outs[k] if kind == _abi.FEED_RESULT else dy.reshape(16, N))
          for kind, k in step.feeds]
 
 
@@ -110,9 +128,16 @@ def f2():
 res["op fwd (below autograd)"] = tm(f1)
 res["op bwd (below autograd)"] = tm(f2)
 Fn = fn.training_function()
-pl = [x.reshape(16, 256)] + list(m.parameters())
+pl = [x.reshape(16, H)] + list(m.parameters())
 res["Function.apply fwd"] = tm(lambda: Fn.apply(*pl))
 res["module fwd"] = tm(lambda: m(x))
+
+
+def loss_step(mod):
+    def f():
+        x.grad = None
+        mod(x).float().square().sum().backward()
+    return f
 
 
 def s1():
@@ -127,7 +152,7 @@ def s2():
 
 res["module fwd + backward(dy)"] = tm(s1)
 res["module fwd + loss backward"] = tm(s2)
-ref = torch.nn.Sequential(torch.nn.LayerNorm(256), torch.nn.Linear(256, 768)).to(dev, torch.bfloat16)
+ref = torch.nn.Sequential(torch.nn.LayerNorm(H), torch.nn.Linear(H, N)).to(dev, torch.bfloat16)
 
 
 def t1():
@@ -143,6 +168,12 @@ def t2():
 res["torch fwd + backward(dy)"] = tm(t1)
 res["torch fwd + loss backward"] = tm(t2)
 yy = ref(x).detach().requires_grad_()
+if tep is not None:
+    te_m = tep.LayerNormLinear(H, N, params_dtype=torch.bfloat16, device=dev)
+    with torch.no_grad():
+        for (_, a), b in zip(te_m.named_parameters(), m.parameters()):
+            a.copy_(b)
+    res["TE fwd + loss backward"] = tm(loss_step(te_m))
 res["loss alone (fwd + backward)"] = tm(lambda: yy.float().square().sum().backward())
 
 
@@ -150,7 +181,7 @@ class _Null(torch.autograd.Function):
     """No work: the output is allocated, the gradients are kept tensors."""
     @staticmethod
     def forward(ctx, x, *params):
-        return x.new_empty(x.shape[:-1] + (768,))
+        return x.new_empty(x.shape[:-1] + (N,))
 
     @staticmethod
     def backward(ctx, dy):
@@ -171,13 +202,6 @@ null = NullModule(m)
 _NULL_GRADS = (torch.zeros_like(x),) + tuple(torch.zeros_like(p) for p in null.parameters())
 
 
-def loss_step(mod):
-    def f():
-        x.grad = None
-        mod(x).float().square().sum().backward()
-    return f
-
-
 res["floor: null module fwd + loss backward"] = tm(loss_step(null))
 compiled = {}
 for name, mod in () if args.no_compile else (("module", m), ("torch", ref),
@@ -190,8 +214,11 @@ if args.out:
     json.dump(res, open(args.out, "w"), indent=1)
 import cProfile, pstats
 for what in filter(None, args.cprofile.split(",")):
-    f = {"eager": s1, "compiled": compiled["module"],
-         "null-compiled": compiled["floor: null module"]}[what]
+    f = s1 if what == "eager" else compiled.get(
+        {"compiled": "module", "null-compiled": "floor: null module"}[what])
+    if f is None:
+        print(f"\n(no Python profile of {what}: --no-compile)")
+        continue
     print(f"\n== Python profile: {what}, 300 steps")
     pr = cProfile.Profile()
     pr.enable()
