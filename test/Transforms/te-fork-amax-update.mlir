@@ -1,6 +1,7 @@
 // RUN: te-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(te-fork-amax-update))' | FileCheck %s
 // RUN: te-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(te-fork-amax-update),te-lower-to-runtime)' 2>/dev/null | FileCheck %s --check-prefix=LLVM
 // RUN: te-opt %s --split-input-file --te-lower-to-runtime 2>/dev/null | FileCheck %s --check-prefix=ORDER
+// RUN: te-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(te-fork-amax-update,te-test-memory-plan))' -o /dev/null 2>&1 | FileCheck %s --check-prefix=PLAN
 //
 // te-fork-amax-update: delayed scaling's amax update moves to right after
 // the last cast that records one of its amaxes (with its amax vector's
@@ -91,4 +92,28 @@ func.func @copied_out(%x: tensor<16x256xbf16>, %w: tensor<768x256xbf16>, %h: ten
   %v = tensor.concat dim(0) %a0, %a1 : (tensor<1xf32>, tensor<1xf32>) -> tensor<2xf32>
   %nh, %ns = te.amax_update %h, %s, %v recipe(#te.fp8_delayed<>) : tensor<1024x2xf32>, tensor<2xf32>
   return %y, %nh, %nh, %ns : tensor<16x768xbf16>, tensor<1024x2xf32>, tensor<1024x2xf32>, tensor<2xf32>
+}
+
+// -----
+
+// The memory plan keeps a forked update's amax vector to the function's end
+// (live [0, 6]) and out of any loan: kept only until the update, now right
+// after the cast, it would sit in the buffer of the function's result #0
+// before %y2 is written there (live [0, 3], "in the function's result #0
+// before it is written"), which the update, still reading it on its
+// branch, would race with.
+// CHECK-LABEL: func.func @vector_kept(
+// CHECK:       te.amax_update {{.*}} {te.fork}
+// PLAN-LABEL:  remark: arena: 2 slots, 8704 bytes
+// PLAN:        tensor.concat
+// PLAN-NOT:    remark: arena
+// PLAN:        remark: result #0: slot 1 at offset 8448, 8 bytes, live [0, 6]{{$}}
+func.func @vector_kept(%x: tensor<16x256xbf16>, %h: tensor<1024x2xf32>, %s: tensor<2xf32>) -> (tensor<16x256xbf16>, tensor<1024x2xf32>, tensor<2xf32>) {
+  %qx, %a0 = te.quantize %x scale(%s[0]) : tensor<16x256xbf16>, tensor<2xf32> -> !te.qtensor<16x256xe4m3, #te.fp8_delayed<>, both, hopper>, tensor<1xf32>
+  %z = arith.constant dense<0.000000e+00> : tensor<1xf32>
+  %v = tensor.concat dim(0) %a0, %z : (tensor<1xf32>, tensor<1xf32>) -> tensor<2xf32>
+  %y = arith.addf %x, %x : tensor<16x256xbf16>
+  %y2 = arith.addf %y, %y : tensor<16x256xbf16>
+  %nh, %ns = te.amax_update %h, %s, %v recipe(#te.fp8_delayed<>) : tensor<1024x2xf32>, tensor<2xf32>
+  return %y2, %nh, %ns : tensor<16x256xbf16>, tensor<1024x2xf32>, tensor<2xf32>
 }

@@ -1,6 +1,8 @@
 """te_mlir.torch.LayerNormLinear / LayerNormMLP / Linear against plain PyTorch (TE's
 tolerances, reference/transformer-engine.md §7.2), recipes, state, weight cache,
 checkpointing, torch.compile."""
+import copy
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -536,6 +538,39 @@ def test_cuda_reduce_overhead_fresh_inputs():
                                    msg=lambda s, i=i: f"step {i}: {s}")
         for a, b in zip(gc, ge):
             torch.testing.assert_close(a, b, rtol=1.6e-2, atol=1e-2)
+
+
+@needs_gpu
+@pytest.mark.parametrize("module", ["ln_linear", "ln_mlp"])
+def test_cuda_reduce_overhead_delayed_scaling_matches_eager(module):
+    """fp8-delayed modules under reduce-overhead (torch's CUDA graphs, inside which the
+    runtime forks each amax update to a branch beside the GEMMs: te-fork-amax-update,
+    te_rt_amax_update_fork) take eager's steps bit for bit: outputs, gradients, and the
+    recipe state (amax histories and scales) after every step. A fork joined too late,
+    or an amax vector overwritten before its update read it, shows up as state that
+    differs."""
+    torch.manual_seed(0)
+    kw = dict(params_dtype=torch.bfloat16, device="cuda", recipe="fp8-delayed")
+    if module == "ln_linear":
+        eager = tet.LayerNormLinear(256, 512, **kw)
+    else:
+        eager = tet.LayerNormMLP(256, 512, activation="gelu", **kw)
+    comp = copy.deepcopy(eager)
+    eager.function(), comp.function()  # the libraries built outside the trace
+    compiled = torch.compile(comp, mode="reduce-overhead", fullgraph=True)
+    for step in range(6):
+        x = torch.randn(32, 256, device="cuda", dtype=torch.bfloat16,
+                        generator=torch.Generator("cuda").manual_seed(step))
+        ye, ge = _step(eager, x)
+        yc, gc = _step(compiled, x)
+        assert torch.equal(yc, ye), step
+        for a, b in zip(gc, ge):
+            assert torch.equal(a, b), step
+        states = 0
+        for (n, a), (_, b) in zip(eager.named_buffers(), comp.named_buffers()):
+            assert torch.equal(a, b), (step, n)
+            states += "amax_history" in n
+        assert states >= 2  # forward and backward histories
 
 
 @needs_gpu
