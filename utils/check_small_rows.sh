@@ -46,7 +46,7 @@ else
 fi
 xz -dc .gpu-unit/te-kernels-selftest.xz > $T/selftest; chmod +x $T/selftest
 export PYTHONPATH=$T/site TE_MLIR_CACHE=$T/cache PYTHONUNBUFFERED=1
-NB=$T/site/te_mlir/_native; RT=$T/new/libte_runtime.so
+RT=$T/new/libte_runtime.so
 echo "== selftest"; (cd $T && timeout 150 ./selftest > $OUT/selftest.log 2>&1; echo "selftest rc $?"; tail -3 $OUT/selftest.log)
 echo "== unit"; timeout 200 bash utils/gpu_python.sh $OUT/u unit 2>&1 | tail -6
 echo "== bench16 graphs old/new"

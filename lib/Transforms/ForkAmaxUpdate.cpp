@@ -24,11 +24,6 @@ using namespace mlir::te;
 
 namespace {
 
-/// The op of `block` at or above `op` (null when `op` is not in it).
-Operation *inBlock(Block *block, Operation *op) {
-  return block->findAncestorOpInBlock(*op);
-}
-
 /// The latest op of `block` among the definitions of `values` (null when
 /// all are block arguments or defined outside the block).
 Operation *lastDefinition(Block *block, ValueRange values) {
@@ -89,7 +84,7 @@ bool fork(AmaxUpdateOp update) {
   // scales for the backward, say): the fork would race with it.
   for (Value state : {update.getAmaxHistory(), update.getScales()})
     for (Operation *user : state.getUsers()) {
-      Operation *u = inBlock(block, user);
+      Operation *u = block->findAncestorOpInBlock(*user);
       if (u && u != update.getOperation() && after->isBeforeInBlock(u))
         return false;
     }

@@ -348,9 +348,9 @@ int32_t amaxUpdate(const Checker &c, te_rt_context *ctx, const float *history,
                   std::to_string(63 - __builtin_clzll(mask)) +
                   ", not a slot of n = " + std::to_string(n)),
            1;
-  return (fork ? ctx->ops->amax_update_fork : ctx->ops->amax_update)(
-      c, ctx, history, scale, amax, len, n, fp8_max, margin, most_recent,
-      unused, new_history, new_scale);
+  return ctx->ops->amax_update(c, ctx, history, scale, amax, len, n, fp8_max,
+                               margin, most_recent, unused, new_history,
+                               new_scale, fork);
 }
 } // namespace
 

@@ -554,11 +554,12 @@ int32_t gemm_nvfp4_row_scaled(const Checker &c, te_rt_context *ctx,
   });
 }
 
+/// In order: nothing to fork (`fork` ignored).
 int32_t amax_update(const Checker &c, te_rt_context *ctx, const float *history,
                     const float *scale, const float *amax, int64_t len,
                     int64_t n, float fp8_max, int32_t margin,
                     int32_t most_recent, int64_t unused, float *new_history,
-                    float *new_scale) {
+                    float *new_scale, int32_t fork) {
   // Sizes the checks (api/) found to fit; a nonzero mask only with n <= 64.
   int64_t count = len * n;
   return guarded(c, [&] {
@@ -579,17 +580,6 @@ int32_t amax_update(const Checker &c, te_rt_context *ctx, const float *history,
     te::cpu::updateDelayedScaling(new_history, new_scale, len, n, fp8_max,
                                   margin, most_recent != 0);
   });
-}
-
-/// The cpu backend runs in order: nothing to fork.
-int32_t amax_update_fork(const Checker &c, te_rt_context *ctx,
-                         const float *history, const float *scale,
-                         const float *amax, int64_t len, int64_t n,
-                         float fp8_max, int32_t margin, int32_t most_recent,
-                         int64_t unused, float *new_history,
-                         float *new_scale) {
-  return amax_update(c, ctx, history, scale, amax, len, n, fp8_max, margin,
-                     most_recent, unused, new_history, new_scale);
 }
 
 } // namespace te::rt::cpu

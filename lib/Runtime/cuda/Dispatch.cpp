@@ -437,24 +437,11 @@ int32_t amax_update(const Checker &c, te_rt_context *ctx, const float *history,
                     const float *scale, const float *amax, int64_t len,
                     int64_t n, float fp8_max, int32_t margin,
                     int32_t most_recent, int64_t unused, float *new_history,
-                    float *new_scale) {
+                    float *new_scale, int32_t fork) {
   return onCuda(c, ctx, [&](auto *s) {
-    return te_kernels_amax_update(s, history, scale, amax, len, n, fp8_max,
-                                  margin, most_recent, unused, new_history,
-                                  new_scale);
-  });
-}
-
-int32_t amax_update_fork(const Checker &c, te_rt_context *ctx,
-                         const float *history, const float *scale,
-                         const float *amax, int64_t len, int64_t n,
-                         float fp8_max, int32_t margin, int32_t most_recent,
-                         int64_t unused, float *new_history,
-                         float *new_scale) {
-  return onCuda(c, ctx, [&](auto *s) {
-    return te_kernels_amax_update_fork(s, history, scale, amax, len, n,
-                                       fp8_max, margin, most_recent, unused,
-                                       new_history, new_scale);
+    return (fork ? te_kernels_amax_update_fork : te_kernels_amax_update)(
+        s, history, scale, amax, len, n, fp8_max, margin, most_recent, unused,
+        new_history, new_scale);
   });
 }
 
