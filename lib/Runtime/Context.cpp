@@ -391,8 +391,35 @@ int32_t te_rt_arg_donated(te_rt_context *ctx, int64_t arg) {
              : 0;
 }
 
+int32_t te_rt_branch_begin(te_rt_context *ctx) {
+  Checker c("te_rt_branch_begin");
+  if (!c.context(ctx))
+    return 1;
+  return te::rt::beginBranch(c, ctx);
+}
+
+int32_t te_rt_branch_end(te_rt_context *ctx) {
+  Checker c("te_rt_branch_end");
+  if (!c.context(ctx))
+    return 1;
+  if (!ctx->inBranch)
+    return c.fail("no branch is open (te_rt_branch_begin first)"), 1;
+  // The branch stays pending until te_rt_branch_join (or the entry's end).
+  ctx->inBranch = false;
+  ctx->cudaBranch = nullptr;
+  return 0;
+}
+
+int32_t te_rt_branch_join(te_rt_context *ctx) {
+  Checker c("te_rt_branch_join");
+  if (!c.context(ctx))
+    return 1;
+  return te::rt::joinBranch(c, ctx);
+}
+
 void te_rt_arena_release(te_rt_context *ctx, void *arena) {
-  // The entry's end: what it forked (te_rt_amax_update_fork) joins here.
+  // The entry's end: what it forked (te_rt_amax_update_fork, a branch)
+  // joins here.
   te::rt::joinForks(ctx);
   if (!ctx || !arena || arena == ctx->arena || arena == emptyArena)
     return;

@@ -59,6 +59,12 @@ struct te_rt_context {
   /// The CUDA backend's kernel state (te_kernels_state: cuBLASLt handle,
   /// workspace, device scratch), created by the first compute call.
   void *cuda = nullptr;
+  /// Between te_rt_branch_begin and te_rt_branch_end: the kernel state the
+  /// CUDA backend's calls take instead of `cuda` (the branch's while the
+  /// stream is captured, `cuda` itself otherwise); `inBranch` on every
+  /// backend.
+  void *cudaBranch = nullptr;
+  bool inBranch = false;
   /// NVFP4's stochastic-rounding seed (te_rt_context_set_seed; 0 until
   /// set), combined with each quantize call's own seed.
   uint64_t seed = 0;

@@ -185,7 +185,7 @@ NOT_BOUND = frozenset("""
     te_rt_add_columnwise_fp8
     te_rt_quantize_fp8 te_rt_dbias_quantize_fp8 te_rt_gemm_fp8 te_rt_act_quantize_fp8
     te_rt_dact_quantize_fp8 te_rt_norm_quantize_fp8 te_rt_amax_update te_rt_amax_update_unused
-    te_rt_amax_update_fork
+    te_rt_amax_update_fork te_rt_branch_begin te_rt_branch_end te_rt_branch_join
     te_rt_quantize_fp8_block te_rt_gemm_fp8_block te_rt_quantize_mxfp8 te_rt_gemm_mxfp8
     te_rt_context_set_seed
     te_rt_quantize_nvfp4 te_rt_quantize_nvfp4_4over6 te_rt_nvfp4_random_bits te_rt_gemm_nvfp4

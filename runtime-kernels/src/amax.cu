@@ -208,8 +208,11 @@ const char *te_kernels_amax_update_fork(te_kernels_state *s,
 }
 
 const char *te_kernels_join(te_kernels_state *s) {
-  if (!s || !s->forkedFrom)
+  if (!s)
     return nullptr;
+  const char *branchErr = te_kernels_branch_join(s);
+  if (!s->forkedFrom)
+    return branchErr;
   cudaStream_t to = s->forkedFrom;
   s->forkedFrom = nullptr;
   if (const char *err = status(cudaEventRecord(s->joinEvent, s->sideStream)))

@@ -70,20 +70,29 @@ uint32_t alignmentOf(const void *p) {
 }
 
 const char *ltReady(te_kernels_state *s) {
+  if (s->lt && s->workspace)
+    return nullptr;
+  // A branch's state is set up inside the capture that began it: outside
+  // the capture's rules (relaxed mode; neither call queues work).
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  if (s->parent)
+    cudaThreadExchangeStreamCaptureMode(&mode);
+  const char *err = nullptr;
   if (!s->lt) {
-    if (const char *err = ltError(cublasLtCreate(&s->lt)))
-      return err;
+    err = ltError(cublasLtCreate(&s->lt));
     const char *env = std::getenv("TE_RT_GEMM_TUNING");
     s->tuneGemms = env && env[0] == '1';
   }
-  if (!s->workspace) {
-    if (const char *err =
-            status(cudaMalloc(&s->ownWorkspace, kWorkspaceBytes)))
-      return err;
-    s->workspace = s->ownWorkspace;
-    s->workspaceBytes = kWorkspaceBytes;
+  if (!err && !s->workspace) {
+    err = status(cudaMalloc(&s->ownWorkspace, kWorkspaceBytes));
+    if (!err) {
+      s->workspace = s->ownWorkspace;
+      s->workspaceBytes = kWorkspaceBytes;
+    }
   }
-  return nullptr;
+  if (s->parent)
+    cudaThreadExchangeStreamCaptureMode(&mode);
+  return err;
 }
 
 void setPreferences(te_kernels_state *s, cublasLtMatmulPreference_t pref,
@@ -164,8 +173,11 @@ const char *runMatmul(te_kernels_state *s, const GemmKey &key, Descriptors &g,
                       const void *A, const void *B, void *D, float beta,
                       bool *unsupported) {
   *unsupported = false;
-  auto it = s->gemmChoices.find(key.bytes);
-  if (it == s->gemmChoices.end()) {
+  // A branch's GEMMs run the algorithms its parent chose (same workspace
+  // size, same problem key: the same bits as in order).
+  te_kernels_state *owner = s->parent ? s->parent : s;
+  auto it = owner->gemmChoices.find(key.bytes);
+  if (it == owner->gemmChoices.end()) {
     cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
     if (const char *err = status(cudaStreamIsCapturing(s->stream, &capture)))
       return err;
@@ -178,7 +190,7 @@ const char *runMatmul(te_kernels_state *s, const GemmKey &key, Descriptors &g,
     }
     cublasLtMatmulHeuristicResult_t heur[kTuneCandidates] = {};
     int found = 0;
-    ++s->gemmHeuristicQueries;
+    ++owner->gemmHeuristicQueries;
     cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(
         s->lt, g.op, g.a, g.b, g.c ? g.c : g.d, g.d, g.pref,
         tune ? kTuneCandidates : 1, heur, &found);
@@ -194,11 +206,11 @@ const char *runMatmul(te_kernels_state *s, const GemmKey &key, Descriptors &g,
         if (const char *err = fastest(s, g, heur, found, A, B, D, &best))
           return err;
         choice.tuned = true;
-        ++s->gemmTunedProblems;
+        ++owner->gemmTunedProblems;
       }
       choice.algo = heur[best].algo;
     }
-    it = s->gemmChoices.emplace(key.bytes, choice).first;
+    it = owner->gemmChoices.emplace(key.bytes, choice).first;
   }
   if (it->second.unsupported) {
     *unsupported = true;

@@ -89,6 +89,20 @@ struct te_kernels_state {
   cudaStream_t sideStream = nullptr;
   cudaEvent_t forkEvent = nullptr, joinEvent = nullptr;
   cudaStream_t forkedFrom = nullptr;
+  /// te_kernels_branch_begin's branch: a state of its own (its stream,
+  /// GEMM workspace, scratch and amax ticket, so that nothing queued on the
+  /// branch shares a buffer with what this state queues meanwhile), created
+  /// by the first branch begun while capturing, with the events that fork
+  /// it from, and join it back to, this state's stream. `branchFrom`: the
+  /// stream a branch that is not joined yet left (null: none).
+  te_kernels_state *branch = nullptr;
+  cudaEvent_t branchForkEvent = nullptr, branchJoinEvent = nullptr;
+  cudaStream_t branchFrom = nullptr;
+  /// In a branch's state: the state that began it. Its GEMMs take the
+  /// parent's algorithm cache (the same algorithm for the same problem,
+  /// hence the same bits as in order), and its buffers are allocated in
+  /// relaxed capture mode (it grows inside the capture that began it).
+  te_kernels_state *parent = nullptr;
 
   ~te_kernels_state() {
     for (float *p : retiredScratch)

@@ -34,7 +34,7 @@ const char *scratch(te_kernels_state *s, int64_t elems, float **out) {
     cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
     if (const char *err = status(cudaStreamIsCapturing(s->stream, &capture)))
       return err;
-    if (capture != cudaStreamCaptureStatusNone)
+    if (capture != cudaStreamCaptureStatusNone && !s->parent)
       return "the scratch buffer would grow while a CUDA graph is being "
              "captured (run the captured work once before capturing)";
     // A captured graph may still read the old buffer: retire it (freed
@@ -50,9 +50,21 @@ const char *scratch(te_kernels_state *s, int64_t elems, float **out) {
     s->scratch = nullptr;
     s->scratchElems = 0;
     void *p = nullptr;
-    if (const char *err = status(cudaMallocAsync(
-            &p, static_cast<size_t>(grown) * sizeof(float), s->stream)))
+    if (s->parent) {
+      // A branch grows inside the capture that began it: a plain
+      // allocation outside the capture's rules (freed with the state).
+      cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+      cudaThreadExchangeStreamCaptureMode(&mode);
+      cudaError_t err =
+          cudaMalloc(&p, static_cast<size_t>(grown) * sizeof(float));
+      cudaThreadExchangeStreamCaptureMode(&mode);
+      if (err != cudaSuccess)
+        return status(err);
+    } else if (const char *err = status(cudaMallocAsync(
+                   &p, static_cast<size_t>(grown) * sizeof(float),
+                   s->stream))) {
       return err;
+    }
     s->scratch = static_cast<float *>(p);
     s->scratchElems = grown;
   }
@@ -132,6 +144,76 @@ void te_kernels_state_bind(te_kernels_state *s, void *stream, void *workspace,
   s->scratchNeeded = 0;
 }
 
+const char *te_kernels_branch_begin(te_kernels_state *s,
+                                    te_kernels_state **branch) {
+  *branch = s;
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  if (const char *err = status(cudaStreamIsCapturing(s->stream, &capture)))
+    return err;
+  if (capture != cudaStreamCaptureStatusActive || s->parent)
+    return nullptr; // in order
+  if (!s->branch) {
+    // Created outside the capture's rules (relaxed mode): a stream, two
+    // events and the branch's amax ticket, zeroed on the new stream (not
+    // captured) and synchronized.
+    cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    cudaThreadExchangeStreamCaptureMode(&mode);
+    cudaStream_t stream = nullptr;
+    te_kernels_state *b = nullptr;
+    const char *err =
+        status(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    if (!err)
+      err = status(
+          cudaEventCreateWithFlags(&s->branchForkEvent, cudaEventDisableTiming));
+    if (!err)
+      err = status(
+          cudaEventCreateWithFlags(&s->branchJoinEvent, cudaEventDisableTiming));
+    if (!err)
+      err = te_kernels_state_create(stream, &b);
+    cudaThreadExchangeStreamCaptureMode(&mode);
+    if (err) {
+      if (stream)
+        cudaStreamDestroy(stream);
+      if (s->branchForkEvent)
+        cudaEventDestroy(s->branchForkEvent);
+      if (s->branchJoinEvent)
+        cudaEventDestroy(s->branchJoinEvent);
+      s->branchForkEvent = s->branchJoinEvent = nullptr;
+      return err;
+    }
+    b->parent = s;
+    // Its first kernel follows an event, not a kernel: plain launches.
+    b->pdl = false;
+    s->branch = b;
+  }
+  // A branch still pending from another stream joins that stream first:
+  // the branch serves one stream at a time.
+  if (s->branchFrom && s->branchFrom != s->stream)
+    if (const char *err = te_kernels_branch_join(s))
+      return err;
+  if (const char *err = status(cudaEventRecord(s->branchForkEvent, s->stream)))
+    return err;
+  if (const char *err = status(
+          cudaStreamWaitEvent(s->branch->stream, s->branchForkEvent, 0)))
+    return err;
+  // The branch's stream joined the capture: it must be joined back before
+  // the capture ends (te_kernels_join), whatever happens next.
+  s->branchFrom = s->stream;
+  *branch = s->branch;
+  return nullptr;
+}
+
+const char *te_kernels_branch_join(te_kernels_state *s) {
+  if (!s || !s->branchFrom)
+    return nullptr;
+  cudaStream_t to = s->branchFrom;
+  s->branchFrom = nullptr;
+  if (const char *err =
+          status(cudaEventRecord(s->branchJoinEvent, s->branch->stream)))
+    return err;
+  return status(cudaStreamWaitEvent(to, s->branchJoinEvent, 0));
+}
+
 int64_t te_kernels_state_scratch_needed(const te_kernels_state *s) {
   return s ? s->scratchNeeded : 0;
 }
@@ -140,6 +222,28 @@ void te_kernels_state_destroy(te_kernels_state *s) {
   if (!s)
     return;
   te_kernels_join(s);
+  if (te_kernels_state *branch = s->branch) {
+    // Its stream and buffers are its own (plain allocations).
+    cudaStream_t stream = branch->stream;
+    cudaStreamSynchronize(stream);
+    for (float *p : branch->retiredScratch)
+      cudaFree(p);
+    branch->retiredScratch.clear();
+    if (branch->scratch)
+      cudaFree(branch->scratch);
+    branch->scratch = nullptr;
+    if (branch->ownWorkspace)
+      cudaFree(branch->ownWorkspace);
+    branch->ownWorkspace = nullptr;
+    if (branch->lt)
+      cublasLtDestroy(branch->lt);
+    delete branch; // (frees its amax ticket)
+    cudaStreamDestroy(stream);
+  }
+  if (s->branchForkEvent)
+    cudaEventDestroy(s->branchForkEvent);
+  if (s->branchJoinEvent)
+    cudaEventDestroy(s->branchJoinEvent);
   cudaStreamSynchronize(s->stream);
   if (s->sideStream) {
     cudaStreamSynchronize(s->sideStream);

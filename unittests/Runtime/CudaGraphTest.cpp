@@ -453,4 +453,134 @@ TEST_F(CudaStreams, ForkedAmaxUpdateIsABranchOfTheGraph) {
 #endif
 }
 
+// te_rt_branch_begin / _end / _join: in a capture, the branch's calls (a
+// current-scaling FP8 cast, whose amax reduction and scale cell use the
+// kernel state's ticket and scratch, and a cuBLASLt wgrad GEMM, which uses
+// its workspace) are a branch of the graph beside the same kinds of calls
+// on the captured stream: the stream does not wait for the branch until
+// the join. Each replay gives the bytes of the same calls in order, and so
+// do the branch calls outside a capture.
+TEST_F(CudaStreams, BranchRunsBesideTheStreamWithItsOwnBuffers) {
+#ifndef TE_RT_TEST_HAVE_CUDA
+  GTEST_SKIP() << "built without the CUDA runtime's headers";
+#else
+  const int64_t m = 16, n = 256, k = 1024, rows = 64, cols = 4096;
+  std::mt19937 rng(11);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  auto random = [&](int64_t count, float scale) {
+    std::vector<float> v(static_cast<size_t>(count));
+    for (float &e : v)
+      e = scale * dist(rng);
+    return v;
+  };
+  void *dy = alloc(m * n * 4), *x = alloc(m * k * 4), *w = alloc(n * k * 4);
+  void *dw = alloc(n * k * 4), *y = alloc(m * n * 4);
+  void *q1 = alloc(rows * cols * 4), *q2 = alloc(rows * cols * 4);
+  void *d1 = alloc(rows * cols), *d2 = alloc(rows * cols);
+  void *si1 = alloc(4), *si2 = alloc(4), *a1 = alloc(4), *a2 = alloc(4);
+  put(dy, random(m * n, 1.0f));
+  put(x, random(m * k, 1.0f));
+  put(w, random(n * k, 0.05f));
+  put(q1, random(rows * cols, 3.0f));
+  put(q2, random(rows * cols, 40.0f));
+  auto f = [](void *p) { return static_cast<float *>(p); };
+  auto branchCalls = [&]() {
+    ASSERT_EQ(te_rt_quantize_fp8(gpu, TE_RT_DTYPE_F32, q1, rows, cols, 0,
+                                 nullptr, 0, d1, nullptr, f(si1), f(a1),
+                                 nullptr),
+              0)
+        << lastError();
+    ASSERT_EQ(te_rt_gemm_wgrad(gpu, TE_RT_DTYPE_F32, dy, x, dw, nullptr, m, n,
+                               k, 0),
+              0)
+        << lastError();
+  };
+  auto streamCalls = [&]() {
+    ASSERT_EQ(te_rt_quantize_fp8(gpu, TE_RT_DTYPE_F32, q2, rows, cols, 0,
+                                 nullptr, 0, d2, nullptr, f(si2), f(a2),
+                                 nullptr),
+              0)
+        << lastError();
+    ASSERT_EQ(te_rt_gemm_fprop(gpu, TE_RT_DTYPE_F32, x, w, nullptr, y, m, n,
+                               k),
+              0)
+        << lastError();
+  };
+  struct Bytes {
+    std::vector<uint8_t> dw, y, d1, d2, si1, si2, a1, a2;
+    bool operator==(const Bytes &o) const {
+      return dw == o.dw && y == o.y && d1 == o.d1 && d2 == o.d2 &&
+             si1 == o.si1 && si2 == o.si2 && a1 == o.a1 && a2 == o.a2;
+    }
+  };
+  auto read = [&]() {
+    return Bytes{get(dw, n * k * 4), get(y, m * n * 4), get(d1, rows * cols),
+                 get(d2, rows * cols), get(si1, 4), get(si2, 4),
+                 get(a1, 4), get(a2, 4)};
+  };
+  auto clear = [&]() {
+    for (auto [p, bytes] : {std::pair{dw, n * k * 4}, {y, m * n * 4},
+                            {d1, rows * cols}, {d2, rows * cols}, {si1, 4},
+                            {si2, 4}, {a1, 4}, {a2, 4}})
+      ASSERT_EQ(te_rt_zero(gpu, p, bytes), 0) << lastError();
+  };
+  ASSERT_EQ(te_rt_context_set_stream(gpu, s1), 0) << lastError();
+  // In order, no branch: the reference bytes (and every GEMM's algorithm
+  // chosen, as an entry's first run does before its graph).
+  branchCalls();
+  streamCalls();
+  const Bytes want = read();
+  ASSERT_NE(want.dw, std::vector<uint8_t>(want.dw.size(), 0));
+
+  // Outside a capture a branch runs in order.
+  clear();
+  ASSERT_EQ(te_rt_branch_begin(gpu), 0) << lastError();
+  branchCalls();
+  ASSERT_EQ(te_rt_branch_end(gpu), 0) << lastError();
+  streamCalls();
+  ASSERT_EQ(te_rt_branch_join(gpu), 0) << lastError();
+  EXPECT_TRUE(read() == want) << "a branch outside a capture";
+
+  auto deps = [&]() {
+    cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+    size_t count = 0;
+    EXPECT_EQ(cudaStreamGetCaptureInfo(static_cast<cudaStream_t>(s1), &st,
+                                       nullptr, nullptr, nullptr, nullptr,
+                                       &count),
+              cudaSuccess);
+    EXPECT_EQ(st, cudaStreamCaptureStatusActive);
+    return count;
+  };
+  // Joined by te_rt_branch_join, or by the entry's end (arena release).
+  for (bool join : {true, false}) {
+    ASSERT_EQ(te_rt_capture_begin(gpu), 0) << lastError();
+    ASSERT_EQ(te_rt_zero(gpu, y, 4), 0) << lastError(); // a node to fork from
+    ASSERT_EQ(te_rt_branch_begin(gpu), 0) << lastError();
+    branchCalls();
+    ASSERT_EQ(te_rt_branch_end(gpu), 0) << lastError();
+    EXPECT_EQ(deps(), 1u) << "the stream waits for the branch";
+    streamCalls();
+    EXPECT_EQ(deps(), 1u) << "the stream waits for the branch";
+    if (join)
+      ASSERT_EQ(te_rt_branch_join(gpu), 0) << lastError();
+    else
+      te_rt_arena_release(gpu, nullptr);
+    EXPECT_EQ(deps(), 2u) << "the branch is not joined back";
+    te_rt_graph *graph = nullptr;
+    ASSERT_EQ(te_rt_capture_end(gpu, &graph), 0) << lastError();
+    for (int i = 0; i < 2; ++i) {
+      clear();
+      ASSERT_EQ(te_rt_graph_launch(gpu, graph), 0) << lastError();
+      EXPECT_TRUE(read() == want) << "replay " << i << (join ? "" : " (joined at release)");
+    }
+    te_rt_graph_destroy(graph);
+  }
+
+  // A branch left open by a failed entry is closed by its arena release.
+  ASSERT_EQ(te_rt_branch_begin(gpu), 0) << lastError();
+  te_rt_arena_release(gpu, nullptr);
+  EXPECT_NE(te_rt_branch_end(gpu), 0) << "closed by the release";
+#endif
+}
+
 } // namespace

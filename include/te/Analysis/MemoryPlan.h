@@ -98,6 +98,14 @@ namespace mlir::te {
 /// quantized buffer.
 constexpr int64_t kBufferAlignment = 256;
 
+/// The mark of the ops te-fork-wgrad puts on a branch: each run of
+/// consecutive marked ops of a block runs beside the ops after it until
+/// the first op that reads one of its results (else the function's end).
+/// The plan keeps what a run reads or writes live until then, and
+/// te-lower-to-runtime brackets the run with te_rt_branch_begin / _end and
+/// joins it there (te_rt_branch_join).
+constexpr llvm::StringLiteral kBranchAttrName = "te.branch";
+
 /// The inner tensors in buffer order: the parts both usages share
 /// (per-tensor FP8's scale_inv), then the columnwise copy, then the rowwise
 /// one (TE's order within each group).

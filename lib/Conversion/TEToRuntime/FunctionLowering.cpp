@@ -275,8 +275,39 @@ void FunctionLowering::planEarlyZeroing() {
   }
 }
 
+void FunctionLowering::branchBefore(Operation *op) {
+  bool marked = !branchesOff && op->hasAttr(kBranchAttrName);
+  if (inBranch && !marked) {
+    call("te_rt_branch_end", {ctxArg});
+    inBranch = false;
+  }
+  if (!marked && !branchWritten.empty() &&
+      llvm::any_of(op->getOperands(),
+                   [&](Value v) { return branchWritten.contains(v); })) {
+    call("te_rt_branch_join", {ctxArg});
+    branchWritten.clear();
+  }
+  if (marked && !inBranch) {
+    // (A branch still pending goes on: its next run is queued after it.)
+    call("te_rt_branch_begin", {ctxArg});
+    inBranch = true;
+  }
+  if (marked)
+    branchWritten.insert(op->result_begin(), op->result_end());
+}
+
+void FunctionLowering::closeBranches() {
+  if (inBranch)
+    call("te_rt_branch_end", {ctxArg});
+  if (inBranch || !branchWritten.empty())
+    call("te_rt_branch_join", {ctxArg});
+  inBranch = false;
+  branchWritten.clear();
+}
+
 LogicalResult FunctionLowering::lowerOp(Operation *op) {
   loc = op->getLoc();
+  branchBefore(op);
   // A concat's buffer zeroed whole before its first placed part is written.
   if (auto it = zeroBefore.find(op); it != zeroBefore.end())
     for (Value concat : it->second)
@@ -459,8 +490,9 @@ void FunctionLowering::acquireArena() {
 }
 
 void FunctionLowering::buildEntryEpilogue(func::ReturnOp ret) {
-  // Results not computed in place are copied out.
+  // Results not computed in place are copied out, after the branches.
   loc = ret.getLoc();
+  closeBranches();
   for (auto [r, v] : llvm::enumerate(ret.getOperands())) {
     auto it = memory.inPlaceResult.find(v);
     if ((it != memory.inPlaceResult.end() && it->second == r) ||

@@ -21,6 +21,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/JSON.h"
 
@@ -418,6 +419,15 @@ private:
   /// allocation is superlinear in that).
   void localizeBuffers();
   bool outlinedAny = false;
+  /// te-fork-wgrad's branches (te.branch, MemoryPlan.h): brackets each run
+  /// of marked ops with te_rt_branch_begin / _end, and joins before the
+  /// first op that reads a value a branch wrote (or the entry's end).
+  /// Outlined segments run in order: a branch open or pending before one
+  /// is ended and joined, and nothing in it is put on a branch.
+  void branchBefore(Operation *op);
+  void closeBranches();
+  bool inBranch = false, branchesOff = false;
+  llvm::DenseSet<Value> branchWritten;
   std::string symbolOf(Dim d) const;
   /// `d` over the entry's dim symbols (`d<k>` for class k).
   SymDim symDimOf(Dim d) const;

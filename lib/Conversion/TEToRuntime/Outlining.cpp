@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "FunctionLowering.h"
+
+#include "llvm/ADT/ScopeExit.h"
 #include "mlir/IR/IRMapping.h"
 
 using namespace mlir;
@@ -117,6 +119,12 @@ LogicalResult FunctionLowering::lowerBody() {
 
 LogicalResult FunctionLowering::lowerOutlined(ArrayRef<Operation *> ops) {
   Location segmentLoc = ops.front()->getLoc();
+  // A segment runs in order (a repeat calls the same function, whatever
+  // is pending then): what is open or pending ends and joins first.
+  loc = segmentLoc;
+  closeBranches();
+  branchesOff = true;
+  auto inOrder = llvm::make_scope_exit([&] { branchesOff = false; });
   Block *callerBlock = b.getInsertionBlock();
   Block::iterator callerPoint = b.getInsertionPoint();
   Block *callerFail = failBlock;

@@ -135,6 +135,9 @@ llvm::StringMap<LLVM::LLVMFuncOp> declareRuntimeFunctions(ModuleOp module,
            "te_rt_amax_update",
            "te_rt_amax_update_unused",
            "te_rt_amax_update_fork",
+           "te_rt_branch_begin",
+           "te_rt_branch_end",
+           "te_rt_branch_join",
        }) {
     LLVM::LLVMFunctionType type = runtimeFunctionType(ctx, name);
     assert(type && "not a TERuntime.def function");

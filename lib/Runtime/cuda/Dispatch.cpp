@@ -31,9 +31,15 @@ int32_t onCuda(const Checker &c, te_rt_context *ctx, Launch launch) {
             ctx->stream, reinterpret_cast<te_kernels_state **>(&ctx->cuda)))
       return c.fail(std::string("cannot set up the cuda backend: ") + err), 1;
   auto *state = static_cast<te_kernels_state *>(ctx->cuda);
-  // The stream and workspace of this call: the caller's when given.
-  te_kernels_state_bind(state, ctx->stream, ctx->workspace,
-                        ctx->workspaceBytes);
+  if (ctx->inBranch && ctx->cudaBranch && ctx->cudaBranch != ctx->cuda) {
+    // A branch being captured (te_rt_branch_begin): its own stream and
+    // buffers.
+    state = static_cast<te_kernels_state *>(ctx->cudaBranch);
+  } else {
+    // The stream and workspace of this call: the caller's when given.
+    te_kernels_state_bind(state, ctx->stream, ctx->workspace,
+                          ctx->workspaceBytes);
+  }
   if (const char *err = launch(state)) {
     if (int64_t needed = te_kernels_state_scratch_needed(state))
       ctx->workspaceNeeded = std::max(ctx->workspaceNeeded, needed);
@@ -448,12 +454,49 @@ int32_t amax_update(const Checker &c, te_rt_context *ctx, const float *history,
 } // namespace te::rt::cuda
 
 void te::rt::joinForks(te_rt_context *ctx) {
+  if (!ctx)
+    return;
+  // (An entry that failed inside a branch left it open: closed here.)
+  ctx->inBranch = false;
+  ctx->cudaBranch = nullptr;
 #ifdef TE_RT_HAVE_CUDA
-  if (ctx && ctx->backend == TE_RT_BACKEND_CUDA && ctx->cuda)
+  if (ctx->backend == TE_RT_BACKEND_CUDA && ctx->cuda)
     te_kernels_join(static_cast<te_kernels_state *>(ctx->cuda));
-#else
-  (void)ctx;
 #endif
+}
+
+int32_t te::rt::beginBranch(const Checker &c, te_rt_context *ctx) {
+  if (ctx->inBranch)
+    return c.fail("a branch is already open (te_rt_branch_end closes it; "
+                  "branches do not nest)"),
+           1;
+  ctx->cudaBranch = nullptr;
+  if (ctx->backend != TE_RT_BACKEND_CUDA) {
+    ctx->inBranch = true; // in order
+    return 0;
+  }
+  // The branch forks from the stream the context's calls use now: bind it
+  // first (as onCuda does).
+  // (Generic lambdas, as everywhere here: without CUDA built in they are
+  // never instantiated.)
+  return onCuda(c, ctx, [&](auto *s) -> const char * {
+    te_kernels_state *branch = nullptr;
+    if (const char *err = te_kernels_branch_begin(s, &branch))
+      return err;
+    ctx->cudaBranch = branch;
+    ctx->inBranch = true;
+    return nullptr;
+  });
+}
+
+int32_t te::rt::joinBranch(const Checker &c, te_rt_context *ctx) {
+  if (ctx->inBranch)
+    return c.fail("the branch is still open (te_rt_branch_end first)"), 1;
+  if (ctx->backend != TE_RT_BACKEND_CUDA || !ctx->cuda)
+    return 0;
+  return onCuda(c, ctx, [](auto *s) {
+    return te_kernels_branch_join(s);
+  });
 }
 
 const te::rt::BackendOps te::rt::cudaOps = {

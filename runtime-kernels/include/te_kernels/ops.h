@@ -220,9 +220,21 @@ const char *te_kernels_amax_update_fork(te_kernels_state *s,
                                         int64_t unused, float *new_history,
                                         float *new_scale);
 /* Makes the stream the pending fork left (te_kernels_amax_update_fork)
- * wait for everything queued on the side stream; nothing when no fork is
- * pending. */
+ * wait for everything queued on the side stream, and joins a pending
+ * branch (te_kernels_branch_join); nothing when neither is pending. */
 const char *te_kernels_join(te_kernels_state *s);
+/* te_rt_branch_begin: while s->stream is capturing a CUDA graph, forks the
+ * state's branch from it after the work queued there so far and sets
+ * *branch to the branch's state: calls given that state run beside what
+ * is queued on s->stream after the fork, with their own stream, GEMM
+ * workspace, scratch and amax ticket, and the GEMM algorithms s chose,
+ * until te_kernels_branch_join. Otherwise (no capture) *branch is s: in
+ * order. */
+const char *te_kernels_branch_begin(te_kernels_state *s,
+                                    te_kernels_state **branch);
+/* Makes the stream a pending branch left wait for everything queued on
+ * the branch; nothing when no branch is pending. */
+const char *te_kernels_branch_join(te_kernels_state *s);
 
 /* Float8 block scaling (te_rt_quantize_fp8_block, te_rt_gemm_fp8_block;
  * layouts and semantics as documented there; arguments already checked). */

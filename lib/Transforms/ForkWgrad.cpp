@@ -1,0 +1,133 @@
+//===- ForkWgrad.cpp - te-fork-wgrad ----------------------------*- C++ -*-===//
+//
+// The weight-gradient GEMMs of few static rows, with the columnwise copies
+// only they read, moved to right after their last operand and marked
+// te.branch: te-lower-to-runtime brackets each run of marked ops with
+// te_rt_branch_begin / _end, which in a CUDA graph runs it beside the dgrad
+// chain that follows, and the memory plan keeps what the run reads and
+// writes until the join (Passes.td).
+//
+//===----------------------------------------------------------------------===//
+
+#include "te/Analysis/MemoryPlan.h"
+#include "te/Dialect/TE/IR/TEOps.h"
+#include "te/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/Pass.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir::te {
+#define GEN_PASS_DEF_TEFORKWGRADPASS
+#include "te/Transforms/Passes.h.inc"
+} // namespace mlir::te
+
+using namespace mlir;
+using namespace mlir::te;
+
+namespace {
+
+/// The rows of a GEMM operand (the product of its leading dims), or
+/// nullopt when a dim is dynamic.
+std::optional<int64_t> staticRows(Value v) {
+  ArrayRef<int64_t> shape;
+  if (auto q = dyn_cast<QuantizedTensorType>(v.getType()))
+    shape = q.getShape();
+  else if (auto t = dyn_cast<RankedTensorType>(v.getType()))
+    shape = t.getShape();
+  else
+    return std::nullopt;
+  if (shape.empty())
+    return std::nullopt;
+  int64_t rows = 1;
+  for (int64_t d : shape.drop_back()) {
+    if (ShapedType::isDynamic(d))
+      return std::nullopt;
+    rows *= d;
+  }
+  return rows;
+}
+
+/// A wgrad GEMM the pass may move: layout nt, at most maxRows static rows,
+/// its results only returned.
+bool isBranchable(GemmOp gemm, int64_t maxRows) {
+  if (gemm.getLayout() != GemmLayout::NT)
+    return false;
+  std::optional<int64_t> rows = staticRows(gemm.getLhs());
+  if (!rows || *rows > maxRows)
+    return false;
+  return llvm::all_of(gemm->getResults(), [](Value r) {
+    return llvm::all_of(r.getUsers(), [](Operation *user) {
+      return isa<func::ReturnOp>(user);
+    });
+  });
+}
+
+struct TEForkWgradPass
+    : public mlir::te::impl::TEForkWgradPassBase<TEForkWgradPass> {
+  using TEForkWgradPassBase::TEForkWgradPassBase;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (!func.getBody().hasOneBlock())
+      return;
+    Block &block = func.getBody().front();
+
+    // Each branchable GEMM with the columnwise copies only it reads.
+    SmallVector<SmallVector<Operation *>> groups;
+    for (Operation &op : block) {
+      auto gemm = dyn_cast<GemmOp>(op);
+      if (!gemm || !isBranchable(gemm, maxRows))
+        continue;
+      SmallVector<Operation *> group;
+      for (Value operand : {gemm.getLhs(), gemm.getRhs()}) {
+        auto copy = operand.getDefiningOp<AddColumnwiseOp>();
+        if (copy && copy->getBlock() == &block && copy->hasOneUse())
+          group.push_back(copy);
+      }
+      llvm::sort(group, [](Operation *a, Operation *b) {
+        return a->isBeforeInBlock(b);
+      });
+      group.push_back(gemm);
+      groups.push_back(std::move(group));
+    }
+
+    llvm::SmallPtrSet<Operation *, 8> grouped;
+    for (auto &group : groups)
+      grouped.insert(group.begin(), group.end());
+    for (auto &group : groups) {
+      // Right after the last op outside the group that defines one of its
+      // operands (the block's start when none does).
+      llvm::SmallPtrSet<Operation *, 4> members(group.begin(), group.end());
+      Operation *anchor = nullptr;
+      for (Operation *op : group)
+        for (Value v : op->getOperands()) {
+          Operation *def = v.getDefiningOp();
+          if (!def || def->getBlock() != &block || members.contains(def))
+            continue;
+          if (!anchor || anchor->isBeforeInBlock(def))
+            anchor = def;
+        }
+      // Something to run beside: an op of the dialect after the group's
+      // new place, in no group (a function of wgrads only, such as
+      // te-split-wgrad's, keeps its order).
+      Operation *first = anchor ? anchor->getNextNode() : &block.front();
+      bool overlaps = false;
+      for (Operation *op = first; op && !overlaps; op = op->getNextNode())
+        overlaps = !grouped.contains(op) && isa<TEDialect>(op->getDialect());
+      if (!overlaps)
+        continue;
+      Operation *after = anchor;
+      for (Operation *op : group) {
+        if (after)
+          op->moveAfter(after);
+        else
+          op->moveBefore(&block.front());
+        op->setAttr(kBranchAttrName, UnitAttr::get(&getContext()));
+        after = op;
+      }
+    }
+  }
+};
+
+} // namespace
