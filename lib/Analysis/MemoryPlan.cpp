@@ -148,31 +148,20 @@ LogicalResult MemoryPlan::run(func::FuncOp func) {
   for (Operation &op : body)
     if (auto u = dyn_cast<AmaxUpdateOp>(op); u && u->hasAttr("te.fork"))
       lastUse[root(u.getAmax())] = index[ret];
-  // A branch (te.branch: a run of consecutive marked ops, te-fork-wgrad)
-  // runs beside the ops after it until its join, the first op after it
-  // that reads one of its results (else the return): what it reads or
-  // writes stays live until then, so that nothing beside it shares that
-  // memory.
-  for (auto it = body.begin(); it != body.end();) {
-    if (!it->hasAttr(kBranchAttrName)) {
-      ++it;
+  // An op on a branch (te.branch, te-fork-branches) runs beside the ops after
+  // it until its join, at the latest its first reader off the branch (else
+  // the return): what it reads or writes stays live until then, so that
+  // nothing beside it shares that memory.
+  for (Operation &op : body) {
+    if (!op.hasAttr(kBranchAttrName))
       continue;
-    }
-    SmallVector<Operation *> run;
-    for (; it != body.end() && it->hasAttr(kBranchAttrName); ++it)
-      run.push_back(&*it);
     unsigned join = index[ret];
-    for (Operation *op : run)
-      for (Value r : op->getResults())
-        for (Operation *user : r.getUsers())
-          if (user->getBlock() == &body && !llvm::is_contained(run, user))
-            join = std::min(join, index[user]);
-    for (Operation *op : run) {
-      for (Value v : op->getOperands())
-        lastUse[root(v)] = std::max(lastUse[root(v)], join);
-      for (Value v : op->getResults())
-        lastUse[root(v)] = std::max(lastUse[root(v)], join);
-    }
+    for (Value r : op.getResults())
+      for (Operation *user : r.getUsers())
+        if (user->getBlock() == &body && !user->hasAttr(kBranchAttrName))
+          join = std::min(join, index[user]);
+    for (Value v : llvm::concat<Value>(op.getOperands(), op.getResults()))
+      lastUse[root(v)] = std::max(lastUse[root(v)], join);
   }
   // A split value's slot holds its rowwise parts: live until its last
   // reader other than the drop_usage whose result (its columnwise parts)

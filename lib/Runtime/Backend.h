@@ -52,12 +52,14 @@ void bindBackend(te_rt_context *ctx, int32_t backend);
 /// synchronization (or the capture's end), as a kernel's failure is.
 void joinForks(te_rt_context *ctx);
 
-/// te_rt_branch_begin / te_rt_branch_join after their checks
+/// te_rt_branch_begin / _end / _join after their checks
 /// (cuda/Dispatch.cpp): on a cuda context whose stream is capturing, fork
-/// the kernel state's branch, or join it back; elsewhere in order (begin
-/// only marks the context as in a branch, join does nothing).
+/// the kernel state's branch, mark the end of a run, or join the branch
+/// back (up to run `run`; -1: all of it); elsewhere in order (begin and end
+/// only mark the context as in a branch or not, join does nothing).
 int32_t beginBranch(const Checker &c, te_rt_context *ctx);
-int32_t joinBranch(const Checker &c, te_rt_context *ctx);
+int32_t endBranch(const Checker &c, te_rt_context *ctx);
+int32_t joinBranch(const Checker &c, te_rt_context *ctx, int64_t run);
 
 /// The failure of a call the context's backend does not implement:
 /// "<call>: the <backend> backend does not implement this call"; returns 1.

@@ -405,16 +405,18 @@ int32_t te_rt_branch_end(te_rt_context *ctx) {
   if (!ctx->inBranch)
     return c.fail("no branch is open (te_rt_branch_begin first)"), 1;
   // The branch stays pending until te_rt_branch_join (or the entry's end).
-  ctx->inBranch = false;
-  ctx->cudaBranch = nullptr;
-  return 0;
+  return te::rt::endBranch(c, ctx);
 }
 
-int32_t te_rt_branch_join(te_rt_context *ctx) {
+int32_t te_rt_branch_join(te_rt_context *ctx, int64_t run) {
   Checker c("te_rt_branch_join");
   if (!c.context(ctx))
     return 1;
-  return te::rt::joinBranch(c, ctx);
+  if (run < -1)
+    return c.fail("run is " + std::to_string(run) +
+                  " (a run's number from 0, or -1 for all of them)"),
+           1;
+  return te::rt::joinBranch(c, ctx, run);
 }
 
 void te_rt_arena_release(te_rt_context *ctx, void *arena) {

@@ -67,9 +67,9 @@ void mlir::te::buildTEPipeline(OpPassManager &pm,
   pm.addPass(createTEFuseActQuantizePass());
   pm.addPass(createTESplitWgradPass());
   pm.addNestedPass<func::FuncOp>(createTEForkAmaxUpdatePass());
-  TEForkWgradPassOptions wgrad;
-  wgrad.maxRows = options.wgradBranchMaxRows;
-  pm.addNestedPass<func::FuncOp>(createTEForkWgradPass(wgrad));
+  TEForkBranchesPassOptions branches;
+  branches.maxRows = options.branchMaxRows;
+  pm.addNestedPass<func::FuncOp>(createTEForkBranchesPass(branches));
   TELowerToRuntimePassOptions lower;
   lower.dedupLayers = options.dedupLayers;
   pm.addPass(createTELowerToRuntimePass(lower));
@@ -85,6 +85,6 @@ void mlir::te::registerTEPipeline() {
       "te-fuse-gemm-epilogues, te-fuse-dbias-dact, te-fuse-norm-quantize, "
       "te-fuse-quantize-amax, te-fuse-dbias-quantize, "
       "te-fuse-act-quantize, te-split-wgrad, te-fork-amax-update, "
-      "te-fork-wgrad, te-lower-to-runtime",
+      "te-fork-branches, te-lower-to-runtime",
       buildTEPipeline);
 }

@@ -210,7 +210,7 @@ const char *te_kernels_amax_update_fork(te_kernels_state *s,
 const char *te_kernels_join(te_kernels_state *s) {
   if (!s)
     return nullptr;
-  const char *branchErr = te_kernels_branch_join(s);
+  const char *branchErr = te_kernels_branch_join(s, -1);
   if (!s->forkedFrom)
     return branchErr;
   cudaStream_t to = s->forkedFrom;

@@ -98,6 +98,12 @@ struct te_kernels_state {
   te_kernels_state *branch = nullptr;
   cudaEvent_t branchForkEvent = nullptr, branchJoinEvent = nullptr;
   cudaStream_t branchFrom = nullptr;
+  /// The runs of the pending branch (te_kernels_branch_end): the event
+  /// each recorded on the branch's stream at its end (created as needed,
+  /// reused by later branches), and how many ended since the branch was
+  /// forked; runs before branchJoined are joined already.
+  std::vector<cudaEvent_t> branchRunEvents;
+  int64_t branchRuns = 0, branchJoined = 0;
   /// In a branch's state: the state that began it. Its GEMMs take the
   /// parent's algorithm cache (the same algorithm for the same problem,
   /// hence the same bits as in order), and its buffers are allocated in

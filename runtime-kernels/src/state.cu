@@ -189,7 +189,7 @@ const char *te_kernels_branch_begin(te_kernels_state *s,
   // A branch still pending from another stream joins that stream first:
   // the branch serves one stream at a time.
   if (s->branchFrom && s->branchFrom != s->stream)
-    if (const char *err = te_kernels_branch_join(s))
+    if (const char *err = te_kernels_branch_join(s, -1))
       return err;
   if (const char *err = status(cudaEventRecord(s->branchForkEvent, s->stream)))
     return err;
@@ -198,15 +198,52 @@ const char *te_kernels_branch_begin(te_kernels_state *s,
     return err;
   // The branch's stream joined the capture: it must be joined back before
   // the capture ends (te_kernels_join), whatever happens next.
+  if (!s->branchFrom)
+    s->branchRuns = s->branchJoined = 0;
   s->branchFrom = s->stream;
   *branch = s->branch;
   return nullptr;
 }
 
-const char *te_kernels_branch_join(te_kernels_state *s) {
+const char *te_kernels_branch_end(te_kernels_state *s) {
+  if (!s || !s->branchFrom)
+    return nullptr; // in order: nothing to mark
+  size_t run = static_cast<size_t>(s->branchRuns);
+  if (run == s->branchRunEvents.size()) {
+    cudaEvent_t e = nullptr;
+    cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    cudaThreadExchangeStreamCaptureMode(&mode);
+    cudaError_t err = cudaEventCreateWithFlags(&e, cudaEventDisableTiming);
+    cudaThreadExchangeStreamCaptureMode(&mode);
+    if (err != cudaSuccess)
+      return status(err);
+    try {
+      s->branchRunEvents.push_back(e);
+    } catch (...) {
+      cudaEventDestroy(e);
+      return "out of host memory";
+    }
+  }
+  if (const char *err = status(
+          cudaEventRecord(s->branchRunEvents[run], s->branch->stream)))
+    return err;
+  ++s->branchRuns;
+  return nullptr;
+}
+
+const char *te_kernels_branch_join(te_kernels_state *s, int64_t run) {
   if (!s || !s->branchFrom)
     return nullptr;
   cudaStream_t to = s->branchFrom;
+  if (run >= 0 && run < s->branchRuns) {
+    // Up to that run only: the stream waits for the event its end
+    // recorded (the runs after it may still go on).
+    if (run < s->branchJoined)
+      return nullptr; // joined already
+    s->branchJoined = run + 1;
+    return status(cudaStreamWaitEvent(
+        to, s->branchRunEvents[static_cast<size_t>(run)], 0));
+  }
   s->branchFrom = nullptr;
   if (const char *err =
           status(cudaEventRecord(s->branchJoinEvent, s->branch->stream)))
@@ -240,6 +277,8 @@ void te_kernels_state_destroy(te_kernels_state *s) {
     delete branch; // (frees its amax ticket)
     cudaStreamDestroy(stream);
   }
+  for (cudaEvent_t e : s->branchRunEvents)
+    cudaEventDestroy(e);
   if (s->branchForkEvent)
     cudaEventDestroy(s->branchForkEvent);
   if (s->branchJoinEvent)

@@ -153,8 +153,8 @@ int te::compile::checkPipelineFlags(Options &options) {
   if (pipeline.gemmBiasGradEpilogueMaxRows < -1)
     return fail("--gemm-bias-grad-epilogue-max-rows must be >= 0 (or -1: no "
                 "limit)");
-  if (pipeline.wgradBranchMaxRows < 0)
-    return fail("--wgrad-branch-max-rows must be >= 0 (0: no branch)");
+  if (pipeline.branchMaxRows < 0)
+    return fail("--branch-max-rows must be >= 0 (0: no branch)");
   const te::DedupLayersOption &dedup = pipeline.dedupLayers;
   if (!dedup.isValid())
     return fail("--dedup-layers must be off, auto or on, got '" +

@@ -225,21 +225,21 @@ TEST_F(Abi, TransposeBytes) {
 }
 
 // te_rt_branch_*: in order on the cpu backend (a branch's call gives the
-// same bytes), with the bracket checked: begin inside a branch, end
-// outside one and join while one is open fail with the call's name; the
-// entry's end (te_rt_arena_release) closes a branch a failure left open.
+// same bytes), with the bracket checked: begin inside a run, end outside
+// one, join inside one and a run below -1 fail with the call's name; the
+// entry's end (te_rt_arena_release) closes a run a failure left open.
 TEST_F(Abi, BranchesRunInOrderAndCheckTheirBrackets) {
   std::vector<float> a = {1.5f, -2.0f, 3.25f}, b = {0.5f, 4.0f, -1.0f};
   std::vector<float> inOrder(3), branched(3);
   ASSERT_EQ(te_rt_add(ctx, TE_RT_DTYPE_F32, a.data(), b.data(),
                       inOrder.data(), 3),
             0);
-  ASSERT_EQ(te_rt_branch_join(ctx), 0) << "nothing pending: nothing to do";
+  ASSERT_EQ(te_rt_branch_join(ctx, -1), 0) << "nothing pending: nothing to do";
   ASSERT_EQ(te_rt_branch_begin(ctx), 0) << lastError();
   EXPECT_NE(te_rt_branch_begin(ctx), 0) << "branches do not nest";
   EXPECT_NE(lastError().find("te_rt_branch_begin"), std::string::npos)
       << lastError();
-  EXPECT_NE(te_rt_branch_join(ctx), 0) << "joined while open";
+  EXPECT_NE(te_rt_branch_join(ctx, 0), 0) << "joined while open";
   EXPECT_NE(lastError().find("still open"), std::string::npos) << lastError();
   ASSERT_EQ(te_rt_add(ctx, TE_RT_DTYPE_F32, a.data(), b.data(),
                       branched.data(), 3),
@@ -248,7 +248,10 @@ TEST_F(Abi, BranchesRunInOrderAndCheckTheirBrackets) {
   EXPECT_NE(te_rt_branch_end(ctx), 0) << "no branch open";
   EXPECT_NE(lastError().find("no branch is open"), std::string::npos)
       << lastError();
-  ASSERT_EQ(te_rt_branch_join(ctx), 0) << lastError();
+  EXPECT_NE(te_rt_branch_join(ctx, -2), 0) << "a run below -1";
+  EXPECT_NE(lastError().find("run is -2"), std::string::npos) << lastError();
+  ASSERT_EQ(te_rt_branch_join(ctx, 0), 0) << lastError();
+  ASSERT_EQ(te_rt_branch_join(ctx, -1), 0) << lastError();
   EXPECT_EQ(branched, inOrder);
   ASSERT_EQ(te_rt_branch_begin(ctx), 0) << lastError();
   te_rt_arena_release(ctx, nullptr);

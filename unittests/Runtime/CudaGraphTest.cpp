@@ -478,22 +478,33 @@ TEST_F(CudaStreams, BranchRunsBesideTheStreamWithItsOwnBuffers) {
   void *q1 = alloc(rows * cols * 4), *q2 = alloc(rows * cols * 4);
   void *d1 = alloc(rows * cols), *d2 = alloc(rows * cols);
   void *si1 = alloc(4), *si2 = alloc(4), *a1 = alloc(4), *a2 = alloc(4);
+  void *spare = alloc(4);
   put(dy, random(m * n, 1.0f));
   put(x, random(m * k, 1.0f));
   put(w, random(n * k, 0.05f));
   put(q1, random(rows * cols, 3.0f));
   put(q2, random(rows * cols, 40.0f));
   auto f = [](void *p) { return static_cast<float *>(p); };
-  auto branchCalls = [&]() {
+  // Two runs of the branch (or the same calls in order): the cast, then
+  // the GEMM.
+  auto branchCalls = [&](bool branch) {
+    if (branch)
+      ASSERT_EQ(te_rt_branch_begin(gpu), 0) << lastError();
     ASSERT_EQ(te_rt_quantize_fp8(gpu, TE_RT_DTYPE_F32, q1, rows, cols, 0,
                                  nullptr, 0, d1, nullptr, f(si1), f(a1),
                                  nullptr),
               0)
         << lastError();
+    if (branch) {
+      ASSERT_EQ(te_rt_branch_end(gpu), 0) << lastError();
+      ASSERT_EQ(te_rt_branch_begin(gpu), 0) << lastError();
+    }
     ASSERT_EQ(te_rt_gemm_wgrad(gpu, TE_RT_DTYPE_F32, dy, x, dw, nullptr, m, n,
                                k, 0),
               0)
         << lastError();
+    if (branch)
+      ASSERT_EQ(te_rt_branch_end(gpu), 0) << lastError();
   };
   auto streamCalls = [&]() {
     ASSERT_EQ(te_rt_quantize_fp8(gpu, TE_RT_DTYPE_F32, q2, rows, cols, 0,
@@ -527,18 +538,17 @@ TEST_F(CudaStreams, BranchRunsBesideTheStreamWithItsOwnBuffers) {
   ASSERT_EQ(te_rt_context_set_stream(gpu, s1), 0) << lastError();
   // In order, no branch: the reference bytes (and every GEMM's algorithm
   // chosen, as an entry's first run does before its graph).
-  branchCalls();
+  branchCalls(false);
   streamCalls();
   const Bytes want = read();
   ASSERT_NE(want.dw, std::vector<uint8_t>(want.dw.size(), 0));
 
   // Outside a capture a branch runs in order.
   clear();
-  ASSERT_EQ(te_rt_branch_begin(gpu), 0) << lastError();
-  branchCalls();
-  ASSERT_EQ(te_rt_branch_end(gpu), 0) << lastError();
+  branchCalls(true);
   streamCalls();
-  ASSERT_EQ(te_rt_branch_join(gpu), 0) << lastError();
+  ASSERT_EQ(te_rt_branch_join(gpu, 0), 0) << lastError();
+  ASSERT_EQ(te_rt_branch_join(gpu, -1), 0) << lastError();
   EXPECT_TRUE(read() == want) << "a branch outside a capture";
 
   auto deps = [&]() {
@@ -551,27 +561,35 @@ TEST_F(CudaStreams, BranchRunsBesideTheStreamWithItsOwnBuffers) {
     EXPECT_EQ(st, cudaStreamCaptureStatusActive);
     return count;
   };
-  // Joined by te_rt_branch_join, or by the entry's end (arena release).
-  for (bool join : {true, false}) {
+  // Joined run by run (te_rt_branch_join 0, then 1), all at once (-1), or
+  // by the entry's end (arena release).
+  for (int join : {0, 1, 2}) {
     ASSERT_EQ(te_rt_capture_begin(gpu), 0) << lastError();
     ASSERT_EQ(te_rt_zero(gpu, y, 4), 0) << lastError(); // a node to fork from
-    ASSERT_EQ(te_rt_branch_begin(gpu), 0) << lastError();
-    branchCalls();
-    ASSERT_EQ(te_rt_branch_end(gpu), 0) << lastError();
+    branchCalls(true);
     EXPECT_EQ(deps(), 1u) << "the stream waits for the branch";
     streamCalls();
     EXPECT_EQ(deps(), 1u) << "the stream waits for the branch";
-    if (join)
-      ASSERT_EQ(te_rt_branch_join(gpu), 0) << lastError();
-    else
+    if (join == 0) {
+      ASSERT_EQ(te_rt_branch_join(gpu, 0), 0) << lastError();
+      EXPECT_EQ(deps(), 2u) << "run 0 is not joined";
+      ASSERT_EQ(te_rt_branch_join(gpu, 0), 0) << lastError();
+      EXPECT_EQ(deps(), 2u) << "run 0 joined twice";
+      ASSERT_EQ(te_rt_zero(gpu, spare, 4), 0) << lastError();
+      EXPECT_EQ(deps(), 1u);
+      ASSERT_EQ(te_rt_branch_join(gpu, 1), 0) << lastError();
+    } else if (join == 1) {
+      ASSERT_EQ(te_rt_branch_join(gpu, -1), 0) << lastError();
+    } else {
       te_rt_arena_release(gpu, nullptr);
+    }
     EXPECT_EQ(deps(), 2u) << "the branch is not joined back";
     te_rt_graph *graph = nullptr;
     ASSERT_EQ(te_rt_capture_end(gpu, &graph), 0) << lastError();
     for (int i = 0; i < 2; ++i) {
       clear();
       ASSERT_EQ(te_rt_graph_launch(gpu, graph), 0) << lastError();
-      EXPECT_TRUE(read() == want) << "replay " << i << (join ? "" : " (joined at release)");
+      EXPECT_TRUE(read() == want) << "replay " << i << ", join " << join;
     }
     te_rt_graph_destroy(graph);
   }

@@ -98,11 +98,11 @@ namespace mlir::te {
 /// quantized buffer.
 constexpr int64_t kBufferAlignment = 256;
 
-/// The mark of the ops te-fork-wgrad puts on a branch: each run of
-/// consecutive marked ops of a block runs beside the ops after it until
-/// the first op that reads one of its results (else the function's end).
-/// The plan keeps what a run reads or writes live until then, and
-/// te-lower-to-runtime brackets the run with te_rt_branch_begin / _end and
+/// The mark of the ops te-fork-branches puts on a branch: each marked op of a
+/// block runs beside the unmarked ops after it until it is joined, at the
+/// latest before its first unmarked reader (else at the function's end).
+/// The plan keeps what it reads or writes live until then, and
+/// te-lower-to-runtime brackets it with te_rt_branch_begin / _end and
 /// joins it there (te_rt_branch_join).
 constexpr llvm::StringLiteral kBranchAttrName = "te.branch";
 

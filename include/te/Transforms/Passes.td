@@ -457,32 +457,37 @@ def TEForkAmaxUpdatePass : Pass<"te-fork-amax-update", "::mlir::func::FuncOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
-def TEForkWgradPass : Pass<"te-fork-wgrad", "::mlir::func::FuncOp"> {
-  let summary = "Let the weight-gradient GEMMs of few rows run beside the dgrad chain";
+def TEForkBranchesPass : Pass<"te-fork-branches", "::mlir::func::FuncOp"> {
+  let summary = "Let weight gradients and weight casts of few rows run on branches of a CUDA graph";
   let description = [{
-    A backward's weight-gradient GEMMs (`te.gemm nt`) feed only the
-    function's results: the data-gradient chain after them (the next dgrad
-    GEMM, the activation's derivative, the norm's backward) never waits
-    for them. At few rows every kernel of a step is a 2-4 µs node of the
-    step's CUDA graph and the step's time is the length of its longest
-    path, so two wgrad GEMMs and their operands' columnwise copies on
-    that path are about a third of a LayerNormMLP backward.
+    At few rows every kernel of a training step is a 2-4 µs node of the
+    step's CUDA graph and the step's time is the length of the graph's
+    longest path. Two kinds of ops are off the path of the ops after them:
 
-    This pass moves each wgrad GEMM whose results are only returned, with
-    static rows (tokens) of at most `max-rows`, and the `te.add_columnwise`
-    copies only it reads, to right after the last op that defines one of
-    their operands, and marks them `te.branch`. te-lower-to-runtime
-    brackets each run of marked ops with `te_rt_branch_begin` /
-    `te_rt_branch_end` and calls `te_rt_branch_join` before the first op
-    that reads one of the run's results (the entry's end for a wgrad): in
-    a CUDA graph (the runtime's entry graphs, torch's reduce-overhead,
-    `te_rt_capture_begin`) the run is a branch beside the ops after it,
-    with a stream, GEMM workspace and scratch of its own, and the same
-    GEMM algorithms (the same bits); elsewhere everything runs in order.
-    The memory plan keeps every value a run reads or writes live until its
-    join, so nothing the ops beside it write shares their memory: a cost
-    of a few slots at few rows, which `max-rows` bounds (at many rows the
-    GEMMs fill the GPU and a branch gains little).
+    - a backward's weight-gradient GEMMs (`te.gemm nt`), whose results are
+      only returned: the dgrad GEMM, the activation's derivative and the
+      norm's backward after them never wait for them;
+    - a forward's weight casts (`te.quantize {weight}`), which read only
+      arguments: the norm before the first GEMM needs none of them, and
+      the second GEMM's weight can be cast beside the first GEMM.
+
+    This pass moves each wgrad GEMM whose results are only returned (with
+    the `te.add_columnwise` copies only it reads), and each weight cast
+    whose quantized weight only GEMMs read (or the return), when a GEMM
+    involved has static rows (tokens) of at most `max-rows`, to right after
+    the last op that defines one of its operands, and marks it `te.branch`.
+    te-lower-to-runtime brackets each marked op with `te_rt_branch_begin` /
+    `te_rt_branch_end` and calls `te_rt_branch_join` (up to the latest run
+    it needs) before the first unmarked op that reads what a marked op
+    wrote, and for everything at the entry's end: in a CUDA graph (the
+    runtime's entry graphs, torch's reduce-overhead, `te_rt_capture_begin`)
+    the marked ops are a branch beside the ops after them, with a stream,
+    GEMM workspace and scratch of their own and the same GEMM algorithms
+    (the same bits); elsewhere everything runs in order. The memory plan
+    keeps every value a marked op reads or writes live until its join, so
+    that nothing beside it shares their memory: a few slots at few rows,
+    which `max-rows` bounds (at many rows the GEMMs fill the GPU and a
+    branch gains little).
 
     ```mlir
     %t = te.add_columnwise %act ...        // only the wgrad reads it
@@ -496,16 +501,17 @@ def TEForkWgradPass : Pass<"te-fork-wgrad", "::mlir::func::FuncOp"> {
     %dx = te.gemm nn %dyq, %w ...
     ```
 
-    A GEMM is left as it is when a dim of its rows is dynamic or above
-    `max-rows`, when anything but the return reads its results, or when no
-    op of the dialect would run beside it (a function of wgrads only, such
-    as te-split-wgrad's). Runs after te-fork-amax-update, before
+    An op is left as it is when the rows of its GEMMs are dynamic or above
+    `max-rows`, when anything but the return reads a wgrad's results (or
+    anything but GEMMs and the return a cast weight), or when no op of the
+    dialect would run beside it (a function of wgrads only, such as
+    te-split-wgrad's). Runs after te-fork-amax-update, before
     te-lower-to-runtime.
   }];
   let options = [
     Option<"maxRows", "max-rows", "int64_t", /*default=*/"256",
-           "The most rows (tokens, static) of a wgrad GEMM put on a branch; "
-           "0 puts none">
+           "The most rows (tokens, static) of a GEMM whose wgrad or weight "
+           "cast is put on a branch; 0 puts none">
   ];
   let dependentDialects = ["::mlir::te::TEDialect"];
 }

@@ -276,42 +276,58 @@ void FunctionLowering::planEarlyZeroing() {
 }
 
 void FunctionLowering::branchBefore(Operation *op) {
-  bool marked = !branchesOff && op->hasAttr(kBranchAttrName);
-  if (inBranch && !marked) {
+  // Every marked op is a run of its own, so that a join waits for what its
+  // reader needs and not for the runs after it.
+  if (inBranch) {
     call("te_rt_branch_end", {ctxArg});
     inBranch = false;
   }
-  if (!marked && !branchWritten.empty() &&
-      llvm::any_of(op->getOperands(),
-                   [&](Value v) { return branchWritten.contains(v); })) {
-    call("te_rt_branch_join", {ctxArg});
-    branchWritten.clear();
-  }
-  if (marked && !inBranch) {
-    // (A branch still pending goes on: its next run is queued after it.)
-    call("te_rt_branch_begin", {ctxArg});
-    inBranch = true;
-  }
-  if (marked)
-    branchWritten.insert(op->result_begin(), op->result_end());
+  if (!branchesOff && op->hasAttr(kBranchAttrName))
+    return; // (same branch: queued after the runs it reads)
+  int64_t last = -1;
+  for (Value v : op->getOperands())
+    if (auto it = branchRunOf.find(v); it != branchRunOf.end())
+      last = std::max(last, it->second);
+  if (last < 0)
+    return;
+  call("te_rt_branch_join", {ctxArg, c64(last)});
+  llvm::SmallVector<Value> joined;
+  for (auto &[v, run] : branchRunOf)
+    if (run <= last)
+      joined.push_back(v);
+  for (Value v : joined)
+    branchRunOf.erase(v);
+}
+
+void FunctionLowering::branchBegin(Operation *op) {
+  if (branchesOff || !op->hasAttr(kBranchAttrName))
+    return;
+  call("te_rt_branch_begin", {ctxArg});
+  inBranch = true;
+  for (Value r : op->getResults())
+    branchRunOf[r] = branchRuns;
+  ++branchRuns;
 }
 
 void FunctionLowering::closeBranches() {
   if (inBranch)
     call("te_rt_branch_end", {ctxArg});
-  if (inBranch || !branchWritten.empty())
-    call("te_rt_branch_join", {ctxArg});
+  if (branchRuns > 0)
+    call("te_rt_branch_join", {ctxArg, c64(-1)});
   inBranch = false;
-  branchWritten.clear();
+  branchRuns = 0;
+  branchRunOf.clear();
 }
 
 LogicalResult FunctionLowering::lowerOp(Operation *op) {
   loc = op->getLoc();
   branchBefore(op);
-  // A concat's buffer zeroed whole before its first placed part is written.
+  // A concat's buffer zeroed whole before its first placed part is written
+  // (in order, before a branch that writes one forks).
   if (auto it = zeroBefore.find(op); it != zeroBefore.end())
     for (Value concat : it->second)
       call("te_rt_zero", {ctxArg, ptr(concat), bytes(concat)});
+  branchBegin(op);
   for (Value v : llvm::concat<Value>(op->getOperands(), op->getResults()))
     if (auto t = dyn_cast<RankedTensorType>(v.getType());
         t && isa<FloatType>(t.getElementType()) &&

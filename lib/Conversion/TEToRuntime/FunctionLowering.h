@@ -21,7 +21,6 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/JSON.h"
 
@@ -419,15 +418,22 @@ private:
   /// allocation is superlinear in that).
   void localizeBuffers();
   bool outlinedAny = false;
-  /// te-fork-wgrad's branches (te.branch, MemoryPlan.h): brackets each run
-  /// of marked ops with te_rt_branch_begin / _end, and joins before the
-  /// first op that reads a value a branch wrote (or the entry's end).
-  /// Outlined segments run in order: a branch open or pending before one
-  /// is ended and joined, and nothing in it is put on a branch.
+  /// te-fork-branches's branches (te.branch, MemoryPlan.h): each marked op a
+  /// run of its own, bracketed with te_rt_branch_begin / _end (branchBefore
+  /// ends the run before, branchBegin begins the op's after the op's
+  /// concat zeroing); before an unmarked op that reads values runs wrote,
+  /// te_rt_branch_join up to the latest of those runs; closeBranches joins
+  /// everything (the entry's end). Outlined segments run in order: what is
+  /// open or pending before one is ended and joined, and nothing in it is
+  /// put on a branch.
   void branchBefore(Operation *op);
+  void branchBegin(Operation *op);
   void closeBranches();
   bool inBranch = false, branchesOff = false;
-  llvm::DenseSet<Value> branchWritten;
+  /// Runs begun since the last join of everything, and the run that wrote
+  /// each value not joined yet.
+  int64_t branchRuns = 0;
+  llvm::DenseMap<Value, int64_t> branchRunOf;
   std::string symbolOf(Dim d) const;
   /// `d` over the entry's dim symbols (`d<k>` for class k).
   SymDim symDimOf(Dim d) const;

@@ -489,14 +489,24 @@ int32_t te::rt::beginBranch(const Checker &c, te_rt_context *ctx) {
   });
 }
 
-int32_t te::rt::joinBranch(const Checker &c, te_rt_context *ctx) {
+int32_t te::rt::endBranch(const Checker &c, te_rt_context *ctx) {
+  auto *branch = ctx->cudaBranch;
+  ctx->inBranch = false;
+  ctx->cudaBranch = nullptr;
+  if (ctx->backend != TE_RT_BACKEND_CUDA || !ctx->cuda ||
+      branch == ctx->cuda)
+    return 0; // in order
+  return onCuda(c, ctx, [](auto *s) { return te_kernels_branch_end(s); });
+}
+
+int32_t te::rt::joinBranch(const Checker &c, te_rt_context *ctx,
+                           int64_t run) {
   if (ctx->inBranch)
     return c.fail("the branch is still open (te_rt_branch_end first)"), 1;
   if (ctx->backend != TE_RT_BACKEND_CUDA || !ctx->cuda)
     return 0;
-  return onCuda(c, ctx, [](auto *s) {
-    return te_kernels_branch_join(s);
-  });
+  return onCuda(c, ctx,
+                [run](auto *s) { return te_kernels_branch_join(s, run); });
 }
 
 const te::rt::BackendOps te::rt::cudaOps = {

@@ -232,9 +232,14 @@ const char *te_kernels_join(te_kernels_state *s);
  * order. */
 const char *te_kernels_branch_begin(te_kernels_state *s,
                                     te_kernels_state **branch);
-/* Makes the stream a pending branch left wait for everything queued on
- * the branch; nothing when no branch is pending. */
-const char *te_kernels_branch_join(te_kernels_state *s);
+/* te_rt_branch_end: marks the end of a run of the pending branch (an
+ * event on its stream); nothing when no branch is pending (in order). */
+const char *te_kernels_branch_end(te_kernels_state *s);
+/* Makes the stream a pending branch left wait for the branch's runs up to
+ * `run` (counted from 0 since the branch was forked; run < 0, or a run
+ * not ended yet: everything queued on the branch, which also ends the
+ * branch); nothing when no branch is pending. */
+const char *te_kernels_branch_join(te_kernels_state *s, int64_t run);
 
 /* Float8 block scaling (te_rt_quantize_fp8_block, te_rt_gemm_fp8_block;
  * layouts and semantics as documented there; arguments already checked). */

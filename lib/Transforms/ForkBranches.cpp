@@ -1,11 +1,11 @@
-//===- ForkWgrad.cpp - te-fork-wgrad ----------------------------*- C++ -*-===//
+//===- ForkBranches.cpp - te-fork-branches ----------------------------*- C++ -*-===//
 //
-// The weight-gradient GEMMs of few static rows, with the columnwise copies
-// only they read, moved to right after their last operand and marked
-// te.branch: te-lower-to-runtime brackets each run of marked ops with
-// te_rt_branch_begin / _end, which in a CUDA graph runs it beside the dgrad
-// chain that follows, and the memory plan keeps what the run reads and
-// writes until the join (Passes.td).
+// The weight-gradient GEMMs of few static rows (with the columnwise copies
+// only they read) and the casts of the weights the GEMMs of few rows read,
+// moved to right after their last operand and marked te.branch:
+// te-lower-to-runtime brackets each with te_rt_branch_begin / _end, which
+// in a CUDA graph runs it beside the chain of ops that follows, and the
+// memory plan keeps what it reads and writes until its join (Passes.td).
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,7 +18,7 @@
 #include "llvm/ADT/SetVector.h"
 
 namespace mlir::te {
-#define GEN_PASS_DEF_TEFORKWGRADPASS
+#define GEN_PASS_DEF_TEFORKBRANCHESPASS
 #include "te/Transforms/Passes.h.inc"
 } // namespace mlir::te
 
@@ -63,9 +63,28 @@ bool isBranchable(GemmOp gemm, int64_t maxRows) {
   });
 }
 
-struct TEForkWgradPass
-    : public mlir::te::impl::TEForkWgradPassBase<TEForkWgradPass> {
-  using TEForkWgradPassBase::TEForkWgradPassBase;
+/// A weight's cast the pass may move: its quantized weight read only by
+/// GEMMs (and returned, a forward's saved weight), at least one GEMM with
+/// at most maxRows static rows.
+bool isBranchable(QuantizeOp cast, int64_t maxRows) {
+  if (!cast.getWeight())
+    return false;
+  bool small = false;
+  for (Operation *user : cast.getResult().getUsers()) {
+    if (isa<func::ReturnOp>(user))
+      continue;
+    auto gemm = dyn_cast<GemmOp>(user);
+    if (!gemm)
+      return false;
+    std::optional<int64_t> rows = staticRows(gemm.getLhs());
+    small |= rows && *rows <= maxRows;
+  }
+  return small;
+}
+
+struct TEForkBranchesPass
+    : public mlir::te::impl::TEForkBranchesPassBase<TEForkBranchesPass> {
+  using TEForkBranchesPassBase::TEForkBranchesPassBase;
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
@@ -76,6 +95,11 @@ struct TEForkWgradPass
     // Each branchable GEMM with the columnwise copies only it reads.
     SmallVector<SmallVector<Operation *>> groups;
     for (Operation &op : block) {
+      if (auto cast = dyn_cast<QuantizeOp>(op);
+          cast && isBranchable(cast, maxRows)) {
+        groups.push_back({cast});
+        continue;
+      }
       auto gemm = dyn_cast<GemmOp>(op);
       if (!gemm || !isBranchable(gemm, maxRows))
         continue;
@@ -95,6 +119,7 @@ struct TEForkWgradPass
     llvm::SmallPtrSet<Operation *, 8> grouped;
     for (auto &group : groups)
       grouped.insert(group.begin(), group.end());
+    llvm::DenseMap<Operation *, Operation *> lastMoved;
     for (auto &group : groups) {
       // Right after the last op outside the group that defines one of its
       // operands (the block's start when none does).
@@ -117,7 +142,11 @@ struct TEForkWgradPass
         overlaps = !grouped.contains(op) && isa<TEDialect>(op->getDialect());
       if (!overlaps)
         continue;
-      Operation *after = anchor;
+      // (After the groups already moved behind the same anchor: the
+      // groups keep their order.)
+      Operation *&after = lastMoved[anchor];
+      if (!after)
+        after = anchor;
       for (Operation *op : group) {
         if (after)
           op->moveAfter(after);
