@@ -291,6 +291,20 @@ protected:
     te_rt_internal_cuda_stream_destroy(s1);
     te_rt_internal_cuda_stream_destroy(s2);
   }
+#ifdef TE_RT_TEST_HAVE_CUDA
+  /// The nodes the next node captured on `stream` will depend on (the
+  /// stream must be capturing).
+  static size_t captureDependencies(void *stream) {
+    cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+    size_t count = 0;
+    EXPECT_EQ(cudaStreamGetCaptureInfo(static_cast<cudaStream_t>(stream), &st,
+                                       nullptr, nullptr, nullptr, nullptr,
+                                       &count),
+              cudaSuccess);
+    EXPECT_EQ(st, cudaStreamCaptureStatusActive);
+    return count;
+  }
+#endif
   void *s1 = nullptr, *s2 = nullptr;
 };
 
@@ -415,16 +429,7 @@ TEST_F(CudaStreams, ForkedAmaxUpdateIsABranchOfTheGraph) {
   EXPECT_TRUE(get(nh, len * n * 4) == wantH) << "eager fork: history";
   EXPECT_TRUE(get(ns, n * 4) == wantS) << "eager fork: scales";
 
-  auto deps = [&]() {
-    cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
-    size_t count = 0;
-    EXPECT_EQ(cudaStreamGetCaptureInfo(static_cast<cudaStream_t>(s1), &st,
-                                       nullptr, nullptr, nullptr, nullptr,
-                                       &count),
-              cudaSuccess);
-    EXPECT_EQ(st, cudaStreamCaptureStatusActive);
-    return count;
-  };
+  auto deps = [&]() { return captureDependencies(s1); };
   for (bool release : {true, false}) {
     ASSERT_EQ(te_rt_capture_begin(gpu), 0) << lastError();
     ASSERT_EQ(te_rt_add(gpu, TE_RT_DTYPE_F32, x, x, y, m), 0) << lastError();
@@ -551,16 +556,7 @@ TEST_F(CudaStreams, BranchRunsBesideTheStreamWithItsOwnBuffers) {
   ASSERT_EQ(te_rt_branch_join(gpu, -1), 0) << lastError();
   EXPECT_TRUE(read() == want) << "a branch outside a capture";
 
-  auto deps = [&]() {
-    cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
-    size_t count = 0;
-    EXPECT_EQ(cudaStreamGetCaptureInfo(static_cast<cudaStream_t>(s1), &st,
-                                       nullptr, nullptr, nullptr, nullptr,
-                                       &count),
-              cudaSuccess);
-    EXPECT_EQ(st, cudaStreamCaptureStatusActive);
-    return count;
-  };
+  auto deps = [&]() { return captureDependencies(s1); };
   // Joined run by run (te_rt_branch_join 0, then 1), all at once (-1), or
   // by the entry's end (arena release).
   for (int join : {0, 1, 2}) {
