@@ -18,22 +18,23 @@ T=/tmp/te-wheel; rm -rf $T; mkdir -p $T/site $T/old $T/new $T/cache
 tar xJf .gpu-unit/slim.tar.xz -C $T/site
 cp $T/site/te_mlir/_native/lib/libte_runtime.so $T/old/
 xz -dc .gpu-unit/libte_runtime.new.so.xz > $T/new/libte_runtime.so
+# (the timings first: they matter most when the call runs out of device time)
 # the unit tests' fixtures load the runtime from the build they were made in
 src=$(pwd)/build; mkdir -p $src/lib $src/unittests
 cp -r .gpu-unit/unittests/fixtures $src/unittests/; cp $T/new/libte_runtime.so $src/lib/
 xz -dc .gpu-unit/unittests/TERuntimeTests.xz > $T/unit; chmod +x $T/unit
-echo "== unit"; timeout 90 $T/unit --gtest_filter='*Cuda*:*Branch*:*ZeroRanges*' > $OUT/unit.log 2>&1
-grep -E "FAILED|Branch|PASSED" $OUT/unit.log | head -12
 export PYTHONPATH=$T/site TE_MLIR_CACHE=$T/cache PYTHONUNBUFFERED=1
 for v in old new; do L=bench/build; [[ $v == new ]] && L=bench/build-branch
   timeout 120 python3 bench/bench.py --runtime $T/$v/libte_runtime.so --lib-dir $L --cases 16x256 \
     --recipes bf16,fp8-current,fp8-delayed --te off --graph only --no-compile --no-extras --reps 7 \
     --dump $T/dump_$v --out $OUT/bench16_$v.json > $OUT/bench16_$v.log 2>&1; echo "bench $v rc $?"; done
 echo "== identity"; python3 utils/same_dumps.py $T/dump_old $T/dump_new > $OUT/identity.txt 2>&1; tail -1 $OUT/identity.txt
+echo "== unit"; timeout 90 $T/unit --gtest_filter='*Cuda*:*Branch*:*ZeroRanges*' > $OUT/unit.log 2>&1
+grep -E "FAILED|Branch|PASSED" $OUT/unit.log | head -12
 echo "== reduce-overhead tests on the new runtime"
 cp $T/new/libte_runtime.so $T/site/te_mlir/_native/lib/libte_runtime.so
 g=$(pwd)/build/gpu-wheel; mkdir -p $g
 ln -sfn $T/site/te_mlir/_native/bin $g/bin; ln -sfn $T/site/te_mlir/_native/lib $g/lib
-TE_MLIR_BUILD=$g PYTHONPATH=$(pwd)/python timeout 150 python3 -m pytest test/python/test_modules.py -q \
+TE_MLIR_BUILD=$g PYTHONPATH=$(pwd)/python timeout 120 python3 -m pytest test/python/test_modules.py -q \
   -p no:cacheprovider -k reduce_overhead > $OUT/pytest_ro.log 2>&1; echo "pytest rc $?"
 grep -E "passed|failed|^FAILED|^ERROR" $OUT/pytest_ro.log | tail -6
