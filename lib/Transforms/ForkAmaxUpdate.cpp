@@ -6,6 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Fusion.h"
+
 #include "te/Dialect/TE/IR/TEOps.h"
 #include "te/Transforms/Passes.h"
 
@@ -23,20 +25,6 @@ using namespace mlir;
 using namespace mlir::te;
 
 namespace {
-
-/// The latest op of `block` among the definitions of `values` (null when
-/// all are block arguments or defined outside the block).
-Operation *lastDefinition(Block *block, ValueRange values) {
-  Operation *last = nullptr;
-  for (Value v : values) {
-    Operation *def = v.getDefiningOp();
-    if (!def || def->getBlock() != block)
-      continue;
-    if (!last || last->isBeforeInBlock(def))
-      last = def;
-  }
-  return last;
-}
 
 /// Moves `update` (and the concat `vector` and that concat's constants
 /// defined after `after`) to right after `after`, and marks it te.fork;
@@ -77,7 +65,7 @@ bool fork(AmaxUpdateOp update) {
   } else {
     read.push_back(vector);
   }
-  Operation *after = lastDefinition(block, read);
+  Operation *after = fusion::lastDefinition(block, read);
   if (!after)
     return false; // all arguments: nothing to run beside
   // Nothing after its new place may read the state it reads (a copy of the

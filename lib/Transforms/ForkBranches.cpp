@@ -9,13 +9,14 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Fusion.h"
+
 #include "te/Analysis/MemoryPlan.h"
 #include "te/Dialect/TE/IR/TEOps.h"
 #include "te/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"
-#include "llvm/ADT/SetVector.h"
 
 namespace mlir::te {
 #define GEN_PASS_DEF_TEFORKBRANCHESPASS
@@ -123,16 +124,12 @@ struct TEForkBranchesPass
     for (auto &group : groups) {
       // Right after the last op outside the group that defines one of its
       // operands (the block's start when none does).
-      llvm::SmallPtrSet<Operation *, 4> members(group.begin(), group.end());
-      Operation *anchor = nullptr;
+      SmallVector<Value> read;
       for (Operation *op : group)
-        for (Value v : op->getOperands()) {
-          Operation *def = v.getDefiningOp();
-          if (!def || def->getBlock() != &block || members.contains(def))
-            continue;
-          if (!anchor || anchor->isBeforeInBlock(def))
-            anchor = def;
-        }
+        for (Value v : op->getOperands())
+          if (!llvm::is_contained(group, v.getDefiningOp()))
+            read.push_back(v);
+      Operation *anchor = fusion::lastDefinition(&block, read);
       // Something to run beside: an op of the dialect after the group's
       // new place, in no group (a function of wgrads only, such as
       // te-split-wgrad's, keeps its order).

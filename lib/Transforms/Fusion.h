@@ -97,6 +97,21 @@ inline bool availableBefore(Value v, Operation *point) {
   return def->getBlock() == point->getBlock() && def->isBeforeInBlock(point);
 }
 
+/// The latest op of `block` among the definitions of `values` (null when
+/// all are block arguments or defined outside the block): where ops that
+/// read `values` can move up to (te-fork-amax-update, te-fork-branches).
+inline Operation *lastDefinition(Block *block, ValueRange values) {
+  Operation *last = nullptr;
+  for (Value v : values) {
+    Operation *def = v.getDefiningOp();
+    if (!def || def->getBlock() != block)
+      continue;
+    if (!last || last->isBeforeInBlock(def))
+      last = def;
+  }
+  return last;
+}
+
 /// True when `v` is a high-precision tensor (not a `!te.qtensor`).
 inline bool highPrecision(Value v) { return isa<RankedTensorType>(v.getType()); }
 
