@@ -36,6 +36,10 @@ def main():
     ap.add_argument("--top", type=int, default=25)
     ap.add_argument("--te", action="store_true",
                     help="also profile TransformerEngine's module of the same case and recipe")
+    ap.add_argument("--graph", action="store_true",
+                    help="profile replays of the step captured as one CUDA graph (fwd, bwd and "
+                    "the recipe state's copies, as bench.py times it), and list one replay's "
+                    "kernels and copies in start order with their streams")
     args = ap.parse_args()
     parts = os.path.basename(args.lib).split(".")
     name = parts[0]
@@ -44,7 +48,17 @@ def main():
     _, inputs, _, dy, flops = bench.make_inputs(kind, M, H, F_, "cuda")
     rt = bench.Runtime(args.runtime, "cuda")
     te = bench.TEStep(rt, args.lib, inputs, [dy], "cuda")
-    report(f"te-mlir {name} {recipe}", te, rt, args, flops)
+    if args.graph:
+        te.call(0)  # the first step allocates; a capture must not
+        rt.sync()
+        g = bench.capture(te, rt, bool(te.pairs))
+        try:
+            report(f"te-mlir {name} {recipe}, CUDA graph replays", g.launch, rt, args, flops)
+        finally:
+            rt.sync()
+            g.destroy()
+    else:
+        report(f"te-mlir {name} {recipe}", te, rt, args, flops)
     del te
     rt.sync()
     torch.cuda.empty_cache()
@@ -110,6 +124,33 @@ def report(label, step, rt, args, flops):
             by_pair[key][1] += 1
         for k, (g, c) in sorted(by_pair.items(), key=lambda kv: -kv[1][0])[:12]:
             print(f"  idle {g / args.steps:8.1f} us/step  x{c // args.steps:<3d} {k}")
+    if args.graph:
+        print_last_step(prof, args.steps)
+
+
+def print_last_step(prof, steps):
+    """The last step's device events in start order: start (us after the step's first),
+    duration, stream, name."""
+    try:
+        ev = [(e.start_ns(), e.duration_ns(), e.device_resource_id(), e.name())
+              for e in prof.profiler.kineto_results.events()
+              if e.device_type() == torch.autograd.DeviceType.CUDA]
+    except AttributeError as ex:
+        print(f"(no per-stream events from this torch: {ex})")
+        return
+    ev.sort()
+    per = len(ev) // max(steps, 1)
+    last = ev[-per:] if per else []
+    if not last:
+        return
+    t0 = last[0][0]
+    streams = {}
+    print(f"last step: {per} device events (start us, duration us, stream, name)")
+    for start, dur, stream, n in last:
+        sid = streams.setdefault(stream, len(streams))
+        print(f"  {(start - t0) / 1e3:7.2f} {dur / 1e3:6.2f}  s{sid}  {n[:90]}")
+    end = max(s + d for s, d, _, _ in last)
+    print(f"  step span {(end - t0) / 1e3:.2f} us on {len(streams)} streams")
 
 
 if __name__ == "__main__":
