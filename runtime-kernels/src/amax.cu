@@ -160,28 +160,10 @@ const char *te_kernels_amax_update_fork(te_kernels_state *s,
     return te_kernels_amax_update(s, history, scale, amax, len, n, fp8_max,
                                   margin, most_recent, unused, new_history,
                                   new_scale);
-  if (!s->sideStream) {
-    // Created outside the capture's rules (relaxed mode, as the state's
-    // own buffers are): creating a stream or an event records nothing.
-    cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
-    cudaThreadExchangeStreamCaptureMode(&mode);
-    cudaError_t err =
-        cudaStreamCreateWithFlags(&s->sideStream, cudaStreamNonBlocking);
-    if (err == cudaSuccess)
-      err = cudaEventCreateWithFlags(&s->forkEvent, cudaEventDisableTiming);
-    if (err == cudaSuccess)
-      err = cudaEventCreateWithFlags(&s->joinEvent, cudaEventDisableTiming);
-    cudaThreadExchangeStreamCaptureMode(&mode);
-    if (err != cudaSuccess) {
-      if (s->sideStream)
-        cudaStreamDestroy(s->sideStream);
-      if (s->forkEvent)
-        cudaEventDestroy(s->forkEvent);
-      s->sideStream = nullptr;
-      s->forkEvent = nullptr;
-      return status(err);
-    }
-  }
+  if (!s->sideStream)
+    if (const char *err =
+            createSideStream(&s->sideStream, &s->forkEvent, &s->joinEvent))
+      return err;
   // A fork still pending from another stream joins that stream first: the
   // side stream serves one stream at a time.
   if (s->forkedFrom && s->forkedFrom != s->stream)

@@ -179,6 +179,13 @@ void launchKernel(te_kernels_state *s, void (*kernel)(P...), dim3 grid,
 /// graph fails (run the captured work once before capturing).
 const char *scratch(te_kernels_state *s, int64_t elems, float **out);
 
+/// A stream for a branch of a capture in progress, with the events that
+/// fork it from, and join it back to, the captured stream: created outside
+/// the capture's rules (relaxed mode: creating a stream or an event records
+/// nothing). On failure nothing is left created and all three are null.
+const char *createSideStream(cudaStream_t *stream, cudaEvent_t *fork,
+                             cudaEvent_t *join);
+
 /// Ampere-style asynchronous 16-byte global -> shared copies (cp.async.cg:
 /// cached in L2 only), their commit groups, and the wait until at most N
 /// of this thread's groups are still in flight. Both addresses 16-byte

@@ -72,11 +72,63 @@ const char *scratch(te_kernels_state *s, int64_t elems, float **out) {
   return nullptr;
 }
 
+const char *createSideStream(cudaStream_t *stream, cudaEvent_t *fork,
+                             cudaEvent_t *join) {
+  *stream = nullptr;
+  *fork = *join = nullptr;
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  cudaThreadExchangeStreamCaptureMode(&mode);
+  cudaError_t err = cudaStreamCreateWithFlags(stream, cudaStreamNonBlocking);
+  if (err == cudaSuccess)
+    err = cudaEventCreateWithFlags(fork, cudaEventDisableTiming);
+  if (err == cudaSuccess)
+    err = cudaEventCreateWithFlags(join, cudaEventDisableTiming);
+  cudaThreadExchangeStreamCaptureMode(&mode);
+  if (err == cudaSuccess)
+    return nullptr;
+  if (*stream)
+    cudaStreamDestroy(*stream);
+  if (*fork)
+    cudaEventDestroy(*fork);
+  *stream = nullptr;
+  *fork = *join = nullptr;
+  return status(err);
+}
+
 /// Zeroes the amax ticket of a new state.
 __global__ void zeroTicketKernel(unsigned *ticket) {
   gridWait();
   if (threadIdx.x < 2)
     ticket[threadIdx.x] = 0;
+}
+
+/// The end of a state: waits for its stream, frees its scratch (the
+/// retired buffers too), GEMM workspace and cuBLASLt handle, and deletes
+/// it (its amax ticket with it). A branch's buffers are plain allocations
+/// made inside a capture (scratch()); the main state's scratch is
+/// stream-ordered. The stream itself is the caller's.
+static void releaseState(te_kernels_state *s) {
+  cudaStreamSynchronize(s->stream);
+  auto release = [s](float *p) {
+    if (s->parent)
+      cudaFree(p);
+    else
+      cudaFreeAsync(p, s->stream);
+  };
+  for (float *p : s->retiredScratch)
+    release(p);
+  s->retiredScratch.clear();
+  if (s->scratch)
+    release(s->scratch);
+  s->scratch = nullptr;
+  cudaStreamSynchronize(s->stream);
+  if (s->ownWorkspace)
+    cudaFree(s->ownWorkspace);
+  s->ownWorkspace = nullptr;
+  if (s->lt)
+    cublasLtDestroy(s->lt);
+  s->lt = nullptr;
+  delete s;
 }
 
 } // namespace te::kernels
@@ -153,34 +205,28 @@ const char *te_kernels_branch_begin(te_kernels_state *s,
   if (capture != cudaStreamCaptureStatusActive || s->parent)
     return nullptr; // in order
   if (!s->branch) {
-    // Created outside the capture's rules (relaxed mode): a stream, two
-    // events and the branch's amax ticket, zeroed on the new stream (not
-    // captured) and synchronized.
-    cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
-    cudaThreadExchangeStreamCaptureMode(&mode);
+    // A stream with its two events (createSideStream), and a state on it
+    // whose buffers and amax ticket are allocated outside the capture's
+    // rules too (the ticket zeroed on the new stream, not captured, and
+    // synchronized).
     cudaStream_t stream = nullptr;
     te_kernels_state *b = nullptr;
     const char *err =
-        status(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    if (!err)
-      err = status(
-          cudaEventCreateWithFlags(&s->branchForkEvent, cudaEventDisableTiming));
-    if (!err)
-      err = status(
-          cudaEventCreateWithFlags(&s->branchJoinEvent, cudaEventDisableTiming));
-    if (!err)
+        createSideStream(&stream, &s->branchForkEvent, &s->branchJoinEvent);
+    if (!err) {
+      cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+      cudaThreadExchangeStreamCaptureMode(&mode);
       err = te_kernels_state_create(stream, &b);
-    cudaThreadExchangeStreamCaptureMode(&mode);
-    if (err) {
-      if (stream)
+      cudaThreadExchangeStreamCaptureMode(&mode);
+      if (err) {
         cudaStreamDestroy(stream);
-      if (s->branchForkEvent)
         cudaEventDestroy(s->branchForkEvent);
-      if (s->branchJoinEvent)
         cudaEventDestroy(s->branchJoinEvent);
-      s->branchForkEvent = s->branchJoinEvent = nullptr;
-      return err;
+        s->branchForkEvent = s->branchJoinEvent = nullptr;
+      }
     }
+    if (err)
+      return err;
     b->parent = s;
     // Its first kernel follows an event, not a kernel: plain launches.
     b->pdl = false;
@@ -260,46 +306,21 @@ void te_kernels_state_destroy(te_kernels_state *s) {
     return;
   te_kernels_join(s);
   if (te_kernels_state *branch = s->branch) {
-    // Its stream and buffers are its own (plain allocations).
-    cudaStream_t stream = branch->stream;
-    cudaStreamSynchronize(stream);
-    for (float *p : branch->retiredScratch)
-      cudaFree(p);
-    branch->retiredScratch.clear();
-    if (branch->scratch)
-      cudaFree(branch->scratch);
-    branch->scratch = nullptr;
-    if (branch->ownWorkspace)
-      cudaFree(branch->ownWorkspace);
-    branch->ownWorkspace = nullptr;
-    if (branch->lt)
-      cublasLtDestroy(branch->lt);
-    delete branch; // (frees its amax ticket)
+    cudaStream_t stream = branch->stream; // its own
+    releaseState(branch);
     cudaStreamDestroy(stream);
   }
   for (cudaEvent_t e : s->branchRunEvents)
     cudaEventDestroy(e);
-  if (s->branchForkEvent)
-    cudaEventDestroy(s->branchForkEvent);
-  if (s->branchJoinEvent)
-    cudaEventDestroy(s->branchJoinEvent);
-  cudaStreamSynchronize(s->stream);
   if (s->sideStream) {
     cudaStreamSynchronize(s->sideStream);
     cudaStreamDestroy(s->sideStream);
   }
-  if (s->forkEvent)
-    cudaEventDestroy(s->forkEvent);
-  if (s->joinEvent)
-    cudaEventDestroy(s->joinEvent);
-  if (s->scratch)
-    cudaFreeAsync(s->scratch, s->stream);
-  cudaStreamSynchronize(s->stream);
-  if (s->ownWorkspace)
-    cudaFree(s->ownWorkspace);
-  if (s->lt)
-    cublasLtDestroy(s->lt);
-  delete s;
+  for (cudaEvent_t e : {s->branchForkEvent, s->branchJoinEvent, s->forkEvent,
+                        s->joinEvent})
+    if (e)
+      cudaEventDestroy(e);
+  releaseState(s);
 }
 
 } // extern "C"
