@@ -18,14 +18,7 @@
 #include <cstdio>
 #include <vector>
 
-#define CK(x)                                                                  \
-  do {                                                                         \
-    auto e = (x);                                                              \
-    if (e != 0) {                                                              \
-      std::printf("error %d at %s:%d\n", int(e), __FILE__, __LINE__);          \
-      return 1;                                                                \
-    }                                                                          \
-  } while (0)
+#include "probe.cuh"
 
 struct Config {
   const char *name;

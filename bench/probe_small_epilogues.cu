@@ -26,14 +26,7 @@
 #include <cstdlib>
 #include <vector>
 
-#define CK(x)                                                                  \
-  do {                                                                         \
-    auto e = (x);                                                              \
-    if (e != 0) {                                                              \
-      std::printf("error %d at %s:%d\n", int(e), __FILE__, __LINE__);          \
-      return 1;                                                                \
-    }                                                                          \
-  } while (0)
+#include "probe.cuh"
 
 // The cast a step would run after a bf16 GEMM: scale, saturate, E4M3.
 __global__ void castKernel(const __nv_bfloat16 *in, __nv_fp8_e4m3 *out,
