@@ -520,7 +520,7 @@ def te_graph(te, rt, args, call=None):
     out["step_deterministic"] = all(same_result(t, r, spec)
                                     for (_, t, spec), r in zip(te.results(0), ref))
 
-    copy_state = bool(te.pairs)
+    copy_state = bool(te.pairs) and getattr(args, "graph_state", "advance") == "advance"
     try:
         g = capture(te, rt, copy_state, call)
     except Exception as ex:
@@ -1503,6 +1503,13 @@ def main():
                     help="te-mlir as a CUDA graph too (both), not (off), or only the graph "
                          "(the normal step still runs for the checks); skipped with a note "
                          "on cpu")
+    ap.add_argument("--graph-state", default="advance", choices=["advance", "frozen"],
+                    help="fp8-delayed's recipe state in the CUDA graph: advance (default; "
+                         "the graph copies each new state buffer over the old after the "
+                         "step, a copy node per buffer, as a caller keeping its state in "
+                         "place does) or frozen (no copies: every replay reads the state "
+                         "as it was at capture; the step's time without the copies, for "
+                         "measuring what they cost)")
     ap.add_argument("--fp8-tol", type=float, default=FP8_TOL,
                     help="FP8 libraries fail (and are not timed) when ||te - fp32|| / ||fp32|| "
                          "of the output or any gradient exceeds this (default %(default)s)")
