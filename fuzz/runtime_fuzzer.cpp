@@ -161,9 +161,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     for (int k = 0; k < 64; ++k)
       f[k] = in.real();
   }
+  // Whether a branch's run is open (case 25); every input ends with none.
+  bool inRun = false;
   int calls = 1 + in.byte() % 4;
   for (int c = 0; c < calls; ++c) {
-    uint8_t which = in.byte() % 25;
+    uint8_t which = in.byte() % 26;
     int32_t dtype = in.code(3);
     bool badDtype = !validDtype(dtype);
     switch (which) {
@@ -416,10 +418,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         unused &= (uint64_t(1) << n) - 1;
       bool badMask =
           unused != 0 && (n > 64 || (n >= 0 && n < 64 && (unused >> n) != 0));
-      check("te_rt_amax_update_unused",
-            te_rt_amax_update_unused(ctx, h, s, a, len, n, fp8Max, margin,
+      // te_rt_amax_update_fork has _unused's arguments and checks (the cpu
+      // backend runs it in order).
+      if (in.flag())
+        check("te_rt_amax_update_fork",
+              te_rt_amax_update_fork(ctx, h, s, a, len, n, fp8Max, margin,
                                      recent, int64_t(unused), nh, ns),
-            invalid || badMask);
+              invalid || badMask);
+      else
+        check("te_rt_amax_update_unused",
+              te_rt_amax_update_unused(ctx, h, s, a, len, n, fp8Max, margin,
+                                       recent, int64_t(unused), nh, ns),
+              invalid || badMask);
       break;
     }
     case 19: {
@@ -530,6 +540,35 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
               must || !dy);
       break;
     }
+    case 25: {
+      // A branch's brackets in any order: begin inside a run, end outside
+      // one, join inside one and a run below -1 must fail; the rest pass.
+      // A failing call leaves the context as it was; the entry's end
+      // (te_rt_arena_release) closes an open run.
+      for (int k = 1 + in.byte() % 6; k > 0; --k) {
+        switch (in.byte() % 4) {
+        case 0:
+          check("te_rt_branch_begin", te_rt_branch_begin(ctx), inRun);
+          inRun = true;
+          break;
+        case 1:
+          check("te_rt_branch_end", te_rt_branch_end(ctx), !inRun);
+          inRun = false;
+          break;
+        case 2: {
+          int64_t run = in.byte() < 128 ? int64_t(in.byte() % 8) - 3 : in.dim();
+          check("te_rt_branch_join", te_rt_branch_join(ctx, run),
+                inRun || run < -1);
+          break;
+        }
+        default:
+          te_rt_arena_release(ctx, nullptr);
+          inRun = false;
+          break;
+        }
+      }
+      break;
+    }
     default: {
       int64_t value = in.raw<int64_t>(), multiple = in.dim();
       check("te_rt_check_multiple",
@@ -552,5 +591,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     }
   }
+  te_rt_arena_release(ctx, nullptr);
   return 0;
 }
