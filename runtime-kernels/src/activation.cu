@@ -128,8 +128,9 @@ __global__ void __launch_bounds__(kThreads, 8)
 /// with one chunk the sums go to dbiasOut rounded to E, the bits colFinish
 /// would write (0.0f plus a sum that is never -0.0f).
 /// Threads past the last column do nothing (with kAmax they still join the
-/// block's amax reduction).
-template <typename E, bool kAmax>
+/// block's amax reduction). N: the columns a thread owns (16 bytes' worth,
+/// or 1 where that leaves too few threads: te_kernels_dbias_dact).
+template <typename E, bool kAmax, int N>
 __global__ void dbiasDactVecKernel(int act, const typename E::T *dy,
                                    const typename E::T *x, typename E::T *dx,
                                    int64_t rows, int64_t cols, int64_t chunk,
@@ -137,7 +138,6 @@ __global__ void dbiasDactVecKernel(int act, const typename E::T *dy,
                                    AmaxOut amax) {
   gridWait();
   using T = typename E::T;
-  constexpr int N = 16 / sizeof(T);
   using V = Vec<T, N>;
   const int64_t colVecs = cols / N;
   int64_t jv = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -194,6 +194,12 @@ __global__ void dbiasDactVecKernel(int act, const typename E::T *dy,
   if constexpr (kAmax)
     blockAmaxOf<E>(m, amax);
 }
+
+/// Below this many threads of 16 bytes (chunks x column vectors),
+/// te_kernels_dbias_dact gives each thread one column instead (8192 at
+/// most: 16 tokens x 16384 columns of bf16 is 2048; 8192 tokens x 16384,
+/// 128 chunks, is 262144).
+constexpr int64_t kNarrowThreads = 8192;
 
 /// Activation backward with 16-byte accesses (see actFwdVec).
 template <typename E, bool kAmax>
@@ -408,14 +414,25 @@ const char *te_kernels_dbias_dact(te_kernels_state *s, int act, int dtype,
       if (!direct)
         if (const char *err = scratch(s, chunks * cols, &partial))
           return err;
-      dim3 grid(static_cast<unsigned>((cols / N + kThreads - 1) / kThreads),
+      // A thread's time is its chunk's rows x its columns' activation
+      // derivatives, one after another. Few rows (one chunk) of few columns
+      // leave a block or two of 16-byte threads (16 x 1024 bf16: 128
+      // threads, 128 derivatives each, 9 us on an H100): there a thread
+      // takes one column, N times the threads. The sums and outputs are
+      // the same either way (each column's in row order).
+      const bool narrow = chunks * (cols / N) < kNarrowThreads;
+      const int64_t perThread = narrow ? 1 : N;
+      dim3 grid(static_cast<unsigned>(
+                    (cols / perThread + kThreads - 1) / kThreads),
                 static_cast<unsigned>(chunks));
       if (const char *err = withAmax(amax, [&](auto amaxOn) {
             constexpr bool A = decltype(amaxOn)::value;
-            launchKernel(s, dbiasDactVecKernel<E, A>, grid, kThreads, 0, act,
-                         static_cast<const T *>(dy), static_cast<const T *>(x),
-                         static_cast<T *>(dx), rows, cols, chunk, partial,
-                         direct, amaxOut(s, amax));
+            launchKernel(s,
+                         narrow ? dbiasDactVecKernel<E, A, 1>
+                                : dbiasDactVecKernel<E, A, N>,
+                         grid, kThreads, 0, act, static_cast<const T *>(dy),
+                         static_cast<const T *>(x), static_cast<T *>(dx), rows,
+                         cols, chunk, partial, direct, amaxOut(s, amax));
             return launched();
           }))
         return err;

@@ -105,6 +105,47 @@ TEST_P(CudaAbi, ActivationBackwardInPlace) {
   }
 }
 
+// te_rt_dbias_dact's vectorized kernel in both widths against the cpu
+// backend: a column a thread where few rows of few columns would leave a
+// block or two of 16-byte threads (16 x 1024, 16 x 16384, 192 x 1024: three
+// chunks of rows), 16 bytes a thread above that (512 x 8192, 8192 threads
+// of 16 bytes; 1024 x 2048, 16 chunks). With and without the amax; dx, dbias
+// and the amax within the tolerances of the other activation tests.
+TEST_P(CudaAbi, DbiasDactBothWidths) {
+  int32_t t = GetParam();
+  for (auto [rows, cols] : {std::pair<int64_t, int64_t>{16, 1024},
+                            {16, 16384},
+                            {192, 1024},
+                            {512, 8192},
+                            {1024, 2048}}) {
+    const int64_t n = rows * cols;
+    std::string name =
+        "gelu dbias_dact " + std::to_string(rows) + "x" + std::to_string(cols);
+    Pair &x = random(t, n, -4, 4), &dy = random(t, n);
+    for (int withAmax = 0; withAmax < 2; ++withAmax) {
+      Pair &dx = output(n * sizeOf(t)), &db = output(cols * sizeOf(t));
+      Pair &am = output(4);
+      BOTH(te_rt_dbias_dact(cpu, TE_RT_ACT_GELU, t, dy.host.data(),
+                            x.host.data(), dx.host.data(), db.host.data(),
+                            rows, cols, 0, 0, 0,
+                            withAmax ? am.h<float>() : nullptr),
+           te_rt_dbias_dact(gpu, TE_RT_ACT_GELU, t, dy.dev, x.dev, dx.dev,
+                            db.dev, rows, cols, 0, 0, 0,
+                            withAmax ? static_cast<float *>(am.dev) : nullptr));
+      expectClose((name + " dx").c_str(), t, dx, ulpTol(t, 1e-5));
+      expectClose((name + " dbias").c_str(), t, db, ulpTol(t, 1e-4));
+      if (withAmax) {
+        std::vector<uint8_t> gotAm = download(am);
+        float gpuAmax;
+        std::memcpy(&gpuAmax, gotAm.data(), 4);
+        float cpuAmax = am.h<float>()[0];
+        EXPECT_NEAR(gpuAmax, cpuAmax, 2 * ulpTol(t, 1e-5) * cpuAmax)
+            << name << " amax";
+      }
+    }
+  }
+}
+
 /// max |value| over a buffer of `dtype` values, NaN skipped.
 float storedMax(int32_t dtype, const std::vector<uint8_t> &bytes, int64_t n) {
   float m = 0.0f;
