@@ -39,7 +39,9 @@ def main():
     ap.add_argument("--graph", action="store_true",
                     help="profile replays of the step captured as one CUDA graph (fwd, bwd and "
                     "the recipe state's copies, as bench.py times it), and list one replay's "
-                    "kernels and copies in start order with their streams")
+                    "kernels and copies in start order with their streams (the graph's own "
+                    "streams; under the profiler a replay runs slower, so its gaps are "
+                    "partly the profiler's: bench.py times the graph)")
     args = ap.parse_args()
     parts = os.path.basename(args.lib).split(".")
     name = parts[0]
