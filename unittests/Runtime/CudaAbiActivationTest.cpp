@@ -135,9 +135,7 @@ TEST_P(CudaAbi, DbiasDactBothWidths) {
       expectClose((name + " dx").c_str(), t, dx, ulpTol(t, 1e-5));
       expectClose((name + " dbias").c_str(), t, db, ulpTol(t, 1e-4));
       if (withAmax) {
-        std::vector<uint8_t> gotAm = download(am);
-        float gpuAmax;
-        std::memcpy(&gpuAmax, gotAm.data(), 4);
+        float gpuAmax = toFloat(TE_RT_DTYPE_F32, download(am).data(), 0);
         float cpuAmax = am.h<float>()[0];
         EXPECT_NEAR(gpuAmax, cpuAmax, 2 * ulpTol(t, 1e-5) * cpuAmax)
             << name << " amax";
