@@ -788,9 +788,10 @@ def _fast_function(ops, step, output_index, hold_state=True, fwd_op=None):
             _defer_wgrad(ctx, grads, bargs, res, saved, out)
         for i, t in zip(main_inputs, ctx.te_main if main_inputs else ()):
             _added_to_main_grad(t, i, need, out)
-        for r, j in state_results:
+        if state_results:  # the new backward recipe state, in one launch on cuda
             with torch.no_grad():
-                bargs[j].copy_(res[r])  # the new backward recipe state
+                torch._foreach_copy_([bargs[j] for _, j in state_results],
+                                     [res[r] for r, _ in state_results])
         return tuple(out)
 
     def _defer_wgrad(ctx, grads, bargs, res, saved, out):
