@@ -48,7 +48,7 @@ for d in "$ALIBS" "$BLIBS"; do
 done
 export PYTHONPATH=$T/site TE_MLIR_CACHE=$T/cache PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,clocks.max.sm,power.limit --format=csv,noheader
-echo "A: $ALIBS on ${A_RT:-the wheel's runtime}; B: $BLIBS on ${B_RT:-the wheel's runtime}"
+echo "A: $ALIBS on ${A_RT:-the wheel runtime}; B: $BLIBS on ${B_RT:-the wheel runtime}"
 rm -rf "$T/dump_A" "$T/dump_B"
 for ((round = 1; round <= ${ROUNDS:-2}; round++)); do
   for v in A B; do

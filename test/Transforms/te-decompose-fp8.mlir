@@ -81,12 +81,12 @@ func.func @lnl(%x: tensor<16x64xbf16>, %g: tensor<64xbf16>, %b: tensor<64xbf16>,
 // CHECK-NEXT: te.bias_grad %arg9
 // CHECK-NEXT: %[[DACT:.*]] = te.dact gelu
 // CHECK-NEXT: te.bias_grad %[[DACT]]
-// Delayed scaling: the derivative is cast rowwise (te-fuse-act-quantize
-// fuses that cast into the te.dact) and its columnwise copy for FC1's
-// wgrad added after, a byte transpose into the dead dAct's buffer.
-// CHECK-NEXT: %[[DQ:.*]], %[[AD:.*]] = te.quantize %[[DACT]] scale(%arg11[0]) : tensor<16x64xbf16>, tensor<4xf32> -> !te.qtensor<16x64xe5m2, #te.fp8_delayed<amax_history_len = 16>, rowwise, hopper>
-// CHECK-NEXT: %[[DQC:.*]] = te.add_columnwise %[[DQ]] : {{.*}} -> !te.qtensor<16x64xe5m2, #te.fp8_delayed<amax_history_len = 16>, columnwise, hopper>
-// CHECK-NEXT: te.gemm nt %[[DQC]], %arg2
+// Delayed scaling at few static rows (16 x 64): the derivative is cast
+// with both usages in one kernel (te-fuse-act-quantize fuses the cast into
+// the te.dact); @mlp_dynamic_rows below takes the other path.
+// CHECK-NEXT: %[[DQ:.*]], %[[AD:.*]] = te.quantize %[[DACT]] scale(%arg11[0]) : tensor<16x64xbf16>, tensor<4xf32> -> !te.qtensor<16x64xe5m2, #te.fp8_delayed<amax_history_len = 16>, both, hopper>
+// CHECK-NOT:  te.add_columnwise
+// CHECK:      te.gemm nt %[[DQ]], %arg2
 // CHECK-NEXT: te.gemm nn %[[DQ]], %arg3
 // CHECK:      %[[BZ:.*]] = arith.constant dense<0.000000e+00> : tensor<1xf32>
 // CHECK-NEXT: %[[BAM:.*]] = tensor.concat dim(0) %[[AD]], %[[BZ]], %[[ADY]], %[[BZ]] : {{.*}} -> tensor<4xf32>
@@ -95,6 +95,24 @@ func.func @lnl(%x: tensor<16x64xbf16>, %g: tensor<64xbf16>, %b: tensor<64xbf16>,
 func.func @mlp(%x: tensor<16x32xbf16>, %g: tensor<32xbf16>, %b: tensor<32xbf16>, %w1: tensor<64x32xbf16>, %b1: tensor<64xbf16>, %w2: tensor<32x64xbf16>, %b2: tensor<32xbf16>) -> tensor<16x32xbf16> {
   %y = te.layernorm_mlp %x norm layer_norm(%g, %b) fc1(%w1, %b1) act gelu fc2(%w2, %b2) recipe(#te.fp8_delayed<amax_history_len = 16>) : (tensor<16x32xbf16>, tensor<32xbf16>, tensor<32xbf16>, tensor<64x32xbf16>, tensor<64xbf16>, tensor<32x64xbf16>, tensor<32xbf16>) -> tensor<16x32xbf16>
   return %y : tensor<16x32xbf16>
+}
+
+// -----
+
+// Delayed scaling at a row count known only at run time (the PyTorch
+// modules' entries; likewise above 1 MiB of FP8 derivative): the derivative
+// is cast rowwise and its columnwise copy for FC1's wgrad added after, a
+// byte transpose into the dead dAct's buffer (no both-usage buffer in the
+// arena: 256 MiB at 8192 x 16384).
+// CHECK-LABEL: func.func @mlp_dynamic_rows_bwd(
+// CHECK:      %[[DACT:.*]] = te.dact gelu
+// CHECK:      %[[DQ:.*]], %{{.*}} = te.quantize %[[DACT]] scale(%{{.*}}[0]) : tensor<?x64xbf16>, tensor<4xf32> -> !te.qtensor<?x64xe5m2, #te.fp8_delayed<amax_history_len = 16>, rowwise, hopper>
+// CHECK-NEXT: %[[DQC:.*]] = te.add_columnwise %[[DQ]] : {{.*}} -> !te.qtensor<?x64xe5m2, #te.fp8_delayed<amax_history_len = 16>, columnwise, hopper>
+// CHECK-NEXT: te.gemm nt %[[DQC]], %{{.*}}
+// CHECK-NEXT: te.gemm nn %[[DQ]], %{{.*}}
+func.func @mlp_dynamic_rows(%x: tensor<?x32xbf16>, %g: tensor<32xbf16>, %b: tensor<32xbf16>, %w1: tensor<64x32xbf16>, %b1: tensor<64xbf16>, %w2: tensor<32x64xbf16>, %b2: tensor<32xbf16>) -> tensor<?x32xbf16> {
+  %y = te.layernorm_mlp %x norm layer_norm(%g, %b) fc1(%w1, %b1) act gelu fc2(%w2, %b2) recipe(#te.fp8_delayed<amax_history_len = 16>) : (tensor<?x32xbf16>, tensor<32xbf16>, tensor<32xbf16>, tensor<64x32xbf16>, tensor<64xbf16>, tensor<32x64xbf16>, tensor<32xbf16>) -> tensor<?x32xbf16>
+  return %y : tensor<?x32xbf16>
 }
 
 // -----

@@ -18,6 +18,18 @@ using namespace mlir::te::decompose;
 
 namespace {
 
+/// The most bytes of an FP8 copy of a static-shaped gradient whose delayed
+/// cast writes both usages in one kernel (below: rowwise, then the byte
+/// transpose into a dead buffer).
+constexpr int64_t kBothUsageBytes = int64_t(1) << 20;
+
+bool fewBytes(Value v) {
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  if (!t || !t.hasStaticShape())
+    return false;
+  return t.getNumElements() <= kBothUsageBytes;
+}
+
 struct DecomposeLayerNormMLP : public OpRewritePattern<LayerNormMLPOp> {
   DecomposeLayerNormMLP(MLIRContext *ctx, DecomposeState &state)
       : OpRewritePattern(ctx), state(state) {}
@@ -161,9 +173,13 @@ struct DecomposeLayerNormMLPBwd : public OpRewritePattern<LayerNormMLPBwdOp> {
     // those bytes, TE's for per-tensor FP8) is added after, into dAct's dead
     // buffer; a donated backward puts the rowwise copy in act_out's. The
     // arena loses the both-usage buffer (256 MiB at 8192 x 16384), for one
-    // byte transpose.
+    // byte transpose. At few static rows (the both-usage output at most
+    // kBothUsageBytes) the byte transpose is a 3-4 µs node of the step's
+    // graph on the way to FC1's wgrad, and the buffer it saves a few KiB:
+    // the kernel writes both usages there.
     Value dFc1q, dFc1qCol;
-    if (*q && isa<FP8DelayedRecipeAttr>(q->recipe) && lnOut) {
+    if (*q && isa<FP8DelayedRecipeAttr>(q->recipe) && lnOut &&
+        !fewBytes(dFc1)) {
       dFc1q = d.quantizeGrad(loc, dFc1, *q, 0, amaxes, /*wgrad=*/false);
       auto row = cast<QuantizedTensorType>(dFc1q.getType());
       dFc1qCol = AddColumnwiseOp::create(rewriter, loc,
