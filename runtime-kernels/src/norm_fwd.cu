@@ -4,11 +4,15 @@
 // kernel and the row-group fast path (norm.cuh), which can also write z's
 // FP8 bytes (delayed scaling's fused cast) or reduce z's amax (current
 // scaling, for the cast that follows), then the byte transpose of the FP8
-// rows (elementwise.cu's transposeBytes).
+// rows (elementwise.cu's transposeBytes). Current scaling of a z small
+// enough for one CTA's shared memory (kOwnScaleBytes: the seeds' 16 tokens)
+// runs in one kernel: the CTA normalizes every row into shared memory,
+// reduces the amax, and casts from there (one launch instead of two).
 //
 //===----------------------------------------------------------------------===//
 
 #include "norm.cuh"
+#include "quantize.cuh"
 
 #include <algorithm>
 
@@ -76,14 +80,93 @@ struct NormOut {
   float *scaleInv;
   AmaxOut amax;
   uint8_t *transpose = nullptr;
+  // Current scaling in one CTA (normFwdFast's kOwn): the format's largest
+  // value and the power-of-two rounding of the scale.
+  float fp8Max = 0.0f;
+  bool pow2 = false;
 };
+
+/// The most bytes of z that one CTA stages in shared memory for current
+/// scaling in one kernel (normFwdFast's kOwn): 16 x 1024 bf16 values, and
+/// at most kOwnScaleRows rows (the CTA's row groups take them in turn).
+/// Above that the norm kernel reduces the amax across its grid and the cast
+/// is a second kernel.
+constexpr int64_t kOwnScaleBytes = 32 * 1024;
+constexpr int64_t kOwnScaleRows = 64;
 
 /// The most rows whose FP8 norm output the norm kernel transposes itself
 /// (each thread's bytes go to rows of the transpose `rows` bytes apart;
 /// above, transposeBytes' tiles write whole lines).
 constexpr int64_t kTransposeRows = 64;
 
-template <typename E, int W, int kFmt, bool kAmax>
+/// normFwdFast's kOwn epilogue (one CTA holds all of z, as stored, in
+/// zStage): current scaling's amax (the CTA's max of every thread's m, the
+/// cell blockAmax would write), scale and scale_inv (quantScale's), then
+/// the FP8 bytes of z into out.z (if set) and out.transpose (if set), the
+/// bytes te_kernels_quantize_fp8 writes with that amax. Column c's rows go
+/// to the transpose 16 bytes per store where the rows and the buffer allow.
+template <typename E, int kFmt>
+__device__ void castStaged(const uint4 *zStage, float m, int64_t rows,
+                           int cols, const NormOut &out) {
+  constexpr int P = perVec<E>();
+  using T = typename E::T;
+  __shared__ float part[32];
+  __shared__ float all;
+  for (int o = 16; o > 0; o >>= 1)
+    m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  if (lane == 0)
+    part[warp] = m;
+  __syncthreads(); // also: every row of z is staged
+  if (warp == 0) {
+    m = lane < static_cast<int>(blockDim.x >> 5) ? part[lane] : 0.0f;
+    for (int o = 16; o > 0; o >>= 1)
+      m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+    if (lane == 0) {
+      all = m > 0.0f ? m : 0.0f;
+      if (out.amax)
+        *out.amax.out = all;
+    }
+  }
+  __syncthreads();
+  const float s = scaleFromAmax(all, out.fp8Max, out.pow2);
+  if (threadIdx.x == 0)
+    *out.scaleInv = 1.0f / s;
+  const int nvec = cols / P;
+  if (uint8_t *q = static_cast<uint8_t *>(out.z))
+    for (int64_t i = threadIdx.x; i < rows * nvec; i += blockDim.x) {
+      float f[P];
+      unpack<E>(zStage[i], f);
+      Packed<kFmt, P>(f, s).store(q + i * P);
+    }
+  if (!out.transpose)
+    return;
+  const T *z = reinterpret_cast<const T *>(zStage);
+  const bool vec =
+      rows % 16 == 0 && reinterpret_cast<uintptr_t>(out.transpose) % 16 == 0;
+  for (int c = threadIdx.x; c < cols; c += blockDim.x) {
+    uint8_t *dst = out.transpose + static_cast<int64_t>(c) * rows;
+    for (int64_t r0 = 0; r0 < rows; r0 += 16) {
+      const int n = rows - r0 < 16 ? static_cast<int>(rows - r0) : 16;
+      uint32_t w[4] = {0, 0, 0, 0};
+#pragma unroll
+      for (int k = 0; k < 16; k += 2)
+        if (k < n) {
+          float lo = E::load(z[(r0 + k) * cols + c]) * s;
+          float hi = k + 1 < n ? E::load(z[(r0 + k + 1) * cols + c]) * s : 0.0f;
+          w[k / 4] |= toFP8x2<kFmt>(lo, hi) << (8 * (k % 4));
+        }
+      if (vec) {
+        *reinterpret_cast<uint4 *>(dst + r0) = make_uint4(w[0], w[1], w[2], w[3]);
+      } else {
+        for (int k = 0; k < n; ++k)
+          dst[r0 + k] = static_cast<uint8_t>(w[k / 4] >> (8 * (k % 4)));
+      }
+    }
+  }
+}
+
+template <typename E, int W, int kFmt, bool kAmax, bool kOwn = false>
 __global__ void __launch_bounds__(normCta(kNormFwdCta, W),
                                   768 / normCta(kNormFwdCta, W))
     normFwdFast(bool rms, const typename E::T *__restrict__ x,
@@ -98,8 +181,10 @@ __global__ void __launch_bounds__(normCta(kNormFwdCta, W),
   // FP8 with the transpose: the CTA's GROUPS rows of bytes, staged so that
   // each column's GROUPS bytes go out in one store (a row is at most
   // G * V * P bytes).
-  constexpr int kStage = kFmt >= 0 ? GROUPS * G * V * P : 16;
+  constexpr int kStage = kFmt >= 0 && !kOwn ? GROUPS * G * V * P : 16;
   __shared__ __align__(16) uint8_t staged[kStage];
+  // kOwn (a grid of one CTA): every row of z as stored, [rows, cols].
+  extern __shared__ __align__(16) uint4 zStage[];
   const int group = threadIdx.x / G, t = threadIdx.x % G;
   const int nvec = cols / P;
   const float rn = 1.0f / static_cast<float>(cols);
@@ -133,7 +218,7 @@ __global__ void __launch_bounds__(normCta(kNormFwdCta, W),
     }
   int phase = 0;
   float m = 0.0f, qs = 1.0f;
-  if constexpr (kFmt >= 0) {
+  if constexpr (kFmt >= 0 && !kOwn) {
     qs = *out.scale;
     if (blockIdx.x == 0 && threadIdx.x == 0)
       *out.scaleInv = 1.0f / qs;
@@ -196,7 +281,9 @@ __global__ void __launch_bounds__(normCta(kNormFwdCta, W),
             m = fmaxf(m, fabsf(val));
           o[e] = val;
         }
-        if constexpr (kFmt < 0) {
+        if constexpr (kOwn) {
+          zStage[row * nvec + v * G + t] = pack<E>(o);
+        } else if constexpr (kFmt < 0) {
           zr[v * G] = pack<E>(o);
         } else {
           // P bytes of FP8: the values as z would store them, times the scale.
@@ -229,7 +316,7 @@ __global__ void __launch_bounds__(normCta(kNormFwdCta, W),
         rsigma[row] = rs;
       }
     }
-    if constexpr (kFmt >= 0) {
+    if constexpr (kFmt >= 0 && !kOwn) {
       // The transpose's bytes of rows [first, first + GROUPS): column c's
       // are contiguous there, one store of GROUPS bytes when the rows and
       // the buffer allow it (rows % GROUPS == 0: the usual 16 or 32 tokens).
@@ -261,14 +348,18 @@ __global__ void __launch_bounds__(normCta(kNormFwdCta, W),
       }
     }
   }
-  if constexpr (kAmax)
+  if constexpr (kOwn)
+    castStaged<E, kFmt>(zStage, E::load(E::store(m)), rows, cols, out);
+  else if constexpr (kAmax)
     blockAmax(E::load(E::store(m)), out.amax);
 }
 
 /// Normalization forward with the output `out` says (NormOut; fmt < 0: z,
-/// else FP8 bytes of format fmt). z runs the fast kernel where it applies
-/// and the row kernel elsewhere; FP8 output only the fast kernel: *ran is
-/// false, and nothing is queued, where it does not apply.
+/// else FP8 bytes of format fmt: delayed scaling with out.scale, current
+/// scaling in one CTA without). z runs the fast kernel where it applies
+/// and the row kernel elsewhere; FP8 output only the fast kernel (current
+/// scaling: only where one CTA stages z, kOwnScaleBytes): *ran is false,
+/// and nothing is queued, where it does not apply.
 const char *normForward(te_kernels_state *s, bool rms, int dtype,
                         const void *x, const void *gamma, const void *beta,
                         float eps, bool zc, int64_t rows, int64_t cols,
@@ -287,6 +378,11 @@ const char *normForward(te_kernels_state *s, bool rms, int dtype,
     int wpr = normWarps(cols, perVec<E>(), kNormFwdVecs);
     const bool outAligned =
         fmt < 0 ? aligned16(out.z) : aligned(out.z, perVec<E>());
+    // Current scaling in one CTA: z staged in its shared memory.
+    const bool own = fmt >= 0 && !out.scale;
+    const int64_t stageBytes = rows * cols * static_cast<int64_t>(sizeof(T));
+    if (own && (rows > kOwnScaleRows || stageBytes > kOwnScaleBytes))
+      return nullptr; // *ran false
     if (wpr && aligned16(x) && aligned16(gamma) && (!beta || aligned16(beta)) &&
         outAligned) {
       *ran = true;
@@ -302,6 +398,16 @@ const char *normForward(te_kernels_state *s, bool rms, int dtype,
                        static_cast<int>(cols), out, mu, rsigma);
           return launched();
         };
+        if (own) {
+          const size_t smem = static_cast<size_t>((stageBytes + 15) / 16 * 16);
+          auto one = [&](auto kernel) -> const char * {
+            launchKernel(s, kernel, 1, CTA, smem, rms, X, G, B, eps, zc, rows,
+                         static_cast<int>(cols), out, mu, rsigma);
+            return launched();
+          };
+          return fmt == kE4M3 ? one(normFwdFast<E, W, kE4M3, true, true>)
+                              : one(normFwdFast<E, W, kE5M2, true, true>);
+        }
         const bool a = bool(out.amax);
         if (fmt == kE4M3)
           return a ? launch(normFwdFast<E, W, kE4M3, true>)
@@ -354,8 +460,19 @@ const char *te_kernels_norm_quantize_fp8(
   const int64_t zFloats = (n * (dtype == 0 ? 4 : 2) + 15) / 16 * 4;
   bool ran = false;
   if (!scale) {
-    // Current scaling: z in the scratch, its amax from the norm kernel,
-    // then the cast with that amax (no amax pass over z).
+    // Current scaling of few rows: one kernel (normFwdFast's kOwn).
+    NormOut own{data, nullptr, scale_inv, amaxOut(s, amax),
+                static_cast<uint8_t *>(transpose)};
+    own.fp8Max = format == kE4M3 ? 448.0f : 57344.0f;
+    own.pow2 = pow2_scale != 0;
+    if (const char *err = normForward(s, rms != 0, dtype, x, gamma, beta, eps,
+                                      zero_centered != 0, rows, cols, own, mu,
+                                      rsigma, format, &ran))
+      return err;
+    if (ran)
+      return nullptr;
+    // Else z in the scratch, its amax from the norm kernel, then the cast
+    // with that amax (no amax pass over z).
     float *buf = nullptr;
     if (const char *err = scratch(s, zFloats + 4, &buf))
       return err;

@@ -387,6 +387,10 @@ TEST_P(CudaAbi, FusedActivationCastMatchesUnfused) {
 // stored per column: 40x96, 16x256, 64x512; 13x256 and 6x4096 with the last
 // CTA's rows fewer than its row groups, 6x4096 with groups of four warps)
 // and the row kernel (33x258), with the data left out (scratch rows) too.
+// Current scaling of at most 32 KiB of z and 64 rows runs in one CTA that
+// stages z and casts it itself (16x256, 40x96, 13x256, 16x1024 and 64x256
+// in bf16/f16; 17x96 and 1x64 with transposed rows that are not whole 16-byte
+// stores), with and without the power-of-two scale.
 TEST_P(CudaAbi, FusedNormCastMatchesUnfused) {
   int32_t t = GetParam();
   Pair &scale = scalar(3.0f);
@@ -397,17 +401,24 @@ TEST_P(CudaAbi, FusedNormCastMatchesUnfused) {
                             {64, 512},
                             {13, 256},
                             {6, 4096},
-                            {33, 258}}) {
+                            {33, 258},
+                            {16, 1024},
+                            {64, 256},
+                            {17, 96},
+                            {1, 64}}) {
     const int64_t n = rows * cols;
     Pair &x = random(t, n, -3, 3), &g = random(t, cols, 0.5f, 1.5f),
          &b = random(t, cols);
     for (int32_t kind : {TE_RT_NORM_LAYERNORM, TE_RT_NORM_RMSNORM})
-      for (int mode = 0; mode < 2; ++mode) { // delayed, current
+      for (int mode = 0; mode < 3; ++mode) { // delayed, current, pow2
         const bool ln = kind == TE_RT_NORM_LAYERNORM;
         const float *s = mode == 0 ? sc : nullptr;
+        const int pow2 = mode == 2 ? 1 : 0;
         std::string what = std::string(ln ? "layernorm " : "rmsnorm ") +
                            std::to_string(rows) + "x" + std::to_string(cols) +
-                           (mode == 0 ? " delayed" : " current");
+                           (mode == 0   ? " delayed"
+                            : mode == 1 ? " current"
+                                        : " current pow2");
         Pair &z = output(n * sizeOf(t)), &mu0 = output(rows * 4),
              &rs0 = output(rows * 4);
         ASSERT_EQ(te_rt_norm_fwd(gpu, kind, t, x.dev, g.dev,
@@ -420,7 +431,7 @@ TEST_P(CudaAbi, FusedNormCastMatchesUnfused) {
         Pair &q0 = output(n), &t0 = output(n), &si0 = output(4),
              &am0 = output(4);
         ASSERT_EQ(te_rt_quantize_fp8(gpu, t, z.dev, rows, cols, TE_RT_FP8_E4M3,
-                                     s, 0, q0.dev, t0.dev,
+                                     s, pow2, q0.dev, t0.dev,
                                      static_cast<float *>(si0.dev),
                                      static_cast<float *>(am0.dev), nullptr),
                   0)
@@ -432,7 +443,7 @@ TEST_P(CudaAbi, FusedNormCastMatchesUnfused) {
                         gpu, kind, t, x.dev, g.dev, ln ? b.dev : nullptr, 1e-5,
                         0, rows, cols,
                         ln ? static_cast<float *>(mu.dev) : nullptr,
-                        static_cast<float *>(rs.dev), TE_RT_FP8_E4M3, s, 0,
+                        static_cast<float *>(rs.dev), TE_RT_FP8_E4M3, s, pow2,
                         withData ? q.dev : nullptr, tr.dev,
                         static_cast<float *>(si.dev),
                         static_cast<float *>(am.dev)),
