@@ -16,6 +16,7 @@
 
 #include <cuda_runtime.h>
 
+#include <cstdlib>
 #include <string>
 
 namespace {
@@ -187,6 +188,19 @@ void te_rt_internal_cuda_graph_discard(void *graph) {
 const char *te_rt_internal_cuda_graph_instantiate(void *graph, void *stream,
                                                   void **exec) {
   cudaGraph_t g = static_cast<cudaGraph_t>(graph);
+  // TE_RT_GRAPH_DOT=<folder>: each captured graph's nodes and edges as
+  // Graphviz (cudaGraphDebugDotPrint), <folder>/graph_<n>.dot in capture
+  // order, for reading a step's dependencies (docs/runtime.md). A failed
+  // print is not the capture's error.
+  if (const char *dir = std::getenv("TE_RT_GRAPH_DOT"); dir && *dir) {
+    static int printed = 0;
+    std::string path =
+        std::string(dir) + "/graph_" + std::to_string(printed++) + ".dot";
+    if (cudaGraphDebugDotPrint(g, path.c_str(),
+                               cudaGraphDebugDotFlagsKernelNodeParams) !=
+        cudaSuccess)
+      cudaGetLastError();
+  }
   cudaGraphExec_t e = nullptr;
   cudaError_t err = cudaGraphInstantiate(&e, g, 0);
   cudaGraphDestroy(g);
