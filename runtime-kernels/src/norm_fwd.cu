@@ -99,73 +99,6 @@ constexpr int64_t kOwnScaleRows = 64;
 /// above, transposeBytes' tiles write whole lines).
 constexpr int64_t kTransposeRows = 64;
 
-/// normFwdFast's kOwn epilogue (one CTA holds all of z, as stored, in
-/// zStage): current scaling's amax (the CTA's max of every thread's m, the
-/// cell blockAmax would write), scale and scale_inv (quantScale's), then
-/// the FP8 bytes of z into out.z (if set) and out.transpose (if set), the
-/// bytes te_kernels_quantize_fp8 writes with that amax. Column c's rows go
-/// to the transpose 16 bytes per store where the rows and the buffer allow.
-template <typename E, int kFmt>
-__device__ void castStaged(const uint4 *zStage, float m, int64_t rows,
-                           int cols, const NormOut &out) {
-  constexpr int P = perVec<E>();
-  using T = typename E::T;
-  __shared__ float part[32];
-  __shared__ float all;
-  for (int o = 16; o > 0; o >>= 1)
-    m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  if (lane == 0)
-    part[warp] = m;
-  __syncthreads(); // also: every row of z is staged
-  if (warp == 0) {
-    m = lane < static_cast<int>(blockDim.x >> 5) ? part[lane] : 0.0f;
-    for (int o = 16; o > 0; o >>= 1)
-      m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
-    if (lane == 0) {
-      all = m > 0.0f ? m : 0.0f;
-      if (out.amax)
-        *out.amax.out = all;
-    }
-  }
-  __syncthreads();
-  const float s = scaleFromAmax(all, out.fp8Max, out.pow2);
-  if (threadIdx.x == 0)
-    *out.scaleInv = 1.0f / s;
-  const int nvec = cols / P;
-  if (uint8_t *q = static_cast<uint8_t *>(out.z))
-    for (int64_t i = threadIdx.x; i < rows * nvec; i += blockDim.x) {
-      float f[P];
-      unpack<E>(zStage[i], f);
-      Packed<kFmt, P>(f, s).store(q + i * P);
-    }
-  if (!out.transpose)
-    return;
-  const T *z = reinterpret_cast<const T *>(zStage);
-  const bool vec =
-      rows % 16 == 0 && reinterpret_cast<uintptr_t>(out.transpose) % 16 == 0;
-  for (int c = threadIdx.x; c < cols; c += blockDim.x) {
-    uint8_t *dst = out.transpose + static_cast<int64_t>(c) * rows;
-    for (int64_t r0 = 0; r0 < rows; r0 += 16) {
-      const int n = rows - r0 < 16 ? static_cast<int>(rows - r0) : 16;
-      uint32_t w[4] = {0, 0, 0, 0};
-#pragma unroll
-      for (int k = 0; k < 16; k += 2)
-        if (k < n) {
-          float lo = E::load(z[(r0 + k) * cols + c]) * s;
-          float hi = k + 1 < n ? E::load(z[(r0 + k + 1) * cols + c]) * s : 0.0f;
-          w[k / 4] |= toFP8x2<kFmt>(lo, hi) << (8 * (k % 4));
-        }
-      if (vec) {
-        *reinterpret_cast<uint4 *>(dst + r0) = make_uint4(w[0], w[1], w[2], w[3]);
-      } else {
-        for (int k = 0; k < n; ++k)
-          dst[r0 + k] = static_cast<uint8_t>(w[k / 4] >> (8 * (k % 4)));
-      }
-    }
-  }
-}
-
 template <typename E, int W, int kFmt, bool kAmax, bool kOwn = false>
 __global__ void __launch_bounds__(normCta(kNormFwdCta, W),
                                   768 / normCta(kNormFwdCta, W))
@@ -349,7 +282,10 @@ __global__ void __launch_bounds__(normCta(kNormFwdCta, W),
     }
   }
   if constexpr (kOwn)
-    castStaged<E, kFmt>(zStage, E::load(E::store(m)), rows, cols, out);
+    castOwnScale<E, kFmt>(reinterpret_cast<const typename E::T *>(zStage),
+                          E::load(E::store(m)), rows, cols, out.fp8Max,
+                          out.pow2, static_cast<uint8_t *>(out.z),
+                          out.transpose, out.scaleInv, out.amax.out);
   else if constexpr (kAmax)
     blockAmax(E::load(E::store(m)), out.amax);
 }
