@@ -14,3 +14,24 @@
       return 1;                                                                \
     }                                                                          \
   } while (0)
+
+#include <cuda_runtime.h>
+
+/// kernel<<<grid, block, 0, st>>>(args...), queued as a programmatic
+/// dependent launch (cudaLaunchAttributeProgrammaticStreamSerialization)
+/// when pdl: the kernel may start while its predecessor on the stream ends
+/// and must wait for it itself (griddepcontrol.wait).
+template <typename... P, typename... A>
+cudaError_t launchMaybePdl(cudaStream_t st, dim3 grid, dim3 block, bool pdl,
+                           void (*kernel)(P...), A... args) {
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = grid;
+  cfg.blockDim = block;
+  cfg.stream = st;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = pdl ? 1 : 0;
+  return cudaLaunchKernelEx(&cfg, kernel, args...);
+}

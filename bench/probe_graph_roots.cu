@@ -55,16 +55,8 @@ struct Variant {
 
 int launch(cudaStream_t st, unsigned long long *stamps, int slot, int grid,
            long long ns, bool pdl) {
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3(grid);
-  cfg.blockDim = dim3(256);
-  cfg.stream = st;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr[0].val.programmaticStreamSerializationAllowed = 1;
-  cfg.attrs = attr;
-  cfg.numAttrs = pdl ? 1 : 0;
-  CK(cudaLaunchKernelEx(&cfg, spin, stamps, slot, ns, pdl));
+  CK(launchMaybePdl(st, dim3(grid), dim3(256), pdl, spin, stamps, slot, ns,
+                    pdl));
   return 0;
 }
 

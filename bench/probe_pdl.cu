@@ -10,19 +10,10 @@
 // attribute, each kernel waiting for its predecessor (griddepcontrol.wait)
 // first, then letting its successor launch (griddepcontrol.launch_dependents)
 // either right after the wait or not at all (implicit at exit).
-#include <cstdio>
-#include <cstdlib>
-#include <cuda_runtime.h>
-#include <vector>
+#include "probe.cuh"
 
-#define CK(x)                                                                  \
-  do {                                                                         \
-    cudaError_t e_ = (x);                                                      \
-    if (e_ != cudaSuccess) {                                                   \
-      std::printf("%s: %s\n", #x, cudaGetErrorString(e_));                     \
-      std::exit(1);                                                            \
-    }                                                                          \
-  } while (0)
+#include <cstdlib>
+#include <vector>
 
 template <int kMode> // 0 plain, 1 wait then trigger, 2 wait only
 __global__ void step(const float *in, float *out, int n, float *amax) {
@@ -42,23 +33,15 @@ __global__ void step(const float *in, float *out, int n, float *amax) {
 }
 
 template <int kMode>
-void chain(cudaStream_t st, float *a, float *b, int n, int kernels, int grid,
-           float *amax) {
+int chain(cudaStream_t st, float *a, float *b, int n, int kernels, int grid,
+          float *amax) {
   for (int k = 0; k < kernels; ++k) {
     const float *in = k % 2 ? b : a;
     float *out = k % 2 ? a : b;
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(grid);
-    cfg.blockDim = dim3(256);
-    cfg.stream = st;
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[0].val.programmaticStreamSerializationAllowed = 1;
-    cfg.attrs = attr;
-    cfg.numAttrs = kMode > 0 ? 1 : 0;
-    CK(cudaLaunchKernelEx(&cfg, step<kMode>, in, out, n,
-                          k % 3 == 0 ? amax : nullptr));
+    CK(launchMaybePdl(st, dim3(grid), dim3(256), kMode > 0, step<kMode>, in,
+                      out, n, k % 3 == 0 ? amax : nullptr));
   }
+  return 0;
 }
 
 int main() {
@@ -80,12 +63,12 @@ int main() {
     for (int mode = 0; mode < 3; ++mode) {
       cudaGraph_t g;
       CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
-      if (mode == 0)
-        chain<0>(st, a, b, c.n, kernels, c.grid, amax);
-      else if (mode == 1)
-        chain<1>(st, a, b, c.n, kernels, c.grid, amax);
-      else
-        chain<2>(st, a, b, c.n, kernels, c.grid, amax);
+      const int err =
+          mode == 0   ? chain<0>(st, a, b, c.n, kernels, c.grid, amax)
+          : mode == 1 ? chain<1>(st, a, b, c.n, kernels, c.grid, amax)
+                      : chain<2>(st, a, b, c.n, kernels, c.grid, amax);
+      if (err)
+        return 1;
       CK(cudaStreamEndCapture(st, &g));
       CK(cudaGraphInstantiate(&ex[mode], g, 0));
     }
