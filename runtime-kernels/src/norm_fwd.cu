@@ -399,7 +399,7 @@ const char *te_kernels_norm_quantize_fp8(
     // Current scaling of few rows: one kernel (normFwdFast's kOwn).
     NormOut own{data, nullptr, scale_inv, amaxOut(s, amax),
                 static_cast<uint8_t *>(transpose)};
-    own.fp8Max = format == kE4M3 ? 448.0f : 57344.0f;
+    own.fp8Max = fp8MaxOf(format);
     own.pow2 = pow2_scale != 0;
     if (const char *err = normForward(s, rms != 0, dtype, x, gamma, beta, eps,
                                       zero_centered != 0, rows, cols, own, mu,

@@ -395,7 +395,7 @@ const char *te_kernels_quantize_fp8(te_kernels_state *s, int dtype,
   a.rows = rows;
   a.cols = cols;
   a.scale = scale;
-  a.fp8Max = format == kE4M3 ? 448.0f : 57344.0f;
+  a.fp8Max = fp8MaxOf(format);
   a.pow2 = pow2_scale != 0;
   a.data = static_cast<uint8_t *>(data);
   a.transpose = static_cast<uint8_t *>(transpose);
@@ -431,7 +431,7 @@ const char *te_kernels_dbias_quantize_fp8(
   a.rows = rows;
   a.cols = cols;
   a.scale = scale;
-  a.fp8Max = format == kE4M3 ? 448.0f : 57344.0f;
+  a.fp8Max = fp8MaxOf(format);
   a.pow2 = pow2_scale != 0;
   a.data = static_cast<uint8_t *>(data);
   a.transpose = static_cast<uint8_t *>(transpose);

@@ -30,6 +30,12 @@ struct QuantArgs {
   bool vecTrans;      // 16-byte stores of transposed rows
 };
 
+/// The largest finite value of FP8 format `format` (kE4M3 or kE5M2): the
+/// numerator of current scaling's scale.
+inline float fp8MaxOf(int format) {
+  return format == kE4M3 ? 448.0f : 57344.0f;
+}
+
 __device__ inline float quantScale(const QuantArgs &a) {
   return a.scale ? *a.scale : scaleFromAmax(*a.amaxIn, a.fp8Max, a.pow2);
 }

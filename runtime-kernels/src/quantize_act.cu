@@ -500,7 +500,7 @@ static QuantArgs fusedCastArgs(te_kernels_state *s, int format, int64_t rows,
   a.rows = rows;
   a.cols = cols;
   a.scale = scale;
-  a.fp8Max = format == kE4M3 ? 448.0f : 57344.0f;
+  a.fp8Max = fp8MaxOf(format);
   a.data = static_cast<uint8_t *>(data);
   a.transpose = static_cast<uint8_t *>(transpose);
   a.scaleInv = scale_inv;

@@ -16,6 +16,7 @@
 
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <string>
 
@@ -193,7 +194,7 @@ const char *te_rt_internal_cuda_graph_instantiate(void *graph, void *stream,
   // order, for reading a step's dependencies (docs/runtime.md). A failed
   // print is not the capture's error.
   if (const char *dir = std::getenv("TE_RT_GRAPH_DOT"); dir && *dir) {
-    static int printed = 0;
+    static std::atomic<int> printed{0}; // (contexts capture on any thread)
     std::string path =
         std::string(dir) + "/graph_" + std::to_string(printed++) + ".dot";
     if (cudaGraphDebugDotPrint(g, path.c_str(),
