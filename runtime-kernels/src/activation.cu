@@ -77,23 +77,29 @@ actFwdVec(ActParams p, bool gated, const typename E::T *x, typename E::T *y,
   constexpr int N = 16 / sizeof(T);
   using V = Vec<T, N>;
   const int64_t rowVecs = yCols / N, nv = rows * rowVecs;
+  const int fn = actFn(p.act);
   float m = 0.0f;
   for (int64_t v = globalId(); v < nv; v += globalStride()) {
     V out;
     if (!gated) {
       V in = reinterpret_cast<const V *>(x)[v];
+      byActFn(fn, [&](auto act) {
+        const int a = withAct<decltype(act)::value>(p).act;
 #pragma unroll
-      for (int e = 0; e < N; ++e)
-        out.v[e] = storeFold<E, kAmax>(actF(p.act, E::load(in.v[e])), m);
+        for (int e = 0; e < N; ++e)
+          out.v[e] = storeFold<E, kAmax>(actF(a, E::load(in.v[e])), m);
+      });
     } else {
       int64_t i = v / rowVecs, jv = v - i * rowVecs;
       const V *row = reinterpret_cast<const V *>(x + i * 2 * yCols);
       V a = row[jv], b = row[rowVecs + jv];
+      byActFn(fn, [&](auto act) {
+        const ActParams q = withAct<decltype(act)::value>(p);
 #pragma unroll
-      for (int e = 0; e < N; ++e) {
-        out.v[e] = storeFold<E, kAmax>(
-            gatedF(p, E::load(a.v[e]), E::load(b.v[e])), m);
-      }
+        for (int e = 0; e < N; ++e)
+          out.v[e] = storeFold<E, kAmax>(
+              gatedF(q, E::load(a.v[e]), E::load(b.v[e])), m);
+      });
     }
     reinterpret_cast<V *>(y)[v] = out;
   }
@@ -141,6 +147,7 @@ __global__ void dbiasDactVecKernel(int act, const typename E::T *dy,
   using V = Vec<T, N>;
   const int64_t colVecs = cols / N;
   int64_t jv = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int fn = actFn(act);
   float m = 0.0f;
   if (jv < colVecs) {
     int64_t c = blockIdx.y;
@@ -172,12 +179,15 @@ __global__ void dbiasDactVecKernel(int act, const typename E::T *dy,
         if (i0 + u >= r1)
           break;
         V d;
+        byActFn(fn, [&](auto c) {
+          const int a = decltype(c)::value >= 0 ? decltype(c)::value : act;
 #pragma unroll
-        for (int e = 0; e < N; ++e) {
-          float v = E::load(gv[u].v[e]) * actDf(act, E::load(xv[u].v[e]));
-          sum[e] += v;
-          d.v[e] = storeFold<E, kAmax>(v, m);
-        }
+          for (int e = 0; e < N; ++e) {
+            float v = E::load(gv[u].v[e]) * actDf(a, E::load(xv[u].v[e]));
+            sum[e] += v;
+            d.v[e] = storeFold<E, kAmax>(v, m);
+          }
+        });
         out[(i0 + u) * colVecs + jv] = d;
       }
     }
@@ -211,15 +221,19 @@ actBwdVec(ActParams p, bool gated, const typename E::T *dy,
   constexpr int N = 16 / sizeof(T);
   using V = Vec<T, N>;
   const int64_t rowVecs = yCols / N, nv = rows * rowVecs;
+  const int fn = actFn(p.act);
   float m = 0.0f;
   for (int64_t v = globalId(); v < nv; v += globalStride()) {
     V g = reinterpret_cast<const V *>(dy)[v];
     if (!gated) {
       V in = reinterpret_cast<const V *>(x)[v], out;
+      byActFn(fn, [&](auto act) {
+        const int a = withAct<decltype(act)::value>(p).act;
 #pragma unroll
-      for (int e = 0; e < N; ++e)
-        out.v[e] = storeFold<E, kAmax>(
-            E::load(g.v[e]) * actDf(p.act, E::load(in.v[e])), m);
+        for (int e = 0; e < N; ++e)
+          out.v[e] = storeFold<E, kAmax>(
+              E::load(g.v[e]) * actDf(a, E::load(in.v[e])), m);
+      });
       reinterpret_cast<V *>(dx)[v] = out;
       continue;
     }
@@ -227,13 +241,16 @@ actBwdVec(ActParams p, bool gated, const typename E::T *dy,
     const V *row = reinterpret_cast<const V *>(x + i * 2 * yCols);
     V *drow = reinterpret_cast<V *>(dx + i * 2 * yCols);
     V a = row[jv], b = row[rowVecs + jv], da, db;
+    byActFn(fn, [&](auto act) {
+      const ActParams q = withAct<decltype(act)::value>(p);
 #pragma unroll
-    for (int e = 0; e < N; ++e) {
-      float fa, fb;
-      gatedDf(p, E::load(a.v[e]), E::load(b.v[e]), E::load(g.v[e]), fa, fb);
-      da.v[e] = storeFold<E, kAmax>(fa, m);
-      db.v[e] = storeFold<E, kAmax>(fb, m);
-    }
+      for (int e = 0; e < N; ++e) {
+        float fa, fb;
+        gatedDf(q, E::load(a.v[e]), E::load(b.v[e]), E::load(g.v[e]), fa, fb);
+        da.v[e] = storeFold<E, kAmax>(fa, m);
+        db.v[e] = storeFold<E, kAmax>(fb, m);
+      }
+    });
     drow[jv] = da;
     drow[rowVecs + jv] = db;
   }

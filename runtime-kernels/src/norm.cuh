@@ -109,19 +109,11 @@ __device__ inline uint4 ldVecHere(const uint4 *p) {
 }
 
 /// lo and hi rounded once to nearest even, lo in the low half: E::store's
-/// bits (the paired conversion instruction; E::store itself for NaNs).
-__device__ inline uint32_t pack2(BF16, float lo, float hi) {
-  uint32_t r;
-  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+/// bits (cvtPair; E::store itself for NaNs).
+template <typename E> __device__ inline uint32_t pack2(float lo, float hi) {
+  uint32_t r = cvtPair(E{}, lo, hi);
   if (lo != lo || hi != hi)
-    r = BF16::store(lo) | static_cast<uint32_t>(BF16::store(hi)) << 16;
-  return r;
-}
-__device__ inline uint32_t pack2(F16, float lo, float hi) {
-  uint32_t r;
-  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-  if (lo != lo || hi != hi)
-    r = F16::store(lo) | static_cast<uint32_t>(F16::store(hi)) << 16;
+    r = E::store(lo) | static_cast<uint32_t>(E::store(hi)) << 16;
   return r;
 }
 
@@ -135,7 +127,7 @@ __device__ inline uint4 pack(const float (&f)[perVec<E>()]) {
   } else {
 #pragma unroll
     for (int i = 0; i < 4; ++i)
-      w[i] = pack2(E{}, f[2 * i], f[2 * i + 1]);
+      w[i] = pack2<E>(f[2 * i], f[2 * i + 1]);
   }
   return make_uint4(w[0], w[1], w[2], w[3]);
 }

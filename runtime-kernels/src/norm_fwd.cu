@@ -221,13 +221,11 @@ __global__ void __launch_bounds__(normCta(kNormFwdCta, W),
         } else {
           // P bytes of FP8: the values as z would store them, times the scale.
           uint32_t w[P / 4];
+          roundAll<E>(o);
 #pragma unroll
           for (int k = 0; k < P / 4; ++k)
-            w[k] = toFP8x2<kFmt>(E::load(E::store(o[4 * k])) * qs,
-                                 E::load(E::store(o[4 * k + 1])) * qs) |
-                   (toFP8x2<kFmt>(E::load(E::store(o[4 * k + 2])) * qs,
-                                  E::load(E::store(o[4 * k + 3])) * qs)
-                    << 16);
+            w[k] = toFP8x2<kFmt>(o[4 * k] * qs, o[4 * k + 1] * qs) |
+                   (toFP8x2<kFmt>(o[4 * k + 2] * qs, o[4 * k + 3] * qs) << 16);
           const int64_t c0 = static_cast<int64_t>(v * G + t) * P;
           uint8_t *qr = static_cast<uint8_t *>(out.z) + row * cols + c0;
           if constexpr (P == 8)

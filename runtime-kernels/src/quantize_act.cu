@@ -36,6 +36,7 @@ template <typename E, bool kBwd, bool kGated> struct ActSource {
   static constexpr bool kPaired = kBwd && kGated;
   static constexpr int kHalves = kPaired ? 2 : 1;
   ActParams p;
+  int fn;       // te_rt_act_fn(p.act), for byActFn
   const T *x;   // kBwd false: [rows, gated ? 2 * cols : cols]; else [rows, cols]
   const T *dy;  // kBwd: [rows, gated ? cols / 2 : cols]
   int64_t cols; // of the result
@@ -66,26 +67,29 @@ template <typename E, bool kBwd, bool kGated> struct ActSource {
     for (int j = 0; j < kLoads; ++j)
       raw.v[j] = __ldg(reinterpret_cast<const uint4 *>(ptr(r, c, j)));
   }
-  /// The fp32 values of those elements (not paired).
+  /// The fp32 values of those elements (not paired); one branch on the
+  /// activation per vector (byActFn).
   __device__ void values(int64_t c, const Raw &raw, float (&f)[kVec]) const {
     unpack<E>(raw.v[0], f);
-    if constexpr (!kBwd && !kGated) {
+    float o[kVec];
+    if constexpr (kGated || kBwd)
+      unpack<E>(raw.v[1], o);
+    byActFn(fn, [&](auto act) {
+      const ActParams q = withAct<decltype(act)::value>(p);
+      if constexpr (!kBwd && !kGated) {
 #pragma unroll
-      for (int e = 0; e < kVec; ++e)
-        f[e] = actF(p.act, f[e]);
-    } else if constexpr (!kBwd) {
-      float b[kVec];
-      unpack<E>(raw.v[1], b);
+        for (int e = 0; e < kVec; ++e)
+          f[e] = actF(q.act, f[e]);
+      } else if constexpr (!kBwd) {
 #pragma unroll
-      for (int e = 0; e < kVec; ++e)
-        f[e] = gatedF(p, f[e], b[e]);
-    } else if constexpr (!kGated) {
-      float a[kVec];
-      unpack<E>(raw.v[1], a);
+        for (int e = 0; e < kVec; ++e)
+          f[e] = gatedF(q, f[e], o[e]);
+      } else if constexpr (!kGated) {
 #pragma unroll
-      for (int e = 0; e < kVec; ++e)
-        f[e] = f[e] * actDf(p.act, a[e]);
-    }
+        for (int e = 0; e < kVec; ++e)
+          f[e] = f[e] * actDf(q.act, o[e]);
+      }
+    });
   }
   /// Paired: the values of both halves, da (f[0]) and db (f[1]).
   __device__ void values(int64_t, const Raw &raw, float (&f)[2][kVec]) const {
@@ -93,9 +97,12 @@ template <typename E, bool kBwd, bool kGated> struct ActSource {
     unpack<E>(raw.v[0], g);
     unpack<E>(raw.v[1], a);
     unpack<E>(raw.v[2], b);
+    byActFn(fn, [&](auto act) {
+      const ActParams q = withAct<decltype(act)::value>(p);
 #pragma unroll
-    for (int e = 0; e < kVec; ++e)
-      gatedDf(p, a[e], b[e], g[e], f[0][e], f[1][e]);
+      for (int e = 0; e < kVec; ++e)
+        gatedDf(q, a[e], b[e], g[e], f[0][e], f[1][e]);
+    });
   }
   /// One element, for ragged or misaligned tiles.
   __device__ float at(int64_t r, int64_t c) const {
@@ -196,11 +203,12 @@ struct ActCastTile {
 #pragma unroll
         for (int h = 0; h < kHalves; ++h) {
 #pragma unroll
-          for (int e = 0; e < kVec; ++e) {
+          for (int e = 0; e < kVec; ++e)
             sum[e] += f[h][e];
-            f[h][e] = E::load(E::store(f[h][e]));
+          roundAll<E>(f[h]);
+#pragma unroll
+          for (int e = 0; e < kVec; ++e)
             m = fmaxf(m, fabsf(f[h][e]));
-          }
           Packed<Fmt, kVec> q(f[h], s);
           q.store(tile[h] + swizzled<kCols>(r, cv * kVec));
           if (a.data)
@@ -288,10 +296,14 @@ struct ActCastTile {
 /// bits of dbias depend on the path), reduced by colFinish; with dbiasOut
 /// (one band of tile rows) the sums go there rounded to E. Paired sources
 /// (gated backward) run their tiles over the da half and write the db
-/// half's tile from the same loads (a second shared-memory tile).
+/// half's tile from the same loads (a second shared-memory tile). The
+/// explicit minimum of one block a multiprocessor lets ptxas take the
+/// registers it wants (77-118); left out, ptxas picks others (56-115), not
+/// measured faster; compiled for 3 or 4 blocks the gated sources were
+/// 6-33% slower (H100, docs/bench.md section (y)).
 template <typename E, int Fmt, int kRows, int kCols, typename Src,
           int kStages>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, 1)
     actCastTransposeKernel(Src src, QuantArgs a, float *dbiasPartial,
                            typename E::T *dbiasOut) {
   gridWait();
@@ -302,10 +314,11 @@ __global__ void __launch_bounds__(kThreads)
   __shared__ __align__(16) typename Tile::Tiles tile;
   __shared__ float colSums[Tile::kDBias ? Tile::kGroups * kCols : 1];
   // kStages > 0: the whole tiles' loads go through a ring of kStages
-  // thread-private staging slots in shared memory (cp.async), issued
-  // kStages - 1 tiles ahead of the one being cast, so that a block keeps
-  // that many tiles of loads in flight without holding them in registers.
-  __shared__ uint4 stage[kStages > 0 ? kStages * kPer * kLoads * kThreads : 1];
+  // thread-private staging slots in dynamic shared memory (cp.async,
+  // actStageBytes), issued kStages - 1 tiles ahead of the one being cast,
+  // so that a block keeps that many tiles of loads in flight without
+  // holding them in registers.
+  extern __shared__ uint4 stage[];
   const float s = *a.scale;
   if (blockIdx.x == 0 && threadIdx.x == 0)
     *a.scaleInv = 1.0f / s;
@@ -388,39 +401,46 @@ __global__ void __launch_bounds__(kThreads)
     blockAmax(m, a.amaxOut);
 }
 
-/// The cp.async ring depths a fused activation-cast may run with (0: plain
-/// loads into registers) for a source of kLoads 16-byte loads per vector
-/// of E: what fits the 48 KB of static shared memory with a 64x64 tile.
+/// The deepest cp.async ring a fused activation-cast may run with (0:
+/// plain loads into registers): 16-bit types (the ring is dynamic shared
+/// memory, actStageBytes, 24 to 72 KB at depth 3).
 template <typename E, typename Src> constexpr int maxActStages() {
-  if constexpr (sizeof(typename E::T) != 2 || Src::kPaired)
-    return 0;
-  else
-    return Src::kLoads == 1 ? 3 : 2;
+  return sizeof(typename E::T) == 2 ? 3 : 0;
+}
+
+/// The dynamic shared memory of a ring of kStages slots for a 64x64 tile:
+/// each of the 256 threads stages kLoads 16-byte loads per vector, of its
+/// kPer vectors per tile.
+template <typename Src, int kVec> constexpr size_t actStageBytes(int stages) {
+  return size_t(stages) * (64 * 64 / kVec / kThreads) * Src::kLoads *
+         kThreads * sizeof(uint4);
 }
 
 /// The ring depth: TE_KERNELS_ACT_STAGES (0..3, for measurements; read
-/// once) when set, else the default, both capped by maxActStages.
-/// Measured on the H200 (8192x16384 bf16, te-kernels-selftest
-/// --bench-act-cast): see docs/bench.md.
+/// once) when set, else 2, both capped by maxActStages. Measured on the
+/// H100 (8192x16384 bf16, te-kernels-selftest --bench-act-cast, docs/bench.md
+/// section (y)): depth 2 was the fastest or as fast for every source; 3
+/// left the paired source two blocks a multiprocessor (80 KB of shared
+/// memory each) and slowed the GELU forward.
 inline int actStagesWanted() {
   static const int wanted = [] {
     const char *env = std::getenv("TE_KERNELS_ACT_STAGES");
     if (env && *env >= '0' && *env <= '9' && env[1] == 0)
       return *env - '0';
-    return 3;
+    return 2;
   }();
   return wanted;
 }
 
-/// Blocks of a persistent grid for `kernel` (as many as are resident at
-/// once on every multiprocessor), at most `tiles`, at least one; cached
-/// per kernel.
+/// Blocks of a persistent grid for `kernel` with `smem` bytes of dynamic
+/// shared memory (as many as are resident at once on every
+/// multiprocessor), at most `tiles`, at least one; cached per kernel.
 template <typename Kernel>
-unsigned persistentBlocks(Kernel kernel, int64_t tiles, int sms) {
+unsigned persistentBlocks(Kernel kernel, size_t smem, int64_t tiles, int sms) {
   static const int perSm = [&] {
     int n = 0;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, kThreads,
-                                                      0) != cudaSuccess ||
+                                                      smem) != cudaSuccess ||
         n <= 0) {
       cudaGetLastError();
       return 4;
@@ -461,20 +481,36 @@ const char *actCast(te_kernels_state *s, Src src, QuantArgs a, void *dbias) {
   // to cast.)
   constexpr int kMax = maxActStages<E, Src>();
   const int stages = std::min(actStagesWanted(), kMax);
-  auto launch = [&](auto kernel, bool persistent) {
-    unsigned blocks = persistent ? persistentBlocks(kernel, tiles, sms)
-                                 : blocksFor(tiles, sms);
-    launchKernel(s, kernel, blocks, kThreads, 0, src, a, partial, direct);
+  // The ring's kernels: the whole shared memory for the carveout (the
+  // driver's default left room for 3 blocks of the 37 KB SwiGLU kernel),
+  // and above 48 KB of dynamic shared memory the opt-in.
+  auto launch = [&](auto kernel, int depth) -> const char * {
+    const size_t smem = actStageBytes<Src, kVec>(depth);
+    if (depth > 0) {
+      if (const char *err = status(cudaFuncSetAttribute(
+              kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+              int(cudaSharedmemCarveoutMaxShared))))
+        return err;
+      if (const char *err = status(cudaFuncSetAttribute(
+              kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+              static_cast<int>(smem))))
+        return err;
+    }
+    unsigned blocks = depth > 0 ? persistentBlocks(kernel, smem, tiles, sms)
+                                : blocksFor(tiles, sms);
+    launchKernel(s, kernel, blocks, kThreads, smem, src, a, partial, direct);
+    return launched();
   };
+  const char *err = nullptr;
   if (kMax >= 3 && stages >= 3)
-    launch(actCastTransposeKernel<E, Fmt, 64, 64, Src, kMax >= 3 ? 3 : 0>,
-           true);
+    err = launch(
+        actCastTransposeKernel<E, Fmt, 64, 64, Src, kMax >= 3 ? 3 : 0>, 3);
   else if (kMax >= 2 && stages == 2)
-    launch(actCastTransposeKernel<E, Fmt, 64, 64, Src, kMax >= 2 ? 2 : 0>,
-           true);
+    err = launch(
+        actCastTransposeKernel<E, Fmt, 64, 64, Src, kMax >= 2 ? 2 : 0>, 2);
   else
-    launch(actCastTransposeKernel<E, Fmt, 64, 64, Src, 0>, false);
-  if (const char *err = launched())
+    err = launch(actCastTransposeKernel<E, Fmt, 64, 64, Src, 0>, 0);
+  if (err)
     return err;
   if (!dbias || direct)
     return nullptr;
@@ -529,7 +565,7 @@ const char *te_kernels_act_quantize_fp8(te_kernels_state *s, int act,
     using E = decltype(e);
     auto run = [&](auto gatedTag) {
       ActSource<E, false, decltype(gatedTag)::value> src{
-          ActParams{act, limit, alpha, offset},
+          ActParams{act, limit, alpha, offset}, te_rt_act_fn(act),
           static_cast<const typename E::T *>(x), nullptr, yCols, yCols};
       return format == kE4M3 ? actCast<E, kE4M3>(s, src, a, nullptr)
                              : actCast<E, kE5M2>(s, src, a, nullptr);
@@ -559,8 +595,9 @@ const char *te_kernels_dact_quantize_fp8(
     using T = typename E::T;
     auto run = [&](auto gatedTag) {
       ActSource<E, true, decltype(gatedTag)::value> src{
-          ActParams{act, limit, alpha, offset}, static_cast<const T *>(x),
-          static_cast<const T *>(dy), cols, gated ? cols / 2 : cols};
+          ActParams{act, limit, alpha, offset}, te_rt_act_fn(act),
+          static_cast<const T *>(x), static_cast<const T *>(dy), cols,
+          gated ? cols / 2 : cols};
       return format == kE4M3 ? actCast<E, kE4M3>(s, src, a, dbias)
                              : actCast<E, kE5M2>(s, src, a, dbias);
     };

@@ -725,6 +725,13 @@ void checkFusedActCastAll(te_kernels_state *s, cudaStream_t stream,
           checkFusedActCast(s, stream, rng, c, dtype, act, gated, kind, sh[0],
                             sh[1]);
         }
+  // More tiles than a persistent grid's blocks (bf16, 512 to 2048 tiles of
+  // 64x64): every block walks several, so the cp.async ring wraps around.
+  for (int act : {0, 10})
+    for (Producer kind : {ActFwd, ActBwd, DbiasDact})
+      if (!(kind == DbiasDact && act == 10))
+        checkFusedActCast(s, stream, rng, c, 1, act, act == 10, kind, 2048,
+                          4096);
   // Inputs 2 bytes off 16-byte alignment.
   for (Producer kind : {ActFwd, ActBwd, DbiasDact})
     checkFusedActCast(s, stream, rng, c, 1, 0, false, kind, 192, 1024, 2);
