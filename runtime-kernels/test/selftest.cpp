@@ -1789,6 +1789,59 @@ void benchDBiasCast(te_kernels_state *s, cudaStream_t stream) {
   }
 }
 
+/// The casts and byte transposes of the 8192-token FP8 steps at their
+/// shapes (bench/cases): the weights' delayed cast-transposes (LN-Linear
+/// 12288 x 4096; LN-MLP / RMS-SwiGLU FC1 [16384 or 32768] x 4096 and FC2
+/// 4096 x 16384) and the columnwise copies the delayed backward adds
+/// (te_kernels_add_columnwise_fp8 of act_out 8192 x 16384 and of the
+/// SwiGLU derivative 8192 x 32768). Bandwidth: bytes read and written over
+/// the median time.
+void benchStepCasts(te_kernels_state *s, cudaStream_t stream) {
+  std::printf("te-kernels-selftest: step casts (median of 20)\n");
+  // The largest weight (bf16 elements) and the largest FP8 tensor
+  // transposed (bytes); data and tr serve both.
+  const int64_t maxW = int64_t(32768) * 4096, maxT = int64_t(8192) * 32768;
+  std::vector<uint8_t> raw(maxW * 2);
+  std::mt19937 rng(13);
+  std::normal_distribution<float> dist(0.0f, 0.02f);
+  for (int64_t i = 0; i < maxW; ++i)
+    encodeAt(1, raw, i, dist(rng));
+  Dev x(maxW * 2), data(maxT), tr(maxT), sc(4), si(8), am(4);
+  if (!x.p || !data.p || !tr.p || !sc.p || !si.p || !am.p) {
+    std::printf("te-kernels-selftest: step casts: cudaMalloc failed\n");
+    return;
+  }
+  cudaMemcpy(x.p, raw.data(), maxW * 2, cudaMemcpyHostToDevice);
+  const float one = 1.0f;
+  cudaMemcpy(sc.p, &one, 4, cudaMemcpyHostToDevice);
+  cudaDeviceSynchronize();
+  float *sInv = si.get<float>(), *amax = am.get<float>();
+  for (auto [rows, cols] : {std::pair<int64_t, int64_t>{12288, 4096},
+                            {16384, 4096},
+                            {32768, 4096},
+                            {4096, 16384}}) {
+    const double bytes = double(rows) * cols * 4; // bf16 in, two FP8 out
+    float ms = timeMs(stream, 20, [&](int) {
+      te_kernels_quantize_fp8(s, 1, x.p, rows, cols, 0, sc.get<float>(), 0,
+                              data.p, tr.p, sInv, amax, nullptr);
+    });
+    std::printf("  weight cast-transpose %6lldx%-6lld %8.1f us %7.0f GB/s\n",
+                (long long)rows, (long long)cols, ms * 1e3,
+                bytes / (ms * 1e-3) / 1e9);
+  }
+  for (auto [rows, cols] :
+       {std::pair<int64_t, int64_t>{8192, 16384}, {8192, 32768}}) {
+    const double bytes = double(rows) * cols * 2;
+    float ms = timeMs(stream, 20, [&](int) {
+      te_kernels_add_columnwise_fp8(s, data.p, sInv, rows, cols, tr.p,
+                                    sInv + 1);
+    });
+    std::printf("  add_columnwise        %6lldx%-6lld %8.1f us %7.0f GB/s\n",
+                (long long)rows, (long long)cols, ms * 1e3,
+                bytes / (ms * 1e-3) / 1e9);
+  }
+}
+
 void bench(te_kernels_state *s, cudaStream_t stream) {
   const int64_t rows = 8192, cols = 4096, n = rows * cols;
   std::printf("te-kernels-selftest: bench (median of 30, 4 rotating inputs)\n");
@@ -2063,6 +2116,17 @@ int runFp8Checks(bool doBench) {
 } // namespace
 
 int main(int argc, char **argv) {
+  // Arguments first: a mistyped one is an error, also without a GPU.
+  if (argc > 2 ||
+      (argc == 2 && std::strcmp(argv[1], "--bench") != 0 &&
+       std::strcmp(argv[1], "--bench-act-cast") != 0 &&
+       std::strcmp(argv[1], "--bench-dbias-cast") != 0 &&
+       std::strcmp(argv[1], "--bench-step-casts") != 0)) {
+    std::fprintf(stderr,
+                 "usage: te-kernels-selftest [--bench | --bench-act-cast | "
+                 "--bench-dbias-cast | --bench-step-casts]\n");
+    return 2;
+  }
   int count = 0;
   const char *err = te_kernels_device_count(&count);
   if (err || count == 0) {
@@ -2087,8 +2151,11 @@ int main(int argc, char **argv) {
       argc > 1 && std::strcmp(argv[1], "--bench-act-cast") == 0;
   const bool dbiasCast =
       argc > 1 && std::strcmp(argv[1], "--bench-dbias-cast") == 0;
-  if (actCast || dbiasCast) {
-    // Only the fused activation-cast's (or dbias-cast's) timing (no checks).
+  const bool stepCasts =
+      argc > 1 && std::strcmp(argv[1], "--bench-step-casts") == 0;
+  if (actCast || dbiasCast || stepCasts) {
+    // Only the fused activation-cast's, dbias-cast's or step casts' timing
+    // (no checks).
     cudaStream_t stream = nullptr;
     te_kernels_state *s = nullptr;
     if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) !=
@@ -2097,8 +2164,10 @@ int main(int argc, char **argv) {
       return 1;
     if (actCast)
       benchActCast(s, stream);
-    else
+    else if (dbiasCast)
       benchDBiasCast(s, stream);
+    else
+      benchStepCasts(s, stream);
     te_kernels_state_destroy(s);
     cudaStreamDestroy(stream);
     return 0;
