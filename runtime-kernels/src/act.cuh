@@ -182,7 +182,7 @@ template <typename Body> __device__ inline void byActFn(int fn, Body &&body) {
 }
 
 /// p with its activation replaced by kAct when kAct >= 0 (byActFn's
-/// constant, one of p's pointwise function).
+/// constant: an activation with p's pointwise function).
 template <int kAct> __device__ inline ActParams withAct(const ActParams &p) {
   return kAct >= 0 ? ActParams{kAct, p.limit, p.alpha, p.offset} : p;
 }

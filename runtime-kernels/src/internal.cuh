@@ -404,7 +404,7 @@ __device__ inline uint32_t cvtPair(F16, float lo, float hi) {
 /// number, a NaN for a NaN (cvtPair). For values that only go on to an FP8
 /// cast (every NaN casts to 0x7F) and an fmaxf amax (which skips NaN); the
 /// manual rounding of E::store took ~8 integer instructions per element,
-/// a quarter of a fused activation-cast's issue slots.
+/// a fifth or so of what a fused activation-cast issued per element.
 template <typename E> __device__ inline void roundPair(float &a, float &b) {
   if constexpr (!std::is_same_v<E, F32>) {
     const uint32_t d = cvtPair(E{}, a, b);
