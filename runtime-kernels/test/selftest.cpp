@@ -2117,11 +2117,21 @@ int runFp8Checks(bool doBench) {
 
 int main(int argc, char **argv) {
   // Arguments first: a mistyped one is an error, also without a GPU.
-  if (argc > 2 ||
-      (argc == 2 && std::strcmp(argv[1], "--bench") != 0 &&
-       std::strcmp(argv[1], "--bench-act-cast") != 0 &&
-       std::strcmp(argv[1], "--bench-dbias-cast") != 0 &&
-       std::strcmp(argv[1], "--bench-step-casts") != 0)) {
+  // --bench: the checks, then the benches; the others: one bench alone.
+  using Bench = void (*)(te_kernels_state *, cudaStream_t);
+  const struct {
+    const char *flag;
+    Bench run;
+  } benches[] = {{"--bench-act-cast", benchActCast},
+                 {"--bench-dbias-cast", benchDBiasCast},
+                 {"--bench-step-casts", benchStepCasts}};
+  const char *arg = argc == 2 ? argv[1] : nullptr;
+  const bool doBench = arg && std::strcmp(arg, "--bench") == 0;
+  Bench only = nullptr;
+  for (const auto &b : benches)
+    if (arg && std::strcmp(arg, b.flag) == 0)
+      only = b.run;
+  if (argc > 2 || (arg && !doBench && !only)) {
     std::fprintf(stderr,
                  "usage: te-kernels-selftest [--bench | --bench-act-cast | "
                  "--bench-dbias-cast | --bench-step-casts]\n");
@@ -2146,28 +2156,14 @@ int main(int argc, char **argv) {
     std::printf("te-kernels-selftest: FAILED: %s\n", err);
     return 1;
   }
-  bool doBench = argc > 1 && std::strcmp(argv[1], "--bench") == 0;
-  const bool actCast =
-      argc > 1 && std::strcmp(argv[1], "--bench-act-cast") == 0;
-  const bool dbiasCast =
-      argc > 1 && std::strcmp(argv[1], "--bench-dbias-cast") == 0;
-  const bool stepCasts =
-      argc > 1 && std::strcmp(argv[1], "--bench-step-casts") == 0;
-  if (actCast || dbiasCast || stepCasts) {
-    // Only the fused activation-cast's, dbias-cast's or step casts' timing
-    // (no checks).
+  if (only) { // one bench's timing, no checks
     cudaStream_t stream = nullptr;
     te_kernels_state *s = nullptr;
     if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) !=
             cudaSuccess ||
         te_kernels_state_create(stream, &s))
       return 1;
-    if (actCast)
-      benchActCast(s, stream);
-    else if (dbiasCast)
-      benchDBiasCast(s, stream);
-    else
-      benchStepCasts(s, stream);
+    only(s, stream);
     te_kernels_state_destroy(s);
     cudaStreamDestroy(stream);
     return 0;
