@@ -371,18 +371,16 @@ __global__ void __launch_bounds__(kThreads, 1)
                    tileCols, tile, colSums, dbiasPartial, dbiasOut, m);
     __syncthreads();
     if (a.transpose) {
-      // A whole tile with aligned transposed rows leaves by quads
-      // (storeTileTransposed); else task (c, q) of half h writes transpose
-      // row h * half + c0 + c, columns r0 + 16q .. +16 (consecutive threads
-      // take consecutive pieces of a row).
-      const bool quads = fullCols && a.vecTrans && r0 + kRows <= rows;
-      if (quads)
-        storeTileTransposed<kRows, kCols, Tile::kHalves>(
-            tile[0], a.transpose + c0 * rows + r0, rows, src.half * rows);
+      // Task (c, q) of half h writes transpose row h * half + c0 + c,
+      // columns r0 + 16q .. +16; consecutive threads take consecutive
+      // pieces of a row. (storeTileTransposed's quads were measured 1-3%
+      // slower here, on the H100, at 8192x16384: in a 64x64 tile half the
+      // threads have no quad and the loads meet two to a bank; docs/bench.md
+      // section (z).)
 #pragma unroll
       for (int h = 0; h < Tile::kHalves; ++h) {
 #pragma unroll 1
-        for (int k = 0; k < (quads ? 0 : Tile::kTasks); ++k) {
+        for (int k = 0; k < Tile::kTasks; ++k) {
           const int id = threadIdx.x + k * kThreads;
           const int c = id / kChunks, q = id % kChunks;
           uint8_t *out =

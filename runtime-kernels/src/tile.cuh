@@ -1,11 +1,12 @@
 //===- tile.cuh - Swizzled byte tiles and their transposed stores -*- CUDA -*-===//
 //
 // The shared-memory tile every FP8 transpose goes through (the casts of
-// quantize.cu and quantize_act.cu, elementwise.cu's byte transpose): FP8
-// bytes are written into it row by row and leave it column by column.
-// Leaving, a thread takes a quad (4 columns x 8 rows): 8 four-byte shared
-// loads, two 4x4 byte transposes in byte permutes (PTX prmt), 4 eight-byte
-// stores. Everything here is __host__ __device__ so that te-transpose-check
+// quantize.cu and quantize_act.cu, elementwise.cu's byte transpose, the
+// block-scaled casts of fp8_block.cu): FP8 bytes are written into it row
+// by row and leave it column by column. Whole 128-row tiles (quantize.cu's
+// cast and elementwise.cu's byte transpose) leave by quads: a thread takes
+// 4 columns x 8 rows, 8 four-byte shared loads, two 4x4 byte transposes in
+// byte permutes (PTX prmt), 4 eight-byte stores. Everything here is __host__ __device__ so that te-transpose-check
 // (runtime-kernels/test/transpose_check.cu) runs it on the CPU: the bytes,
 // and the shared-memory banks each warp's loads hit.
 //
@@ -98,37 +99,32 @@ __host__ __device__ inline void transposedQuad(const uint8_t *tile, int id,
     out[j] = lo[j] | (static_cast<uint64_t>(hi[j]) << 32);
 }
 
-/// Quad id of kTiles swizzled kRows x kCols tiles, one after another in
-/// shared memory, stored transposed: column c of tile t goes to
-/// dst + t * dstTileStride + c * ld. dst, ld and dstTileStride are
-/// multiples of 8 (the callers' vector-store condition).
-template <int kRows, int kCols, int kTiles>
+/// Quad id of a swizzled kRows x kCols tile stored transposed: column c
+/// goes to dst + c * ld. dst and ld are multiples of 8 (the callers'
+/// vector-store condition).
+template <int kRows, int kCols>
 __host__ __device__ inline void storeQuad(const uint8_t *tile, int id,
-                                          uint8_t *dst, int64_t ld,
-                                          int64_t dstTileStride) {
+                                          uint8_t *dst, int64_t ld) {
   using Q = Quads<kRows, kCols>;
-  const int t = id / Q::kCount, q = id % Q::kCount;
   uint64_t out[4];
-  transposedQuad<kRows, kCols>(tile + t * kRows * kCols, q, out);
-  const int k = q % Q::kChunks, w = q / Q::kChunks;
-  uint8_t *p =
-      dst + t * dstTileStride + static_cast<int64_t>(4 * w) * ld + 8 * k;
+  transposedQuad<kRows, kCols>(tile, id, out);
+  const int k = id % Q::kChunks, w = id / Q::kChunks;
+  uint8_t *p = dst + static_cast<int64_t>(4 * w) * ld + 8 * k;
 #pragma unroll
   for (int j = 0; j < 4; ++j)
     *reinterpret_cast<uint64_t *>(p + j * ld) = out[j];
 }
 
 #ifdef __CUDACC__
-/// storeQuad of every quad of the kTiles tiles by the block's threads
-/// (consecutive threads, consecutive quads).
-template <int kRows, int kCols, int kTiles = 1>
+/// storeQuad of every quad of the tile by the block's threads (consecutive
+/// threads, consecutive quads).
+template <int kRows, int kCols>
 __device__ inline void storeTileTransposed(const uint8_t *tile, uint8_t *dst,
-                                           int64_t ld,
-                                           int64_t dstTileStride = 0) {
+                                           int64_t ld) {
 #pragma unroll 1
-  for (int id = threadIdx.x; id < kTiles * Quads<kRows, kCols>::kCount;
+  for (int id = threadIdx.x; id < Quads<kRows, kCols>::kCount;
        id += blockDim.x)
-    storeQuad<kRows, kCols, kTiles>(tile, id, dst, ld, dstTileStride);
+    storeQuad<kRows, kCols>(tile, id, dst, ld);
 }
 #endif
 
