@@ -134,8 +134,8 @@ __global__ void transposeKernel(const T *src, T *dst, int64_t rows,
 /// dst [cols, rows] = src [rows, cols]^T over bytes (the columnwise copy of
 /// FP8 data): kRows x 64 tiles through a swizzled shared-memory tile, 8-byte
 /// row loads (kRows / 32 per thread, all in flight before the tile is read)
-/// and 16-byte transposed stores where the tile is whole and aligned, byte
-/// by byte elsewhere. 128-row tiles keep twice the bytes in flight per
+/// and 8-byte transposed stores by quads where the tile is whole and
+/// aligned, byte by byte elsewhere. 128-row tiles keep twice the bytes in flight per
 /// thread: a 64-row tile's loads alone left the copy at 60% of the H100's
 /// bandwidth. With `carryTo` the first thread copies *carryFrom there (an
 /// FP8 tensor's scale_inv beside its columnwise copy: no copy launch).
@@ -183,18 +183,20 @@ __global__ void __launch_bounds__(kThreads)
       }
     }
     __syncthreads();
-    // Piece (c, q): rows 16q .. 16q + 15 of column c; consecutive threads
-    // take consecutive pieces of a transposed row.
-#pragma unroll
-    for (int k = 0; k < kStores; ++k) {
-      const int id = threadIdx.x + k * kThreads;
-      const int c = id / (kRows / 16), q = id % (kRows / 16);
-      uint8_t *out = dst + (c0 + c) * rows + r0 + 16 * q;
-      if (full && vecStore) {
-        *reinterpret_cast<uint4 *>(out) = transposedPiece<kT>(tile, q, c);
-      } else if (c0 + c < cols) {
-        for (int i = 0; i < 16 && r0 + 16 * q + i < rows; ++i)
-          out[i] = tile[swizzled<kT>(16 * q + i, c)];
+    // A whole tile with aligned rows leaves by quads (storeTileTransposed);
+    // else byte by byte, piece (c, q) taking rows 16q .. 16q + 15 of column
+    // c, consecutive threads consecutive pieces of a transposed row.
+    if (full && vecStore) {
+      storeTileTransposed<kRows, kT>(tile, dst + c0 * rows + r0, rows);
+    } else {
+#pragma unroll 1
+      for (int k = 0; k < kStores; ++k) {
+        const int id = threadIdx.x + k * kThreads;
+        const int c = id / (kRows / 16), q = id % (kRows / 16);
+        uint8_t *out = dst + (c0 + c) * rows + r0 + 16 * q;
+        if (c0 + c < cols)
+          for (int i = 0; i < 16 && r0 + 16 * q + i < rows; ++i)
+            out[i] = tile[swizzled<kT>(16 * q + i, c)];
       }
     }
     __syncthreads(); // the tile is refilled next

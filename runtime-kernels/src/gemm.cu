@@ -542,9 +542,9 @@ bool skinnyWgrad(te_kernels_state *s, int dtype, const void *dy,
   const size_t smem = smemBytes(chunks);
   dim3 grid(static_cast<unsigned>(groups), static_cast<unsigned>(nTiles));
   auto launch = [&](auto kernel) -> const char * {
-    if (const char *e2 = status(cudaFuncSetAttribute(
-            kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-            static_cast<int>(smemBytes(kMaxChunks)))))
+    if (const char *e2 = fitKernel(reinterpret_cast<const void *>(kernel),
+                                   smemBytes(kMaxChunks), kThreads, false)
+                             .err)
       return e2;
     launchKernel(s, kernel, grid, kThreads, smem,
                  static_cast<const uint16_t *>(dy),

@@ -15,6 +15,7 @@
 
 #include "te_kernels/formats.h"
 #include "te_kernels/ops.h"
+#include "tile.cuh"
 
 #include <cublasLt.h>
 #include <cuda_fp16.h>
@@ -174,6 +175,22 @@ void launchKernel(te_kernels_state *s, void (*kernel)(P...), dim3 grid,
   // (an error is also the thread's last error: launched() returns it)
   (void)cudaLaunchKernelEx(&config, kernel, std::forward<A>(args)...);
 }
+
+/// What fitKernel found for a kernel on the current device.
+struct KernelFit {
+  const char *err = nullptr; // a CUDA error of the attribute calls
+  int perSm = 0;             // blocks of `threads` resident a multiprocessor
+};
+
+/// Once per device, kernel and dynamic shared-memory size: the kernel's
+/// opt-in to `smem` bytes of dynamic shared memory, with `carveoutMax`
+/// the whole shared memory for its carveout, and how many blocks of
+/// `threads` are resident per multiprocessor then (4 when the occupancy
+/// query fails). Later calls read the answer from a cache (a mutex and a
+/// map lookup, no driver call): cudaFuncSetAttribute on every launch
+/// cost host time in eager steps.
+KernelFit fitKernel(const void *kernel, size_t smem, int threads,
+                    bool carveoutMax);
 
 /// A device fp32 buffer of at least `elems` elements, valid on s->stream
 /// until the next call. Growing it while s->stream is capturing a CUDA
@@ -459,16 +476,6 @@ __device__ inline float scaleFromAmax(float amax, float fp8Max, bool pow2) {
   if (pow2)
     scale = __uint_as_float(__float_as_uint(scale) & 0xFF800000u);
   return scale;
-}
-
-/// Byte offset of element (r, c) of a shared-memory tile of kCols-byte
-/// rows, the 4-byte words of row r XOR-swizzled by ((r / 16) % 8) * 2: the
-/// row-wise vector stores and the column-wise byte loads of a transpose
-/// (16 rows of one column per thread, consecutive threads taking the next
-/// 16 rows) hit distinct banks. 4- and 8-byte vectors stay contiguous (the
-/// XOR is even).
-template <int kCols> __device__ inline int swizzled(int r, int c) {
-  return r * kCols + (((c >> 2) ^ (((r >> 4) & 7) << 1)) << 2) + (c & 3);
 }
 
 /// Rows 16q .. 16q + 15 of column c of a swizzled byte tile, packed for one

@@ -240,10 +240,16 @@ __global__ void __launch_bounds__(kThreads)
       }
     }
     __syncthreads();
-    // Task (c, q) writes transpose row c0 + c, columns r0 + 16q .. +16;
-    // consecutive threads take consecutive pieces of a row.
+    // A whole tile with aligned transposed rows leaves by quads
+    // (storeTileTransposed); else task (c, q) writes transpose row c0 + c,
+    // columns r0 + 16q .. +16 (consecutive threads take consecutive pieces
+    // of a row), byte by byte where a piece is cut or misaligned.
+    const bool quads = fullCols && a.vecTrans && r0 + kRows <= rows;
+    if (a.transpose && quads)
+      storeTileTransposed<kRows, kCols>(tile, a.transpose + c0 * rows + r0,
+                                        rows);
 #pragma unroll 1
-    for (int k = 0; k < ((kDBias && !a.transpose) ? 0 : kTasks); ++k) {
+    for (int k = 0; k < ((!a.transpose || quads) ? 0 : kTasks); ++k) {
       const int id = threadIdx.x + k * kThreads;
       const int c = id / kChunks, q = id % kChunks;
       uint8_t *out = a.transpose + (c0 + c) * rows + r0 + 16 * q;

@@ -373,7 +373,10 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (a.transpose) {
       // Task (c, q) of half h writes transpose row h * half + c0 + c,
       // columns r0 + 16q .. +16; consecutive threads take consecutive
-      // pieces of a row.
+      // pieces of a row. (storeTileTransposed's quads were measured 1-3%
+      // slower here, on the H100, at 8192x16384: in a 64x64 tile half the
+      // threads have no quad and the loads meet two to a bank; docs/bench.md
+      // section (z).)
 #pragma unroll
       for (int h = 0; h < Tile::kHalves; ++h) {
 #pragma unroll 1
@@ -432,25 +435,6 @@ inline int actStagesWanted() {
   return wanted;
 }
 
-/// Blocks of a persistent grid for `kernel` with `smem` bytes of dynamic
-/// shared memory (as many as are resident at once on every
-/// multiprocessor), at most `tiles`, at least one; cached per kernel.
-template <typename Kernel>
-unsigned persistentBlocks(Kernel kernel, size_t smem, int64_t tiles, int sms) {
-  static const int perSm = [&] {
-    int n = 0;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, kThreads,
-                                                      smem) != cudaSuccess ||
-        n <= 0) {
-      cudaGetLastError();
-      return 4;
-    }
-    return n;
-  }();
-  return static_cast<unsigned>(
-      std::max<int64_t>(1, std::min<int64_t>(tiles, int64_t(perSm) * sms)));
-}
-
 template <typename E, int Fmt, typename Src>
 const char *actCast(te_kernels_state *s, Src src, QuantArgs a, void *dbias) {
   constexpr int kVec = perVec<E>();
@@ -484,20 +468,19 @@ const char *actCast(te_kernels_state *s, Src src, QuantArgs a, void *dbias) {
   // The ring's kernels: the whole shared memory for the carveout (the
   // driver's default left room for 3 blocks of the 37 KB SwiGLU kernel),
   // and above 48 KB of dynamic shared memory the opt-in.
+  // A persistent grid then: as many blocks as are resident at once on
+  // every multiprocessor, at most one per tile.
   auto launch = [&](auto kernel, int depth) -> const char * {
     const size_t smem = actStageBytes<Src, kVec>(depth);
+    unsigned blocks = blocksFor(tiles, sms);
     if (depth > 0) {
-      if (const char *err = status(cudaFuncSetAttribute(
-              kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-              int(cudaSharedmemCarveoutMaxShared))))
-        return err;
-      if (const char *err = status(cudaFuncSetAttribute(
-              kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-              static_cast<int>(smem))))
-        return err;
+      const KernelFit fit = fitKernel(reinterpret_cast<const void *>(kernel),
+                                      smem, kThreads, true);
+      if (fit.err)
+        return fit.err;
+      blocks = static_cast<unsigned>(std::max<int64_t>(
+          1, std::min<int64_t>(tiles, int64_t(fit.perSm) * sms)));
     }
-    unsigned blocks = depth > 0 ? persistentBlocks(kernel, smem, tiles, sms)
-                                : blocksFor(tiles, sms);
     launchKernel(s, kernel, blocks, kThreads, smem, src, a, partial, direct);
     return launched();
   };

@@ -10,11 +10,48 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <map>
+#include <mutex>
+#include <tuple>
 #include <new>
 
 using namespace te::kernels;
 
 namespace te::kernels {
+
+KernelFit fitKernel(const void *kernel, size_t smem, int threads,
+                    bool carveoutMax) {
+  int device = 0;
+  KernelFit fit;
+  if ((fit.err = status(cudaGetDevice(&device))))
+    return fit;
+  using Key = std::tuple<int, const void *, size_t, int, bool>;
+  static std::mutex mu;
+  static std::map<Key, KernelFit> fits;
+  const Key key{device, kernel, smem, threads, carveoutMax};
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto it = fits.find(key); it != fits.end())
+    return it->second;
+  if (carveoutMax)
+    fit.err = status(cudaFuncSetAttribute(
+        kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+        int(cudaSharedmemCarveoutMaxShared)));
+  if (!fit.err)
+    fit.err = status(cudaFuncSetAttribute(
+        kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+        static_cast<int>(smem)));
+  if (fit.err)
+    return fit; // not cached: the next launch asks again
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit.perSm, kernel,
+                                                    threads, smem) !=
+          cudaSuccess ||
+      fit.perSm <= 0) {
+    cudaGetLastError();
+    fit.perSm = 4;
+  }
+  fits.emplace(key, fit);
+  return fit;
+}
 
 const char *scratch(te_kernels_state *s, int64_t elems, float **out) {
   if (s->callerWorkspace) {
