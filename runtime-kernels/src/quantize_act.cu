@@ -373,10 +373,10 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (a.transpose) {
       // Task (c, q) of half h writes transpose row h * half + c0 + c,
       // columns r0 + 16q .. +16; consecutive threads take consecutive
-      // pieces of a row. (storeTileTransposed's quads were measured 1-3%
-      // slower here, on the H100, at 8192x16384: in a 64x64 tile half the
-      // threads have no quad and the loads meet two to a bank; docs/bench.md
-      // section (z).)
+      // pieces of a row. (With storeTileTransposed's quads, three of the
+      // four act-casts measured 1-3% slower on the H100 at 8192x16384: in a
+      // 64x64 tile half the threads have no quad and the loads meet two to
+      // a bank; docs/bench.md section (z).)
 #pragma unroll
       for (int h = 0; h < Tile::kHalves; ++h) {
 #pragma unroll 1
