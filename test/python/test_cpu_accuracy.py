@@ -90,11 +90,20 @@ def test_cpu_backend_at_least_as_accurate_as_pytorch(kind, dtype):
         # bf16 results are rounded to bf16 at the same op boundaries on both sides, and
         # that rounding dominates their error: where both sums are fp32, which of two
         # neighbouring bf16 values an element lands on is a coin flip that moves the
-        # mean error by up to a few tenths of a percent either way. The bf16 bound
-        # catches a sum kept in bf16 (PyTorch's own bf16 LayerNorm is 10x off here).
+        # mean error by up to a few tenths of a percent either way. The same coin flips
+        # decide the worst element: PyTorch's bf16 GEMMs round differently by CPU
+        # (AVX512-BF16 dot products or not), and on such a machine 23 of LayerNormMLP's
+        # 512 bias-gradient elements landed one bf16 step apart from ours, the worst two
+        # steps from fp64 against PyTorch's one (mean within 0.7%). So in bf16 the
+        # largest error may exceed PyTorch's by one bf16 step at that element. Both
+        # bounds catch a sum kept in bf16 (PyTorch's own bf16 LayerNorm is 10x off here).
         slack = 1.0 if dtype == torch.float32 else 1.02
+        step = 0.0
+        if dtype == torch.bfloat16:
+            worst = (a.double() - r).abs().argmax()
+            step = 2.0 ** (torch.frexp(r.flatten()[worst].abs()).exponent.item() - 8)
         print(f"{kind} {dtype} {name}: max {a_max:.3g} / {b_max:.3g}, "
               f"mean {a_mean:.3g} / {b_mean:.3g}")
-        assert a_max <= b_max * slack and a_mean <= b_mean * slack, (
+        assert a_max <= b_max * slack + step and a_mean <= b_mean * slack, (
             f"{kind} {dtype} {name}: te_mlir's error (max {a_max:.3g}, mean {a_mean:.3g}) "
             f"exceeds PyTorch's (max {b_max:.3g}, mean {b_mean:.3g}) against fp64")
