@@ -12,8 +12,8 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
-#include <tuple>
 #include <new>
+#include <tuple>
 
 using namespace te::kernels;
 

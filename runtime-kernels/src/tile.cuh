@@ -6,7 +6,8 @@
 // by row and leave it column by column. Whole 128-row tiles (quantize.cu's
 // cast and elementwise.cu's byte transpose) leave by quads: a thread takes
 // 4 columns x 8 rows, 8 four-byte shared loads, two 4x4 byte transposes in
-// byte permutes (PTX prmt), 4 eight-byte stores. Everything here is __host__ __device__ so that te-transpose-check
+// byte permutes (PTX prmt), 4 eight-byte stores. Everything here but the
+// block-wide loop is __host__ __device__, so that te-transpose-check
 // (runtime-kernels/test/transpose_check.cu) runs it on the CPU: the bytes,
 // and the shared-memory banks each warp's loads hit.
 //
