@@ -149,10 +149,7 @@ __global__ void __launch_bounds__(kThreads)
     *carryTo = *carryFrom;
   constexpr int kT = 64;                               // tile columns
   constexpr int kLoads = kRows * (kT / 8) / kThreads;  // 8-byte loads each
-  constexpr int kStores = kT * (kRows / 16) / kThreads; // 16-byte stores each
-  static_assert(kLoads >= 1 && kStores >= 1 &&
-                    kLoads * kThreads == kRows * (kT / 8) &&
-                    kStores * kThreads == kT * (kRows / 16),
+  static_assert(kLoads >= 1 && kLoads * kThreads == kRows * (kT / 8),
                 "tile shape");
   __shared__ __align__(16) uint8_t tile[kRows * kT];
   const int64_t tilesC = (cols + kT - 1) / kT,
@@ -184,21 +181,12 @@ __global__ void __launch_bounds__(kThreads)
     }
     __syncthreads();
     // A whole tile with aligned rows leaves by quads (storeTileTransposed);
-    // else byte by byte, piece (c, q) taking rows 16q .. 16q + 15 of column
-    // c, consecutive threads consecutive pieces of a transposed row.
-    if (full && vecStore) {
+    // else byte by byte in 16-row pieces (storeTilePieces).
+    if (full && vecStore)
       storeTileTransposed<kRows, kT>(tile, dst + c0 * rows + r0, rows);
-    } else {
-#pragma unroll 1
-      for (int k = 0; k < kStores; ++k) {
-        const int id = threadIdx.x + k * kThreads;
-        const int c = id / (kRows / 16), q = id % (kRows / 16);
-        uint8_t *out = dst + (c0 + c) * rows + r0 + 16 * q;
-        if (c0 + c < cols)
-          for (int i = 0; i < 16 && r0 + 16 * q + i < rows; ++i)
-            out[i] = tile[swizzled<kT>(16 * q + i, c)];
-      }
-    }
+    else
+      storeTilePieces<kRows, kT>(tile, dst + c0 * rows + r0, rows, rows - r0,
+                                 cols - c0, false);
     __syncthreads(); // the tile is refilled next
   }
 }

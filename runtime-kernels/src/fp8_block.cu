@@ -109,11 +109,7 @@ template <typename E> struct BlockTile {
   static constexpr int kRowThreads = kBlock / kVec; // threads per tile row
   static constexpr int kRowsPerPass = kThreads / kRowThreads;
   static constexpr int kPasses = kBlock / kRowsPerPass; // rows per thread
-  static constexpr int kChunks = kBlock / 16;           // 16-byte pieces of a
-                                                        // transposed tile row
-  static constexpr int kTasks = kBlock * kChunks / kThreads;
-  static_assert(kRowThreads <= 32 && kPasses * kRowsPerPass == kBlock &&
-                    kTasks * kThreads == kBlock * kChunks,
+  static_assert(kRowThreads <= 32 && kPasses * kRowsPerPass == kBlock,
                 "tile shape");
 
   /// The thread's values of the tile whose rows start at r0: rows r0 +
@@ -272,21 +268,10 @@ template <typename E> struct BlockTile {
   static __device__ __forceinline__ void
   storeTransposed(const BlockArgs &a, const uint8_t *tile, int64_t r0,
                   int64_t c0, int64_t rows, int64_t cols) {
-#pragma unroll
-    for (int k = 0; k < kTasks; ++k) {
-      const int id = threadIdx.x + k * kThreads;
-      const int col = id / kChunks, q = id % kChunks;
-      const int64_t g = c0 + col, gr = r0 + 16 * q;
-      if (g >= cols || gr >= rows)
-        continue;
-      uint8_t *out = a.cwData + g * rows + gr;
-      if (a.vecCw) { // rows % 16 == 0: the piece is whole
-        *reinterpret_cast<uint4 *>(out) = transposedPiece<kBlock>(tile, q, col);
-      } else {
-        for (int i = 0; i < 16 && gr + i < rows; ++i)
-          out[i] = tile[swizzled<kBlock>(16 * q + i, col)];
-      }
-    }
+    // (vecCw: rows % 16 == 0, so a piece that starts in the tensor is
+    // whole.)
+    storeTilePieces<kBlock, kBlock>(tile, a.cwData + c0 * rows + r0, rows,
+                                    rows - r0, cols - c0, a.vecCw);
   }
 };
 

@@ -478,22 +478,6 @@ __device__ inline float scaleFromAmax(float amax, float fp8Max, bool pow2) {
   return scale;
 }
 
-/// Rows 16q .. 16q + 15 of column c of a swizzled byte tile, packed for one
-/// 16-byte store into a transposed row.
-template <int kCols>
-__device__ inline uint4 transposedPiece(const uint8_t *tile, int q, int c) {
-  uint32_t w[4];
-#pragma unroll
-  for (int j = 0; j < 4; ++j) {
-    w[j] = 0;
-#pragma unroll
-    for (int b = 0; b < 4; ++b)
-      w[j] |= static_cast<uint32_t>(tile[swizzled<kCols>(16 * q + 4 * j + b, c)])
-              << (8 * b);
-  }
-  return make_uint4(w[0], w[1], w[2], w[3]);
-}
-
 /// dst [cols, rows] = src [rows, cols]^T over bytes (FP8 data's columnwise
 /// copy; elementwise.cu): 128x64 (64x64 under 128 rows) swizzled tiles,
 /// vector loads and stores where a tile is whole and aligned; with

@@ -142,11 +142,8 @@ __global__ void __launch_bounds__(kThreads)
   constexpr int kVec = perVec<E>();
   constexpr int kRowVecs = kCols / kVec;            // vectors per tile row
   constexpr int kPer = kRows * kRowVecs / kThreads; // vectors per thread
-  constexpr int kChunks = kRows / 16; // 16-byte pieces per transposed row
-  constexpr int kTasks = kCols * kChunks / kThreads; // pieces per thread
   constexpr int kGroups = kThreads / kRowVecs;       // threads sharing columns
-  static_assert(kPer * kThreads == kRows * kRowVecs && kTasks >= 1 &&
-                    kTasks * kThreads == kCols * kChunks &&
+  static_assert(kPer * kThreads == kRows * kRowVecs &&
                     kThreads % kRowVecs == 0 && kThreads % kCols == 0,
                 "tile shape");
   __shared__ __align__(16) uint8_t tile[kRows * kCols];
@@ -241,24 +238,16 @@ __global__ void __launch_bounds__(kThreads)
     }
     __syncthreads();
     // A whole tile with aligned transposed rows leaves by quads
-    // (storeTileTransposed); else task (c, q) writes transpose row c0 + c,
-    // columns r0 + 16q .. +16 (consecutive threads take consecutive pieces
-    // of a row), byte by byte where a piece is cut or misaligned.
-    const bool quads = fullCols && a.vecTrans && r0 + kRows <= rows;
-    if (a.transpose && quads)
-      storeTileTransposed<kRows, kCols>(tile, a.transpose + c0 * rows + r0,
-                                        rows);
-#pragma unroll 1
-    for (int k = 0; k < ((!a.transpose || quads) ? 0 : kTasks); ++k) {
-      const int id = threadIdx.x + k * kThreads;
-      const int c = id / kChunks, q = id % kChunks;
-      uint8_t *out = a.transpose + (c0 + c) * rows + r0 + 16 * q;
-      if (fullCols && a.vecTrans && r0 + 16 * q + 16 <= rows) {
-        *reinterpret_cast<uint4 *>(out) = transposedPiece<kCols>(tile, q, c);
-      } else if (c0 + c < cols) {
-        for (int i = 0; i < 16 && r0 + 16 * q + i < rows; ++i)
-          out[i] = tile[swizzled<kCols>(16 * q + i, c)];
-      }
+    // (storeTileTransposed); else by 16-row pieces (storeTilePieces), byte
+    // by byte where a piece is cut or misaligned.
+    if (a.transpose) {
+      uint8_t *dst = a.transpose + c0 * rows + r0;
+      const bool vec = fullCols && a.vecTrans;
+      if (vec && r0 + kRows <= rows)
+        storeTileTransposed<kRows, kCols>(tile, dst, rows);
+      else
+        storeTilePieces<kRows, kCols>(tile, dst, rows, rows - r0, cols - c0,
+                                      vec);
     }
     __syncthreads(); // the tile (and colSums) are refilled next
   }

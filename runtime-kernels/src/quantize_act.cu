@@ -133,15 +133,12 @@ struct ActCastTile {
   static constexpr int kVec = perVec<E>();
   static constexpr int kRowVecs = kCols / kVec;
   static constexpr int kPer = kRows * kRowVecs / kThreads;
-  static constexpr int kChunks = kRows / 16;
-  static constexpr int kTasks = kCols * kChunks / kThreads;
   static constexpr int kGroups = kThreads / kRowVecs; // threads sharing columns
   static constexpr int kHalves = Src::kHalves;
   static constexpr int kLoads = Src::kLoads;
   // Only a non-gated backward sums dbias.
   static constexpr bool kDBias = Src::kBackward && !Src::kPaired;
-  static_assert(kPer * kThreads == kRows * kRowVecs && kTasks >= 1 &&
-                    kTasks * kThreads == kCols * kChunks &&
+  static_assert(kPer * kThreads == kRows * kRowVecs &&
                     kThreads % kRowVecs == 0 && kThreads % kCols == 0,
                 "tile shape");
   using Tiles = uint8_t[kHalves][kRows * kCols];
@@ -310,7 +307,6 @@ __global__ void __launch_bounds__(kThreads, 1)
   using Tile = ActCastTile<E, Fmt, kRows, kCols, Src, kStages>;
   constexpr int kVec = Tile::kVec, kRowVecs = Tile::kRowVecs;
   constexpr int kPer = Tile::kPer, kLoads = Tile::kLoads;
-  constexpr int kChunks = Tile::kChunks;
   __shared__ __align__(16) typename Tile::Tiles tile;
   __shared__ float colSums[Tile::kDBias ? Tile::kGroups * kCols : 1];
   // kStages > 0: the whole tiles' loads go through a ring of kStages
@@ -371,29 +367,16 @@ __global__ void __launch_bounds__(kThreads, 1)
                    tileCols, tile, colSums, dbiasPartial, dbiasOut, m);
     __syncthreads();
     if (a.transpose) {
-      // Task (c, q) of half h writes transpose row h * half + c0 + c,
-      // columns r0 + 16q .. +16; consecutive threads take consecutive
-      // pieces of a row. (With storeTileTransposed's quads, three of the
-      // four act-casts measured 1-3% slower on the H100 at 8192x16384: in a
-      // 64x64 tile half the threads have no quad and the loads meet two to
-      // a bank; docs/bench.md section (z).)
+      // Half h's tile goes to transpose rows h * half + c0 .. by 16-row
+      // pieces (storeTilePieces). (With storeTileTransposed's quads, three
+      // of the four act-casts measured 1-3% slower on the H100 at
+      // 8192x16384: in a 64x64 tile half the threads have no quad and the
+      // loads meet two to a bank; docs/bench.md section (z).)
 #pragma unroll
-      for (int h = 0; h < Tile::kHalves; ++h) {
-#pragma unroll 1
-        for (int k = 0; k < Tile::kTasks; ++k) {
-          const int id = threadIdx.x + k * kThreads;
-          const int c = id / kChunks, q = id % kChunks;
-          uint8_t *out =
-              a.transpose + (h * src.half + c0 + c) * rows + r0 + 16 * q;
-          if (fullCols && a.vecTrans && r0 + 16 * q + 16 <= rows) {
-            *reinterpret_cast<uint4 *>(out) =
-                transposedPiece<kCols>(tile[h], q, c);
-          } else if (c0 + c < tileCols) {
-            for (int i = 0; i < 16 && r0 + 16 * q + i < rows; ++i)
-              out[i] = tile[h][swizzled<kCols>(16 * q + i, c)];
-          }
-        }
-      }
+      for (int h = 0; h < Tile::kHalves; ++h)
+        storeTilePieces<kRows, kCols>(
+            tile[h], a.transpose + (h * src.half + c0) * rows + r0, rows,
+            rows - r0, tileCols - c0, fullCols && a.vecTrans);
     }
     __syncthreads(); // the tiles and colSums are refilled next
     ring = (ring + 1) % (kStages > 0 ? kStages : 1);

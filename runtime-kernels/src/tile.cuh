@@ -116,6 +116,55 @@ __host__ __device__ inline void storeQuad(const uint8_t *tile, int id,
     *reinterpret_cast<uint64_t *>(p + j * ld) = out[j];
 }
 
+/// Rows 16q .. 16q + 15 of column c of a swizzled byte tile, packed for one
+/// 16-byte store into a transposed row (byte i = row 16q + i).
+template <int kCols>
+__host__ __device__ inline uint4 transposedPiece(const uint8_t *tile, int q,
+                                                 int c) {
+  uint32_t w[4];
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    w[j] = 0;
+#pragma unroll
+    for (int b = 0; b < 4; ++b)
+      w[j] |= static_cast<uint32_t>(tile[swizzled<kCols>(16 * q + 4 * j + b, c)])
+              << (8 * b);
+  }
+  return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+/// The pieces of a kRows x kCols tile's transposed store that is not by
+/// quads (a ragged or misaligned tile, or a kernel that keeps this form):
+/// piece id takes rows 16q .. 16q + 15 of column c, c = id / (kRows / 16),
+/// q = id % (kRows / 16), so that consecutive pieces fill a transposed row.
+template <int kRows> struct Pieces {
+  static_assert(kRows % 16 == 0, "tile shape");
+  static constexpr int kChunks = kRows / 16;
+};
+
+/// Piece id of a swizzled kRows x kCols tile of which only rowsLeft rows
+/// and colsLeft columns are the tensor's, stored transposed: column c goes
+/// to dst + c * ld. One 16-byte store where `vec` (dst and ld multiples of
+/// 16) and the piece's 16 rows are all there, else byte by byte; columns at
+/// or past colsLeft and rows at or past rowsLeft are not written.
+template <int kRows, int kCols>
+__host__ __device__ inline void storePiece(const uint8_t *tile, int id,
+                                           uint8_t *dst, int64_t ld,
+                                           int64_t rowsLeft, int64_t colsLeft,
+                                           bool vec) {
+  constexpr int kChunks = Pieces<kRows>::kChunks;
+  const int c = id / kChunks, q = id % kChunks;
+  if (c >= colsLeft)
+    return;
+  uint8_t *out = dst + c * ld + 16 * q;
+  if (vec && 16 * q + 16 <= rowsLeft) {
+    *reinterpret_cast<uint4 *>(out) = transposedPiece<kCols>(tile, q, c);
+    return;
+  }
+  for (int i = 0; i < 16 && 16 * q + i < rowsLeft; ++i)
+    out[i] = tile[swizzled<kCols>(16 * q + i, c)];
+}
+
 #ifdef __CUDACC__
 /// storeQuad of every quad of the tile by the block's threads (consecutive
 /// threads, consecutive quads).
@@ -126,6 +175,18 @@ __device__ inline void storeTileTransposed(const uint8_t *tile, uint8_t *dst,
   for (int id = threadIdx.x; id < Quads<kRows, kCols>::kCount;
        id += blockDim.x)
     storeQuad<kRows, kCols>(tile, id, dst, ld);
+}
+
+/// storePiece of every piece of the tile by the block's threads
+/// (consecutive threads, consecutive pieces of a transposed row).
+template <int kRows, int kCols>
+__device__ inline void storeTilePieces(const uint8_t *tile, uint8_t *dst,
+                                       int64_t ld, int64_t rowsLeft,
+                                       int64_t colsLeft, bool vec) {
+#pragma unroll 1
+  for (int id = threadIdx.x; id < Pieces<kRows>::kChunks * kCols;
+       id += blockDim.x)
+    storePiece<kRows, kCols>(tile, id, dst, ld, rowsLeft, colsLeft, vec);
 }
 #endif
 

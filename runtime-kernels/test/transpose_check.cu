@@ -9,7 +9,11 @@
 //     destination byte outside the transposed rows left alone;
 //   - the shared-memory banks: at each of a quad's 8 loads, the 32 quads of
 //     a warp read distinct banks for 128x64 tiles, at most two words per
-//     bank for 64x64.
+//     bank for 64x64;
+//   - storePiece (the stores of ragged or misaligned tiles) over every
+//     piece of 128x64, 64x64 and 128x128 tiles cut to fewer rows and
+//     columns, with 16-byte and byte stores: exactly the tensor's bytes
+//     written.
 // Exit 0 when all hold, 1 with the first failure named.
 //
 //===----------------------------------------------------------------------===//
@@ -133,6 +137,54 @@ template <int kRows, int kCols> void checkTiles(std::mt19937 &rng) {
     }
 }
 
+/// storePiece over every piece of a kRows x kCols tile of which rowsLeft
+/// rows and colsLeft columns are the tensor's (a ragged edge tile), with
+/// and without 16-byte stores: the transposed rows hold exactly those
+/// bytes, and nothing else of the destination is written.
+template <int kRows, int kCols> void checkPieces(std::mt19937 &rng) {
+  char what[200];
+  const int tileBytes = kRows * kCols;
+  std::vector<uint64_t> tileStore(tileBytes / 8);
+  uint8_t *tile = reinterpret_cast<uint8_t *>(tileStore.data());
+  std::vector<uint8_t> value(tileBytes);
+  for (auto &v : value)
+    v = static_cast<uint8_t>(rng());
+  for (int r = 0; r < kRows; ++r)
+    for (int c = 0; c < kCols; ++c)
+      tile[swizzled<kCols>(r, c)] = value[r * kCols + c];
+  const int64_t ld = kRows + 32, bytes = kCols * ld + 48;
+  std::vector<uint64_t> dstStore((bytes + 15) / 16 * 2);
+  uint8_t *dst = reinterpret_cast<uint8_t *>(dstStore.data());
+  const int64_t rowCases[] = {1, 7, 15, 16, 17, 31, kRows / 2 + 5, kRows - 1,
+                              kRows};
+  const int64_t colCases[] = {1, 5, kCols / 2 + 3, kCols - 1, kCols};
+  for (int64_t rowsLeft : rowCases)
+    for (int64_t colsLeft : colCases)
+      for (int vec = 0; vec < 2; ++vec) {
+        std::memset(dst, 0xA5, dstStore.size() * 8);
+        for (int id = 0; id < Pieces<kRows>::kChunks * kCols; ++id)
+          storePiece<kRows, kCols>(tile, id, dst, ld, rowsLeft, colsLeft,
+                                   vec != 0);
+        for (int64_t i = 0; i < static_cast<int64_t>(dstStore.size()) * 8;
+             ++i) {
+          const int64_t c = i / ld, b = i % ld;
+          const bool in = c < colsLeft && b < rowsLeft;
+          const uint8_t want = in ? value[b * kCols + c] : 0xA5;
+          if (dst[i] != want) {
+            std::snprintf(what, sizeof what,
+                          "%dx%d tile, %lld rows x %lld columns left, %s: "
+                          "destination byte %lld (transposed row %lld, byte "
+                          "%lld): %d, want %d",
+                          kRows, kCols, (long long)rowsLeft,
+                          (long long)colsLeft, vec ? "16-byte stores" : "bytes",
+                          (long long)i, (long long)c, (long long)b, dst[i],
+                          want);
+            return fail(what);
+          }
+        }
+      }
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -145,9 +197,13 @@ int main(int argc, char **argv) {
   checkTranspose4x4(rng);
   checkTiles<128, 64>(rng);
   checkTiles<64, 64>(rng);
+  checkPieces<128, 64>(rng);
+  checkPieces<64, 64>(rng);
+  checkPieces<128, 128>(rng);
   if (failures)
     return 1;
   std::printf("te-transpose-check: bytePerm, transpose4x4, 128x64 and 64x64 "
-              "tiles: bytes and banks as required\n");
+              "tiles (bytes and banks), ragged 128x64, 64x64 and 128x128 "
+              "tiles by pieces: as required\n");
   return 0;
 }
