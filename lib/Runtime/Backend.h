@@ -52,6 +52,14 @@ void bindBackend(te_rt_context *ctx, int32_t backend);
 /// synchronization (or the capture's end), as a kernel's failure is.
 void joinForks(te_rt_context *ctx);
 
+/// te_rt_zero_ranges (fork 0), or (fork 1) on a cuda context whose stream
+/// is capturing, the same zeroing on the side stream forked from it, beside
+/// what the stream queues next until the entry's end joins it
+/// (te_rt_arena_release, joinForks); the module runner's zeroing of result
+/// padding no entry writes (api/Elementwise.cpp).
+int32_t zeroRanges(te_rt_context *ctx, void *const *ptrs,
+                   const int64_t *bytes, int64_t count, bool fork);
+
 /// te_rt_branch_begin / _end / _join after their checks
 /// (cuda/Dispatch.cpp): on a cuda context whose stream is capturing, fork
 /// the kernel state's branch, mark the end of a run, or join the branch

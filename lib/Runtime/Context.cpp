@@ -666,7 +666,7 @@ int32_t te_rt_zero(te_rt_context *ctx, void *dst, int64_t bytes) {
     // a kernel node among kernel nodes, launched programmatically like them
     // (a memset node is neither); more bytes: the memset.
     if (bytes <= kZeroByKernelBytes)
-      return bytes ? ctx->ops->zero_ranges(c, ctx, &dst, &bytes, 1) : 0;
+      return bytes ? ctx->ops->zero_ranges(c, ctx, &dst, &bytes, 1, 0) : 0;
     if (const char *err = te_rt_internal_cuda_zero(ctx->stream, dst, bytes))
       return c.fail(std::string("cudaMemsetAsync failed: ") + err), 1;
     return 0;

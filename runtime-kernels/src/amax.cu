@@ -153,40 +153,26 @@ const char *te_kernels_amax_update_fork(te_kernels_state *s,
                                         int margin, int most_recent,
                                         int64_t unused, float *new_history,
                                         float *new_scale) {
-  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  if (const char *err = status(cudaStreamIsCapturing(s->stream, &capture)))
-    return err;
-  if (capture != cudaStreamCaptureStatusActive || n == 0 || len == 0)
-    return te_kernels_amax_update(s, history, scale, amax, len, n, fp8_max,
-                                  margin, most_recent, unused, new_history,
-                                  new_scale);
-  if (!s->sideStream)
-    if (const char *err =
-            createSideStream(&s->sideStream, &s->forkEvent, &s->joinEvent))
-      return err;
-  // A fork still pending from another stream joins that stream first: the
-  // side stream serves one stream at a time.
-  if (s->forkedFrom && s->forkedFrom != s->stream)
-    if (const char *err = te_kernels_join(s))
-      return err;
-  if (const char *err = status(cudaEventRecord(s->forkEvent, s->stream)))
-    return err;
-  if (const char *err =
-          status(cudaStreamWaitEvent(s->sideStream, s->forkEvent, 0)))
-    return err;
-  // The side stream joined the capture: from here on it must be joined
-  // back before the capture ends, even if the launch below fails.
-  cudaStream_t from = s->stream;
-  const bool pdl = s->pdl;
-  s->forkedFrom = from;
-  s->stream = s->sideStream;
-  s->pdl = false; // its predecessor is the fork, not a kernel
-  const char *err =
-      te_kernels_amax_update(s, history, scale, amax, len, n, fp8_max, margin,
-                             most_recent, unused, new_history, new_scale);
-  s->stream = from;
-  s->pdl = pdl;
-  return err;
+  if (n == 0 || len == 0)
+    return nullptr;
+  struct Args {
+    const float *history, *scale, *amax;
+    int64_t len, n;
+    float fp8Max;
+    int margin, mostRecent;
+    int64_t unused;
+    float *newHistory, *newScale;
+  } args{history, scale, amax,    len,         n,        fp8_max,
+         margin,  most_recent, unused, new_history, new_scale};
+  return onSideStream(
+      s,
+      [](te_kernels_state *st, void *p) {
+        const Args &a = *static_cast<const Args *>(p);
+        return te_kernels_amax_update(st, a.history, a.scale, a.amax, a.len,
+                                      a.n, a.fp8Max, a.margin, a.mostRecent,
+                                      a.unused, a.newHistory, a.newScale);
+      },
+      &args);
 }
 
 const char *te_kernels_join(te_kernels_state *s) {

@@ -409,4 +409,26 @@ const char *te_kernels_zero_ranges(te_kernels_state *s, void *const *ptrs,
   return k ? launch() : nullptr;
 }
 
+const char *te_kernels_zero_ranges_fork(te_kernels_state *s,
+                                        void *const *ptrs,
+                                        const int64_t *bytes, int64_t count) {
+  bool any = false;
+  for (int64_t i = 0; i < count && !any; ++i)
+    any = bytes[i] != 0;
+  if (!any)
+    return nullptr;
+  struct Args {
+    void *const *ptrs;
+    const int64_t *bytes;
+    int64_t count;
+  } args{ptrs, bytes, count};
+  return onSideStream(
+      s,
+      [](te_kernels_state *st, void *p) {
+        const Args &a = *static_cast<const Args *>(p);
+        return te_kernels_zero_ranges(st, a.ptrs, a.bytes, a.count);
+      },
+      &args);
+}
+
 } // extern "C"

@@ -204,6 +204,17 @@ const char *scratch(te_kernels_state *s, int64_t elems, float **out);
 const char *createSideStream(cudaStream_t *stream, cudaEvent_t *fork,
                              cudaEvent_t *join);
 
+/// While s->stream is capturing a CUDA graph: queues fn(s, arg) on the
+/// state's side stream, forked from s->stream after the work queued there
+/// so far (in the graph, a branch beside what s->stream queues after it,
+/// until te_kernels_join); a fork still pending from another stream joins
+/// that stream first (the side stream serves one stream at a time).
+/// Otherwise (no capture) fn(s, arg) on s->stream, in order. fn's first
+/// launch is a plain one (its predecessor is the fork, not a kernel).
+const char *onSideStream(te_kernels_state *s,
+                         const char *(*fn)(te_kernels_state *, void *),
+                         void *arg);
+
 /// Ampere-style asynchronous 16-byte global -> shared copies (cp.async.cg:
 /// cached in L2 only), their commit groups, and the wait until at most N
 /// of this thread's groups are still in flight. Both addresses 16-byte

@@ -132,6 +132,39 @@ const char *createSideStream(cudaStream_t *stream, cudaEvent_t *fork,
   return status(err);
 }
 
+const char *onSideStream(te_kernels_state *s,
+                         const char *(*fn)(te_kernels_state *, void *),
+                         void *arg) {
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  if (const char *err = status(cudaStreamIsCapturing(s->stream, &capture)))
+    return err;
+  if (capture != cudaStreamCaptureStatusActive)
+    return fn(s, arg);
+  if (!s->sideStream)
+    if (const char *err =
+            createSideStream(&s->sideStream, &s->forkEvent, &s->joinEvent))
+      return err;
+  if (s->forkedFrom && s->forkedFrom != s->stream)
+    if (const char *err = te_kernels_join(s))
+      return err;
+  if (const char *err = status(cudaEventRecord(s->forkEvent, s->stream)))
+    return err;
+  if (const char *err =
+          status(cudaStreamWaitEvent(s->sideStream, s->forkEvent, 0)))
+    return err;
+  // The side stream joined the capture: from here on it must be joined
+  // back before the capture ends, even if fn fails.
+  cudaStream_t from = s->stream;
+  const bool pdl = s->pdl;
+  s->forkedFrom = from;
+  s->stream = s->sideStream;
+  s->pdl = false;
+  const char *err = fn(s, arg);
+  s->stream = from;
+  s->pdl = pdl;
+  return err;
+}
+
 /// Zeroes the amax ticket of a new state.
 __global__ void zeroTicketKernel(unsigned *ticket) {
   gridWait();

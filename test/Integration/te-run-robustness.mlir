@@ -110,6 +110,20 @@
 // RUN: %python %S/Inputs/fake_library.py %t/arenasym.so --info-text '{"entries":[{"name":"f","symbol":"te_entry_f","args":[],"results":[],"dims":[],"arena_bytes":0,"arena_symbol":"te_arena_bytes_f"}]}'
 // RUN: not te-run %t/arenasym.so --list 2>&1 | FileCheck %s --check-prefix=ARENASYM
 // ARENASYM: te-run: error: '{{.*}}arenasym.so' lacks the arena symbol te_arena_bytes_f
+// padding_written (the results whose buffers an entry writes beyond their
+// tensors), when present: distinct indices of results.
+// RUN: %python %S/Inputs/fake_library.py %t/pw1.so --info-text '{"entries":[{"name":"f","symbol":"te_entry_f","args":[],"results":[{"dtype":"float32","shape":[4]}],"dims":[],"arena_bytes":0,"padding_written":{}}]}'
+// RUN: not te-run %t/pw1.so --list 2>&1 | FileCheck %s --check-prefix=PW1
+// PW1: te-run: error: '{{.*}}pw1.so': malformed module info: entries[0].padding_written: not an array
+// RUN: %python %S/Inputs/fake_library.py %t/pw2.so --info-text '{"entries":[{"name":"f","symbol":"te_entry_f","args":[],"results":[{"dtype":"float32","shape":[4]}],"dims":[],"arena_bytes":0,"padding_written":[1]}]}'
+// RUN: not te-run %t/pw2.so --list 2>&1 | FileCheck %s --check-prefix=PW2
+// PW2: te-run: error: '{{.*}}pw2.so': malformed module info: entries[0].padding_written[0]: 1 is not a result (1 results)
+// RUN: %python %S/Inputs/fake_library.py %t/pw3.so --info-text '{"entries":[{"name":"f","symbol":"te_entry_f","args":[],"results":[{"dtype":"float32","shape":[4]}],"dims":[],"arena_bytes":0,"padding_written":[0,0]}]}'
+// RUN: not te-run %t/pw3.so --list 2>&1 | FileCheck %s --check-prefix=PW3
+// PW3: te-run: error: '{{.*}}pw3.so': malformed module info: entries[0].padding_written[1]: result 0 listed twice
+// RUN: %python %S/Inputs/fake_library.py %t/pw4.so --info-text '{"entries":[{"name":"f","symbol":"te_entry_f","args":[],"results":[{"dtype":"float32","shape":[4]}],"dims":[],"arena_bytes":0,"padding_written":[-1]}]}'
+// RUN: not te-run %t/pw4.so --list 2>&1 | FileCheck %s --check-prefix=PW4
+// PW4: te-run: error: '{{.*}}pw4.so': malformed module info: entries[0].padding_written[0]: -1 is not a non-negative integer
 // RUN: %python %S/Inputs/fake_library.py %t/twice.so --info-text '{"entries":[{"name":"f","symbol":"te_entry_f","args":[],"results":[],"dims":[],"arena_bytes":0},{"name":"f","symbol":"te_entry_g","args":[],"results":[],"dims":[],"arena_bytes":0}]}'
 // RUN: not te-run %t/twice.so --list 2>&1 | FileCheck %s --check-prefix=TWICE
 // TWICE: te-run: error: '{{.*}}twice.so': malformed module info: entries[1].name: a second entry named 'f'

@@ -76,6 +76,22 @@ void printList(const std::vector<Entry> &entries) {
                 << " bytes above the arguments (results " << results
                 << " + arena " << arena << ")\n";
     }
+    // Where the runner zeroes the quantized results' padding: beside the
+    // entry's work where the entry never writes it, else after the entry.
+    std::string beside, after;
+    for (size_t i = 0; i < e.numResults; ++i) {
+      if (std::string(dtypeOf(e.result(i))) != "qtensor")
+        continue;
+      std::string &list =
+          te_module_entry_result_padding_written(e.entry, int64_t(i)) == 0
+              ? beside
+              : after;
+      list += (list.empty() ? "result" : ", result") + std::to_string(i);
+    }
+    if (!beside.empty() || !after.empty())
+      std::cout << "  padding zeroed: beside the entry "
+                << (beside.empty() ? "none" : beside) << "; after it "
+                << (after.empty() ? "none" : after) << "\n";
   }
 }
 

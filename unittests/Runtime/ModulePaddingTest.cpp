@@ -192,6 +192,29 @@ TEST_F(ModulePadding, PaddingTheEntryDoesNotWrite) {
         << "byte " << j;
 }
 
+// An entry whose module info says it writes none of its result's padding
+// (padding_written []) has it zeroed before it runs: `early` then writes
+// 0xEE over all of it (a library that lies), and its bytes stay. Without
+// the key (noop) the padding is zeroed after the entry, as
+// PaddingTheEntryDoesNotWrite shows; quantize (result1 listed) and many
+// (none listed) come out zeroed either way (the tests above).
+TEST_F(ModulePadding, PaddingZeroedBeforeTheEntryWhereItWritesNone) {
+  const te_module_entry *early = entry("early"), *quantize = entry("quantize");
+  EXPECT_EQ(te_module_entry_result_padding_written(early, 0), 0);
+  EXPECT_EQ(te_module_entry_result_padding_written(entry("noop"), 0), 1);
+  EXPECT_EQ(te_module_entry_result_padding_written(quantize, 0), 0);
+  EXPECT_EQ(te_module_entry_result_padding_written(quantize, 1), 1);
+  EXPECT_EQ(te_module_entry_result_padding_written(quantize, 2), 0);
+  EXPECT_EQ(te_module_entry_result_padding_written(quantize, 3), -1);
+  EXPECT_EQ(te_module_entry_result_padding_written(nullptr, 0), -1);
+  std::vector<Bytes> out =
+      runFilled(ctx, early, {randomInput(8, 1)}, {8}, 0xAB);
+  ASSERT_EQ(out.size(), 1u);
+  ASSERT_EQ(out[0].size(), 512u);
+  for (size_t j = 0; j < 512; ++j)
+    EXPECT_EQ(int(out[0][j]), j < 264 ? 0xEE : 0) << "byte " << j;
+}
+
 // A quantized result's buffer is needed (the entry did not look at it
 // here); a layout that cannot be evaluated at the dims, or that overflows,
 // is an error after the entry ran, never a write out of bounds.
@@ -202,7 +225,7 @@ TEST_F(ModulePadding, Errors) {
   int64_t dims[1] = {8};
   EXPECT_NE(te_module_run(e, ctx, args, results, dims), 0);
   EXPECT_EQ(lastError(), "noop failed: result0 is NULL (a quantized result's "
-                         "buffer, whose padding is zeroed after the entry)");
+                         "buffer, whose padding is zeroed with the entry)");
   results[0] = buffer.data();
   dims[0] = 6;
   EXPECT_NE(te_module_run(e, ctx, args, results, dims), 0);

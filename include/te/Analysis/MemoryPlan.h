@@ -222,6 +222,14 @@ public:
     auto it = src ? splitResult.find(src) : splitResult.end();
     return it != splitResult.end() && it->second == r ? src : Value();
   }
+  /// Whether `returned`, result `r`, is copied into the result's buffer at
+  /// the entry's end (whole: its buffer's padding too), being neither
+  /// computed in place there nor a split result's columnwise parts.
+  bool copiedOut(unsigned r, Value returned) const {
+    auto it = inPlaceResult.find(returned);
+    return !(it != inPlaceResult.end() && it->second == r) &&
+           !splitValueOf(r, returned);
+  }
 
 private:
   /// Finds the split results (after the views and in-place results).

@@ -145,6 +145,14 @@ TE_RT_API int32_t te_module_entry_arena_bytes_donated(
  * `arg_index` (the same te.state name), or -1. */
 TE_RT_API int64_t te_module_entry_state_result(const te_module_entry *entry,
                                                int64_t arg_index);
+/* 1 when the entry may write result `index`'s buffer beyond its tensors'
+ * bytes (module info `padding_written`: copied out whole, or lent to
+ * intermediates first; every result of a library without the key), 0 when
+ * it never does (te_module_run zeroes such a quantized result's padding
+ * before the entry, beside its work), -1 for a NULL entry or an index out
+ * of range. */
+TE_RT_API int32_t te_module_entry_result_padding_written(
+    const te_module_entry *entry, int64_t index);
 
 /* Binds the dims d<k> of `entry` from its arguments' shapes. For argument
  * i: dtypes[i] (NULL array or entry: not checked) must be its dtype;

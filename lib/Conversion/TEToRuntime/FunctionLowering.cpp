@@ -510,9 +510,7 @@ void FunctionLowering::buildEntryEpilogue(func::ReturnOp ret) {
   loc = ret.getLoc();
   closeBranches();
   for (auto [r, v] : llvm::enumerate(ret.getOperands())) {
-    auto it = memory.inPlaceResult.find(v);
-    if ((it != memory.inPlaceResult.end() && it->second == r) ||
-        memory.splitValueOf(r, v))
+    if (!memory.copiedOut(r, v))
       continue;
     call("te_rt_copy", {ctxArg, loadIndexed(resultsArg, r, ptrTy()), ptr(v),
                         bytes(v)});

@@ -138,6 +138,40 @@ void FunctionLowering::buildInfo(func::ReturnOp ret) {
         memory.donatedArenaBytes ? llvm::json::Value(*memory.donatedArenaBytes)
                                  : llvm::json::Value("dynamic");
   }
+  // The results whose buffers the entry may write beyond their tensors'
+  // bytes: those copied out whole at its end, and those lent to an
+  // intermediate that reaches past the buffer's first part (a loan starts
+  // at the buffer's start; a 4-byte amax lent a per-tensor result stays in
+  // its scale_inv). The module runner zeroes the padding of the other
+  // quantized results before the entry, beside its work, and of these
+  // after it (docs/runtime.md).
+  auto firstPartBytes = [](Value result) -> std::optional<int64_t> {
+    auto q = dyn_cast<QuantizedTensorType>(result.getType());
+    SmallVector<InnerTensor> parts;
+    if (q)
+      parts = bufferParts(q);
+    if (parts.empty())
+      return std::nullopt;
+    int64_t n = parts.front().elementBytes;
+    for (const SymDim &d : parts.front().shape) {
+      if (!d.isStatic())
+        return std::nullopt;
+      n *= d.getValue();
+    }
+    return n;
+  };
+  llvm::DenseSet<unsigned> lendsPadding;
+  for (const auto &[v, loan] : memory.lenderOf) {
+    std::optional<int64_t> first = firstPartBytes(ret.getOperand(loan.result)),
+                           bytes = staticBytes(v);
+    if (loan.conditional || !first || !bytes || *bytes > *first)
+      lendsPadding.insert(loan.result);
+  }
+  llvm::json::Array paddingWritten;
+  for (auto [r, v] : llvm::enumerate(ret.getOperands()))
+    if (memory.copiedOut(r, v) || lendsPadding.contains(r))
+      paddingWritten.push_back(int64_t(r));
+  info["padding_written"] = std::move(paddingWritten);
   // The recipe's alignment rules the entry checks on entry (the fake
   // tensors of the PyTorch ops check the same as torch._check).
   llvm::json::Array checks;

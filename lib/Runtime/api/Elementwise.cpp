@@ -150,6 +150,13 @@ int32_t te_rt_transpose_bytes(te_rt_context *ctx, const void *src, void *dst,
 
 int32_t te_rt_zero_ranges(te_rt_context *ctx, void *const *ptrs,
                           const int64_t *bytes, int64_t count) {
+  return te::rt::zeroRanges(ctx, ptrs, bytes, count, false);
+}
+
+} // extern "C"
+
+int32_t te::rt::zeroRanges(te_rt_context *ctx, void *const *ptrs,
+                           const int64_t *bytes, int64_t count, bool fork) {
   Checker c("te_rt_zero_ranges");
   if (!c.context(ctx) || !c.nonNegative("count", count))
     return 1;
@@ -179,7 +186,5 @@ int32_t te_rt_zero_ranges(te_rt_context *ctx, void *const *ptrs,
                     " overflows the address space"),
              1;
   }
-  return ctx->ops->zero_ranges(c, ctx, ptrs, bytes, count);
+  return ctx->ops->zero_ranges(c, ctx, ptrs, bytes, count, fork ? 1 : 0);
 }
-
-} // extern "C"

@@ -193,10 +193,12 @@ int32_t transpose_bytes(const Checker &c, te_rt_context *ctx, const void *src,
   });
 }
 
+/// In order: nothing to fork (`fork` ignored).
 int32_t zero_ranges(const Checker &c, te_rt_context *ctx, void *const *ptrs,
-                    const int64_t *bytes, int64_t count) {
+                    const int64_t *bytes, int64_t count, int32_t fork) {
   (void)c;
   (void)ctx;
+  (void)fork;
   for (int64_t i = 0; i < count; ++i)
     if (bytes[i])
       std::memset(ptrs[i], 0, static_cast<size_t>(bytes[i]));

@@ -417,6 +417,14 @@ int32_t te_module_open(const char *path, te_module **module) {
       if (e->results.back().dtype == "qtensor")
         e->quantizedResults.push_back(i);
     }
+    // (Checked by the module info's validation: distinct result indices.)
+    if (const Array *written = o->getArray("padding_written")) {
+      e->paddingWritten.assign(results->size(), false);
+      for (const Value &r : *written)
+        e->paddingWritten[size_t(*r.getAsInteger())] = true;
+    } else {
+      e->paddingWritten.assign(results->size(), true);
+    }
     m->byName[e->name] = e.get();
     m->entries.push_back(std::move(e));
   }
@@ -576,6 +584,13 @@ int64_t te_module_entry_state_result(const te_module_entry *entry,
         a->roles[TE_MODULE_ROLE_STATE])
       return int64_t(i);
   return -1;
+}
+
+int32_t te_module_entry_result_padding_written(const te_module_entry *entry,
+                                               int64_t index) {
+  if (!entry || index < 0 || index >= int64_t(entry->results.size()))
+    return -1;
+  return entry->paddingWritten[size_t(index)] ? 1 : 0;
 }
 
 //===----------------------------------------------------------------------===//

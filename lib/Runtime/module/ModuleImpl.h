@@ -110,6 +110,11 @@ struct te_module_entry {
   int64_t (*arenaDonatedFn)(const int64_t *, const uint8_t *) = nullptr;
   /// The qtensor results: te_module_run zeroes their padding.
   std::vector<size_t> quantizedResults;
+  /// Per result: whether the entry may write its buffer beyond its
+  /// tensors' bytes (module info `padding_written`; every result when a
+  /// library has no such key). The runner zeroes the padding of the others
+  /// before the entry, beside its work (ModuleRun.cpp).
+  std::vector<bool> paddingWritten;
 
   using Padding = std::shared_ptr<const std::vector<te::padding::Range>>;
   /// The padding of the quantized results at the dims of the last runs,

@@ -148,6 +148,26 @@ private:
           return fail(at + ".message", "missing or not a string");
       }
     }
+    // Optional (older libraries have none: every result's padding is then
+    // zeroed after the entry): the results whose buffers the entry may
+    // write beyond their tensors' bytes, distinct result indices.
+    if (const Value *pv = e->get("padding_written")) {
+      const Array *written = pv->getAsArray();
+      if (!written)
+        return fail(path + ".padding_written", "not an array");
+      std::set<int64_t> seen;
+      for (size_t k = 0; k < written->size(); ++k) {
+        std::string at = path + ".padding_written[" + std::to_string(k) + "]";
+        int64_t r = 0;
+        if (!count(&(*written)[k], at, r))
+          return false;
+        if (r >= int64_t(results->size()))
+          return fail(at, std::to_string(r) + " is not a result (" +
+                              std::to_string(results->size()) + " results)");
+        if (!seen.insert(r).second)
+          return fail(at, "result " + std::to_string(r) + " listed twice");
+      }
+    }
     std::vector<bool> bound(numDims, false);
     for (size_t i = 0; i < args->size(); ++i)
       if (!tensor((*args)[i], path + ".args[" + std::to_string(i) + "]",

@@ -2,9 +2,10 @@
 //
 // The module client's running half (te/Runtime/TEModule.h): the dims bound
 // from the arguments' shapes, entries run on the caller's buffers, the
-// padding of their quantized results zeroed after them (Padding.h; the
+// padding of their quantized results zeroed with them (Padding.h; the
 // ranges cached per entry and dims; one te_rt_zero_ranges call, one kernel
-// launch on cuda, per 128 ranges), buffers of an entry's arguments, and
+// launch on cuda, per 128 ranges; beside the entry's work where it never
+// writes that padding, else after it), buffers of an entry's arguments, and
 // training steps (a forward and its backward, the backward's arguments fed
 // from the forward's). Loading is Module.cpp's. Errors go to
 // te_rt_last_error().
@@ -15,6 +16,7 @@
 
 #include "DimExpr.h"
 #include "EntryGraphs.h"
+#include "Backend.h"
 #include "Json.h"
 #include "Padding.h"
 #include "RuntimeInternal.h"
@@ -56,10 +58,14 @@ bool isFloatState(const te_module_tensor &t) {
 }
 
 /// Zeroes the padding of `entry`'s quantized results in `results` at
-/// `dims`: one te_rt_zero_ranges call (one kernel launch on cuda) per
-/// TE_RT_ZERO_RANGES_PER_LAUNCH ranges, their pointers on the stack.
+/// `dims`, `before` the entry those whose buffers it writes no more of than
+/// their tensors (module info `padding_written`), forked beside its work
+/// while capturing (te::rt::zeroRanges: off the graph's chain; the entry's
+/// end joins it), else after it the others: one te_rt_zero_ranges call
+/// (one kernel launch on cuda) per TE_RT_ZERO_RANGES_PER_LAUNCH ranges,
+/// their pointers on the stack.
 bool zeroPadding(const te_module_entry &entry, te_rt_context *ctx,
-                 void *const *results, const int64_t *dims) {
+                 void *const *results, const int64_t *dims, bool before) {
   te_module_entry::Padding padding = entry.padding(dims);
   if (!padding)
     return false;
@@ -67,7 +73,7 @@ bool zeroPadding(const te_module_entry &entry, te_rt_context *ctx,
   int64_t bytes[TE_RT_ZERO_RANGES_PER_LAUNCH];
   int64_t n = 0;
   auto flush = [&] {
-    bool ok = te_rt_zero_ranges(ctx, ptrs, bytes, n) == 0;
+    bool ok = te::rt::zeroRanges(ctx, ptrs, bytes, n, before) == 0;
     n = 0;
     return ok ? true
               : (fail(std::string("zeroing the padding of its quantized "
@@ -76,11 +82,13 @@ bool zeroPadding(const te_module_entry &entry, te_rt_context *ctx,
                  false);
   };
   for (const te::padding::Range &r : *padding) {
+    if (entry.paddingWritten[size_t(r.result)] == before)
+      continue;
     void *base = results[r.result];
     if (!base)
       return fail(entry.results[size_t(r.result)].label +
                   " is NULL (a quantized result's buffer, whose padding is "
-                  "zeroed after the entry)"),
+                  "zeroed with the entry)"),
              false;
     ptrs[n] = static_cast<char *>(base) + r.offset;
     bytes[n] = r.bytes;
@@ -294,9 +302,10 @@ int32_t te_module_run(const te_module_entry *entry, te_rt_context *ctx,
   if (!dims && entry->numDims)
     return fail(name + " failed: dims is NULL (" + str(entry->numDims) +
                 " dim symbols)");
-  // What the entry queues: its launches, then (it may copy into a result's
-  // padding, a prefix view of its own buffer, padding included, and its
-  // checks of the dims come first) the zeroing of its results' padding.
+  // What the entry queues: the zeroing of the padding it never writes
+  // (forked beside its work while capturing), its launches, then the
+  // zeroing of the padding it may write (a result copied out whole from a
+  // buffer of its own, or lent to intermediates first).
   struct Call {
     const te_module_entry *entry;
     te_rt_context *ctx;
@@ -305,10 +314,12 @@ int32_t te_module_run(const te_module_entry *entry, te_rt_context *ctx,
   } call{entry, ctx, args, results, dims};
   auto queue = [](void *p) -> int32_t {
     const Call &c = *static_cast<const Call *>(p);
+    const bool quantized = !c.entry->quantizedResults.empty();
+    if (quantized && !zeroPadding(*c.entry, c.ctx, c.results, c.dims, true))
+      return 1;
     if (c.entry->fn(c.ctx, c.args, c.results, c.dims) != 0)
       return 1;
-    if (!c.entry->quantizedResults.empty() &&
-        !zeroPadding(*c.entry, c.ctx, c.results, c.dims))
+    if (quantized && !zeroPadding(*c.entry, c.ctx, c.results, c.dims, false))
       return 1;
     return 0;
   };

@@ -167,6 +167,13 @@ const char *te_kernels_add_columnwise_fp8(te_kernels_state *s, const void *data,
  * value in the kernel's parameters; none when every range is empty. */
 const char *te_kernels_zero_ranges(te_kernels_state *s, void *const *ptrs,
                                    const int64_t *bytes, int64_t count);
+/* te_kernels_zero_ranges forked as te_kernels_amax_update_fork is: while
+ * s->stream is capturing, on the side stream beside what s->stream queues
+ * next, until te_kernels_join; otherwise on s->stream, in order. (The
+ * module runner's zeroing of result padding no entry writes.) */
+const char *te_kernels_zero_ranges_fork(te_kernels_state *s,
+                                        void *const *ptrs,
+                                        const int64_t *bytes, int64_t count);
 
 /* Per-tensor FP8 (te_rt_quantize_fp8, te_rt_gemm_fp8, te_rt_amax_update;
  * format: 0 E4M3, 1 E5M2). scale NULL: current scaling (amax reduced on
