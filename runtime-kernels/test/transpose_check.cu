@@ -76,20 +76,29 @@ void checkTranspose4x4(std::mt19937 &rng) {
   }
 }
 
+/// A kRows x kCols tile of random bytes as the casts fill it: element
+/// (r, c) = value[r * kCols + c] at swizzled(r, c); 16-byte aligned, as
+/// __align__(16) makes it.
+template <int kRows, int kCols> struct RandomTile {
+  std::vector<uint64_t> store = std::vector<uint64_t>(kRows * kCols / 8);
+  std::vector<uint8_t> value = std::vector<uint8_t>(kRows * kCols);
+  explicit RandomTile(std::mt19937 &rng) {
+    for (auto &v : value)
+      v = static_cast<uint8_t>(rng());
+    for (int r = 0; r < kRows; ++r)
+      for (int c = 0; c < kCols; ++c)
+        bytes()[swizzled<kCols>(r, c)] = value[r * kCols + c];
+  }
+  uint8_t *bytes() { return reinterpret_cast<uint8_t *>(store.data()); }
+};
+
 template <int kRows, int kCols> void checkTiles(std::mt19937 &rng) {
   using Q = Quads<kRows, kCols>;
   char what[160];
-  // The tile as the casts fill it: element (r, c) at swizzled(r, c);
-  // 8-byte aligned, as __align__(16) makes it.
   const int tileBytes = kRows * kCols;
-  std::vector<uint64_t> tileStore(tileBytes / 8);
-  uint8_t *tile = reinterpret_cast<uint8_t *>(tileStore.data());
-  std::vector<uint8_t> value(tileBytes);
-  for (auto &v : value)
-    v = static_cast<uint8_t>(rng());
-  for (int r = 0; r < kRows; ++r)
-    for (int c = 0; c < kCols; ++c)
-      tile[swizzled<kCols>(r, c)] = value[r * kCols + c];
+  RandomTile<kRows, kCols> t(rng);
+  uint8_t *tile = t.bytes();
+  const std::vector<uint8_t> &value = t.value;
   // The swizzle is a permutation of the tile's bytes.
   std::set<int> offsets;
   for (int r = 0; r < kRows; ++r)
@@ -143,15 +152,9 @@ template <int kRows, int kCols> void checkTiles(std::mt19937 &rng) {
 /// bytes, and nothing else of the destination is written.
 template <int kRows, int kCols> void checkPieces(std::mt19937 &rng) {
   char what[200];
-  const int tileBytes = kRows * kCols;
-  std::vector<uint64_t> tileStore(tileBytes / 8);
-  uint8_t *tile = reinterpret_cast<uint8_t *>(tileStore.data());
-  std::vector<uint8_t> value(tileBytes);
-  for (auto &v : value)
-    v = static_cast<uint8_t>(rng());
-  for (int r = 0; r < kRows; ++r)
-    for (int c = 0; c < kCols; ++c)
-      tile[swizzled<kCols>(r, c)] = value[r * kCols + c];
+  RandomTile<kRows, kCols> t(rng);
+  const uint8_t *tile = t.bytes();
+  const std::vector<uint8_t> &value = t.value;
   const int64_t ld = kRows + 32, bytes = kCols * ld + 48;
   std::vector<uint64_t> dstStore((bytes + 15) / 16 * 2);
   uint8_t *dst = reinterpret_cast<uint8_t *>(dstStore.data());
