@@ -57,8 +57,8 @@ void joinForks(te_rt_context *ctx);
 /// what the stream queues next until the entry's end joins it
 /// (te_rt_arena_release, joinForks); the module runner's zeroing of result
 /// padding no entry writes (api/Elementwise.cpp).
-int32_t zeroRanges(te_rt_context *ctx, void *const *ptrs,
-                   const int64_t *bytes, int64_t count, bool fork);
+int32_t zeroRanges(te_rt_context *ctx, void *const *ptrs, const int64_t *bytes,
+                   int64_t count, bool fork);
 
 /// te_rt_branch_begin / _end / _join after their checks
 /// (cuda/Dispatch.cpp): on a cuda context whose stream is capturing, fork

@@ -90,8 +90,7 @@ __global__ void __launch_bounds__(kThreads)
     column[r] = h;
     m = fmaxf(m, h);
   }
-  for (int o = 16; o > 0; o >>= 1)
-    m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+  m = warpMax(m);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   if (lane == 0)
     part[warp] = m;
@@ -162,8 +161,10 @@ const char *te_kernels_amax_update_fork(te_kernels_state *s,
     int margin, mostRecent;
     int64_t unused;
     float *newHistory, *newScale;
-  } args{history, scale, amax,    len,         n,        fp8_max,
-         margin,  most_recent, unused, new_history, new_scale};
+  } args{
+      history, scale,       amax,   len,         n,         fp8_max,
+      margin,  most_recent, unused, new_history, new_scale,
+  };
   return onSideStream(
       s,
       [](te_kernels_state *st, void *p) {

@@ -409,8 +409,7 @@ const char *te_kernels_zero_ranges(te_kernels_state *s, void *const *ptrs,
   return k ? launch() : nullptr;
 }
 
-const char *te_kernels_zero_ranges_fork(te_kernels_state *s,
-                                        void *const *ptrs,
+const char *te_kernels_zero_ranges_fork(te_kernels_state *s, void *const *ptrs,
                                         const int64_t *bytes, int64_t count) {
   bool any = false;
   for (int64_t i = 0; i < count && !any; ++i)

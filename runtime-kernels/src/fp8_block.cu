@@ -166,21 +166,21 @@ template <typename E> struct BlockTile {
   }
 
   /// 2-D: the amax of the tile, over the thread's rows (rowMax), warp
-  /// shuffles, then the warps' maxima through warpMax.
+  /// shuffles, then the warps' maxima through warpMaxima.
   static __device__ __forceinline__ float
-  tileAmax(const float (&rowMax)[kPasses], float *warpMax, int lane, int warp) {
+  tileAmax(const float (&rowMax)[kPasses], float *warpMaxima, int lane,
+           int warp) {
     float m = 0.0f;
 #pragma unroll
     for (int p = 0; p < kPasses; ++p)
       m = fmaxf(m, rowMax[p]);
-    for (int o = 16; o > 0; o >>= 1)
-      m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+    m = warpMax(m);
     if (lane == 0)
-      warpMax[warp] = m;
+      warpMaxima[warp] = m;
     __syncthreads();
 #pragma unroll
     for (int w = 0; w < kWarps; ++w)
-      m = fmaxf(m, warpMax[w]);
+      m = fmaxf(m, warpMaxima[w]);
     return m;
   }
 
@@ -285,7 +285,7 @@ __global__ void __launch_bounds__(kThreads, 2)
   __shared__ __align__(16) uint8_t tile[kBlock * kBlock];
   __shared__ float colPart[kWarps][kBlock];
   __shared__ float colScale[kBlock];
-  __shared__ float warpMax[kWarps];
+  __shared__ float warpMaxima[kWarps];
 
   const T *x = static_cast<const T *>(a.x);
   const int64_t rows = a.rows, cols = a.cols;
@@ -304,7 +304,7 @@ __global__ void __launch_bounds__(kThreads, 2)
 
     float tileScale = 1.0f; // 2-D: the tile's scale
     if (a.block2d) {
-      const float m = Tile::tileAmax(rowMax, warpMax, lane, warp);
+      const float m = Tile::tileAmax(rowMax, warpMaxima, lane, warp);
       tileScale = scaleFromAmax(m, kE4M3Max, a.pow2);
       if (threadIdx.x == 0) {
         const float inv = 1.0f / tileScale;

@@ -279,6 +279,29 @@ inline AmaxOut amaxOut(te_kernels_state *s, float *cell) {
   return AmaxOut{cell, cell ? s->amaxTicket : nullptr};
 }
 
+/// The max of m over the warp's 32 lanes, in every lane.
+__device__ inline float warpMax(float m) {
+  for (int o = 16; o > 0; o >>= 1)
+    m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+  return m;
+}
+
+/// The max of m over the block's threads, in thread 0 (warp 0's other
+/// lanes have it too; the other warps, their warp's): every thread calls it
+/// (blockDim.x a multiple of 32, at most 1024), with `part` 32 floats of
+/// shared memory. Its one barrier also orders what the block did before
+/// it; `part` may be reused after a later barrier.
+__device__ inline float blockMax(float m, float *part) {
+  m = warpMax(m);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  if (lane == 0)
+    part[warp] = m;
+  __syncthreads();
+  if (warp == 0)
+    m = warpMax(lane < static_cast<int>(blockDim.x >> 5) ? part[lane] : 0.0f);
+  return m;
+}
+
 /// Folds the thread's max |x| into the grid's amax, which the last block
 /// to finish writes to amax.out: warp shuffles, the warps' maxima through
 /// shared memory, then per block one atomicMax of the float bits into
@@ -293,37 +316,27 @@ inline AmaxOut amaxOut(te_kernels_state *s, float *cell) {
 /// 1024).
 __device__ inline void blockAmax(float m, AmaxOut amax) {
   __shared__ float part[32];
-  for (int o = 16; o > 0; o >>= 1)
-    m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  if (lane == 0)
-    part[warp] = m;
-  __syncthreads();
-  if (warp == 0) {
-    m = lane < static_cast<int>(blockDim.x >> 5) ? part[lane] : 0.0f;
-    for (int o = 16; o > 0; o >>= 1)
-      m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
-    if (lane == 0) {
-      const unsigned blocks = gridDim.x * gridDim.y * gridDim.z;
-      if (blocks == 1) { // the block's max is the grid's: no ticket
-        *amax.out = m > 0.0f ? m : 0.0f;
-        return;
-      }
-      if (m > 0.0f)
-        atomicMax(amax.ticket, __float_as_uint(m));
-      // The count as a release (the max above is ordered before it, with
-      // no fence of its own: one round trip to L2 less per block) and an
-      // acquire (the last block sees every block's max).
-      unsigned done;
-      asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;"
-                   : "=r"(done)
-                   : "l"(amax.ticket + 1)
-                   : "memory");
-      if (done == blocks - 1) {
-        const unsigned bits = atomicExch(amax.ticket, 0u);
-        atomicExch(amax.ticket + 1, 0u);
-        *amax.out = __uint_as_float(bits);
-      }
+  m = blockMax(m, part);
+  if (threadIdx.x == 0) {
+    const unsigned blocks = gridDim.x * gridDim.y * gridDim.z;
+    if (blocks == 1) { // the block's max is the grid's: no ticket
+      *amax.out = m > 0.0f ? m : 0.0f;
+      return;
+    }
+    if (m > 0.0f)
+      atomicMax(amax.ticket, __float_as_uint(m));
+    // The count as a release (the max above is ordered before it, with no
+    // fence of its own: one round trip to L2 less per block) and an
+    // acquire (the last block sees every block's max).
+    unsigned done;
+    asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;"
+                 : "=r"(done)
+                 : "l"(amax.ticket + 1)
+                 : "memory");
+    if (done == blocks - 1) {
+      const unsigned bits = atomicExch(amax.ticket, 0u);
+      atomicExch(amax.ticket + 1, 0u);
+      *amax.out = __uint_as_float(bits);
     }
   }
 }

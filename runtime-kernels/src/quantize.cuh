@@ -100,21 +100,11 @@ __device__ void castOwnScale(const typename E::T *stage, float m, int64_t rows,
   constexpr int P = perVec<E>();
   __shared__ float part[32];
   __shared__ float all;
-  for (int o = 16; o > 0; o >>= 1)
-    m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  if (lane == 0)
-    part[warp] = m;
-  __syncthreads(); // also: every value is staged
-  if (warp == 0) {
-    m = lane < static_cast<int>(blockDim.x >> 5) ? part[lane] : 0.0f;
-    for (int o = 16; o > 0; o >>= 1)
-      m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
-    if (lane == 0) {
-      all = m > 0.0f ? m : 0.0f;
-      if (amaxOut)
-        *amaxOut = all;
-    }
+  m = blockMax(m, part); // (its barrier: every value is staged)
+  if (threadIdx.x == 0) {
+    all = m > 0.0f ? m : 0.0f;
+    if (amaxOut)
+      *amaxOut = all;
   }
   __syncthreads();
   const float s = scaleFromAmax(all, fp8Max, pow2);

@@ -127,8 +127,9 @@ __host__ __device__ inline uint4 transposedPiece(const uint8_t *tile, int q,
     w[j] = 0;
 #pragma unroll
     for (int b = 0; b < 4; ++b)
-      w[j] |= static_cast<uint32_t>(tile[swizzled<kCols>(16 * q + 4 * j + b, c)])
-              << (8 * b);
+      w[j] |=
+          static_cast<uint32_t>(tile[swizzled<kCols>(16 * q + 4 * j + b, c)])
+          << (8 * b);
   }
   return make_uint4(w[0], w[1], w[2], w[3]);
 }
@@ -148,10 +149,9 @@ template <int kRows> struct Pieces {
 /// 16) and the piece's 16 rows are all there, else byte by byte; columns at
 /// or past colsLeft and rows at or past rowsLeft are not written.
 template <int kRows, int kCols>
-__host__ __device__ inline void storePiece(const uint8_t *tile, int id,
-                                           uint8_t *dst, int64_t ld,
-                                           int64_t rowsLeft, int64_t colsLeft,
-                                           bool vec) {
+__host__ __device__ inline void
+storePiece(const uint8_t *tile, int id, uint8_t *dst, int64_t ld,
+           int64_t rowsLeft, int64_t colsLeft, bool vec) {
   constexpr int kChunks = Pieces<kRows>::kChunks;
   const int c = id / kChunks, q = id % kChunks;
   if (c >= colsLeft)

@@ -1,4 +1,5 @@
-//===- transpose_check.cu - The FP8 tiles' transposed stores, on the CPU ---===//
+//===- transpose_check.cu - The FP8 tiles' transposed stores, on the CPU
+//---===//
 //
 // te-transpose-check: runs tile.cuh's host twins (the code the casts and
 // the byte transpose run on the GPU) on this machine and checks
@@ -158,8 +159,8 @@ template <int kRows, int kCols> void checkPieces(std::mt19937 &rng) {
   const int64_t ld = kRows + 32, bytes = kCols * ld + 48;
   std::vector<uint64_t> dstStore((bytes + 15) / 16 * 2);
   uint8_t *dst = reinterpret_cast<uint8_t *>(dstStore.data());
-  const int64_t rowCases[] = {1, 7, 15, 16, 17, 31, kRows / 2 + 5, kRows - 1,
-                              kRows};
+  const int64_t rowCases[] = {1,         7,    15, 16, 17, 31, kRows / 2 + 5,
+                              kRows - 1, kRows};
   const int64_t colCases[] = {1, 5, kCols / 2 + 3, kCols - 1, kCols};
   for (int64_t rowsLeft : rowCases)
     for (int64_t colsLeft : colCases)

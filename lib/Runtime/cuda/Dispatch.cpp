@@ -243,8 +243,8 @@ int32_t transpose_bytes(const Checker &c, te_rt_context *ctx, const void *src,
 int32_t zero_ranges(const Checker &c, te_rt_context *ctx, void *const *ptrs,
                     const int64_t *bytes, int64_t count, int32_t fork) {
   return onCuda(c, ctx, [&](auto *s) {
-    return (fork ? te_kernels_zero_ranges_fork : te_kernels_zero_ranges)(
-        s, ptrs, bytes, count);
+    return (fork ? te_kernels_zero_ranges_fork
+                 : te_kernels_zero_ranges)(s, ptrs, bytes, count);
   });
 }
 

@@ -14,9 +14,9 @@
 
 #include "ModuleImpl.h"
 
+#include "Backend.h"
 #include "DimExpr.h"
 #include "EntryGraphs.h"
-#include "Backend.h"
 #include "Json.h"
 #include "Padding.h"
 #include "RuntimeInternal.h"

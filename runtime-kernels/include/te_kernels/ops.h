@@ -171,8 +171,7 @@ const char *te_kernels_zero_ranges(te_kernels_state *s, void *const *ptrs,
  * s->stream is capturing, on the side stream beside what s->stream queues
  * next, until te_kernels_join; otherwise on s->stream, in order. (The
  * module runner's zeroing of result padding no entry writes.) */
-const char *te_kernels_zero_ranges_fork(te_kernels_state *s,
-                                        void *const *ptrs,
+const char *te_kernels_zero_ranges_fork(te_kernels_state *s, void *const *ptrs,
                                         const int64_t *bytes, int64_t count);
 
 /* Per-tensor FP8 (te_rt_quantize_fp8, te_rt_gemm_fp8, te_rt_amax_update;
