@@ -317,8 +317,13 @@ int32_t te_module_run(const te_module_entry *entry, te_rt_context *ctx,
     const bool quantized = !c.entry->quantizedResults.empty();
     if (quantized && !zeroPadding(*c.entry, c.ctx, c.results, c.dims, true))
       return 1;
-    if (c.entry->fn(c.ctx, c.args, c.results, c.dims) != 0)
+    if (c.entry->fn(c.ctx, c.args, c.results, c.dims) != 0) {
+      // An entry that failed before its end (its checks of the dims) left
+      // the zeroing forked above pending: joined, so that a capture of the
+      // caller's stays valid.
+      te::rt::joinForks(c.ctx);
       return 1;
+    }
     if (quantized && !zeroPadding(*c.entry, c.ctx, c.results, c.dims, false))
       return 1;
     return 0;
