@@ -22,6 +22,7 @@
 #include "RuntimeInternal.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -57,6 +58,18 @@ bool isFloatState(const te_module_tensor &t) {
   return t.roles[TE_MODULE_ROLE_STATE] && t.dtype == "float32";
 }
 
+/// Whether the padding an entry never writes is zeroed before it, beside
+/// its work (the default); TE_RT_PADDING_BESIDE=0 zeroes all of it after
+/// the entry, in order, as libraries without `padding_written` are (for
+/// measuring the difference, or ruling it out).
+bool paddingBeside() {
+  static const bool on = [] {
+    const char *env = std::getenv("TE_RT_PADDING_BESIDE");
+    return !(env && std::strcmp(env, "0") == 0);
+  }();
+  return on;
+}
+
 /// Zeroes the padding of `entry`'s quantized results in `results` at
 /// `dims`, `before` the entry those whose buffers it writes no more of than
 /// their tensors (module info `padding_written`), forked beside its work
@@ -81,8 +94,10 @@ bool zeroPadding(const te_module_entry &entry, te_rt_context *ctx,
                       te_rt_last_error()),
                  false);
   };
+  const bool beside = paddingBeside();
   for (const te::padding::Range &r : *padding) {
-    if (entry.paddingWritten[size_t(r.result)] == before)
+    const bool written = !beside || entry.paddingWritten[size_t(r.result)];
+    if (written == before)
       continue;
     void *base = results[r.result];
     if (!base)
