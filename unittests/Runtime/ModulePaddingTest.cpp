@@ -225,7 +225,8 @@ TEST_F(ModulePadding, PaddingZeroedBeforeTheEntryWhereItWritesNone) {
 
 // A quantized result's buffer is needed (the entry did not look at it
 // here); a layout that cannot be evaluated at the dims, or that overflows,
-// is an error after the entry ran, never a write out of bounds.
+// is an error (found before the entry runs: the runner lays the padding
+// out first), never a write out of bounds.
 TEST_F(ModulePadding, Errors) {
   const te_module_entry *e = entry("noop");
   Bytes x = randomInput(8, 1), buffer(512, 0xAB);
