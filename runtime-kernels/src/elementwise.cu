@@ -137,8 +137,9 @@ __global__ void transposeKernel(const T *src, T *dst, int64_t rows,
 /// and 8-byte transposed stores by quads where the tile is whole and
 /// aligned, byte by byte elsewhere. 128-row tiles keep twice the bytes in
 /// flight per thread: a 64-row tile's loads alone left the copy at 60% of
-/// the H100's bandwidth. With `carryTo` the first thread copies *carryFrom there (an
-/// FP8 tensor's scale_inv beside its columnwise copy: no copy launch).
+/// the H100's bandwidth. With `carryTo` the first thread copies *carryFrom
+/// there (an FP8 tensor's scale_inv beside its columnwise copy: no copy
+/// launch).
 template <int kRows>
 __global__ void __launch_bounds__(kThreads)
     transposeBytesKernel(const uint8_t *src, uint8_t *dst, int64_t rows,

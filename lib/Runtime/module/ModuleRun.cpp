@@ -70,18 +70,17 @@ bool paddingBeside() {
   return on;
 }
 
-/// Zeroes the padding of `entry`'s quantized results in `results` at
-/// `dims`, `before` the entry those whose buffers it writes no more of than
-/// their tensors (module info `padding_written`), forked beside its work
-/// while capturing (te::rt::zeroRanges: off the graph's chain; the entry's
-/// end joins it), else after it the others: one te_rt_zero_ranges call
-/// (one kernel launch on cuda) per TE_RT_ZERO_RANGES_PER_LAUNCH ranges,
-/// their pointers on the stack.
-bool zeroPadding(const te_module_entry &entry, te_rt_context *ctx,
-                 void *const *results, const int64_t *dims, bool before) {
-  te_module_entry::Padding padding = entry.padding(dims);
-  if (!padding)
-    return false;
+/// Zeroes `padding`, the ranges of `entry`'s quantized results in
+/// `results` (te_module_entry::padding at the call's dims): `before` the
+/// entry those whose buffers it writes no more of than their tensors
+/// (module info `padding_written`), forked beside its work while capturing
+/// (te::rt::zeroRanges: off the graph's chain; the entry's end joins it),
+/// else after it the others: one te_rt_zero_ranges call (one kernel launch
+/// on cuda) per TE_RT_ZERO_RANGES_PER_LAUNCH ranges, their pointers on the
+/// stack.
+bool zeroPadding(const te_module_entry &entry,
+                 const std::vector<te::padding::Range> &padding,
+                 te_rt_context *ctx, void *const *results, bool before) {
   void *ptrs[TE_RT_ZERO_RANGES_PER_LAUNCH];
   int64_t bytes[TE_RT_ZERO_RANGES_PER_LAUNCH];
   int64_t n = 0;
@@ -95,7 +94,7 @@ bool zeroPadding(const te_module_entry &entry, te_rt_context *ctx,
                  false);
   };
   const bool beside = paddingBeside();
-  for (const te::padding::Range &r : *padding) {
+  for (const te::padding::Range &r : padding) {
     const bool written = !beside || entry.paddingWritten[size_t(r.result)];
     if (written == before)
       continue;
@@ -329,9 +328,14 @@ int32_t te_module_run(const te_module_entry *entry, te_rt_context *ctx,
   } call{entry, ctx, args, results, dims};
   auto queue = [](void *p) -> int32_t {
     const Call &c = *static_cast<const Call *>(p);
-    const bool quantized = !c.entry->quantizedResults.empty();
-    if (quantized && !zeroPadding(*c.entry, c.ctx, c.results, c.dims, true))
-      return 1;
+    // The padding's ranges at these dims, laid out once for both passes
+    // (an error when the layout cannot be evaluated, before the entry runs).
+    te_module_entry::Padding padding;
+    if (!c.entry->quantizedResults.empty()) {
+      padding = c.entry->padding(c.dims);
+      if (!padding || !zeroPadding(*c.entry, *padding, c.ctx, c.results, true))
+        return 1;
+    }
     if (c.entry->fn(c.ctx, c.args, c.results, c.dims) != 0) {
       // An entry that failed before its end (its checks of the dims) left
       // the zeroing forked above pending: joined, so that a capture of the
@@ -339,7 +343,7 @@ int32_t te_module_run(const te_module_entry *entry, te_rt_context *ctx,
       te::rt::joinForks(c.ctx);
       return 1;
     }
-    if (quantized && !zeroPadding(*c.entry, c.ctx, c.results, c.dims, false))
+    if (padding && !zeroPadding(*c.entry, *padding, c.ctx, c.results, false))
       return 1;
     return 0;
   };
