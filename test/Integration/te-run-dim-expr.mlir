@@ -35,7 +35,17 @@
 // JUXT: te-run: error: malformed dim expression 'd0 d0' at column 4: unexpected 'd'
 // RUN: %python %S/fake_module.py %t/zero.so "roundup(d0, 0)"
 // RUN: not te-run %t/zero.so --entry f --random 1 2>&1 | FileCheck %s --check-prefix=ZERO
-// ZERO: te-run: error: malformed dim expression 'roundup(d0, 0)' at column 14: roundup by 0
+// ZERO: te-run: error: dim expression 'roundup(d0, 0)' at column 14: roundup by 0, not a positive divisor
+//
+// A divisor's value is known only at the dims: well formed, so the library
+// loads, but the run names the divisor (a fuzzed module info whose
+// `roundup(d0/16, 4-3922)` was taken for a syntax error at run time).
+// RUN: %python %S/fake_module.py %t/neg.so "roundup(d0/4, 4-3922)"
+// RUN: not te-run %t/neg.so --entry f --random 1 2>&1 | FileCheck %s --check-prefix=NEG
+// NEG: te-run: error: dim expression 'roundup(d0/4, 4-3922)' at column 21: roundup by -3918, not a positive divisor
+// RUN: %python %S/fake_module.py %t/div.so "d0/(d0-8)"
+// RUN: not te-run %t/div.so --entry f --random 1 2>&1 | FileCheck %s --check-prefix=DIV
+// DIV: te-run: error: dim expression 'd0/(d0-8)' at column 10: division by 0, not a positive divisor
 //
 // `/` is exact: a dim the recipe needs divisible (MXFP8's rows by 32) that
 // is not is an error, not a truncation.

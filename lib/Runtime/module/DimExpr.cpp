@@ -57,10 +57,16 @@ private:
   bool expect(char c) {
     return consume(c) || fail(std::string("expected '") + c + "'");
   }
-  /// A positive divisor.
+  /// A positive divisor. Its value is known only when evaluating, so a
+  /// well-formed expression can still fail here (kind Divisor, not Syntax).
   bool divisor(int64_t v, const char *op) {
-    return syntaxOnly() || v > 0 ||
-           fail(std::string(op) + " by " + std::to_string(v));
+    if (syntaxOnly() || v > 0)
+      return true;
+    failure.kind = Failure::Divisor;
+    failure.message = "dim expression '" + text + "' at column " +
+                      std::to_string(pos + 1) + ": " + op + " by " +
+                      std::to_string(v) + ", not a positive divisor";
+    return false;
   }
   bool syntaxOnly() const { return dims == nullptr; }
 
@@ -180,7 +186,15 @@ private:
 std::optional<int64_t> evaluate(const std::string &text,
                                 const std::vector<int64_t> &dims,
                                 Failure &failure) {
-  return Parser(text, &dims, dims.size(), failure).run();
+  std::optional<int64_t> v = Parser(text, &dims, dims.size(), failure).run();
+  // Evaluation stops at the first failing value; a malformed rest is the
+  // error to report then (checked only on this failure path).
+  if (!v && failure.kind != Failure::Syntax) {
+    Failure syntax;
+    if (!checkSyntax(text, dims.size(), syntax))
+      failure = syntax;
+  }
+  return v;
 }
 
 bool checkSyntax(const std::string &text, size_t numDims, Failure &failure) {

@@ -27,7 +27,9 @@ namespace te::dimexpr {
 
 /// Why an evaluation failed.
 struct Failure {
-  enum Kind { Syntax, Inexact, Overflow } kind = Syntax;
+  /// Divisor: a `/`, ceildiv or roundup by a value that is not positive
+  /// (found only when evaluating: `roundup(d0, d1 - 8)` is well formed).
+  enum Kind { Syntax, Inexact, Overflow, Divisor } kind = Syntax;
   /// Inexact: the divisor of the division that was not exact.
   int64_t divisor = 0;
   /// The message, e.g. "malformed dim expression 'd0 *' at column 5:
