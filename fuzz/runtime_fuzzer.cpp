@@ -232,7 +232,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         break;
       void *a = in.ptr(), *b = in.ptr(), *bias = in.ptr(), *out = in.ptr(),
            *aux = in.ptr();
-      int32_t act = in.code(13);
+      int32_t act = in.code(TE_RT_ACT_COUNT + 1);
       bool must = d == Dims::Invalid || badDtype || !a || !b || !out;
       if (which == 5)
         check("te_rt_gemm_fprop_act",
@@ -248,7 +248,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     case 7:
     case 8:
     case 9: {
-      int32_t act = in.code(13);
+      int32_t act = in.code(TE_RT_ACT_COUNT + 1);
       int64_t rows = in.dim(), cols = in.dim();
       Dims d = classify({rows, cols});
       if (d == Dims::TooLarge)
@@ -256,7 +256,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       void *x = in.ptr(), *y = in.ptr(), *dy = in.ptr(), *db = in.ptr();
       float *amax = static_cast<float *>(in.ptr());
       float limit = in.real(), alpha = in.real(), offset = in.real();
-      bool must = d == Dims::Invalid || badDtype || act < 0 || act > 12;
+      bool must =
+          d == Dims::Invalid || badDtype || act < 0 || act >= TE_RT_ACT_COUNT;
       if (which == 7)
         check("te_rt_act_fwd",
               te_rt_act_fwd(ctx, act, dtype, x, y, rows, cols, limit, alpha,
@@ -510,7 +511,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       break;
     }
     case 23: {
-      int32_t act = in.code(13);
+      int32_t act = in.code(TE_RT_ACT_COUNT + 1);
       int64_t rows = in.dim(), cols = in.dim();
       Dims d = classify({rows, cols});
       if (d == Dims::TooLarge)
@@ -524,8 +525,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         scale[0] = in.real();
       float limit = in.real(), alpha = in.real(), offset = in.real();
       int32_t format = in.code(2);
-      bool must = d == Dims::Invalid || badDtype || act < 0 || act > 12 || !x ||
-                  !scale || !si || (format != 0 && format != 1);
+      bool must = d == Dims::Invalid || badDtype || act < 0 ||
+                  act >= TE_RT_ACT_COUNT || !x || !scale || !si ||
+                  (format != 0 && format != 1);
       if (in.flag())
         check("te_rt_act_quantize_fp8",
               te_rt_act_quantize_fp8(ctx, act, dtype, x, rows, cols, limit,

@@ -124,6 +124,16 @@
 // RUN: %python %S/Inputs/fake_library.py %t/pw4.so --info-text '{"entries":[{"name":"f","symbol":"te_entry_f","args":[],"results":[{"dtype":"float32","shape":[4]}],"dims":[],"arena_bytes":0,"padding_written":[-1]}]}'
 // RUN: not te-run %t/pw4.so --list 2>&1 | FileCheck %s --check-prefix=PW4
 // PW4: te-run: error: '{{.*}}pw4.so': malformed module info: entries[0].padding_written[0]: -1 is not a non-negative integer
+//
+// A qtensor's keys on a plain tensor (the module_info fuzzer's: a float32
+// argument with inner parts, one without a shape, that the fuzzer's walk
+// read and the validation had let through).
+// RUN: %python %S/Inputs/fake_library.py %t/qk1.so --info-text '{"entries":[{"name":"f","symbol":"te_entry_f","args":[],"results":[{"dtype":"float32","shape":[4],"inner":[{"name":"data","dtype":"uint8"}]}],"dims":[],"arena_bytes":0}]}'
+// RUN: not te-run %t/qk1.so --list 2>&1 | FileCheck %s --check-prefix=QK1
+// QK1: te-run: error: '{{.*}}qk1.so': malformed module info: entries[0].results[0].inner: only a qtensor has one ('float32' tensor)
+// RUN: %python %S/Inputs/fake_library.py %t/qk2.so --info-text '{"entries":[{"name":"f","symbol":"te_entry_f","args":[],"results":[{"dtype":"bfloat16","shape":[4],"alignment":256}],"dims":[],"arena_bytes":0}]}'
+// RUN: not te-run %t/qk2.so --list 2>&1 | FileCheck %s --check-prefix=QK2
+// QK2: te-run: error: '{{.*}}qk2.so': malformed module info: entries[0].results[0].alignment: only a qtensor has one ('bfloat16' tensor)
 // RUN: %python %S/Inputs/fake_library.py %t/twice.so --info-text '{"entries":[{"name":"f","symbol":"te_entry_f","args":[],"results":[],"dims":[],"arena_bytes":0},{"name":"f","symbol":"te_entry_g","args":[],"results":[],"dims":[],"arena_bytes":0}]}'
 // RUN: not te-run %t/twice.so --list 2>&1 | FileCheck %s --check-prefix=TWICE
 // TWICE: te-run: error: '{{.*}}twice.so': malformed module info: entries[1].name: a second entry named 'f'

@@ -276,8 +276,15 @@ private:
       return fail(path + ".te.donatable",
                   isArg ? d->str() + " is not true or false"
                         : "only arguments are donatable");
-    if (isTensorDtype(dtype))
+    if (isTensorDtype(dtype)) {
+      // A qtensor's keys on a plain tensor: a description that says two
+      // things (the runtime would read one, a client the other).
+      for (const char *key : {"inner", "type", "alignment"})
+        if (t->get(key))
+          return fail(path + "." + key,
+                      "only a qtensor has one ('" + dtype + "' tensor)");
       return shape(t->get("shape"), path + ".shape", isArg, bound);
+    }
     if (dtype != "qtensor")
       return fail(path + ".dtype", "'" + dtype +
                                        "' is not float32, bfloat16, float16 "
