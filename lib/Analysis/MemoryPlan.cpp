@@ -606,9 +606,14 @@ void MemoryPlan::assignLoans(func::FuncOp func,
   SmallVector<Lender> lenders;
   // A te.main_grad_of result may be its main_grad argument's buffer (the
   // wgrad GEMM accumulates in place): it holds the caller's values from
-  // the start, and lends nothing.
+  // the start, and lends nothing. Nor does a backward's recipe state (its
+  // argument's buffer too where te-lower-to-runtime lists the pair in
+  // state_in_place: a loan would overwrite the old state before the update
+  // reads it; it costs the arena a few KiB of amax history).
+  const bool backward = func->hasAttr("te.backward_of");
   auto lends = [&](unsigned r) {
-    return !func.getResultAttr(r, "te.main_grad_of");
+    return !func.getResultAttr(r, "te.main_grad_of") &&
+           !(backward && func.getResultAttr(r, "te.state"));
   };
   for (auto [r, v] : llvm::enumerate(body.getTerminator()->getOperands()))
     if (auto it = inPlaceResult.find(v); it != inPlaceResult.end() &&

@@ -45,7 +45,7 @@ namespace {
 using torch::stable::Tensor;
 
 /// Interface version of the te_torch_ops_* C functions (what Python checks).
-constexpr int32_t kInterfaceVersion = 6;
+constexpr int32_t kInterfaceVersion = 7;
 /// How many ops one process can register (one boxed trampoline each).
 constexpr int kMaxOps = 2048;
 /// The runtime's arena and workspace alignment.
@@ -319,8 +319,8 @@ struct Op {
   int64_t numResults = 0; // the results the op returns
   /// Per entry result: the argument whose buffer it is written into
   /// (te.main_grad_of: main_grad + a weight's gradient, accumulated in place;
-  /// the op takes that argument mutated and does not return the result), or
-  /// -1.
+  /// module info state_in_place: a backward's new recipe state; the op takes
+  /// that argument mutated and does not return the result), or -1.
   std::vector<int64_t> inPlace;
   /// Whether the op takes its dims as a trailing int[]: some dim symbol of
   /// the entry is carried by quantized arguments only (a byte buffer has no
@@ -577,7 +577,9 @@ void runOp(int slot, StableIValue *stack, uint64_t numArgs, uint64_t numOutputs)
     if (!xs[i].is_contiguous()) {
       if (std::find(op.inPlace.begin(), op.inPlace.end(), i) != op.inPlace.end())
         fail(op.entryName + ": " + a.label +
-             ": a main_grad the wgrad GEMM accumulates into must be contiguous");
+             ": an argument the entry writes in place (a main_grad, recipe "
+             "state) "
+             "must be contiguous");
       xs[i] = torch::stable::contiguous(xs[i]);
     }
   }
@@ -590,7 +592,8 @@ void runOp(int slot, StableIValue *stack, uint64_t numArgs, uint64_t numOutputs)
   for (size_t i = 0; i < plan.results.size(); ++i) {
     const ResultPlan &r = plan.results[i];
     if (int64_t a = op.inPlace[i]; a >= 0) {
-      // written into its main_grad argument (checked: float32, contiguous)
+      // written into its argument (a main_grad, recipe state; checked: dtype,
+      // contiguous)
       auto s = xs[size_t(a)].sizes();
       if (!std::equal(s.begin(), s.end(), r.sizes.begin(), r.sizes.end()))
         fail(op.entryName + ": " + op.args[size_t(a)].label +
@@ -819,6 +822,10 @@ TE_TORCH_OPS_API int32_t te_torch_ops_register(
           fail(op->entryName + ": result " + std::to_string(i) +
                " (te.main_grad_of=" + of + ") has no main_grad argument of its dtype");
       }
+      // A backward's new recipe state written over its state argument
+      // (module info state_in_place; the Python side reads the same).
+      if (arg < 0)
+        arg = te_module_entry_result_state_in_place(entry, i);
       op->inPlace.push_back(arg);
     }
     op->numResults = static_cast<int64_t>(

@@ -140,6 +140,7 @@ _SIGS = {
     "te_module_entry_arena_bytes_donated": (i32, [vp, P64, vp, P64]),
     "te_module_entry_state_result": (i64, [vp, i64]),
     "te_module_entry_result_padding_written": (i32, [vp, i64]),
+    "te_module_entry_result_state_in_place": (i64, [vp, i64]),
     "te_module_bind_dims": (i32, [vp, ctypes.POINTER(cp), ctypes.POINTER(P64), P64, P64]),
     "te_module_run": (i32, [vp, vp, PP, PP, P64]),
     "te_module_run_donated": (i32, [vp, vp, PP, PP, P64, vp]),

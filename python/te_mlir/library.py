@@ -366,6 +366,13 @@ class Entry:
                     raise TeMlirError(f"{library.path}: entry {self.name}: result {r.label} "
                                       f"has no main_grad argument of its type ({of})")
                 self.in_place[r.index] = main_args[of]
+        # A backward's new recipe state written over its state argument (module info
+        # state_in_place, te-compile's promise that nothing reads the old state after):
+        # the op mutates the state it is given, and nothing copies the new state back.
+        for r in self.results:
+            a = L.te_module_entry_result_state_in_place(handle, r.index)
+            if a >= 0 and r.index not in self.in_place:
+                self.in_place[r.index] = a
         self.returned = [r.index for r in self.results if r.index not in self.in_place]
         if len(self.args) != L.te_module_entry_num_args(handle) or \
                 len(self.results) != L.te_module_entry_num_results(handle):

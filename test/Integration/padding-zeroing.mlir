@@ -25,6 +25,10 @@
 // CUR: padding zeroed: beside the entry result1, result2, result4, result5; after it none
 // DEL-LABEL: mlp_fwd
 // DEL: padding zeroed: beside the entry result1, result2, result4, result5; after it none
+// The delayed backward's new amax history and scales may be written over
+// their state arguments (module info state_in_place).
+// DEL-LABEL: mlp_bwd
+// DEL: state written in place: result7 over arg10, result8 over arg11
 // LCUR-LABEL: lin_fwd
 // LCUR: padding zeroed: beside the entry result1, result2; after it none
 //

@@ -134,6 +134,31 @@
 // RUN: %python %S/Inputs/fake_library.py %t/qk2.so --info-text '{"entries":[{"name":"f","symbol":"te_entry_f","args":[],"results":[{"dtype":"bfloat16","shape":[4],"alignment":256}],"dims":[],"arena_bytes":0}]}'
 // RUN: not te-run %t/qk2.so --list 2>&1 | FileCheck %s --check-prefix=QK2
 // QK2: te-run: error: '{{.*}}qk2.so': malformed module info: entries[0].results[0].alignment: only a qtensor has one ('bfloat16' tensor)
+//
+// state_in_place (the recipe state a caller may pass as one buffer), when
+// present: [result, argument] pairs of one te.state, each index once; a
+// valid one is listed by --list.
+// RUN: %python %S/Inputs/fake_library.py %t/si1.so --info-text '{"entries":[{"name":"f","symbol":"te_entry_f","args":[{"dtype":"float32","shape":[4],"te.state":"s"},{"dtype":"float32","shape":[2],"te.state":"t"}],"results":[{"dtype":"float32","shape":[4],"te.state":"s"},{"dtype":"float32","shape":[2],"te.state":"t"}],"dims":[],"arena_bytes":0,"state_in_place":{}}]}'
+// RUN: not te-run %t/si1.so --list 2>&1 | FileCheck %s --check-prefix=SI1
+// SI1: te-run: error: '{{.*}}si1.so': malformed module info: entries[0].state_in_place: not an array
+// RUN: %python %S/Inputs/fake_library.py %t/si2.so --info-text '{"entries":[{"name":"f","symbol":"te_entry_f","args":[{"dtype":"float32","shape":[4],"te.state":"s"},{"dtype":"float32","shape":[2],"te.state":"t"}],"results":[{"dtype":"float32","shape":[4],"te.state":"s"},{"dtype":"float32","shape":[2],"te.state":"t"}],"dims":[],"arena_bytes":0,"state_in_place":[[0]]}]}'
+// RUN: not te-run %t/si2.so --list 2>&1 | FileCheck %s --check-prefix=SI2
+// SI2: te-run: error: '{{.*}}si2.so': malformed module info: entries[0].state_in_place[0]: not a [result, argument] pair
+// RUN: %python %S/Inputs/fake_library.py %t/si3.so --info-text '{"entries":[{"name":"f","symbol":"te_entry_f","args":[{"dtype":"float32","shape":[4],"te.state":"s"},{"dtype":"float32","shape":[2],"te.state":"t"}],"results":[{"dtype":"float32","shape":[4],"te.state":"s"},{"dtype":"float32","shape":[2],"te.state":"t"}],"dims":[],"arena_bytes":0,"state_in_place":[[2,0]]}]}'
+// RUN: not te-run %t/si3.so --list 2>&1 | FileCheck %s --check-prefix=SI3
+// SI3: te-run: error: '{{.*}}si3.so': malformed module info: entries[0].state_in_place[0]: 2 is not a result (2 results)
+// RUN: %python %S/Inputs/fake_library.py %t/si4.so --info-text '{"entries":[{"name":"f","symbol":"te_entry_f","args":[{"dtype":"float32","shape":[4],"te.state":"s"},{"dtype":"float32","shape":[2],"te.state":"t"}],"results":[{"dtype":"float32","shape":[4],"te.state":"s"},{"dtype":"float32","shape":[2],"te.state":"t"}],"dims":[],"arena_bytes":0,"state_in_place":[[0,-1]]}]}'
+// RUN: not te-run %t/si4.so --list 2>&1 | FileCheck %s --check-prefix=SI4
+// SI4: te-run: error: '{{.*}}si4.so': malformed module info: entries[0].state_in_place[0][1]: -1 is not a non-negative integer
+// RUN: %python %S/Inputs/fake_library.py %t/si5.so --info-text '{"entries":[{"name":"f","symbol":"te_entry_f","args":[{"dtype":"float32","shape":[4],"te.state":"s"},{"dtype":"float32","shape":[2],"te.state":"t"}],"results":[{"dtype":"float32","shape":[4],"te.state":"s"},{"dtype":"float32","shape":[2],"te.state":"t"}],"dims":[],"arena_bytes":0,"state_in_place":[[0,1]]}]}'
+// RUN: not te-run %t/si5.so --list 2>&1 | FileCheck %s --check-prefix=SI5
+// SI5: te-run: error: '{{.*}}si5.so': malformed module info: entries[0].state_in_place[0]: result 0 and argument 1 are not the same te.state
+// RUN: %python %S/Inputs/fake_library.py %t/si6.so --info-text '{"entries":[{"name":"f","symbol":"te_entry_f","args":[{"dtype":"float32","shape":[4],"te.state":"s"},{"dtype":"float32","shape":[2],"te.state":"t"}],"results":[{"dtype":"float32","shape":[4],"te.state":"s"},{"dtype":"float32","shape":[2],"te.state":"t"}],"dims":[],"arena_bytes":0,"state_in_place":[[0,0],[0,0]]}]}'
+// RUN: not te-run %t/si6.so --list 2>&1 | FileCheck %s --check-prefix=SI6
+// SI6: te-run: error: '{{.*}}si6.so': malformed module info: entries[0].state_in_place[1]: a result or argument listed twice
+// RUN: %python %S/Inputs/fake_library.py %t/si7.so --info-text '{"entries":[{"name":"f","symbol":"te_entry_f","args":[{"dtype":"float32","shape":[4],"te.state":"s"},{"dtype":"float32","shape":[2],"te.state":"t"}],"results":[{"dtype":"float32","shape":[4],"te.state":"s"},{"dtype":"float32","shape":[2],"te.state":"t"}],"dims":[],"arena_bytes":0,"state_in_place":[[1,1],[0,0]]}]}'
+// RUN: te-run %t/si7.so --list 2>&1 | FileCheck %s --check-prefix=SI7
+// SI7: state written in place: result0 over arg0, result1 over arg1
 // RUN: %python %S/Inputs/fake_library.py %t/twice.so --info-text '{"entries":[{"name":"f","symbol":"te_entry_f","args":[],"results":[],"dims":[],"arena_bytes":0},{"name":"f","symbol":"te_entry_g","args":[],"results":[],"dims":[],"arena_bytes":0}]}'
 // RUN: not te-run %t/twice.so --list 2>&1 | FileCheck %s --check-prefix=TWICE
 // TWICE: te-run: error: '{{.*}}twice.so': malformed module info: entries[1].name: a second entry named 'f'

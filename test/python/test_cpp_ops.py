@@ -65,11 +65,18 @@ def test_cpp_bitwise_equals_ctypes(recipe, dtype, wc, M):
     for k, (x, y) in enumerate(zip(outs, want)):
         _same(x, y, f"mlp_fwd result {k}")
     bargs = bwd_args(ops, "mlp_fwd", args, outs)
+    # (each path on its own copies: a delayed backward writes its new recipe state over
+    # its state arguments, module info state_in_place)
+    cargs, pargs = [t.clone() for t in bargs], [t.clone() for t in bargs]
     b0 = ops.calls("mlp_bwd")
-    grads = ops.op("mlp_bwd")(*bargs)
+    grads = ops.op("mlp_bwd")(*cargs)
     assert ops.calls("mlp_bwd") == b0 + 1
-    for k, (x, y) in enumerate(zip(grads, run(lib.entry("mlp_bwd"), bargs))):
+    want = run(lib.entry("mlp_bwd"), pargs)
+    assert len(grads) == len(want) == len(lib.entry("mlp_bwd").returned)
+    for k, (x, y) in enumerate(zip(grads, want)):
         _same(x, y, f"mlp_bwd result {k}")
+    for k, (x, y) in enumerate(zip(cargs, pargs)):
+        _same(x, y, f"mlp_bwd argument {k} after the call")
 
 
 def test_quantized_padding_is_zero():
@@ -405,9 +412,12 @@ def test_split_wgrad_entry_ops(recipe):
     args, bst = _step_args(ops, "mlp_fwd", 16)
     outs = ops.op("mlp_fwd")(*args, *bst)
     bargs = bwd_args(ops, "mlp_fwd", args, outs)
-    res = ops.op("mlp_bwd")(*bargs)
+    # results by index (the new recipe state written over its arguments is not
+    # returned: module info state_in_place)
+    res = dict(zip(bwd.returned, ops.op("mlp_bwd")(*bargs)))
     pouts = plain.op("mlp_fwd")(*args, *bst)
-    pres = plain.op("mlp_bwd")(*bwd_args(plain, "mlp_fwd", args, pouts))
+    pres = dict(zip(plain.library.entry("mlp_bwd").returned,
+                    plain.op("mlp_bwd")(*bwd_args(plain, "mlp_fwd", args, pouts))))
     fwd = lib.entry("mlp_fwd")
     saved = {r.role("te.saved"): outs[r.index] for r in fwd.results if r.role("te.saved")}
     stash = {r.role("te.wgrad_stash"): res[r.index] for r in bwd.results
@@ -452,3 +462,45 @@ def test_split_wgrad_entry_ops(recipe):
             ops.op("mlp_bwd_wgrad")(*wargs, [16] * (wg.num_dims + 1))
         with pytest.raises(Exception, match="quantized buffer of"):
             ops.op("mlp_bwd_wgrad")(*wargs, [32] * wg.num_dims)
+
+
+def test_delayed_backward_state_written_in_place():
+    """fp8-delayed: te-compile lists the backward's new amax history and scales as
+    written over their state arguments (module info state_in_place). The op then
+    mutates the state it is given (same storage, no copy after the entry, not among
+    its returned results) and everything it computes is what the entry computes into
+    separate buffers, bit for bit; the step copies no backward state back."""
+    ops = mlp_lib("fp8-delayed", "f32", True)
+    lib = ops.library
+    bwd = lib.entry("mlp_bwd")
+    step = ops.step("mlp_fwd")
+    pairs = dict(bwd.in_place)
+    state = {r.index for r in bwd.results if r.is_state}
+    assert len(state) == 2 and set(pairs) == state, pairs
+    assert all(bwd.args[a].role("te.state") == bwd.results[r].role("te.state")
+               for r, a in pairs.items())
+    assert not step.bwd_state_results  # nothing to copy back
+    schema = ops.op("mlp_bwd")._schema
+    mutated = [k for k, a in enumerate(schema.arguments)
+               if a.alias_info is not None and a.alias_info.is_write]
+    assert sorted(mutated) == sorted(pairs.values()), schema
+    args, bst = _step_args(ops, "mlp_fwd", 16)
+    outs = ops.op("mlp_fwd")(*args, *bst)
+    bargs = bwd_args(ops, "mlp_fwd", args, outs)
+    before = [t.clone() for t in bargs]
+    # the reference: the same entry, every result in a buffer of its own
+    saved = bwd.in_place, bwd.returned
+    try:
+        bwd.in_place, bwd.returned = {}, list(range(len(bwd.results)))
+        ref = tet.ops.run_entry(bwd, [t.clone() for t in bargs])
+    finally:
+        bwd.in_place, bwd.returned = saved
+    ptrs = {a: bargs[a].data_ptr() for a in pairs.values()}
+    got = ops.op("mlp_bwd")(*bargs)
+    assert len(got) == len(bwd.results) - len(pairs)
+    for k, r in enumerate(bwd.returned):
+        _same(got[k], ref[r], f"mlp_bwd result {r}")
+    for r, a in pairs.items():
+        assert bargs[a].data_ptr() == ptrs[a]
+        _same(bargs[a], ref[r], f"{bwd.args[a].label} after the call")
+        assert not torch.equal(bargs[a], before[a]), f"{bwd.args[a].label} unchanged"

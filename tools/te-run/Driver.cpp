@@ -92,6 +92,16 @@ void printList(const std::vector<Entry> &entries) {
       std::cout << "  padding zeroed: beside the entry "
                 << (beside.empty() ? "none" : beside) << "; after it "
                 << (after.empty() ? "none" : after) << "\n";
+    // Recipe state the caller may pass as one buffer (state_in_place).
+    std::string inPlace;
+    for (size_t i = 0; i < e.numResults; ++i)
+      if (int64_t a =
+              te_module_entry_result_state_in_place(e.entry, int64_t(i));
+          a >= 0)
+        inPlace += (inPlace.empty() ? "" : ", ") + std::string("result") +
+                   std::to_string(i) + " over arg" + std::to_string(a);
+    if (!inPlace.empty())
+      std::cout << "  state written in place: " << inPlace << "\n";
   }
 }
 

@@ -153,6 +153,14 @@ TE_RT_API int64_t te_module_entry_state_result(const te_module_entry *entry,
  * of range. */
 TE_RT_API int32_t te_module_entry_result_padding_written(
     const te_module_entry *entry, int64_t index);
+/* The recipe-state argument whose buffer the caller may also pass as
+ * result `index`'s (module info `state_in_place`: a backward's new amax
+ * history or scales, written over the old ones; te-compile lists a pair
+ * only where the entry reads no old state after writing the new), or -1
+ * (none, a NULL entry or an index out of range). Passing separate buffers
+ * is always allowed. */
+TE_RT_API int64_t te_module_entry_result_state_in_place(
+    const te_module_entry *entry, int64_t index);
 
 /* Binds the dims d<k> of `entry` from its arguments' shapes. For argument
  * i: dtypes[i] (NULL array or entry: not checked) must be its dtype;

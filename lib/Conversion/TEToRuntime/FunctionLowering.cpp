@@ -528,6 +528,7 @@ LogicalResult FunctionLowering::run() {
     return failure();
   if (failed(shapes.run(func)) || failed(memory.run(func)))
     return failure();
+  findStateInPlace();
 
   // The entry point: its checks, the arena, the body in order, the results.
   OpBuilder::InsertionGuard guard(b);

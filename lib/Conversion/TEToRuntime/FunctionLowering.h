@@ -406,6 +406,11 @@ private:
   LogicalResult lowerOp(Operation *op);
   /// The entry's description in te_module_info() (ModuleInfo.cpp).
   void buildInfo(func::ReturnOp ret);
+  /// The recipe-state results the caller may have written over their
+  /// arguments (ModuleInfo.cpp, module info `state_in_place`), found on
+  /// the te body before it is lowered: (result, argument) pairs.
+  void findStateInPlace();
+  SmallVector<std::pair<unsigned, unsigned>> stateInPlace;
   /// The body: its segments (runs of ops with the same location) inline or,
   /// by dedup-layers, outlined.
   LogicalResult lowerBody();

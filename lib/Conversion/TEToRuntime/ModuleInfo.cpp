@@ -10,6 +10,8 @@
 #include "te/Conversion/ModuleInfo.h"
 #include "te/Runtime/ModuleInfoDigest.h"
 
+#include "mlir/Analysis/SliceAnalysis.h"
+
 using namespace mlir;
 using namespace mlir::te;
 
@@ -47,6 +49,75 @@ LogicalResult mlir::te::setModuleInfo(ModuleOp module, StringRef json) {
 }
 
 namespace mlir::te::runtime_lowering {
+
+// A te.amax_update's new history or scales, returned as a te.state result,
+// may be written over the te.state argument of the same name that the
+// update reads (the caller passes one buffer for both, and the recipe
+// state needs no copy after the entry) when the entry cannot read the old
+// state after writing the new one:
+// - the result's buffer is written only with the update's value: no loan
+//   of it to an intermediate (which would overwrite the state before the
+//   update reads it), and the value is returned once;
+// - every other reader of the argument, through views, is an op the update
+//   depends on: it has finished before the update runs, on any stream
+//   (te_rt_amax_update_fork and te-fork-branches keep data dependencies).
+// The update kernels read a slot's history before they write it (in place
+// is one of their tested modes). An argument also returned, or read by an
+// op the update does not wait for, keeps its own buffer. Backward entries
+// only: a forward's state stays functional (a checkpointed recompute runs
+// the forward again on the state it saved).
+void FunctionLowering::findStateInPlace() {
+  if (!func->hasAttr("te.backward_of"))
+    return;
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  llvm::DenseSet<unsigned> lent;
+  for (const auto &[v, loan] : memory.lenderOf)
+    lent.insert(loan.result);
+  llvm::DenseMap<Value, unsigned> returnCount;
+  for (Value v : ret.getOperands())
+    ++returnCount[v];
+  for (auto [r, v] : llvm::enumerate(ret.getOperands())) {
+    auto update = v.getDefiningOp<AmaxUpdateOp>();
+    if (!update || lent.contains(r) || returnCount[v] != 1)
+      continue;
+    Value read = v == update.getNewAmaxHistory() ? update.getAmaxHistory()
+                 : v == update.getNewScales()    ? update.getScales()
+                                                 : Value();
+    auto arg = dyn_cast_or_null<BlockArgument>(read);
+    if (!arg || arg.getOwner() != &func.getBody().front() ||
+        arg.getType() != v.getType())
+      continue;
+    auto argState =
+        func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "te.state");
+    auto resultState = func.getResultAttrOfType<StringAttr>(r, "te.state");
+    if (!argState || argState != resultState)
+      continue;
+    SetVector<Operation *> before;
+    BackwardSliceOptions options;
+    options.omitBlockArguments = true;
+    if (failed(getBackwardSlice(update.getOperation(), &before, options)))
+      continue;
+    bool safe = true;
+    SmallVector<Value> reads = {arg};
+    while (safe && !reads.empty()) {
+      Value w = reads.pop_back_val();
+      for (Operation *user : w.getUsers()) {
+        if (user == update.getOperation())
+          continue;
+        bool view = false;
+        for (Value res : user->getResults())
+          if (memory.aliasOf.lookup(res) == w) {
+            reads.push_back(res);
+            view = true;
+          }
+        if (!view && !before.contains(user))
+          safe = false;
+      }
+    }
+    if (safe)
+      stateInPlace.push_back({unsigned(r), arg.getArgNumber()});
+  }
+}
 
 void FunctionLowering::buildInfo(func::ReturnOp ret) {
   std::string name = func.getSymName().str();
@@ -172,6 +243,13 @@ void FunctionLowering::buildInfo(func::ReturnOp ret) {
     if (memory.copiedOut(r, v) || lendsPadding.contains(r))
       paddingWritten.push_back(int64_t(r));
   info["padding_written"] = std::move(paddingWritten);
+  // Recipe-state results the caller may write over their arguments
+  // (findStateInPlace): [result, argument] pairs; absent when none.
+  llvm::json::Array stateInPlaceJSON;
+  for (auto [r, a] : stateInPlace)
+    stateInPlaceJSON.push_back(llvm::json::Array{int64_t(r), int64_t(a)});
+  if (!stateInPlace.empty())
+    info["state_in_place"] = std::move(stateInPlaceJSON);
   // The recipe's alignment rules the entry checks on entry (the fake
   // tensors of the PyTorch ops check the same as torch._check).
   llvm::json::Array checks;

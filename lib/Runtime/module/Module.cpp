@@ -425,6 +425,14 @@ int32_t te_module_open(const char *path, te_module **module) {
     } else {
       e->paddingWritten.assign(results->size(), true);
     }
+    // (Checked too: pairs of a te.state result and its argument.)
+    e->stateInPlace.assign(results->size(), -1);
+    if (const Array *pairs = o->getArray("state_in_place"))
+      for (const Value &p : *pairs) {
+        const Array &pair = *p.getAsArray();
+        e->stateInPlace[size_t(*pair[0].getAsInteger())] =
+            *pair[1].getAsInteger();
+      }
     m->byName[e->name] = e.get();
     m->entries.push_back(std::move(e));
   }
@@ -591,6 +599,13 @@ int32_t te_module_entry_result_padding_written(const te_module_entry *entry,
   if (!entry || index < 0 || index >= int64_t(entry->results.size()))
     return -1;
   return entry->paddingWritten[size_t(index)] ? 1 : 0;
+}
+
+int64_t te_module_entry_result_state_in_place(const te_module_entry *entry,
+                                              int64_t index) {
+  if (!entry || index < 0 || index >= int64_t(entry->results.size()))
+    return -1;
+  return entry->stateInPlace[size_t(index)];
 }
 
 //===----------------------------------------------------------------------===//

@@ -115,6 +115,9 @@ struct te_module_entry {
   /// library has no such key). The runner zeroes the padding of the others
   /// before the entry, beside its work (ModuleRun.cpp).
   std::vector<bool> paddingWritten;
+  /// Per result: the recipe-state argument the caller may pass as its
+  /// buffer too (module info `state_in_place`), or -1.
+  std::vector<int64_t> stateInPlace;
 
   using Padding = std::shared_ptr<const std::vector<te::padding::Range>>;
   /// The padding of the quantized results at the dims of the last runs,

@@ -177,6 +177,44 @@ private:
       if (!tensor((*results)[i], path + ".results[" + std::to_string(i) + "]",
                   /*isArg=*/false, nullptr))
         return false;
+    // Optional: [result, argument] pairs of recipe state the caller may
+    // pass as one buffer; each a te.state result and the argument of its
+    // name, of one dtype and shape, each index at most once.
+    if (const Value *sv = e->get("state_in_place")) {
+      const Array *pairs = sv->getAsArray();
+      if (!pairs)
+        return fail(path + ".state_in_place", "not an array");
+      std::set<int64_t> seenResults, seenArgs;
+      for (size_t k = 0; k < pairs->size(); ++k) {
+        std::string at = path + ".state_in_place[" + std::to_string(k) + "]";
+        const Array *pair = (*pairs)[k].getAsArray();
+        if (!pair || pair->size() != 2)
+          return fail(at, "not a [result, argument] pair");
+        int64_t r = 0, a = 0;
+        if (!count(&(*pair)[0], at + "[0]", r) ||
+            !count(&(*pair)[1], at + "[1]", a))
+          return false;
+        if (r >= int64_t(results->size()))
+          return fail(at, std::to_string(r) + " is not a result (" +
+                              std::to_string(results->size()) + " results)");
+        if (a >= int64_t(args->size()))
+          return fail(at, std::to_string(a) + " is not an argument (" +
+                              std::to_string(args->size()) + " arguments)");
+        if (!seenResults.insert(r).second || !seenArgs.insert(a).second)
+          return fail(at, "a result or argument listed twice");
+        const Object *ro = (*results)[r].getAsObject(),
+                     *ao = (*args)[a].getAsObject();
+        std::optional<std::string> rs = ro->getString("te.state"),
+                                   as = ao->getString("te.state");
+        if (!rs || !as || *rs != *as)
+          return fail(at, "result " + std::to_string(r) + " and argument " +
+                              std::to_string(a) + " are not the same te.state");
+        if (ro->getString("dtype") != ao->getString("dtype") ||
+            ro->get("shape")->str() != ao->get("shape")->str())
+          return fail(at, "result " + std::to_string(r) + " and argument " +
+                              std::to_string(a) + " differ in dtype or shape");
+      }
+    }
     for (size_t k = 0; k < dims->size(); ++k) {
       std::string p = path + ".dims[" + std::to_string(k) + "]";
       const Object *d = (*dims)[k].getAsObject();

@@ -68,7 +68,7 @@ def load(lib_or_path, backend="auto"):
 
 # --------------------------------------------------------------------------- the C++ kernels
 
-_CPP_INTERFACE = 6  # te_torch_ops_version() this module speaks
+_CPP_INTERFACE = 7  # te_torch_ops_version() this module speaks
 
 
 class _CppOps:
@@ -361,12 +361,13 @@ def run_entry(entry, args, dims=None):
 
 def _in_place_buffer(entry, args, r, shape):
     """The buffer of in-place result `r` (te.main_grad_of: main_grad + a weight's
-    gradient): its main_grad argument itself, which must be contiguous (the entry
-    accumulates into it)."""
+    gradient; a backward's new recipe state): its argument itself, which must be
+    contiguous (the entry writes into it)."""
     t = args[entry.in_place[r]]
     if not t.is_contiguous():
-        raise TeMlirError(f"{entry.name}: {entry.args[entry.in_place[r]].label}: a main_grad "
-                          "the wgrad GEMM accumulates into must be contiguous")
+        raise TeMlirError(f"{entry.name}: {entry.args[entry.in_place[r]].label}: an argument "
+                          "the entry writes in place (a main_grad, recipe state) must be "
+                          "contiguous")
     if tuple(t.shape) != tuple(shape):
         raise TeMlirError(f"{entry.name}: {entry.args[entry.in_place[r]].label} has shape "
                           f"{tuple(t.shape)}, its result {tuple(shape)}")
@@ -515,7 +516,7 @@ def fake_entry(entry, args, given=None):
                              f"{entry.name}: {spec.label} dim {j} must be {spec.shape[j]}")
     out = []
     for spec in entry.results:
-        if spec.index in entry.in_place:  # written into its main_grad argument
+        if spec.index in entry.in_place:  # written into its argument (main_grad, state)
             continue
         if spec.is_qtensor:
             out.append(torch.empty(spec.bytes_at(dims, exact), dtype=torch.uint8, device=dev))
