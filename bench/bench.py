@@ -265,6 +265,8 @@ class TEStep:
         self.dims = _abi.i64s(self.fdims)
         self.arena = {"fwd": self._arena(fwd, self.fdims), "bwd": self._arena(bwd, self.bdims)}
         self.pairs = []  # (A, B, name) per carried state tensor
+        self.in_place_state = []  # names of state the backward writes in place
+        self.in_place_tensors = []  # and its buffers (argument and result at once)
         self.feed = []
 
         # forward: the module inputs in order, recipe state after them
@@ -335,6 +337,10 @@ class TEStep:
         name = e.name
         args, res = ([], []), ([], [])
         state = {}  # te.state name -> (A, B)
+        # A backward's recipe state the entry writes over its argument (module info
+        # state_in_place, as the PyTorch ops run it): one buffer at both parities,
+        # nothing to copy or swap (in-place results of other kinds are not state).
+        in_place = set(getattr(e, "in_place", {}).values())
         specs = [Spec(a, dims) for a in e.args]
         if e is self.fwd_e:
             self._arg_specs = list(specs)
@@ -343,7 +349,7 @@ class TEStep:
         for i, a in enumerate(specs):
             if "te.state" in a:
                 A = initial_state(a, self.dev)
-                state[a["te.state"]] = (A, A.clone())
+                state[a["te.state"]] = (A, A if i in in_place else A.clone())
                 if e is self.bwd_e:
                     self.feed.append("state " + a["te.state"])
                 args[0].append(A)
@@ -360,7 +366,11 @@ class TEStep:
             if sname is not None and sname in state:
                 A, B = state.pop(sname)
                 check_tensor(A, r, f"{name} result {i} (state {sname})")
-                self.pairs.append((A, B, sname))
+                if A is B:  # written in place: always in A
+                    self.in_place_state.append(sname)
+                    self.in_place_tensors.append(A)
+                else:
+                    self.pairs.append((A, B, sname))
                 res[0].append(B)
                 res[1].append(A)
             else:
@@ -389,9 +399,23 @@ class TEStep:
         return list(zip(self.fwd_res_labels + self.bwd_res_labels, self.fr[q] + self.br[q],
                         self.fwd_res_specs + self.bwd_res_specs))
 
+    def state_copy(self):
+        """Copies of the state the next step at parity 0 reads (A of every pair, and the
+        state written in place), for restore_state."""
+        return [A.clone() for A in [A for A, _, _ in self.pairs] + self.in_place_tensors]
+
+    def restore_state(self, S):
+        for A, s in zip([A for A, _, _ in self.pairs] + self.in_place_tensors, S):
+            A.copy_(s)
+
     def poison(self):
-        for _, t, _ in self.results():
+        for _, t, _ in self.writable():
             poison(t)
+
+    def writable(self, q=None):
+        """results(q) without the state written in place (its buffer is also the
+        backward's state argument: poisoning it would poison the step's input)."""
+        return [x for x in self.results(q) if x[2].get("te.state") not in self.in_place_state]
 
     def canon(self):
         """Moves the current state into the A buffers (parity 0). Synchronize first."""
@@ -501,11 +525,10 @@ def te_graph(te, rt, args, call=None):
     rt.sync()
     te.canon()
     rt.sync()
-    S = [A.clone() for A, _, _ in te.pairs]
+    S = te.state_copy()
 
     def restore():
-        for (A, _, _), s in zip(te.pairs, S):
-            A.copy_(s)
+        te.restore_state(S)
 
     te.poison()
     rt.sync()
@@ -683,17 +706,16 @@ def run_cached(rec, path, rt, dev, args, inputs, names, dy, refs, results):
     rt.sync()
     te.canon()
     rt.sync()
-    S = [A.clone() for A, _, _ in te.pairs]
+    S = te.state_copy()
     te.poison()
     rt.sync()
     te.call(0)  # first microbatch from S: the reference, and what fills the cache
     rt.sync()
     ref = [t.clone() for _, t, _ in te.results(0)]
     cs.fill()
-    for (A, _, _), s in zip(te.pairs, S):
-        A.copy_(s)
+    te.restore_state(S)
     cache = {t.data_ptr() for t in cs.weights}  # the cache's buffers keep their bytes
-    for _, t, _ in te.results():
+    for _, t, _ in te.writable():
         if t.data_ptr() not in cache:
             poison(t)
     rt.sync()
@@ -795,6 +817,7 @@ def run_te(rec, path, rt, dev, args, inputs, dy, refs, eager_err, te_bf16_err, r
     rec["te_bwd_feed"] = te.feed
     rec["te_qtensors"] = te.qtensors
     rec["te_state"] = [n for _, _, n in te.pairs]
+    rec["te_state_in_place"] = te.in_place_state
 
     def tensors():
         return [te.outputs[0]] + te.grads(len(inputs))
