@@ -167,6 +167,14 @@ TEST_F(ModuleTest, TensorDescriptions) {
   EXPECT_EQ(te_module_entry_arg(bwd, 5), nullptr);
   EXPECT_EQ(te_module_entry_state_result(bwd, 4), 2);
   EXPECT_EQ(te_module_entry_state_result(bwd, 0), -1);
+  // state_in_place: the new history may be written over argument 4
+  // (te_entry_scale_bwd reads each slot before writing it).
+  EXPECT_EQ(te_module_entry_result_state_in_place(bwd, 2), 4);
+  EXPECT_EQ(te_module_entry_result_state_in_place(bwd, 0), -1);
+  EXPECT_EQ(te_module_entry_result_state_in_place(bwd, 3), -1);
+  EXPECT_EQ(te_module_entry_result_state_in_place(bwd, -1), -1);
+  EXPECT_EQ(te_module_entry_result_state_in_place(nullptr, 0), -1);
+  EXPECT_EQ(te_module_entry_result_state_in_place(entry("scale_fwd"), 1), -1);
 }
 
 TEST_F(ModuleTest, ArenaBytes) {
@@ -550,6 +558,17 @@ TEST_F(ModuleTest, TrainingStep) {
   EXPECT_EQ(scaleA[0], 4.0f);
   EXPECT_EQ(hist, (std::vector<float>{2, 4}));
   EXPECT_EQ(te_module_entry_num_args(bwd), 5);
+  // The backward's history written in place (state_in_place): one buffer
+  // as its argument and its result.
+  ASSERT_EQ(te_module_entry_result_state_in_place(bwd, 2), 4);
+  fwdArgs[2] = scaleA.data();
+  fwdResults[2] = scaleB.data();
+  bwdArgs[4] = bwdResults[2] = hist.data();
+  ASSERT_EQ(te_module_step_run(step, ctx, fwdArgs, fwdResults, grads, bwdArgs,
+                               bwdResults, fwdDims),
+            0)
+      << lastError();
+  EXPECT_EQ(hist, (std::vector<float>{3, 6}));
 
   // A missing gradient is named.
   grads[0] = nullptr;
