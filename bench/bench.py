@@ -399,13 +399,17 @@ class TEStep:
         return list(zip(self.fwd_res_labels + self.bwd_res_labels, self.fr[q] + self.br[q],
                         self.fwd_res_specs + self.bwd_res_specs))
 
+    def state_read(self):
+        """The state buffers the next step at parity 0 reads: A of every pair, and the
+        state written in place."""
+        return [A for A, _, _ in self.pairs] + self.in_place_tensors
+
     def state_copy(self):
-        """Copies of the state the next step at parity 0 reads (A of every pair, and the
-        state written in place), for restore_state."""
-        return [A.clone() for A in [A for A, _, _ in self.pairs] + self.in_place_tensors]
+        """Copies of state_read(), for restore_state."""
+        return [A.clone() for A in self.state_read()]
 
     def restore_state(self, S):
-        for A, s in zip([A for A, _, _ in self.pairs] + self.in_place_tensors, S):
+        for A, s in zip(self.state_read(), S):
             A.copy_(s)
 
     def poison(self):

@@ -578,8 +578,7 @@ void runOp(int slot, StableIValue *stack, uint64_t numArgs, uint64_t numOutputs)
       if (std::find(op.inPlace.begin(), op.inPlace.end(), i) != op.inPlace.end())
         fail(op.entryName + ": " + a.label +
              ": an argument the entry writes in place (a main_grad, recipe "
-             "state) "
-             "must be contiguous");
+             "state) must be contiguous");
       xs[i] = torch::stable::contiguous(xs[i]);
     }
   }

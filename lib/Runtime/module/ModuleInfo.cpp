@@ -59,6 +59,15 @@ private:
     out = *n;
     return true;
   }
+  /// Whether index i (a count) is one of the n arguments (`isArg`) or
+  /// results, else the failure "<i> is not a result (<n> results)" at path.
+  bool inRange(int64_t i, size_t n, bool isArg, const std::string &path) {
+    return i < int64_t(n) ||
+           fail(path,
+                std::to_string(i) +
+                    (isArg ? " is not an argument (" : " is not a result (") +
+                    std::to_string(n) + (isArg ? " arguments)" : " results)"));
+  }
   /// An arena's bytes: a non-negative integer or "dynamic".
   bool arenaBytes(const Object *e, const std::string &key,
                   const std::string &path, bool required) {
@@ -159,11 +168,9 @@ private:
       for (size_t k = 0; k < written->size(); ++k) {
         std::string at = path + ".padding_written[" + std::to_string(k) + "]";
         int64_t r = 0;
-        if (!count(&(*written)[k], at, r))
+        if (!count(&(*written)[k], at, r) ||
+            !inRange(r, results->size(), false, at))
           return false;
-        if (r >= int64_t(results->size()))
-          return fail(at, std::to_string(r) + " is not a result (" +
-                              std::to_string(results->size()) + " results)");
         if (!seen.insert(r).second)
           return fail(at, "result " + std::to_string(r) + " listed twice");
       }
@@ -194,12 +201,9 @@ private:
         if (!count(&(*pair)[0], at + "[0]", r) ||
             !count(&(*pair)[1], at + "[1]", a))
           return false;
-        if (r >= int64_t(results->size()))
-          return fail(at, std::to_string(r) + " is not a result (" +
-                              std::to_string(results->size()) + " results)");
-        if (a >= int64_t(args->size()))
-          return fail(at, std::to_string(a) + " is not an argument (" +
-                              std::to_string(args->size()) + " arguments)");
+        if (!inRange(r, results->size(), false, at) ||
+            !inRange(a, args->size(), true, at))
+          return false;
         if (!seenResults.insert(r).second || !seenArgs.insert(a).second)
           return fail(at, "a result or argument listed twice");
         const Object *ro = (*results)[r].getAsObject(),
@@ -224,10 +228,8 @@ private:
       if (!count(d->get("arg"), p + ".arg", arg) ||
           !count(d->get("dim"), p + ".dim", dim))
         return false;
-      if (arg >= int64_t(args->size()))
-        return fail(p + ".arg", std::to_string(arg) + " is not an argument (" +
-                                    std::to_string(args->size()) +
-                                    " arguments)");
+      if (!inRange(arg, args->size(), true, p + ".arg"))
+        return false;
       const Array *shape = (*args)[arg].getAsObject()->getArray("shape");
       if (dim >= int64_t(shape->size()))
         return fail(p + ".dim", std::to_string(dim) +
