@@ -16,6 +16,9 @@
 #   OLD_LIBS / NEW_LIBS           bench/compile_cases.sh of the 16x256 cases, fp8-current and
 #                                 fp8-delayed, by the old and the new te-compile (default
 #                                 bench/build-x0, bench/build-x1)
+#   PINGPONG=1                    also a round of each with --graph-state pingpong (the recipe
+#                                 state in two buffers by turns: no copies in the graph), to
+#                                 set beside the default advance (the state copied back)
 set -u
 : "${OUT:?set OUT}" "${OLD_SELFTEST:?}" "${NEW_SELFTEST:?}" "${OLD_RT:?}" "${NEW_RT:?}" "${UNIT:?}"
 OLD_LIBS=${OLD_LIBS:-bench/build-x0}
@@ -49,6 +52,10 @@ graphs old "$OLD_LIBS" old1 --dump "$T/dump_old"
 graphs new "$NEW_LIBS" new1 --dump "$T/dump_new"
 graphs old "$OLD_LIBS" old2
 graphs new "$NEW_LIBS" new2
+if [[ ${PINGPONG:-0} == 1 ]]; then
+  graphs old "$OLD_LIBS" old_pingpong --graph-state pingpong
+  graphs new "$NEW_LIBS" new_pingpong --graph-state pingpong
+fi
 python3 utils/same_dumps.py "$T/dump_old" "$T/dump_new" > "$OUT/identity16.txt" 2>&1
 echo "same bits rc=$? $(tail -1 "$OUT/identity16.txt")"
 for v in old new; do timeout 25 "$T/st_$v" --bench-step-casts > "$OUT/stepcasts_$v.txt" 2>&1; done

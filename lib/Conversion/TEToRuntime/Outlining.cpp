@@ -124,7 +124,7 @@ LogicalResult FunctionLowering::lowerOutlined(ArrayRef<Operation *> ops) {
   loc = segmentLoc;
   closeBranches();
   branchesOff = true;
-  auto inOrder = llvm::make_scope_exit([&] { branchesOff = false; });
+  llvm::scope_exit inOrder([&] { branchesOff = false; });
   Block *callerBlock = b.getInsertionBlock();
   Block::iterator callerPoint = b.getInsertionPoint();
   Block *callerFail = failBlock;
