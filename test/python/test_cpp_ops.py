@@ -42,6 +42,22 @@ def _same(a, b, what):
                        b.view(torch.uint8) if b.dtype != torch.uint8 else b), what
 
 
+def _same_backward(ops, bargs):
+    """The backward op's results and its arguments after the call are the ctypes path's,
+    byte for byte, each path on its own copies of the arguments: a delayed backward writes
+    its new recipe state over its state arguments (module info state_in_place)."""
+    run = tet.ops.run_entry
+    bwd = ops.library.entry("mlp_bwd")
+    cargs, pargs = [t.clone() for t in bargs], [t.clone() for t in bargs]
+    grads = ops.op("mlp_bwd")(*cargs)
+    want = run(bwd, pargs)
+    assert len(grads) == len(want) == len(bwd.returned)
+    for k, (x, y) in enumerate(zip(grads, want)):
+        _same(x, y, f"mlp_bwd result {k}")
+    for k, (x, y) in enumerate(zip(cargs, pargs)):
+        _same(x, y, f"mlp_bwd argument {k} after the call")
+
+
 @pytest.mark.parametrize("recipe,dtype,wc", LIBS, ids=[f"{r}-{d}" for r, d, _ in LIBS])
 @pytest.mark.parametrize("M", [16, 40])
 def test_cpp_bitwise_equals_ctypes(recipe, dtype, wc, M):
@@ -64,19 +80,9 @@ def test_cpp_bitwise_equals_ctypes(recipe, dtype, wc, M):
     want = run(lib.entry("mlp_fwd"), args)
     for k, (x, y) in enumerate(zip(outs, want)):
         _same(x, y, f"mlp_fwd result {k}")
-    bargs = bwd_args(ops, "mlp_fwd", args, outs)
-    # (each path on its own copies: a delayed backward writes its new recipe state over
-    # its state arguments, module info state_in_place)
-    cargs, pargs = [t.clone() for t in bargs], [t.clone() for t in bargs]
     b0 = ops.calls("mlp_bwd")
-    grads = ops.op("mlp_bwd")(*cargs)
+    _same_backward(ops, bwd_args(ops, "mlp_fwd", args, outs))
     assert ops.calls("mlp_bwd") == b0 + 1
-    want = run(lib.entry("mlp_bwd"), pargs)
-    assert len(grads) == len(want) == len(lib.entry("mlp_bwd").returned)
-    for k, (x, y) in enumerate(zip(grads, want)):
-        _same(x, y, f"mlp_bwd result {k}")
-    for k, (x, y) in enumerate(zip(cargs, pargs)):
-        _same(x, y, f"mlp_bwd argument {k} after the call")
 
 
 def test_quantized_padding_is_zero():
@@ -282,10 +288,7 @@ def test_cuda_cpp_bitwise_equals_ctypes(recipe, dtype, wc):
         outs = ops.op("mlp_fwd")(*args, *bst)
         for k, (x, y) in enumerate(zip(outs, run(lib.entry("mlp_fwd"), args))):
             _same(x, y, f"mlp_fwd result {k}")
-        bargs = [t.cuda() for t in bwd_args(ops, "mlp_fwd", args, outs)]
-        grads = ops.op("mlp_bwd")(*bargs)
-        for k, (x, y) in enumerate(zip(grads, run(lib.entry("mlp_bwd"), bargs))):
-            _same(x, y, f"mlp_bwd result {k}")
+        _same_backward(ops, [t.cuda() for t in bwd_args(ops, "mlp_fwd", args, outs)])
     torch.cuda.synchronize()
 
 
