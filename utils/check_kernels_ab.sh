@@ -20,6 +20,9 @@
 #                                 one): the package refuses a runtime that is not its own
 #   GRAPHS_ONLY=1                 only the graphs and their bit comparison (no self test, unit
 #                                 tests or cast timings)
+#   PROFILE=CASE                  also profile_step.py --graph (TE_RT_PDL=0: kernel times without
+#                                 the programmatic waits) of library CASE (e.g.
+#                                 ln_mlp_gelu_16x256x1024.fp8-delayed.so) in each build
 #   PINGPONG=1                    also a round of each with --graph-state pingpong (the recipe
 #                                 state in two buffers by turns: no copies in the graph), to
 #                                 set beside the default advance (the state copied back)
@@ -63,6 +66,15 @@ graphs new "$NEW_LIBS" new2
 if [[ ${PINGPONG:-0} == 1 ]]; then
   graphs old "$OLD_LIBS" old_pingpong --graph-state pingpong
   graphs new "$NEW_LIBS" new_pingpong --graph-state pingpong
+fi
+if [[ -n ${PROFILE:-} ]]; then
+  for v in old new; do
+    libs=$NEW_LIBS src=.
+    [[ $v == old ]] && libs=$OLD_LIBS src=${OLD_SRC:-.}
+    TE_RT_PDL=0 timeout 60 python3 "$src/bench/profile_step.py" "$libs/$PROFILE" --graph \
+      --runtime "$T/rt_$v.so" > "$OUT/profile_$v.txt" 2>&1
+    echo "profile $v rc=$?"; head -4 "$OUT/profile_$v.txt"
+  done
 fi
 python3 utils/same_dumps.py "$T/dump_old" "$T/dump_new" > "$OUT/identity16.txt" 2>&1
 echo "same bits rc=$? $(tail -1 "$OUT/identity16.txt")"
