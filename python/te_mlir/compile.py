@@ -30,6 +30,19 @@ def _tool_id(exe):
     return _TOOL_ID[key]
 
 
+def _cannot_start_hint(p, exe, out):
+    """What to do when te-compile could not even start here (the loader's exit 127, as
+    for a developer build, linked against LLVM/MLIR's shared libraries, on a machine
+    without them): '' for any other failure."""
+    if p.returncode != 127 and "error while loading shared libraries" not in p.stderr:
+        return ""
+    return (f"\nte-compile ({exe}) cannot start on this machine, and the cache has no "
+            f"library for this source and these options ({out.name}). A developer "
+            "build's te-compile needs LLVM/MLIR's shared libraries: use the wheel's "
+            "te-compile (static), or compile on the build machine into a cache carried "
+            "here (TE_MLIR_CACHE, with the same te-compile binary; docs/python.md).")
+
+
 def cache_dir(cache_dir=None):
     d = cache_dir or os.environ.get("TE_MLIR_CACHE") or Path.home() / ".cache" / "te-mlir"
     return Path(d).expanduser()
@@ -190,7 +203,8 @@ def compile(source, *, recipe="bf16", train=True, checkpoint=False, weight_cache
         p = subprocess.run(cmd, capture_output=True, text=True)
         if p.returncode != 0 or not so.exists():
             raise TeMlirError(f"te-compile failed (exit {p.returncode}): {' '.join(cmd)}\n"
-                              + (p.stderr.strip() or p.stdout.strip()))
+                              + (p.stderr.strip() or p.stdout.strip())
+                              + _cannot_start_hint(p, exe, out))
         found = _warnings_of(p.stderr)
         if found:
             (Path(tmp) / f"{name}.warnings.json").write_text(json.dumps(found))

@@ -213,6 +213,33 @@ def test_errors_are_python_exceptions(tmp_path):
         assert "custom op 'bogus'" in str(err.value), str(err.value)
 
 
+def test_te_compile_that_cannot_start_says_what_to_do(tmp_path, monkeypatch):
+    """A te-compile the loader cannot start (exit 127, as a developer build on the GPU
+    machine, which lacks libMLIR) on a cache miss: the error keeps the loader's words and
+    says why it happened there and what serves instead (the wheel's static te-compile, or a
+    cache filled with the same binary). Any other failure gets no such hint."""
+    build = tmp_path / "build"
+    (build / "bin").mkdir(parents=True)
+    tool = build / "bin" / "te-compile"
+    loader = ("te-compile: error while loading shared libraries: libMLIR.so.22.1: cannot "
+              "open shared object file: No such file or directory")
+    tool.write_text(f"#!/bin/sh\necho '{loader}' >&2\nexit 127\n")
+    tool.chmod(0o755)
+    monkeypatch.setenv("TE_MLIR_BUILD", str(build))
+    src = MLP.format(T="f32")
+    with pytest.raises(te_mlir.TeMlirError) as err:
+        te_mlir.compile(src, target="cpu", cache_dir=tmp_path / "cache")
+    msg = str(err.value)
+    assert "exit 127" in msg and "libMLIR.so.22.1" in msg, msg
+    assert "cannot start on this machine" in msg and "wheel's te-compile" in msg, msg
+    assert "TE_MLIR_CACHE" in msg, msg
+    tool.write_text("#!/bin/sh\necho 'error: custom op bogus' >&2\nexit 1\n")
+    with pytest.raises(te_mlir.TeMlirError) as err:
+        te_mlir.compile(src, target="cpu", cache_dir=tmp_path / "cache")
+    assert "custom op bogus" in str(err.value)
+    assert "cannot start" not in str(err.value), str(err.value)
+
+
 def test_no_output_aliases_an_input():
     ops = mlp_lib("bf16", "f32")
     lib = ops.library
