@@ -524,7 +524,11 @@ def check_against_torch_cuda(m, dtype):
 
 @needs_gpu
 def test_cuda_reduce_overhead_fresh_inputs():
+    """Fresh inputs each step under reduce-overhead: the CUDA-graphed steps match eager,
+    and Inductor skipped no graph (a skip runs eager and would pass the comparison)."""
     torch.manual_seed(0)
+    counters = torch._dynamo.utils.counters
+    counters.clear()
     ms = gpu_models("cuda")
     model = torch.nn.Sequential(randomize(ms["mlp_bf16"]), randomize(ms["lin_bf16"]))
     compiled = torch.compile(model, mode="reduce-overhead", fullgraph=True)
@@ -538,6 +542,7 @@ def test_cuda_reduce_overhead_fresh_inputs():
                                    msg=lambda s, i=i: f"step {i}: {s}")
         for a, b in zip(gc, ge):
             torch.testing.assert_close(a, b, rtol=1.6e-2, atol=1e-2)
+    assert not counters["inductor"]["cudagraph_skips"], dict(counters["inductor"])
 
 
 @needs_gpu
