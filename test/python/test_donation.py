@@ -218,9 +218,7 @@ def test_cuda_backward_peak_is_the_plans(recipe, tokens):
     rounded up, to 512 bytes, or to a whole cached 2 MiB block it will not split when
     less than 1 MiB would remain). An arena of at most SMALL_ARENA_BYTES comes from the
     region the op layer's context keeps (4096 tokens): then the results alone."""
-    kw = {} if recipe is None else {"recipe": recipe}
-    m = randomize(tet.LayerNormMLP(64, 128, activation="gelu", params_dtype=torch.bfloat16,
-                                   device="cuda", **kw))
+    m = randomize(gpu_models("cuda")["mlp_bf16" if recipe is None else "mlp_bf16_fp8_current"])
     fn = m.function()
     ops, bwd = fn.ops, fn.ops.library.entry(fn.name + "_bwd")
     gen = torch.Generator().manual_seed(5)

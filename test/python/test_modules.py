@@ -492,6 +492,16 @@ def gpu_models(device):
         "mlp_bf16": tet.LayerNormMLP(64, 128, activation="gelu", params_dtype=torch.bfloat16,
                                      device=device),
         "lin_bf16": tet.Linear(64, 64, params_dtype=torch.bfloat16, device=device),
+        # test_donation's test_cuda_backward_peak_is_the_plans
+        "mlp_bf16_fp8_current": tet.LayerNormMLP(64, 128, activation="gelu",
+                                                 params_dtype=torch.bfloat16, device=device,
+                                                 recipe="fp8-current"),
+        # test_cuda_reduce_overhead_delayed_scaling_matches_eager's
+        "ln_linear_delayed": tet.LayerNormLinear(256, 512, params_dtype=torch.bfloat16,
+                                                 device=device, recipe="fp8-delayed"),
+        "ln_mlp_delayed": tet.LayerNormMLP(256, 512, activation="gelu",
+                                           params_dtype=torch.bfloat16, device=device,
+                                           recipe="fp8-delayed"),
     }
 
 
@@ -559,11 +569,7 @@ def test_cuda_reduce_overhead_delayed_scaling_matches_eager(module):
     torch.manual_seed(0)
     counters = torch._dynamo.utils.counters
     counters.clear()
-    kw = dict(params_dtype=torch.bfloat16, device="cuda", recipe="fp8-delayed")
-    if module == "ln_linear":
-        eager = tet.LayerNormLinear(256, 512, **kw)
-    else:
-        eager = tet.LayerNormMLP(256, 512, activation="gelu", **kw)
+    eager = gpu_models("cuda")[module + "_delayed"]
     comp = copy.deepcopy(eager)
     eager.function(), comp.function()  # the libraries built outside the trace
     compiled = torch.compile(comp, mode="reduce-overhead", fullgraph=True)
