@@ -340,7 +340,7 @@ class TEStep:
         # A backward's recipe state the entry writes over its argument (module info
         # state_in_place, as the PyTorch ops run it): one buffer at both parities,
         # nothing to copy or swap (in-place results of other kinds are not state).
-        in_place = set(getattr(e, "in_place", {}).values())
+        in_place = set(e.in_place.values())
         specs = [Spec(a, dims) for a in e.args]
         if e is self.fwd_e:
             self._arg_specs = list(specs)

@@ -51,28 +51,29 @@ if [[ ${GRAPHS_ONLY:-0} != 1 ]]; then
   echo "unit tests rc=$? $(grep -E '^\[  PASSED|^\[  FAILED' "$OUT/unit_cuda.log" | head -2 | tr '\n' ' ')"
   grep -E "^\[  FAILED" "$OUT/unit_cuda.log" | head
 fi
-graphs() { # runtime libs tag [bench.py args...]
-  local rt=$1 libs=$2 tag=$3 src=.; shift 3
-  [[ $rt == old ]] && src=${OLD_SRC:-.}
-  timeout 60 python3 "$src/bench/bench.py" --te off --runtime "$T/rt_$rt.so" --lib-dir "$libs" \
+# A build's tree (bench/, python/) and libraries: old or new.
+src_of() { if [[ $1 == old ]]; then echo "${OLD_SRC:-.}"; else echo .; fi; }
+libs_of() { if [[ $1 == old ]]; then echo "$OLD_LIBS"; else echo "$NEW_LIBS"; fi; }
+graphs() { # old|new tag [bench.py args...]
+  local v=$1 tag=$2; shift 2
+  timeout 60 python3 "$(src_of "$v")/bench/bench.py" --te off --runtime "$T/rt_$v.so" \
+    --lib-dir "$(libs_of "$v")" \
     --cases 16x256 --recipes fp8-current,fp8-delayed --graph only --no-extras --reps 5 "$@" \
     --out "$OUT/g16_$tag.json" > "$OUT/g16_$tag.log" 2>&1
   echo "16-token graphs $tag rc=$?"; grep -E "graph " "$OUT/g16_$tag.log" | cut -c1-86
 }
-graphs old "$OLD_LIBS" old1 --dump "$T/dump_old"
-graphs new "$NEW_LIBS" new1 --dump "$T/dump_new"
-graphs old "$OLD_LIBS" old2
-graphs new "$NEW_LIBS" new2
+graphs old old1 --dump "$T/dump_old"
+graphs new new1 --dump "$T/dump_new"
+graphs old old2
+graphs new new2
 if [[ ${PINGPONG:-0} == 1 ]]; then
-  graphs old "$OLD_LIBS" old_pingpong --graph-state pingpong
-  graphs new "$NEW_LIBS" new_pingpong --graph-state pingpong
+  graphs old old_pingpong --graph-state pingpong
+  graphs new new_pingpong --graph-state pingpong
 fi
 if [[ -n ${PROFILE:-} ]]; then
   for v in old new; do
-    libs=$NEW_LIBS src=.
-    [[ $v == old ]] && libs=$OLD_LIBS src=${OLD_SRC:-.}
-    TE_RT_PDL=0 timeout 60 python3 "$src/bench/profile_step.py" "$libs/$PROFILE" --graph \
-      --runtime "$T/rt_$v.so" > "$OUT/profile_$v.txt" 2>&1
+    TE_RT_PDL=0 timeout 60 python3 "$(src_of "$v")/bench/profile_step.py" \
+      "$(libs_of "$v")/$PROFILE" --graph --runtime "$T/rt_$v.so" > "$OUT/profile_$v.txt" 2>&1
     echo "profile $v rc=$?"; head -4 "$OUT/profile_$v.txt"
   done
 fi
